@@ -1,0 +1,149 @@
+"""Swarm's three config objects: ``Agent``, ``Result`` and ``Response``.
+
+They keep OpenAI Swarm's field names and defaults so code written for Swarm runs
+unchanged. An :class:`Agent` is passive configuration: the framework *reads*
+``instructions``, ``model`` and ``functions`` from it on every model call and the
+agent itself never holds run state, so one instance can serve any number of runs.
+
+Example:
+    >>> from graph import Agent, Result
+    >>> sales = Agent(name="Sales", instructions="Sell bees.")
+    >>> triage = Agent(name="Triage", handoffs=[sales])
+    >>> [f.__name__ for f in triage.tools]
+    ['transfer_to_sales']
+    >>> Result(value="done", context_variables={"order_id": 7}).context_variables
+    {'order_id': 7}
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AgentFunction = Callable[..., Any]
+
+#: The parameter name Swarm injects run context into (hidden from the model).
+CTX_VARS_NAME = "context_variables"
+
+
+def _tool_suffix(name: str) -> str:
+    """``"Refunds Team"`` -> ``"refunds_team"``: a legal OpenAI function name part."""
+    slug = re.sub(r"[^0-9a-zA-Z_]+", "_", name).strip("_").lower()
+    return slug or "agent"
+
+
+class Agent(BaseModel):
+    """A stateless agent configuration, with Swarm's fields and defaults.
+
+    ``instructions`` is a string or a function ``(context_variables) -> str`` that
+    the framework calls before every model call. ``functions`` are tools the
+    model may call. ``handoffs`` (our extension) lists agents this one may transfer
+    to; each gets a generated ``transfer_to_<name>`` tool, so the graph knows the
+    destination before anything runs.
+
+    Agents compare and hash by identity: two agents with equal fields are still two
+    nodes, and handoff cycles (A -> B -> A) never recurse in ``==`` or ``repr``.
+
+    Example:
+        >>> a = Agent(name="A")
+        >>> b = Agent(name="B", handoffs=[a])
+        >>> a.handoffs.append(b)          # cycles are fine
+        >>> b.tools[0].__name__, b.tools[0]() is a
+        ('transfer_to_a', True)
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str = "Agent"
+    model: str = "gpt-4o"
+    instructions: str | Callable[..., str] = "You are a helpful agent."
+    functions: list[AgentFunction] = Field(default_factory=list)
+    tool_choice: str | None = None
+    parallel_tool_calls: bool = True
+    handoffs: list[Agent] = Field(default_factory=list)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr_args__(self):  # keep repr finite when handoffs form a cycle
+        for key, value in super().__repr_args__():
+            if key == "handoffs":
+                yield key, [agent.name for agent in value]
+            elif key == "functions":
+                yield key, [getattr(f, "__name__", repr(f)) for f in value]
+            else:
+                yield key, value
+
+    @property
+    def tools(self) -> list[AgentFunction]:
+        """``functions`` plus one generated ``transfer_to_<name>`` per ``handoffs`` entry."""
+        if not self.handoffs:
+            return self.functions
+        return [*self.functions, *(transfer_tool(agent) for agent in self.handoffs)]
+
+
+# Cache of generated transfer tools, keyed weakly by target agent, so the same
+# tool object (and its schema cache entry) is reused across runs.
+_TRANSFER_TOOLS: weakref.WeakKeyDictionary[Agent, AgentFunction] = weakref.WeakKeyDictionary()
+
+
+def transfer_tool(target: Agent) -> AgentFunction:
+    """Return the ``transfer_to_<name>`` tool that hands the conversation to ``target``.
+
+    Example:
+        >>> refunds = Agent(name="Refunds")
+        >>> tool = transfer_tool(refunds)
+        >>> tool.__name__, tool.__doc__
+        ('transfer_to_refunds', 'Transfer the conversation to the Refunds agent.')
+    """
+    name = f"transfer_to_{_tool_suffix(target.name)}"
+    cached = _TRANSFER_TOOLS.get(target)
+    if cached is not None and cached.__name__ == name:  # a renamed agent gets a new tool
+        return cached
+
+    def transfer() -> Agent:
+        return target
+
+    transfer.__name__ = transfer.__qualname__ = name
+    transfer.__doc__ = f"Transfer the conversation to the {target.name} agent."
+    transfer.__swarmgraph_target__ = target  # type: ignore[attr-defined]
+    _TRANSFER_TOOLS[target] = transfer
+    return transfer
+
+
+class Response(BaseModel):
+    """What ``Swarm.run`` returns: the new messages, the final agent, the context.
+
+    ``messages`` holds only the messages this run added, as OpenAI-style dicts with
+    ``sender`` on assistant turns, exactly as Swarm returns them.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    messages: list = Field(default_factory=list)
+    agent: Agent | None = None
+    context_variables: dict = Field(default_factory=dict)
+
+
+class Result(BaseModel):
+    """A tool's rich return value: text for the model, an optional handoff, context updates.
+
+    Example:
+        >>> def remember_order(order_id: int):
+        ...     return Result(value=f"Noted order {order_id}.", context_variables={"order_id": order_id})
+        >>> remember_order(7).context_variables
+        {'order_id': 7}
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    value: str = ""
+    agent: Agent | None = None
+    context_variables: dict = Field(default_factory=dict)
