@@ -122,7 +122,9 @@ class Response(BaseModel):
     """What ``Swarm.run`` returns: the new messages, the final agent, the context.
 
     ``messages`` holds only the messages this run added, as OpenAI-style dicts with
-    ``sender`` on assistant turns, exactly as Swarm returns them.
+    ``sender`` on assistant turns, exactly as Swarm returns them. ``usage`` is our
+    addition: ``{"model_calls", "input_tokens", "output_tokens"}`` summed over the
+    run (the model's own counts where it reports them, an estimate otherwise).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -130,6 +132,7 @@ class Response(BaseModel):
     messages: list = Field(default_factory=list)
     agent: Agent | None = None
     context_variables: dict = Field(default_factory=dict)
+    usage: dict = Field(default_factory=dict)
 
 
 class Result(BaseModel):
@@ -137,7 +140,7 @@ class Result(BaseModel):
 
     Example:
         >>> def remember_order(order_id: int):
-        ...     return Result(value=f"Noted order {order_id}.", context_variables={"order_id": order_id})
+        ...     return Result(value=f"Noted {order_id}.", context_variables={"order_id": order_id})
         >>> remember_order(7).context_variables
         {'order_id': 7}
     """

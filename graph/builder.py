@@ -1,0 +1,145 @@
+"""``build_swarm_graph``: agents become nodes, handoffs become conditional edges.
+
+Each agent node does one Swarm turn per step: build the instructions from the
+current context, call the agent's model, run the tool calls it asked for, and
+switch the active agent if a tool handed off. The conditional edge leaving the
+node then goes
+
+- to ``END`` when the model replied without tool calls (or tools are not executed,
+  or ``max_turns`` is used up),
+- back to the same node when tools ran and nobody handed off (the model speaks again),
+- to the target agent's node after a handoff.
+
+Every target the code can name is a drawn edge; a handoff to an agent nobody could
+find in advance goes through one extra node, ``dynamic_handoff``.
+
+Example:
+    >>> from graph import Agent, ScriptedChatModel
+    >>> sales = Agent(name="Sales")
+    >>> triage = Agent(name="Triage", handoffs=[sales])
+    >>> app = build_swarm_graph([triage], chat_model=ScriptedChatModel([])).compile()
+    >>> sorted(n for n in app.get_graph().nodes if not n.startswith("__"))
+    ['Sales', 'Triage', 'dynamic_handoff']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+
+from graph.discovery import handoff_targets, reachable_agents
+from graph.errors import AgentNameConflictError
+from graph.models import ModelResolver
+from graph.node import AgentNode, GraphRuntime
+from graph.run_control import current_control
+from graph.schema import tool_spec
+from graph.state import SwarmState
+from graph.types import Agent
+
+try:  # a node with both a sync and an async body, without RunnableLambda's tracing cost
+    from langgraph._internal._runnable import RunnableCallable
+except ImportError:  # pragma: no cover - older/newer LangGraph layouts
+    RunnableCallable = None  # type: ignore[assignment,misc]
+
+from graph.node import DYNAMIC_NODE
+
+
+def build_swarm_graph(
+    agents: Sequence[Agent],
+    *,
+    default_agent: Agent | None = None,
+    chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
+    client: Any = None,
+    state_schema: type = SwarmState,
+    context_schema: type | None = None,
+    max_consecutive_handoffs: int = 10,
+    resolver: ModelResolver | None = None,
+) -> StateGraph:
+    """Build an uncompiled LangGraph ``StateGraph`` for a swarm of agents.
+
+    ``agents`` need not list everyone: agents reachable through handoff tools are
+    found and added. The entry goes to ``state["active_agent"]`` when set (a resumed
+    thread), else to ``default_agent`` (default: the first agent). Compile it with
+    any checkpointer or store you like.
+
+    Models come from ``chat_model`` (a LangChain chat model, or ``model_name ->
+    chat model``), or ``client`` (an OpenAI-compatible client), or else
+    ``ChatOpenAI(model=agent.model)`` on first use. Tool schemas are checked here,
+    so an unsupported annotation fails now, not mid-run.
+
+    Example:
+        >>> from graph import Agent, ScriptedChatModel
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> model = ScriptedChatModel(["Hello Ming."])
+        >>> triage = Agent(name="Triage", instructions=lambda ctx: f"Greet {ctx['name']}.")
+        >>> builder = build_swarm_graph([triage], chat_model=model)
+        >>> app = builder.compile(checkpointer=InMemorySaver())
+        >>> out = app.invoke({"messages": [("user", "hi")], "context_variables": {"name": "Ming"}},
+        ...                  {"configurable": {"thread_id": "t1"}})
+        >>> out["messages"][-1].content, model.calls[0][0].content
+        ('Hello Ming.', 'Greet Ming.')
+    """
+    if not agents:
+        raise ValueError("build_swarm_graph needs at least one agent")
+    default = default_agent or agents[0]
+    everyone = reachable_agents([default, *agents])
+    by_name: dict[str, Agent] = {}
+    for agent in everyone:
+        other = by_name.setdefault(agent.name, agent)
+        if other is not agent:
+            raise AgentNameConflictError(
+                f"two different agents are named {agent.name!r}; agent names are graph node "
+                "names, so give each agent a unique name"
+            )
+        if agent.name in (DYNAMIC_NODE, START, END):
+            raise AgentNameConflictError(f"{agent.name!r} is reserved; rename the agent")
+        for func in agent.tools:
+            tool_spec(func)  # raises ToolSchemaError now rather than mid-run
+
+    runtime = GraphRuntime(
+        agents=by_name,
+        resolver=resolver or ModelResolver(client=client, chat_model=chat_model),
+        max_consecutive_handoffs=max_consecutive_handoffs,
+    )
+    builder = StateGraph(state_schema, context_schema=context_schema)
+    for agent in everyone:
+        _add_node(builder, agent.name, AgentNode(runtime, agent))
+    _add_node(builder, DYNAMIC_NODE, AgentNode(runtime, None))
+
+    def route_entry(state: dict, config: RunnableConfig) -> str:
+        if not current_control(config).turns_left():
+            return END
+        key = state.get("active_agent")
+        if key is None:
+            return default.name
+        return runtime.node_for(key)
+
+    builder.add_conditional_edges(
+        START, route_entry, [*(a.name for a in everyone), DYNAMIC_NODE, END]
+    )
+    for agent in everyone:
+        targets = [t.name for t in handoff_targets(agent)]
+        builder.add_conditional_edges(
+            agent.name,
+            runtime.router(agent.name),
+            list(dict.fromkeys([agent.name, *targets, DYNAMIC_NODE, END])),
+        )
+    builder.add_conditional_edges(
+        DYNAMIC_NODE,
+        runtime.router(DYNAMIC_NODE),
+        [*(a.name for a in everyone), DYNAMIC_NODE, END],
+    )
+    # The runtime travels with the builder so Swarm can map names back to Agents.
+    builder.swarm_runtime = runtime  # type: ignore[attr-defined]
+    return builder
+
+
+def _add_node(builder: StateGraph, name: str, node: AgentNode) -> None:
+    if RunnableCallable is not None:
+        builder.add_node(name, RunnableCallable(node.step, node.astep, name=name, trace=False))
+    else:  # pragma: no cover
+        builder.add_node(name, node.step)

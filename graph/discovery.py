@@ -1,0 +1,127 @@
+"""Find, before anything runs, which agents each agent can hand off to.
+
+A handoff is a tool that returns an ``Agent`` (or a ``Result`` carrying one). Its
+destination is written in the tool's code, so we read it from there: generated
+``transfer_to_*`` tools, the ``handoffs=`` list, closure cells, module globals the
+function names, ``functools.partial`` arguments and the functions they wrap. A
+function that names an agent but never returns it still yields an edge: the graph
+shows every *possible* handoff, and a handoff nobody could see in advance still
+works at run time (see ``builder``).
+
+Example:
+    >>> from graph.types import Agent
+    >>> sales = Agent(name="Sales")
+    >>> def transfer_to_sales():
+    ...     return sales
+    >>> triage = Agent(name="Triage", functions=[transfer_to_sales])
+    >>> [a.name for a in handoff_targets(triage)]
+    ['Sales']
+    >>> [a.name for a in reachable_agents([triage])]
+    ['Triage', 'Sales']
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from graph.types import Agent
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):  # nested functions and comprehensions
+            names |= _code_names(const)
+    return names
+
+
+def _agents_in(value: Any) -> list[Agent]:
+    if isinstance(value, Agent):
+        return [value]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [v for v in value if isinstance(v, Agent)]
+    if isinstance(value, dict):
+        return [v for v in value.values() if isinstance(v, Agent)]
+    return []
+
+
+def function_targets(func: Callable[..., Any]) -> list[Agent]:
+    """Agents a tool function may hand off to, in first-seen order.
+
+    Example:
+        >>> from graph.types import Agent
+        >>> a, b = Agent(name="A"), Agent(name="B")
+        >>> def make(target):
+        ...     def go():
+        ...         return target
+        ...     return go
+        >>> [t.name for t in function_targets(make(b))]
+        ['B']
+    """
+    found: list[Agent] = []
+    seen_funcs: set[int] = set()
+
+    def visit(f: Any) -> None:
+        if id(f) in seen_funcs:
+            return
+        seen_funcs.add(id(f))
+        target = getattr(f, "__swarmgraph_target__", None)
+        if isinstance(target, Agent):
+            found.append(target)
+        if isinstance(f, functools.partial):
+            for value in (*f.args, *f.keywords.values()):
+                found.extend(_agents_in(value))
+            visit(f.func)
+            return
+        if isinstance(f, types.MethodType):
+            visit(f.__func__)
+            return
+        wrapped = getattr(f, "__wrapped__", None)
+        if wrapped is not None:
+            visit(wrapped)
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                found.extend(_agents_in(cell.cell_contents))
+            except ValueError:  # an empty cell (variable not bound yet)
+                continue
+        module_globals = getattr(f, "__globals__", {})
+        for name in sorted(_code_names(code)):
+            if name in module_globals:
+                found.extend(_agents_in(module_globals[name]))
+
+    visit(func)
+    unique: dict[int, Agent] = {}
+    for agent in found:
+        unique.setdefault(id(agent), agent)
+    return list(unique.values())
+
+
+def handoff_targets(agent: Agent) -> list[Agent]:
+    """Every agent ``agent`` may hand off to (never itself), in first-seen order."""
+    unique: dict[int, Agent] = {}
+    for func in agent.tools:
+        for target in function_targets(func):
+            if target is not agent:
+                unique.setdefault(id(target), target)
+    return list(unique.values())
+
+
+def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
+    """The given agents plus every agent reachable from them through handoffs (BFS order)."""
+    order: list[Agent] = []
+    seen: set[int] = set()
+    queue = list(agents)
+    while queue:
+        agent = queue.pop(0)
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        order.append(agent)
+        queue.extend(handoff_targets(agent))
+    return order

@@ -1,0 +1,335 @@
+"""Conversions between Swarm's OpenAI-style message dicts and LangChain messages.
+
+The engine keeps LangChain messages in its state; users (and ``Response.messages``) speak
+Swarm's dicts. Both directions run on every model call, so they are plain loops that build
+messages directly instead of going through generic parsers.
+
+Conventions (shared with the rest of the project):
+
+- user ``{"role": "user", "content"}`` <-> ``HumanMessage``
+- system / developer ``{"role": "system", "content"}`` <-> ``SystemMessage``
+- assistant ``{"content", "refusal", "role", "audio", "function_call", "tool_calls", "sender"}``
+  <-> ``AIMessage(name=sender)``; ``tool_calls[].function.arguments`` (a JSON string) becomes
+  ``AIMessage.tool_calls[].args`` (a dict). Arguments that are not a JSON object stay in
+  ``AIMessage.invalid_tool_calls`` with the raw string, so the engine can answer them with an
+  error and they still round-trip.
+- tool ``{"role": "tool", "tool_call_id", "tool_name", "content"}`` <-> ``ToolMessage(name=...)``
+
+>>> msgs = to_langchain([{"role": "user", "content": "hi"},
+...                      {"role": "assistant", "content": None, "sender": "Triage",
+...                       "tool_calls": [{"id": "c1", "type": "function",
+...                                       "function": {"name": "transfer_to_sales",
+...                                                    "arguments": "{}"}}]}])
+>>> [type(m).__name__ for m in msgs]
+['HumanMessage', 'AIMessage']
+>>> msgs[1].name, msgs[1].tool_calls[0]["name"], msgs[1].tool_calls[0]["args"]
+('Triage', 'transfer_to_sales', {})
+>>> to_openai(msgs)[1]["tool_calls"][0]["function"]["arguments"]
+'{}'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+__all__ = [
+    "ai_message_from_openai",
+    "message_to_langchain",
+    "message_to_openai",
+    "parse_tool_calls",
+    "to_langchain",
+    "to_openai",
+]
+
+_loads = json.loads
+_dumps = json.dumps
+
+
+def _get(obj: Any, key: str) -> Any:
+    # Accepts plain dicts and SDK objects (openai's pydantic models) alike.
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def parse_tool_calls(raw_calls: Iterable[Any] | None) -> tuple[list, list, list]:
+    """Split OpenAI tool calls into LangChain ``tool_calls``, ``invalid_tool_calls`` and raw.
+
+    ``raw`` is the normalised OpenAI list (``id``, ``type``, ``function.name``,
+    ``function.arguments``), kept so the exact argument strings survive a round trip.
+    Empty arguments (``""``, sent by some servers for argument-less functions) read as ``{}``.
+
+    >>> ok, bad, raw = parse_tool_calls([
+    ...     {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x":1}'}},
+    ...     {"id": "b", "type": "function", "function": {"name": "g", "arguments": "{oops"}}])
+    >>> ok
+    [{'name': 'f', 'args': {'x': 1}, 'id': 'a', 'type': 'tool_call'}]
+    >>> bad[0]["args"], bad[0]["error"].startswith("Invalid JSON")
+    ('{oops', True)
+    """
+    ok: list = []
+    bad: list = []
+    raw: list = []
+    if not raw_calls:
+        return ok, bad, raw
+    for tc in raw_calls:
+        fn = _get(tc, "function")
+        name = _get(fn, "name") if fn is not None else None
+        arguments = _get(fn, "arguments") if fn is not None else None
+        tc_id = _get(tc, "id")
+        raw.append(
+            {
+                "id": tc_id,
+                "type": _get(tc, "type") or "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        )
+        error = None
+        if arguments is None or arguments == "":
+            args: Any = {}
+        elif isinstance(arguments, str):
+            try:
+                args = _loads(arguments)
+            except ValueError as exc:
+                error = f"Invalid JSON in arguments: {exc}"
+            else:
+                if not isinstance(args, dict):
+                    error = f"Arguments must be a JSON object, got {type(args).__name__}"
+        elif isinstance(arguments, dict):
+            # Some clients hand back already-decoded arguments; keep them usable.
+            args = arguments
+            raw[-1]["function"]["arguments"] = _dumps(arguments)
+        else:
+            error = f"Arguments must be a JSON string, got {type(arguments).__name__}"
+            arguments = repr(arguments)
+            raw[-1]["function"]["arguments"] = arguments
+        if error is None and isinstance(name, str) and name:
+            ok.append({"name": name, "args": args, "id": tc_id, "type": "tool_call"})
+        else:
+            if error is None:
+                error = "Tool call has no function name"
+            bad.append(
+                {
+                    "name": name,
+                    "args": arguments,
+                    "id": tc_id,
+                    "error": error,
+                    "type": "invalid_tool_call",
+                }
+            )
+    return ok, bad, raw
+
+
+def ai_message_from_openai(msg: Any, name: str | None = None) -> AIMessage:
+    """Build an ``AIMessage`` from an OpenAI assistant message (dict or SDK object).
+
+    >>> m = ai_message_from_openai({"role": "assistant", "content": "hello"}, name="Bot")
+    >>> m.content, m.name, m.tool_calls
+    ('hello', 'Bot', [])
+    """
+    ok, bad, raw = parse_tool_calls(_get(msg, "tool_calls"))
+    extra: dict[str, Any] = {}
+    if raw:
+        extra["tool_calls"] = raw
+    for key in ("refusal", "audio", "function_call"):
+        value = _get(msg, key)
+        if value is not None:
+            extra[key] = value if isinstance(value, (str, dict)) else _as_dict(value)
+    content = _get(msg, "content")
+    return AIMessage(
+        content="" if content is None else content,
+        name=name,
+        tool_calls=ok,
+        invalid_tool_calls=bad,
+        additional_kwargs=extra,
+    )
+
+
+def _as_dict(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump() if callable(dump) else value
+
+
+def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> BaseMessage:
+    """Convert one message; ``index`` only labels errors.
+
+    >>> message_to_langchain({"role": "tool", "tool_call_id": "c1", "tool_name": "f",
+    ...                       "content": "ok"}).name
+    'f'
+    >>> message_to_langchain({"role": "robot", "content": "x"}, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: message 3: unknown role 'robot' (expected user, assistant, tool, system or developer)
+    """
+    if isinstance(m, BaseMessage):
+        return m
+    if not isinstance(m, Mapping):
+        raise TypeError(
+            f"message {index}: expected a dict or a LangChain message, got {type(m).__name__}"
+        )
+    role = m.get("role")
+    content = m.get("content")
+    if content is None:
+        content = ""
+    if role == "user":
+        return HumanMessage(content=content, name=m.get("name"))
+    if role == "assistant":
+        return ai_message_from_openai(m, name=m.get("sender") or m.get("name"))
+    if role == "tool":
+        tool_call_id = m.get("tool_call_id")
+        if tool_call_id is None:
+            raise ValueError(f"message {index}: tool message has no 'tool_call_id'")
+        return ToolMessage(
+            content=content,
+            tool_call_id=tool_call_id,
+            name=m.get("tool_name") or m.get("name"),
+        )
+    if role == "system":
+        return SystemMessage(content=content, name=m.get("name"))
+    if role == "developer":
+        # Same marker langchain-openai uses, so ChatOpenAI sends it back as "developer".
+        return SystemMessage(
+            content=content,
+            name=m.get("name"),
+            additional_kwargs={"__openai_role__": "developer"},
+        )
+    raise ValueError(
+        f"message {index}: unknown role {role!r} "
+        "(expected user, assistant, tool, system or developer)"
+    )
+
+
+def to_langchain(messages: Iterable[Mapping[str, Any] | BaseMessage]) -> list[BaseMessage]:
+    """Convert Swarm/OpenAI dicts to LangChain messages; LangChain messages pass through.
+
+    >>> to_langchain([{"role": "developer", "content": "Be brief."}])[0].type
+    'system'
+    >>> to_langchain([{"role": "user", "content": None}])[0].content
+    ''
+    """
+    return [message_to_langchain(m, i) for i, m in enumerate(messages)]
+
+
+def _same_args(raw_arguments: Any, args: dict) -> bool:
+    if raw_arguments == "" or raw_arguments is None:
+        return args == {}
+    try:
+        return _loads(raw_arguments) == args
+    except (TypeError, ValueError):
+        return False
+
+
+def _openai_tool_call(tc_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    return {"id": tc_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _openai_tool_calls(m: AIMessage) -> list[dict[str, Any]] | None:
+    calls = m.tool_calls
+    bad = m.invalid_tool_calls
+    if not calls and not bad:
+        return None
+    raw = m.additional_kwargs.get("tool_calls")
+    if raw and len(raw) == len(calls) + len(bad):
+        # Reuse the original argument strings (and order) when they still describe the same
+        # calls, so dict -> LangChain -> dict is the identity even for compact JSON.
+        good_by_id = {tc["id"]: tc for tc in calls}
+        bad_by_id = {tc["id"]: tc for tc in bad}
+        out: list[dict[str, Any]] = []
+        for r in raw:
+            fn = _get(r, "function") or {}
+            r_id = _get(r, "id")
+            r_name = _get(fn, "name")
+            r_args = _get(fn, "arguments")
+            tc = good_by_id.pop(r_id, None)
+            if tc is not None and tc["name"] == r_name:
+                args = r_args if _same_args(r_args, tc["args"]) else _dumps(tc["args"])
+                out.append(_openai_tool_call(r_id, r_name, args))
+                continue
+            itc = bad_by_id.pop(r_id, None)
+            if itc is not None and itc.get("name") == r_name:
+                out.append(_openai_tool_call(r_id, r_name, itc.get("args")))
+                continue
+            break
+        else:
+            return out
+    out = [_openai_tool_call(tc["id"], tc["name"], _dumps(tc["args"])) for tc in calls]
+    out.extend(_openai_tool_call(tc["id"], tc["name"], tc["args"]) for tc in bad)
+    return out
+
+
+def message_to_openai(m: BaseMessage | Mapping[str, Any]) -> dict[str, Any]:
+    """Convert one LangChain message to Swarm's dict shape (dicts are returned as a copy).
+
+    >>> message_to_openai(AIMessage(content="hi", name="Sales"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'content': 'hi', 'refusal': None, 'role': 'assistant', 'audio': None,
+     'function_call': None, 'tool_calls': None, 'sender': 'Sales'}
+    >>> message_to_openai(ToolMessage(content="42", tool_call_id="c1", name="add"))
+    {'role': 'tool', 'tool_call_id': 'c1', 'tool_name': 'add', 'content': '42'}
+    """
+    if isinstance(m, Mapping):
+        return dict(m)
+    kind = m.type
+    if kind == "ai":
+        extra = m.additional_kwargs
+        tool_calls = _openai_tool_calls(m)  # type: ignore[arg-type]
+        refusal = extra.get("refusal")
+        audio = extra.get("audio")
+        function_call = extra.get("function_call")
+        content = m.content
+        if not content and (tool_calls or refusal or function_call or audio):
+            # OpenAI returns content None alongside tool calls; Swarm's dicts keep that.
+            content = None
+        return {
+            "content": content,
+            "refusal": refusal,
+            "role": "assistant",
+            "audio": audio,
+            "function_call": function_call,
+            "tool_calls": tool_calls,
+            "sender": m.name,
+        }
+    if kind == "human":
+        out = {"role": "user", "content": m.content}
+        if m.name is not None:
+            out["name"] = m.name
+        return out
+    if kind == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": m.tool_call_id,  # type: ignore[attr-defined]
+            "tool_name": m.name,
+            "content": m.content,
+        }
+    if kind == "system":
+        role = m.additional_kwargs.get("__openai_role__") or "system"
+        out = {"role": role, "content": m.content}
+        if m.name is not None:
+            out["name"] = m.name
+        return out
+    if isinstance(m, ChatMessage):
+        return {"role": m.role, "content": m.content}
+    if isinstance(m, FunctionMessage):
+        return {"role": "function", "name": m.name, "content": m.content}
+    raise ValueError(f"cannot convert a {type(m).__name__} (type {kind!r}) to an OpenAI message")
+
+
+def to_openai(messages: Iterable[BaseMessage | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Convert LangChain messages to Swarm's OpenAI-style dicts.
+
+    >>> to_openai([HumanMessage("hi"), SystemMessage("Be brief.")])
+    [{'role': 'user', 'content': 'hi'}, {'role': 'system', 'content': 'Be brief.'}]
+    """
+    return [message_to_openai(m) for m in messages]

@@ -1,0 +1,213 @@
+"""One agent node: a Swarm turn as one graph step.
+
+Read this file top-down to find the three places the seed's sequence diagram
+names: instructions are built in :meth:`AgentNode._prompt`, tools run in
+:meth:`AgentNode._apply`, and the active agent switches where ``update["active_agent"]``
+is set.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.graph import END
+
+from graph.errors import HandoffLoopError
+from graph.models import ModelResolver
+from graph.run_control import RunControl, current_control
+from graph.schema import tool_spec
+from graph.tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
+from graph.types import Agent
+
+DYNAMIC_NODE = "dynamic_handoff"
+
+# Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
+# others would forward an unknown keyword to their API, so they only get it when False.
+_PARALLEL_AWARE = {"ChatOpenAI", "AzureChatOpenAI", "OpenAIClientChatModel", "ScriptedChatModel"}
+
+
+class GraphRuntime:
+    """What the nodes of one compiled swarm graph share: agents by name, models, caches."""
+
+    def __init__(
+        self, agents: dict[str, Agent], resolver: ModelResolver, max_consecutive_handoffs: int
+    ) -> None:
+        self.agents = agents
+        self.dynamic: dict[str, Agent] = {}
+        self.resolver = resolver
+        self.max_consecutive_handoffs = max_consecutive_handoffs
+        self._bound: dict[tuple, tuple[BaseChatModel, Runnable]] = {}
+        self.default = next(iter(agents.values()))
+
+    # -- names <-> agents ------------------------------------------------------
+    def key_for(self, agent: Agent) -> str:
+        """The state key for ``agent``: its name, or a unique key for unforeseen agents."""
+        if self.agents.get(agent.name) is agent:
+            return agent.name
+        for key, known in self.dynamic.items():
+            if known is agent:
+                return key
+        key, n = agent.name, 1
+        while key in self.agents or key in self.dynamic:
+            n += 1
+            key = f"{agent.name}#{n}"
+        self.dynamic[key] = agent
+        return key
+
+    def agent_for(self, key: str | None) -> Agent:
+        if key is None:
+            return self.default
+        return self.agents.get(key) or self.dynamic.get(key) or self.default
+
+    def node_for(self, key: str) -> str:
+        if key in self.agents:
+            return key
+        if key in self.dynamic:
+            return DYNAMIC_NODE
+        # A checkpoint written by another process may name an unforeseen agent this
+        # process never saw; the default agent picks the conversation up.
+        return self.default.name
+
+    def router(self, node_name: str) -> Callable[[dict, RunnableConfig], str]:
+        """The conditional edge leaving ``node_name``."""
+
+        def route(state: dict, config: RunnableConfig) -> str:
+            messages = state["messages"]
+            if not messages or isinstance(messages[-1], AIMessage):
+                return END  # the model answered (or tools were not to be executed)
+            if not current_control(config).turns_left():
+                return END
+            key = state.get("active_agent")
+            if key is None:
+                return node_name
+            return self.node_for(key)
+
+        route.__name__ = f"route_from_{node_name}"
+        return route
+
+    # -- models ------------------------------------------------------------------
+    def model_for(self, agent: Agent, control: RunControl) -> tuple[Runnable, list[Any]]:
+        """The agent's chat model with its tools bound (cached), and the tool functions."""
+        model = self.resolver.get(control.model_override or agent.model)
+        tools = agent.tools
+        if not tools:
+            return model, tools
+        key = (id(model), tuple(tools), agent.tool_choice, agent.parallel_tool_calls)
+        cached = self._bound.get(key)
+        if cached is not None and cached[0] is model:
+            return cached[1], tools
+        kwargs: dict[str, Any] = {}
+        if agent.tool_choice is not None:
+            kwargs["tool_choice"] = agent.tool_choice
+        if type(model).__name__ in _PARALLEL_AWARE or not agent.parallel_tool_calls:
+            kwargs["parallel_tool_calls"] = agent.parallel_tool_calls
+        bound = model.bind_tools([tool_spec(f).schema for f in tools], **kwargs)
+        if len(self._bound) > 512:  # agents created per request must not grow this forever
+            self._bound.clear()
+        self._bound[key] = (model, bound)
+        return bound, tools
+
+
+class AgentNode:
+    """The node for one agent, or (``agent=None``) for whichever unforeseen agent is active."""
+
+    def __init__(self, runtime: GraphRuntime, agent: Agent | None) -> None:
+        self.runtime = runtime
+        self.agent = agent
+
+    def _prompt(
+        self, state: dict, config: RunnableConfig
+    ) -> tuple[Agent, RunControl, Runnable, list[Any], list[BaseMessage], dict]:
+        control = current_control(config)
+        agent = self.agent or self.runtime.agent_for(state.get("active_agent"))
+        context = state.get("context_variables") or {}
+        # Instructions are rebuilt on every model call from the current context;
+        # missing keys read as "" exactly as in Swarm.
+        instructions = agent.instructions
+        if callable(instructions):
+            instructions = instructions(defaultdict(str, context))
+        prompt = [SystemMessage(content=instructions), *state["messages"]]
+        model, tools = self.runtime.model_for(agent, control)
+        control.debug_print("Getting chat completion for...:", prompt)
+        return agent, control, model, tools, prompt, context
+
+    def step(self, state: dict, config: RunnableConfig) -> dict:
+        agent, control, model, tools, prompt, context = self._prompt(state, config)
+        reply = model.invoke(prompt, config)
+        update, reply = self._reply(agent, control, prompt, reply, state)
+        if not self._runs_tools(reply, control):
+            return update
+        outcome = execute_tool_calls(reply, tools, context, on_call=_debug_call(control))
+        return self._apply(agent, control, outcome, update, state)
+
+    async def astep(self, state: dict, config: RunnableConfig) -> dict:
+        agent, control, model, tools, prompt, context = self._prompt(state, config)
+        reply = await model.ainvoke(prompt, config)
+        update, reply = self._reply(agent, control, prompt, reply, state)
+        if not self._runs_tools(reply, control):
+            return update
+        outcome = await aexecute_tool_calls(reply, tools, context, on_call=_debug_call(control))
+        return self._apply(agent, control, outcome, update, state)
+
+    # -- after the model answered ---------------------------------------------------
+    @staticmethod
+    def _runs_tools(reply: AIMessage, control: RunControl) -> bool:
+        if (reply.tool_calls or reply.invalid_tool_calls) and control.execute_tools:
+            return True
+        control.debug_print("Ending turn.")
+        return False
+
+    @staticmethod
+    def _reply(
+        agent: Agent, control: RunControl, prompt: list[BaseMessage], reply: Any, state: dict
+    ) -> tuple[dict, AIMessage]:
+        if not isinstance(reply, AIMessage):
+            reply = AIMessage(content=str(getattr(reply, "content", reply)))
+        if reply.name != agent.name:  # the sender, as Swarm stamps it
+            reply = reply.model_copy(update={"name": agent.name})
+        usage = control.usage
+        usage["model_calls"] += 1
+        meta = reply.usage_metadata
+        if meta:
+            usage["input_tokens"] += meta.get("input_tokens", 0)
+            usage["output_tokens"] += meta.get("output_tokens", 0)
+        else:  # the model reported nothing: estimate what was sent
+            usage["input_tokens"] += count_tokens_approximately(prompt)
+            usage["output_tokens"] += count_tokens_approximately([reply])
+        control.new_messages += 1
+        control.debug_print("Received completion:", reply)
+        update: dict[str, Any] = {"messages": [reply]}
+        if not (reply.tool_calls or reply.invalid_tool_calls) and state.get("handoff_trail"):
+            update["handoff_trail"] = []  # someone answered: the handoff chain is over
+        return update, reply
+
+    def _apply(
+        self, agent: Agent, control: RunControl, outcome: ToolOutcome, update: dict, state: dict
+    ) -> dict:
+        update["messages"].extend(outcome.messages)
+        control.new_messages += len(outcome.messages)
+        if outcome.context_variables is not None:
+            update["context_variables"] = outcome.context_variables
+        target = outcome.handoff
+        if target is not None:
+            trail = [*state.get("handoff_trail", ()), agent.name]
+            if len(trail) >= self.runtime.max_consecutive_handoffs:
+                raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
+            update["handoff_trail"] = trail
+            update["active_agent"] = self.runtime.key_for(target)  # the agent switches here
+            control.debug_print(f"Handoff: {agent.name} -> {target.name}")
+        return update
+
+
+def _debug_call(control: RunControl) -> Callable[[str, dict], None] | None:
+    if not control.debug:
+        return None
+    return lambda name, args: control.debug_print(
+        f"Processing tool call: {name} with arguments {args}"
+    )

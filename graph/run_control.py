@@ -1,0 +1,63 @@
+"""Per-run settings and counters that ``Swarm.run`` hands to the graph through its config.
+
+They live in ``config["configurable"]`` rather than in the state because they belong
+to one call (``max_turns``, ``model_override``, ``debug``), not to the conversation:
+a checkpointed thread must not remember them.
+
+Example:
+    >>> control = RunControl(max_turns=3)
+    >>> config = control.config()
+    >>> current_control(config) is control
+    True
+    >>> current_control({}).max_turns
+    inf
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+RUN_CONTROL_KEY = "__swarmgraph_run"
+
+
+@dataclass
+class RunControl:
+    """One run's settings (Swarm.run's arguments) and its running counters."""
+
+    model_override: str | None = None
+    max_turns: float = math.inf
+    execute_tools: bool = True
+    debug: bool = False
+    new_messages: int = 0
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
+    )
+
+    def config(self, recursion_limit: int | None = None) -> dict[str, Any]:
+        config: dict[str, Any] = {"configurable": {RUN_CONTROL_KEY: self}}
+        if recursion_limit is not None:
+            config["recursion_limit"] = recursion_limit
+        return config
+
+    def turns_left(self) -> bool:
+        return self.new_messages < self.max_turns
+
+    def debug_print(self, *args: Any) -> None:
+        """Swarm's ``debug_print``: timestamped grey lines on stdout."""
+        if not self.debug:
+            return
+        timestamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+        message = " ".join(map(str, args))
+        print(f"\033[97m[\033[90m{timestamp}\033[97m]\033[90m {message}\033[0m")
+
+
+def current_control(config: Any) -> RunControl:
+    """The run's control object, or a fresh default one when the graph is used directly."""
+    configurable = (config or {}).get("configurable") or {}
+    control = configurable.get(RUN_CONTROL_KEY)
+    if control is None:
+        return RunControl()
+    return control

@@ -1,0 +1,54 @@
+"""The typed state every swarm graph runs over.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> merge_context({"name": "Ming"}, {"order_id": 7})
+    {'name': 'Ming', 'order_id': 7}
+    >>> sorted(SwarmState.__annotations__)
+    ['active_agent', 'context_variables', 'handoff_trail', 'messages']
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import NotRequired, TypedDict
+
+
+def merge_context(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer for ``context_variables``: later writes win key by key, like ``dict.update``.
+
+    It never mutates either side, so a checkpointed value is never changed behind
+    LangGraph's back.
+
+    Example:
+        >>> merge_context({"a": 1, "b": 2}, {"b": 3})
+        {'a': 1, 'b': 3}
+        >>> merge_context(None, {"a": 1})
+        {'a': 1}
+    """
+    if not right:
+        return left if left is not None else {}
+    if not left:
+        return dict(right)
+    return {**left, **right}
+
+
+class SwarmState(TypedDict):
+    """What flows between agent nodes.
+
+    - ``messages``: the conversation as LangChain messages (``add_messages`` reducer).
+    - ``context_variables``: run-scoped structured state, merged key by key; it is
+      injected into tools that ask for it and is never shown to the model.
+    - ``active_agent``: the name of the agent that holds the conversation. Missing
+      means "the graph's default agent". A checkpointed thread resumes with it.
+    - ``handoff_trail``: bookkeeping for handoff-loop detection (agents that handed
+      off in a row without a reply).
+    """
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    context_variables: NotRequired[Annotated[dict[str, Any], merge_context]]
+    active_agent: NotRequired[str]
+    handoff_trail: NotRequired[list[str]]

@@ -1,0 +1,288 @@
+"""``Swarm``: OpenAI Swarm's client API on top of the compiled LangGraph graph.
+
+``Swarm.run`` keeps Swarm's signature and return value, so code written for Swarm
+runs unchanged; underneath, each start agent gets one compiled graph (built once,
+cached) and a run is one ``graph.stream`` call.
+
+Example:
+    >>> from graph import Agent, Swarm, ScriptedChatModel, scripted_tool_call
+    >>> sales = Agent(name="Sales", instructions="Sell bees.")
+    >>> def transfer_to_sales():
+    ...     '''Hand the customer to sales.'''
+    ...     return sales
+    >>> triage = Agent(name="Triage", instructions=lambda ctx: f"Greet {ctx['name']}.",
+    ...                functions=[transfer_to_sales])
+    >>> model = ScriptedChatModel([scripted_tool_call("transfer_to_sales"), "Bees are $5."])
+    >>> response = Swarm(chat_model=model).run(
+    ...     agent=triage, messages=[{"role": "user", "content": "I want bees"}],
+    ...     context_variables={"name": "Ming"})
+    >>> response.agent.name, [m["role"] for m in response.messages]
+    ('Sales', ['assistant', 'tool', 'assistant'])
+    >>> response.messages[1]["content"], response.messages[-1]["sender"]
+    ('{"assistant": "Sales"}', 'Sales')
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import threading
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.builder import build_swarm_graph
+from graph.errors import SwarmError
+from graph.messages import to_langchain, to_openai
+from graph.models import ModelResolver
+from graph.node import DYNAMIC_NODE, GraphRuntime
+from graph.run_control import RunControl
+from graph.types import Agent, Response
+
+# Generous enough for any real conversation; a loop without max_turns is stopped by
+# the handoff-loop check long before this.
+_RECURSION_LIMIT = 1000
+
+
+class Swarm:
+    """OpenAI Swarm's client, running on LangGraph.
+
+    ``client``: any OpenAI-compatible client object (only
+    ``client.chat.completions.create`` is used, with Swarm's arguments).
+    ``chat_model``: a LangChain chat model, or ``model_name -> chat model``.
+    Neither: ``ChatOpenAI(model=agent.model)`` honouring ``OPENAI_API_KEY`` and
+    ``OPENAI_BASE_URL``. ``max_consecutive_handoffs`` stops handoff ping-pong.
+    """
+
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
+        max_consecutive_handoffs: int = 10,
+    ) -> None:
+        self.client = client
+        self.resolver = ModelResolver(client=client, chat_model=chat_model)
+        self.max_consecutive_handoffs = max_consecutive_handoffs
+        self._graphs: dict[int, tuple[weakref.ref, CompiledStateGraph, GraphRuntime]] = {}
+        self._lock = threading.Lock()
+
+    # -- the compiled graph for a start agent ------------------------------------------
+    def graph_for(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime]:
+        """The compiled graph whose default agent is ``agent`` (built once, then cached)."""
+        entry = self._graphs.get(id(agent))
+        if entry is not None and entry[0]() is agent:
+            return entry[1], entry[2]
+        with self._lock:
+            builder = build_swarm_graph(
+                [agent],
+                resolver=self.resolver,
+                max_consecutive_handoffs=self.max_consecutive_handoffs,
+            )
+            app = builder.compile()
+            runtime: GraphRuntime = builder.swarm_runtime  # type: ignore[attr-defined]
+            key = id(agent)
+            self._graphs[key] = (
+                weakref.ref(agent, lambda _r: self._graphs.pop(key, None)),
+                app,
+                runtime,
+            )
+        return app, runtime
+
+    def _start(
+        self,
+        agent: Agent,
+        messages: list,
+        context_variables: dict,
+        model_override: str | None,
+        debug: bool,
+        max_turns: float,
+        execute_tools: bool,
+    ) -> tuple[CompiledStateGraph, GraphRuntime, dict, dict, RunControl, int]:
+        app, runtime = self.graph_for(agent)
+        # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
+        # LangChain messages are copied so add_messages never stamps ids on the caller's.
+        history = to_langchain(
+            [m.model_copy() if isinstance(m, BaseMessage) else copy.deepcopy(m) for m in messages]
+        )
+        control = RunControl(
+            model_override=model_override,
+            max_turns=max_turns,
+            execute_tools=execute_tools,
+            debug=debug,
+        )
+        state = {
+            "messages": history,
+            "context_variables": copy.deepcopy(context_variables or {}),
+            "active_agent": runtime.key_for(agent),
+            "handoff_trail": [],
+        }
+        limit = _RECURSION_LIMIT if math.isinf(max_turns) else max(int(max_turns) + 5, 25)
+        return app, runtime, state, control.config(limit), control, len(history)
+
+    @staticmethod
+    def _response(final: dict, runtime: GraphRuntime, control: RunControl, start: int) -> Response:
+        return Response(
+            messages=to_openai(final["messages"][start:]),
+            agent=runtime.agent_for(final.get("active_agent")),
+            context_variables=final.get("context_variables", {}),
+            usage=dict(control.usage),
+        )
+
+    # -- run --------------------------------------------------------------------------------
+    def run(
+        self,
+        agent: Agent,
+        messages: list,
+        context_variables: dict | None = None,
+        model_override: str | None = None,
+        stream: bool = False,
+        debug: bool = False,
+        max_turns: float = math.inf,
+        execute_tools: bool = True,
+    ) -> Response | Iterator[dict]:
+        """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
+
+        ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
+        returns an iterator of Swarm-shaped events ending with ``{"response": ...}``.
+        A handoff loop raises :class:`HandoffLoopError` whose ``.response`` holds
+        everything produced before it.
+        """
+        args = (
+            agent,
+            messages,
+            context_variables or {},
+            model_override,
+            debug,
+            max_turns,
+            execute_tools,
+        )
+        if stream:
+            return self._run_and_stream(*args)
+        app, runtime, state, config, control, start = self._start(*args)
+        final = state
+        try:
+            for values in app.stream(state, config, stream_mode="values"):
+                final = values  # kept so a failing run still returns what it produced
+        except SwarmError as exc:
+            exc.response = self._response(final, runtime, control, start)
+            raise
+        return self._response(final, runtime, control, start)
+
+    async def arun(
+        self,
+        agent: Agent,
+        messages: list,
+        context_variables: dict | None = None,
+        model_override: str | None = None,
+        stream: bool = False,
+        debug: bool = False,
+        max_turns: float = math.inf,
+        execute_tools: bool = True,
+    ) -> Response | AsyncIterator[dict]:
+        """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
+
+        Example:
+            >>> import asyncio
+            >>> from graph import Agent, ScriptedChatModel
+            >>> swarm = Swarm(chat_model=ScriptedChatModel(["hi"]))
+            >>> response = asyncio.run(swarm.arun(Agent(), [{"role": "user", "content": "hey"}]))
+            >>> response.messages[0]["content"]
+            'hi'
+        """
+        args = (
+            agent,
+            messages,
+            context_variables or {},
+            model_override,
+            debug,
+            max_turns,
+            execute_tools,
+        )
+        if stream:
+            return self._arun_and_stream(*args)
+        app, runtime, state, config, control, start = self._start(*args)
+        final = state
+        try:
+            async for values in app.astream(state, config, stream_mode="values"):
+                final = values
+        except SwarmError as exc:
+            exc.response = self._response(final, runtime, control, start)
+            raise
+        return self._response(final, runtime, control, start)
+
+    # -- streaming --------------------------------------------------------------------------
+    def _run_and_stream(self, *args: Any) -> Iterator[dict]:
+        app, runtime, state, config, control, start = self._start(*args)
+        events = _SwarmEvents(runtime, state)
+        for mode, payload in app.stream(state, config, stream_mode=["messages", "values"]):
+            yield from events.feed(mode, payload)
+        yield from events.close()
+        yield {"response": self._response(events.final, runtime, control, start)}
+
+    async def _arun_and_stream(self, *args: Any) -> AsyncIterator[dict]:
+        app, runtime, state, config, control, start = self._start(*args)
+        events = _SwarmEvents(runtime, state)
+        async for mode, payload in app.astream(state, config, stream_mode=["messages", "values"]):
+            for event in events.feed(mode, payload):
+                yield event
+        for event in events.close():
+            yield event
+        yield {"response": self._response(events.final, runtime, control, start)}
+
+
+class _SwarmEvents:
+    """Turns LangGraph's ``messages`` + ``values`` stream into Swarm's event shapes."""
+
+    def __init__(self, runtime: GraphRuntime, state: dict) -> None:
+        self.runtime = runtime
+        self.final = state
+        self.open_id: str | None = None
+
+    def feed(self, mode: str, payload: Any) -> Iterator[dict]:
+        if mode == "values":
+            yield from self.close()
+            self.final = payload
+            return
+        chunk, meta = payload
+        if not isinstance(chunk, AIMessageChunk):
+            return  # tool results arrive in the final response, as in Swarm
+        if chunk.id != self.open_id:
+            yield from self.close()
+            self.open_id = chunk.id
+            yield {"delim": "start"}
+            role: str | None = "assistant"
+        else:
+            role = None
+        node = meta.get("langgraph_node")
+        if node == DYNAMIC_NODE or node not in self.runtime.agents:
+            sender = self.runtime.agent_for(self.final.get("active_agent")).name
+        else:
+            sender = node
+        tool_calls = [
+            {
+                "index": c.get("index") or 0,
+                "id": c.get("id"),
+                "function": {"arguments": c.get("args") or "", "name": c.get("name")},
+                "type": "function",
+            }
+            for c in chunk.tool_call_chunks
+        ] or None
+        content = chunk.content if isinstance(chunk.content, str) else None
+        yield {
+            "content": content or None,
+            "function_call": None,
+            "refusal": None,
+            "role": role,
+            "tool_calls": tool_calls,
+            "sender": sender,
+        }
+
+    def close(self) -> Iterator[dict]:
+        if self.open_id is not None:
+            self.open_id = None
+            yield {"delim": "end"}

@@ -1,0 +1,222 @@
+"""Run the tool calls of one model reply, the way Swarm does, without ever crashing.
+
+Every tool call gets exactly one ``ToolMessage`` answer. Anything that goes wrong
+(unknown tool, malformed or wrong-typed arguments, a tool that raises, a second
+handoff in the same reply) becomes a message starting ``Error:`` that the model
+reads on its next call, and the run goes on.
+
+Example:
+    >>> from langchain_core.messages import AIMessage
+    >>> from graph.types import Result
+    >>> def remember(order_id: int):
+    ...     return Result(value="ok", context_variables={"order_id": order_id})
+    >>> reply = AIMessage("", tool_calls=[
+    ...     {"name": "remember", "args": {"order_id": "7"}, "id": "c1"},
+    ...     {"name": "nope", "args": {}, "id": "c2"}])
+    >>> out = execute_tool_calls(reply, [remember], {})
+    >>> [m.content for m in out.messages], out.context_variables
+    (['ok', 'Error: Tool nope not found.'], {'order_id': 7})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+
+from graph.schema import ToolArgumentError, tool_spec
+from graph.types import CTX_VARS_NAME, Agent, Result
+
+
+@dataclass
+class ToolOutcome:
+    """What a reply's tool calls produced: answers, context updates, the handoff (if any)."""
+
+    messages: list[ToolMessage] = field(default_factory=list)
+    context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
+    handoff: Agent | None = None
+
+
+@dataclass
+class _Call:
+    id: str
+    name: str
+    args: Any  # a dict, or the raw string of arguments that were not valid JSON
+    parse_error: str | None = None
+
+
+def _calls_of(reply: AIMessage) -> list[_Call]:
+    calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
+    for bad in reply.invalid_tool_calls:
+        calls.append(
+            _Call(bad.get("id") or "", bad.get("name") or "", bad.get("args"), bad.get("error"))
+        )
+    return calls
+
+
+def to_result(raw: Any) -> Result:
+    """Swarm's rule for tool return values, plus JSON for dicts and lists.
+
+    Example:
+        >>> to_result({"ok": True}).value
+        '{"ok": true}'
+        >>> to_result(Agent(name="Sales")).value
+        '{"assistant": "Sales"}'
+    """
+    if isinstance(raw, Result):
+        return raw
+    if isinstance(raw, Agent):
+        return Result(value=json.dumps({"assistant": raw.name}), agent=raw)
+    if isinstance(raw, str):
+        return Result(value=raw)
+    if isinstance(raw, (dict, list, tuple)):
+        try:
+            return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
+        except (TypeError, ValueError):
+            pass
+    return Result(value=str(raw))
+
+
+class _Runner:
+    """Shared bookkeeping for the sync and async paths."""
+
+    def __init__(self, reply: AIMessage, functions: Sequence[Callable[..., Any]], ctx: dict):
+        self.calls = _calls_of(reply)
+        self.by_name = {tool_spec(f).name: f for f in functions}
+        self.base_ctx = ctx
+        self.ctx: dict[str, Any] | None = None
+        self.outcome = ToolOutcome()
+
+    def working_context(self) -> dict[str, Any]:
+        # Copy on first use: the state's dict is never mutated in place.
+        if self.ctx is None:
+            self.ctx = dict(self.base_ctx)
+        return self.ctx
+
+    def prepare(self, call: _Call) -> tuple[Callable[..., Any], dict[str, Any]] | str:
+        """The function and its keyword arguments, or the error text for the model."""
+        func = self.by_name.get(call.name)
+        if func is None:
+            return f"Error: Tool {call.name} not found."
+        if call.parse_error is not None or not isinstance(call.args, (dict, type(None))):
+            raw = call.args if isinstance(call.args, str) else json.dumps(call.args, default=str)
+            try:  # let the spec explain exactly what is wrong with the raw text
+                tool_spec(func).parse_arguments(raw)
+            except ToolArgumentError as exc:
+                return f"Error: {exc}"
+            return f"Error: {call.name}: arguments are not valid JSON: {raw!r}"
+        spec = tool_spec(func)
+        try:
+            kwargs = spec.parse_arguments(call.args)
+        except ToolArgumentError as exc:
+            return f"Error: {exc}"
+        if spec.wants_context:
+            kwargs[CTX_VARS_NAME] = self.working_context()
+        return func, kwargs
+
+    def finish(self, call: _Call, raw: Any = None, error: BaseException | None = None) -> None:
+        if error is not None:
+            content = f"Error: {call.name} raised {type(error).__name__}: {error}"
+            self._answer(call, content)
+            return
+        try:
+            result = to_result(raw)
+        except Exception as exc:  # a __str__ that raises is still only the model's problem
+            self._answer(call, f"Error: {call.name} returned an unprintable value: {exc!r}")
+            return
+        if result.context_variables:
+            self.working_context().update(result.context_variables)
+        content = result.value
+        if result.agent is not None:
+            first = self.outcome.handoff
+            if first is None:
+                self.outcome.handoff = result.agent
+            elif first is not result.agent:
+                content = (
+                    f"Error: handoff to {result.agent.name} ignored: this reply already "
+                    f"transferred the conversation to {first.name}."
+                )
+        self._answer(call, content)
+
+    def _answer(self, call: _Call, content: str) -> None:
+        self.outcome.messages.append(
+            ToolMessage(content=content, tool_call_id=call.id, name=call.name)
+        )
+
+    def result(self) -> ToolOutcome:
+        self.outcome.context_variables = self.ctx
+        return self.outcome
+
+
+def execute_tool_calls(
+    reply: AIMessage,
+    functions: Sequence[Callable[..., Any]],
+    context_variables: dict[str, Any],
+    *,
+    on_call: Callable[[str, dict], None] | None = None,
+) -> ToolOutcome:
+    """Run every tool call in ``reply`` in order (sync path; async tools are awaited here)."""
+    runner = _Runner(reply, functions, context_variables)
+    for call in runner.calls:
+        prepared = runner.prepare(call)
+        if isinstance(prepared, str):
+            runner._answer(call, prepared)
+            continue
+        func, kwargs = prepared
+        if on_call is not None:
+            on_call(call.name, kwargs)
+        try:
+            raw = func(**kwargs)
+            if inspect.isawaitable(raw):
+                raw = _run_coroutine(raw)
+        except Exception as exc:
+            runner.finish(call, error=exc)
+            continue
+        runner.finish(call, raw)
+    return runner.result()
+
+
+async def aexecute_tool_calls(
+    reply: AIMessage,
+    functions: Sequence[Callable[..., Any]],
+    context_variables: dict[str, Any],
+    *,
+    on_call: Callable[[str, dict], None] | None = None,
+) -> ToolOutcome:
+    """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called."""
+    runner = _Runner(reply, functions, context_variables)
+    for call in runner.calls:
+        prepared = runner.prepare(call)
+        if isinstance(prepared, str):
+            runner._answer(call, prepared)
+            continue
+        func, kwargs = prepared
+        if on_call is not None:
+            on_call(call.name, kwargs)
+        try:
+            raw = func(**kwargs)
+            if inspect.isawaitable(raw):
+                raw = await raw
+        except Exception as exc:
+            runner.finish(call, error=exc)
+            continue
+        runner.finish(call, raw)
+    return runner.result()
+
+
+def _run_coroutine(awaitable: Any) -> Any:
+    """Await an async tool from the sync path (no loop may be running in this thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(awaitable))
+    raise RuntimeError("an async tool was called from a sync run inside an event loop; use arun")
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
