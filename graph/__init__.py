@@ -12,19 +12,24 @@ Example:
 from graph.builder import build_swarm_graph
 from graph.discovery import reachable_agents
 from graph.errors import AgentNameConflictError, HandoffLoopError, SwarmError
+from graph.formats import OUTPUT_TYPES, format_history
 from graph.messages import to_langchain, to_openai
 from graph.models import MissingModelError, resolve_chat_model
-from graph.schema import ToolArgumentError, ToolSchemaError, function_to_json
+from graph.one_to_one import OneToOne, build_one_to_one_graph, one_to_one
+from graph.schema import ToolArgumentError, ToolSchemaError, ToolSpec, function_to_json, tool_spec
 from graph.scripted import ScriptedChatModel, ScriptExhaustedError, scripted_tool_call
 from graph.state import SwarmState
 from graph.swarm import Swarm
 from graph.types import Agent, Response, Result
+from graph.views import agent_answer, messages_for, split_last_turn
 
 __all__ = [
+    "OUTPUT_TYPES",
     "Agent",
     "AgentNameConflictError",
     "HandoffLoopError",
     "MissingModelError",
+    "OneToOne",
     "Response",
     "Result",
     "ScriptExhaustedError",
@@ -34,11 +39,19 @@ __all__ = [
     "SwarmState",
     "ToolArgumentError",
     "ToolSchemaError",
+    "ToolSpec",
+    "agent_answer",
+    "build_one_to_one_graph",
     "build_swarm_graph",
+    "format_history",
     "function_to_json",
+    "messages_for",
+    "one_to_one",
     "reachable_agents",
     "resolve_chat_model",
     "scripted_tool_call",
+    "split_last_turn",
     "to_langchain",
     "to_openai",
+    "tool_spec",
 ]
