@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import doctest
 import json
+import sys
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -12,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import graph.formats
 import graph.one_to_one
-import graph.views
+import graph.views  # noqa: F401 - imported for the doctest runner below
 from graph.formats import OUTPUT_TYPES, format_history
 from graph.one_to_one import OneToOne, build_one_to_one_graph, one_to_one
 from graph.types import Agent, Response
@@ -633,8 +634,10 @@ def test_names_langgraph_cannot_use_as_nodes_still_work():
 # --- docstrings ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [graph.views, graph.formats, graph.one_to_one])
-def test_docstring_examples_run(module):
+@pytest.mark.parametrize("name", ["graph.views", "graph.formats", "graph.one_to_one"])
+def test_docstring_examples_run(name):
+    # sys.modules, not attribute access: graph exports a *function* named one_to_one.
+    module = sys.modules[name]
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
