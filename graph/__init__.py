@@ -10,14 +10,20 @@ Example:
 """
 
 from graph.builder import build_swarm_graph
+from graph.client_model import OpenAIClientChatModel
 from graph.discovery import reachable_agents
 from graph.errors import AgentNameConflictError, HandoffLoopError, SwarmError
 from graph.formats import OUTPUT_TYPES, format_history
-from graph.messages import to_langchain, to_openai
-from graph.models import MissingModelError, resolve_chat_model
+from graph.messages import message_to_openai, to_langchain, to_openai
+from graph.models import MissingModelError, ModelResolver, resolve_chat_model
 from graph.one_to_one import OneToOne, build_one_to_one_graph, one_to_one
 from graph.schema import ToolArgumentError, ToolSchemaError, ToolSpec, function_to_json, tool_spec
-from graph.scripted import ScriptedChatModel, ScriptExhaustedError, scripted_tool_call
+from graph.scripted import (
+    ScriptedChatModel,
+    ScriptExhaustedError,
+    scripted_tool_call,
+    scripted_tool_calls,
+)
 from graph.state import SwarmState
 from graph.swarm import Swarm
 from graph.types import Agent, Response, Result
@@ -29,7 +35,9 @@ __all__ = [
     "AgentNameConflictError",
     "HandoffLoopError",
     "MissingModelError",
+    "ModelResolver",
     "OneToOne",
+    "OpenAIClientChatModel",
     "Response",
     "Result",
     "ScriptExhaustedError",
@@ -45,11 +53,13 @@ __all__ = [
     "build_swarm_graph",
     "format_history",
     "function_to_json",
+    "message_to_openai",
     "messages_for",
     "one_to_one",
     "reachable_agents",
     "resolve_chat_model",
     "scripted_tool_call",
+    "scripted_tool_calls",
     "split_last_turn",
     "to_langchain",
     "to_openai",

@@ -64,9 +64,7 @@ def _usage(usage: Any) -> dict[str, int] | None:
 def _first_choice(response: Any) -> Any:
     choices = _get(response, "choices")
     if not choices:
-        raise ValueError(
-            f"OpenAI-compatible client returned no choices: {str(response)[:300]}"
-        )
+        raise ValueError(f"OpenAI-compatible client returned no choices: {str(response)[:300]}")
     return choices[0]
 
 

@@ -168,10 +168,10 @@ def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> 
     >>> message_to_langchain({"role": "tool", "tool_call_id": "c1", "tool_name": "f",
     ...                       "content": "ok"}).name
     'f'
-    >>> message_to_langchain({"role": "robot", "content": "x"}, 3)
+    >>> message_to_langchain({"role": "robot", "content": "x"}, 3)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: message 3: unknown role 'robot' (expected user, assistant, tool, system or developer)
+    ValueError: message 3: unknown role 'robot' (expected user, assistant, ...)
     """
     if isinstance(m, BaseMessage):
         return m

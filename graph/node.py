@@ -8,6 +8,7 @@ is set.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,11 @@ from graph.tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_call
 from graph.types import Agent
 
 DYNAMIC_NODE = "dynamic_handoff"
+
+# OpenAI rejects a message "name" with whitespace or <|\\/>; ChatOpenAI sends
+# AIMessage.name (our sender) as that field, so unsafe senders are rewritten for it.
+_UNSAFE_NAME = re.compile(r"[\s<|\\/>]")
+_SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI"}
 
 # Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
 # others would forward an unknown keyword to their API, so they only get it when False.
@@ -92,6 +98,10 @@ class GraphRuntime:
         return route
 
     # -- models ------------------------------------------------------------------
+    def resolver_sends_names(self, agent: Agent, control: RunControl) -> bool:
+        model = self.resolver.get(control.model_override or agent.model)
+        return type(model).__name__ in _SENDS_NAMES
+
     def model_for(self, agent: Agent, control: RunControl) -> tuple[Runnable, list[Any]]:
         """The agent's chat model with its tools bound (cached), and the tool functions."""
         model = self.resolver.get(control.model_override or agent.model)
@@ -134,6 +144,8 @@ class AgentNode:
             instructions = instructions(defaultdict(str, context))
         prompt = [SystemMessage(content=instructions), *state["messages"]]
         model, tools = self.runtime.model_for(agent, control)
+        if self.runtime.resolver_sends_names(agent, control):
+            prompt = [_api_safe_name(m) for m in prompt]
         control.debug_print("Getting chat completion for...:", prompt)
         return agent, control, model, tools, prompt, context
 
@@ -211,3 +223,11 @@ def _debug_call(control: RunControl) -> Callable[[str, dict], None] | None:
     return lambda name, args: control.debug_print(
         f"Processing tool call: {name} with arguments {args}"
     )
+
+
+def _api_safe_name(message: BaseMessage) -> BaseMessage:
+    """A copy whose ``name`` OpenAI accepts (``"Spanish Agent"`` -> ``"Spanish_Agent"``)."""
+    name = message.name
+    if not name or not _UNSAFE_NAME.search(name):
+        return message
+    return message.model_copy(update={"name": _UNSAFE_NAME.sub("_", name)})

@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any, Union
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -33,7 +33,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
 
 __all__ = [
     "ScriptExhaustedError",
@@ -45,7 +45,7 @@ __all__ = [
 
 #: One scripted reply: a message, its text, an exception to raise (simulates an API error),
 #: or a function of the messages the model was sent that returns one of those.
-ScriptedReply = Union[AIMessage, str, BaseException, Callable[[list[BaseMessage]], Any]]
+ScriptedReply = AIMessage | str | BaseException | Callable[[list[BaseMessage]], Any]
 
 # Split before each word that follows whitespace: the pieces join back to the exact text.
 _WORD_BOUNDARY = re.compile(r"(?<=\s)(?=\S)")
@@ -82,7 +82,9 @@ def scripted_tool_calls(
     for item in calls:
         name, args = item[0], item[1]
         tc_id = item[2] if len(item) > 2 else None  # type: ignore[misc]
-        tool_calls.append({"name": name, "args": dict(args or {}), "id": tc_id, "type": "tool_call"})
+        tool_calls.append(
+            {"name": name, "args": dict(args or {}), "id": tc_id, "type": "tool_call"}
+        )
     return AIMessage(content=content, tool_calls=tool_calls)
 
 
@@ -123,7 +125,7 @@ class ScriptedChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    responses: list[Any] = []
+    responses: list[Any] = Field(default_factory=list)
     respond: Callable[[list[BaseMessage]], Any] | None = None
     latency: float = 0.0
 
@@ -297,7 +299,9 @@ def _chunks(message: AIMessage) -> list[ChatGenerationChunk]:
     out: list[AIMessageChunk] = []
     content = message.content
     if isinstance(content, str):
-        out.extend(AIMessageChunk(content=piece) for piece in _WORD_BOUNDARY.split(content) if piece)
+        out.extend(
+            AIMessageChunk(content=piece) for piece in _WORD_BOUNDARY.split(content) if piece
+        )
     else:
         out.append(AIMessageChunk(content=content))
     index = 0
