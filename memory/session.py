@@ -1,0 +1,476 @@
+"""``Session``: the seed's three steps (load, run, save) for one conversation, as one object.
+
+Messages ("what was said") go to a LangChain chat history; context ("the key fields") and the
+name of the agent holding the conversation go to a context store. ``persist`` says which
+halves outlive the run, so the difference is something you can run and measure:
+
+=========================  ======================================================================
+``persist``                what a new Session (a "refresh", a new process) brings back
+=========================  ======================================================================
+``("messages","context")`` the earlier text (the model can read it), the context fields (tools and
+                           instructions get them) and the active agent
+``("messages",)``          the text only: the model can *read* "order 7", but
+                           ``context_variables`` starts empty and the given agent starts
+``("context",)``           the fields and the active agent, but the model sees no earlier text
+``()``                     nothing: every run starts fresh, as plain Swarm does
+=========================  ======================================================================
+
+A turn is saved in one transaction when both halves share one database (a process killed
+mid-turn leaves the whole turn or none of it). If the returned context cannot be stored as
+JSON, the turn's messages are still saved, the stored context stays as it was, and
+:class:`ContextSerializationError` is raised afterwards with the run's ``.response`` attached.
+Concurrent turns on one conversation never interleave messages; their context changes are
+merged key by key (each run's changes applied over the latest stored version). A run that
+raises stores nothing: the turn did not happen, and the exception reaches the caller.
+
+Example:
+    >>> import os, tempfile
+    >>> from graph import Agent, Result, Swarm, ScriptedChatModel, scripted_tool_call
+    >>> def remember_order(order_id: int):
+    ...     '''Remember the order the user talks about.'''
+    ...     return Result(value="noted", context_variables={"order_id": order_id})
+    >>> triage = Agent(name="Triage", functions=[remember_order])
+    >>> model = ScriptedChatModel([scripted_tool_call("remember_order", {"order_id": 7}), "OK."])
+    >>> url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "memory.db")
+    >>> _ = Session("conv-42", url=url).run(Swarm(chat_model=model), triage, "refund order 7")
+    >>> later = Session("conv-42", url=url)           # a refresh: a new object, same database
+    >>> later.context_variables, [m.type for m in later.messages]
+    ({'order_id': 7}, ['human', 'ai', 'tool', 'ai'])
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately
+
+from memory.context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError, encode_context
+from memory.context_store import ContextRecord, open_context_store
+from memory.history import open_history
+from memory.policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
+from memory.urls import check_conversation_id
+
+HALVES = ("messages", "context")
+
+
+class UnknownAgentWarning(UserWarning):
+    """The stored active agent is not among the Session's known agents; the given one runs."""
+
+
+def merge_context(latest: dict, base: dict, new: dict) -> dict:
+    """Apply one run's changes (``base`` -> ``new``) over ``latest`` (someone else's save).
+
+    Keys the run added or changed take the run's value, keys it deleted are deleted, and
+    everything else keeps the latest stored value, so two concurrent runs lose neither's
+    writes unless both wrote the same key (then the later save wins).
+
+    Example:
+        >>> merge_context({"a": 1, "b": 9}, base={"a": 1, "b": 2}, new={"a": 5, "b": 2})
+        {'a': 5, 'b': 9}
+    """
+    merged = copy.deepcopy(latest)
+    for key, value in new.items():
+        if key not in base or base[key] != value:
+            merged[key] = copy.deepcopy(value)
+    for key in base:
+        if key not in new:
+            merged.pop(key, None)
+    return merged
+
+
+def as_messages(message: Any) -> list[BaseMessage]:
+    """The caller's new input as LangChain messages: a str is one user message; dicts
+    (Swarm/OpenAI shape) and LangChain messages pass through ``graph.messages.to_langchain``.
+
+    Example:
+        >>> [m.type for m in as_messages("hi")], [m.type for m in as_messages([
+        ...     {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}])]
+        (['human'], ['system', 'human'])
+    """
+    from graph.messages import to_langchain
+
+    if isinstance(message, str):
+        return [HumanMessage(message)]
+    if isinstance(message, (dict, BaseMessage)):
+        message = [message]
+    if not isinstance(message, (list, tuple)):
+        raise TypeError(
+            "message must be a str, a message dict, a LangChain message or a list of them, "
+            f"got {type(message).__name__}"
+        )
+    return [m.model_copy(deep=True) for m in to_langchain(message)]
+
+
+def _persist_tuple(persist: Any) -> tuple[str, ...]:
+    if isinstance(persist, str):
+        persist = (persist,)
+    chosen = tuple(persist)
+    unknown = [p for p in chosen if p not in HALVES]
+    if unknown:
+        raise ValueError(
+            f"persist may only name 'messages' and 'context', got {unknown!r} "
+            "(use ('messages', 'context'), ('messages',), ('context',) or ())"
+        )
+    return tuple(h for h in HALVES if h in chosen)
+
+
+@dataclass
+class _Loaded:
+    shown: list[BaseMessage]
+    record: ContextRecord
+    summary: SummaryState | None = None
+    summary_changed: bool = False
+
+
+class Session:
+    """One conversation that outlives a run; see the module docstring for ``persist``.
+
+    Args:
+        conversation_id: any non-empty string without NUL (always a bound parameter).
+        url: where both halves live: ``sqlite:///file.db`` (default ``swarmgraph.db`` in the
+            working directory) or ``memory://``.
+        persist: which halves outlive a run.
+        window: load only the last ``window`` messages (shorthand for ``WindowMemory``).
+        memory: a policy (:mod:`memory.policies`) or a spec string like ``"tokens:2000"``.
+        agents: agents a stored active-agent name may resolve to, besides every agent
+            reachable by handoff from the agent passed to :meth:`run`.
+        context_size_limit: bytes of context JSON above which saving warns.
+    """
+
+    def __init__(
+        self,
+        conversation_id: str,
+        url: str = "sqlite:///swarmgraph.db",
+        *,
+        persist: Iterable[str] = HALVES,
+        window: int | None = None,
+        memory: MemoryPolicy | str | None = None,
+        agents: Sequence[Any] | None = None,
+        context_size_limit: int | None = DEFAULT_SIZE_LIMIT,
+    ) -> None:
+        self.conversation_id = check_conversation_id(conversation_id)
+        self.url = url
+        self.persist = _persist_tuple(persist)
+        if window is not None and memory is not None:
+            raise ValueError("give window=k or memory=..., not both (window=k is WindowMemory(k))")
+        if isinstance(memory, str):
+            from memory.policies import parse_memory
+
+            memory = parse_memory(memory)
+        self.memory: MemoryPolicy = (
+            WindowMemory(window) if window is not None else memory or BufferMemory()
+        )
+        self.history = open_history(url, conversation_id)
+        self.store = open_context_store(url, size_limit=context_size_limit)
+        self._agents: dict[str, Any] = {}
+        for agent in agents or ():
+            known = self._agents.setdefault(agent.name, agent)
+            if known is not agent:
+                raise ValueError(f"two different agents are named {agent.name!r} in agents=")
+        #: What the last run sent as history + new input (before the agent's instructions).
+        self.last_sent: list[BaseMessage] = []
+        #: Tokens of the last run: the engine's ``response.usage`` (``source="engine"``) or an
+        #: estimate over what was sent (``source="estimate"``); plus the summariser's input.
+        self.last_usage: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"Session({self.conversation_id!r}, persist={self.persist!r}, memory={self.memory!r})"
+        )
+
+    # -- what is stored --------------------------------------------------------------------
+    @property
+    def messages(self) -> list[BaseMessage]:
+        """Every stored message of this conversation (LangChain messages)."""
+        return self.history.get_messages()
+
+    @property
+    def context_variables(self) -> dict:
+        """The stored context (a fresh copy; ``{}`` if none)."""
+        return self.store.load(self.conversation_id).context
+
+    @property
+    def active_agent_name(self) -> str | None:
+        """The name of the agent that held the conversation after the last saved run."""
+        return self.store.load(self.conversation_id).active_agent
+
+    def clear(self) -> None:
+        """Forget both halves of this conversation (one transaction when they share a file)."""
+        with self._write() as (history_conn, store_conn):
+            self.history.clear(connection=history_conn)
+            self.store.delete(self.conversation_id, connection=store_conn)
+
+    async def aclear(self) -> None:
+        """Async twin of :meth:`clear`."""
+        async with self._awrite() as (history_conn, store_conn):
+            await self.history.aclear(connection=history_conn)
+            await self.store.adelete(self.conversation_id, connection=store_conn)
+
+    # -- the three steps, sync ---------------------------------------------------------------
+    def run(
+        self,
+        swarm: Any,
+        agent: Any,
+        message: Any,
+        context_variables: dict | None = None,
+        **run_kwargs: Any,
+    ) -> Any:
+        """Load what ``persist`` names, run ``swarm``, save the new messages and context.
+
+        ``message``: a str (one user message), a message dict, a LangChain message or a list.
+        ``context_variables`` is merged over the stored context (never mutated).
+        """
+        self._check_run_kwargs(run_kwargs)
+        new = as_messages(message)
+        loaded = self._load()
+        agent, context = self._prepare(agent, loaded, context_variables)
+        self.last_sent = [*loaded.shown, *new]
+        response = swarm.run(
+            agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
+        )
+        self._save(loaded, context, new, response)
+        self._record_usage(response)
+        return response
+
+    def _load(self) -> _Loaded:
+        record = ContextRecord()
+        summary_policy = isinstance(self.memory, SummaryMemory) and "messages" in self.persist
+        if "context" in self.persist or summary_policy:
+            record = self.store.load(self.conversation_id)
+        if "messages" not in self.persist:
+            return _Loaded([], record)
+        if isinstance(self.memory, SummaryMemory):
+            state = SummaryState.from_meta(record.meta)
+            recent = self.history.get_messages_since(state.summarized)
+            if not recent and state.summarized and self.history.count() < state.summarized:
+                state, recent = SummaryState(), self.history.get_messages()  # history cleared
+            shown, new_state = self.memory.fold(recent, state)
+            return _Loaded(shown, record, new_state, new_state != state)
+        stored = self.history.get_messages(limit=self.memory.load_limit)
+        return _Loaded(self.memory.select(stored), record)
+
+    def _save(self, loaded: _Loaded, sent_context: dict, new: list, response: Any) -> None:
+        plan = self._plan(sent_context, new, response)
+        # One transaction when both halves share a database (_write() hands out one connection).
+        with self._write() as (history_conn, store_conn):
+            if plan.messages:
+                self.history.add_messages(plan.messages, connection=history_conn)
+            self._save_context(loaded, sent_context, plan, store_conn)
+        if plan.error is not None:
+            raise plan.error
+
+    def _save_context(self, loaded: _Loaded, sent: dict, plan: _Plan, conn: Any) -> None:
+        cid = self.conversation_id
+        if plan.context is not None or loaded.summary_changed:
+            latest = self.store.load(cid, connection=conn)
+            if plan.context is not None:
+                context = plan.context
+                if latest.version != loaded.record.version:
+                    context = merge_context(latest.context, sent, plan.context)
+                self.store.save(
+                    cid,
+                    context,
+                    expected_version=latest.version,
+                    active_agent=plan.agent_name,
+                    connection=conn,
+                )
+            if loaded.summary_changed and loaded.summary is not None:
+                stored = SummaryState.from_meta(latest.meta)
+                if loaded.summary.summarized > stored.summarized:
+                    meta = {**latest.meta, **loaded.summary.to_meta()}
+                    self.store.save_meta(cid, meta, connection=conn)
+
+    # -- the three steps, async --------------------------------------------------------------
+    async def arun(
+        self,
+        swarm: Any,
+        agent: Any,
+        message: Any,
+        context_variables: dict | None = None,
+        **run_kwargs: Any,
+    ) -> Any:
+        """Async twin of :meth:`run` (async storage, ``swarm.arun``)."""
+        self._check_run_kwargs(run_kwargs)
+        new = as_messages(message)
+        loaded = await self._aload()
+        agent, context = self._prepare(agent, loaded, context_variables)
+        self.last_sent = [*loaded.shown, *new]
+        response = await swarm.arun(
+            agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
+        )
+        await self._asave(loaded, context, new, response)
+        self._record_usage(response)
+        return response
+
+    async def _aload(self) -> _Loaded:
+        record = ContextRecord()
+        summary_policy = isinstance(self.memory, SummaryMemory) and "messages" in self.persist
+        if "context" in self.persist or summary_policy:
+            record = await self.store.aload(self.conversation_id)
+        if "messages" not in self.persist:
+            return _Loaded([], record)
+        if isinstance(self.memory, SummaryMemory):
+            state = SummaryState.from_meta(record.meta)
+            recent = await self.history.aget_messages_since(state.summarized)
+            if not recent and state.summarized and await self.history.acount() < state.summarized:
+                state, recent = SummaryState(), await self.history.aget_messages()
+            shown, new_state = await self.memory.afold(recent, state)
+            return _Loaded(shown, record, new_state, new_state != state)
+        stored = await self.history.aget_messages(limit=self.memory.load_limit)
+        return _Loaded(self.memory.select(stored), record)
+
+    async def _asave(self, loaded: _Loaded, sent_context: dict, new: list, response: Any) -> None:
+        plan = self._plan(sent_context, new, response)
+        cid = self.conversation_id
+        async with self._awrite() as (history_conn, store_conn):
+            if plan.messages:
+                await self.history.aadd_messages(plan.messages, connection=history_conn)
+            if plan.context is not None or loaded.summary_changed:
+                latest = await self.store.aload(cid, connection=store_conn)
+                if plan.context is not None:
+                    context = plan.context
+                    if latest.version != loaded.record.version:
+                        context = merge_context(latest.context, sent_context, plan.context)
+                    await self.store.asave(
+                        cid,
+                        context,
+                        expected_version=latest.version,
+                        active_agent=plan.agent_name,
+                        connection=store_conn,
+                    )
+                summary = loaded.summary if loaded.summary_changed else None
+                if summary and summary.summarized > SummaryState.from_meta(latest.meta).summarized:
+                    meta = {**latest.meta, **summary.to_meta()}
+                    await self.store.asave_meta(cid, meta, connection=store_conn)
+        if plan.error is not None:
+            raise plan.error
+
+    # -- shared pieces -------------------------------------------------------------------
+    @staticmethod
+    def _check_run_kwargs(run_kwargs: dict) -> None:
+        if run_kwargs.get("stream"):
+            raise ValueError(
+                "Session.run does not stream: it must see the whole response to save it"
+            )
+        for name in ("messages", "context_variables", "agent"):
+            if name in run_kwargs:
+                raise TypeError(f"Session.run builds {name!r} itself; pass it positionally")
+
+    def _resolve_agent(self, given: Any, stored_name: str | None) -> Any:
+        if not stored_name or getattr(given, "name", None) == stored_name:
+            return given
+        if stored_name in self._agents:
+            return self._agents[stored_name]
+        from graph.discovery import reachable_agents
+
+        for candidate in reachable_agents([given]):
+            if candidate.name == stored_name:
+                return candidate
+        warnings.warn(
+            f"conversation {self.conversation_id!r} was last held by agent {stored_name!r}, "
+            f"which is neither agents= nor reachable from {given.name!r}; continuing with "
+            f"{given.name!r}",
+            UnknownAgentWarning,
+            stacklevel=4,
+        )
+        return given
+
+    def _prepare(self, agent: Any, loaded: _Loaded, caller: dict | None) -> tuple[Any, dict]:
+        if caller is not None and not isinstance(caller, dict):
+            raise TypeError(f"context_variables must be a dict, got {type(caller).__name__}")
+        context = copy.deepcopy(loaded.record.context)
+        context.update(copy.deepcopy(caller or {}))
+        return self._resolve_agent(agent, loaded.record.active_agent), context
+
+    def _plan(self, sent_context: dict, new: list, response: Any) -> _Plan:
+        from graph.messages import to_langchain
+
+        plan = _Plan()
+        if "messages" in self.persist:
+            plan.messages = [*new, *to_langchain(response.messages)]
+        if "context" in self.persist:
+            try:  # fail before the transaction, so the messages are still written
+                encode_context(response.context_variables, size_limit=None)
+                plan.context = response.context_variables
+                plan.agent_name = getattr(response.agent, "name", None)
+            except ContextSerializationError as error:
+                error.response = response
+                plan.error = error
+        return plan
+
+    def _write(self) -> AbstractContextManager:
+        return _Write(self.history, self.store)
+
+    def _awrite(self) -> AbstractAsyncContextManager:
+        return _AWrite(self.history, self.store)
+
+    def _record_usage(self, response: Any) -> None:
+        usage = dict(getattr(response, "usage", None) or {})
+        if usage.get("model_calls"):
+            usage["source"] = "engine"
+        else:
+            usage = {
+                "model_calls": None,
+                "input_tokens": count_tokens_approximately(self.last_sent),
+                "output_tokens": None,
+                "source": "estimate",
+            }
+        usage["summary_input_tokens"] = getattr(self.memory, "last_input_tokens", 0)
+        self.last_usage = usage
+
+
+@dataclass
+class _Plan:
+    messages: list | None = None
+    context: dict | None = None
+    agent_name: str | None = None
+    error: ContextSerializationError | None = None
+
+
+class _Write:
+    """Both stores' write transactions: one shared transaction when they share a domain."""
+
+    def __init__(self, history: Any, store: Any) -> None:
+        self.shared = history.transaction_domain is store.transaction_domain
+        self.history, self.store = history, store
+
+    def __enter__(self) -> tuple[Any, Any]:
+        self._history_tx = self.history.begin_write()
+        history_conn = self._history_tx.__enter__()
+        if self.shared:
+            self._store_tx = nullcontext(history_conn)
+        else:
+            self._store_tx = self.store.begin_write()
+        return history_conn, self._store_tx.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._store_tx.__exit__(*exc)
+        finally:
+            self._history_tx.__exit__(*exc)
+
+
+class _AWrite:
+    def __init__(self, history: Any, store: Any) -> None:
+        self.shared = history.transaction_domain is store.transaction_domain
+        self.history, self.store = history, store
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        self._history_tx = self.history.abegin_write()
+        history_conn = await self._history_tx.__aenter__()
+        self._store_tx = None if self.shared else self.store.abegin_write()
+        store_conn = history_conn if self._store_tx is None else await self._store_tx.__aenter__()
+        return history_conn, store_conn
+
+    async def __aexit__(self, *exc: Any) -> None:
+        try:
+            if self._store_tx is not None:
+                await self._store_tx.__aexit__(*exc)
+        finally:
+            await self._history_tx.__aexit__(*exc)

@@ -1,0 +1,120 @@
+"""One SQLAlchemy engine per SQLite file per process, set up for many writers.
+
+Every connection gets WAL (readers never block the writer), a busy timeout (a writer waits
+for the lock instead of failing) and ``synchronous=NORMAL`` (safe against a killed process).
+Transactions begin ``DEFERRED`` for reads; :func:`write_transaction` begins ``IMMEDIATE`` so
+a writer takes the lock *before* reading what it will update: two writers can never both read
+version 3 and both write version 4, and never deadlock upgrading a read lock.
+
+Example:
+    >>> import tempfile, os
+    >>> from sqlalchemy import text
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.db")
+    >>> engine = sync_engine(path)
+    >>> engine is sync_engine(path)          # cached per file per process
+    True
+    >>> with write_transaction(engine) as conn:
+    ...     _ = conn.execute(text("CREATE TABLE t (x)"))
+    >>> with engine.connect() as conn:
+    ...     conn.execute(text("PRAGMA journal_mode")).scalar()
+    'wal'
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine, create_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
+
+#: How long (ms) a writer waits for another writer's lock before "database is locked".
+BUSY_TIMEOUT_MS = 60_000
+
+_IMMEDIATE = "swarmgraph_begin_immediate"
+_lock = threading.Lock()
+_sync_engines: dict[tuple[int, str], Engine] = {}
+_async_engines: dict[tuple[int, str], AsyncEngine] = {}
+
+
+def _configure(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:
+        # Take BEGIN out of the driver's hands so the "begin" hook below decides its kind.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get(_IMMEDIATE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _key(path: str | Path) -> tuple[int, str]:
+    # Keyed by pid too: a forked child must not reuse its parent's pooled connections.
+    return os.getpid(), os.path.abspath(os.fspath(path))
+
+
+def sync_engine(path: str | Path) -> Engine:
+    """The process-wide engine for the SQLite file at ``path`` (created on first use)."""
+    key = _key(path)
+    with _lock:
+        engine = _sync_engines.get(key)
+        if engine is None:
+            Path(key[1]).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(
+                f"sqlite:///{key[1]}",
+                connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+            )
+            _configure(engine)
+            _sync_engines[key] = engine
+        return engine
+
+
+def async_engine(path: str | Path) -> AsyncEngine:
+    """The process-wide aiosqlite engine for ``path``.
+
+    It pools nothing (``NullPool``): an aiosqlite connection belongs to the event loop that
+    opened it, and callers may use several loops (``asyncio.run`` twice); opening a SQLite
+    file costs far less than a model call.
+    """
+    key = _key(path)
+    with _lock:
+        engine = _async_engines.get(key)
+        if engine is None:
+            Path(key[1]).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_async_engine(
+                f"sqlite+aiosqlite:///{key[1]}",
+                poolclass=NullPool,
+                connect_args={"timeout": BUSY_TIMEOUT_MS / 1000},
+            )
+            _configure(engine.sync_engine)
+            _async_engines[key] = engine
+        return engine
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A ``BEGIN IMMEDIATE`` transaction: committed on exit, rolled back on error."""
+    with engine.connect() as conn:
+        conn = conn.execution_options(**{_IMMEDIATE: True})
+        with conn.begin():
+            yield conn
+
+
+@asynccontextmanager
+async def awrite_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """The async twin of :func:`write_transaction`."""
+    async with engine.connect() as conn:
+        conn = await conn.execution_options(**{_IMMEDIATE: True})
+        async with conn.begin():
+            yield conn

@@ -1,0 +1,188 @@
+"""Context stores: one JSON document per conversation, versions, clear errors, size warning."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import math
+import os
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from memory import (
+    ContextSerializationError,
+    ContextSizeWarning,
+    ContextStore,
+    ContextVersionConflict,
+    open_context_store,
+    open_history,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PROCS = Path(__file__).parent / "procs"
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def url(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'chat.db'}"
+    return f"memory://{tmp_path.name}"
+
+
+def test_save_and_load_round_trip_with_versions_agent_and_meta(url):
+    store = open_context_store(url)
+    assert isinstance(store, ContextStore)
+    empty = store.load("c")
+    assert (empty.context, empty.version, empty.active_agent, empty.meta) == ({}, 0, None, {})
+    value = {"name": "小明 🙂", "order_id": 7, "vip": True, "tags": ("a", "b"), "n": {"x": None}}
+    assert store.save("c", value, active_agent="Refunds") == 1
+    store.save_meta("c", {"summary": "Ming wants a refund", "summarized": 4})
+    assert store.save("c", {**value, "order_id": 8}) == 2  # active_agent=None keeps the stored one
+    record = open_context_store(url).load("c")
+    assert record.context == {**value, "tags": ["a", "b"], "order_id": 8}
+    assert (record.version, record.active_agent) == (2, "Refunds")
+    assert record.meta == {"summary": "Ming wants a refund", "summarized": 4}
+    record.context["order_id"] = 99  # a copy: editing it changes nothing stored
+    assert store.load("c").context["order_id"] == 8
+    store.delete("c")
+    assert store.load("c").version == 0
+
+
+def test_expected_version_detects_a_concurrent_write(url):
+    store = open_context_store(url)
+    store.save("c", {"a": 1})
+    with pytest.raises(ContextVersionConflict, match="version 1, not 0"):
+        store.save("c", {"a": 2}, expected_version=0)
+    assert store.save("c", {"a": 3}, expected_version=1) == 2
+    assert store.load("c").context == {"a": 3}
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "kind"),
+    [
+        ({"when": datetime.datetime(2024, 5, 1)}, "context_variables['when']", "datetime"),
+        ({"user": {"tags": {1, 2}}}, "context_variables['user']['tags']", "set"),
+        ({"items": [1, object()]}, "context_variables['items'][1]", "object"),
+        ({"scores": {3: "x"}}, "context_variables['scores'][3] (the key)", "int"),
+        ({"ratio": math.nan}, "context_variables['ratio']", "float"),
+        ({"raw": b"\x00"}, "context_variables['raw']", "bytes"),
+    ],
+)
+def test_unserialisable_values_are_refused_naming_the_key(url, value, path, kind):
+    store = open_context_store(url)
+    store.save("c", {"kept": 1})
+    with pytest.raises(ContextSerializationError) as info:
+        store.save("c", value)
+    assert str(info.value).startswith(f"{path} is a") and kind in str(info.value)
+    assert info.value.path == path
+    assert store.load("c").context == {"kept": 1}  # nothing half-written
+    assert store.load("c").version == 1
+
+
+def test_size_warning_above_the_limit_and_configurable(url):
+    store = open_context_store(url)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store.save("small", {"text": "x" * 60_000})  # under 64 KiB: silent
+    with pytest.warns(ContextSizeWarning, match="above the 65536-byte limit"):
+        store.save("big", {"text": "x" * 70_000})
+    assert store.load("big").context["text"] == "x" * 70_000  # a warning, not a refusal
+    tight = open_context_store(url, size_limit=100)
+    with pytest.warns(ContextSizeWarning, match="100-byte limit"):
+        tight.save("c", {"text": "y" * 200})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        open_context_store(url, size_limit=None).save("c", {"text": "y" * 100_000})
+
+
+def test_sqlite_context_lives_next_to_the_history_in_one_file(tmp_path):
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    history = open_history(url, "c")
+    open_context_store(url).save("c", {"a": 1})
+    with history.engine.connect() as conn:
+        tables = {row[0] for row in conn.execute(text("SELECT name FROM sqlite_master"))}
+    assert {"message_store", "swarm_context"} <= tables
+    assert list(tmp_path.glob("*.db")) == [tmp_path / "chat.db"]
+
+
+def test_odd_ids_are_isolated(url):
+    store = open_context_store(url)
+    ids = ["a'b", "x'; DELETE FROM swarm_context; --", "小明", "k" * 1024, "%"]
+    for n, cid in enumerate(ids):
+        store.save(cid, {"n": n})
+    assert [store.load(cid).context for cid in ids] == [{"n": n} for n in range(len(ids))]
+    for bad in ("", "a\x00"):
+        with pytest.raises(ValueError, match="conversation id"):
+            store.load(bad)
+
+
+def test_async_methods(url):
+    store = open_context_store(url)
+
+    async def go():
+        assert await store.asave("c", {"a": 1}, active_agent="Sales") == 1
+        await store.asave_meta("c", {"summary": "s"})
+        record = await store.aload("c")
+        await store.adelete("c")
+        return record, await store.aload("c")
+
+    record, gone = asyncio.run(go())
+    assert (record.context, record.active_agent, record.meta) == (
+        {"a": 1},
+        "Sales",
+        {"summary": "s"},
+    )
+    assert gone.version == 0
+
+
+def _increment(store, cid: str) -> None:
+    with store.begin_write() as conn:
+        record = store.load(cid, connection=conn)
+        counter = record.context.get("counter", 0) + 1
+        store.save(cid, {"counter": counter}, expected_version=record.version, connection=conn)
+
+
+def test_read_modify_write_from_threads_loses_no_update(url):
+    store = open_context_store(url)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(30):
+                _increment(open_context_store(url), "c")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.load("c").context == {"counter": 180}
+    assert store.load("c").version == 180
+
+
+def test_read_modify_write_from_processes_loses_no_update(tmp_path):
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(PROCS / "context_incrementer.py"), url, "c", "40"],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    assert open_context_store(url).load("c").context == {"counter": 120}
