@@ -34,7 +34,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import NullPool
 
 #: How long (ms) a writer waits for another writer's lock before "database is locked".
-BUSY_TIMEOUT_MS = 60_000
+#: Long by default so bursts of concurrent turns queue instead of failing; an interactive
+#: tool (or a test of the locked case) can shorten it with SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS.
+BUSY_TIMEOUT_MS = int(os.environ.get("SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS", "60000"))
 
 _IMMEDIATE = "swarmgraph_begin_immediate"
 _lock = threading.Lock()

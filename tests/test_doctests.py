@@ -16,6 +16,9 @@ MODULES = [
     "graph.run_control",
     "graph.builder",
     "graph.swarm",
+    "graph.demo",
+    "graph.drawing",
+    "graph.cli",
 ]
 
 

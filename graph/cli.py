@@ -1,0 +1,679 @@
+"""``swarmgraph``: the demo, a chat REPL with persistent memory, stored history, the graph.
+
+    swarmgraph demo                                    # offline, no API key
+    swarmgraph chat --session ID [--db URL] [--model NAME]
+                    [--memory buffer|window:K|tokens:N|summary]
+    swarmgraph history --session ID [--db URL]
+    swarmgraph graph [--format mermaid|png] [--output PATH]
+
+Storage defaults to an embedded SQLite file, ``.swarmgraph/swarmgraph.db`` under the current
+directory (``$SWARMGRAPH_DB`` or ``--db`` point elsewhere: any URL ``memory.Session``
+takes). Without ``OPENAI_API_KEY`` (and without ``--model``) the agents run on the
+offline demo model (:func:`graph.demo.demo_model`). A mistake a user can make prints
+one line on stderr and exits non-zero; ``SWARMGRAPH_DEBUG=1`` shows tracebacks.
+
+Example:
+    >>> import contextlib, io
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = main(["graph", "--format", "mermaid"])
+    >>> code, "Triage -.-> Refunds" in out.getvalue()
+    (0, True)
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import shutil
+import sqlite3
+import sys
+import threading
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from graph.demo import DEMO_CONVERSATION, DEMO_MODEL_LABEL, demo_agents, demo_model
+
+__all__ = ["UserError", "build_parser", "main"]
+
+DEFAULT_DIR = ".swarmgraph"
+DEFAULT_MODEL = "gpt-4o-mini"
+DEMO_SESSION = "demo"
+COMMANDS_HELP = "/context /history /agent /clear /quit"
+
+
+class UserError(Exception):
+    """A mistake the user can fix; printed as one line, exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (exit 2), not usage + error."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+# -- colours -------------------------------------------------------------------------------------
+_AGENT_COLOURS = {"Triage": "33", "Sales": "32", "Refunds": "36"}
+_SPARE_COLOURS = ("35", "34", "91", "92", "93", "94", "95", "96")
+
+
+class Style:
+    """ANSI styling, off unless writing to a terminal, without ``NO_COLOR``, nor ``--no-color``.
+
+    Example:
+        >>> Style(enabled=False).agent("Triage"), Style(enabled=True).agent("Triage")
+        ('Triage', '\\x1b[1;33mTriage\\x1b[0m')
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._spare: dict[str, str] = {}
+
+    @classmethod
+    def for_stream(cls, stream: TextIO, no_color: bool = False) -> Style:
+        tty = hasattr(stream, "isatty") and stream.isatty()
+        return cls(tty and not no_color and not os.environ.get("NO_COLOR"))
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
+
+    def colour_of(self, name: str) -> str:
+        if name in _AGENT_COLOURS:
+            return _AGENT_COLOURS[name]
+        if name not in self._spare:
+            self._spare[name] = _SPARE_COLOURS[len(self._spare) % len(_SPARE_COLOURS)]
+        return self._spare[name]
+
+    def agent(self, name: str) -> str:
+        return self._wrap("1;" + self.colour_of(name), name)
+
+    def tinted(self, name: str, text: str) -> str:
+        return self._wrap(self.colour_of(name), text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+
+# -- model and storage choices -------------------------------------------------------------------
+def default_db_url() -> str:
+    """``$SWARMGRAPH_DB``, else ``sqlite:///<cwd>/.swarmgraph/swarmgraph.db``."""
+    env = os.environ.get("SWARMGRAPH_DB")
+    if env:
+        return env
+    return f"sqlite:///{(Path.cwd() / DEFAULT_DIR / 'swarmgraph.db').as_posix()}"
+
+
+def _sqlite_file(url: str) -> Path | None:
+    from memory.urls import sqlite_path, url_scheme
+
+    return sqlite_path(url) if url_scheme(url) == "sqlite" else None
+
+
+def _where(url: str) -> str:
+    """The store for humans: a path relative to the working directory when it is under it."""
+    from memory.urls import redact_url
+
+    path = _sqlite_file(url)
+    if path is None:
+        return redact_url(url)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _prepare_store(url: str) -> None:
+    path = _sqlite_file(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def _choose_model(args: argparse.Namespace) -> tuple[Any, str, str]:
+    """``(swarm, model name for the agents, label)``: a real model when configured."""
+    from graph.swarm import Swarm
+
+    key, base = os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL")
+    if args.model is None and (args.offline or not key):
+        tty = sys.stdout.isatty()
+        return (
+            Swarm(chat_model=demo_model(latency=0.15 if tty else 0.0)),
+            DEFAULT_MODEL,
+            (DEMO_MODEL_LABEL),
+        )
+    if not key and not base:
+        raise UserError(
+            f"--model {args.model} needs OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local "
+            "OpenAI-compatible server); leave out --model to use the offline demo model"
+        )
+    name = args.model or DEFAULT_MODEL
+    where = f"at {base}" if base else "on OpenAI"
+    return Swarm(), name, f"{name} {where}"
+
+
+def _session(args: argparse.Namespace, conversation_id: str, agents: Sequence[Any], **kw: Any):
+    from memory import Session
+
+    _prepare_store(args.db)
+    return Session(conversation_id, url=args.db, agents=list(agents), **kw)
+
+
+# -- printing a conversation ---------------------------------------------------------------------
+def _args_text(arguments: Any) -> str:
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else dict(arguments or {})
+    except (ValueError, TypeError):
+        return str(arguments)
+    if not isinstance(parsed, dict):
+        return str(parsed)
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items())
+
+
+def _handoff_target(content: Any) -> str | None:
+    try:
+        data = json.loads(content) if isinstance(content, str) else None
+    except ValueError:
+        return None
+    if isinstance(data, dict) and set(data) == {"assistant"}:
+        return str(data["assistant"])
+    return None
+
+
+def conversation_lines(messages: Iterable[dict], style: Style, *, users: bool = True) -> list[str]:
+    """Swarm-style message dicts as display lines: turns, tool calls, handoff arrows.
+
+    Example:
+        >>> msgs = [{"role": "user", "content": "hi"},
+        ...         {"role": "assistant", "sender": "Triage", "content": None, "tool_calls": [
+        ...             {"id": "1", "function": {"name": "transfer_to_sales", "arguments": "{}"}}]},
+        ...         {"role": "tool", "tool_call_id": "1", "tool_name": "transfer_to_sales",
+        ...          "content": '{"assistant": "Sales"}'},
+        ...         {"role": "assistant", "sender": "Sales", "content": "Bees?"}]
+        >>> print("\\n".join(conversation_lines(msgs, Style(False))))
+        you › hi
+          Triage ⚙ transfer_to_sales()
+          Triage → Sales
+        Sales › Bees?
+    """
+    lines: list[str] = []
+    callers: dict[str, str] = {}
+    for m in messages:
+        role = m.get("role")
+        if role == "user" and users:
+            lines.append(f"{style.bold('you')} › {m.get('content')}")
+        elif role == "assistant":
+            sender = m.get("sender") or "assistant"
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function", {})
+                callers[call.get("id")] = sender
+                lines.append(
+                    f"  {style.agent(sender)} {style.dim('⚙')} "
+                    f"{fn.get('name')}({_args_text(fn.get('arguments'))})"
+                )
+            if m.get("content"):
+                lines.append(f"{style.agent(sender)} › {style.tinted(sender, m['content'])}")
+        elif role == "tool":
+            sender = callers.get(m.get("tool_call_id"), "")
+            target = _handoff_target(m.get("content"))
+            if target is not None:
+                lines.append(f"  {style.agent(sender or '?')} → {style.agent(target)}")
+            else:
+                lines.append(f"    {style.dim('↳ ' + str(m.get('content')))}")
+        elif role == "system":
+            lines.append(style.dim(f"[system] {m.get('content')}"))
+    return lines
+
+
+def _stored_dicts(session: Any) -> list[dict]:
+    from graph.messages import to_openai
+
+    return to_openai(session.messages)
+
+
+def _context_text(context: dict) -> str:
+    return json.dumps(context, ensure_ascii=False, sort_keys=True)
+
+
+# -- demo ----------------------------------------------------------------------------------------
+def _compare_dir(url: str) -> Path:
+    path = _sqlite_file(url)
+    return (path.parent if path is not None else Path.cwd() / DEFAULT_DIR) / "compare"
+
+
+def _fresh_compare_dir(folder: Path) -> Path:
+    """The persist comparison starts from empty files, so every demo prints the same table."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("compare-*.db*"):
+        old.unlink()
+    return folder
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    from memory.compare import compare_persistence, format_table
+
+    style = Style.for_stream(out, args.no_color)
+    swarm, model_name, label = _choose_model(args)
+    triage, sales, refunds = demo_agents(model=model_name)
+    session = _session(args, DEMO_SESSION, [triage, sales, refunds])
+    session.clear()  # the demo replays from the start every time
+    p = lambda text="": print(text, file=out)  # noqa: E731
+
+    p(style.bold("swarmgraph demo") + ": a customer-service swarm, Triage → Sales / Refunds")
+    p(f"model:  {label}")
+    p(f"store:  {_where(args.db)} (conversation {DEMO_SESSION!r})")
+    for number, text in enumerate(DEMO_CONVERSATION, 1):
+        p()
+        p(style.dim(f"── turn {number} " + "─" * 40))
+        response = session.run(swarm, triage, text)
+        for line in conversation_lines([{"role": "user", "content": text}], style):
+            p(line)
+        for line in conversation_lines(response.messages, style):
+            p(line)
+        p(style.dim(f"   context_variables: {_context_text(response.context_variables)}"))
+
+    p()
+    p(style.dim("── refresh " + "─" * 44))
+    p("A new Session object on the same file, as after reloading the page:")
+    later = _session(args, DEMO_SESSION, [triage, sales, refunds])
+    stored = later.messages
+    p(f"  messages restored:  {len(stored)} (the model can read what was said)")
+    p(f"  context restored:   {_context_text(later.context_variables)} (tools get these)")
+    p(f"  active agent:       {later.active_agent_name}")
+
+    p()
+    p(style.dim("── what survives a refresh, per persist choice " + "─" * 10))
+    p("Measured by memory.compare: turn 1, a new Session, then turn 2 'Did my refund go through?'")
+    rows = compare_persistence(_fresh_compare_dir(_compare_dir(args.db)))
+    p(format_table(rows))
+    p()
+    p(f"stored in {_where(args.db)}; see it with: swarmgraph history --session {DEMO_SESSION}")
+    return 0
+
+
+# -- chat ----------------------------------------------------------------------------------------
+class Spinner:
+    """A spinner on a terminal while the model thinks; does nothing elsewhere."""
+
+    _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, out: TextIO, enabled: bool) -> None:
+        self.out, self.enabled = out, enabled
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        if not self.enabled or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        for frame in itertools.cycle(self._FRAMES):
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self.out.write(f"\r{frame} thinking…")
+                self.out.flush()
+            if self._stop.wait(0.08):
+                return
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        with self._lock:
+            self.out.write("\r\x1b[2K")
+            self.out.flush()
+
+
+class StreamingSwarm:
+    """Wraps a Swarm so ``Session.run`` streams: prints deltas, returns the final Response.
+
+    ``Session.run`` calls ``swarm.run(agent=..., messages=..., context_variables=...)``
+    and saves what comes back; this object runs the real swarm with ``stream=True``,
+    prints each token as it arrives, and hands back the ``Response`` event.
+    """
+
+    def __init__(self, swarm: Any, out: TextIO, style: Style, spinner: Spinner) -> None:
+        self.swarm, self.out, self.style, self.spinner = swarm, out, style, spinner
+
+    def run(self, **kwargs: Any) -> Any:
+        current: str | None = None
+        speaking = False
+        calls: dict[int, dict] = {}
+        self.spinner.start()
+        try:
+            for event in self.swarm.run(stream=True, **kwargs):
+                if "response" in event:
+                    return event["response"]
+                if event.get("delim") == "start":
+                    calls, speaking = {}, False
+                    continue
+                if event.get("delim") == "end":
+                    self.spinner.stop()
+                    if speaking:
+                        self.out.write("\n")
+                    for call in calls.values():
+                        self._write(
+                            f"  {self.style.agent(current or '?')} {self.style.dim('⚙')} "
+                            f"{call['name']}({_args_text(call['arguments'])})\n"
+                        )
+                    self.spinner.start()
+                    continue
+                sender = event.get("sender") or current or "assistant"
+                if current is not None and sender != current:
+                    self.spinner.stop()
+                    self._write(f"  {self.style.agent(current)} → {self.style.agent(sender)}\n")
+                    self.spinner.start()
+                current = sender
+                for delta in event.get("tool_calls") or []:
+                    slot = calls.setdefault(delta.get("index", 0), {"name": "", "arguments": ""})
+                    fn = delta.get("function") or {}
+                    slot["name"] += fn.get("name") or ""
+                    slot["arguments"] += fn.get("arguments") or ""
+                if event.get("content"):
+                    self.spinner.stop()
+                    if not speaking:
+                        self._write(f"{self.style.agent(sender)} › ")
+                        speaking = True
+                    self._write(self.style.tinted(sender, event["content"]))
+        finally:
+            self.spinner.stop()
+        raise RuntimeError("the swarm's stream ended without a response")
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+
+def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
+    from memory.policies import parse_memory
+
+    style = Style.for_stream(out, args.no_color)
+    memory = parse_memory(args.memory)
+    swarm, model_name, label = _choose_model(args)
+    triage, sales, refunds = demo_agents(model=model_name)
+    session = _session(args, args.session, [triage, sales, refunds], memory=memory)
+    stored = len(session.messages)
+    print(
+        f"{style.bold('swarmgraph chat')}: session {args.session!r} in {_where(args.db)}", file=out
+    )
+    print(f"model: {label}; memory: {args.memory}", file=out)
+    if stored:
+        who = session.active_agent_name or triage.name
+        print(f"resuming: {stored} stored messages, talking to {who}", file=out)
+    print(f"commands: {COMMANDS_HELP} (Ctrl-D quits)", file=out)
+    spinner = Spinner(out, out.isatty())
+    streaming = StreamingSwarm(swarm, out, style, spinner)
+    while True:
+        try:
+            text = input("you › ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print(file=out)
+            return 0
+        if not text:
+            continue
+        if text.startswith("/"):
+            if _chat_command(text, session, triage, out, style):
+                return 0
+            continue
+        try:
+            session.run(streaming, triage, text)
+        except KeyboardInterrupt:
+            print("\n(interrupted; this turn was not saved)", file=out)
+        except Exception as error:
+            if os.environ.get("SWARMGRAPH_DEBUG"):
+                raise
+            print(f"error: {_one_line(error)}", file=sys.stderr)
+        out.flush()
+
+
+def _chat_command(text: str, session: Any, triage: Any, out: TextIO, style: Style) -> bool:
+    """Run a /command; True means quit."""
+    command = text.split()[0].lower()
+    if command in ("/quit", "/exit", "/q"):
+        return True
+    if command == "/context":
+        print(f"context_variables: {_context_text(session.context_variables)}", file=out)
+    elif command == "/history":
+        lines = conversation_lines(_stored_dicts(session), style)
+        print("\n".join(lines) if lines else "(no stored messages)", file=out)
+    elif command == "/agent":
+        name = session.active_agent_name
+        print(f"active agent: {name or triage.name + ' (nobody has answered yet)'}", file=out)
+    elif command == "/clear":
+        session.clear()
+        print("cleared: stored messages and context of this session are gone", file=out)
+    else:
+        print(f"unknown command {command}; try {COMMANDS_HELP}", file=out)
+    return False
+
+
+# -- history -------------------------------------------------------------------------------------
+def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    path = _sqlite_file(args.db)
+    if path is not None and not path.exists():
+        raise UserError(f"no stored session {args.session!r}: {_where(args.db)} does not exist")
+    triage, sales, refunds = demo_agents()
+    session = _session(args, args.session, [triage, sales, refunds])
+    messages = _stored_dicts(session)
+    context = session.context_variables
+    agent = session.active_agent_name
+    if not messages and not context and agent is None:
+        raise UserError(f"no stored session {args.session!r} in {_where(args.db)}")
+    style = Style.for_stream(out, args.no_color)
+    plain = Style(False)
+    left_lines = conversation_lines(messages, plain)
+    coloured = conversation_lines(messages, style)
+    right = [
+        "context_variables",
+        "─" * 17,
+        *json.dumps(context, indent=2, ensure_ascii=False, sort_keys=True).splitlines(),
+        "",
+        f"active agent: {agent or '-'}",
+    ]
+    width = shutil.get_terminal_size((120, 24)).columns
+    right_w = max(len(line) for line in right) + 2
+    left_w = max(30, width - right_w - 3)
+    title = f"messages ({len(messages)}) of session {args.session!r} in {_where(args.db)}"
+    print(f"{title[:left_w].ljust(left_w)} │ {right[0]}", file=out)
+    print(f"{'─' * left_w}─┼─{right[1]}", file=out)
+    rows = max(len(left_lines), len(right) - 2)
+    for i in range(rows):
+        raw = left_lines[i] if i < len(left_lines) else ""
+        shown = coloured[i] if i < len(coloured) else ""
+        if len(raw) > left_w:  # cut plain text; colour codes would miscount the width
+            shown = raw[: left_w - 1] + "…"
+            raw = shown
+        side = right[i + 2] if i + 2 < len(right) else ""
+        print(f"{shown}{' ' * (left_w - len(raw))} │ {side}".rstrip(), file=out)
+    return 0
+
+
+# -- graph ---------------------------------------------------------------------------------------
+def demo_app() -> Any:
+    """The demo swarm compiled as a LangGraph app (offline model; only drawn, not run)."""
+    from graph.builder import build_swarm_graph
+
+    return build_swarm_graph(list(demo_agents()), chat_model=demo_model()).compile()
+
+
+def cmd_graph(args: argparse.Namespace, out: TextIO) -> int:
+    app = demo_app()
+    if args.format == "mermaid":
+        text = app.get_graph().draw_mermaid()
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+            print(f"wrote {args.output}", file=out)
+        else:
+            out.write(text)
+        return 0
+    from graph.drawing import draw_png
+
+    target = Path(args.output or Path(DEFAULT_DIR) / "demo_graph.png")
+    exclude = () if args.all_nodes else ("dynamic_handoff",)
+    draw_png(app, target, title="demo swarm: handoffs are conditional edges", exclude=exclude)
+    print(f"wrote {target}", file=out)
+    return 0
+
+
+# -- entry point ---------------------------------------------------------------------------------
+def _memory_spec(text: str) -> str:
+    from memory.policies import parse_memory
+
+    try:
+        parse_memory(text)
+    except (ValueError, TypeError) as error:
+        raise argparse.ArgumentTypeError(_one_line(error)) from None
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``swarmgraph --help``)."""
+    parser = _Parser(
+        prog="swarmgraph",
+        description="OpenAI Swarm's ideas as a LangGraph state machine, with memory side by side.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def storage(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--db",
+            default=None,
+            metavar="URL",
+            help="where sessions live (default: $SWARMGRAPH_DB or sqlite:///.swarmgraph/"
+            "swarmgraph.db; also memory://, postgresql://...)",
+        )
+        sub.add_argument("--no-color", action="store_true", help="plain text output")
+
+    def model(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--model",
+            metavar="NAME",
+            help="a real model (needs OPENAI_API_KEY or OPENAI_BASE_URL); default: the offline "
+            "demo model unless OPENAI_API_KEY is set",
+        )
+        sub.add_argument(
+            "--offline", action="store_true", help="use the offline demo model even with a key"
+        )
+
+    demo = commands.add_parser("demo", help="play the customer-service demo and the persist table")
+    storage(demo)
+    model(demo)
+    chat = commands.add_parser("chat", help="chat with the demo agents, with persistent memory")
+    chat.add_argument("--session", required=True, metavar="ID", help="conversation id")
+    chat.add_argument(
+        "--memory",
+        default="buffer",
+        type=_memory_spec,
+        metavar="POLICY",
+        help="what the model is shown: buffer, window:K, tokens:N or summary",
+    )
+    storage(chat)
+    model(chat)
+    history = commands.add_parser("history", help="stored messages and context of a session")
+    history.add_argument("--session", required=True, metavar="ID", help="conversation id")
+    storage(history)
+    drawing = commands.add_parser("graph", help="the demo swarm's graph (mermaid text or PNG)")
+    drawing.add_argument("--format", choices=("mermaid", "png"), default="mermaid")
+    drawing.add_argument(
+        "--output", metavar="PATH", help="file to write (PNG default: .swarmgraph/demo_graph.png)"
+    )
+    drawing.add_argument(
+        "--all-nodes", action="store_true", help="PNG: also draw the dynamic_handoff helper node"
+    )
+    return parser
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from graph.errors import SwarmError
+    from graph.models import MissingModelError
+    from memory import ContextSerializationError, ContextVersionConflict
+
+    errors: list[type[BaseException]] = [
+        UserError,
+        SwarmError,
+        MissingModelError,
+        ContextSerializationError,
+        ContextVersionConflict,
+        sqlite3.Error,
+        OSError,
+        ValueError,
+        ImportError,
+    ]
+    try:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        errors.append(SQLAlchemyError)
+    except ImportError:  # pragma: no cover - SQLAlchemy is a dependency
+        pass
+    return tuple(errors)
+
+
+def _describe(error: BaseException) -> str:
+    text = _one_line(error)
+    low = text.lower()
+    if "database is locked" in low:
+        return "the database is locked by another process; try again when it is done"
+    if "unable to open database" in low:
+        return f"cannot open the database file ({text})"
+    if isinstance(error, ImportError):
+        return f"{text} (for Postgres: pip install -e '.[postgres]')"
+    orig = getattr(error, "orig", None)  # SQLAlchemy wraps the driver's error
+    if orig is not None:
+        return _one_line(orig)
+    return text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``swarmgraph`` command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "db", "unset") is None:
+        args.db = default_db_url()
+    handlers = {"demo": cmd_demo, "chat": cmd_chat, "history": cmd_history, "graph": cmd_graph}
+    debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
+    try:
+        with warnings.catch_warnings():
+            if not debug:  # LangChain deprecation notes are ours to handle, not the user's
+                from langchain_core._api import LangChainDeprecationWarning
+
+                warnings.simplefilter("ignore", LangChainDeprecationWarning)
+            return handlers[args.command](args, sys.stdout)
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as error:
+        if debug:
+            raise
+        if isinstance(error, _user_errors()):
+            print(f"swarmgraph: error: {_describe(error)}", file=sys.stderr)
+            return 1
+        print(
+            f"swarmgraph: internal error: {type(error).__name__}: {_one_line(error)} "
+            "(set SWARMGRAPH_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 70
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,202 @@
+# Cells of notebooks/03_memory_vs_context.ipynb (built by notebooks/_build.py).
+# %% [markdown]
+# # 03 · Memory vs context: two halves of what an agent "remembers"
+#
+# People often summarise the difference as "LangChain memory stores, Swarm's context passes".
+# That is catchy and a bit wrong: both hold data, and neither survives a restart unless
+# *you* store it. The useful distinction is **what** each holds, **who** reads it, and
+# **how long** it lives:
+#
+# | | messages ("memory") | `context_variables` |
+# |---|---|---|
+# | holds | what was said, as free text | a few key fields (`user_id`, `order_id`) |
+# | read by | the model | instruction functions and tools (the model never sees the dict) |
+# | size | grows every turn | small (kilobytes), fixed by your design |
+# | lives | as long as a chat-history backend keeps it | one run, unless you save and pass it back |
+#
+# So after a page refresh (a new process, a new `Session` object) there are four choices:
+# keep both halves, only the messages, only the context, or nothing. This notebook runs all
+# four on the same two-turn scenario and measures what survives.
+# %%
+import json
+import tempfile
+
+from langchain_core.messages.utils import count_tokens_approximately
+from pydantic import BaseModel
+
+from graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+from memory import Session
+from memory.compare import TURN_1, TURN_2, compare_persistence, format_table
+from memory.extract import extract_context
+
+# %% [markdown]
+# ## The scenario
+#
+# * **Turn 1**: the user writes the first line below. The Triage agent's tool stores `name`
+#   and `order_id` in the context (through `Result`) and hands off to Refunds.
+# * **Refresh**: a brand-new `Session` object on the same database, as after a page reload.
+# * **Turn 2**: the user asks the second line. Answering well needs the earlier *text*
+#   (who is asking, which order) and the *field* (Refunds' `refund_status` tool reads
+#   `context_variables["order_id"]`).
+#
+# `compare_persistence` runs this once per `persist` choice and measures every cell from the
+# run itself: what the chat model was sent in turn 2, what the tool received, which agent
+# answered, the tokens sent, and the bytes stored.
+# %%
+print("turn 1:", TURN_1)
+print("turn 2:", TURN_2)
+workdir = tempfile.mkdtemp()  # one throwaway SQLite file per choice, never in the repo
+rows = compare_persistence(workdir)
+print()
+print(format_table(rows))
+
+# %% [markdown]
+# Each row in words, generated from the measurements above (not written by hand):
+# %%
+for row in rows:
+    text = "could" if row["model_saw_earlier_text"] else "could NOT"
+    field = "received" if row["tool_saw_field"] else "did NOT receive"
+    print(
+        f"persist={row['persist']!r:22} the model {text} read turn 1; the tool {field} "
+        f"order_id; {row['agent_turn_2']} answered:\n{'':31}{row['reply_turn_2']!r}"
+    )
+
+# %% [markdown]
+# Two rows are worth a second look:
+#
+# * **messages only**: the model can *read* "order 7" in the restored text, but reading is
+#   not restoring. `context_variables` starts empty, so the tool, which trusts only the
+#   context, has nothing to look up; and the conversation restarts at the agent you pass in.
+# * **context only**: the tool gets its field and the stored active agent takes over, but the
+#   model sees no earlier text: it cannot tell whom it is talking to unless a tool or the
+#   instructions say so.
+#
+# ## What each choice left in the database
+#
+# A new `Session` is exactly what a refreshed page creates. Opening one per choice shows
+# what was stored after both turns:
+# %%
+print(f"{'persist':17} | {'stored messages':>15} | stored context")
+for row in rows:
+    label = row["persist"]
+    db = f"sqlite:///{workdir}/compare-{label}.db"
+    later = Session(f"xiaoming-{label}", url=db)  # the "refresh": a new object, same file
+    print(f"{label:17} | {len(later.messages):>15} | {later.context_variables}")
+
+# %% [markdown]
+# ## What belongs in messages, what belongs in context
+#
+# Suppose the user writes one long, free-form message:
+# %%
+said = (
+    "Hi, I'm Xiaoming. I go to A High School, this weekend I'm going on a date with Xiaomei, "
+    "and tonight I still have homework, so please find me a good restaurant nearby that "
+    "won't take long."
+)
+print(said)
+
+
+# %% [markdown]
+# What should go into `context_variables`? **Not the text.** Give the model the whole
+# message and it reads everything itself: the name, the school, the date, the homework, the
+# hurry. None of that needs to be structured in advance.
+#
+# A field goes into the context only when some *code* needs it explicitly, across agents or
+# in a tool: here the restaurant search needs a location (the school) and the booking needs
+# a name. Everything else stays in the messages.
+#
+# And the extraction is **your** job. The framework never picks fields out of text; it only
+# carries the dict you give it through the run, and merges what tools write back. You can
+# fill it in three ways: rules you write, one structured-extraction call to a model, or a
+# tool returning `Result(context_variables=...)` (notebook 02). `memory.extract.extract_context`
+# does the first two:
+# %%
+class Diner(BaseModel):
+    name: str | None = None
+    school: str | None = None
+
+
+by_rules = extract_context(
+    said,
+    Diner,
+    rules={"name": r"I'm (\w+)", "school": r"go to ([A-Z]\w* High School)"},
+)
+print("with rules:", by_rules)
+
+# %% [markdown]
+# Rules are cheap and predictable but brittle ("I am Xiaoming" would slip through). With a
+# model, one structured-output call fills the fields. The model here is scripted (offline),
+# so its answer is fixed; what matters is the request: the schema becomes a tool the model
+# must call, and only what the user said is sent.
+# %%
+extractor = ScriptedChatModel(
+    [scripted_tool_call("Diner", {"name": "Xiaoming", "school": "A High School"})]
+)
+by_model = extract_context(said, Diner, model=extractor)
+print("with a model:", by_model)
+print("the extraction request:")
+for m in extractor.calls[0]:
+    print(f"  [{m.type}] {m.content}")
+print(
+    "  tool offered:",
+    extractor.bound_tools[0][0]["function"]["name"],
+    sorted(extractor.bound_tools[0][0]["function"]["parameters"]["properties"]),
+)
+
+# %% [markdown]
+# Now the run. The instruction function greets by the name from the context; the tool reads
+# the school from the context; the model reads the whole message, so its answer can respect
+# the homework and the hurry even though neither is a field.
+# %%
+searched = []
+
+
+def concierge_instructions(context_variables):
+    return f"You are Concierge. You are helping {context_variables.get('name', 'a guest')}."
+
+
+def find_restaurant(cuisine: str, context_variables: dict) -> str:
+    """Find a restaurant of the given cuisine near the user."""
+    near = context_variables.get("school", "the city centre")
+    searched.append(near)
+    return f"Noodle Corner ({cuisine}), a 5-minute walk from {near}, serves in 15 minutes."
+
+
+concierge = Agent(
+    name="Concierge", instructions=concierge_instructions, functions=[find_restaurant]
+)
+model = ScriptedChatModel(
+    [
+        scripted_tool_call("find_restaurant", {"cuisine": "noodles"}),
+        "Xiaoming, try Noodle Corner near A High School: quick enough to be home for "
+        "homework. Have a great date with Xiaomei this weekend!",
+    ]
+)
+response = Swarm(chat_model=model).run(
+    agent=concierge,
+    messages=[{"role": "user", "content": said}],
+    context_variables=by_rules,
+)
+print("system prompt: ", model.calls[0][0].content)
+print("tool searched near:", searched[-1])
+print("reply:", response.messages[-1]["content"])
+print()
+print(f"the message the model read: {count_tokens_approximately(model.calls[0][1:])} tokens")
+print(f"the context the code used:  {len(json.dumps(by_rules))} bytes of JSON: {by_rules}")
+
+# %% [markdown]
+# ## Where each tool is weak
+#
+# **Context variables** are not extracted for you, suit processes whose fields you know in
+# advance (support desks, bookings, account lookups), do not understand open text, are gone
+# after the run, and should stay small: the whole dict is handed to every instruction
+# function and every tool that asks for it.
+#
+# **Message memory** needs a backend to persist, is not a way to share structured state
+# between agents or tools, grows with the conversation (tokens, latency; see notebook 04 for
+# window, trim and summary), and records *what was said*, not *what the key fields are*: a
+# reliable `user_id` still has to be pulled out and kept as a field.
+#
+# They are complements, not substitutes. A real app loads both, passes the fields as
+# `context_variables` and the history as `messages`, and saves both when the run ends, which
+# is what `Session(persist=("messages", "context"))` does.

@@ -1,0 +1,255 @@
+"""The ``swarmgraph`` command line, run as a user runs it: a real process, a temp directory."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+BIN = Path(sys.executable).parent
+SWARMGRAPH = BIN / "swarmgraph"
+pytestmark = pytest.mark.slow
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "SWARMGRAPH_DB",
+            "NO_COLOR",
+            "SWARMGRAPH_DEBUG",
+        )
+    }
+    env.update(extra)
+    return env
+
+
+def run(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    command = [str(SWARMGRAPH)] if SWARMGRAPH.exists() else [sys.executable, "-m", "graph"]
+    return subprocess.run(
+        [*command, *args],
+        cwd=cwd,
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess, *needles: str) -> None:
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    for needle in needles:
+        assert needle in lines[0]
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    cwd = tmp_path_factory.mktemp("demo")
+    return cwd, run(cwd, "demo")
+
+
+def test_demo_shows_turns_tools_handoffs_and_the_measured_table(demo_dir):
+    cwd, done = demo_dir
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "offline demo model" in out
+    assert "Triage → Refunds" in out and "Triage → Sales" in out
+    assert 'set_name(name="Ming")' in out and "record_order(order_id=7)" in out
+    assert '"name": "Ming", "order_id": 7' in out
+    assert "\x1b[" not in out  # not a terminal: no colour codes
+    rows = {
+        line.split("|")[0].strip(): [c.strip() for c in line.split("|")]
+        for line in out.splitlines()
+        if line.count("|") >= 5
+    }
+    assert rows["messages+context"][1:3] == ["yes", "yes"]
+    assert rows["messages"][1:3] == ["yes", "no"]
+    assert rows["context"][1:3] == ["no", "yes"]
+    assert rows["none"][1:3] == ["no", "no"]
+    assert int(rows["none"][5]) == 0 < int(rows["context"][5]) < int(rows["messages"][5])
+    assert ".swarmgraph/swarmgraph.db" in out
+    assert (cwd / ".swarmgraph" / "swarmgraph.db").stat().st_size > 0
+
+
+def test_demo_is_deterministic_and_replays_from_the_start(demo_dir):
+    cwd, first = demo_dir
+    again = run(cwd, "demo")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+
+
+def test_history_shows_what_demo_stored(demo_dir):
+    cwd, _ = demo_dir
+    done = run(cwd, "history", "--session", "demo")
+    assert done.returncode == 0, done.stderr
+    assert "Hi, I'm Ming" in done.stdout and "Did my refund go through?" in done.stdout
+    assert "Triage → Refunds" in done.stdout
+    assert '"order_id": 7' in done.stdout and "active agent: Refunds" in done.stdout
+    # messages on the left, context on the right of the same line
+    assert re.search(r"you › Hi, I'm Ming.*│ \{", done.stdout)
+
+
+def test_demo_db_flag_and_env_var_choose_the_store(tmp_path):
+    url = f"sqlite:///{tmp_path / 'elsewhere' / 'x.db'}"
+    assert run(tmp_path, "demo", "--db", url).returncode == 0
+    assert (tmp_path / "elsewhere" / "x.db").exists()
+    assert not (tmp_path / ".swarmgraph" / "swarmgraph.db").exists()
+    done = run(tmp_path, "history", "--session", "demo", SWARMGRAPH_DB=url)
+    assert done.returncode == 0 and "Ming" in done.stdout
+
+
+def test_unknown_session_is_one_line(demo_dir):
+    cwd, _ = demo_dir
+    assert_one_line_error(run(cwd, "history", "--session", "nobody"), "nobody")
+
+
+def test_missing_database_file_is_one_line_and_not_created(tmp_path):
+    done = run(tmp_path, "history", "--session", "demo")
+    assert_one_line_error(done, "demo")
+    assert not (tmp_path / ".swarmgraph").exists()
+
+
+@pytest.mark.parametrize("url", ["foo://bar", "sqlite://", "postgresql://u@127.0.0.1:1/db"])
+def test_bad_url_is_one_line(tmp_path, url):
+    assert_one_line_error(run(tmp_path, "history", "--session", "s", "--db", url))
+
+
+def test_missing_key_for_a_real_model_is_one_line(tmp_path):
+    done = run(tmp_path, "chat", "--session", "s", "--model", "gpt-4o")
+    assert_one_line_error(done, "OPENAI_API_KEY")
+
+
+def test_unknown_command_and_bad_memory_policy_are_one_line(tmp_path):
+    assert_one_line_error(run(tmp_path, "fly"), "fly")
+    assert_one_line_error(run(tmp_path, "chat", "--session", "s", "--memory", "lots"), "lots")
+
+
+def test_locked_database_is_one_line(demo_dir, tmp_path):
+    import sqlite3
+
+    cwd, _ = demo_dir
+    db = tmp_path / "locked.db"
+    run(cwd, "demo", "--db", f"sqlite:///{db}")
+    holder = sqlite3.connect(db, timeout=0)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = run(cwd, "demo", "--db", f"sqlite:///{db}",
+                   SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS="300")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert_one_line_error(done, "locked")
+
+
+def test_graph_mermaid_has_the_handoff_edges(tmp_path):
+    done = run(tmp_path, "graph", "--format", "mermaid")
+    assert done.returncode == 0, done.stderr
+    for edge in (
+        "Triage -.-> Refunds",
+        "Triage -.-> Sales",
+        "Sales -.-> Triage",
+        "Refunds -.-> Triage",
+    ):
+        assert edge in done.stdout
+
+
+def test_graph_png_is_a_png(tmp_path):
+    done = run(tmp_path, "graph", "--format", "png", "--output", "g.png")
+    assert done.returncode == 0, done.stderr
+    data = (tmp_path / "g.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+
+
+def test_python_dash_m_graph_works(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "graph", "graph"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and "Triage" in done.stdout
+
+
+# -- the REPL, through a pseudo-terminal --------------------------------------------------------
+def _chat(cwd: Path, session: str, **env: str) -> pexpect.spawn:
+    return pexpect.spawn(
+        str(SWARMGRAPH),
+        ["chat", "--session", session],
+        cwd=str(cwd),
+        env=_env(**env),
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+def test_repl_streams_tools_handoffs_and_commands(tmp_path):
+    child = _chat(tmp_path, "ada", NO_COLOR="1")
+    child.expect("offline demo model")
+    child.expect("you › ")
+    child.sendline("Hi, I'm Ada, order 12 needs a refund")
+    child.expect(r'set_name\(name="Ada"\)')
+    child.expect("Triage → Refunds")
+    child.expect("Refunds › Done, Ada: the refund for order 12 is approved")
+    child.expect("you › ")
+    child.sendline("/context")
+    child.expect(r'context_variables: \{"name": "Ada", "order_id": 12')
+    child.expect("you › ")
+    child.sendline("/agent")
+    child.expect("active agent: Refunds")
+    child.expect("you › ")
+    child.sendline("/history")
+    child.expect("you › Hi, I'm Ada")
+    child.expect("you › ")
+    child.sendline("/nope")
+    child.expect("unknown command /nope")
+    child.expect("you › ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+    # a new process with the same session sees the stored history and agent
+    child = _chat(tmp_path, "ada", NO_COLOR="1")
+    child.expect(r"resuming: \d+ stored messages, talking to Refunds")
+    child.expect("you › ")
+    child.sendline("Did my refund go through?")
+    child.expect("Refund for order 12: approved")
+    child.expect("you › ")
+    child.sendline("/clear")
+    child.expect("cleared")
+    child.expect("you › ")
+    child.sendline("/context")
+    child.expect(r"context_variables: \{\}")
+    child.expect("you › ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_repl_colours_agents_on_a_terminal(tmp_path):
+    child = _chat(tmp_path, "colour")
+    child.expect("you › ")
+    child.sendline("hello")
+    child.expect(re.escape("\x1b[1;33mTriage\x1b[0m"))
+    child.expect("you › ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

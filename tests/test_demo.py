@@ -1,0 +1,100 @@
+"""The demo swarm and its offline demo model: tools write and read context, handoffs happen."""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from graph import Swarm
+from graph.demo import (
+    DEMO_CONVERSATION,
+    demo_agents,
+    demo_model,
+    demo_rules,
+    refunds_instructions,
+    triage_instructions,
+)
+from memory import Session
+
+
+def _handoffs(messages):
+    return [
+        m["tool_name"]
+        for m in messages
+        if m["role"] == "tool" and m["tool_name"].startswith("transfer_to_")
+    ]
+
+
+def test_first_turn_writes_name_and_order_and_hands_off_to_refunds():
+    triage, _, _ = demo_agents()
+    response = Swarm(chat_model=demo_model()).run(
+        agent=triage, messages=[{"role": "user", "content": DEMO_CONVERSATION[0]}]
+    )
+    assert response.agent.name == "Refunds"
+    assert response.context_variables == {
+        "name": "Ming",
+        "order_id": 7,
+        "refund_status": "approved",
+    }
+    assert _handoffs(response.messages) == ["transfer_to_refunds"]
+    assert "Ming" in response.messages[-1]["content"]
+    assert "order 7" in response.messages[-1]["content"]
+
+
+def test_tools_read_context_not_text():
+    # Sales quotes with the name from context_variables, which the user never repeats.
+    _, sales, _ = demo_agents()
+    response = Swarm(chat_model=demo_model()).run(
+        agent=sales,
+        messages=[{"role": "user", "content": "How much is a smoker?"}],
+        context_variables={"name": "Zoe"},
+    )
+    tool = next(m for m in response.messages if m["role"] == "tool")
+    assert tool["tool_name"] == "quote_price"
+    assert tool["content"] == "Quote for Zoe: one smoker costs $25."
+
+
+def test_refund_without_order_in_context_asks_for_it():
+    _, _, refunds = demo_agents()
+    response = Swarm(chat_model=demo_model()).run(
+        agent=refunds, messages=[{"role": "user", "content": "I want a refund"}]
+    )
+    assert "order number" in response.messages[-1]["content"]
+    assert "refund_status" not in response.context_variables
+
+
+def test_scripted_conversation_through_a_session_continues_with_the_stored_agent(tmp_path):
+    agents = demo_agents()
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    swarm = Swarm(chat_model=demo_model())
+    seen = []
+    for text in DEMO_CONVERSATION:
+        session = Session("demo", url=url, agents=list(agents))  # a refresh before every turn
+        response = session.run(swarm, agents[0], text)
+        seen.append((response.agent.name, _handoffs(response.messages)))
+    assert seen == [
+        ("Refunds", ["transfer_to_refunds"]),
+        ("Sales", ["transfer_to_triage", "transfer_to_sales"]),
+        ("Refunds", ["transfer_to_triage", "transfer_to_refunds"]),
+    ]
+    assert "approved" in response.messages[-1]["content"]
+    assert Session("demo", url=url).active_agent_name == "Refunds"
+
+
+def test_rules_read_fields_from_the_system_prompt():
+    reply = demo_rules(
+        [SystemMessage(refunds_instructions({"order_id": 3})), HumanMessage("refund please")]
+    )
+    assert [c["name"] for c in reply.tool_calls] == ["process_refund"]
+    reply = demo_rules(
+        [SystemMessage(triage_instructions({"name": "Ming"})), HumanMessage("I'm Ming")]
+    )  # already known: no second set_name
+    assert isinstance(reply, str) and "Ming" in reply
+
+
+def test_model_never_runs_out_and_streams():
+    model = demo_model()
+    for i in range(25):
+        assert model.invoke([HumanMessage(f"hello {i}")]).content
+    chunks = list(model.stream([SystemMessage(triage_instructions({})), HumanMessage("hi")]))
+    assert len(chunks) > 3
+    assert "".join(c.content for c in chunks).startswith("Hello there!")
