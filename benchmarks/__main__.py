@@ -1,0 +1,106 @@
+"""``python -m benchmarks`` (``make bench``): run every measurement, print the targets table,
+write ``benchmarks/RESULTS.md``, ``benchmarks/results.json`` and ``benchmarks/tokens_per_turn.png``.
+
+``--quick`` runs every measurement at minimal sizes (seconds, for the smoke test); ``--out``
+chooses where the files go; ``--only`` runs a subset (``--only handoff,rss``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks.concurrency import run_concurrency
+from benchmarks.handoff import run_handoff
+from benchmarks.persistence import run_persistence
+from benchmarks.report import render
+from benchmarks.rss import run_rss
+from benchmarks.tokens import run_tokens
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLOT = "tokens_per_turn.png"
+SECTIONS = ("handoff", "persistence", "tokens", "concurrency", "rss")
+
+
+def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
+    """Each section's call, at full or quick sizes."""
+    plot = os.path.join(out_dir, PLOT)
+    if quick:
+        return {
+            "handoff": lambda: run_handoff(number=3, repeat=2),
+            "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10, 40)),
+            "tokens": lambda: run_tokens(turns=12, plot_path=plot),
+            "concurrency": lambda: run_concurrency(
+                sessions=4, turns=2, latency=0.002, repeat=1, sequential_sample=2
+            ),
+            "rss": lambda: run_rss(sizes=(10, 50), naive=True),
+        }
+    return {
+        "handoff": lambda: run_handoff(number=100, repeat=7),
+        "persistence": lambda: run_persistence(
+            sizes=(100, 1_000, 10_000), turns=5, saver_sizes=(100, 1_000, 10_000)
+        ),
+        "tokens": lambda: run_tokens(turns=200, plot_path=plot),
+        "concurrency": lambda: run_concurrency(
+            sessions=200, turns=5, latency=0.05, repeat=3, sequential_sample=10
+        ),
+        "rss": lambda: run_rss(sizes=(100, 10_000), naive=True),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items() if k != "stats"}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="minimal sizes (smoke test)")
+    parser.add_argument("--out", default=HERE, help="directory for RESULTS.md and the plot")
+    parser.add_argument(
+        "--only", default="", help="comma-separated subset of " + ",".join(SECTIONS)
+    )
+    args = parser.parse_args(argv)
+    only = [s for s in args.only.split(",") if s] or list(SECTIONS)
+    unknown = sorted(set(only) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
+    os.makedirs(args.out, exist_ok=True)
+    calls = plan(args.quick, args.out)
+    results: dict[str, Any] = {}
+    start = time.perf_counter()
+    for name in only:
+        t0 = time.perf_counter()
+        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
+        results[name] = calls[name]()
+        print(f"[bench] {name} done in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    elapsed = time.perf_counter() - start
+    command = "python -m benchmarks" + (" " + " ".join(argv) if argv else "")
+    if argv is None:
+        command = (
+            "make bench" if not sys.argv[1:] else "python -m benchmarks " + " ".join(sys.argv[1:])
+        )
+    text = render(
+        results,
+        command=command,
+        elapsed_s=elapsed,
+        plot_name=PLOT if "tokens" in results else None,
+    )
+    with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
+        f.write(text + "\n")
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(_jsonable(results), f, indent=1)
+    print(text.split("\n## 1.")[0])  # the header and the targets table
+    return results
+
+
+if __name__ == "__main__":
+    main()
