@@ -29,6 +29,7 @@ from memory.policies import (
     parse_memory,
 )
 from memory.session import Session, UnknownAgentWarning, as_messages, merge_context
+from memory.storage_errors import StorageUnavailable
 
 __all__ = [
     "DEFAULT_SIZE_LIMIT",
@@ -41,6 +42,7 @@ __all__ = [
     "ContextVersionConflict",
     "MemoryPolicy",
     "Session",
+    "StorageUnavailable",
     "SummaryMemory",
     "TokenTrimMemory",
     "UnknownAgentWarning",

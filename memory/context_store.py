@@ -90,7 +90,8 @@ class ContextStore(Protocol):
 
 
 def open_context_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> ContextStore:
-    """Open the context store ``url`` names (``sqlite:///path``, ``memory://[name]``).
+    """Open the context store ``url`` names (``sqlite:///path``, ``memory://[name]``,
+    ``postgresql://...``, ``redis://...``).
 
     ``size_limit``: bytes of JSON above which saving warns (``None``: never).
 
@@ -108,6 +109,14 @@ def open_context_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT)
         return SQLiteContextStore(url, size_limit=size_limit)
     if scheme == "memory":
         return MemoryContextStore(url, size_limit=size_limit)
+    if scheme == "postgresql":
+        from memory.postgres_context_store import PostgresContextStore
+
+        return PostgresContextStore(url, size_limit=size_limit)
+    if scheme in ("redis", "rediss"):
+        from memory.redis_context_store import RedisContextStore
+
+        return RedisContextStore(url, size_limit=size_limit)
     raise ValueError(
         f"no context-store backend for {redact_url(url)!r}; supported: "
         + ", ".join(f"{s}://" for s in SUPPORTED_SCHEMES)

@@ -85,7 +85,9 @@ def open_history(url: str, session_id: str) -> BaseChatMessageHistory:
     """Open the chat history of ``session_id`` in the store ``url`` names.
 
     ``sqlite:///path`` (LangChain's ``SQLChatMessageHistory`` with an index and windowed
-    reads), ``memory://[name]`` (in-process). Postgres and Redis will dispatch here too.
+    reads), ``memory://[name]`` (in-process), ``postgresql://...`` (langchain-postgres'
+    ``PostgresChatMessageHistory``, pooled) and ``redis://host:port/db[?ttl=seconds]``
+    (langchain-community's ``RedisChatMessageHistory``).
 
     Example:
         >>> import os, tempfile
@@ -104,6 +106,14 @@ def open_history(url: str, session_id: str) -> BaseChatMessageHistory:
         from memory.memory_history import MemoryChatHistory
 
         return MemoryChatHistory.open(url, session_id)
+    if scheme == "postgresql":
+        from memory.postgres_history import PostgresChatHistory
+
+        return PostgresChatHistory(url, session_id)
+    if scheme in ("redis", "rediss"):
+        from memory.redis_history import RedisChatHistory
+
+        return RedisChatHistory(url, session_id)
     raise ValueError(
         f"no chat-history backend for {redact_url(url)!r}; supported: "
         + ", ".join(f"{s}://" for s in SUPPORTED_SCHEMES)

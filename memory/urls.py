@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 #: Schemes :func:`memory.open_history` and :func:`memory.open_context_store` accept today.
-SUPPORTED_SCHEMES = ("sqlite", "memory")
+SUPPORTED_SCHEMES = ("sqlite", "memory", "postgresql", "redis", "rediss")
 
 
 def url_scheme(url: str) -> str:

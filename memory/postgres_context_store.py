@@ -1,0 +1,231 @@
+"""Postgres context store: table ``swarm_context``, one JSONB document and a version per id.
+
+Columns: ``conversation_id`` (text primary key, the id as given), ``context`` and ``meta``
+(JSONB), ``version``, ``active_agent``, ``updated_at``. A read inside a write transaction
+(``load(..., connection=c)``) first takes the conversation's advisory lock, as SQLite's
+``BEGIN IMMEDIATE`` takes the file lock: a writer holds the lock *before* it reads the
+version it will bump, so two writers can never both read version 3 and both write 4.
+
+JSONB normalises what it stores (it rejects ``\\u0000`` and lone surrogates and reads
+``1e+20`` back as an integer). A document that would not come back exactly is stored as its
+JSON text inside ``{"$swarmgraph_json": "..."}`` instead, and unwrapped on load, so every
+backend returns the same dict.
+
+Example (needs a server; the tests run it against a throwaway one)::
+
+    store = open_context_store("postgresql://app@127.0.0.1/chat")
+    store.save("conv-42", {"order_id": 7}, active_agent="Refunds")   # -> 1
+    store.load("conv-42").context                                    # {'order_id': 7}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from memory.context_json import DEFAULT_SIZE_LIMIT, encode_context
+from memory.context_store import ContextRecord, ContextVersionConflict
+from memory.postgres_engine import (
+    aconnection,
+    alock_conversation,
+    awrite_transaction,
+    describe,
+    ensure_schema,
+    lock_conversation,
+    read_connection,
+    transaction_domain,
+    unavailable_as_storage_error,
+    write_transaction,
+)
+from memory.urls import check_conversation_id
+
+#: A constant, never built from user input.
+TABLE = "swarm_context"
+SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {TABLE} (conversation_id TEXT PRIMARY KEY, "
+    "context JSONB NOT NULL DEFAULT '{}', version BIGINT NOT NULL DEFAULT 0, "
+    "active_agent TEXT, meta JSONB NOT NULL DEFAULT '{}', "
+    "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+)
+LOAD_SQL = f"SELECT context, version, active_agent, meta FROM {TABLE} WHERE conversation_id = %s"
+SAVE_SQL = (
+    f"INSERT INTO {TABLE} (conversation_id, context, version, active_agent) "
+    "VALUES (%s, %s::jsonb, %s, %s) ON CONFLICT (conversation_id) DO UPDATE SET "
+    "context = excluded.context, version = excluded.version, "
+    f"active_agent = coalesce(excluded.active_agent, {TABLE}.active_agent), updated_at = now()"
+)
+META_SQL = (
+    f"INSERT INTO {TABLE} (conversation_id, meta) VALUES (%s, %s::jsonb) "
+    "ON CONFLICT (conversation_id) DO UPDATE SET meta = excluded.meta, updated_at = now()"
+)
+DELETE_SQL = f"DELETE FROM {TABLE} WHERE conversation_id = %s"
+
+WRAPPER = "$swarmgraph_json"
+# NUL and surrogate escapes JSONB refuses; exponent numbers it would read back as integers.
+_JSONB_UNSAFE = re.compile(r"\\u0000|\\ud[89a-f][0-9a-f]{2}|\d[eE]\+", re.IGNORECASE)
+
+
+def to_jsonb(text: str) -> str:
+    """JSON text JSONB stores exactly: ``text`` itself, or ``text`` wrapped as a string.
+
+    Example:
+        >>> to_jsonb('{"a":1}'), to_jsonb('{"big":1e+20}')
+        ('{"a":1}', '{"$swarmgraph_json": "{\\\\"big\\\\":1e+20}"}')
+    """
+    if _JSONB_UNSAFE.search(text) or text.startswith('{"' + WRAPPER):
+        return json.dumps({WRAPPER: text})
+    return text
+
+
+def from_jsonb(value: Any) -> dict:
+    """A stored JSONB value (parsed by psycopg) back to the dict that was saved.
+
+    Example:
+        >>> from_jsonb({"$swarmgraph_json": '{"big":1e+20}'}), from_jsonb(None)
+        ({'big': 1e+20}, {})
+    """
+    if not value:
+        return {}
+    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(WRAPPER), str):
+        return json.loads(value[WRAPPER])
+    return value
+
+
+def _record(row: Any) -> ContextRecord:
+    if row is None:
+        return ContextRecord()
+    return ContextRecord(from_jsonb(row[0]), int(row[1]), row[2], from_jsonb(row[3]))
+
+
+def _next_version(cid: str, stored: int, expected: int | None) -> int:
+    if expected is not None and expected != stored:
+        raise ContextVersionConflict(cid, stored, expected)
+    return stored + 1
+
+
+class PostgresContextStore:
+    """One JSONB context document per conversation id in Postgres; see the module docstring."""
+
+    def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
+        self.url = url
+        self.size_limit = size_limit
+        self.transaction_domain = transaction_domain(url)
+        ensure_schema(url, "context", SCHEMA)
+
+    def __repr__(self) -> str:
+        return f"PostgresContextStore(url={describe(self.url)!r})"
+
+    # -- sync ---------------------------------------------------------------------------
+    def load(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
+        """The stored record (an empty one at version 0 if nothing is stored).
+
+        With ``connection`` (a write transaction) the conversation's lock is taken first.
+        """
+        cid = check_conversation_id(conversation_id)
+        if connection is not None:
+            with unavailable_as_storage_error(self.url):
+                lock_conversation(connection, cid)
+                return _record(connection.execute(LOAD_SQL, (cid,)).fetchone())
+        with read_connection(self.url) as conn:
+            return _record(conn.execute(LOAD_SQL, (cid,)).fetchone())
+
+    def save(
+        self,
+        conversation_id: str,
+        context: dict,
+        *,
+        expected_version: int | None = None,
+        active_agent: str | None = None,
+        connection: Any = None,
+    ) -> int:
+        """Store ``context`` (and ``active_agent`` unless None); return the new version."""
+        cid = check_conversation_id(conversation_id)
+        document = to_jsonb(encode_context(context, size_limit=self.size_limit))
+        if connection is None:
+            with write_transaction(self.url, cid) as conn:
+                return self._save(conn, cid, document, expected_version, active_agent)
+        with unavailable_as_storage_error(self.url):
+            return self._save(connection, cid, document, expected_version, active_agent)
+
+    def _save(self, conn: Any, cid: str, document: str, expected: int | None, agent) -> int:
+        version = _next_version(cid, self.load(cid, connection=conn).version, expected)
+        conn.execute(SAVE_SQL, (cid, document, version, agent))
+        return version
+
+    def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
+        """Replace the record's ``meta`` dict (context and version untouched)."""
+        params = (check_conversation_id(conversation_id), to_jsonb(json.dumps(meta)))
+        if connection is not None:
+            with unavailable_as_storage_error(self.url):
+                connection.execute(META_SQL, params)
+            return
+        with write_transaction(self.url, conversation_id) as conn:
+            conn.execute(META_SQL, params)
+
+    def delete(self, conversation_id: str, *, connection: Any = None) -> None:
+        cid = check_conversation_id(conversation_id)
+        if connection is not None:
+            with unavailable_as_storage_error(self.url):
+                connection.execute(DELETE_SQL, (cid,))
+            return
+        with write_transaction(self.url, cid) as conn:
+            conn.execute(DELETE_SQL, (cid,))
+
+    def begin_write(self):
+        """A transaction; :meth:`load` with its connection locks the conversation it reads."""
+        return write_transaction(self.url)
+
+    # -- async --------------------------------------------------------------------------
+    async def aload(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
+        cid = check_conversation_id(conversation_id)
+        if connection is not None:
+            with unavailable_as_storage_error(self.url):
+                await alock_conversation(connection, cid)
+                return _record(await (await connection.execute(LOAD_SQL, (cid,))).fetchone())
+        async with aconnection(self.url) as conn:
+            return _record(await (await conn.execute(LOAD_SQL, (cid,))).fetchone())
+
+    async def asave(
+        self,
+        conversation_id: str,
+        context: dict,
+        *,
+        expected_version: int | None = None,
+        active_agent: str | None = None,
+        connection: Any = None,
+    ) -> int:
+        cid = check_conversation_id(conversation_id)
+        document = to_jsonb(encode_context(context, size_limit=self.size_limit))
+        if connection is None:
+            async with awrite_transaction(self.url, cid) as conn:
+                return await self._asave(conn, cid, document, expected_version, active_agent)
+        with unavailable_as_storage_error(self.url):
+            return await self._asave(connection, cid, document, expected_version, active_agent)
+
+    async def _asave(self, conn: Any, cid: str, document: str, expected, agent) -> int:
+        stored = (await self.aload(cid, connection=conn)).version
+        version = _next_version(cid, stored, expected)
+        await conn.execute(SAVE_SQL, (cid, document, version, agent))
+        return version
+
+    async def asave_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
+        params = (check_conversation_id(conversation_id), to_jsonb(json.dumps(meta)))
+        if connection is not None:
+            with unavailable_as_storage_error(self.url):
+                await connection.execute(META_SQL, params)
+            return
+        async with awrite_transaction(self.url, conversation_id) as conn:
+            await conn.execute(META_SQL, params)
+
+    async def adelete(self, conversation_id: str, *, connection: Any = None) -> None:
+        cid = check_conversation_id(conversation_id)
+        if connection is not None:
+            with unavailable_as_storage_error(self.url):
+                await connection.execute(DELETE_SQL, (cid,))
+            return
+        async with awrite_transaction(self.url, cid) as conn:
+            await conn.execute(DELETE_SQL, (cid,))
+
+    def abegin_write(self):
+        return awrite_transaction(self.url)

@@ -1,0 +1,222 @@
+"""Redis context store: a hash per conversation at ``swarm_context:<conversation id>``.
+
+Fields: ``context`` and ``meta`` (JSON text), ``version``, ``active_agent``. A versioned
+save outside a turn is optimistic: ``WATCH`` the key, read the version, compare it with
+``expected_version``, ``MULTI``/``HSET``/``EXEC``; if another writer got in between, EXEC
+fails and the save re-reads and tries again (raising :class:`ContextVersionConflict` when the
+caller's expected version is gone). Inside a turn (``connection=``) the turn's lock and WATCH
+already cover it. The URL's ``ttl`` applies to the context as to the messages.
+
+Example (needs a server; the tests run it against a throwaway one)::
+
+    store = open_context_store("redis://127.0.0.1:6379/0")
+    store.save("conv-42", {"order_id": 7}, active_agent="Refunds")   # -> 1
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from redis.exceptions import WatchError
+
+from memory.context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
+from memory.context_store import ContextRecord, ContextVersionConflict
+from memory.redis_engine import (
+    AsyncRedisTurn,
+    RedisTurn,
+    async_client,
+    context_key,
+    redis_options,
+    sync_client,
+    unavailable_as_storage_error,
+)
+from memory.storage_errors import scrub
+from memory.urls import check_conversation_id, redact_url
+
+FIELDS = ("context", "version", "active_agent", "meta")
+
+
+def _record(values: list[Any]) -> ContextRecord:
+    context, version, agent, meta = (
+        v.decode("utf-8", "surrogatepass") if isinstance(v, bytes) else v for v in values
+    )
+    if version is None and context is None and meta is None:
+        return ContextRecord()
+    return ContextRecord(
+        decode_context(context), int(version or 0), agent, json.loads(meta or "{}")
+    )
+
+
+def _next_version(cid: str, stored: int, expected: int | None) -> int:
+    if expected is not None and expected != stored:
+        raise ContextVersionConflict(cid, stored, expected)
+    return stored + 1
+
+
+class RedisContextStore:
+    """One context record per conversation id in Redis; see the module docstring."""
+
+    def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
+        self.url = url
+        self.ttl = redis_options(url)[1]
+        self.size_limit = size_limit
+        self.client = sync_client(url)
+        self.transaction_domain = self.client
+
+    def __repr__(self) -> str:
+        return f"RedisContextStore(url={scrub(redact_url(self.url), self.url)!r})"
+
+    def _write(self, pipe: Any, cid: str, mapping: dict[str, Any]) -> None:
+        key = context_key(cid)
+        pipe.hset(key, mapping=mapping)
+        if self.ttl:
+            pipe.expire(key, self.ttl)
+
+    @staticmethod
+    def _save_mapping(encoded: str, version: int, agent: str | None) -> dict[str, Any]:
+        mapping: dict[str, Any] = {"context": encoded, "version": version}
+        if agent is not None:
+            mapping["active_agent"] = agent
+        return mapping
+
+    # -- sync ---------------------------------------------------------------------------
+    def load(self, conversation_id: str, *, connection: RedisTurn | None = None) -> ContextRecord:
+        cid = check_conversation_id(conversation_id)
+        with unavailable_as_storage_error(self.url):
+            if connection is not None:
+                connection.claim(cid)
+                return _record(connection.reader.hmget(context_key(cid), FIELDS))
+            return _record(self.client.hmget(context_key(cid), FIELDS))
+
+    def save(
+        self,
+        conversation_id: str,
+        context: dict,
+        *,
+        expected_version: int | None = None,
+        active_agent: str | None = None,
+        connection: RedisTurn | None = None,
+    ) -> int:
+        cid = check_conversation_id(conversation_id)
+        encoded = encode_context(context, size_limit=self.size_limit)
+        if connection is not None:
+            stored = self.load(cid, connection=connection).version
+            version = _next_version(cid, stored, expected_version)
+            mapping = self._save_mapping(encoded, version, active_agent)
+            connection.queue(lambda pipe: self._write(pipe, cid, mapping))
+            return version
+        key = context_key(cid)
+        with unavailable_as_storage_error(self.url), self.client.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    stored = int(pipe.hget(key, "version") or 0)
+                    version = _next_version(cid, stored, expected_version)
+                    pipe.multi()
+                    self._write(pipe, cid, self._save_mapping(encoded, version, active_agent))
+                    pipe.execute()
+                    return version
+                except WatchError:
+                    continue  # someone wrote between WATCH and EXEC: read again
+
+    def save_meta(
+        self, conversation_id: str, meta: dict, *, connection: RedisTurn | None = None
+    ) -> None:
+        cid = check_conversation_id(conversation_id)
+        mapping = {"meta": json.dumps(meta)}
+        if connection is not None:
+            connection.claim(cid)
+            connection.queue(lambda pipe: self._write(pipe, cid, mapping))
+            return
+        with unavailable_as_storage_error(self.url):
+            pipe = self.client.pipeline(transaction=True)
+            self._write(pipe, cid, mapping)
+            pipe.execute()
+
+    def delete(self, conversation_id: str, *, connection: RedisTurn | None = None) -> None:
+        cid = check_conversation_id(conversation_id)
+        if connection is not None:
+            connection.claim(cid)
+            connection.queue(lambda pipe: pipe.delete(context_key(cid)))
+            return
+        with unavailable_as_storage_error(self.url):
+            self.client.delete(context_key(cid))
+
+    def begin_write(self) -> RedisTurn:
+        """A turn; :meth:`load` with it locks and watches the conversation it reads."""
+        return RedisTurn(self.url)
+
+    # -- async --------------------------------------------------------------------------
+    async def aload(
+        self, conversation_id: str, *, connection: AsyncRedisTurn | None = None
+    ) -> ContextRecord:
+        cid = check_conversation_id(conversation_id)
+        with unavailable_as_storage_error(self.url):
+            if connection is not None:
+                await connection.claim(cid)
+                return _record(await connection.reader.hmget(context_key(cid), FIELDS))
+            async with async_client(self.url) as client:
+                return _record(await client.hmget(context_key(cid), FIELDS))
+
+    async def asave(
+        self,
+        conversation_id: str,
+        context: dict,
+        *,
+        expected_version: int | None = None,
+        active_agent: str | None = None,
+        connection: AsyncRedisTurn | None = None,
+    ) -> int:
+        cid = check_conversation_id(conversation_id)
+        encoded = encode_context(context, size_limit=self.size_limit)
+        if connection is not None:
+            stored = (await self.aload(cid, connection=connection)).version
+            version = _next_version(cid, stored, expected_version)
+            mapping = self._save_mapping(encoded, version, active_agent)
+            connection.queue(lambda pipe: self._write(pipe, cid, mapping))
+            return version
+        key = context_key(cid)
+        with unavailable_as_storage_error(self.url):
+            async with async_client(self.url) as client, client.pipeline() as pipe:
+                while True:
+                    try:
+                        await pipe.watch(key)
+                        stored = int(await pipe.hget(key, "version") or 0)
+                        version = _next_version(cid, stored, expected_version)
+                        pipe.multi()
+                        self._write(pipe, cid, self._save_mapping(encoded, version, active_agent))
+                        await pipe.execute()
+                        return version
+                    except WatchError:
+                        continue
+
+    async def asave_meta(
+        self, conversation_id: str, meta: dict, *, connection: AsyncRedisTurn | None = None
+    ) -> None:
+        cid = check_conversation_id(conversation_id)
+        mapping = {"meta": json.dumps(meta)}
+        if connection is not None:
+            await connection.claim(cid)
+            connection.queue(lambda pipe: self._write(pipe, cid, mapping))
+            return
+        with unavailable_as_storage_error(self.url):
+            async with async_client(self.url) as client:
+                pipe = client.pipeline(transaction=True)
+                self._write(pipe, cid, mapping)
+                await pipe.execute()
+
+    async def adelete(
+        self, conversation_id: str, *, connection: AsyncRedisTurn | None = None
+    ) -> None:
+        cid = check_conversation_id(conversation_id)
+        if connection is not None:
+            await connection.claim(cid)
+            connection.queue(lambda pipe: pipe.delete(context_key(cid)))
+            return
+        with unavailable_as_storage_error(self.url):
+            async with async_client(self.url) as client:
+                await client.delete(context_key(cid))
+
+    def abegin_write(self) -> AsyncRedisTurn:
+        return AsyncRedisTurn(self.url)

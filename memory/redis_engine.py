@@ -1,0 +1,231 @@
+"""Redis clients for the stores: one client per URL per process, turn transactions, errors.
+
+URL: ``redis://[:password@]host:port/db[?ttl=seconds]``. ``ttl`` (ours, removed before
+redis-py sees the URL) makes a conversation's keys expire ``ttl`` seconds after its last
+write; without it they live until cleared.
+
+**One turn.** Redis has no rollback, so :class:`RedisTurn` never writes until the end: it
+takes the conversation's lock (``SET NX PX``, redis-py's ``Lock``; it expires on its own if
+a worker dies holding it), WATCHes the context key, reads immediately, *queues* every write,
+and on exit sends them all in one ``MULTI``/``EXEC``, applied whole or not at all. A killed
+worker leaves nothing half-written; if the lock's lease ever ran out and another writer got in,
+EXEC fails on the WATCH instead of overwriting (:class:`memory.ContextVersionConflict`).
+
+Example:
+    >>> redis_options("redis://:pw@127.0.0.1:6379/0?ttl=3600")
+    ('redis://:pw@127.0.0.1:6379/0', 3600)
+    >>> context_key("conv-42"), messages_key("conv-42")
+    ('swarm_context:conv-42', 'message_store:conv-42')
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import redis
+import redis.asyncio as aredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import WatchError
+
+from memory.context_store import ContextVersionConflict
+from memory.storage_errors import StorageUnavailable, scrub
+from memory.urls import redact_url, url_scheme
+
+#: Key prefixes are constants; the conversation id is appended, never parsed.
+MESSAGES_PREFIX = "message_store:"  # langchain-community's default, so upstream can read it
+CONTEXT_PREFIX = "swarm_context:"
+LOCK_PREFIX = "swarm_lock:"
+#: Seconds a turn's lock lives if its holder dies; a save takes milliseconds.
+LOCK_LEASE_S = 10.0
+#: Seconds a writer waits for another writer's turn before giving up.
+LOCK_WAIT_S = 60.0
+
+_lock = threading.Lock()
+_clients: dict[tuple[int, str], redis.Redis] = {}
+
+
+def messages_key(conversation_id: str) -> str:
+    """The list holding a conversation's messages (newest first, as upstream pushes them)."""
+    return MESSAGES_PREFIX + conversation_id
+
+
+def context_key(conversation_id: str) -> str:
+    """The hash holding a conversation's context record."""
+    return CONTEXT_PREFIX + conversation_id
+
+
+def redis_options(url: str) -> tuple[str, int | None]:
+    """``url`` as redis-py takes it, and the ``ttl`` taken out of its query string."""
+    if url_scheme(url) not in ("redis", "rediss"):
+        raise ValueError(f"not a Redis URL: {redact_url(url)}")
+    base, _, query = url.partition("?")
+    ttl = None
+    kept = []
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key == "ttl":
+            if not value.isdigit() or int(value) <= 0:
+                raise ValueError(f"ttl must be a positive number of seconds, got {value!r}")
+            ttl = int(value)
+        else:
+            kept.append((key, value))
+    return base + (("?" + urlencode(kept)) if kept else ""), ttl
+
+
+def sync_client(url: str) -> redis.Redis:
+    """The process-wide client (and connection pool) for ``url``."""
+    key = (os.getpid(), url)
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = redis.Redis.from_url(redis_options(url)[0])
+        return client
+
+
+@asynccontextmanager
+async def async_client(url: str) -> AsyncIterator[aredis.Redis]:
+    """An asyncio client for one operation (its connections belong to the running loop)."""
+    client = aredis.Redis.from_url(redis_options(url)[0])
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+_UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
+
+
+@contextmanager
+def unavailable_as_storage_error(url: str) -> Iterator[None]:
+    """Turn "server not there" errors inside the block into ``StorageUnavailable``."""
+    try:
+        yield
+    except _UNAVAILABLE as error:
+        if isinstance(error, StorageUnavailable):
+            raise
+        reason = str(error).strip() or type(error).__name__
+        raise StorageUnavailable(url, scrub(reason, url)) from None
+
+
+class TurnInterrupted(ContextVersionConflict):
+    """Another writer changed the conversation during this turn (its lock lease ran out);
+    nothing of this turn was written."""
+
+    def __init__(self, conversation_id: str) -> None:
+        RuntimeError.__init__(
+            self, f"another writer changed {conversation_id!r} during this turn; nothing written"
+        )
+        self.conversation_id, self.stored, self.expected = conversation_id, -1, -1
+
+
+class RedisTurn:
+    """A sync write "transaction"; see the module docstring.
+
+    Stores call :meth:`claim` with the conversation they touch (lock + WATCH), read through
+    :attr:`reader` (immediate while watching) and :meth:`queue` their writes.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.client = sync_client(url)
+        self.writes: list[Callable[[Any], Any]] = []
+        self.locks: dict[str, Any] = {}
+
+    def __enter__(self) -> RedisTurn:
+        self.reader = self.client.pipeline(transaction=True)
+        return self
+
+    def claim(self, conversation_id: str) -> None:
+        """Lock ``conversation_id`` for this turn and watch its context (once per turn)."""
+        if conversation_id in self.locks:
+            return
+        with unavailable_as_storage_error(self.url):
+            lock = self.client.lock(
+                LOCK_PREFIX + conversation_id,
+                timeout=LOCK_LEASE_S,
+                blocking_timeout=LOCK_WAIT_S,
+                sleep=0.005,
+            )
+            if not lock.acquire():
+                raise TimeoutError(f"waited {LOCK_WAIT_S}s for a conversation's lock")
+            self.locks[conversation_id] = lock
+            self.reader.watch(context_key(conversation_id))  # reads now run immediately
+
+    def queue(self, write: Callable[[Any], Any]) -> None:
+        """Add ``write(pipeline)`` to what EXEC sends at the end."""
+        self.writes.append(write)
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            with unavailable_as_storage_error(self.url):
+                if exc_type is None and self.writes:
+                    self.reader.multi()
+                    for write in self.writes:
+                        write(self.reader)
+                    try:
+                        self.reader.execute()
+                    except WatchError:
+                        raise TurnInterrupted(next(iter(self.locks), "?")) from None
+        finally:
+            self.reader.reset()
+            for lock in self.locks.values():
+                # The lease may have run out (or the server left); WATCH already guarded EXEC.
+                with suppress(Exception):
+                    lock.release()
+
+
+class AsyncRedisTurn:
+    """Async twin of :class:`RedisTurn` (an asyncio client of its own, no threads)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.writes: list[Callable[[Any], Any]] = []
+        self.locks: dict[str, Any] = {}
+
+    async def __aenter__(self) -> AsyncRedisTurn:
+        self.client = aredis.Redis.from_url(redis_options(self.url)[0])
+        self.reader = self.client.pipeline(transaction=True)
+        return self
+
+    async def claim(self, conversation_id: str) -> None:
+        if conversation_id in self.locks:
+            return
+        with unavailable_as_storage_error(self.url):
+            lock = self.client.lock(
+                LOCK_PREFIX + conversation_id,
+                timeout=LOCK_LEASE_S,
+                blocking_timeout=LOCK_WAIT_S,
+                sleep=0.005,
+            )
+            if not await lock.acquire():
+                raise TimeoutError(f"waited {LOCK_WAIT_S}s for a conversation's lock")
+            self.locks[conversation_id] = lock
+            await self.reader.watch(context_key(conversation_id))
+
+    def queue(self, write: Callable[[Any], Any]) -> None:
+        self.writes.append(write)
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            with unavailable_as_storage_error(self.url):
+                if exc_type is None and self.writes:
+                    self.reader.multi()
+                    for write in self.writes:
+                        write(self.reader)
+                    try:
+                        await self.reader.execute()
+                    except WatchError:
+                        raise TurnInterrupted(next(iter(self.locks), "?")) from None
+        finally:
+            try:
+                await self.reader.reset()
+                for lock in self.locks.values():
+                    with suppress(Exception):
+                        await lock.release()
+            finally:
+                await self.client.aclose()

@@ -1,0 +1,82 @@
+"""Redis: history (upstream's list layout, windowed reads, TTL) and context store, Session
+across processes and concurrent writers. Real server (``redis_url`` fixture)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+from scale_helpers import every_kind_of_message, fresh_id, run_worker, whole_turns, worker
+
+from memory import ChatHistory, ContextVersionConflict, Session, open_context_store, open_history
+
+pytestmark = pytest.mark.redis
+
+
+def test_every_message_kind_round_trips_with_windowed_reads(redis_url):
+    history = open_history(redis_url, fresh_id("odd 'id' ;"))
+    assert isinstance(history, ChatHistory)
+    sent = every_kind_of_message()
+    history.add_messages(sent[:2])
+    history.add_messages(sent[2:])
+    assert history.get_messages() == sent
+    assert history.get_messages(limit=2) == sent[-2:]
+    assert history.get_messages_since(3) == sent[3:]
+    assert history.count() == 5
+    assert asyncio.run(history.aget_messages(limit=1)) == sent[-1:]
+    history.clear()
+    assert history.get_messages() == []
+
+
+def test_ttl_from_the_url_expires_messages_and_context(redis_url):
+    cid = fresh_id()
+    url = redis_url + "?ttl=120"
+    open_history(url, cid).add_messages(every_kind_of_message()[:1])
+    open_context_store(url).save(cid, {"a": 1})
+    client = redis.Redis.from_url(redis_url)
+    assert 0 < client.ttl(f"message_store:{cid}") <= 120
+    assert 0 < client.ttl(f"swarm_context:{cid}") <= 120
+    plain = fresh_id()
+    open_history(redis_url, plain).add_messages(every_kind_of_message()[:1])
+    assert client.ttl(f"message_store:{plain}") == -1  # no ttl: lives until cleared
+    with pytest.raises(ValueError, match="ttl"):
+        open_history(redis_url + "?ttl=soon", cid)
+
+
+def test_context_store_versions_and_conflicts(redis_url):
+    store = open_context_store(redis_url)
+    cid = fresh_id()
+    assert store.save(cid, {"x": "\x00"}, active_agent="A") == 1
+    with pytest.raises(ContextVersionConflict):
+        store.save(cid, {}, expected_version=0)
+    assert asyncio.run(store.asave(cid, {"y": 2}, expected_version=1)) == 2
+    record = store.load(cid)
+    assert (record.context, record.version, record.active_agent) == ({"y": 2}, 2, "A")
+
+
+def test_relay_through_processes_and_concurrent_writers(redis_url):
+    cid = fresh_id("relay")
+    results = [run_worker("relay_worker.py", redis_url, cid) for _ in range(4)]
+    assert [r["ran"] for r in results] == ["Ping", "Pong", "Ping", "Pong"]
+    assert Session(cid, url=redis_url).context_variables["turn"] == 4
+    shared = fresh_id("shared")
+    writers = ["r0", "r1", "r2"]
+    procs = [worker("pg_session_worker.py", redis_url, shared, w, "8") for w in writers]
+    for proc in procs:
+        _, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err
+    stored, torn = whole_turns(redis_url, shared)
+    assert torn == 0
+    assert sorted(stored) == sorted((w, i) for w in writers for i in range(8))
+    record = open_context_store(redis_url).load(shared)
+    assert record.context == {w: 7 for w in writers} and record.version == 24
+
+
+def test_context_increments_from_three_processes_are_never_lost(redis_url):
+    cid = fresh_id("counter")
+    procs = [worker("context_incrementer.py", redis_url, cid, "20") for _ in range(3)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    assert open_context_store(redis_url).load(cid).context == {"counter": 60}
