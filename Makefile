@@ -2,20 +2,16 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-dev
-BENCH_STAMP := $(VENV)/.installed-bench
+# The tests include a smoke run of the benchmarks, so one install serves every target.
+STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,postgres,redis]'
-	touch $(STAMP)
-
-$(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,postgres,redis,bench]'
-	touch $(BENCH_STAMP)
+	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/swarmgraph demo
@@ -31,7 +27,7 @@ test: $(STAMP)
 	bash scripts/ensure_services.sh
 	$(BIN)/python -m pytest -q
 
-bench: $(BENCH_STAMP)
+bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
