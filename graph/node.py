@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -98,23 +98,18 @@ class GraphRuntime:
         return route
 
     # -- models ------------------------------------------------------------------
-    def resolver_sends_names(self, agent: Agent, control: RunControl) -> bool:
-        model = self.resolver.get(control.model_override or agent.model)
-        return type(model).__name__ in _SENDS_NAMES
-
-    def model_for(
-        self, agent: Agent, control: RunControl
-    ) -> tuple[Runnable, dict[str, Any], list[Any]]:
-        """The runnable to call for ``agent``, the keyword arguments to call it with
-        (its bound tools), and the tool functions. Cached per model and tool set."""
+    def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
+        """How to call ``agent``'s model: the runnable, the keyword arguments that carry
+        its bound tools, the tool functions. Cached per model and tool set."""
         model = self.resolver.get(control.model_override or agent.model)
         tools = agent.tools
+        safe_names = type(model).__name__ in _SENDS_NAMES
         if not tools:
-            return model, _NO_KWARGS, tools
+            return ModelCall(model, _NO_KWARGS, tools, safe_names)
         key = (id(model), tuple(tools), agent.tool_choice, agent.parallel_tool_calls)
         cached = self._bound.get(key)
         if cached is not None and cached[0] is model:
-            return cached[1], cached[2], tools
+            return ModelCall(cached[1], cached[2], tools, safe_names)
         kwargs: dict[str, Any] = {}
         if agent.tool_choice is not None:
             kwargs["tool_choice"] = agent.tool_choice
@@ -125,7 +120,16 @@ class GraphRuntime:
         if len(self._bound) > 512:  # agents created per request must not grow this forever
             self._bound.clear()
         self._bound[key] = (model, runnable, call_kwargs)
-        return runnable, call_kwargs, tools
+        return ModelCall(runnable, call_kwargs, tools, safe_names)
+
+
+class ModelCall(NamedTuple):
+    """One model call's recipe: ``runnable.invoke(prompt, config, **kwargs)``."""
+
+    runnable: Runnable
+    kwargs: dict[str, Any]
+    tools: list[Any]
+    safe_names: bool  # the model sends senders as OpenAI "name"s: rewrite unsafe ones
 
 
 _NO_KWARGS: dict[str, Any] = {}
@@ -163,7 +167,7 @@ class AgentNode:
 
     def _prompt(
         self, state: dict, config: RunnableConfig
-    ) -> tuple[Agent, RunControl, Runnable, dict[str, Any], list[Any], list[BaseMessage], dict]:
+    ) -> tuple[Agent, RunControl, ModelCall, list[BaseMessage], dict]:
         control = current_control(config)
         agent = self.agent or self.runtime.agent_for(state.get("active_agent"))
         context = state.get("context_variables") or {}
@@ -173,28 +177,30 @@ class AgentNode:
         if callable(instructions):
             instructions = instructions(defaultdict(str, context))
         prompt = [SystemMessage(content=instructions), *state["messages"]]
-        model, kwargs, tools = self.runtime.model_for(agent, control)
-        if self.runtime.resolver_sends_names(agent, control):
+        call = self.runtime.model_for(agent, control)
+        if call.safe_names:
             prompt = [_api_safe_name(m) for m in prompt]
         control.debug_print("Getting chat completion for...:", prompt)
-        return agent, control, model, kwargs, tools, prompt, context
+        return agent, control, call, prompt, context
 
     def step(self, state: dict, config: RunnableConfig) -> dict:
-        agent, control, model, kwargs, tools, prompt, context = self._prompt(state, config)
-        reply = model.invoke(prompt, config, **kwargs)
+        agent, control, call, prompt, context = self._prompt(state, config)
+        reply = call.runnable.invoke(prompt, config, **call.kwargs)
         update, reply = self._reply(agent, control, prompt, reply, state)
         if not self._runs_tools(reply, control):
             return update
-        outcome = execute_tool_calls(reply, tools, context, on_call=_debug_call(control))
+        outcome = execute_tool_calls(reply, call.tools, context, on_call=_debug_call(control))
         return self._apply(agent, control, outcome, update, state)
 
     async def astep(self, state: dict, config: RunnableConfig) -> dict:
-        agent, control, model, kwargs, tools, prompt, context = self._prompt(state, config)
-        reply = await model.ainvoke(prompt, config, **kwargs)
+        agent, control, call, prompt, context = self._prompt(state, config)
+        reply = await call.runnable.ainvoke(prompt, config, **call.kwargs)
         update, reply = self._reply(agent, control, prompt, reply, state)
         if not self._runs_tools(reply, control):
             return update
-        outcome = await aexecute_tool_calls(reply, tools, context, on_call=_debug_call(control))
+        outcome = await aexecute_tool_calls(
+            reply, call.tools, context, on_call=_debug_call(control)
+        )
         return self._apply(agent, control, outcome, update, state)
 
     # -- after the model answered ---------------------------------------------------

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +119,19 @@ class _Runner:
             kwargs[CTX_VARS_NAME] = self.working_context()
         return func, kwargs
 
+    def ready(
+        self, on_call: Callable[[str, dict], None] | None
+    ) -> Iterator[tuple[_Call, Callable[..., Any], dict[str, Any]]]:
+        """The calls that can run, in order; the others are answered with their error here."""
+        for call in self.calls:
+            prepared = self.prepare(call)
+            if isinstance(prepared, str):
+                self._answer(call, prepared)
+                continue
+            if on_call is not None:
+                on_call(call.name, prepared[1])
+            yield call, *prepared
+
     def finish(self, call: _Call, raw: Any = None, error: BaseException | None = None) -> None:
         if error is not None:
             content = f"Error: {call.name} raised {type(error).__name__}: {error}"
@@ -162,14 +175,7 @@ def execute_tool_calls(
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order (sync path; async tools are awaited here)."""
     runner = _Runner(reply, functions, context_variables)
-    for call in runner.calls:
-        prepared = runner.prepare(call)
-        if isinstance(prepared, str):
-            runner._answer(call, prepared)
-            continue
-        func, kwargs = prepared
-        if on_call is not None:
-            on_call(call.name, kwargs)
+    for call, func, kwargs in runner.ready(on_call):
         try:
             raw = func(**kwargs)
             if inspect.isawaitable(raw):
@@ -190,14 +196,7 @@ async def aexecute_tool_calls(
 ) -> ToolOutcome:
     """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called."""
     runner = _Runner(reply, functions, context_variables)
-    for call in runner.calls:
-        prepared = runner.prepare(call)
-        if isinstance(prepared, str):
-            runner._answer(call, prepared)
-            continue
-        func, kwargs = prepared
-        if on_call is not None:
-            on_call(call.name, kwargs)
+    for call, func, kwargs in runner.ready(on_call):
         try:
             raw = func(**kwargs)
             if inspect.isawaitable(raw):
