@@ -492,3 +492,20 @@ def test_response_messages_are_json_serialisable():
 
     response = Swarm(chat_model=model).run(Agent(functions=[f]), [user("x")])
     json.dumps(response.messages)
+
+
+def test_compiles_with_a_user_store_and_checkpointer():
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    store = InMemoryStore()
+    store.put(("prefs",), "ming", {"tone": "brief"})
+    triage, _, _ = _bees()
+    model = ScriptedChatModel([scripted_tool_call("transfer_to_sales"), "Bees!"])
+    app = build_swarm_graph([triage], chat_model=model).compile(
+        checkpointer=InMemorySaver(), store=store
+    )
+    thread = {"configurable": {"thread_id": "s"}}
+    out = app.invoke({"messages": [("user", "bees")], "context_variables": {"name": "M"}}, thread)
+    assert out["active_agent"] == "Sales"
+    assert app.store is store and store.get(("prefs",), "ming").value == {"tone": "brief"}
