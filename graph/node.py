@@ -56,13 +56,9 @@ class GraphRuntime:
         """The state key for ``agent``: its name, or a unique key for unforeseen agents."""
         if self.agents.get(agent.name) is agent:
             return agent.name
-        for key, known in self.dynamic.items():
-            if known is agent:
-                return key
-        key, n = agent.name, 1
-        while key in self.agents or key in self.dynamic:
-            n += 1
-            key = f"{agent.name}#{n}"
+        # One slot per name, newest object wins: a tool that builds a fresh Agent on every
+        # call must not grow this map (and the process) forever.
+        key = agent.name if agent.name not in self.agents else f"{agent.name}#dynamic"
         self.dynamic[key] = agent
         return key
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import math
 import threading
-import weakref
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -42,6 +42,9 @@ from graph.models import ModelResolver
 from graph.node import DYNAMIC_NODE, GraphRuntime
 from graph.run_control import RunControl
 from graph.types import Agent, Response
+
+#: Compiled graphs kept per Swarm (one per start agent).
+MAX_CACHED_GRAPHS = 128
 
 # Generous enough for any real conversation; a loop without max_turns is stopped by
 # the handoff-loop check long before this.
@@ -68,16 +71,23 @@ class Swarm:
         self.client = client
         self.resolver = ModelResolver(client=client, chat_model=chat_model)
         self.max_consecutive_handoffs = max_consecutive_handoffs
-        self._graphs: dict[int, tuple[weakref.ref, CompiledStateGraph, GraphRuntime]] = {}
+        # Compiled graphs by start agent, least recently used first. The graph holds its
+        # agents, so entries never die on their own: a service that builds agents per
+        # request would grow this forever without the bound.
+        self._graphs: OrderedDict[int, tuple[Agent, CompiledStateGraph, GraphRuntime]] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
 
     # -- the compiled graph for a start agent ------------------------------------------
     def graph_for(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime]:
         """The compiled graph whose default agent is ``agent`` (built once, then cached)."""
-        entry = self._graphs.get(id(agent))
-        if entry is not None and entry[0]() is agent:
-            return entry[1], entry[2]
+        key = id(agent)
         with self._lock:
+            entry = self._graphs.get(key)
+            if entry is not None and entry[0] is agent:
+                self._graphs.move_to_end(key)
+                return entry[1], entry[2]
             builder = build_swarm_graph(
                 [agent],
                 resolver=self.resolver,
@@ -85,12 +95,9 @@ class Swarm:
             )
             app = builder.compile()
             runtime: GraphRuntime = builder.swarm_runtime  # type: ignore[attr-defined]
-            key = id(agent)
-            self._graphs[key] = (
-                weakref.ref(agent, lambda _r: self._graphs.pop(key, None)),
-                app,
-                runtime,
-            )
+            self._graphs[key] = (agent, app, runtime)
+            while len(self._graphs) > MAX_CACHED_GRAPHS:
+                self._graphs.popitem(last=False)
         return app, runtime
 
     def _start(

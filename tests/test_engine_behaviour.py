@@ -509,3 +509,23 @@ def test_compiles_with_a_user_store_and_checkpointer():
     out = app.invoke({"messages": [("user", "bees")], "context_variables": {"name": "M"}}, thread)
     assert out["active_agent"] == "Sales"
     assert app.store is store and store.get(("prefs",), "ming").value == {"tone": "brief"}
+
+
+def test_agents_built_per_request_do_not_grow_the_caches():
+    import graph.swarm as swarm_module
+
+    def fresh_helper():
+        return Agent(name="Helper", instructions="help")  # a new object on every call
+
+    model = ScriptedChatModel([], respond=lambda msgs: (
+        "done" if msgs[-1].type == "tool" else scripted_tool_call("fresh_helper")))
+    swarm = Swarm(chat_model=model)
+    start = Agent(name="Start", functions=[fresh_helper])
+    for _ in range(5):
+        response = swarm.run(start, [user("x")])
+        assert response.agent.name == "Helper"
+    runtime = swarm.graph_for(start)[1]
+    assert list(runtime.dynamic) == ["Helper"]  # one slot per name, not one per object
+    for _ in range(swarm_module.MAX_CACHED_GRAPHS + 10):  # a new start agent per request
+        swarm.run(Agent(name="Per-request"), [user("x")])
+    assert len(swarm._graphs) == swarm_module.MAX_CACHED_GRAPHS
