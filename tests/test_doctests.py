@@ -19,6 +19,7 @@ MODULES = [
     "graph.demo",
     "graph.drawing",
     "graph.cli",
+    "graph.terminal",
 ]
 
 

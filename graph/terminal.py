@@ -1,0 +1,227 @@
+"""How the CLI shows a swarm in a terminal: colours per agent, turns, tool calls, handoff
+arrows, a spinner, and a streamed run printed token by token.
+
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+# -- colours -------------------------------------------------------------------------------------
+_AGENT_COLOURS = {"Triage": "33", "Sales": "32", "Refunds": "36"}
+_SPARE_COLOURS = ("35", "34", "91", "92", "93", "94", "95", "96")
+
+
+class Style:
+    """ANSI styling, off unless writing to a terminal, without ``NO_COLOR``, nor ``--no-color``.
+
+    Example:
+        >>> Style(enabled=False).agent("Triage"), Style(enabled=True).agent("Triage")
+        ('Triage', '\\x1b[1;33mTriage\\x1b[0m')
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._spare: dict[str, str] = {}
+
+    @classmethod
+    def for_stream(cls, stream: TextIO, no_color: bool = False) -> Style:
+        tty = hasattr(stream, "isatty") and stream.isatty()
+        return cls(tty and not no_color and not os.environ.get("NO_COLOR"))
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
+
+    def colour_of(self, name: str) -> str:
+        if name in _AGENT_COLOURS:
+            return _AGENT_COLOURS[name]
+        if name not in self._spare:
+            self._spare[name] = _SPARE_COLOURS[len(self._spare) % len(_SPARE_COLOURS)]
+        return self._spare[name]
+
+    def agent(self, name: str) -> str:
+        return self._wrap("1;" + self.colour_of(name), name)
+
+    def tinted(self, name: str, text: str) -> str:
+        return self._wrap(self.colour_of(name), text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+
+# -- printing a conversation ---------------------------------------------------------------------
+def args_text(arguments: Any) -> str:
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else dict(arguments or {})
+    except (ValueError, TypeError):
+        return str(arguments)
+    if not isinstance(parsed, dict):
+        return str(parsed)
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items())
+
+
+def handoff_target(content: Any) -> str | None:
+    try:
+        data = json.loads(content) if isinstance(content, str) else None
+    except ValueError:
+        return None
+    if isinstance(data, dict) and set(data) == {"assistant"}:
+        return str(data["assistant"])
+    return None
+
+
+def conversation_lines(messages: Iterable[dict], style: Style, *, users: bool = True) -> list[str]:
+    """Swarm-style message dicts as display lines: turns, tool calls, handoff arrows.
+
+    Example:
+        >>> msgs = [{"role": "user", "content": "hi"},
+        ...         {"role": "assistant", "sender": "Triage", "content": None, "tool_calls": [
+        ...             {"id": "1", "function": {"name": "transfer_to_sales", "arguments": "{}"}}]},
+        ...         {"role": "tool", "tool_call_id": "1", "tool_name": "transfer_to_sales",
+        ...          "content": '{"assistant": "Sales"}'},
+        ...         {"role": "assistant", "sender": "Sales", "content": "Bees?"}]
+        >>> print("\\n".join(conversation_lines(msgs, Style(False))))
+        you › hi
+          Triage ⚙ transfer_to_sales()
+          Triage → Sales
+        Sales › Bees?
+    """
+    lines: list[str] = []
+    callers: dict[str, str] = {}
+    for m in messages:
+        role = m.get("role")
+        if role == "user" and users:
+            lines.append(f"{style.bold('you')} › {m.get('content')}")
+        elif role == "assistant":
+            sender = m.get("sender") or "assistant"
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function", {})
+                callers[call.get("id")] = sender
+                lines.append(
+                    f"  {style.agent(sender)} {style.dim('⚙')} "
+                    f"{fn.get('name')}({args_text(fn.get('arguments'))})"
+                )
+            if m.get("content"):
+                lines.append(f"{style.agent(sender)} › {style.tinted(sender, m['content'])}")
+        elif role == "tool":
+            sender = callers.get(m.get("tool_call_id"), "")
+            target = handoff_target(m.get("content"))
+            if target is not None:
+                lines.append(f"  {style.agent(sender or '?')} → {style.agent(target)}")
+            else:
+                lines.append(f"    {style.dim('↳ ' + str(m.get('content')))}")
+        elif role == "system":
+            lines.append(style.dim(f"[system] {m.get('content')}"))
+    return lines
+
+
+# -- chat ----------------------------------------------------------------------------------------
+class Spinner:
+    """A spinner on a terminal while the model thinks; does nothing elsewhere."""
+
+    _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, out: TextIO, enabled: bool) -> None:
+        self.out, self.enabled = out, enabled
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        if not self.enabled or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        for frame in itertools.cycle(self._FRAMES):
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self.out.write(f"\r{frame} thinking…")
+                self.out.flush()
+            if self._stop.wait(0.08):
+                return
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        with self._lock:
+            self.out.write("\r\x1b[2K")
+            self.out.flush()
+
+
+class StreamingSwarm:
+    """Wraps a Swarm so ``Session.run`` streams: prints deltas, returns the final Response.
+
+    ``Session.run`` calls ``swarm.run(agent=..., messages=..., context_variables=...)``
+    and saves what comes back; this object runs the real swarm with ``stream=True``,
+    prints each token as it arrives, and hands back the ``Response`` event.
+    """
+
+    def __init__(self, swarm: Any, out: TextIO, style: Style, spinner: Spinner) -> None:
+        self.swarm, self.out, self.style, self.spinner = swarm, out, style, spinner
+
+    def run(self, **kwargs: Any) -> Any:
+        current: str | None = None
+        speaking = False
+        calls: dict[int, dict] = {}
+        self.spinner.start()
+        try:
+            for event in self.swarm.run(stream=True, **kwargs):
+                if "response" in event:
+                    return event["response"]
+                if event.get("delim") == "start":
+                    calls, speaking = {}, False
+                    continue
+                if event.get("delim") == "end":
+                    self.spinner.stop()
+                    if speaking:
+                        self.out.write("\n")
+                    for call in calls.values():
+                        self._write(
+                            f"  {self.style.agent(current or '?')} {self.style.dim('⚙')} "
+                            f"{call['name']}({args_text(call['arguments'])})\n"
+                        )
+                    self.spinner.start()
+                    continue
+                sender = event.get("sender") or current or "assistant"
+                if current is not None and sender != current:
+                    self.spinner.stop()
+                    self._write(f"  {self.style.agent(current)} → {self.style.agent(sender)}\n")
+                    self.spinner.start()
+                current = sender
+                for delta in event.get("tool_calls") or []:
+                    slot = calls.setdefault(delta.get("index", 0), {"name": "", "arguments": ""})
+                    fn = delta.get("function") or {}
+                    slot["name"] += fn.get("name") or ""
+                    slot["arguments"] += fn.get("arguments") or ""
+                if event.get("content"):
+                    self.spinner.stop()
+                    if not speaking:
+                        self._write(f"{self.style.agent(sender)} › ")
+                        speaking = True
+                    self._write(self.style.tinted(sender, event["content"]))
+        finally:
+            self.spinner.stop()
+        raise RuntimeError("the swarm's stream ended without a response")
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+
+def context_text(context: dict) -> str:
+    return json.dumps(context, ensure_ascii=False, sort_keys=True)
