@@ -1,7 +1,5 @@
 """How the CLI shows a swarm in a terminal: colours per agent, turns, tool calls, handoff
-arrows, a spinner, and a streamed run printed token by token.
-
-"""
+arrows, a spinner, and a streamed run printed token by token."""
 
 from __future__ import annotations
 
