@@ -220,9 +220,6 @@ CONTENDERS: dict[str, Callable[[str, int, int], Any]] = {
 SLOW = {"LangGraph SqliteSaver"}
 
 
-OURS_TURNS = 40
-
-
 def _stats(samples: list[float]) -> dict[str, float]:
     ms = [s * 1000 for s in samples]
     return {"median": statistics.median(ms), "min": min(ms), "max": max(ms)}
@@ -233,8 +230,14 @@ def run_persistence(
     sizes: tuple[int, ...] = (100, 1_000, 10_000),
     turns: int = 5,
     saver_sizes: tuple[int, ...] = (100, 1_000, 10_000),
+    ours_turns: int | None = None,
 ) -> dict[str, Any]:
-    """ms per turn, storage ms per turn and bytes per stored message, per contender and N."""
+    """ms per turn, storage ms per turn and bytes per stored message, per contender and N.
+
+    ``ours_turns`` (default: ``turns``) lets our Session, which costs milliseconds a turn,
+    run enough turns for a median that machine noise does not move.
+    """
+    ours_turns = turns if ours_turns is None else ours_turns
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:  # first-use costs (engines, imports) paid here
         for i, fn in enumerate(CONTENDERS.values()):
@@ -248,9 +251,7 @@ def run_persistence(
                 continue
             with tempfile.TemporaryDirectory() as tmp:
                 path = os.path.join(tmp, "bench.db")
-                # Ours costs milliseconds a turn, so it can afford enough turns for a
-                # median that machine noise does not move (5 turns swung it by +-40%).
-                runs = max(turns, OURS_TURNS) if name == "ours: Session(window=20)" else turns
+                runs = ours_turns if name == "ours: Session(window=20)" else turns
                 try:
                     per_turn, storage, stored = fn(path, n, runs)
                 except Exception as exc:
@@ -292,6 +293,7 @@ def run_persistence(
     return {
         "sizes": list(sizes),
         "turns": turns,
+        "ours_turns": ours_turns,
         "results": results,
         "marginal_bytes_per_message": marginal,
         "ratios": ratios,

@@ -161,7 +161,8 @@ def persistence_section(p: dict[str, Any], targets: list[dict[str, str]]) -> lis
     lines = [
         "## 2. Persistence per turn vs history length",
         "",
-        f"SQLite file prefilled with N messages, then {p['turns']} timed turns (one user message "
+        f"SQLite file prefilled with N messages, then {p['turns']} timed turns "
+        f"({p.get('ours_turns', p['turns'])} for ours) (one user message "
         "in, one answer out, zero-latency model). Storage ms = load + save (turn minus model "
         "run; for LangGraph the time inside the checkpointer, which with the default async "
         "durability overlaps the run and can exceed it).",
