@@ -4,10 +4,8 @@
   on a URL in this process (keyed by pid too: a forked child must not reuse its parent's
   sockets). ``check=ConnectionPool.check_connection`` tests a connection before handing it
   out, so after a server restart the dead ones are replaced instead of failing a turn.
-  Async code gets an ``AsyncConnectionPool`` per URL per *event loop* (see
-  :func:`async_pool`): a pool's tasks belong to the loop that opened it, and it is closed
-  when that loop shuts down, so ``asyncio.run`` may be called any number of times. No
-  threads on the async path.
+  Async code opens a ``psycopg.AsyncConnection`` per operation (see
+  :func:`async_connection`), never a thread.
 * **One turn, one lock.** :func:`write_transaction` opens a transaction and, given a
   conversation id, takes ``pg_advisory_xact_lock`` on a 64-bit key derived from it. Every
   writer of that conversation takes the same lock before reading what it will update, so
@@ -30,15 +28,12 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import contextlib
 import logging
 import os
 import re
 import threading
 import uuid
-import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -59,7 +54,6 @@ DEFAULTS = {"pool_max": 10, "pool_timeout": 10.0}
 _lock = threading.Lock()
 _pools: dict[tuple[int, str], psycopg_pool.ConnectionPool] = {}
 _ready: set[tuple[int, str, str]] = set()
-
 
 class _QuietReconnects(logging.Filter):
     """Drop psycopg_pool's per-attempt reconnect warnings for *our* pools only.
@@ -167,99 +161,22 @@ def transaction_domain(url: str) -> TransactionDomain:
         return _domains.setdefault((os.getpid(), url), TransactionDomain(url))
 
 
-class _LoopPools:
-    """The async pools of one event loop, closed when that loop shuts down.
-
-    ``asyncio.run`` ends by cancelling every task left (the pools' workers among them) and
-    then closing the async generators that are still suspended: :attr:`guard` is one, and
-    its ``finally`` closes the pools, so their idle connections are shut on that loop rather
-    than left to the garbage collector or awaited from another loop.
-    """
-
-    def __init__(self) -> None:
-        self.pools: dict[tuple[int, str], psycopg_pool.AsyncConnectionPool] = {}
-        self.guard = self._close_at_shutdown()
-
-    async def _close_at_shutdown(self) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            pools = list(self.pools.values())
-            self.pools.clear()  # also breaks pool -> task -> loop, so the loop can be freed
-            for pool in pools:
-                await _close_async_pool(pool)
-
-
-#: Async pools by event loop: a pool's tasks and connections belong to the loop that opened
-#: it, and a program may call ``asyncio.run`` many times. Weak keys drop the pools of a loop
-#: once the loop itself is gone.
-_loop_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopPools] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-async def _close_async_pool(pool: psycopg_pool.AsyncConnectionPool) -> None:
-    """Close ``pool`` without waiting for its workers (they stop, or were cancelled)."""
-    # Workers already cancelled by the loop's shutdown can make close() re-raise their
-    # cancellation; the connections it had taken out are then freed with the pool.
-    with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError, psycopg.Error):
-        await pool.close(timeout=0)
-
-
-def _new_async_pool(url: str) -> psycopg_pool.AsyncConnectionPool:
-    info, options = conninfo(url)
-    return psycopg_pool.AsyncConnectionPool(
-        info,
-        min_size=1,
-        max_size=max(1, options["pool_max"]),
-        timeout=options["pool_timeout"],
-        kwargs={"autocommit": True},
-        check=psycopg_pool.AsyncConnectionPool.check_connection,
-        name=f"swarmgraph-{os.getpid()}",
-        open=False,  # opened by the first caller, inside the loop it belongs to
-    )
-
-
-async def async_pool(url: str) -> psycopg_pool.AsyncConnectionPool:
-    """The connection pool for ``url`` of the running event loop in this process (opened on
-    first use, closed when the loop shuts down)."""
-    loop = asyncio.get_running_loop()
-    state = _loop_pools.get(loop)
-    if state is None:
-        for other in [old for old in list(_loop_pools) if old.is_closed()]:
-            # A loop closed without shutting down its async generators: nothing can be
-            # awaited on it any more; dropping its pools frees their connections.
-            gone = _loop_pools.pop(other, None)
-            if gone is not None:
-                gone.pools.clear()
-        state = _loop_pools[loop] = _LoopPools()
-        await state.guard.__anext__()  # registers it with this loop's shutdown
-    key = (os.getpid(), url)
-    pool = state.pools.get(key)
-    if pool is None:  # no await between the lookup and this line: one pool per key
-        pool = state.pools[key] = _new_async_pool(url)
-    await pool.open()  # idempotent; every caller waits until the first open is done
-    return pool
-
-
-async def _discard_async_pool(url: str) -> None:
-    """Async twin of :func:`_discard_pool`, for the running loop's pool of ``url``."""
-    state = _loop_pools.get(asyncio.get_running_loop())
-    pool = state.pools.pop((os.getpid(), url), None) if state is not None else None
-    if pool is not None:
-        await _close_async_pool(pool)
-
-
 @asynccontextmanager
 async def async_connection(url: str) -> AsyncIterator[psycopg.AsyncConnection]:
-    """A pooled async autocommit connection from the running loop's pool of ``url``.
+    """A fresh async autocommit connection, closed on exit.
 
-    ``check_connection`` runs before each hand-out, so after a server restart a dead
-    connection is replaced rather than failing the operation.
+    Not pooled on purpose: an ``AsyncConnectionPool`` belongs to one event loop and its
+    background tasks hang ``asyncio.run``'s shutdown when the loop ends before the pool is
+    closed; a loopback connect costs a few milliseconds, far less than a model call.
     """
-    pool = await async_pool(url)
-    async with pool.connection() as conn:
+    info, options = conninfo(url)
+    conn = await psycopg.AsyncConnection.connect(
+        info, autocommit=True, connect_timeout=max(1, int(options["pool_timeout"]))
+    )
+    try:
         yield conn
+    finally:
+        await conn.close()
 
 
 _UNAVAILABLE = (psycopg.OperationalError, psycopg_pool.PoolTimeout, psycopg_pool.PoolClosed)
@@ -308,20 +225,11 @@ def lock_conversation(conn: psycopg.Connection, conversation_id: str) -> None:
 
 
 @asynccontextmanager
-async def aunavailable_as_storage_error(url: str) -> AsyncIterator[None]:
-    """Async twin of :func:`unavailable_as_storage_error` (drops the running loop's pool)."""
-    try:
-        yield
-    except _UNAVAILABLE as error:
-        await _discard_async_pool(url)
-        raise StorageUnavailable(url, _reason(error)) from None
-
-
-@asynccontextmanager
 async def aconnection(url: str) -> AsyncIterator[psycopg.AsyncConnection]:
     """Async twin of :func:`read_connection`."""
-    async with aunavailable_as_storage_error(url), async_connection(url) as conn:
-        yield conn
+    with unavailable_as_storage_error(url):
+        async with async_connection(url) as conn:
+            yield conn
 
 
 @asynccontextmanager
@@ -329,14 +237,11 @@ async def awrite_transaction(
     url: str, conversation_id: str | None = None
 ) -> AsyncIterator[psycopg.AsyncConnection]:
     """Async twin of :func:`write_transaction`."""
-    async with (
-        aunavailable_as_storage_error(url),
-        async_connection(url) as conn,
-        conn.transaction(),
-    ):
-        if conversation_id is not None:
-            await alock_conversation(conn, conversation_id)
-        yield conn
+    with unavailable_as_storage_error(url):
+        async with async_connection(url) as conn, conn.transaction():
+            if conversation_id is not None:
+                await alock_conversation(conn, conversation_id)
+            yield conn
 
 
 async def alock_conversation(conn: psycopg.AsyncConnection, conversation_id: str) -> None:
