@@ -34,14 +34,6 @@ class Stats:
     def of(cls, samples: list[float]) -> Stats:
         return cls(statistics.median(samples), min(samples), max(samples), list(samples))
 
-    def scaled(self, factor: float) -> Stats:
-        return Stats(
-            self.median * factor,
-            self.min * factor,
-            self.max * factor,
-            [s * factor for s in self.samples],
-        )
-
     def as_dict(self) -> dict[str, float]:
         return {"median": self.median, "min": self.min, "max": self.max}
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -305,13 +304,3 @@ def demo_model(latency: float = 0.0) -> ScriptedChatModel:
         'Sales here, Ming. We sell bees, hive, honey, smoker, suit. What would you like?'
     """
     return ScriptedChatModel([], respond=demo_rules, latency=latency)
-
-
-def known_agents(agents: Any) -> dict[str, Agent]:
-    """Map agent names to agents (for resuming a stored conversation).
-
-    Example:
-        >>> sorted(known_agents(demo_agents()))
-        ['Refunds', 'Sales', 'Triage']
-    """
-    return {agent.name: agent for agent in agents}

@@ -29,6 +29,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -104,12 +105,12 @@ class Swarm:
         self,
         agent: Agent,
         messages: list,
-        context_variables: dict,
+        context_variables: dict | None,
         model_override: str | None,
         debug: bool,
         max_turns: float,
         execute_tools: bool,
-    ) -> tuple[CompiledStateGraph, GraphRuntime, dict, dict, RunControl, int]:
+    ) -> _Run:
         app, runtime = self.graph_for(agent)
         # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
         # LangChain messages are copied so add_messages never stamps ids on the caller's.
@@ -129,16 +130,7 @@ class Swarm:
             "handoff_trail": [],
         }
         limit = _RECURSION_LIMIT if math.isinf(max_turns) else max(int(max_turns) + 5, 25)
-        return app, runtime, state, control.config(limit), control, len(history)
-
-    @staticmethod
-    def _response(final: dict, runtime: GraphRuntime, control: RunControl, start: int) -> Response:
-        return Response(
-            messages=to_openai(final["messages"][start:]),
-            agent=runtime.agent_for(final.get("active_agent")),
-            context_variables=final.get("context_variables", {}),
-            usage=dict(control.usage),
-        )
+        return _Run(app, runtime, control, state, control.config(limit), len(history))
 
     # -- run --------------------------------------------------------------------------------
     def run(
@@ -159,26 +151,19 @@ class Swarm:
         A handoff loop raises :class:`HandoffLoopError` whose ``.response`` holds
         everything produced before it.
         """
-        args = (
-            agent,
-            messages,
-            context_variables or {},
-            model_override,
-            debug,
-            max_turns,
-            execute_tools,
+        run = self._start(
+            agent, messages, context_variables, model_override, debug, max_turns, execute_tools
         )
         if stream:
-            return self._run_and_stream(*args)
-        app, runtime, state, config, control, start = self._start(*args)
-        final = state
+            return run.events()
+        final = run.state
         try:
-            for values in app.stream(state, config, stream_mode="values"):
+            for values in run.app.stream(run.state, run.config, stream_mode="values"):
                 final = values  # kept so a failing run still returns what it produced
         except SwarmError as exc:
-            exc.response = self._response(final, runtime, control, start)
+            exc.response = run.response(final)
             raise
-        return self._response(final, runtime, control, start)
+        return run.response(final)
 
     async def arun(
         self,
@@ -201,45 +186,58 @@ class Swarm:
             >>> response.messages[0]["content"]
             'hi'
         """
-        args = (
-            agent,
-            messages,
-            context_variables or {},
-            model_override,
-            debug,
-            max_turns,
-            execute_tools,
+        run = self._start(
+            agent, messages, context_variables, model_override, debug, max_turns, execute_tools
         )
         if stream:
-            return self._arun_and_stream(*args)
-        app, runtime, state, config, control, start = self._start(*args)
-        final = state
+            return run.aevents()
+        final = run.state
         try:
-            async for values in app.astream(state, config, stream_mode="values"):
+            async for values in run.app.astream(run.state, run.config, stream_mode="values"):
                 final = values
         except SwarmError as exc:
-            exc.response = self._response(final, runtime, control, start)
+            exc.response = run.response(final)
             raise
-        return self._response(final, runtime, control, start)
+        return run.response(final)
 
-    # -- streaming --------------------------------------------------------------------------
-    def _run_and_stream(self, *args: Any) -> Iterator[dict]:
-        app, runtime, state, config, control, start = self._start(*args)
-        events = _SwarmEvents(runtime, state)
-        for mode, payload in app.stream(state, config, stream_mode=["messages", "values"]):
+
+@dataclass
+class _Run:
+    """One prepared run: the compiled graph, its input state and config, and its counters."""
+
+    app: CompiledStateGraph
+    runtime: GraphRuntime
+    control: RunControl
+    state: dict
+    config: dict
+    start: int  # messages before this index were the caller's history
+
+    def response(self, final: dict) -> Response:
+        return Response(
+            messages=to_openai(final["messages"][self.start :]),
+            agent=self.runtime.agent_for(final.get("active_agent")),
+            context_variables=final.get("context_variables", {}),
+            usage=dict(self.control.usage),
+        )
+
+    def events(self) -> Iterator[dict]:
+        """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``."""
+        events = _SwarmEvents(self.runtime, self.state)
+        modes = ["messages", "values"]
+        for mode, payload in self.app.stream(self.state, self.config, stream_mode=modes):
             yield from events.feed(mode, payload)
         yield from events.close()
-        yield {"response": self._response(events.final, runtime, control, start)}
+        yield {"response": self.response(events.final)}
 
-    async def _arun_and_stream(self, *args: Any) -> AsyncIterator[dict]:
-        app, runtime, state, config, control, start = self._start(*args)
-        events = _SwarmEvents(runtime, state)
-        async for mode, payload in app.astream(state, config, stream_mode=["messages", "values"]):
+    async def aevents(self) -> AsyncIterator[dict]:
+        events = _SwarmEvents(self.runtime, self.state)
+        modes = ["messages", "values"]
+        async for mode, payload in self.app.astream(self.state, self.config, stream_mode=modes):
             for event in events.feed(mode, payload):
                 yield event
         for event in events.close():
             yield event
-        yield {"response": self._response(events.final, runtime, control, start)}
+        yield {"response": self.response(events.final)}
 
 
 class _SwarmEvents:

@@ -42,6 +42,19 @@ class ContextVersionConflict(RuntimeError):
         super().__init__(f"context of {conversation_id!r} is at version {stored}, not {expected}")
 
 
+def next_version(conversation_id: str, stored: int, expected: int | None) -> int:
+    """The version a save writes: ``stored + 1``, after the optimistic check every backend
+    makes (``expected`` None means "whatever is stored").
+
+    Example:
+        >>> next_version("c", 3, None), next_version("c", 3, 3)
+        (4, 4)
+    """
+    if expected is not None and expected != stored:
+        raise ContextVersionConflict(conversation_id, stored, expected)
+    return stored + 1
+
+
 @dataclass
 class ContextRecord:
     """What a context store holds for one conversation."""
@@ -161,11 +174,10 @@ class MemoryContextStore:
         encoded = encode_context(context, size_limit=self.size_limit)
         with self._lock:
             key = (self.namespace, conversation_id)
-            _, version, agent, meta = _memory_rows.get(key, ("{}", 0, None, "{}"))
-            if expected_version is not None and expected_version != version:
-                raise ContextVersionConflict(conversation_id, version, expected_version)
-            _memory_rows[key] = (encoded, version + 1, active_agent or agent, meta)
-            return version + 1
+            _, stored, agent, meta = _memory_rows.get(key, ("{}", 0, None, "{}"))
+            version = next_version(conversation_id, stored, expected_version)
+            _memory_rows[key] = (encoded, version, active_agent or agent, meta)
+            return version
 
     def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
         check_conversation_id(conversation_id)

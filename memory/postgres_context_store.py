@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from memory.context_json import DEFAULT_SIZE_LIMIT, encode_context
-from memory.context_store import ContextRecord, ContextVersionConflict
+from memory.context_store import ContextRecord, next_version
 from memory.postgres_engine import (
     aconnection,
     alock_conversation,
@@ -98,12 +98,6 @@ def _record(row: Any) -> ContextRecord:
     return ContextRecord(from_jsonb(row[0]), int(row[1]), row[2], from_jsonb(row[3]))
 
 
-def _next_version(cid: str, stored: int, expected: int | None) -> int:
-    if expected is not None and expected != stored:
-        raise ContextVersionConflict(cid, stored, expected)
-    return stored + 1
-
-
 class PostgresContextStore:
     """One JSONB context document per conversation id in Postgres; see the module docstring."""
 
@@ -149,7 +143,7 @@ class PostgresContextStore:
             return self._save(connection, cid, document, expected_version, active_agent)
 
     def _save(self, conn: Any, cid: str, document: str, expected: int | None, agent) -> int:
-        version = _next_version(cid, self.load(cid, connection=conn).version, expected)
+        version = next_version(cid, self.load(cid, connection=conn).version, expected)
         conn.execute(SAVE_SQL, (cid, document, version, agent))
         return version
 
@@ -205,7 +199,7 @@ class PostgresContextStore:
 
     async def _asave(self, conn: Any, cid: str, document: str, expected, agent) -> int:
         stored = (await self.aload(cid, connection=conn)).version
-        version = _next_version(cid, stored, expected)
+        version = next_version(cid, stored, expected)
         await conn.execute(SAVE_SQL, (cid, document, version, agent))
         return version
 

@@ -55,6 +55,7 @@ _lock = threading.Lock()
 _pools: dict[tuple[int, str], psycopg_pool.ConnectionPool] = {}
 _ready: set[tuple[int, str, str]] = set()
 
+
 class _QuietReconnects(logging.Filter):
     """Drop psycopg_pool's per-attempt reconnect warnings for *our* pools only.
 

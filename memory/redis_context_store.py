@@ -21,7 +21,7 @@ from typing import Any
 from redis.exceptions import WatchError
 
 from memory.context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from memory.context_store import ContextRecord, ContextVersionConflict
+from memory.context_store import ContextRecord, next_version
 from memory.redis_engine import (
     AsyncRedisTurn,
     RedisTurn,
@@ -46,12 +46,6 @@ def _record(values: list[Any]) -> ContextRecord:
     return ContextRecord(
         decode_context(context), int(version or 0), agent, json.loads(meta or "{}")
     )
-
-
-def _next_version(cid: str, stored: int, expected: int | None) -> int:
-    if expected is not None and expected != stored:
-        raise ContextVersionConflict(cid, stored, expected)
-    return stored + 1
 
 
 class RedisContextStore:
@@ -102,7 +96,7 @@ class RedisContextStore:
         encoded = encode_context(context, size_limit=self.size_limit)
         if connection is not None:
             stored = self.load(cid, connection=connection).version
-            version = _next_version(cid, stored, expected_version)
+            version = next_version(cid, stored, expected_version)
             mapping = self._save_mapping(encoded, version, active_agent)
             connection.queue(lambda pipe: self._write(pipe, cid, mapping))
             return version
@@ -112,7 +106,7 @@ class RedisContextStore:
                 try:
                     pipe.watch(key)
                     stored = int(pipe.hget(key, "version") or 0)
-                    version = _next_version(cid, stored, expected_version)
+                    version = next_version(cid, stored, expected_version)
                     pipe.multi()
                     self._write(pipe, cid, self._save_mapping(encoded, version, active_agent))
                     pipe.execute()
@@ -172,7 +166,7 @@ class RedisContextStore:
         encoded = encode_context(context, size_limit=self.size_limit)
         if connection is not None:
             stored = (await self.aload(cid, connection=connection)).version
-            version = _next_version(cid, stored, expected_version)
+            version = next_version(cid, stored, expected_version)
             mapping = self._save_mapping(encoded, version, active_agent)
             connection.queue(lambda pipe: self._write(pipe, cid, mapping))
             return version
@@ -183,7 +177,7 @@ class RedisContextStore:
                     try:
                         await pipe.watch(key)
                         stored = int(await pipe.hget(key, "version") or 0)
-                        version = _next_version(cid, stored, expected_version)
+                        version = next_version(cid, stored, expected_version)
                         pipe.multi()
                         self._write(pipe, cid, self._save_mapping(encoded, version, active_agent))
                         await pipe.execute()

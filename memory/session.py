@@ -55,11 +55,9 @@ from memory.context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError, e
 from memory.context_store import ContextRecord, open_context_store
 from memory.history import open_history
 from memory.policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
-from memory.urls import check_conversation_id, url_scheme
+from memory.urls import check_conversation_id
 
 HALVES = ("messages", "context")
-# Backends whose async path is a thread anyway; Session.arun runs their I/O in one hop.
-_THREADED_SCHEMES = {"sqlite"}
 
 
 class UnknownAgentWarning(UserWarning):
@@ -107,7 +105,10 @@ def as_messages(message: Any) -> list[BaseMessage]:
             "message must be a str, a message dict, a LangChain message or a list of them, "
             f"got {type(message).__name__}"
         )
-    return [m.model_copy(deep=True) for m in to_langchain(message)]
+    # Dicts come back as new objects; only the caller's own LangChain messages need a copy.
+    converted = to_langchain(message)
+    pairs = zip(converted, message, strict=True)
+    return [m.model_copy(deep=True) if m is src else m for m, src in pairs]
 
 
 def _persist_tuple(persist: Any) -> tuple[str, ...]:
@@ -301,12 +302,14 @@ class Session:
         """Async twin of :meth:`run` (async storage, ``swarm.arun``)."""
         self._check_run_kwargs(run_kwargs)
         new = as_messages(message)
-        # An embedded file has no async driver worth the name (aiosqlite is a thread per
+        # Backends with blocking I/O (an embedded SQLite file: aiosqlite is a thread per
         # connection, and each statement waits for a free turn of the event loop while the
-        # write lock is held). One thread hop for the whole load and the whole save is
-        # faster under load: 200 concurrent sessions x 5 turns went from ~15 s to ~7 s.
-        in_thread = url_scheme(self.url) in _THREADED_SCHEMES and not isinstance(
-            self.memory, SummaryMemory
+        # write lock is held) get one thread hop for the whole load and the whole save:
+        # 200 concurrent sessions x 5 turns went from ~15 s to ~7 s.
+        in_thread = (
+            getattr(self.history, "blocking_io", False)
+            and getattr(self.store, "blocking_io", False)
+            and not isinstance(self.memory, SummaryMemory)
         )
         loaded = await (asyncio.to_thread(self._load) if in_thread else self._aload())
         agent, context = self._prepare(agent, loaded, context_variables)

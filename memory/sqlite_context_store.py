@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from memory.context_store import ContextRecord, ContextVersionConflict
+from memory.context_store import ContextRecord, next_version
 from memory.sqlite_engine import async_engine, awrite_transaction, sync_engine, write_transaction
 from memory.urls import check_conversation_id, sqlite_path
 
@@ -60,14 +60,12 @@ def _record(row: Any) -> ContextRecord:
     return ContextRecord(decode_context(row[0]), int(row[1]), row[2], json.loads(row[3] or "{}"))
 
 
-def _next_version(cid: str, stored: int, expected: int | None) -> int:
-    if expected is not None and expected != stored:
-        raise ContextVersionConflict(cid, stored, expected)
-    return stored + 1
-
-
 class SQLiteContextStore:
     """One JSON context document per conversation id in a SQLite file."""
+
+    #: Its async methods would only wrap blocking calls (aiosqlite is a thread per
+    #: connection): Session.arun runs the whole load and the whole save in one thread hop.
+    blocking_io = True
 
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
         self.path = sqlite_path(url)
@@ -106,7 +104,7 @@ class SQLiteContextStore:
         return self._save(connection, conversation_id, encoded, expected_version, active_agent)
 
     def _save(self, conn: Connection, cid: str, encoded: str, expected: int | None, agent) -> int:
-        version = _next_version(cid, self.load(cid, connection=conn).version, expected)
+        version = next_version(cid, self.load(cid, connection=conn).version, expected)
         params = {"cid": cid, "context": encoded, "version": version, "agent": agent}
         conn.execute(text(SAVE_SQL), {**params, "now": time.time()})
         return version
@@ -170,7 +168,7 @@ class SQLiteContextStore:
 
     async def _asave(self, conn: AsyncConnection, cid: str, encoded: str, expected, agent) -> int:
         stored = (await self.aload(cid, connection=conn)).version
-        version = _next_version(cid, stored, expected)
+        version = next_version(cid, stored, expected)
         params = {"cid": cid, "context": encoded, "version": version, "agent": agent}
         await conn.execute(text(SAVE_SQL), {**params, "now": time.time()})
         return version

@@ -73,6 +73,10 @@ def decode_messages(rows: Sequence[str]) -> list[BaseMessage]:
 class SQLiteChatHistory(SQLChatMessageHistory):
     """One conversation's messages in a SQLite file; see the module docstring."""
 
+    #: Its async methods would only wrap blocking calls (aiosqlite is a thread per
+    #: connection): Session.arun runs the whole load and the whole save in one thread hop.
+    blocking_io = True
+
     def __init__(self, url: str, session_id: str) -> None:
         check_conversation_id(session_id)
         self.path = sqlite_path(url)
