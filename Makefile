@@ -18,7 +18,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check graph memory tests benchmarks
+	$(BIN)/ruff format --check graph memory swarmgraph tests benchmarks
 
 # Postgres and Redis for the storage tests are installed (if missing) by
 # scripts/ensure_services.sh and started on 127.0.0.1 by tests/conftest.py.

@@ -28,7 +28,7 @@ import tempfile
 import time
 from typing import Any
 
-from graph import Agent, ScriptedChatModel, Swarm
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
 
 
 def _model(latency: float) -> ScriptedChatModel:
@@ -92,7 +92,7 @@ def _swarm_part(
 
 
 async def _session_conv(url: str, cid: str, swarm: Swarm, agent: Agent, turns: int) -> None:
-    from memory import Session
+    from swarmgraph.memory import Session
 
     session = Session(cid, url=url, window=20)
     for i in range(turns):
@@ -110,7 +110,7 @@ async def _timed_sessions(
 
 
 def _session_part(sessions: int, turns: int, latency: float, repeat: int) -> dict[str, Any]:
-    from memory import Session
+    from swarmgraph.memory import Session
 
     agent = Agent(name="Helper", instructions="Answer briefly.")
     swarm = Swarm(chat_model=_model(latency))

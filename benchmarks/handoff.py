@@ -33,9 +33,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
 
 from benchmarks.timing import Stats, interleaved
-from graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
 
 PING = "ping"
 PONG = "pong"

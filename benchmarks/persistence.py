@@ -35,10 +35,9 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
+from swarmgraph.graph.state import SwarmState, merge_context
 from typing_extensions import NotRequired, TypedDict
-
-from graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
-from graph.state import SwarmState, merge_context
 
 WINDOW = 20
 
@@ -90,7 +89,7 @@ def _file_bytes(path: str) -> int:
 
 # ---------------------------------------------------------------------------------- ours
 def ours_session(path: str, n: int, turns: int) -> tuple[list[float], list[float], int]:
-    from memory import Session
+    from swarmgraph.memory import Session
 
     url = "sqlite:///" + path
     agent = Agent(name="Helper")
@@ -121,7 +120,7 @@ def naive_history(path: str, n: int, turns: int) -> tuple[list[float], list[floa
     swarm = _TimedSwarm()
 
     def turn(text: str) -> None:
-        from graph.messages import to_langchain
+        from swarmgraph.graph.messages import to_langchain
 
         messages = [*history.messages, HumanMessage(text)]
         response = swarm.run(agent, messages)

@@ -16,9 +16,8 @@ import time
 import uuid
 
 from langchain_core.messages import AIMessage, HumanMessage
-
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import Session
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import Session
 
 
 def note(n: int) -> Result:

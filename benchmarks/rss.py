@@ -24,19 +24,19 @@ from typing import Any
 CHILD = r"""
 import json, resource, sys, warnings
 import psutil
-from graph import Agent, ScriptedChatModel, Swarm
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
 from langchain_core.messages import HumanMessage
 mode, path = sys.argv[1], sys.argv[2]
 swarm = Swarm(chat_model=ScriptedChatModel([], respond=lambda m: "Noted."))
 agent = Agent(name="Helper")
 if mode == "ours":
-    from memory import Session
+    from swarmgraph.memory import Session
     session = Session("bench", url="sqlite:///" + path, window=20)
     before = psutil.Process().memory_info().rss
     session.run(swarm, agent, "one more question")
 else:
     from langchain_community.chat_message_histories import SQLChatMessageHistory
-    from graph.messages import to_langchain
+    from swarmgraph.graph.messages import to_langchain
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         history = SQLChatMessageHistory(session_id="bench", connection="sqlite:///" + path)
@@ -74,7 +74,7 @@ def _prefill(path: str, n: int, naive: bool) -> None:
                 make_history(n)
             )
     else:
-        from memory import open_history
+        from swarmgraph.memory import open_history
 
         open_history("sqlite:///" + path, "bench").add_messages(make_history(n))
 

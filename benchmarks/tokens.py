@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from graph import Agent, ScriptedChatModel, Swarm
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
 
 QUESTION = (
     "Turn {i}: I ordered a blue kettle last week, order {order}, and the tracking page still "
@@ -39,7 +39,7 @@ def _answer(messages: list) -> str:
 
 
 def _policies() -> dict[str, Callable[[], Any]]:
-    from memory import BufferMemory, SummaryMemory, TokenTrimMemory, WindowMemory
+    from swarmgraph.memory import BufferMemory, SummaryMemory, TokenTrimMemory, WindowMemory
 
     return {
         "buffer": BufferMemory,
@@ -56,7 +56,7 @@ POLICIES = ("buffer", "window:20", "tokens:1000", "summary:10")
 
 def run_tokens(*, turns: int = 200, plot_path: str | None = None) -> dict[str, Any]:
     """Per-turn token series per policy; the plot is written to ``plot_path`` if given."""
-    from memory import Session
+    from swarmgraph.memory import Session
 
     agent = Agent(name="Helper", instructions="You are a helpful shop assistant.")
     series: dict[str, list[int]] = {}

@@ -11,9 +11,8 @@ runs it against the throwaway Postgres that ``make test`` starts.
 import sys
 
 from langchain_core.messages import ToolMessage
-
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import Session
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import Session
 
 
 def remember(order_id: int):

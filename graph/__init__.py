@@ -2,32 +2,39 @@
 as a LangGraph state machine (agents are nodes, handoffs are conditional edges).
 
 Example:
-    >>> from graph import Agent, Swarm, ScriptedChatModel
+    >>> from swarmgraph.graph import Agent, Swarm, ScriptedChatModel
     >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hello!"]))
     >>> response = swarm.run(agent=Agent(), messages=[{"role": "user", "content": "hi"}])
     >>> response.messages[-1]["content"]
     'Hello!'
 """
 
-from graph.builder import build_swarm_graph
-from graph.client_model import OpenAIClientChatModel
-from graph.discovery import reachable_agents
-from graph.errors import AgentNameConflictError, HandoffLoopError, SwarmError
-from graph.formats import OUTPUT_TYPES, format_history
-from graph.messages import message_to_openai, to_langchain, to_openai
-from graph.models import MissingModelError, ModelResolver, resolve_chat_model
-from graph.one_to_one import OneToOne, build_one_to_one_graph, one_to_one
-from graph.schema import ToolArgumentError, ToolSchemaError, ToolSpec, function_to_json, tool_spec
-from graph.scripted import (
+from .builder import build_swarm_graph
+from .chat_models.openai_client import OpenAIClientChatModel
+from .chat_models.scripted import (
     ScriptedChatModel,
-    ScriptExhaustedError,
     scripted_tool_call,
     scripted_tool_calls,
 )
-from graph.state import SwarmState
-from graph.swarm import Swarm
-from graph.types import Agent, Response, Result
-from graph.views import agent_answer, messages_for, split_last_turn
+from .discovery import reachable_agents
+from .errors import (
+    AgentNameConflictError,
+    HandoffLoopError,
+    MissingModelError,
+    ScriptExhaustedError,
+    SwarmError,
+    ToolArgumentError,
+    ToolSchemaError,
+)
+from .messages import message_to_openai, to_langchain, to_openai
+from .models import ModelResolver, resolve_chat_model
+from .onetoone.formats import OUTPUT_TYPES, format_history
+from .onetoone.pattern import OneToOne, build_one_to_one_graph, one_to_one
+from .onetoone.views import agent_answer, messages_for, split_last_turn
+from .schema import ToolSpec, function_to_json, tool_spec
+from .state import SwarmState
+from .swarm import Swarm
+from .types import Agent, Response, Result
 
 __all__ = [
     "OUTPUT_TYPES",

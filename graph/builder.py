@@ -14,7 +14,7 @@ Every target the code can name is a drawn edge; a handoff to an agent nobody cou
 find in advance goes through one extra node, ``dynamic_handoff``.
 
 Example:
-    >>> from graph import Agent, ScriptedChatModel
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel
     >>> sales = Agent(name="Sales")
     >>> triage = Agent(name="Triage", handoffs=[sales])
     >>> app = build_swarm_graph([triage], chat_model=ScriptedChatModel([])).compile()
@@ -31,21 +31,21 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from graph.discovery import handoff_targets, reachable_agents
-from graph.errors import AgentNameConflictError
-from graph.models import ModelResolver
-from graph.node import AgentNode, GraphRuntime
-from graph.run_control import current_control
-from graph.schema import tool_spec
-from graph.state import SwarmState
-from graph.types import Agent
+from .discovery import handoff_targets, reachable_agents
+from .errors import AgentNameConflictError
+from .models import ModelResolver
+from .node import AgentNode, GraphRuntime
+from .run_control import current_control
+from .schema import tool_spec
+from .state import SwarmState
+from .types import Agent
 
 try:  # a node with both a sync and an async body, without RunnableLambda's tracing cost
     from langgraph._internal._runnable import RunnableCallable
 except ImportError:  # pragma: no cover - older/newer LangGraph layouts
     RunnableCallable = None  # type: ignore[assignment,misc]
 
-from graph.node import DYNAMIC_NODE
+from .node import DYNAMIC_NODE
 
 
 def build_swarm_graph(
@@ -72,7 +72,7 @@ def build_swarm_graph(
     so an unsupported annotation fails now, not mid-run.
 
     Example:
-        >>> from graph import Agent, ScriptedChatModel
+        >>> from swarmgraph.graph import Agent, ScriptedChatModel
         >>> from langgraph.checkpoint.memory import InMemorySaver
         >>> model = ScriptedChatModel(["Hello Ming."])
         >>> triage = Agent(name="Triage", instructions=lambda ctx: f"Greet {ctx['name']}.")

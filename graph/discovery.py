@@ -9,7 +9,7 @@ shows every *possible* handoff, and a handoff nobody could see in advance still
 works at run time (see ``builder``).
 
 Example:
-    >>> from graph.types import Agent
+    >>> from swarmgraph.graph.types import Agent
     >>> sales = Agent(name="Sales")
     >>> def transfer_to_sales():
     ...     return sales
@@ -27,7 +27,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from graph.types import Agent
+from .types import Agent
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -52,7 +52,7 @@ def function_targets(func: Callable[..., Any]) -> list[Agent]:
     """Agents a tool function may hand off to, in first-seen order.
 
     Example:
-        >>> from graph.types import Agent
+        >>> from swarmgraph.graph.types import Agent
         >>> a, b = Agent(name="A"), Agent(name="B")
         >>> def make(target):
         ...     def go():

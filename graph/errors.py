@@ -1,4 +1,8 @@
-"""Errors the engine raises to the programmer (the model gets ``Error:`` tool messages)."""
+"""Every exception ``swarmgraph.graph`` raises, in one place.
+
+Errors that stop a run derive from :class:`SwarmError`; errors the model caused while a run
+goes on never reach the caller: the model gets them as ``Error:`` tool messages instead.
+"""
 
 from __future__ import annotations
 
@@ -31,3 +35,47 @@ class HandoffLoopError(SwarmError):
 
 class AgentNameConflictError(ValueError):
     """Two different Agent objects share a name; names are graph node names."""
+
+
+class MissingModelError(RuntimeError):
+    """No model was given and the environment does not configure OpenAI."""
+
+
+class ToolSchemaError(TypeError):
+    """A tool's signature cannot be described to the model (raised when the schema is built).
+
+    Example:
+        >>> from swarmgraph.graph.schema import function_to_json
+        >>> def pick(colour: complex): ...
+        >>> try:  # doctest: +ELLIPSIS
+        ...     function_to_json(pick)
+        ... except ToolSchemaError as err:
+        ...     print(err)
+        tool 'pick': parameter 'colour': cannot describe annotation complex as JSON schema ...
+    """
+
+
+class ToolArgumentError(ValueError):
+    """The model's arguments for a tool are unusable; ``str()`` is meant for the model to read.
+
+    ``tool`` is the tool name and ``problems`` the individual complaints.
+
+    Example:
+        >>> from swarmgraph.graph.schema import tool_spec
+        >>> def lookup_order(order_id: int): ...
+        >>> try:
+        ...     tool_spec(lookup_order).parse_arguments('{"order_id": "abc"}')
+        ... except ToolArgumentError as err:
+        ...     print(err.tool, err.problems)
+        lookup_order ["argument 'order_id': Input should be a valid integer, \
+unable to parse string as an integer (got 'abc')"]
+    """
+
+    def __init__(self, tool: str, problems: list[str]):
+        self.tool = tool
+        self.problems = problems
+        super().__init__(f"{tool}: " + "; ".join(problems))
+
+
+class ScriptExhaustedError(RuntimeError):
+    """The model was called more times than it had scripted replies (and has no ``respond``)."""

@@ -1,7 +1,7 @@
 """Which chat model answers for ``agent.model``: an OpenAI-compatible client, a LangChain chat
 model (or a factory of them), or by default ``ChatOpenAI``.
 
->>> from graph.scripted import ScriptedChatModel
+>>> from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
 >>> fixed = ScriptedChatModel(["hi"])
 >>> resolve_chat_model("gpt-4o", chat_model=fixed) is fixed
 True
@@ -16,6 +16,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from .errors import MissingModelError
+
 __all__ = ["MissingModelError", "ModelResolver", "resolve_chat_model"]
 
 # Local OpenAI-compatible servers (Ollama, vLLM, llama.cpp) ignore the key, but the openai
@@ -23,14 +25,11 @@ __all__ = ["MissingModelError", "ModelResolver", "resolve_chat_model"]
 _PLACEHOLDER_KEY = "not-needed"
 
 
-class MissingModelError(RuntimeError):
-    """No model was given and the environment does not configure OpenAI."""
-
-
 _MISSING_MODEL_TEXT = (
     "No chat model is configured for model {name!r}: OPENAI_API_KEY is not set and neither "
     "a client nor a chat_model was given. To run offline, pass a scripted model, e.g. "
-    "Swarm(chat_model=ScriptedChatModel(['Hello!'])) (from graph import ScriptedChatModel); "
+    "Swarm(chat_model=ScriptedChatModel(['Hello!'])) "
+    "(from swarmgraph import ScriptedChatModel); "
     "to use a local OpenAI-compatible server (Ollama, vLLM, llama.cpp), set OPENAI_BASE_URL, "
     "e.g. OPENAI_BASE_URL=http://localhost:11434/v1; or set OPENAI_API_KEY for OpenAI itself. "
     "Any LangChain chat model, or any OpenAI-compatible client via Swarm(client=...), works too."
@@ -67,7 +66,7 @@ def resolve_chat_model(
       (a base URL alone is enough: local servers get a placeholder key); with neither set,
       ``MissingModelError``.
 
-    >>> from graph.scripted import ScriptedChatModel
+    >>> from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
     >>> resolve_chat_model("small", chat_model=lambda name: ScriptedChatModel([name])).invoke(
     ...     "hi").content
     'small'
@@ -79,7 +78,7 @@ def resolve_chat_model(
     if client is not None and chat_model is not None:
         raise ValueError("pass either client= or chat_model=, not both")
     if client is not None:
-        from graph.client_model import OpenAIClientChatModel
+        from .chat_models.openai_client import OpenAIClientChatModel
 
         return OpenAIClientChatModel(client, model_name)
     if chat_model is not None:
@@ -103,7 +102,7 @@ def resolve_chat_model(
 class ModelResolver:
     """Resolve and cache one chat model per model name (thread-safe).
 
-    >>> from graph.scripted import ScriptedChatModel
+    >>> from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
     >>> made = []
     >>> resolver = ModelResolver(chat_model=lambda name: made.append(name) or ScriptedChatModel([]))
     >>> resolver.get("a") is resolver.get("a"), made

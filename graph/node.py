@@ -1,9 +1,14 @@
 """One agent node: a Swarm turn as one graph step.
 
-Read this file top-down to find the three places the seed's sequence diagram
-names: instructions are built in :meth:`AgentNode._prompt`, tools run in
-:meth:`AgentNode._apply`, and the active agent switches where ``update["active_agent"]``
-is set.
+Read :class:`AgentNode` top-down; the three places the seed's sequence diagram names are:
+
+- **instructions are built** in :meth:`AgentNode._prompt` (``agent.instructions``, called with
+  the current ``context_variables`` when it is a function), which also picks the model;
+- **tools run** in :func:`swarmgraph.graph.tool_calls.execute_tool_calls` (or its async twin),
+  called from :meth:`AgentNode.step` / :meth:`AgentNode.astep` once the model replied;
+- **the active agent switches** in :meth:`AgentNode._apply`, where a tool returned an Agent and
+  ``update["active_agent"]`` is set; the conditional edges made by
+  :func:`swarmgraph.graph.builder.build_swarm_graph` then route to that agent's node.
 """
 
 from __future__ import annotations
@@ -19,12 +24,12 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langgraph.graph import END
 
-from graph.errors import HandoffLoopError
-from graph.models import ModelResolver
-from graph.run_control import RunControl, current_control
-from graph.schema import tool_spec
-from graph.tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
-from graph.types import Agent
+from .errors import HandoffLoopError
+from .models import ModelResolver
+from .run_control import RunControl, current_control
+from .schema import tool_spec
+from .tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
+from .types import Agent
 
 DYNAMIC_NODE = "dynamic_handoff"
 

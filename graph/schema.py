@@ -55,6 +55,8 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import models_json_schema
 
+from .errors import ToolArgumentError, ToolSchemaError
+
 __all__ = ["ToolArgumentError", "ToolSchemaError", "ToolSpec", "function_to_json", "tool_spec"]
 
 #: The parameter the framework injects run context into (hidden from the model).
@@ -94,40 +96,6 @@ _CONSTRAINTS = (
     ("multiple_of", "multipleOf"),
     ("pattern", "pattern"),
 )
-
-
-class ToolSchemaError(TypeError):
-    """A tool's signature cannot be described to the model (raised when the schema is built).
-
-    Example:
-        >>> def pick(colour: complex): ...
-        >>> try:  # doctest: +ELLIPSIS
-        ...     function_to_json(pick)
-        ... except ToolSchemaError as err:
-        ...     print(err)
-        tool 'pick': parameter 'colour': cannot describe annotation complex as JSON schema ...
-    """
-
-
-class ToolArgumentError(ValueError):
-    """The model's arguments for a tool are unusable; ``str()`` is meant for the model to read.
-
-    ``tool`` is the tool name and ``problems`` the individual complaints.
-
-    Example:
-        >>> def lookup_order(order_id: int): ...
-        >>> try:
-        ...     tool_spec(lookup_order).parse_arguments('{"order_id": "abc"}')
-        ... except ToolArgumentError as err:
-        ...     print(err.tool, err.problems)
-        lookup_order ["argument 'order_id': Input should be a valid integer, \
-unable to parse string as an integer (got 'abc')"]
-    """
-
-    def __init__(self, tool: str, problems: list[str]):
-        self.tool = tool
-        self.problems = problems
-        super().__init__(f"{tool}: " + "; ".join(problems))
 
 
 # --------------------------------------------------------------------------- docstrings

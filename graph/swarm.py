@@ -5,7 +5,7 @@ runs unchanged; underneath, each start agent gets one compiled graph (built once
 cached) and a run is one ``graph.stream`` call.
 
 Example:
-    >>> from graph import Agent, Swarm, ScriptedChatModel, scripted_tool_call
+    >>> from swarmgraph.graph import Agent, Swarm, ScriptedChatModel, scripted_tool_call
     >>> sales = Agent(name="Sales", instructions="Sell bees.")
     >>> def transfer_to_sales():
     ...     '''Hand the customer to sales.'''
@@ -36,13 +36,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.builder import build_swarm_graph
-from graph.errors import SwarmError
-from graph.messages import to_langchain, to_openai
-from graph.models import ModelResolver
-from graph.node import DYNAMIC_NODE, GraphRuntime
-from graph.run_control import RunControl
-from graph.types import Agent, Response
+from .builder import build_swarm_graph
+from .errors import SwarmError
+from .messages import to_langchain, to_openai
+from .models import ModelResolver
+from .node import DYNAMIC_NODE, GraphRuntime
+from .run_control import RunControl
+from .types import Agent, Response
 
 #: Compiled graphs kept per Swarm (one per start agent).
 MAX_CACHED_GRAPHS = 128
@@ -180,7 +180,7 @@ class Swarm:
 
         Example:
             >>> import asyncio
-            >>> from graph import Agent, ScriptedChatModel
+            >>> from swarmgraph.graph import Agent, ScriptedChatModel
             >>> swarm = Swarm(chat_model=ScriptedChatModel(["hi"]))
             >>> response = asyncio.run(swarm.arun(Agent(), [{"role": "user", "content": "hey"}]))
             >>> response.messages[0]["content"]

@@ -7,7 +7,7 @@ reads on its next call, and the run goes on.
 
 Example:
     >>> from langchain_core.messages import AIMessage
-    >>> from graph.types import Result
+    >>> from swarmgraph.graph.types import Result
     >>> def remember(order_id: int):
     ...     return Result(value="ok", context_variables={"order_id": order_id})
     >>> reply = AIMessage("", tool_calls=[
@@ -29,8 +29,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from graph.schema import ToolArgumentError, tool_spec
-from graph.types import CTX_VARS_NAME, Agent, Result
+from .schema import ToolArgumentError, tool_spec
+from .types import CTX_VARS_NAME, Agent, Result
 
 
 @dataclass

@@ -6,7 +6,7 @@ unchanged. An :class:`Agent` is passive configuration: the framework *reads*
 agent itself never holds run state, so one instance can serve any number of runs.
 
 Example:
-    >>> from graph import Agent, Result
+    >>> from swarmgraph.graph import Agent, Result
     >>> sales = Agent(name="Sales", instructions="Sell bees.")
     >>> triage = Agent(name="Triage", handoffs=[sales])
     >>> [f.__name__ for f in triage.tools]

@@ -1,26 +1,24 @@
 """What outlives a run: chat histories (messages), context stores (key fields), ``Session``.
 
 Example:
-    >>> from memory import Session, open_context_store, open_history, parse_memory
+    >>> from swarmgraph.memory import Session, open_context_store, open_history, parse_memory
     >>> parse_memory("window:20")
     WindowMemory(20)
 """
 
-from memory.context_json import (
-    DEFAULT_SIZE_LIMIT,
+from .backends import open_context_store, open_history
+from .context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
+from .context_store import ContextRecord, ContextStore
+from .errors import (
     ContextSerializationError,
     ContextSizeWarning,
-    decode_context,
-    encode_context,
-)
-from memory.context_store import (
-    ContextRecord,
-    ContextStore,
     ContextVersionConflict,
-    open_context_store,
+    StorageUnavailable,
+    TurnInterrupted,
+    UnknownAgentWarning,
 )
-from memory.history import ChatHistory, drop_orphan_tool_messages, open_history
-from memory.policies import (
+from .history import ChatHistory, drop_orphan_tool_messages
+from .policies import (
     BufferMemory,
     MemoryPolicy,
     SummaryMemory,
@@ -28,8 +26,7 @@ from memory.policies import (
     WindowMemory,
     parse_memory,
 )
-from memory.session import Session, UnknownAgentWarning, as_messages, merge_context
-from memory.storage_errors import StorageUnavailable
+from .session import Session, as_messages, merge_context
 
 __all__ = [
     "DEFAULT_SIZE_LIMIT",
@@ -45,6 +42,7 @@ __all__ = [
     "StorageUnavailable",
     "SummaryMemory",
     "TokenTrimMemory",
+    "TurnInterrupted",
     "UnknownAgentWarning",
     "WindowMemory",
     "as_messages",

@@ -35,8 +35,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory.session import Session
+from ..graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from .session import Session
 
 TURN_1 = "I'm Xiaoming, order 7 please refund"
 TURN_2 = "Did my refund go through?"
@@ -144,13 +144,12 @@ def stored_bytes(url: str, conversation_id: str) -> int:
     from langchain_core.messages import message_to_dict
     from sqlalchemy import text
 
-    from memory.context_store import open_context_store
-    from memory.history import open_history
-    from memory.urls import url_scheme
+    from .backends import open_context_store, open_history
+    from .urls import url_scheme
 
     if url_scheme(url) == "sqlite":
-        from memory.sqlite_engine import sync_engine
-        from memory.urls import sqlite_path
+        from .backends.sqlite.engine import sync_engine
+        from .urls import sqlite_path
 
         with sync_engine(sqlite_path(url)).connect() as conn:
             messages = conn.execute(
@@ -205,7 +204,16 @@ def run_turn(url: str, conversation_id: str, persist: Sequence[str], message: st
 
 
 def _run_turn_in_process(url: str, cid: str, persist: Sequence[str], message: str) -> dict:
-    args = [sys.executable, "-m", "memory.compare", "--turn", url, cid, message, *persist]
+    args = [
+        sys.executable,
+        "-m",
+        "swarmgraph.memory.compare",
+        "--turn",
+        url,
+        cid,
+        message,
+        *persist,
+    ]
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=root, check=False)
@@ -291,9 +299,10 @@ def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] = COLU
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m memory.compare [DIR]`` prints the table; ``--turn`` runs one turn (JSON)."""
+    """``python -m swarmgraph.memory.compare [DIR]`` prints the table; ``--turn`` runs one
+    turn (JSON)."""
     parser = argparse.ArgumentParser(
-        prog="python -m memory.compare", description=__doc__.split("\n")[0]
+        prog="python -m swarmgraph.memory.compare", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--turn", nargs="+", metavar="ARG", help="URL CONVERSATION MESSAGE [HALF...]"

@@ -22,29 +22,10 @@ import math
 import warnings
 from typing import Any
 
+from .errors import ContextSerializationError, ContextSizeWarning
+
 #: Above this many bytes of JSON, saving context warns (configurable per store / Session).
 DEFAULT_SIZE_LIMIT = 64 * 1024
-
-
-class ContextSerializationError(TypeError):
-    """A context value JSON cannot store; ``path`` names it, e.g. ``context_variables['a'][0]``."""
-
-    def __init__(self, path: str, value: Any, hint: str = "") -> None:
-        self.path = path
-        self.value = value
-        kind = type(value).__name__
-        article = "an" if kind[:1].lower() in "aeiou" else "a"
-        message = f"{path} is {article} {kind}, which JSON cannot store; store a "
-        message += "str/int/float/bool/None/list/dict instead"
-        if hint:
-            message += f" ({hint})"
-        super().__init__(message)
-        #: Set by Session: the run whose context could not be saved (its messages were).
-        self.response: Any = None
-
-
-class ContextSizeWarning(UserWarning):
-    """Saved context is larger than the configured limit (context is meant to be small)."""
 
 
 def _check(value: Any, path: str) -> None:

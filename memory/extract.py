@@ -95,7 +95,7 @@ def extract_context(
 
     Example:
         >>> from pydantic import BaseModel
-        >>> from graph import ScriptedChatModel, scripted_tool_call
+        >>> from swarmgraph.graph import ScriptedChatModel, scripted_tool_call
         >>> class Customer(BaseModel):
         ...     name: str | None = None
         ...     order_id: int | None = None

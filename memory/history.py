@@ -7,6 +7,7 @@ one needs no change in :class:`memory.Session`.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from swarmgraph.memory import open_history
     >>> history = open_history("memory://doctest-history", "conv-1")
     >>> history.add_messages([HumanMessage("hi"), AIMessage("hello", name="Triage")])
     >>> [m.content for m in history.get_messages(limit=1)], history.count()
@@ -19,10 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, ToolMessage
-
-from memory.urls import SUPPORTED_SCHEMES, check_conversation_id, redact_url, url_scheme
 
 
 @runtime_checkable
@@ -79,42 +77,3 @@ def drop_orphan_tool_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
     while start < len(messages) and isinstance(messages[start], ToolMessage):
         start += 1
     return messages[start:]
-
-
-def open_history(url: str, session_id: str) -> BaseChatMessageHistory:
-    """Open the chat history of ``session_id`` in the store ``url`` names.
-
-    ``sqlite:///path`` (LangChain's ``SQLChatMessageHistory`` with an index and windowed
-    reads), ``memory://[name]`` (in-process), ``postgresql://...`` (langchain-postgres'
-    ``PostgresChatMessageHistory``, pooled) and ``redis://host:port/db[?ttl=seconds]``
-    (langchain-community's ``RedisChatMessageHistory``).
-
-    Example:
-        >>> import os, tempfile
-        >>> url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "chat.db")
-        >>> history = open_history(url, "conv-42")
-        >>> type(history).__name__, isinstance(history, ChatHistory)
-        ('SQLiteChatHistory', True)
-    """
-    check_conversation_id(session_id)
-    scheme = url_scheme(url)
-    if scheme == "sqlite":
-        from memory.sqlite_history import SQLiteChatHistory
-
-        return SQLiteChatHistory(url, session_id)
-    if scheme == "memory":
-        from memory.memory_history import MemoryChatHistory
-
-        return MemoryChatHistory.open(url, session_id)
-    if scheme == "postgresql":
-        from memory.postgres_history import PostgresChatHistory
-
-        return PostgresChatHistory(url, session_id)
-    if scheme in ("redis", "rediss"):
-        from memory.redis_history import RedisChatHistory
-
-        return RedisChatHistory(url, session_id)
-    raise ValueError(
-        f"no chat-history backend for {redact_url(url)!r}; supported: "
-        + ", ".join(f"{s}://" for s in SUPPORTED_SCHEMES)
-    )

@@ -41,7 +41,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 
-from memory.history import drop_orphan_tool_messages
+from .history import drop_orphan_tool_messages
 
 
 @runtime_checkable
@@ -193,7 +193,7 @@ class SummaryMemory:
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> from graph import ScriptedChatModel
+        >>> from swarmgraph.graph import ScriptedChatModel
         >>> summariser = ScriptedChatModel(["Ming asked for a refund of order 7."])
         >>> policy = SummaryMemory(summariser, keep_last=2)
         >>> chat = [HumanMessage("I'm Ming"), AIMessage("Hi Ming"),

@@ -25,7 +25,7 @@ raises stores nothing: the turn did not happen, and the exception reaches the ca
 
 Example:
     >>> import os, tempfile
-    >>> from graph import Agent, Result, Swarm, ScriptedChatModel, scripted_tool_call
+    >>> from swarmgraph.graph import Agent, Result, Swarm, ScriptedChatModel, scripted_tool_call
     >>> def remember_order(order_id: int):
     ...     '''Remember the order the user talks about.'''
     ...     return Result(value="noted", context_variables={"order_id": order_id})
@@ -51,17 +51,14 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from memory.context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError, encode_context
-from memory.context_store import ContextRecord, open_context_store
-from memory.history import open_history
-from memory.policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
-from memory.urls import check_conversation_id
+from .backends import open_context_store, open_history
+from .context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError, encode_context
+from .context_store import ContextRecord
+from .errors import UnknownAgentWarning
+from .policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
+from .urls import check_conversation_id
 
 HALVES = ("messages", "context")
-
-
-class UnknownAgentWarning(UserWarning):
-    """The stored active agent is not among the Session's known agents; the given one runs."""
 
 
 def merge_context(latest: dict, base: dict, new: dict) -> dict:
@@ -87,14 +84,15 @@ def merge_context(latest: dict, base: dict, new: dict) -> dict:
 
 def as_messages(message: Any) -> list[BaseMessage]:
     """The caller's new input as LangChain messages: a str is one user message; dicts
-    (Swarm/OpenAI shape) and LangChain messages pass through ``graph.messages.to_langchain``.
+    (Swarm/OpenAI shape) and LangChain messages pass through
+    ``swarmgraph.graph.messages.to_langchain``.
 
     Example:
         >>> [m.type for m in as_messages("hi")], [m.type for m in as_messages([
         ...     {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}])]
         (['human'], ['system', 'human'])
     """
-    from graph.messages import to_langchain
+    from ..graph.messages import to_langchain
 
     if isinstance(message, str):
         return [HumanMessage(message)]
@@ -141,7 +139,8 @@ class Session:
             working directory) or ``memory://``.
         persist: which halves outlive a run.
         window: load only the last ``window`` messages (shorthand for ``WindowMemory``).
-        memory: a policy (:mod:`memory.policies`) or a spec string like ``"tokens:2000"``.
+        memory: a policy (:mod:`swarmgraph.memory.policies`) or a spec string like
+            ``"tokens:2000"``.
         agents: agents a stored active-agent name may resolve to, besides every agent
             reachable by handoff from the agent passed to :meth:`run`.
         context_size_limit: bytes of context JSON above which saving warns.
@@ -164,7 +163,7 @@ class Session:
         if window is not None and memory is not None:
             raise ValueError("give window=k or memory=..., not both (window=k is WindowMemory(k))")
         if isinstance(memory, str):
-            from memory.policies import parse_memory
+            from .policies import parse_memory
 
             memory = parse_memory(memory)
         self.memory: MemoryPolicy = (
@@ -383,7 +382,7 @@ class Session:
             return given
         if stored_name in self._agents:
             return self._agents[stored_name]
-        from graph.discovery import reachable_agents
+        from ..graph.discovery import reachable_agents
 
         for candidate in reachable_agents([given]):
             if candidate.name == stored_name:
@@ -405,7 +404,7 @@ class Session:
         return self._resolve_agent(agent, loaded.record.active_agent), context
 
     def _plan(self, sent_context: dict, new: list, response: Any) -> _Plan:
-        from graph.messages import to_langchain
+        from ..graph.messages import to_langchain
 
         plan = _Plan()
         if "messages" in self.persist:

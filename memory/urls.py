@@ -1,8 +1,8 @@
 """Storage URLs: which backend a URL names, where its file is, and how to print it safely.
 
 Every backend is chosen from the URL's scheme, so a new backend (Postgres, Redis) only adds
-a branch to the dispatching factories in :mod:`memory.history` and
-:mod:`memory.context_store`; callers keep passing one string.
+a branch to the dispatching factories in :mod:`swarmgraph.memory.history` and
+:mod:`swarmgraph.memory.context_store`; callers keep passing one string.
 
 Example:
     >>> url_scheme("sqlite:///chat.db"), url_scheme("memory://"), url_scheme("chat.db")
@@ -16,9 +16,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-
-#: Schemes :func:`memory.open_history` and :func:`memory.open_context_store` accept today.
-SUPPORTED_SCHEMES = ("sqlite", "memory", "postgresql", "redis", "rediss")
+from urllib.parse import unquote, urlsplit
 
 
 def url_scheme(url: str) -> str:
@@ -117,3 +115,33 @@ def check_conversation_id(conversation_id: str) -> str:
     if "\x00" in conversation_id:
         raise ValueError("conversation id must not contain NUL ('\\x00')")
     return conversation_id
+
+
+def url_password(url: str) -> str | None:
+    """The password in ``url`` (``None`` if it has none), to scrub from driver messages.
+
+    Example:
+        >>> url_password("redis://:s3cret@localhost:6379/0"), url_password("redis://h:1/0")
+        ('s3cret', None)
+    """
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        match = re.match(r"^[^:/]+://[^:/@]*:([^@/]*)@", url)
+        password = match.group(1) if match else None
+    return unquote(password) if password else None
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` with ``url``'s password (raw and percent-encoded) replaced by ``***``.
+
+    Example:
+        >>> scrub("login as bob:secret failed", "postgresql://bob:secret@db/app")
+        'login as bob:*** failed'
+    """
+    text = str(text)
+    match = re.match(r"^[^:/]+://[^:/@]*:([^@/]*)@", str(url))
+    secrets = {url_password(url), match.group(1) if match else None}
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return redact_url(text) if "://" in text else text

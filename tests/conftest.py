@@ -20,6 +20,9 @@ try:  # tests/ on sys.path (rootdir conftest, no tests/__init__.py) or the repo 
 except ImportError:  # pragma: no cover
     from tests.servers import PostgresServer, RedisServer, ServiceUnavailable
 
+# Scripts the multi-process tests start; importing one runs it.
+collect_ignore = ["procs"]
+
 ServerT = TypeVar("ServerT", PostgresServer, RedisServer)
 
 

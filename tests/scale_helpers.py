@@ -15,8 +15,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-
-from memory import open_history
+from swarmgraph.memory import open_history
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCS = Path(__file__).parent / "procs"

@@ -34,7 +34,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def run(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    command = [str(SWARMGRAPH)] if SWARMGRAPH.exists() else [sys.executable, "-m", "graph"]
+    command = [str(SWARMGRAPH)] if SWARMGRAPH.exists() else [sys.executable, "-m", "swarmgraph"]
     return subprocess.run(
         [*command, *args],
         cwd=cwd,
@@ -146,8 +146,7 @@ def test_locked_database_is_one_line(demo_dir, tmp_path):
     holder = sqlite3.connect(db, timeout=0)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        done = run(cwd, "demo", "--db", f"sqlite:///{db}",
-                   SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS="300")
+        done = run(cwd, "demo", "--db", f"sqlite:///{db}", SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS="300")
     finally:
         holder.rollback()
         holder.close()
@@ -173,9 +172,9 @@ def test_graph_png_is_a_png(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
 
 
-def test_python_dash_m_graph_works(tmp_path):
+def test_python_dash_m_swarmgraph_works(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "graph", "graph"],
+        [sys.executable, "-m", "swarmgraph", "graph"],
         cwd=tmp_path,
         env=_env(),
         capture_output=True,

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import openai
 import pytest
+import swarmgraph.graph.chat_models.openai_client as client_model_module
+import swarmgraph.graph.models as models_module
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -24,13 +26,10 @@ from openai_stub import (
     stub_tool_call,
     stub_tool_calls,
 )
-
-import graph.client_model as client_model_module
-import graph.models as models_module
-from graph.client_model import OpenAIClientChatModel
-from graph.messages import to_openai
-from graph.models import MissingModelError, ModelResolver, resolve_chat_model
-from graph.scripted import ScriptedChatModel
+from swarmgraph.graph.chat_models.openai_client import OpenAIClientChatModel
+from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
+from swarmgraph.graph.messages import to_openai
+from swarmgraph.graph.models import MissingModelError, ModelResolver, resolve_chat_model
 
 SWARM_KEYS = {"model", "messages", "tools", "tool_choice", "stream"}
 

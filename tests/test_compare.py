@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memory.compare import compare_persistence, format_table
+from swarmgraph.memory.compare import compare_persistence, format_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,7 @@ def test_memory_url_and_command_line(tmp_path):
     rows = compare_persistence(f"memory://{tmp_path.name}")
     assert [r["bytes_stored"] > 0 for r in rows] == [True, True, True, False]
     done = subprocess.run(
-        [sys.executable, "-m", "memory.compare", str(tmp_path / "cli")],
+        [sys.executable, "-m", "swarmgraph.memory.compare", str(tmp_path / "cli")],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,

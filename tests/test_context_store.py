@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-
-from memory import (
+from swarmgraph.memory import (
     ContextSerializationError,
     ContextSizeWarning,
     ContextStore,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from swarmgraph.graph import Swarm
+from swarmgraph.memory import Session
 
-from graph import Swarm
-from graph.demo import (
+from swarmgraph.app.demo import (
     DEMO_CONVERSATION,
     demo_agents,
     demo_model,
@@ -13,7 +14,6 @@ from graph.demo import (
     refunds_instructions,
     triage_instructions,
 )
-from memory import Session
 
 
 def _handoffs(messages):

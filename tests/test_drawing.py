@@ -6,11 +6,11 @@ import socket
 
 import pytest
 from langgraph.graph import END, START, StateGraph
+from swarmgraph.graph import ScriptedChatModel, build_swarm_graph
 from typing_extensions import TypedDict
 
-from graph import ScriptedChatModel, build_swarm_graph
-from graph.demo import demo_agents
-from graph.drawing import PNG_SIGNATURE, draw_png, layout_graph
+from swarmgraph.app.demo import demo_agents
+from swarmgraph.app.drawing import PNG_SIGNATURE, draw_png, layout_graph
 
 
 def _png_size(data: bytes) -> tuple[int, int]:

@@ -8,8 +8,7 @@ import json
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
-
-from graph import (
+from swarmgraph.graph import (
     Agent,
     AgentNameConflictError,
     HandoffLoopError,
@@ -18,7 +17,11 @@ from graph import (
     ToolSchemaError,
     build_swarm_graph,
 )
-from graph.scripted import ScriptedChatModel, scripted_tool_call, scripted_tool_calls
+from swarmgraph.graph.chat_models.scripted import (
+    ScriptedChatModel,
+    scripted_tool_call,
+    scripted_tool_calls,
+)
 
 
 def user(text: str) -> dict:
@@ -512,13 +515,17 @@ def test_compiles_with_a_user_store_and_checkpointer():
 
 
 def test_agents_built_per_request_do_not_grow_the_caches():
-    import graph.swarm as swarm_module
+    import swarmgraph.graph.swarm as swarm_module
 
     def fresh_helper():
         return Agent(name="Helper", instructions="help")  # a new object on every call
 
-    model = ScriptedChatModel([], respond=lambda msgs: (
-        "done" if msgs[-1].type == "tool" else scripted_tool_call("fresh_helper")))
+    model = ScriptedChatModel(
+        [],
+        respond=lambda msgs: (
+            "done" if msgs[-1].type == "tool" else scripted_tool_call("fresh_helper")
+        ),
+    )
     swarm = Swarm(chat_model=model)
     start = Agent(name="Start", functions=[fresh_helper])
     for _ in range(5):

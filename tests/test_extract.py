@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
-
-from graph import ScriptedChatModel, scripted_tool_call
-from memory.extract import extract_context, user_texts
+from swarmgraph.graph import ScriptedChatModel, scripted_tool_call
+from swarmgraph.memory.extract import extract_context, user_texts
 
 
 class Customer(BaseModel):

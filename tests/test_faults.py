@@ -11,10 +11,9 @@ import time
 import pytest
 from langchain_core.messages import HumanMessage
 from scale_helpers import fresh_id, whole_turns, worker
-
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import Session, open_history
-from memory.storage_errors import StorageUnavailable
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import Session, open_history
+from swarmgraph.memory.errors import StorageUnavailable
 
 KILL_ROUNDS = 6
 SECRET = "s3cret-Pa55"

@@ -7,10 +7,9 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+import swarmgraph.graph.onetoone.formats
 import yaml
-
-import graph.formats
-from graph.formats import (
+from swarmgraph.graph.onetoone.formats import (
     OUTPUT_TYPES,
     ChatTurn,
     ConversationHistory,
@@ -165,6 +164,6 @@ def test_unknown_type_names_the_valid_ones(bad):
 
 
 def test_docstring_examples_run():
-    result = doctest.testmod(graph.formats, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(swarmgraph.graph.onetoone.formats, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 8
     assert result.failed == 0

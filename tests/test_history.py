@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import swarmgraph.memory.backends.sqlite.history as sqlite_history
 from langchain_core.messages import (
     AIMessage,
     HumanMessage,
@@ -22,10 +23,8 @@ from langchain_core.messages import (
     message_to_dict,
 )
 from sqlalchemy import text
-
-import memory.sqlite_history as sqlite_history
-from memory import ChatHistory, open_history
-from memory.sqlite_engine import sync_engine
+from swarmgraph.memory import ChatHistory, open_history
+from swarmgraph.memory.backends.sqlite.engine import sync_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCS = Path(__file__).parent / "procs"
@@ -245,7 +244,7 @@ def test_files_stay_compatible_with_plain_langchain(tmp_path):
 def test_opening_a_history_shows_no_deprecation_warning(tmp_path):
     code = (
         "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
-        "from memory import open_history\n"
+        "from swarmgraph.memory import open_history\n"
         f"open_history('sqlite:///{tmp_path / 'w.db'}', 'c').get_messages()\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -312,18 +311,18 @@ def test_processes_writing_one_history_lose_nothing_and_never_interleave(tmp_pat
 
 MEMORY_MODULES = [
     "memory",
-    "memory.urls",
-    "memory.sqlite_engine",
-    "memory.history",
-    "memory.sqlite_history",
-    "memory.memory_history",
-    "memory.context_json",
-    "memory.context_store",
-    "memory.sqlite_context_store",
-    "memory.policies",
-    "memory.session",
-    "memory.extract",
-    "memory.compare",
+    "swarmgraph.memory.urls",
+    "swarmgraph.memory.backends.sqlite.engine",
+    "swarmgraph.memory.history",
+    "swarmgraph.memory.backends.sqlite.history",
+    "swarmgraph.memory.backends.inprocess",
+    "swarmgraph.memory.context_json",
+    "swarmgraph.memory.context_store",
+    "swarmgraph.memory.backends.sqlite.context_store",
+    "swarmgraph.memory.policies",
+    "swarmgraph.memory.session",
+    "swarmgraph.memory.extract",
+    "swarmgraph.memory.compare",
 ]
 
 

@@ -6,6 +6,7 @@ import copy
 import doctest
 
 import pytest
+import swarmgraph.graph.messages as messages_module
 from langchain_core.messages import (
     AIMessage,
     ChatMessage,
@@ -14,9 +15,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-
-import graph.messages as messages_module
-from graph.messages import message_to_openai, parse_tool_calls, to_langchain, to_openai
+from swarmgraph.graph.messages import message_to_openai, parse_tool_calls, to_langchain, to_openai
 
 
 def _assistant(content, tool_calls=None, sender="Triage", **extra):

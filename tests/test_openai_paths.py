@@ -9,8 +9,7 @@ import openai
 import pytest
 from langchain_openai import ChatOpenAI
 from openai_stub import OpenAIStub, stub_text, stub_tool_call
-
-from graph import Agent, MissingModelError, Swarm
+from swarmgraph.graph import Agent, MissingModelError, Swarm
 
 
 def _bees():

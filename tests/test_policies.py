@@ -8,9 +8,8 @@ import random
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
-
-from graph import Agent, ScriptedChatModel, Swarm
-from memory import (
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+from swarmgraph.memory import (
     BufferMemory,
     Session,
     SummaryMemory,

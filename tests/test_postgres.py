@@ -10,11 +10,16 @@ import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from scale_helpers import every_kind_of_message, fresh_id, run_worker, whole_turns, worker
-
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import ChatHistory, ContextVersionConflict, Session, open_context_store, open_history
-from memory.postgres_engine import conversation_uuid
-from memory.postgres_history import WINDOW_SQL, PostgresChatHistory
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import (
+    ChatHistory,
+    ContextVersionConflict,
+    Session,
+    open_context_store,
+    open_history,
+)
+from swarmgraph.memory.backends.postgres.engine import conversation_uuid
+from swarmgraph.memory.backends.postgres.history import WINDOW_SQL, PostgresChatHistory
 
 pytestmark = pytest.mark.postgres
 

@@ -12,9 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from scale_helpers import fresh_id
-
-from graph import Agent, ScriptedChatModel, Swarm
-from memory import ContextSerializationError, open_context_store, open_history
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+from swarmgraph.memory import ContextSerializationError, open_context_store, open_history
 
 EXAMPLES = 60
 SETTINGS = settings(

@@ -51,7 +51,7 @@ def test_readme_links_and_pictures_exist():
 
 
 def test_readme_table_matches_what_memory_measures(tmp_path):
-    from memory.compare import compare_persistence
+    from swarmgraph.memory.compare import compare_persistence
 
     shown = {
         cells[0]: cells[1:4]

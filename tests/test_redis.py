@@ -8,8 +8,13 @@ import asyncio
 import pytest
 import redis
 from scale_helpers import every_kind_of_message, fresh_id, run_worker, whole_turns, worker
-
-from memory import ChatHistory, ContextVersionConflict, Session, open_context_store, open_history
+from swarmgraph.memory import (
+    ChatHistory,
+    ContextVersionConflict,
+    Session,
+    open_context_store,
+    open_history,
+)
 
 pytestmark = pytest.mark.redis
 

@@ -23,14 +23,23 @@ def _parse(line: str) -> tuple[str, dict, int]:
 def test_two_workers_then_a_third_continue_one_conversation(postgres_server):
     url = postgres_server.new_database("scaling_example")
     first = [
-        subprocess.Popen([sys.executable, str(WORKER), url, text], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, str(WORKER), url, text],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for text in ("refund order 7", "order 7 again")
     ]
     outs = [p.communicate(timeout=120) for p in first]
     assert all(p.returncode == 0 for p in first), [err for _, err in outs]
-    third = subprocess.run([sys.executable, str(WORKER), url, "did it go through?"],
-                           capture_output=True, text=True, timeout=120, check=True)
+    third = subprocess.run(
+        [sys.executable, str(WORKER), url, "did it go through?"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     rows = [_parse(out.strip().splitlines()[-1]) for out, _ in outs]
     rows.append(_parse(third.stdout.strip().splitlines()[-1]))
     for agent, context, _ in rows:

@@ -18,11 +18,16 @@ import weakref
 from typing import Annotated, Any, Literal
 
 import pytest
+import swarmgraph.graph.schema
 import typing_extensions
 from pydantic import BaseModel, Field
-
-import graph.schema
-from graph.schema import ToolArgumentError, ToolSchemaError, ToolSpec, function_to_json, tool_spec
+from swarmgraph.graph.schema import (
+    ToolArgumentError,
+    ToolSchemaError,
+    ToolSpec,
+    function_to_json,
+    tool_spec,
+)
 
 # The test module itself uses postponed annotations, so every annotated tool below also
 # proves that string annotations are resolved. Types used in them live at module level.
@@ -854,6 +859,6 @@ def test_parameter_names_that_clash_with_pydantic_internals():
 
 
 def test_doctests():
-    result = doctest.testmod(graph.schema, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(swarmgraph.graph.schema, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0

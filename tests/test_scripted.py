@@ -8,13 +8,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import swarmgraph.graph.chat_models.scripted as scripted_module
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.graph import START, MessagesState, StateGraph
 from pydantic import BaseModel, Field
-
-import graph.scripted as scripted_module
-from graph.scripted import (
+from swarmgraph.graph.chat_models.scripted import (
     ScriptedChatModel,
     ScriptExhaustedError,
     scripted_tool_call,

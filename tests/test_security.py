@@ -9,10 +9,9 @@ import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from scale_helpers import fresh_id
-
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import Session, open_context_store, open_history
-from memory.storage_errors import StorageUnavailable
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import Session, open_context_store, open_history
+from swarmgraph.memory.errors import StorageUnavailable
 
 SECRET = "Sup3r-s3cret"
 

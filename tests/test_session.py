@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import ContextSerializationError, Session, UnknownAgentWarning, open_history
-from memory.compare import TURN_1, TURN_2, refund_agents, refund_rules
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import ContextSerializationError, Session, UnknownAgentWarning, open_history
+from swarmgraph.memory.compare import TURN_1, TURN_2, refund_agents, refund_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location(
@@ -250,7 +249,7 @@ def _turn(url: str, message: str) -> dict:
         [
             sys.executable,
             "-m",
-            "memory.compare",
+            "swarmgraph.memory.compare",
             "--turn",
             url,
             "conv-42",

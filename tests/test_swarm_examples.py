@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graph import Agent, Result, Swarm
-from graph.scripted import ScriptedChatModel, scripted_tool_call
+from swarmgraph.graph import Agent, Result, Swarm
+from swarmgraph.graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
 
 
 def user(text: str) -> dict:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from IPython.display import Image, display
 
-from graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
-from graph.demo import DEMO_CONVERSATION, demo_agents, demo_model
-from graph.drawing import draw_png
+from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
+from swarmgraph.app.demo import DEMO_CONVERSATION, demo_agents, demo_model
+from swarmgraph.app.drawing import draw_png
 
 
 def show(messages):
@@ -232,7 +232,7 @@ print("final agent  :", response.agent.name)
 # `build_swarm_graph` turns the agents into a LangGraph `StateGraph`. Every agent reachable
 # through a handoff becomes a node; every possible handoff is a dashed (conditional) edge;
 # an agent's loop edge means "tools ran, the same agent speaks again". The picture is
-# rendered offline by `graph.drawing.draw_png` (grandalf layout, matplotlib drawing).
+# rendered offline by `swarmgraph.app.drawing.draw_png` (grandalf layout, matplotlib drawing).
 #
 # Triage reaches Refunds and Sales, found from its tools before anything runs. `start` may
 # enter at any agent because a resumed conversation continues with whichever agent held it.
@@ -261,7 +261,7 @@ print(app.get_graph().draw_mermaid())
 # ## 6. All of it together: the demo swarm
 #
 # `swarmgraph demo` plays a short customer-service conversation on three agents from
-# `graph.demo`: Triage writes the customer's name and order into the context and hands off;
+# `swarmgraph.app.demo`: Triage writes the customer's name and order into the context and hands off;
 # Sales and Refunds read those fields in their tools and can hand back to Triage. The model is
 # the offline, rule-based demo model. Between turns we carry the messages and the context
 # forward ourselves (a run forgets both) and continue with the agent that ended the turn.

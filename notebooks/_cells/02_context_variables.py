@@ -21,7 +21,7 @@
 # %%
 import json
 
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 
 
 def show(messages):
@@ -189,5 +189,5 @@ print("system prompt: ", model3.calls[0][0].content)
 print("tool received: ", tool_saw[-1])
 
 # %% [markdown]
-# `memory.Session` packages exactly these three steps (and the messages' equivalent) behind
+# `swarmgraph.Session` packages exactly these three steps (and the messages' equivalent) behind
 # one object; notebook 03 shows what each half brings back after a page refresh.

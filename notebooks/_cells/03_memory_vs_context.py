@@ -24,10 +24,10 @@ import tempfile
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel
 
-from graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import Session
-from memory.compare import TURN_1, TURN_2, compare_persistence, format_table
-from memory.extract import extract_context
+from swarmgraph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import Session
+from swarmgraph.memory.compare import TURN_1, TURN_2, compare_persistence, format_table
+from swarmgraph.memory.extract import extract_context
 
 # %% [markdown]
 # ## The scenario
@@ -108,7 +108,7 @@ print(said)
 # And the extraction is **your** job. The framework never picks fields out of text; it only
 # carries the dict you give it through the run, and merges what tools write back. You can
 # fill it in three ways: rules you write, one structured-extraction call to a model, or a
-# tool returning `Result(context_variables=...)` (notebook 02). `memory.extract.extract_context`
+# tool returning `Result(context_variables=...)` (notebook 02). `swarmgraph.memory.extract.extract_context`
 # does the first two:
 # %%
 class Diner(BaseModel):

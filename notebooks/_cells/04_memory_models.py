@@ -4,7 +4,7 @@
 #
 # Storing every message is easy; *sending* every message on every turn is what costs tokens
 # and eventually overflows the context window. A **memory policy** decides which part of the
-# stored conversation the model is shown on the next turn. `memory.Session` supports four:
+# stored conversation the model is shown on the next turn. `swarmgraph.Session` supports four:
 #
 # | policy | shows the model |
 # |---|---|
@@ -31,8 +31,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from langchain_core.messages.utils import count_tokens_approximately
 
-from graph import Agent, ScriptedChatModel, Swarm
-from memory import BufferMemory, Session, SummaryMemory, TokenTrimMemory, WindowMemory
+from swarmgraph import Agent, ScriptedChatModel, Swarm
+from swarmgraph.memory import BufferMemory, Session, SummaryMemory, TokenTrimMemory, WindowMemory
 
 # %% [markdown]
 # ## The scripted conversation

@@ -15,7 +15,7 @@
 # keeps a stable prefix for provider prompt caches.
 #
 # swarmgraph runs the pair as a two-node LangGraph graph. The agents here are ordinary
-# `graph.Agent`s whose models are rule-based `ScriptedChatModel`s, so the exchange is offline,
+# `swarmgraph.Agent`s whose models are rule-based `ScriptedChatModel`s, so the exchange is offline,
 # deterministic, and still reacts to what the other agent said.
 # %%
 import re
@@ -25,7 +25,7 @@ from pprint import pprint
 
 from IPython.display import Image, display
 
-from graph import (
+from swarmgraph.graph import (
     OUTPUT_TYPES,
     Agent,
     OneToOne,
@@ -36,7 +36,7 @@ from graph import (
     one_to_one,
     split_last_turn,
 )
-from graph.drawing import draw_png
+from swarmgraph.app.drawing import draw_png
 
 # %% [markdown]
 # ## Writer and Editor

@@ -3,7 +3,7 @@
 
 import sys
 
-from memory import open_context_store
+from swarmgraph.memory import open_context_store
 
 url, cid, times = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = open_context_store(url)

@@ -3,8 +3,7 @@
 import sys
 
 from langchain_core.messages import AIMessage, HumanMessage
-
-from memory import open_history
+from swarmgraph.memory import open_history
 
 url, session_id, name, turns = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 history = open_history(url, session_id)

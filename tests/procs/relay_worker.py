@@ -15,9 +15,8 @@ import os
 import sys
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import Session
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import Session
 
 shown: dict = {}
 

@@ -15,10 +15,9 @@ import time
 from pathlib import Path
 
 from langchain_core.messages import HumanMessage, ToolMessage
-
-from graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from memory import Session
-from memory.sqlite_context_store import SQLiteContextStore
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import Session
+from swarmgraph.memory.backends.sqlite.context_store import SQLiteContextStore
 
 
 def record(writer: str, i: int) -> Result:

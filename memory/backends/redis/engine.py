@@ -33,9 +33,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.exceptions import WatchError
 
-from memory.context_store import ContextVersionConflict
-from memory.storage_errors import StorageUnavailable, scrub
-from memory.urls import redact_url, url_scheme
+from ...errors import StorageUnavailable, TurnInterrupted
+from ...urls import redact_url, scrub, url_scheme
 
 #: Key prefixes are constants; the conversation id is appended, never parsed.
 MESSAGES_PREFIX = "message_store:"  # langchain-community's default, so upstream can read it
@@ -110,17 +109,6 @@ def unavailable_as_storage_error(url: str) -> Iterator[None]:
             raise
         reason = str(error).strip() or type(error).__name__
         raise StorageUnavailable(url, scrub(reason, url)) from None
-
-
-class TurnInterrupted(ContextVersionConflict):
-    """Another writer changed the conversation during this turn (its lock lease ran out);
-    nothing of this turn was written."""
-
-    def __init__(self, conversation_id: str) -> None:
-        RuntimeError.__init__(
-            self, f"another writer changed {conversation_id!r} during this turn; nothing written"
-        )
-        self.conversation_id, self.stored, self.expected = conversation_id, -1, -1
 
 
 class RedisTurn:

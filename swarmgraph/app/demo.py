@@ -19,7 +19,7 @@ system prompt, calls the tools above, hands off, and answers with what it knows.
 runs out and it streams, so the REPL works without an API key.
 
 Example:
-    >>> from graph import Swarm
+    >>> from swarmgraph.graph import Swarm
     >>> triage, sales, refunds = demo_agents()
     >>> response = Swarm(chat_model=demo_model()).run(
     ...     agent=triage,
@@ -40,8 +40,8 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graph.scripted import ScriptedChatModel, scripted_tool_calls
-from graph.types import Agent, Result
+from ..graph.chat_models.scripted import ScriptedChatModel, scripted_tool_calls
+from ..graph.types import Agent, Result
 
 __all__ = [
     "DEMO_CONVERSATION",

@@ -1,7 +1,7 @@
 """Postgres chat history: langchain-postgres' ``PostgresChatMessageHistory`` behind our protocol.
 
 Upstream keys rows by a UUID ``session_id``; any conversation id maps to a stable UUID
-(:func:`memory.postgres_engine.conversation_uuid`, uuid5 over a fixed namespace) and the
+(:func:`~.engine.conversation_uuid`, uuid5 over a fixed namespace) and the
 original id stays readable in ``swarm_conversations`` (``session_id`` -> ``conversation_id``).
 The message table has upstream's columns (``id``, ``session_id``, ``message``,
 ``created_at``), so upstream's class can read it, with three changes:
@@ -12,7 +12,7 @@ The message table has upstream's columns (``id``, ``session_id``, ``message``,
 * an index on ``(session_id, id)``, so the last ``k`` messages cost O(k):
   ``ORDER BY id DESC LIMIT k`` walks it backwards;
 * connections come from the process-wide pool per call instead of one held per object, and
-  every write holds the conversation's advisory lock (see :mod:`memory.postgres_engine`).
+  every write holds the conversation's advisory lock (see :mod:`.engine`).
 
 Example (needs a server; the tests run it against a throwaway one)::
 
@@ -30,8 +30,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 from langchain_postgres import PostgresChatMessageHistory
 
-from memory.history import check_limit
-from memory.postgres_engine import (
+from ...history import check_limit
+from ...urls import check_conversation_id
+from .engine import (
     aconnection,
     awrite_transaction,
     conversation_uuid,
@@ -42,7 +43,6 @@ from memory.postgres_engine import (
     unavailable_as_storage_error,
     write_transaction,
 )
-from memory.urls import check_conversation_id
 
 #: Table names are constants, never built from user input.
 TABLE = "swarm_messages"

@@ -1,4 +1,5 @@
-"""In-process chat history (``memory://[name]``): LangChain's ``InMemoryChatMessageHistory``.
+"""In-process storage (``memory://[name]``): LangChain's ``InMemoryChatMessageHistory`` and a
+JSON-row context store.
 
 Histories live in a module-level registry keyed by (namespace, session id), so two
 ``open_history("memory://", "c1")`` calls in one process see the same messages, as two
@@ -16,8 +17,10 @@ Example:
 
 from __future__ import annotations
 
+import copy
+import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar
 
@@ -25,8 +28,10 @@ from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import BaseMessage
 from pydantic import PrivateAttr
 
-from memory.history import check_limit
-from memory.urls import check_conversation_id, memory_namespace
+from ..context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
+from ..context_store import ContextRecord, next_version
+from ..history import check_limit
+from ..urls import check_conversation_id, memory_namespace
 
 _registry_lock = threading.Lock()
 _namespace_locks: dict[str, threading.RLock] = {}
@@ -118,3 +123,90 @@ class MemoryChatHistory(InMemoryChatMessageHistory):
     async def abegin_write(self):
         with self._lock:
             yield self._lock
+
+
+_memory_rows: dict[tuple[str, str], tuple[str, int, str | None, str]] = {}
+
+
+class MemoryContextStore:
+    """In-process context store for ``memory://[name]``; rows are stored as JSON text too,
+    so it refuses exactly what the SQLite store refuses and hands out fresh copies."""
+
+    def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
+        self.namespace = memory_namespace(url)
+        self.size_limit = size_limit
+        self._lock: threading.RLock = namespace_lock(self.namespace)
+        self.transaction_domain = self._lock
+
+    def load(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
+        check_conversation_id(conversation_id)
+        with self._lock:
+            row = _memory_rows.get((self.namespace, conversation_id))
+        if row is None:
+            return ContextRecord()
+        context, version, agent, meta = row
+        return ContextRecord(decode_context(context), version, agent, json.loads(meta))
+
+    def save(
+        self,
+        conversation_id: str,
+        context: dict,
+        *,
+        expected_version: int | None = None,
+        active_agent: str | None = None,
+        connection: Any = None,
+    ) -> int:
+        check_conversation_id(conversation_id)
+        encoded = encode_context(context, size_limit=self.size_limit)
+        with self._lock:
+            key = (self.namespace, conversation_id)
+            _, stored, agent, meta = _memory_rows.get(key, ("{}", 0, None, "{}"))
+            version = next_version(conversation_id, stored, expected_version)
+            _memory_rows[key] = (encoded, version, active_agent or agent, meta)
+            return version
+
+    def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
+        check_conversation_id(conversation_id)
+        encoded = json.dumps(copy.deepcopy(meta))
+        with self._lock:
+            key = (self.namespace, conversation_id)
+            context, version, agent, _ = _memory_rows.get(key, ("{}", 0, None, "{}"))
+            _memory_rows[key] = (context, version, agent, encoded)
+
+    def delete(self, conversation_id: str, *, connection: Any = None) -> None:
+        with self._lock:
+            _memory_rows.pop((self.namespace, conversation_id), None)
+
+    @contextmanager
+    def begin_write(self) -> Iterator[Any]:
+        with self._lock:
+            yield self._lock
+
+    async def aload(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
+        return self.load(conversation_id)
+
+    async def asave(self, conversation_id: str, context: dict, **kwargs: Any) -> int:
+        return self.save(conversation_id, context, **kwargs)
+
+    async def asave_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
+        self.save_meta(conversation_id, meta)
+
+    async def adelete(self, conversation_id: str, *, connection: Any = None) -> None:
+        self.delete(conversation_id)
+
+    @asynccontextmanager
+    async def abegin_write(self):
+        with self._lock:
+            yield self._lock
+
+
+def open_history(url: str, session_id: str) -> MemoryChatHistory:
+    """The registry's entry point: the shared in-process history of ``session_id``."""
+    return MemoryChatHistory.open(url, session_id)
+
+
+def open_context_store(
+    url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT
+) -> MemoryContextStore:
+    """The registry's entry point: the in-process context store of ``url``'s namespace."""
+    return MemoryContextStore(url, size_limit=size_limit)

@@ -35,6 +35,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from ..errors import ScriptExhaustedError
+
 __all__ = [
     "ScriptExhaustedError",
     "ScriptedChatModel",
@@ -49,10 +51,6 @@ ScriptedReply = AIMessage | str | BaseException | Callable[[list[BaseMessage]], 
 
 # Split before each word that follows whitespace: the pieces join back to the exact text.
 _WORD_BOUNDARY = re.compile(r"(?<=\s)(?=\S)")
-
-
-class ScriptExhaustedError(RuntimeError):
-    """The model was called more times than it had scripted replies (and has no ``respond``)."""
 
 
 def scripted_tool_call(

@@ -34,7 +34,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from graph.messages import _get, ai_message_from_openai, to_openai
+from ..messages import _get, ai_message_from_openai, to_openai
 
 __all__ = ["OpenAIClientChatModel"]
 

@@ -8,7 +8,7 @@ edge back into its own node is drawn as a small loop ("tools ran, the agent spea
 
 Example:
     >>> import tempfile, pathlib
-    >>> from graph import Agent, ScriptedChatModel, build_swarm_graph
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
     >>> sales = Agent(name="Sales")
     >>> triage = Agent(name="Triage", handoffs=[sales])
     >>> app = build_swarm_graph([triage], chat_model=ScriptedChatModel([])).compile()
@@ -102,7 +102,7 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
     ``exclude`` drops nodes (and their edges) from the picture, e.g. a helper node.
 
     Example:
-        >>> from graph import Agent, ScriptedChatModel, build_swarm_graph
+        >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
         >>> triage = Agent(name="Triage", handoffs=[Agent(name="Sales")])
         >>> pic = layout_graph(build_swarm_graph([triage], chat_model=ScriptedChatModel([])))
         >>> pic.boxes["Triage"][1] < pic.boxes["Sales"][1]   # Triage is drawn above Sales
@@ -117,6 +117,7 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
     drawable = _as_drawable(graph)
     skip = set(exclude)
     labels = {nid: _label(nid, node) for nid, node in drawable.nodes.items() if nid not in skip}
+
     # grandalf keeps vertices and edges in sets; with the default id-based hashes their
     # order (and so the picture) changed from run to run. Stable integer hashes fix it.
     class _StableVertex(Vertex):

@@ -3,7 +3,8 @@
 The pattern comes from the swarms framework. The task opens the conversation as role
 ``"User"``; then, ``max_loops`` times, the sender takes a turn and the receiver takes a
 turn, so the history reads ``User, S, R, S, R, ...``. Each turn reads the conversation
-role-aware (:func:`graph.views.messages_for`): the agent's own turns are ``assistant``
+role-aware (:func:`~swarmgraph.graph.onetoone.views.messages_for`): the agent's own turns are
+``assistant``
 turns, the peer's are ``user`` turns ``"Peer: ..."``, and the newest turn is its task.
 
 In the graph the sender and the receiver are nodes named after the agents; the
@@ -34,9 +35,9 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.formats import OutputType, format_history, validate_output_type
-from graph.types import Agent
-from graph.views import agent_answer, messages_for, split_last_turn
+from ..types import Agent
+from .formats import OutputType, format_history, validate_output_type
+from .views import agent_answer, messages_for, split_last_turn
 
 EMPTY_INPUT_MESSAGE = "Sender, receiver, and task cannot be empty."
 
@@ -175,7 +176,7 @@ def build_one_to_one_graph(sender: Any, receiver: Any, *, swarm: Any = None) -> 
 
     def swarm_for() -> Any:
         if engine[0] is None:
-            from graph.swarm import Swarm  # the engine is only needed for graph.Agent sides
+            from ..swarm import Swarm  # the engine is only needed for graph.Agent sides
 
             engine[0] = Swarm()
         return engine[0]
@@ -216,7 +217,8 @@ def one_to_one(
 
     The history is ``[User, S, R, S, R, ...]`` (``1 + 2 * max_loops`` entries, each
     ``{"role": <agent name or "User">, "content": str}``), rendered by
-    :func:`graph.formats.format_history` as ``output_type``. Everything is checked before
+    :func:`~swarmgraph.graph.onetoone.formats.format_history` as ``output_type``. Everything is
+    checked before
     any agent runs.
 
     Raises:

@@ -9,7 +9,7 @@
 Storage defaults to an embedded SQLite file, ``.swarmgraph/swarmgraph.db`` under the current
 directory (``$SWARMGRAPH_DB`` or ``--db`` point elsewhere: any URL ``memory.Session``
 takes). Without ``OPENAI_API_KEY`` (and without ``--model``) the agents run on the
-offline demo model (:func:`graph.demo.demo_model`). A mistake a user can make prints
+offline demo model (:func:`swarmgraph.app.demo.demo_model`). A mistake a user can make prints
 one line on stderr and exits non-zero; ``SWARMGRAPH_DEBUG=1`` shows tracebacks.
 
 Example:
@@ -34,8 +34,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from graph.demo import DEMO_CONVERSATION, DEMO_MODEL_LABEL, demo_agents, demo_model
-from graph.terminal import (
+from .demo import DEMO_CONVERSATION, DEMO_MODEL_LABEL, demo_agents, demo_model
+from .terminal import (
     Spinner,
     StreamingSwarm,
     Style,
@@ -72,14 +72,14 @@ def default_db_url() -> str:
 
 
 def _sqlite_file(url: str) -> Path | None:
-    from memory.urls import sqlite_path, url_scheme
+    from ..memory.urls import sqlite_path, url_scheme
 
     return sqlite_path(url) if url_scheme(url) == "sqlite" else None
 
 
 def _where(url: str) -> str:
     """The store for humans: a path relative to the working directory when it is under it."""
-    from memory.urls import redact_url
+    from ..memory.urls import redact_url
 
     path = _sqlite_file(url)
     if path is None:
@@ -98,7 +98,7 @@ def _prepare_store(url: str) -> None:
 
 def _choose_model(args: argparse.Namespace) -> tuple[Any, str, str]:
     """``(swarm, model name for the agents, label)``: a real model when configured."""
-    from graph.swarm import Swarm
+    from ..graph.swarm import Swarm
 
     key, base = os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL")
     if args.model is None and (args.offline or not key):
@@ -119,14 +119,14 @@ def _choose_model(args: argparse.Namespace) -> tuple[Any, str, str]:
 
 
 def _session(args: argparse.Namespace, conversation_id: str, agents: Sequence[Any], **kw: Any):
-    from memory import Session
+    from ..memory import Session
 
     _prepare_store(args.db)
     return Session(conversation_id, url=args.db, agents=list(agents), **kw)
 
 
 def _stored_dicts(session: Any) -> list[dict]:
-    from graph.messages import to_openai
+    from ..graph.messages import to_openai
 
     return to_openai(session.messages)
 
@@ -146,7 +146,7 @@ def _fresh_compare_dir(folder: Path) -> Path:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    from memory.compare import compare_persistence, format_table
+    from ..memory.compare import compare_persistence, format_table
 
     style = Style.for_stream(out, args.no_color)
     swarm, model_name, label = _choose_model(args)
@@ -179,7 +179,10 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
     p()
     p(style.dim("── what survives a refresh, per persist choice " + "─" * 10))
-    p("Measured by memory.compare: turn 1, a new Session, then turn 2 'Did my refund go through?'")
+    p(
+        "Measured by swarmgraph.memory.compare: turn 1, a new Session, "
+        "then turn 2 'Did my refund go through?'"
+    )
     rows = compare_persistence(_fresh_compare_dir(_compare_dir(args.db)))
     p(format_table(rows))
     p()
@@ -188,7 +191,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
-    from memory.policies import parse_memory
+    from ..memory.policies import parse_memory
 
     style = Style.for_stream(out, args.no_color)
     memory = parse_memory(args.memory)
@@ -294,7 +297,7 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
 # -- graph ---------------------------------------------------------------------------------------
 def demo_app() -> Any:
     """The demo swarm compiled as a LangGraph app (offline model; only drawn, not run)."""
-    from graph.builder import build_swarm_graph
+    from ..graph.builder import build_swarm_graph
 
     return build_swarm_graph(list(demo_agents()), chat_model=demo_model()).compile()
 
@@ -309,7 +312,7 @@ def cmd_graph(args: argparse.Namespace, out: TextIO) -> int:
         else:
             out.write(text)
         return 0
-    from graph.drawing import draw_png
+    from .drawing import draw_png
 
     target = Path(args.output or Path(DEFAULT_DIR) / "demo_graph.png")
     exclude = () if args.all_nodes else ("dynamic_handoff",)
@@ -320,7 +323,7 @@ def cmd_graph(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- entry point ---------------------------------------------------------------------------------
 def _memory_spec(text: str) -> str:
-    from memory.policies import parse_memory
+    from ..memory.policies import parse_memory
 
     try:
         parse_memory(text)
@@ -335,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="swarmgraph",
         description="OpenAI Swarm's ideas as a LangGraph state machine, with memory side by side.",
     )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"swarmgraph {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def storage(sub: argparse.ArgumentParser) -> None:
@@ -392,9 +398,9 @@ def _one_line(error: BaseException) -> str:
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from graph.errors import SwarmError
-    from graph.models import MissingModelError
-    from memory import ContextSerializationError, ContextVersionConflict
+    from ..graph.errors import SwarmError
+    from ..graph.models import MissingModelError
+    from ..memory import ContextSerializationError, ContextVersionConflict
 
     errors: list[type[BaseException]] = [
         UserError,

@@ -5,7 +5,7 @@ item upstream's JSON), so upstream can read what we write. We add what it lacks:
 messages pushed by *one* ``LPUSH`` inside ``MULTI`` (never interleaved with another turn's),
 windowed reads (``LRANGE 0 k-1`` reads only the newest ``k``), a shared client per URL, the
 TTL from the URL (``?ttl=3600``, renewed on every write), async methods on ``redis.asyncio``,
-and joining a :class:`memory.redis_engine.RedisTurn` so a turn's messages and context are
+and joining a :class:`.engine.RedisTurn` so a turn's messages and context are
 written by one ``EXEC``.
 
 Example (needs a server; the tests run it against a throwaway one)::
@@ -24,8 +24,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
-from memory.history import check_limit
-from memory.redis_engine import (
+from ...history import check_limit
+from ...urls import check_conversation_id, redact_url, scrub
+from .engine import (
     MESSAGES_PREFIX,
     AsyncRedisTurn,
     RedisTurn,
@@ -35,8 +36,6 @@ from memory.redis_engine import (
     sync_client,
     unavailable_as_storage_error,
 )
-from memory.storage_errors import scrub
-from memory.urls import check_conversation_id, redact_url
 
 with warnings.catch_warnings():
     # langchain-community warns at import that it is being sunset; the class still works and

@@ -20,9 +20,10 @@ from typing import Any
 
 from redis.exceptions import WatchError
 
-from memory.context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from memory.context_store import ContextRecord, next_version
-from memory.redis_engine import (
+from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
+from ...context_store import ContextRecord, next_version
+from ...urls import check_conversation_id, redact_url, scrub
+from .engine import (
     AsyncRedisTurn,
     RedisTurn,
     async_client,
@@ -31,8 +32,6 @@ from memory.redis_engine import (
     sync_client,
     unavailable_as_storage_error,
 )
-from memory.storage_errors import scrub
-from memory.urls import check_conversation_id, redact_url
 
 FIELDS = ("context", "version", "active_agent", "meta")
 

@@ -32,9 +32,9 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.history import check_limit
-from memory.sqlite_engine import async_engine, awrite_transaction, sync_engine, write_transaction
-from memory.urls import check_conversation_id, sqlite_path
+from ...history import check_limit
+from ...urls import check_conversation_id, sqlite_path
+from .engine import async_engine, awrite_transaction, sync_engine, write_transaction
 
 with warnings.catch_warnings():
     # langchain-community warns at import that it is being sunset; the class still works and

@@ -25,10 +25,10 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from memory.context_store import ContextRecord, next_version
-from memory.sqlite_engine import async_engine, awrite_transaction, sync_engine, write_transaction
-from memory.urls import check_conversation_id, sqlite_path
+from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
+from ...context_store import ContextRecord, next_version
+from ...urls import check_conversation_id, sqlite_path
+from .engine import async_engine, awrite_transaction, sync_engine, write_transaction
 
 TABLE = "swarm_context"
 CREATE_SQL = (

@@ -24,9 +24,10 @@ import json
 import re
 from typing import Any
 
-from memory.context_json import DEFAULT_SIZE_LIMIT, encode_context
-from memory.context_store import ContextRecord, next_version
-from memory.postgres_engine import (
+from ...context_json import DEFAULT_SIZE_LIMIT, encode_context
+from ...context_store import ContextRecord, next_version
+from ...urls import check_conversation_id
+from .engine import (
     aconnection,
     alock_conversation,
     awrite_transaction,
@@ -38,7 +39,6 @@ from memory.postgres_engine import (
     unavailable_as_storage_error,
     write_transaction,
 )
-from memory.urls import check_conversation_id
 
 #: A constant, never built from user input.
 TABLE = "swarm_context"

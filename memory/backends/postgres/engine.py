@@ -14,7 +14,7 @@
   The lock is released by COMMIT/ROLLBACK, or by the server when a killed worker's socket
   closes.
 * **Errors.** Driver errors that mean "the server is not there" become
-  :class:`memory.storage_errors.StorageUnavailable` with the password scrubbed.
+  :class:`swarmgraph.memory.errors.StorageUnavailable` with the password scrubbed.
 
 Our own URL parameters (removed before psycopg sees the URL): ``pool_max`` (connections per
 process, default 10) and ``pool_timeout`` (seconds to wait for a connection, default 10).
@@ -42,8 +42,8 @@ from urllib.parse import parse_qsl, urlencode
 import psycopg
 import psycopg_pool
 
-from memory.storage_errors import StorageUnavailable, scrub
-from memory.urls import redact_url, url_scheme
+from ...errors import StorageUnavailable
+from ...urls import redact_url, scrub, url_scheme
 
 #: Fixed namespace for :func:`conversation_uuid`; changing it would orphan stored rows.
 CONVERSATION_NAMESPACE = uuid.UUID("6f1d2b0e-8a53-5c0b-9a57-2f8f5bd6a3c1")

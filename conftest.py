@@ -1,0 +1,54 @@
+"""Doctests of the library run under pytest's ``--doctest-modules`` with their installed names.
+
+The sources live in ``graph/``, ``memory/`` and ``swarmgraph/`` but install as
+``swarmgraph.graph``, ``swarmgraph.memory`` and ``swarmgraph``. Left alone, pytest would import
+``graph/node.py`` as a second module named ``graph.node``; here each doctest module is
+imported under its one real name instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from _pytest.doctest import DoctestModule
+
+ROOT = Path(__file__).parent
+#: source folder -> the package it installs as (pyproject.toml's package-dir).
+INSTALLED_AS = {
+    "graph": "swarmgraph.graph",
+    "memory": "swarmgraph.memory",
+    "swarmgraph": "swarmgraph",
+}
+
+
+def installed_module_name(path: Path) -> str | None:
+    """``graph/onetoone/views.py`` -> ``swarmgraph.graph.onetoone.views``; None outside."""
+    try:
+        parts = list(path.resolve().relative_to(ROOT).with_suffix("").parts)
+    except ValueError:
+        return None
+    if not parts or parts[0] not in INSTALLED_AS:
+        return None
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([INSTALLED_AS[parts[0]], *parts[1:]])
+
+
+class InstalledDoctestModule(DoctestModule):
+    def _getobj(self):
+        return importlib.import_module(installed_module_name(self.path))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path: Path, parent):
+    collected = yield
+    if installed_module_name(file_path) is None:
+        return collected
+    return [
+        InstalledDoctestModule.from_parent(parent, path=file_path)
+        if type(node) is DoctestModule
+        else node
+        for node in collected
+    ]

@@ -1,0 +1,76 @@
+"""Every exception and warning ``swarmgraph.memory`` raises, in one place.
+
+A database that is down, unreachable or restarting surfaces as :class:`StorageUnavailable`,
+whatever the driver calls it, with the URL's password replaced by ``***``: errors end up in
+logs and tracebacks, credentials must not.
+
+Example:
+    >>> error = StorageUnavailable("postgresql://bob:secret@db:5432/app", "connection refused")
+    >>> print(error)
+    storage at postgresql://bob:***@db:5432/app is unavailable: connection refused
+    >>> isinstance(error, ConnectionError), error.url
+    (True, 'postgresql://bob:***@db:5432/app')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .urls import redact_url, scrub
+
+
+class StorageUnavailable(ConnectionError):
+    """The database behind a store could not be reached (down, restarting, refused).
+
+    ``url`` is the redacted URL. Nothing of the failed operation was committed; turns
+    committed before it are intact, and the next operation reconnects on its own.
+    """
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = redact_url(url)
+        self.reason = scrub(reason, url)
+        super().__init__(f"storage at {self.url} is unavailable: {self.reason}")
+
+
+class ContextSerializationError(TypeError):
+    """A context value JSON cannot store; ``path`` names it, e.g. ``context_variables['a'][0]``."""
+
+    def __init__(self, path: str, value: Any, hint: str = "") -> None:
+        self.path = path
+        self.value = value
+        kind = type(value).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        message = f"{path} is {article} {kind}, which JSON cannot store; store a "
+        message += "str/int/float/bool/None/list/dict instead"
+        if hint:
+            message += f" ({hint})"
+        super().__init__(message)
+        #: Set by Session: the run whose context could not be saved (its messages were).
+        self.response: Any = None
+
+
+class ContextSizeWarning(UserWarning):
+    """Saved context is larger than the configured limit (context is meant to be small)."""
+
+
+class ContextVersionConflict(RuntimeError):
+    """``save(..., expected_version=v)`` found another version stored (someone else wrote)."""
+
+    def __init__(self, conversation_id: str, stored: int, expected: int) -> None:
+        self.conversation_id, self.stored, self.expected = conversation_id, stored, expected
+        super().__init__(f"context of {conversation_id!r} is at version {stored}, not {expected}")
+
+
+class TurnInterrupted(ContextVersionConflict):
+    """Another writer changed the conversation during this turn (its lock lease ran out);
+    nothing of this turn was written."""
+
+    def __init__(self, conversation_id: str) -> None:
+        RuntimeError.__init__(
+            self, f"another writer changed {conversation_id!r} during this turn; nothing written"
+        )
+        self.conversation_id, self.stored, self.expected = conversation_id, -1, -1
+
+
+class UnknownAgentWarning(UserWarning):
+    """The stored active agent is not among the Session's known agents; the given one runs."""

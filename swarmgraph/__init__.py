@@ -1,0 +1,112 @@
+"""swarmgraph: OpenAI Swarm's agents, handoffs and ``context_variables`` as a LangGraph state
+machine, with LangChain chat-history memory beside them.
+
+The everyday names live here; everything else stays in its subpackage:
+
+- :mod:`swarmgraph.graph`: the engine (agents, tools, handoffs, ``Swarm.run``), the chat-model
+  adapters (:mod:`swarmgraph.graph.chat_models`) and the OneToOne pattern
+  (:mod:`swarmgraph.graph.onetoone`).
+- :mod:`swarmgraph.memory`: ``Session``, memory policies, chat histories and context stores.
+- :mod:`swarmgraph.app`: the ``swarmgraph`` command line, the demo swarm, drawing.
+
+Names load on first use, so ``import swarmgraph`` (and ``swarmgraph --help``) stays cheap.
+
+Example:
+    >>> from swarmgraph import Agent, Swarm, ScriptedChatModel
+    >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hello!"]))
+    >>> response = swarm.run(agent=Agent(), messages=[{"role": "user", "content": "hi"}])
+    >>> response.messages[-1]["content"]
+    'Hello!'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.2.0"
+
+# name -> module that defines it (relative to this package).
+_EXPORTS: dict[str, str] = {
+    # the engine
+    "Agent": ".graph.types",
+    "Result": ".graph.types",
+    "Response": ".graph.types",
+    "Swarm": ".graph.swarm",
+    "SwarmState": ".graph.state",
+    "build_swarm_graph": ".graph.builder",
+    "function_to_json": ".graph.schema",
+    # offline models
+    "ScriptedChatModel": ".graph.chat_models.scripted",
+    "scripted_tool_call": ".graph.chat_models.scripted",
+    # the OneToOne pattern
+    "OneToOne": ".graph.onetoone.pattern",
+    "one_to_one": ".graph.onetoone.pattern",
+    # memory
+    "Session": ".memory.session",
+    "open_history": ".memory.backends",
+    "open_context_store": ".memory.backends",
+    # errors a caller catches
+    "SwarmError": ".graph.errors",
+    "HandoffLoopError": ".graph.errors",
+    "ToolSchemaError": ".graph.errors",
+    "MissingModelError": ".graph.errors",
+    "StorageUnavailable": ".memory.errors",
+    "ContextSerializationError": ".memory.errors",
+    "ContextVersionConflict": ".memory.errors",
+}
+
+__all__ = [
+    "Agent",
+    "ContextSerializationError",
+    "ContextVersionConflict",
+    "HandoffLoopError",
+    "MissingModelError",
+    "OneToOne",
+    "Response",
+    "Result",
+    "ScriptedChatModel",
+    "Session",
+    "StorageUnavailable",
+    "Swarm",
+    "SwarmError",
+    "SwarmState",
+    "ToolSchemaError",
+    "build_swarm_graph",
+    "function_to_json",
+    "one_to_one",
+    "open_context_store",
+    "open_history",
+    "scripted_tool_call",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'swarmgraph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
+    from .graph.builder import build_swarm_graph
+    from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
+    from .graph.errors import HandoffLoopError, MissingModelError, SwarmError, ToolSchemaError
+    from .graph.onetoone.pattern import OneToOne, one_to_one
+    from .graph.schema import function_to_json
+    from .graph.state import SwarmState
+    from .graph.swarm import Swarm
+    from .graph.types import Agent, Response, Result
+    from .memory.backends import open_context_store, open_history
+    from .memory.errors import (
+        ContextSerializationError,
+        ContextVersionConflict,
+        StorageUnavailable,
+    )
+    from .memory.session import Session

@@ -1,0 +1,260 @@
+"""The installed layout: one import name per module, no import cycles, the engine alone.
+
+The sources sit in ``graph/``, ``memory/`` and ``swarmgraph/`` (the folders the user fixed) and
+install as ``swarmgraph.graph``, ``swarmgraph.memory`` and ``swarmgraph``, so a user's own
+``graph.py`` or ``memory/`` never shadows the library.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"graph": "swarmgraph.graph", "memory": "swarmgraph.memory", "swarmgraph": "swarmgraph"}
+
+
+def source_modules() -> dict[str, Path]:
+    """Installed module name -> source file, for every module of the library."""
+    found = {}
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Library modules ``name`` imports, at module level or inside functions (not under
+    ``TYPE_CHECKING``): ``from .x import y`` names module ``.x.y`` when that is a module."""
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for child in node.body for n in ast.walk(child))
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in modules else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    if "import_module" in ast.unparse(tree):
+        # importlib.import_module(BACKENDS[scheme], __name__): the backend registry imports
+        # lazily by relative name, so every ".name" string constant in it counts as an import.
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                rel = node.value
+                if rel.startswith(".") and rel[1:].isidentifier():
+                    found.add(f"{name}{rel}")
+    return {m for m in found if m in modules and m != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = source_modules()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def test_no_import_cycles():
+    graph = import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def strongconnect(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            strongconnect(v)
+    assert cycles == [], f"import cycles: {cycles}"
+
+
+def test_cycle_finder_sees_function_level_and_registry_imports():
+    graph = import_graph()
+    # function-level: the CLI imports Session inside a command
+    assert "swarmgraph.memory" in graph["swarmgraph.app.cli"] or any(
+        m.startswith("swarmgraph.memory") for m in graph["swarmgraph.app.cli"]
+    )
+    # importlib.import_module(".sqlite", __name__) in the registry
+    assert "swarmgraph.memory.backends.sqlite" in graph["swarmgraph.memory.backends"]
+
+
+def test_engine_never_imports_memory_or_the_app():
+    graph = import_graph()
+    for name, targets in graph.items():
+        if name.startswith("swarmgraph.graph"):
+            bad = {t for t in targets if t.startswith(("swarmgraph.memory", "swarmgraph.app"))}
+            assert not bad, f"{name} imports {bad}"
+
+
+def test_backends_do_not_import_the_factories_or_each_other():
+    graph = import_graph()
+    for name, targets in graph.items():
+        if name.startswith("swarmgraph.memory.backends."):
+            own = ".".join(name.split(".")[:4])
+            for t in targets:
+                ok = t.startswith(own) or not t.startswith("swarmgraph.memory.backends")
+                assert ok, (name, t)
+                assert t not in ("swarmgraph.memory", "swarmgraph.memory.session"), (name, t)
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    packages = {name for name, path in source_modules().items() if path.name == "__init__.py"}
+    assert set(config["packages"]) == packages
+    assert config["package-dir"] == {"swarmgraph.graph": "graph", "swarmgraph.memory": "memory"}
+
+
+def test_version_matches_pyproject():
+    import swarmgraph
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert swarmgraph.__version__ == config["version"]
+
+
+def test_facade_exports_resolve_and_are_the_submodules_objects():
+    from swarmgraph.graph import Agent
+    from swarmgraph.memory import Session
+
+    import swarmgraph
+
+    assert 20 <= len(swarmgraph.__all__) <= 30
+    for name in swarmgraph.__all__:
+        assert getattr(swarmgraph, name) is not None, name
+    assert swarmgraph.Agent is Agent and swarmgraph.Session is Session
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        swarmgraph.nope  # noqa: B018
+
+
+def _run(code: str, cwd: Path, python: str = sys.executable) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "PYTHON"))}
+    done = subprocess.run(
+        [python, "-c", textwrap.dedent(code)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+USER_PROGRAM = """
+    import sys
+    import graph, memory                       # the user's own modules
+    from swarmgraph import Agent, ScriptedChatModel, Swarm
+    from swarmgraph.memory import Session
+
+    assert graph.MINE and memory.MINE, "the user's graph.py / memory/ must win"
+    swarm = Swarm(chat_model=ScriptedChatModel(["Hello from swarmgraph!"]))
+    session = Session("user-app", url="memory://user-app")
+    response = session.run(swarm, Agent(), "hi")
+    print(response.messages[-1]["content"])
+    print(sorted(m for m in sys.modules if m.split(".")[0] in ("graph", "memory")))
+    print(graph.__file__, __import__("swarmgraph").__file__)
+"""
+
+
+def _user_project(tmp_path: Path) -> Path:
+    app = tmp_path / "user_app"
+    (app / "memory").mkdir(parents=True)
+    (app / "graph.py").write_text("MINE = True\n")
+    (app / "memory" / "__init__.py").write_text("MINE = True\n")
+    return app
+
+
+def test_a_users_graph_py_and_memory_package_do_not_shadow_the_library(tmp_path):
+    out = _run(USER_PROGRAM, _user_project(tmp_path)).splitlines()
+    assert out[0] == "Hello from swarmgraph!"
+    assert out[1] == "['graph', 'memory']"
+
+
+def test_importing_the_engine_loads_neither_memory_nor_the_app(tmp_path):
+    out = _run(
+        """
+        import sys
+        from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+        Swarm(chat_model=ScriptedChatModel(["ok"])).run(Agent(), [{"role": "user", "content": "x"}])
+        loaded = {m for m in sys.modules if m.startswith(("swarmgraph.memory", "swarmgraph.app"))}
+        print(sorted(loaded))
+        print(sorted({m.split(".")[0] for m in sys.modules} & {"graph", "memory"}))
+        """,
+        tmp_path,
+    ).splitlines()
+    assert out == ["[]", "[]"]
+
+
+@pytest.mark.slow
+def test_non_editable_install_in_a_fresh_venv_next_to_a_users_graph_py(tmp_path):
+    # Build the wheel from the sources and install it (no deps, no index) into a fresh venv
+    # that sees the test venv's dependencies through a .pth line, but not its editable
+    # swarmgraph (a .pth inside a directory named by another .pth is never executed).
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(wheels), str(ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (wheel,) = wheels.glob("swarmgraph-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    site = _run("import site; print(site.getsitepackages()[0])", tmp_path, python).strip()
+    deps = next(p for p in sys.path if p.endswith("site-packages"))
+    Path(site, "test-deps.pth").write_text(deps + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps",
+         "--no-index", str(wheel)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    app = _user_project(tmp_path)
+    out = _run(USER_PROGRAM, app, python).splitlines()
+    assert out[0] == "Hello from swarmgraph!"
+    assert out[1] == "['graph', 'memory']"
+    assert out[2].split()[1].startswith(site), out[2]  # the installed copy, not the sources
+    cli = subprocess.run(
+        [str(venv / "bin" / "swarmgraph"), "--version"], capture_output=True, text=True, check=False
+    )
+    assert cli.returncode == 0 and "swarmgraph" in cli.stdout
