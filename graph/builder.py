@@ -34,6 +34,7 @@ from langgraph.graph import END, START, StateGraph
 from .discovery import handoff_targets, reachable_agents
 from .errors import AgentNameConflictError
 from .models import ModelResolver
+from .native import as_member, member_node
 from .node import AgentNode, GraphRuntime
 from .run_control import current_control
 from .schema import tool_spec
@@ -49,9 +50,9 @@ from .node import DYNAMIC_NODE
 
 
 def build_swarm_graph(
-    agents: Sequence[Agent],
+    agents: Sequence[Agent | Any],
     *,
-    default_agent: Agent | None = None,
+    default_agent: Agent | Any | None = None,
     chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
     client: Any = None,
     state_schema: type = SwarmState,
@@ -64,7 +65,9 @@ def build_swarm_graph(
     ``agents`` need not list everyone: agents reachable through handoff tools are
     found and added. The entry goes to ``state["active_agent"]`` when set (a resumed
     thread), else to ``default_agent`` (default: the first agent). Compile it with
-    any checkpointer or store you like.
+    any checkpointer or store you like. A compiled LangGraph graph with a name (e.g. from
+    ``langchain.agents.create_agent(..., name=...)``) may stand for an agent here, in
+    ``handoffs`` and as a transfer function's return value (see :mod:`swarmgraph.graph.native`).
 
     Models come from ``chat_model`` (a LangChain chat model, or ``model_name ->
     chat model``), or ``client`` (an OpenAI-compatible client), or else
@@ -85,7 +88,9 @@ def build_swarm_graph(
     """
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
-    default = default_agent or agents[0]
+    # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
+    agents = [as_member(a) for a in agents]
+    default = as_member(default_agent) if default_agent is not None else agents[0]
     everyone = reachable_agents([default, *agents])
     by_name: dict[str, Agent] = {}
     for agent in everyone:
@@ -107,8 +112,8 @@ def build_swarm_graph(
     )
     builder = StateGraph(state_schema, context_schema=context_schema)
     for agent in everyone:
-        _add_node(builder, agent.name, AgentNode(runtime, agent))
-    _add_node(builder, DYNAMIC_NODE, AgentNode(runtime, None))
+        _add_node(builder, agent.name, member_node(runtime, agent, AgentNode(runtime, agent)))
+    _add_node(builder, DYNAMIC_NODE, member_node(runtime, None, AgentNode(runtime, None)))
 
     def route_entry(state: dict, config: RunnableConfig) -> str:
         if not current_control(config).turns_left():
@@ -138,9 +143,12 @@ def build_swarm_graph(
     return builder
 
 
-def _add_node(builder: StateGraph, name: str, node: AgentNode) -> None:
+def _add_node(builder: StateGraph, name: str, node: Any) -> None:
     if RunnableCallable is not None:
-        builder.add_node(name, RunnableCallable(node.step, node.astep, name=name, trace=False))
+        # Untraced: our nodes stream their model's tokens themselves. A LangGraph member
+        # (native.py) is traced, so the messages it adds reach stream_mode="messages" whole.
+        trace = getattr(node, "traced", False)
+        builder.add_node(name, RunnableCallable(node.step, node.astep, name=name, trace=trace))
     else:  # pragma: no cover
         builder.add_node(name, node.step)
 

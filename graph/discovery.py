@@ -27,6 +27,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .native import as_member, members_in
 from .types import Agent
 
 
@@ -42,10 +43,14 @@ def _agents_in(value: Any) -> list[Agent]:
     if isinstance(value, Agent):
         return [value]
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [v for v in value if isinstance(v, Agent)]
+        return [a for v in value for a in _one_agent(v)]
     if isinstance(value, dict):
-        return [v for v in value.values() if isinstance(v, Agent)]
-    return []
+        return [a for v in value.values() for a in _one_agent(v)]
+    return members_in(value)  # a named compiled LangGraph graph is a member too
+
+
+def _one_agent(value: Any) -> list[Agent]:
+    return [value] if isinstance(value, Agent) else members_in(value)
 
 
 def function_targets(func: Callable[..., Any]) -> list[Agent]:
@@ -69,8 +74,8 @@ def function_targets(func: Callable[..., Any]) -> list[Agent]:
             return
         seen_funcs.add(id(f))
         target = getattr(f, "__swarmgraph_target__", None)
-        if isinstance(target, Agent):
-            found.append(target)
+        if target is not None:
+            found.extend(_agents_in(target))
         if isinstance(f, functools.partial):
             for value in (*f.args, *f.keywords.values()):
                 found.extend(_agents_in(value))
@@ -116,7 +121,7 @@ def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
     """The given agents plus every agent reachable from them through handoffs (BFS order)."""
     order: list[Agent] = []
     seen: set[int] = set()
-    queue = list(agents)
+    queue = [as_member(a) for a in agents]  # a named compiled graph stands for its member
     while queue:
         agent = queue.pop(0)
         if id(agent) in seen:

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import json
 import math
 import threading
 from collections import OrderedDict
@@ -33,13 +34,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from .builder import build_swarm_graph
 from .errors import SwarmError
 from .messages import to_langchain, to_openai
 from .models import ModelResolver
+from .native import as_member
 from .node import DYNAMIC_NODE, GraphRuntime
 from .run_control import RunControl
 from .types import Agent, Response
@@ -111,6 +113,7 @@ class Swarm:
         max_turns: float,
         execute_tools: bool,
     ) -> _Run:
+        agent = as_member(agent)  # a named compiled LangGraph graph may start the run too
         app, runtime = self.graph_for(agent)
         # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
         # LangChain messages are copied so add_messages never stamps ids on the caller's.
@@ -254,8 +257,10 @@ class _SwarmEvents:
             self.final = payload
             return
         chunk, meta = payload
-        if not isinstance(chunk, AIMessageChunk):
+        if not isinstance(chunk, AIMessage):
             return  # tool results arrive in the final response, as in Swarm
+        if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
+            chunk = _as_chunk(chunk)
         if chunk.id != self.open_id:
             yield from self.close()
             self.open_id = chunk.id
@@ -291,3 +296,16 @@ class _SwarmEvents:
         if self.open_id is not None:
             self.open_id = None
             yield {"delim": "end"}
+
+
+def _as_chunk(message: AIMessage) -> AIMessageChunk:
+    """A whole reply as one chunk: its text, and each tool call with its arguments as JSON."""
+    return AIMessageChunk(
+        content=message.content,
+        id=message.id,
+        name=message.name,
+        tool_call_chunks=[
+            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+            for i, c in enumerate(message.tool_calls)
+        ],
+    )

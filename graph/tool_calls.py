@@ -29,6 +29,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from .native import members_in
 from .schema import ToolArgumentError, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
 
@@ -69,7 +70,11 @@ def to_result(raw: Any) -> Result:
         '{"assistant": "Sales"}'
     """
     if isinstance(raw, Result):
+        if raw.agent is not None and not isinstance(raw.agent, Agent):
+            raw = raw.model_copy(update={"agent": _member(raw.agent)})
         return raw
+    if not isinstance(raw, Agent) and members_in(raw):  # a named compiled LangGraph graph
+        raw = _member(raw)
     if isinstance(raw, Agent):
         return Result(value=json.dumps({"assistant": raw.name}), agent=raw)
     if isinstance(raw, str):
@@ -80,6 +85,11 @@ def to_result(raw: Any) -> Result:
         except (TypeError, ValueError):
             pass
     return Result(value=str(raw))
+
+
+def _member(value: Any) -> Any:
+    found = members_in(value)
+    return found[0] if found else value
 
 
 class _Runner:

@@ -22,12 +22,30 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 AgentFunction = Callable[..., Any]
 
 #: The parameter name Swarm injects run context into (hidden from the model).
 CTX_VARS_NAME = "context_variables"
+
+
+def is_compiled_graph(value: Any) -> bool:
+    """True for a compiled LangGraph graph (or any graph-like runnable with a ``name``).
+
+    Duck-typed, so this module never imports LangGraph; such a graph joins a swarm as a
+    member (see :mod:`swarmgraph.graph.native`).
+
+    Example:
+        >>> is_compiled_graph(Agent()), is_compiled_graph("Triage")
+        (False, False)
+    """
+    return (
+        not isinstance(value, Agent)
+        and callable(getattr(value, "invoke", None))
+        and callable(getattr(value, "get_graph", None))
+        and isinstance(getattr(value, "name", None), str)
+    )
 
 
 def _tool_suffix(name: str) -> str:
@@ -64,7 +82,18 @@ class Agent(BaseModel):
     functions: list[AgentFunction] = Field(default_factory=list)
     tool_choice: str | None = None
     parallel_tool_calls: bool = True
-    handoffs: list[Agent] = Field(default_factory=list)
+    # Agents, or compiled LangGraph graphs with a name (members run by graph/native.py).
+    handoffs: list[Any] = Field(default_factory=list)
+
+    @field_validator("handoffs")
+    @classmethod
+    def _handoff_targets(cls, value: list[Any]) -> list[Any]:
+        for target in value:
+            if not isinstance(target, Agent) and not is_compiled_graph(target):
+                raise ValueError(
+                    f"handoffs takes Agents or compiled LangGraph graphs, not {target!r}"
+                )
+        return value
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -148,5 +177,14 @@ class Result(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     value: str = ""
-    agent: Agent | None = None
+    agent: Any = None  # an Agent, or a compiled LangGraph graph with a name
     context_variables: dict = Field(default_factory=dict)
+
+    @field_validator("agent")
+    @classmethod
+    def _handoff_target(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, Agent) and not is_compiled_graph(value):
+            raise ValueError(
+                f"Result.agent takes an Agent or a compiled LangGraph graph: {value!r}"
+            )
+        return value

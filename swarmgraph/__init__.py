@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "Swarm": ".graph.swarm",
     "SwarmState": ".graph.state",
     "build_swarm_graph": ".graph.builder",
+    "handoff_tool": ".graph.native",
     "function_to_json": ".graph.schema",
     # offline models
     "ScriptedChatModel": ".graph.chat_models.scripted",
@@ -74,6 +75,7 @@ __all__ = [
     "ToolSchemaError",
     "build_swarm_graph",
     "function_to_json",
+    "handoff_tool",
     "one_to_one",
     "open_context_store",
     "open_history",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.builder import build_swarm_graph
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
     from .graph.errors import HandoffLoopError, MissingModelError, SwarmError, ToolSchemaError
+    from .graph.native import handoff_tool
     from .graph.onetoone.pattern import OneToOne, one_to_one
     from .graph.schema import function_to_json
     from .graph.state import SwarmState

@@ -1,0 +1,284 @@
+"""LangGraph-native agents as swarm members, next to our ``Agent``s.
+
+A compiled LangGraph graph with a name (``langchain.agents.create_agent(..., name="research")``,
+``langgraph.prebuilt.create_react_agent``, or any ``StateGraph`` over a ``messages`` key
+compiled with ``.compile(name=...)``) can stand wherever a swarm takes an agent:
+
+- in ``build_swarm_graph([...])``, in ``Agent(handoffs=[...])``, or returned by a transfer
+  function: the model hands the conversation to it like to any agent;
+- it runs as one node: it gets the shared history (``messages``; ``context_variables`` too when
+  its state has that key), and everything it adds joins the shared history, its replies
+  stamped with its name as the sender;
+- it hands back with :func:`handoff_tool`, a LangChain tool to give it when you build it: the
+  call ends its turn (``return_direct``) and the swarm switches to the target.
+
+Example:
+    >>> from langchain.agents import create_agent
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+    >>> triage = Agent(name="Triage")
+    >>> research = create_agent(
+    ...     ScriptedChatModel(["Bees see ultraviolet.", scripted_tool_call("transfer_to_triage")]),
+    ...     tools=[handoff_tool(triage)], name="research")
+    >>> triage.handoffs.append(research)
+    >>> swarm = Swarm(chat_model=ScriptedChatModel([scripted_tool_call("transfer_to_research")]))
+    >>> response = swarm.run(triage, [{"role": "user", "content": "What do bees see?"}])
+    >>> response.agent.name, response.messages[-1]["sender"], response.messages[-1]["content"]
+    ('research', 'research', 'Bees see ultraviolet.')
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import HandoffLoopError
+from .run_control import RunControl, current_control
+from .types import Agent, _tool_suffix, is_compiled_graph
+
+__all__ = ["GraphAgent", "HandoffTool", "as_member", "handoff_tool", "member_node"]
+
+# LangGraph names a compiled graph "LangGraph" when nobody gave it a name.
+_UNNAMED = "LangGraph"
+_MEMBER_ATTR = "_swarmgraph_member"
+
+
+class GraphAgent(Agent):
+    """The swarm's view of a compiled LangGraph graph: an ``Agent`` whose turn runs ``graph``.
+
+    ``handoffs`` lists the targets of the :func:`handoff_tool` s found in the graph, so the
+    swarm draws (and routes) those edges; the graph's own prompt, model and tools stay its own.
+    Made by :func:`as_member`, one per graph.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    instructions: str = "(a LangGraph graph: its own prompt, model and tools)"
+    graph: Any = Field(default=None, repr=False)
+    #: tool name -> target, for the handoff tools inside the graph
+    handoff_by_tool: dict[str, Any] = Field(default_factory=dict, repr=False)
+
+
+class _NoArguments(BaseModel):
+    """A handoff takes no arguments."""
+
+
+class HandoffTool(StructuredTool):
+    """A LangChain tool that, called inside a LangGraph member, hands the swarm to ``target``."""
+
+    target: Any = Field(default=None, exclude=True, repr=False)
+
+
+def handoff_tool(target: Any, *, description: str | None = None) -> HandoffTool:
+    """A ``transfer_to_<name>`` LangChain tool for a LangGraph-native member to hand back with.
+
+    ``target`` is an ``Agent`` (or another named compiled graph). Give the tool to the graph
+    when you build it (``create_agent(model, tools=[..., handoff_tool(triage)], name=...)``).
+    It is ``return_direct``: calling it ends the member's turn, and the swarm switches to
+    ``target``. Its answer is the same ``{"assistant": name}`` our own transfers give.
+
+    Example:
+        >>> from swarmgraph.graph import Agent
+        >>> tool = handoff_tool(Agent(name="Triage"))
+        >>> tool.name, tool.return_direct, tool.invoke({})
+        ('transfer_to_triage', True, '{"assistant": "Triage"}')
+    """
+    if not isinstance(target, Agent) and not is_compiled_graph(target):
+        raise TypeError(f"handoff_tool needs an Agent or a named compiled graph, not {target!r}")
+    answer = json.dumps({"assistant": target.name})
+
+    def transfer() -> str:
+        return answer
+
+    return HandoffTool(
+        name=f"transfer_to_{_tool_suffix(target.name)}",
+        description=description or f"Transfer the conversation to the {target.name} agent.",
+        func=transfer,
+        args_schema=_NoArguments,
+        return_direct=True,
+        target=target,
+    )
+
+
+def _handoff_tools(graph: Any) -> dict[str, Any]:
+    """``tool name -> target`` for every :class:`HandoffTool` in the graph's tool nodes."""
+    found: dict[str, Any] = {}
+    for node in getattr(graph, "nodes", {}).values():
+        tools = getattr(getattr(node, "bound", None), "tools_by_name", None) or {}
+        for name, tool in tools.items():
+            if isinstance(tool, HandoffTool):
+                found.setdefault(name, tool.target)
+    return found
+
+
+def as_member(value: Any) -> Agent:
+    """``value`` as a swarm member: an ``Agent`` as it is, a named compiled graph as its
+    :class:`GraphAgent` (the same one every time, so it is one node however often named).
+
+    Example:
+        >>> from langchain.agents import create_agent
+        >>> from swarmgraph.graph import ScriptedChatModel
+        >>> graph = create_agent(ScriptedChatModel([]), tools=[], name="research")
+        >>> member = as_member(graph)
+        >>> member.name, member.graph is graph, as_member(graph) is member
+        ('research', True, True)
+    """
+    if isinstance(value, Agent):
+        return value
+    if not is_compiled_graph(value):
+        raise TypeError(f"not an Agent or a compiled LangGraph graph: {value!r}")
+    member = getattr(value, _MEMBER_ATTR, None)
+    if isinstance(member, GraphAgent) and member.name == value.name:
+        return member
+    if value.name == _UNNAMED:
+        raise ValueError(
+            "a LangGraph graph joins a swarm under its name, and this one has none: build it "
+            "with create_agent(..., name='research') or compile it with .compile(name=...)"
+        )
+    targets = _handoff_tools(value)
+    member = GraphAgent(
+        name=value.name,
+        graph=value,
+        handoff_by_tool=targets,
+        handoffs=list(dict.fromkeys(targets.values())),
+    )
+    setattr(value, _MEMBER_ATTR, member)  # the graph keeps its member alive, and no longer
+    return member
+
+
+def members_in(value: Any) -> list[Agent]:
+    """Members a value holds (discovery's hook): named graphs become their ``GraphAgent``."""
+    if is_compiled_graph(value) and value.name != _UNNAMED:
+        return [as_member(value)]
+    return []
+
+
+class GraphNode:
+    """The node for a :class:`GraphAgent`: one turn of the member's own graph.
+
+    ``agent=None`` is the dynamic node's case: the active agent is resolved at run time.
+    """
+
+    # The member's model runs in a subgraph, whose tokens stream_mode="messages" leaves out;
+    # a traced node hands the messages it added to that stream whole when it ends.
+    traced = True
+
+    def __init__(self, runtime: Any, agent: GraphAgent | None) -> None:
+        self.runtime = runtime
+        self.agent = agent
+
+    def _member(self, state: dict) -> GraphAgent:
+        return self.agent or self.runtime.agent_for(state.get("active_agent"))
+
+    @staticmethod
+    def _input(agent: GraphAgent, state: dict) -> dict[str, Any]:
+        graph_input: dict[str, Any] = {"messages": list(state["messages"])}
+        if "context_variables" in getattr(agent.graph, "channels", {}):
+            graph_input["context_variables"] = dict(state.get("context_variables") or {})
+        return graph_input
+
+    def step(self, state: dict, config: RunnableConfig) -> dict:
+        agent = self._member(state)
+        output = agent.graph.invoke(self._input(agent, state), config)
+        return self._update(agent, state, output, current_control(config))
+
+    async def astep(self, state: dict, config: RunnableConfig) -> dict:
+        agent = self._member(state)
+        output = await agent.graph.ainvoke(self._input(agent, state), config)
+        return self._update(agent, state, output, current_control(config))
+
+    def _update(self, agent: GraphAgent, state: dict, output: Any, control: RunControl) -> dict:
+        seen = {m.id for m in state["messages"]}
+        added = [m for m in _messages(output) if m.id is None or m.id not in seen]
+        added = [_stamped(m, agent.name) for m in added]
+        _count_usage(control, added)
+        update: dict[str, Any] = {"messages": added}
+        context = output.get("context_variables") if isinstance(output, dict) else None
+        if context is not None and context != state.get("context_variables"):
+            update["context_variables"] = context
+        target = self._handoff(agent, added)
+        if target is not None:
+            trail = [*state.get("handoff_trail", ()), agent.name]
+            if len(trail) >= self.runtime.max_consecutive_handoffs:
+                raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
+            update["handoff_trail"] = trail
+            update["active_agent"] = self.runtime.key_for(target)
+            control.debug_print(f"Handoff: {agent.name} -> {target.name}")
+        elif added and isinstance(added[-1], AIMessage) and state.get("handoff_trail"):
+            update["handoff_trail"] = []  # the member answered: the handoff chain is over
+        return update
+
+    def _handoff(self, agent: GraphAgent, added: list[BaseMessage]) -> Agent | None:
+        """The first handoff tool the member called this turn (first handoff wins, as ours)."""
+        for message in added:
+            if isinstance(message, ToolMessage) and message.name in agent.handoff_by_tool:
+                if message.status == "error":
+                    continue
+                return as_member(agent.handoff_by_tool[message.name])
+        return None
+
+
+def _messages(output: Any) -> list[BaseMessage]:
+    if isinstance(output, dict):
+        return list(output.get("messages") or [])
+    return []
+
+
+def _stamped(message: BaseMessage, sender: str) -> BaseMessage:
+    if isinstance(message, AIMessage) and message.name != sender:
+        return message.model_copy(update={"name": sender})
+    return message
+
+
+def _count_usage(control: RunControl, added: list[BaseMessage]) -> None:
+    control.new_messages += len(added)
+    usage = control.usage
+    for message in added:
+        if not isinstance(message, AIMessage):
+            continue
+        usage["model_calls"] += 1
+        meta = message.usage_metadata
+        if meta:
+            usage["input_tokens"] += meta.get("input_tokens", 0)
+            usage["output_tokens"] += meta.get("output_tokens", 0)
+        else:  # the member's model reported nothing: count what it wrote
+            usage["output_tokens"] += count_tokens_approximately([message])
+
+
+class _DynamicNode:
+    """The dynamic-handoff node: runs whichever unforeseen member is active, ours or native."""
+
+    traced = True
+
+    def __init__(self, runtime: Any, ours: Any) -> None:
+        self.graph_node = GraphNode(runtime, None)
+        self.ours = ours
+        self.runtime = runtime
+
+    def _pick(self, state: dict) -> Any:
+        agent = self.runtime.agent_for(state.get("active_agent"))
+        return self.graph_node if isinstance(agent, GraphAgent) else self.ours
+
+    def step(self, state: dict, config: RunnableConfig) -> dict:
+        return self._pick(state).step(state, config)
+
+    async def astep(self, state: dict, config: RunnableConfig) -> dict:
+        return await self._pick(state).astep(state, config)
+
+
+def member_node(runtime: Any, agent: Agent | None, ours: Any) -> Any:
+    """The builder's hook: the node for ``agent``; ``ours`` is the ``AgentNode`` it would get.
+
+    A :class:`GraphAgent` gets a :class:`GraphNode`; the dynamic node (``agent=None``) picks
+    per run; every other agent keeps ``ours``.
+    """
+    if isinstance(agent, GraphAgent):
+        return GraphNode(runtime, agent)
+    if agent is None:
+        return _DynamicNode(runtime, ours)
+    return ours
