@@ -1,19 +1,28 @@
-# Every target works from nothing: it creates .venv and installs the project first.
+# Every target works from nothing: it creates .venv and installs what that target needs.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-# The tests include a smoke run of the benchmarks, so one install serves every target.
-STAMP  := $(VENV)/.installed
+# Two installs: the demo needs only the package; tests, lint and benchmarks need the extras
+# (dev, bench, Postgres, Redis). The tests include a smoke run of the benchmarks.
+DEMO_STAMP := $(VENV)/.installed-demo
+STAMP      := $(VENV)/.installed
+LAB_STAMP  := $(VENV)/.installed-lab
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench notebooks lab clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,postgres,redis,bench]'
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev,postgres,redis,bench]'
+	touch $(STAMP) $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/swarmgraph demo
 
 lint: $(STAMP)
@@ -29,6 +38,15 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# JupyterLab in the project's venv. The notebooks ask for the kernel "python3", which a
+# Jupyter started from the venv runs with the venv's own Python (where swarmgraph is installed).
+$(LAB_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q jupyterlab
+	touch $(LAB_STAMP)
+
+notebooks lab: $(LAB_STAMP)
+	$(BIN)/python -m jupyter lab --notebook-dir=notebooks
 
 clean:
 	rm -rf $(VENV) .swarmgraph .pytest_cache

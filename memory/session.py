@@ -56,7 +56,7 @@ from .context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError, encode_
 from .context_store import ContextRecord
 from .errors import UnknownAgentWarning
 from .policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
-from .urls import check_conversation_id
+from .urls import check_conversation_id, default_url
 
 HALVES = ("messages", "context")
 
@@ -135,8 +135,10 @@ class Session:
 
     Args:
         conversation_id: any non-empty string without NUL (always a bound parameter).
-        url: where both halves live: ``sqlite:///file.db`` (default ``swarmgraph.db`` in the
-            working directory) or ``memory://``.
+        url: where both halves live: ``sqlite:///file.db``, ``memory://``, ``postgresql://``,
+            ``redis://``. Default (``None``): ``$SWARMGRAPH_DB``, else
+            ``.swarmgraph/swarmgraph.db`` under the working directory, the same store the
+            ``swarmgraph`` CLI uses (:func:`swarmgraph.memory.urls.default_url`).
         persist: which halves outlive a run.
         window: load only the last ``window`` messages (shorthand for ``WindowMemory``).
         memory: a policy (:mod:`swarmgraph.memory.policies`) or a spec string like
@@ -149,7 +151,7 @@ class Session:
     def __init__(
         self,
         conversation_id: str,
-        url: str = "sqlite:///swarmgraph.db",
+        url: str | None = None,
         *,
         persist: Iterable[str] = HALVES,
         window: int | None = None,
@@ -158,7 +160,7 @@ class Session:
         context_size_limit: int | None = DEFAULT_SIZE_LIMIT,
     ) -> None:
         self.conversation_id = check_conversation_id(conversation_id)
-        self.url = url
+        self.url = url = default_url() if url is None else url
         self.persist = _persist_tuple(persist)
         if window is not None and memory is not None:
             raise ValueError("give window=k or memory=..., not both (window=k is WindowMemory(k))")

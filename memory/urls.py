@@ -18,6 +18,30 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+#: The environment variable that moves the default store (for ``Session`` and the CLI alike).
+DB_ENV = "SWARMGRAPH_DB"
+#: Where the default store lives, relative to the working directory.
+DEFAULT_DB_PATH = Path(".swarmgraph") / "swarmgraph.db"
+
+
+def default_url() -> str:
+    """The store used when none is named: ``$SWARMGRAPH_DB``, else ``.swarmgraph/swarmgraph.db``.
+
+    One rule for ``Session("x")`` and every ``swarmgraph`` command, so the CLI finds what a
+    script stored (and the other way round). Read at call time, so setting the variable in a
+    running program moves the next Session.
+
+    Example:
+        >>> import os
+        >>> url = default_url()
+        >>> url == os.environ.get("SWARMGRAPH_DB") or url.endswith("/.swarmgraph/swarmgraph.db")
+        True
+    """
+    env = os.environ.get(DB_ENV)
+    if env:
+        return env
+    return f"sqlite:///{(Path.cwd() / DEFAULT_DB_PATH).as_posix()}"
+
 
 def url_scheme(url: str) -> str:
     """Return the backend name of ``url``; a bare filesystem path means SQLite.

@@ -9,6 +9,9 @@ Replies are served in order, streaming (SSE) when the request says ``"stream": t
 A reply may also be a callable ``(request_body) -> reply`` or a plain ``str`` (text).
 An unscripted call gets HTTP 500 with an OpenAI-style error body; pass ``max_retries=0`` to
 openai clients so they do not retry (and sleep) on it.
+
+``OpenAIStub(..., delay=s)`` (or ``StubReply.delay``) waits ``s`` seconds before answering,
+a slow model; ``stub_raw(body)`` answers 200 with a body that is not a completion at all.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ __all__ = [
     "OpenAIStub",
     "StubReply",
     "stub_error",
+    "stub_raw",
     "stub_text",
     "stub_tool_call",
     "stub_tool_calls",
@@ -40,6 +44,11 @@ class StubReply:
     status: int = 200
     error: str | None = None
     usage: dict[str, int] | None = None
+    #: Seconds to wait before answering (a slow model).
+    delay: float = 0.0
+    #: A 200 body sent as is (``content_type``), instead of a completion.
+    raw: bytes | None = None
+    content_type: str = "text/html"
 
 
 _counter = 0
@@ -92,6 +101,12 @@ def stub_error(status: int = 500, message: str = "stub error") -> StubReply:
     return StubReply(status=status, error=message)
 
 
+def stub_raw(body: bytes | str, content_type: str = "text/html") -> StubReply:
+    """HTTP 200 with ``body`` as is: a malformed answer (a proxy's HTML page, say)."""
+    data = body.encode() if isinstance(body, str) else body
+    return StubReply(raw=data, content_type=content_type)
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
@@ -104,8 +119,10 @@ class OpenAIStub:
         replies: Sequence[StubReply | str | Callable[[dict[str, Any]], Any]] = (),
         *,
         model: str | None = None,
+        delay: float = 0.0,
     ) -> None:
         self.replies: list[Any] = list(replies)
+        self.delay = delay
         self.requests: list[dict[str, Any]] = []
         self.model = model
         self._served = 0
@@ -196,6 +213,16 @@ class OpenAIStub:
             self._send_json(handler, 400, {"error": {"message": f"bad JSON: {exc}"}})
             return
         reply = self._next_reply(body)
+        wait = self.delay + (reply.delay if reply is not None else 0.0)
+        if wait:
+            time.sleep(wait)
+        if reply is not None and reply.raw is not None:
+            handler.send_response(200)
+            handler.send_header("Content-Type", reply.content_type)
+            handler.send_header("Content-Length", str(len(reply.raw)))
+            handler.end_headers()
+            handler.wfile.write(reply.raw)
+            return
         if reply is None:
             message = (
                 f"OpenAIStub: unscripted call {len(self.requests)} ({len(self.replies)} scripted)"

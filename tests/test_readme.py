@@ -68,3 +68,15 @@ def test_readme_table_matches_what_memory_measures(tmp_path):
         for row in compare_persistence(tmp_path)
     }
     assert shown == measured
+
+
+def test_readme_explains_the_persist_table_and_the_venv():
+    assert "with the offline rule-based model" in README
+    assert "turn 2 restarts at Triage, which hands off to Refunds again" in README
+    assert "`none` sends more tokens than\n`context`" in README
+    assert "source .venv/bin/activate" in README and "make notebooks" in README
+    # every command that needs the venv's Python names it
+    for line in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
+        for command in line.splitlines():
+            word = command.split()[0] if command.split() else ""
+            assert word not in ("python", "python3", "pip", "swarmgraph", "jupyter"), command

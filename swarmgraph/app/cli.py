@@ -2,15 +2,16 @@
 
     swarmgraph demo                                    # offline, no API key
     swarmgraph chat --session ID [--db URL] [--model NAME]
-                    [--memory buffer|window:K|tokens:N|summary]
+                    [--memory buffer|window:K|tokens:N|summary[:K]]
     swarmgraph history --session ID [--db URL]
     swarmgraph graph [--format mermaid|png] [--output PATH]
 
-Storage defaults to an embedded SQLite file, ``.swarmgraph/swarmgraph.db`` under the current
-directory (``$SWARMGRAPH_DB`` or ``--db`` point elsewhere: any URL ``memory.Session``
-takes). Without ``OPENAI_API_KEY`` (and without ``--model``) the agents run on the
-offline demo model (:func:`swarmgraph.app.demo.demo_model`). A mistake a user can make prints
-one line on stderr and exits non-zero; ``SWARMGRAPH_DEBUG=1`` shows tracebacks.
+Storage defaults to the same store as ``Session("x")``: an embedded SQLite file,
+``.swarmgraph/swarmgraph.db`` under the current directory (``$SWARMGRAPH_DB`` or ``--db``
+point elsewhere: any URL ``memory.Session`` takes). Without ``OPENAI_API_KEY`` (and without
+``--model``) the agents run on the offline demo model (:func:`swarmgraph.app.demo.demo_model`).
+A mistake a user can make prints one line on stderr and exits non-zero;
+``SWARMGRAPH_DEBUG=1`` shows tracebacks.
 
 Example:
     >>> import contextlib, io
@@ -31,24 +32,24 @@ import sqlite3
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .demo import DEMO_CONVERSATION, DEMO_MODEL_LABEL, demo_agents, demo_model
-from .terminal import (
-    Spinner,
-    StreamingSwarm,
-    Style,
-    context_text,
-    conversation_lines,
+from .demo import (
+    DEMO_CONVERSATION,
+    DEMO_MODEL_LABEL,
+    PERSIST_TABLE_NOTE,
+    demo_agents,
+    demo_model,
 )
+from .terminal import Style, context_text, conversation_lines
 
 __all__ = ["UserError", "build_parser", "main"]
 
 DEFAULT_DIR = ".swarmgraph"
 DEFAULT_MODEL = "gpt-4o-mini"
 DEMO_SESSION = "demo"
-COMMANDS_HELP = "/context /history /agent /clear /quit"
 
 
 class UserError(Exception):
@@ -64,11 +65,23 @@ class _Parser(argparse.ArgumentParser):
 
 # -- model and storage choices -------------------------------------------------------------------
 def default_db_url() -> str:
-    """``$SWARMGRAPH_DB``, else ``sqlite:///<cwd>/.swarmgraph/swarmgraph.db``."""
-    env = os.environ.get("SWARMGRAPH_DB")
-    if env:
-        return env
-    return f"sqlite:///{(Path.cwd() / DEFAULT_DIR / 'swarmgraph.db').as_posix()}"
+    """``$SWARMGRAPH_DB``, else ``sqlite:///<cwd>/.swarmgraph/swarmgraph.db`` (as ``Session``)."""
+    from ..memory.urls import default_url
+
+    return default_url()
+
+
+def history_file(url: str) -> Path:
+    """The REPL's line history, beside the database file (or in ``.swarmgraph/``).
+
+    Example:
+        >>> history_file("sqlite:////data/chat.db").as_posix()
+        '/data/chat.db.history'
+    """
+    path = _sqlite_file(url)
+    if path is None:
+        return Path.cwd() / DEFAULT_DIR / "chat.history"
+    return path.with_name(path.name + ".history")
 
 
 def _sqlite_file(url: str) -> Path | None:
@@ -96,17 +109,42 @@ def _prepare_store(url: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
 
 
-def _choose_model(args: argparse.Namespace) -> tuple[Any, str, str]:
-    """``(swarm, model name for the agents, label)``: a real model when configured."""
+@dataclass
+class ModelChoice:
+    """The model of a run: the swarm, the name the agents ask for, and how to show it."""
+
+    swarm: Any
+    name: str
+    label: str
+    #: The chat model itself: the summariser of ``--memory summary`` uses the same one.
+    chat_model: Any
+    #: The server's base URL (None: OpenAI itself, or offline), for error messages.
+    base_url: str | None = None
+    #: A line to show before the first turn (why the demo model answers), or None.
+    note: str | None = None
+
+    @property
+    def offline(self) -> bool:
+        return self.label == DEMO_MODEL_LABEL
+
+
+def _choose_model(args: argparse.Namespace) -> ModelChoice:
+    """A real model when ``--model`` or ``OPENAI_API_KEY`` asks for one, else the demo model."""
     from ..graph.swarm import Swarm
+    from .provider import endpoint_text, server_chat_model
 
     key, base = os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL")
     if args.model is None and (args.offline or not key):
         tty = sys.stdout.isatty()
-        return (
-            Swarm(chat_model=demo_model(latency=0.15 if tty else 0.0)),
-            DEFAULT_MODEL,
-            (DEMO_MODEL_LABEL),
+        model = demo_model(latency=0.15 if tty else 0.0)
+        note = None
+        if base and not args.offline:
+            note = (
+                f"OPENAI_BASE_URL is set ({endpoint_text(base)}) but --model is not, so the "
+                "offline demo model answers; add --model NAME to talk to that server"
+            )
+        return ModelChoice(
+            Swarm(chat_model=model), DEFAULT_MODEL, DEMO_MODEL_LABEL, model, None, note
         )
     if not key and not base:
         raise UserError(
@@ -114,8 +152,18 @@ def _choose_model(args: argparse.Namespace) -> tuple[Any, str, str]:
             "OpenAI-compatible server); leave out --model to use the offline demo model"
         )
     name = args.model or DEFAULT_MODEL
-    where = f"at {base}" if base else "on OpenAI"
-    return Swarm(), name, f"{name} {where}"
+    where = f"at {endpoint_text(base)}" if base else "on OpenAI"
+    # One client per model name, built here so its errors and retries can be reported.
+    models: dict[str, Any] = {}
+
+    def chat_model(model_name: str) -> Any:
+        if model_name not in models:
+            models[model_name] = server_chat_model(model_name, base_url=base, api_key=key)
+        return models[model_name]
+
+    return ModelChoice(
+        Swarm(chat_model=chat_model), name, f"{name} {where}", chat_model(name), base
+    )
 
 
 def _session(args: argparse.Namespace, conversation_id: str, agents: Sequence[Any], **kw: Any):
@@ -149,14 +197,17 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from ..memory.compare import compare_persistence, format_table
 
     style = Style.for_stream(out, args.no_color)
-    swarm, model_name, label = _choose_model(args)
-    triage, sales, refunds = demo_agents(model=model_name)
+    choice = _choose_model(args)
+    swarm, label = choice.swarm, choice.label
+    triage, sales, refunds = demo_agents(model=choice.name)
     session = _session(args, DEMO_SESSION, [triage, sales, refunds])
     session.clear()  # the demo replays from the start every time
     p = lambda text="": print(text, file=out)  # noqa: E731
 
     p(style.bold("swarmgraph demo") + ": a customer-service swarm, Triage → Sales / Refunds")
     p(f"model:  {label}")
+    if choice.note:
+        p(f"note:   {choice.note}")
     p(f"store:  {_where(args.db)} (conversation {DEMO_SESSION!r})")
     for number, text in enumerate(DEMO_CONVERSATION, 1):
         p()
@@ -185,6 +236,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     )
     rows = compare_persistence(_fresh_compare_dir(_compare_dir(args.db)))
     p(format_table(rows))
+    for line in PERSIST_TABLE_NOTE:
+        p(style.dim(line))
     p()
     p(f"stored in {_where(args.db)}; see it with: swarmgraph history --session {DEMO_SESSION}")
     return 0
@@ -192,65 +245,38 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     from ..memory.policies import parse_memory
+    from .provider import describe_model_error
+    from .repl import LineReader, chat_loop
 
     style = Style.for_stream(out, args.no_color)
-    memory = parse_memory(args.memory)
-    swarm, model_name, label = _choose_model(args)
-    triage, sales, refunds = demo_agents(model=model_name)
+    choice = _choose_model(args)
+    # summary[:K] writes its summary with the chat model of the run (offline: the demo model).
+    memory = parse_memory(args.memory, model=choice.chat_model)
+    triage, sales, refunds = demo_agents(model=choice.name)
     session = _session(args, args.session, [triage, sales, refunds], memory=memory)
     stored = len(session.messages)
     print(
         f"{style.bold('swarmgraph chat')}: session {args.session!r} in {_where(args.db)}", file=out
     )
-    print(f"model: {label}; memory: {args.memory}", file=out)
+    print(f"model: {choice.label}; memory: {args.memory}", file=out)
+    if choice.note:
+        print(f"note: {choice.note}", file=out)
     if stored:
         who = session.active_agent_name or triage.name
         print(f"resuming: {stored} stored messages, talking to {who}", file=out)
-    print(f"commands: {COMMANDS_HELP} (Ctrl-D quits)", file=out)
-    spinner = Spinner(out, out.isatty())
-    streaming = StreamingSwarm(swarm, out, style, spinner)
-    while True:
-        try:
-            text = input("you › ").strip()
-        except (EOFError, KeyboardInterrupt):
-            print(file=out)
-            return 0
-        if not text:
-            continue
-        if text.startswith("/"):
-            if _chat_command(text, session, triage, out, style):
-                return 0
-            continue
-        try:
-            session.run(streaming, triage, text)
-        except KeyboardInterrupt:
-            print("\n(interrupted; this turn was not saved)", file=out)
-        except Exception as error:
-            if os.environ.get("SWARMGRAPH_DEBUG"):
-                raise
-            print(f"error: {_one_line(error)}", file=sys.stderr)
-        out.flush()
-
-
-def _chat_command(text: str, session: Any, triage: Any, out: TextIO, style: Style) -> bool:
-    """Run a /command; True means quit."""
-    command = text.split()[0].lower()
-    if command in ("/quit", "/exit", "/q"):
-        return True
-    if command == "/context":
-        print(f"context_variables: {context_text(session.context_variables)}", file=out)
-    elif command == "/history":
-        lines = conversation_lines(_stored_dicts(session), style)
-        print("\n".join(lines) if lines else "(no stored messages)", file=out)
-    elif command == "/agent":
-        name = session.active_agent_name
-        print(f"active agent: {name or triage.name + ' (nobody has answered yet)'}", file=out)
-    elif command == "/clear":
-        session.clear()
-        print("cleared: stored messages and context of this session are gone", file=out)
-    else:
-        print(f"unknown command {command}; try {COMMANDS_HELP}", file=out)
-    return False
+    print("type /help for commands; Ctrl-C stops a turn, Ctrl-D quits", file=out)
+    out.flush()
+    return chat_loop(
+        triage,
+        session,
+        choice.swarm,
+        out=out,
+        style=style,
+        reader=LineReader(history_file(args.db), out=out),
+        describe_error=None
+        if choice.offline
+        else lambda e: describe_model_error(e, choice.base_url),
+    )
 
 
 # -- history -------------------------------------------------------------------------------------
@@ -325,8 +351,8 @@ def cmd_graph(args: argparse.Namespace, out: TextIO) -> int:
 def _memory_spec(text: str) -> str:
     from ..memory.policies import parse_memory
 
-    try:
-        parse_memory(text)
+    try:  # only the spelling is checked here; the summariser is the run's model (cmd_chat)
+        parse_memory(text, model=object())
     except (ValueError, TypeError) as error:
         raise argparse.ArgumentTypeError(_one_line(error)) from None
     return text
@@ -348,8 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
             "--db",
             default=None,
             metavar="URL",
-            help="where sessions live (default: $SWARMGRAPH_DB or sqlite:///.swarmgraph/"
-            "swarmgraph.db; also memory://, postgresql://...)",
+            help="where sessions live (default: $SWARMGRAPH_DB, else sqlite:///.swarmgraph/"
+            "swarmgraph.db, the same store Session() uses; also memory://, postgresql://...)",
         )
         sub.add_argument("--no-color", action="store_true", help="plain text output")
 
@@ -374,7 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="buffer",
         type=_memory_spec,
         metavar="POLICY",
-        help="what the model is shown: buffer, window:K, tokens:N or summary",
+        help="what the model is shown: buffer, window:K, tokens:N, or summary[:K] (the last K "
+        "messages, default 10, after a summary the run's own model writes)",
     )
     storage(chat)
     model(chat)
@@ -460,6 +487,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         if debug:
             raise
+        from .provider import describe_model_error
+
+        about_model = describe_model_error(error, os.environ.get("OPENAI_BASE_URL"))
+        if about_model is not None:
+            print(f"swarmgraph: error: {about_model}", file=sys.stderr)
+            return 1
         if isinstance(error, _user_errors()):
             print(f"swarmgraph: error: {_describe(error)}", file=sys.stderr)
             return 1

@@ -46,6 +46,7 @@ from ..graph.types import Agent, Result
 __all__ = [
     "DEMO_CONVERSATION",
     "DEMO_MODEL_LABEL",
+    "PERSIST_TABLE_NOTE",
     "PRICES",
     "demo_agents",
     "demo_model",
@@ -60,6 +61,15 @@ DEMO_CONVERSATION: tuple[str, ...] = (
     "Hi, I'm Ming. Please refund order 7, the bees arrived grumpy.",
     "Thanks! How much is a new hive?",
     "Did my refund go through?",
+)
+
+#: Printed under the persist table (demo, README, notebook 03): why two numbers look backwards.
+PERSIST_TABLE_NOTE: tuple[str, ...] = (
+    "Measured with the offline rule-based model: tokens are approximate counts of what it",
+    "was sent. The active agent is saved with the context, so without it turn 2 restarts",
+    "at Triage and hands off to Refunds again: one more model call resending the history",
+    "(`none` sends more tokens than `context`) and two more stored messages, the transfer",
+    "call and its result (`messages` stores more bytes than `messages+context`).",
 )
 
 #: Sales' price list (what ``quote_price`` knows).
@@ -206,12 +216,31 @@ def _call(calls: list[tuple[str, dict]], n: int) -> AIMessage:
     return scripted_tool_calls([(name, args, f"call_{name}_{n}") for name, args in calls])
 
 
+_SUMMARY_ASK = "You keep a running summary"  # memory.policies.SUMMARY_PROMPT's first words
+
+
+def _summarise(request: str) -> str:
+    """The demo model as a summariser: the previous summary plus one short clause per new
+    user or agent line (tool results and handoff calls add nothing a reader needs)."""
+    previous, _, new = request.partition("\n\nNew lines:\n")
+    previous = previous.removeprefix("Existing summary:\n").strip()
+    clauses = [] if previous in ("", "(none yet)") else [previous]
+    for line in new.splitlines():
+        who, _, text = line.partition(": ")
+        text = text.split(" [calls ", 1)[0].strip()
+        if who.startswith("Tool") or not text:
+            continue
+        clauses.append(f"{who} said: {text[:80]}" + ("…" if len(text) > 80 else ""))
+    return " / ".join(clauses) or "(nothing to summarise)"
+
+
 def demo_rules(messages: Sequence[BaseMessage]) -> AIMessage | str:
     """The offline demo model's policy: one reply for the messages it was sent.
 
     It plays whichever agent the system prompt names ("You are Triage"), looks only at the
     latest user message and the tool results since then, and reads the customer's fields
-    from the "Known:" line of the system prompt, i.e. from ``context_variables``.
+    from the "Known:" line of the system prompt, i.e. from ``context_variables``. Asked by
+    ``SummaryMemory`` for a summary, it extends the summary with the new lines.
 
     Example:
         >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -221,6 +250,8 @@ def demo_rules(messages: Sequence[BaseMessage]) -> AIMessage | str:
         [('set_name', {'name': 'Ming'}), ('record_order', {'order_id': 7})]
     """
     system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
+    if system.startswith(_SUMMARY_ASK):  # SummaryMemory asks the run's model for a summary
+        return _summarise(str(messages[-1].content))
     last_user = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
     text = str(messages[last_user].content) if last_user >= 0 else ""
     done = {m.name: str(m.content) for m in messages[last_user + 1 :] if isinstance(m, ToolMessage)}

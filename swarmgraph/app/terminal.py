@@ -7,7 +7,7 @@ import itertools
 import json
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 # -- colours -------------------------------------------------------------------------------------
@@ -122,6 +122,10 @@ def conversation_lines(messages: Iterable[dict], style: Style, *, users: bool = 
 
 
 # -- chat ----------------------------------------------------------------------------------------
+class TurnInterrupted(Exception):
+    """The user pressed Ctrl-C during the turn; nothing of it is stored."""
+
+
 class Spinner:
     """A spinner on a terminal while the model thinks; does nothing elsewhere."""
 
@@ -132,13 +136,21 @@ class Spinner:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def start(self) -> None:
-        if not self.enabled or self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
+        with self._lock:
+            if not self.enabled or self._thread is not None or self._closed:
+                return
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._spin, daemon=True)
+            self._thread.start()
+
+    def close(self) -> None:
+        """Stop for good: an abandoned turn's thread cannot start it again."""
+        with self._lock:
+            self._closed = True
+        self.stop()
 
     def _spin(self) -> None:
         for frame in itertools.cycle(self._FRAMES):
@@ -151,11 +163,13 @@ class Spinner:
                 return
 
     def stop(self) -> None:
-        if self._thread is None:
-            return
-        self._stop.set()
-        self._thread.join()
-        self._thread = None
+        # Both the REPL (on Ctrl-C) and the turn's own thread may stop it: take it once.
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is None:
+                return
+            self._stop.set()
+        thread.join()
         with self._lock:
             self.out.write("\r\x1b[2K")
             self.out.flush()
@@ -169,8 +183,19 @@ class StreamingSwarm:
     prints each token as it arrives, and hands back the ``Response`` event.
     """
 
-    def __init__(self, swarm: Any, out: TextIO, style: Style, spinner: Spinner) -> None:
+    def __init__(
+        self,
+        swarm: Any,
+        out: TextIO,
+        style: Style,
+        spinner: Spinner,
+        *,
+        stopped: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.swarm, self.out, self.style, self.spinner = swarm, out, style, spinner
+        #: Polled between stream events: True ends the run with TurnInterrupted, printing
+        #: nothing more (the REPL has already moved on).
+        self.stopped = stopped
 
     def run(self, **kwargs: Any) -> Any:
         current: str | None = None
@@ -179,6 +204,8 @@ class StreamingSwarm:
         self.spinner.start()
         try:
             for event in self.swarm.run(stream=True, **kwargs):
+                if self.stopped():
+                    raise TurnInterrupted
                 if "response" in event:
                     return event["response"]
                 if event.get("delim") == "start":

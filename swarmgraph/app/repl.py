@@ -1,0 +1,364 @@
+"""The chat REPL: a line editor with history, /commands, and turns that Ctrl-C stops at once.
+
+:func:`chat_loop` talks to any agent through a :class:`memory.Session`; ``swarmgraph chat``
+is this loop on the demo agents. Pieces another front end can reuse:
+
+- :class:`LineReader` reads lines: on a terminal with prompt_toolkit (arrow keys, Ctrl-R,
+  a history file, and no 4,095-character cut: the terminal's canonical mode is off while
+  prompt_toolkit reads), elsewhere with plain ``input()``. :meth:`LineReader.confirm` asks a
+  yes/no question.
+- :func:`run_interruptible` runs one turn in a worker thread, so Ctrl-C returns to the prompt
+  at once even while the model is still thinking; the abandoned turn is never saved.
+- :data:`COMMANDS` is the table of /commands; ``chat_loop(commands=...)`` adds or replaces.
+
+Example (stdin is not a terminal here, so lines come from ``input()``):
+    >>> import io, sys, tempfile
+    >>> from swarmgraph.app.demo import demo_agents, demo_model
+    >>> from swarmgraph.graph import Swarm
+    >>> from swarmgraph.memory import Session
+    >>> triage, _, _ = demo_agents()
+    >>> session = Session("doc", url="sqlite:///" + tempfile.mkdtemp() + "/chat.db")
+    >>> sys.stdin, saved = io.StringIO("I'm Ada, refund order 12\\n/context\\n"), sys.stdin
+    >>> out = io.StringIO()
+    >>> chat_loop(triage, session, Swarm(chat_model=demo_model()), out=out)
+    0
+    >>> print(out.getvalue().splitlines()[0])   # piped lines are not echoed
+    you ›   Triage ⚙ set_name(name="Ada")
+    >>> sys.stdin = saved
+    >>> "Refunds › Done, Ada: the refund for order 12 is approved." in out.getvalue()
+    True
+    >>> session.context_variables["order_id"]
+    12
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from .terminal import (
+    Spinner,
+    StreamingSwarm,
+    Style,
+    TurnInterrupted,
+    context_text,
+    conversation_lines,
+)
+
+__all__ = [
+    "COMMANDS",
+    "Command",
+    "LineReader",
+    "Repl",
+    "TurnInterrupted",
+    "chat_loop",
+    "run_interruptible",
+]
+
+T = TypeVar("T")
+PROMPT = "you › "
+
+
+# -- reading lines --------------------------------------------------------------------------------
+class LineReader:
+    """Reads the user's lines; ``EOFError`` on Ctrl-D, ``KeyboardInterrupt`` on Ctrl-C.
+
+    On a terminal (stdin and stdout both ttys) this is a prompt_toolkit session: line
+    editing, arrow-up history kept in ``history_file`` across runs, and lines of any length.
+    Otherwise (a pipe, a test, a notebook) it reads ``sys.stdin`` and writes the prompt to
+    ``out`` (default: ``sys.stdout``).
+
+    Example:
+        >>> import io, sys
+        >>> sys.stdin, saved = io.StringIO("hello\\ny\\n"), sys.stdin
+        >>> shown = io.StringIO()
+        >>> reader = LineReader(out=shown)
+        >>> reader.interactive, reader.read("> "), reader.confirm("sure?"), shown.getvalue()
+        (False, 'hello', True, '> sure? [y/N] ')
+        >>> sys.stdin = saved
+    """
+
+    def __init__(self, history_file: Path | None = None, *, out: TextIO | None = None) -> None:
+        self.history_file = history_file
+        self.out = out
+        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        self._prompt: Any = None
+        if self.interactive:
+            from prompt_toolkit import PromptSession
+            from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+            history: Any = InMemoryHistory()
+            if history_file is not None:
+                try:
+                    history_file.parent.mkdir(parents=True, exist_ok=True)
+                    history = FileHistory(str(history_file))
+                except OSError:  # a read-only folder: edit lines, but forget them at exit
+                    pass
+            self._prompt = PromptSession(history=history)
+
+    def read(self, prompt: str = PROMPT) -> str:
+        """One line, without its newline."""
+        if self._prompt is not None:
+            return self._prompt.prompt(prompt)
+        return self._plain(prompt)
+
+    def _plain(self, prompt: str) -> str:
+        out = self.out if self.out is not None else sys.stdout
+        out.write(prompt)
+        out.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        """Ask ``question`` [y/N]; Enter gives ``default``, Ctrl-C or Ctrl-D mean no."""
+        hint = " [Y/n] " if default else " [y/N] "
+        try:
+            if self._prompt is not None:
+                from prompt_toolkit import prompt as ask  # not in the chat's history
+
+                answer = ask(question + hint)
+            else:
+                answer = self._plain(question + hint)
+        except (EOFError, KeyboardInterrupt):
+            return False
+        answer = answer.strip().lower()
+        return default if not answer else answer in ("y", "yes")
+
+
+# -- one turn, interruptible ----------------------------------------------------------------------
+class _Cancellable:
+    """A swarm wrapper whose result is thrown away once the turn is cancelled.
+
+    ``Session.run`` saves only after ``swarm.run`` returns; raising instead of returning is
+    how a cancelled turn leaves the store untouched. The lock makes "cancelled" and "handed
+    the response to the Session" mutually exclusive, so the REPL always knows which happened.
+    """
+
+    def __init__(self, swarm: Any) -> None:
+        self.swarm = swarm
+        self._lock = threading.Lock()
+        self.cancelled = False
+        self.committed = False
+
+    def run(self, **kwargs: Any) -> Any:
+        if self.cancelled:
+            raise TurnInterrupted
+        response = self.swarm.run(**kwargs)
+        with self._lock:
+            if self.cancelled:
+                raise TurnInterrupted
+            self.committed = True
+        return response
+
+    def cancel(self) -> bool:
+        """Cancel unless the response already went to the Session; True if cancelled."""
+        with self._lock:
+            if not self.committed:
+                self.cancelled = True
+            return self.cancelled
+
+
+def run_interruptible(work: Callable[[], T], cancel: Callable[[], bool]) -> T:
+    """``work()`` in a worker thread; Ctrl-C calls ``cancel()`` and raises at once.
+
+    The main thread only waits, in short slices, so the KeyboardInterrupt of Ctrl-C arrives
+    within a fraction of a second, even while ``work`` blocks on a socket. If ``cancel()``
+    returns False (too late: the result is being saved), the work is awaited and returned.
+
+    Example:
+        >>> run_interruptible(lambda: 6 * 7, cancel=lambda: True)
+        42
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as error:  # handed to the main thread below
+            box["error"] = error
+        finally:
+            done.set()
+
+    # A daemon thread: an abandoned turn waiting on a slow server never holds up exiting.
+    threading.Thread(target=target, name="swarmgraph-turn", daemon=True).start()
+    try:
+        while not done.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        if cancel():
+            raise TurnInterrupted from None
+        done.wait()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+# -- the loop -------------------------------------------------------------------------------------
+@dataclass
+class Repl:
+    """What a /command or a turn needs: the agent, its Session, where to print, how to ask."""
+
+    agent: Any
+    session: Any
+    swarm: Any
+    out: TextIO
+    style: Style
+    reader: LineReader
+    #: Turns a model error into one line (None: not a model error); set by the CLI.
+    describe_error: Callable[[BaseException], str | None] = lambda error: None
+    commands: dict[str, Command] = field(default_factory=dict)
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def turn(self, text: str) -> None:
+        """Run one user message; Ctrl-C stops it and stores nothing."""
+        spinner = Spinner(self.out, self.out.isatty())
+        streaming = StreamingSwarm(self.swarm, self.out, self.style, spinner)
+        guarded = _Cancellable(streaming)
+        streaming.stopped = lambda: guarded.cancelled
+
+        def cancel() -> bool:
+            cancelled = guarded.cancel()
+            if cancelled:
+                spinner.close()
+            return cancelled
+
+        try:
+            run_interruptible(lambda: self.session.run(guarded, self.agent, text), cancel)
+        except TurnInterrupted:
+            self.say("\n(interrupted; nothing of this turn was saved)")
+        except Exception as error:
+            if os.environ.get("SWARMGRAPH_DEBUG"):
+                raise
+            line = self.describe_error(error) or _one_line(error)
+            print(f"error: {line}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A /command: ``run(repl, argument) -> True to quit``."""
+
+    help: str
+    run: Callable[[Repl, str], bool]
+
+
+def _help(repl: Repl, _: str) -> bool:
+    width = max(len(name) for name in repl.commands)
+    for name, command in repl.commands.items():
+        repl.say(f"  {name.ljust(width)}  {command.help}")
+    repl.say("  Ctrl-C stops a turn (nothing of it is saved); Ctrl-D quits; ↑/↓ recall lines")
+    return False
+
+
+def _context(repl: Repl, _: str) -> bool:
+    repl.say(f"context_variables: {context_text(repl.session.context_variables)}")
+    return False
+
+
+def _history(repl: Repl, _: str) -> bool:
+    from ..graph.messages import to_openai
+
+    lines = conversation_lines(to_openai(repl.session.messages), repl.style)
+    repl.say("\n".join(lines) if lines else "(no stored messages)")
+    return False
+
+
+def _agent(repl: Repl, _: str) -> bool:
+    name = repl.session.active_agent_name
+    repl.say(f"active agent: {name or repl.agent.name + ' (nobody has answered yet)'}")
+    return False
+
+
+def _clear(repl: Repl, _: str) -> bool:
+    count = len(repl.session.messages)
+    question = (
+        f"delete the {count} stored messages and the context of session "
+        f"{repl.session.conversation_id!r}?"
+    )
+    if repl.reader.confirm(question):
+        repl.session.clear()
+        repl.say("cleared: stored messages and context of this session are gone")
+    else:
+        repl.say("kept: nothing was deleted")
+    return False
+
+
+def _quit(repl: Repl, _: str) -> bool:
+    return True
+
+
+#: The built-in /commands, in the order /help lists them.
+COMMANDS: dict[str, Command] = {
+    "/help": Command("this list", _help),
+    "/context": Command("the stored context_variables", _context),
+    "/history": Command("the stored messages", _history),
+    "/agent": Command("who answers next", _agent),
+    "/clear": Command("delete this session's messages and context (asks first)", _clear),
+    "/quit": Command("leave (also /exit, Ctrl-D)", _quit),
+}
+_ALIASES = {"/exit": "/quit", "/q": "/quit", "/?": "/help"}
+
+
+def chat_loop(
+    agent: Any,
+    session: Any,
+    swarm: Any,
+    *,
+    out: TextIO | None = None,
+    style: Style | None = None,
+    reader: LineReader | None = None,
+    commands: dict[str, Command] | None = None,
+    describe_error: Callable[[BaseException], str | None] | None = None,
+) -> int:
+    """Read lines and run each as a turn of ``session`` with ``agent`` until Ctrl-D or /quit.
+
+    ``commands`` adds /commands to (or replaces some of) :data:`COMMANDS`. Returns the exit
+    status (0). The banner is the caller's: this prints only turns and command output.
+    """
+    out = out if out is not None else sys.stdout
+    repl = Repl(
+        agent=agent,
+        session=session,
+        swarm=swarm,
+        out=out,
+        style=style or Style.for_stream(out),
+        reader=reader or LineReader(out=out),
+        commands={**COMMANDS, **(commands or {})},
+    )
+    if describe_error is not None:
+        repl.describe_error = describe_error
+    while True:
+        try:
+            text = repl.reader.read(PROMPT).strip()
+        except EOFError:
+            repl.say()
+            return 0
+        except KeyboardInterrupt:  # Ctrl-C at the prompt drops the line, as in Python's REPL
+            repl.say("^C" if not repl.reader.interactive else "")
+            continue
+        if not text:
+            continue
+        if text.startswith("/"):
+            name, _, argument = text.partition(" ")
+            name = _ALIASES.get(name.lower(), name.lower())
+            command = repl.commands.get(name)
+            if command is None:
+                repl.say(f"unknown command {name}; /help lists them")
+            elif command.run(repl, argument.strip()):
+                return 0
+            continue
+        repl.turn(text)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 400 else text[:397] + "..."

@@ -1,0 +1,89 @@
+"""What ``make demo``, ``make test`` and ``make notebooks`` install, read from ``make -n`` in a
+copy of the project (nothing is installed), and the demo run with every extra made unimportable."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+# Top-level modules of the dev, bench, postgres and redis extras: the demo must not need them.
+EXTRA_MODULES = (
+    "matplotlib",
+    "grandalf",
+    "pexpect",
+    "hypothesis",
+    "nbclient",
+    "nbformat",
+    "ipykernel",
+    "pytest",
+    "psycopg",
+    "psycopg_pool",
+    "langchain_postgres",
+    "redis",
+    "langgraph_swarm",
+    "psutil",
+    "pyinstrument",
+)
+
+
+def _dry_run(tmp_path: Path, target: str) -> list[str]:
+    """The commands ``make TARGET`` would run in a fresh clone (no .venv yet)."""
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    done = subprocess.run(
+        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines()
+
+
+def _installs(lines: list[str]) -> list[str]:
+    return [line for line in lines if "pip install" in line and "--upgrade pip" not in line]
+
+
+def test_make_demo_installs_only_the_package(tmp_path):
+    lines = _dry_run(tmp_path, "demo")
+    assert lines[0].endswith("-m venv .venv")
+    assert _installs(lines) == [".venv/bin/python -m pip install -q -e ."]
+    assert lines[-1] == ".venv/bin/swarmgraph demo"
+
+
+def test_make_test_installs_every_extra(tmp_path):
+    (install,) = _installs(_dry_run(tmp_path, "test"))
+    assert "-e '.[dev,postgres,redis,bench]'" in install
+
+
+def test_make_notebooks_installs_jupyter_into_the_venv_and_starts_it(tmp_path):
+    lines = _dry_run(tmp_path, "notebooks")
+    assert ".venv/bin/python -m pip install -q jupyterlab" in lines
+    assert lines[-1] == ".venv/bin/python -m jupyter lab --notebook-dir=notebooks"
+    assert _dry_run(tmp_path, "lab")[-1] == lines[-1]
+
+
+def test_the_demo_runs_without_any_extra(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+
+        class NoExtras(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {EXTRA_MODULES!r}:
+                    raise ImportError(f"{{name}} belongs to an extra")
+
+        sys.meta_path.insert(0, NoExtras())
+        from swarmgraph.app.cli import main
+        sys.exit(main(["demo", "--no-color"]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "messages+context" in done.stdout
