@@ -216,12 +216,15 @@ class _Run:
     start: int  # messages before this index were the caller's history
 
     def response(self, final: dict) -> Response:
-        return Response(
-            messages=to_openai(final["messages"][self.start :]),
+        new = final["messages"][self.start :]
+        response = Response(
+            messages=to_openai(new),
             agent=self.runtime.agent_for(final.get("active_agent")),
             context_variables=final.get("context_variables", {}),
             usage=dict(self.control.usage),
         )
+        response._langchain_messages = new
+        return response
 
     def events(self) -> Iterator[dict]:
         """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``."""

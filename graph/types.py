@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 AgentFunction = Callable[..., Any]
 
@@ -162,6 +162,9 @@ class Response(BaseModel):
     agent: Agent | None = None
     context_variables: dict = Field(default_factory=dict)
     usage: dict = Field(default_factory=dict)
+    #: The same new messages as the engine's LangChain objects (set by ``Swarm``; ``None`` on
+    #: a hand-built Response), so a Session stores them without a dict -> LangChain round trip.
+    _langchain_messages: list | None = PrivateAttr(default=None)
 
 
 class Result(BaseModel):
