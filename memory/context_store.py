@@ -1,10 +1,12 @@
 """Context stores: "the key fields" of a conversation, one JSON document per conversation id.
 
 Each record holds the ``context`` dict, a ``version`` (0 = nothing stored, +1 per context
-save, for optimistic concurrency), the ``active_agent`` name, and ``meta`` (a dict for derived
-state such as the summary policy's running summary). :func:`open_context_store` picks the
-backend from the URL; SQLite puts the table next to the chat history in the same file, so a
-turn's messages and context can be saved in one transaction.
+save, for optimistic concurrency: a save given ``expected_version`` writes only if that
+version is still stored, checked by the write itself), the ``active_agent`` name, and
+``meta`` (a dict for derived state such as the summary policy's running summary).
+:func:`open_context_store` picks the backend from the URL; SQLite puts the table next to the
+chat history in the same file, so a turn's messages and context can be saved in one
+transaction.
 
 Example:
     >>> from swarmgraph.memory import open_context_store
@@ -54,7 +56,13 @@ class ContextRecord:
 
 @runtime_checkable
 class ContextStore(Protocol):
-    """What :class:`memory.Session` needs from a context store (sync and async)."""
+    """What :class:`memory.Session` needs from a context store.
+
+    ``save(..., expected_version=v)`` is one conditional write: it stores only if version
+    ``v`` is still stored (``0``: nothing yet) and raises :class:`ContextVersionConflict`
+    otherwise, without reading the record first. Stores are sync (bounded pools); async
+    code hops to a thread, as :meth:`memory.Session.arun` does once per load and per save.
+    """
 
     transaction_domain: Any
     size_limit: int | None
@@ -72,18 +80,3 @@ class ContextStore(Protocol):
     def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None: ...
     def delete(self, conversation_id: str, *, connection: Any = None) -> None: ...
     def begin_write(self) -> Any: ...
-    async def aload(self, conversation_id: str, *, connection: Any = None) -> ContextRecord: ...
-    async def asave(
-        self,
-        conversation_id: str,
-        context: dict,
-        *,
-        expected_version: int | None = None,
-        active_agent: str | None = None,
-        connection: Any = None,
-    ) -> int: ...
-    async def asave_meta(
-        self, conversation_id: str, meta: dict, *, connection: Any = None
-    ) -> None: ...
-    async def adelete(self, conversation_id: str, *, connection: Any = None) -> None: ...
-    def abegin_write(self) -> Any: ...

@@ -44,7 +44,7 @@ import asyncio
 import copy
 import warnings
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +52,9 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from .backends import open_context_store, open_history
-from .context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError, encode_context
+from .context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError
 from .context_store import ContextRecord
-from .errors import UnknownAgentWarning
+from .errors import ContextVersionConflict, UnknownAgentWarning
 from .policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
 from .urls import check_conversation_id, default_url
 
@@ -126,8 +126,25 @@ def _persist_tuple(persist: Any) -> tuple[str, ...]:
 class _Loaded:
     shown: list[BaseMessage]
     record: ContextRecord
-    summary: SummaryState | None = None
+    summary: SummaryState | None = None  # the summary policy's state, before/after its fold
     summary_changed: bool = False
+
+
+def run_messages(response: Any) -> list[BaseMessage]:
+    """The messages a run added, as LangChain messages: the engine's own objects when
+    ``Swarm`` made the response (no dict round trip), else converted from ``response.messages``.
+
+    Example:
+        >>> from swarmgraph.graph import Response
+        >>> [m.type for m in run_messages(Response(messages=[{"role": "user", "content": "hi"}]))]
+        ['human']
+    """
+    from ..graph.messages import to_langchain
+
+    native = getattr(response, "_langchain_messages", None)
+    if native is not None and len(native) == len(response.messages):
+        return list(native)
+    return to_langchain(response.messages)
 
 
 class Session:
@@ -212,12 +229,14 @@ class Session:
             self.store.delete(self.conversation_id, connection=store_conn)
 
     async def aclear(self) -> None:
-        """Async twin of :meth:`clear`."""
-        async with self._awrite() as (history_conn, store_conn):
-            await self.history.aclear(connection=history_conn)
-            await self.store.adelete(self.conversation_id, connection=store_conn)
+        """:meth:`clear` from async code (one thread hop; the backends are sync, pooled)."""
+        await asyncio.to_thread(self.clear)
 
-    # -- the three steps, sync ---------------------------------------------------------------
+    # -- one turn: load, run, save -----------------------------------------------------------
+    # The context row is read once (in the load), merged once (over the caller's values),
+    # and encoded once (by the store's save, a conditional write on the version loaded).
+    # Only when another writer saved in between does the save read the row again and merge.
+    # Nothing here deep-copies the context: Swarm.run deep-copies its input, as Swarm does.
     def run(
         self,
         swarm: Any,
@@ -233,7 +252,9 @@ class Session:
         """
         self._check_run_kwargs(run_kwargs)
         new = as_messages(message)
-        loaded = self._load()
+        loaded = self._read()
+        if loaded.summary is not None:
+            self._fold(loaded, self.memory.fold(loaded.shown, loaded.summary))
         agent, context = self._prepare(agent, loaded, context_variables)
         self.last_sent = [*loaded.shown, *new]
         response = swarm.run(
@@ -243,55 +264,6 @@ class Session:
         self._record_usage(response)
         return response
 
-    def _load(self) -> _Loaded:
-        record = ContextRecord()
-        summary_policy = isinstance(self.memory, SummaryMemory) and "messages" in self.persist
-        if "context" in self.persist or summary_policy:
-            record = self.store.load(self.conversation_id)
-        if "messages" not in self.persist:
-            return _Loaded([], record)
-        if isinstance(self.memory, SummaryMemory):
-            state = SummaryState.from_meta(record.meta)
-            recent = self.history.get_messages_since(state.summarized)
-            if not recent and state.summarized and self.history.count() < state.summarized:
-                state, recent = SummaryState(), self.history.get_messages()  # history cleared
-            shown, new_state = self.memory.fold(recent, state)
-            return _Loaded(shown, record, new_state, new_state != state)
-        stored = self.history.get_messages(limit=self.memory.load_limit)
-        return _Loaded(self.memory.select(stored), record)
-
-    def _save(self, loaded: _Loaded, sent_context: dict, new: list, response: Any) -> None:
-        plan = self._plan(sent_context, new, response)
-        # One transaction when both halves share a database (_write() hands out one connection).
-        with self._write() as (history_conn, store_conn):
-            if plan.messages:
-                self.history.add_messages(plan.messages, connection=history_conn)
-            self._save_context(loaded, sent_context, plan, store_conn)
-        if plan.error is not None:
-            raise plan.error
-
-    def _save_context(self, loaded: _Loaded, sent: dict, plan: _Plan, conn: Any) -> None:
-        cid = self.conversation_id
-        if plan.context is not None or loaded.summary_changed:
-            latest = self.store.load(cid, connection=conn)
-            if plan.context is not None:
-                context = plan.context
-                if latest.version != loaded.record.version:
-                    context = merge_context(latest.context, sent, plan.context)
-                self.store.save(
-                    cid,
-                    context,
-                    expected_version=latest.version,
-                    active_agent=plan.agent_name,
-                    connection=conn,
-                )
-            if loaded.summary_changed and loaded.summary is not None:
-                stored = SummaryState.from_meta(latest.meta)
-                if loaded.summary.summarized > stored.summarized:
-                    meta = {**latest.meta, **loaded.summary.to_meta()}
-                    self.store.save_meta(cid, meta, connection=conn)
-
-    # -- the three steps, async --------------------------------------------------------------
     async def arun(
         self,
         swarm: Any,
@@ -300,73 +272,91 @@ class Session:
         context_variables: dict | None = None,
         **run_kwargs: Any,
     ) -> Any:
-        """Async twin of :meth:`run` (async storage, ``swarm.arun``)."""
+        """:meth:`run` for async code: ``swarm.arun``, and one thread hop each for the load
+        and the save (the backends are sync with bounded pools, so 1,000 concurrent sessions
+        never open more connections than the pool allows)."""
         self._check_run_kwargs(run_kwargs)
         new = as_messages(message)
-        # Backends with blocking I/O (an embedded SQLite file: aiosqlite is a thread per
-        # connection, and each statement waits for a free turn of the event loop while the
-        # write lock is held) get one thread hop for the whole load and the whole save:
-        # 200 concurrent sessions x 5 turns went from ~15 s to ~7 s.
-        in_thread = (
-            getattr(self.history, "blocking_io", False)
-            and getattr(self.store, "blocking_io", False)
-            and not isinstance(self.memory, SummaryMemory)
-        )
-        loaded = await (asyncio.to_thread(self._load) if in_thread else self._aload())
+        loaded = await asyncio.to_thread(self._read)
+        if loaded.summary is not None:
+            self._fold(loaded, await self.memory.afold(loaded.shown, loaded.summary))
         agent, context = self._prepare(agent, loaded, context_variables)
         self.last_sent = [*loaded.shown, *new]
         response = await swarm.arun(
             agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
         )
-        if in_thread:
-            await asyncio.to_thread(self._save, loaded, context, new, response)
-        else:
-            await self._asave(loaded, context, new, response)
+        await asyncio.to_thread(self._save, loaded, context, new, response)
         self._record_usage(response)
         return response
 
-    async def _aload(self) -> _Loaded:
+    def _read(self) -> _Loaded:
+        """Everything a turn reads from storage, in one go (no model call: the summary
+        policy's fold runs after it, sync or async)."""
         record = ContextRecord()
         summary_policy = isinstance(self.memory, SummaryMemory) and "messages" in self.persist
         if "context" in self.persist or summary_policy:
-            record = await self.store.aload(self.conversation_id)
+            record = self.store.load(self.conversation_id)
         if "messages" not in self.persist:
             return _Loaded([], record)
-        if isinstance(self.memory, SummaryMemory):
+        if summary_policy:
             state = SummaryState.from_meta(record.meta)
-            recent = await self.history.aget_messages_since(state.summarized)
-            if not recent and state.summarized and await self.history.acount() < state.summarized:
-                state, recent = SummaryState(), await self.history.aget_messages()
-            shown, new_state = await self.memory.afold(recent, state)
-            return _Loaded(shown, record, new_state, new_state != state)
-        stored = await self.history.aget_messages(limit=self.memory.load_limit)
+            recent = self.history.get_messages_since(state.summarized)
+            if not recent and state.summarized and self.history.count() < state.summarized:
+                state, recent = SummaryState(), self.history.get_messages()  # history cleared
+            return _Loaded(recent, record, state)
+        stored = self.history.get_messages(limit=self.memory.load_limit)
         return _Loaded(self.memory.select(stored), record)
 
-    async def _asave(self, loaded: _Loaded, sent_context: dict, new: list, response: Any) -> None:
-        plan = self._plan(sent_context, new, response)
-        cid = self.conversation_id
-        async with self._awrite() as (history_conn, store_conn):
+    @staticmethod
+    def _fold(loaded: _Loaded, folded: tuple[list[BaseMessage], SummaryState]) -> None:
+        shown, state = folded
+        loaded.summary_changed = state != loaded.summary
+        loaded.shown, loaded.summary = shown, state
+
+    def _save(self, loaded: _Loaded, sent_context: dict, new: list, response: Any) -> None:
+        plan = self._plan(new, response)
+        # One transaction when both halves share a database (_write() hands out one connection).
+        with self._write() as (history_conn, store_conn):
             if plan.messages:
-                await self.history.aadd_messages(plan.messages, connection=history_conn)
-            if plan.context is not None or loaded.summary_changed:
-                latest = await self.store.aload(cid, connection=store_conn)
-                if plan.context is not None:
-                    context = plan.context
-                    if latest.version != loaded.record.version:
-                        context = merge_context(latest.context, sent_context, plan.context)
-                    await self.store.asave(
+                self.history.add_messages(plan.messages, connection=history_conn)
+            error = self._save_context(loaded, sent_context, plan, store_conn)
+        if error is not None:
+            error.response = response
+            raise error
+
+    def _save_context(
+        self, loaded: _Loaded, sent: dict, plan: _Plan, conn: Any
+    ) -> ContextSerializationError | None:
+        """Write the run's context inside the turn's transaction; a context JSON cannot hold
+        is returned (raised after the commit), so the turn's messages are still written."""
+        cid, store = self.conversation_id, self.store
+        error = None
+        if plan.context is not None:
+            try:
+                try:  # the usual case: nobody saved since our load, one conditional write
+                    store.save(
                         cid,
-                        context,
+                        plan.context,
+                        expected_version=loaded.record.version,
+                        active_agent=plan.agent_name,
+                        connection=conn,
+                    )
+                except ContextVersionConflict:  # someone did: merge over theirs, write again
+                    latest = store.load(cid, connection=conn)
+                    store.save(
+                        cid,
+                        merge_context(latest.context, sent, plan.context),
                         expected_version=latest.version,
                         active_agent=plan.agent_name,
-                        connection=store_conn,
+                        connection=conn,
                     )
-                summary = loaded.summary if loaded.summary_changed else None
-                if summary and summary.summarized > SummaryState.from_meta(latest.meta).summarized:
-                    meta = {**latest.meta, **summary.to_meta()}
-                    await self.store.asave_meta(cid, meta, connection=store_conn)
-        if plan.error is not None:
-            raise plan.error
+            except ContextSerializationError as exc:  # raised before anything was written
+                error = exc
+        if loaded.summary_changed and loaded.summary is not None:
+            latest = store.load(cid, connection=conn)
+            if loaded.summary.summarized > SummaryState.from_meta(latest.meta).summarized:
+                store.save_meta(cid, {**latest.meta, **loaded.summary.to_meta()}, connection=conn)
+        return error
 
     # -- shared pieces -------------------------------------------------------------------
     @staticmethod
@@ -401,31 +391,22 @@ class Session:
     def _prepare(self, agent: Any, loaded: _Loaded, caller: dict | None) -> tuple[Any, dict]:
         if caller is not None and not isinstance(caller, dict):
             raise TypeError(f"context_variables must be a dict, got {type(caller).__name__}")
-        context = copy.deepcopy(loaded.record.context)
-        context.update(copy.deepcopy(caller or {}))
+        # A new dict, no deep copy: the loaded one was just decoded (ours alone), and
+        # Swarm.run deep-copies what it is given before any tool can touch it.
+        context = {**loaded.record.context, **caller} if caller else dict(loaded.record.context)
         return self._resolve_agent(agent, loaded.record.active_agent), context
 
-    def _plan(self, sent_context: dict, new: list, response: Any) -> _Plan:
-        from ..graph.messages import to_langchain
-
+    def _plan(self, new: list, response: Any) -> _Plan:
         plan = _Plan()
         if "messages" in self.persist:
-            plan.messages = [*new, *to_langchain(response.messages)]
+            plan.messages = [*new, *run_messages(response)]
         if "context" in self.persist:
-            try:  # fail before the transaction, so the messages are still written
-                encode_context(response.context_variables, size_limit=None)
-                plan.context = response.context_variables
-                plan.agent_name = getattr(response.agent, "name", None)
-            except ContextSerializationError as error:
-                error.response = response
-                plan.error = error
+            plan.context = response.context_variables
+            plan.agent_name = getattr(response.agent, "name", None)
         return plan
 
     def _write(self) -> AbstractContextManager:
         return _Write(self.history, self.store)
-
-    def _awrite(self) -> AbstractAsyncContextManager:
-        return _AWrite(self.history, self.store)
 
     def _record_usage(self, response: Any) -> None:
         usage = dict(getattr(response, "usage", None) or {})
@@ -447,7 +428,6 @@ class _Plan:
     messages: list | None = None
     context: dict | None = None
     agent_name: str | None = None
-    error: ContextSerializationError | None = None
 
 
 class _Write:
@@ -471,23 +451,3 @@ class _Write:
             self._store_tx.__exit__(*exc)
         finally:
             self._history_tx.__exit__(*exc)
-
-
-class _AWrite:
-    def __init__(self, history: Any, store: Any) -> None:
-        self.shared = history.transaction_domain is store.transaction_domain
-        self.history, self.store = history, store
-
-    async def __aenter__(self) -> tuple[Any, Any]:
-        self._history_tx = self.history.abegin_write()
-        history_conn = await self._history_tx.__aenter__()
-        self._store_tx = None if self.shared else self.store.abegin_write()
-        store_conn = history_conn if self._store_tx is None else await self._store_tx.__aenter__()
-        return history_conn, store_conn
-
-    async def __aexit__(self, *exc: Any) -> None:
-        try:
-            if self._store_tx is not None:
-                await self._store_tx.__aexit__(*exc)
-        finally:
-            await self._history_tx.__aexit__(*exc)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import math
 import os
@@ -121,23 +120,27 @@ def test_odd_ids_are_isolated(url):
             store.load(bad)
 
 
-def test_async_methods(url):
+def test_save_is_a_conditional_write_on_the_expected_version(url):
     store = open_context_store(url)
-
-    async def go():
-        assert await store.asave("c", {"a": 1}, active_agent="Sales") == 1
-        await store.asave_meta("c", {"summary": "s"})
-        record = await store.aload("c")
-        await store.adelete("c")
-        return record, await store.aload("c")
-
-    record, gone = asyncio.run(go())
-    assert (record.context, record.active_agent, record.meta) == (
-        {"a": 1},
+    store.save_meta("c", {"summary": "s"})  # a meta-only row sits at version 0
+    assert store.save("c", {"a": 1}, expected_version=0, active_agent="Sales") == 1
+    with pytest.raises(ContextVersionConflict) as conflict:
+        store.save("c", {"a": 2}, expected_version=0)
+    assert (conflict.value.stored, conflict.value.expected) == (1, 0)
+    with pytest.raises(ContextVersionConflict):
+        store.save("c", {"a": 2}, expected_version=5)
+    with pytest.raises(ContextVersionConflict):
+        store.save("never-saved", {"a": 2}, expected_version=1)
+    assert store.save("c", {"a": 3}, expected_version=1) == 2
+    assert store.save("c", {"a": 4}) == 3  # no expected version: whatever is stored, plus one
+    record = store.load("c")
+    assert (record.context, record.version, record.active_agent, record.meta) == (
+        {"a": 4},
+        3,
         "Sales",
         {"summary": "s"},
     )
-    assert gone.version == 0
+    assert store.load("never-saved").version == 0
 
 
 def _increment(store, cid: str) -> None:

@@ -102,8 +102,6 @@ def test_async_round_trip_and_sync_async_see_each_other(url):
         message_to_dict(m) for m in every_kind()[:4]
     ]
     assert [m.content for m in last_two] == ["order 7: shipped", "sync"]
-    assert asyncio.run(history.acount()) == 5
-    assert [m.content for m in asyncio.run(history.aget_messages_since(4))] == ["sync"]
     asyncio.run(history.aclear())
     assert history.get_messages() == []
 

@@ -55,7 +55,7 @@ def test_context_store_versions_and_conflicts(redis_url):
     assert store.save(cid, {"x": "\x00"}, active_agent="A") == 1
     with pytest.raises(ContextVersionConflict):
         store.save(cid, {}, expected_version=0)
-    assert asyncio.run(store.asave(cid, {"y": 2}, expected_version=1)) == 2
+    assert store.save(cid, {"y": 2}, expected_version=1) == 2
     record = store.load(cid)
     assert (record.context, record.version, record.active_agent) == ({"y": 2}, 2, "A")
 

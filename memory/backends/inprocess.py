@@ -17,11 +17,10 @@ Example:
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from langchain_core.chat_history import InMemoryChatMessageHistory
@@ -30,7 +29,7 @@ from pydantic import PrivateAttr
 
 from ..context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
 from ..context_store import ContextRecord, next_version
-from ..history import check_limit
+from ..history import AsyncByThread, check_limit
 from ..urls import check_conversation_id, memory_namespace
 
 _registry_lock = threading.Lock()
@@ -43,7 +42,7 @@ def namespace_lock(namespace: str) -> threading.RLock:
         return _namespace_locks.setdefault(namespace, threading.RLock())
 
 
-class MemoryChatHistory(InMemoryChatMessageHistory):
+class MemoryChatHistory(AsyncByThread, InMemoryChatMessageHistory):
     """One conversation's messages in this process's memory."""
 
     _histories: ClassVar[dict[tuple[str, str], MemoryChatHistory]] = {}
@@ -102,28 +101,6 @@ class MemoryChatHistory(InMemoryChatMessageHistory):
         with self._lock:
             yield self._lock
 
-    async def aget_messages(self, limit: int | None = None) -> list[BaseMessage]:  # type: ignore[override]
-        return self.get_messages(limit)
-
-    async def aadd_messages(  # type: ignore[override]
-        self, messages: Sequence[BaseMessage], *, connection: Any = None
-    ) -> None:
-        self.add_messages(messages)
-
-    async def aget_messages_since(self, position: int) -> list[BaseMessage]:
-        return self.get_messages_since(position)
-
-    async def acount(self) -> int:
-        return self.count()
-
-    async def aclear(self, *, connection: Any = None) -> None:  # type: ignore[override]
-        self.clear()
-
-    @asynccontextmanager
-    async def abegin_write(self):
-        with self._lock:
-            yield self._lock
-
 
 _memory_rows: dict[tuple[str, str], tuple[str, int, str | None, str]] = {}
 
@@ -167,7 +144,7 @@ class MemoryContextStore:
 
     def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
         check_conversation_id(conversation_id)
-        encoded = json.dumps(copy.deepcopy(meta))
+        encoded = json.dumps(meta)
         with self._lock:
             key = (self.namespace, conversation_id)
             context, version, agent, _ = _memory_rows.get(key, ("{}", 0, None, "{}"))
@@ -179,23 +156,6 @@ class MemoryContextStore:
 
     @contextmanager
     def begin_write(self) -> Iterator[Any]:
-        with self._lock:
-            yield self._lock
-
-    async def aload(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
-        return self.load(conversation_id)
-
-    async def asave(self, conversation_id: str, context: dict, **kwargs: Any) -> int:
-        return self.save(conversation_id, context, **kwargs)
-
-    async def asave_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
-        self.save_meta(conversation_id, meta)
-
-    async def adelete(self, conversation_id: str, *, connection: Any = None) -> None:
-        self.delete(conversation_id)
-
-    @asynccontextmanager
-    async def abegin_write(self):
         with self._lock:
             yield self._lock
 

@@ -25,12 +25,10 @@ import re
 from typing import Any
 
 from ...context_json import DEFAULT_SIZE_LIMIT, encode_context
-from ...context_store import ContextRecord, next_version
+from ...context_store import ContextRecord
+from ...errors import ContextVersionConflict
 from ...urls import check_conversation_id
 from .engine import (
-    aconnection,
-    alock_conversation,
-    awrite_transaction,
     describe,
     ensure_schema,
     lock_conversation,
@@ -49,12 +47,27 @@ SCHEMA = (
     "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())",
 )
 LOAD_SQL = f"SELECT context, version, active_agent, meta FROM {TABLE} WHERE conversation_id = %s"
-SAVE_SQL = (
-    f"INSERT INTO {TABLE} (conversation_id, context, version, active_agent) "
-    "VALUES (%s, %s::jsonb, %s, %s) ON CONFLICT (conversation_id) DO UPDATE SET "
-    "context = excluded.context, version = excluded.version, "
-    f"active_agent = coalesce(excluded.active_agent, {TABLE}.active_agent), updated_at = now()"
+# A save is one conditional statement: the version check is its WHERE clause, so the row is
+# never read first. RETURNING says whether it wrote (no row back: another version is stored).
+# Under READ COMMITTED a concurrent writer of the same row waits for the first to commit and
+# then re-checks the WHERE against the new row, so no update is lost even without the lock.
+_UPSERT = (
+    f"INSERT INTO {TABLE} AS t (conversation_id, context, version, active_agent) "
+    "VALUES (%(cid)s, %(context)s::jsonb, 1, %(agent)s) ON CONFLICT (conversation_id) DO UPDATE "
+    "SET context = excluded.context, version = {version}, "
+    "active_agent = coalesce(excluded.active_agent, t.active_agent), updated_at = now()"
 )
+#: No expected version: whatever is stored, plus one.
+SAVE_SQL = _UPSERT.format(version="t.version + 1") + " RETURNING version"
+#: Expected version 0: a first save (a meta-only row sits at version 0 too).
+SAVE_FIRST_SQL = _UPSERT.format(version="1") + " WHERE t.version = 0 RETURNING version"
+#: Expected version v > 0: only if v is still stored.
+SAVE_IF_SQL = (
+    f"UPDATE {TABLE} SET context = %(context)s::jsonb, version = version + 1, "
+    "active_agent = coalesce(%(agent)s, active_agent), updated_at = now() "
+    "WHERE conversation_id = %(cid)s AND version = %(expected)s RETURNING version"
+)
+VERSION_SQL = f"SELECT version FROM {TABLE} WHERE conversation_id = %s"
 META_SQL = (
     f"INSERT INTO {TABLE} (conversation_id, meta) VALUES (%s, %s::jsonb) "
     "ON CONFLICT (conversation_id) DO UPDATE SET meta = excluded.meta, updated_at = now()"
@@ -110,7 +123,6 @@ class PostgresContextStore:
     def __repr__(self) -> str:
         return f"PostgresContextStore(url={describe(self.url)!r})"
 
-    # -- sync ---------------------------------------------------------------------------
     def load(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
         """The stored record (an empty one at version 0 if nothing is stored).
 
@@ -142,10 +154,18 @@ class PostgresContextStore:
         with unavailable_as_storage_error(self.url):
             return self._save(connection, cid, document, expected_version, active_agent)
 
-    def _save(self, conn: Any, cid: str, document: str, expected: int | None, agent) -> int:
-        version = next_version(cid, self.load(cid, connection=conn).version, expected)
-        conn.execute(SAVE_SQL, (cid, document, version, agent))
-        return version
+    @staticmethod
+    def _save(conn: Any, cid: str, document: str, expected: int | None, agent) -> int:
+        params: dict[str, Any] = {"cid": cid, "context": document, "agent": agent}
+        if expected is None:
+            sql = SAVE_SQL
+        else:
+            sql, params["expected"] = (SAVE_FIRST_SQL if expected == 0 else SAVE_IF_SQL), expected
+        row = conn.execute(sql, params).fetchone()
+        if row is None:
+            stored = conn.execute(VERSION_SQL, (cid,)).fetchone()
+            raise ContextVersionConflict(cid, int(stored[0] if stored else 0), int(expected or 0))
+        return int(row[0])
 
     def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
         """Replace the record's ``meta`` dict (context and version untouched)."""
@@ -169,57 +189,3 @@ class PostgresContextStore:
     def begin_write(self):
         """A transaction; :meth:`load` with its connection locks the conversation it reads."""
         return write_transaction(self.url)
-
-    # -- async --------------------------------------------------------------------------
-    async def aload(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
-        cid = check_conversation_id(conversation_id)
-        if connection is not None:
-            with unavailable_as_storage_error(self.url):
-                await alock_conversation(connection, cid)
-                return _record(await (await connection.execute(LOAD_SQL, (cid,))).fetchone())
-        async with aconnection(self.url) as conn:
-            return _record(await (await conn.execute(LOAD_SQL, (cid,))).fetchone())
-
-    async def asave(
-        self,
-        conversation_id: str,
-        context: dict,
-        *,
-        expected_version: int | None = None,
-        active_agent: str | None = None,
-        connection: Any = None,
-    ) -> int:
-        cid = check_conversation_id(conversation_id)
-        document = to_jsonb(encode_context(context, size_limit=self.size_limit))
-        if connection is None:
-            async with awrite_transaction(self.url, cid) as conn:
-                return await self._asave(conn, cid, document, expected_version, active_agent)
-        with unavailable_as_storage_error(self.url):
-            return await self._asave(connection, cid, document, expected_version, active_agent)
-
-    async def _asave(self, conn: Any, cid: str, document: str, expected, agent) -> int:
-        stored = (await self.aload(cid, connection=conn)).version
-        version = next_version(cid, stored, expected)
-        await conn.execute(SAVE_SQL, (cid, document, version, agent))
-        return version
-
-    async def asave_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
-        params = (check_conversation_id(conversation_id), to_jsonb(json.dumps(meta)))
-        if connection is not None:
-            with unavailable_as_storage_error(self.url):
-                await connection.execute(META_SQL, params)
-            return
-        async with awrite_transaction(self.url, conversation_id) as conn:
-            await conn.execute(META_SQL, params)
-
-    async def adelete(self, conversation_id: str, *, connection: Any = None) -> None:
-        cid = check_conversation_id(conversation_id)
-        if connection is not None:
-            with unavailable_as_storage_error(self.url):
-                await connection.execute(DELETE_SQL, (cid,))
-            return
-        async with awrite_transaction(self.url, cid) as conn:
-            await conn.execute(DELETE_SQL, (cid,))
-
-    def abegin_write(self):
-        return awrite_transaction(self.url)

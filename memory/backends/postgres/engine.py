@@ -4,8 +4,11 @@
   on a URL in this process (keyed by pid too: a forked child must not reuse its parent's
   sockets). ``check=ConnectionPool.check_connection`` tests a connection before handing it
   out, so after a server restart the dead ones are replaced instead of failing a turn.
-  Async code opens a ``psycopg.AsyncConnection`` per operation (see
-  :func:`async_connection`), never a thread.
+  Async callers hop to a thread and use the same pool (see
+  :class:`swarmgraph.memory.history.AsyncByThread`), so ``pool_max`` bounds the connections
+  a process opens however many coroutines run turns, and nothing is tied to an event loop
+  (an ``AsyncConnectionPool`` belongs to one loop, and its background tasks hung
+  ``asyncio.run``'s shutdown when the loop ended before the pool was closed).
 * **One turn, one lock.** :func:`write_transaction` opens a transaction and, given a
   conversation id, takes ``pg_advisory_xact_lock`` on a 64-bit key derived from it. Every
   writer of that conversation takes the same lock before reading what it will update, so
@@ -34,8 +37,8 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -162,24 +165,6 @@ def transaction_domain(url: str) -> TransactionDomain:
         return _domains.setdefault((os.getpid(), url), TransactionDomain(url))
 
 
-@asynccontextmanager
-async def async_connection(url: str) -> AsyncIterator[psycopg.AsyncConnection]:
-    """A fresh async autocommit connection, closed on exit.
-
-    Not pooled on purpose: an ``AsyncConnectionPool`` belongs to one event loop and its
-    background tasks hang ``asyncio.run``'s shutdown when the loop ends before the pool is
-    closed; a loopback connect costs a few milliseconds, far less than a model call.
-    """
-    info, options = conninfo(url)
-    conn = await psycopg.AsyncConnection.connect(
-        info, autocommit=True, connect_timeout=max(1, int(options["pool_timeout"]))
-    )
-    try:
-        yield conn
-    finally:
-        await conn.close()
-
-
 _UNAVAILABLE = (psycopg.OperationalError, psycopg_pool.PoolTimeout, psycopg_pool.PoolClosed)
 
 
@@ -223,31 +208,6 @@ def write_transaction(url: str, conversation_id: str | None = None) -> Iterator[
 def lock_conversation(conn: psycopg.Connection, conversation_id: str) -> None:
     """Take ``conversation_id``'s transaction-scoped lock (re-entrant within a transaction)."""
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(conversation_id),))
-
-
-@asynccontextmanager
-async def aconnection(url: str) -> AsyncIterator[psycopg.AsyncConnection]:
-    """Async twin of :func:`read_connection`."""
-    with unavailable_as_storage_error(url):
-        async with async_connection(url) as conn:
-            yield conn
-
-
-@asynccontextmanager
-async def awrite_transaction(
-    url: str, conversation_id: str | None = None
-) -> AsyncIterator[psycopg.AsyncConnection]:
-    """Async twin of :func:`write_transaction`."""
-    with unavailable_as_storage_error(url):
-        async with async_connection(url) as conn, conn.transaction():
-            if conversation_id is not None:
-                await alock_conversation(conn, conversation_id)
-            yield conn
-
-
-async def alock_conversation(conn: psycopg.AsyncConnection, conversation_id: str) -> None:
-    """Async twin of :func:`lock_conversation`."""
-    await conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(conversation_id),))
 
 
 def ensure_schema(url: str, name: str, statements: tuple[str, ...]) -> None:

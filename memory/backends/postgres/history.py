@@ -30,11 +30,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 from langchain_postgres import PostgresChatMessageHistory
 
-from ...history import check_limit
+from ...history import AsyncByThread, check_limit
 from ...urls import check_conversation_id
 from .engine import (
-    aconnection,
-    awrite_transaction,
     conversation_uuid,
     describe,
     ensure_schema,
@@ -79,7 +77,7 @@ def encode_message(message: BaseMessage) -> str:
     return json.dumps(message_to_dict(message))
 
 
-class PostgresChatHistory(PostgresChatMessageHistory):
+class PostgresChatHistory(AsyncByThread, PostgresChatMessageHistory):
     """One conversation's messages in Postgres; see the module docstring."""
 
     def __init__(self, url: str, session_id: str) -> None:
@@ -109,7 +107,6 @@ class PostgresChatHistory(PostgresChatMessageHistory):
     def _rows(self, messages: Sequence[BaseMessage]) -> list[tuple[Any, str]]:
         return [(self.session_uuid, encode_message(m)) for m in messages]
 
-    # -- sync ---------------------------------------------------------------------------
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         return self.get_messages()
@@ -178,61 +175,3 @@ class PostgresChatHistory(PostgresChatMessageHistory):
     def begin_write(self):
         """A transaction holding this conversation's lock; the context store can join it."""
         return write_transaction(self.url, self.conversation_id)
-
-    # -- async --------------------------------------------------------------------------
-    async def aget_messages(self, limit: int | None = None) -> list[BaseMessage]:  # type: ignore[override]
-        limit = check_limit(limit)
-        if limit == 0:
-            return []
-        async with aconnection(self.url) as conn:
-            if limit is None:
-                cursor = await conn.execute(ALL_SQL, (self.session_uuid,))
-                rows = await cursor.fetchall()
-            else:
-                cursor = await conn.execute(WINDOW_SQL, (self.session_uuid, limit))
-                rows = (await cursor.fetchall())[::-1]
-        return messages_from_dict([row[0] for row in rows])
-
-    async def aadd_message(self, message: BaseMessage) -> None:
-        await self.aadd_messages([message])
-
-    async def aadd_messages(  # type: ignore[override]
-        self, messages: Sequence[BaseMessage], *, connection: Any = None
-    ) -> None:
-        rows = self._rows(messages)
-        if not rows:
-            return
-        if connection is not None:
-            with unavailable_as_storage_error(self.url):
-                await self._ainsert(connection, rows)
-            return
-        async with self.abegin_write() as conn:
-            await self._ainsert(conn, rows)
-
-    async def _ainsert(self, conn: Any, rows: list) -> None:
-        async with conn.cursor() as cursor:
-            await cursor.execute(NAME_SQL, (self.session_uuid, self.conversation_id))
-            await cursor.executemany(INSERT_SQL, rows)
-
-    async def aget_messages_since(self, position: int) -> list[BaseMessage]:
-        async with aconnection(self.url) as conn:
-            params = (self.session_uuid, max(int(position), 0))
-            rows = await (await conn.execute(SINCE_SQL, params)).fetchall()
-        return messages_from_dict([row[0] for row in rows])
-
-    async def acount(self) -> int:
-        async with aconnection(self.url) as conn:
-            row = await (await conn.execute(COUNT_SQL, (self.session_uuid,))).fetchone()
-        return int(row[0])
-
-    async def aclear(self, *, connection: Any = None) -> None:  # type: ignore[override]
-        if connection is not None:
-            with unavailable_as_storage_error(self.url):
-                await connection.execute(DELETE_SQL, (self.session_uuid,))
-            return
-        async with self.abegin_write() as conn:
-            await conn.execute(DELETE_SQL, (self.session_uuid,))
-
-    def abegin_write(self):
-        """Async twin of :meth:`begin_write` (an async pooled connection)."""
-        return awrite_transaction(self.url, self.conversation_id)

@@ -1,11 +1,12 @@
 """Redis context store: a hash per conversation at ``swarm_context:<conversation id>``.
 
 Fields: ``context`` and ``meta`` (JSON text), ``version``, ``active_agent``. A versioned
-save outside a turn is optimistic: ``WATCH`` the key, read the version, compare it with
-``expected_version``, ``MULTI``/``HSET``/``EXEC``; if another writer got in between, EXEC
-fails and the save re-reads and tries again (raising :class:`ContextVersionConflict` when the
-caller's expected version is gone). Inside a turn (``connection=``) the turn's lock and WATCH
-already cover it. The URL's ``ttl`` applies to the context as to the messages.
+save is Redis's conditional update: ``WATCH`` the key, read its version field (never the
+context), compare it with ``expected_version``, ``MULTI``/``HSET``/``EXEC``; if another
+writer got in between, EXEC fails and the save re-reads and tries again (raising
+:class:`ContextVersionConflict` when the caller's expected version is gone). Inside a turn
+(``connection=``) the turn's lock and WATCH already cover it, and the write is queued for the
+turn's one EXEC. The URL's ``ttl`` applies to the context as to the messages.
 
 Example (needs a server; the tests run it against a throwaway one)::
 
@@ -24,9 +25,7 @@ from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
 from ...context_store import ContextRecord, next_version
 from ...urls import check_conversation_id, redact_url, scrub
 from .engine import (
-    AsyncRedisTurn,
     RedisTurn,
-    async_client,
     context_key,
     redis_options,
     sync_client,
@@ -73,7 +72,6 @@ class RedisContextStore:
             mapping["active_agent"] = agent
         return mapping
 
-    # -- sync ---------------------------------------------------------------------------
     def load(self, conversation_id: str, *, connection: RedisTurn | None = None) -> ContextRecord:
         cid = check_conversation_id(conversation_id)
         with unavailable_as_storage_error(self.url):
@@ -94,7 +92,12 @@ class RedisContextStore:
         cid = check_conversation_id(conversation_id)
         encoded = encode_context(context, size_limit=self.size_limit)
         if connection is not None:
-            stored = self.load(cid, connection=connection).version
+            # The turn holds the conversation's lock and WATCHes this key: comparing the
+            # stored version field (not the record) and queueing the write is the
+            # conditional update, and EXEC fails if anyone got in regardless.
+            connection.claim(cid)
+            with unavailable_as_storage_error(self.url):
+                stored = int(connection.reader.hget(context_key(cid), "version") or 0)
             version = next_version(cid, stored, expected_version)
             mapping = self._save_mapping(encoded, version, active_agent)
             connection.queue(lambda pipe: self._write(pipe, cid, mapping))
@@ -139,77 +142,3 @@ class RedisContextStore:
     def begin_write(self) -> RedisTurn:
         """A turn; :meth:`load` with it locks and watches the conversation it reads."""
         return RedisTurn(self.url)
-
-    # -- async --------------------------------------------------------------------------
-    async def aload(
-        self, conversation_id: str, *, connection: AsyncRedisTurn | None = None
-    ) -> ContextRecord:
-        cid = check_conversation_id(conversation_id)
-        with unavailable_as_storage_error(self.url):
-            if connection is not None:
-                await connection.claim(cid)
-                return _record(await connection.reader.hmget(context_key(cid), FIELDS))
-            async with async_client(self.url) as client:
-                return _record(await client.hmget(context_key(cid), FIELDS))
-
-    async def asave(
-        self,
-        conversation_id: str,
-        context: dict,
-        *,
-        expected_version: int | None = None,
-        active_agent: str | None = None,
-        connection: AsyncRedisTurn | None = None,
-    ) -> int:
-        cid = check_conversation_id(conversation_id)
-        encoded = encode_context(context, size_limit=self.size_limit)
-        if connection is not None:
-            stored = (await self.aload(cid, connection=connection)).version
-            version = next_version(cid, stored, expected_version)
-            mapping = self._save_mapping(encoded, version, active_agent)
-            connection.queue(lambda pipe: self._write(pipe, cid, mapping))
-            return version
-        key = context_key(cid)
-        with unavailable_as_storage_error(self.url):
-            async with async_client(self.url) as client, client.pipeline() as pipe:
-                while True:
-                    try:
-                        await pipe.watch(key)
-                        stored = int(await pipe.hget(key, "version") or 0)
-                        version = next_version(cid, stored, expected_version)
-                        pipe.multi()
-                        self._write(pipe, cid, self._save_mapping(encoded, version, active_agent))
-                        await pipe.execute()
-                        return version
-                    except WatchError:
-                        continue
-
-    async def asave_meta(
-        self, conversation_id: str, meta: dict, *, connection: AsyncRedisTurn | None = None
-    ) -> None:
-        cid = check_conversation_id(conversation_id)
-        mapping = {"meta": json.dumps(meta)}
-        if connection is not None:
-            await connection.claim(cid)
-            connection.queue(lambda pipe: self._write(pipe, cid, mapping))
-            return
-        with unavailable_as_storage_error(self.url):
-            async with async_client(self.url) as client:
-                pipe = client.pipeline(transaction=True)
-                self._write(pipe, cid, mapping)
-                await pipe.execute()
-
-    async def adelete(
-        self, conversation_id: str, *, connection: AsyncRedisTurn | None = None
-    ) -> None:
-        cid = check_conversation_id(conversation_id)
-        if connection is not None:
-            await connection.claim(cid)
-            connection.queue(lambda pipe: pipe.delete(context_key(cid)))
-            return
-        with unavailable_as_storage_error(self.url):
-            async with async_client(self.url) as client:
-                await client.delete(context_key(cid))
-
-    def abegin_write(self) -> AsyncRedisTurn:
-        return AsyncRedisTurn(self.url)

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import redis
-import redis.asyncio as aredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.exceptions import WatchError
@@ -84,16 +83,6 @@ def sync_client(url: str) -> redis.Redis:
         if client is None:
             client = _clients[key] = redis.Redis.from_url(redis_options(url)[0])
         return client
-
-
-@asynccontextmanager
-async def async_client(url: str) -> AsyncIterator[aredis.Redis]:
-    """An asyncio client for one operation (its connections belong to the running loop)."""
-    client = aredis.Redis.from_url(redis_options(url)[0])
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 _UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
@@ -165,55 +154,3 @@ class RedisTurn:
                 # The lease may have run out (or the server left); WATCH already guarded EXEC.
                 with suppress(Exception):
                     lock.release()
-
-
-class AsyncRedisTurn:
-    """Async twin of :class:`RedisTurn` (an asyncio client of its own, no threads)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.writes: list[Callable[[Any], Any]] = []
-        self.locks: dict[str, Any] = {}
-
-    async def __aenter__(self) -> AsyncRedisTurn:
-        self.client = aredis.Redis.from_url(redis_options(self.url)[0])
-        self.reader = self.client.pipeline(transaction=True)
-        return self
-
-    async def claim(self, conversation_id: str) -> None:
-        if conversation_id in self.locks:
-            return
-        with unavailable_as_storage_error(self.url):
-            lock = self.client.lock(
-                LOCK_PREFIX + conversation_id,
-                timeout=LOCK_LEASE_S,
-                blocking_timeout=LOCK_WAIT_S,
-                sleep=0.005,
-            )
-            if not await lock.acquire():
-                raise TimeoutError(f"waited {LOCK_WAIT_S}s for a conversation's lock")
-            self.locks[conversation_id] = lock
-            await self.reader.watch(context_key(conversation_id))
-
-    def queue(self, write: Callable[[Any], Any]) -> None:
-        self.writes.append(write)
-
-    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        try:
-            with unavailable_as_storage_error(self.url):
-                if exc_type is None and self.writes:
-                    self.reader.multi()
-                    for write in self.writes:
-                        write(self.reader)
-                    try:
-                        await self.reader.execute()
-                    except WatchError:
-                        raise TurnInterrupted(next(iter(self.locks), "?")) from None
-        finally:
-            try:
-                await self.reader.reset()
-                for lock in self.locks.values():
-                    with suppress(Exception):
-                        await lock.release()
-            finally:
-                await self.client.aclose()

@@ -4,7 +4,7 @@ Upstream's layout is kept (a list at ``message_store:<conversation id>``, newest
 item upstream's JSON), so upstream can read what we write. We add what it lacks: a turn's
 messages pushed by *one* ``LPUSH`` inside ``MULTI`` (never interleaved with another turn's),
 windowed reads (``LRANGE 0 k-1`` reads only the newest ``k``), a shared client per URL, the
-TTL from the URL (``?ttl=3600``, renewed on every write), async methods on ``redis.asyncio``,
+TTL from the URL (``?ttl=3600``, renewed on every write), async methods as one thread hop each,
 and joining a :class:`.engine.RedisTurn` so a turn's messages and context are
 written by one ``EXEC``.
 
@@ -24,13 +24,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
-from ...history import check_limit
+from ...history import AsyncByThread, check_limit
 from ...urls import check_conversation_id, redact_url, scrub
 from .engine import (
     MESSAGES_PREFIX,
-    AsyncRedisTurn,
     RedisTurn,
-    async_client,
     messages_key,
     redis_options,
     sync_client,
@@ -49,7 +47,7 @@ def _decode(items: list[bytes]) -> list[BaseMessage]:
     return messages_from_dict([json.loads(item) for item in reversed(items)])
 
 
-class RedisChatHistory(RedisChatMessageHistory):
+class RedisChatHistory(AsyncByThread, RedisChatMessageHistory):
     """One conversation's messages in Redis; see the module docstring."""
 
     def __init__(self, url: str, session_id: str) -> None:
@@ -76,7 +74,6 @@ class RedisChatHistory(RedisChatMessageHistory):
     def _encode(messages: Sequence[BaseMessage]) -> list[str]:
         return [json.dumps(message_to_dict(m)) for m in messages]
 
-    # -- sync ---------------------------------------------------------------------------
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         return self.get_messages()
@@ -132,59 +129,6 @@ class RedisChatHistory(RedisChatMessageHistory):
         turn = RedisTurn(self.url)
         return _Claimed(turn, self.session_id)
 
-    # -- async --------------------------------------------------------------------------
-    async def aget_messages(self, limit: int | None = None) -> list[BaseMessage]:  # type: ignore[override]
-        limit = check_limit(limit)
-        if limit == 0:
-            return []
-        with unavailable_as_storage_error(self.url):
-            async with async_client(self.url) as client:
-                items = await client.lrange(self.key, 0, -1 if limit is None else limit - 1)
-        return _decode(items)
-
-    async def aadd_message(self, message: BaseMessage) -> None:
-        await self.aadd_messages([message])
-
-    async def aadd_messages(  # type: ignore[override]
-        self, messages: Sequence[BaseMessage], *, connection: AsyncRedisTurn | None = None
-    ) -> None:
-        encoded = self._encode(messages)
-        if not encoded:
-            return
-        if connection is not None:
-            await connection.claim(self.session_id)
-            connection.queue(lambda pipe: self._push(pipe, encoded))
-            return
-        with unavailable_as_storage_error(self.url):
-            async with async_client(self.url) as client:
-                pipe = client.pipeline(transaction=True)
-                self._push(pipe, encoded)
-                await pipe.execute()
-
-    async def aget_messages_since(self, position: int) -> list[BaseMessage]:
-        with unavailable_as_storage_error(self.url):
-            async with async_client(self.url) as client:
-                items = await client.lrange(self.key, 0, -(max(int(position), 0) + 1))
-        return _decode(items)
-
-    async def acount(self) -> int:
-        with unavailable_as_storage_error(self.url):
-            async with async_client(self.url) as client:
-                return int(await client.llen(self.key))
-
-    async def aclear(self, *, connection: AsyncRedisTurn | None = None) -> None:  # type: ignore[override]
-        if connection is not None:
-            await connection.claim(self.session_id)
-            connection.queue(lambda pipe: pipe.delete(self.key))
-            return
-        with unavailable_as_storage_error(self.url):
-            async with async_client(self.url) as client:
-                await client.delete(self.key)
-
-    def abegin_write(self) -> AsyncRedisTurn:
-        """Async twin of :meth:`begin_write`."""
-        return _AClaimed(AsyncRedisTurn(self.url), self.session_id)
-
 
 class _Claimed:
     """A turn that claims its conversation on entry, so the lock is held before any read."""
@@ -203,20 +147,3 @@ class _Claimed:
 
     def __exit__(self, *exc: Any) -> None:
         self.turn.__exit__(*exc)
-
-
-class _AClaimed:
-    def __init__(self, turn: AsyncRedisTurn, conversation_id: str) -> None:
-        self.turn, self.conversation_id = turn, conversation_id
-
-    async def __aenter__(self) -> AsyncRedisTurn:
-        turn = await self.turn.__aenter__()
-        try:
-            await turn.claim(self.conversation_id)
-        except BaseException:
-            await turn.__aexit__(None, None, None)
-            raise
-        return turn
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.turn.__aexit__(*exc)

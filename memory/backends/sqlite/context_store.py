@@ -23,12 +23,12 @@ from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from ...context_store import ContextRecord, next_version
+from ...context_store import ContextRecord
+from ...errors import ContextVersionConflict
 from ...urls import check_conversation_id, sqlite_path
-from .engine import async_engine, awrite_transaction, sync_engine, write_transaction
+from .engine import sync_engine, write_transaction
 
 TABLE = "swarm_context"
 CREATE_SQL = (
@@ -38,12 +38,26 @@ CREATE_SQL = (
     "updated_at REAL NOT NULL)"
 )
 LOAD_SQL = f"SELECT context, version, active_agent, meta FROM {TABLE} WHERE conversation_id = :cid"
-SAVE_SQL = (
+# A save is one conditional statement: the version check is its WHERE clause, so the row is
+# never read first. RETURNING says whether it wrote (no row back: another version is stored).
+_UPSERT = (
     f"INSERT INTO {TABLE} (conversation_id, context, version, active_agent, updated_at) "
-    "VALUES (:cid, :context, :version, :agent, :now) ON CONFLICT (conversation_id) DO UPDATE SET "
-    "context = excluded.context, version = excluded.version, "
-    "active_agent = coalesce(excluded.active_agent, active_agent), updated_at = excluded.updated_at"
+    "VALUES (:cid, :context, 1, :agent, :now) ON CONFLICT (conversation_id) DO UPDATE SET "
+    "context = excluded.context, version = {version}, "
+    f"active_agent = coalesce(excluded.active_agent, {TABLE}.active_agent), "
+    "updated_at = excluded.updated_at"
 )
+#: No expected version: whatever is stored, plus one.
+SAVE_SQL = _UPSERT.format(version=f"{TABLE}.version + 1") + " RETURNING version"
+#: Expected version 0: a first save (a meta-only row sits at version 0 too).
+SAVE_FIRST_SQL = _UPSERT.format(version="1") + f" WHERE {TABLE}.version = 0 RETURNING version"
+#: Expected version v > 0: only if v is still stored.
+SAVE_IF_SQL = (
+    f"UPDATE {TABLE} SET context = :context, version = version + 1, "
+    "active_agent = coalesce(:agent, active_agent), updated_at = :now "
+    "WHERE conversation_id = :cid AND version = :expected RETURNING version"
+)
+VERSION_SQL = f"SELECT version FROM {TABLE} WHERE conversation_id = :cid"
 META_SQL = (
     f"INSERT INTO {TABLE} (conversation_id, meta, updated_at) VALUES (:cid, :meta, :now) "
     "ON CONFLICT (conversation_id) DO UPDATE SET meta = excluded.meta, "
@@ -63,10 +77,6 @@ def _record(row: Any) -> ContextRecord:
 class SQLiteContextStore:
     """One JSON context document per conversation id in a SQLite file."""
 
-    #: Its async methods would only wrap blocking calls (aiosqlite is a thread per
-    #: connection): Session.arun runs the whole load and the whole save in one thread hop.
-    blocking_io = True
-
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
         self.path = sqlite_path(url)
         self.size_limit = size_limit
@@ -77,7 +87,6 @@ class SQLiteContextStore:
                 conn.execute(text(CREATE_SQL))
             _schema_ready.add(self.engine)
 
-    # -- sync ---------------------------------------------------------------------------
     def load(self, conversation_id: str, *, connection: Connection | None = None) -> ContextRecord:
         """The stored record (an empty one at version 0 if nothing is stored)."""
         params = {"cid": check_conversation_id(conversation_id)}
@@ -104,10 +113,16 @@ class SQLiteContextStore:
         return self._save(connection, conversation_id, encoded, expected_version, active_agent)
 
     def _save(self, conn: Connection, cid: str, encoded: str, expected: int | None, agent) -> int:
-        version = next_version(cid, self.load(cid, connection=conn).version, expected)
-        params = {"cid": cid, "context": encoded, "version": version, "agent": agent}
-        conn.execute(text(SAVE_SQL), {**params, "now": time.time()})
-        return version
+        params = {"cid": cid, "context": encoded, "agent": agent, "now": time.time()}
+        if expected is None:
+            sql = SAVE_SQL
+        else:
+            sql, params["expected"] = (SAVE_FIRST_SQL if expected == 0 else SAVE_IF_SQL), expected
+        row = conn.execute(text(sql), params).first()
+        if row is None:
+            stored = conn.execute(text(VERSION_SQL), {"cid": cid}).scalar()
+            raise ContextVersionConflict(cid, int(stored or 0), int(expected or 0))
+        return int(row[0])
 
     def save_meta(
         self, conversation_id: str, meta: dict, *, connection: Connection | None = None
@@ -131,68 +146,3 @@ class SQLiteContextStore:
 
     def begin_write(self):
         return write_transaction(self.engine)
-
-    # -- async --------------------------------------------------------------------------
-    @property
-    def _aengine(self):
-        return async_engine(self.path)
-
-    async def aload(
-        self, conversation_id: str, *, connection: AsyncConnection | None = None
-    ) -> ContextRecord:
-        params = {"cid": check_conversation_id(conversation_id)}
-        if connection is not None:
-            return _record((await connection.execute(text(LOAD_SQL), params)).first())
-        async with self._aengine.connect() as conn:
-            return _record((await conn.execute(text(LOAD_SQL), params)).first())
-
-    async def asave(
-        self,
-        conversation_id: str,
-        context: dict,
-        *,
-        expected_version: int | None = None,
-        active_agent: str | None = None,
-        connection: AsyncConnection | None = None,
-    ) -> int:
-        check_conversation_id(conversation_id)
-        encoded = encode_context(context, size_limit=self.size_limit)
-        if connection is None:
-            async with awrite_transaction(self._aengine) as conn:
-                return await self._asave(
-                    conn, conversation_id, encoded, expected_version, active_agent
-                )
-        return await self._asave(
-            connection, conversation_id, encoded, expected_version, active_agent
-        )
-
-    async def _asave(self, conn: AsyncConnection, cid: str, encoded: str, expected, agent) -> int:
-        stored = (await self.aload(cid, connection=conn)).version
-        version = next_version(cid, stored, expected)
-        params = {"cid": cid, "context": encoded, "version": version, "agent": agent}
-        await conn.execute(text(SAVE_SQL), {**params, "now": time.time()})
-        return version
-
-    async def asave_meta(
-        self, conversation_id: str, meta: dict, *, connection: AsyncConnection | None = None
-    ) -> None:
-        params = {"cid": check_conversation_id(conversation_id), "meta": json.dumps(meta)}
-        params["now"] = time.time()
-        if connection is not None:
-            await connection.execute(text(META_SQL), params)
-            return
-        async with awrite_transaction(self._aengine) as conn:
-            await conn.execute(text(META_SQL), params)
-
-    async def adelete(
-        self, conversation_id: str, *, connection: AsyncConnection | None = None
-    ) -> None:
-        params = {"cid": check_conversation_id(conversation_id)}
-        if connection is not None:
-            await connection.execute(text(DELETE_SQL), params)
-            return
-        async with awrite_transaction(self._aengine) as conn:
-            await conn.execute(text(DELETE_SQL), params)
-
-    def abegin_write(self):
-        return awrite_transaction(self._aengine)

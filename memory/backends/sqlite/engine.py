@@ -22,18 +22,14 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
-import weakref
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, create_engine
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.pool import NullPool
 
 #: How long (ms) a writer waits for another writer's lock before "database is locked".
 #: Long by default so bursts of concurrent turns queue instead of failing; an interactive
@@ -43,7 +39,6 @@ BUSY_TIMEOUT_MS = int(os.environ.get("SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS", "60000
 _IMMEDIATE = "swarmgraph_begin_immediate"
 _lock = threading.Lock()
 _sync_engines: dict[tuple[int, str], Engine] = {}
-_async_engines: dict[tuple[int, str], AsyncEngine] = {}
 
 
 def _configure(engine: Engine) -> None:
@@ -84,46 +79,16 @@ def sync_engine(path: str | Path) -> Engine:
         return engine
 
 
-def async_engine(path: str | Path) -> AsyncEngine:
-    """The process-wide aiosqlite engine for ``path``.
-
-    It pools nothing (``NullPool``): an aiosqlite connection belongs to the event loop that
-    opened it, and callers may use several loops (``asyncio.run`` twice); opening a SQLite
-    file costs far less than a model call.
-    """
-    key = _key(path)
-    with _lock:
-        engine = _async_engines.get(key)
-        if engine is None:
-            Path(key[1]).parent.mkdir(parents=True, exist_ok=True)
-            engine = create_async_engine(
-                f"sqlite+aiosqlite:///{key[1]}",
-                poolclass=NullPool,
-                connect_args={"timeout": BUSY_TIMEOUT_MS / 1000},
-            )
-            _configure(engine.sync_engine)
-            _async_engines[key] = engine
-        return engine
-
-
 # Writers in one process queue on a lock of ours before BEGIN IMMEDIATE. SQLite would
 # serialise them anyway, but its busy handler waits by sleeping and retrying (up to 100 ms a
 # try), so 200 concurrent turns spent most of their time asleep. Other processes still meet
 # the busy timeout, as before.
 _thread_write_locks: dict[str, threading.Lock] = {}
-_loop_write_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def _thread_write_lock(path: str) -> threading.Lock:
     with _lock:
         return _thread_write_locks.setdefault(path, threading.Lock())
-
-
-def _loop_write_lock(path: str) -> asyncio.Lock:
-    locks = _loop_write_locks.setdefault(asyncio.get_running_loop(), {})
-    return locks.setdefault(path, asyncio.Lock())
 
 
 @contextmanager
@@ -132,13 +97,4 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
     with _thread_write_lock(str(engine.url.database)), engine.connect() as conn:
         conn = conn.execution_options(**{_IMMEDIATE: True})
         with conn.begin():
-            yield conn
-
-
-@asynccontextmanager
-async def awrite_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """The async twin of :func:`write_transaction`."""
-    async with _loop_write_lock(str(engine.url.database)), engine.connect() as conn:
-        conn = await conn.execution_options(**{_IMMEDIATE: True})
-        async with conn.begin():
             yield conn

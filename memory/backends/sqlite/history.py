@@ -4,7 +4,7 @@ The table is upstream's (``message_store``: ``id``, ``session_id``, ``message`` 
 stay readable by plain LangChain. We add what it lacks: an index on ``(session_id, id)`` so the
 last ``k`` messages cost O(k) (``ORDER BY id DESC LIMIT k`` walks the index backwards), writes
 under ``BEGIN IMMEDIATE`` on the shared per-file engine, and async methods that work alongside
-the sync ones (upstream picks one mode per object).
+the sync ones (upstream picks one mode per object): each is one thread hop to its sync twin.
 
 Example:
     >>> import os, tempfile
@@ -30,11 +30,10 @@ from langchain_core._api import LangChainDeprecationWarning
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from ...history import check_limit
+from ...history import AsyncByThread, check_limit
 from ...urls import check_conversation_id, sqlite_path
-from .engine import async_engine, awrite_transaction, sync_engine, write_transaction
+from .engine import sync_engine, write_transaction
 
 with warnings.catch_warnings():
     # langchain-community warns at import that it is being sunset; the class still works and
@@ -70,12 +69,8 @@ def decode_messages(rows: Sequence[str]) -> list[BaseMessage]:
     return messages_from_dict([json.loads(row) for row in rows])
 
 
-class SQLiteChatHistory(SQLChatMessageHistory):
+class SQLiteChatHistory(AsyncByThread, SQLChatMessageHistory):
     """One conversation's messages in a SQLite file; see the module docstring."""
-
-    #: Its async methods would only wrap blocking calls (aiosqlite is a thread per
-    #: connection): Session.arun runs the whole load and the whole save in one thread hop.
-    blocking_io = True
 
     def __init__(self, url: str, session_id: str) -> None:
         check_conversation_id(session_id)
@@ -95,7 +90,6 @@ class SQLiteChatHistory(SQLChatMessageHistory):
         # Upstream runs metadata.create_all per object; our DDL runs once per engine instead.
         self._table_created = True
 
-    # -- sync ---------------------------------------------------------------------------
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         return self.get_messages()
@@ -151,59 +145,3 @@ class SQLiteChatHistory(SQLChatMessageHistory):
     def begin_write(self):
         """A ``BEGIN IMMEDIATE`` transaction other stores on this file can join."""
         return write_transaction(self.engine)
-
-    # -- async --------------------------------------------------------------------------
-    @property
-    def _aengine(self):
-        return async_engine(self.path)
-
-    async def aget_messages(self, limit: int | None = None) -> list[BaseMessage]:  # type: ignore[override]
-        limit = check_limit(limit)
-        async with self._aengine.connect() as conn:
-            if limit is None:
-                result = await conn.execute(text(ALL_SQL), {"sid": self.session_id})
-                rows = [row[0] for row in result]
-            elif limit == 0:
-                rows = []
-            else:
-                params = {"sid": self.session_id, "limit": limit}
-                result = await conn.execute(text(WINDOW_SQL), params)
-                rows = [row[0] for row in result][::-1]
-        return decode_messages(rows)
-
-    async def aadd_message(self, message: BaseMessage) -> None:
-        await self.aadd_messages([message])
-
-    async def aadd_messages(  # type: ignore[override]
-        self, messages: Sequence[BaseMessage], *, connection: AsyncConnection | None = None
-    ) -> None:
-        params = [{"sid": self.session_id, "message": encode_message(m)} for m in messages]
-        if not params:
-            return
-        if connection is not None:
-            await connection.execute(text(INSERT_SQL), params)
-            return
-        async with awrite_transaction(self._aengine) as conn:
-            await conn.execute(text(INSERT_SQL), params)
-
-    async def aget_messages_since(self, position: int) -> list[BaseMessage]:
-        params = {"sid": self.session_id, "position": max(int(position), 0)}
-        async with self._aengine.connect() as conn:
-            rows = [row[0] for row in await conn.execute(text(SINCE_SQL), params)]
-        return decode_messages(rows)
-
-    async def acount(self) -> int:
-        async with self._aengine.connect() as conn:
-            result = await conn.execute(text(COUNT_SQL), {"sid": self.session_id})
-            return int(result.scalar_one())
-
-    async def aclear(self, *, connection: AsyncConnection | None = None) -> None:  # type: ignore[override]
-        if connection is not None:
-            await connection.execute(text(DELETE_SQL), {"sid": self.session_id})
-            return
-        async with awrite_transaction(self._aengine) as conn:
-            await conn.execute(text(DELETE_SQL), {"sid": self.session_id})
-
-    def abegin_write(self):
-        """The async twin of :meth:`begin_write` (a separate connection, same file lock)."""
-        return awrite_transaction(self._aengine)
