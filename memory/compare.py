@@ -253,6 +253,7 @@ def compare_persistence(
                 "tool_saw_field": second["tool_saw_field"],
                 "agent_turn_2": second["agent"],
                 "tokens_sent": second["tokens_sent"],
+                "model_calls_turn_2": second["model_calls"],
                 "bytes_stored": stored_bytes(url, cid),
                 "reply_turn_2": second["reply"],
             }

@@ -140,6 +140,9 @@ def test_01_shows_the_graph_picture_and_who_served_each_call():
     # the demo swarm: handoffs happened and the context carried the fields across agents
     assert '-> handoff: {"assistant": "Refunds"}' in text
     assert "context at the end: {'name': 'Ming', 'order_id': 7" in text
+    # every agent is drawn with a loop; the notebook says when a tool-less one takes it
+    assert "Refunds  tools: (none)" in text and "loop: only after a bad call" in text
+    assert "a tool-less agent looping: Lonely → tool → Lonely" in text
 
 
 @pytest.mark.slow
@@ -165,11 +168,25 @@ def test_03_table_shows_what_each_persist_choice_restores():
     text = text_of(nb)
     assert "with rules: {'name': 'Xiaoming', 'school': 'A High School'}" in text
     assert "tool searched near: A High School" in text
+    # the two numbers that look backwards are measured and explained: restarting at Triage
+    # costs turn 2 an extra model call when the context (with the active agent) is not kept
+    assert int(rows["none"][3]) > int(rows["context"][3])
+    assert int(rows["messages"][4]) > int(rows["messages+context"][4])
+    assert "none              turn 2 made 3 model calls" in text
+    assert "context           turn 2 made 2 model calls" in text
+    markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "the active agent is saved with the" in markdown
+    assert "offline rule-based" in markdown
 
 
 @pytest.mark.slow
 def test_04_plots_tokens_and_recall_per_policy():
     nb = executed("04_memory_models")
+    # one chart per policy, so no line hides another
+    assert (
+        "one chart per policy: buffer, window (10 msgs), token trim (500), summary (keep 10)"
+        in text_of(nb)
+    )
     assert any(img.startswith(PNG_SIGNATURE) for img in pngs(nb))
     rows = table_rows(text_of(nb), "policy", "tokens, last turn", "answer")
     # columns: tokens all turns, tokens last turn, fact seen until turn, answer
@@ -195,3 +212,7 @@ def test_05_pairs_views_formats_and_graph():
         assert f"===== {output_type!r} -> " in text, output_type
     assert any(img.startswith(PNG_SIGNATURE) for img in pngs(nb))
     assert "Editor -.-> Writer;" in text and "Writer --> Editor;" in text
+    # what dict-all-except-first drops, and why, is shown next to the formats
+    assert "dict-all-except-first leaves out: ['User: Write a tagline" in text
+    markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "conversation_history[2:]" in markdown and "system prompt and the task" in markdown

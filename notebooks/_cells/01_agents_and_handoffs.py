@@ -222,6 +222,7 @@ print("         response.agent:", response.agent.name)
 lonely = Agent(name="Lonely", instructions="You are Lonely.")
 model = ScriptedChatModel([scripted_tool_call("transfer_to_refunds"), "I'll help you myself."])
 response = Swarm(chat_model=model).run(agent=lonely, messages=user("I want my money back."))
+response_lonely = response.messages
 print("tools offered:", model.bound_tools[0])
 print("tool message :", response.messages[1]["content"])
 print("final agent  :", response.agent.name)
@@ -231,8 +232,9 @@ print("final agent  :", response.agent.name)
 #
 # `build_swarm_graph` turns the agents into a LangGraph `StateGraph`. Every agent reachable
 # through a handoff becomes a node; every possible handoff is a dashed (conditional) edge;
-# an agent's loop edge means "tools ran, the same agent speaks again". The picture is
-# rendered offline by `swarmgraph.app.drawing.draw_png` (grandalf layout, matplotlib drawing).
+# an agent's loop edge means "a tool answered, the same agent speaks again" (why agents
+# without tools have one too is explained under the picture). The picture is rendered
+# offline by `swarmgraph.app.drawing.draw_png` (grandalf layout, matplotlib drawing).
 #
 # Triage reaches Refunds and Sales, found from its tools before anything runs. `start` may
 # enter at any agent because a resumed conversation continues with whichever agent held it.
@@ -243,6 +245,23 @@ picture = draw_png(
     app, pictures / "triage.png", title="Triage swarm", exclude=["dynamic_handoff"], dpi=110
 )
 display(Image(filename=str(picture)))
+
+# %% [markdown]
+# Refunds and Sales have no tools and Triage's tools all hand off, yet each has a loop. The
+# loop is taken whenever a tool message was answered and no handoff happened. An agent with
+# tools of its own (Sales' `quote_price` in the demo below) takes it after each of them. An
+# agent without any takes it only after a bad call: a model can call a tool it was never
+# offered, as the Lonely agent's model did in section 4; the framework answers
+# `Error: Tool ... not found.` and the same agent speaks again. Models do that, so the graph
+# keeps the edge for every agent; here all three loops mean "only after a bad call":
+# %%
+for member in (triage, refunds, sales):
+    tools = [f.__name__ for f in member.tools]
+    own = [name for name in tools if not name.startswith("transfer_to_")]
+    when = "after each of its own tools" if own else "only after a bad call"
+    print(f"{member.name:8} tools: {', '.join(tools) or '(none)':40} loop: {when}")
+turns = " → ".join(m.get("sender") or m["role"] for m in response_lonely)
+print(f"section 4, a tool-less agent looping: {turns}")
 
 # %% [markdown]
 # The compiled graph has one more node, `dynamic_handoff`, hidden above to keep the picture

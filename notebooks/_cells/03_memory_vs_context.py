@@ -41,7 +41,9 @@ from swarmgraph.memory.extract import extract_context
 #
 # `compare_persistence` runs this once per `persist` choice and measures every cell from the
 # run itself: what the chat model was sent in turn 2, what the tool received, which agent
-# answered, the tokens sent, and the bytes stored.
+# answered, the tokens sent, and the bytes stored. The model is the offline rule-based
+# stand-in (`swarmgraph.memory.compare.refund_rules`), so "tokens sent" is an approximate
+# count (`count_tokens_approximately`) of what it was sent, not a real model's bill.
 # %%
 print("turn 1:", TURN_1)
 print("turn 2:", TURN_2)
@@ -71,6 +73,24 @@ for row in rows:
 #   model sees no earlier text: it cannot tell whom it is talking to unless a tool or the
 #   instructions say so.
 #
+# ## Two numbers that look backwards
+#
+# `none` sends more tokens than `context`, and `messages` stores more bytes than
+# `messages+context`. Both come from the same place: **the active agent is saved with the
+# context**. Without the context, turn 2 restarts at the agent passed to `run` (Triage),
+# which hands off to Refunds all over again. That extra handoff is one more model call, and
+# every call resends the history, so `none` sends more than `context` (which starts right
+# at Refunds). It also stores two more messages (the transfer call and its result), which
+# weigh more than the few bytes of a context row, so `messages` stores more than
+# `messages+context`. Measured:
+# %%
+for row in rows:
+    print(
+        f"{row['persist']:17} turn 2 made {row['model_calls_turn_2']} model calls, "
+        f"sent {row['tokens_sent']:>3} tokens, {row['bytes_stored']:>4} bytes stored in all"
+    )
+
+# %% [markdown]
 # ## What each choice left in the database
 #
 # A new `Session` is exactly what a refreshed page creates. Opening one per choice shows
@@ -82,6 +102,7 @@ for row in rows:
     db = f"sqlite:///{workdir}/compare-{label}.db"
     later = Session(f"xiaoming-{label}", url=db)  # the "refresh": a new object, same file
     print(f"{label:17} | {len(later.messages):>15} | {later.context_variables}")
+# (`messages` holds more messages than `messages+context`: its turn 2 began at Triage again.)
 
 # %% [markdown]
 # ## What belongs in messages, what belongs in context

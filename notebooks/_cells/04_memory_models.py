@@ -142,18 +142,32 @@ print("done:", {label: len(r["tokens"]) for label, r in runs.items()}, "turns ea
 
 # %% [markdown]
 # ## Tokens sent per turn, and whether the early fact was still visible
+#
+# Once the window is full, three policies send about the same number of tokens, so on one
+# chart their lines lie on top of each other. One small chart per policy instead: the
+# policy in colour on its own scale, the other three in grey for comparison (buffer's grey
+# line runs off the top of the others' charts).
 # %%
 turns = range(1, len(user_turns) + 1)
-fig, (ax_tokens, ax_seen) = plt.subplots(
-    2, 1, figsize=(9, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 1.4]}
-)
-for label, run in runs.items():
-    ax_tokens.plot(turns, run["tokens"], label=label, linewidth=1.6)
-ax_tokens.set_ylabel("tokens sent to the model")
-ax_tokens.set_title("What each memory policy sends, turn by turn")
-ax_tokens.legend(loc="upper left")
-ax_tokens.grid(alpha=0.3)
+colours = dict(zip(runs, ["tab:blue", "tab:orange", "tab:purple", "tab:green"], strict=True))
+fig = plt.figure(figsize=(10, 8))
+grid = fig.add_gridspec(3, 2, height_ratios=[2, 2, 1.5])
+panels = [fig.add_subplot(grid[i // 2, i % 2]) for i in range(len(runs))]
+for ax in panels[1:]:
+    ax.sharex(panels[0])
+for ax, (label, run) in zip(panels, runs.items(), strict=True):
+    for other, other_run in runs.items():
+        if other != label:
+            ax.plot(turns, other_run["tokens"], color="0.8", linewidth=1)
+    ax.plot(turns, run["tokens"], color=colours[label], linewidth=2)
+    ax.set_ylim(0, max(run["tokens"]) * 1.25)
+    ax.set_title(label, color=colours[label], fontsize=10)
+    ax.grid(alpha=0.3)
+for ax in panels[0::2]:
+    ax.set_ylabel("tokens sent")
+fig.suptitle("What each memory policy sends, turn by turn (grey: the other policies)")
 
+ax_seen = fig.add_subplot(grid[2, :], sharex=panels[0])
 for row, run in enumerate(runs.values()):
     seen = [t for t, v in zip(turns, run["visible"], strict=True) if v]
     unseen = [t for t, v in zip(turns, run["visible"], strict=True) if not v]
@@ -166,6 +180,7 @@ ax_seen.set_xlabel("turn")
 ax_seen.set_title(f"was '{FACT}' (said in turn 1) in the request?  ■ yes   × no", fontsize=10)
 fig.tight_layout()
 plt.show()
+print("one chart per policy:", ", ".join(ax.get_title() for ax in panels))
 
 # %% [markdown]
 # ## The numbers behind the plot

@@ -204,6 +204,20 @@ for output_type in OUTPUT_TYPES:
     print()
 
 # %% [markdown]
+# `dict-all-except-first` and `str-all-except-first` leave out **two** entries, not one:
+# the task and the first reply. That is swarms' own definition, kept for parity:
+# `Conversation.return_all_except_first()` returns `conversation_history[2:]` although its
+# docstring says "all messages except the first one". In a swarms `Agent`'s conversation
+# the first two entries are the system prompt and the task, so `[2:]` leaves just the
+# agent's work. A one-to-one history has no system prompt (it starts with the task), so the
+# same slice also drops the sender's first reply. For every reply use `dict` and skip the
+# task yourself (`history[1:]`):
+# %%
+dropped = history[: len(history) - len(format_history(history, "dict-all-except-first"))]
+print("dict-all-except-first leaves out:", [f"{m['role']}: {m['content'][:30]}" for m in dropped])
+print("every reply, without the task:    ", [m["role"] for m in format_history(history, "dict")[1:]])
+
+# %% [markdown]
 # An unknown format is rejected before any agent runs:
 # %%
 try:
