@@ -2,8 +2,9 @@
 
 Each agent node does one Swarm turn per step: build the instructions from the
 current context, call the agent's model, run the tool calls it asked for, and
-switch the active agent if a tool handed off. The conditional edge leaving the
-node then goes
+switch the active agent if a tool handed off. The node itself then goes
+(``Command(goto=...)``; every possible destination is declared, so the drawn graph
+shows each one as a conditional edge)
 
 - to ``END`` when the model replied without tool calls (or tools are not executed,
   or ``max_turns`` is used up),
@@ -30,6 +31,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command
 
 from .discovery import handoff_targets, reachable_agents
 from .errors import AgentNameConflictError
@@ -59,6 +61,7 @@ def build_swarm_graph(
     context_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     resolver: ModelResolver | None = None,
+    fixed_entry: bool = False,
 ) -> StateGraph:
     """Build an uncompiled LangGraph ``StateGraph`` for a swarm of agents.
 
@@ -73,6 +76,10 @@ def build_swarm_graph(
     chat model``), or ``client`` (an OpenAI-compatible client), or else
     ``ChatOpenAI(model=agent.model)`` on first use. Tool schemas are checked here,
     so an unsupported annotation fails now, not mid-run.
+
+    ``fixed_entry=True`` always starts at ``default_agent`` (a plain ``START`` edge, one
+    routing step less per run): for callers that never resume a thread mid-conversation,
+    as ``Swarm`` does (it starts every run at the agent it is given).
 
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel
@@ -111,46 +118,66 @@ def build_swarm_graph(
         max_consecutive_handoffs=max_consecutive_handoffs,
     )
     builder = StateGraph(state_schema, context_schema=context_schema)
-    for agent in everyone:
-        _add_node(builder, agent.name, member_node(runtime, agent, AgentNode(runtime, agent)))
-    _add_node(builder, DYNAMIC_NODE, member_node(runtime, None, AgentNode(runtime, None)))
-
-    def route_entry(state: dict, config: RunnableConfig) -> str:
-        if not current_control(config).turns_left():
-            return END
-        key = state.get("active_agent")
-        if key is None:
-            return default.name
-        return runtime.node_for(key)
-
-    builder.add_conditional_edges(
-        START, _branch(route_entry), [*(a.name for a in everyone), DYNAMIC_NODE, END]
-    )
+    names = [a.name for a in everyone]
     for agent in everyone:
         targets = [t.name for t in handoff_targets(agent)]
-        builder.add_conditional_edges(
-            agent.name,
-            _branch(runtime.router(agent.name)),
-            list(dict.fromkeys([agent.name, *targets, DYNAMIC_NODE, END])),
-        )
-    builder.add_conditional_edges(
-        DYNAMIC_NODE,
-        _branch(runtime.router(DYNAMIC_NODE)),
-        [*(a.name for a in everyone), DYNAMIC_NODE, END],
-    )
+        ends = list(dict.fromkeys([agent.name, *targets, DYNAMIC_NODE, END]))
+        node = member_node(runtime, agent, AgentNode(runtime, agent, agent.name))
+        _add_node(builder, agent.name, node, ends)
+    dynamic = member_node(runtime, None, AgentNode(runtime, None, DYNAMIC_NODE))
+    _add_node(builder, DYNAMIC_NODE, dynamic, [*names, DYNAMIC_NODE, END])
+
+    if fixed_entry:
+        builder.add_edge(START, default.name)
+    else:
+
+        def route_entry(state: dict, config: RunnableConfig) -> str:
+            control = current_control(config)
+            if not control.turns_left():
+                return END
+            key = state.get("active_agent")
+            if key is None:
+                return default.name
+            return runtime.node_for(key, control)
+
+        builder.add_conditional_edges(START, _branch(route_entry), [*names, DYNAMIC_NODE, END])
     # The runtime travels with the builder so Swarm can map names back to Agents.
     builder.swarm_runtime = runtime  # type: ignore[attr-defined]
     return builder
 
 
-def _add_node(builder: StateGraph, name: str, node: Any) -> None:
+def _add_node(builder: StateGraph, name: str, node: Any, destinations: list[str]) -> None:
+    if not isinstance(node, AgentNode):  # a LangGraph member (native.py) returns a plain update
+        node = _Routed(node, name)
     if RunnableCallable is not None:
         # Untraced: our nodes stream their model's tokens themselves. A LangGraph member
         # (native.py) is traced, so the messages it adds reach stream_mode="messages" whole.
         trace = getattr(node, "traced", False)
-        builder.add_node(name, RunnableCallable(node.step, node.astep, name=name, trace=trace))
+        runnable = RunnableCallable(node.step, node.astep, name=name, trace=trace)
+        builder.add_node(name, runnable, destinations=tuple(destinations))
     else:  # pragma: no cover
-        builder.add_node(name, node.step)
+        builder.add_node(name, node.step, destinations=tuple(destinations))
+
+
+class _Routed:
+    """A node that returns a plain update, given the routing our own nodes do themselves:
+    after its update, go where :meth:`GraphRuntime.next_node` says (or end)."""
+
+    def __init__(self, node: Any, name: str) -> None:
+        self.node, self.name = node, name
+        self.traced = getattr(node, "traced", False)
+        self.runtime = node.runtime
+
+    def step(self, state: dict, config: RunnableConfig) -> Any:
+        return self._route(self.node.step(state, config), state, config)
+
+    async def astep(self, state: dict, config: RunnableConfig) -> Any:
+        return self._route(await self.node.astep(state, config), state, config)
+
+    def _route(self, update: Any, state: dict, config: RunnableConfig) -> Any:
+        if isinstance(update, Command):  # our own node ran (the dynamic node picks per run)
+            return update
+        return self.runtime.next_node(self.name, update, state, current_control(config))
 
 
 def _branch(route: Callable[[dict, RunnableConfig], str]) -> Any:

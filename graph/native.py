@@ -172,8 +172,12 @@ class GraphNode:
         self.runtime = runtime
         self.agent = agent
 
-    def _member(self, state: dict) -> GraphAgent:
-        return self.agent or self.runtime.agent_for(state.get("active_agent"))
+    def _member(self, state: dict, control: RunControl) -> GraphAgent:
+        if self.agent is None:
+            return self.runtime.agent_for(state.get("active_agent"), control)
+        if control.agents is not None:  # the run's own members (Swarm: one graph per topology)
+            return control.agents.get(self.agent.name, self.agent)
+        return self.agent
 
     @staticmethod
     def _input(agent: GraphAgent, state: dict) -> dict[str, Any]:
@@ -183,14 +187,16 @@ class GraphNode:
         return graph_input
 
     def step(self, state: dict, config: RunnableConfig) -> dict:
-        agent = self._member(state)
+        control = current_control(config)
+        agent = self._member(state, control)
         output = agent.graph.invoke(self._input(agent, state), config)
-        return self._update(agent, state, output, current_control(config))
+        return self._update(agent, state, output, control)
 
     async def astep(self, state: dict, config: RunnableConfig) -> dict:
-        agent = self._member(state)
+        control = current_control(config)
+        agent = self._member(state, control)
         output = await agent.graph.ainvoke(self._input(agent, state), config)
-        return self._update(agent, state, output, current_control(config))
+        return self._update(agent, state, output, control)
 
     def _update(self, agent: GraphAgent, state: dict, output: Any, control: RunControl) -> dict:
         seen = {m.id for m in state["messages"]}
@@ -207,7 +213,7 @@ class GraphNode:
             if len(trail) >= self.runtime.max_consecutive_handoffs:
                 raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
             update["handoff_trail"] = trail
-            update["active_agent"] = self.runtime.key_for(target)
+            update["active_agent"] = self.runtime.key_for(target, control)
             control.debug_print(f"Handoff: {agent.name} -> {target.name}")
         elif added and isinstance(added[-1], AIMessage) and state.get("handoff_trail"):
             update["handoff_trail"] = []  # the member answered: the handoff chain is over
@@ -260,15 +266,15 @@ class _DynamicNode:
         self.ours = ours
         self.runtime = runtime
 
-    def _pick(self, state: dict) -> Any:
-        agent = self.runtime.agent_for(state.get("active_agent"))
+    def _pick(self, state: dict, config: RunnableConfig) -> Any:
+        agent = self.runtime.agent_for(state.get("active_agent"), current_control(config))
         return self.graph_node if isinstance(agent, GraphAgent) else self.ours
 
-    def step(self, state: dict, config: RunnableConfig) -> dict:
-        return self._pick(state).step(state, config)
+    def step(self, state: dict, config: RunnableConfig) -> Any:
+        return self._pick(state, config).step(state, config)
 
-    async def astep(self, state: dict, config: RunnableConfig) -> dict:
-        return await self._pick(state).astep(state, config)
+    async def astep(self, state: dict, config: RunnableConfig) -> Any:
+        return await self._pick(state, config).astep(state, config)
 
 
 def member_node(runtime: Any, agent: Agent | None, ours: Any) -> Any:

@@ -14,7 +14,7 @@ Read :class:`AgentNode` top-down; the three places the seed's sequence diagram n
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
-from langgraph.graph import END
+from langgraph.types import Command
 
 from .errors import HandoffLoopError
 from .models import ModelResolver
@@ -43,60 +43,81 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI"}
 _PARALLEL_AWARE = {"ChatOpenAI", "AzureChatOpenAI", "OpenAIClientChatModel", "ScriptedChatModel"}
 
 
+#: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
+#: one slot per name, the oldest names forgotten first, so the map cannot grow forever.
+MAX_DYNAMIC_AGENTS = 256
+
+
 class GraphRuntime:
-    """What the nodes of one compiled swarm graph share: agents by name, models, caches."""
+    """What the nodes of one compiled swarm graph share: agents by name, models, caches.
+
+    ``agents`` are the agents the graph was built from. ``Swarm`` compiles one graph per
+    topology and hands each run its own agents (``RunControl.agents``, same names), so the
+    run's objects, not the first ones, are what the nodes read.
+    """
 
     def __init__(
         self, agents: dict[str, Agent], resolver: ModelResolver, max_consecutive_handoffs: int
     ) -> None:
         self.agents = agents
-        self.dynamic: dict[str, Agent] = {}
+        self.dynamic: OrderedDict[str, Agent] = OrderedDict()
         self.resolver = resolver
         self.max_consecutive_handoffs = max_consecutive_handoffs
-        self._bound: dict[tuple, tuple[BaseChatModel, Runnable, dict[str, Any]]] = {}
+        self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any]]] = {}
         self.default = next(iter(agents.values()))
 
     # -- names <-> agents ------------------------------------------------------
-    def key_for(self, agent: Agent) -> str:
+    def _maps(self, control: RunControl | None) -> tuple[dict[str, Agent], dict[str, Agent]]:
+        """(agents by node name, unforeseen agents by key) for this run."""
+        if control is not None and control.agents is not None:
+            return control.agents, control.dynamic
+        return self.agents, self.dynamic
+
+    def key_for(self, agent: Agent, control: RunControl | None = None) -> str:
         """The state key for ``agent``: its name, or a unique key for unforeseen agents."""
-        if self.agents.get(agent.name) is agent:
+        agents, dynamic = self._maps(control)
+        if agents.get(agent.name) is agent:
             return agent.name
         # One slot per name, newest object wins: a tool that builds a fresh Agent on every
         # call must not grow this map (and the process) forever.
-        key = agent.name if agent.name not in self.agents else f"{agent.name}#dynamic"
-        self.dynamic[key] = agent
+        key = agent.name if agent.name not in agents else f"{agent.name}#dynamic"
+        dynamic[key] = agent
+        if dynamic is self.dynamic:
+            self.dynamic.move_to_end(key)
+            while len(self.dynamic) > MAX_DYNAMIC_AGENTS:
+                self.dynamic.popitem(last=False)
         return key
 
-    def agent_for(self, key: str | None) -> Agent:
+    def agent_for(self, key: str | None, control: RunControl | None = None) -> Agent:
+        agents, dynamic = self._maps(control)
+        default = agents.get(self.default.name) or self.default
         if key is None:
-            return self.default
-        return self.agents.get(key) or self.dynamic.get(key) or self.default
+            return default
+        return agents.get(key) or dynamic.get(key) or default
 
-    def node_for(self, key: str) -> str:
-        if key in self.agents:
+    def node_for(self, key: str, control: RunControl | None = None) -> str:
+        agents, dynamic = self._maps(control)
+        if key in agents:
             return key
-        if key in self.dynamic:
+        if key in dynamic:
             return DYNAMIC_NODE
         # A checkpoint written by another process may name an unforeseen agent this
         # process never saw; the default agent picks the conversation up.
         return self.default.name
 
-    def router(self, node_name: str) -> Callable[[dict, RunnableConfig], str]:
-        """The conditional edge leaving ``node_name``."""
-
-        def route(state: dict, config: RunnableConfig) -> str:
-            messages = state["messages"]
-            if not messages or isinstance(messages[-1], AIMessage):
-                return END  # the model answered (or tools were not to be executed)
-            if not current_control(config).turns_left():
-                return END
-            key = state.get("active_agent")
-            if key is None:
-                return node_name
-            return self.node_for(key)
-
-        route.__name__ = f"route_from_{node_name}"
-        return route
+    # -- routing -------------------------------------------------------------------
+    def next_node(
+        self, name: str, update: dict, state: dict, control: RunControl
+    ) -> dict | Command:
+        """Where node ``name`` goes after ``update``: a plain update ends the run (the model
+        answered, or ``max_turns`` is used up); otherwise ``Command(goto=...)`` to the same
+        node (tools ran, nobody handed off) or to the active agent's node (a handoff)."""
+        added = update.get("messages")
+        last = added[-1] if added else (state["messages"][-1] if state["messages"] else None)
+        if last is None or isinstance(last, AIMessage) or not control.turns_left():
+            return update
+        key = update.get("active_agent", state.get("active_agent"))
+        return Command(update=update, goto=name if key is None else self.node_for(key, control))
 
     # -- models ------------------------------------------------------------------
     def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
@@ -107,20 +128,23 @@ class GraphRuntime:
         safe_names = type(model).__name__ in _SENDS_NAMES
         if not tools:
             return ModelCall(model, _NO_KWARGS, tools, safe_names)
-        key = (id(model), tuple(tools), agent.tool_choice, agent.parallel_tool_calls)
+        # Keyed by the tools' specs, not the functions: agents built per request bring fresh
+        # functions with the same schemas, and binding them again every turn costs.
+        specs = tuple(tool_spec(f) for f in tools)
+        key = (id(model), tuple(map(id, specs)), agent.tool_choice, agent.parallel_tool_calls)
         cached = self._bound.get(key)
-        if cached is not None and cached[0] is model:
+        if cached is not None and cached[0][0] is model and cached[0][1] == specs:
             return ModelCall(cached[1], cached[2], tools, safe_names)
         kwargs: dict[str, Any] = {}
         if agent.tool_choice is not None:
             kwargs["tool_choice"] = agent.tool_choice
         if type(model).__name__ in _PARALLEL_AWARE or not agent.parallel_tool_calls:
             kwargs["parallel_tool_calls"] = agent.parallel_tool_calls
-        bound = model.bind_tools([tool_spec(f).schema for f in tools], **kwargs)
+        bound = model.bind_tools([spec.schema for spec in specs], **kwargs)
         runnable, call_kwargs = _unwrap_binding(bound)
         if len(self._bound) > 512:  # agents created per request must not grow this forever
             self._bound.clear()
-        self._bound[key] = (model, runnable, call_kwargs)
+        self._bound[key] = ((model, specs), runnable, call_kwargs)
         return ModelCall(runnable, call_kwargs, tools, safe_names)
 
 
@@ -160,17 +184,28 @@ def _unwrap_binding(bound: Runnable) -> tuple[Runnable, dict[str, Any]]:
 
 
 class AgentNode:
-    """The node for one agent, or (``agent=None``) for whichever unforeseen agent is active."""
+    """The node for one agent, or (``agent=None``) for whichever unforeseen agent is active.
 
-    def __init__(self, runtime: GraphRuntime, agent: Agent | None) -> None:
+    A step returns ``Command(goto=...)`` to the next node (itself after tools ran, the
+    target after a handoff) or a plain update when the turn is over; the builder declares
+    every possible destination, so the drawn graph still shows each handoff edge.
+    """
+
+    def __init__(self, runtime: GraphRuntime, agent: Agent | None, name: str) -> None:
         self.runtime = runtime
         self.agent = agent
+        self.name = name
 
     def _prompt(
         self, state: dict, config: RunnableConfig
     ) -> tuple[Agent, RunControl, ModelCall, list[BaseMessage], dict]:
         control = current_control(config)
-        agent = self.agent or self.runtime.agent_for(state.get("active_agent"))
+        if self.agent is None:
+            agent = self.runtime.agent_for(state.get("active_agent"), control)
+        elif control.agents is not None:  # the run's own Agent objects (Swarm)
+            agent = control.agents[self.name]
+        else:
+            agent = self.agent
         context = state.get("context_variables") or {}
         # Instructions are rebuilt on every model call from the current context;
         # missing keys read as "" exactly as in Swarm.
@@ -184,16 +219,16 @@ class AgentNode:
         control.debug_print("Getting chat completion for...:", prompt)
         return agent, control, call, prompt, context
 
-    def step(self, state: dict, config: RunnableConfig) -> dict:
+    def step(self, state: dict, config: RunnableConfig) -> dict | Command:
         agent, control, call, prompt, context = self._prompt(state, config)
         reply = call.runnable.invoke(prompt, config, **call.kwargs)
         update, reply = self._reply(agent, control, prompt, reply, state)
         if not self._runs_tools(reply, control):
-            return update
+            return update  # no destination: the run ends here
         outcome = execute_tool_calls(reply, call.tools, context, on_call=_debug_call(control))
-        return self._apply(agent, control, outcome, update, state)
+        return self._next(self._apply(agent, control, outcome, update, state), state, control)
 
-    async def astep(self, state: dict, config: RunnableConfig) -> dict:
+    async def astep(self, state: dict, config: RunnableConfig) -> dict | Command:
         agent, control, call, prompt, context = self._prompt(state, config)
         reply = await call.runnable.ainvoke(prompt, config, **call.kwargs)
         update, reply = self._reply(agent, control, prompt, reply, state)
@@ -202,7 +237,11 @@ class AgentNode:
         outcome = await aexecute_tool_calls(
             reply, call.tools, context, on_call=_debug_call(control)
         )
-        return self._apply(agent, control, outcome, update, state)
+        return self._next(self._apply(agent, control, outcome, update, state), state, control)
+
+    def _next(self, update: dict, state: dict, control: RunControl) -> dict | Command:
+        """Tools ran: the same agent speaks again, or the handoff target does."""
+        return self.runtime.next_node(self.name, update, state, control)
 
     # -- after the model answered ---------------------------------------------------
     @staticmethod
@@ -219,7 +258,9 @@ class AgentNode:
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         if reply.name != agent.name:  # the sender, as Swarm stamps it
-            reply = reply.model_copy(update={"name": agent.name})
+            # Assigned, not copied: the reply is this call's own object (add_messages
+            # stamps its id the same way), and a copy cost ~3% of a handoff.
+            reply.name = agent.name
         usage = control.usage
         usage["model_calls"] += 1
         meta = reply.usage_metadata
@@ -249,7 +290,7 @@ class AgentNode:
             if len(trail) >= self.runtime.max_consecutive_handoffs:
                 raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
             update["handoff_trail"] = trail
-            update["active_agent"] = self.runtime.key_for(target)  # the agent switches here
+            update["active_agent"] = self.runtime.key_for(target, control)  # the switch
             control.debug_print(f"Handoff: {agent.name} -> {target.name}")
         return update
 

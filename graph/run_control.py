@@ -35,6 +35,11 @@ class RunControl:
     usage: dict[str, int] = field(
         default_factory=lambda: {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
     )
+    #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
+    #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
+    agents: dict[str, Any] | None = None
+    #: Agents a tool handed off to that no node was built for, by state key (this run only).
+    dynamic: dict[str, Any] = field(default_factory=dict)
 
     def config(self, recursion_limit: int | None = None) -> dict[str, Any]:
         config: dict[str, Any] = {"configurable": {RUN_CONTROL_KEY: self}}

@@ -1,8 +1,11 @@
 """``Swarm``: OpenAI Swarm's client API on top of the compiled LangGraph graph.
 
 ``Swarm.run`` keeps Swarm's signature and return value, so code written for Swarm
-runs unchanged; underneath, each start agent gets one compiled graph (built once,
-cached) and a run is one ``graph.stream`` call.
+runs unchanged; underneath, each topology (the agents' names and handoff edges, from the
+start agent) gets one compiled graph, built once and cached, and a run is one
+``graph.stream`` call that carries the caller's own Agent objects in its config. So a
+service that builds fresh agents per request (per-user instructions, fresh tool
+functions) compiles nothing after its first request.
 
 Example:
     >>> from swarmgraph.graph import Agent, Swarm, ScriptedChatModel, scripted_tool_call
@@ -38,16 +41,20 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from .builder import build_swarm_graph
+from .discovery import handoff_targets
 from .errors import SwarmError
 from .messages import to_langchain, to_openai
 from .models import ModelResolver
 from .native import as_member
 from .node import DYNAMIC_NODE, GraphRuntime
 from .run_control import RunControl
+from .schema import tool_spec
 from .types import Agent, Response
 
-#: Compiled graphs kept per Swarm (one per start agent).
+#: Compiled graphs kept per Swarm (one per topology: agent names and handoff edges).
 MAX_CACHED_GRAPHS = 128
+#: Start agents whose discovered roster is remembered (skips discovery for reused agents).
+MAX_CACHED_STARTS = 128
 
 # Generous enough for any real conversation; a loop without max_turns is stopped by
 # the handoff-loop check long before this.
@@ -74,34 +81,54 @@ class Swarm:
         self.client = client
         self.resolver = ModelResolver(client=client, chat_model=chat_model)
         self.max_consecutive_handoffs = max_consecutive_handoffs
-        # Compiled graphs by start agent, least recently used first. The graph holds its
-        # agents, so entries never die on their own: a service that builds agents per
-        # request would grow this forever without the bound.
-        self._graphs: OrderedDict[int, tuple[Agent, CompiledStateGraph, GraphRuntime]] = (
-            OrderedDict()
-        )
+        # Compiled graphs by topology, and rosters by start agent, least recently used
+        # first. Both hold agents, so entries never die on their own: a service that builds
+        # agents per request would grow them forever without the bounds.
+        self._graphs: OrderedDict[tuple, tuple[CompiledStateGraph, GraphRuntime]] = OrderedDict()
+        self._starts: OrderedDict[int, tuple[Agent, tuple, dict[str, Agent]]] = OrderedDict()
         self._lock = threading.Lock()
 
     # -- the compiled graph for a start agent ------------------------------------------
     def graph_for(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime]:
-        """The compiled graph whose default agent is ``agent`` (built once, then cached)."""
-        key = id(agent)
-        with self._lock:
-            entry = self._graphs.get(key)
-            if entry is not None and entry[0] is agent:
-                self._graphs.move_to_end(key)
-                return entry[1], entry[2]
-            builder = build_swarm_graph(
-                [agent],
-                resolver=self.resolver,
-                max_consecutive_handoffs=self.max_consecutive_handoffs,
-            )
-            app = builder.compile()
-            runtime: GraphRuntime = builder.swarm_runtime  # type: ignore[attr-defined]
-            self._graphs[key] = (agent, app, runtime)
-            while len(self._graphs) > MAX_CACHED_GRAPHS:
-                self._graphs.popitem(last=False)
+        """The compiled graph that starts at ``agent`` (one per topology, then cached)."""
+        app, runtime, _ = self._prepare(agent)
         return app, runtime
+
+    def _prepare(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime, dict[str, Agent]]:
+        """(graph, runtime, this run's agents by node name) for a run starting at ``agent``."""
+        with self._lock:
+            start = self._starts.get(id(agent))
+            if start is not None and start[0] is agent:
+                self._starts.move_to_end(id(agent))
+                topology, roster = start[1], start[2]
+                compiled = self._graphs.get(topology)
+                if compiled is not None:
+                    self._graphs.move_to_end(topology)
+                    return compiled[0], compiled[1], roster
+        topology, roster = _discover(agent)
+        with self._lock:
+            compiled = self._graphs.get(topology)
+            if compiled is None:
+                builder = build_swarm_graph(
+                    [agent],
+                    resolver=self.resolver,
+                    max_consecutive_handoffs=self.max_consecutive_handoffs,
+                    fixed_entry=True,
+                )
+                runtime: GraphRuntime = builder.swarm_runtime  # type: ignore[attr-defined]
+                compiled = (builder.compile(), runtime)
+                self._graphs[topology] = compiled
+                while len(self._graphs) > MAX_CACHED_GRAPHS:
+                    self._graphs.popitem(last=False)
+            else:
+                self._graphs.move_to_end(topology)
+                for member in roster.values():  # what the builder checks on a miss
+                    for func in member.tools:
+                        tool_spec(func)
+            self._starts[id(agent)] = (agent, topology, roster)
+            while len(self._starts) > MAX_CACHED_STARTS:
+                self._starts.popitem(last=False)
+        return compiled[0], compiled[1], roster
 
     def _start(
         self,
@@ -114,7 +141,7 @@ class Swarm:
         execute_tools: bool,
     ) -> _Run:
         agent = as_member(agent)  # a named compiled LangGraph graph may start the run too
-        app, runtime = self.graph_for(agent)
+        app, runtime, roster = self._prepare(agent)
         # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
         # LangChain messages are copied so add_messages never stamps ids on the caller's.
         history = to_langchain(
@@ -125,11 +152,12 @@ class Swarm:
             max_turns=max_turns,
             execute_tools=execute_tools,
             debug=debug,
+            agents=roster,
         )
         state = {
             "messages": history,
             "context_variables": copy.deepcopy(context_variables or {}),
-            "active_agent": runtime.key_for(agent),
+            "active_agent": runtime.key_for(agent, control),
             "handoff_trail": [],
         }
         limit = _RECURSION_LIMIT if math.isinf(max_turns) else max(int(max_turns) + 5, 25)
@@ -159,6 +187,8 @@ class Swarm:
         )
         if stream:
             return run.events()
+        if not run.control.turns_left():  # max_turns <= 0: Swarm never calls the model
+            return run.response(run.state)
         final = run.state
         try:
             for values in run.app.stream(run.state, run.config, stream_mode="values"):
@@ -194,6 +224,8 @@ class Swarm:
         )
         if stream:
             return run.aevents()
+        if not run.control.turns_left():
+            return run.response(run.state)
         final = run.state
         try:
             async for values in run.app.astream(run.state, run.config, stream_mode="values"):
@@ -219,7 +251,7 @@ class _Run:
         new = final["messages"][self.start :]
         response = Response(
             messages=to_openai(new),
-            agent=self.runtime.agent_for(final.get("active_agent")),
+            agent=self.runtime.agent_for(final.get("active_agent"), self.control),
             context_variables=final.get("context_variables", {}),
             usage=dict(self.control.usage),
         )
@@ -228,7 +260,10 @@ class _Run:
 
     def events(self) -> Iterator[dict]:
         """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``."""
-        events = _SwarmEvents(self.runtime, self.state)
+        events = _SwarmEvents(self.runtime, self.control, self.state)
+        if not self.control.turns_left():  # max_turns <= 0: no model call, no events
+            yield {"response": self.response(self.state)}
+            return
         modes = ["messages", "values"]
         for mode, payload in self.app.stream(self.state, self.config, stream_mode=modes):
             yield from events.feed(mode, payload)
@@ -236,7 +271,10 @@ class _Run:
         yield {"response": self.response(events.final)}
 
     async def aevents(self) -> AsyncIterator[dict]:
-        events = _SwarmEvents(self.runtime, self.state)
+        events = _SwarmEvents(self.runtime, self.control, self.state)
+        if not self.control.turns_left():
+            yield {"response": self.response(self.state)}
+            return
         modes = ["messages", "values"]
         async for mode, payload in self.app.astream(self.state, self.config, stream_mode=modes):
             for event in events.feed(mode, payload):
@@ -249,8 +287,9 @@ class _Run:
 class _SwarmEvents:
     """Turns LangGraph's ``messages`` + ``values`` stream into Swarm's event shapes."""
 
-    def __init__(self, runtime: GraphRuntime, state: dict) -> None:
+    def __init__(self, runtime: GraphRuntime, control: RunControl, state: dict) -> None:
         self.runtime = runtime
+        self.control = control
         self.final = state
         self.open_id: str | None = None
 
@@ -273,7 +312,7 @@ class _SwarmEvents:
             role = None
         node = meta.get("langgraph_node")
         if node == DYNAMIC_NODE or node not in self.runtime.agents:
-            sender = self.runtime.agent_for(self.final.get("active_agent")).name
+            sender = self.runtime.agent_for(self.final.get("active_agent"), self.control).name
         else:
             sender = node
         tool_calls = [
@@ -312,3 +351,28 @@ def _as_chunk(message: AIMessage) -> AIMessageChunk:
             for i, c in enumerate(message.tool_calls)
         ],
     )
+
+
+def _discover(start: Agent) -> tuple[tuple, dict[str, Agent]]:
+    """``(topology, agents by name)`` for the agents reachable from ``start``.
+
+    The topology is what the compiled graph depends on: every agent's name, kind (ours or a
+    LangGraph member) and the names it can hand off to, in discovery order from ``start``.
+    Two agent sets with the same topology share one compiled graph. Two distinct agents
+    with one name get no roster entry of their own here; the builder reports that conflict
+    when it compiles.
+    """
+    order: list[tuple[str, type, tuple[str, ...]]] = []
+    roster: dict[str, Agent] = {}
+    seen: set[int] = set()
+    queue = [start]
+    while queue:
+        agent = queue.pop(0)
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        targets = handoff_targets(agent)
+        order.append((agent.name, type(agent), tuple(t.name for t in targets)))
+        roster.setdefault(agent.name, agent)
+        queue.extend(targets)
+    return tuple(order), roster

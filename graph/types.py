@@ -17,8 +17,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import re
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -95,6 +95,11 @@ class Agent(BaseModel):
                 )
         return value
 
+    # The generated ``transfer_to_<name>`` tool that hands off *to* this agent, kept on the
+    # agent itself: a global cache keyed by the agent would keep every agent ever handed to
+    # alive (the tool holds its target), so a service that builds agents per request grew.
+    _transfer: Any = PrivateAttr(default=None)
+
     def __eq__(self, other: object) -> bool:
         return self is other
 
@@ -118,33 +123,48 @@ class Agent(BaseModel):
         return [*self.functions, *(transfer_tool(agent) for agent in self.handoffs)]
 
 
-# Cache of generated transfer tools, keyed weakly by target agent, so the same
-# tool object (and its schema cache entry) is reused across runs.
-_TRANSFER_TOOLS: weakref.WeakKeyDictionary[Agent, AgentFunction] = weakref.WeakKeyDictionary()
-
-
-def transfer_tool(target: Agent) -> AgentFunction:
+def transfer_tool(target: Any) -> AgentFunction:
     """Return the ``transfer_to_<name>`` tool that hands the conversation to ``target``.
+
+    The same tool object comes back for the same agent (so its schema is built once), and
+    it lives exactly as long as ``target``.
 
     Example:
         >>> refunds = Agent(name="Refunds")
         >>> tool = transfer_tool(refunds)
-        >>> tool.__name__, tool.__doc__
-        ('transfer_to_refunds', 'Transfer the conversation to the Refunds agent.')
+        >>> tool.__name__, tool.__doc__, transfer_tool(refunds) is tool
+        ('transfer_to_refunds', 'Transfer the conversation to the Refunds agent.', True)
     """
     name = f"transfer_to_{_tool_suffix(target.name)}"
-    cached = _TRANSFER_TOOLS.get(target)
-    if cached is not None and cached.__name__ == name:  # a renamed agent gets a new tool
+    cached = getattr(target, _TRANSFER_ATTR, None)
+    # A renamed agent gets a new tool; a copied agent (model_copy copies private
+    # attributes) must not hand off to the original.
+    if (
+        cached is not None
+        and cached.__name__ == name
+        and cached.__swarmgraph_target__ is target
+        and cached.__doc__ == _transfer_doc(target)
+    ):
         return cached
 
     def transfer() -> Agent:
         return target
 
     transfer.__name__ = transfer.__qualname__ = name
-    transfer.__doc__ = f"Transfer the conversation to the {target.name} agent."
+    transfer.__doc__ = _transfer_doc(target)
     transfer.__swarmgraph_target__ = target  # type: ignore[attr-defined]
-    _TRANSFER_TOOLS[target] = transfer
+    # An Agent's private slot, or an attribute on a compiled LangGraph member graph; an
+    # object that takes no attributes is simply not cached.
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(target, _TRANSFER_ATTR, transfer)
     return transfer
+
+
+_TRANSFER_ATTR = "_transfer"
+
+
+def _transfer_doc(target: Any) -> str:
+    return f"Transfer the conversation to the {target.name} agent."
 
 
 class Response(BaseModel):

@@ -532,7 +532,8 @@ def test_agents_built_per_request_do_not_grow_the_caches():
         response = swarm.run(start, [user("x")])
         assert response.agent.name == "Helper"
     runtime = swarm.graph_for(start)[1]
-    assert list(runtime.dynamic) == ["Helper"]  # one slot per name, not one per object
-    for _ in range(swarm_module.MAX_CACHED_GRAPHS + 10):  # a new start agent per request
+    assert not runtime.dynamic  # unforeseen agents belong to their run, not to the graph
+    for _ in range(swarm_module.MAX_CACHED_STARTS + 10):  # a new start agent per request
         swarm.run(Agent(name="Per-request"), [user("x")])
-    assert len(swarm._graphs) == swarm_module.MAX_CACHED_GRAPHS
+    assert len(swarm._starts) == swarm_module.MAX_CACHED_STARTS
+    assert len(swarm._graphs) == 2  # one compiled graph per topology, not per agent object
