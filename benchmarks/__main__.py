@@ -32,7 +32,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
     plot = os.path.join(out_dir, PLOT)
     if quick:
         return {
-            "handoff": lambda: run_handoff(number=3, repeat=2),
+            "handoff": lambda: run_handoff(number=3, repeat=2, profile=3),
             "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10, 40)),
             "tokens": lambda: run_tokens(turns=12, plot_path=plot),
             "concurrency": lambda: run_concurrency(
@@ -41,7 +41,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             "rss": lambda: run_rss(sizes=(10, 50), naive=True),
         }
     return {
-        "handoff": lambda: run_handoff(number=100, repeat=7),
+        "handoff": lambda: run_handoff(number=100, repeat=7, profile=300),
         "persistence": lambda: run_persistence(
             sizes=(100, 1_000, 10_000),
             turns=5,

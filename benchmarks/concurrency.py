@@ -12,6 +12,11 @@ The same is then done through ``memory.Session.arun`` over one SQLite file (``wi
 where each turn also loads and saves. Every session's stored/returned message count is
 checked, so "no lost messages" is a count, not a hope.
 
+Side by side on the same loop and model latency (``compare``): CPU seconds per turn for
+ours with one reused agent, ours with the agent (instructions and a tool function) built
+anew for every request, as a web service building per-user agents does, and the OpenAI
+Agents SDK (``Runner.run`` over a scripted ``Model``).
+
 Example:
     >>> out = run_concurrency(sessions=3, turns=2, latency=0.001, sequential_sample=1,
     ...                       with_session=False)
@@ -26,6 +31,7 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
@@ -35,13 +41,123 @@ def _model(latency: float) -> ScriptedChatModel:
     return ScriptedChatModel([], respond=lambda msgs: f"ok {len(msgs)}", latency=latency)
 
 
-async def _swarm_session(swarm: Swarm, agent: Agent, turns: int) -> int:
+async def _swarm_session(swarm: Swarm, agent: Agent | Callable[[], Agent], turns: int) -> int:
     history: list[dict] = []
     for i in range(turns):
         history.append({"role": "user", "content": f"turn {i}"})
-        response = await swarm.arun(agent, history)
+        response = await swarm.arun(agent() if callable(agent) else agent, history)
         history.extend(response.messages)
     return len(history)
+
+
+def per_request_agent(user: str = "user") -> Agent:
+    """What a service that builds agents per request does: fresh instructions and tools."""
+
+    def lookup_order(order_id: str, context_variables: dict) -> str:
+        """Look an order up."""
+        return f"order {order_id} for {user}"
+
+    return Agent(name="Helper", instructions=f"Answer {user} briefly.", functions=[lookup_order])
+
+
+async def _sdk_session(agent: Any, turns: int) -> int:
+    from agents import Runner
+
+    items: list[Any] = []
+    for i in range(turns):
+        result = await Runner.run(agent, [*items, {"role": "user", "content": f"turn {i}"}])
+        items = result.to_input_list()
+    return len(items)
+
+
+def _timed_cpu(coroutine_factory: Callable[[], Any]) -> tuple[float, float, Any]:
+    cpu = time.process_time()
+    start = time.perf_counter()
+    result = asyncio.run(coroutine_factory())
+    return time.perf_counter() - start, time.process_time() - cpu, result
+
+
+def _compare_part(sessions: int, turns: int, latency: float, repeat: int) -> dict[str, Any]:
+    """Wall and CPU per turn, same loop and latency: ours reused, ours per request, SDK."""
+    swarm = Swarm(chat_model=_model(latency))
+    reused = per_request_agent()
+    runs: dict[str, Callable[[int], Any]] = {
+        "ours: reused agent": lambda n: asyncio.gather(
+            *(_swarm_session(swarm, reused, turns) for _ in range(n))
+        ),
+        "ours: agent built per request": lambda n: asyncio.gather(
+            *(
+                _swarm_session(swarm, lambda u=u: per_request_agent(f"u{u}"), turns)
+                for u in range(n)
+            )
+        ),
+    }
+    expected = {name: turns * 2 for name in runs}
+    try:
+        from agents import Agent as SdkAgent
+        from agents import set_tracing_disabled
+
+        from benchmarks.peers import scripted_sdk_model
+
+        set_tracing_disabled(True)
+        sdk_agent = SdkAgent(
+            name="Helper",
+            instructions="Answer briefly.",
+            model=scripted_sdk_model(lambda items: ("text", f"ok {len(items)}"), latency),
+        )
+        runs["OpenAI Agents SDK"] = lambda n: asyncio.gather(
+            *(_sdk_session(sdk_agent, turns) for _ in range(n))
+        )
+        expected["OpenAI Agents SDK"] = turns * 2
+    except ImportError as exc:
+        missing = f"openai-agents not installed: {exc}"
+    else:
+        missing = ""
+    for run in runs.values():  # warm-up: imports, compiled graphs, schemas
+        asyncio.run(_gather(run, 2))
+    wall: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    seen: dict[str, int] = {}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            w, c, counts = _timed_cpu(lambda run=run: _gather(run, sessions))
+            wall[name].append(w)
+            cpu[name].append(c)
+            seen[name] = sum(counts)
+    total = sessions * turns
+    out: dict[str, Any] = {
+        "contenders": {
+            name: {
+                "wall_s": _median_of(wall[name]),
+                "cpu_ms_per_turn": _median_of([c / total * 1000 for c in cpu[name]]),
+                "messages_expected": expected[name] * sessions,
+                "messages_seen": seen[name],
+            }
+            for name in runs
+        },
+        "missing": missing,
+    }
+    c = out["contenders"]
+    out["ratios"] = {
+        "ours per request / ours reused (CPU per turn)": c["ours: agent built per request"][
+            "cpu_ms_per_turn"
+        ]["median"]
+        / c["ours: reused agent"]["cpu_ms_per_turn"]["median"]
+    }
+    if "OpenAI Agents SDK" in c:
+        out["ratios"]["ours reused / Agents SDK (CPU per turn)"] = (
+            c["ours: reused agent"]["cpu_ms_per_turn"]["median"]
+            / c["OpenAI Agents SDK"]["cpu_ms_per_turn"]["median"]
+        )
+        out["ratios"]["ours per request / Agents SDK (CPU per turn)"] = (
+            c["ours: agent built per request"]["cpu_ms_per_turn"]["median"]
+            / c["OpenAI Agents SDK"]["cpu_ms_per_turn"]["median"]
+        )
+    return out
+
+
+async def _gather(run: Callable[[int], Any], n: int) -> Any:
+    return await run(n)
 
 
 async def _timed_swarm(swarm: Swarm, agent: Agent, sessions: int, turns: int) -> tuple[float, int]:
@@ -143,17 +259,25 @@ def run_concurrency(
     repeat: int = 3,
     sequential_sample: int = 10,
     with_session: bool = True,
+    session_sessions: int | None = None,
+    compare: bool = True,
 ) -> dict[str, Any]:
-    """Overlapped vs single vs sequential wall time, with message counts."""
+    """Overlapped vs single vs sequential wall time, with message counts; ``compare`` adds
+    CPU per turn for ours (reused and per-request agents) and the Agents SDK side by side.
+    ``session_sessions`` sizes the Session-over-SQLite part (default: ``sessions``)."""
     out: dict[str, Any] = {
         "sessions": sessions,
         "turns": turns,
         "latency_s": latency,
         "swarm": _swarm_part(sessions, turns, latency, repeat, sequential_sample),
     }
+    if compare:
+        out["compare"] = _compare_part(sessions, turns, latency, repeat)
     if with_session:
+        n = session_sessions or sessions
+        out["session_sessions"] = n
         try:
-            out["session"] = _session_part(sessions, turns, latency, repeat)
+            out["session"] = _session_part(n, turns, latency, repeat)
         except ImportError as exc:  # memory/ not importable: say so instead of failing
             out["session"] = {"error": f"memory.Session unavailable: {exc}"}
     return out

@@ -8,9 +8,15 @@ nothing (a zero-latency rule-based reply), so what is measured is framework over
 - ``ours: app.invoke``      - our compiled graph (``build_swarm_graph(...).compile()``)
 - ``langgraph-swarm``       - ``create_swarm`` over two ``create_agent`` subgraphs with
   ``create_handoff_tool`` (what langgraph-swarm 0.1.0 documents)
+- ``OpenAI Agents SDK``     - ``Runner.run`` with an SDK handoff and a scripted ``Model``
+  (as the SDK's own tests fake one), on one reused event loop
+- ``openai/swarm``          - real openai/swarm ``Swarm.run`` over a client returning real
+  ``ChatCompletion`` objects
 - ``minimal loop``          - a Swarm ``core.py``-style Python loop over a mock OpenAI client
 - ``LangGraph + ToolNode``  - plain LangGraph: two agent nodes and a separate ``ToolNode``
-- ``LangGraph node/agent``  - plain LangGraph: one node per agent that runs its tools itself
+- ``LangGraph node/agent``  - plain LangGraph: one node per agent that runs its tools itself,
+  calling the same chat model class through ``BaseChatModel.invoke``: the floor of any
+  LangGraph engine over LangChain chat models (target: ours <= 1.05x this)
 - ``LangGraph floor``       - the same two-node graph whose nodes only append canned messages
   (no model, no tools): what LangGraph's own steps cost for this shape
 - ``LangGraph empty step``  - one node that returns ``{}``: a single superstep's floor
@@ -35,6 +41,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.graph import END, START, MessagesState, StateGraph
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
 
+from benchmarks.peers import agents_sdk_handoff, openai_swarm_handoff
 from benchmarks.timing import Stats, interleaved
 
 PING = "ping"
@@ -48,6 +55,8 @@ RATIOS = {
     "ours app.invoke / minimal loop": ("ours: app.invoke", "minimal loop"),
     "ours Swarm.run / LangGraph node/agent": ("ours: Swarm.run", "LangGraph node/agent"),
     "ours Swarm.run / LangGraph floor": ("ours: Swarm.run", "LangGraph floor"),
+    "ours Swarm.run / OpenAI Agents SDK": ("ours: Swarm.run", "OpenAI Agents SDK"),
+    "ours Swarm.run / openai/swarm": ("ours: Swarm.run", "openai/swarm"),
 }
 
 
@@ -395,6 +404,8 @@ CONTENDERS: dict[str, Callable[[], Callable[[], Any]]] = {
     "ours: Swarm.run": ours_swarm_run,
     "ours: app.invoke": ours_app_invoke,
     "langgraph-swarm": langgraph_swarm,
+    "OpenAI Agents SDK": agents_sdk_handoff,
+    "openai/swarm": openai_swarm_handoff,
     "minimal loop": minimal_loop,
     "LangGraph + ToolNode": langgraph_toolnode,
     "LangGraph node/agent": langgraph_node_per_agent,
@@ -403,20 +414,85 @@ CONTENDERS: dict[str, Callable[[], Callable[[], Any]]] = {
 }
 
 
-def run_handoff(*, number: int = 200, repeat: int = 7) -> dict[str, Any]:
-    """Seconds per handoff for every contender, and the ratios the targets are stated in."""
-    fns = {name: factory() for name, factory in CONTENDERS.items()}
+def run_handoff(*, number: int = 200, repeat: int = 7, profile: int = 0) -> dict[str, Any]:
+    """Seconds per handoff for every contender, and the ratios the targets are stated in.
+
+    ``profile`` > 0 also profiles that many ``Swarm.run`` handoffs and says where the time
+    goes (:func:`profile_buckets`).
+    """
+    fns, missing = {}, {}
+    for name, factory in CONTENDERS.items():
+        try:
+            fns[name] = factory()
+        except ImportError as exc:  # an optional peer is not installed: say so
+            missing[name] = f"not installed: {exc}"
     stats = interleaved(fns, number=number, repeat=repeat)
-    ratios = {name: stats[num].median / stats[den].median for name, (num, den) in RATIOS.items()}
+    ratios = {
+        name: stats[num].median / stats[den].median
+        for name, (num, den) in RATIOS.items()
+        if num in stats and den in stats
+    }
     ours = stats["ours: Swarm.run"].median
-    return {
+    out = {
         "number": number,
         "repeat": repeat,
         "contenders": {name: s.as_dict() for name, s in stats.items()},
+        "missing": missing,
         "ratios": ratios,
         "overhead_above_floor_s": ours - stats["LangGraph floor"].median,
         "stats": stats,
     }
+    if profile:
+        out["profile"] = profile_buckets(ours_swarm_run(), profile)
+        out["profile_runs"] = profile
+    return out
+
+
+#: Where a profiled frame's own time is counted, by the file it runs in (first match wins).
+BUCKETS = (
+    ("ours (swarmgraph)", ("/graph/", "/memory/", "/swarmgraph/")),
+    ("LangGraph (Pregel, channels, checkpoint)", ("/langgraph/",)),
+    ("LangChain core (invoke, callbacks, messages)", ("/langchain_core/",)),
+    ("LangSmith (run trees, tracing checks)", ("/langsmith/",)),
+    ("pydantic", ("/pydantic/", "/pydantic_core/")),
+    ("scripted model (benchmark)", ("/chat_models/scripted.py",)),
+)
+
+
+def profile_buckets(run: Callable[[], Any], n: int) -> dict[str, float]:
+    """Share of ``n`` runs' time spent in each :data:`BUCKETS` entry (own time, cProfile).
+
+    Example:
+        >>> shares = profile_buckets(ours_swarm_run(), 3)
+        >>> abs(sum(shares.values()) - 1.0) < 1e-6
+        True
+    """
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(n):
+        run()
+    profiler.disable()
+    totals: dict[str, float] = {name: 0.0 for name, _ in BUCKETS}
+    totals["Python stdlib and builtins"] = 0.0
+    for (filename, _, _), row in pstats.Stats(profiler).stats.items():  # type: ignore[attr-defined]
+        own = row[2]
+        path = filename.replace("\\", "/")
+        for name, needles in BUCKETS:
+            if name.startswith("ours") and "/site-packages/" in path and "swarmgraph" not in path:
+                continue
+            if any(needle in path for needle in needles):
+                # the scripted model lives in our tree but stands in for the network
+                if name.startswith("ours") and path.endswith("/chat_models/scripted.py"):
+                    continue
+                totals[name] += own
+                break
+        else:
+            totals["Python stdlib and builtins"] += own
+    whole = sum(totals.values()) or 1.0
+    return {name: value / whole for name, value in totals.items()}
 
 
 def _us(stats: Stats) -> str:

@@ -95,6 +95,29 @@ def handoff_section(h: dict[str, Any], targets: list[dict[str, str]]) -> list[st
         f"{c['LangGraph empty step']['median'] * 1e6:,.0f} µs).",
         "",
     ]
+    for name, why in h.get("missing", {}).items():
+        lines += [f"- {name}: {why}", ""]
+    if "profile" in h:
+        lines += [
+            "Where one `Swarm.run` handoff's time goes (cProfile own time, "
+            f"{h.get('profile_runs', '')} runs; the profiler inflates small calls, so read "
+            "shares, not µs):",
+            "",
+            *_table(["bucket", "share"], [[k, f"{v:.1%}"] for k, v in h["profile"].items()]),
+            "",
+        ]
+    floor_ratio = h["ratios"].get("ours Swarm.run / LangGraph node/agent")
+    if floor_ratio is not None:
+        v0 = verdict(floor_ratio, 1.05)
+        ours_share = h.get("profile", {}).get("ours (swarmgraph)")
+        targets.append(
+            {
+                "target": "handoff floor: ours <= 1.05x LangGraph node/agent (same chat model)",
+                "verdict": v0,
+                "why": f"{floor_ratio:.3f}x"
+                + (f"; ours is {ours_share:.0%} of a handoff's time" if ours_share else ""),
+            }
+        )
     lgs = c["langgraph-swarm"]["median"]
     loop = c["minimal loop"]["median"]
     floor = c["LangGraph floor"]["median"]

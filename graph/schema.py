@@ -716,7 +716,34 @@ _methods: weakref.WeakKeyDictionary[Any, ToolSpec] = weakref.WeakKeyDictionary()
 # object alive so its id cannot be reused while cached; bounded so it cannot grow forever.
 _others: OrderedDict[int, tuple[Any, ToolSpec]] = OrderedDict()
 _OTHERS_MAX = 1024
+# Plain functions by what their schema is made of (code, name, doc, defaults, annotations,
+# module): a service that defines its tools inside a per-request factory makes a new function
+# object with the same schema on every request; building the validator again costs ~1 ms.
+_by_code: OrderedDict[tuple, tuple[Any, ToolSpec]] = OrderedDict()
+_BY_CODE_MAX = 1024
 _lock = threading.Lock()
+
+
+def _code_key(func: Any) -> tuple | None:
+    """The key under which same-schema functions share a spec, or None when it may not."""
+    if type(func) is not types.FunctionType:
+        return None
+    attrs = func.__dict__
+    if "__wrapped__" in attrs or "__signature__" in attrs:  # the signature is elsewhere
+        return None
+    return (func.__code__, func.__name__, func.__doc__, id(func.__globals__))
+
+
+def _same_schema_inputs(func: Any, parts: tuple) -> bool:
+    try:
+        return (
+            parts[0] is func.__globals__
+            and parts[1] == func.__defaults__
+            and parts[2] == func.__kwdefaults__
+            and parts[3] == func.__annotations__
+        )
+    except Exception:  # a default whose == raises: build the spec instead
+        return False
 
 
 def tool_spec(func: Callable[..., Any]) -> ToolSpec:
@@ -753,8 +780,20 @@ def tool_spec(func: Callable[..., Any]) -> ToolSpec:
         hit = _others.get(id(func))
         if hit is not None and hit[0] is func:
             return hit[1]
+    code_key = _code_key(func) if cache is not None else None
+    if code_key is not None:
+        shared = _by_code.get(code_key)
+        if shared is not None and _same_schema_inputs(func, shared[0]):
+            with _lock:
+                cache[key] = shared[1]  # type: ignore[index]
+            return shared[1]
     spec = _build_spec(func)
     with _lock:
+        if code_key is not None:
+            parts = (func.__globals__, func.__defaults__, func.__kwdefaults__, func.__annotations__)
+            _by_code[code_key] = (parts, spec)
+            while len(_by_code) > _BY_CODE_MAX:
+                _by_code.popitem(last=False)
         if cache is not None:
             cache[key] = spec
         else:

@@ -8,7 +8,7 @@ import asyncio
 import gc
 import weakref
 
-from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, schema, scripted_tool_call
 from swarmgraph.graph.schema import tool_spec
 from swarmgraph.graph.types import transfer_tool
 
@@ -59,11 +59,28 @@ def test_a_transfer_tool_lives_as_long_as_its_target():
     target = Agent(name="Refunds")
     tool = transfer_tool(target)
     assert transfer_tool(target) is tool  # cached: the schema is built once
-    spec_ref = weakref.ref(tool_spec(tool))
     target_ref, tool_ref = weakref.ref(target), weakref.ref(tool)
     del target, tool
     gc.collect()
-    assert target_ref() is None and tool_ref() is None and spec_ref() is None
+    assert target_ref() is None and tool_ref() is None
+
+
+def test_functions_made_per_request_share_one_spec_and_the_cache_is_bounded():
+    def make(default: int = 1):
+        def lookup(order_id: str, limit: int = default) -> str:
+            """Look an order up."""
+            return order_id
+
+        return lookup
+
+    first, second, other = make(), make(), make(2)
+    assert tool_spec(first) is tool_spec(second)  # same code, defaults and annotations
+    assert tool_spec(other) is not tool_spec(first)  # a different default: its own spec
+    for n in range(schema._BY_CODE_MAX + 50):  # distinct docstrings: distinct entries
+        func = make()
+        func.__doc__ = f"doc {n}"
+        tool_spec(func)
+    assert len(schema._by_code) <= schema._BY_CODE_MAX
 
 
 def test_a_copied_agent_gets_its_own_transfer_tool():

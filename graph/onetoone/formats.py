@@ -21,7 +21,6 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Literal, get_args
 
-import yaml
 from pydantic import BaseModel, Field
 
 OutputType = Literal[
@@ -157,6 +156,8 @@ def format_history(history: Any, output_type: str = "dict") -> Any:
     if kind == "json":
         return json.dumps(entries)
     if kind == "yaml":
+        import yaml  # ~15 ms of import that only this format needs
+
         return yaml.safe_dump(entries, sort_keys=False)
     if kind == "xml":
         return _to_xml(entries)

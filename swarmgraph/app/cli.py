@@ -24,26 +24,16 @@ Example:
 
 from __future__ import annotations
 
+# Only what parsing the command line needs is imported here: ``swarmgraph --help`` and
+# ``--version`` must not pay for LangChain/LangGraph (seconds on a cold disk). Each command
+# imports its own tools.
 import argparse
-import json
 import os
-import shutil
-import sqlite3
 import sys
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
-
-from .demo import (
-    DEMO_CONVERSATION,
-    DEMO_MODEL_LABEL,
-    PERSIST_TABLE_NOTE,
-    demo_agents,
-    demo_model,
-)
-from .terminal import Style, context_text, conversation_lines
 
 __all__ = ["UserError", "build_parser", "main"]
 
@@ -125,12 +115,15 @@ class ModelChoice:
 
     @property
     def offline(self) -> bool:
+        from .demo import DEMO_MODEL_LABEL
+
         return self.label == DEMO_MODEL_LABEL
 
 
 def _choose_model(args: argparse.Namespace) -> ModelChoice:
     """A real model when ``--model`` or ``OPENAI_API_KEY`` asks for one, else the demo model."""
     from ..graph.swarm import Swarm
+    from .demo import DEMO_MODEL_LABEL, demo_model
     from .provider import endpoint_text, server_chat_model
 
     key, base = os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL")
@@ -195,6 +188,8 @@ def _fresh_compare_dir(folder: Path) -> Path:
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from ..memory.compare import compare_persistence, format_table
+    from .demo import DEMO_CONVERSATION, PERSIST_TABLE_NOTE, demo_agents
+    from .terminal import Style, context_text, conversation_lines
 
     style = Style.for_stream(out, args.no_color)
     choice = _choose_model(args)
@@ -245,8 +240,10 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     from ..memory.policies import parse_memory
+    from .demo import demo_agents
     from .provider import describe_model_error
     from .repl import LineReader, chat_loop
+    from .terminal import Style
 
     style = Style.for_stream(out, args.no_color)
     choice = _choose_model(args)
@@ -281,6 +278,12 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- history -------------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    import json
+    import shutil
+
+    from .demo import demo_agents
+    from .terminal import Style, conversation_lines
+
     path = _sqlite_file(args.db)
     if path is not None and not path.exists():
         raise UserError(f"no stored session {args.session!r}: {_where(args.db)} does not exist")
@@ -324,6 +327,7 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
 def demo_app() -> Any:
     """The demo swarm compiled as a LangGraph app (offline model; only drawn, not run)."""
     from ..graph.builder import build_swarm_graph
+    from .demo import demo_agents, demo_model
 
     return build_swarm_graph(list(demo_agents()), chat_model=demo_model()).compile()
 
@@ -425,6 +429,8 @@ def _one_line(error: BaseException) -> str:
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
+    import sqlite3
+
     from ..graph.errors import SwarmError
     from ..graph.models import MissingModelError
     from ..memory import ContextSerializationError, ContextVersionConflict
@@ -466,6 +472,21 @@ def _describe(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``swarmgraph`` command line; returns the exit status."""
+    try:
+        return _main(argv)
+    finally:
+        if argv is None:  # the process exits next (console script, python -m swarmgraph)
+            # Interpreter shutdown would walk the ~100k objects LangChain/LangGraph leave
+            # behind in one last full collection (~0.5 s); frozen objects are skipped.
+            # Not when called with argv (tests, embedding): the caller's process goes on.
+            import gc
+
+            gc.freeze()
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "db", "unset") is None:
