@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -18,29 +19,46 @@ from typing import Any
 from benchmarks.concurrency import run_concurrency
 from benchmarks.handoff import run_handoff
 from benchmarks.persistence import run_persistence
+from benchmarks.recall import run_recall
 from benchmarks.report import render
-from benchmarks.rss import run_rss
+from benchmarks.rss import run_rss, run_service
+from benchmarks.startup import run_startup
 from benchmarks.tokens import run_tokens
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLOT = "tokens_per_turn.png"
-SECTIONS = ("handoff", "persistence", "tokens", "concurrency", "rss")
+RECALL_PLOT = "tokens_vs_facts.png"
+SECTIONS = (
+    "startup",
+    "handoff",
+    "persistence",
+    "tokens",
+    "recall",
+    "concurrency",
+    "rss",
+    "service",
+)
 
 
 def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
     """Each section's call, at full or quick sizes."""
     plot = os.path.join(out_dir, PLOT)
+    recall_plot = os.path.join(out_dir, RECALL_PLOT)
     if quick:
         return {
+            "startup": lambda: run_startup(repeat=1, first_repeat=1),
             "handoff": lambda: run_handoff(number=3, repeat=2, profile=3),
             "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10, 40)),
             "tokens": lambda: run_tokens(turns=12, plot_path=plot),
+            "recall": lambda: run_recall(turns=24, plot_path=recall_plot),
             "concurrency": lambda: run_concurrency(
                 sessions=4, turns=2, latency=0.002, repeat=1, sequential_sample=2
             ),
             "rss": lambda: run_rss(sizes=(10, 50), naive=True),
+            "service": lambda: run_service(marks=(5, 10), users=3),
         }
     return {
+        "startup": lambda: run_startup(repeat=10, first_repeat=5),
         "handoff": lambda: run_handoff(number=100, repeat=7, profile=300),
         "persistence": lambda: run_persistence(
             sizes=(100, 1_000, 10_000),
@@ -49,10 +67,17 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             ours_turns=40,  # 5 turns left our few-ms median at the mercy of machine noise
         ),
         "tokens": lambda: run_tokens(turns=200, plot_path=plot),
+        "recall": lambda: run_recall(turns=200, plot_path=recall_plot),
         "concurrency": lambda: run_concurrency(
-            sessions=200, turns=5, latency=0.05, repeat=3, sequential_sample=10
+            sessions=1_000,
+            turns=5,
+            latency=0.05,
+            repeat=3,
+            sequential_sample=10,
+            session_sessions=200,
         ),
         "rss": lambda: run_rss(sizes=(100, 10_000), naive=True),
+        "service": lambda: run_service(marks=(1_000, 10_000), users=1_000),
     }
 
 
@@ -64,12 +89,28 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _load_note() -> str:
+    """How busy the machine was: timings on a shared machine are noisy, and RESULTS.md says so."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - not on every OS
+        return ""
+    cpus = os.cpu_count() or 1
+    busy = " (busy: other work shared the CPUs, so timings are noisy)" if load > cpus / 2 else ""
+    return f"Load average at the end: {load:.1f} on {cpus} CPUs{busy}."
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="minimal sizes (smoke test)")
     parser.add_argument("--out", default=HERE, help="directory for RESULTS.md and the plot")
     parser.add_argument(
         "--only", default="", help="comma-separated subset of " + ",".join(SECTIONS)
+    )
+    parser.add_argument(
+        "--note",
+        default="",
+        help="a line for RESULTS.md's header (e.g. how loaded the machine was)",
     )
     args = parser.parse_args(argv)
     only = [s for s in args.only.split(",") if s] or list(SECTIONS)
@@ -96,12 +137,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         command=command,
         elapsed_s=elapsed,
         plot_name=PLOT if "tokens" in results else None,
+        recall_plot=RECALL_PLOT if "recall" in results else None,
+        note=args.note or _load_note(),
     )
     with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
         f.write(text + "\n")
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(_jsonable(results), f, indent=1)
-    print(text.split("\n## 1.")[0])  # the header and the targets table
+    print(re.split(r"\n## \d", text)[0])  # the header and the targets table
     return results
 
 

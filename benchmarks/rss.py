@@ -1,4 +1,5 @@
-"""Peak RSS of one Session turn when 10,000 vs 100 messages are stored (window=20).
+"""Peak RSS of one Session turn when 10,000 vs 100 messages are stored (window=20), and a
+long-running service's RSS over many turns with agents built per request (``run_service``).
 
 Each case runs in a fresh subprocess (so one case's heap never inflates another's): the
 SQLite file is prefilled here, the child imports everything, opens the Session, records its
@@ -58,6 +59,85 @@ def high_water():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"before": before, "peak": high_water()}))
 """
+
+
+SERVICE = r"""
+import gc, json, sys
+import psutil
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.graph import schema
+from swarmgraph.memory import Session
+
+mode, path, marks = sys.argv[1], sys.argv[2], [int(x) for x in sys.argv[3].split(",")]
+users = int(sys.argv[4])
+
+def agents_for(user):
+    # What a service that builds its agents per request does: per-user instructions,
+    # fresh tool functions, a fresh handoff target.
+    def lookup_order(order_id: str, context_variables: dict):
+        "Look an order up."
+        return Result(value=f"order {order_id} for {user}", context_variables={"order": order_id})
+
+    sales = Agent(name="Sales", instructions=f"Sell to {user}.", functions=[lookup_order])
+    triage = Agent(name="Triage", instructions=f"Greet {user}.", handoffs=[sales])
+    return triage, sales
+
+def respond(messages):
+    last = messages[-1]
+    if last.type == "human":
+        return scripted_tool_call("transfer_to_sales") if "Greet" in messages[0].content else "ok"
+    return "Sold."
+
+swarm = Swarm(chat_model=ScriptedChatModel([], respond=respond))
+model = swarm.resolver.chat_model
+reused = {}
+out = {}
+for turn in range(1, max(marks) + 1):
+    user = f"user{turn % users}"
+    if mode == "per-request":
+        triage, sales = agents_for(user)
+    else:
+        triage, sales = reused.get(user) or reused.setdefault(user, agents_for(user))
+    session = Session(user, url="sqlite:///" + path, window=20, agents=[triage, sales])
+    session.run(swarm, triage, f"turn {turn}: any news?")
+    model.reset()  # the scripted model records calls; a real one keeps nothing
+    if turn in marks:
+        gc.collect()
+        out[str(turn)] = {
+            "rss_mb": psutil.Process().memory_info().rss / 2**20,
+            "compiled_graphs": len(swarm._graphs),
+            "remembered_starts": len(swarm._starts),
+            "tool_specs_by_function": len(schema._functions),
+            "tool_specs_by_code": len(schema._by_code),
+            "agents_alive": sum(1 for o in gc.get_objects() if isinstance(o, Agent)),
+        }
+print(json.dumps(out))
+"""
+
+
+def run_service(*, marks: tuple[int, ...] = (1_000, 10_000), users: int = 1_000) -> dict[str, Any]:
+    """RSS of one process after ``marks`` turns of a service through one ``Swarm`` and
+    per-request ``Session`` objects over SQLite, ``users`` conversations, with agents built
+    per request (fresh Agent objects and tool functions each turn) and, for contrast, reused."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cases: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode in ("per-request", "reused"):
+            path = os.path.join(tmp, f"{mode}.db")
+            done = subprocess.run(
+                [sys.executable, "-c", SERVICE, mode, path, ",".join(map(str, marks)), str(users)],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=root,
+                env=env,
+                timeout=3600,
+            )
+            cases[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    lo, hi = str(min(marks)), str(max(marks))
+    growth = {mode: rows[hi]["rss_mb"] / rows[lo]["rss_mb"] - 1 for mode, rows in cases.items()}
+    return {"marks": list(marks), "users": users, "cases": cases, "growth": growth}
 
 
 def _prefill(path: str, n: int, naive: bool) -> None:

@@ -2,7 +2,7 @@
 
 - **Start-up**: ``swarmgraph --version`` / ``--help`` against ``python -c pass``; importing
   the engine (``from swarmgraph import Agent, Swarm``) against importing what it truly needs
-  (``langgraph.graph`` + ``langchain_core.language_models``). Whole-process wall time,
+  (``langgraph.graph`` + LangChain's ``BaseChatModel``). Whole-process wall time,
   interleaved over ``repeat`` rounds; the import figures also with ``python -c pass``
   subtracted. ``-X importtime``'s top entries say where the time goes.
 - **First answer**: a fresh process that imports, builds and runs one ``Swarm().run`` with the
@@ -13,7 +13,7 @@
 Example:
     >>> out = run_startup(repeat=1, first_answer=False)
     >>> sorted(out["processes"])[:2]
-    ['import floor: langgraph.graph + langchain_core.language_models', 'import swarmgraph']
+    ['import floor: langgraph.graph + langchain_core BaseChatModel', 'import swarmgraph']
 """
 
 from __future__ import annotations
@@ -30,7 +30,11 @@ from benchmarks.loopback import LoopbackOpenAI
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-FLOOR_IMPORT = "import langgraph.graph, langchain_core.language_models"
+# What the engine truly needs: LangGraph's StateGraph and LangChain's BaseChatModel
+# (``import langchain_core.language_models`` alone loads its names lazily, so it would not
+# load the chat model base class every engine over LangChain models needs).
+FLOOR_IMPORT = "from langgraph.graph import StateGraph; from langchain_core.language_models import BaseChatModel"
+FLOOR = "import floor: langgraph.graph + langchain_core BaseChatModel"
 ENGINE_IMPORT = "from swarmgraph import Agent, Swarm"
 
 FIRST_ANSWER = r"""
@@ -95,7 +99,7 @@ def run_startup(*, repeat: int = 10, first_answer: bool = True, first_repeat: in
         "python -c pass": [py, "-c", "pass"],
         "swarmgraph --version": [*_cli(), "--version"],
         "swarmgraph --help": [*_cli(), "--help"],
-        "import floor: langgraph.graph + langchain_core.language_models": [py, "-c", FLOOR_IMPORT],
+        FLOOR: [py, "-c", FLOOR_IMPORT],
         "import swarmgraph": [py, "-c", ENGINE_IMPORT],
     }
     samples: dict[str, list[float]] = {name: [] for name in commands}
@@ -107,7 +111,7 @@ def run_startup(*, repeat: int = 10, first_answer: bool = True, first_repeat: in
     processes = {name: _span(values) for name, values in samples.items()}
     bare = processes["python -c pass"]["median"]
     med = {name: p["median"] for name, p in processes.items()}
-    floor = "import floor: langgraph.graph + langchain_core.language_models"
+    floor = FLOOR
     out: dict[str, Any] = {
         "repeat": repeat,
         "processes": processes,

@@ -9,32 +9,47 @@ Example:
     'Hello!'
 """
 
-from .builder import build_swarm_graph
-from .chat_models.openai_client import OpenAIClientChatModel
-from .chat_models.scripted import (
-    ScriptedChatModel,
-    scripted_tool_call,
-    scripted_tool_calls,
-)
-from .discovery import reachable_agents
-from .errors import (
-    AgentNameConflictError,
-    HandoffLoopError,
-    MissingModelError,
-    ScriptExhaustedError,
-    SwarmError,
-    ToolArgumentError,
-    ToolSchemaError,
-)
-from .messages import message_to_openai, to_langchain, to_openai
-from .models import ModelResolver, resolve_chat_model
-from .onetoone.formats import OUTPUT_TYPES, format_history
-from .onetoone.pattern import OneToOne, build_one_to_one_graph, one_to_one
-from .onetoone.views import agent_answer, messages_for, split_last_turn
-from .schema import ToolSpec, function_to_json, tool_spec
-from .state import SwarmState
-from .swarm import Swarm
-from .types import Agent, Response, Result
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# name -> module that defines it. Names load on first use: ``from swarmgraph import Agent,
+# Swarm`` must not pay for the OneToOne pattern, the scripted model or the client adapter.
+_EXPORTS: dict[str, str] = {
+    "build_swarm_graph": ".builder",
+    "OpenAIClientChatModel": ".chat_models.openai_client",
+    "ScriptedChatModel": ".chat_models.scripted",
+    "scripted_tool_call": ".chat_models.scripted",
+    "scripted_tool_calls": ".chat_models.scripted",
+    "reachable_agents": ".discovery",
+    "AgentNameConflictError": ".errors",
+    "HandoffLoopError": ".errors",
+    "MissingModelError": ".errors",
+    "ScriptExhaustedError": ".errors",
+    "SwarmError": ".errors",
+    "ToolArgumentError": ".errors",
+    "ToolSchemaError": ".errors",
+    "message_to_openai": ".messages",
+    "to_langchain": ".messages",
+    "to_openai": ".messages",
+    "ModelResolver": ".models",
+    "resolve_chat_model": ".models",
+    "OUTPUT_TYPES": ".onetoone.formats",
+    "format_history": ".onetoone.formats",
+    "OneToOne": ".onetoone.pattern",
+    "build_one_to_one_graph": ".onetoone.pattern",
+    "one_to_one": ".onetoone.pattern",
+    "agent_answer": ".onetoone.views",
+    "messages_for": ".onetoone.views",
+    "split_last_turn": ".onetoone.views",
+    "ToolSpec": ".schema",
+    "function_to_json": ".schema",
+    "tool_spec": ".schema",
+    "SwarmState": ".state",
+    "Swarm": ".swarm",
+    "Agent": ".types",
+    "Response": ".types",
+    "Result": ".types",
+}
 
 __all__ = [
     "OUTPUT_TYPES",
@@ -72,3 +87,45 @@ __all__ = [
     "to_openai",
     "tool_spec",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
+    from .builder import build_swarm_graph
+    from .chat_models.openai_client import OpenAIClientChatModel
+    from .chat_models.scripted import (
+        ScriptedChatModel,
+        scripted_tool_call,
+        scripted_tool_calls,
+    )
+    from .discovery import reachable_agents
+    from .errors import (
+        AgentNameConflictError,
+        HandoffLoopError,
+        MissingModelError,
+        ScriptExhaustedError,
+        SwarmError,
+        ToolArgumentError,
+        ToolSchemaError,
+    )
+    from .messages import message_to_openai, to_langchain, to_openai
+    from .models import ModelResolver, resolve_chat_model
+    from .onetoone.formats import OUTPUT_TYPES, format_history
+    from .onetoone.pattern import OneToOne, build_one_to_one_graph, one_to_one
+    from .onetoone.views import agent_answer, messages_for, split_last_turn
+    from .schema import ToolSpec, function_to_json, tool_spec
+    from .state import SwarmState
+    from .swarm import Swarm
+    from .types import Agent, Response, Result

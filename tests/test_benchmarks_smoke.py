@@ -19,8 +19,10 @@ from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
 from benchmarks.handoff import RATIOS, run_handoff
 from benchmarks.persistence import CONTENDERS as PERSISTENCE_CONTENDERS
 from benchmarks.persistence import run_persistence
+from benchmarks.recall import FACTS, pareto_front, run_recall
 from benchmarks.report import render, verdict
-from benchmarks.rss import run_rss
+from benchmarks.rss import run_rss, run_service
+from benchmarks.startup import run_startup
 from benchmarks.tokens import POLICIES, run_tokens
 
 
@@ -92,6 +94,37 @@ def test_rss_runs_each_case_in_a_subprocess():
     assert _finite_positive(out["ratios"]["ours peak, largest / smallest N"])
 
 
+def test_startup_measures_fresh_processes_and_the_first_answer_on_loopback():
+    out = run_startup(repeat=1, first_repeat=1)
+    assert set(out["ratios"]) >= {"swarmgraph --version / python -c pass"}
+    assert all(_finite_positive(p["median"]) for p in out["processes"].values())
+    top = out["importtime"]["import swarmgraph"]["top_level_cumulative_ms"]
+    assert top and all(ms >= 0 for _, ms in top)
+    first = out["first_answer"]
+    # Each child asserted it got the loopback server's "pong" from a real Swarm().run.
+    assert set(first["contenders"]) == {"ours", "openai/swarm"}, first
+    assert _finite_positive(first["ratios"]["ours / openai/swarm (whole process)"])
+
+
+def test_recall_counts_tokens_and_the_facts_each_policy_lets_the_model_see(tmp_path):
+    out = run_recall(turns=24, plot_path=str(tmp_path / "pareto.png"))
+    policies = out["policies"]
+    assert policies["buffer"]["facts_kept"] == len(FACTS)  # everything is in the prompt
+    assert policies["window:20"]["facts_kept"] == 0  # the facts scrolled out of the window
+    assert policies["context+window:4"]["facts_kept"] == len(FACTS)  # kept in context
+    assert policies["context+window:4"]["total_tokens"] < policies["buffer"]["total_tokens"]
+    assert "context+window:4" in pareto_front(policies)
+    assert (tmp_path / "pareto.png").stat().st_size > 1000
+
+
+def test_service_reports_rss_and_bounded_caches_per_mark():
+    out = run_service(marks=(4, 8), users=3)
+    per_request = out["cases"]["per-request"]
+    assert set(per_request) == {"4", "8"}
+    assert per_request["8"]["compiled_graphs"] <= 2  # one per topology, not per request
+    assert _finite_positive(per_request["8"]["rss_mb"])
+
+
 def test_verdict_states_the_distance():
     assert verdict(1.0, 1.3) == "met"
     assert verdict(2.6, 1.3) == "not met: 2.6 vs target 1.3 (2.0x over)"
@@ -102,6 +135,9 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
     text = (tmp_path / "RESULTS.md").read_text()
     for heading in (
         "## Targets",
+        "## 0. Start-up",
+        "## 3b. Tokens for what is remembered",
+        "## 6. A long-running service",
         "## 1. Handoff",
         "## 2. Persistence",
         "## 3. Tokens",
@@ -113,7 +149,10 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
         assert heading in text, heading
     assert "handoff: ours <= 0.1x langgraph-swarm" in text
     assert "concurrency: no lost messages | met" in text
+    assert "concurrency (side by side): no lost messages | met" in text
+    assert "handoff floor: ours <= 1.05x" in text
     assert (tmp_path / "tokens_per_turn.png").exists()
+    assert (tmp_path / "tokens_vs_facts.png").exists()
     assert (tmp_path / "results.json").exists()
 
 

@@ -22,6 +22,8 @@ DEFERRED_BY_THE_ENGINE = (
     "yaml",
     "swarmgraph.memory",
     "swarmgraph.app",
+    "swarmgraph.graph.onetoone",
+    "swarmgraph.graph.chat_models",
 )
 
 
