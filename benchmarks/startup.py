@@ -33,7 +33,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What the engine truly needs: LangGraph's StateGraph and LangChain's BaseChatModel
 # (``import langchain_core.language_models`` alone loads its names lazily, so it would not
 # load the chat model base class every engine over LangChain models needs).
-FLOOR_IMPORT = "from langgraph.graph import StateGraph; from langchain_core.language_models import BaseChatModel"
+FLOOR_IMPORT = (
+    "from langgraph.graph import StateGraph; "
+    "from langchain_core.language_models import BaseChatModel"
+)
 FLOOR = "import floor: langgraph.graph + langchain_core BaseChatModel"
 ENGINE_IMPORT = "from swarmgraph import Agent, Swarm"
 
