@@ -20,6 +20,7 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[dev,postgres,redis,bench]'
+	$(BIN)/python -m pip install -q --no-deps 'openai-swarm==0.1.1'  # bench peer; see pyproject
 	touch $(STAMP) $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)
