@@ -204,16 +204,19 @@ def plot_pareto(results: dict[str, Any], path: str) -> None:
 
     front = set(pareto_front(results))
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
-    for name, r in results.items():
+    stacked: dict[int, int] = {}  # labels of points at one height go one above the other
+    for name, r in sorted(results.items(), key=lambda item: item[1]["share_of_buffer"]):
         x, y = r["share_of_buffer"] * 100, r["facts_kept"]
         ax.scatter([x], [y], s=60, color="tab:green" if name in front else "tab:grey", zorder=3)
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 6))
+        level = stacked.get(y, 0)
+        stacked[y] = level + 1
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 6 + 13 * level))
     line = sorted(
         (r["share_of_buffer"] * 100, r["facts_kept"]) for n, r in results.items() if n in front
     )
     ax.plot([p[0] for p in line], [p[1] for p in line], color="tab:green", linewidth=1, zorder=2)
     ax.axvline(15, color="tab:red", linestyle=":", linewidth=1)
-    ax.text(15.5, 0.3, "target: 15% of buffer", color="tab:red")
+    ax.text(15.8, len(FACTS) / 2, "target: 15% of buffer", color="tab:red")
     ax.set_xlabel("tokens sent over the conversation, % of buffer")
     ax.set_ylabel(f"facts in the prompt when asked (of {len(FACTS)})")
     ax.set_ylim(-0.5, len(FACTS) + 0.8)
