@@ -674,7 +674,10 @@ def service_section(s: dict[str, Any], targets: list[dict[str, str]]) -> list[st
             "target": f"service: RSS growth from {int(lo):,} to {int(hi):,} per-request-agent "
             "turns <= 5%",
             "verdict": verdict(growth * 100, 5.0),
-            "why": f"{growth:+.1%} (reused agents: {s['growth']['reused']:+.1%})",
+            "why": f"{growth:+.1%}"
+            + (
+                f" (reused agents: {s['growth']['reused']:+.1%})" if "reused" in s["growth"] else ""
+            ),
         }
     )
     return lines

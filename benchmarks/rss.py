@@ -115,7 +115,12 @@ print(json.dumps(out))
 """
 
 
-def run_service(*, marks: tuple[int, ...] = (1_000, 10_000), users: int = 1_000) -> dict[str, Any]:
+def run_service(
+    *,
+    marks: tuple[int, ...] = (1_000, 10_000),
+    users: int = 1_000,
+    modes: tuple[str, ...] = ("per-request", "reused"),
+) -> dict[str, Any]:
     """RSS of one process after ``marks`` turns of a service through one ``Swarm`` and
     per-request ``Session`` objects over SQLite, ``users`` conversations, with agents built
     per request (fresh Agent objects and tool functions each turn) and, for contrast, reused."""
@@ -123,7 +128,7 @@ def run_service(*, marks: tuple[int, ...] = (1_000, 10_000), users: int = 1_000)
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
     cases: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for mode in ("per-request", "reused"):
+        for mode in modes:
             path = os.path.join(tmp, f"{mode}.db")
             done = subprocess.run(
                 [sys.executable, "-c", SERVICE, mode, path, ",".join(map(str, marks)), str(users)],

@@ -31,6 +31,8 @@ EXTRA_MODULES = (
     "langgraph_swarm",
     "psutil",
     "pyinstrument",
+    "agents",  # openai-agents, a benchmark peer
+    "swarm",  # openai-swarm, a benchmark peer
 )
 
 
@@ -56,8 +58,12 @@ def test_make_demo_installs_only_the_package(tmp_path):
 
 
 def test_make_test_installs_every_extra(tmp_path):
-    (install,) = _installs(_dry_run(tmp_path, "test"))
+    install, *peers = _installs(_dry_run(tmp_path, "test"))
     assert "-e '.[dev,postgres,redis,bench]'" in install
+    # openai/swarm is a benchmark peer whose declared dependencies it never imports
+    assert [p.split("#")[0].strip() for p in peers] == [
+        ".venv/bin/python -m pip install -q --no-deps 'openai-swarm==0.1.1'"
+    ]
 
 
 def test_make_notebooks_installs_jupyter_into_the_venv_and_starts_it(tmp_path):
