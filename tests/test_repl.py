@@ -259,3 +259,13 @@ def test_an_unreachable_server_is_named(tmp_path):
     )
     assert "cannot reach the model server at http://user:***@127.0.0.1:9/v1" in done.stderr
     assert "hunter2" not in done.stderr + done.stdout
+
+
+def test_demo_with_a_failing_server_is_one_line_naming_it(tmp_path):
+    with OpenAIStub([stub_error(500, "boom")] * 3) as stub:
+        done = run(tmp_path, "demo", "--model", "m", OPENAI_BASE_URL=stub.base_url)
+        url = stub.base_url
+    errors = [x for x in done.stderr.splitlines() if not x.endswith("retries)")]
+    assert done.returncode == 1 and len(errors) == 1, done.stderr
+    assert errors[0].startswith(f"swarmgraph: error: the model server at {url}/chat/completions")
+    assert "answered HTTP 500 after 3 attempts; boom" in errors[0]
