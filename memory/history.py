@@ -52,11 +52,14 @@ class AsyncByThread:
     """LangChain's async history methods as one thread hop to the sync ones.
 
     Every backend is sync-first on a bounded pool, so async callers never open more
-    connections than the pool allows (a native async Postgres path opened one per call and
-    ran out of server connections at 200 concurrent turns). Listed first in a backend's
-    bases, it replaces the upstream class's async methods (which need a connection object of
-    their own). Measured with 200 concurrent ``Session.arun`` conversations x 5 turns, see
-    ``python -m benchmarks.backend_turns``: no loss against the native async paths.
+    connections than the pool allows. Listed first in a backend's bases, it replaces the
+    upstream class's async methods (which need a connection object of their own). No native
+    async twin is kept because none paid: 200 concurrent ``Session.arun`` conversations x 5
+    turns (``python -m benchmarks.backend_turns``, 2 cores, before/after interleaved) took
+    26-31 s and 9-10 ms CPU a turn on the native async Redis path against 10.5-12 s and
+    3.9-4.5 ms through threads; native async Postgres (a connection per call) failed with
+    "too many clients" while threads stored all 4,000 messages in 9-12 s; SQLite already
+    hopped to a thread (12-15 s either way).
 
     Example:
         >>> from langchain_core.messages import HumanMessage

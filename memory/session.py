@@ -21,7 +21,9 @@ JSON, the turn's messages are still saved, the stored context stays as it was, a
 :class:`ContextSerializationError` is raised afterwards with the run's ``.response`` attached.
 Concurrent turns on one conversation never interleave messages; their context changes are
 merged key by key (each run's changes applied over the latest stored version). A run that
-raises stores nothing: the turn did not happen, and the exception reaches the caller.
+raises stores nothing: the turn did not happen, and the exception reaches the caller. A run's
+messages are stored as the engine made them (message ids, the model's usage and response
+metadata included), not rebuilt from ``Response.messages``' Swarm-style dicts.
 
 Example:
     >>> import os, tempfile
