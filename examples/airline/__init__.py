@@ -1,0 +1,1 @@
+"""Airline customer service: triage, flight modification (cancel or change), lost baggage."""

@@ -1,0 +1,1 @@
+"""A personal shopper over a small SQLite shop database: look up, order, refund, notify."""

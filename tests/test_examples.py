@@ -1,0 +1,57 @@
+"""Every example program runs offline from the command line, as its README says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# example -> lines its offline run must print
+EXPECTED = {
+    "triage_desk": ["Triage ⚙ transfer_to_sales({})", "Refunds ⚙ process_refund("],
+    "airline": [
+        "Flight Modification ⚙ transfer_to_flight_cancel({})",
+        "Flight Cancel ⚙ initiate_refund({})",
+        "Lost Baggage ⚙ initiate_baggage_search(",
+    ],
+    "weather": ['Weather ⚙ get_weather({"location": "Chicago"})', "Weather ⚙ send_email("],
+    "personal_shopper": [
+        'Refunds ⚙ refund_item({"purchase_id": 2})',
+        'Sales ⚙ order_item({"product_id": 104})',
+        "Notified by phone",
+    ],
+    "langgraph_member": ["catalogue ⚙ search_catalogue(", "Triage › We are open"],
+}
+
+
+def examples() -> list[str]:
+    return sorted(p.name for p in (ROOT / "examples").iterdir() if (p / "__main__.py").exists())
+
+
+def test_every_example_is_checked_here_and_has_evals():
+    assert examples() == sorted(EXPECTED)
+    for name in examples():
+        assert (ROOT / "examples" / name / "evals.py").exists(), name
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs_offline(name, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", f"examples.{name}", "--offline"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for line in EXPECTED[name]:
+        assert line in done.stdout, (line, done.stdout)
