@@ -1,0 +1,41 @@
+"""The demo swarm's compiled graph, for LangGraph's server and Studio (``langgraph dev``).
+
+``langgraph.json`` at the repository root points here (``graph``). The server brings its own
+checkpointer and store, so the graph is compiled without one; each thread then keeps its
+messages, ``context_variables`` and ``active_agent`` between runs. The agents run on a real
+model when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set, else on the offline demo model.
+
+To serve your own swarm, write a module like this one that compiles your agents, and name it
+in your ``langgraph.json``: ``{"graphs": {"my_swarm": "./my_app/swarm.py:graph"}}``.
+
+Example:
+    >>> out = make_graph(offline=True).invoke({"messages": [("user", "I'm Ming, refund order 7")]})
+    >>> out["active_agent"], out["context_variables"]["refund_status"]
+    ('Refunds', 'approved')
+"""
+
+from __future__ import annotations
+
+import os
+
+from langgraph.graph.state import CompiledStateGraph
+
+from swarmgraph.app.demo import demo_agents, demo_model
+from swarmgraph.graph import build_swarm_graph
+
+__all__ = ["graph", "make_graph"]
+
+
+def make_graph(offline: bool | None = None) -> CompiledStateGraph:
+    """The demo swarm compiled without a checkpointer (the server adds its own).
+
+    ``offline=None`` decides from the environment, as the CLI does.
+    """
+    if offline is None:
+        offline = not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"))
+    agents = demo_agents()
+    chat_model = demo_model() if offline else None
+    return build_swarm_graph(list(agents), chat_model=chat_model).compile(name="demo_swarm")
+
+
+graph = make_graph()
