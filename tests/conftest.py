@@ -4,6 +4,7 @@
 - ``postgres_server`` (per test): the same server object, ``.url``, ``.stop(mode)``,
   ``.start()``, ``.stopped()``, ``.new_database(name)``; restarted after the test if left down.
 - ``redis_url`` (session): ``redis://127.0.0.1:PORT/0``; ``redis_server`` (per test) likewise.
+- ``wheel_venv`` (session): the built wheel installed into a fresh venv (``tests/wheel_venv.py``).
 
 Missing binaries make these fixtures fail, never skip: ``make test`` installs them first.
 """
@@ -17,8 +18,10 @@ import pytest
 
 try:  # tests/ on sys.path (rootdir conftest, no tests/__init__.py) or the repo root
     from servers import PostgresServer, RedisServer, ServiceUnavailable
+    from wheel_venv import WheelVenv, build_wheel_venv
 except ImportError:  # pragma: no cover
     from tests.servers import PostgresServer, RedisServer, ServiceUnavailable
+    from tests.wheel_venv import WheelVenv, build_wheel_venv
 
 # Scripts the multi-process tests start; importing one runs it.
 collect_ignore = ["procs"]
@@ -84,3 +87,9 @@ def redis_server(_redis_session: RedisServer) -> Iterator[RedisServer]:
     _redis_session.start()
     yield _redis_session
     _redis_session.start()
+
+
+@pytest.fixture(scope="session")
+def wheel_venv(tmp_path_factory) -> WheelVenv:
+    """The wheel built from the sources, installed into a fresh venv (built once per run)."""
+    return build_wheel_venv(tmp_path_factory.mktemp("wheel-venv"))

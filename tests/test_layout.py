@@ -8,13 +8,16 @@ install as ``swarmgraph.graph``, ``swarmgraph.memory`` and ``swarmgraph``, so a 
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+
+try:  # tests/ on sys.path (rootdir conftest) or the repo root
+    from wheel_venv import run_python
+except ImportError:  # pragma: no cover
+    from tests.wheel_venv import run_python
 
 try:
     import tomllib
@@ -167,18 +170,7 @@ def test_facade_exports_resolve_and_are_the_submodules_objects():
 
 
 def _run(code: str, cwd: Path, python: str = sys.executable) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "PYTHON"))}
-    done = subprocess.run(
-        [python, "-c", textwrap.dedent(code)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_python(code, cwd, python)
 
 
 USER_PROGRAM = """
@@ -227,34 +219,14 @@ def test_importing_the_engine_loads_neither_memory_nor_the_app(tmp_path):
 
 
 @pytest.mark.slow
-def test_non_editable_install_in_a_fresh_venv_next_to_a_users_graph_py(tmp_path):
-    # Build the wheel from the sources and install it (no deps, no index) into a fresh venv
-    # that sees the test venv's dependencies through a .pth line, but not its editable
-    # swarmgraph (a .pth inside a directory named by another .pth is never executed).
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(wheels), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
-    (wheel,) = wheels.glob("swarmgraph-*.whl")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = str(venv / "bin" / "python")
-    site = _run("import site; print(site.getsitepackages()[0])", tmp_path, python).strip()
-    deps = next(p for p in sys.path if p.endswith("site-packages"))
-    Path(site, "test-deps.pth").write_text(deps + "\n")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps",
-         "--no-index", str(wheel)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+def test_non_editable_install_in_a_fresh_venv_next_to_a_users_graph_py(tmp_path, wheel_venv):
     app = _user_project(tmp_path)
-    out = _run(USER_PROGRAM, app, python).splitlines()
+    out = wheel_venv.run(USER_PROGRAM, app).splitlines()
     assert out[0] == "Hello from swarmgraph!"
     assert out[1] == "['graph', 'memory']"
-    assert out[2].split()[1].startswith(site), out[2]  # the installed copy, not the sources
+    assert out[2].split()[1].startswith(wheel_venv.site), out[2]  # the installed copy
     cli = subprocess.run(
-        [str(venv / "bin" / "swarmgraph"), "--version"], capture_output=True, text=True, check=False
-    )
+        [str(wheel_venv.bin / "swarmgraph"), "--version"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
     assert cli.returncode == 0 and "swarmgraph" in cli.stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -177,6 +178,12 @@ def test_03_table_shows_what_each_persist_choice_restores():
     markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "the active agent is saved with the" in markdown
     assert "offline rule-based" in markdown
+    # Session and a checkpointer on the same swarm: same outcome, different bookkeeping
+    ours = "agent Refunds | context {'name': 'Ming', 'order_id': 7, 'refund_status': 'approved'}"
+    assert f"Session:      {ours}" in text and f"checkpointer: {ours}" in text
+    stored = dict(re.findall(r"^(Session|checkpointer): +([\d,]+) bytes$", text, flags=re.M))
+    assert int(stored["Session"].replace(",", "")) < int(stored["checkpointer"].replace(",", ""))
+    assert "handoff_trail after the run: []" in text
 
 
 @pytest.mark.slow

@@ -206,6 +206,95 @@ print(f"the message the model read: {count_tokens_approximately(model.calls[0][1
 print(f"the context the code used:  {len(json.dumps(by_rules))} bytes of JSON: {by_rules}")
 
 # %% [markdown]
+# ## Session or a LangGraph checkpointer?
+#
+# Both keep a conversation between runs. They store different things, so they suit
+# different apps. Here is the same swarm (the demo's Triage → Sales / Refunds, on the offline
+# demo model) kept both ways, for the same two turns.
+#
+# **`Session`** stores the two halves separately: the messages in a chat-history table, the
+# context (plus the active agent) in a small versioned row. You call it with Swarm's API.
+# %%
+import os
+import sqlite3
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from swarmgraph import build_swarm_graph
+from swarmgraph.app.demo import demo_agents, demo_model
+
+triage, sales, refunds = demo_agents()
+swarm = Swarm(chat_model=demo_model())
+turns = ["Hi, I'm Ming. Please refund order 7.", "Did my refund go through?"]
+
+session_db = os.path.join(workdir, "session.db")
+for text in turns:
+    Session("ming", url=f"sqlite:///{session_db}", window=20).run(swarm, triage, text)
+
+later = Session("ming", url=f"sqlite:///{session_db}", window=20)  # a refresh
+print("Session:      agent", later.active_agent_name, "| context", later.context_variables)
+print("              messages stored:", len(later.messages))
+
+# %% [markdown]
+# **A checkpointer** stores the whole graph state after every step, under a `thread_id`. You
+# compile `build_swarm_graph` with it and drive the LangGraph app yourself (`invoke`,
+# `stream`, `langgraph dev`, Studio):
+# %%
+checkpoint_db = os.path.join(workdir, "checkpoints.db")
+saver = SqliteSaver(sqlite3.connect(checkpoint_db, check_same_thread=False))
+app = build_swarm_graph([triage], chat_model=demo_model()).compile(checkpointer=saver)
+thread = {"configurable": {"thread_id": "ming"}}
+for text in turns:
+    app.invoke({"messages": [("user", text)]}, thread)
+
+state = app.get_state(thread).values
+print("checkpointer: agent", state["active_agent"], "| context", state["context_variables"])
+print("              messages stored:", len(state["messages"]))
+print("              checkpoints kept:", len(list(app.get_state_history(thread))))
+
+# %% [markdown]
+# Same answers, different bookkeeping. What each wrote to disk for these two turns:
+# %%
+def stored_bytes(path):
+    """Bytes of every value in every table (text as UTF-8, blobs as they are)."""
+
+    def size(value):
+        if isinstance(value, bytes):
+            return len(value)
+        return len(str(value).encode()) if value is not None else 0
+
+    db = sqlite3.connect(path)
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    total = sum(size(v) for t in tables for row in db.execute(f'SELECT * FROM "{t}"') for v in row)
+    db.close()
+    return total
+
+
+print(f"Session:      {stored_bytes(session_db):>7,} bytes")
+print(f"checkpointer: {stored_bytes(checkpoint_db):>7,} bytes")
+
+# %% [markdown]
+# **Use `Session` when** the two halves have different owners and lifetimes (keep the
+# context of a customer for months, drop old messages after 30 days; or persist only one
+# half, as in the table at the top), when conversations get long (`window=20` reads 20 rows
+# however long the history is, and a turn stores only its new messages), when several
+# workers share one Postgres or Redis (a turn is one transaction), or when your code already
+# speaks Swarm's `run(agent, messages, context_variables)`.
+#
+# **Use a checkpointer when** you run the compiled graph as a LangGraph app: LangGraph's
+# server and Studio (`langgraph.json`), human-in-the-loop interrupts, time travel through
+# `get_state_history`, or resuming a run that crashed mid-way (every step is saved). The
+# whole state is one unit there: messages, `context_variables` and `active_agent` are
+# saved and restored together, every step adds a checkpoint, and each turn loads the full
+# history.
+#
+# The state a checkpointer keeps has one more key, `handoff_trail`: the agents that handed
+# off in a row without anyone answering, which the engine uses to stop handoff loops
+# (`HandoffLoopError`). It is bookkeeping: it is `[]` again as soon as an agent answers, and
+# you can ignore it in streamed updates and thread state.
+# %%
+print("handoff_trail after the run:", state["handoff_trail"])
+# %% [markdown]
 # ## Where each tool is weak
 #
 # **Context variables** are not extracted for you, suit processes whose fields you know in
