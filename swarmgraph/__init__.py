@@ -45,6 +45,8 @@ _EXPORTS: dict[str, str] = {
     "one_to_one": ".graph.onetoone.pattern",
     # memory
     "Session": ".memory.session",
+    # Swarm's REPL helper, for any agent
+    "run_demo_loop": ".app.demo_loop",
     "open_history": ".memory.backends",
     "open_context_store": ".memory.backends",
     # errors a caller catches
@@ -79,6 +81,7 @@ __all__ = [
     "one_to_one",
     "open_context_store",
     "open_history",
+    "run_demo_loop",
     "scripted_tool_call",
 ]
 
@@ -97,6 +100,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
+    from .app.demo_loop import run_demo_loop
     from .graph.builder import build_swarm_graph
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
     from .graph.errors import HandoffLoopError, MissingModelError, SwarmError, ToolSchemaError

@@ -55,3 +55,22 @@ def test_example_runs_offline(name, tmp_path):
     assert done.returncode == 0, done.stderr
     for line in EXPECTED[name]:
         assert line in done.stdout, (line, done.stdout)
+
+
+def test_an_example_in_chat_mode_is_run_demo_loop(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.weather", "--offline", "--chat"],
+        input="Weather in Oslo?\n/agent\n",
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Starting swarmgraph REPL with Weather" in done.stdout
+    assert "Weather › Oslo: -3°C and snow." in done.stdout
+    assert "active agent: Weather" in done.stdout

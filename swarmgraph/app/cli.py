@@ -1,10 +1,13 @@
 """``swarmgraph``: the demo, a chat REPL with persistent memory, stored history, the graph.
 
     swarmgraph demo                                    # offline, no API key
-    swarmgraph chat --session ID [--db URL] [--model NAME]
+    swarmgraph chat [AGENT] --session ID [--db URL] [--model NAME]
                     [--memory buffer|window:K|tokens:N|summary[:K]]
     swarmgraph history --session ID [--db URL]
-    swarmgraph graph [--format mermaid|png] [--output PATH]
+    swarmgraph graph [AGENT] [--format mermaid|png] [--output PATH]
+
+``AGENT`` is your own agent, ``path/to/file.py:triage`` or ``package.module:triage``
+(:mod:`swarmgraph.app.loading`); without it, ``chat`` and ``graph`` use the demo swarm.
 
 Storage defaults to the same store as ``Session("x")``: an embedded SQLite file,
 ``.swarmgraph/swarmgraph.db`` under the current directory (``$SWARMGRAPH_DB`` or ``--db``
@@ -172,6 +175,22 @@ def _stored_dicts(session: Any) -> list[dict]:
     return to_openai(session.messages)
 
 
+def _user_agent(spec: str) -> Any:
+    """The agent ``spec`` names (``file.py:name`` or ``module:name``), or a UserError."""
+    from .loading import AgentSpecError, load_agent
+
+    try:
+        return load_agent(spec)
+    except AgentSpecError as error:
+        raise UserError(str(error)) from None
+
+
+def _default_session(agent: Any) -> str:
+    """A user agent's conversation id when ``--session`` is left out: its name, as a slug."""
+    slug = "".join(c if c.isalnum() else "-" for c in str(agent.name).lower()).strip("-")
+    return slug or "chat"
+
+
 # -- demo ----------------------------------------------------------------------------------------
 def _compare_dir(url: str) -> Path:
     path = _sqlite_file(url)
@@ -246,27 +265,47 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     from .terminal import Style
 
     style = Style.for_stream(out, args.no_color)
+    user_agent = _user_agent(args.agent) if args.agent else None
     choice = _choose_model(args)
     # summary[:K] writes its summary with the chat model of the run (offline: the demo model).
     memory = parse_memory(args.memory, model=choice.chat_model)
-    triage, sales, refunds = demo_agents(model=choice.name)
-    session = _session(args, args.session, [triage, sales, refunds], memory=memory)
+    swarm: Any = choice.swarm
+    if user_agent is None:
+        start, *others = demo_agents(model=choice.name)
+        agents = [start, *others]
+    else:
+        from ..graph.discovery import reachable_agents
+        from .demo_loop import LoopSwarm
+
+        start = user_agent
+        agents = reachable_agents([user_agent])
+        if args.model:  # your agents name their own models; --model overrides them all
+            swarm = LoopSwarm(choice.swarm, model_override=args.model)
+        if choice.offline:
+            choice.note = choice.note or (
+                "no OPENAI_API_KEY: the offline demo model answers, and it only knows the demo "
+                "agents; set OPENAI_API_KEY (or OPENAI_BASE_URL and --model NAME)"
+            )
+    conversation = args.session or _default_session(start)
+    session = _session(args, conversation, agents, memory=memory)
     stored = len(session.messages)
     print(
-        f"{style.bold('swarmgraph chat')}: session {args.session!r} in {_where(args.db)}", file=out
+        f"{style.bold('swarmgraph chat')}: session {conversation!r} in {_where(args.db)}", file=out
     )
+    if user_agent is not None:
+        print(f"agents: {', '.join(a.name for a in agents)} (from {args.agent})", file=out)
     print(f"model: {choice.label}; memory: {args.memory}", file=out)
     if choice.note:
         print(f"note: {choice.note}", file=out)
     if stored:
-        who = session.active_agent_name or triage.name
+        who = session.active_agent_name or start.name
         print(f"resuming: {stored} stored messages, talking to {who}", file=out)
     print("type /help for commands; Ctrl-C stops a turn, Ctrl-D quits", file=out)
     out.flush()
     return chat_loop(
-        triage,
+        start,
         session,
-        choice.swarm,
+        swarm,
         out=out,
         style=style,
         reader=LineReader(history_file(args.db), out=out),
@@ -332,8 +371,21 @@ def demo_app() -> Any:
     return build_swarm_graph(list(demo_agents()), chat_model=demo_model()).compile()
 
 
+def user_app(agent: Any) -> Any:
+    """The user's swarm compiled for drawing (a scripted model: nothing runs). A compiled
+    LangGraph graph that is not one of our agents is drawn as it is."""
+    from ..graph.builder import build_swarm_graph
+    from ..graph.chat_models.scripted import ScriptedChatModel
+    from ..graph.types import Agent
+
+    if not isinstance(agent, Agent):
+        return agent
+    return build_swarm_graph([agent], chat_model=ScriptedChatModel([])).compile()
+
+
 def cmd_graph(args: argparse.Namespace, out: TextIO) -> int:
-    app = demo_app()
+    agent = _user_agent(args.agent) if args.agent else None
+    app = demo_app() if agent is None else user_app(agent)
     if args.format == "mermaid":
         text = app.get_graph().draw_mermaid()
         if args.output:
@@ -344,9 +396,11 @@ def cmd_graph(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     from .drawing import draw_png
 
-    target = Path(args.output or Path(DEFAULT_DIR) / "demo_graph.png")
+    name = "demo" if agent is None else _default_session(agent)
+    target = Path(args.output or Path(DEFAULT_DIR) / f"{name}_graph.png")
     exclude = () if args.all_nodes else ("dynamic_handoff",)
-    draw_png(app, target, title="demo swarm: handoffs are conditional edges", exclude=exclude)
+    title = "demo swarm" if agent is None else f"{agent.name}'s swarm"
+    draw_png(app, target, title=f"{title}: handoffs are conditional edges", exclude=exclude)
     print(f"wrote {target}", file=out)
     return 0
 
@@ -397,8 +451,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="play the customer-service demo and the persist table")
     storage(demo)
     model(demo)
-    chat = commands.add_parser("chat", help="chat with the demo agents, with persistent memory")
-    chat.add_argument("--session", required=True, metavar="ID", help="conversation id")
+    agent_help = "your agent: path/to/file.py:name or package.module:name (default: the demo swarm)"
+    chat = commands.add_parser(
+        "chat", help="chat with your agents (or the demo's), with persistent memory"
+    )
+    chat.add_argument("agent", nargs="?", metavar="AGENT", help=agent_help)
+    chat.add_argument(
+        "--session",
+        metavar="ID",
+        help="conversation id (required for the demo; default for your agent: its name)",
+    )
     chat.add_argument(
         "--memory",
         default="buffer",
@@ -412,10 +474,13 @@ def build_parser() -> argparse.ArgumentParser:
     history = commands.add_parser("history", help="stored messages and context of a session")
     history.add_argument("--session", required=True, metavar="ID", help="conversation id")
     storage(history)
-    drawing = commands.add_parser("graph", help="the demo swarm's graph (mermaid text or PNG)")
+    drawing = commands.add_parser(
+        "graph", help="your swarm's graph, or the demo's (mermaid text or PNG)"
+    )
+    drawing.add_argument("agent", nargs="?", metavar="AGENT", help=agent_help)
     drawing.add_argument("--format", choices=("mermaid", "png"), default="mermaid")
     drawing.add_argument(
-        "--output", metavar="PATH", help="file to write (PNG default: .swarmgraph/demo_graph.png)"
+        "--output", metavar="PATH", help="file to write (PNG default: .swarmgraph/<name>_graph.png)"
     )
     drawing.add_argument(
         "--all-nodes", action="store_true", help="PNG: also draw the dynamic_handoff helper node"
@@ -489,6 +554,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "chat" and not args.agent and not args.session:
+        parser.error("the following arguments are required: --session (the demo needs one)")
     if getattr(args, "db", "unset") is None:
         args.db = default_db_url()
     handlers = {"demo": cmd_demo, "chat": cmd_chat, "history": cmd_history, "graph": cmd_graph}
