@@ -74,3 +74,29 @@ def test_an_example_in_chat_mode_is_run_demo_loop(tmp_path):
     assert "Starting swarmgraph REPL with Weather" in done.stdout
     assert "Weather › Oslo: -3°C and snow." in done.stdout
     assert "active agent: Weather" in done.stdout
+
+
+def test_an_example_runs_on_a_real_model_endpoint(tmp_path):
+    from openai_stub import OpenAIStub, stub_text, stub_tool_call
+
+    replies = [
+        stub_tool_call("get_weather", {"location": "Chicago"}),
+        stub_text("Take an umbrella."),
+        stub_tool_call("get_weather", {"location": "Lisbon", "time": "tomorrow"}),
+        stub_tool_call("send_email", {"recipient": "ana@example.com", "subject": "Weather",
+                                      "body": "16C, sun"}),
+        stub_text("Sent."),
+    ]  # fmt: skip
+    with OpenAIStub(replies) as stub:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+        env.update(PYTHONPATH=str(ROOT), OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="test")
+        done = subprocess.run(
+            [sys.executable, "-m", "examples.weather", "--model", "local-model"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "model: local-model" in done.stdout
+    assert "Weather › Take an umbrella." in done.stdout and "Weather › Sent." in done.stdout
+    assert {r["model"] for r in stub.requests} == {"local-model"}
+    assert [t["function"]["name"] for t in stub.requests[0]["tools"]] == ["get_weather",
+                                                                          "send_email"]  # fmt: skip

@@ -18,9 +18,9 @@ swarm = eval_swarm(rules)
 
 def member_model():
     if os.environ.get("SWARMGRAPH_EVALS") == "real":
-        from langchain_openai import ChatOpenAI
+        from swarmgraph.graph import resolve_chat_model  # OPENAI_API_KEY / OPENAI_BASE_URL
 
-        return ChatOpenAI(model=MODEL)
+        return resolve_chat_model(MODEL)
     from swarmgraph import ScriptedChatModel
 
     return ScriptedChatModel([], respond=rules)
