@@ -210,7 +210,14 @@ def plot_pareto(results: dict[str, Any], path: str) -> None:
         ax.scatter([x], [y], s=60, color="tab:green" if name in front else "tab:grey", zorder=3)
         level = stacked.get(y, 0)
         stacked[y] = level + 1
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 6 + 13 * level))
+        right = x > 70  # near the right edge the label goes on the left of its point
+        ax.annotate(
+            name,
+            (x, y),
+            textcoords="offset points",
+            xytext=(-6 if right else 6, -16 - 13 * level if right else 6 + 13 * level),
+            ha="right" if right else "left",
+        )
     line = sorted(
         (r["share_of_buffer"] * 100, r["facts_kept"]) for n, r in results.items() if n in front
     )

@@ -224,3 +224,45 @@ print("...")
 # %%
 for label, run in runs.items():
     print(f"{label:18} stored messages: {run['stored']}")
+
+# %% [markdown]
+# ## Ten facts, 200 turns: tokens against what is remembered
+#
+# One fact is a toy. `benchmarks/recall.py` (part of `make bench`) states **ten** facts in the
+# first ten turns (name, order number, city, phone, email, ...), chats for 180 turns, then asks
+# about each fact in the last ten. For every policy it counts all tokens sent over the
+# conversation and how many of the facts were in the prompt on the turn that asked for them.
+#
+# It adds a fifth policy that is not a history policy at all, **context-backed**:
+# `extract_context` pulls the facts out of what the user said into `context_variables`
+# (regex rules, no model call), the agent's instructions show them, and the history the model
+# sees is only a 4-message window. The summary policy here uses a lossy scripted summariser
+# with a fixed word budget, as a real summary of bounded size forgets older details.
+# %%
+import sys
+
+from IPython.display import Image, display
+
+sys.path.insert(0, str(Path.cwd().parent))  # the repository root, where benchmarks/ lives
+from benchmarks.recall import pareto_front, plot_pareto, run_recall
+
+recall = run_recall(turns=200)
+print(f"{'policy':18} {'total tokens':>12} {'of buffer':>9} {'facts kept':>10}")
+for name, row in recall["policies"].items():
+    share = f"{row['share_of_buffer']:.1%}"
+    kept = f"{row['facts_kept']} / {recall['facts']}"
+    print(f"{name:18} {row['total_tokens']:>12,} {share:>9} {kept:>10}")
+print("Pareto front:", ", ".join(pareto_front(recall["policies"])))
+
+with tempfile.TemporaryDirectory() as folder:
+    chart = Path(folder) / "pareto.png"
+    plot_pareto(recall["policies"], str(chart))
+    display(Image(filename=str(chart)))
+
+# %% [markdown]
+# Only **context-backed** is on the Pareto front (green). **Buffer** keeps every fact too,
+# but pays for the whole transcript on every turn; context-backed keeps them for a small
+# fraction of that, because the key fields travel as a few dozen tokens of instructions
+# instead of as old messages. Windows, token trims and a bounded summary are cheaper than
+# buffer but lose the facts that were said early. Notebook 03's lesson, in numbers: put what
+# must be remembered into context, and let the history the model reads be short.
