@@ -155,3 +155,23 @@ def test_max_turns_zero_returns_before_any_model_call():
     assert response.context_variables == {"a": 1} and model.calls == []
     events = list(Swarm(chat_model=model).run(agent, [_user("hi")], max_turns=0, stream=True))
     assert len(events) == 1 and events[0]["response"].messages == []
+
+
+def test_langgraph_members_of_one_topology_are_read_per_run():
+    from langchain.agents import create_agent
+
+    def pair(fact: str) -> Agent:
+        research = create_agent(ScriptedChatModel([fact]), tools=[], name="research")
+        return Agent(name="Triage", handoffs=[research])
+
+    triage_model = ScriptedChatModel(
+        [], respond=lambda m: scripted_tool_call("transfer_to_research")
+    )
+    swarm = Swarm(chat_model=triage_model)
+    answers = []
+    for fact in ("Bees see ultraviolet.", "Ants farm aphids."):
+        response = swarm.run(pair(fact), [_user("tell me")])
+        assert response.agent.name == "research"
+        answers.append(response.messages[-1]["content"])
+    assert answers == ["Bees see ultraviolet.", "Ants farm aphids."]
+    assert len(swarm._graphs) == 1
