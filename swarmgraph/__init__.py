@@ -22,7 +22,10 @@ Example:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # not from typing: importing typing costs every `swarmgraph --help`
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.2.0"
 

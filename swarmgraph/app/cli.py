@@ -33,10 +33,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # typing itself costs ~10 ms of every --help; annotations are strings
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TextIO
 
 __all__ = ["UserError", "build_parser", "main"]
 
@@ -102,19 +104,27 @@ def _prepare_store(url: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
 
 
-@dataclass
 class ModelChoice:
-    """The model of a run: the swarm, the name the agents ask for, and how to show it."""
+    """The model of a run: the swarm, the name the agents ask for, and how to show it.
 
-    swarm: Any
-    name: str
-    label: str
-    #: The chat model itself: the summariser of ``--memory summary`` uses the same one.
-    chat_model: Any
-    #: The server's base URL (None: OpenAI itself, or offline), for error messages.
-    base_url: str | None = None
-    #: A line to show before the first turn (why the demo model answers), or None.
-    note: str | None = None
+    ``chat_model`` is the chat model itself (the summariser of ``--memory summary`` uses the
+    same one); ``base_url`` the server's (None: OpenAI itself, or offline), for error
+    messages; ``note`` a line to show before the first turn (why the demo model answers).
+    A plain class, not a dataclass: ``dataclasses`` (with ``inspect``) would cost every
+    ``swarmgraph --help`` ~10 ms.
+    """
+
+    def __init__(
+        self,
+        swarm: Any,
+        name: str,
+        label: str,
+        chat_model: Any,
+        base_url: str | None = None,
+        note: str | None = None,
+    ) -> None:
+        self.swarm, self.name, self.label, self.chat_model = swarm, name, label, chat_model
+        self.base_url, self.note = base_url, note
 
     @property
     def offline(self) -> bool:
