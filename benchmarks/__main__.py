@@ -112,6 +112,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default="",
         help="a line for RESULTS.md's header (e.g. how loaded the machine was)",
     )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the other sections' figures from OUT/results.json (a partial re-run after "
+        "a full one); RESULTS.md names the re-run sections",
+    )
     args = parser.parse_args(argv)
     only = [s for s in args.only.split(",") if s] or list(SECTIONS)
     unknown = sorted(set(only) - set(SECTIONS))
@@ -132,18 +138,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         command = (
             "make bench" if not sys.argv[1:] else "python -m benchmarks " + " ".join(sys.argv[1:])
         )
+    note = args.note or _load_note()
+    meta = {"command": command, "elapsed_s": elapsed, "note": note}
+    saved = os.path.join(args.out, "results.json")
+    if args.merge and os.path.exists(saved):
+        with open(saved) as f:
+            earlier = json.load(f)
+        first = earlier.pop("_meta", {})
+        results = {**earlier, **results}
+        note = (
+            f"{first.get('note', '')} Re-run later by `{command}` ({elapsed:.0f} s): "
+            f"{', '.join(only)}; {note}"
+        ).strip()
+        command, elapsed = first.get("command", command), first.get("elapsed_s", elapsed)
+        meta = {"command": command, "elapsed_s": elapsed, "note": note}
     text = render(
         results,
         command=command,
         elapsed_s=elapsed,
         plot_name=PLOT if "tokens" in results else None,
         recall_plot=RECALL_PLOT if "recall" in results else None,
-        note=args.note or _load_note(),
+        note=note,
     )
     with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
         f.write(text + "\n")
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump(_jsonable(results), f, indent=1)
+    with open(saved, "w") as f:
+        json.dump({**_jsonable(results), "_meta": meta}, f, indent=1)
     print(re.split(r"\n## \d", text)[0])  # the header and the targets table
     return results
 

@@ -159,3 +159,11 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
 def test_render_handles_a_subset():
     text = render({}, command="x", elapsed_s=0.0, plot_name=None)
     assert "## Targets" in text and "## 1." not in text
+
+
+def test_merge_keeps_the_earlier_sections_and_says_what_was_rerun(tmp_path):
+    main(["--quick", "--only", "recall", "--out", str(tmp_path)])
+    main(["--quick", "--only", "tokens", "--merge", "--out", str(tmp_path)])
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "## 3. Tokens" in text and "## 3b. Tokens for what is remembered" in text
+    assert "Re-run later by `python -m benchmarks --quick --only tokens --merge" in text
