@@ -21,7 +21,6 @@ _EXPORTS: dict[str, str] = {
     "scripted_tool_call": ".chat_models.scripted",
     "scripted_tool_calls": ".chat_models.scripted",
     "reachable_agents": ".discovery",
-    "AgentNameConflictError": ".errors",
     "HandoffLoopError": ".errors",
     "MissingModelError": ".errors",
     "ScriptExhaustedError": ".errors",
@@ -54,7 +53,6 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "OUTPUT_TYPES",
     "Agent",
-    "AgentNameConflictError",
     "HandoffLoopError",
     "MissingModelError",
     "ModelResolver",
@@ -112,7 +110,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     )
     from .discovery import reachable_agents
     from .errors import (
-        AgentNameConflictError,
         HandoffLoopError,
         MissingModelError,
         ScriptExhaustedError,

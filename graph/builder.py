@@ -34,10 +34,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
 from .discovery import handoff_targets, reachable_agents
-from .errors import AgentNameConflictError
 from .models import ModelResolver
 from .native import as_member, member_node
 from .node import AgentNode, GraphRuntime
+from .node_names import DYNAMIC_NODE, assign_node_names
 from .run_control import current_control
 from .schema import tool_spec
 from .state import SwarmState
@@ -47,8 +47,6 @@ try:  # a node with both a sync and an async body, without RunnableLambda's trac
     from langgraph._internal._runnable import RunnableCallable
 except ImportError:  # pragma: no cover - older/newer LangGraph layouts
     RunnableCallable = None  # type: ignore[assignment,misc]
-
-from .node import DYNAMIC_NODE
 
 
 def build_swarm_graph(
@@ -99,36 +97,30 @@ def build_swarm_graph(
     agents = [as_member(a) for a in agents]
     default = as_member(default_agent) if default_agent is not None else agents[0]
     everyone = reachable_agents([default, *agents])
-    by_name: dict[str, Agent] = {}
     for agent in everyone:
-        other = by_name.setdefault(agent.name, agent)
-        if other is not agent:
-            raise AgentNameConflictError(
-                f"two different agents are named {agent.name!r}; agent names are graph node "
-                "names, so give each agent a unique name"
-            )
-        if agent.name in (DYNAMIC_NODE, START, END):
-            raise AgentNameConflictError(f"{agent.name!r} is reserved; rename the agent")
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
+    # Any agent name works: node names are mapped where LangGraph cannot take the name or
+    # another agent holds it (two agents both called "Agent" are two nodes).
+    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
 
     runtime = GraphRuntime(
-        agents=by_name,
+        agents={node: agent for agent, node in nodes.items()},
         resolver=resolver or ModelResolver(client=client, chat_model=chat_model),
         max_consecutive_handoffs=max_consecutive_handoffs,
     )
     builder = StateGraph(state_schema, context_schema=context_schema)
-    names = [a.name for a in everyone]
-    for agent in everyone:
-        targets = [t.name for t in handoff_targets(agent)]
-        ends = list(dict.fromkeys([agent.name, *targets, DYNAMIC_NODE, END]))
-        node = member_node(runtime, agent, AgentNode(runtime, agent, agent.name))
-        _add_node(builder, agent.name, node, ends)
+    names = list(nodes.values())
+    for agent, name in nodes.items():
+        targets = [nodes[t] for t in handoff_targets(agent)]
+        ends = list(dict.fromkeys([name, *targets, DYNAMIC_NODE, END]))
+        node = member_node(runtime, agent, AgentNode(runtime, agent, name))
+        _add_node(builder, name, node, ends)
     dynamic = member_node(runtime, None, AgentNode(runtime, None, DYNAMIC_NODE))
     _add_node(builder, DYNAMIC_NODE, dynamic, [*names, DYNAMIC_NODE, END])
 
     if fixed_entry:
-        builder.add_edge(START, default.name)
+        builder.add_edge(START, nodes[default])
     else:
 
         def route_entry(state: dict, config: RunnableConfig) -> str:
@@ -137,7 +129,7 @@ def build_swarm_graph(
                 return END
             key = state.get("active_agent")
             if key is None:
-                return default.name
+                return nodes[default]
             return runtime.node_for(key, control)
 
         builder.add_conditional_edges(START, _branch(route_entry), [*names, DYNAMIC_NODE, END])

@@ -33,10 +33,6 @@ class HandoffLoopError(SwarmError):
         )
 
 
-class AgentNameConflictError(ValueError):
-    """Two different Agent objects share a name; names are graph node names."""
-
-
 class MissingModelError(RuntimeError):
     """No model was given and the environment does not configure OpenAI."""
 

@@ -22,16 +22,18 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
-from langgraph.types import Command
+from langgraph.types import Command, Overwrite
 
 from .errors import HandoffLoopError
+from .messages import to_openai
 from .models import ModelResolver
+from .node_names import DYNAMIC_NODE
 from .run_control import RunControl, current_control
 from .schema import tool_spec
 from .tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
 from .types import Agent
 
-DYNAMIC_NODE = "dynamic_handoff"
+__all__ = ["DYNAMIC_NODE", "AgentNode", "GraphRuntime", "ModelCall"]
 
 # OpenAI rejects a message "name" with whitespace or <|\\/>; ChatOpenAI sends
 # AIMessage.name (our sender) as that field, so unsafe senders are rewritten for it.
@@ -49,9 +51,11 @@ MAX_DYNAMIC_AGENTS = 256
 
 
 class GraphRuntime:
-    """What the nodes of one compiled swarm graph share: agents by name, models, caches.
+    """What the nodes of one compiled swarm graph share: agents by node name, models, caches.
 
-    ``agents`` are the agents the graph was built from. ``Swarm`` compiles one graph per
+    ``agents`` are the agents the graph was built from, by node name (see
+    :mod:`swarmgraph.graph.node_names`: an agent's own name unless LangGraph cannot take it
+    or another agent holds it). ``Swarm`` compiles one graph per
     topology and hands each run its own agents (``RunControl.agents``, same names), so the
     run's objects, not the first ones, are what the nodes read.
     """
@@ -64,7 +68,7 @@ class GraphRuntime:
         self.resolver = resolver
         self.max_consecutive_handoffs = max_consecutive_handoffs
         self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any]]] = {}
-        self.default = next(iter(agents.values()))
+        self.default_node, self.default = next(iter(agents.items()))
 
     # -- names <-> agents ------------------------------------------------------
     def _maps(self, control: RunControl | None) -> tuple[dict[str, Agent], dict[str, Agent]]:
@@ -74,13 +78,18 @@ class GraphRuntime:
         return self.agents, self.dynamic
 
     def key_for(self, agent: Agent, control: RunControl | None = None) -> str:
-        """The state key for ``agent``: its name, or a unique key for unforeseen agents."""
+        """The state key for ``agent``: its node name, or a unique key for unforeseen agents."""
         agents, dynamic = self._maps(control)
-        if agents.get(agent.name) is agent:
+        if agents.get(agent.name) is agent:  # the usual case: the node has the agent's name
             return agent.name
+        for node, known in agents.items():  # a mapped node name ("Sales|EU", a second "Agent")
+            if known is agent:
+                return node
         # One slot per name, newest object wins: a tool that builds a fresh Agent on every
         # call must not grow this map (and the process) forever.
-        key = agent.name if agent.name not in agents else f"{agent.name}#dynamic"
+        key = agent.name
+        while key in agents:
+            key += "#dynamic"
         dynamic[key] = agent
         if dynamic is self.dynamic:
             self.dynamic.move_to_end(key)
@@ -90,7 +99,7 @@ class GraphRuntime:
 
     def agent_for(self, key: str | None, control: RunControl | None = None) -> Agent:
         agents, dynamic = self._maps(control)
-        default = agents.get(self.default.name) or self.default
+        default = agents.get(self.default_node) or self.default
         if key is None:
             return default
         return agents.get(key) or dynamic.get(key) or default
@@ -103,7 +112,7 @@ class GraphRuntime:
             return DYNAMIC_NODE
         # A checkpoint written by another process may name an unforeseen agent this
         # process never saw; the default agent picks the conversation up.
-        return self.default.name
+        return self.default_node
 
     # -- routing -------------------------------------------------------------------
     def next_node(
@@ -213,10 +222,11 @@ class AgentNode:
         if callable(instructions):
             instructions = instructions(defaultdict(str, context))
         prompt = [SystemMessage(content=instructions), *state["messages"]]
+        if control.debug:  # Swarm prints the plain message dicts it sends
+            control.debug_print("Getting chat completion for...:", to_openai(prompt))
         call = self.runtime.model_for(agent, control)
         if call.safe_names:
             prompt = [_api_safe_name(m) for m in prompt]
-        control.debug_print("Getting chat completion for...:", prompt)
         return agent, control, call, prompt, context
 
     def step(self, state: dict, config: RunnableConfig) -> dict | Command:
@@ -225,7 +235,7 @@ class AgentNode:
         update, reply = self._reply(agent, control, prompt, reply, state)
         if not self._runs_tools(reply, control):
             return update  # no destination: the run ends here
-        outcome = execute_tool_calls(reply, call.tools, context, on_call=_debug_call(control))
+        outcome = execute_tool_calls(reply, call.tools, context, debug=_debug_lines(control))
         return self._next(self._apply(agent, control, outcome, update, state), state, control)
 
     async def astep(self, state: dict, config: RunnableConfig) -> dict | Command:
@@ -234,9 +244,7 @@ class AgentNode:
         update, reply = self._reply(agent, control, prompt, reply, state)
         if not self._runs_tools(reply, control):
             return update
-        outcome = await aexecute_tool_calls(
-            reply, call.tools, context, on_call=_debug_call(control)
-        )
+        outcome = await aexecute_tool_calls(reply, call.tools, context, debug=_debug_lines(control))
         return self._next(self._apply(agent, control, outcome, update, state), state, control)
 
     def _next(self, update: dict, state: dict, control: RunControl) -> dict | Command:
@@ -271,7 +279,8 @@ class AgentNode:
             usage["input_tokens"] += count_tokens_approximately(prompt)
             usage["output_tokens"] += count_tokens_approximately([reply])
         control.new_messages += 1
-        control.debug_print("Received completion:", reply)
+        if control.debug:
+            control.debug_print("Received completion:", to_openai([reply])[0])
         update: dict[str, Any] = {"messages": [reply]}
         if not (reply.tool_calls or reply.invalid_tool_calls) and state.get("handoff_trail"):
             update["handoff_trail"] = []  # someone answered: the handoff chain is over
@@ -282,8 +291,15 @@ class AgentNode:
     ) -> dict:
         update["messages"].extend(outcome.messages)
         control.new_messages += len(outcome.messages)
-        if outcome.context_variables is not None:
-            update["context_variables"] = outcome.context_variables
+        new_context = outcome.context_variables
+        if new_context is not None:
+            old = state.get("context_variables") or {}
+            if any(key not in new_context for key in old):
+                # A tool deleted a key in place (Swarm hands tools the live dict). The
+                # channel's reducer merges key by key and cannot forget, so replace it.
+                update["context_variables"] = Overwrite(new_context)
+            else:
+                update["context_variables"] = new_context
         target = outcome.handoff
         if target is not None:
             trail = [*state.get("handoff_trail", ()), agent.name]
@@ -291,16 +307,11 @@ class AgentNode:
                 raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
             update["handoff_trail"] = trail
             update["active_agent"] = self.runtime.key_for(target, control)  # the switch
-            control.debug_print(f"Handoff: {agent.name} -> {target.name}")
         return update
 
 
-def _debug_call(control: RunControl) -> Callable[[str, dict], None] | None:
-    if not control.debug:
-        return None
-    return lambda name, args: control.debug_print(
-        f"Processing tool call: {name} with arguments {args}"
-    )
+def _debug_lines(control: RunControl) -> Callable[[str], None] | None:
+    return control.debug_print if control.debug else None
 
 
 def _api_safe_name(message: BaseMessage) -> BaseMessage:

@@ -42,7 +42,8 @@ class SwarmState(TypedDict):
     - ``messages``: the conversation as LangChain messages (``add_messages`` reducer).
     - ``context_variables``: run-scoped structured state, merged key by key; it is
       injected into tools that ask for it and is never shown to the model.
-    - ``active_agent``: the name of the agent that holds the conversation. Missing
+    - ``active_agent``: the node name of the agent that holds the conversation (its own name
+      unless LangGraph cannot take it or another agent holds it, see ``node_names``). Missing
       means "the graph's default agent". A checkpointed thread resumes with it.
     - ``handoff_trail``: bookkeeping for handoff-loop detection (agents that handed
       off in a row without a reply).

@@ -46,7 +46,8 @@ from .errors import SwarmError
 from .messages import to_langchain, to_openai
 from .models import ModelResolver
 from .native import as_member
-from .node import DYNAMIC_NODE, GraphRuntime
+from .node import GraphRuntime
+from .node_names import DYNAMIC_NODE, assign_node_names
 from .run_control import RunControl
 from .schema import tool_spec
 from .types import Agent, Response
@@ -310,11 +311,11 @@ class _SwarmEvents:
             role: str | None = "assistant"
         else:
             role = None
-        node = meta.get("langgraph_node")
-        if node == DYNAMIC_NODE or node not in self.runtime.agents:
-            sender = self.runtime.agent_for(self.final.get("active_agent"), self.control).name
-        else:
-            sender = node
+        agents = self.control.agents if self.control.agents is not None else self.runtime.agents
+        agent = agents.get(meta.get("langgraph_node"))  # None: the dynamic node
+        if agent is None:
+            agent = self.runtime.agent_for(self.final.get("active_agent"), self.control)
+        sender = agent.name  # the real name, not the node name it may run under
         tool_calls = [
             {
                 "index": c.get("index") or 0,
@@ -354,25 +355,28 @@ def _as_chunk(message: AIMessage) -> AIMessageChunk:
 
 
 def _discover(start: Agent) -> tuple[tuple, dict[str, Agent]]:
-    """``(topology, agents by name)`` for the agents reachable from ``start``.
+    """``(topology, agents by node name)`` for the agents reachable from ``start``.
 
-    The topology is what the compiled graph depends on: every agent's name, kind (ours or a
-    LangGraph member) and the names it can hand off to, in discovery order from ``start``.
-    Two agent sets with the same topology share one compiled graph. Two distinct agents
-    with one name get no roster entry of their own here; the builder reports that conflict
-    when it compiles.
+    The topology is what the compiled graph depends on: every agent's node name, kind (ours
+    or a LangGraph member) and the nodes it can hand off to, in discovery order from
+    ``start``. Two agent sets with the same topology share one compiled graph. Node names
+    come from :func:`assign_node_names` over the same discovery order the builder uses, so
+    the roster's keys are the compiled graph's nodes.
     """
-    order: list[tuple[str, type, tuple[str, ...]]] = []
-    roster: dict[str, Agent] = {}
-    seen: set[int] = set()
+    # The same breadth-first walk as reachable_agents (the builder's order), targets read once.
+    everyone: list[Agent] = []
+    targets: dict[int, list[Agent]] = {}
     queue = [start]
     while queue:
         agent = queue.pop(0)
-        if id(agent) in seen:
+        if id(agent) in targets:
             continue
-        seen.add(id(agent))
-        targets = handoff_targets(agent)
-        order.append((agent.name, type(agent), tuple(t.name for t in targets)))
-        roster.setdefault(agent.name, agent)
-        queue.extend(targets)
-    return tuple(order), roster
+        targets[id(agent)] = handoff_targets(agent)
+        everyone.append(agent)
+        queue.extend(targets[id(agent)])
+    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
+    order = tuple(
+        (nodes[agent], type(agent), tuple(nodes[t] for t in targets[id(agent)]))
+        for agent in everyone
+    )
+    return order, {node: agent for agent, node in nodes.items()}

@@ -130,16 +130,23 @@ class _Runner:
         return func, kwargs
 
     def ready(
-        self, on_call: Callable[[str, dict], None] | None
+        self, debug: Callable[[str], None] | None
     ) -> Iterator[tuple[_Call, Callable[..., Any], dict[str, Any]]]:
-        """The calls that can run, in order; the others are answered with their error here."""
+        """The calls that can run, in order; the others are answered with their error here.
+
+        ``debug`` gets Swarm's debug lines: the arguments as the model sent them (never
+        the injected ``context_variables``), or that the tool does not exist.
+        """
         for call in self.calls:
             prepared = self.prepare(call)
+            if debug is not None:
+                if call.name not in self.by_name:
+                    debug(f"Tool {call.name} not found in function map.")
+                else:
+                    debug(f"Processing tool call: {call.name} with arguments {call.args}")
             if isinstance(prepared, str):
                 self._answer(call, prepared)
                 continue
-            if on_call is not None:
-                on_call(call.name, prepared[1])
             yield call, *prepared
 
     def finish(self, call: _Call, raw: Any = None, error: BaseException | None = None) -> None:
@@ -181,11 +188,11 @@ def execute_tool_calls(
     functions: Sequence[Callable[..., Any]],
     context_variables: dict[str, Any],
     *,
-    on_call: Callable[[str, dict], None] | None = None,
+    debug: Callable[[str], None] | None = None,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order (sync path; async tools are awaited here)."""
     runner = _Runner(reply, functions, context_variables)
-    for call, func, kwargs in runner.ready(on_call):
+    for call, func, kwargs in runner.ready(debug):
         try:
             raw = func(**kwargs)
             if inspect.isawaitable(raw):
@@ -202,11 +209,11 @@ async def aexecute_tool_calls(
     functions: Sequence[Callable[..., Any]],
     context_variables: dict[str, Any],
     *,
-    on_call: Callable[[str, dict], None] | None = None,
+    debug: Callable[[str], None] | None = None,
 ) -> ToolOutcome:
     """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called."""
     runner = _Runner(reply, functions, context_variables)
-    for call, func, kwargs in runner.ready(on_call):
+    for call, func, kwargs in runner.ready(debug):
         try:
             raw = func(**kwargs)
             if inspect.isawaitable(raw):

@@ -10,7 +10,6 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from swarmgraph.graph import (
     Agent,
-    AgentNameConflictError,
     HandoffLoopError,
     Result,
     Swarm,
@@ -341,13 +340,6 @@ def test_unforeseen_handoff_still_works():
     assert response.agent is registry["Ghost"]
     assert response.messages[-1]["sender"] == "Ghost"
     assert model.calls[1][0].content == "boo"
-
-
-def test_duplicate_agent_names_are_a_build_error():
-    a1, a2 = Agent(name="Same"), Agent(name="Same")
-    start = Agent(name="Start", handoffs=[a1, a2])
-    with pytest.raises(AgentNameConflictError, match="Same"):
-        build_swarm_graph([start])
 
 
 def test_unknown_annotation_fails_at_build_time():

@@ -61,6 +61,10 @@ class GraphPicture:
         default_factory=list
     )
     loops: list[tuple[str, bool, str | None]] = field(default_factory=list)
+    #: The text on each box (a swarm's agents show their real names, whatever their node id).
+    labels: dict[str, str] = field(default_factory=dict)
+    #: Nodes that are a swarm's agents (never drawn as helpers, whatever their name).
+    agent_nodes: set[str] = field(default_factory=set)
 
 
 class _VertexView:
@@ -91,9 +95,19 @@ def _as_drawable(graph: Any) -> Any:
     )
 
 
-def _label(node_id: str, node: Any) -> str:
+def _label(node_id: str, node: Any, agent_names: dict[str, str]) -> str:
+    if node_id in agent_names:  # a swarm's agent: its real name, not the node name it runs as
+        return agent_names[node_id]
     name = getattr(node, "name", None) or node_id
     return {"__start__": "start", "__end__": "end"}.get(name, name)
+
+
+def _agent_names(graph: Any) -> dict[str, str]:
+    """Node name -> agent name for a swarm graph (compiled or not); ``{}`` for other graphs."""
+    builder = getattr(graph, "builder", graph)
+    runtime = getattr(builder, "swarm_runtime", None)
+    agents = getattr(runtime, "agents", None) or {}
+    return {node: agent.name for node, agent in agents.items()}
 
 
 def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
@@ -116,7 +130,10 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
 
     drawable = _as_drawable(graph)
     skip = set(exclude)
-    labels = {nid: _label(nid, node) for nid, node in drawable.nodes.items() if nid not in skip}
+    names = _agent_names(graph)
+    labels = {
+        nid: _label(nid, node, names) for nid, node in drawable.nodes.items() if nid not in skip
+    }
 
     # grandalf keeps vertices and edges in sets; with the default id-based hashes their
     # order (and so the picture) changed from run to run. Stable integer hashes fix it.
@@ -137,7 +154,7 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
         width = len(labels[nid]) * _CHAR_W + (_PAD_W * (0.8 if small else 1.0))
         vertex.view = _VertexView(max(width, 60.0), _BOX_H * (0.8 if small else 1.0))
 
-    picture = GraphPicture()
+    picture = GraphPicture(labels=labels, agent_nodes=set(names) - skip)
     g_edges = []
     for edge in drawable.edges:
         if edge.source in skip or edge.target in skip:
@@ -354,7 +371,9 @@ def draw_png(
 
     for nid, (x, y, w, h) in boxes.items():
         terminal = nid in (_START, _END)
-        helper = nid.startswith("dynamic") or nid.startswith("_")
+        helper = nid not in picture.agent_nodes and (
+            nid.startswith("dynamic") or nid.startswith("_")
+        )
         fill = "#f5f5f5" if terminal else (_HELPER_FILL if helper else colours[nid])
         ax.add_patch(
             FancyBboxPatch(
@@ -372,7 +391,7 @@ def draw_png(
         ax.text(
             x,
             y,
-            "start" if nid == _START else "end" if nid == _END else nid,
+            picture.labels.get(nid, nid),
             ha="center",
             va="center",
             fontsize=8 if terminal or helper else 10,
