@@ -232,7 +232,9 @@ def _same_args(raw_arguments: Any, args: dict) -> bool:
 
 
 def _openai_tool_call(tc_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
-    return {"id": tc_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    # Key order as Swarm's dicts have it (the openai SDK's field order), so printed
+    # messages (debug=True) read exactly as Swarm prints them.
+    return {"id": tc_id, "function": {"arguments": arguments, "name": name}, "type": "function"}
 
 
 def _openai_tool_calls(m: AIMessage) -> list[dict[str, Any]] | None:

@@ -304,36 +304,39 @@ class _SwarmEvents:
             return  # tool results arrive in the final response, as in Swarm
         if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
             chunk = _as_chunk(chunk)
-        if chunk.id != self.open_id:
+        first = chunk.id != self.open_id
+        content = chunk.content if isinstance(chunk.content, str) else None
+        if not first and not content and not chunk.tool_call_chunks:
+            return  # LangChain's closing chunk carries nothing Swarm would show
+        if first:
             yield from self.close()
             self.open_id = chunk.id
             yield {"delim": "start"}
-            role: str | None = "assistant"
-        else:
-            role = None
-        agents = self.control.agents if self.control.agents is not None else self.runtime.agents
-        agent = agents.get(meta.get("langgraph_node"))  # None: the dynamic node
-        if agent is None:
-            agent = self.runtime.agent_for(self.final.get("active_agent"), self.control)
-        sender = agent.name  # the real name, not the node name it may run under
         tool_calls = [
             {
                 "index": c.get("index") or 0,
                 "id": c.get("id"),
                 "function": {"arguments": c.get("args") or "", "name": c.get("name")},
-                "type": "function",
+                # the provider names the type on a call's first delta only, as here
+                "type": "function" if c.get("id") else None,
             }
             for c in chunk.tool_call_chunks
         ] or None
-        content = chunk.content if isinstance(chunk.content, str) else None
-        yield {
+        delta: dict[str, Any] = {
             "content": content or None,
             "function_call": None,
             "refusal": None,
-            "role": role,
+            "role": "assistant" if first else None,
             "tool_calls": tool_calls,
-            "sender": sender,
         }
+        if first:  # Swarm stamps the sender on the delta that carries the role
+            control = self.control
+            agents = control.agents if control.agents is not None else self.runtime.agents
+            agent = agents.get(meta.get("langgraph_node"))  # None: the dynamic node
+            if agent is None:
+                agent = self.runtime.agent_for(self.final.get("active_agent"), control)
+            delta["sender"] = agent.name  # the real name, not the node name it runs under
+        yield delta
 
     def close(self) -> Iterator[dict]:
         if self.open_id is not None:

@@ -421,9 +421,11 @@ def test_stream_true_yields_swarm_shaped_events():
     events = list(Swarm(chat_model=model).run(triage, [user("bees")], {"name": "M"}, stream=True))
     delims = [e["delim"] for e in events if "delim" in e]
     assert delims == ["start", "end", "start", "end"]
-    deltas = [e for e in events if "sender" in e]
-    assert {d["sender"] for d in deltas} == {"Triage", "Sales"}
-    assert "".join(d["content"] or "" for d in deltas if d["sender"] == "Sales") == "Bees are great"
+    deltas = [e for e in events if "delim" not in e and "response" not in e]
+    # as in Swarm, the sender rides on the first delta of each message (the one with the role)
+    assert [d.get("sender") for d in deltas if d["role"]] == ["Triage", "Sales"]
+    assert all("sender" not in d for d in deltas if not d["role"])
+    assert "".join(d["content"] or "" for d in deltas) == "Bees are great"
     calls = [tc for d in deltas for tc in (d["tool_calls"] or [])]
     assert calls and calls[0]["function"]["name"] == "transfer_to_sales"
     final = events[-1]["response"]
@@ -439,7 +441,7 @@ def test_arun_stream():
 
     events = asyncio.run(collect())
     assert events[0] == {"delim": "start"}
-    assert "".join(e.get("content") or "" for e in events if "sender" in e) == "one two three"
+    assert "".join(e.get("content") or "" for e in events if "delim" not in e) == "one two three"
     assert events[-1]["response"].messages[0]["content"] == "one two three"
 
 

@@ -1,0 +1,533 @@
+"""The same programs through OpenAI's Swarm and through swarmgraph, with one scripted client.
+
+The reference is PyPI's ``openai-swarm`` 0.1.1 (import name ``swarm``; OpenAI's own
+``swarm/core.py``), installed by ``make test`` with ``--no-deps`` because its declared
+dependencies (numpy, instructor, pre-commit, ...) are not needed to run it. Both sides get
+the same duck-typed client: ``chat.completions.create(**kwargs)`` returns scripted openai SDK
+objects and records every request. We compare what a user sees (messages, context, final
+agent, streamed events, debug output) and what the provider sees (model, tools, tool_choice,
+parallel_tool_calls, stream, messages).
+
+Where the two differ on purpose, a test below pins the difference, and README's
+"How it differs from OpenAI Swarm" lists it with the reason.
+"""
+
+# No ``from __future__ import annotations`` here: Swarm reads annotations as they are, so
+# string annotations would turn every typed parameter into "string" on Swarm's side (one of
+# the pinned differences below, made on purpose there).
+import __future__
+
+import copy
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+swarm = pytest.importorskip(
+    "swarm",
+    reason="the reference implementation: `python -m pip install --no-deps openai-swarm==0.1.1` "
+    "(make test installs it)",
+)
+# Swarm 0.1.1 streams with pydantic v1's ``.json()``; the warning is about its code, not ours.
+pytestmark = pytest.mark.filterwarnings("ignore:The `json` method is deprecated")
+
+from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: E402
+from swarm import Agent as RefAgent  # noqa: E402
+from swarm import Swarm as RefSwarm  # noqa: E402
+from swarm.types import Result as RefResult  # noqa: E402
+
+import swarmgraph  # noqa: E402
+
+# --------------------------------------------------------------------------- the client
+
+
+@dataclass
+class Reply:
+    """One scripted completion: text and/or tool calls ``(id, name, arguments JSON)``."""
+
+    content: str | None = None
+    calls: tuple[tuple[str, str, str], ...] = ()
+
+
+def text(content: str) -> Reply:
+    return Reply(content=content)
+
+
+def call(name: str, args: dict | None = None, id: str = "call_1") -> Reply:
+    return Reply(calls=((id, name, json.dumps(args or {})),))
+
+
+def calls(*items: tuple[str, str, dict]) -> Reply:
+    return Reply(calls=tuple((id, name, json.dumps(args)) for id, name, args in items))
+
+
+class ScriptedClient:
+    """``client.chat.completions.create`` answering from a script; ``requests`` records all."""
+
+    def __init__(self, replies: list[Reply]) -> None:
+        self.replies = list(replies)
+        self.requests: list[dict[str, Any]] = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    def _create(self, **kwargs: Any) -> Any:
+        self.requests.append(copy.deepcopy(kwargs))
+        reply = self.replies.pop(0)
+        if kwargs.get("stream"):
+            return iter(_chunks(reply))
+        return _completion(reply)
+
+
+def _tool_calls(reply: Reply) -> list[dict] | None:
+    return [
+        {"id": id, "type": "function", "function": {"name": name, "arguments": args}}
+        for id, name, args in reply.calls
+    ] or None
+
+
+def _completion(reply: Reply) -> ChatCompletion:
+    return ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls" if reply.calls else "stop",
+                    "message": {
+                        "role": "assistant",
+                        "content": reply.content,
+                        "tool_calls": _tool_calls(reply),
+                    },
+                }
+            ],
+        }
+    )
+
+
+def _chunks(reply: Reply) -> Iterator[ChatCompletionChunk]:
+    deltas: list[dict] = [{"role": "assistant", "content": "" if reply.calls else None}]
+    if reply.content:
+        words = reply.content.split(" ")
+        deltas += [{"content": w if i == 0 else " " + w} for i, w in enumerate(words)]
+    for index, (id, name, args) in enumerate(reply.calls):
+        head = {"index": index, "id": id, "type": "function"}
+        deltas.append({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+        deltas.append({"tool_calls": [{"index": index, "function": {"arguments": args}}]})
+    for i, delta in enumerate(deltas):
+        last = i == len(deltas) - 1
+        finish = ("tool_calls" if reply.calls else "stop") if last else None
+        yield ChatCompletionChunk.model_validate(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "gpt-4o",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+        )
+
+
+# --------------------------------------------------------------------------- the two sides
+
+
+@dataclass(frozen=True)
+class Impl:
+    name: str
+    Swarm: Any
+    Agent: Any
+    Result: Any
+
+
+REFERENCE = Impl("swarm", RefSwarm, RefAgent, RefResult)
+OURS = Impl("swarmgraph", swarmgraph.Swarm, swarmgraph.Agent, swarmgraph.Result)
+
+
+@dataclass
+class Outcome:
+    response: Any  # the Response (for a stream: the final one)
+    requests: list[dict]
+    agents: dict[str, Any]  # the program's agents by role, to map the final agent back
+    events: list[dict] | None = None
+
+
+def run_both(
+    program: Callable[[Impl], tuple[Any, dict[str, Any]]],
+    replies: list[Reply],
+    messages: list[dict],
+    **run_kwargs: Any,
+) -> tuple[Outcome, Outcome]:
+    """Run ``program`` (builds the start agent and a ``role -> agent`` map) on both sides."""
+    outcomes = []
+    for impl in (REFERENCE, OURS):
+        start, agents = program(impl)
+        client = ScriptedClient(replies)
+        out = impl.Swarm(client=client).run(
+            agent=start, messages=copy.deepcopy(messages), **run_kwargs
+        )
+        events = None
+        if run_kwargs.get("stream"):
+            # copied as they come: Swarm edits each delta dict after yielding it
+            events = [e if "response" in e else copy.deepcopy(e) for e in out]
+            out = events[-1]["response"]
+        assert not client.replies, f"{impl.name} left scripted replies unused"
+        outcomes.append(Outcome(out, client.requests, agents, events))
+    return outcomes[0], outcomes[1]
+
+
+# Swarm keeps whatever fields the installed openai SDK's ChatCompletionMessage has; SDKs
+# newer than Swarm 0.1.1 added ``annotations`` (None here). Our dicts keep the fields of
+# Swarm's time (README, deviations).
+_NEWER_SDK_FIELDS = ("annotations",)
+
+
+def normalise(messages: list[dict]) -> list[dict]:
+    out = []
+    for message in messages:
+        message = dict(message)
+        for key in _NEWER_SDK_FIELDS:
+            if message.get(key) is None:
+                message.pop(key, None)
+        out.append(message)
+    return out
+
+
+def final_role(outcome: Outcome) -> str:
+    roles = [role for role, agent in outcome.agents.items() if agent is outcome.response.agent]
+    assert len(roles) == 1, roles
+    return roles[0]
+
+
+def assert_same(ref: Outcome, ours: Outcome) -> None:
+    """Messages, context, final agent and every request sent are equal."""
+    assert normalise(ours.response.messages) == normalise(ref.response.messages)
+    assert ours.response.context_variables == ref.response.context_variables
+    assert final_role(ours) == final_role(ref)
+    for mine, theirs in zip(ours.requests, ref.requests, strict=True):
+        theirs = {**theirs, "messages": normalise(theirs["messages"])}
+        assert mine == theirs
+
+
+def user(content: str) -> dict:
+    return {"role": "user", "content": content}
+
+
+# --------------------------------------------------------------------------- programs
+
+
+def bare(impl: Impl):
+    agent = impl.Agent(name="Agent", instructions="You are a helpful agent.")
+    return agent, {"agent": agent}
+
+
+def weather(impl: Impl):
+    def get_weather(location, time="now"):
+        """Get the current weather in a given location."""
+        return "{'temp':67, 'unit':'F'}"
+
+    def set_units(celsius: bool, days: int = 1, ratio: float = 1.0, tags: list = None):  # noqa: RUF013
+        """Set the units."""
+        return f"celsius={celsius} days={days}"
+
+    agent = impl.Agent(name="Weather", model="gpt-4o-mini", functions=[get_weather, set_units])
+    return agent, {"weather": agent}
+
+
+def triage_and_sales(impl: Impl):
+    def instructions(context_variables):
+        return f"Help {context_variables['name']} (tier: {context_variables['tier']})."
+
+    sales = impl.Agent(name="Sales Agent", instructions=instructions)
+
+    def transfer_to_sales():
+        """Hand the customer to sales."""
+        return sales
+
+    def remember_order(order_id: int, context_variables):
+        """Remember the order."""
+        return impl.Result(
+            value=f"Noted {order_id}.",
+            context_variables={"order_id": order_id, "seen": context_variables["name"]},
+        )
+
+    triage = impl.Agent(
+        name="Triage", instructions="Route.", functions=[remember_order, transfer_to_sales]
+    )
+    return triage, {"triage": triage, "sales": sales}
+
+
+def handoff_with_result(impl: Impl):
+    refunds = impl.Agent(name="Refunds", instructions="Refund.", parallel_tool_calls=False)
+
+    def escalate(reason):
+        return impl.Result(value="escalated", agent=refunds, context_variables={"why": reason})
+
+    def lookup(context_variables):
+        context_variables["looked_up"] = True  # in place, as Swarm allows
+        del context_variables["stale"]
+        return "found"
+
+    refunds.functions = [lookup]
+    start = impl.Agent(name="Start", tool_choice="required", functions=[escalate])
+    return start, {"start": start, "refunds": refunds}
+
+
+# --------------------------------------------------------------------------- the same
+
+
+def test_plain_reply():
+    ref, ours = run_both(bare, [text("Hello! How can I help?")], [user("Hi!")])
+    assert_same(ref, ours)
+
+
+def test_tools_with_swarms_own_schemas_and_parallel_calls():
+    replies = [
+        calls(
+            ("c1", "get_weather", {"location": "NYC"}),
+            ("c2", "set_units", {"celsius": True, "days": 3}),
+        ),
+        text("It's 67F in NYC."),
+    ]
+    ref, ours = run_both(weather, replies, [user("Weather in NYC?")])
+    assert_same(ref, ours)
+    tools = ours.requests[0]["tools"]
+    assert [t["function"]["name"] for t in tools] == ["get_weather", "set_units"]
+
+
+def test_handoff_instructions_function_and_result_context():
+    replies = [
+        call("remember_order", {"order_id": 7}, id="c1"),
+        call("transfer_to_sales", id="c2"),
+        text("Bees are $5."),
+    ]
+    ref, ours = run_both(
+        triage_and_sales, replies, [user("I want bees")], context_variables={"name": "Ming"}
+    )
+    assert_same(ref, ours)
+    # the missing key reads as "" in both, and the new context reached the instructions
+    assert ours.requests[2]["messages"][0]["content"] == "Help Ming (tier: )."
+    assert final_role(ours) == "sales"
+
+
+def test_result_handoff_in_place_context_edits_and_agent_options():
+    replies = [call("escalate", {"reason": "broken"}, id="c1"), call("lookup", id="c2"), text("ok")]
+    ref, ours = run_both(
+        handoff_with_result,
+        replies,
+        [user("refund me")],
+        context_variables={"stale": 1, "keep": 2},
+    )
+    assert_same(ref, ours)
+    assert ours.response.context_variables == {"keep": 2, "why": "broken", "looked_up": True}
+    assert ours.requests[0]["tool_choice"] == "required"
+    assert ours.requests[1]["parallel_tool_calls"] is False
+
+
+def test_unknown_tool_model_override_and_history():
+    earlier = {
+        "content": "Earlier answer.",
+        "refusal": None,
+        "role": "assistant",
+        "audio": None,
+        "function_call": None,
+        "tool_calls": None,
+        "sender": "Agent",
+    }  # as an earlier Response gave it
+    history = [user("earlier"), earlier, user("now")]
+    replies = [call("nope", id="c1"), text("Sorry.")]
+    ref, ours = run_both(bare, replies, history, model_override="gpt-4.1")
+    assert_same(ref, ours)
+    assert ours.response.messages[1]["content"] == "Error: Tool nope not found."
+    assert {r["model"] for r in ours.requests} == {"gpt-4.1"}
+
+
+@pytest.mark.parametrize(("max_turns", "execute_tools"), [(1, True), (float("inf"), False)])
+def test_max_turns_and_execute_tools(max_turns, execute_tools):
+    replies = [call("get_weather", {"location": "Oslo"})]
+    ref, ours = run_both(
+        weather,
+        replies,
+        [user("Weather?")],
+        max_turns=max_turns,
+        execute_tools=execute_tools,
+    )
+    assert_same(ref, ours)
+    assert len(ours.response.messages) == (2 if execute_tools else 1)
+
+
+def test_debug_output(capsys):
+    stamp = re.compile(r"\[\x1b\[90m[0-9: -]+\x1b\[97m\]")
+
+    def lines(impl: Impl) -> list[str]:
+        start, _ = triage_and_sales(impl)
+        client = ScriptedClient([call("transfer_to_sales", id="c1"), text("Hi.")])
+        impl.Swarm(client=client).run(start, [user("bees")], {"name": "Ming"}, debug=True)
+        out = stamp.sub("[time]", capsys.readouterr().out)
+        # Swarm prints the SDK's ChatCompletionMessage object on receipt; we print its dict
+        # (README, deviations): compare the other lines exactly.
+        return [
+            line.replace(", 'annotations': None", "")
+            for line in out.splitlines()
+            if "Received completion:" not in line
+        ]
+
+    theirs, mine = lines(REFERENCE), lines(OURS)
+    assert mine == theirs
+    assert any("Processing tool call: transfer_to_sales with arguments {}" in x for x in mine)
+
+
+def _delta(event: dict) -> dict:
+    event = dict(event)
+    if event.get("audio", "absent") is None:  # a newer SDK's ChoiceDelta field (see above)
+        del event["audio"]
+    if event.get("content") == "":  # the provider's "" on the role delta reads as None
+        event["content"] = None
+    return event
+
+
+def _gist(message: dict) -> tuple:
+    """What a message says, whatever dict shape carries it."""
+    calls = [
+        (c["id"], c["function"]["name"], c["function"]["arguments"])
+        for c in message.get("tool_calls") or []
+    ]
+    return message["role"], message.get("content") or None, calls, message.get("tool_call_id")
+
+
+def test_streamed_events_match_delta_for_delta():
+    replies = [
+        call("remember_order", {"order_id": 7}, id="c1"),
+        call("transfer_to_sales", id="c2"),
+        text("Bees are $5 today."),
+    ]
+    ref, ours = run_both(
+        triage_and_sales, replies, [user("bees")], context_variables={"name": "Ming"}, stream=True
+    )
+    assert [_delta(e) for e in ours.events[:-1]] == [_delta(e) for e in ref.events[:-1]]
+    assert ours.response.context_variables == ref.response.context_variables
+    assert final_role(ours) == final_role(ref) == "sales"
+    assert [_gist(m) for m in ours.response.messages] == [_gist(m) for m in ref.response.messages]
+    for mine, theirs in zip(ours.requests, ref.requests, strict=True):
+        assert [_gist(m) for m in mine.pop("messages")[1:]] == [
+            _gist(m) for m in theirs.pop("messages")[1:]
+        ]
+        assert mine == theirs
+
+
+def test_streamed_response_has_the_non_streamed_shape():
+    """Pinned difference: Swarm's streamed run builds sparser message dicts and stamps the
+    *first* agent's name as every message's sender; ours is the non-streamed Response."""
+    replies = [call("transfer_to_sales", id="c1"), text("Hi.")]
+    ref, ours = run_both(triage_and_sales, replies, [user("x")], stream=True)
+    assert ref.response.messages[-1]["sender"] == "Triage"  # Swarm's, after the handoff
+    assert ours.response.messages[-1]["sender"] == "Sales Agent"
+    assert ref.response.messages[0]["content"] == "" and "refusal" not in ref.response.messages[0]
+    transfer = {"arguments": "{}", "name": "transfer_to_sales"}
+    assert ours.response.messages[0] == {
+        "content": None,
+        "refusal": None,
+        "role": "assistant",
+        "audio": None,
+        "function_call": None,
+        "tool_calls": [{"id": "c1", "function": transfer, "type": "function"}],
+        "sender": "Triage",
+    }
+
+
+# --------------------------------------------------------------------------- differences
+
+
+def _returns(value: Any):
+    def program(impl: Impl):
+        def report():
+            return value
+
+        agent = impl.Agent(functions=[report])
+        return agent, {"agent": agent}
+
+    return program
+
+
+@pytest.mark.parametrize("value", [{"ok": True, "name": "Zoë"}, [1, "two", None], (1, 2)])
+def test_dict_and_list_results_are_sent_as_json(value):
+    """Pinned difference: Swarm sends ``str(value)`` (Python repr, not JSON)."""
+    ref, ours = run_both(_returns(value), [call("report"), text("ok")], [user("x")])
+    assert ref.response.messages[1]["content"] == str(value)
+    assert ours.response.messages[1]["content"] == json.dumps(value, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("value", ["text", 42, 1.5, None, True])
+def test_other_results_are_str_as_in_swarm(value):
+    ref, ours = run_both(_returns(value), [call("report"), text("ok")], [user("x")])
+    assert_same(ref, ours)
+
+
+def _schemas(func: Callable) -> tuple[dict, dict]:
+    return swarm.util.function_to_json(func), swarmgraph.function_to_json(func)
+
+
+def test_untyped_parameters_gain_docstring_descriptions():
+    """Pinned difference: per-argument docstring descriptions are added; the rest of Swarm's
+    output is kept, including "string" for untyped parameters."""
+
+    def book(city, nights=1):
+        """Book a hotel.
+
+        Args:
+            city: Where to stay.
+            nights: How many nights.
+        """
+
+    theirs, ours = _schemas(book)
+    assert theirs["function"]["parameters"]["properties"] == {
+        "city": {"type": "string"},
+        "nights": {"type": "string"},
+    }
+    assert ours["function"]["parameters"]["properties"] == {
+        "city": {"type": "string", "description": "Where to stay."},
+        "nights": {"type": "string", "description": "How many nights."},
+    }
+    for schema in (theirs, ours):
+        schema["function"]["parameters"]["properties"] = {}
+    assert ours == theirs
+
+
+def test_postponed_annotations_give_real_types():
+    """Pinned difference: under ``from __future__ import annotations`` Swarm sees strings and
+    says "string" for every parameter; the annotations are resolved here."""
+    namespace: dict[str, Any] = {}
+    source = 'def pay(amount: int, urgent: bool = False):\n    "Pay."\n'
+    flags = __future__.annotations.compiler_flag
+    exec(compile(source, "<tool>", "exec", flags=flags, dont_inherit=True), namespace)
+    theirs, ours = _schemas(namespace["pay"])
+    assert theirs["function"]["parameters"]["properties"] == {
+        "amount": {"type": "string"},
+        "urgent": {"type": "string"},
+    }
+    assert ours["function"]["parameters"]["properties"] == {
+        "amount": {"type": "integer"},
+        "urgent": {"type": "boolean"},
+    }
+
+
+def test_sparse_history_messages_are_sent_in_full_shape():
+    """Pinned difference: an assistant message you pass in the history is re-sent in Swarm's
+    full assistant shape (missing fields as null); Swarm forwards the dict as given."""
+    history = [user("a"), {"role": "assistant", "content": "b", "sender": "Agent"}, user("c")]
+    ref, ours = run_both(bare, [text("d")], history)
+    assert ref.requests[0]["messages"][2] == history[1]
+    assert ours.requests[0]["messages"][2] == {
+        "content": "b",
+        "refusal": None,
+        "role": "assistant",
+        "audio": None,
+        "function_call": None,
+        "tool_calls": None,
+        "sender": "Agent",
+    }
+    assert normalise(ours.response.messages) == normalise(ref.response.messages)
