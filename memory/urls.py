@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 #: The environment variable that moves the default store (for ``Session`` and the CLI alike).
 DB_ENV = "SWARMGRAPH_DB"
@@ -108,16 +108,69 @@ def memory_namespace(url: str) -> str:
     return url.split("://", 1)[1].strip("/")
 
 
+#: Query keys whose values are secrets (compared case-insensitively, ``-`` read as ``_``).
+SECRET_KEYS = frozenset(
+    {
+        "password", "pass", "passwd", "pwd", "secret", "token", "access_token", "auth",
+        "auth_token", "api_key", "apikey", "key", "sslpassword", "client_secret",
+        "private_key", "credential", "credentials", "signature", "sig",
+    }
+)  # fmt: skip
+MASK = "***"
+# A URL inside free text: scheme://, then anything up to whitespace or a closing quote.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9.+-]*://[^\s'\"<>]+")
+# key=value pairs (libpq conninfo strings, query strings) whose key names a secret.
+_SECRET_PAIR = re.compile(
+    r"(?<![A-Za-z0-9_])(" + "|".join(sorted(SECRET_KEYS, key=len, reverse=True)) + r")"
+    r"(\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&;,'\"]+)",
+    re.IGNORECASE,
+)
+
+
+def _is_secret_key(key: str) -> bool:
+    return unquote(key).strip().lower().replace("-", "_") in SECRET_KEYS
+
+
 def redact_url(url: str) -> str:
-    """``url`` with any password replaced by ``***``, for errors and logs.
+    """``url`` with its password and every password-like query value replaced by ``***``.
+
+    The URL is parsed, not pattern-matched: the userinfo's password (``user:pass@``) and the
+    values of query keys such as ``password``, ``pass``, ``pwd``, ``secret``, ``token`` or
+    ``api_key`` are masked; user, host, port, path and other parameters stay readable.
 
     Example:
         >>> redact_url("redis://:hunter2@localhost:6379/0")
         'redis://:***@localhost:6379/0'
+        >>> redact_url("postgresql://bob@db/app?sslmode=require&password=hunter2")
+        'postgresql://bob@db/app?sslmode=require&password=***'
+        >>> redact_url("http://me:p%40ss@proxy:8080/v1?api_key=abc&x=1")
+        'http://me:***@proxy:8080/v1?api_key=***&x=1'
         >>> redact_url("sqlite:///chat.db")
         'sqlite:///chat.db'
     """
-    return re.sub(r"^([^:/]+://[^:/@]*):[^@/]*@", r"\1:***@", str(url))
+    url = str(url)
+    match = re.match(r"^([A-Za-z][A-Za-z0-9.+-]*://)([^/?#]*)(.*)$", url, re.DOTALL)
+    if match is None:
+        return _redact_pairs(url)
+    scheme, netloc, rest = match.groups()
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":" + MASK
+        netloc = f"{userinfo}@{host}"
+    path, hash_, fragment = rest.partition("#")
+    path, question, query = path.partition("?")
+    if query:
+        parts = []
+        for pair in query.split("&"):
+            key, equals, _value = pair.partition("=")
+            parts.append(f"{key}={MASK}" if equals and _is_secret_key(key) else pair)
+        query = "&".join(parts)
+    return f"{scheme}{netloc}{path}{question}{query}{hash_}{fragment}"
+
+
+def _redact_pairs(text: str) -> str:
+    return _SECRET_PAIR.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
 
 
 def check_conversation_id(conversation_id: str) -> str:
@@ -141,31 +194,69 @@ def check_conversation_id(conversation_id: str) -> str:
     return conversation_id
 
 
+def url_secrets(url: str) -> set[str]:
+    """Every secret ``url`` carries: its password and password-like query values, raw and
+    percent-decoded, to scrub from driver messages.
+
+    Example:
+        >>> sorted(url_secrets("redis://:s3cret@localhost:6379/0?token=t%2Bk")), url_secrets("x")
+        (['s3cret', 't%2Bk', 't+k'], set())
+    """
+    url = str(url)
+    match = re.match(r"^[A-Za-z][A-Za-z0-9.+-]*://([^/?#]*)[^?#]*(?:\?([^#]*))?", url)
+    if match is None:
+        return set()
+    netloc, query = match.group(1), match.group(2) or ""
+    raw: list[str] = []
+    if "@" in netloc:
+        userinfo = netloc.rsplit("@", 1)[0]
+        if ":" in userinfo:
+            raw.append(userinfo.split(":", 1)[1])
+    for pair in query.split("&"):
+        key, equals, value = pair.partition("=")
+        if equals and _is_secret_key(key):
+            raw.append(value)
+    secrets = set()
+    for value in raw:
+        secrets |= {value, unquote(value), unquote(value.replace("+", " "))}
+    return {s for s in secrets if s}
+
+
 def url_password(url: str) -> str | None:
-    """The password in ``url`` (``None`` if it has none), to scrub from driver messages.
+    """The password in ``url``'s userinfo (``None`` if it has none).
 
     Example:
         >>> url_password("redis://:s3cret@localhost:6379/0"), url_password("redis://h:1/0")
         ('s3cret', None)
     """
-    try:
-        password = urlsplit(url).password
-    except ValueError:
-        match = re.match(r"^[^:/]+://[^:/@]*:([^@/]*)@", url)
-        password = match.group(1) if match else None
-    return unquote(password) if password else None
+    match = re.match(r"^[A-Za-z][A-Za-z0-9.+-]*://([^/?#]*)", str(url))
+    if match is None or "@" not in match.group(1):
+        return None
+    userinfo = match.group(1).rsplit("@", 1)[0]
+    return unquote(userinfo.split(":", 1)[1]) or None if ":" in userinfo else None
 
 
-def scrub(text: str, url: str) -> str:
-    """``text`` with ``url``'s password (raw and percent-encoded) replaced by ``***``.
+def scrub(text: str, url: str | None = None) -> str:
+    """``text`` safe to show: every URL in it redacted (:func:`redact_url`), every
+    ``password=...``-style pair masked, and ``url``'s secrets masked where they stand as
+    whole words.
+
+    Whole words only, so a password that is also a common substring ("a", "pass") never
+    garbles the rest of the message.
 
     Example:
         >>> scrub("login as bob:secret failed", "postgresql://bob:secret@db/app")
         'login as bob:*** failed'
+        >>> scrub("password authentication failed for user a", "postgresql://a:a@db/app")
+        'password authentication failed for user ***'
+        >>> scrub("dsn: host=db password='x y' dbname=app")
+        'dsn: host=db password=*** dbname=app'
+        >>> scrub("GET http://u:pw@proxy/v1 failed")
+        'GET http://u:***@proxy/v1 failed'
     """
-    text = str(text)
-    match = re.match(r"^[^:/]+://[^:/@]*:([^@/]*)@", str(url))
-    secrets = {url_password(url), match.group(1) if match else None}
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return redact_url(text) if "://" in text else text
+    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), str(text))
+    text = _redact_pairs(text)
+    for secret in sorted(url_secrets(url) if url else (), key=len, reverse=True):
+        bounded = r"(?<![A-Za-z0-9])" + re.escape(secret) + r"(?![A-Za-z0-9])"
+        text = re.sub(bounded, MASK, text)
+    return text

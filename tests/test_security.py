@@ -109,3 +109,58 @@ def test_credentials_never_appear_in_reprs_errors_or_logs(postgres_url, redis_ur
     shown.append(str(caught.value))
     for text in [*shown, caplog.text]:
         assert SECRET not in text
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_password_query_parameters_are_redacted_everywhere_a_url_is_shown(
+    postgres_url, redis_url, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    pg = f"{postgres_url}?password={SECRET}&application_name=t"
+    rd = f"{redis_url}?password={SECRET}"
+    shown = [repr(open_history(pg, "c")), repr(open_context_store(pg)), repr(Session("c", url=pg))]
+    for url in (pg, rd):
+        shown += [repr(open_history(url, "c")), repr(open_context_store(url))]
+    dead = [
+        f"postgresql://bob@127.0.0.1:9/db?pool_timeout=1&password={SECRET}",
+        f"redis://127.0.0.1:9/0?password={SECRET}",
+    ]
+    for url in dead:
+        with pytest.raises(StorageUnavailable) as caught:
+            open_history(url, "c").get_messages()
+        shown += [str(caught.value), repr(caught.value), caught.value.url]
+        assert "=***" in caught.value.url
+    for text in [*shown, caplog.text]:
+        assert SECRET not in text
+    assert "application_name=t" in shown[0]  # only the secret is masked, not the whole URL
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_a_password_that_is_a_common_substring_does_not_garble_errors():
+    for url, words in [("redis://:on@127.0.0.1:9/0", "Connection refused")]:
+        with pytest.raises(StorageUnavailable) as caught:
+            open_history(url, "c").get_messages()
+        assert words in str(caught.value), str(caught.value)
+        assert ":on@" not in str(caught.value)
+
+
+def test_openai_base_url_credentials_never_reach_the_cli_output(tmp_path):
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("OPENAI_")}
+    env["OPENAI_BASE_URL"] = f"http://user:{SECRET}@127.0.0.1:9/v1?api_key={SECRET}"
+    env["SWARMGRAPH_DB"] = f"sqlite:///{tmp_path / 'cli.db'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "swarmgraph", "demo", "--model", "gpt-4o-mini", "--no-color"],
+        cwd=tmp_path,
+        env={**env, "OPENAI_MAX_RETRIES": "0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "http://user:***@127.0.0.1:9/v1?api_key=***" in done.stdout, done.stdout
+    assert SECRET not in done.stdout + done.stderr

@@ -45,6 +45,8 @@ __all__ = ["UserError", "build_parser", "main"]
 DEFAULT_DIR = ".swarmgraph"
 DEFAULT_MODEL = "gpt-4o-mini"
 DEMO_SESSION = "demo"
+#: URLs this run was given (``--db``): their secrets are masked in anything printed.
+_SHOWN_URLS: list[str] = []
 
 
 class UserError(Exception):
@@ -499,7 +501,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(error: BaseException) -> str:
+    """The error as one line, with every URL and secret we know of redacted: driver and
+    HTTP errors may quote a storage URL or ``OPENAI_BASE_URL`` with its password."""
+    from ..memory.urls import scrub
+
     text = " ".join(str(error).split()) or type(error).__name__
+    for url in (*_SHOWN_URLS, os.environ.get("OPENAI_BASE_URL"), os.environ.get("SWARMGRAPH_DB")):
+        text = scrub(text, url)
     return text if len(text) <= 400 else text[:397] + "..."
 
 
@@ -568,6 +576,8 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.error("the following arguments are required: --session (the demo needs one)")
     if getattr(args, "db", "unset") is None:
         args.db = default_db_url()
+    if getattr(args, "db", None):
+        _SHOWN_URLS.append(args.db)
     handlers = {"demo": cmd_demo, "chat": cmd_chat, "history": cmd_history, "graph": cmd_graph}
     debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
     try:

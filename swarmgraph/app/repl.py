@@ -360,5 +360,10 @@ def chat_loop(
 
 
 def _one_line(error: BaseException) -> str:
+    from ..memory.urls import scrub
+
     text = " ".join(str(error).split()) or type(error).__name__
+    # Driver and HTTP errors may quote a URL with its password: mask URLs and known secrets.
+    for url in (os.environ.get("OPENAI_BASE_URL"), os.environ.get("SWARMGRAPH_DB")):
+        text = scrub(text, url)
     return text if len(text) <= 400 else text[:397] + "..."
