@@ -32,6 +32,29 @@ class StorageUnavailable(ConnectionError):
         super().__init__(f"storage at {self.url} is unavailable: {self.reason}")
 
 
+class StorageConfigurationError(StorageUnavailable):
+    """The server answered and refused: the database does not exist, the user or password is
+    wrong. ``reason`` is the server's own words; retrying will not help until the URL is
+    fixed. A subclass of :class:`StorageUnavailable`, so code that handles outages still
+    catches it.
+
+    Example:
+        >>> error = StorageConfigurationError("postgresql://db/x", 'database "x" does not exist')
+        >>> print(error)  # doctest: +NORMALIZE_WHITESPACE
+        storage at postgresql://db/x refused the connection: database "x" does not exist
+        (check the URL's database, user and password)
+    """
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = redact_url(url)
+        self.reason = scrub(reason, url)
+        ConnectionError.__init__(
+            self,
+            f"storage at {self.url} refused the connection: {self.reason} "
+            "(check the URL's database, user and password)",
+        )
+
+
 class ContextSerializationError(TypeError):
     """A context value JSON cannot store; ``path`` names it, e.g. ``context_variables['a'][0]``."""
 

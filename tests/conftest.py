@@ -83,7 +83,8 @@ def redis_url(_redis_session: RedisServer) -> str:
 
 @pytest.fixture
 def redis_server(_redis_session: RedisServer) -> Iterator[RedisServer]:
-    """The throwaway Redis, for tests that stop and start it (data does not survive a stop)."""
+    """The throwaway Redis (append-only file, appendfsync always), for tests that stop, kill
+    or freeze it; acknowledged writes survive a restart."""
     _redis_session.start()
     yield _redis_session
     _redis_session.start()

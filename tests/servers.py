@@ -18,6 +18,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -246,6 +247,36 @@ class PostgresServer:
         finally:
             self.start()
 
+    def _pids(self) -> list[int]:
+        """The postmaster and every process it forked (backends, checkpointer, ...)."""
+        try:
+            postmaster = int((self.datadir / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return []
+        pids = [postmaster]
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == postmaster:  # field 4 of stat: the parent's pid
+                pids.append(int(Path(stat).parent.name))
+        return pids
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """SIGSTOP the whole server inside the block (as a network partition looks to a
+        client: sockets stay open, nothing answers); SIGCONT afterwards, even on error."""
+        pids = self._pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+
     def new_database(self, name: str) -> str:
         """Create database ``name`` (an identifier you choose, not user input); return its URL."""
         self._create_database(name)
@@ -271,7 +302,9 @@ class PostgresServer:
 
 
 class RedisServer:
-    """One throwaway Redis without persistence: ``stop()``/``start()`` keep the port, not data."""
+    """One throwaway Redis run as production would: append-only file, ``appendfsync always``
+    (a write is on disk before its reply), so ``stop()``/``kill()`` then ``start()`` keep the
+    port and every acknowledged write."""
 
     def __init__(self, binary: Path | None = None) -> None:
         self.binary = binary or find_redis_server()
@@ -304,7 +337,8 @@ class RedisServer:
             self._proc = subprocess.Popen(
                 [
                     str(self.binary), "--port", str(self.port), "--bind", "127.0.0.1",
-                    "--save", "", "--appendonly", "no", "--daemonize", "no",
+                    "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+                    "--daemonize", "no",
                     "--dir", str(self.base),
                 ],
                 stdout=log,
@@ -354,6 +388,27 @@ class RedisServer:
                 self._proc.kill()
                 self._proc.wait()
         self._proc = None
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash: no shutdown, no final flush) and wait for it."""
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = None
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """SIGSTOP the server inside the block (sockets stay open, nothing answers);
+        SIGCONT afterwards, even on error."""
+        assert self._proc is not None and self._proc.poll() is None, "server is not running"
+        self._proc.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.send_signal(signal.SIGCONT)
 
     def close(self) -> None:
         """Stop the server and delete its folder; safe to call twice."""

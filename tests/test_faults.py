@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 from scale_helpers import fresh_id, whole_turns, worker
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import Session, open_history
-from swarmgraph.memory.errors import StorageUnavailable
+from swarmgraph.memory.errors import StorageConfigurationError, StorageUnavailable
 
 KILL_ROUNDS = 6
 SECRET = "s3cret-Pa55"
@@ -114,3 +114,71 @@ def test_postgres_stopped_mid_run_gives_a_clear_error_and_the_next_turn_works(
     assert humans == ["one", "three"]  # turn one kept, turn two never half-written
     assert after.context_variables == {"n": 3}
     assert after.store.load(cid).version == 2
+
+
+def _turn(session: Session, n: int) -> None:
+    model = ScriptedChatModel([scripted_tool_call("note", {"n": n}), str(n)])
+    session.run(Swarm(chat_model=model), _counter_agent(), f"turn {n}")
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(120)  # without client-side timeouts the frozen turn would wait forever
+def test_a_frozen_postgres_gives_storage_unavailable_and_the_next_turn_works(postgres_server):
+    url = postgres_server.url + "?statement_timeout=1&connect_timeout=1&pool_timeout=2"
+    cid = fresh_id("frozen")
+    session = Session(cid, url=url)
+    _turn(session, 1)
+    with postgres_server.frozen():  # a network partition: sockets open, nothing answers
+        with pytest.raises(StorageUnavailable) as caught:
+            _turn(session, 2)
+        assert "frozen or unreachable" in str(caught.value) or "timeout" in str(caught.value)
+        with pytest.raises(StorageUnavailable):  # a fresh connection times out as well
+            Session(cid, url=url).context_variables  # noqa: B018
+    _turn(session, 3)
+    after = Session(cid, url=url)
+    assert [m.content for m in after.messages if m.type == "human"] == ["turn 1", "turn 3"]
+    assert after.context_variables == {"n": 3} and after.store.load(cid).version == 2
+
+
+@pytest.mark.redis
+@pytest.mark.timeout(120)
+def test_a_frozen_redis_gives_storage_unavailable_and_the_next_turn_works(redis_server):
+    url = redis_server.url + "?socket_timeout=1&socket_connect_timeout=1"
+    cid = fresh_id("frozen")
+    session = Session(cid, url=url)
+    _turn(session, 1)
+    with redis_server.frozen(), pytest.raises(StorageUnavailable):
+        _turn(session, 2)
+    _turn(session, 3)
+    after = Session(cid, url=url)
+    assert [m.content for m in after.messages if m.type == "human"] == ["turn 1", "turn 3"]
+    assert after.context_variables == {"n": 3} and after.store.load(cid).version == 2
+
+
+@pytest.mark.postgres
+def test_a_wrong_database_or_user_fails_with_the_servers_reason(postgres_server):
+    port_url = postgres_server.url.rsplit("/", 1)[0]
+    for url, reason in [
+        (port_url + "/no_such_db?pool_timeout=3", 'database "no_such_db" does not exist'),
+        (
+            port_url.replace("postgres@", "no_such_role@") + "/swarmgraph_test?pool_timeout=3",
+            'role "no_such_role" does not exist',
+        ),
+    ]:
+        with pytest.raises(StorageConfigurationError) as caught:
+            Session(fresh_id(), url=url)
+        assert reason in str(caught.value)
+        assert "pool timeout" not in str(caught.value)
+        assert isinstance(caught.value, StorageUnavailable)
+
+
+@pytest.mark.redis
+def test_a_wrong_redis_password_or_database_number_fails_with_the_servers_reason(redis_url):
+    base = redis_url.rsplit("/", 1)[0]
+    for url, reason in [
+        (base.replace("redis://", "redis://bob:wrong@") + "/0", "invalid username-password"),
+        (base + "/99", "DB index is out of range"),
+    ]:
+        with pytest.raises(StorageConfigurationError) as caught:
+            Session(fresh_id(), url=url).context_variables  # noqa: B018
+        assert reason in str(caught.value)

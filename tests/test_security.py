@@ -139,7 +139,10 @@ def test_password_query_parameters_are_redacted_everywhere_a_url_is_shown(
 @pytest.mark.postgres
 @pytest.mark.redis
 def test_a_password_that_is_a_common_substring_does_not_garble_errors():
-    for url, words in [("redis://:on@127.0.0.1:9/0", "Connection refused")]:
+    for url, words in [
+        ("postgresql://on:on@127.0.0.1:9/db?pool_timeout=1", "Connection refused"),
+        ("redis://:on@127.0.0.1:9/0", "Connection refused"),
+    ]:
         with pytest.raises(StorageUnavailable) as caught:
             open_history(url, "c").get_messages()
         assert words in str(caught.value), str(caught.value)

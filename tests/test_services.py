@@ -144,10 +144,14 @@ def test_redis_set_get_and_ttl(redis_url: str) -> None:
 
 
 @pytest.mark.redis
-def test_redis_stop_and_start_keeps_port_not_data(redis_server) -> None:
+def test_redis_stop_or_kill_then_start_keeps_port_and_every_acknowledged_write(
+    redis_server,
+) -> None:
     r = redis.Redis.from_url(redis_server.url)
     try:
-        r.set("svc:volatile", "1")
+        assert r.config_get("appendonly") == {"appendonly": "yes"}
+        assert r.config_get("appendfsync") == {"appendfsync": "always"}
+        r.set("svc:durable", "1")
         port = redis_server.port
         redis_server.stop()
         assert not redis_server.running
@@ -156,8 +160,12 @@ def test_redis_stop_and_start_keeps_port_not_data(redis_server) -> None:
         redis_server.start()
         assert redis_server.port == port
         assert r.ping() is True
-        assert r.get("svc:volatile") is None  # --save '' and no AOF: nothing persisted
+        r.set("svc:after-restart", "2")
+        redis_server.kill()  # a crash right after the reply: appendfsync always kept it
+        redis_server.start()
+        assert r.get("svc:durable") == b"1" and r.get("svc:after-restart") == b"2"
     finally:
+        r.delete("svc:durable", "svc:after-restart")
         r.close()
 
 

@@ -17,14 +17,33 @@
   The lock is released by COMMIT/ROLLBACK, or by the server when a killed worker's socket
   closes.
 * **Errors.** Driver errors that mean "the server is not there" become
-  :class:`swarmgraph.memory.errors.StorageUnavailable` with the password scrubbed.
+  :class:`swarmgraph.memory.errors.StorageUnavailable` with the password scrubbed; a server
+  that answers "no" (database does not exist, authentication failed) fails at once with its
+  reason as :class:`~swarmgraph.memory.errors.StorageConfigurationError`, never after
+  waiting out the pool timeout.
+* **Timeouts.** Connecting gives up after ``connect_timeout`` seconds; the server cancels a
+  statement (including a wait for a conversation's lock) after ``statement_timeout``; a
+  server that stops answering altogether (frozen, partitioned) is cut off by the client after
+  twice ``statement_timeout`` (:mod:`.deadline`); TCP keepalives find dead peers on idle
+  connections. A pooled connection is checked, under ``connect_timeout``, before use.
 
-Our own URL parameters (removed before psycopg sees the URL): ``pool_max`` (connections per
-process, default 10) and ``pool_timeout`` (seconds to wait for a connection, default 10).
+URL parameters, with their defaults (ours are removed before psycopg sees the URL; libpq's
+own are added only when the URL does not set them):
+
+=====================  ========  ==========================================================
+``pool_max``           10        connections per process (ours)
+``pool_timeout``       10        seconds to wait for a free pooled connection (ours)
+``statement_timeout``  15        seconds (ours; sent as the server's ``statement_timeout``)
+``connect_timeout``    5         seconds (libpq)
+``keepalives*``        1/10/5/3  on; idle 10 s, interval 5 s, 3 probes (libpq)
+=====================  ========  ==========================================================
 
 Example:
-    >>> conninfo("postgresql+psycopg://bob:pw@db:5432/app?pool_max=4&sslmode=disable")
-    ('postgresql://bob:pw@db:5432/app?sslmode=disable', {'pool_max': 4, 'pool_timeout': 10.0})
+    >>> info, options = conninfo("postgresql+psycopg://bob:pw@db:5432/app?pool_max=4")
+    >>> info  # doctest: +NORMALIZE_WHITESPACE
+    'postgresql://bob:pw@db:5432/app?connect_timeout=5&keepalives=1&keepalives_idle=10&keepalives_interval=5&keepalives_count=3'
+    >>> options
+    {'pool_max': 4, 'pool_timeout': 10.0, 'statement_timeout': 15.0}
     >>> conversation_uuid("conv-42") == conversation_uuid("conv-42"), lock_key("conv-42") < 2**63
     (True, True)
 """
@@ -32,6 +51,7 @@ Example:
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import os
 import re
@@ -45,14 +65,23 @@ from urllib.parse import parse_qsl, urlencode
 import psycopg
 import psycopg_pool
 
-from ...errors import StorageUnavailable
+from ...errors import StorageConfigurationError, StorageUnavailable
 from ...urls import redact_url, scrub, url_scheme
+from .deadline import guard
 
 #: Fixed namespace for :func:`conversation_uuid`; changing it would orphan stored rows.
 CONVERSATION_NAMESPACE = uuid.UUID("6f1d2b0e-8a53-5c0b-9a57-2f8f5bd6a3c1")
 #: Serialises schema creation across processes (CREATE ... IF NOT EXISTS can race).
 SCHEMA_LOCK_KEY = 0x5357_4152_4D47_5200  # "SWARMGR\0"
-DEFAULTS = {"pool_max": 10, "pool_timeout": 10.0}
+DEFAULTS = {"pool_max": 10, "pool_timeout": 10.0, "statement_timeout": 15.0}
+#: libpq parameters we set unless the URL does: a bounded connect, keepalives on idle sockets.
+LIBPQ_DEFAULTS = {
+    "connect_timeout": "5",
+    "keepalives": "1",
+    "keepalives_idle": "10",
+    "keepalives_interval": "5",
+    "keepalives_count": "3",
+}
 
 _lock = threading.Lock()
 _pools: dict[tuple[int, str], psycopg_pool.ConnectionPool] = {}
@@ -89,6 +118,7 @@ def lock_key(conversation_id: str) -> int:
     return int.from_bytes(conversation_uuid(conversation_id).bytes[:8], "big", signed=True)
 
 
+@functools.lru_cache(maxsize=256)
 def conninfo(url: str) -> tuple[str, dict[str, Any]]:
     """``url`` as psycopg takes it, and our pool options taken out of its query string."""
     if url_scheme(url) != "postgresql":
@@ -99,22 +129,73 @@ def conninfo(url: str) -> tuple[str, dict[str, Any]]:
     kept = []
     for key, value in parse_qsl(query, keep_blank_values=True):
         if key in DEFAULTS:
-            options[key] = type(DEFAULTS[key])(value)
+            try:
+                options[key] = type(DEFAULTS[key])(value)
+            except ValueError:
+                raise ValueError(f"{key} must be a number, got {value!r}") from None
+            if options[key] <= 0:
+                raise ValueError(f"{key} must be positive, got {value!r}")
         else:
             kept.append((key, value))
+    given = {key for key, _ in kept}
+    kept += [(k, v) for k, v in LIBPQ_DEFAULTS.items() if k not in given]
     info = "postgresql://" + base + (("?" + urlencode(kept)) if kept else "")
     return info, options
 
 
+def connect_timeout(info: str) -> float:
+    """The ``connect_timeout`` a conninfo URL sets (seconds)."""
+    for key, value in parse_qsl(info.partition("?")[2]):
+        if key == "connect_timeout":
+            return max(float(value), 1.0)
+    return float(LIBPQ_DEFAULTS["connect_timeout"])
+
+
+def _configure_connection(statement_timeout: float):
+    milliseconds = int(statement_timeout * 1000)
+
+    def configure(conn: psycopg.Connection) -> None:
+        # A SET rather than a startup "options" parameter: poolers such as PgBouncer refuse
+        # unknown startup parameters but pass a SET through.
+        conn.execute(f"SET statement_timeout = {milliseconds}")  # an int we formatted
+
+    return configure
+
+
+def _check_within(seconds: float):
+    def check(conn: psycopg.Connection) -> None:
+        # The pool's check is a round trip; against a frozen server it would wait forever.
+        with guard(conn.fileno(), seconds):
+            psycopg_pool.ConnectionPool.check_connection(conn)
+
+    return check
+
+
+def probe(url: str) -> None:
+    """Connect once, directly: raise the server's own reason if it refuses or is not there.
+
+    A pool retries in the background and only ever reports "no connection within the pool
+    timeout"; a direct connect says "database ... does not exist" or "connection refused"
+    at once.
+    """
+    info, _ = conninfo(url)
+    try:
+        psycopg.connect(info, autocommit=True).close()
+    except psycopg.OperationalError as error:
+        raise _storage_error(url, error) from None
+
+
 def _new_pool(url: str) -> psycopg_pool.ConnectionPool:
     info, options = conninfo(url)
+    probe(url)  # a wrong database name or password fails here, with the server's reason
     pool = psycopg_pool.ConnectionPool(
         info,
         min_size=1,
         max_size=max(1, options["pool_max"]),
         timeout=options["pool_timeout"],
         kwargs={"autocommit": True},  # reads need no transaction; writes open one explicitly
-        check=psycopg_pool.ConnectionPool.check_connection,
+        configure=_configure_connection(options["statement_timeout"]),
+        check=_check_within(connect_timeout(info)),
         name=f"swarmgraph-{os.getpid()}",
         open=True,
     )
@@ -166,13 +247,28 @@ def transaction_domain(url: str) -> TransactionDomain:
 
 
 _UNAVAILABLE = (psycopg.OperationalError, psycopg_pool.PoolTimeout, psycopg_pool.PoolClosed)
+# What a server says when the URL, not the server, is wrong: retrying cannot help.
+_MISCONFIGURED = re.compile(
+    r"FATAL:.*(does not exist|authentication failed|no pg_hba\.conf entry|password|"
+    r"permission denied|not permitted to log in)",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def _reason(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    text = str(error).strip() or type(error).__name__
+    text = re.sub(r"^connection failed: ", "", text)
+    text = re.sub(r"connection to server at [^,]+, port \d+ failed: ", "", text)
+    text = text.replace("FATAL:  ", "").splitlines()[0]
     if isinstance(error, psycopg_pool.PoolTimeout):
         text = f"no connection within the pool timeout ({text})"
-    return re.sub(r"\s+", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _storage_error(url: str, error: BaseException) -> StorageUnavailable:
+    if isinstance(error, psycopg.OperationalError) and _MISCONFIGURED.search(str(error)):
+        return StorageConfigurationError(url, _reason(error))
+    return StorageUnavailable(url, _reason(error))
 
 
 @contextmanager
@@ -180,15 +276,39 @@ def unavailable_as_storage_error(url: str) -> Iterator[None]:
     """Turn "server not there" driver errors inside the block into ``StorageUnavailable``."""
     try:
         yield
+    except psycopg_pool.PoolTimeout as error:
+        _discard_pool(url)
+        probe(url)  # the server's own reason, when there is one (each attempt is bounded)
+        raise _storage_error(url, error) from None
     except _UNAVAILABLE as error:
         _discard_pool(url)
-        raise StorageUnavailable(url, _reason(error)) from None
+        raise _storage_error(url, error) from None
+
+
+@contextmanager
+def _within_deadline(url: str, conn: psycopg.Connection) -> Iterator[None]:
+    """Cut ``conn`` off if the block outlives twice the statement timeout (a frozen server)."""
+    seconds = 2 * conninfo(url)[1]["statement_timeout"]
+    with guard(conn.fileno(), seconds) as armed:
+        try:
+            yield
+        except (psycopg.Error, StorageUnavailable):
+            if not armed.fired:
+                raise
+            _discard_pool(url)
+            raise StorageUnavailable(
+                url, f"no reply from the server within {seconds:g} s (frozen or unreachable?)"
+            ) from None
 
 
 @contextmanager
 def read_connection(url: str) -> Iterator[psycopg.Connection]:
-    """A pooled autocommit connection for reads (errors translated)."""
-    with unavailable_as_storage_error(url), sync_pool(url).connection() as conn:
+    """A pooled autocommit connection for reads (errors translated, deadline armed)."""
+    with (
+        unavailable_as_storage_error(url),
+        sync_pool(url).connection() as conn,
+        _within_deadline(url, conn),
+    ):
         yield conn
 
 
@@ -199,7 +319,12 @@ def write_transaction(url: str, conversation_id: str | None = None) -> Iterator[
     Committed on exit, rolled back on error (including a killed process: the server rolls
     back when the socket closes).
     """
-    with unavailable_as_storage_error(url), sync_pool(url).connection() as conn, conn.transaction():
+    with (
+        unavailable_as_storage_error(url),
+        sync_pool(url).connection() as conn,
+        _within_deadline(url, conn),
+        conn.transaction(),
+    ):
         if conversation_id is not None:
             lock_conversation(conn, conversation_id)
         yield conn

@@ -4,6 +4,13 @@ URL: ``redis://[:password@]host:port/db[?ttl=seconds]``. ``ttl`` (ours, removed 
 redis-py sees the URL) makes a conversation's keys expire ``ttl`` seconds after its last
 write; without it they live until cleared.
 
+**Timeouts.** Every command gives up after ``socket_timeout`` seconds (default 10) and a
+connect after ``socket_connect_timeout`` (default 5), so a frozen or partitioned server
+surfaces as :class:`memory.StorageUnavailable` instead of a hang; both are redis-py URL
+parameters (``?socket_timeout=2``) and the URL wins over our defaults. TCP keepalive is on.
+redis-py's own retries are off: it would resend a whole ``MULTI``/``EXEC`` after a
+connection error, which may store a turn twice; our callers decide what is safe to retry.
+
 **One turn.** Redis has no rollback, so :class:`RedisTurn` never writes until the end: it
 takes the conversation's lock (``SET NX PX``, redis-py's ``Lock``; it expires on its own if
 a worker dies holding it), WATCHes the context key, reads immediately, *queues* every write,
@@ -28,11 +35,13 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import redis
+from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, ResponseError, WatchError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.exceptions import WatchError
+from redis.retry import Retry
 
-from ...errors import StorageUnavailable, TurnInterrupted
+from ...errors import StorageConfigurationError, StorageUnavailable, TurnInterrupted
 from ...urls import redact_url, scrub, url_scheme
 
 #: Key prefixes are constants; the conversation id is appended, never parsed.
@@ -75,24 +84,47 @@ def redis_options(url: str) -> tuple[str, int | None]:
     return base + (("?" + urlencode(kept)) if kept else ""), ttl
 
 
+#: Client settings unless the URL says otherwise (redis-py lets URL parameters win).
+CLIENT_DEFAULTS: dict[str, Any] = {
+    "socket_timeout": 10.0,
+    "socket_connect_timeout": 5.0,
+    "socket_keepalive": True,
+}
+
+
+def new_client(url: str) -> redis.Redis:
+    """A sync client for ``url`` with our timeouts and without redis-py's retries."""
+    return redis.Redis.from_url(
+        redis_options(url)[0], retry=Retry(NoBackoff(), 0), **CLIENT_DEFAULTS
+    )
+
+
 def sync_client(url: str) -> redis.Redis:
     """The process-wide client (and connection pool) for ``url``."""
     key = (os.getpid(), url)
     with _lock:
         client = _clients.get(key)
         if client is None:
-            client = _clients[key] = redis.Redis.from_url(redis_options(url)[0])
+            client = _clients[key] = new_client(url)
         return client
 
 
 _UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
+# Replies that mean the URL is wrong (password, user, database number), not the server down.
+_MISCONFIGURED = ("DB index is out of range", "NOAUTH", "WRONGPASS", "invalid password")
 
 
 @contextmanager
 def unavailable_as_storage_error(url: str) -> Iterator[None]:
-    """Turn "server not there" errors inside the block into ``StorageUnavailable``."""
+    """Turn "server not there" errors inside the block into ``StorageUnavailable``, and a
+    server's refusal of the URL's credentials or database into ``StorageConfigurationError``."""
     try:
         yield
+    except (AuthenticationError, ResponseError) as error:
+        reason = str(error).strip() or type(error).__name__
+        if isinstance(error, AuthenticationError) or any(m in reason for m in _MISCONFIGURED):
+            raise StorageConfigurationError(url, scrub(reason, url)) from None
+        raise
     except _UNAVAILABLE as error:
         if isinstance(error, StorageUnavailable):
             raise
