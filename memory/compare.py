@@ -28,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -230,10 +231,13 @@ def compare_persistence(
 ) -> list[dict]:
     """Run the scenario under each ``persist`` choice and return one measured row per choice.
 
-    ``url_or_dir``: a directory (one SQLite file per choice, created there) or a storage URL
-    (one conversation id per choice). ``new_process=True`` runs each turn in its own Python
-    process, so nothing survives between turns except what was stored.
+    ``url_or_dir``: a directory (one SQLite file per choice, created there if missing) or a
+    storage URL. Each run writes only new conversations (``xiaoming-<choice>-<run token>``)
+    and never deletes anything, so pointing it at a store that holds other data is safe.
+    ``new_process=True`` runs each turn in its own Python process, so nothing survives
+    between turns except what was stored.
     """
+    run_token = uuid.uuid4().hex[:8]
     rows = []
     for persist in choices:
         label = persist_label(persist)
@@ -242,7 +246,7 @@ def compare_persistence(
             url = f"sqlite:///{Path(url_or_dir).resolve() / f'compare-{label}.db'}"
         else:
             url = str(url_or_dir)
-        cid = f"xiaoming-{label}"
+        cid = f"xiaoming-{label}-{run_token}"
         turn = _run_turn_in_process if new_process else run_turn
         turn(url, cid, persist, TURN_1)
         second = turn(url, cid, persist, TURN_2)

@@ -93,7 +93,48 @@ def test_demo_is_deterministic_and_replays_from_the_start(demo_dir):
     cwd, first = demo_dir
     again = run(cwd, "demo")
     assert again.returncode == 0, again.stderr
-    assert again.stdout == first.stdout
+    # A second run starts a new conversation beside the first, never over it.
+    assert again.stdout == first.stdout.replace("'demo'", "'demo-2'").replace(
+        "--session demo", "--session demo-2"
+    )
+    assert "Hi, I'm Ming" in run(cwd, "history", "--session", "demo").stdout
+
+
+def test_demo_never_touches_data_it_did_not_create(tmp_path):
+    """``--db`` may name a user's store: their "demo" conversation and any compare-*.db files
+    next to it survive byte for byte; the demo writes only a conversation it starts."""
+    import sqlite3
+
+    user_db = tmp_path / "mine.db"
+    url = f"sqlite:///{user_db}"
+    setup = (
+        "from swarmgraph.memory import Session, open_history\n"
+        "from langchain_core.messages import HumanMessage\n"
+        f"open_history({url!r}, 'demo').add_messages([HumanMessage('my own demo notes')])\n"
+        f"Session('demo', url={url!r}).store.save('demo', {{'mine': True}})\n"
+    )
+    subprocess.run([sys.executable, "-c", setup], check=True, timeout=120)
+    for folder in (tmp_path / "compare", tmp_path / ".swarmgraph" / "compare"):
+        folder.mkdir(parents=True)
+        (folder / "compare-messages.db").write_bytes(b"user data")
+        (folder / "compare-mine.db-wal").write_bytes(b"more user data")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("compare-*")}
+
+    done = run(tmp_path, "demo", "--db", url)
+    assert done.returncode == 0, done.stderr
+    assert "conversation 'demo-2'" in done.stdout and "--session demo-2" in done.stdout
+    assert {p: p.read_bytes() for p in tmp_path.rglob("compare-*")} == before
+    with sqlite3.connect(user_db) as conn:
+        rows = conn.execute(
+            "SELECT message FROM message_store WHERE session_id = 'demo'"
+        ).fetchall()
+        context = conn.execute(
+            "SELECT context FROM swarm_context WHERE conversation_id = 'demo'"
+        ).fetchall()
+    assert len(rows) == 1 and "my own demo notes" in rows[0][0]
+    assert context == [('{"mine":true}',)]
+    history = run(tmp_path, "history", "--session", "demo-2", "--db", url)
+    assert "Hi, I'm Ming" in history.stdout
 
 
 def test_history_shows_what_demo_stored(demo_dir):

@@ -204,17 +204,21 @@ def _default_session(agent: Any) -> str:
 
 
 # -- demo ----------------------------------------------------------------------------------------
-def _compare_dir(url: str) -> Path:
-    path = _sqlite_file(url)
-    return (path.parent if path is not None else Path.cwd() / DEFAULT_DIR) / "compare"
+def _new_demo_session(args: argparse.Namespace, agents: Sequence[Any]) -> Any:
+    """A Session on the first of ``demo``, ``demo-2``, ``demo-3``... that holds nothing yet.
 
+    The demo only ever writes to a conversation it starts, and never clears one: ``--db`` may
+    name a store that holds a user's own conversation called "demo".
+    """
+    import itertools
 
-def _fresh_compare_dir(folder: Path) -> Path:
-    """The persist comparison starts from empty files, so every demo prints the same table."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("compare-*.db*"):
-        old.unlink()
-    return folder
+    for number in itertools.count(1):
+        cid = DEMO_SESSION if number == 1 else f"{DEMO_SESSION}-{number}"
+        session = _session(args, cid, agents)
+        record = session.store.load(cid)
+        if session.history.count() == 0 and record.version == 0 and not record.active_agent:
+            return session
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -226,15 +230,15 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     choice = _choose_model(args)
     swarm, label = choice.swarm, choice.label
     triage, sales, refunds = demo_agents(model=choice.name)
-    session = _session(args, DEMO_SESSION, [triage, sales, refunds])
-    session.clear()  # the demo replays from the start every time
+    session = _new_demo_session(args, [triage, sales, refunds])
+    cid = session.conversation_id
     p = lambda text="": print(text, file=out)  # noqa: E731
 
     p(style.bold("swarmgraph demo") + ": a customer-service swarm, Triage → Sales / Refunds")
     p(f"model:  {label}")
     if choice.note:
         p(f"note:   {choice.note}")
-    p(f"store:  {_where(args.db)} (conversation {DEMO_SESSION!r})")
+    p(f"store:  {_where(args.db)} (conversation {cid!r}, new)")
     for number, text in enumerate(DEMO_CONVERSATION, 1):
         p()
         p(style.dim(f"── turn {number} " + "─" * 40))
@@ -248,7 +252,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     p()
     p(style.dim("── refresh " + "─" * 44))
     p("A new Session object on the same file, as after reloading the page:")
-    later = _session(args, DEMO_SESSION, [triage, sales, refunds])
+    later = _session(args, cid, [triage, sales, refunds])
     stored = later.messages
     p(f"  messages restored:  {len(stored)} (the model can read what was said)")
     p(f"  context restored:   {context_text(later.context_variables)} (tools get these)")
@@ -260,12 +264,16 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         "Measured by swarmgraph.memory.compare: turn 1, a new Session, "
         "then turn 2 'Did my refund go through?'"
     )
-    rows = compare_persistence(_fresh_compare_dir(_compare_dir(args.db)))
+    import tempfile
+
+    # Files of its own, in a folder this run creates and removes: nothing next to --db.
+    with tempfile.TemporaryDirectory(prefix="swarmgraph-compare-") as folder:
+        rows = compare_persistence(folder)
     p(format_table(rows))
     for line in PERSIST_TABLE_NOTE:
         p(style.dim(line))
     p()
-    p(f"stored in {_where(args.db)}; see it with: swarmgraph history --session {DEMO_SESSION}")
+    p(f"stored in {_where(args.db)}; see it with: swarmgraph history --session {cid}")
     return 0
 
 
