@@ -5,7 +5,6 @@ isolated, and context JSON can't hold is refused with the key named."""
 from __future__ import annotations
 
 import datetime
-import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -59,11 +58,11 @@ def _messages(content, name, args, tool_content):
 
 
 def _same(a, b) -> bool:
-    """Equality where -0.0 == 0.0 is fine but a float must stay a float."""
+    """Exact equality: a float stays a float with its sign (-0.0), dict keys keep their order."""
     if isinstance(a, float) or isinstance(b, float):
-        return type(a) is type(b) and (a == b or (math.isnan(a) and math.isnan(b)))
+        return type(a) is type(b) and repr(a) == repr(b)
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return isinstance(b, dict) and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
     return a == b and type(a) is type(b)

@@ -1,15 +1,17 @@
-"""Postgres context store: table ``swarm_context``, one JSONB document and a version per id.
+"""Postgres context store: table ``swarm_context``, one JSON document and a version per id.
 
-Columns: ``conversation_id`` (text primary key, the id as given), ``context`` and ``meta``
-(JSONB), ``version``, ``active_agent``, ``updated_at``. A read inside a write transaction
-(``load(..., connection=c)``) first takes the conversation's advisory lock, as SQLite's
-``BEGIN IMMEDIATE`` takes the file lock: a writer holds the lock *before* it reads the
-version it will bump, so two writers can never both read version 3 and both write 4.
+Columns: ``conversation_key`` (primary key: SHA-256 of the id's UTF-8, a fixed 32 bytes, so
+an id of any length is indexable; a btree refuses keys over ~2.7 kB), ``conversation_id``
+(the id as given, unindexed), ``context`` and ``meta`` (``JSON``, which keeps the exact text:
+``-0.0``, key order, ``1e+20``, ``\\u0000`` and lone surrogates all come back as saved, as they
+do from SQLite and Redis; ``JSONB`` would normalise them), ``version``, ``active_agent``,
+``updated_at``. A read inside a write transaction (``load(..., connection=c)``) first takes
+the conversation's advisory lock, as SQLite's ``BEGIN IMMEDIATE`` takes the file lock: a
+writer holds the lock *before* it reads the version it will bump, so two writers can never
+both read version 3 and both write 4.
 
-JSONB normalises what it stores (it rejects ``\\u0000`` and lone surrogates and reads
-``1e+20`` back as an integer). A document that would not come back exactly is stored as its
-JSON text inside ``{"$swarmgraph_json": "..."}`` instead, and unwrapped on load, so every
-backend returns the same dict.
+Tables made by earlier versions (id as primary key, JSONB columns) are migrated in place the
+first time a process opens the store.
 
 Example (needs a server; the tests run it against a throwaway one)::
 
@@ -20,11 +22,11 @@ Example (needs a server; the tests run it against a throwaway one)::
 
 from __future__ import annotations
 
+import hashlib
 import json
-import re
 from typing import Any
 
-from ...context_json import DEFAULT_SIZE_LIMIT, encode_context
+from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
 from ...context_store import ContextRecord
 from ...errors import ContextVersionConflict
 from ...urls import check_conversation_id
@@ -41,19 +43,44 @@ from .engine import (
 #: A constant, never built from user input.
 TABLE = "swarm_context"
 SCHEMA = (
-    f"CREATE TABLE IF NOT EXISTS {TABLE} (conversation_id TEXT PRIMARY KEY, "
-    "context JSONB NOT NULL DEFAULT '{}', version BIGINT NOT NULL DEFAULT 0, "
-    "active_agent TEXT, meta JSONB NOT NULL DEFAULT '{}', "
+    f"CREATE TABLE IF NOT EXISTS {TABLE} (conversation_key BYTEA PRIMARY KEY, "
+    "conversation_id TEXT NOT NULL, context JSON NOT NULL DEFAULT '{}', "
+    "version BIGINT NOT NULL DEFAULT 0, active_agent TEXT, meta JSON NOT NULL DEFAULT '{}', "
     "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+    # Earlier layout: the id itself as primary key (long ids broke the btree) and JSONB.
+    f"""DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema =
+            current_schema() AND table_name = '{TABLE}' AND column_name = 'conversation_key')
+    THEN
+        ALTER TABLE {TABLE} ADD COLUMN conversation_key BYTEA;
+        UPDATE {TABLE} SET conversation_key = sha256(convert_to(conversation_id, 'UTF8'));
+        ALTER TABLE {TABLE} DROP CONSTRAINT IF EXISTS {TABLE}_pkey;
+        ALTER TABLE {TABLE} ALTER COLUMN conversation_key SET NOT NULL;
+        ALTER TABLE {TABLE} ADD PRIMARY KEY (conversation_key);
+    END IF;
+    IF (SELECT data_type FROM information_schema.columns WHERE table_schema =
+            current_schema() AND table_name = '{TABLE}' AND column_name = 'context') = 'jsonb'
+    THEN
+        ALTER TABLE {TABLE} ALTER COLUMN context DROP DEFAULT,
+            ALTER COLUMN meta DROP DEFAULT,
+            ALTER COLUMN context TYPE JSON USING context::json,
+            ALTER COLUMN meta TYPE JSON USING meta::json,
+            ALTER COLUMN context SET DEFAULT '{{}}', ALTER COLUMN meta SET DEFAULT '{{}}';
+    END IF;
+    END $$""",
 )
-LOAD_SQL = f"SELECT context, version, active_agent, meta FROM {TABLE} WHERE conversation_id = %s"
+LOAD_SQL = (
+    f"SELECT context::text, version, active_agent, meta::text FROM {TABLE} "
+    "WHERE conversation_key = %s"
+)
 # A save is one conditional statement: the version check is its WHERE clause, so the row is
 # never read first. RETURNING says whether it wrote (no row back: another version is stored).
 # Under READ COMMITTED a concurrent writer of the same row waits for the first to commit and
 # then re-checks the WHERE against the new row, so no update is lost even without the lock.
 _UPSERT = (
-    f"INSERT INTO {TABLE} AS t (conversation_id, context, version, active_agent) "
-    "VALUES (%(cid)s, %(context)s::jsonb, 1, %(agent)s) ON CONFLICT (conversation_id) DO UPDATE "
+    f"INSERT INTO {TABLE} AS t (conversation_key, conversation_id, context, version, "
+    "active_agent) VALUES (%(key)s, %(cid)s, %(context)s::json, 1, %(agent)s) "
+    "ON CONFLICT (conversation_key) DO UPDATE "
     "SET context = excluded.context, version = {version}, "
     "active_agent = coalesce(excluded.active_agent, t.active_agent), updated_at = now()"
 )
@@ -63,44 +90,58 @@ SAVE_SQL = _UPSERT.format(version="t.version + 1") + " RETURNING version"
 SAVE_FIRST_SQL = _UPSERT.format(version="1") + " WHERE t.version = 0 RETURNING version"
 #: Expected version v > 0: only if v is still stored.
 SAVE_IF_SQL = (
-    f"UPDATE {TABLE} SET context = %(context)s::jsonb, version = version + 1, "
+    f"UPDATE {TABLE} SET context = %(context)s::json, version = version + 1, "
     "active_agent = coalesce(%(agent)s, active_agent), updated_at = now() "
-    "WHERE conversation_id = %(cid)s AND version = %(expected)s RETURNING version"
+    "WHERE conversation_key = %(key)s AND version = %(expected)s RETURNING version"
 )
-VERSION_SQL = f"SELECT version FROM {TABLE} WHERE conversation_id = %s"
+VERSION_SQL = f"SELECT version FROM {TABLE} WHERE conversation_key = %s"
 META_SQL = (
-    f"INSERT INTO {TABLE} (conversation_id, meta) VALUES (%s, %s::jsonb) "
-    "ON CONFLICT (conversation_id) DO UPDATE SET meta = excluded.meta, updated_at = now()"
+    f"INSERT INTO {TABLE} (conversation_key, conversation_id, meta) VALUES (%s, %s, %s::json) "
+    "ON CONFLICT (conversation_key) DO UPDATE SET meta = excluded.meta, updated_at = now()"
 )
-DELETE_SQL = f"DELETE FROM {TABLE} WHERE conversation_id = %s"
+DELETE_SQL = f"DELETE FROM {TABLE} WHERE conversation_key = %s"
 
+#: Earlier versions stored a document JSONB would have altered as ``{WRAPPER: text}``; such
+#: rows are still read. A document that itself starts with this key is still wrapped, so a
+#: user's own ``{"$swarmgraph_json": ...}`` is never mistaken for one.
 WRAPPER = "$swarmgraph_json"
-# NUL and surrogate escapes JSONB refuses; exponent numbers it would read back as integers.
-_JSONB_UNSAFE = re.compile(r"\\u0000|\\ud[89a-f][0-9a-f]{2}|\d[eE]\+", re.IGNORECASE)
 
 
-def to_jsonb(text: str) -> str:
-    """JSON text JSONB stores exactly: ``text`` itself, or ``text`` wrapped as a string.
+def conversation_key(conversation_id: str) -> bytes:
+    """The fixed-size primary key of a conversation's row: SHA-256 of its UTF-8 bytes.
 
     Example:
-        >>> to_jsonb('{"a":1}'), to_jsonb('{"big":1e+20}')
-        ('{"a":1}', '{"$swarmgraph_json": "{\\\\"big\\\\":1e+20}"}')
+        >>> len(conversation_key("c" * 100_000)), conversation_key("a") == conversation_key("a")
+        (32, True)
     """
-    if _JSONB_UNSAFE.search(text) or text.startswith('{"' + WRAPPER):
+    return hashlib.sha256(conversation_id.encode("utf-8")).digest()
+
+
+def to_stored(text: str) -> str:
+    """JSON text as the column stores it: ``text`` itself (the ``JSON`` type keeps it byte
+    for byte), wrapped only when it could be read as an old wrapped document.
+
+    Example:
+        >>> to_stored('{"a":-0.0}')
+        '{"a":-0.0}'
+        >>> own = '{"$swarmgraph_json":"x"}'
+        >>> from_stored(to_stored(own))
+        {'$swarmgraph_json': 'x'}
+    """
+    if text.startswith('{"' + WRAPPER):
         return json.dumps({WRAPPER: text})
     return text
 
 
-def from_jsonb(value: Any) -> dict:
-    """A stored JSONB value (parsed by psycopg) back to the dict that was saved.
+def from_stored(text: str | None) -> dict:
+    """Stored JSON text back to the dict that was saved.
 
     Example:
-        >>> from_jsonb({"$swarmgraph_json": '{"big":1e+20}'}), from_jsonb(None)
-        ({'big': 1e+20}, {})
+        >>> from_stored('{"b":-0.0,"a":1}'), from_stored(None)
+        ({'b': -0.0, 'a': 1}, {})
     """
-    if not value:
-        return {}
-    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(WRAPPER), str):
+    value = decode_context(text)
+    if len(value) == 1 and isinstance(value.get(WRAPPER), str):
         return json.loads(value[WRAPPER])
     return value
 
@@ -108,11 +149,11 @@ def from_jsonb(value: Any) -> dict:
 def _record(row: Any) -> ContextRecord:
     if row is None:
         return ContextRecord()
-    return ContextRecord(from_jsonb(row[0]), int(row[1]), row[2], from_jsonb(row[3]))
+    return ContextRecord(from_stored(row[0]), int(row[1]), row[2], from_stored(row[3]))
 
 
 class PostgresContextStore:
-    """One JSONB context document per conversation id in Postgres; see the module docstring."""
+    """One JSON context document per conversation id in Postgres; see the module docstring."""
 
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
         self.url = url
@@ -132,9 +173,9 @@ class PostgresContextStore:
         if connection is not None:
             with unavailable_as_storage_error(self.url):
                 lock_conversation(connection, cid)
-                return _record(connection.execute(LOAD_SQL, (cid,)).fetchone())
+                return _record(connection.execute(LOAD_SQL, (conversation_key(cid),)).fetchone())
         with read_connection(self.url) as conn:
-            return _record(conn.execute(LOAD_SQL, (cid,)).fetchone())
+            return _record(conn.execute(LOAD_SQL, (conversation_key(cid),)).fetchone())
 
     def save(
         self,
@@ -147,7 +188,7 @@ class PostgresContextStore:
     ) -> int:
         """Store ``context`` (and ``active_agent`` unless None); return the new version."""
         cid = check_conversation_id(conversation_id)
-        document = to_jsonb(encode_context(context, size_limit=self.size_limit))
+        document = to_stored(encode_context(context, size_limit=self.size_limit))
         if connection is None:
             with write_transaction(self.url, cid) as conn:
                 return self._save(conn, cid, document, expected_version, active_agent)
@@ -156,20 +197,26 @@ class PostgresContextStore:
 
     @staticmethod
     def _save(conn: Any, cid: str, document: str, expected: int | None, agent) -> int:
-        params: dict[str, Any] = {"cid": cid, "context": document, "agent": agent}
+        params: dict[str, Any] = {
+            "key": conversation_key(cid),
+            "cid": cid,
+            "context": document,
+            "agent": agent,
+        }
         if expected is None:
             sql = SAVE_SQL
         else:
             sql, params["expected"] = (SAVE_FIRST_SQL if expected == 0 else SAVE_IF_SQL), expected
         row = conn.execute(sql, params).fetchone()
         if row is None:
-            stored = conn.execute(VERSION_SQL, (cid,)).fetchone()
+            stored = conn.execute(VERSION_SQL, (conversation_key(cid),)).fetchone()
             raise ContextVersionConflict(cid, int(stored[0] if stored else 0), int(expected or 0))
         return int(row[0])
 
     def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
         """Replace the record's ``meta`` dict (context and version untouched)."""
-        params = (check_conversation_id(conversation_id), to_jsonb(json.dumps(meta)))
+        cid = check_conversation_id(conversation_id)
+        params = (conversation_key(cid), cid, to_stored(json.dumps(meta)))
         if connection is not None:
             with unavailable_as_storage_error(self.url):
                 connection.execute(META_SQL, params)
@@ -181,10 +228,10 @@ class PostgresContextStore:
         cid = check_conversation_id(conversation_id)
         if connection is not None:
             with unavailable_as_storage_error(self.url):
-                connection.execute(DELETE_SQL, (cid,))
+                connection.execute(DELETE_SQL, (conversation_key(cid),))
             return
         with write_transaction(self.url, cid) as conn:
-            conn.execute(DELETE_SQL, (cid,))
+            conn.execute(DELETE_SQL, (conversation_key(cid),))
 
     def begin_write(self):
         """A transaction; :meth:`load` with its connection locks the conversation it reads."""

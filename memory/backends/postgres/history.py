@@ -49,8 +49,11 @@ SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (id BIGSERIAL PRIMARY KEY, session_id UUID NOT NULL, "
     "message JSON NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
     f"CREATE INDEX IF NOT EXISTS ix_{TABLE}_session_id_id ON {TABLE} (session_id, id)",
+    # conversation_id is not indexed: a btree refuses values over ~2.7 kB, and ids may be
+    # longer; session_id (a uuid5 of the id) is the key.
     f"CREATE TABLE IF NOT EXISTS {ID_TABLE} (session_id UUID PRIMARY KEY, "
-    "conversation_id TEXT NOT NULL UNIQUE, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+    "conversation_id TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+    f"ALTER TABLE {ID_TABLE} DROP CONSTRAINT IF EXISTS {ID_TABLE}_conversation_id_key",
 )
 # The window is picked by ids alone (an index-only scan of (session_id, id), newest first),
 # then only those k rows are fetched. A plain ``... ORDER BY id DESC LIMIT k`` lets the

@@ -28,7 +28,7 @@ from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
 from ...context_store import ContextRecord
 from ...errors import ContextVersionConflict
 from ...urls import check_conversation_id, sqlite_path
-from .engine import sync_engine, write_transaction
+from .engine import read_only, sync_engine, write_transaction
 
 TABLE = "swarm_context"
 CREATE_SQL = (
@@ -82,7 +82,7 @@ class SQLiteContextStore:
         self.size_limit = size_limit
         self.engine = sync_engine(self.path)
         self.transaction_domain = self.engine
-        if self.engine not in _schema_ready:
+        if self.engine not in _schema_ready and not read_only(self.engine):
             with write_transaction(self.engine) as conn:
                 conn.execute(text(CREATE_SQL))
             _schema_ready.add(self.engine)

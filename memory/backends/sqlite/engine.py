@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,15 +38,56 @@ from sqlalchemy.engine import Connection, Engine, create_engine
 BUSY_TIMEOUT_MS = int(os.environ.get("SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS", "60000"))
 
 _IMMEDIATE = "swarmgraph_begin_immediate"
+_read_only_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
 _lock = threading.Lock()
 _sync_engines: dict[tuple[int, str], Engine] = {}
 
 
+def is_read_only(path: str | Path) -> bool:
+    """True when the file at ``path`` exists but cannot be written: read-only media (a
+    read-only mount, which binds root too) or file modes that refuse us.
+
+    Example:
+        >>> import tempfile, os
+        >>> is_read_only(os.path.join(tempfile.mkdtemp(), "new.db"))  # not there: created
+        False
+    """
+    path = Path(path)
+    if not path.exists():
+        return False
+    try:
+        if os.statvfs(path.parent).f_flag & os.ST_RDONLY:
+            return True
+    except OSError:
+        return False
+    # WAL mode writes -wal and -shm files next to the database, so the folder counts too.
+    return not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def read_only(engine: Engine) -> bool:
+    """True for an engine :func:`sync_engine` opened read-only."""
+    return engine in _read_only_engines
+
+
+def _file_url(driver: str, path: str) -> str:
+    if is_read_only(path):
+        # immutable=1: no locks, no -wal/-shm files, so any reader works on read-only media;
+        # writes fail with "attempt to write a readonly database".
+        return f"{driver}:///file:{path}?mode=ro&immutable=1&uri=true"
+    return f"{driver}:///{path}"
+
+
 def _configure(engine: Engine) -> None:
+    immutable = "immutable=1" in str(engine.url)
+    if immutable:
+        _read_only_engines.add(engine)
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
         # Take BEGIN out of the driver's hands so the "begin" hook below decides its kind.
         dbapi_connection.isolation_level = None
+        if immutable:
+            return
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA journal_mode = WAL")
@@ -71,7 +113,7 @@ def sync_engine(path: str | Path) -> Engine:
         if engine is None:
             Path(key[1]).parent.mkdir(parents=True, exist_ok=True)
             engine = create_engine(
-                f"sqlite:///{key[1]}",
+                _file_url("sqlite", key[1]),
                 connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
             )
             _configure(engine)

@@ -33,7 +33,7 @@ from sqlalchemy.engine import Connection
 
 from ...history import AsyncByThread, check_limit
 from ...urls import check_conversation_id, sqlite_path
-from .engine import sync_engine, write_transaction
+from .engine import read_only, sync_engine, write_transaction
 
 with warnings.catch_warnings():
     # langchain-community warns at import that it is being sunset; the class still works and
@@ -80,7 +80,7 @@ class SQLiteChatHistory(AsyncByThread, SQLChatMessageHistory):
             warnings.simplefilter("ignore", LangChainDeprecationWarning)
             super().__init__(session_id=session_id, connection=engine)
         self.transaction_domain = engine
-        if engine not in _schema_ready:
+        if engine not in _schema_ready and not read_only(engine):
             with write_transaction(engine) as conn:
                 conn.execute(text(CREATE_SQL))
                 conn.execute(text(INDEX_SQL))
