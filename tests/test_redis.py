@@ -7,11 +7,14 @@ import asyncio
 
 import pytest
 import redis
+from langchain_core.messages import HumanMessage
 from scale_helpers import every_kind_of_message, fresh_id, run_worker, whole_turns, worker
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import (
     ChatHistory,
     ContextVersionConflict,
     Session,
+    TurnInterrupted,
     open_context_store,
     open_history,
 )
@@ -85,3 +88,41 @@ def test_context_increments_from_three_processes_are_never_lost(redis_url):
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
     assert open_context_store(redis_url).load(cid).context == {"counter": 60}
+
+
+def test_a_dead_writers_lock_is_short_lived_and_the_next_turn_goes_through(redis_url):
+    from swarmgraph.memory.backends.redis.engine import LOCK_LEASE_S, LOCK_PREFIX, RedisTurn
+
+    cid = fresh_id("dead-writer")
+    client = redis.Redis.from_url(redis_url)
+    dead = RedisTurn(redis_url).__enter__()  # a worker that takes the lock, then is killed
+    dead.claim(cid)
+    lease_ms = client.pttl(LOCK_PREFIX + cid)
+    assert 0 < lease_ms <= 2000 and LOCK_LEASE_S <= 2  # documented bound: 2 s
+    dead.reader.reset()  # its socket goes away; the lock stays until the lease ends
+    agent = Agent(name="Clerk", functions=[_note])
+    model = ScriptedChatModel([scripted_tool_call("_note", {"n": 1}), "ok"])
+    Session(cid, url=redis_url).run(Swarm(chat_model=model), agent, "after the crash")
+    assert Session(cid, url=redis_url).context_variables == {"n": 1}
+    client.close()
+
+
+def test_a_writer_whose_lease_ran_out_is_fenced_even_by_a_messages_only_write(redis_url):
+    from swarmgraph.memory.backends.redis.engine import LOCK_PREFIX
+
+    cid = fresh_id("fenced")
+    client = redis.Redis.from_url(redis_url)
+    slow = Session(cid, url=redis_url)
+    # The slow writer holds the lock until its lease runs out (the key is deleted, as expiry
+    # does); another writer then appends messages only, never touching the context key.
+    with pytest.raises(TurnInterrupted), slow.history.begin_write() as turn:
+        slow.history.add_messages([HumanMessage("slow turn")], connection=turn)
+        client.delete(LOCK_PREFIX + cid)
+        open_history(redis_url, cid).add_messages([HumanMessage("other turn")])
+    assert [m.content for m in Session(cid, url=redis_url).messages] == ["other turn"]
+    client.close()
+
+
+def _note(n: int) -> Result:
+    """Note a number."""
+    return Result(value="noted", context_variables={"n": n})

@@ -12,11 +12,13 @@ redis-py's own retries are off: it would resend a whole ``MULTI``/``EXEC`` after
 connection error, which may store a turn twice; our callers decide what is safe to retry.
 
 **One turn.** Redis has no rollback, so :class:`RedisTurn` never writes until the end: it
-takes the conversation's lock (``SET NX PX``, redis-py's ``Lock``; it expires on its own if
-a worker dies holding it), WATCHes the context key, reads immediately, *queues* every write,
-and on exit sends them all in one ``MULTI``/``EXEC``, applied whole or not at all. A killed
-worker leaves nothing half-written; if the lock's lease ever ran out and another writer got in,
-EXEC fails on the WATCH instead of overwriting (:class:`memory.ContextVersionConflict`).
+takes the conversation's lock (``SET NX PX``, redis-py's ``Lock``), WATCHes the context and
+the messages keys, reads immediately, *queues* every write, and on exit sends them all in one
+``MULTI``/``EXEC``, applied whole or not at all. A killed worker leaves nothing half-written,
+and its lock expires after :data:`LOCK_LEASE_S` (2 s): that is the longest the next turn of
+the conversation waits. The lease is short because it is fenced: if it ever runs out while
+its holder still saves and another writer gets in, the holder's EXEC fails on the WATCH
+(:class:`memory.TurnInterrupted`, nothing written) instead of overwriting.
 
 Example:
     >>> redis_options("redis://:pw@127.0.0.1:6379/0?ttl=3600")
@@ -48,8 +50,10 @@ from ...urls import redact_url, scrub, url_scheme
 MESSAGES_PREFIX = "message_store:"  # langchain-community's default, so upstream can read it
 CONTEXT_PREFIX = "swarm_context:"
 LOCK_PREFIX = "swarm_lock:"
-#: Seconds a turn's lock lives if its holder dies; a save takes milliseconds.
-LOCK_LEASE_S = 10.0
+#: Seconds a turn's lock lives if its holder dies: the longest the next writer of that
+#: conversation waits after a worker is killed mid-save. A save takes milliseconds; one that
+#: outlives the lease is fenced (EXEC fails on the WATCHed keys, nothing written).
+LOCK_LEASE_S = 2.0
 #: Seconds a writer waits for another writer's turn before giving up.
 LOCK_WAIT_S = 60.0
 
@@ -163,7 +167,8 @@ class RedisTurn:
             if not lock.acquire():
                 raise TimeoutError(f"waited {LOCK_WAIT_S}s for a conversation's lock")
             self.locks[conversation_id] = lock
-            self.reader.watch(context_key(conversation_id))  # reads now run immediately
+            # Reads now run immediately; EXEC fails if another writer touched either key.
+            self.reader.watch(context_key(conversation_id), messages_key(conversation_id))
 
     def queue(self, write: Callable[[Any], Any]) -> None:
         """Add ``write(pipeline)`` to what EXEC sends at the end."""
