@@ -10,6 +10,7 @@ from .backends import open_context_store, open_history
 from .context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
 from .context_store import ContextRecord, ContextStore
 from .errors import (
+    ContextDepthWarning,
     ContextSerializationError,
     ContextSizeWarning,
     ContextVersionConflict,
@@ -33,6 +34,7 @@ __all__ = [
     "DEFAULT_SIZE_LIMIT",
     "BufferMemory",
     "ChatHistory",
+    "ContextDepthWarning",
     "ContextRecord",
     "ContextSerializationError",
     "ContextSizeWarning",

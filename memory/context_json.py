@@ -22,15 +22,24 @@ import math
 import warnings
 from typing import Any
 
-from .errors import ContextSerializationError, ContextSizeWarning
+from .errors import ContextDepthWarning, ContextSerializationError, ContextSizeWarning
 
 #: Above this many bytes of JSON, saving context warns (configurable per store / Session).
 DEFAULT_SIZE_LIMIT = 64 * 1024
+#: The deepest nesting of lists and dicts context may hold (the context dict itself is level
+#: 1). Python's recursion limit is ~1000 frames, and every run deep-copies its context
+#: (several frames per level), so a value a few hundred levels deep could be saved and then
+#: break every later turn; key fields never need more than a handful of levels.
+MAX_DEPTH = 100
 
 
-def _check(value: Any, path: str) -> None:
+def _check(value: Any, path: str, depth: int = 1) -> None:
     if value is None or isinstance(value, (bool, str, int)):
         return
+    if isinstance(value, (dict, list, tuple)) and depth > MAX_DEPTH:
+        raise ContextSerializationError(
+            path, value, f"it is nested deeper than {MAX_DEPTH} levels of lists/dicts"
+        )
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ContextSerializationError(path, value, f"{value!r} is not valid JSON")
@@ -41,11 +50,11 @@ def _check(value: Any, path: str) -> None:
                 raise ContextSerializationError(
                     f"{path}[{key!r}] (the key)", key, "JSON object keys are strings"
                 )
-            _check(item, f"{path}[{key!r}]")
+            _check(item, f"{path}[{key!r}]", depth + 1)
         return
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            _check(item, f"{path}[{index}]")
+            _check(item, f"{path}[{index}]", depth + 1)
         return
     hint = "e.g. value.isoformat()" if hasattr(value, "isoformat") else ""
     if hasattr(value, "model_dump"):
@@ -81,8 +90,53 @@ def encode_context(context: dict, *, size_limit: int | None = DEFAULT_SIZE_LIMIT
 def decode_context(encoded: str | None) -> dict:
     """Stored JSON text back to a dict (``{}`` for nothing stored).
 
+    A stored value nested deeper than :data:`MAX_DEPTH` (saved by an earlier version, which
+    had no limit) would make every later turn fail; its key is left out, with a
+    :class:`ContextDepthWarning` naming it, so the conversation goes on (the next context
+    save stores it without that key).
+
     Example:
         >>> decode_context('{"order_id":7}'), decode_context(None)
         ({'order_id': 7}, {})
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True):
+        ...     decode_context('{"ok":1,"deep":' + "[" * 150 + "]" * 150 + "}")
+        {'ok': 1}
     """
-    return {} if not encoded else json.loads(encoded)
+    if not encoded:
+        return {}
+    try:
+        value = json.loads(encoded)
+    except RecursionError:
+        _warn_depth("the whole stored context")
+        return {}
+    for key in [k for k, item in value.items() if _depth(item) >= MAX_DEPTH]:
+        del value[key]
+        _warn_depth(f"context_variables[{key!r}]")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of lists/dicts in ``value`` (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            items = item.values()
+        elif isinstance(item, list):
+            items = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_DEPTH:  # deeper than the limit is all we need to know
+            stack.extend((child, depth + 1) for child in items)
+    return deepest
+
+
+def _warn_depth(what: str) -> None:
+    warnings.warn(
+        f"{what} is nested deeper than {MAX_DEPTH} levels and was left out of the loaded "
+        "context (stored by an earlier version; the next context save drops it)",
+        ContextDepthWarning,
+        stacklevel=3,
+    )

@@ -76,6 +76,10 @@ class ContextSizeWarning(UserWarning):
     """Saved context is larger than the configured limit (context is meant to be small)."""
 
 
+class ContextDepthWarning(UserWarning):
+    """A stored context value is nested too deep to use; its key was left out on load."""
+
+
 class ContextVersionConflict(RuntimeError):
     """``save(..., expected_version=v)`` found another version stored (someone else wrote)."""
 

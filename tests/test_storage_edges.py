@@ -1,6 +1,7 @@
 """Storage at the edges, the same on every backend (real SQLite, Postgres and Redis):
 conversation-id rules checked before the model runs, context returned exactly as saved,
-older Postgres tables migrated in place, a SQLite file on read-only media still readable."""
+nesting limited at save time, older Postgres tables migrated in place, a SQLite file on
+read-only media still readable."""
 
 from __future__ import annotations
 
@@ -12,8 +13,15 @@ import subprocess
 import psycopg
 import pytest
 from scale_helpers import fresh_id
-from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
-from swarmgraph.memory import Session, open_context_store, open_history
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import (
+    ContextDepthWarning,
+    ContextSerializationError,
+    Session,
+    open_context_store,
+    open_history,
+)
+from swarmgraph.memory.context_json import MAX_DEPTH
 from swarmgraph.memory.urls import MAX_ID_BYTES
 
 BACKENDS = [
@@ -205,3 +213,73 @@ def _dispose_engines(path) -> None:
     found = engine._sync_engines.pop(key, None)
     if found is not None:
         found.dispose()
+
+
+
+def _nested(depth: int):
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("backend_url", BACKENDS, indirect=True)
+def test_context_nested_too_deep_is_refused_at_save_and_the_messages_are_kept(backend_url):
+    def dig(levels: int) -> Result:
+        """Store a deeply nested value."""
+        return Result(value="dug", context_variables={"deep": _nested(levels)})
+
+    cid = fresh_id("deep")
+    session = Session(cid, url=backend_url)
+    agent = Agent(name="Digger", functions=[dig])
+    model = ScriptedChatModel([scripted_tool_call("dig", {"levels": 1}), "shallow"])
+    session.run(Swarm(chat_model=model), agent, "first", context_variables={"keep": 1})
+    for levels in (MAX_DEPTH + 5, 600, 990):  # 600 used to be saved, 990 lost the turn
+        model = ScriptedChatModel([scripted_tool_call("dig", {"levels": levels}), "deep"])
+        with pytest.raises(ContextSerializationError, match="nested deeper") as caught:
+            session.run(Swarm(chat_model=model), agent, f"dig {levels}")
+        assert caught.value.response is not None
+    again = Session(cid, url=backend_url)
+    humans = [m.content for m in again.messages if m.type == "human"]
+    assert humans == ["first", f"dig {MAX_DEPTH + 5}", "dig 600", "dig 990"]  # messages kept
+    assert again.context_variables == {"keep": 1, "deep": []}  # context unchanged
+    assert again.store.load(cid).version == 1
+    model = ScriptedChatModel([scripted_tool_call("dig", {"levels": 3}), "fine"])
+    assert again.run(Swarm(chat_model=model), agent, "later").context_variables["deep"] == [[[]]]
+
+
+def _store_raw_context(url: str, cid: str, text: str) -> None:
+    """Write context JSON past our checks, as an earlier version without limits did."""
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        with sqlite3.connect(url.split("///", 1)[1]) as conn:
+            conn.execute(
+                "UPDATE swarm_context SET context = ? WHERE conversation_id = ?", (text, cid)
+            )
+    elif url.startswith("postgresql"):
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE swarm_context SET context = %s::json WHERE conversation_id = %s",
+                (text, cid),
+            )
+    else:
+        import redis
+
+        with redis.Redis.from_url(url) as client:
+            client.hset(f"swarm_context:{cid}", "context", text)
+
+
+@pytest.mark.parametrize("backend_url", [b for b in BACKENDS if b != "memory"], indirect=True)
+def test_a_stored_deep_value_never_makes_later_turns_fail(backend_url):
+    cid = fresh_id("legacy-deep")
+    swarm, _ = _echo_swarm()
+    Session(cid, url=backend_url).run(swarm, Agent(), "one", context_variables={"keep": 1})
+    deep = "[" * 600 + "]" * 600
+    _store_raw_context(backend_url, cid, '{"keep":1,"deep":' + deep + "}")
+    with pytest.warns(ContextDepthWarning, match="deep"):
+        response = Session(cid, url=backend_url).run(swarm, Agent(), "two")
+    assert response.context_variables == {"keep": 1}
+    later = Session(cid, url=backend_url)
+    assert later.context_variables == {"keep": 1}  # the next save dropped the broken key
+    assert [m.content for m in later.messages if m.type == "human"] == ["one", "two"]
