@@ -215,7 +215,6 @@ def _dispose_engines(path) -> None:
         found.dispose()
 
 
-
 def _nested(depth: int):
     value: list = []
     for _ in range(depth - 1):
