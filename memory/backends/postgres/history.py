@@ -53,7 +53,14 @@ SCHEMA = (
     # longer; session_id (a uuid5 of the id) is the key.
     f"CREATE TABLE IF NOT EXISTS {ID_TABLE} (session_id UUID PRIMARY KEY, "
     "conversation_id TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
-    f"ALTER TABLE {ID_TABLE} DROP CONSTRAINT IF EXISTS {ID_TABLE}_conversation_id_key",
+    # Only when an earlier layout left the constraint: an unconditional ALTER would take an
+    # exclusive lock on every process start and deadlock with turns already running.
+    f"""DO $$ BEGIN
+    IF EXISTS (SELECT 1 FROM pg_constraint WHERE conname = '{ID_TABLE}_conversation_id_key')
+    THEN
+        ALTER TABLE {ID_TABLE} DROP CONSTRAINT {ID_TABLE}_conversation_id_key;
+    END IF;
+    END $$""",
 )
 # The window is picked by ids alone (an index-only scan of (session_id, id), newest first),
 # then only those k rows are fetched. A plain ``... ORDER BY id DESC LIMIT k`` lets the
