@@ -49,7 +49,9 @@ def test_save_and_load_round_trip_with_versions_agent_and_meta(url):
     record.context["order_id"] = 99  # a copy: editing it changes nothing stored
     assert store.load("c").context["order_id"] == 8
     store.delete("c")
-    assert store.load("c").version == 0
+    cleared = store.load("c")
+    assert (cleared.context, cleared.active_agent, cleared.meta) == ({}, None, {})
+    assert cleared.version == 3  # a tombstone: versions never go back
 
 
 def test_expected_version_detects_a_concurrent_write(url):

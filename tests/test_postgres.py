@@ -93,7 +93,9 @@ def test_context_store_is_jsonb_with_versions(postgres_url):
         ).fetchone()[0]
     assert kind == "json"  # keeps the exact text; JSONB would normalise it
     store.delete(cid)
-    assert store.load(cid).version == 0
+    cleared = store.load(cid)
+    assert (cleared.context, cleared.meta, cleared.active_agent) == ({}, {}, None)
+    assert cleared.version == 3  # a tombstone: versions never go back
 
 
 def _remember_agent():

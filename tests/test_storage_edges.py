@@ -17,6 +17,7 @@ from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_t
 from swarmgraph.memory import (
     ContextDepthWarning,
     ContextSerializationError,
+    ContextVersionConflict,
     Session,
     open_context_store,
     open_history,
@@ -282,3 +283,25 @@ def test_a_stored_deep_value_never_makes_later_turns_fail(backend_url):
     later = Session(cid, url=backend_url)
     assert later.context_variables == {"keep": 1}  # the next save dropped the broken key
     assert [m.content for m in later.messages if m.type == "human"] == ["one", "two"]
+
+
+@pytest.mark.parametrize("backend_url", BACKENDS, indirect=True)
+def test_clear_never_makes_versions_go_backwards(backend_url):
+    """A turn that loaded version 1 before a clear must not find "version 1" again and
+    overwrite the context saved after the clear with its stale copy."""
+    cid = fresh_id("cleared")
+    swarm, _ = _echo_swarm()
+    Session(cid, url=backend_url).run(swarm, Agent(), "one", context_variables={"old": 1})
+    stale = Session(cid, url=backend_url)
+    loaded = stale.store.load(cid)  # what a slow turn read before the clear
+    assert loaded.version == 1
+    Session(cid, url=backend_url).clear()
+    after_clear = stale.store.load(cid)
+    assert after_clear.version > loaded.version and after_clear.context == {}
+    fresh = Session(cid, url=backend_url).run(swarm, Agent(), "two", context_variables={"new": 2})
+    assert fresh.context_variables == {"new": 2}
+    versions = [loaded.version, after_clear.version, stale.store.load(cid).version]
+    assert versions == sorted(set(versions))  # strictly increasing, never repeated
+    with pytest.raises(ContextVersionConflict):  # the stale turn's save cannot slip in
+        stale.store.save(cid, {"old": 1, "stale": True}, expected_version=loaded.version)
+    assert Session(cid, url=backend_url).context_variables == {"new": 2}

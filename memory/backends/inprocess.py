@@ -151,8 +151,12 @@ class MemoryContextStore:
             _memory_rows[key] = (context, version, agent, encoded)
 
     def delete(self, conversation_id: str, *, connection: Any = None) -> None:
+        """Clear the record; its version goes on counting (a tombstone, never back to 0)."""
+        key = (self.namespace, conversation_id)
         with self._lock:
-            _memory_rows.pop((self.namespace, conversation_id), None)
+            row = _memory_rows.get(key)
+            if row is not None:
+                _memory_rows[key] = ("{}", row[1] + 1, None, "{}")
 
     @contextmanager
     def begin_write(self) -> Iterator[Any]:

@@ -99,7 +99,13 @@ META_SQL = (
     f"INSERT INTO {TABLE} (conversation_key, conversation_id, meta) VALUES (%s, %s, %s::json) "
     "ON CONFLICT (conversation_key) DO UPDATE SET meta = excluded.meta, updated_at = now()"
 )
-DELETE_SQL = f"DELETE FROM {TABLE} WHERE conversation_key = %s"
+# Clearing keeps the row as a tombstone with the next version: versions never repeat within a
+# conversation, so a turn that loaded the context before a clear cannot mistake the cleared
+# record for the one it read (its save conflicts and merges over the empty context).
+DELETE_SQL = (
+    f"UPDATE {TABLE} SET context = '{{}}', meta = '{{}}', active_agent = NULL, "
+    "version = version + 1, updated_at = now() WHERE conversation_key = %s"
+)
 
 #: Earlier versions stored a document JSONB would have altered as ``{WRAPPER: text}``; such
 #: rows are still read. A document that itself starts with this key is still wrapped, so a

@@ -33,6 +33,17 @@ from .engine import (
 )
 
 FIELDS = ("context", "version", "active_agent", "meta")
+# Clearing keeps the hash as a tombstone with the next version: versions never repeat within a
+# conversation, so a turn that loaded the context before a clear cannot mistake the cleared
+# record for the one it read (its save conflicts and merges over the empty context).
+CLEAR_SCRIPT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+    redis.call('HINCRBY', KEYS[1], 'version', 1)
+    redis.call('HSET', KEYS[1], 'context', '{}', 'meta', '{}')
+    redis.call('HDEL', KEYS[1], 'active_agent')
+end
+return 0
+"""
 
 
 def _record(values: list[Any]) -> ContextRecord:
@@ -131,13 +142,14 @@ class RedisContextStore:
             pipe.execute()
 
     def delete(self, conversation_id: str, *, connection: RedisTurn | None = None) -> None:
+        """Clear the record; its version goes on counting (a tombstone, never back to 0)."""
         cid = check_conversation_id(conversation_id)
         if connection is not None:
             connection.claim(cid)
-            connection.queue(lambda pipe: pipe.delete(context_key(cid)))
+            connection.queue(lambda pipe: pipe.eval(CLEAR_SCRIPT, 1, context_key(cid)))
             return
         with unavailable_as_storage_error(self.url):
-            self.client.delete(context_key(cid))
+            self.client.eval(CLEAR_SCRIPT, 1, context_key(cid))
 
     def begin_write(self) -> RedisTurn:
         """A turn; :meth:`load` with it locks and watches the conversation it reads."""

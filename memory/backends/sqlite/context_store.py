@@ -63,7 +63,14 @@ META_SQL = (
     "ON CONFLICT (conversation_id) DO UPDATE SET meta = excluded.meta, "
     "updated_at = excluded.updated_at"
 )
-DELETE_SQL = f"DELETE FROM {TABLE} WHERE conversation_id = :cid"
+# Clearing keeps the row as a tombstone with the next version: versions never repeat within a
+# conversation, so a turn that loaded the context before a clear cannot mistake the cleared
+# record for the one it read (its save conflicts and merges over the empty context).
+DELETE_SQL = (
+    f"UPDATE {TABLE} SET context = '{{}}', meta = '{{}}', active_agent = NULL, "
+    "version = version + 1, updated_at = (julianday('now') - 2440587.5) * 86400.0 "
+    "WHERE conversation_id = :cid"
+)
 
 _schema_ready: set[Any] = set()
 
