@@ -17,6 +17,7 @@ from .errors import (
     StorageConfigurationError,
     StorageUnavailable,
     TurnInterrupted,
+    TurnOutcomeUnknown,
     UnknownAgentWarning,
 )
 from .history import ChatHistory, drop_orphan_tool_messages
@@ -47,6 +48,7 @@ __all__ = [
     "SummaryMemory",
     "TokenTrimMemory",
     "TurnInterrupted",
+    "TurnOutcomeUnknown",
     "UnknownAgentWarning",
     "WindowMemory",
     "as_messages",

@@ -32,6 +32,33 @@ class StorageUnavailable(ConnectionError):
         super().__init__(f"storage at {self.url} is unavailable: {self.reason}")
 
 
+class TurnOutcomeUnknown(StorageUnavailable):
+    """The connection broke while the turn was being committed: it may or may not be stored.
+
+    Retrying with the same turn id is safe: ``Session.run(..., turn_id=error.turn_id)``
+    returns the stored turn without calling the model if the commit went through, and runs
+    it once if it did not.
+
+    Example:
+        >>> print(TurnOutcomeUnknown("redis://db:6379/0", "connection reset", turn_id="t-1"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        storage at redis://db:6379/0 may or may not have stored turn 't-1' (connection reset);
+        retrying with the same turn id is safe: Session.run(..., turn_id='t-1')
+    """
+
+    def __init__(self, url: str, reason: str, *, turn_id: str | None = None) -> None:
+        self.url = redact_url(url)
+        self.reason = scrub(reason, url)
+        self.turn_id = turn_id
+        which = f"turn {turn_id!r}" if turn_id else "this turn"
+        retry = f"Session.run(..., turn_id={turn_id!r})" if turn_id else "the same turn id"
+        ConnectionError.__init__(
+            self,
+            f"storage at {self.url} may or may not have stored {which} ({self.reason}); "
+            f"retrying with the same turn id is safe: {retry}",
+        )
+
+
 class StorageConfigurationError(StorageUnavailable):
     """The server answered and refused: the database does not exist, the user or password is
     wrong. ``reason`` is the server's own words; retrying will not help until the URL is

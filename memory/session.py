@@ -44,10 +44,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import uuid
 import warnings
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -56,7 +57,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from .backends import open_context_store, open_history
 from .context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError
 from .context_store import ContextRecord
-from .errors import ContextVersionConflict, UnknownAgentWarning
+from .errors import ContextVersionConflict, TurnOutcomeUnknown, UnknownAgentWarning
 from .policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
 from .urls import check_conversation_id, default_url
 
@@ -147,6 +148,34 @@ def run_messages(response: Any) -> list[BaseMessage]:
     if native is not None and len(native) == len(response.messages):
         return list(native)
     return to_langchain(response.messages)
+
+
+#: How many recent turn ids a conversation remembers (in its context record's ``meta``); a
+#: retry after :class:`TurnOutcomeUnknown` comes within moments, far inside this window.
+TURN_LOG = 32
+
+
+def _check_turn_id(turn_id: str | None) -> str:
+    if turn_id is None:
+        return uuid.uuid4().hex
+    if not isinstance(turn_id, str) or not turn_id or len(turn_id) > 200:
+        raise ValueError(f"turn_id must be a non-empty string of at most 200 chars: {turn_id!r}")
+    return turn_id
+
+
+def find_turn(meta: dict, turn_id: str) -> dict | None:
+    """The stored record of ``turn_id`` in a context record's ``meta`` (``None``: not stored).
+
+    Example:
+        >>> find_turn({"turns": [{"id": "t1", "new": 1, "run": 1, "agent": "A"}]}, "t1")["agent"]
+        'A'
+        >>> find_turn({}, "t1") is None
+        True
+    """
+    for turn in reversed(meta.get("turns", [])):
+        if turn.get("id") == turn_id:
+            return turn
+    return None
 
 
 class Session:
@@ -245,16 +274,26 @@ class Session:
         agent: Any,
         message: Any,
         context_variables: dict | None = None,
+        *,
+        turn_id: str | None = None,
         **run_kwargs: Any,
     ) -> Any:
         """Load what ``persist`` names, run ``swarm``, save the new messages and context.
 
         ``message``: a str (one user message), a message dict, a LangChain message or a list.
         ``context_variables`` is merged over the stored context (never mutated).
+        ``turn_id`` names this turn (a new one is generated when not given) and is saved with
+        it: a turn id already stored is never run twice (the stored turn comes back as the
+        ``Response``, the model is not called), so after :class:`TurnOutcomeUnknown` the
+        caller retries with ``turn_id=error.turn_id`` safely.
         """
         self._check_run_kwargs(run_kwargs)
         new = as_messages(message)
+        turn_id = _check_turn_id(turn_id)
         loaded = self._read()
+        stored = self._stored_turn(loaded, turn_id)
+        if stored is not None:
+            return self._replay(stored, loaded, agent)
         if loaded.summary is not None:
             self._fold(loaded, self.memory.fold(loaded.shown, loaded.summary))
         agent, context = self._prepare(agent, loaded, context_variables)
@@ -262,7 +301,7 @@ class Session:
         response = swarm.run(
             agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
         )
-        self._save(loaded, context, new, response)
+        self._save(loaded, context, new, response, turn_id)
         self._record_usage(response)
         return response
 
@@ -272,6 +311,8 @@ class Session:
         agent: Any,
         message: Any,
         context_variables: dict | None = None,
+        *,
+        turn_id: str | None = None,
         **run_kwargs: Any,
     ) -> Any:
         """:meth:`run` for async code: ``swarm.arun``, and one thread hop each for the load
@@ -279,7 +320,11 @@ class Session:
         never open more connections than the pool allows)."""
         self._check_run_kwargs(run_kwargs)
         new = as_messages(message)
+        turn_id = _check_turn_id(turn_id)
         loaded = await asyncio.to_thread(self._read)
+        stored = self._stored_turn(loaded, turn_id)
+        if stored is not None:
+            return await asyncio.to_thread(self._replay, stored, loaded, agent)
         if loaded.summary is not None:
             self._fold(loaded, await self.memory.afold(loaded.shown, loaded.summary))
         agent, context = self._prepare(agent, loaded, context_variables)
@@ -287,7 +332,7 @@ class Session:
         response = await swarm.arun(
             agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
         )
-        await asyncio.to_thread(self._save, loaded, context, new, response)
+        await asyncio.to_thread(self._save, loaded, context, new, response, turn_id)
         self._record_usage(response)
         return response
 
@@ -296,7 +341,7 @@ class Session:
         policy's fold runs after it, sync or async)."""
         record = ContextRecord()
         summary_policy = isinstance(self.memory, SummaryMemory) and "messages" in self.persist
-        if "context" in self.persist or summary_policy:
+        if self.persist:  # the context row also holds the log of stored turn ids
             record = self.store.load(self.conversation_id)
         if "messages" not in self.persist:
             return _Loaded([], record)
@@ -315,50 +360,113 @@ class Session:
         loaded.summary_changed = state != loaded.summary
         loaded.shown, loaded.summary = shown, state
 
-    def _save(self, loaded: _Loaded, sent_context: dict, new: list, response: Any) -> None:
+    def _save(
+        self, loaded: _Loaded, sent_context: dict, new: list, response: Any, turn_id: str
+    ) -> None:
         plan = self._plan(new, response)
+        if not self.persist:
+            return
+        entry = {
+            "id": turn_id,
+            "new": len(new) if plan.messages else 0,
+            "run": len(plan.messages) - len(new) if plan.messages else 0,
+            "agent": getattr(response.agent, "name", None),
+        }
         # One transaction when both halves share a database (_write() hands out one connection).
-        with self._write() as (history_conn, store_conn):
-            if plan.messages:
-                self.history.add_messages(plan.messages, connection=history_conn)
-            error = self._save_context(loaded, sent_context, plan, store_conn)
+        try:
+            with self._write() as (history_conn, store_conn):
+                saved = self._save_context(loaded, sent_context, plan, store_conn, turn_id)
+                if saved is None:  # an earlier attempt of this turn stored it: a no-op
+                    return
+                latest, error = saved
+                if plan.messages:
+                    self.history.add_messages(plan.messages, connection=history_conn)
+                # The context save leaves meta alone and we hold the conversation's lock, so
+                # ``latest.meta`` is current: append this turn's id to the log in it.
+                meta = {**latest.meta, "turns": [*latest.meta.get("turns", []), entry]}
+                meta["turns"] = meta["turns"][-TURN_LOG:]
+                summary = loaded.summary if loaded.summary_changed else None
+                if summary and summary.summarized > SummaryState.from_meta(meta).summarized:
+                    meta.update(summary.to_meta())
+                self.store.save_meta(self.conversation_id, meta, connection=store_conn)
+        except TurnOutcomeUnknown as unknown:
+            raise TurnOutcomeUnknown(self.url, unknown.reason, turn_id=turn_id) from None
         if error is not None:
             error.response = response
             raise error
 
+    def _stored_turn(self, loaded: _Loaded, turn_id: str) -> dict | None:
+        return find_turn(loaded.record.meta, turn_id) if self.persist else None
+
+    def _replay(self, turn: dict, loaded: _Loaded, agent: Any) -> Any:
+        """The stored turn as a ``Response``: its messages from the history, the agent that
+        held the conversation after it, the stored context. No model call."""
+        from ..graph.messages import to_openai
+        from ..graph.types import Response
+
+        turns = loaded.record.meta.get("turns", [])
+        later = turns[turns.index(turn) + 1 :]
+        size = turn["new"] + turn["run"]
+        after = sum(t["new"] + t["run"] for t in later)
+        stored = self.history.get_messages(limit=size + after)[:size] if size else []
+        response = Response(
+            messages=to_openai(stored[turn["new"] :]),
+            agent=self._resolve_agent(agent, turn.get("agent")),
+            context_variables=dict(loaded.record.context),
+        )
+        self.last_sent = []
+        self._record_usage(response)
+        return response
+
     def _save_context(
-        self, loaded: _Loaded, sent: dict, plan: _Plan, conn: Any
-    ) -> ContextSerializationError | None:
-        """Write the run's context inside the turn's transaction; a context JSON cannot hold
-        is returned (raised after the commit), so the turn's messages are still written."""
+        self, loaded: _Loaded, sent: dict, plan: _Plan, conn: Any, turn_id: str
+    ) -> tuple[ContextRecord, ContextSerializationError | None] | None:
+        """Write the run's context inside the turn's transaction, first of the turn's writes.
+
+        Returns the record the turn's meta builds on and a context JSON cannot hold (raised
+        after the commit, so the turn's messages are still written), or ``None`` when
+        ``turn_id`` is already stored: then nothing is written.
+
+        The usual case is one conditional write on the version loaded and no read: if it
+        succeeds nobody saved since the load, so the loaded record is current and the turn id
+        was not stored then (the load would have found it). Only a conflict, a context that
+        cannot be encoded, or a Session that keeps no context reads the row again (under the
+        conversation's lock) and checks the turn id.
+        """
         cid, store = self.conversation_id, self.store
-        error = None
-        if plan.context is not None:
-            try:
-                try:  # the usual case: nobody saved since our load, one conditional write
-                    store.save(
-                        cid,
-                        plan.context,
-                        expected_version=loaded.record.version,
-                        active_agent=plan.agent_name,
-                        connection=conn,
-                    )
-                except ContextVersionConflict:  # someone did: merge over theirs, write again
-                    latest = store.load(cid, connection=conn)
-                    store.save(
-                        cid,
-                        merge_context(latest.context, sent, plan.context),
-                        expected_version=latest.version,
-                        active_agent=plan.agent_name,
-                        connection=conn,
-                    )
-            except ContextSerializationError as exc:  # raised before anything was written
-                error = exc
-        if loaded.summary_changed and loaded.summary is not None:
+
+        def reread() -> ContextRecord | None:
             latest = store.load(cid, connection=conn)
-            if loaded.summary.summarized > SummaryState.from_meta(latest.meta).summarized:
-                store.save_meta(cid, {**latest.meta, **loaded.summary.to_meta()}, connection=conn)
-        return error
+            return None if find_turn(latest.meta, turn_id) is not None else latest
+
+        if plan.context is None:
+            latest = reread()
+            return None if latest is None else (latest, None)
+        try:
+            try:  # the usual case: nobody saved since our load, one conditional write
+                version = store.save(
+                    cid,
+                    plan.context,
+                    expected_version=loaded.record.version,
+                    active_agent=plan.agent_name,
+                    connection=conn,
+                )
+                return replace(loaded.record, version=version), None
+            except ContextVersionConflict:  # someone did: merge over theirs, write again
+                latest = reread()
+                if latest is None:
+                    return None
+                store.save(
+                    cid,
+                    merge_context(latest.context, sent, plan.context),
+                    expected_version=latest.version,
+                    active_agent=plan.agent_name,
+                    connection=conn,
+                )
+                return latest, None
+        except ContextSerializationError as error:  # raised before anything was written
+            latest = reread()
+            return None if latest is None else (latest, error)
 
     # -- shared pieces -------------------------------------------------------------------
     @staticmethod

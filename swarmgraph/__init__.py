@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "ToolSchemaError": ".graph.errors",
     "MissingModelError": ".graph.errors",
     "StorageUnavailable": ".memory.errors",
+    "TurnOutcomeUnknown": ".memory.errors",
     "ContextSerializationError": ".memory.errors",
     "ContextVersionConflict": ".memory.errors",
 }
@@ -78,6 +79,7 @@ __all__ = [
     "SwarmError",
     "SwarmState",
     "ToolSchemaError",
+    "TurnOutcomeUnknown",
     "build_swarm_graph",
     "function_to_json",
     "handoff_tool",
@@ -118,5 +120,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         ContextSerializationError,
         ContextVersionConflict,
         StorageUnavailable,
+        TurnOutcomeUnknown,
     )
     from .memory.session import Session

@@ -65,7 +65,7 @@ from urllib.parse import parse_qsl, urlencode
 import psycopg
 import psycopg_pool
 
-from ...errors import StorageConfigurationError, StorageUnavailable
+from ...errors import StorageConfigurationError, StorageUnavailable, TurnOutcomeUnknown
 from ...urls import redact_url, scrub, url_scheme
 from .deadline import guard
 
@@ -292,6 +292,9 @@ def _within_deadline(url: str, conn: psycopg.Connection) -> Iterator[None]:
     with guard(conn.fileno(), seconds) as armed:
         try:
             yield
+        except TurnOutcomeUnknown:
+            _discard_pool(url)
+            raise
         except (psycopg.Error, StorageUnavailable):
             if not armed.fired:
                 raise
@@ -317,17 +320,27 @@ def write_transaction(url: str, conversation_id: str | None = None) -> Iterator[
     """A transaction on a pooled connection, holding ``conversation_id``'s lock if given.
 
     Committed on exit, rolled back on error (including a killed process: the server rolls
-    back when the socket closes).
+    back when the socket closes). A connection lost after COMMIT was sent, before its answer,
+    raises :class:`~swarmgraph.memory.errors.TurnOutcomeUnknown`: the transaction may or may
+    not have been committed.
     """
     with (
         unavailable_as_storage_error(url),
         sync_pool(url).connection() as conn,
         _within_deadline(url, conn),
-        conn.transaction(),
     ):
-        if conversation_id is not None:
-            lock_conversation(conn, conversation_id)
-        yield conn
+        committing = False
+        try:
+            with conn.transaction():
+                if conversation_id is not None:
+                    lock_conversation(conn, conversation_id)
+                yield conn
+                committing = True  # the block is done: leaving the with sends COMMIT
+        except psycopg.Error as error:
+            if not committing:
+                raise
+            # COMMIT was sent and no answer came back: the server may have committed.
+            raise TurnOutcomeUnknown(url, _reason(error)) from None
 
 
 def lock_conversation(conn: psycopg.Connection, conversation_id: str) -> None:

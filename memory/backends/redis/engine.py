@@ -43,7 +43,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from ...errors import StorageConfigurationError, StorageUnavailable, TurnInterrupted
+from ...errors import (
+    StorageConfigurationError,
+    StorageUnavailable,
+    TurnInterrupted,
+    TurnOutcomeUnknown,
+)
 from ...urls import redact_url, scrub, url_scheme
 
 #: Key prefixes are constants; the conversation id is appended, never parsed.
@@ -136,6 +141,12 @@ def unavailable_as_storage_error(url: str) -> Iterator[None]:
         raise StorageUnavailable(url, scrub(reason, url)) from None
 
 
+def _lost_connection(error: WatchError) -> bool:
+    """redis-py reports a connection lost during a watched EXEC as a WatchError too
+    ("A ConnectionError occurred while watching..."); a real one says the key changed."""
+    return "occurred while watching" in str(error)
+
+
 class RedisTurn:
     """A sync write "transaction"; see the module docstring.
 
@@ -183,8 +194,14 @@ class RedisTurn:
                         write(self.reader)
                     try:
                         self.reader.execute()
-                    except WatchError:
+                    except WatchError as error:
+                        if _lost_connection(error):
+                            raise TurnOutcomeUnknown(self.url, str(error)) from None
                         raise TurnInterrupted(next(iter(self.locks), "?")) from None
+                    except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+                        # EXEC may have reached the server: applied or not, nobody can say.
+                        reason = str(error).strip() or type(error).__name__
+                        raise TurnOutcomeUnknown(self.url, reason) from None
         finally:
             self.reader.reset()
             for lock in self.locks.values():
