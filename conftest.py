@@ -12,7 +12,7 @@ import importlib
 from pathlib import Path
 
 import pytest
-from _pytest.doctest import DoctestModule
+from _pytest.doctest import DoctestItem, DoctestModule
 
 ROOT = Path(__file__).parent
 #: source folder -> the package it installs as (pyproject.toml's package-dir).
@@ -52,3 +52,16 @@ def pytest_collect_file(file_path: Path, parent):
         else node
         for node in collected
     ]
+
+
+@pytest.fixture(autouse=True)
+def _doctests_write_only_to_temp_dirs(request: pytest.FixtureRequest):
+    """A docstring example runs in an empty folder and must leave it empty: examples that
+    store something say where (a temp dir, ``memory://``), never the reader's working dir."""
+    if not isinstance(request.node, DoctestItem):
+        yield
+        return
+    folder = request.getfixturevalue("tmp_path")
+    request.getfixturevalue("monkeypatch").chdir(folder)
+    yield
+    assert list(folder.iterdir()) == [], f"the example wrote {sorted(folder.iterdir())}"

@@ -7,15 +7,12 @@ Covers graph/client_model.py and graph/models.py, against a duck-typed client, t
 from __future__ import annotations
 
 import asyncio
-import doctest
 import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import openai
 import pytest
-import swarmgraph.graph.chat_models.openai_client as client_model_module
-import swarmgraph.graph.models as models_module
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -521,10 +518,3 @@ def test_model_resolver_missing_model_is_raised_on_use(monkeypatch):
     resolver = ModelResolver()
     with pytest.raises(MissingModelError):
         resolver.get("gpt-4o")
-
-
-@pytest.mark.parametrize("module", [client_model_module, models_module])
-def test_doctests(module):
-    result = doctest.testmod(module)
-    assert result.attempted > 0
-    assert result.failed == 0

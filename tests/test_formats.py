@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import xml.etree.ElementTree as ET
 
 import pytest
-import swarmgraph.graph.onetoone.formats
 import yaml
 from swarmgraph.graph.onetoone.formats import (
     OUTPUT_TYPES,
@@ -161,9 +159,3 @@ def test_unknown_type_names_the_valid_ones(bad):
         assert name in message
     with pytest.raises(ValueError):
         validate_output_type(bad)
-
-
-def test_docstring_examples_run():
-    result = doctest.testmod(swarmgraph.graph.onetoone.formats, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 8
-    assert result.failed == 0

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import doctest
-import importlib
 import os
 import sqlite3
 import subprocess
@@ -305,30 +303,3 @@ def test_processes_writing_one_history_lose_nothing_and_never_interleave(tmp_pat
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
     _assert_whole_turns([m.content for m in open_history(url, "shared").get_messages()], 120)
-
-
-MEMORY_MODULES = [
-    "memory",
-    "swarmgraph.memory.urls",
-    "swarmgraph.memory.backends.sqlite.engine",
-    "swarmgraph.memory.history",
-    "swarmgraph.memory.backends.sqlite.history",
-    "swarmgraph.memory.backends.inprocess",
-    "swarmgraph.memory.context_json",
-    "swarmgraph.memory.context_store",
-    "swarmgraph.memory.backends.sqlite.context_store",
-    "swarmgraph.memory.policies",
-    "swarmgraph.memory.session",
-    "swarmgraph.memory.extract",
-    "swarmgraph.memory.compare",
-]
-
-
-@pytest.mark.parametrize("name", MEMORY_MODULES)
-def test_memory_docstring_examples_run(name, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # examples write only to temp dirs; make sure of it
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0, f"{name} has no runnable examples"
-    assert result.failed == 0
-    assert list(tmp_path.iterdir()) == []

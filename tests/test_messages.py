@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import doctest
 
 import pytest
 import swarmgraph.graph.messages as messages_module
@@ -215,9 +214,3 @@ def test_multimodal_user_content_is_kept():
     ]
     msg = {"role": "user", "content": parts}
     assert to_openai(to_langchain([msg])) == [msg]
-
-
-def test_doctests():
-    result = doctest.testmod(messages_module)
-    assert result.attempted > 0
-    assert result.failed == 0

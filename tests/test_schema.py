@@ -6,7 +6,6 @@ import __future__
 import asyncio
 import collections.abc
 import datetime
-import doctest
 import enum
 import functools
 import gc
@@ -18,7 +17,6 @@ import weakref
 from typing import Annotated, Any, Literal
 
 import pytest
-import swarmgraph.graph.schema
 import typing_extensions
 from pydantic import BaseModel, Field
 from swarmgraph.graph.schema import (
@@ -902,9 +900,3 @@ def test_integer_keyed_dicts_take_json_string_keys():
 
 
 # --------------------------------------------------------------------------- doctests
-
-
-def test_doctests():
-    result = doctest.testmod(swarmgraph.graph.schema, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0
-    assert result.failed == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import doctest
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -267,9 +266,3 @@ def test_llm_type_and_name():
     model = ScriptedChatModel([], name="triage-model")
     assert model._llm_type == "scripted"
     assert model.name == "triage-model"
-
-
-def test_doctests():
-    result = doctest.testmod(scripted_module)
-    assert result.attempted > 0
-    assert result.failed == 0
