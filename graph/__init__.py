@@ -15,6 +15,12 @@ from typing import TYPE_CHECKING, Any
 # name -> module that defines it. Names load on first use: ``from swarmgraph import Agent,
 # Swarm`` must not pay for the OneToOne pattern, the scripted model or the client adapter.
 _EXPORTS: dict[str, str] = {
+    "PendingApproval": ".approvals",
+    "needs_approval": ".approvals",
+    "Budget": ".budget",
+    "BudgetExceeded": ".errors",
+    "Route": ".routes",
+    "CALLER": ".types",
     "build_swarm_graph": ".builder",
     "OpenAIClientChatModel": ".chat_models.openai_client",
     "ScriptedChatModel": ".chat_models.scripted",
@@ -51,15 +57,20 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "CALLER",
     "OUTPUT_TYPES",
     "Agent",
+    "Budget",
+    "BudgetExceeded",
     "HandoffLoopError",
     "MissingModelError",
     "ModelResolver",
     "OneToOne",
     "OpenAIClientChatModel",
+    "PendingApproval",
     "Response",
     "Result",
+    "Route",
     "ScriptExhaustedError",
     "ScriptedChatModel",
     "Swarm",
@@ -75,6 +86,7 @@ __all__ = [
     "function_to_json",
     "message_to_openai",
     "messages_for",
+    "needs_approval",
     "one_to_one",
     "reachable_agents",
     "resolve_chat_model",
@@ -101,6 +113,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
+    from .approvals import PendingApproval, needs_approval
+    from .budget import Budget
     from .builder import build_swarm_graph
     from .chat_models.openai_client import OpenAIClientChatModel
     from .chat_models.scripted import (
@@ -110,6 +124,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     )
     from .discovery import reachable_agents
     from .errors import (
+        BudgetExceeded,
         HandoffLoopError,
         MissingModelError,
         ScriptExhaustedError,
@@ -122,7 +137,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .onetoone.formats import OUTPUT_TYPES, format_history
     from .onetoone.pattern import OneToOne, build_one_to_one_graph, one_to_one
     from .onetoone.views import agent_answer, messages_for, split_last_turn
+    from .routes import Route
     from .schema import ToolSpec, function_to_json, tool_spec
     from .state import SwarmState
     from .swarm import Swarm
-    from .types import Agent, Response, Result
+    from .types import CALLER, Agent, Response, Result

@@ -38,6 +38,7 @@ from .models import ModelResolver
 from .native import as_member, member_node
 from .node import AgentNode, GraphRuntime
 from .node_names import DYNAMIC_NODE, assign_node_names
+from .routes import routes_of
 from .run_control import current_control
 from .schema import tool_spec
 from .state import SwarmState
@@ -111,9 +112,9 @@ def build_swarm_graph(
     )
     builder = StateGraph(state_schema, context_schema=context_schema)
     names = list(nodes.values())
+    targets = {agent: [nodes[t] for t in handoff_targets(agent)] for agent in nodes}
     for agent, name in nodes.items():
-        targets = [nodes[t] for t in handoff_targets(agent)]
-        ends = list(dict.fromkeys([name, *targets, DYNAMIC_NODE, END]))
+        ends = destinations(agent, nodes, targets)
         node = member_node(runtime, agent, AgentNode(runtime, agent, name))
         _add_node(builder, name, node, ends)
     dynamic = member_node(runtime, None, AgentNode(runtime, None, DYNAMIC_NODE))
@@ -138,7 +139,31 @@ def build_swarm_graph(
     return builder
 
 
-def _add_node(builder: StateGraph, name: str, node: Any, destinations: list[str]) -> None:
+def destinations(
+    agent: Agent, nodes: dict[Agent, str], targets: dict[Agent, list[str]]
+) -> dict[str, str]:
+    """Where ``agent``'s node may go, each with its edge label (LangGraph draws a label that
+    differs from the node's name): handoff targets, its own node, the callers a
+    ``transfer_back`` returns to, and each route's target, labelled with the route's name."""
+    name = nodes[agent]
+    ends = dict.fromkeys([name, *targets[agent]])
+    if agent.can_return:  # transfer_back goes to whoever can hand off here
+        ends.update(dict.fromkeys(nodes[a] for a in nodes if name in targets[a]))
+        ends.update(dict.fromkeys(nodes[a] for a in nodes if any(r.to is agent for r in a.routes)))
+    ends.update(dict.fromkeys([DYNAMIC_NODE, END]))
+    labelled = {node: node for node in ends}
+    labels: dict[str, list[str]] = {}
+    for route in routes_of(agent):
+        target = nodes.get(route.to)
+        if target is not None and route.label not in labels.setdefault(target, []):
+            labels[target].append(route.label)
+    labelled.update({target: " / ".join(names) for target, names in labels.items()})
+    return labelled
+
+
+def _add_node(
+    builder: StateGraph, name: str, node: Any, destinations: list[str] | dict[str, str]
+) -> None:
     if not isinstance(node, AgentNode):  # a LangGraph member (native.py) returns a plain update
         node = _Routed(node, name)
     if RunnableCallable is not None:
@@ -146,9 +171,13 @@ def _add_node(builder: StateGraph, name: str, node: Any, destinations: list[str]
         # (native.py) is traced, so the messages it adds reach stream_mode="messages" whole.
         trace = getattr(node, "traced", False)
         runnable = RunnableCallable(node.step, node.astep, name=name, trace=trace)
-        builder.add_node(name, runnable, destinations=tuple(destinations))
+        builder.add_node(name, runnable, destinations=_ends(destinations))
     else:  # pragma: no cover
-        builder.add_node(name, node.step, destinations=tuple(destinations))
+        builder.add_node(name, node.step, destinations=_ends(destinations))
+
+
+def _ends(destinations: list[str] | dict[str, str]) -> tuple[str, ...] | dict[str, str]:
+    return destinations if isinstance(destinations, dict) else tuple(destinations)
 
 
 class _Routed:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .native import as_member, members_in
-from .types import Agent
+from .types import CALLER, Agent
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -40,8 +40,9 @@ def _code_names(code: types.CodeType) -> set[str]:
 
 
 def _agents_in(value: Any) -> list[Agent]:
+    # CALLER stands for "whoever handed off here": never a node of its own.
     if isinstance(value, Agent):
-        return [value]
+        return [value] if value is not CALLER else []
     if isinstance(value, (list, tuple, set, frozenset)):
         return [a for v in value for a in _one_agent(v)]
     if isinstance(value, dict):
@@ -50,7 +51,9 @@ def _agents_in(value: Any) -> list[Agent]:
 
 
 def _one_agent(value: Any) -> list[Agent]:
-    return [value] if isinstance(value, Agent) else members_in(value)
+    if isinstance(value, Agent):
+        return [value] if value is not CALLER else []
+    return members_in(value)
 
 
 def function_targets(func: Callable[..., Any]) -> list[Agent]:
@@ -129,4 +132,5 @@ def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
         seen.add(id(agent))
         order.append(agent)
         queue.extend(handoff_targets(agent))
+        queue.extend(route.to for route in agent.routes)  # routes switch agents too
     return order

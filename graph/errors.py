@@ -76,3 +76,21 @@ unable to parse string as an integer (got 'abc')"]
 
 class ScriptExhaustedError(RuntimeError):
     """The model was called more times than it had scripted replies (and has no ``respond``)."""
+
+
+class BudgetExceeded(SwarmError):
+    """A :class:`~swarmgraph.graph.budget.Budget` limit would be passed by the next step.
+
+    ``limit`` names it (``"max_handoffs"``, or ``"per_agent['Sales'].max_model_calls"``),
+    ``value`` is the limit, ``agent`` the agent that was about to pass it. ``response`` holds
+    everything produced before the stop; every tool call in it is answered.
+    """
+
+    def __init__(self, limit: str, value: int, agent: str) -> None:
+        self.limit = limit
+        self.value = value
+        self.agent = agent
+        super().__init__(
+            f"Budget exceeded: {limit}={value} would be passed by agent {agent!r}. "
+            "The run stopped; .response holds what it produced so far."
+        )

@@ -189,12 +189,16 @@ class GraphNode:
     def step(self, state: dict, config: RunnableConfig) -> dict:
         control = current_control(config)
         agent = self._member(state, control)
+        if _over_budget(agent, control, state):
+            return {}
         output = agent.graph.invoke(self._input(agent, state), config)
         return self._update(agent, state, output, control)
 
     async def astep(self, state: dict, config: RunnableConfig) -> dict:
         control = current_control(config)
         agent = self._member(state, control)
+        if _over_budget(agent, control, state):
+            return {}
         output = await agent.graph.ainvoke(self._input(agent, state), config)
         return self._update(agent, state, output, control)
 
@@ -202,7 +206,7 @@ class GraphNode:
         seen = {m.id for m in state["messages"]}
         added = [m for m in _messages(output) if m.id is None or m.id not in seen]
         added = [_stamped(m, agent.name) for m in added]
-        _count_usage(control, added)
+        _count_usage(control, added, agent.name)
         update: dict[str, Any] = {"messages": added}
         context = output.get("context_variables") if isinstance(output, dict) else None
         if context is not None and context != state.get("context_variables"):
@@ -214,6 +218,7 @@ class GraphNode:
                 raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
             update["handoff_trail"] = trail
             update["active_agent"] = self.runtime.key_for(target, control)
+            control.ledger.handed_off(agent.name, target.name)
             control.debug_print(f"Handoff: {agent.name} -> {target.name}")
         elif added and isinstance(added[-1], AIMessage) and state.get("handoff_trail"):
             update["handoff_trail"] = []  # the member answered: the handoff chain is over
@@ -241,19 +246,37 @@ def _stamped(message: BaseMessage, sender: str) -> BaseMessage:
     return message
 
 
-def _count_usage(control: RunControl, added: list[BaseMessage]) -> None:
+def _over_budget(agent: GraphAgent, control: RunControl, state: dict) -> bool:
+    """A budget is asked before the member's turn (it runs its own loop inside it)."""
+    exceeded = control.ledger.before_model(agent.name, state["messages"])
+    if exceeded is not None:
+        control.halted = exceeded
+    return exceeded is not None
+
+
+def _count_usage(control: RunControl, added: list[BaseMessage], sender: str) -> None:
+    """Book what the member did into the run's ledger (usage, by agent, trajectory). A member
+    runs its own loop, so a budget is checked before its turn, not inside it."""
     control.new_messages += len(added)
-    usage = control.usage
+    ledger = control.ledger
     for message in added:
+        if isinstance(message, ToolMessage):
+            ledger.tool_called(sender, message.name or "", message.tool_call_id, None)
+            continue
         if not isinstance(message, AIMessage):
             continue
-        usage["model_calls"] += 1
         meta = message.usage_metadata
         if meta:
-            usage["input_tokens"] += meta.get("input_tokens", 0)
-            usage["output_tokens"] += meta.get("output_tokens", 0)
+            tokens = (meta.get("input_tokens", 0), meta.get("output_tokens", 0))
         else:  # the member's model reported nothing: count what it wrote
-            usage["output_tokens"] += count_tokens_approximately([message])
+            tokens = (0, count_tokens_approximately([message]))
+        ledger.model_called(
+            sender,
+            "langgraph",
+            input_tokens=tokens[0],
+            output_tokens=tokens[1],
+            tool_calls=message.tool_calls,
+        )
 
 
 class _DynamicNode:

@@ -6,32 +6,52 @@ Read :class:`AgentNode` top-down; the three places the seed's sequence diagram n
   the current ``context_variables`` when it is a function), which also picks the model;
 - **tools run** in :func:`swarmgraph.graph.tool_calls.execute_tool_calls` (or its async twin),
   called from :meth:`AgentNode.step` / :meth:`AgentNode.astep` once the model replied;
-- **the active agent switches** in :meth:`AgentNode._apply`, where a tool returned an Agent and
-  ``update["active_agent"]`` is set; the conditional edges made by
-  :func:`swarmgraph.graph.builder.build_swarm_graph` then route to that agent's node.
+- **the active agent switches** in :meth:`AgentNode._apply`, where a tool returned an Agent
+  (:meth:`AgentNode._next_agent` also resolves ``CALLER`` and the agent's routes) and
+  ``update["active_agent"]`` is set; :meth:`GraphRuntime.next_node` then sends the run to
+  that agent's node with ``Command(goto=...)``.
+
+Control of a running swarm hooks in at those places: ``Agent(history=...)`` narrows the prompt
+in ``_prompt``; the budget is asked before the model call (``_over_budget``) and before tools
+and handoffs (``_admit``, ``_next_agent``); approval-marked calls are held in ``_admit`` and
+decided at the start of the agent's next step (``_decide``: ``Swarm.run`` stops, the compiled
+graph calls ``interrupt()``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
-from langgraph.types import Command, Overwrite
+from langgraph.types import Command, Overwrite, interrupt
 
+from .approvals import (
+    WaitingCalls,
+    hold_marked_calls,
+    last_reply,
+    pending_as_payload,
+    resume_decisions,
+    split_by_decision,
+    waiting_calls,
+)
 from .errors import HandoffLoopError
+from .handback import caller_of
+from .history import view_for
 from .messages import to_openai
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
+from .routes import first_route
 from .run_control import RunControl, current_control
 from .schema import tool_spec
 from .tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
-from .types import Agent
+from .types import CALLER, Agent
 
 __all__ = ["DYNAMIC_NODE", "AgentNode", "GraphRuntime", "ModelCall"]
 
@@ -69,6 +89,9 @@ class GraphRuntime:
         self.max_consecutive_handoffs = max_consecutive_handoffs
         self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any]]] = {}
         self.default_node, self.default = next(iter(agents.items()))
+        #: Finds an agent outside this graph by name (a caller that handed off to this
+        #: graph's start agent in an earlier run); Swarm sets it to search its other rosters.
+        self.lookup: Callable[[str], Agent | None] | None = None
 
     # -- names <-> agents ------------------------------------------------------
     def _maps(self, control: RunControl | None) -> tuple[dict[str, Agent], dict[str, Agent]]:
@@ -104,6 +127,18 @@ class GraphRuntime:
             return default
         return agents.get(key) or dynamic.get(key) or default
 
+    def agent_named(self, name: str | None, control: RunControl | None = None) -> Agent | None:
+        """The agent a message's sender names (a handoff back, approvals of another agent)."""
+        if name is None:
+            return None
+        agents, dynamic = self._maps(control)
+        found = agents.get(name) or dynamic.get(name) or dynamic.get(f"{name}#dynamic")
+        if found is None:  # a mapped node name: senders are the agents' real names
+            found = next((a for a in agents.values() if a.name == name), None)
+        if found is None and self.lookup is not None:
+            found = self.lookup(name)
+        return found
+
     def node_for(self, key: str, control: RunControl | None = None) -> str:
         agents, dynamic = self._maps(control)
         if key in agents:
@@ -123,7 +158,11 @@ class GraphRuntime:
         node (tools ran, nobody handed off) or to the active agent's node (a handoff)."""
         added = update.get("messages")
         last = added[-1] if added else (state["messages"][-1] if state["messages"] else None)
-        if last is None or isinstance(last, AIMessage) or not control.turns_left():
+        if last is None or not control.turns_left():  # (turns_left: also approvals, budgets)
+            return update
+        # An assistant message whose tool calls all wait for approval goes on: the active
+        # agent's node asks for the decisions. Any other assistant message ends the run.
+        if isinstance(last, AIMessage) and not (last.tool_calls and control.execute_tools):
             return update
         key = update.get("active_agent", state.get("active_agent"))
         return Command(update=update, goto=name if key is None else self.node_for(key, control))
@@ -205,23 +244,26 @@ class AgentNode:
         self.agent = agent
         self.name = name
 
+    def _agent(self, state: dict, control: RunControl) -> Agent:
+        if self.agent is None:
+            return self.runtime.agent_for(state.get("active_agent"), control)
+        if control.agents is not None:  # the run's own Agent objects (Swarm)
+            return control.agents[self.name]
+        return self.agent
+
     def _prompt(
         self, state: dict, config: RunnableConfig
     ) -> tuple[Agent, RunControl, ModelCall, list[BaseMessage], dict]:
         control = current_control(config)
-        if self.agent is None:
-            agent = self.runtime.agent_for(state.get("active_agent"), control)
-        elif control.agents is not None:  # the run's own Agent objects (Swarm)
-            agent = control.agents[self.name]
-        else:
-            agent = self.agent
+        agent = self._agent(state, control)
         context = state.get("context_variables") or {}
         # Instructions are rebuilt on every model call from the current context;
         # missing keys read as "" exactly as in Swarm.
         instructions = agent.instructions
         if callable(instructions):
             instructions = instructions(defaultdict(str, context))
-        prompt = [SystemMessage(content=instructions), *state["messages"]]
+        # Agent(history=...) narrows what this agent's model reads; the state stays whole.
+        prompt = [SystemMessage(content=instructions), *view_for(agent, state["messages"])]
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         call = self.runtime.model_for(agent, control)
@@ -230,26 +272,121 @@ class AgentNode:
         return agent, control, call, prompt, context
 
     def step(self, state: dict, config: RunnableConfig) -> dict | Command:
+        control = current_control(config)
+        waiting = self._waiting(state, control)
+        if waiting is not None:  # tool calls wait for a human: decide, then run the approved
+            owner, held = waiting
+            decided = self._decide(owner, control, held)
+            if decided is None:
+                return {}
+            ran, answers = decided
+            context = state.get("context_variables") or {}
+            outcome = execute_tool_calls(ran, owner.tools, context, debug=_debug_lines(control))
+            update = self._apply(owner, control, ran, outcome, answers, {"messages": []}, state)
+            return self._next(update, state, control)
         agent, control, call, prompt, context = self._prompt(state, config)
+        if self._over_budget(agent, control, prompt):
+            return {}
         reply = call.runnable.invoke(prompt, config, **call.kwargs)
         update, reply = self._reply(agent, control, prompt, reply, state)
         if not self._runs_tools(reply, control):
             return update  # no destination: the run ends here
-        outcome = execute_tool_calls(reply, call.tools, context, debug=_debug_lines(control))
-        return self._next(self._apply(agent, control, outcome, update, state), state, control)
+        ran, answers = self._admit(agent, control, reply, call.tools)
+        outcome = execute_tool_calls(ran, call.tools, context, debug=_debug_lines(control))
+        update = self._apply(agent, control, ran, outcome, answers, update, state)
+        return self._next(update, state, control)
 
     async def astep(self, state: dict, config: RunnableConfig) -> dict | Command:
+        control = current_control(config)
+        waiting = self._waiting(state, control)
+        if waiting is not None:
+            owner, held = waiting
+            decided = self._decide(owner, control, held)
+            if decided is None:
+                return {}
+            ran, answers = decided
+            context = state.get("context_variables") or {}
+            outcome = await aexecute_tool_calls(
+                ran, owner.tools, context, debug=_debug_lines(control)
+            )
+            update = self._apply(owner, control, ran, outcome, answers, {"messages": []}, state)
+            return self._next(update, state, control)
         agent, control, call, prompt, context = self._prompt(state, config)
+        if self._over_budget(agent, control, prompt):
+            return {}
         reply = await call.runnable.ainvoke(prompt, config, **call.kwargs)
         update, reply = self._reply(agent, control, prompt, reply, state)
         if not self._runs_tools(reply, control):
             return update
-        outcome = await aexecute_tool_calls(reply, call.tools, context, debug=_debug_lines(control))
-        return self._next(self._apply(agent, control, outcome, update, state), state, control)
+        ran, answers = self._admit(agent, control, reply, call.tools)
+        outcome = await aexecute_tool_calls(ran, call.tools, context, debug=_debug_lines(control))
+        update = self._apply(agent, control, ran, outcome, answers, update, state)
+        return self._next(update, state, control)
 
     def _next(self, update: dict, state: dict, control: RunControl) -> dict | Command:
         """Tools ran: the same agent speaks again, or the handoff target does."""
         return self.runtime.next_node(self.name, update, state, control)
+
+    # -- approvals and budgets: what may run ----------------------------------------------
+    def _waiting(self, state: dict, control: RunControl) -> tuple[Agent, WaitingCalls] | None:
+        """The calls waiting for approval at the end of the conversation, with the agent that
+        asked for them (normally this node's; another one when its reply also handed off)."""
+        messages = state["messages"]
+        if not messages or not isinstance(messages[-1], (AIMessage, ToolMessage)):
+            return None  # the usual case: a new user message
+        return waiting_for(self.runtime, self._agent(state, control), messages, control)
+
+    def _decide(
+        self, agent: Agent, control: RunControl, held: WaitingCalls
+    ) -> tuple[AIMessage, list[ToolMessage]] | None:
+        """The calls to run now and the denials, or ``None`` when ``Swarm.run`` must stop."""
+        decisions = dict(control.approvals or {})
+        missing = [p for p in held.pending if p.id not in decisions]
+        if missing and control.stop_for_approval:
+            control.halted = held.pending  # Swarm.run returns them in Response.pending
+            return None
+        while missing:  # the compiled graph: ask through LangGraph (needs a checkpointer)
+            decisions.update(resume_decisions(interrupt(pending_as_payload(missing)), missing))
+            missing = [p for p in held.pending if p.id not in decisions]
+        ran, denied = split_by_decision(held, decisions)
+        for message in denied:
+            control.ledger.trajectory.append(
+                {"agent": agent.name, "kind": "tool", "name": message.name,
+                 "id": message.tool_call_id, "denied": message.content}
+            )  # fmt: skip
+        ran, over = self._admit(agent, control, ran, agent.tools, hold=False)
+        return ran, [*denied, *over]
+
+    @staticmethod
+    def _over_budget(agent: Agent, control: RunControl, prompt: list[BaseMessage]) -> bool:
+        exceeded = control.ledger.before_model(agent.name, prompt)
+        if exceeded is not None:
+            control.halted = exceeded
+            control.debug_print(str(exceeded))
+        return exceeded is not None
+
+    @staticmethod
+    def _admit(
+        agent: Agent, control: RunControl, reply: AIMessage, tools: list, *, hold: bool = True
+    ) -> tuple[AIMessage, list[ToolMessage]]:
+        """``reply`` narrowed to the calls that run now, and answers for those that do not:
+        approval-marked calls are held (left unanswered), calls past the budget are refused."""
+        held: list[dict] = []
+        if hold:
+            reply, held = hold_marked_calls(reply, tools)
+        room, bound = control.ledger.tool_allowance(agent.name)
+        calls = reply.tool_calls
+        if len(calls) <= room:
+            return reply, []
+        assert bound is not None
+        control.halted = bound
+        # The run stops here: held calls are answered too, so every call has its answer.
+        refused = [*calls[int(room) :], *held]
+        answers = [
+            ToolMessage(content=f"Error: {bound}", tool_call_id=c.get("id") or "", name=c["name"])
+            for c in refused
+        ]
+        return reply.model_copy(update={"tool_calls": calls[: int(room)]}), answers
 
     # -- after the model answered ---------------------------------------------------
     @staticmethod
@@ -269,15 +406,20 @@ class AgentNode:
             # Assigned, not copied: the reply is this call's own object (add_messages
             # stamps its id the same way), and a copy cost ~3% of a handoff.
             reply.name = agent.name
-        usage = control.usage
-        usage["model_calls"] += 1
         meta = reply.usage_metadata
         if meta:
-            usage["input_tokens"] += meta.get("input_tokens", 0)
-            usage["output_tokens"] += meta.get("output_tokens", 0)
+            input_tokens = meta.get("input_tokens", 0)
+            output_tokens = meta.get("output_tokens", 0)
         else:  # the model reported nothing: estimate what was sent
-            usage["input_tokens"] += count_tokens_approximately(prompt)
-            usage["output_tokens"] += count_tokens_approximately([reply])
+            input_tokens = count_tokens_approximately(prompt)
+            output_tokens = count_tokens_approximately([reply])
+        control.ledger.model_called(
+            agent.name,
+            control.model_override or agent.model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            tool_calls=reply.tool_calls,
+        )
         control.new_messages += 1
         if control.debug:
             control.debug_print("Received completion:", to_openai([reply])[0])
@@ -287,10 +429,22 @@ class AgentNode:
         return update, reply
 
     def _apply(
-        self, agent: Agent, control: RunControl, outcome: ToolOutcome, update: dict, state: dict
+        self,
+        agent: Agent,
+        control: RunControl,
+        ran: AIMessage,
+        outcome: ToolOutcome,
+        answers: list[ToolMessage],
+        update: dict,
+        state: dict,
     ) -> dict:
-        update["messages"].extend(outcome.messages)
-        control.new_messages += len(outcome.messages)
+        for tool_call in ran.tool_calls:
+            control.ledger.tool_called(
+                agent.name, tool_call["name"], tool_call.get("id") or "", tool_call["args"]
+            )
+        update["messages"].extend([*answers, *outcome.messages])
+        control.new_messages += len(answers) + len(outcome.messages)
+        context = state.get("context_variables") or {}
         new_context = outcome.context_variables
         if new_context is not None:
             old = state.get("context_variables") or {}
@@ -300,14 +454,91 @@ class AgentNode:
                 update["context_variables"] = Overwrite(new_context)
             else:
                 update["context_variables"] = new_context
-        target = outcome.handoff
+            context = new_context
+        target, label = self._next_agent(agent, control, outcome, update, state, context)
         if target is not None:
             trail = [*state.get("handoff_trail", ()), agent.name]
             if len(trail) >= self.runtime.max_consecutive_handoffs:
                 raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
             update["handoff_trail"] = trail
             update["active_agent"] = self.runtime.key_for(target, control)  # the switch
+            control.ledger.handed_off(agent.name, target.name, route=label)
+            if label is not None:
+                control.debug_print(f"{agent.name} \u21d2 {target.name} (route)")
         return update
+
+    def _next_agent(
+        self,
+        agent: Agent,
+        control: RunControl,
+        outcome: ToolOutcome,
+        update: dict,
+        state: dict,
+        context: dict,
+    ) -> tuple[Agent | None, str | None]:
+        """Who takes over after this step's tools: ``(agent, route label or None)``.
+
+        A tool's handoff first (``CALLER`` resolved to the agent that handed off to this
+        one), else the first route whose condition holds; either way only within budget.
+        """
+        if control.halted is not None:
+            return None, None
+        target, label, call_id = outcome.handoff, None, outcome.handoff_call
+        if target is CALLER:
+            caller = caller_of([*state["messages"], *update["messages"]])
+            target = self.runtime.agent_named(caller, control)
+            if target is None:
+                _reanswer(
+                    update["messages"],
+                    call_id,
+                    f"Error: nobody handed the conversation to {agent.name}, so there is no "
+                    "caller to return to. Carry on with the conversation yourself.",
+                )
+            else:  # Swarm's handoff answer names the agent, not the placeholder
+                _reanswer(
+                    update["messages"],
+                    call_id,
+                    json.dumps({"assistant": target.name}),
+                    only_if=json.dumps({"assistant": CALLER.name}),
+                )
+        if target is None and agent.routes:
+            route = first_route(agent, context)
+            if route is not None:
+                target, label, call_id = route.to, route.label, None
+        if target is None:
+            return None, None
+        exceeded = control.ledger.before_handoff(agent.name)
+        if exceeded is not None:
+            control.halted = exceeded
+            if call_id is not None:
+                _reanswer(update["messages"], call_id, f"Error: {exceeded}")
+            return None, None
+        return target, label
+
+
+def _reanswer(
+    messages: list[BaseMessage], call_id: str | None, content: str, only_if: str | None = None
+) -> None:
+    """Replace the answer to tool call ``call_id`` (a handoff that turned out otherwise)."""
+    for index, message in enumerate(messages):
+        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
+            if only_if is None or message.content == only_if:
+                messages[index] = message.model_copy(update={"content": content})
+            return
+
+
+def waiting_for(
+    runtime: GraphRuntime, agent: Agent, messages: list[BaseMessage], control: RunControl | None
+) -> tuple[Agent, WaitingCalls] | None:
+    """The approval-marked calls ``messages`` end on and the agent whose tools they are."""
+    reply = last_reply(messages)
+    if reply is None:
+        return None
+    owner = agent
+    if reply.name not in (None, agent.name):
+        owner = runtime.agent_named(reply.name, control) or agent
+    held = waiting_calls(messages, owner.tools)
+    return None if held is None else (owner, held)
 
 
 def _debug_lines(control: RunControl) -> Callable[[str], None] | None:

@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .budget import Budget, Ledger
+
 RUN_CONTROL_KEY = "__swarmgraph_run"
 
 
@@ -32,14 +34,28 @@ class RunControl:
     execute_tools: bool = True
     debug: bool = False
     new_messages: int = 0
-    usage: dict[str, int] = field(
-        default_factory=lambda: {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
-    )
+    budget: Budget | None = None
+    #: Swarm.run's ``approvals``; ``None`` means "ask": the compiled graph interrupts.
+    approvals: dict[str, bool | str] | None = None
+    #: Swarm.run stops (returns ``Response.pending``) instead of calling ``interrupt()``.
+    stop_for_approval: bool = False
+    #: Why the run stopped early (approvals wait, or a budget); no node goes on after it.
+    halted: Any = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
     agents: dict[str, Any] | None = None
     #: Agents a tool handed off to that no node was built for, by state key (this run only).
     dynamic: dict[str, Any] = field(default_factory=dict)
+    #: Usage in total and by agent, the trajectory, and the budget's checks.
+    ledger: Ledger = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ledger = Ledger(self.budget)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """The running totals (``model_calls``, tokens, ``tool_calls``, ``handoffs``)."""
+        return self.ledger.totals
 
     def config(self, recursion_limit: int | None = None) -> dict[str, Any]:
         config: dict[str, Any] = {"configurable": {RUN_CONTROL_KEY: self}}
@@ -48,7 +64,7 @@ class RunControl:
         return config
 
     def turns_left(self) -> bool:
-        return self.new_messages < self.max_turns
+        return self.halted is None and self.new_messages < self.max_turns
 
     def debug_print(self, *args: Any) -> None:
         """Swarm's ``debug_print``: timestamped grey lines on stdout."""

@@ -40,13 +40,15 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langgraph.graph.state import CompiledStateGraph
 
+from .approvals import check_decisions
+from .budget import Budget
 from .builder import build_swarm_graph
 from .discovery import handoff_targets
-from .errors import SwarmError
+from .errors import BudgetExceeded, SwarmError
 from .messages import to_langchain, to_openai
 from .models import ModelResolver
 from .native import as_member
-from .node import GraphRuntime
+from .node import GraphRuntime, waiting_for
 from .node_names import DYNAMIC_NODE, assign_node_names
 from .run_control import RunControl
 from .schema import tool_spec
@@ -117,6 +119,7 @@ class Swarm:
                     fixed_entry=True,
                 )
                 runtime: GraphRuntime = builder.swarm_runtime  # type: ignore[attr-defined]
+                runtime.lookup = self._agent_named
                 compiled = (builder.compile(), runtime)
                 self._graphs[topology] = compiled
                 while len(self._graphs) > MAX_CACHED_GRAPHS:
@@ -131,6 +134,17 @@ class Swarm:
                 self._starts.popitem(last=False)
         return compiled[0], compiled[1], roster
 
+    def _agent_named(self, name: str) -> Agent | None:
+        """An agent some earlier run of this Swarm knows by ``name`` (newest first): a run that
+        starts at Refunds can still hand back to the Triage that handed off to it."""
+        with self._lock:
+            rosters = [entry[2] for entry in reversed(self._starts.values())]
+        for roster in rosters:
+            found = next((a for a in roster.values() if a.name == name), None)
+            if found is not None:
+                return found
+        return None
+
     def _start(
         self,
         agent: Agent,
@@ -140,9 +154,13 @@ class Swarm:
         debug: bool,
         max_turns: float,
         execute_tools: bool,
+        budget: Budget | None = None,
+        approvals: dict | None = None,
     ) -> _Run:
         agent = as_member(agent)  # a named compiled LangGraph graph may start the run too
         app, runtime, roster = self._prepare(agent)
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a Budget, got {type(budget).__name__}")
         # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
         # LangChain messages are copied so add_messages never stamps ids on the caller's.
         history = to_langchain(
@@ -154,7 +172,10 @@ class Swarm:
             execute_tools=execute_tools,
             debug=debug,
             agents=roster,
+            budget=budget,
+            stop_for_approval=True,  # stateless, as Swarm: return Response.pending
         )
+        control.approvals = checked_approvals(runtime, agent, history, approvals, control)
         state = {
             "messages": history,
             "context_variables": copy.deepcopy(context_variables or {}),
@@ -175,8 +196,17 @@ class Swarm:
         debug: bool = False,
         max_turns: float = math.inf,
         execute_tools: bool = True,
+        *,
+        budget: Budget | None = None,
+        approvals: dict[str, bool | str] | None = None,
     ) -> Response | Iterator[dict]:
         """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
+
+        ``budget`` (a :class:`Budget`) bounds model calls, tokens, tool calls and handoffs;
+        passing a limit raises :class:`BudgetExceeded` (with ``.response``). When the model
+        calls a tool marked ``@needs_approval`` the run stops and ``Response.pending`` lists
+        the calls; run again with ``messages=history + response.messages`` and
+        ``approvals={id: True | False | "reason"}`` to go on.
 
         ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
         returns an iterator of Swarm-shaped events ending with ``{"response": ...}``.
@@ -184,8 +214,9 @@ class Swarm:
         everything produced before it.
         """
         run = self._start(
-            agent, messages, context_variables, model_override, debug, max_turns, execute_tools
-        )
+            agent, messages, context_variables, model_override, debug, max_turns, execute_tools,
+            budget, approvals,
+        )  # fmt: skip
         if stream:
             return run.events()
         if not run.control.turns_left():  # max_turns <= 0: Swarm never calls the model
@@ -197,7 +228,7 @@ class Swarm:
         except SwarmError as exc:
             exc.response = run.response(final)
             raise
-        return run.response(final)
+        return run.finish(final)
 
     async def arun(
         self,
@@ -209,6 +240,9 @@ class Swarm:
         debug: bool = False,
         max_turns: float = math.inf,
         execute_tools: bool = True,
+        *,
+        budget: Budget | None = None,
+        approvals: dict[str, bool | str] | None = None,
     ) -> Response | AsyncIterator[dict]:
         """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
 
@@ -221,8 +255,9 @@ class Swarm:
             'hi'
         """
         run = self._start(
-            agent, messages, context_variables, model_override, debug, max_turns, execute_tools
-        )
+            agent, messages, context_variables, model_override, debug, max_turns, execute_tools,
+            budget, approvals,
+        )  # fmt: skip
         if stream:
             return run.aevents()
         if not run.control.turns_left():
@@ -234,7 +269,27 @@ class Swarm:
         except SwarmError as exc:
             exc.response = run.response(final)
             raise
-        return run.response(final)
+        return run.finish(final)
+
+
+def checked_approvals(
+    runtime: GraphRuntime, agent: Agent, history: list, approvals: Any, control: RunControl
+) -> dict[str, bool | str] | None:
+    """``approvals``, checked against the calls the history waits on: a decision for a call
+    that is not waiting is a clear error (a typo would otherwise be silently ignored)."""
+    if approvals is None:
+        return None
+    decisions = check_decisions(approvals)
+    waiting = waiting_for(runtime, agent, history, control)
+    ids = {p.id for p in waiting[1].pending} if waiting is not None else set()
+    unknown = sorted(set(decisions) - ids)
+    if unknown:
+        raise ValueError(
+            f"approvals: no tool call waits for approval with id {', '.join(map(repr, unknown))}; "
+            f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
+            "(history + response.messages) and the ids in response.pending."
+        )
+    return decisions
 
 
 @dataclass
@@ -250,13 +305,29 @@ class _Run:
 
     def response(self, final: dict) -> Response:
         new = final["messages"][self.start :]
+        agent = self.runtime.agent_for(final.get("active_agent"), self.control)
+        # With execute_tools=False the caller runs the tools: nothing waits for approval.
+        waiting = self.control.execute_tools and waiting_for(
+            self.runtime, agent, final["messages"], self.control
+        )
         response = Response(
             messages=to_openai(new),
-            agent=self.runtime.agent_for(final.get("active_agent"), self.control),
+            agent=agent,
             context_variables=final.get("context_variables", {}),
-            usage=dict(self.control.usage),
+            usage=self.control.ledger.usage,
+            trajectory=list(self.control.ledger.trajectory),
+            pending=waiting[1].pending if waiting else [],
         )
         response._langchain_messages = new
+        return response
+
+    def finish(self, final: dict) -> Response:
+        """The run's Response, or :class:`BudgetExceeded` (holding it) if a budget stopped it."""
+        response = self.response(final)
+        halted = self.control.halted
+        if isinstance(halted, BudgetExceeded):
+            halted.response = response
+            raise halted
         return response
 
     def events(self) -> Iterator[dict]:
@@ -269,7 +340,7 @@ class _Run:
         for mode, payload in self.app.stream(self.state, self.config, stream_mode=modes):
             yield from events.feed(mode, payload)
         yield from events.close()
-        yield {"response": self.response(events.final)}
+        yield {"response": self.finish(events.final)}
 
     async def aevents(self) -> AsyncIterator[dict]:
         events = _SwarmEvents(self.runtime, self.control, self.state)
@@ -282,7 +353,7 @@ class _Run:
                 yield event
         for event in events.close():
             yield event
-        yield {"response": self.response(events.final)}
+        yield {"response": self.finish(events.final)}
 
 
 class _SwarmEvents:
@@ -377,9 +448,16 @@ def _discover(start: Agent) -> tuple[tuple, dict[str, Agent]]:
         targets[id(agent)] = handoff_targets(agent)
         everyone.append(agent)
         queue.extend(targets[id(agent)])
+        queue.extend(route.to for route in agent.routes)  # routes switch agents too
     nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
     order = tuple(
-        (nodes[agent], type(agent), tuple(nodes[t] for t in targets[id(agent)]))
+        (
+            nodes[agent],
+            type(agent),
+            tuple(nodes[t] for t in targets[id(agent)]),
+            tuple((nodes[r.to], r.label) for r in agent.routes),  # drawn, labelled edges
+            agent.can_return,
+        )
         for agent in everyone
     )
     return order, {node: agent for agent, node in nodes.items()}

@@ -41,6 +41,7 @@ class ToolOutcome:
     messages: list[ToolMessage] = field(default_factory=list)
     context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
     handoff: Agent | None = None
+    handoff_call: str | None = None  # the id of the tool call that handed off
 
 
 @dataclass
@@ -166,6 +167,7 @@ class _Runner:
             first = self.outcome.handoff
             if first is None:
                 self.outcome.handoff = result.agent
+                self.outcome.handoff_call = call.id
             elif first is not result.agent:
                 content = (
                     f"Error: handoff to {result.agent.name} ignored: this reply already "

@@ -84,6 +84,10 @@ class Agent(BaseModel):
     parallel_tool_calls: bool = True
     # Agents, or compiled LangGraph graphs with a name (members run by graph/native.py).
     handoffs: list[Any] = Field(default_factory=list)
+    # Control of a running swarm (see graph/routes.py, graph/handback.py, graph/history.py).
+    routes: list[Any] = Field(default_factory=list)  # Route objects, checked after tools ran
+    can_return: bool = False  # adds a generated transfer_back tool that returns CALLER
+    history: Callable[[list], list] | None = None  # the view of the conversation its model gets
 
     @field_validator("handoffs")
     @classmethod
@@ -112,15 +116,31 @@ class Agent(BaseModel):
                 yield key, [agent.name for agent in value]
             elif key == "functions":
                 yield key, [getattr(f, "__name__", repr(f)) for f in value]
+            elif key == "routes":
+                yield key, [getattr(r, "label", repr(r)) for r in value]
             else:
                 yield key, value
 
     @property
     def tools(self) -> list[AgentFunction]:
-        """``functions`` plus one generated ``transfer_to_<name>`` per ``handoffs`` entry."""
-        if not self.handoffs:
+        """``functions``, one generated ``transfer_to_<name>`` per ``handoffs`` entry, and
+        ``transfer_back`` when ``can_return``."""
+        if not self.handoffs and not self.can_return:
             return self.functions
-        return [*self.functions, *(transfer_tool(agent) for agent in self.handoffs)]
+        tools = [*self.functions, *(transfer_tool(agent) for agent in self.handoffs)]
+        if self.can_return:
+            tools.append(transfer_back)
+        return tools
+
+
+#: Returned by a tool (or as ``Result(agent=CALLER)``): hand the conversation back to the agent
+#: that handed it to the current one. An Agent so that ``Result`` accepts it; never a node.
+CALLER = Agent(name="CALLER", instructions="Stands for the agent that handed off to this one.")
+
+
+def transfer_back() -> Agent:
+    """Hand the conversation back to the agent that transferred it to you."""
+    return CALLER
 
 
 def transfer_tool(target: Any) -> AgentFunction:
@@ -173,7 +193,12 @@ class Response(BaseModel):
     ``messages`` holds only the messages this run added, as OpenAI-style dicts with
     ``sender`` on assistant turns, exactly as Swarm returns them. ``usage`` is our
     addition: ``{"model_calls", "input_tokens", "output_tokens"}`` summed over the
-    run (the model's own counts where it reports them, an estimate otherwise).
+    run (the model's own counts where it reports them, an estimate otherwise), plus
+    ``tool_calls``, ``handoffs`` and ``by_agent`` (the same counts per agent name; they sum to
+    the totals). ``trajectory`` lists the run's steps in order (``{"agent", "kind": "model" |
+    "tool" | "handoff" | "route", "name", ...}``). ``pending`` lists the tool calls waiting for a
+    human's approval (:class:`~swarmgraph.graph.approvals.PendingApproval`); resume with
+    ``Swarm.run(..., approvals={id: True | False | "reason"})``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -182,6 +207,8 @@ class Response(BaseModel):
     agent: Agent | None = None
     context_variables: dict = Field(default_factory=dict)
     usage: dict = Field(default_factory=dict)
+    trajectory: list[dict] = Field(default_factory=list)
+    pending: list = Field(default_factory=list)
     #: The same new messages as the engine's LangChain objects (set by ``Swarm``; ``None`` on
     #: a hand-built Response), so a Session stores them without a dict -> LangChain round trip.
     _langchain_messages: list | None = PrivateAttr(default=None)

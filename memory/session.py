@@ -54,6 +54,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from .approvals import check_turn, pending_in
 from .backends import open_context_store, open_history
 from .context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError
 from .context_store import ContextRecord
@@ -272,10 +273,11 @@ class Session:
         self,
         swarm: Any,
         agent: Any,
-        message: Any,
+        message: Any = None,
         context_variables: dict | None = None,
         *,
         turn_id: str | None = None,
+        approvals: dict | None = None,
         **run_kwargs: Any,
     ) -> Any:
         """Load what ``persist`` names, run ``swarm``, save the new messages and context.
@@ -286,14 +288,19 @@ class Session:
         it: a turn id already stored is never run twice (the stored turn comes back as the
         ``Response``, the model is not called), so after :class:`TurnOutcomeUnknown` the
         caller retries with ``turn_id=error.turn_id`` safely.
+
+        A turn that stops for approval is saved as it stands and :attr:`pending` lists what
+        waits (in any process); ``run(swarm, agent, approvals={id: True | False | "reason"})``
+        with no message resumes it. A new message while calls wait is an error.
         """
         self._check_run_kwargs(run_kwargs)
-        new = as_messages(message)
+        new = as_messages(message) if message is not None else []
         turn_id = _check_turn_id(turn_id)
         loaded = self._read()
         stored = self._stored_turn(loaded, turn_id)
         if stored is not None:
             return self._replay(stored, loaded, agent)
+        self._check_approvals(loaded, new, approvals, run_kwargs)
         if loaded.summary is not None:
             self._fold(loaded, self.memory.fold(loaded.shown, loaded.summary))
         agent, context = self._prepare(agent, loaded, context_variables)
@@ -309,22 +316,24 @@ class Session:
         self,
         swarm: Any,
         agent: Any,
-        message: Any,
+        message: Any = None,
         context_variables: dict | None = None,
         *,
         turn_id: str | None = None,
+        approvals: dict | None = None,
         **run_kwargs: Any,
     ) -> Any:
         """:meth:`run` for async code: ``swarm.arun``, and one thread hop each for the load
         and the save (the backends are sync with bounded pools, so 1,000 concurrent sessions
         never open more connections than the pool allows)."""
         self._check_run_kwargs(run_kwargs)
-        new = as_messages(message)
+        new = as_messages(message) if message is not None else []
         turn_id = _check_turn_id(turn_id)
         loaded = await asyncio.to_thread(self._read)
         stored = self._stored_turn(loaded, turn_id)
         if stored is not None:
             return await asyncio.to_thread(self._replay, stored, loaded, agent)
+        self._check_approvals(loaded, new, approvals, run_kwargs)
         if loaded.summary is not None:
             self._fold(loaded, await self.memory.afold(loaded.shown, loaded.summary))
         agent, context = self._prepare(agent, loaded, context_variables)
@@ -469,6 +478,21 @@ class Session:
             return None if latest is None else (latest, error)
 
     # -- shared pieces -------------------------------------------------------------------
+    @property
+    def pending(self) -> list:
+        """Tool calls of the last stored turn that wait for approval (``PendingApproval`` s),
+        read from the stored conversation, so another process sees them too."""
+        if "messages" not in self.persist:
+            return []
+        return pending_in(self.history.get_messages(limit=_PENDING_TAIL))
+
+    def _check_approvals(
+        self, loaded: _Loaded, new: list, approvals: dict | None, run_kwargs: dict
+    ) -> None:
+        check_turn(self.conversation_id, pending_in(loaded.shown), new, approvals)
+        if approvals is not None:
+            run_kwargs["approvals"] = approvals
+
     @staticmethod
     def _check_run_kwargs(run_kwargs: dict) -> None:
         if run_kwargs.get("stream"):
@@ -531,6 +555,10 @@ class Session:
             }
         usage["summary_input_tokens"] = getattr(self.memory, "last_input_tokens", 0)
         self.last_usage = usage
+
+
+#: How many stored messages ``Session.pending`` reads: enough for one reply's tool answers.
+_PENDING_TAIL = 64
 
 
 @dataclass

@@ -33,6 +33,7 @@ NOTEBOOKS = (
     "03_memory_vs_context",
     "04_memory_models",
     "05_one_to_one",
+    "06_control",
 )
 
 CELL_TIMEOUT_S = 120

@@ -52,6 +52,13 @@ _EXPORTS: dict[str, str] = {
     "run_demo_loop": ".app.demo_loop",
     "open_history": ".memory.backends",
     "open_context_store": ".memory.backends",
+    # control of a running swarm (swarmgraph.history holds the views for Agent(history=...))
+    "needs_approval": ".graph.approvals",
+    "PendingApproval": ".graph.approvals",
+    "Budget": ".graph.budget",
+    "BudgetExceeded": ".graph.errors",
+    "CALLER": ".graph.types",
+    "Route": ".graph.routes",
     # errors a caller catches
     "SwarmError": ".graph.errors",
     "HandoffLoopError": ".graph.errors",
@@ -64,14 +71,19 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "CALLER",
     "Agent",
+    "Budget",
+    "BudgetExceeded",
     "ContextSerializationError",
     "ContextVersionConflict",
     "HandoffLoopError",
     "MissingModelError",
     "OneToOne",
+    "PendingApproval",
     "Response",
     "Result",
+    "Route",
     "ScriptedChatModel",
     "Session",
     "StorageUnavailable",
@@ -83,6 +95,7 @@ __all__ = [
     "build_swarm_graph",
     "function_to_json",
     "handoff_tool",
+    "needs_approval",
     "one_to_one",
     "open_context_store",
     "open_history",
@@ -106,15 +119,24 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
     from .app.demo_loop import run_demo_loop
+    from .graph.approvals import PendingApproval, needs_approval
+    from .graph.budget import Budget
     from .graph.builder import build_swarm_graph
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
-    from .graph.errors import HandoffLoopError, MissingModelError, SwarmError, ToolSchemaError
+    from .graph.errors import (
+        BudgetExceeded,
+        HandoffLoopError,
+        MissingModelError,
+        SwarmError,
+        ToolSchemaError,
+    )
     from .graph.native import handoff_tool
     from .graph.onetoone.pattern import OneToOne, one_to_one
+    from .graph.routes import Route
     from .graph.schema import function_to_json
     from .graph.state import SwarmState
     from .graph.swarm import Swarm
-    from .graph.types import Agent, Response, Result
+    from .graph.types import CALLER, Agent, Response, Result
     from .memory.backends import open_context_store, open_history
     from .memory.errors import (
         ContextSerializationError,

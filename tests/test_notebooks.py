@@ -223,3 +223,25 @@ def test_05_pairs_views_formats_and_graph():
     assert "dict-all-except-first leaves out: ['User: Write a tagline" in text
     markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "conversation_history[2:]" in markdown and "system prompt and the task" in markdown
+
+
+@pytest.mark.slow
+def test_06_approvals_budgets_routes_handback_and_views():
+    nb = executed("06_control")
+    text = text_of(nb)
+    assert "waiting: Refunds wants process_refund(order_id=7) (id c2)" in text
+    assert "refunded so far: []" in text and "refunded: [7]" in text
+    assert "no decision -> pending again: ['c2'] []" in text
+    assert "Error: denied: order 7 was already refunded by phone" in text
+    assert "model calls after the restart: 1" in text
+    assert "every tool call answered: True" in text
+    rows = table_rows(text, "agent", "model_calls", "handoffs")
+    assert rows["total"] == ["3", "2", "1"]
+    assert [int(rows[a][0]) for a in ("Triage", "Refunds")] == [1, 2]
+    assert "('route', 'refund approved')" in text
+    assert "Approver -. &nbsp;refund approved&nbsp; .-> Desk;" in text
+    assert "Front -> Support -> Billing -> Support -> Front" in text
+    assert (
+        "Refunds' call saw:       [('system', 'You handle refunds.'), ('human', 'I want a refund')]"
+        in text
+    )

@@ -1,0 +1,229 @@
+"""Human approval of risky tool calls: ``@needs_approval``, the waiting calls, the decisions.
+
+A tool marked with :func:`needs_approval` never runs when the model asks for it. The agent node
+runs the reply's other calls and leaves the marked ones unanswered; the next step of the same
+agent finds them (:func:`waiting_calls`) and asks for decisions: ``Swarm.run`` stops and returns
+them in ``Response.pending``, the compiled graph calls LangGraph's ``interrupt()``. Because the
+waiting calls are read from the conversation itself (an assistant message whose tool calls have
+no answer yet), resuming needs no stored state: pass the messages back with ``approvals``.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> @needs_approval
+    ... def process_refund(order_id: int) -> str:
+    ...     '''Refund an order.'''
+    ...     return f"Refunded {order_id}."
+    >>> reply = AIMessage("", name="Refunds", tool_calls=[
+    ...     {"name": "process_refund", "args": {"order_id": 7}, "id": "c1"}])
+    >>> held = waiting_calls([HumanMessage("refund 7"), reply], [process_refund])
+    >>> held.pending
+    [PendingApproval(id='c1', agent='Refunds', tool='process_refund', arguments={'order_id': 7})]
+    >>> denial("c1", "process_refund", "not without a receipt").content
+    'Error: denied: not without a receipt'
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from pydantic import BaseModel, ConfigDict
+
+from .schema import tool_spec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: A human's answer to one waiting call: run it (True), deny it (False), or deny with a reason.
+Decision = bool | str
+
+_MARK = "__swarmgraph_needs_approval__"
+
+
+def needs_approval(func: F) -> F:
+    """Mark a tool function: the run stops for a human's decision before it is called.
+
+    Usable as a decorator or as ``needs_approval(func)``; the function itself is unchanged.
+
+    Example:
+        >>> def delete_account(user_id: int) -> str:
+        ...     return "deleted"
+        >>> requires_approval(needs_approval(delete_account))
+        True
+    """
+    try:
+        setattr(func, _MARK, True)
+        return func
+    except (AttributeError, TypeError):  # bound methods, builtins: mark a thin wrapper
+        pass
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    setattr(wrapper, _MARK, True)
+    return wrapper  # type: ignore[return-value]
+
+
+def requires_approval(func: Any) -> bool:
+    """Whether ``func`` was marked with :func:`needs_approval` (also through ``__wrapped__``)."""
+    while func is not None:
+        if getattr(func, _MARK, False):
+            return True
+        func = getattr(func, "__wrapped__", None) or getattr(func, "func", None)
+    return False
+
+
+class PendingApproval(BaseModel):
+    """One tool call waiting for a decision; ``id`` is the model's tool call id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    agent: str
+    tool: str
+    arguments: Any = None
+
+    def describe(self) -> str:
+        """``process_refund(order_id=7)``: how a prompt shows the call to a human."""
+        if isinstance(self.arguments, dict):
+            args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
+        else:
+            args = "" if self.arguments is None else repr(self.arguments)
+        return f"{self.tool}({args})"
+
+
+class WaitingCalls(NamedTuple):
+    """The unanswered calls of the conversation's last assistant message."""
+
+    reply: AIMessage  # the assistant message that asked for them
+    calls: list[dict]  # every unanswered call, in the reply's order
+    pending: list[PendingApproval]  # those whose tool needs approval
+
+
+def last_reply(messages: Sequence[BaseMessage]) -> AIMessage | None:
+    """The assistant message the conversation's trailing tool answers belong to, if it asked
+    for tools (the message whose calls may still wait)."""
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            continue
+        if isinstance(message, AIMessage) and message.tool_calls:
+            return message
+        return None
+    return None
+
+
+def open_calls(messages: Sequence[BaseMessage]) -> tuple[AIMessage, list[dict]] | None:
+    """The conversation's last assistant message and its calls that have no answer yet, if
+    any. Only the tail is read: that message and the tool answers after it."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+            continue
+        if not isinstance(message, AIMessage) or not message.tool_calls:
+            return None
+        calls = [c for c in message.tool_calls if c.get("id") not in answered]
+        return (message, calls) if calls else None
+    return None
+
+
+def as_pending(reply: AIMessage, calls: Sequence[dict]) -> list[PendingApproval]:
+    """``calls`` of ``reply`` as :class:`PendingApproval` s."""
+    sender = reply.name or ""
+    return [
+        PendingApproval(id=c.get("id") or "", agent=sender, tool=c["name"], arguments=c["args"])
+        for c in calls
+    ]
+
+
+def waiting_calls(
+    messages: Sequence[BaseMessage], functions: Sequence[Callable[..., Any]]
+) -> WaitingCalls | None:
+    """The approval-marked calls the conversation ends on, or ``None``.
+
+    A conversation whose unanswered calls need no approval is not waiting (``None``).
+    """
+    found = open_calls(messages)
+    if found is None:
+        return None
+    reply, calls = found
+    marked = _marked_names(functions)
+    pending = as_pending(reply, [c for c in calls if c["name"] in marked])
+    return WaitingCalls(reply, calls, pending) if pending else None
+
+
+def hold_marked_calls(
+    reply: AIMessage, functions: Sequence[Callable[..., Any]]
+) -> tuple[AIMessage, list[dict]]:
+    """``reply`` without its approval-marked calls (they run after a decision), and the held
+    calls. Unparseable calls stay: they never run, so they need no approval."""
+    marked = _marked_names(functions)
+    if not marked or not any(c["name"] in marked for c in reply.tool_calls):
+        return reply, []
+    keep = [c for c in reply.tool_calls if c["name"] not in marked]
+    held = [c for c in reply.tool_calls if c["name"] in marked]
+    return reply.model_copy(update={"tool_calls": keep}), held
+
+
+def check_decisions(approvals: Mapping[str, Any] | None) -> dict[str, Decision]:
+    """Validate ``approvals={id: True | False | "reason"}``; a clear error for anything else."""
+    if approvals is None:
+        return {}
+    if not isinstance(approvals, Mapping):
+        raise TypeError(
+            f"approvals must be a dict {{tool_call_id: True | False | 'reason'}}, "
+            f"got {type(approvals).__name__}"
+        )
+    for key, value in approvals.items():
+        if not isinstance(key, str):
+            raise TypeError(f"approvals: tool call ids are strings, got {key!r}")
+        if not isinstance(value, (bool, str)):
+            raise TypeError(
+                f"approvals[{key!r}]: a decision is True (run it), False (deny it) or a "
+                f"reason string (deny it, saying why), got {value!r}"
+            )
+    return dict(approvals)
+
+
+def resume_decisions(value: Any, pending: Sequence[PendingApproval]) -> dict[str, Decision]:
+    """What ``Command(resume=value)`` decided: ``{id: decision}``, or one decision for all."""
+    if isinstance(value, (bool, str)):
+        return {p.id: value for p in pending}
+    return check_decisions(value)
+
+
+def split_by_decision(
+    held: WaitingCalls, decisions: Mapping[str, Decision]
+) -> tuple[AIMessage, list[ToolMessage]]:
+    """The reply narrowed to the calls to run now, and the denials' answers.
+
+    Unmarked unanswered calls run too: the reply asked for them and every call needs an answer.
+    """
+    run: list[dict] = []
+    denied: list[ToolMessage] = []
+    for call in held.calls:
+        decision = decisions.get(call.get("id") or "", True)
+        if decision is True:
+            run.append(call)
+        else:
+            denied.append(denial(call.get("id") or "", call["name"], decision))
+    narrowed = held.reply.model_copy(update={"tool_calls": run, "invalid_tool_calls": []})
+    return narrowed, denied
+
+
+def denial(call_id: str, tool: str, decision: Decision) -> ToolMessage:
+    """The tool message a denied call is answered with (the model reads it and goes on)."""
+    reason = decision if isinstance(decision, str) and decision.strip() else None
+    content = "Error: denied" + (f": {reason}" if reason else " by the user.")
+    return ToolMessage(content=content, tool_call_id=call_id, name=tool)
+
+
+def pending_as_payload(pending: Sequence[PendingApproval]) -> list[dict[str, Any]]:
+    """The ``interrupt()`` value: plain dicts, so any checkpointer can store it."""
+    return [p.model_dump() for p in pending]
+
+
+def _marked_names(functions: Sequence[Callable[..., Any]]) -> set[str]:
+    return {tool_spec(f).name for f in functions if requires_approval(f)}
