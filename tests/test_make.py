@@ -3,6 +3,7 @@ copy of the project (nothing is installed), and the demo run with every extra ma
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -40,8 +41,16 @@ def _dry_run(tmp_path: Path, target: str) -> list[str]:
     """The commands ``make TARGET`` would run in a fresh clone (no .venv yet)."""
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path / name)
+    # Under `make test` this runs inside make: drop the parent's MAKEFLAGS/MAKELEVEL, or the
+    # nested make prints "Entering directory" lines around its commands.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True
+        ["make", "-n", "--no-print-directory", target],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout.splitlines()
 
