@@ -306,6 +306,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
                 "no OPENAI_API_KEY: the offline demo model answers, and it only knows the demo "
                 "agents; set OPENAI_API_KEY (or OPENAI_BASE_URL and --model NAME)"
             )
+    _mark_for_approval(agents, args.approve)
     conversation = args.session or _default_session(start)
     session = _session(args, conversation, agents, memory=memory)
     stored = len(session.messages)
@@ -333,6 +334,29 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
         if choice.offline
         else lambda e: describe_model_error(e, choice.base_url),
     )
+
+
+def _mark_for_approval(agents: list, names: list[str]) -> None:
+    """``--approve process_refund``: those tools wait for a yes in the REPL. The demo's own
+    functions stay unmarked (a marked copy replaces each in these agents only)."""
+    import functools
+
+    from ..graph.approvals import needs_approval
+
+    known = {f.__name__ for agent in agents for f in agent.functions}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise UserError(f"--approve: no tool named {', '.join(unknown)}; tools: {sorted(known)}")
+
+    def marked(func: Any) -> Any:
+        @functools.wraps(func)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return func(*args, **kwargs)
+
+        return needs_approval(call)
+
+    for agent in agents:
+        agent.functions = [marked(f) if f.__name__ in names else f for f in agent.functions]
 
 
 # -- history -------------------------------------------------------------------------------------
@@ -488,6 +512,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="POLICY",
         help="what the model is shown: buffer, window:K, tokens:N, or summary[:K] (the last K "
         "messages, default 10, after a summary the run's own model writes)",
+    )
+    chat.add_argument(
+        "--approve",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="ask before running this tool (e.g. process_refund); repeat for more",
     )
     storage(chat)
     model(chat)

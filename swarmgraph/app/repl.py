@@ -220,7 +220,45 @@ class Repl:
         print(text, file=self.out, flush=True)
 
     def turn(self, text: str) -> None:
-        """Run one user message; Ctrl-C stops it and stores nothing."""
+        """Run one user message; Ctrl-C stops it and stores nothing. A tool call that needs
+        approval is asked about (``approve process_refund(order_id=7)? [y/N/reason]``)."""
+        response = self._run(lambda swarm: self.session.run(swarm, self.agent, text))
+        self.settle(response)
+
+    def settle(self, response: Any = None) -> None:
+        """Ask about each tool call waiting for approval and resume, until nothing waits."""
+        pending = response.pending if response is not None else self.session.pending
+        while pending:
+            decisions = {}
+            for call in pending:
+                decision = self.ask_approval(call)
+                if decision is None:
+                    self.say("(left waiting: it is asked again next time)")
+                    return
+                decisions[call.id] = decision
+            response = self._run(
+                lambda swarm, d=decisions: self.session.run(swarm, self.agent, approvals=d)
+            )
+            if response is None:
+                return
+            pending = response.pending
+
+    def ask_approval(self, call: Any) -> bool | str | None:
+        """``approve process_refund(order_id=7)? [y/N/reason]``: True, False, the reason
+        (a denial that says why), or None when the user pressed Ctrl-C or Ctrl-D."""
+        try:
+            answer = self.reader.read(f"approve {call.describe()}? [y/N/reason] ").strip()
+        except (EOFError, KeyboardInterrupt):
+            return None
+        if answer.lower() in ("y", "yes"):
+            return True
+        if answer.lower() in ("", "n", "no"):
+            return False
+        return answer
+
+    def _run(self, turn: Callable[[Any], Any]) -> Any:
+        """One run of the session through a streaming, cancellable swarm; its Response, or
+        None when it was interrupted or failed (the error is printed)."""
         spinner = Spinner(self.out, self.out.isatty())
         streaming = StreamingSwarm(self.swarm, self.out, self.style, spinner)
         guarded = _Cancellable(streaming)
@@ -233,7 +271,7 @@ class Repl:
             return cancelled
 
         try:
-            run_interruptible(lambda: self.session.run(guarded, self.agent, text), cancel)
+            return run_interruptible(lambda: turn(guarded), cancel)
         except TurnInterrupted:
             self.say("\n(interrupted; nothing of this turn was saved)")
         except Exception as error:
@@ -241,6 +279,7 @@ class Repl:
                 raise
             line = self.describe_error(error) or _one_line(error)
             print(f"error: {line}", file=sys.stderr, flush=True)
+        return None
 
 
 @dataclass(frozen=True)
@@ -336,6 +375,7 @@ def chat_loop(
     )
     if describe_error is not None:
         repl.describe_error = describe_error
+    repl.settle()  # a turn stored while it waited for approval (an earlier process) goes first
     while True:
         try:
             text = repl.reader.read(PROMPT).strip()
