@@ -9,8 +9,9 @@ Example:
     'Hello!'
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from .lazy import lazy_exports
+
+TYPE_CHECKING = False  # not from typing: the facade's cheap start-up imports this package
 
 # name -> module that defines it. Names load on first use: ``from swarmgraph import Agent,
 # Swarm`` must not pay for the OneToOne pattern, the scripted model or the client adapter.
@@ -99,17 +100,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily

@@ -21,11 +21,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
+from .graph.lazy import lazy_exports
 
 TYPE_CHECKING = False  # not from typing: importing typing costs every `swarmgraph --help`
-if TYPE_CHECKING:
-    from typing import Any
 
 __version__ = "0.2.0"
 
@@ -104,17 +102,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'swarmgraph' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
