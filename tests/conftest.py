@@ -94,3 +94,16 @@ def redis_server(_redis_session: RedisServer) -> Iterator[RedisServer]:
 def wheel_venv(tmp_path_factory) -> WheelVenv:
     """The wheel built from the sources, installed into a fresh venv (built once per run)."""
     return build_wheel_venv(tmp_path_factory.mktemp("wheel-venv"))
+
+
+@pytest.fixture
+def backend_url(request, tmp_path) -> str:
+    """A fresh store of the kind ``request.param`` names (see ``scale_helpers.BACKENDS``)."""
+    from scale_helpers import fresh_id
+
+    kind = request.param
+    if kind == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    if kind == "memory":
+        return f"memory://{fresh_id('store')}"
+    return request.getfixturevalue(f"{kind}_url")

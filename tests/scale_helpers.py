@@ -9,6 +9,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import (
     AIMessage,
     HumanMessage,
@@ -91,3 +92,13 @@ def whole_turns(url: str, cid: str) -> tuple[list[tuple[str, int]], int]:
         else:
             torn += 1
     return turns, torn
+
+
+#: Every storage backend, for ``@pytest.mark.parametrize("backend_url", BACKENDS, indirect=True)``
+#: with the ``backend_url`` fixture of conftest.py.
+BACKENDS = [
+    "sqlite",
+    "memory",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("redis", marks=pytest.mark.redis),
+]

@@ -12,7 +12,7 @@ import subprocess
 
 import psycopg
 import pytest
-from scale_helpers import fresh_id
+from scale_helpers import BACKENDS, fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import (
     ContextDepthWarning,
@@ -24,23 +24,6 @@ from swarmgraph.memory import (
 )
 from swarmgraph.memory.context_json import MAX_DEPTH
 from swarmgraph.memory.urls import MAX_ID_BYTES
-
-BACKENDS = [
-    "sqlite",
-    "memory",
-    pytest.param("postgres", marks=pytest.mark.postgres),
-    pytest.param("redis", marks=pytest.mark.redis),
-]
-
-
-@pytest.fixture
-def backend_url(request, tmp_path):
-    kind = request.param
-    if kind == "sqlite":
-        return f"sqlite:///{tmp_path / 'edges.db'}"
-    if kind == "memory":
-        return f"memory://{fresh_id('edges')}"
-    return request.getfixturevalue(f"{kind}_url")
 
 
 def _echo_swarm() -> tuple[Swarm, ScriptedChatModel]:

@@ -7,28 +7,11 @@ from __future__ import annotations
 
 import pytest
 from drop_proxy import DropReplyProxy
-from scale_helpers import fresh_id
+from scale_helpers import BACKENDS, fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import Session, StorageUnavailable
 
 from swarmgraph import TurnOutcomeUnknown
-
-BACKENDS = [
-    "sqlite",
-    "memory",
-    pytest.param("postgres", marks=pytest.mark.postgres),
-    pytest.param("redis", marks=pytest.mark.redis),
-]
-
-
-@pytest.fixture
-def backend_url(request, tmp_path):
-    kind = request.param
-    if kind == "sqlite":
-        return f"sqlite:///{tmp_path / 'turns.db'}"
-    if kind == "memory":
-        return f"memory://{fresh_id('turns')}"
-    return request.getfixturevalue(f"{kind}_url")
 
 
 def _clerk() -> Agent:
