@@ -10,6 +10,9 @@ Example:
 """
 
 from .lazy import lazy_exports
+from .process_exit import register as _register_quick_exit
+
+_register_quick_exit()  # see process_exit: ~0.3 s less at interpreter exit
 
 TYPE_CHECKING = False  # not from typing: the facade's cheap start-up imports this package
 

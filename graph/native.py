@@ -9,12 +9,13 @@ compiled with ``.compile(name=...)``) can stand wherever a swarm takes an agent:
 - it runs as one node: it gets the shared history (``messages``; ``context_variables`` too when
   its state has that key), and everything it adds joins the shared history, its replies
   stamped with its name as the sender;
-- it hands back with :func:`handoff_tool`, a LangChain tool to give it when you build it: the
-  call ends its turn (``return_direct``) and the swarm switches to the target.
+- it hands back with :func:`~swarmgraph.graph.handoff_tool.handoff_tool`, a LangChain tool to
+  give it when you build it: the call ends its turn (``return_direct``) and the swarm
+  switches to the target.
 
 Example:
     >>> from langchain.agents import create_agent
-    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+    >>> from swarmgraph import Agent, ScriptedChatModel, Swarm, handoff_tool, scripted_tool_call
     >>> triage = Agent(name="Triage")
     >>> research = create_agent(
     ...     ScriptedChatModel(["Bees see ultraviolet.", scripted_tool_call("transfer_to_triage")]),
@@ -28,20 +29,18 @@ Example:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import StructuredTool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .errors import HandoffLoopError
 from .run_control import RunControl, current_control
-from .types import Agent, _tool_suffix, is_compiled_graph
+from .types import Agent, is_compiled_graph
 
-__all__ = ["GraphAgent", "HandoffTool", "as_member", "handoff_tool", "member_node"]
+__all__ = ["GraphAgent", "as_member", "member_node"]
 
 # LangGraph names a compiled graph "LangGraph" when nobody gave it a name.
 _UNNAMED = "LangGraph"
@@ -62,58 +61,6 @@ class GraphAgent(Agent):
     graph: Any = Field(default=None, repr=False)
     #: tool name -> target, for the handoff tools inside the graph
     handoff_by_tool: dict[str, Any] = Field(default_factory=dict, repr=False)
-
-
-class _NoArguments(BaseModel):
-    """A handoff takes no arguments."""
-
-
-class HandoffTool(StructuredTool):
-    """A LangChain tool that, called inside a LangGraph member, hands the swarm to ``target``."""
-
-    target: Any = Field(default=None, exclude=True, repr=False)
-
-
-def handoff_tool(target: Any, *, description: str | None = None) -> HandoffTool:
-    """A ``transfer_to_<name>`` LangChain tool for a LangGraph-native member to hand back with.
-
-    ``target`` is an ``Agent`` (or another named compiled graph). Give the tool to the graph
-    when you build it (``create_agent(model, tools=[..., handoff_tool(triage)], name=...)``).
-    It is ``return_direct``: calling it ends the member's turn, and the swarm switches to
-    ``target``. Its answer is the same ``{"assistant": name}`` our own transfers give.
-
-    Example:
-        >>> from swarmgraph.graph import Agent
-        >>> tool = handoff_tool(Agent(name="Triage"))
-        >>> tool.name, tool.return_direct, tool.invoke({})
-        ('transfer_to_triage', True, '{"assistant": "Triage"}')
-    """
-    if not isinstance(target, Agent) and not is_compiled_graph(target):
-        raise TypeError(f"handoff_tool needs an Agent or a named compiled graph, not {target!r}")
-    answer = json.dumps({"assistant": target.name})
-
-    def transfer() -> str:
-        return answer
-
-    return HandoffTool(
-        name=f"transfer_to_{_tool_suffix(target.name)}",
-        description=description or f"Transfer the conversation to the {target.name} agent.",
-        func=transfer,
-        args_schema=_NoArguments,
-        return_direct=True,
-        target=target,
-    )
-
-
-def _handoff_tools(graph: Any) -> dict[str, Any]:
-    """``tool name -> target`` for every :class:`HandoffTool` in the graph's tool nodes."""
-    found: dict[str, Any] = {}
-    for node in getattr(graph, "nodes", {}).values():
-        tools = getattr(getattr(node, "bound", None), "tools_by_name", None) or {}
-        for name, tool in tools.items():
-            if isinstance(tool, HandoffTool):
-                found.setdefault(name, tool.target)
-    return found
 
 
 def as_member(value: Any) -> Agent:
@@ -140,7 +87,9 @@ def as_member(value: Any) -> Agent:
             "a LangGraph graph joins a swarm under its name, and this one has none: build it "
             "with create_agent(..., name='research') or compile it with .compile(name=...)"
         )
-    targets = _handoff_tools(value)
+    from .handoff_tool import handoff_targets  # LangChain's tools, only once a graph joins
+
+    targets = handoff_targets(value)
     member = GraphAgent(
         name=value.name,
         graph=value,

@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
     "Swarm": ".graph.swarm",
     "SwarmState": ".graph.state",
     "build_swarm_graph": ".graph.builder",
-    "handoff_tool": ".graph.native",
+    "handoff_tool": ".graph.handoff_tool",
     "function_to_json": ".graph.schema",
     # offline models
     "ScriptedChatModel": ".graph.chat_models.scripted",
@@ -118,7 +118,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         SwarmError,
         ToolSchemaError,
     )
-    from .graph.native import handoff_tool
+    from .graph.handoff_tool import handoff_tool
     from .graph.onetoone.pattern import OneToOne, one_to_one
     from .graph.routes import Route
     from .graph.schema import function_to_json

@@ -24,6 +24,8 @@ DEFERRED_BY_THE_ENGINE = (
     "swarmgraph.app",
     "swarmgraph.graph.onetoone",
     "swarmgraph.graph.chat_models",
+    "langchain_core.tools",  # LangChain's tool classes: only for handoff_tool (a graph member)
+    "swarmgraph.graph.handoff_tool",
 )
 
 
