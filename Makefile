@@ -37,7 +37,9 @@ test: $(STAMP)
 	bash scripts/ensure_services.sh
 	$(BIN)/python -m pytest -q
 
+# The backends section runs Session turns on throwaway Postgres and Redis servers too.
 bench: $(STAMP)
+	bash scripts/ensure_services.sh
 	$(BIN)/python -m benchmarks
 
 # JupyterLab in the project's venv. The notebooks ask for the kernel "python3", which a

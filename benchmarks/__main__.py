@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.backend_turns import run_backends
 from benchmarks.concurrency import run_concurrency
 from benchmarks.handoff import run_handoff
 from benchmarks.persistence import run_persistence
@@ -32,6 +33,7 @@ SECTIONS = (
     "startup",
     "handoff",
     "persistence",
+    "backends",
     "tokens",
     "recall",
     "concurrency",
@@ -46,9 +48,10 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
     recall_plot = os.path.join(out_dir, RECALL_PLOT)
     if quick:
         return {
-            "startup": lambda: run_startup(repeat=1, first_repeat=1),
+            "startup": lambda: run_startup(repeat=1, first_repeat=1, importtime_runs=1),
             "handoff": lambda: run_handoff(number=3, repeat=2, profile=3),
             "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10, 40)),
+            "backends": lambda: run_backends(sizes=(10, 40), turns=2, sessions=3),
             "tokens": lambda: run_tokens(turns=12, plot_path=plot),
             "recall": lambda: run_recall(turns=24, plot_path=recall_plot),
             "concurrency": lambda: run_concurrency(
@@ -66,6 +69,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             saver_sizes=(100, 1_000, 10_000),
             ours_turns=40,  # 5 turns left our few-ms median at the mercy of machine noise
         ),
+        "backends": lambda: run_backends(sizes=(100, 10_000), turns=40, sessions=200),
         "tokens": lambda: run_tokens(turns=200, plot_path=plot),
         "recall": lambda: run_recall(turns=200, plot_path=recall_plot),
         "concurrency": lambda: run_concurrency(

@@ -129,8 +129,11 @@ def async_concurrency(url: str, sessions: int, turns: int = 5, latency: float = 
 
 
 @contextlib.contextmanager
-def _servers(args: argparse.Namespace) -> Iterator[dict[str, str]]:
-    urls = {"sqlite": "sqlite:///" + os.path.join(tempfile.mkdtemp(), "bench.db")}
+def _servers(args: argparse.Namespace, tolerate: bool = False) -> Iterator[dict[str, Any]]:
+    """``backend -> URL``; with ``tolerate``, a server that cannot start is left out and
+    its reason put under ``"unavailable"`` instead of raising."""
+    urls: dict[str, Any] = {"sqlite": "sqlite:///" + os.path.join(tempfile.mkdtemp(), "bench.db")}
+    unavailable: dict[str, str] = {}
     started: list[Any] = []
     try:
         if args.postgres != "none" or args.redis != "none":
@@ -145,14 +148,57 @@ def _servers(args: argparse.Namespace) -> Iterator[dict[str, str]]:
             if given:
                 urls[name] = given
                 continue
-            server = {"PostgresServer": PostgresServer, "RedisServer": RedisServer}[kind]()
-            server.start()
+            try:
+                server = {"PostgresServer": PostgresServer, "RedisServer": RedisServer}[kind]()
+                server.start()
+            except Exception as exc:  # missing binaries: reported, the other backends run
+                if not tolerate:
+                    raise
+                unavailable[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
+                continue
             started.append(server)
             urls[name] = server.url
+        if tolerate:
+            urls["unavailable"] = unavailable
         yield urls
     finally:
         for server in started:
             server.close()
+
+
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(int(len(ordered) * 0.9) - 1, 0)]
+
+
+def run_backends(
+    *, sizes: tuple[int, ...] = (100, 10_000), turns: int = 40, sessions: int = 200
+) -> dict[str, Any]:
+    """``make bench``'s view of this module: storage ms per turn (median, p90, client CPU) at
+    each size, and ``sessions`` concurrent async conversations, on SQLite, Postgres and Redis
+    (throwaway loopback servers; a backend whose server binaries are missing reports why).
+
+    Example:
+        >>> out = run_backends(sizes=(4,), turns=2, sessions=2)
+        >>> sorted(out["storage"]["sqlite"]), out["concurrency"]["sqlite"]["messages_stored"]
+        (['4'], 40)
+    """
+    out: dict[str, Any] = {"turns": turns, "sessions": sessions, "storage": {}, "concurrency": {}}
+    with _servers(argparse.Namespace(postgres="", redis=""), tolerate=True) as urls:
+        out["unavailable"] = urls.pop("unavailable", {})
+        for name, url in urls.items():
+            rows = {}
+            for stored in sizes:
+                cpu: list[float] = []
+                wall = storage_per_turn(url, stored, turns, cpu)
+                rows[str(stored)] = {
+                    "median_ms": statistics.median(wall),
+                    "p90_ms": _p90(wall),
+                    "cpu_median_ms": statistics.median(cpu),
+                }
+            out["storage"][name] = rows
+            out["concurrency"][name] = async_concurrency(url, sessions)
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -171,8 +217,8 @@ def main(argv: list[str] | None = None) -> None:
             for name, url in urls.items():
                 for stored in (100, 10_000):
                     cpu: list[float] = []
-                    t = sorted(storage_per_turn(url, stored, args.turns, cpu))
-                    p90 = t[max(int(len(t) * 0.9) - 1, 0)]
+                    t = storage_per_turn(url, stored, args.turns, cpu)
+                    p90 = _p90(t)
                     print(
                         f"{name:<10}{stored:>8}{statistics.median(t):>19.2f}{p90:>9.2f}"
                         f"{statistics.median(cpu):>22.2f}"

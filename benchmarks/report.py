@@ -166,6 +166,66 @@ def handoff_section(h: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     return lines
 
 
+def backends_section(b: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
+    """Session storage per turn and async concurrency on each backend."""
+    storage_rows = [
+        [
+            name,
+            f"{int(n):,}",
+            f"{r['median_ms']:.2f}",
+            f"{r['p90_ms']:.2f}",
+            f"{r['cpu_median_ms']:.2f}",
+        ]
+        for name, sizes in b["storage"].items()
+        for n, r in sizes.items()
+    ]
+    conc_rows = [
+        [
+            name,
+            f"{r['wall_s']:.2f}",
+            f"{r['cpu_ms_per_turn']:.2f}",
+            f"{r['messages_stored']:,} / {r['messages_expected']:,}",
+            r["error"] or "",
+        ]
+        for name, r in b["concurrency"].items()
+    ]
+    lines = [
+        "## 2b. Session storage on each backend",
+        "",
+        "`Session(window=20).run` minus the time inside `swarm.run` (zero-latency scripted "
+        "model; each turn loads 20 messages, saves 4 and a new context version), over "
+        f"{b['turns']} turns per row, with N messages already stored. Postgres and Redis are "
+        "throwaway servers on loopback (benchmarks/backend_turns.py), so their time includes "
+        "a round trip but no network. Client CPU leaves out the server's share.",
+        "",
+        *_table(
+            ["backend", "N stored", "storage ms/turn median", "p90 ms", "client CPU ms"],
+            storage_rows,
+        ),
+        "",
+        f"{b['sessions']} conversations x 5 turns at once through `Session.arun` on one event "
+        "loop, 50 ms model:",
+        "",
+        *_table(
+            ["backend", "wall s", "CPU ms/turn", "messages stored / expected", "error"], conc_rows
+        ),
+        "",
+    ]
+    for name, why in b.get("unavailable", {}).items():
+        lines += [f"{name}: not measured ({why}).", ""]
+    for name, r in b["concurrency"].items():
+        lost = r["messages_expected"] - r["messages_stored"]
+        targets.append(
+            {
+                "target": f"backends ({name}): concurrent Session.arun loses no message",
+                "verdict": "met" if lost == 0 and not r["error"] else f"not met: {lost} lost",
+                "why": f"{r['messages_stored']:,} / {r['messages_expected']:,}"
+                + (f"; {r['error']}" if r["error"] else ""),
+            }
+        )
+    return lines
+
+
 def persistence_section(p: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
     rows = []
     for n, row in p["results"].items():
@@ -414,6 +474,8 @@ def render(
         body += handoff_section(results["handoff"], targets)
     if "persistence" in results:
         body += persistence_section(results["persistence"], targets)
+    if "backends" in results:
+        body += backends_section(results["backends"], targets)
     if "tokens" in results:
         body += tokens_section(results["tokens"], plot_name)
     if "recall" in results:
@@ -464,7 +526,8 @@ def startup_section(s: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     for what, top in s.get("importtime", {}).items():
         then = before.get("importtime", {}).get(what)
         lines += [
-            f"`-X importtime` for `{what}` (each module's fastest of 5 runs): top-level "
+            f"`-X importtime` for `{what}` (each module's fastest of "
+            f"{s.get('importtime_runs', 5)} runs): top-level "
             "imports by cumulative ms, modules by own ms"
             + (
                 f"; before = commit {before['commit']}, where it was "

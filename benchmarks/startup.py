@@ -11,7 +11,7 @@
   import + run time.
 
 Example:
-    >>> out = run_startup(repeat=1, first_answer=False)
+    >>> out = run_startup(repeat=1, first_answer=False, importtime_runs=1)
     >>> sorted(out["processes"])[:2]
     ['import floor: langgraph.graph + langchain_core BaseChatModel', 'import swarmgraph']
 """
@@ -175,7 +175,9 @@ def importtime_before() -> dict[str, Any] | None:
         return json.load(f)
 
 
-def run_startup(*, repeat: int = 10, first_answer: bool = True, first_repeat: int = 5) -> dict:
+def run_startup(
+    *, repeat: int = 10, first_answer: bool = True, first_repeat: int = 5, importtime_runs: int = 5
+) -> dict:
     """Fresh-process wall times (seconds), ratios, importtime tops and the first answer."""
     py = sys.executable
     commands = {
@@ -202,6 +204,7 @@ def run_startup(*, repeat: int = 10, first_answer: bool = True, first_repeat: in
     floor = FLOOR
     out: dict[str, Any] = {
         "repeat": repeat,
+        "importtime_runs": importtime_runs,
         "processes": processes,
         "ratios": {
             "swarmgraph --version / python -c pass": med["swarmgraph --version"] / bare,
@@ -214,8 +217,10 @@ def run_startup(*, repeat: int = 10, first_answer: bool = True, first_repeat: in
             / (med[floor] - bare),
         },
         "importtime": {
-            "swarmgraph --help": importtime_top(["-m", "swarmgraph", "--help"]),
-            "import swarmgraph": importtime_top(["-c", ENGINE_IMPORT]),
+            "swarmgraph --help": importtime_top(
+                ["-m", "swarmgraph", "--help"], runs=importtime_runs
+            ),
+            "import swarmgraph": importtime_top(["-c", ENGINE_IMPORT], runs=importtime_runs),
         },
         "importtime_before": importtime_before(),
     }
