@@ -1,9 +1,10 @@
 """Context stores: "the key fields" of a conversation, one JSON document per conversation id.
 
-Each record holds the ``context`` dict, a ``version`` (0 = nothing stored, +1 per context
-save, for optimistic concurrency: a save given ``expected_version`` writes only if that
-version is still stored, checked by the write itself), the ``active_agent`` name, and
-``meta`` (a dict for derived state such as the summary policy's running summary).
+Each record holds the ``context`` dict, a ``version`` (0 = nothing stored, +1 per write of
+the record, meta included, for optimistic concurrency: a write given ``expected_version``
+writes only if that version is still stored, checked by the write itself), the
+``active_agent`` name, and ``meta`` (a dict for derived state: the log of recent turn ids,
+the summary policy's running summary).
 :func:`open_context_store` picks the backend from the URL; SQLite puts the table next to the
 chat history in the same file, so a turn's messages and context can be saved in one
 transaction.
@@ -20,6 +21,13 @@ Example:
     Traceback (most recent call last):
     ...
     swarmgraph.memory.errors.ContextVersionConflict: context of 'conv-42' is at version 1, not 0
+    >>> store.save("conv-42", {"order_id": 8}, expected_version=1, meta={"turns": [{"id": "t"}]})
+    2
+    >>> store.save_meta("conv-42", {}, expected_version=2)   # the context stays as stored
+    3
+    >>> record = store.load("conv-42")
+    >>> record.context, record.version, record.meta
+    ({'order_id': 8}, 3, {})
     >>> store.delete("conv-42")
 """
 
@@ -60,8 +68,13 @@ class ContextStore(Protocol):
 
     ``save(..., expected_version=v)`` is one conditional write: it stores only if version
     ``v`` is still stored (``0``: nothing yet) and raises :class:`ContextVersionConflict`
-    otherwise, without reading the record first. Stores are sync (bounded pools); async
-    code hops to a thread, as :meth:`memory.Session.arun` does once per load and per save.
+    otherwise, without reading the record first. ``meta=`` replaces the record's meta in that
+    same write (``None`` leaves it as stored), so a turn's context and its turn log are one
+    write. ``save_meta`` is the same write with the context left as stored (a Session that
+    keeps no context still logs its turns). Both bump the version and return the new one:
+    a writer that loaded an older version conflicts instead of writing back a stale meta.
+    Stores are sync (bounded pools); async code hops to a thread, as
+    :meth:`memory.Session.arun` does once per load and per save.
     """
 
     transaction_domain: Any
@@ -75,8 +88,16 @@ class ContextStore(Protocol):
         *,
         expected_version: int | None = None,
         active_agent: str | None = None,
+        meta: dict | None = None,
         connection: Any = None,
     ) -> int: ...
-    def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None: ...
+    def save_meta(
+        self,
+        conversation_id: str,
+        meta: dict,
+        *,
+        expected_version: int | None = None,
+        connection: Any = None,
+    ) -> int: ...
     def delete(self, conversation_id: str, *, connection: Any = None) -> None: ...
     def begin_write(self) -> Any: ...

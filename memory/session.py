@@ -48,7 +48,7 @@ import uuid
 import warnings
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -179,6 +179,21 @@ def find_turn(meta: dict, turn_id: str) -> dict | None:
     return None
 
 
+def _logged(meta: dict, entry: dict, loaded: _Loaded) -> dict:
+    """``meta`` with this turn's ``entry`` appended to its log of the last ``TURN_LOG`` turns,
+    and the summary policy's new state unless a later summary is stored already.
+
+    Example:
+        >>> _logged({"turns": [{"id": "t1"}]}, {"id": "t2"}, _Loaded([], ContextRecord()))
+        {'turns': [{'id': 't1'}, {'id': 't2'}]}
+    """
+    logged = {**meta, "turns": [*meta.get("turns", []), entry][-TURN_LOG:]}
+    summary = loaded.summary if loaded.summary_changed else None
+    if summary and summary.summarized > SummaryState.from_meta(logged).summarized:
+        logged.update(summary.to_meta())
+    return logged
+
+
 class Session:
     """One conversation that outlives a run; see the module docstring for ``persist``.
 
@@ -266,8 +281,9 @@ class Session:
 
     # -- one turn: load, run, save -----------------------------------------------------------
     # The context row is read once (in the load), merged once (over the caller's values),
-    # and encoded once (by the store's save, a conditional write on the version loaded).
-    # Only when another writer saved in between does the save read the row again and merge.
+    # and encoded once (by the store's save, a conditional write on the version loaded that
+    # also writes the meta: this turn's id in the log, so one row write a turn). Only when
+    # another writer saved in between does the save read the row again and merge.
     # Nothing here deep-copies the context: Swarm.run deep-copies its input, as Swarm does.
     def run(
         self,
@@ -384,20 +400,11 @@ class Session:
         # One transaction when both halves share a database (_write() hands out one connection).
         try:
             with self._write() as (history_conn, store_conn):
-                saved = self._save_context(loaded, sent_context, plan, store_conn, turn_id)
-                if saved is None:  # an earlier attempt of this turn stored it: a no-op
+                saved, error = self._save_record(loaded, sent_context, plan, store_conn, entry)
+                if not saved:  # an earlier attempt of this turn stored it: a no-op
                     return
-                latest, error = saved
                 if plan.messages:
                     self.history.add_messages(plan.messages, connection=history_conn)
-                # The context save leaves meta alone and we hold the conversation's lock, so
-                # ``latest.meta`` is current: append this turn's id to the log in it.
-                meta = {**latest.meta, "turns": [*latest.meta.get("turns", []), entry]}
-                meta["turns"] = meta["turns"][-TURN_LOG:]
-                summary = loaded.summary if loaded.summary_changed else None
-                if summary and summary.summarized > SummaryState.from_meta(meta).summarized:
-                    meta.update(summary.to_meta())
-                self.store.save_meta(self.conversation_id, meta, connection=store_conn)
         except TurnOutcomeUnknown as unknown:
             raise TurnOutcomeUnknown(self.url, unknown.reason, turn_id=turn_id) from None
         if error is not None:
@@ -427,55 +434,53 @@ class Session:
         self._record_usage(response)
         return response
 
-    def _save_context(
-        self, loaded: _Loaded, sent: dict, plan: _Plan, conn: Any, turn_id: str
-    ) -> tuple[ContextRecord, ContextSerializationError | None] | None:
-        """Write the run's context inside the turn's transaction, first of the turn's writes.
+    def _save_record(
+        self, loaded: _Loaded, sent: dict, plan: _Plan, conn: Any, entry: dict
+    ) -> tuple[bool, ContextSerializationError | None]:
+        """Write the run's context and this turn's log entry (``entry``) to the context row,
+        one write inside the turn's transaction, first of the turn's writes.
 
-        Returns the record the turn's meta builds on and a context JSON cannot hold (raised
-        after the commit, so the turn's messages are still written), or ``None`` when
-        ``turn_id`` is already stored: then nothing is written.
+        Returns whether it wrote (``False``: the turn id is already stored, nothing was
+        written) and a context JSON cannot hold (raised after the commit, so the turn's
+        messages and its log entry are still written; the stored context stays).
 
         The usual case is one conditional write on the version loaded and no read: if it
-        succeeds nobody saved since the load, so the loaded record is current and the turn id
-        was not stored then (the load would have found it). Only a conflict, a context that
-        cannot be encoded, or a Session that keeps no context reads the row again (under the
-        conversation's lock) and checks the turn id.
+        succeeds nobody wrote the row since the load (every write, meta included, bumps the
+        version), so the loaded meta is current and the turn id was not stored then (the load
+        would have found it). Only a conflict reads the row again, under the conversation's
+        lock, checks the turn id, merges, and writes on the version it read.
         """
         cid, store = self.conversation_id, self.store
 
-        def reread() -> ContextRecord | None:
-            latest = store.load(cid, connection=conn)
-            return None if find_turn(latest.meta, turn_id) is not None else latest
-
-        if plan.context is None:
-            latest = reread()
-            return None if latest is None else (latest, None)
-        try:
-            try:  # the usual case: nobody saved since our load, one conditional write
-                version = store.save(
-                    cid,
-                    plan.context,
-                    expected_version=loaded.record.version,
-                    active_agent=plan.agent_name,
-                    connection=conn,
-                )
-                return replace(loaded.record, version=version), None
-            except ContextVersionConflict:  # someone did: merge over theirs, write again
-                latest = reread()
-                if latest is None:
+        def write(record: ContextRecord, context: dict | None) -> ContextSerializationError | None:
+            meta = _logged(record.meta, entry, loaded)
+            error = None
+            if context is not None:
+                try:
+                    store.save(
+                        cid,
+                        context,
+                        expected_version=record.version,
+                        active_agent=plan.agent_name,
+                        meta=meta,
+                        connection=conn,
+                    )
                     return None
-                store.save(
-                    cid,
-                    merge_context(latest.context, sent, plan.context),
-                    expected_version=latest.version,
-                    active_agent=plan.agent_name,
-                    connection=conn,
-                )
-                return latest, None
-        except ContextSerializationError as error:  # raised before anything was written
-            latest = reread()
-            return None if latest is None else (latest, error)
+                except ContextSerializationError as caught:  # raised before anything was written
+                    error = caught
+            # No context to store (none kept, or none storable): the turn is still logged.
+            store.save_meta(cid, meta, expected_version=record.version, connection=conn)
+            return error
+
+        try:  # the usual case: nobody wrote since our load
+            return True, write(loaded.record, plan.context)
+        except ContextVersionConflict:  # someone did: merge over theirs, write again
+            latest = store.load(cid, connection=conn)
+            if find_turn(latest.meta, entry["id"]) is not None:
+                return False, None
+            if plan.context is None:
+                return True, write(latest, None)
+            return True, write(latest, merge_context(latest.context, sent, plan.context))
 
     # -- shared pieces -------------------------------------------------------------------
     @property

@@ -40,18 +40,21 @@ def test_save_and_load_round_trip_with_versions_agent_and_meta(url):
     assert (empty.context, empty.version, empty.active_agent, empty.meta) == ({}, 0, None, {})
     value = {"name": "小明 🙂", "order_id": 7, "vip": True, "tags": ("a", "b"), "n": {"x": None}}
     assert store.save("c", value, active_agent="Refunds") == 1
-    store.save_meta("c", {"summary": "Ming wants a refund", "summarized": 4})
-    assert store.save("c", {**value, "order_id": 8}) == 2  # active_agent=None keeps the stored one
+    # Meta is part of the record: writing it bumps the version like a context save.
+    assert store.save_meta("c", {"summary": "Ming wants a refund", "summarized": 4}) == 2
+    assert store.save("c", {**value, "order_id": 8}) == 3  # active_agent=None keeps the stored one
     record = open_context_store(url).load("c")
     assert record.context == {**value, "tags": ["a", "b"], "order_id": 8}
-    assert (record.version, record.active_agent) == (2, "Refunds")
-    assert record.meta == {"summary": "Ming wants a refund", "summarized": 4}
+    assert (record.version, record.active_agent) == (3, "Refunds")
+    assert record.meta == {"summary": "Ming wants a refund", "summarized": 4}  # meta=None keeps it
     record.context["order_id"] = 99  # a copy: editing it changes nothing stored
     assert store.load("c").context["order_id"] == 8
+    assert store.save("c", {"order_id": 9}, expected_version=3, meta={"turns": []}) == 4
+    assert (store.load("c").context, store.load("c").meta) == ({"order_id": 9}, {"turns": []})
     store.delete("c")
     cleared = store.load("c")
     assert (cleared.context, cleared.active_agent, cleared.meta) == ({}, None, {})
-    assert cleared.version == 3  # a tombstone: versions never go back
+    assert cleared.version == 5  # a tombstone: versions never go back
 
 
 def test_expected_version_detects_a_concurrent_write(url):
@@ -124,21 +127,23 @@ def test_odd_ids_are_isolated(url):
 
 def test_save_is_a_conditional_write_on_the_expected_version(url):
     store = open_context_store(url)
-    store.save_meta("c", {"summary": "s"})  # a meta-only row sits at version 0
-    assert store.save("c", {"a": 1}, expected_version=0, active_agent="Sales") == 1
-    with pytest.raises(ContextVersionConflict) as conflict:
-        store.save("c", {"a": 2}, expected_version=0)
+    assert store.save_meta("c", {"summary": "s"}, expected_version=0) == 1  # a first write
+    with pytest.raises(ContextVersionConflict) as conflict:  # a meta write bumps the version
+        store.save("c", {"a": 1}, expected_version=0, active_agent="Sales")
     assert (conflict.value.stored, conflict.value.expected) == (1, 0)
+    assert store.save("c", {"a": 1}, expected_version=1, active_agent="Sales") == 2
+    with pytest.raises(ContextVersionConflict):
+        store.save_meta("c", {"summary": "stale"}, expected_version=1)
     with pytest.raises(ContextVersionConflict):
         store.save("c", {"a": 2}, expected_version=5)
     with pytest.raises(ContextVersionConflict):
         store.save("never-saved", {"a": 2}, expected_version=1)
-    assert store.save("c", {"a": 3}, expected_version=1) == 2
-    assert store.save("c", {"a": 4}) == 3  # no expected version: whatever is stored, plus one
+    assert store.save("c", {"a": 3}, expected_version=2) == 3
+    assert store.save("c", {"a": 4}) == 4  # no expected version: whatever is stored, plus one
     record = store.load("c")
     assert (record.context, record.version, record.active_agent, record.meta) == (
         {"a": 4},
-        3,
+        4,
         "Sales",
         {"summary": "s"},
     )
@@ -190,3 +195,20 @@ def test_read_modify_write_from_processes_loses_no_update(tmp_path):
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
     assert open_context_store(url).load("c").context == {"counter": 120}
+
+
+def test_a_meta_only_row_an_earlier_release_left_at_version_0_takes_a_first_save(tmp_path):
+    """Earlier releases wrote meta without bumping the version; such a row still counts as
+    "nothing saved yet" for a first save, and its meta is kept."""
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    store = open_context_store(url)
+    with store.engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO swarm_context (conversation_id, meta, updated_at) "
+                """VALUES ('c', '{"summary": "s"}', 0)"""
+            )
+        )
+    assert store.load("c").version == 0
+    assert store.save("c", {"a": 1}, expected_version=0) == 1
+    assert (store.load("c").context, store.load("c").meta) == ({"a": 1}, {"summary": "s"})

@@ -80,11 +80,13 @@ def test_context_store_is_jsonb_with_versions(postgres_url):
     with pytest.raises(ContextVersionConflict):
         store.save(cid, {}, expected_version=0)
     assert store.save(cid, {"name": "Ming", "big": 1e20, "nul": "a\x00b"}, expected_version=1) == 2
-    store.save_meta(cid, {"summary": "refund"})
+    assert store.save_meta(cid, {"summary": "refund"}, expected_version=2) == 3
+    with pytest.raises(ContextVersionConflict):  # a meta write conflicts like a context save
+        store.save_meta(cid, {"summary": "stale"}, expected_version=2)
     record = store.load(cid)
     assert record.context == {"name": "Ming", "big": 1e20, "nul": "a\x00b"}
     assert isinstance(record.context["big"], float)
-    assert (record.version, record.active_agent) == (2, "Refunds")
+    assert (record.version, record.active_agent) == (3, "Refunds")
     assert record.meta == {"summary": "refund"}
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         kind = conn.execute(
@@ -95,7 +97,7 @@ def test_context_store_is_jsonb_with_versions(postgres_url):
     store.delete(cid)
     cleared = store.load(cid)
     assert (cleared.context, cleared.meta, cleared.active_agent) == ({}, {}, None)
-    assert cleared.version == 3  # a tombstone: versions never go back
+    assert cleared.version == 4  # a tombstone: versions never go back
 
 
 def _remember_agent():

@@ -61,6 +61,12 @@ def test_context_store_versions_and_conflicts(redis_url):
     assert store.save(cid, {"y": 2}, expected_version=1) == 2
     record = store.load(cid)
     assert (record.context, record.version, record.active_agent) == ({"y": 2}, 2, "A")
+    assert store.save_meta(cid, {"turns": []}, expected_version=2) == 3  # the context stays
+    with pytest.raises(ContextVersionConflict):
+        store.save(cid, {"y": 3}, expected_version=2, meta={"turns": ["stale"]})
+    assert store.save(cid, {"y": 4}, expected_version=3, meta={"turns": ["t"]}) == 4
+    record = store.load(cid)
+    assert (record.context, record.version, record.meta) == ({"y": 4}, 4, {"turns": ["t"]})
 
 
 def test_relay_through_processes_and_concurrent_writers(redis_url):

@@ -135,7 +135,9 @@ def test_unserialisable_context_saves_the_messages_and_raises_naming_the_key(url
     assert info.value.response.messages[-1]["content"] == "stamped it"
     assert [m.content for m in session.messages][::3] == ["stamp please", "stamped it"]
     record = session.store.load("c")
-    assert (record.context, record.version) == ({"kept": 1}, 1)
+    # The context stays as stored; the turn's id was logged (that write bumped the version).
+    assert (record.context, record.version) == ({"kept": 1}, 2)
+    assert len(record.meta["turns"]) == 1
 
 
 def test_window_limits_what_the_model_sees_and_the_tokens_sent(url):

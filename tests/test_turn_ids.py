@@ -125,3 +125,43 @@ def test_turn_ids_are_generated_and_a_stored_one_is_never_run_again(backend_url)
     assert _humans(backend_url, cid) == ["three", "four"]
     with pytest.raises(ValueError, match="turn_id"):
         session.run(Swarm(chat_model=model), agent, "x", turn_id="")
+
+
+BOTH, MESSAGES_ONLY = ("messages", "context"), ("messages",)
+
+
+@pytest.mark.parametrize("backend_url", BACKENDS, indirect=True)
+@pytest.mark.parametrize(
+    "slow, quick",
+    [(BOTH, MESSAGES_ONLY), (MESSAGES_ONLY, BOTH)],
+    ids=["context-saver-slow", "messages-only-slow"],
+)
+def test_no_turn_id_is_lost_when_sessions_with_different_persist_interleave(
+    backend_url, slow, quick
+):
+    """One Session's whole turn runs between another's load and save, on one conversation,
+    one keeping the context and one not. Both turn ids stay in the log: the context-saving
+    Session's conditional save used to succeed on the version it loaded (the meta-only
+    write had not bumped it) and write back the log it loaded, dropping the other turn's
+    id, so a retry of that id ran the model again and stored the turn twice."""
+    cid, agent = fresh_id("mixed"), _clerk()
+    Session(cid, url=backend_url).run(Swarm(chat_model=_model(0)), agent, "zero", turn_id="t-0")
+    quick_session = Session(cid, url=backend_url, persist=quick)
+
+    def slow_reply(msgs):
+        if msgs[-1].type == "human":  # the other turn runs, start to end, inside this one
+            quick_session.run(Swarm(chat_model=_model(1)), agent, "one", turn_id="t-1")
+        return _reply(2, msgs)
+
+    slow_session = Session(cid, url=backend_url, persist=slow)
+    model = ScriptedChatModel(respond=slow_reply)
+    slow_session.run(Swarm(chat_model=model), agent, "two", turn_id="t-2")
+    turns = Session(cid, url=backend_url).store.load(cid).meta["turns"]
+    assert [turn["id"] for turn in turns] == ["t-0", "t-1", "t-2"]
+
+    for session, turn_id, n in [(quick_session, "t-1", 1), (slow_session, "t-2", 2)]:
+        retry_model = _model(n)
+        session.run(Swarm(chat_model=retry_model), agent, "again", turn_id=turn_id)
+        assert retry_model.calls == []  # both stored turns came back without a model call
+    assert _humans(backend_url, cid) == ["zero", "one", "two"]
+    assert Session(cid, url=backend_url).context_variables == {"n": 2 if "context" in slow else 1}

@@ -131,24 +131,50 @@ class MemoryContextStore:
         *,
         expected_version: int | None = None,
         active_agent: str | None = None,
+        meta: dict | None = None,
         connection: Any = None,
     ) -> int:
+        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
+        version."""
         check_conversation_id(conversation_id)
         encoded = encode_context(context, size_limit=self.size_limit)
-        with self._lock:
-            key = (self.namespace, conversation_id)
-            _, stored, agent, meta = _memory_rows.get(key, ("{}", 0, None, "{}"))
-            version = next_version(conversation_id, stored, expected_version)
-            _memory_rows[key] = (encoded, version, active_agent or agent, meta)
-            return version
+        return self._put(conversation_id, encoded, meta, active_agent, expected_version)
 
-    def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
+    def save_meta(
+        self,
+        conversation_id: str,
+        meta: dict,
+        *,
+        expected_version: int | None = None,
+        connection: Any = None,
+    ) -> int:
+        """Replace the record's ``meta`` dict (the context stays); return the new version."""
         check_conversation_id(conversation_id)
-        encoded = json.dumps(meta)
+        return self._put(conversation_id, None, meta, None, expected_version)
+
+    def _put(
+        self,
+        cid: str,
+        encoded: str | None,
+        meta: dict | None,
+        agent: str | None,
+        expected: int | None,
+    ) -> int:
+        new_meta = None if meta is None else json.dumps(meta)
         with self._lock:
-            key = (self.namespace, conversation_id)
-            context, version, agent, _ = _memory_rows.get(key, ("{}", 0, None, "{}"))
-            _memory_rows[key] = (context, version, agent, encoded)
+            key = (self.namespace, cid)
+            stored_context, stored, stored_agent, stored_meta = _memory_rows.get(
+                key, ("{}", 0, None, "{}")
+            )
+            # Every write bumps the version: a stale conditional save of either half conflicts.
+            version = next_version(cid, stored, expected)
+            _memory_rows[key] = (
+                stored_context if encoded is None else encoded,
+                version,
+                agent or stored_agent,
+                stored_meta if new_meta is None else new_meta,
+            )
+            return version
 
     def delete(self, conversation_id: str, *, connection: Any = None) -> None:
         """Clear the record; its version goes on counting (a tombstone, never back to 0)."""

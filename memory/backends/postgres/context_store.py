@@ -77,28 +77,28 @@ LOAD_SQL = (
 # never read first. RETURNING says whether it wrote (no row back: another version is stored).
 # Under READ COMMITTED a concurrent writer of the same row waits for the first to commit and
 # then re-checks the WHERE against the new row, so no update is lost even without the lock.
+# A NULL context or meta keeps the stored one, so the context, the meta or both are one
+# statement, and every write bumps the version (a stale conditional save of either conflicts).
 _UPSERT = (
     f"INSERT INTO {TABLE} AS t (conversation_key, conversation_id, context, version, "
-    "active_agent) VALUES (%(key)s, %(cid)s, %(context)s::json, 1, %(agent)s) "
-    "ON CONFLICT (conversation_key) DO UPDATE "
-    "SET context = excluded.context, version = {version}, "
-    "active_agent = coalesce(excluded.active_agent, t.active_agent), updated_at = now()"
+    "active_agent, meta) VALUES (%(key)s, %(cid)s, coalesce(%(context)s::json, '{{}}'), 1, "
+    "%(agent)s, coalesce(%(meta)s::json, '{{}}')) ON CONFLICT (conversation_key) DO UPDATE "
+    "SET context = coalesce(%(context)s::json, t.context), version = {version}, "
+    "active_agent = coalesce(excluded.active_agent, t.active_agent), "
+    "meta = coalesce(%(meta)s::json, t.meta), updated_at = now()"
 )
 #: No expected version: whatever is stored, plus one.
 SAVE_SQL = _UPSERT.format(version="t.version + 1") + " RETURNING version"
-#: Expected version 0: a first save (a meta-only row sits at version 0 too).
+#: Expected version 0: a first save (a meta-only row an earlier release wrote sits at 0 too).
 SAVE_FIRST_SQL = _UPSERT.format(version="1") + " WHERE t.version = 0 RETURNING version"
 #: Expected version v > 0: only if v is still stored.
 SAVE_IF_SQL = (
-    f"UPDATE {TABLE} SET context = %(context)s::json, version = version + 1, "
-    "active_agent = coalesce(%(agent)s, active_agent), updated_at = now() "
+    f"UPDATE {TABLE} SET context = coalesce(%(context)s::json, context), "
+    "version = version + 1, active_agent = coalesce(%(agent)s, active_agent), "
+    "meta = coalesce(%(meta)s::json, meta), updated_at = now() "
     "WHERE conversation_key = %(key)s AND version = %(expected)s RETURNING version"
 )
 VERSION_SQL = f"SELECT version FROM {TABLE} WHERE conversation_key = %s"
-META_SQL = (
-    f"INSERT INTO {TABLE} (conversation_key, conversation_id, meta) VALUES (%s, %s, %s::json) "
-    "ON CONFLICT (conversation_key) DO UPDATE SET meta = excluded.meta, updated_at = now()"
-)
 # Clearing keeps the row as a tombstone with the next version: versions never repeat within a
 # conversation, so a turn that loaded the context before a clear cannot mistake the cleared
 # record for the one it read (its save conflicts and merges over the empty context).
@@ -190,45 +190,62 @@ class PostgresContextStore:
         *,
         expected_version: int | None = None,
         active_agent: str | None = None,
+        meta: dict | None = None,
         connection: Any = None,
     ) -> int:
-        """Store ``context`` (and ``active_agent`` unless None); return the new version."""
+        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
+        version."""
         cid = check_conversation_id(conversation_id)
         document = to_stored(encode_context(context, size_limit=self.size_limit))
-        if connection is None:
-            with write_transaction(self.url, cid) as conn:
-                return self._save(conn, cid, document, expected_version, active_agent)
-        with unavailable_as_storage_error(self.url):
-            return self._save(connection, cid, document, expected_version, active_agent)
+        return self._write(cid, document, meta, active_agent, expected_version, connection)
 
-    @staticmethod
-    def _save(conn: Any, cid: str, document: str, expected: int | None, agent) -> int:
+    def save_meta(
+        self,
+        conversation_id: str,
+        meta: dict,
+        *,
+        expected_version: int | None = None,
+        connection: Any = None,
+    ) -> int:
+        """Replace the record's ``meta`` dict (the context stays); return the new version."""
+        cid = check_conversation_id(conversation_id)
+        return self._write(cid, None, meta, None, expected_version, connection)
+
+    def _write(
+        self,
+        cid: str,
+        document: str | None,
+        meta: dict | None,
+        agent: str | None,
+        expected: int | None,
+        connection: Any,
+    ) -> int:
         params: dict[str, Any] = {
             "key": conversation_key(cid),
             "cid": cid,
             "context": document,
+            "meta": None if meta is None else to_stored(json.dumps(meta)),
             "agent": agent,
         }
         if expected is None:
             sql = SAVE_SQL
         else:
             sql, params["expected"] = (SAVE_FIRST_SQL if expected == 0 else SAVE_IF_SQL), expected
+        if connection is None:
+            with write_transaction(self.url, cid) as conn:
+                return self._run(conn, sql, params)
+        with unavailable_as_storage_error(self.url):
+            return self._run(connection, sql, params)
+
+    @staticmethod
+    def _run(conn: Any, sql: str, params: dict[str, Any]) -> int:
         row = conn.execute(sql, params).fetchone()
         if row is None:
-            stored = conn.execute(VERSION_SQL, (conversation_key(cid),)).fetchone()
-            raise ContextVersionConflict(cid, int(stored[0] if stored else 0), int(expected or 0))
+            stored = conn.execute(VERSION_SQL, (params["key"],)).fetchone()
+            raise ContextVersionConflict(
+                params["cid"], int(stored[0] if stored else 0), params["expected"]
+            )
         return int(row[0])
-
-    def save_meta(self, conversation_id: str, meta: dict, *, connection: Any = None) -> None:
-        """Replace the record's ``meta`` dict (context and version untouched)."""
-        cid = check_conversation_id(conversation_id)
-        params = (conversation_key(cid), cid, to_stored(json.dumps(meta)))
-        if connection is not None:
-            with unavailable_as_storage_error(self.url):
-                connection.execute(META_SQL, params)
-            return
-        with write_transaction(self.url, conversation_id) as conn:
-            conn.execute(META_SQL, params)
 
     def delete(self, conversation_id: str, *, connection: Any = None) -> None:
         cid = check_conversation_id(conversation_id)

@@ -77,8 +77,16 @@ class RedisContextStore:
             pipe.expire(key, self.ttl)
 
     @staticmethod
-    def _save_mapping(encoded: str, version: int, agent: str | None) -> dict[str, Any]:
-        mapping: dict[str, Any] = {"context": encoded, "version": version}
+    def _mapping(
+        encoded: str | None, meta: dict | None, version: int, agent: str | None
+    ) -> dict[str, Any]:
+        """The fields one write sets: the version always (every write bumps it, so a stale
+        conditional save of either half conflicts), the context, meta and agent if given."""
+        mapping: dict[str, Any] = {"version": version}
+        if encoded is not None:
+            mapping["context"] = encoded
+        if meta is not None:
+            mapping["meta"] = json.dumps(meta)
         if agent is not None:
             mapping["active_agent"] = agent
         return mapping
@@ -98,48 +106,61 @@ class RedisContextStore:
         *,
         expected_version: int | None = None,
         active_agent: str | None = None,
+        meta: dict | None = None,
         connection: RedisTurn | None = None,
     ) -> int:
+        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
+        version."""
         cid = check_conversation_id(conversation_id)
         encoded = encode_context(context, size_limit=self.size_limit)
+        return self._put(cid, encoded, meta, active_agent, expected_version, connection)
+
+    def save_meta(
+        self,
+        conversation_id: str,
+        meta: dict,
+        *,
+        expected_version: int | None = None,
+        connection: RedisTurn | None = None,
+    ) -> int:
+        """Replace the record's ``meta`` dict (the context stays); return the new version."""
+        cid = check_conversation_id(conversation_id)
+        return self._put(cid, None, meta, None, expected_version, connection)
+
+    def _put(
+        self,
+        cid: str,
+        encoded: str | None,
+        meta: dict | None,
+        agent: str | None,
+        expected: int | None,
+        connection: RedisTurn | None,
+    ) -> int:
+        key = context_key(cid)
         if connection is not None:
             # The turn holds the conversation's lock and WATCHes this key: comparing the
             # stored version field (not the record) and queueing the write is the
             # conditional update, and EXEC fails if anyone got in regardless.
             connection.claim(cid)
             with unavailable_as_storage_error(self.url):
-                stored = int(connection.reader.hget(context_key(cid), "version") or 0)
-            version = next_version(cid, stored, expected_version)
-            mapping = self._save_mapping(encoded, version, active_agent)
+                stored = int(connection.reader.hget(key, "version") or 0)
+            mapping = self._mapping(encoded, meta, next_version(cid, stored, expected), agent)
             connection.queue(lambda pipe: self._write(pipe, cid, mapping))
-            return version
-        key = context_key(cid)
+            return mapping["version"]
         with unavailable_as_storage_error(self.url), self.client.pipeline() as pipe:
             while True:
                 try:
                     pipe.watch(key)
                     stored = int(pipe.hget(key, "version") or 0)
-                    version = next_version(cid, stored, expected_version)
+                    mapping = self._mapping(
+                        encoded, meta, next_version(cid, stored, expected), agent
+                    )
                     pipe.multi()
-                    self._write(pipe, cid, self._save_mapping(encoded, version, active_agent))
+                    self._write(pipe, cid, mapping)
                     pipe.execute()
-                    return version
+                    return mapping["version"]
                 except WatchError:
                     continue  # someone wrote between WATCH and EXEC: read again
-
-    def save_meta(
-        self, conversation_id: str, meta: dict, *, connection: RedisTurn | None = None
-    ) -> None:
-        cid = check_conversation_id(conversation_id)
-        mapping = {"meta": json.dumps(meta)}
-        if connection is not None:
-            connection.claim(cid)
-            connection.queue(lambda pipe: self._write(pipe, cid, mapping))
-            return
-        with unavailable_as_storage_error(self.url):
-            pipe = self.client.pipeline(transaction=True)
-            self._write(pipe, cid, mapping)
-            pipe.execute()
 
     def delete(self, conversation_id: str, *, connection: RedisTurn | None = None) -> None:
         """Clear the record; its version goes on counting (a tombstone, never back to 0)."""

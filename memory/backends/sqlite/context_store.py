@@ -9,10 +9,11 @@ Example:
     >>> store = SQLiteContextStore("sqlite:///" + os.path.join(tempfile.mkdtemp(), "c.db"))
     >>> store.save("conv-7", {"vip": True}, active_agent="Sales")
     1
-    >>> store.save_meta("conv-7", {"summary": "User wants a refund."})
+    >>> store.save_meta("conv-7", {"summary": "User wants a refund."}, expected_version=1)
+    2
     >>> record = store.load("conv-7")
     >>> record.context, record.version, record.active_agent, record.meta["summary"]
-    ({'vip': True}, 1, 'Sales', 'User wants a refund.')
+    ({'vip': True}, 2, 'Sales', 'User wants a refund.')
 """
 
 from __future__ import annotations
@@ -40,29 +41,28 @@ CREATE_SQL = (
 LOAD_SQL = f"SELECT context, version, active_agent, meta FROM {TABLE} WHERE conversation_id = :cid"
 # A save is one conditional statement: the version check is its WHERE clause, so the row is
 # never read first. RETURNING says whether it wrote (no row back: another version is stored).
+# A NULL :context or :meta keeps the stored one, so the context, the meta or both are one
+# statement, and every write bumps the version (a stale conditional save of either conflicts).
 _UPSERT = (
-    f"INSERT INTO {TABLE} (conversation_id, context, version, active_agent, updated_at) "
-    "VALUES (:cid, :context, 1, :agent, :now) ON CONFLICT (conversation_id) DO UPDATE SET "
-    "context = excluded.context, version = {version}, "
+    f"INSERT INTO {TABLE} (conversation_id, context, version, active_agent, meta, updated_at) "
+    "VALUES (:cid, coalesce(:context, '{{}}'), 1, :agent, coalesce(:meta, '{{}}'), :now) "
+    "ON CONFLICT (conversation_id) DO UPDATE SET "
+    f"context = coalesce(:context, {TABLE}.context), "
+    "version = {version}, "
     f"active_agent = coalesce(excluded.active_agent, {TABLE}.active_agent), "
-    "updated_at = excluded.updated_at"
+    f"meta = coalesce(:meta, {TABLE}.meta), updated_at = excluded.updated_at"
 )
 #: No expected version: whatever is stored, plus one.
 SAVE_SQL = _UPSERT.format(version=f"{TABLE}.version + 1") + " RETURNING version"
-#: Expected version 0: a first save (a meta-only row sits at version 0 too).
+#: Expected version 0: a first save (a meta-only row an earlier release wrote sits at 0 too).
 SAVE_FIRST_SQL = _UPSERT.format(version="1") + f" WHERE {TABLE}.version = 0 RETURNING version"
 #: Expected version v > 0: only if v is still stored.
 SAVE_IF_SQL = (
-    f"UPDATE {TABLE} SET context = :context, version = version + 1, "
-    "active_agent = coalesce(:agent, active_agent), updated_at = :now "
-    "WHERE conversation_id = :cid AND version = :expected RETURNING version"
+    f"UPDATE {TABLE} SET context = coalesce(:context, context), version = version + 1, "
+    "active_agent = coalesce(:agent, active_agent), meta = coalesce(:meta, meta), "
+    "updated_at = :now WHERE conversation_id = :cid AND version = :expected RETURNING version"
 )
 VERSION_SQL = f"SELECT version FROM {TABLE} WHERE conversation_id = :cid"
-META_SQL = (
-    f"INSERT INTO {TABLE} (conversation_id, meta, updated_at) VALUES (:cid, :meta, :now) "
-    "ON CONFLICT (conversation_id) DO UPDATE SET meta = excluded.meta, "
-    "updated_at = excluded.updated_at"
-)
 # Clearing keeps the row as a tombstone with the next version: versions never repeat within a
 # conversation, so a turn that loaded the context before a clear cannot mistake the cleared
 # record for the one it read (its save conflicts and merges over the empty context).
@@ -109,39 +109,59 @@ class SQLiteContextStore:
         *,
         expected_version: int | None = None,
         active_agent: str | None = None,
+        meta: dict | None = None,
         connection: Connection | None = None,
     ) -> int:
-        """Store ``context`` (and ``active_agent`` unless None); return the new version."""
-        check_conversation_id(conversation_id)
+        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
+        version."""
+        cid = check_conversation_id(conversation_id)
         encoded = encode_context(context, size_limit=self.size_limit)
-        if connection is None:
-            with write_transaction(self.engine) as conn:
-                return self._save(conn, conversation_id, encoded, expected_version, active_agent)
-        return self._save(connection, conversation_id, encoded, expected_version, active_agent)
+        return self._write(cid, encoded, meta, active_agent, expected_version, connection)
 
-    def _save(self, conn: Connection, cid: str, encoded: str, expected: int | None, agent) -> int:
-        params = {"cid": cid, "context": encoded, "agent": agent, "now": time.time()}
+    def save_meta(
+        self,
+        conversation_id: str,
+        meta: dict,
+        *,
+        expected_version: int | None = None,
+        connection: Connection | None = None,
+    ) -> int:
+        """Replace the record's ``meta`` dict (the context stays); return the new version."""
+        cid = check_conversation_id(conversation_id)
+        return self._write(cid, None, meta, None, expected_version, connection)
+
+    def _write(
+        self,
+        cid: str,
+        encoded: str | None,
+        meta: dict | None,
+        agent: str | None,
+        expected: int | None,
+        connection: Connection | None,
+    ) -> int:
+        params = {
+            "cid": cid,
+            "context": encoded,
+            "meta": None if meta is None else json.dumps(meta),
+            "agent": agent,
+            "now": time.time(),
+        }
         if expected is None:
             sql = SAVE_SQL
         else:
             sql, params["expected"] = (SAVE_FIRST_SQL if expected == 0 else SAVE_IF_SQL), expected
+        if connection is None:
+            with write_transaction(self.engine) as conn:
+                return self._run(conn, sql, params)
+        return self._run(connection, sql, params)
+
+    @staticmethod
+    def _run(conn: Connection, sql: str, params: dict[str, Any]) -> int:
         row = conn.execute(text(sql), params).first()
         if row is None:
-            stored = conn.execute(text(VERSION_SQL), {"cid": cid}).scalar()
-            raise ContextVersionConflict(cid, int(stored or 0), int(expected or 0))
+            stored = conn.execute(text(VERSION_SQL), {"cid": params["cid"]}).scalar()
+            raise ContextVersionConflict(params["cid"], int(stored or 0), params["expected"])
         return int(row[0])
-
-    def save_meta(
-        self, conversation_id: str, meta: dict, *, connection: Connection | None = None
-    ) -> None:
-        """Replace the record's ``meta`` dict (context and version untouched)."""
-        params = {"cid": check_conversation_id(conversation_id), "meta": json.dumps(meta)}
-        params["now"] = time.time()
-        if connection is not None:
-            connection.execute(text(META_SQL), params)
-            return
-        with write_transaction(self.engine) as conn:
-            conn.execute(text(META_SQL), params)
 
     def delete(self, conversation_id: str, *, connection: Connection | None = None) -> None:
         params = {"cid": check_conversation_id(conversation_id)}
