@@ -1,5 +1,6 @@
-"""One pass through a Session turn, on every backend: the context row is read once and encoded
-once, Session deep-copies nothing (Swarm.run makes its one copy), the run's LangChain messages
+"""One pass through a Session turn, on every backend: the context row is read once, encoded
+once and written once (the context and the turn log in one conditional write), Session
+deep-copies nothing (Swarm.run makes its one copy), the run's LangChain messages
 are stored as the engine made them (no dict round trip), and async turns share the sync
 backends' bounded pools (many concurrent ``Session.arun`` against a connection-limited
 Postgres all succeed, and the loop shuts down cleanly)."""
@@ -48,13 +49,15 @@ def _swarm() -> Swarm:
 
 
 class _Calls:
-    """Counts, per turn, what touches the context: store reads, encodes, deep copies, and
-    dict -> LangChain conversions made by Session."""
+    """Counts, per turn, what touches the context: store reads and writes, encodes, deep
+    copies, and dict -> LangChain conversions made by Session."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, session: Session) -> None:
         self.counts: Counter[str] = Counter()
         # On the classes: pydantic-based histories take no instance attributes.
         self._wrap(monkeypatch, type(session.store), "load", "context read")
+        for write in ("save", "save_meta"):  # the two ways a store writes the context row
+            self._wrap(monkeypatch, type(session.store), write, "context write")
         self._wrap(monkeypatch, type(session.history), "get_messages", "history read")
         context_store = importlib.import_module("swarmgraph.memory.backends.inprocess")
         modules = [context_store] + [
@@ -91,10 +94,16 @@ def _prime(url: str) -> tuple[Session, Agent]:
     return session, agent
 
 
-EXPECTED = {"context read": 1, "history read": 1, "encode": 1, "context deep copy": 1}
+EXPECTED = {
+    "context read": 1,
+    "context write": 1,
+    "history read": 1,
+    "encode": 1,
+    "context deep copy": 1,
+}
 
 
-def test_a_sync_turn_reads_and_encodes_the_context_once_and_copies_it_only_in_swarm(
+def test_a_sync_turn_reads_encodes_and_writes_the_context_once_and_copies_it_only_in_swarm(
     url, monkeypatch
 ):
     session, agent = _prime(url)
@@ -117,6 +126,19 @@ def test_an_async_turn_makes_the_same_single_pass(url, monkeypatch):
     asyncio.run(session.arun(_swarm(), agent, "second"))
     assert dict(calls.counts) == EXPECTED
     assert [m.type for m in session.messages] == ["human", "ai", "tool", "ai"] * 2
+
+
+def test_a_turn_that_keeps_no_context_still_logs_its_turn_in_one_write(url, monkeypatch):
+    session, agent = _prime(url)
+    messages_only = Session(session.conversation_id, url=url, persist=("messages",), window=20)
+    calls = _Calls(monkeypatch, messages_only)
+    messages_only.run(_swarm(), agent, "second", turn_id="t-2")
+    # The turn log only: the stored context is not encoded again.
+    assert (calls.counts["context read"], calls.counts["context write"]) == (1, 1)
+    assert calls.counts["encode"] == 0
+    record = session.store.load(session.conversation_id)
+    assert record.meta["turns"][-1]["id"] == "t-2" and record.version == 2
+    assert record.context == {PROBE: True, "nested": {"k": [1]}, "n": 2}  # as primed
 
 
 def test_a_save_racing_the_turn_is_merged_key_by_key(url):
