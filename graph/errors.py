@@ -33,6 +33,34 @@ class HandoffLoopError(SwarmError):
         )
 
 
+class StepLimitError(SwarmError):
+    """A run took LangGraph's whole step budget (``recursion_limit``) without a final answer.
+
+    Without ``max_turns`` that takes 1,000 steps: a model that keeps calling tools (an unknown
+    one, one that keeps failing, or one whose answer it never accepts) would otherwise end in
+    LangGraph's ``GraphRecursionError`` and lose the run. ``calls`` counts the tools called
+    by the replies since the last one that called none; ``response`` holds what the run
+    produced, every tool call answered; the original error is the ``__cause__``.
+
+    Example:
+        >>> print(StepLimitError(1000, "Agent", {"lookup": 498}))  # doctest: +NORMALIZE_WHITESPACE
+        The run took 1000 steps without a final answer: agent 'Agent' kept calling tools
+        (lookup x 498). Bound a run with max_turns= or budget=Budget(max_tool_calls=...);
+        .response holds what it produced.
+    """
+
+    def __init__(self, limit: int, agent: str, calls: dict[str, int]) -> None:
+        self.limit = limit
+        self.agent = agent
+        self.calls = dict(calls)
+        tools = ", ".join(f"{name} x {n}" for name, n in self.calls.items()) or "none"
+        super().__init__(
+            f"The run took {limit} steps without a final answer: agent {agent!r} kept calling "
+            f"tools ({tools}). Bound a run with max_turns= or "
+            "budget=Budget(max_tool_calls=...); .response holds what it produced."
+        )
+
+
 class MissingModelError(RuntimeError):
     """No model was given and the environment does not configure OpenAI."""
 

@@ -38,13 +38,14 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
 
 from .approvals import check_decisions
 from .budget import Budget
 from .builder import build_swarm_graph
 from .discovery import handoff_targets
-from .errors import BudgetExceeded, SwarmError
+from .errors import BudgetExceeded, StepLimitError, SwarmError
 from .messages import to_langchain, to_openai
 from .models import ModelResolver
 from .native import as_member
@@ -210,8 +211,9 @@ class Swarm:
 
         ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
         returns an iterator of Swarm-shaped events ending with ``{"response": ...}``.
-        A handoff loop raises :class:`HandoffLoopError` whose ``.response`` holds
-        everything produced before it.
+        A handoff loop raises :class:`HandoffLoopError`, and a run that takes LangGraph's
+        whole step budget without answering (no ``max_turns``: 1,000 steps) raises
+        :class:`StepLimitError`; each one's ``.response`` holds everything produced before it.
         """
         run = self._start(
             agent, messages, context_variables, model_override, debug, max_turns, execute_tools,
@@ -228,6 +230,8 @@ class Swarm:
         except SwarmError as exc:
             exc.response = run.response(final)
             raise
+        except GraphRecursionError as exc:
+            raise run.step_limit(final) from exc
         return run.finish(final)
 
     async def arun(
@@ -269,6 +273,8 @@ class Swarm:
         except SwarmError as exc:
             exc.response = run.response(final)
             raise
+        except GraphRecursionError as exc:
+            raise run.step_limit(final) from exc
         return run.finish(final)
 
 
@@ -321,6 +327,22 @@ class _Run:
         response._langchain_messages = new
         return response
 
+    def step_limit(self, final: dict) -> StepLimitError:
+        """LangGraph's recursion limit as a :class:`StepLimitError` that names the agent and
+        the tools its last replies kept calling, holding the run's Response."""
+        calls: dict[str, int] = {}
+        for message in reversed(final["messages"][self.start :]):
+            if isinstance(message, AIMessage):
+                if not message.tool_calls:
+                    break  # a reply without tool calls: the loop began after it
+                for call in message.tool_calls:
+                    calls[call["name"]] = calls.get(call["name"], 0) + 1
+        agent = self.runtime.agent_for(final.get("active_agent"), self.control)
+        calls = dict(sorted(calls.items(), key=lambda item: -item[1]))
+        error = StepLimitError(self.config["recursion_limit"], agent.name, calls)
+        error.response = self.response(final)
+        return error
+
     def finish(self, final: dict) -> Response:
         """The run's Response, or :class:`BudgetExceeded` (holding it) if a budget stopped it."""
         response = self.response(final)
@@ -337,8 +359,14 @@ class _Run:
             yield {"response": self.response(self.state)}
             return
         modes = ["messages", "values"]
-        for mode, payload in self.app.stream(self.state, self.config, stream_mode=modes):
-            yield from events.feed(mode, payload)
+        try:
+            for mode, payload in self.app.stream(self.state, self.config, stream_mode=modes):
+                yield from events.feed(mode, payload)
+        except SwarmError as exc:
+            exc.response = self.response(events.final)
+            raise
+        except GraphRecursionError as exc:
+            raise self.step_limit(events.final) from exc
         yield from events.close()
         yield {"response": self.finish(events.final)}
 
@@ -348,9 +376,15 @@ class _Run:
             yield {"response": self.response(self.state)}
             return
         modes = ["messages", "values"]
-        async for mode, payload in self.app.astream(self.state, self.config, stream_mode=modes):
-            for event in events.feed(mode, payload):
-                yield event
+        try:
+            async for mode, payload in self.app.astream(self.state, self.config, stream_mode=modes):
+                for event in events.feed(mode, payload):
+                    yield event
+        except SwarmError as exc:
+            exc.response = self.response(events.final)
+            raise
+        except GraphRecursionError as exc:
+            raise self.step_limit(events.final) from exc
         for event in events.close():
             yield event
         yield {"response": self.finish(events.final)}

@@ -12,7 +12,9 @@ from swarmgraph.graph import (
     Agent,
     HandoffLoopError,
     Result,
+    StepLimitError,
     Swarm,
+    SwarmError,
     ToolSchemaError,
     build_swarm_graph,
 )
@@ -531,3 +533,57 @@ def test_agents_built_per_request_do_not_grow_the_caches():
         swarm.run(Agent(name="Per-request"), [user("x")])
     assert len(swarm._starts) == swarm_module.MAX_CACHED_STARTS
     assert len(swarm._graphs) == 2  # one compiled graph per topology, not per agent object
+
+
+# -- a run that never answers ------------------------------------------------------------
+def _runaway() -> tuple[Agent, ScriptedChatModel]:
+    def lookup(order: str) -> str:
+        """Look an order up."""
+        return "still pending"
+
+    # The model keeps calling a tool it lacks and one it has, and never answers.
+    model = ScriptedChatModel(
+        [],
+        respond=lambda msgs: scripted_tool_calls([("nope", {}), ("lookup", {"order": "7"})]),
+    )
+    return Agent(name="Clerk", functions=[lookup]), model
+
+
+def test_a_run_that_never_answers_stops_with_a_step_limit_error_holding_the_run():
+    agent, model = _runaway()
+    with pytest.raises(StepLimitError) as info:
+        Swarm(chat_model=model).run(agent=agent, messages=[user("where is order 7?")])
+    error = info.value
+    assert isinstance(error, SwarmError)
+    assert type(error.__cause__).__name__ == "GraphRecursionError"
+    assert error.agent == "Clerk" and error.limit == 1000
+    calls = len(model.calls)
+    assert error.calls == {"nope": calls, "lookup": calls}
+    assert "agent 'Clerk' kept calling tools (nope x" in str(error) and "max_turns" in str(error)
+    # Nothing is lost: every reply is there, every tool call answered (the unknown one
+    # with an error the model could read).
+    messages = error.response.messages
+    assert sum(m["role"] == "assistant" for m in messages) == calls
+    asked, answered = answered_ids(error.response)
+    assert asked == answered
+    assert tool_contents(error.response)[:2] == ["Error: Tool nope not found.", "still pending"]
+    assert error.response.agent is agent
+
+
+def test_the_step_limit_error_comes_from_arun_and_streams_too():
+    agent, model = _runaway()
+    with pytest.raises(StepLimitError) as info:
+        asyncio.run(Swarm(chat_model=model).arun(agent=agent, messages=[user("x")]))
+    assert info.value.response.messages
+    agent, model = _runaway()
+    events = Swarm(chat_model=model).run(agent=agent, messages=[user("x")], stream=True)
+    with pytest.raises(StepLimitError) as info:
+        for _ in events:
+            pass
+    assert info.value.response.messages and info.value.agent == "Clerk"
+
+
+def test_a_budget_or_max_turns_stops_the_same_run_early_without_an_error():
+    agent, model = _runaway()
+    response = Swarm(chat_model=model).run(agent=agent, messages=[user("x")], max_turns=9)
+    assert len(response.messages) == 9 and len(model.calls) == 3
