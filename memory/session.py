@@ -428,7 +428,7 @@ class Session:
         response = Response(
             messages=to_openai(stored[turn["new"] :]),
             agent=self._resolve_agent(agent, turn.get("agent")),
-            context_variables=dict(loaded.record.context),
+            context_variables=dict(loaded.record.context) if "context" in self.persist else {},
         )
         self.last_sent = []
         self._record_usage(response)
@@ -530,10 +530,13 @@ class Session:
     def _prepare(self, agent: Any, loaded: _Loaded, caller: dict | None) -> tuple[Any, dict]:
         if caller is not None and not isinstance(caller, dict):
             raise TypeError(f"context_variables must be a dict, got {type(caller).__name__}")
+        # The record is loaded for the turn log too; only a Session that keeps the context
+        # resumes its fields and its agent (persist=("messages",) starts fresh, as documented).
+        record = loaded.record if "context" in self.persist else ContextRecord()
         # A new dict, no deep copy: the loaded one was just decoded (ours alone), and
         # Swarm.run deep-copies what it is given before any tool can touch it.
-        context = {**loaded.record.context, **caller} if caller else dict(loaded.record.context)
-        return self._resolve_agent(agent, loaded.record.active_agent), context
+        context = {**record.context, **caller} if caller else dict(record.context)
+        return self._resolve_agent(agent, record.active_agent), context
 
     def _plan(self, new: list, response: Any) -> _Plan:
         plan = _Plan()

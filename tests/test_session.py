@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,24 @@ def test_each_persist_choice_stores_and_restores_only_its_halves(
     assert model.calls[0][0].content.startswith("You are Refunds" if agent else "You are Triage")
     assert tool_log[-1].get("order_id") == context.get("order_id")
     assert response.agent.name == "Refunds"
+
+
+def test_a_messages_only_session_starts_fresh_on_a_conversation_others_keep_context_for(url):
+    # One conversation, two Sessions: the default one stores context and the active agent;
+    # the messages-only one reads the text but, as documented, starts with an empty context
+    # and the agent it is given, even though the row it loads for the turn log holds both.
+    swarm, model, triage, _, tool_log = refund_setup()
+    Session("shared", url=url).run(swarm, triage, TURN_1)
+    model.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownAgentWarning)  # no resume attempted
+        response = Session("shared", url=url, persist=("messages",)).run(swarm, triage, TURN_2)
+    assert model.calls[0][0].content.startswith("You are Triage")
+    assert any(m.content == TURN_1 for m in model.calls[0])  # it did read the text
+    assert tool_log[-1].get("order_id") is None  # the stored fields never reached the tool
+    assert "name" not in response.context_variables
+    # ... and the default Session still finds its own context where it left it.
+    assert Session("shared", url=url).context_variables == {"name": "Xiaoming", "order_id": 7}
 
 
 def test_caller_context_is_merged_over_stored_and_never_mutated(url):
