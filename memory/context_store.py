@@ -36,7 +36,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .context_json import encode_context
 from .errors import ContextVersionConflict
+from .urls import check_conversation_id
 
 
 def next_version(conversation_id: str, stored: int, expected: int | None) -> int:
@@ -101,3 +103,53 @@ class ContextStore(Protocol):
     ) -> int: ...
     def delete(self, conversation_id: str, *, connection: Any = None) -> None: ...
     def begin_write(self) -> Any: ...
+
+
+class RecordWriter:
+    """``save`` and ``save_meta`` for every backend, over the one write each one implements:
+    ``_write(cid, encoded, meta, active_agent, expected_version, connection) -> version``,
+    where ``encoded`` (the context as JSON text) and ``meta``/``active_agent`` are ``None``
+    for "keep what is stored". The id is checked and the context encoded (with its size
+    check) here, once, the same way on every backend.
+    """
+
+    size_limit: int | None = None
+
+    def save(
+        self,
+        conversation_id: str,
+        context: dict,
+        *,
+        expected_version: int | None = None,
+        active_agent: str | None = None,
+        meta: dict | None = None,
+        connection: Any = None,
+    ) -> int:
+        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
+        version."""
+        cid = check_conversation_id(conversation_id)
+        encoded = encode_context(context, size_limit=self.size_limit)
+        return self._write(cid, encoded, meta, active_agent, expected_version, connection)
+
+    def save_meta(
+        self,
+        conversation_id: str,
+        meta: dict,
+        *,
+        expected_version: int | None = None,
+        connection: Any = None,
+    ) -> int:
+        """Replace the record's ``meta`` dict (the context stays); return the new version."""
+        cid = check_conversation_id(conversation_id)
+        return self._write(cid, None, meta, None, expected_version, connection)
+
+    def _write(
+        self,
+        cid: str,
+        encoded: str | None,
+        meta: dict | None,
+        agent: str | None,
+        expected: int | None,
+        connection: Any,
+    ) -> int:
+        raise NotImplementedError

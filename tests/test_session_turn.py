@@ -22,7 +22,6 @@ from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_t
 from swarmgraph.memory import ContextVersionConflict, Session, open_context_store
 
 PROBE = "probe_f3a9"  # a key only this test's context holds, to spot copies of it
-BACKEND_MODULES = ("sqlite", "postgres", "redis")
 
 
 @pytest.fixture(params=["sqlite", "memory", "postgres", "redis"])
@@ -59,13 +58,9 @@ class _Calls:
         for write in ("save", "save_meta"):  # the two ways a store writes the context row
             self._wrap(monkeypatch, type(session.store), write, "context write")
         self._wrap(monkeypatch, type(session.history), "get_messages", "history read")
-        context_store = importlib.import_module("swarmgraph.memory.backends.inprocess")
-        modules = [context_store] + [
-            importlib.import_module(f"swarmgraph.memory.backends.{name}.context_store")
-            for name in BACKEND_MODULES
-        ]
-        for module in modules:
-            self._wrap(monkeypatch, module, "encode_context", "encode")
+        # Every backend's save encodes through RecordWriter.save, in memory.context_store.
+        writer = importlib.import_module("swarmgraph.memory.context_store")
+        self._wrap(monkeypatch, writer, "encode_context", "encode")
         messages = importlib.import_module("swarmgraph.graph.messages")
         self._wrap(monkeypatch, messages, "to_langchain", "dict -> LangChain in Session")
         original = copy.deepcopy

@@ -27,8 +27,8 @@ from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import BaseMessage
 from pydantic import PrivateAttr
 
-from ..context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from ..context_store import ContextRecord, next_version
+from ..context_json import DEFAULT_SIZE_LIMIT, decode_context
+from ..context_store import ContextRecord, RecordWriter, next_version
 from ..history import AsyncByThread, check_limit
 from ..urls import check_conversation_id, memory_namespace
 
@@ -105,7 +105,7 @@ class MemoryChatHistory(AsyncByThread, InMemoryChatMessageHistory):
 _memory_rows: dict[tuple[str, str], tuple[str, int, str | None, str]] = {}
 
 
-class MemoryContextStore:
+class MemoryContextStore(RecordWriter):
     """In-process context store for ``memory://[name]``; rows are stored as JSON text too,
     so it refuses exactly what the SQLite store refuses and hands out fresh copies."""
 
@@ -124,41 +124,14 @@ class MemoryContextStore:
         context, version, agent, meta = row
         return ContextRecord(decode_context(context), version, agent, json.loads(meta))
 
-    def save(
-        self,
-        conversation_id: str,
-        context: dict,
-        *,
-        expected_version: int | None = None,
-        active_agent: str | None = None,
-        meta: dict | None = None,
-        connection: Any = None,
-    ) -> int:
-        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
-        version."""
-        check_conversation_id(conversation_id)
-        encoded = encode_context(context, size_limit=self.size_limit)
-        return self._put(conversation_id, encoded, meta, active_agent, expected_version)
-
-    def save_meta(
-        self,
-        conversation_id: str,
-        meta: dict,
-        *,
-        expected_version: int | None = None,
-        connection: Any = None,
-    ) -> int:
-        """Replace the record's ``meta`` dict (the context stays); return the new version."""
-        check_conversation_id(conversation_id)
-        return self._put(conversation_id, None, meta, None, expected_version)
-
-    def _put(
+    def _write(
         self,
         cid: str,
         encoded: str | None,
         meta: dict | None,
         agent: str | None,
         expected: int | None,
+        connection: Any = None,  # one lock per namespace is the transaction
     ) -> int:
         new_meta = None if meta is None else json.dumps(meta)
         with self._lock:

@@ -26,8 +26,8 @@ import hashlib
 import json
 from typing import Any
 
-from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from ...context_store import ContextRecord
+from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
+from ...context_store import ContextRecord, RecordWriter
 from ...errors import ContextVersionConflict
 from ...urls import check_conversation_id
 from .engine import (
@@ -158,7 +158,7 @@ def _record(row: Any) -> ContextRecord:
     return ContextRecord(from_stored(row[0]), int(row[1]), row[2], from_stored(row[3]))
 
 
-class PostgresContextStore:
+class PostgresContextStore(RecordWriter):
     """One JSON context document per conversation id in Postgres; see the module docstring."""
 
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
@@ -183,38 +183,10 @@ class PostgresContextStore:
         with read_connection(self.url) as conn:
             return _record(conn.execute(LOAD_SQL, (conversation_key(cid),)).fetchone())
 
-    def save(
-        self,
-        conversation_id: str,
-        context: dict,
-        *,
-        expected_version: int | None = None,
-        active_agent: str | None = None,
-        meta: dict | None = None,
-        connection: Any = None,
-    ) -> int:
-        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
-        version."""
-        cid = check_conversation_id(conversation_id)
-        document = to_stored(encode_context(context, size_limit=self.size_limit))
-        return self._write(cid, document, meta, active_agent, expected_version, connection)
-
-    def save_meta(
-        self,
-        conversation_id: str,
-        meta: dict,
-        *,
-        expected_version: int | None = None,
-        connection: Any = None,
-    ) -> int:
-        """Replace the record's ``meta`` dict (the context stays); return the new version."""
-        cid = check_conversation_id(conversation_id)
-        return self._write(cid, None, meta, None, expected_version, connection)
-
     def _write(
         self,
         cid: str,
-        document: str | None,
+        encoded: str | None,
         meta: dict | None,
         agent: str | None,
         expected: int | None,
@@ -223,7 +195,7 @@ class PostgresContextStore:
         params: dict[str, Any] = {
             "key": conversation_key(cid),
             "cid": cid,
-            "context": document,
+            "context": None if encoded is None else to_stored(encoded),
             "meta": None if meta is None else to_stored(json.dumps(meta)),
             "agent": agent,
         }

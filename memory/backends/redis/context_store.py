@@ -21,8 +21,8 @@ from typing import Any
 
 from redis.exceptions import WatchError
 
-from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from ...context_store import ContextRecord, next_version
+from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
+from ...context_store import ContextRecord, RecordWriter, next_version
 from ...urls import check_conversation_id, redact_url, scrub
 from .engine import (
     RedisTurn,
@@ -57,7 +57,7 @@ def _record(values: list[Any]) -> ContextRecord:
     )
 
 
-class RedisContextStore:
+class RedisContextStore(RecordWriter):
     """One context record per conversation id in Redis; see the module docstring."""
 
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
@@ -70,7 +70,7 @@ class RedisContextStore:
     def __repr__(self) -> str:
         return f"RedisContextStore(url={scrub(redact_url(self.url), self.url)!r})"
 
-    def _write(self, pipe: Any, cid: str, mapping: dict[str, Any]) -> None:
+    def _queue(self, pipe: Any, cid: str, mapping: dict[str, Any]) -> None:
         key = context_key(cid)
         pipe.hset(key, mapping=mapping)
         if self.ttl:
@@ -99,35 +99,7 @@ class RedisContextStore:
                 return _record(connection.reader.hmget(context_key(cid), FIELDS))
             return _record(self.client.hmget(context_key(cid), FIELDS))
 
-    def save(
-        self,
-        conversation_id: str,
-        context: dict,
-        *,
-        expected_version: int | None = None,
-        active_agent: str | None = None,
-        meta: dict | None = None,
-        connection: RedisTurn | None = None,
-    ) -> int:
-        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
-        version."""
-        cid = check_conversation_id(conversation_id)
-        encoded = encode_context(context, size_limit=self.size_limit)
-        return self._put(cid, encoded, meta, active_agent, expected_version, connection)
-
-    def save_meta(
-        self,
-        conversation_id: str,
-        meta: dict,
-        *,
-        expected_version: int | None = None,
-        connection: RedisTurn | None = None,
-    ) -> int:
-        """Replace the record's ``meta`` dict (the context stays); return the new version."""
-        cid = check_conversation_id(conversation_id)
-        return self._put(cid, None, meta, None, expected_version, connection)
-
-    def _put(
+    def _write(
         self,
         cid: str,
         encoded: str | None,
@@ -145,7 +117,7 @@ class RedisContextStore:
             with unavailable_as_storage_error(self.url):
                 stored = int(connection.reader.hget(key, "version") or 0)
             mapping = self._mapping(encoded, meta, next_version(cid, stored, expected), agent)
-            connection.queue(lambda pipe: self._write(pipe, cid, mapping))
+            connection.queue(lambda pipe: self._queue(pipe, cid, mapping))
             return mapping["version"]
         with unavailable_as_storage_error(self.url), self.client.pipeline() as pipe:
             while True:
@@ -156,7 +128,7 @@ class RedisContextStore:
                         encoded, meta, next_version(cid, stored, expected), agent
                     )
                     pipe.multi()
-                    self._write(pipe, cid, mapping)
+                    self._queue(pipe, cid, mapping)
                     pipe.execute()
                     return mapping["version"]
                 except WatchError:

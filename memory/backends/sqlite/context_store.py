@@ -25,8 +25,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from ...context_json import DEFAULT_SIZE_LIMIT, decode_context, encode_context
-from ...context_store import ContextRecord
+from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
+from ...context_store import ContextRecord, RecordWriter
 from ...errors import ContextVersionConflict
 from ...urls import check_conversation_id, sqlite_path
 from .engine import read_only, sync_engine, write_transaction
@@ -81,7 +81,7 @@ def _record(row: Any) -> ContextRecord:
     return ContextRecord(decode_context(row[0]), int(row[1]), row[2], json.loads(row[3] or "{}"))
 
 
-class SQLiteContextStore:
+class SQLiteContextStore(RecordWriter):
     """One JSON context document per conversation id in a SQLite file."""
 
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
@@ -101,34 +101,6 @@ class SQLiteContextStore:
             return _record(connection.execute(text(LOAD_SQL), params).first())
         with self.engine.connect() as conn:
             return _record(conn.execute(text(LOAD_SQL), params).first())
-
-    def save(
-        self,
-        conversation_id: str,
-        context: dict,
-        *,
-        expected_version: int | None = None,
-        active_agent: str | None = None,
-        meta: dict | None = None,
-        connection: Connection | None = None,
-    ) -> int:
-        """Store ``context`` (and ``active_agent`` and ``meta`` unless None); return the new
-        version."""
-        cid = check_conversation_id(conversation_id)
-        encoded = encode_context(context, size_limit=self.size_limit)
-        return self._write(cid, encoded, meta, active_agent, expected_version, connection)
-
-    def save_meta(
-        self,
-        conversation_id: str,
-        meta: dict,
-        *,
-        expected_version: int | None = None,
-        connection: Connection | None = None,
-    ) -> int:
-        """Replace the record's ``meta`` dict (the context stays); return the new version."""
-        cid = check_conversation_id(conversation_id)
-        return self._write(cid, None, meta, None, expected_version, connection)
 
     def _write(
         self,
