@@ -38,6 +38,7 @@ FLOOR_IMPORT = (
     "from langchain_core.language_models import BaseChatModel"
 )
 FLOOR = "import floor: langgraph.graph + langchain_core BaseChatModel"
+PAUSED_FLOOR = "import floor, collector paused during it (as ours)"
 ENGINE_IMPORT = "from swarmgraph import Agent, Swarm"
 FIRST_FLOOR = "floor: one LangGraph node calling ChatOpenAI"
 
@@ -185,6 +186,9 @@ def run_startup(
         "swarmgraph --version": [*_cli(), "--version"],
         "swarmgraph --help": [*_cli(), "--help"],
         FLOOR: [py, "-c", FLOOR_IMPORT],
+        # The same imports with the collector paused as ours pauses it (graph/lazy.py), so
+        # the pause's share and our code's share of the difference can be told apart.
+        PAUSED_FLOOR: [py, "-c", f"import gc; gc.disable(); {FLOOR_IMPORT}; gc.enable()"],
         # The import target compares imports, so ours exits as the floor does (Python's full
         # teardown); the default quick exit is timed on its own line.
         "import swarmgraph": [py, "-c", ENGINE_IMPORT],
@@ -215,6 +219,10 @@ def run_startup(
                 med["import swarmgraph"] - bare
             )
             / (med[floor] - bare),
+            "import swarmgraph / import floor with the collector paused too": med[
+                "import swarmgraph"
+            ]
+            / med[PAUSED_FLOOR],
         },
         "importtime": {
             "swarmgraph --help": importtime_top(

@@ -75,3 +75,29 @@ def test_the_engine_defers_optional_dependencies():
     assert done.returncode == 0, done.stderr[-2000:]
     assert "langgraph.graph" in modules  # the engine really loaded
     assert _roots(modules, DEFERRED_BY_THE_ENGINE) == []
+
+
+def _full_collections_during(code: str, before: str = "") -> list[str]:
+    """``[collector enabled after, full (generation 2) collections during]`` for ``code``."""
+    watch = "lambda phase, info: phase == 'start' and info['generation'] == 2 and seen.append(1)"
+    program = f"import gc\n{before}\nseen = []\ngc.callbacks.append({watch})\n{code}\n"
+    program += "print(gc.isenabled(), len(seen))"
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
+def test_the_first_import_runs_no_full_collection_and_leaves_the_collector_on():
+    # A plain import of LangGraph + LangChain sets off full collections (the control) ...
+    control = _full_collections_during(
+        "import langgraph.graph, langchain_core.language_models.base"
+    )
+    assert control[0] == "True" and int(control[1]) > 0
+    # ... the facade's lazy import pauses the collector for its duration, then resumes it.
+    assert _full_collections_during("from swarmgraph import Agent, Swarm") == ["True", "0"]
+
+
+def test_a_collector_the_program_turned_off_stays_off():
+    assert _full_collections_during("from swarmgraph import Swarm", "gc.disable()")[0] == "False"
