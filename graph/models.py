@@ -41,7 +41,10 @@ def _default_chat_model(model_name: str) -> BaseChatModel:
     base_url = os.environ.get("OPENAI_BASE_URL") or None
     if api_key is None and base_url is None:
         raise MissingModelError(_MISSING_MODEL_TEXT.format(name=model_name))
-    from langchain_openai import ChatOpenAI  # heavy import, only when actually needed
+    from .lazy import import_paused
+
+    # Heavy (langchain_openai and openai: ~0.5 s), so only when actually needed.
+    ChatOpenAI = import_paused("langchain_openai").ChatOpenAI
 
     kwargs: dict[str, Any] = {"model": model_name, "api_key": api_key or _PLACEHOLDER_KEY}
     if base_url is not None:

@@ -64,9 +64,10 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 found.add(sub if sub in modules else target)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    if "import_module" in ast.unparse(tree):
-        # importlib.import_module(BACKENDS[scheme], __name__): the backend registry imports
-        # lazily by relative name, so every ".name" string constant in it counts as an import.
+    source = ast.unparse(tree)
+    if "import_module" in source or "import_paused" in source:
+        # import_paused(BACKENDS[scheme], __name__): the backend registry imports lazily by
+        # relative name, so every ".name" string constant in it counts as an import.
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 rel = node.value
@@ -118,7 +119,7 @@ def test_cycle_finder_sees_function_level_and_registry_imports():
     assert "swarmgraph.memory" in graph["swarmgraph.app.cli"] or any(
         m.startswith("swarmgraph.memory") for m in graph["swarmgraph.app.cli"]
     )
-    # importlib.import_module(".sqlite", __name__) in the registry
+    # import_paused(".sqlite", __name__) in the registry
     assert "swarmgraph.memory.backends.sqlite" in graph["swarmgraph.memory.backends"]
 
 

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -45,7 +44,9 @@ def backend_for(url: str) -> ModuleType:
             f"no storage backend for {redact_url(url)!r}; supported: "
             + ", ".join(f"{s}://" for s in BACKENDS)
         )
-    return importlib.import_module(name, __name__)
+    from ...graph.lazy import import_paused  # at call time: memory/ imports no engine code
+
+    return import_paused(name, __name__)  # SQLAlchemy, psycopg, redis: long-lived objects
 
 
 def open_history(url: str, session_id: str) -> ChatHistory:
