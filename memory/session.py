@@ -194,6 +194,19 @@ def _logged(meta: dict, entry: dict, loaded: _Loaded) -> dict:
     return logged
 
 
+def _ranked(meta: dict, rank: int) -> dict:
+    """``meta`` with the active agent's rank among agents of its name (absent when 0).
+
+    Example:
+        >>> _ranked({"turns": []}, 1), _ranked({"agent_rank": 1}, 0)
+        ({'turns': [], 'agent_rank': 1}, {})
+    """
+    ranked = {k: v for k, v in meta.items() if k != "agent_rank"}
+    if rank:
+        ranked["agent_rank"] = rank
+    return ranked
+
+
 class Session:
     """One conversation that outlives a run; see the module docstring for ``persist``.
 
@@ -319,12 +332,13 @@ class Session:
         self._check_approvals(loaded, new, approvals, run_kwargs)
         if loaded.summary is not None:
             self._fold(loaded, self.memory.fold(loaded.shown, loaded.summary))
+        given = agent
         agent, context = self._prepare(agent, loaded, context_variables)
         self.last_sent = [*loaded.shown, *new]
         response = swarm.run(
             agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
         )
-        self._save(loaded, context, new, response, turn_id)
+        self._save(loaded, context, new, response, turn_id, given)
         self._record_usage(response)
         return response
 
@@ -352,12 +366,13 @@ class Session:
         self._check_approvals(loaded, new, approvals, run_kwargs)
         if loaded.summary is not None:
             self._fold(loaded, await self.memory.afold(loaded.shown, loaded.summary))
+        given = agent
         agent, context = self._prepare(agent, loaded, context_variables)
         self.last_sent = [*loaded.shown, *new]
         response = await swarm.arun(
             agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
         )
-        await asyncio.to_thread(self._save, loaded, context, new, response, turn_id)
+        await asyncio.to_thread(self._save, loaded, context, new, response, turn_id, given)
         self._record_usage(response)
         return response
 
@@ -386,7 +401,13 @@ class Session:
         loaded.shown, loaded.summary = shown, state
 
     def _save(
-        self, loaded: _Loaded, sent_context: dict, new: list, response: Any, turn_id: str
+        self,
+        loaded: _Loaded,
+        sent_context: dict,
+        new: list,
+        response: Any,
+        turn_id: str,
+        given: Any,
     ) -> None:
         plan = self._plan(new, response)
         if not self.persist:
@@ -397,6 +418,12 @@ class Session:
             "run": len(plan.messages) - len(new) if plan.messages else 0,
             "agent": getattr(response.agent, "name", None),
         }
+        # Two agents may share a name: the rank says which of them (see _namesakes).
+        rank = self._rank(given, response.agent)
+        if rank:
+            entry["rank"] = rank
+            if plan.agent_name is not None:
+                plan.agent_rank = rank
         # One transaction when both halves share a database (_write() hands out one connection).
         try:
             with self._write() as (history_conn, store_conn):
@@ -427,7 +454,7 @@ class Session:
         stored = self.history.get_messages(limit=size + after)[:size] if size else []
         response = Response(
             messages=to_openai(stored[turn["new"] :]),
-            agent=self._resolve_agent(agent, turn.get("agent")),
+            agent=self._resolve_agent(agent, turn.get("agent"), turn.get("rank", 0)),
             context_variables=dict(loaded.record.context) if "context" in self.persist else {},
         )
         self.last_sent = []
@@ -462,7 +489,7 @@ class Session:
                         context,
                         expected_version=record.version,
                         active_agent=plan.agent_name,
-                        meta=meta,
+                        meta=_ranked(meta, plan.agent_rank),
                         connection=conn,
                     )
                     return None
@@ -508,16 +535,36 @@ class Session:
             if name in run_kwargs:
                 raise TypeError(f"Session.run builds {name!r} itself; pass it positionally")
 
-    def _resolve_agent(self, given: Any, stored_name: str | None) -> Any:
-        if not stored_name or getattr(given, "name", None) == stored_name:
-            return given
-        if stored_name in self._agents:
-            return self._agents[stored_name]
+    def _namesakes(self, given: Any, name: str) -> list[Any]:
+        """The agents called ``name`` a conversation may resume with, in one fixed order:
+        the agent passed to :meth:`run`, then ``agents=``, then every agent reachable from
+        the given one (discovery's order). Two distinct agents may share a name, so a turn
+        stores its active agent's place in this list (its rank) beside the name."""
         from ..graph.discovery import reachable_agents
 
-        for candidate in reachable_agents([given]):
-            if candidate.name == stored_name:
-                return candidate
+        found: list[Any] = []
+        for candidate in (given, *self._agents.values(), *reachable_agents([given])):
+            if getattr(candidate, "name", None) == name and all(c is not candidate for c in found):
+                found.append(candidate)
+        return found
+
+    def _rank(self, given: Any, agent: Any) -> int:
+        if agent is None or agent is given:
+            return 0
+        namesakes = self._namesakes(given, agent.name)
+        return next((i for i, known in enumerate(namesakes) if known is agent), 0)
+
+    def _resolve_agent(self, given: Any, stored_name: str | None, rank: int = 0) -> Any:
+        if not stored_name:
+            return given
+        if rank == 0:  # the usual case, no discovery: the given agent or agents=
+            if getattr(given, "name", None) == stored_name:
+                return given
+            if stored_name in self._agents:
+                return self._agents[stored_name]
+        namesakes = self._namesakes(given, stored_name)
+        if namesakes:
+            return namesakes[min(rank, len(namesakes) - 1)]
         warnings.warn(
             f"conversation {self.conversation_id!r} was last held by agent {stored_name!r}, "
             f"which is neither agents= nor reachable from {given.name!r}; continuing with "
@@ -536,7 +583,8 @@ class Session:
         # A new dict, no deep copy: the loaded one was just decoded (ours alone), and
         # Swarm.run deep-copies what it is given before any tool can touch it.
         context = {**record.context, **caller} if caller else dict(record.context)
-        return self._resolve_agent(agent, record.active_agent), context
+        rank = record.meta.get("agent_rank", 0)
+        return self._resolve_agent(agent, record.active_agent, rank), context
 
     def _plan(self, new: list, response: Any) -> _Plan:
         plan = _Plan()
@@ -574,6 +622,7 @@ class _Plan:
     messages: list | None = None
     context: dict | None = None
     agent_name: str | None = None
+    agent_rank: int = 0  # which of several agents sharing agent_name (0: the first)
 
 
 class _Write:

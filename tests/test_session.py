@@ -112,6 +112,47 @@ def test_a_messages_only_session_starts_fresh_on_a_conversation_others_keep_cont
     assert Session("shared", url=url).context_variables == {"name": "Xiaoming", "order_id": 7}
 
 
+@pytest.mark.parametrize("store", ["sqlite", "memory"])
+def test_a_conversation_resumes_the_right_one_of_two_agents_sharing_a_name(url, store):
+    # Two distinct agents may share a name (DESIGN.md): the stored name alone would resume
+    # the first one discovery finds (billing) after the conversation had gone to tech.
+    billing = Agent(name="Support", instructions="You are billing support.")
+    tech = Agent(name="Support", instructions="You are technical support.")
+
+    def to_billing():
+        """Billing questions."""
+        return billing
+
+    def to_tech():
+        """Technical questions."""
+        return tech
+
+    triage = Agent(name="Triage", functions=[to_billing, to_tech])
+    model = ScriptedChatModel(
+        respond=lambda msgs: (
+            scripted_tool_call("to_tech") if msgs[0].content == "You are a helpful agent." else "ok"
+        )
+    )
+    triage.instructions = "You are a helpful agent."
+    url = url if store == "sqlite" else "memory://namesakes"
+    first = Session("c", url=url).run(Swarm(chat_model=model), triage, "my router is broken")
+    assert first.agent is tech
+    model.reset()
+    again = Session("c", url=url)  # a refresh
+    second = again.run(Swarm(chat_model=model), triage, "still broken")
+    assert model.calls[0][0].content == "You are technical support."
+    assert second.agent is tech
+    # A retried turn id replays with the same agent, from the turn log.
+    replay = again.run(Swarm(chat_model=model), triage, turn_id=_last_turn_id(url))
+    assert replay.agent is tech
+
+
+def _last_turn_id(url: str) -> str:
+    from swarmgraph.memory import open_context_store
+
+    return open_context_store(url).load("c").meta["turns"][-1]["id"]
+
+
 def test_caller_context_is_merged_over_stored_and_never_mutated(url):
     seen: list[dict] = []
 
