@@ -113,8 +113,10 @@ class GraphNode:
     ``agent=None`` is the dynamic node's case: the active agent is resolved at run time.
     """
 
-    # The member's model runs in a subgraph, whose tokens stream_mode="messages" leaves out;
-    # a traced node hands the messages it added to that stream whole when it ends.
+    # The member's model runs in a subgraph, whose tokens stream_mode="messages" leaves out
+    # unless the caller streams with subgraphs=True (Swarm's stream=True does, when a member
+    # can run); a traced node also hands the messages it added to that stream whole when it
+    # ends, so a plain app.stream(stream_mode="messages") sees them too.
     traced = True
 
     def __init__(self, runtime: Any, agent: GraphAgent | None) -> None:

@@ -48,7 +48,7 @@ from .discovery import handoff_targets
 from .errors import BudgetExceeded, StepLimitError, SwarmError
 from .messages import to_langchain, to_openai
 from .models import ModelResolver
-from .native import as_member
+from .native import GraphAgent, as_member
 from .node import GraphRuntime, waiting_for
 from .node_names import DYNAMIC_NODE, assign_node_names
 from .run_control import RunControl
@@ -352,6 +352,13 @@ class _Run:
             raise halted
         return response
 
+    def has_members(self) -> bool:
+        """Whether a LangGraph member can run: then the stream also reads inside subgraphs,
+        so the member's own model streams its tokens (it costs ~30% of a streamed run, so
+        only then)."""
+        agents = self.control.agents if self.control.agents is not None else self.runtime.agents
+        return any(isinstance(agent, GraphAgent) for agent in agents.values())
+
     def events(self) -> Iterator[dict]:
         """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``."""
         events = _SwarmEvents(self.runtime, self.control, self.state)
@@ -359,9 +366,13 @@ class _Run:
             yield {"response": self.response(self.state)}
             return
         modes = ["messages", "values"]
+        subgraphs = self.has_members()
         try:
-            for mode, payload in self.app.stream(self.state, self.config, stream_mode=modes):
-                yield from events.feed(mode, payload)
+            for item in self.app.stream(
+                self.state, self.config, stream_mode=modes, subgraphs=subgraphs
+            ):
+                ns, mode, payload = item if subgraphs else ((), *item)
+                yield from events.feed(ns, mode, payload)
         except SwarmError as exc:
             exc.response = self.response(events.final)
             raise
@@ -376,9 +387,13 @@ class _Run:
             yield {"response": self.response(self.state)}
             return
         modes = ["messages", "values"]
+        subgraphs = self.has_members()
         try:
-            async for mode, payload in self.app.astream(self.state, self.config, stream_mode=modes):
-                for event in events.feed(mode, payload):
+            async for item in self.app.astream(
+                self.state, self.config, stream_mode=modes, subgraphs=subgraphs
+            ):
+                ns, mode, payload = item if subgraphs else ((), *item)
+                for event in events.feed(ns, mode, payload):
                     yield event
         except SwarmError as exc:
             exc.response = self.response(events.final)
@@ -398,16 +413,22 @@ class _SwarmEvents:
         self.control = control
         self.final = state
         self.open_id: str | None = None
+        self.streamed: set[str] = set()  # ids of replies already streamed
 
-    def feed(self, mode: str, payload: Any) -> Iterator[dict]:
+    def feed(self, ns: tuple[str, ...], mode: str, payload: Any) -> Iterator[dict]:
+        """One item of the stream; ``ns`` is the namespace of a LangGraph member's own
+        graph (``("research:<task id>",)``) when the item comes from inside it."""
         if mode == "values":
-            yield from self.close()
-            self.final = payload
+            if not ns:  # a member's own state is not the swarm's
+                yield from self.close()
+                self.final = payload
             return
         chunk, meta = payload
         if not isinstance(chunk, AIMessage):
             return  # tool results arrive in the final response, as in Swarm
         if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
+            if chunk.id in self.streamed:
+                return  # its model streamed it already, token by token, from inside
             chunk = _as_chunk(chunk)
         first = chunk.id != self.open_id
         content = chunk.content if isinstance(chunk.content, str) else None
@@ -416,6 +437,8 @@ class _SwarmEvents:
         if first:
             yield from self.close()
             self.open_id = chunk.id
+            if chunk.id is not None:
+                self.streamed.add(chunk.id)
             yield {"delim": "start"}
         tool_calls = [
             {
@@ -437,7 +460,9 @@ class _SwarmEvents:
         if first:  # Swarm stamps the sender on the delta that carries the role
             control = self.control
             agents = control.agents if control.agents is not None else self.runtime.agents
-            agent = agents.get(meta.get("langgraph_node"))  # None: the dynamic node
+            # The node that runs it: ours, or the member whose graph the namespace names.
+            node = ns[0].split(":")[0] if ns else meta.get("langgraph_node")
+            agent = agents.get(node)  # None: the dynamic node
             if agent is None:
                 agent = self.runtime.agent_for(self.final.get("active_agent"), control)
             delta["sender"] = agent.name  # the real name, not the node name it runs under

@@ -273,3 +273,40 @@ def test_a_graph_may_start_the_run_and_hand_over_to_our_agent():
     response = Swarm(chat_model=model).run(research, [user("hello")])
     assert response.agent is triage
     assert [m.get("sender") for m in response.messages] == ["research", None, "Triage"]
+
+
+async def _collect(started) -> list[dict]:
+    return [event async for event in await started]  # arun(stream=True) awaits to a stream
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_members_reply_streams_token_by_token_once_under_its_name(mode):
+    triage = Agent(name="Triage")
+    triage.handoffs.append(
+        research_graph(
+            [scripted_tool_call("search_papers", {"topic": "bees"}), "Bees see ultraviolet."]
+        )
+    )
+    swarm = Swarm(chat_model=ScriptedChatModel([scripted_tool_call("transfer_to_research")]))
+    if mode == "sync":
+        events = list(swarm.run(triage, [user("q")], stream=True))
+    else:
+        events = asyncio.run(_collect(swarm.arun(triage, [user("q")], stream=True)))
+    # Group the deltas into the replies Swarm's delims mark.
+    replies: list[list[dict]] = []
+    for event in events[:-1]:
+        if event.get("delim") == "start":
+            replies.append([])
+        elif "delim" not in event:
+            replies[-1].append(event)
+    senders = [reply[0]["sender"] for reply in replies]
+    assert senders == ["Triage", "research", "research"]  # transfer, search call, answer
+    answer = replies[-1]
+    assert len(answer) == 3  # "Bees ", "see ", "ultraviolet.": its own model's tokens
+    assert "".join(d["content"] for d in answer) == "Bees see ultraviolet."
+    assert [d.get("role") for d in answer] == ["assistant", None, None]
+    search_call = replies[1][0]["tool_calls"][0]["function"]
+    assert search_call["name"] == "search_papers"
+    final = events[-1]["response"]
+    assert final.messages[-1]["content"] == "Bees see ultraviolet."
+    assert sum(m["role"] == "assistant" for m in final.messages) == 3  # nothing doubled
