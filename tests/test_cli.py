@@ -168,6 +168,21 @@ def test_missing_database_file_is_one_line_and_not_created(tmp_path):
     assert not (tmp_path / ".swarmgraph").exists()
 
 
+def test_an_upgrade_points_at_the_store_older_versions_used(tmp_path):
+    # Before 0.2 the default store was ./swarmgraph.db; the default is .swarmgraph/ now.
+    assert run(tmp_path, "demo", "--db", "sqlite:///swarmgraph.db").returncode == 0
+    done = run(tmp_path, "history", "--session", "demo")
+    assert_one_line_error(done, "demo", "--db sqlite:///swarmgraph.db")
+    assert not (tmp_path / ".swarmgraph").exists()
+    done = run(tmp_path, "history", "--session", "demo", "--db", "sqlite:///swarmgraph.db")
+    assert done.returncode == 0 and "Ming" in done.stdout
+    # Once the new store exists, its own errors stand alone.
+    assert run(tmp_path, "demo").returncode == 0
+    done = run(tmp_path, "history", "--session", "nobody")
+    assert_one_line_error(done, "nobody")
+    assert "swarmgraph.db;" not in done.stderr
+
+
 @pytest.mark.parametrize("url", ["foo://bar", "sqlite://", "postgresql://u@127.0.0.1:1/db"])
 def test_bad_url_is_one_line(tmp_path, url):
     assert_one_line_error(run(tmp_path, "history", "--session", "s", "--db", url))

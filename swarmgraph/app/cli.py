@@ -87,6 +87,29 @@ def _sqlite_file(url: str) -> Path | None:
     return sqlite_path(url) if url_scheme(url) == "sqlite" else None
 
 
+#: The default store before 0.2.0, in the working directory itself.
+OLD_DEFAULT_DB = "swarmgraph.db"
+
+
+def old_store_hint(url: str) -> str:
+    """Where an upgrade left earlier conversations: ``./swarmgraph.db`` (the default store
+    before 0.2.0) when it exists and ``url``, the default store now, does not yet; else "".
+
+    Example:
+        >>> old_store_hint("memory://")
+        ''
+    """
+    if os.environ.get("SWARMGRAPH_DB") or url != default_db_url():
+        return ""
+    path = _sqlite_file(url)
+    if path is None or path.exists() or not Path(OLD_DEFAULT_DB).is_file():
+        return ""
+    return (
+        f"conversations stored before swarmgraph 0.2 are in ./{OLD_DEFAULT_DB}; "
+        f"read them with --db sqlite:///{OLD_DEFAULT_DB}"
+    )
+
+
 def _where(url: str) -> str:
     """The store for humans: a path relative to the working directory when it is under it."""
     from ..memory.urls import redact_url
@@ -308,6 +331,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
             )
     _mark_for_approval(agents, args.approve)
     conversation = args.session or _default_session(start)
+    old_store = old_store_hint(args.db)  # before the session creates the new store
     session = _session(args, conversation, agents, memory=memory)
     stored = len(session.messages)
     print(
@@ -318,6 +342,8 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     print(f"model: {choice.label}; memory: {args.memory}", file=out)
     if choice.note:
         print(f"note: {choice.note}", file=out)
+    if old_store and not stored:
+        print(f"note: {old_store}", file=out)
     if stored:
         who = session.active_agent_name or start.name
         print(f"resuming: {stored} stored messages, talking to {who}", file=out)
@@ -369,7 +395,11 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
 
     path = _sqlite_file(args.db)
     if path is not None and not path.exists():
-        raise UserError(f"no stored session {args.session!r}: {_where(args.db)} does not exist")
+        hint = old_store_hint(args.db)
+        raise UserError(
+            f"no stored session {args.session!r}: {_where(args.db)} does not exist"
+            + (f" ({hint})" if hint else "")
+        )
     triage, sales, refunds = demo_agents()
     session = _session(args, args.session, [triage, sales, refunds])
     messages = _stored_dicts(session)
