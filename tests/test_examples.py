@@ -29,6 +29,18 @@ EXPECTED = {
 }
 
 
+def run_example(cwd: Path, *args: str, input: str | None = None, **env: str):
+    """``python -m examples.ARGS`` as a user runs it: no OPENAI_* from this shell, ``env`` added."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    clean.update(PYTHONPATH=str(ROOT), **env)
+    done = subprocess.run(
+        [sys.executable, "-m", *args],
+        input=input, cwd=cwd, env=clean, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def examples() -> list[str]:
     return sorted(p.name for p in (ROOT / "examples").iterdir() if (p / "__main__.py").exists())
 
@@ -41,36 +53,15 @@ def test_every_example_is_checked_here_and_has_evals():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example_runs_offline(name, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
-    env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run(
-        [sys.executable, "-m", f"examples.{name}", "--offline"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_example(tmp_path, f"examples.{name}", "--offline")
     for line in EXPECTED[name]:
         assert line in done.stdout, (line, done.stdout)
 
 
 def test_an_example_in_chat_mode_is_run_demo_loop(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
-    env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run(
-        [sys.executable, "-m", "examples.weather", "--offline", "--chat"],
-        input="Weather in Oslo?\n/agent\n",
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    done = run_example(
+        tmp_path, "examples.weather", "--offline", "--chat", input="Weather in Oslo?\n/agent\n"
     )
-    assert done.returncode == 0, done.stderr
     assert "Starting swarmgraph REPL with Weather" in done.stdout
     assert "Weather › Oslo: -3°C and snow." in done.stdout
     assert "active agent: Weather" in done.stdout
@@ -88,13 +79,10 @@ def test_an_example_runs_on_a_real_model_endpoint(tmp_path):
         stub_text("Sent."),
     ]  # fmt: skip
     with OpenAIStub(replies) as stub:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
-        env.update(PYTHONPATH=str(ROOT), OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="test")
-        done = subprocess.run(
-            [sys.executable, "-m", "examples.weather", "--model", "local-model"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        done = run_example(
+            tmp_path, "examples.weather", "--model", "local-model",
+            OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="test",
         )  # fmt: skip
-    assert done.returncode == 0, done.stderr
     assert "model: local-model" in done.stdout
     assert "Weather › Take an umbrella." in done.stdout and "Weather › Sent." in done.stdout
     assert {r["model"] for r in stub.requests} == {"local-model"}
