@@ -252,9 +252,8 @@ class AgentNode:
         return self.agent
 
     def _prompt(
-        self, state: dict, config: RunnableConfig
-    ) -> tuple[Agent, RunControl, ModelCall, list[BaseMessage], dict]:
-        control = current_control(config)
+        self, state: dict, control: RunControl
+    ) -> tuple[Agent, ModelCall, list[BaseMessage], dict]:
         agent = self._agent(state, control)
         context = state.get("context_variables") or {}
         # Instructions are rebuilt on every model call from the current context;
@@ -269,7 +268,7 @@ class AgentNode:
         call = self.runtime.model_for(agent, control)
         if call.safe_names:
             prompt = [_api_safe_name(m) for m in prompt]
-        return agent, control, call, prompt, context
+        return agent, call, prompt, context
 
     def step(self, state: dict, config: RunnableConfig) -> dict | Command:
         control = current_control(config)
@@ -284,7 +283,7 @@ class AgentNode:
             outcome = execute_tool_calls(ran, owner.tools, context, debug=_debug_lines(control))
             update = self._apply(owner, control, ran, outcome, answers, {"messages": []}, state)
             return self._next(update, state, control)
-        agent, control, call, prompt, context = self._prompt(state, config)
+        agent, call, prompt, context = self._prompt(state, control)
         if self._over_budget(agent, control, prompt):
             return {}
         reply = call.runnable.invoke(prompt, config, **call.kwargs)
@@ -311,7 +310,7 @@ class AgentNode:
             )
             update = self._apply(owner, control, ran, outcome, answers, {"messages": []}, state)
             return self._next(update, state, control)
-        agent, control, call, prompt, context = self._prompt(state, config)
+        agent, call, prompt, context = self._prompt(state, control)
         if self._over_budget(agent, control, prompt):
             return {}
         reply = await call.runnable.ainvoke(prompt, config, **call.kwargs)
