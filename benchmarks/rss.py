@@ -124,22 +124,12 @@ def run_service(
     """RSS of one process after ``marks`` turns of a service through one ``Swarm`` and
     per-request ``Session`` objects over SQLite, ``users`` conversations, with agents built
     per request (fresh Agent objects and tool functions each turn) and, for contrast, reused."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
     cases: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for mode in modes:
             path = os.path.join(tmp, f"{mode}.db")
-            done = subprocess.run(
-                [sys.executable, "-c", SERVICE, mode, path, ",".join(map(str, marks)), str(users)],
-                capture_output=True,
-                text=True,
-                check=True,
-                cwd=root,
-                env=env,
-                timeout=3600,
-            )
-            cases[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+            args = (mode, path, ",".join(map(str, marks)), str(users))
+            cases[mode] = _run_child(SERVICE, *args, timeout=3600)
     lo, hi = str(min(marks)), str(max(marks))
     growth = {mode: rows[hi]["rss_mb"] / rows[lo]["rss_mb"] - 1 for mode, rows in cases.items()}
     return {"marks": list(marks), "users": users, "cases": cases, "growth": growth}
@@ -164,19 +154,24 @@ def _prefill(path: str, n: int, naive: bool) -> None:
         open_history("sqlite:///" + path, "bench").add_messages(make_history(n))
 
 
-def _child(mode: str, path: str) -> dict[str, float]:
+def _run_child(code: str, *args: str, timeout: int) -> Any:
+    """Run ``code`` in a fresh Python (this checkout importable); its last stdout line as JSON."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, path],
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         check=True,
         cwd=root,
         env=env,
-        timeout=300,
+        timeout=timeout,
     )
-    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _child(mode: str, path: str) -> dict[str, float]:
+    data = _run_child(CHILD, mode, path, timeout=300)
     return {
         "before_turn_mb": data["before"] / 2**20,
         "peak_mb": data["peak"] / 2**20,
