@@ -33,12 +33,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-from .discovery import handoff_targets, reachable_agents
+from .discovery import discover
 from .models import ModelResolver
 from .native import as_member, member_node
 from .node import AgentNode, GraphRuntime
 from .node_names import DYNAMIC_NODE, assign_node_names
-from .routes import routes_of
 from .run_control import current_control
 from .schema import tool_spec
 from .state import SwarmState
@@ -97,7 +96,7 @@ def build_swarm_graph(
     # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
     agents = [as_member(a) for a in agents]
     default = as_member(default_agent) if default_agent is not None else agents[0]
-    everyone = reachable_agents([default, *agents])
+    everyone, handoffs = discover([default, *agents])
     for agent in everyone:
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
@@ -112,7 +111,7 @@ def build_swarm_graph(
     )
     builder = StateGraph(state_schema, context_schema=context_schema)
     names = list(nodes.values())
-    targets = {agent: [nodes[t] for t in handoff_targets(agent)] for agent in nodes}
+    targets = {agent: [nodes[t] for t in handoffs[id(agent)]] for agent in nodes}
     for agent, name in nodes.items():
         ends = destinations(agent, nodes, targets)
         node = member_node(runtime, agent, AgentNode(runtime, agent, name))
@@ -153,7 +152,7 @@ def destinations(
     ends.update(dict.fromkeys([DYNAMIC_NODE, END]))
     labelled = {node: node for node in ends}
     labels: dict[str, list[str]] = {}
-    for route in routes_of(agent):
+    for route in agent.routes:  # checked by discover()
         target = nodes.get(route.to)
         if target is not None and route.label not in labels.setdefault(target, []):
             labels[target].append(route.label)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .native import as_member, members_in
+from .routes import routes_of
 from .types import CALLER, Agent
 
 
@@ -120,17 +121,24 @@ def handoff_targets(agent: Agent) -> list[Agent]:
     return list(unique.values())
 
 
-def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
-    """The given agents plus every agent reachable from them through handoffs (BFS order)."""
+def discover(agents: Iterable[Agent]) -> tuple[list[Agent], dict[int, list[Agent]]]:
+    """The given agents plus every agent reachable from them through handoffs and routes,
+    in breadth-first order, and each one's handoff targets by ``id`` (each agent's tools
+    are read once: the walk, the builder and Swarm's topology key all need them)."""
     order: list[Agent] = []
-    seen: set[int] = set()
+    targets: dict[int, list[Agent]] = {}
     queue = [as_member(a) for a in agents]  # a named compiled graph stands for its member
     while queue:
         agent = queue.pop(0)
-        if id(agent) in seen:
+        if id(agent) in targets:
             continue
-        seen.add(id(agent))
+        targets[id(agent)] = handoff_targets(agent)
         order.append(agent)
-        queue.extend(handoff_targets(agent))
-        queue.extend(route.to for route in agent.routes)  # routes switch agents too
-    return order
+        queue.extend(targets[id(agent)])
+        queue.extend(route.to for route in routes_of(agent))  # routes switch agents too
+    return order, targets
+
+
+def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
+    """The given agents plus every agent reachable from them through handoffs (BFS order)."""
+    return discover(agents)[0]

@@ -68,14 +68,3 @@ def first_route(agent: Agent, context: Mapping[str, Any]) -> Route | None:
         if route.when(context):
             return route
     return None
-
-
-def route_labels(agent: Agent) -> dict[str, str]:
-    """Target node name -> edge label for ``agent``'s routes (two routes to one agent: both
-    names, joined)."""
-    labels: dict[str, list[str]] = {}
-    for route in routes_of(agent):
-        names = labels.setdefault(route.to.name, [])
-        if route.label not in names:
-            names.append(route.label)
-    return {target: " / ".join(names) for target, names in labels.items()}

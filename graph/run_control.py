@@ -52,11 +52,6 @@ class RunControl:
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.budget)
 
-    @property
-    def usage(self) -> dict[str, int]:
-        """The running totals (``model_calls``, tokens, ``tool_calls``, ``handoffs``)."""
-        return self.ledger.totals
-
     def config(self, recursion_limit: int | None = None) -> dict[str, Any]:
         config: dict[str, Any] = {"configurable": {RUN_CONTROL_KEY: self}}
         if recursion_limit is not None:

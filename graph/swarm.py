@@ -44,7 +44,7 @@ from langgraph.graph.state import CompiledStateGraph
 from .approvals import check_decisions
 from .budget import Budget
 from .builder import build_swarm_graph
-from .discovery import handoff_targets
+from .discovery import discover
 from .errors import BudgetExceeded, StepLimitError, SwarmError
 from .messages import to_langchain, to_openai
 from .models import ModelResolver
@@ -496,18 +496,7 @@ def _discover(start: Agent) -> tuple[tuple, dict[str, Agent]]:
     come from :func:`assign_node_names` over the same discovery order the builder uses, so
     the roster's keys are the compiled graph's nodes.
     """
-    # The same breadth-first walk as reachable_agents (the builder's order), targets read once.
-    everyone: list[Agent] = []
-    targets: dict[int, list[Agent]] = {}
-    queue = [start]
-    while queue:
-        agent = queue.pop(0)
-        if id(agent) in targets:
-            continue
-        targets[id(agent)] = handoff_targets(agent)
-        everyone.append(agent)
-        queue.extend(targets[id(agent)])
-        queue.extend(route.to for route in agent.routes)  # routes switch agents too
+    everyone, targets = discover([start])  # the builder's order
     nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
     order = tuple(
         (

@@ -89,6 +89,16 @@ class Agent(BaseModel):
     can_return: bool = False  # adds a generated transfer_back tool that returns CALLER
     history: Callable[[list], list] | None = None  # the view of the conversation its model gets
 
+    @field_validator("routes")
+    @classmethod
+    def _routes(cls, value: list[Any]) -> list[Any]:
+        from .routes import Route  # routes.py builds on this module
+
+        for route in value:
+            if not isinstance(route, Route):
+                raise ValueError(f"routes takes Route objects, not {route!r}")
+        return value
+
     @field_validator("handoffs")
     @classmethod
     def _handoff_targets(cls, value: list[Any]) -> list[Any]:

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 from openai_stub import OpenAIStub, StubReply, stub_text
+from pydantic import ValidationError
 from swarmgraph.graph.chat_models.scripted import scripted_tool_call, scripted_tool_calls
 
 from swarmgraph import (
@@ -579,3 +580,12 @@ def test_budgets_stop_arun_and_stream_too():
         for event in Swarm(chat_model=bouncer()).run(a, [user("go")], budget=budget, stream=True):
             events.append(event)
     assert {"delim": "start"} in events and caught.value.response.usage["model_calls"] == 2
+
+
+def test_a_route_that_is_not_a_route_is_a_clear_error_at_once_or_before_the_run():
+    with pytest.raises(ValidationError, match="routes takes Route objects, not 'oops'"):
+        Agent(name="A", routes=["oops"])
+    appended = Agent(name="A")
+    appended.routes.append("oops")  # past the validator: the first walk of the roster says so
+    with pytest.raises(TypeError, match="agent 'A': routes must be Route objects"):
+        Swarm(chat_model=ScriptedChatModel(["hi"])).run(appended, [user("x")])
