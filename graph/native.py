@@ -36,7 +36,6 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field
 
-from .errors import HandoffLoopError
 from .run_control import RunControl, current_control
 from .types import Agent, is_compiled_graph
 
@@ -164,13 +163,8 @@ class GraphNode:
             update["context_variables"] = context
         target = self._handoff(agent, added)
         if target is not None:
-            trail = [*state.get("handoff_trail", ()), agent.name]
-            if len(trail) >= self.runtime.max_consecutive_handoffs:
-                raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
-            update["handoff_trail"] = trail
-            update["active_agent"] = self.runtime.key_for(target, control)
-            control.ledger.handed_off(agent.name, target.name)
-            control.debug_print(f"Handoff: {agent.name} -> {target.name}")
+            if self.runtime.switch(agent, target, state, update, control):
+                control.debug_print(f"Handoff: {agent.name} -> {target.name}")
         elif added and isinstance(added[-1], AIMessage) and state.get("handoff_trail"):
             update["handoff_trail"] = []  # the member answered: the handoff chain is over
         return update

@@ -100,6 +100,31 @@ class GraphRuntime:
             return control.agents, control.dynamic
         return self.agents, self.dynamic
 
+    def switch(
+        self,
+        agent: Agent,
+        target: Agent,
+        state: dict,
+        update: dict,
+        control: RunControl,
+        route: str | None = None,
+    ) -> bool:
+        """Hand the conversation from ``agent`` to ``target`` in ``update`` (the handoff
+        trail and its loop check, the active agent, the ledger), unless the budget's
+        ``max_handoffs`` would be passed: then the run halts and this returns False. Our
+        agents' nodes and LangGraph members' nodes both switch through here."""
+        exceeded = control.ledger.before_handoff(agent.name)
+        if exceeded is not None:
+            control.halted = exceeded
+            return False
+        trail = [*state.get("handoff_trail", ()), agent.name]
+        if len(trail) >= self.max_consecutive_handoffs:
+            raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)
+        update["handoff_trail"] = trail
+        update["active_agent"] = self.key_for(target, control)
+        control.ledger.handed_off(agent.name, target.name, route=route)
+        return True
+
     def key_for(self, agent: Agent, control: RunControl | None = None) -> str:
         """The state key for ``agent``: its node name, or a unique key for unforeseen agents."""
         agents, dynamic = self._maps(control)
@@ -454,16 +479,15 @@ class AgentNode:
             else:
                 update["context_variables"] = new_context
             context = new_context
-        target, label = self._next_agent(agent, control, outcome, update, state, context)
-        if target is not None:
-            trail = [*state.get("handoff_trail", ()), agent.name]
-            if len(trail) >= self.runtime.max_consecutive_handoffs:
-                raise HandoffLoopError([*trail, target.name], self.runtime.max_consecutive_handoffs)
-            update["handoff_trail"] = trail
-            update["active_agent"] = self.runtime.key_for(target, control)  # the switch
-            control.ledger.handed_off(agent.name, target.name, route=label)
-            if label is not None:
-                control.debug_print(f"{agent.name} \u21d2 {target.name} (route)")
+        target, label, call_id = self._next_agent(agent, control, outcome, update, state, context)
+        if target is None:
+            return update
+        if not self.runtime.switch(agent, target, state, update, control, route=label):
+            if call_id is not None:  # the transfer call's answer says why nothing switched
+                _reanswer(update["messages"], call_id, f"Error: {control.halted}")
+            return update
+        if label is not None:
+            control.debug_print(f"{agent.name} \u21d2 {target.name} (route)")
         return update
 
     def _next_agent(
@@ -474,14 +498,16 @@ class AgentNode:
         update: dict,
         state: dict,
         context: dict,
-    ) -> tuple[Agent | None, str | None]:
-        """Who takes over after this step's tools: ``(agent, route label or None)``.
+    ) -> tuple[Agent | None, str | None, str | None]:
+        """Who takes over after this step's tools: ``(agent, route label or None, the
+        transfer's tool call id or None)``.
 
         A tool's handoff first (``CALLER`` resolved to the agent that handed off to this
-        one), else the first route whose condition holds; either way only within budget.
+        one), else the first route whose condition holds. The budget is checked by the
+        switch itself (:meth:`GraphRuntime.switch`).
         """
         if control.halted is not None:
-            return None, None
+            return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
         if target is CALLER:
             caller = caller_of([*state["messages"], *update["messages"]])
@@ -505,14 +531,8 @@ class AgentNode:
             if route is not None:
                 target, label, call_id = route.to, route.label, None
         if target is None:
-            return None, None
-        exceeded = control.ledger.before_handoff(agent.name)
-        if exceeded is not None:
-            control.halted = exceeded
-            if call_id is not None:
-                _reanswer(update["messages"], call_id, f"Error: {exceeded}")
-            return None, None
-        return target, label
+            return None, None, None
+        return target, label, call_id
 
 
 def _reanswer(

@@ -20,6 +20,8 @@ from typing_extensions import TypedDict
 
 from swarmgraph import (
     Agent,
+    Budget,
+    BudgetExceeded,
     HandoffLoopError,
     Result,
     ScriptedChatModel,
@@ -273,6 +275,20 @@ def test_a_graph_may_start_the_run_and_hand_over_to_our_agent():
     response = Swarm(chat_model=model).run(research, [user("hello")])
     assert response.agent is triage
     assert [m.get("sender") for m in response.messages] == ["research", None, "Triage"]
+
+
+def test_a_members_handoff_counts_against_the_budget_like_ours():
+    triage = Agent(name="Triage")
+    research = research_graph([scripted_tool_call("transfer_to_triage")], back_to=triage)
+    model = ScriptedChatModel(["Triage answers."])
+    with pytest.raises(BudgetExceeded) as info:
+        Swarm(chat_model=model).run(research, [user("hello")], budget=Budget(max_handoffs=0))
+    assert info.value.limit == "max_handoffs" and info.value.agent == "research"
+    assert info.value.response.agent.name == "research"  # no switch happened
+    assert model.calls == []  # Triage never ran
+    research = research_graph([scripted_tool_call("transfer_to_triage")], back_to=triage)
+    response = Swarm(chat_model=model).run(research, [user("hello")], budget=Budget(max_handoffs=1))
+    assert response.agent is triage and response.usage["handoffs"] == 1
 
 
 async def _collect(started) -> list[dict]:
