@@ -110,6 +110,10 @@ def decode_context(encoded: str | None) -> dict:
     except RecursionError:
         _warn_depth("the whole stored context")
         return {}
+    # A key nested MAX_DEPTH deep needs that many opening brackets inside the top-level
+    # object: without them (every context a current version saved) skip the walk.
+    if encoded.count("[") + encoded.count("{") <= MAX_DEPTH:
+        return value
     for key in [k for k, item in value.items() if _depth(item) >= MAX_DEPTH]:
         del value[key]
         _warn_depth(f"context_variables[{key!r}]")

@@ -551,6 +551,8 @@ class Session:
     def _rank(self, given: Any, agent: Any) -> int:
         if agent is None or agent is given:
             return 0
+        if self._agents.get(agent.name) is agent and getattr(given, "name", None) != agent.name:
+            return 0  # first of its name in _namesakes' order, no discovery needed
         namesakes = self._namesakes(given, agent.name)
         return next((i for i, known in enumerate(namesakes) if known is agent), 0)
 
