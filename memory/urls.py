@@ -246,20 +246,6 @@ def url_secrets(url: str) -> set[str]:
     return {s for s in secrets if s}
 
 
-def url_password(url: str) -> str | None:
-    """The password in ``url``'s userinfo (``None`` if it has none).
-
-    Example:
-        >>> url_password("redis://:s3cret@localhost:6379/0"), url_password("redis://h:1/0")
-        ('s3cret', None)
-    """
-    match = re.match(r"^[A-Za-z][A-Za-z0-9.+-]*://([^/?#]*)", str(url))
-    if match is None or "@" not in match.group(1):
-        return None
-    userinfo = match.group(1).rsplit("@", 1)[0]
-    return unquote(userinfo.split(":", 1)[1]) or None if ":" in userinfo else None
-
-
 def scrub(text: str, url: str | None = None) -> str:
     """``text`` safe to show: every URL in it redacted (:func:`redact_url`), every
     ``password=...``-style pair masked, and ``url``'s secrets masked where they stand as

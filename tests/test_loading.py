@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from swarmgraph.app.loading import AgentSpecError, is_agent_spec, load_agent
+from swarmgraph.app.loading import AgentSpecError, load_agent
 
 DESK = """
 from swarmgraph import Agent
@@ -70,8 +70,3 @@ def test_an_error_inside_the_users_module_is_not_hidden(project):
     (project / "broken.py").write_text("import not_installed_anywhere\n")
     with pytest.raises(ModuleNotFoundError, match="not_installed_anywhere"):
         load_agent("broken.py:x")
-
-
-def test_what_counts_as_a_spec():
-    assert is_agent_spec("a/b.py:triage") and is_agent_spec("a.py") and is_agent_spec("m:x")
-    assert not is_agent_spec("triage") and not is_agent_spec("demo")

@@ -290,3 +290,23 @@ def test_clear_never_makes_versions_go_backwards(backend_url):
     with pytest.raises(ContextVersionConflict):  # the stale turn's save cannot slip in
         stale.store.save(cid, {"old": 1, "stale": True}, expected_version=loaded.version)
     assert Session(cid, url=backend_url).context_variables == {"new": 2}
+
+
+def test_the_deadline_watchdog_fires_a_short_deadline_armed_behind_a_long_one():
+    import socket as socket_module
+    import time
+
+    from swarmgraph.memory.backends.postgres.deadline import guard
+
+    slow_a, slow_b = socket_module.socketpair()
+    fast_a, fast_b = socket_module.socketpair()
+    with guard(slow_a.fileno(), 60) as slow:  # the watchdog now sleeps for ~60 s ...
+        time.sleep(0.05)
+        with guard(fast_a.fileno(), 0.1) as fast:  # ... so this one must wake it
+            fast_a.settimeout(5)
+            start = time.monotonic()
+            assert fast_a.recv(1) == b""  # the shut-down socket reads end-of-file
+            assert time.monotonic() - start < 2
+        assert fast.fired and not slow.fired
+    for sock in (slow_a, slow_b, fast_a, fast_b):
+        sock.close()

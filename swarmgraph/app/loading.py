@@ -31,24 +31,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["AgentSpecError", "is_agent_spec", "load_agent"]
+__all__ = ["AgentSpecError", "load_agent"]
 
 
 class AgentSpecError(ValueError):
     """The spec names no loadable agent; the message says what was found instead."""
-
-
-def is_agent_spec(text: str) -> bool:
-    """True when ``text`` looks like ``file.py[:name]`` or ``package.module:name``.
-
-    Example:
-        >>> is_agent_spec("examples/airline/agents.py:triage"), is_agent_spec("app.agents:triage")
-        (True, True)
-        >>> is_agent_spec("demo")
-        False
-    """
-    where = text.rpartition(":")[0] if ":" in text else text
-    return where.endswith(".py") or ":" in text
 
 
 def load_agent(spec: str) -> Any:

@@ -39,7 +39,6 @@ class Armed:
 
     fileno: int
     deadline: float
-    seconds: float
     fired: bool = False
     key: int = field(default=0)
 
@@ -51,9 +50,10 @@ class _Watchdog:
         self._ids = itertools.count(1)
         self._thread: threading.Thread | None = None
         self._pid = 0
+        self._wake_at = float("inf")  # when the watchdog thread wakes up next by itself
 
     def arm(self, fileno: int, seconds: float) -> Armed:
-        armed = Armed(fileno, time.monotonic() + seconds, seconds, key=next(self._ids))
+        armed = Armed(fileno, time.monotonic() + seconds, key=next(self._ids))
         with self._cond:
             if self._thread is None or self._pid != os.getpid():  # a forked child starts anew
                 self._pid = os.getpid()
@@ -63,7 +63,8 @@ class _Watchdog:
                 )
                 self._thread.start()
             self._armed[armed.key] = armed
-            self._cond.notify()
+            if armed.deadline < self._wake_at:  # the usual case wakes nobody: ~6 arms a turn
+                self._cond.notify()
         return armed
 
     def disarm(self, armed: Armed) -> None:
@@ -81,7 +82,9 @@ class _Watchdog:
                     armed.fired = True
                     _shut_down(armed.fileno)
                 wait = min((a.deadline for a in self._armed.values()), default=now + 60) - now
+                self._wake_at = now + max(wait, 0.001)
                 self._cond.wait(timeout=max(wait, 0.001))
+                self._wake_at = float("inf")  # awake: arm() need not notify
 
 
 def _shut_down(fileno: int) -> None:

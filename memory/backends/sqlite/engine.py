@@ -69,12 +69,12 @@ def read_only(engine: Engine) -> bool:
     return engine in _read_only_engines
 
 
-def _file_url(driver: str, path: str) -> str:
+def _file_url(path: str) -> str:
     if is_read_only(path):
         # immutable=1: no locks, no -wal/-shm files, so any reader works on read-only media;
         # writes fail with "attempt to write a readonly database".
-        return f"{driver}:///file:{path}?mode=ro&immutable=1&uri=true"
-    return f"{driver}:///{path}"
+        return f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true"
+    return f"sqlite:///{path}"
 
 
 def _configure(engine: Engine) -> None:
@@ -113,7 +113,7 @@ def sync_engine(path: str | Path) -> Engine:
         if engine is None:
             Path(key[1]).parent.mkdir(parents=True, exist_ok=True)
             engine = create_engine(
-                _file_url("sqlite", key[1]),
+                _file_url(key[1]),
                 connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
             )
             _configure(engine)
