@@ -46,7 +46,6 @@ DEFAULT_DIR = ".swarmgraph"
 DEFAULT_MODEL = "gpt-4o-mini"
 DEMO_SESSION = "demo"
 #: URLs this run was given (``--db``): their secrets are masked in anything printed.
-_SHOWN_URLS: list[str] = []
 
 
 class UserError(Exception):
@@ -305,7 +304,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     from .demo import demo_agents
     from .provider import describe_model_error
     from .repl import LineReader, chat_loop
-    from .terminal import Style
+    from .terminal import Style, one_line
 
     style = Style.for_stream(out, args.no_color)
     user_agent = _user_agent(args.agent) if args.agent else None
@@ -356,9 +355,11 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
         out=out,
         style=style,
         reader=LineReader(history_file(args.db), out=out),
-        describe_error=None
-        if choice.offline
-        else lambda e: describe_model_error(e, choice.base_url),
+        # The REPL's own fallback masks the environment's URLs; --db's too, here.
+        describe_error=lambda e: (
+            (None if choice.offline else describe_model_error(e, choice.base_url))
+            or one_line(e, args.db)
+        ),
     )
 
 
@@ -486,7 +487,9 @@ def _memory_spec(text: str) -> str:
     try:  # only the spelling is checked here; the summariser is the run's model (cmd_chat)
         parse_memory(text, model=object())
     except (ValueError, TypeError) as error:
-        raise argparse.ArgumentTypeError(_one_line(error)) from None
+        from .terminal import one_line
+
+        raise argparse.ArgumentTypeError(one_line(error)) from None
     return text
 
 
@@ -569,17 +572,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line(error: BaseException) -> str:
-    """The error as one line, with every URL and secret we know of redacted: driver and
-    HTTP errors may quote a storage URL or ``OPENAI_BASE_URL`` with its password."""
-    from ..memory.urls import scrub
-
-    text = " ".join(str(error).split()) or type(error).__name__
-    for url in (*_SHOWN_URLS, os.environ.get("OPENAI_BASE_URL"), os.environ.get("SWARMGRAPH_DB")):
-        text = scrub(text, url)
-    return text if len(text) <= 400 else text[:397] + "..."
-
-
 def _user_errors() -> tuple[type[BaseException], ...]:
     import sqlite3
 
@@ -607,8 +599,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def _describe(error: BaseException) -> str:
-    text = _one_line(error)
+def _describe(error: BaseException, url: str | None) -> str:
+    from .terminal import one_line
+
+    text = one_line(error, url)
     low = text.lower()
     if "database is locked" in low:
         return "the database is locked by another process; try again when it is done"
@@ -618,7 +612,7 @@ def _describe(error: BaseException) -> str:
         return f"{text} (for Postgres: pip install -e '.[postgres]')"
     orig = getattr(error, "orig", None)  # SQLAlchemy wraps the driver's error
     if orig is not None:
-        return _one_line(orig)
+        return one_line(orig, url)
     return text
 
 
@@ -645,8 +639,6 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.error("the following arguments are required: --session (the demo needs one)")
     if getattr(args, "db", "unset") is None:
         args.db = default_db_url()
-    if getattr(args, "db", None):
-        _SHOWN_URLS.append(args.db)
     handlers = {"demo": cmd_demo, "chat": cmd_chat, "history": cmd_history, "graph": cmd_graph}
     debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
     try:
@@ -671,10 +663,15 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"swarmgraph: error: {about_model}", file=sys.stderr)
             return 1
         if isinstance(error, _user_errors()):
-            print(f"swarmgraph: error: {_describe(error)}", file=sys.stderr)
+            print(
+                f"swarmgraph: error: {_describe(error, getattr(args, 'db', None))}", file=sys.stderr
+            )
             return 1
+        from .terminal import one_line
+
         print(
-            f"swarmgraph: internal error: {type(error).__name__}: {_one_line(error)} "
+            f"swarmgraph: internal error: {type(error).__name__}: "
+            f"{one_line(error, getattr(args, 'db', None))} "
             "(set SWARMGRAPH_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

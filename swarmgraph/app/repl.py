@@ -48,6 +48,7 @@ from .terminal import (
     TurnInterrupted,
     context_text,
     conversation_lines,
+    one_line,
 )
 
 __all__ = [
@@ -277,7 +278,7 @@ class Repl:
         except Exception as error:
             if os.environ.get("SWARMGRAPH_DEBUG"):
                 raise
-            line = self.describe_error(error) or _one_line(error)
+            line = self.describe_error(error) or one_line(error)
             print(f"error: {line}", file=sys.stderr, flush=True)
         return None
 
@@ -397,13 +398,3 @@ def chat_loop(
                 return 0
             continue
         repl.turn(text)
-
-
-def _one_line(error: BaseException) -> str:
-    from ..memory.urls import scrub
-
-    text = " ".join(str(error).split()) or type(error).__name__
-    # Driver and HTTP errors may quote a URL with its password: mask URLs and known secrets.
-    for url in (os.environ.get("OPENAI_BASE_URL"), os.environ.get("SWARMGRAPH_DB")):
-        text = scrub(text, url)
-    return text if len(text) <= 400 else text[:397] + "..."

@@ -250,3 +250,21 @@ class StreamingSwarm:
 
 def context_text(context: dict) -> str:
     return json.dumps(context, ensure_ascii=False, sort_keys=True)
+
+
+def one_line(error: BaseException, *urls: str | None) -> str:
+    """``error`` as one line of at most 400 characters, with the secrets of ``urls``,
+    ``OPENAI_BASE_URL`` and ``SWARMGRAPH_DB`` masked: driver and HTTP errors may quote a
+    URL with its password.
+
+    Example:
+        >>> url = "postgresql://bob:pw@db/app"
+        >>> one_line(ValueError(f"no   route to {url}"), url)
+        'no route to postgresql://bob:***@db/app'
+    """
+    from ..memory.urls import scrub
+
+    text = " ".join(str(error).split()) or type(error).__name__
+    for url in (*urls, os.environ.get("OPENAI_BASE_URL"), os.environ.get("SWARMGRAPH_DB")):
+        text = scrub(text, url)
+    return text if len(text) <= 400 else text[:397] + "..."
