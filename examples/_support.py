@@ -149,7 +149,10 @@ def run_main(
     print(f"{description}\nmodel: {args.model or label}\n")
     if args.chat:
         from swarmgraph import run_demo_loop
+        from swarmgraph.app.demo_loop import LoopSwarm
 
+        if args.model:  # every turn of the chat on the chosen model, as the script below
+            swarm = LoopSwarm(swarm, model_override=args.model)
         run_demo_loop(agent, context_variables=context_variables, stream=True, swarm=swarm)
         return 0
     play(swarm, agent, script, context_variables, model_override=args.model)

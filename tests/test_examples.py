@@ -88,3 +88,16 @@ def test_an_example_runs_on_a_real_model_endpoint(tmp_path):
     assert {r["model"] for r in stub.requests} == {"local-model"}
     assert [t["function"]["name"] for t in stub.requests[0]["tools"]] == ["get_weather",
                                                                           "send_email"]  # fmt: skip
+
+
+def test_chat_mode_runs_on_the_model_named_by_model_too(tmp_path):
+    from openai_stub import OpenAIStub, stub_text
+
+    with OpenAIStub([stub_text("Sunny in Oslo.")]) as stub:
+        done = run_example(
+            tmp_path, "examples.weather", "--model", "local-model", "--chat",
+            input="Weather in Oslo?\n",
+            OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="test",
+        )  # fmt: skip
+    assert "Weather › Sunny in Oslo." in done.stdout
+    assert [r["model"] for r in stub.requests] == ["local-model"]
