@@ -118,15 +118,17 @@ class GraphNode:
     # ends, so a plain app.stream(stream_mode="messages") sees them too.
     traced = True
 
-    def __init__(self, runtime: Any, agent: GraphAgent | None) -> None:
+    def __init__(self, runtime: Any, agent: GraphAgent | None, name: str | None = None) -> None:
         self.runtime = runtime
         self.agent = agent
+        # Its node name: the member's own unless mapped (a ":" in it, a second "research").
+        self.name = name if name is not None else getattr(agent, "name", None)
 
     def _member(self, state: dict, control: RunControl) -> GraphAgent:
         if self.agent is None:
             return self.runtime.agent_for(state.get("active_agent"), control)
         if control.agents is not None:  # the run's own members (Swarm: one graph per topology)
-            return control.agents.get(self.agent.name, self.agent)
+            return control.agents.get(self.name, self.agent)
         return self.agent
 
     @staticmethod
@@ -252,7 +254,7 @@ def member_node(runtime: Any, agent: Agent | None, ours: Any) -> Any:
     per run; every other agent keeps ``ours``.
     """
     if isinstance(agent, GraphAgent):
-        return GraphNode(runtime, agent)
+        return GraphNode(runtime, agent, ours.name)
     if agent is None:
         return _DynamicNode(runtime, ours)
     return ours

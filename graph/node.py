@@ -94,6 +94,10 @@ class GraphRuntime:
         self.lookup: Callable[[str], Agent | None] | None = None
 
     # -- names <-> agents ------------------------------------------------------
+    def roster(self, control: RunControl | None) -> dict[str, Agent]:
+        """This run's agents by node name (``Swarm`` passes each run's own in ``control``)."""
+        return self._maps(control)[0]
+
     def _maps(self, control: RunControl | None) -> tuple[dict[str, Agent], dict[str, Agent]]:
         """(agents by node name, unforeseen agents by key) for this run."""
         if control is not None and control.agents is not None:

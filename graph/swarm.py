@@ -356,8 +356,8 @@ class _Run:
         """Whether a LangGraph member can run: then the stream also reads inside subgraphs,
         so the member's own model streams its tokens (it costs ~30% of a streamed run, so
         only then)."""
-        agents = self.control.agents if self.control.agents is not None else self.runtime.agents
-        return any(isinstance(agent, GraphAgent) for agent in agents.values())
+        agents = self.runtime.roster(self.control).values()
+        return any(isinstance(agent, GraphAgent) for agent in agents)
 
     def events(self) -> Iterator[dict]:
         """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``."""
@@ -459,10 +459,9 @@ class _SwarmEvents:
         }
         if first:  # Swarm stamps the sender on the delta that carries the role
             control = self.control
-            agents = control.agents if control.agents is not None else self.runtime.agents
             # The node that runs it: ours, or the member whose graph the namespace names.
             node = ns[0].split(":")[0] if ns else meta.get("langgraph_node")
-            agent = agents.get(node)  # None: the dynamic node
+            agent = self.runtime.roster(control).get(node)  # None: the dynamic node
             if agent is None:
                 agent = self.runtime.agent_for(self.final.get("active_agent"), control)
             delta["sender"] = agent.name  # the real name, not the node name it runs under

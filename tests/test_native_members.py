@@ -291,6 +291,23 @@ def test_a_members_handoff_counts_against_the_budget_like_ours():
     assert response.agent is triage and response.usage["handoffs"] == 1
 
 
+def test_a_member_under_a_mapped_node_name_runs_this_runs_graph():
+    # "research:eu" cannot be a LangGraph node name, so its node is named otherwise. One
+    # Swarm compiles one graph per topology: the second run (new objects, same topology)
+    # must run its own member graph, found by node name, not the first run's.
+    swarm = Swarm(
+        chat_model=ScriptedChatModel(
+            respond=lambda m: scripted_tool_call("transfer_to_research_eu")
+        )
+    )
+    answers = []
+    for reply in ("first graph", "second graph"):
+        triage = Agent(name="Triage")
+        triage.handoffs.append(research_graph([reply], name="research:eu"))
+        answers.append(swarm.run(triage, [user("q")]).messages[-1]["content"])
+    assert answers == ["first graph", "second graph"]
+
+
 async def _collect(started) -> list[dict]:
     return [event async for event in await started]  # arun(stream=True) awaits to a stream
 
