@@ -102,18 +102,6 @@ class WaitingCalls(NamedTuple):
     pending: list[PendingApproval]  # those whose tool needs approval
 
 
-def last_reply(messages: Sequence[BaseMessage]) -> AIMessage | None:
-    """The assistant message the conversation's trailing tool answers belong to, if it asked
-    for tools (the message whose calls may still wait)."""
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            continue
-        if isinstance(message, AIMessage) and message.tool_calls:
-            return message
-        return None
-    return None
-
-
 def open_calls(messages: Sequence[BaseMessage]) -> tuple[AIMessage, list[dict]] | None:
     """The conversation's last assistant message and its calls that have no answer yet, if
     any. Only the tail is read: that message and the tool answers after it."""
@@ -146,8 +134,13 @@ def waiting_calls(
     A conversation whose unanswered calls need no approval is not waiting (``None``).
     """
     found = open_calls(messages)
-    if found is None:
-        return None
+    return None if found is None else held_calls(found, functions)
+
+
+def held_calls(
+    found: tuple[AIMessage, list[dict]], functions: Sequence[Callable[..., Any]]
+) -> WaitingCalls | None:
+    """:func:`waiting_calls` for the ``(reply, unanswered calls)`` :func:`open_calls` found."""
     reply, calls = found
     marked = _marked_names(functions)
     pending = as_pending(reply, [c for c in calls if c["name"] in marked])

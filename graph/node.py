@@ -34,12 +34,12 @@ from langgraph.types import Command, Overwrite, interrupt
 
 from .approvals import (
     WaitingCalls,
+    held_calls,
     hold_marked_calls,
-    last_reply,
+    open_calls,
     pending_as_payload,
     resume_decisions,
     split_by_decision,
-    waiting_calls,
 )
 from .errors import HandoffLoopError
 from .handback import caller_of
@@ -554,13 +554,14 @@ def waiting_for(
     runtime: GraphRuntime, agent: Agent, messages: list[BaseMessage], control: RunControl | None
 ) -> tuple[Agent, WaitingCalls] | None:
     """The approval-marked calls ``messages`` end on and the agent whose tools they are."""
-    reply = last_reply(messages)
-    if reply is None:
+    found = open_calls(messages)  # the usual case after tools ran: every call answered
+    if found is None:
         return None
+    reply = found[0]
     owner = agent
     if reply.name not in (None, agent.name):
         owner = runtime.agent_named(reply.name, control) or agent
-    held = waiting_calls(messages, owner.tools)
+    held = held_calls(found, owner.tools)
     return None if held is None else (owner, held)
 
 
