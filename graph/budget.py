@@ -99,9 +99,10 @@ class Ledger:
         over = self._over(agent, "model_calls", "max_model_calls", 1)
         if over is not None:
             return over
-        if self._limits("max_tokens", agent):
+        limits = self._limits("max_tokens", agent)
+        if limits:
             estimate = count_tokens_approximately(list(prompt))
-            for label, limit, counts in self._limits("max_tokens", agent):
+            for label, limit, counts in limits:
                 used = counts["input_tokens"] + counts["output_tokens"]
                 if used + estimate > limit:
                     return BudgetExceeded(label, limit, agent)
@@ -138,6 +139,12 @@ class Ledger:
         self.trajectory.append(
             {"agent": agent, "kind": "tool", "name": name, "id": call_id, "arguments": arguments}
             | extra
+        )
+
+    def tool_denied(self, agent: str, name: str, call_id: str, answer: str) -> None:
+        """A call a human denied: on the trajectory, not counted as a tool call."""
+        self.trajectory.append(
+            {"agent": agent, "kind": "tool", "name": name, "id": call_id, "denied": answer}
         )
 
     def handed_off(self, agent: str, to: str, *, route: str | None = None) -> None:

@@ -378,10 +378,9 @@ class AgentNode:
             missing = [p for p in held.pending if p.id not in decisions]
         ran, denied = split_by_decision(held, decisions)
         for message in denied:
-            control.ledger.trajectory.append(
-                {"agent": agent.name, "kind": "tool", "name": message.name,
-                 "id": message.tool_call_id, "denied": message.content}
-            )  # fmt: skip
+            control.ledger.tool_denied(
+                agent.name, message.name, message.tool_call_id, message.content
+            )
         ran, over = self._admit(agent, control, ran, agent.tools, hold=False)
         return ran, [*denied, *over]
 
