@@ -165,24 +165,24 @@ def transfer_tool(target: Any) -> AgentFunction:
         >>> tool.__name__, tool.__doc__, transfer_tool(refunds) is tool
         ('transfer_to_refunds', 'Transfer the conversation to the Refunds agent.', True)
     """
-    name = f"transfer_to_{_tool_suffix(target.name)}"
     cached = getattr(target, _TRANSFER_ATTR, None)
-    # A renamed agent gets a new tool; a copied agent (model_copy copies private
-    # attributes) must not hand off to the original.
+    # A renamed agent gets a new tool (its name and doc come from the agent's name); a
+    # copied agent (model_copy copies private attributes) must not hand off to the original.
+    # Checked on every ``agent.tools``, several times a step: compare, build nothing.
     if (
         cached is not None
-        and cached.__name__ == name
         and cached.__swarmgraph_target__ is target
-        and cached.__doc__ == _transfer_doc(target)
+        and cached.__swarmgraph_for__ == target.name
     ):
         return cached
 
     def transfer() -> Agent:
         return target
 
-    transfer.__name__ = transfer.__qualname__ = name
-    transfer.__doc__ = _transfer_doc(target)
+    transfer.__name__ = transfer.__qualname__ = f"transfer_to_{_tool_suffix(target.name)}"
+    transfer.__doc__ = f"Transfer the conversation to the {target.name} agent."
     transfer.__swarmgraph_target__ = target  # type: ignore[attr-defined]
+    transfer.__swarmgraph_for__ = target.name  # type: ignore[attr-defined]
     # An Agent's private slot, or an attribute on a compiled LangGraph member graph; an
     # object that takes no attributes is simply not cached.
     with contextlib.suppress(AttributeError, TypeError):
@@ -191,10 +191,6 @@ def transfer_tool(target: Any) -> AgentFunction:
 
 
 _TRANSFER_ATTR = "_transfer"
-
-
-def _transfer_doc(target: Any) -> str:
-    return f"Transfer the conversation to the {target.name} agent."
 
 
 class Response(BaseModel):
