@@ -42,7 +42,7 @@ Example:
     >>> info, options = conninfo("postgresql+psycopg://bob:pw@db:5432/app?pool_max=4")
     >>> info  # doctest: +NORMALIZE_WHITESPACE
     'postgresql://bob:pw@db:5432/app?connect_timeout=5&keepalives=1&keepalives_idle=10&keepalives_interval=5&keepalives_count=3'
-    >>> options
+    >>> dict(options)
     {'pool_max': 4, 'pool_timeout': 10.0, 'statement_timeout': 15.0}
     >>> conversation_uuid("conv-42") == conversation_uuid("conv-42"), lock_key("conv-42") < 2**63
     (True, True)
@@ -57,8 +57,9 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -119,8 +120,9 @@ def lock_key(conversation_id: str) -> int:
 
 
 @functools.lru_cache(maxsize=256)
-def conninfo(url: str) -> tuple[str, dict[str, Any]]:
-    """``url`` as psycopg takes it, and our pool options taken out of its query string."""
+def conninfo(url: str) -> tuple[str, Mapping[str, Any]]:
+    """``url`` as psycopg takes it, and our pool options taken out of its query string
+    (cached: every guarded operation reads the statement timeout from here)."""
     if url_scheme(url) != "postgresql":
         raise ValueError(f"not a Postgres URL: {redact_url(url)}")
     rest = url.split("://", 1)[1]
@@ -140,7 +142,7 @@ def conninfo(url: str) -> tuple[str, dict[str, Any]]:
     given = {key for key, _ in kept}
     kept += [(k, v) for k, v in LIBPQ_DEFAULTS.items() if k not in given]
     info = "postgresql://" + base + (("?" + urlencode(kept)) if kept else "")
-    return info, options
+    return info, MappingProxyType(options)  # cached and shared: read-only
 
 
 def connect_timeout(info: str) -> float:
