@@ -246,6 +246,17 @@ def url_secrets(url: str) -> set[str]:
     return {s for s in secrets if s}
 
 
+def shown_url(url: str) -> str:
+    """``url`` safe to print: its password, secret query values and every other place its
+    secrets stand as whole words masked (the ``repr`` of every store).
+
+    Example:
+        >>> shown_url("redis://:s3cret@localhost:6379/0?token=abc")
+        'redis://:***@localhost:6379/0?token=***'
+    """
+    return scrub(url, url)  # scrub redacts the URL itself too
+
+
 def scrub(text: str, url: str | None = None) -> str:
     """``text`` safe to show: every URL in it redacted (:func:`redact_url`), every
     ``password=...``-style pair masked, and ``url``'s secrets masked where they stand as

@@ -29,9 +29,8 @@ from typing import Any
 from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
 from ...context_store import ContextRecord, RecordWriter
 from ...errors import ContextVersionConflict
-from ...urls import check_conversation_id
+from ...urls import check_conversation_id, shown_url
 from .engine import (
-    describe,
     ensure_schema,
     lock_conversation,
     read_connection,
@@ -168,7 +167,7 @@ class PostgresContextStore(RecordWriter):
         ensure_schema(url, "context", SCHEMA)
 
     def __repr__(self) -> str:
-        return f"PostgresContextStore(url={describe(self.url)!r})"
+        return f"PostgresContextStore(url={shown_url(self.url)!r})"
 
     def load(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
         """The stored record (an empty one at version 0 if nothing is stored).

@@ -67,7 +67,7 @@ import psycopg
 import psycopg_pool
 
 from ...errors import StorageConfigurationError, StorageUnavailable, TurnOutcomeUnknown
-from ...urls import redact_url, scrub, url_scheme
+from ...urls import redact_url, shown_url, url_scheme
 from .deadline import guard
 
 #: Fixed namespace for :func:`conversation_uuid`; changing it would orphan stored rows.
@@ -233,7 +233,7 @@ class TransactionDomain:
     while pools behind it are replaced after an outage."""
 
     def __init__(self, url: str) -> None:
-        self.description = describe(url)
+        self.description = shown_url(url)
 
     def __repr__(self) -> str:
         return f"TransactionDomain({self.description!r})"
@@ -360,8 +360,3 @@ def ensure_schema(url: str, name: str, statements: tuple[str, ...]) -> None:
         for statement in statements:
             conn.execute(statement)
     _ready.add(key)
-
-
-def describe(url: str) -> str:
-    """``url`` safe to print (password scrubbed)."""
-    return scrub(redact_url(url), url)

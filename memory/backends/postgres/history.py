@@ -31,10 +31,9 @@ from langchain_core.messages import BaseMessage, message_to_dict, messages_from_
 from langchain_postgres import PostgresChatMessageHistory
 
 from ...history import AsyncByThread, check_limit
-from ...urls import check_conversation_id
+from ...urls import check_conversation_id, shown_url
 from .engine import (
     conversation_uuid,
-    describe,
     ensure_schema,
     read_connection,
     transaction_domain,
@@ -105,7 +104,7 @@ class PostgresChatHistory(AsyncByThread, PostgresChatMessageHistory):
         ensure_schema(url, "history", SCHEMA)
 
     def __repr__(self) -> str:
-        return f"PostgresChatHistory({self.conversation_id!r}, url={describe(self.url)!r})"
+        return f"PostgresChatHistory({self.conversation_id!r}, url={shown_url(self.url)!r})"
 
     @staticmethod
     def lookup(url: str, session_uuid: Any) -> str | None:

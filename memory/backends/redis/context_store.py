@@ -23,7 +23,7 @@ from redis.exceptions import WatchError
 
 from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
 from ...context_store import ContextRecord, RecordWriter, next_version
-from ...urls import check_conversation_id, redact_url, scrub
+from ...urls import check_conversation_id, shown_url
 from .engine import (
     RedisTurn,
     context_key,
@@ -68,7 +68,7 @@ class RedisContextStore(RecordWriter):
         self.transaction_domain = self.client
 
     def __repr__(self) -> str:
-        return f"RedisContextStore(url={scrub(redact_url(self.url), self.url)!r})"
+        return f"RedisContextStore(url={shown_url(self.url)!r})"
 
     def _queue(self, pipe: Any, cid: str, mapping: dict[str, Any]) -> None:
         key = context_key(cid)

@@ -25,7 +25,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from ...history import AsyncByThread, check_limit
-from ...urls import check_conversation_id, redact_url, scrub
+from ...urls import check_conversation_id, shown_url
 from .engine import (
     MESSAGES_PREFIX,
     RedisTurn,
@@ -60,9 +60,7 @@ class RedisChatHistory(AsyncByThread, RedisChatMessageHistory):
         self.transaction_domain = self.redis_client
 
     def __repr__(self) -> str:
-        return (
-            f"RedisChatHistory({self.session_id!r}, url={scrub(redact_url(self.url), self.url)!r})"
-        )
+        return f"RedisChatHistory({self.session_id!r}, url={shown_url(self.url)!r})"
 
     def _push(self, pipe: Any, encoded: list[str]) -> None:
         key = messages_key(self.session_id)
