@@ -251,19 +251,24 @@ def test_python_dash_m_swarmgraph_works(tmp_path):
 PROMPT = "you ›"
 
 
-def _chat(cwd: Path, session: str, *args: str, **env: str) -> pexpect.spawn:
+def chat(cwd: Path, *args: str, **env: str) -> pexpect.spawn:
+    """``swarmgraph chat ARGS`` on a pseudo-terminal."""
     # pexpect's terminal never answers prompt_toolkit's cursor-position query; without this
     # prompt_toolkit waits for the answer and then prints a warning.
     env.setdefault("PROMPT_TOOLKIT_NO_CPR", "1")
     return pexpect.spawn(
         str(SWARMGRAPH),
-        ["chat", "--session", session, *args],
+        ["chat", *args],
         cwd=str(cwd),
         env=_env(**env),
         encoding="utf-8",
         timeout=60,
         dimensions=(40, 200),
     )
+
+
+def _chat(cwd: Path, session: str, *args: str, **env: str) -> pexpect.spawn:
+    return chat(cwd, "--session", session, *args, **env)
 
 
 def test_repl_streams_tools_handoffs_and_commands(tmp_path):

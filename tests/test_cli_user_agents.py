@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -12,11 +11,13 @@ from pathlib import Path
 import pexpect
 import pytest
 from openai_stub import OpenAIStub, stub_text, stub_tool_call
+from test_cli import PROMPT, _env
+from test_cli import chat as spawn_chat
+from test_cli import run as run_cli
 
-BIN = Path(sys.executable).parent
-SWARMGRAPH = BIN / "swarmgraph"
-PROMPT = "you ›"  # prompt_toolkit draws the trailing space as a cursor move
 pytestmark = pytest.mark.slow
+# No colours, and no cursor-position query that a pipe or pexpect would never answer.
+PLAIN = {"NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}
 
 DESK = """
 from swarmgraph import Agent
@@ -33,13 +34,6 @@ sales.handoffs.append(triage)
 """
 
 
-def _env(**extra: str) -> dict[str, str]:
-    drop = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SWARMGRAPH_DB", "SWARMGRAPH_DEBUG", "NO_COLOR")
-    env = {k: v for k, v in os.environ.items() if k not in drop}
-    env.update(PROMPT_TOOLKIT_NO_CPR="1", NO_COLOR="1", **extra)
-    return env
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "desk.py").write_text(DESK)
@@ -49,17 +43,11 @@ def project(tmp_path: Path) -> Path:
 
 
 def chat(cwd: Path, *args: str, **env: str) -> pexpect.spawn:
-    return pexpect.spawn(
-        str(SWARMGRAPH), ["chat", *args], cwd=str(cwd), env=_env(**env), encoding="utf-8",
-        timeout=60, dimensions=(40, 200),
-    )  # fmt: skip
+    return spawn_chat(cwd, *args, **PLAIN, **env)
 
 
 def run(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(SWARMGRAPH), *args], cwd=cwd, env=_env(**env), capture_output=True, text=True,
-        timeout=120, check=False,
-    )  # fmt: skip
+    return run_cli(cwd, *args, **PLAIN, **env)
 
 
 def test_chat_with_agents_from_a_file_on_a_real_model_streams_hands_off_and_resumes(project):
@@ -170,7 +158,7 @@ def test_run_demo_loop_keeps_swarms_arguments_and_the_conversation(tmp_path, str
     code = code.replace("DEBUG", "False").replace("SESSION", "None")
     done = subprocess.run(
         [sys.executable, "-c", code], input="I'm going to Porto\n/context\nthanks\n",
-        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120, check=False,
+        cwd=tmp_path, env=_env(**PLAIN), capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -187,8 +175,8 @@ def test_run_demo_loop_with_a_session_id_stores_in_the_default_store_and_debug_p
     db = tmp_path / "loop.db"
     done = subprocess.run(
         [sys.executable, "-c", code], input="I'm going to Porto\n", cwd=tmp_path,
-        env=_env(SWARMGRAPH_DB=f"sqlite:///{db}"), capture_output=True, text=True, timeout=120,
-        check=False,
+        env=_env(**PLAIN, SWARMGRAPH_DB=f"sqlite:///{db}"), capture_output=True, text=True,
+        timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Processing tool call: remember" in done.stdout  # Swarm's debug lines
