@@ -11,8 +11,9 @@ import pytest
 from openai_stub import OpenAIStub, StubReply, stub_text, stub_tool_call
 from swarmgraph.memory import Session
 from swarmgraph.memory.approvals import ApprovalPendingError
+from test_control import refund_swarm
 
-from swarmgraph import Agent, ScriptedChatModel, Swarm, needs_approval, scripted_tool_call
+from swarmgraph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
 
 WORKER = Path(__file__).parent / "procs" / "approval_worker.py"
 
@@ -53,13 +54,7 @@ def test_approval_across_a_process_restart_with_session_on_the_openai_stub(tmp_p
 
 
 def refunds_agent(log: list) -> Agent:
-    @needs_approval
-    def process_refund(order_id: int) -> str:
-        """Refund an order."""
-        log.append(order_id)
-        return f"Refunded order {order_id}."
-
-    return Agent(name="Refunds", functions=[process_refund])
+    return refund_swarm(log)[1]  # Refunds, whose process_refund needs approval
 
 
 def test_session_rules_for_a_waiting_turn(tmp_path):
