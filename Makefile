@@ -8,7 +8,7 @@ DEMO_STAMP := $(VENV)/.installed-demo
 STAMP      := $(VENV)/.installed
 LAB_STAMP  := $(VENV)/.installed-lab
 
-.PHONY: demo test lint bench notebooks lab clean
+.PHONY: demo test check lint typecheck bench notebooks lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ demo: $(DEMO_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check graph memory swarmgraph tests benchmarks
+
+typecheck: $(STAMP)
+	bash scripts/typecheck.sh
 
 # Postgres and Redis for the storage tests are installed (if missing) by
 # scripts/ensure_services.sh and started on 127.0.0.1 by tests/conftest.py.
