@@ -2,9 +2,20 @@
 
 LangGraph's ``draw_mermaid_png`` sends the graph to a web service by default; this module
 never touches the network, so notebooks, the README picture and CI all render offline.
-Agents are rounded boxes, ``__start__``/``__end__`` are small grey pills, solid arrows are
-plain edges and dashed arrows are conditional edges (in a swarm: every handoff), and an
-edge back into its own node is drawn as a small loop ("tools ran, the agent speaks again").
+
+How to read a picture (its legend says the same):
+
+* an agent is a rounded box in **its own colour**, computed from its name
+  (:func:`agent_colour`), so an agent looks the same in every picture it appears in;
+* ``start`` and ``end`` are small grey pills; an engine helper node (``dynamic_handoff``) is a
+  grey dashed box;
+* a solid arrow is always taken; a dashed arrow is conditional (chosen at run time);
+* every edge of a swarm graph says what it is: ``handoff``, a route's name, ``answers``
+  (the agent replied without a tool call: the run ends), ``tool ran`` on an agent's loop (a
+  tool answered and the same agent speaks again), ``entry`` / ``resume`` out of ``start``
+  (a new thread starts at the entry agent; a checkpointed thread resumes at its active agent)
+  and ``max_turns=0`` on ``start -> end`` (a run allowed no turn ends before any agent).
+  Other graphs show LangGraph's own edge labels, or those given in ``edge_labels``.
 
 Example:
     >>> import tempfile, pathlib
@@ -19,41 +30,74 @@ Example:
 
 from __future__ import annotations
 
+import colorsys
+import hashlib
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["PNG_SIGNATURE", "GraphPicture", "draw_png", "layout_graph"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "PNG_SIGNATURE",
+    "GraphPicture",
+    "agent_colour",
+    "draw_figure",
+    "draw_png",
+    "layout_graph",
+]
 
 #: The first eight bytes of every PNG file.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 _START, _END = "__start__", "__end__"
-# Soft colours that keep black text readable; agents get one each, in order of appearance.
-_PALETTE = (
-    "#cfe2ff",
-    "#d1f2d9",
-    "#ffe5c2",
-    "#f3d1f4",
-    "#fff3b0",
-    "#d7f0f5",
-    "#f9d3d3",
-    "#e3dcfb",
-)
+_DYNAMIC = "dynamic_handoff"  # the engine's helper node (graph/node_names.py)
 _BORDER = "#3b3b58"
 _HELPER_FILL = "#eeeeee"
+_TERMINAL_FILL = "#f5f5f5"
 # Layout units: one character of a label is about this wide, a box this tall.
 _CHAR_W, _BOX_H, _PAD_W = 9.0, 34.0, 26.0
 _X_GAP, _Y_GAP = 40.0, 70.0
+_SCALE = 1 / 80  # inches per layout unit; the same both ways keeps the aspect true
+
+#: What each kind of swarm edge is called in a picture (see the module docstring).
+SWARM_EDGE_LABELS = {
+    "handoff": "handoff",
+    "answers": "answers",
+    "loop": "tool ran",
+    "entry": "entry",
+    "resume": "resume",
+    "no_turns": "max_turns=0",
+}
+
+
+def agent_colour(name: str) -> str:
+    """The fill colour of agent ``name`` in every picture: a soft hue computed from the name.
+
+    A hash of the name, not the order of appearance, picks the hue, so the same agent has the
+    same colour in every figure and notebook; black text stays readable on it.
+
+    Example:
+        >>> agent_colour("Triage") == agent_colour("Triage"), agent_colour("Triage")[0]
+        (True, '#')
+        >>> agent_colour("Triage") != agent_colour("Sales")
+        True
+    """
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    hue = int.from_bytes(digest[:8], "big") / 2**64
+    red, green, blue = colorsys.hls_to_rgb(hue, 0.83, 0.72)
+    return "#" + "".join(f"{round(c * 255):02x}" for c in (red, green, blue))
 
 
 @dataclass
 class GraphPicture:
     """Where everything goes: node boxes (centre x, y, width, height) and edge polylines.
 
-    ``y`` grows downwards (layer by layer), as grandalf lays it out.
+    ``y`` grows downwards (layer by layer), as grandalf lays it out. Each edge is
+    ``(source, target, points, conditional, label)``, each loop ``(node, conditional, label)``.
     """
 
     boxes: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
@@ -65,6 +109,16 @@ class GraphPicture:
     labels: dict[str, str] = field(default_factory=dict)
     #: Nodes that are a swarm's agents (never drawn as helpers, whatever their name).
     agent_nodes: set[str] = field(default_factory=set)
+    #: The fill of each box: :func:`agent_colour` of its label, grey for start/end and helpers.
+    colours: dict[str, str] = field(default_factory=dict)
+    #: A title for the picture when the caller gives none (``"Triage's swarm"``).
+    default_title: str = "graph"
+
+    def is_helper(self, node: str) -> bool:
+        """An engine helper node (``dynamic_handoff``, a ``_private`` node): drawn grey, dashed."""
+        if node in self.agent_nodes or node in (_START, _END):
+            return False
+        return node.startswith("dynamic") or node.startswith("_")
 
 
 class _VertexView:
@@ -103,17 +157,62 @@ def _label(node_id: str, node: Any, agent_names: dict[str, str]) -> str:
 
 
 def _agent_names(graph: Any) -> dict[str, str]:
-    """Node name -> agent name for a swarm graph (compiled or not); ``{}`` for other graphs."""
+    """Node name -> agent name for a swarm graph (compiled or not); ``{}`` for other graphs.
+
+    The first entry is the entry agent: the builder names the default agent's node first.
+    """
     builder = getattr(graph, "builder", graph)
     runtime = getattr(builder, "swarm_runtime", None)
     agents = getattr(runtime, "agents", None) or {}
     return {node: agent.name for node, agent in agents.items()}
 
 
-def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
+def _swarm_edge_label(source: str, target: str, entry: str | None) -> str:
+    """What an unlabelled edge of a swarm graph means (see the module docstring)."""
+    kind = SWARM_EDGE_LABELS
+    if source == _START:
+        if target == _END:
+            return kind["no_turns"]
+        return kind["entry"] if target == entry else kind["resume"]
+    if source == target:
+        return kind["loop"]
+    if target == _END:
+        return kind["answers"]
+    return kind["handoff"]
+
+
+def _edge_labeller(
+    labels: Mapping[str, str],
+    agent_names: Mapping[str, str],
+    given: Mapping[tuple[str, str], str],
+) -> Callable[[str, str, str | None], str | None]:
+    """``(source, target, LangGraph's label) -> label``: given labels (keyed by node ids or by
+    the names shown, ``"start"``/``"end"`` included) first, then LangGraph's own (a route's
+    name), then, in a swarm graph, what the edge means."""
+    entry = next(iter(agent_names), None)
+
+    def label(source: str, target: str, data: str | None) -> str | None:
+        for key in ((source, target), (labels.get(source, source), labels.get(target, target))):
+            if key in given:
+                return given[key]
+        if data is not None:
+            return data
+        return _swarm_edge_label(source, target, entry) if agent_names else None
+
+    return label
+
+
+def layout_graph(
+    graph: Any,
+    *,
+    exclude: Iterable[str] = (),
+    edge_labels: Mapping[tuple[str, str], str] | None = None,
+) -> GraphPicture:
     """Place the nodes and route the edges of ``graph`` (a Sugiyama layout, top to bottom).
 
     ``exclude`` drops nodes (and their edges) from the picture, e.g. a helper node.
+    ``edge_labels`` names edges, ``{(source, target): label}``, by node id or shown name
+    (``"start"``, ``"end"``); a swarm graph's edges are labelled without it.
 
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
@@ -121,8 +220,12 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
         >>> pic = layout_graph(build_swarm_graph([triage], chat_model=ScriptedChatModel([])))
         >>> pic.boxes["Triage"][1] < pic.boxes["Sales"][1]   # Triage is drawn above Sales
         True
-        >>> ("Triage", True, None) in pic.loops              # tools ran: Triage speaks again
+        >>> ("Triage", True, "tool ran") in pic.loops       # a tool ran: Triage speaks again
         True
+        >>> sorted({label for s, t, _, _, label in pic.edges if s == "Triage"})
+        ['answers', 'handoff']
+        >>> pic.colours["Triage"] == agent_colour("Triage"), pic.default_title
+        (True, "Triage's swarm")
     """
     from grandalf.graphs import Edge, Graph, Vertex
     from grandalf.layouts import SugiyamaLayout
@@ -134,6 +237,7 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
     labels = {
         nid: _label(nid, node, names) for nid, node in drawable.nodes.items() if nid not in skip
     }
+    edge_label = _edge_labeller(labels, names, edge_labels or {})
 
     # grandalf keeps vertices and edges in sets; with the default id-based hashes their
     # order (and so the picture) changed from run to run. Stable integer hashes fix it.
@@ -145,7 +249,7 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
         def __hash__(self) -> int:
             return self._order
 
-    vertices = {}
+    vertices: dict[str, Any] = {}
     for order, nid in enumerate(labels):
         vertices[nid] = _StableVertex(nid)
         vertices[nid]._order = order
@@ -154,16 +258,27 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
         width = len(labels[nid]) * _CHAR_W + (_PAD_W * (0.8 if small else 1.0))
         vertex.view = _VertexView(max(width, 60.0), _BOX_H * (0.8 if small else 1.0))
 
-    picture = GraphPicture(labels=labels, agent_nodes=set(names) - skip)
-    g_edges = []
+    entry_name = names[next(iter(names))] if names else None
+    picture = GraphPicture(
+        labels=labels,
+        agent_nodes=set(names) - skip,
+        default_title=f"{entry_name}'s swarm" if entry_name else "graph",
+    )
+    for nid in labels:
+        terminal = nid in (_START, _END)
+        helper = picture.is_helper(nid)
+        fill = _TERMINAL_FILL if terminal else _HELPER_FILL if helper else None
+        picture.colours[nid] = fill or agent_colour(labels[nid])
+    g_edges: list[Any] = []
     for edge in drawable.edges:
         if edge.source in skip or edge.target in skip:
             continue
         data = None if edge.data is None else str(edge.data)
+        label = edge_label(edge.source, edge.target, data)
         if edge.source == edge.target:
-            picture.loops.append((edge.source, bool(edge.conditional), data))
+            picture.loops.append((edge.source, bool(edge.conditional), label))
             continue
-        g_edge = _StableEdge(vertices[edge.source], vertices[edge.target], data=(edge, data))
+        g_edge = _StableEdge(vertices[edge.source], vertices[edge.target], data=(edge, label))
         g_edge._order = len(g_edges)
         g_edge.view = _EdgeView()
         g_edges.append(g_edge)
@@ -190,13 +305,13 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
             picture.boxes[v.data] = (x + shift, y, v.view.w, v.view.h)
         x_offset = max(b[0] + b[2] / 2 for b in picture.boxes.values()) + _X_GAP * 2
         for e in component.sE:
-            edge, data = e.data
+            edge, label = e.data
             pts = [(x + shift, y) for x, y in e.view.pts]
             src = picture.boxes.get(edge.source)
             # Edges grandalf inverted to break cycles come back target-first.
             if src and pts and _dist(pts[-1], src[:2]) < _dist(pts[0], src[:2]):
                 pts.reverse()
-            picture.edges.append((edge.source, edge.target, pts, bool(edge.conditional), data))
+            picture.edges.append((edge.source, edge.target, pts, bool(edge.conditional), label))
     return picture
 
 
@@ -250,47 +365,69 @@ def _clip(box: tuple[float, float, float, float], toward: tuple[float, float]):
     return cx + dx * scale, cy + dy * scale
 
 
-def draw_png(
+def _label_point(pts: list[tuple[float, float]], bow: float) -> tuple[float, float]:
+    """Where an edge's label goes: the middle of its middle segment, or of its arc."""
+    if len(pts) == 2:
+        (x0, y0), (x1, y1) = pts
+        dx, dy = x1 - x0, y1 - y0
+        # matplotlib's arc3 bows in display space, where y points up; in ours y points down.
+        return (x0 + x1) / 2 - bow / 2 * dy, (y0 + y1) / 2 + bow / 2 * dx
+    (mx, my), (nx, ny) = pts[len(pts) // 2 - 1], pts[len(pts) // 2]
+    return (mx + nx) / 2, (my + ny) / 2
+
+
+def _legend_entries(picture: GraphPicture) -> list[tuple[str, dict[str, Any]]]:
+    """``(text, style)`` per legend line: each agent's colour, the kinds of node, the arrows."""
+    entries: list[tuple[str, dict[str, Any]]] = []
+    seen: set[tuple[str, str]] = set()
+    for nid, label in picture.labels.items():
+        if nid in (_START, _END) or picture.is_helper(nid):
+            continue
+        if (label, picture.colours[nid]) not in seen:  # two agents may share a name
+            seen.add((label, picture.colours[nid]))
+            entries.append((label, {"patch": picture.colours[nid], "edge": _BORDER}))
+    if {_START, _END} & set(picture.boxes):
+        entries.append(("start / end of a run", {"patch": _TERMINAL_FILL, "edge": "#888888"}))
+    if any(picture.is_helper(nid) for nid in picture.boxes):
+        entries.append(("engine helper node", {"patch": _HELPER_FILL, "edge": "#888888"}))
+    styles = {c for *_, c, _ in picture.edges} | {c for _, c, _ in picture.loops}
+    if False in styles:
+        entries.append(("always taken", {"line": "solid"}))
+    if True in styles:
+        entries.append(("conditional: chosen at run time", {"line": (0, (4, 3))}))
+    return entries
+
+
+def draw_figure(
     graph: Any,
-    path: str | Path,
     *,
     title: str | None = None,
     exclude: Iterable[str] = (),
-    dpi: int = 150,
-) -> Path:
-    """Render ``graph`` to a PNG file at ``path``, offline, and return the path.
+    edge_labels: Mapping[tuple[str, str], str] | None = None,
+) -> Figure:
+    """The picture of ``graph`` as a matplotlib ``Figure``: titled, labelled, with a legend.
 
-    ``graph`` is a compiled LangGraph graph, an uncompiled ``StateGraph`` (compiled without
-    a checkpointer just to be drawn), or the drawable ``Graph`` from ``app.get_graph()``.
-    Conditional edges are dashed; self-edges are small loops; ``exclude`` hides nodes.
+    ``title`` defaults to :attr:`GraphPicture.default_title`; ``exclude`` and
+    ``edge_labels`` are :func:`layout_graph`'s. :func:`draw_png` saves this figure.
 
     Example:
-        >>> import tempfile, pathlib
-        >>> from langgraph.graph import END, START, StateGraph
-        >>> from typing_extensions import TypedDict
-        >>> class S(TypedDict):
-        ...     x: int
-        >>> b = StateGraph(S)
-        >>> _ = b.add_node("double", lambda s: {"x": s["x"] * 2})
-        >>> _ = b.add_edge(START, "double")
-        >>> _ = b.add_edge("double", END)
-        >>> out = draw_png(b, pathlib.Path(tempfile.mkdtemp()) / "g.png", title="tiny")
-        >>> out.stat().st_size > 1000
-        True
+        >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
+        >>> triage = Agent(name="Triage", handoffs=[Agent(name="Sales")])
+        >>> fig = draw_figure(build_swarm_graph([triage], chat_model=ScriptedChatModel([])))
+        >>> [t.get_text() for t in fig.legends[0].get_texts()][:3]
+        ['Triage', 'Sales', 'start / end of a run']
+        >>> fig.axes[0].get_title()
+        "Triage's swarm"
     """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
-    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
-    picture = layout_graph(graph, exclude=exclude)
-    path = Path(path)
+    picture = layout_graph(graph, exclude=exclude, edge_labels=edge_labels)
     boxes = picture.boxes
-    colours: dict[str, str] = {}
-    for nid in boxes:
-        if nid not in (_START, _END):
-            colours[nid] = _PALETTE[len(colours) % len(_PALETTE)]
 
     # Edges routed through dummy points may stick out past the boxes; frame them too.
     points = [p for _, _, pts, _, _ in picture.edges for p in pts]
@@ -298,17 +435,25 @@ def draw_png(
     xe = [x + w / 2 for x, _, w, _ in boxes.values()] + [p[0] + 10 for p in points]
     ys = [y - h / 2 for _, y, _, h in boxes.values()] + [p[1] for p in points]
     ye = [y + h / 2 for _, y, _, h in boxes.values()] + [p[1] for p in points]
-    left, right = min(xs) - 30, max(xe) + 50
-    top, bottom = min(ys) - (50 if title else 25), max(ye) + 25
-    scale = 1 / 80  # layout units per inch; the same both ways keeps the aspect true
-    fig = Figure(figsize=((right - left) * scale, (bottom - top) * scale))
-    ax = fig.add_axes((0, 0, 1, 1))
+    # Room on the right for the loops' labels, on top for the title.
+    left, right = min(xs) - 30, max(xe) + 70
+    top, bottom = min(ys) - 25, max(ye) + 25
+
+    entries = _legend_entries(picture)
+    legend_w = 0.75 + 0.06 * max(len(text) for text, _ in entries)  # inches, fontsize 8
+    legend_h = 0.45 + 0.2 * len(entries)
+    graph_w, graph_h = (right - left) * _SCALE, (bottom - top) * _SCALE
+    title_h = 0.45
+    fig_w, fig_h = graph_w + legend_w, max(graph_h, legend_h) + title_h
+    fig = Figure(figsize=(fig_w, fig_h))
+    ax = fig.add_axes((0, 0, graph_w / fig_w, graph_h / fig_h))
     ax.set_xlim(left, right)
     ax.set_ylim(bottom, top)  # y grows downwards, as in the layout
     ax.set_axis_off()
+    ax.set_title(title or picture.default_title, fontsize=11, pad=12)
 
     pairs = {(s, t) for s, t, *_ in picture.edges}
-    for source, target, pts, conditional, data in picture.edges:
+    for source, target, pts, conditional, label in picture.edges:
         if len(pts) < 2:
             continue
         # A handoff both ways would draw two arrows on one line; bow them apart.
@@ -318,9 +463,9 @@ def draw_png(
         pts[-1] = _clip(boxes[target], pts[-2])
         style = (0, (4, 3)) if conditional else "solid"
         colour = "#555577" if conditional else "#222233"
-        xs, ys = zip(*pts[:-1], strict=True)
+        line_x, line_y = zip(*pts[:-1], strict=True)
         if len(pts) > 2:
-            ax.plot(xs, ys, color=colour, linestyle=style, linewidth=1.1, zorder=1)
+            ax.plot(line_x, line_y, color=colour, linestyle=style, linewidth=1.1, zorder=1)
         ax.add_patch(
             FancyArrowPatch(
                 pts[-2],
@@ -336,13 +481,10 @@ def draw_png(
                 zorder=1,
             )
         )
-        if data:
-            mx, my = pts[len(pts) // 2 - 1] if len(pts) > 2 else pts[0]
-            nx, ny = pts[len(pts) // 2]
+        if label:
             ax.text(
-                (mx + nx) / 2,
-                (my + ny) / 2,
-                data,
+                *_label_point(pts, bow),
+                label,
                 fontsize=7,
                 ha="center",
                 va="center",
@@ -351,7 +493,7 @@ def draw_png(
                 zorder=3,
             )
 
-    for nid, conditional, data in picture.loops:
+    for nid, conditional, label in picture.loops:
         x, y, w, h = boxes[nid]
         ax.add_patch(
             FancyArrowPatch(
@@ -366,25 +508,22 @@ def draw_png(
                 zorder=1,
             )
         )
-        if data:
-            ax.text(x + w / 2 + 22, y, data, fontsize=7, va="center", color="#333355")
+        if label:
+            ax.text(x + w / 2 + 20, y, label, fontsize=7, va="center", color="#333355")
 
     for nid, (x, y, w, h) in boxes.items():
         terminal = nid in (_START, _END)
-        helper = nid not in picture.agent_nodes and (
-            nid.startswith("dynamic") or nid.startswith("_")
-        )
-        fill = "#f5f5f5" if terminal else (_HELPER_FILL if helper else colours[nid])
+        plain = terminal or picture.is_helper(nid)
         ax.add_patch(
             FancyBboxPatch(
                 (x - w / 2, y - h / 2),
                 w,
                 h,
                 boxstyle=f"round,pad=0,rounding_size={h / 2 if terminal else 8}",
-                facecolor=fill,
-                edgecolor="#888888" if terminal or helper else _BORDER,
-                linestyle=(0, (3, 2)) if helper and not terminal else "solid",
-                linewidth=1.0 if terminal or helper else 1.4,
+                facecolor=picture.colours[nid],
+                edgecolor="#888888" if plain else _BORDER,
+                linestyle=(0, (3, 2)) if plain and not terminal else "solid",
+                linewidth=1.0 if plain else 1.4,
                 zorder=2,
             )
         )
@@ -394,14 +533,64 @@ def draw_png(
             picture.labels.get(nid, nid),
             ha="center",
             va="center",
-            fontsize=8 if terminal or helper else 10,
-            fontweight="normal" if terminal or helper else "bold",
-            color="#666666" if terminal or helper else "#111122",
+            fontsize=8 if plain else 10,
+            fontweight="normal" if plain else "bold",
+            color="#666666" if plain else "#111122",
             zorder=4,
         )
-    if title:
-        ax.text((left + right) / 2, top + 22, title, ha="center", va="center", fontsize=11)
 
+    handles = [
+        Patch(facecolor=style["patch"], edgecolor=style["edge"], label=text)
+        if "patch" in style
+        else Line2D([0], [0], color="#555577", linestyle=style["line"], label=text)
+        for text, style in entries
+    ]
+    fig.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(graph_w / fig_w, 1 - title_h / fig_h),
+        fontsize=8,
+        frameon=False,
+        title="legend",
+        title_fontsize=8,
+        alignment="left",
+    )
+    return fig
+
+
+def draw_png(
+    graph: Any,
+    path: str | Path,
+    *,
+    title: str | None = None,
+    exclude: Iterable[str] = (),
+    edge_labels: Mapping[tuple[str, str], str] | None = None,
+    dpi: int = 150,
+) -> Path:
+    """Render ``graph`` to a PNG file at ``path``, offline, and return the path.
+
+    ``graph`` is a compiled LangGraph graph, an uncompiled ``StateGraph`` (compiled without
+    a checkpointer just to be drawn), or the drawable ``Graph`` from ``app.get_graph()``.
+    The picture is :func:`draw_figure`'s: a title (``title``, else a default), one colour
+    per agent, labelled edges and a legend; ``exclude`` hides nodes.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from langgraph.graph import END, START, StateGraph
+        >>> from typing_extensions import TypedDict
+        >>> class S(TypedDict):
+        ...     x: int
+        >>> b = StateGraph(S)
+        >>> _ = b.add_node("double", lambda s: {"x": s["x"] * 2})
+        >>> _ = b.add_edge(START, "double")
+        >>> _ = b.add_edge("double", END)
+        >>> out = draw_png(b, pathlib.Path(tempfile.mkdtemp()) / "g.png", title="tiny",
+        ...                edge_labels={("double", "end"): "doubled"})
+        >>> out.stat().st_size > 1000
+        True
+    """
+    fig = draw_figure(graph, title=title, exclude=exclude, edge_labels=edge_labels)
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # No "Software" stamp: the same graph gives the same bytes across matplotlib versions.
     fig.savefig(path, format="png", dpi=dpi, facecolor="white", metadata={"Software": None})
