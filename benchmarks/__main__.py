@@ -20,11 +20,11 @@ from benchmarks.backend_turns import run_backends
 from benchmarks.concurrency import run_concurrency
 from benchmarks.handoff import run_handoff
 from benchmarks.persistence import run_persistence
-from benchmarks.recall import run_recall
 from benchmarks.report import render
 from benchmarks.rss import run_rss, run_service
 from benchmarks.startup import run_startup
 from benchmarks.tokens import run_tokens
+from swarmgraph.app.recall import run_recall
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLOT = "tokens_per_turn.png"

@@ -657,7 +657,7 @@ def recall_section(r: dict[str, Any], plot_name: str | None, targets: list[dict]
         "stated in the first turns, asked about in the last ones. Tokens = everything sent to "
         "the model (and to the summariser) over the conversation; a fact is kept when its "
         "value is in the prompt of the turn that asks for it. `summary:10` uses a scripted "
-        "lossy summariser with a fixed word budget (see benchmarks/recall.py); "
+        "lossy summariser with a fixed word budget (see swarmgraph/app/recall.py); "
         "`context+window:4` extracts the facts with `extract_context` (rules) into "
         "`context_variables`, shown by the instructions, plus the last 4 messages.",
         "",

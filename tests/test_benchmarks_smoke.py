@@ -19,11 +19,11 @@ from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
 from benchmarks.handoff import RATIOS, run_handoff
 from benchmarks.persistence import CONTENDERS as PERSISTENCE_CONTENDERS
 from benchmarks.persistence import run_persistence
-from benchmarks.recall import FACTS, pareto_front, run_recall
 from benchmarks.report import render, verdict
 from benchmarks.rss import run_rss, run_service
 from benchmarks.startup import FIRST_FLOOR, run_startup
 from benchmarks.tokens import POLICIES, run_tokens
+from swarmgraph.app.recall import FACTS, pareto_front, run_recall
 
 
 def _finite_positive(x: float) -> bool:
