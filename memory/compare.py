@@ -235,7 +235,8 @@ def compare_persistence(
     storage URL. Each run writes only new conversations (``xiaoming-<choice>-<run token>``)
     and never deletes anything, so pointing it at a store that holds other data is safe.
     ``new_process=True`` runs each turn in its own Python process, so nothing survives
-    between turns except what was stored.
+    between turns except what was stored. Each row also says where its conversation is
+    stored (``url``, ``conversation_id``), so it can be opened again, as after a refresh.
     """
     run_token = uuid.uuid4().hex[:8]
     rows = []
@@ -260,6 +261,8 @@ def compare_persistence(
                 "model_calls_turn_2": second["model_calls"],
                 "bytes_stored": stored_bytes(url, cid),
                 "reply_turn_2": second["reply"],
+                "url": url,
+                "conversation_id": cid,
             }
         )
     return rows

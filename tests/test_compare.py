@@ -64,3 +64,22 @@ def test_memory_url_and_command_line(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "messages+context | yes" in done.stdout
+
+
+def test_each_row_names_where_its_conversation_is_stored(tmp_path):
+    """A new Session on a row's url and conversation_id sees what that choice stored (the
+    refresh notebook 03 shows): messages only where they were kept, context likewise."""
+    from swarmgraph.memory import Session
+
+    rows = compare_persistence(tmp_path)
+    stored = {}
+    for row in rows:
+        later = Session(row["conversation_id"], url=row["url"])
+        stored[row["persist"]] = (len(later.messages) > 0, later.context_variables)
+    customer = {"name": "Xiaoming", "order_id": 7}
+    assert stored == {
+        "messages+context": (True, customer),
+        "messages": (True, {}),
+        "context": (False, customer),
+        "none": (False, {}),
+    }
