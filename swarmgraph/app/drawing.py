@@ -60,7 +60,8 @@ _HELPER_FILL = "#eeeeee"
 _TERMINAL_FILL = "#f5f5f5"
 # Layout units: one character of a label is about this wide, a box this tall.
 _CHAR_W, _BOX_H, _PAD_W = 9.0, 34.0, 26.0
-_X_GAP, _Y_GAP = 40.0, 70.0
+# Wide enough between boxes for the "tool ran" label beside a loop.
+_X_GAP, _Y_GAP = 95.0, 70.0
 _SCALE = 1 / 80  # inches per layout unit; the same both ways keeps the aspect true
 
 #: What each kind of swarm edge is called in a picture (see the module docstring).
@@ -365,15 +366,20 @@ def _clip(box: tuple[float, float, float, float], toward: tuple[float, float]):
     return cx + dx * scale, cy + dy * scale
 
 
-def _label_point(pts: list[tuple[float, float]], bow: float) -> tuple[float, float]:
-    """Where an edge's label goes: the middle of its middle segment, or of its arc."""
-    if len(pts) == 2:
-        (x0, y0), (x1, y1) = pts
-        dx, dy = x1 - x0, y1 - y0
-        # matplotlib's arc3 bows in display space, where y points up; in ours y points down.
-        return (x0 + x1) / 2 - bow / 2 * dy, (y0 + y1) / 2 + bow / 2 * dx
-    (mx, my), (nx, ny) = pts[len(pts) // 2 - 1], pts[len(pts) // 2]
-    return (mx + nx) / 2, (my + ny) / 2
+def _label_place(pts: list[tuple[float, float]], bow: float) -> tuple[float, float, str, str]:
+    """Where an edge's label goes, ``(x, y, ha, va)``: the middle of its middle segment, or,
+    for one of two arrows bowed apart, just outside its arc, so the pair's labels never meet."""
+    if len(pts) != 2 or not bow:
+        (mx, my), (nx, ny) = pts[len(pts) // 2 - 1], pts[len(pts) // 2]
+        return (mx + nx) / 2, (my + ny) / 2, "center", "center"
+    (x0, y0), (x1, y1) = pts
+    dx, dy = x1 - x0, y1 - y0
+    # matplotlib's arc3 bows in display space, where y points up; in ours y points down.
+    ox, oy = -bow / 2 * dy, bow / 2 * dx
+    ha = "left" if ox > 1 else "right" if ox < -1 else "center"
+    va = "top" if oy > 1 else "bottom" if oy < -1 else "center"  # y grows downwards
+    nudge = 4 / max(math.hypot(ox, oy), 1e-9)
+    return (x0 + x1) / 2 + ox * (1 + nudge), (y0 + y1) / 2 + oy * (1 + nudge), ha, va
 
 
 def _legend_entries(picture: GraphPicture) -> list[tuple[str, dict[str, Any]]]:
@@ -440,7 +446,7 @@ def draw_figure(
     top, bottom = min(ys) - 25, max(ye) + 25
 
     entries = _legend_entries(picture)
-    legend_w = 0.75 + 0.06 * max(len(text) for text, _ in entries)  # inches, fontsize 8
+    legend_w = 0.7 + 0.055 * max(len(text) for text, _ in entries)  # inches, fontsize 8
     legend_h = 0.45 + 0.2 * len(entries)
     graph_w, graph_h = (right - left) * _SCALE, (bottom - top) * _SCALE
     title_h = 0.45
@@ -482,12 +488,14 @@ def draw_figure(
             )
         )
         if label:
+            x, y, ha, va = _label_place(pts, bow)
             ax.text(
-                *_label_point(pts, bow),
+                x,
+                y,
                 label,
                 fontsize=7,
-                ha="center",
-                va="center",
+                ha=ha,
+                va=va,
                 color="#333355",
                 bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
                 zorder=3,
