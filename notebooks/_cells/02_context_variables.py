@@ -2,10 +2,18 @@
 # %% [markdown]
 # # 02 · context_variables: one dict, one run
 #
-# `context_variables` is a plain Python dict that the framework carries through **one**
-# `Swarm.run`. It is how instruction functions and tools share small structured facts
-# (a user id, a tier, an order number) without stuffing them into the chat text.
+# ## What you will learn
 #
+# * `context_variables` is a plain dict the framework carries through **one** `Swarm.run`;
+# * the run works on a **deep copy**: the dict you pass in never changes;
+# * a tool that declares a `context_variables` parameter gets the dict **injected**, and the
+#   model can neither see nor forge that parameter;
+# * a tool **writes back** with `Result(context_variables=...)`, and the next system prompt
+#   already reflects it;
+# * the dict is **gone after the run**: keeping it is your job (or `Session`'s).
+#
+# `context_variables` is how instruction functions and tools share small structured facts
+# (a user id, a tier, an order number) without stuffing them into the chat text.
 # Its life has four steps, and this notebook runs each one and looks at the evidence:
 #
 # 1. **copied on entry** – the run works on a deep copy; the dict you passed never changes;
@@ -15,11 +23,14 @@
 #    fields; the next instruction call and the final `Response` see them;
 # 4. **gone after the run** – nothing is kept; the next run starts from whatever you pass.
 #
-# The model is `ScriptedChatModel`: offline and deterministic, it replays the replies we
-# give it and records every request it received (`.calls`) and the tools bound to each
-# request (`.bound_tools`).
+# The model is an **offline stand-in**, `ScriptedChatModel`: it replays the replies written
+# here and records every request it received (`.calls`) and the tools bound to each request
+# (`.bound_tools`). The replies are ours; what is checked is what the framework did. Each `✓`
+# line is a claim of the text, checked as the notebook runs (`notebooks/checks.py`).
 # %%
 import json
+
+from checks import check
 
 from swarmgraph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 
@@ -106,8 +117,17 @@ response = swarm.run(
 )
 
 print("caller's dict after the run:", caller_context)
-print("unchanged:", json.dumps(caller_context, sort_keys=True) == snapshot)
 print("response.context_variables: ", response.context_variables)
+print()
+check(
+    "the caller's dict is unchanged, nested value included",
+    json.dumps(caller_context, sort_keys=True) == snapshot,
+)
+check(
+    "the changes are in response.context_variables",
+    response.context_variables,
+    {"user_id": 456, "prefs": {"language": "zh"}, "name": "Li"},
+)
 
 # %% [markdown]
 # ## 2. Injected into tools, hidden from the model
@@ -120,9 +140,15 @@ print("response.context_variables: ", response.context_variables)
 print("what list_orders received:", tool_saw[-1])
 print()
 print("tool schemas bound to the model (first call):")
+schemas = {}
 for tool in model.bound_tools[0]:
     fn = tool["function"]
-    print(f"  {fn['name']}: parameters = {sorted(fn['parameters'].get('properties', {}))}")
+    schemas[fn["name"]] = sorted(fn["parameters"].get("properties", {}))
+    print(f"  {fn['name']}: parameters = {schemas[fn['name']]}")
+print()
+check("list_orders received the run's dict", tool_saw[-1], response.context_variables)
+check("the model sees no parameter of list_orders", schemas["list_orders"], [])
+check("and only `language` of set_language", schemas["set_language"], ["language"])
 
 # %% [markdown]
 # Because the parameter is hidden, a model cannot forge it either. Here the script makes the
@@ -141,6 +167,8 @@ forged = Swarm(chat_model=forger).run(
 print("the model's arguments:", forged.messages[0]["tool_calls"][0]["function"]["arguments"])
 print("the tool received:    ", tool_saw[-1])
 print("the tool answered:    ", forged.messages[1]["content"])
+print()
+check("the tool received the caller's user id, not the forged one", tool_saw[-1], {"user_id": 456})
 
 # %% [markdown]
 # ## 3. Written back through `Result`
@@ -155,6 +183,17 @@ for i, call in enumerate(model.calls):
 print()
 print("the conversation the model saw on its last call:")
 show(model.calls[-1])
+print()
+check(
+    "before remember_name ran, the prompt did not know the name",
+    model.calls[0][0].content,
+    "You are Support. You are talking to an unknown customer.",
+)
+check(
+    "every call after it did",
+    {call[0].content for call in model.calls[1:]},
+    {"You are Support. You are talking to Li."},
+)
 
 # %% [markdown]
 # ## 4. Gone after the run
@@ -169,9 +208,14 @@ second = Swarm(chat_model=model2).run(
     agent=support, messages=[{"role": "user", "content": "Which orders do I have open?"}]
 )
 print("system prompt: ", model2.calls[0][0].content)
-print("tool received: ", tool_saw[-1])
 print("tool answered: ", second.messages[1]["content"])
-print("context after: ", second.context_variables)
+print()
+check(
+    "the instruction function no longer knows the name",
+    "unknown customer" in model2.calls[0][0].content,
+)
+check("the tool received an empty dict", tool_saw[-1], {})
+check("and the run ends with an empty dict", second.context_variables, {})
 
 # %% [markdown]
 # To "remember" across runs you do the three steps yourself: **save** the returned
@@ -185,9 +229,25 @@ third = Swarm(chat_model=model3).run(
     messages=[{"role": "user", "content": "Which orders do I have open?"}],
     context_variables=response.context_variables,  # saved from run 1, passed back by us
 )
-print("system prompt: ", model3.calls[0][0].content)
-print("tool received: ", tool_saw[-1])
+check(
+    "the name is back in the system prompt",
+    model3.calls[0][0].content,
+    "You are Support. You are talking to Li.",
+)
+check("the tool received everything run 1 ended with", tool_saw[-1], response.context_variables)
 
 # %% [markdown]
 # `swarmgraph.Session` packages exactly these three steps (and the messages' equivalent) behind
 # one object; notebook 03 shows what each half brings back after a page refresh.
+
+# %% [markdown]
+# ## What you saw
+#
+# * The caller's dict, nested `prefs` included, was unchanged after a run that renamed and
+#   re-languaged it; the changes were only in `response.context_variables`.
+# * `list_orders` received the run's dict, and its schema showed the model no parameter; a
+#   model that tried to pass `context_variables` itself got the caller's user id 456, not 1.
+# * After `remember_name` returned `Result(context_variables={"name": "Li"})`, every later
+#   system prompt of the run said "talking to Li"; the first had said "unknown customer".
+# * A second run without `context_variables` started empty (no name, no user id, `{}` at the
+#   end); passing run 1's `response.context_variables` back in restored both.

@@ -2,6 +2,16 @@
 # %% [markdown]
 # # 03 · Memory vs context: two halves of what an agent "remembers"
 #
+# ## What you will learn
+#
+# * messages ("memory": what was said, read by the model) and `context_variables` (a few
+#   key fields, read by your code) are two halves with different owners, sizes and lifetimes;
+# * after a refresh, what each of the four `persist` choices brings back, measured: the model
+#   can only *read* restored text, a tool can only *use* a restored field;
+# * why keeping only the messages can cost more tokens and bytes than keeping both;
+# * what belongs in the context (only what code needs) and how to fill it (`extract_context`);
+# * `Session` or a LangGraph checkpointer: same answers, different bookkeeping.
+#
 # People often summarise the difference as "LangChain memory stores, Swarm's context passes".
 # That is catchy and a bit wrong: both hold data, and neither survives a restart unless
 # *you* store it. The useful distinction is **what** each holds, **who** reads it, and
@@ -16,10 +26,13 @@
 #
 # So after a page refresh (a new process, a new `Session` object) there are four choices:
 # keep both halves, only the messages, only the context, or nothing. This notebook runs all
-# four on the same two-turn scenario and measures what survives.
+# four on the same two-turn scenario and measures what survives. Each `✓` line is a claim
+# of the text, checked as the notebook runs (`notebooks/checks.py`).
 # %%
 import json
 import tempfile
+
+from checks import check
 
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel
@@ -41,19 +54,34 @@ from swarmgraph.memory.extract import extract_context
 #
 # `compare_persistence` runs this once per `persist` choice and measures every cell from the
 # run itself: what the chat model was sent in turn 2, what the tool received, which agent
-# answered, the tokens sent, and the bytes stored. The model is the offline rule-based
-# stand-in (`swarmgraph.memory.compare.refund_rules`), so "tokens sent" is an approximate
-# count (`count_tokens_approximately`) of what it was sent, not a real model's bill.
+# answered, the tokens sent, and the bytes stored. The model is an offline rule-based
+# stand-in (`swarmgraph.memory.compare.refund_rules`): it answers from what it was sent, so
+# the replies below are its rules at work, and "tokens sent" is an approximate count
+# (`count_tokens_approximately`) of what it was sent, not a real model's bill.
 # %%
 print("turn 1:", TURN_1)
 print("turn 2:", TURN_2)
 workdir = tempfile.mkdtemp()  # one throwaway SQLite file per choice, never in the repo
 rows = compare_persistence(workdir)
+by = {row["persist"]: row for row in rows}
 print()
 print(format_table(rows))
+print()
+check(
+    "(model saw earlier text, tool saw field) per choice",
+    [(r["persist"], r["model_saw_earlier_text"], r["tool_saw_field"]) for r in rows],
+    [
+        ("messages+context", True, True),
+        ("messages", True, False),
+        ("context", False, True),
+        ("none", False, False),
+    ],
+)
+check("keeping nothing stores nothing", by["none"]["bytes_stored"], 0)
 
 # %% [markdown]
-# Each row in words, generated from the measurements above (not written by hand):
+# Each row in words, generated from the measurements above (not written by hand); the
+# replies are the rule-based stand-in's:
 # %%
 for row in rows:
     text = "could" if row["model_saw_earlier_text"] else "could NOT"
@@ -62,6 +90,12 @@ for row in rows:
         f"persist={row['persist']!r:22} the model {text} read turn 1; the tool {field} "
         f"order_id; {row['agent_turn_2']} answered:\n{'':31}{row['reply_turn_2']!r}"
     )
+print()
+check(
+    "only a choice that kept the context could answer about the refund",
+    {r["persist"]: "approved" in r["reply_turn_2"] for r in rows},
+    {"messages+context": True, "messages": False, "context": True, "none": False},
+)
 
 # %% [markdown]
 # Two rows are worth a second look:
@@ -72,7 +106,33 @@ for row in rows:
 # * **context only**: the tool gets its field and the stored active agent takes over, but the
 #   model sees no earlier text: it cannot tell whom it is talking to unless a tool or the
 #   instructions say so.
-#
+# %%
+check(
+    "messages only: the model read turn 1, the tool got no order_id",
+    (by["messages"]["model_saw_earlier_text"], by["messages"]["tool_saw_field"]),
+    (True, False),
+)
+check(
+    "messages only: turn 2 restarted at Triage, so it took three model calls",
+    by["messages"]["model_calls_turn_2"],
+    3,
+)
+check(
+    "context only: the tool got its field, the model saw no earlier text",
+    (by["context"]["tool_saw_field"], by["context"]["model_saw_earlier_text"]),
+    (True, False),
+)
+check(
+    "context only: the stored active agent, Refunds, took over without a handoff",
+    (by["context"]["agent_turn_2"], by["context"]["model_calls_turn_2"]),
+    ("Refunds", 2),
+)
+check(
+    "context only: the reply does not know whom it is talking to",
+    "Xiaoming" not in by["context"]["reply_turn_2"],
+)
+
+# %% [markdown]
 # ## Two numbers that look backwards
 #
 # `none` sends more tokens than `context`, and `messages` stores more bytes than
@@ -89,20 +149,55 @@ for row in rows:
         f"{row['persist']:17} turn 2 made {row['model_calls_turn_2']} model calls, "
         f"sent {row['tokens_sent']:>3} tokens, {row['bytes_stored']:>4} bytes stored in all"
     )
+print()
+check(
+    "without the context turn 2 makes one model call more (the handoff again)",
+    (by["none"]["model_calls_turn_2"], by["context"]["model_calls_turn_2"]),
+    (3, 2),
+)
+check(
+    f"so `none` sends more tokens than `context` ({by['none']['tokens_sent']} > "
+    f"{by['context']['tokens_sent']})",
+    by["none"]["tokens_sent"] > by["context"]["tokens_sent"],
+)
+check(
+    f"and `messages` stores more bytes than `messages+context` "
+    f"({by['messages']['bytes_stored']} > {by['messages+context']['bytes_stored']})",
+    by["messages"]["bytes_stored"] > by["messages+context"]["bytes_stored"],
+)
 
 # %% [markdown]
 # ## What each choice left in the database
 #
-# A new `Session` is exactly what a refreshed page creates. Opening one per choice shows
-# what was stored after both turns:
+# A new `Session` is exactly what a refreshed page creates. Opening one per choice, on the
+# database and conversation id each row reports (`row["url"]`, `row["conversation_id"]`),
+# shows what was stored after both turns:
 # %%
 print(f"{'persist':17} | {'stored messages':>15} | stored context")
+stored = {}
 for row in rows:
-    label = row["persist"]
-    db = f"sqlite:///{workdir}/compare-{label}.db"
-    later = Session(f"xiaoming-{label}", url=db)  # the "refresh": a new object, same file
-    print(f"{label:17} | {len(later.messages):>15} | {later.context_variables}")
-# (`messages` holds more messages than `messages+context`: its turn 2 began at Triage again.)
+    # the "refresh": a new object on the same file and conversation
+    later = Session(row["conversation_id"], url=row["url"])
+    stored[row["persist"]] = (len(later.messages), later.context_variables)
+    print(f"{row['persist']:17} | {len(later.messages):>15} | {later.context_variables}")
+print()
+customer = {"name": "Xiaoming", "order_id": 7}
+check(
+    "the context is there exactly where it was kept",
+    {label: context for label, (_, context) in stored.items()},
+    {"messages+context": customer, "messages": {}, "context": customer, "none": {}},
+)
+check(
+    "messages are there exactly where they were kept",
+    {label: count > 0 for label, (count, _) in stored.items()},
+    {"messages+context": True, "messages": True, "context": False, "none": False},
+)
+check(
+    "`messages` holds two messages more than `messages+context` (the transfer call and its "
+    "result: its turn 2 began at Triage again)",
+    stored["messages"][0] - stored["messages+context"][0],
+    2,
+)
 
 # %% [markdown]
 # ## What belongs in messages, what belongs in context
@@ -137,18 +232,23 @@ class Diner(BaseModel):
     school: str | None = None
 
 
-by_rules = extract_context(
-    said,
-    Diner,
-    rules={"name": r"I'm (\w+)", "school": r"go to ([A-Z]\w* High School)"},
-)
-print("with rules:", by_rules)
+rules = {"name": r"I'm (\w+)", "school": r"go to ([A-Z]\w* High School)"}
+by_rules = extract_context(said, Diner, rules=rules)
+check("with rules", by_rules, {"name": "Xiaoming", "school": "A High School"})
 
 # %% [markdown]
-# Rules are cheap and predictable but brittle ("I am Xiaoming" would slip through). With a
-# model, one structured-output call fills the fields. The model here is scripted (offline),
-# so its answer is fixed; what matters is the request: the schema becomes a tool the model
-# must call, and only what the user said is sent.
+# Rules are cheap and predictable but brittle ("I am Xiaoming" would slip through):
+# %%
+check(
+    "the same rules find nothing in 'I am Xiaoming, at A high school'",
+    extract_context("I am Xiaoming, at A high school.", Diner, rules=rules),
+    {},
+)
+
+# %% [markdown]
+# With a model, one structured-output call fills the fields. The model here is an offline
+# stand-in (scripted), so its answer is fixed; what matters is the request: the schema
+# becomes the one tool the model is offered, and only what the user said is sent.
 # %%
 extractor = ScriptedChatModel(
     [scripted_tool_call("Diner", {"name": "Xiaoming", "school": "A High School"})]
@@ -158,16 +258,25 @@ print("with a model:", by_model)
 print("the extraction request:")
 for m in extractor.calls[0]:
     print(f"  [{m.type}] {m.content}")
-print(
-    "  tool offered:",
-    extractor.bound_tools[0][0]["function"]["name"],
-    sorted(extractor.bound_tools[0][0]["function"]["parameters"]["properties"]),
+print()
+check(
+    "the one tool offered is the schema",
+    [
+        (t["function"]["name"], sorted(t["function"]["parameters"]["properties"]))
+        for t in extractor.bound_tools[0]
+    ],
+    [("Diner", ["name", "school"])],
+)
+check(
+    "the only text sent besides the system prompt is what the user said",
+    [m.content for m in extractor.calls[0][1:]] == [f"User: {said}"],
 )
 
 # %% [markdown]
 # Now the run. The instruction function greets by the name from the context; the tool reads
 # the school from the context; the model reads the whole message, so its answer can respect
-# the homework and the hurry even though neither is a field.
+# the homework and the hurry even though neither is a field (the reply here is scripted: it
+# shows what a model *could* do with the whole message; the checks are about what it was sent).
 # %%
 searched = []
 
@@ -186,7 +295,7 @@ def find_restaurant(cuisine: str, context_variables: dict) -> str:
 concierge = Agent(
     name="Concierge", instructions=concierge_instructions, functions=[find_restaurant]
 )
-model = ScriptedChatModel(
+model = ScriptedChatModel(  # offline stand-in
     [
         scripted_tool_call("find_restaurant", {"cuisine": "noodles"}),
         "Xiaoming, try Noodle Corner near A High School: quick enough to be home for "
@@ -198,12 +307,22 @@ response = Swarm(chat_model=model).run(
     messages=[{"role": "user", "content": said}],
     context_variables=by_rules,
 )
-print("system prompt: ", model.calls[0][0].content)
-print("tool searched near:", searched[-1])
-print("reply:", response.messages[-1]["content"])
+print("reply (scripted):", response.messages[-1]["content"])
 print()
-print(f"the message the model read: {count_tokens_approximately(model.calls[0][1:])} tokens")
+message_tokens = count_tokens_approximately(model.calls[0][1:])
+print(f"the message the model read: {message_tokens} tokens")
 print(f"the context the code used:  {len(json.dumps(by_rules))} bytes of JSON: {by_rules}")
+print()
+check(
+    "the instruction function greeted by the name from the context",
+    model.calls[0][0].content,
+    "You are Concierge. You are helping Xiaoming.",
+)
+check("the tool searched near the school from the context", searched[-1], "A High School")
+check(
+    "the model was sent the whole message, homework and hurry included",
+    model.calls[0][1].content == said,
+)
 
 # %% [markdown]
 # ## Session or a LangGraph checkpointer?
@@ -232,6 +351,7 @@ for text in turns:
     Session("ming", url=f"sqlite:///{session_db}", window=20).run(swarm, triage, text)
 
 later = Session("ming", url=f"sqlite:///{session_db}", window=20)  # a refresh
+session_view = (later.active_agent_name, later.context_variables, len(later.messages))
 print("Session:      agent", later.active_agent_name, "| context", later.context_variables)
 print("              messages stored:", len(later.messages))
 
@@ -248,9 +368,21 @@ for text in turns:
     app.invoke({"messages": [("user", text)]}, thread)
 
 state = app.get_state(thread).values
+checkpoints = len(list(app.get_state_history(thread)))
 print("checkpointer: agent", state["active_agent"], "| context", state["context_variables"])
 print("              messages stored:", len(state["messages"]))
-print("              checkpoints kept:", len(list(app.get_state_history(thread))))
+print("              checkpoints kept:", checkpoints)
+print()
+check(
+    "the same agent, context and number of messages as the Session",
+    (state["active_agent"], state["context_variables"], len(state["messages"])),
+    session_view,
+)
+check(
+    f"a checkpoint per step: {checkpoints} for {len(turns)} turns",
+    checkpoints > len(turns),
+)
+
 
 # %% [markdown]
 # Same answers, different bookkeeping. What each wrote to disk for these two turns:
@@ -270,8 +402,15 @@ def stored_bytes(path):
     return total
 
 
-print(f"Session:      {stored_bytes(session_db):>7,} bytes")
-print(f"checkpointer: {stored_bytes(checkpoint_db):>7,} bytes")
+# Rounded to kB: a checkpoint holds timestamps and ids whose encoded size varies a little.
+session_bytes, checkpoint_bytes = stored_bytes(session_db), stored_bytes(checkpoint_db)
+print(f"Session:      about {session_bytes / 1000:>3.0f} kB")
+print(f"checkpointer: about {checkpoint_bytes / 1000:>3.0f} kB")
+print()
+check(
+    "the checkpointer wrote more than five times the Session's bytes",
+    checkpoint_bytes > 5 * session_bytes,
+)
 
 # %% [markdown]
 # **Use `Session` when** the two halves have different owners and lifetimes (keep the
@@ -293,7 +432,7 @@ print(f"checkpointer: {stored_bytes(checkpoint_db):>7,} bytes")
 # (`HandoffLoopError`). It is bookkeeping: it is `[]` again as soon as an agent answers, and
 # you can ignore it in streamed updates and thread state.
 # %%
-print("handoff_trail after the run:", state["handoff_trail"])
+check("handoff_trail after the run (an agent answered)", state["handoff_trail"], [])
 # %% [markdown]
 # ## Where each tool is weak
 #
@@ -310,3 +449,21 @@ print("handoff_trail after the run:", state["handoff_trail"])
 # They are complements, not substitutes. A real app loads both, passes the fields as
 # `context_variables` and the history as `messages`, and saves both when the run ends, which
 # is what `Session(persist=("messages", "context"))` does.
+
+# %% [markdown]
+# ## What you saw
+#
+# * After a refresh, `messages+context` brought back both halves and answered "approved";
+#   `messages` let the model read turn 1 but gave the tool no `order_id`; `context` gave the
+#   tool its field but the model no earlier text; `none` brought back nothing and stored 0 bytes.
+# * Without the context (which holds the active agent), turn 2 restarted at Triage: three
+#   model calls instead of two, so `none` sent more tokens than `context`, and `messages`
+#   stored two messages (and more bytes) more than `messages+context`.
+# * Opened again on each row's own conversation, the database held messages and context
+#   exactly where they were kept.
+# * Rules extracted `{'name': 'Xiaoming', 'school': 'A High School'}` and missed "I am
+#   Xiaoming"; a model extraction offered one tool, the schema, and sent only what the user said.
+# * In the run, the prompt named Xiaoming from the context, the tool searched near the school
+#   from the context, and the model was sent the whole message.
+# * `Session` and a checkpointer ended with the same agent, context and messages; the
+#   checkpointer kept a checkpoint per step and wrote more than five times the bytes.

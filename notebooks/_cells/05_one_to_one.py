@@ -2,7 +2,22 @@
 # %% [markdown]
 # # 05 · OneToOne: two agents, one shared conversation
 #
-# The swarms framework has a small pattern called **OneToOne**: two agents take turns on one
+# ## What you will learn
+#
+# * the **OneToOne** pattern: two agents take turns on one shared conversation, `max_loops`
+#   exchanges long;
+# * the **role-aware view** each agent reads: its own turns as `assistant`, the peer's as
+#   `user` turns prefixed with the peer's name;
+# * `OneToOne` (reusable) and `one_to_one` (one call), and the output formats a history can be
+#   returned in, each shown once;
+# * the pair as a two-node LangGraph graph.
+#
+# **A word on names.** OneToOne comes from **swarms** ([kyegomez/swarms](https://github.com/kyegomez/swarms)),
+# a multi-agent framework that is *not* OpenAI Swarm (`openai/swarm`, whose `Agent`, handoffs
+# and `context_variables` notebooks 01–03 follow). swarmgraph takes the pattern and its output
+# formats from swarms and runs it with swarmgraph's own `Agent`s.
+#
+# In swarms' OneToOne two agents take turns on one
 # shared conversation. The task opens it; the *sender* answers; the *receiver* answers the
 # sender; and the pair repeats that exchange `max_loops` times, so the history reads
 # `User, Sender, Receiver, Sender, Receiver, ...`.
@@ -15,14 +30,16 @@
 # keeps a stable prefix for provider prompt caches.
 #
 # swarmgraph runs the pair as a two-node LangGraph graph. The agents here are ordinary
-# `swarmgraph.Agent`s whose models are rule-based `ScriptedChatModel`s, so the exchange is offline,
-# deterministic, and still reacts to what the other agent said.
+# `swarmgraph.Agent`s whose models are offline stand-ins, rule-based `ScriptedChatModel`s,
+# so the exchange is deterministic and still reacts to what the other agent said. Each `✓`
+# line is a claim of the text, checked as the notebook runs (`notebooks/checks.py`).
 # %%
 import re
 import tempfile
 from pathlib import Path
 from pprint import pprint
 
+from checks import check
 from IPython.display import Image, display
 
 from swarmgraph.graph import (
@@ -36,13 +53,13 @@ from swarmgraph.graph import (
     one_to_one,
     split_last_turn,
 )
-from swarmgraph.app.drawing import draw_png
+from swarmgraph.app.drawing import agent_colour, draw_png, layout_graph
 
 # %% [markdown]
 # ## Writer and Editor
 #
 # The writer drafts product taglines; the editor wants six words or fewer. Both "models" are
-# small rule sets that read the request they were sent:
+# offline stand-ins, small rule sets that read the request they were sent:
 #
 # * the writer's n-th reply is its n-th draft (it counts its own `assistant` turns, which it
 #   can only do because the view marks them as its own);
@@ -97,14 +114,38 @@ pair = OneToOne(
 history = pair.run("Write a tagline for a password manager.", max_loops=2)
 for message in history:
     print(f"[{message['role']}] {message['content']}")
+print()
+check(
+    "with max_loops=2 the history reads",
+    [m["role"] for m in history],
+    ["User", "Writer", "Editor", "Writer", "Editor"],
+)
+check(
+    "the writer's n-th reply is its n-th draft",
+    [m["content"][:8] for m in history if m["role"] == "Writer"],
+    ["Draft 1:", "Draft 2:"],
+)
+check(
+    "the editor asked for a cut, then approved",
+    [m["content"].split()[0] for m in history if m["role"] == "Editor"],
+    ["Too", "Approved:"],
+)
 
 # %% [markdown]
 # `OneToOne` is the reusable form: it keeps the pair and its settings, and every `run` starts
 # a brand-new conversation (nothing carries over between tasks):
 # %%
 again = pair.run("Write a tagline for a bicycle lock.")
-print([m["role"] for m in again])
-print(again[0]["content"])
+check(
+    "the new run is one exchange on the new task",
+    [(m["role"], m["content"] if m["role"] == "User" else "...") for m in again],
+    [("User", "Write a tagline for a bicycle lock."), ("Writer", "..."), ("Editor", "...")],
+)
+check(
+    "and the writer's model was sent only the new task",
+    [m.content for m in writer_model.calls[-1][1:]],
+    ["Write a tagline for a bicycle lock."],
+)
 
 # %% [markdown]
 # ## What each agent actually received
@@ -116,6 +157,16 @@ for name in ("Writer", "Editor"):
     print(f"--- as {name} sees it")
     for turn in messages_for(name, history):
         print(f"  {turn['role']:9} | {turn['content']}")
+print()
+for name in ("Writer", "Editor"):
+    view = messages_for(name, history)[1:]  # after the task
+    own = [t["role"] == "assistant" for t in view]
+    check(
+        f"{name} reads its own turns as assistant, the peer's as user turns named after it",
+        [(t["role"], t["content"].split(":")[0]) for t in view if t["role"] == "user"]
+        == [("user", "Editor" if name == "Writer" else "Writer")] * own.count(False)
+        and own.count(True) == 2,
+    )
 
 # %% [markdown]
 # Before its turn an agent's view is split into the earlier turns and the newest one, which
@@ -129,6 +180,19 @@ for loop, call in enumerate(writer_model.calls[:2], start=1):
     print(f"\nwriter's model call in loop {loop}:")
     for m in call:
         print(f"  [{m.type}] {m.content}")
+print()
+check("the editor's first task is the writer's draft", task, f"Writer: {history[1]['content']}")
+loop_1, loop_2 = ([m.content for m in call] for call in writer_model.calls[:2])
+check(
+    "each call opens with the writer's instructions", loop_1[0] == loop_2[0] == writer.instructions
+)
+check(
+    "then its view",
+    loop_2[1:] == [t["content"] for t in messages_for("Writer", history[:3])],
+)
+check(
+    "loop 2's request only appended to loop 1's (a stable prefix)", loop_2[: len(loop_1)] == loop_1
+)
 
 # %% [markdown]
 # ## Analyst and Skeptic, the one-shot function
@@ -186,22 +250,43 @@ result = one_to_one(
     swarm=swarm,
 )
 print(result)
+check(
+    "the skeptic named the risk of the analyst's long-haul move",
+    "Skeptic: Biggest risk: Long-haul" in result,
+)
 
 # %% [markdown]
-# ## Every output format
+# ## Every output format, once
 #
 # The history can be returned in any of swarms' output types (`output_type=` on `OneToOne`
-# or `one_to_one`, or `format_history` on a history you already have). Here is the
-# writer/editor history in each of them:
+# or `one_to_one`, or `format_history` on a history you already have). Several names are
+# aliases that give the same result; the first line below lists them, then each distinct
+# format of the writer/editor history is shown once, under its first name:
 # %%
+formats = {}  # rendered output -> the names that give it
 for output_type in OUTPUT_TYPES:
     rendered = format_history(history, output_type)
-    print(f"===== {output_type!r} -> {type(rendered).__name__}")
+    formats.setdefault((type(rendered).__name__, repr(rendered)), []).append(output_type)
+aliases = [names for names in formats.values() if len(names) > 1]
+print("aliases:", "; ".join(" = ".join(names) for names in aliases))
+print()
+for names in formats.values():
+    rendered = format_history(history, names[0])
+    print(f"===== {names[0]!r} -> {type(rendered).__name__}")
     if isinstance(rendered, str):
         print(rendered)
     else:
         pprint(rendered, width=100)
     print()
+check(
+    "every output type is shown or listed as an alias",
+    sorted(name for names in formats.values() for name in names) == sorted(OUTPUT_TYPES),
+)
+check(
+    "the aliases",
+    aliases,
+    [["dict", "dictionary"], ["string", "str", "all"], ["final", "last"]],
+)
 
 # %% [markdown]
 # `dict-all-except-first` and `str-all-except-first` leave out **two** entries, not one:
@@ -215,24 +300,78 @@ for output_type in OUTPUT_TYPES:
 # %%
 dropped = history[: len(history) - len(format_history(history, "dict-all-except-first"))]
 print("dict-all-except-first leaves out:", [f"{m['role']}: {m['content'][:30]}" for m in dropped])
-print("every reply, without the task:    ", [m["role"] for m in format_history(history, "dict")[1:]])
+print()
+check("it leaves out two entries: the task and the first reply", dropped == history[:2])
+check(
+    "str-all-except-first leaves out the same two (its lines are the rest's contents)",
+    format_history(history, "str-all-except-first") == "\n".join(m["content"] for m in history[2:]),
+)
+check(
+    "every reply, without the task",
+    [m["role"] for m in format_history(history, "dict")[1:]],
+    ["Writer", "Editor", "Writer", "Editor"],
+)
 
 # %% [markdown]
 # An unknown format is rejected before any agent runs:
 # %%
+calls_before = len(writer_model.calls)
 try:
     one_to_one(writer, editor, "Write a tagline.", output_type="html", swarm=swarm)
 except ValueError as exc:
     print("ValueError:", exc)
+    rejected = True
+check("'html' was rejected with a ValueError", rejected)
+check("before any agent ran (no new model call)", len(writer_model.calls), calls_before)
 
 # %% [markdown]
 # ## The pair as a graph
 #
-# Two nodes named after the agents. Sender -> receiver is a plain edge; receiver -> sender is
-# conditional (dashed): it is taken while fewer than `max_loops` exchanges are done, after
-# which the graph ends.
+# Two nodes named after the agents, each in its own colour (the same in every picture).
+# Sender -> receiver is a plain (solid) edge; receiver -> sender is conditional (dashed): it is
+# taken while fewer than `max_loops` exchanges are done, after which the graph ends. A pair
+# graph is not a swarm, so its edge labels are given here:
 # %%
 app = pair.graph().compile()
-png = draw_png(app, Path(tempfile.mkdtemp()) / "pair.png", title="Tagline-Pair", dpi=110)
+labels = {
+    ("start", "Writer"): "the task",
+    ("Writer", "Editor"): "replies",
+    ("Editor", "Writer"): "loop < max_loops",
+    ("Editor", "end"): "max_loops done",
+}
+png = draw_png(
+    app, Path(tempfile.mkdtemp()) / "pair.png", title="Tagline-Pair", edge_labels=labels, dpi=110
+)
 display(Image(filename=str(png)))
-print(app.get_graph().draw_mermaid())
+mermaid = app.get_graph().draw_mermaid()
+print(mermaid)
+drawn = layout_graph(app, edge_labels=labels)
+edges = {(s, t): (conditional, label) for s, t, _, conditional, label in drawn.edges}
+check("the nodes", sorted(n for n in drawn.boxes if not n.startswith("__")), ["Editor", "Writer"])
+check("Writer -> Editor is plain", edges[("Writer", "Editor")], (False, "replies"))
+check("Editor -> Writer is conditional", edges[("Editor", "Writer")], (True, "loop < max_loops"))
+check("after max_loops the graph ends", edges[("Editor", "__end__")], (True, "max_loops done"))
+check(
+    "the Mermaid text says the same",
+    "Writer --> Editor;" in mermaid and "Editor -.-> Writer;" in mermaid,
+)
+check(
+    "each agent's colour comes from its name",
+    [drawn.colours[n] for n in ("Writer", "Editor")],
+    [agent_colour("Writer"), agent_colour("Editor")],
+)
+
+# %% [markdown]
+# ## What you saw
+#
+# * With `max_loops=2` the writer drafted twice and the editor cut, then approved: `User,
+#   Writer, Editor, Writer, Editor`. A second `run` started from the new task alone.
+# * Each agent read its own turns as `assistant` and the other's as `user` turns named
+#   after it; the editor's task was the writer's draft; the writer's loop-2 request only
+#   appended to its loop-1 request.
+# * `one_to_one` did the same in one call: the skeptic named the long-haul risk.
+# * Every output type was shown once, with `dict = dictionary`, `string = str = all` and
+#   `final = last` as aliases; `dict-all-except-first` dropped the task *and* the first reply;
+#   an unknown format was rejected before any model call.
+# * The pair's graph: Writer → Editor plain, Editor → Writer conditional, Editor → end after
+#   `max_loops`.

@@ -2,18 +2,32 @@
 # %% [markdown]
 # # 06 · Control of a running swarm
 #
+# ## What you will learn
+#
+# * **approvals**: a marked tool stops the run before it runs, and a decision per call
+#   resumes it, statelessly with `Swarm.run` or across a restart with a checkpointer;
+# * **budgets** that stop a runaway swarm with every tool call answered, **usage per agent**
+#   and the **trajectory** of a run;
+# * **routes**: handoffs decided by the state, without a model call, drawn as labelled edges;
+# * **handing back** to the caller, one level at a time;
+# * **views**: what the receiving agent is shown of the conversation.
+#
 # A swarm that runs on its own needs a few handles: a **human approving** a risky tool call,
 # **hard budgets** instead of a runaway loop, a **handoff back** to whoever called, handoffs
 # decided by the **state** instead of the model, and control over **what the receiving agent
 # sees**. LangGraph has the parts (interrupts, conditional edges, checkpointers); swarmgraph puts
 # them behind Swarm's simple API.
 #
-# Everything runs offline on `ScriptedChatModel`, which returns the replies it was given and
-# records what it was sent.
+# Every model is an offline stand-in: `ScriptedChatModel` returns the replies written here
+# (or computes them from what it was sent, where the story depends on it) and records what it
+# was sent. Each `✓` line is a claim of the text, checked as the notebook runs
+# (`notebooks/checks.py`).
 # %%
 import tempfile
 from pathlib import Path
 
+from checks import check
+from IPython.display import Image, display
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -30,8 +44,9 @@ from swarmgraph import (
     needs_approval,
     scripted_tool_call,
 )
+from swarmgraph.app.drawing import draw_png, layout_graph
 from swarmgraph.graph import scripted_tool_calls
-from swarmgraph.history import since_handoff
+from swarmgraph.history import last, since_handoff, without_tool_calls
 
 
 def user(text):
@@ -66,13 +81,23 @@ refunds = Agent(
 triage = Agent(name="Triage", instructions="Route the customer.", handoffs=[refunds])
 
 
+def after_the_decision(messages):
+    """The stand-in's last reply follows what happened to the refund, as a model's would:
+    it reads process_refund's answer (a result, or the denial) before it speaks."""
+    outcome = next(m.content for m in reversed(messages) if m.type == "tool")
+    if outcome.startswith("Error: denied"):
+        reason = outcome.removeprefix("Error: denied: ")
+        return f"I did not refund order 7: {reason}."
+    return "Your refund for order 7 is on its way."
+
+
 def refund_script():
     return [
         scripted_tool_call("transfer_to_refunds", id="t1"),
         scripted_tool_calls(
             [("lookup_order", {"order_id": 7}, "c1"), ("process_refund", {"order_id": 7}, "c2")]
         ),
-        "Your refund for order 7 is on its way.",
+        after_the_decision,
     ]
 
 
@@ -81,8 +106,24 @@ history = [user("Please refund order 7")]
 response = swarm.run(agent=triage, messages=history)
 for p in response.pending:
     print(f"waiting: {p.agent} wants {p.describe()} (id {p.id})")
-print("ran already:", response.messages[-1]["content"])
-print("refunded so far:", REFUNDED)
+print()
+check(
+    "the run stopped before process_refund",
+    [(p.agent, p.describe(), p.id) for p in response.pending],
+    [("Refunds", "process_refund(order_id=7)", "c2")],
+)
+check("it did not run", REFUNDED, [])
+asked = response.messages[-2]
+check(
+    "the assistant message that asked for it is in response.messages",
+    [c["function"]["name"] for c in asked["tool_calls"]],
+    ["lookup_order", "process_refund"],
+)
+check(
+    "no answer to it yet; the reply's other call has run",
+    [(m["tool_name"], m["content"]) for m in response.messages if m["role"] == "tool"][-1],
+    ("lookup_order", "Order 7: 2 jars of honey, paid."),
+)
 
 # %% [markdown]
 # Resuming is **stateless**, as Swarm is: pass the messages back, with a decision per id:
@@ -90,14 +131,24 @@ print("refunded so far:", REFUNDED)
 # `Error: denied...` and goes on). Without a decision the run stops again with the same pending.
 # %%
 again = swarm.run(response.agent, history + response.messages, response.context_variables)
-print("no decision -> pending again:", [p.id for p in again.pending], again.messages)
+check(
+    "without a decision: pending again, nothing new",
+    ([p.id for p in again.pending], again.messages),
+    (["c2"], []),
+)
 
 done = swarm.run(
     response.agent, history + response.messages, response.context_variables, approvals={"c2": True}
 )
 for m in done.messages:
     print(f"{m['role']:9} {m.get('sender') or m.get('tool_name')}: {m['content']}")
-print("refunded:", REFUNDED)
+print()
+check("approved, the refund ran once", REFUNDED, [7])
+check(
+    "and the (stand-in) model's reply follows the decision",
+    done.messages[-1]["content"],
+    "Your refund for order 7 is on its way.",
+)
 
 # %% [markdown]
 # ### In the compiled graph, across a restart
@@ -105,7 +156,8 @@ print("refunded:", REFUNDED)
 # `build_swarm_graph` gives you the LangGraph graph. There the node calls LangGraph's
 # `interrupt()` with the pending list, and you resume with `Command(resume={id: decision})`
 # under any checkpointer. Below, the "restart" is a brand-new graph and a new `SqliteSaver`
-# on the same file: the thread resumes where it stopped, and no model call is repeated.
+# on the same file: the thread resumes where it stopped, and no model call is repeated. This
+# time the refund is denied (it was already refunded by phone), and the reply says so.
 # %%
 REFUNDED.clear()
 db = str(Path(tempfile.mkdtemp()) / "threads.sqlite")
@@ -114,15 +166,34 @@ thread = {"configurable": {"thread_id": "order-7"}}
 with SqliteSaver.from_conn_string(db) as saver:
     app = build_swarm_graph([triage], chat_model=ScriptedChatModel(refund_script()))
     state = app.compile(checkpointer=saver).invoke({"messages": [("user", "refund 7")]}, thread)
-    print("interrupted with:", state["__interrupt__"][0].value)
+    interrupted = state["__interrupt__"][0].value
+    print("interrupted with:", interrupted)
 
 # ... the process ends; later, another one picks the thread up:
 with SqliteSaver.from_conn_string(db) as saver:
-    model = ScriptedChatModel(["Refund sent."])
+    model = ScriptedChatModel([after_the_decision])  # only the reply after the decision is left
     app = build_swarm_graph([triage], chat_model=model).compile(checkpointer=saver)
     state = app.invoke(Command(resume={"c2": "order 7 was already refunded by phone"}), thread)
-print([m.content for m in state["messages"][-3:]])
-print("refunded:", REFUNDED, "| model calls after the restart:", len(model.calls))
+for m in state["messages"][-3:]:
+    print(f"{m.type:5} {m.content}")
+print()
+check(
+    "the interrupt carried the pending call",
+    interrupted,
+    [{"id": "c2", "agent": "Refunds", "tool": "process_refund", "arguments": {"order_id": 7}}],
+)
+check(
+    "denied: the model read",
+    state["messages"][-2].content,
+    "Error: denied: order 7 was already refunded by phone",
+)
+check("nothing was refunded", REFUNDED, [])
+check(
+    "the reply says so",
+    state["messages"][-1].content,
+    "I did not refund order 7: order 7 was already refunded by phone.",
+)
+check("model calls after the restart (only that reply)", len(model.calls), 1)
 
 # %% [markdown]
 # ## 2. Budgets, usage per agent, and the trajectory
@@ -147,10 +218,15 @@ try:
 except BudgetExceeded as stop:
     print(stop)
     partial = stop.response
-    asked = [c["id"] for m in partial.messages if m["role"] == "assistant" for c in m["tool_calls"]]
-    answered = [m["tool_call_id"] for m in partial.messages if m["role"] == "tool"]
-    print("every tool call answered:", sorted(asked) == sorted(answered))
-    print("last answer:", partial.messages[-1]["content"][:60], "...")
+print()
+asked = [c["id"] for m in partial.messages if m["role"] == "assistant" for c in m["tool_calls"]]
+answered = [m["tool_call_id"] for m in partial.messages if m["role"] == "tool"]
+check("three handoffs were taken, the fourth was not", partial.usage["handoffs"], 3)
+check("every tool call is answered", sorted(asked) == sorted(answered))
+check(
+    "the refused step's answer says why",
+    partial.messages[-1]["content"].startswith("Error: Budget exceeded: max_handoffs=3"),
+)
 
 # %% [markdown]
 # `response.usage["by_agent"]` splits model calls, tokens, tool calls and handoffs per agent
@@ -175,6 +251,27 @@ print("\n".join(rows))
 print()
 for step in answer.trajectory:
     print(step["agent"], step["kind"], step["name"])
+print()
+by_agent = usage["by_agent"].values()
+check(
+    "per agent they sum to the totals",
+    all(
+        sum(mine[key] for mine in by_agent) == usage[key]
+        for key in ("model_calls", "tool_calls", "handoffs")
+    ),
+)
+check(
+    "the trajectory, in order",
+    [(s["agent"], s["kind"]) for s in answer.trajectory],
+    [
+        ("Triage", "model"),
+        ("Triage", "tool"),
+        ("Triage", "handoff"),
+        ("Refunds", "model"),
+        ("Refunds", "tool"),
+        ("Refunds", "model"),
+    ],
+)
 
 
 # %% [markdown]
@@ -203,14 +300,47 @@ approver = Agent(
 )
 model = ScriptedChatModel([scripted_tool_call("approve_refund"), "Anything else I can do?"])
 routed = Swarm(chat_model=model).run(approver, [user("approve my refund")])
-print("model calls by:", [call[0].content for call in model.calls])
-print(
-    "ended with:",
-    routed.agent.name,
-    "| steps:",
+check(
+    "the steps",
     [(s["kind"], s["name"]) for s in routed.trajectory],
+    [
+        ("model", "gpt-4o"),
+        ("tool", "approve_refund"),
+        ("route", "refund approved"),
+        ("model", "gpt-4o"),
+    ],
 )
-print(build_swarm_graph([approver]).compile().get_graph().draw_mermaid())
+check(
+    "the switch took no model call: the calls were Approver's, then Desk's",
+    [call[0].content for call in model.calls],
+    ["You approve refunds.", "You are the front desk."],
+)
+check("the run ended with", routed.agent.name, "Desk")
+
+# %% [markdown]
+# The route in the graph: a dashed edge from Approver to Desk, labelled with the route's name.
+# %%
+routes_app = build_swarm_graph([approver]).compile()
+display(
+    Image(
+        filename=str(
+            draw_png(
+                routes_app,
+                Path(tempfile.mkdtemp()) / "routes.png",
+                title="a route: Approver -> Desk",
+                exclude=["dynamic_handoff"],
+                dpi=110,
+            )
+        )
+    )
+)
+route_edges = {(s, t): (c, label) for s, t, _, c, label in layout_graph(routes_app).edges}
+check("Approver -> Desk", route_edges[("Approver", "Desk")], (True, "refund approved"))
+mermaid = routes_app.get_graph().draw_mermaid()
+check(
+    "the Mermaid text carries the same label",
+    "Approver -. &nbsp;refund approved&nbsp; .-> Desk;" in mermaid,
+)
 
 
 # %% [markdown]
@@ -239,7 +369,39 @@ model = ScriptedChatModel(
     ]
 )
 deep = Swarm(chat_model=model).run(front, [user("a billing question")])
-print(" -> ".join(m["sender"] for m in deep.messages if m["role"] == "assistant"))
+check(
+    "who spoke",
+    " -> ".join(m["sender"] for m in deep.messages if m["role"] == "assistant"),
+    "Front -> Support -> Billing -> Support -> Front",
+)
+
+# %% [markdown]
+# The same, split over two stateless runs of one `Swarm`: the second starts at Billing with
+# nothing but the messages of the first, and still unwinds to Support, then Front. The stack
+# comes from the conversation; the agents' names are resolved by the `Swarm`, which knows
+# Support and Front from the first run (Billing itself hands off to nobody).
+# %%
+split = Swarm(
+    chat_model=ScriptedChatModel(
+        [
+            scripted_tool_call("transfer_to_support"),
+            scripted_tool_call("transfer_to_billing"),
+            "Billing here: what is the question?",
+            scripted_tool_call("done_here"),
+            scripted_tool_call("transfer_back"),
+            "Front: all set.",
+        ]
+    )
+)
+first = split.run(front, [user("a billing question")])
+later = split.run(first.agent, [user("a billing question"), *first.messages, user("never mind")])
+check("the first run ended at", first.agent.name, "Billing")
+check(
+    "the second run unwound",
+    " -> ".join(m["sender"] for m in later.messages if m["role"] == "assistant"),
+    "Billing -> Support -> Front",
+)
+
 
 # %% [markdown]
 # ## 5. What the receiving agent sees
@@ -248,16 +410,68 @@ print(" -> ".join(m["sender"] for m in deep.messages if m["role"] == "assistant"
 # before that agent's model call (the stored conversation stays whole). `since_handoff` shows
 # what happened since the conversation came to this agent, plus the last user message;
 # `without_tool_calls` drops other agents' tool traffic; `last(n)` keeps the newest messages.
+# The same conversation three times, with Refunds reading it through each view: Greeter
+# greets, the user asks for a refund, Greeter hands off.
 # %%
-focused = Agent(name="Refunds", instructions="You handle refunds.", history=since_handoff)
-greeter = Agent(name="Greeter", instructions="Greet, then route.", handoffs=[focused])
-model = ScriptedChatModel(
-    ["Hi! How can I help?", scripted_tool_call("transfer_to_refunds"), "Which order?"]
+def refunds_reads(view):
+    """What Refunds' model call was sent when Refunds reads the conversation through view."""
+    refunds_view = Agent(name="Refunds", instructions="You handle refunds.", history=view)
+    greeter = Agent(name="Greeter", instructions="Greet, then route.", handoffs=[refunds_view])
+    model = ScriptedChatModel(
+        ["Hi! How can I help?", scripted_tool_call("transfer_to_refunds"), "Which order?"]
+    )
+    swarm = Swarm(chat_model=model)
+    chat = [user("hello")]
+    chat += swarm.run(greeter, chat).messages
+    chat.append(user("I want a refund"))
+    stored = chat + swarm.run(greeter, chat).messages
+    return model.calls, stored
+
+
+calls, stored = refunds_reads(since_handoff)
+for m in calls[2]:
+    print(f"  Refunds saw [{m.type}] {m.content}")
+print()
+check(
+    "Greeter's last call saw the whole conversation",
+    [m.type for m in calls[1]],
+    ["system", "human", "ai", "human"],
 )
-swarm = Swarm(chat_model=model)
-chat = [user("hello")]
-chat += swarm.run(greeter, chat).messages
-chat.append(user("I want a refund"))
-swarm.run(greeter, chat)
-print("Greeter's last call saw:", [m.type for m in model.calls[1]])
-print("Refunds' call saw:      ", [(m.type, m.content) for m in model.calls[2]])
+check(
+    "since_handoff: Refunds saw only its instructions and the request handed over",
+    [(m.type, m.content) for m in calls[2]],
+    [("system", "You handle refunds."), ("human", "I want a refund")],
+)
+check(
+    "the stored conversation stays whole (greeting, handoff and all)",
+    [m["role"] for m in stored],
+    ["user", "assistant", "user", "assistant", "tool", "assistant"],
+)
+calls, _ = refunds_reads(without_tool_calls)
+check(
+    "without_tool_calls: the greeting stays, Greeter's transfer call and its answer go",
+    [(m.type, m.content) for m in calls[2][1:]],
+    [("human", "hello"), ("ai", "Hi! How can I help?"), ("human", "I want a refund")],
+)
+calls, _ = refunds_reads(last(3))
+check(
+    "last(3): the newest three messages, Greeter's handoff included",
+    [(m.type, m.content) for m in calls[2][1:]],
+    [("human", "I want a refund"), ("ai", ""), ("tool", '{"assistant": "Refunds"}')],
+)
+
+# %% [markdown]
+# ## What you saw
+#
+# * `process_refund` stopped the run before it ran (`c2` pending, `lookup_order` already
+#   answered); without a decision it stayed pending; approved, it ran once and the reply
+#   said the refund was on its way.
+# * Across a restart, a new graph on the same SQLite file resumed the thread with one model
+#   call; denied ("already refunded by phone"), nothing was refunded and the reply said so.
+# * A budget of three handoffs stopped a ping-pong swarm at the fourth, every tool call
+#   answered; usage per agent summed to the totals, and the trajectory listed each step.
+# * A route switched Approver to Desk without a model call, and the graph drew it as a dashed
+#   edge labelled "refund approved".
+# * `CALLER` and `transfer_back` unwound Billing → Support → Front, in one run or two.
+# * Refunds read the conversation through `since_handoff`, `without_tool_calls` and `last(3)`,
+#   while the stored conversation stayed whole.
