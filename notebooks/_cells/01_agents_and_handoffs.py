@@ -31,7 +31,7 @@ from IPython.display import Image, display
 
 from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
 from swarmgraph.app.demo import DEMO_CONVERSATION, demo_agents, demo_model
-from swarmgraph.app.drawing import agent_colour, draw_png, layout_graph
+from swarmgraph.app.drawing import agent_colour, draw_figure, draw_png, layout_graph
 
 
 def show(messages):
@@ -340,6 +340,9 @@ check("the agent stayed where it was", response.agent.name, "Lonely")
 # * out of `start`: `entry` goes to the agent a new conversation starts with; `resume` goes to
 #   the others, because a checkpointed conversation continues with whichever agent held it;
 #   `max_turns=0` goes straight to `end`: a run allowed no turn at all ends before any agent.
+#
+# `draw_png` saves the figure `draw_figure` returns; we keep the figure to check its legend,
+# and `layout_graph` (what both draw from) to check its nodes, edges and colours.
 # %%
 app = build_swarm_graph([triage], chat_model=ScriptedChatModel([])).compile()
 pictures = Path(tempfile.mkdtemp())
@@ -347,16 +350,18 @@ picture = draw_png(
     app, pictures / "triage.png", title="Triage swarm", exclude=["dynamic_handoff"], dpi=110
 )
 display(Image(filename=str(picture)))
-drawn = layout_graph(app, exclude=["dynamic_handoff"])  # what draw_png placed and labelled
+drawn = layout_graph(app, exclude=["dynamic_handoff"])
 edge_label = {(s, t): label for s, t, _, _, label in drawn.edges}
+legend = draw_figure(app, exclude=["dynamic_handoff"]).legends[0]
 check(
-    "the agents drawn",
+    "the agents drawn, found before anything ran",
     sorted(drawn.labels[n] for n in drawn.agent_nodes),
-    [
-        "Refunds",
-        "Sales",
-        "Triage",
-    ],
+    ["Refunds", "Sales", "Triage"],
+)
+check(
+    "the legend names them",
+    [t.get_text() for t in legend.get_texts()][:3],
+    ["Triage", "Refunds", "Sales"],
 )
 check(
     "Triage's two handoffs are dashed (conditional) edges labelled 'handoff'",
@@ -367,6 +372,11 @@ check(
     "out of start: entry, resume, resume, max_turns=0",
     [edge_label[("__start__", t)] for t in ("Triage", "Refunds", "Sales", "__end__")],
     ["entry", "resume", "resume", "max_turns=0"],
+)
+check(
+    "each agent's edge to end is labelled 'answers'",
+    [edge_label[(n, "__end__")] for n in ("Triage", "Refunds", "Sales")],
+    ["answers"] * 3,
 )
 check(
     "each agent's colour is the one computed from its name",
@@ -447,13 +457,14 @@ check(
 demo_triage, demo_sales, demo_refunds = demo_agents()
 demo_swarm = Swarm(chat_model=demo_model())
 agent, messages, context = demo_triage, [], {}
-handoffs, tool_results = [], {}
+handoffs, tool_results, spoke = [], {}, []
 for text in DEMO_CONVERSATION:
     print(f"user: {text}")
     messages.append({"role": "user", "content": text})
     response = demo_swarm.run(agent=agent, messages=messages, context_variables=context)
     speaker = agent.name
     for m in response.messages:
+        spoke.append(m.get("sender") or m.get("tool_name"))
         if m["role"] == "assistant" and m["tool_calls"]:
             for call in m["tool_calls"]:
                 fn = call["function"]
@@ -492,6 +503,8 @@ check(
     tool_results["quote_price"],
     "Quote for Ming: one hive costs $120.",
 )
+after_quote = spoke[spoke.index("quote_price") + 1]
+check("after its own tool, quote_price, Sales spoke again (its loop)", after_quote, "Sales")
 check(
     "Refunds' refund_status read the order from the context",
     tool_results["refund_status"],

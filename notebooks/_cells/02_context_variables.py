@@ -57,9 +57,11 @@ def show(messages):
 #   shows how deep the copy goes).
 # %%
 tool_saw = []  # what list_orders received, call by call
+prompts_built = []  # one entry per call of the instruction function
 
 
 def support_instructions(context_variables):
+    prompts_built.append(dict(context_variables))
     name = context_variables.get("name", "an unknown customer")
     return f"You are Support. You are talking to {name}."
 
@@ -109,6 +111,7 @@ model = ScriptedChatModel(
 swarm = Swarm(chat_model=model)
 
 caller_context = {"user_id": 456, "prefs": {"language": "en"}}
+prompts_built.clear()
 snapshot = json.dumps(caller_context, sort_keys=True)
 response = swarm.run(
     agent=support,
@@ -116,6 +119,7 @@ response = swarm.run(
     context_variables=caller_context,
 )
 
+built_in_run_1 = len(prompts_built)
 print("caller's dict after the run:", caller_context)
 print("response.context_variables: ", response.context_variables)
 print()
@@ -168,6 +172,11 @@ print("the model's arguments:", forged.messages[0]["tool_calls"][0]["function"][
 print("the tool received:    ", tool_saw[-1])
 print("the tool answered:    ", forged.messages[1]["content"])
 print()
+check(
+    "the model did try to pass a user id of its own",
+    json.loads(forged.messages[0]["tool_calls"][0]["function"]["arguments"]),
+    {"context_variables": {"user_id": 1}},
+)
 check("the tool received the caller's user id, not the forged one", tool_saw[-1], {"user_id": 456})
 
 # %% [markdown]
@@ -185,6 +194,11 @@ print("the conversation the model saw on its last call:")
 show(model.calls[-1])
 print()
 check(
+    "the framework built the system prompt before every model call of the run",
+    built_in_run_1,
+    len(model.calls),
+)
+check(
     "before remember_name ran, the prompt did not know the name",
     model.calls[0][0].content,
     "You are Support. You are talking to an unknown customer.",
@@ -200,7 +214,7 @@ check(
 #
 # Nothing is stored anywhere. A second run that passes no `context_variables` starts with
 # an empty dict: the instruction function no longer knows the name and the tool has no user
-# id, even though it is the same agent and the same `Swarm`.
+# id, even though it is the same agent object.
 # %%
 tool_saw.clear()
 model2 = ScriptedChatModel([scripted_tool_call("list_orders"), "Sorry, I can't see your account."])

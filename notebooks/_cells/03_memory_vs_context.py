@@ -224,8 +224,8 @@ print(said)
 # And the extraction is **your** job. The framework never picks fields out of text; it only
 # carries the dict you give it through the run, and merges what tools write back. You can
 # fill it in three ways: rules you write, one structured-extraction call to a model, or a
-# tool returning `Result(context_variables=...)` (notebook 02). `swarmgraph.memory.extract.extract_context`
-# does the first two:
+# tool returning `Result(context_variables=...)` (notebook 02).
+# `swarmgraph.memory.extract.extract_context` does the first two:
 # %%
 class Diner(BaseModel):
     name: str | None = None
@@ -319,6 +319,11 @@ check(
     "You are Concierge. You are helping Xiaoming.",
 )
 check("the tool searched near the school from the context", searched[-1], "A High School")
+check(
+    "the framework picked no field out of the text: the context ends as it was passed in",
+    response.context_variables,
+    by_rules,
+)
 check(
     "the model was sent the whole message, homework and hurry included",
     model.calls[0][1].content == said,

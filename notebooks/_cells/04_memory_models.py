@@ -264,6 +264,12 @@ for label in ("window (10 msgs)", "token trim (500)"):
     gone = runs[label]["visible"].index(False) + 1
     check(f"{label}: the fact was out of view from turn {gone}", gone <= 10)
     check(f"{label}: at the end it could not answer", "don't know" in runs[label]["answer"])
+summarised = len(summariser.calls)
+check(
+    f"summary: the summariser was called {summarised} times in 64 turns "
+    "(once a turn, once the window was full)",
+    54 <= summarised <= 64,
+)
 check(
     "summary: the fact was in the last request and answered",
     (runs["summary (keep 10)"]["visible"][-1], runs["summary (keep 10)"]["answer"]),
@@ -319,6 +325,7 @@ from IPython.display import Image, display
 from swarmgraph.app.recall import pareto_front, plot_pareto, run_recall
 
 recall = run_recall(turns=200)
+check("turns, facts", (recall["turns"], recall["facts"]), (200, 10))
 print(f"{'policy':18} {'total tokens':>12} {'of buffer':>9} {'facts kept':>10}")
 for name, row in recall["policies"].items():
     share = f"{row['share_of_buffer']:.1%}"

@@ -12,9 +12,10 @@
 #   returned in, each shown once;
 # * the pair as a two-node LangGraph graph.
 #
-# **A word on names.** OneToOne comes from **swarms** ([kyegomez/swarms](https://github.com/kyegomez/swarms)),
-# a multi-agent framework that is *not* OpenAI Swarm (`openai/swarm`, whose `Agent`, handoffs
-# and `context_variables` notebooks 01–03 follow). swarmgraph takes the pattern and its output
+# **A word on names.** OneToOne comes from **swarms**
+# ([kyegomez/swarms](https://github.com/kyegomez/swarms)), a multi-agent framework that is
+# *not* OpenAI Swarm (`openai/swarm`, whose `Agent`, handoffs and `context_variables`
+# notebooks 01–03 follow). swarmgraph takes the pattern and its output
 # formats from swarms and runs it with swarmgraph's own `Agent`s.
 #
 # In swarms' OneToOne two agents take turns on one

@@ -370,6 +370,10 @@ model = ScriptedChatModel(
 )
 deep = Swarm(chat_model=model).run(front, [user("a billing question")])
 check(
+    "can_return=True gave Support a transfer_back tool",
+    "transfer_back" in [f.__name__ for f in support.tools],
+)
+check(
     "who spoke",
     " -> ".join(m["sender"] for m in deep.messages if m["role"] == "assistant"),
     "Front -> Support -> Billing -> Support -> Front",
