@@ -1,4 +1,5 @@
-"""What outlives a run: chat histories (messages), context stores (key fields), ``Session``.
+"""What outlives a run: chat histories (messages), context stores (key fields), long-term
+memory (facts about a user, across conversations), ``Session``.
 
 Example:
     >>> from swarmgraph.memory import Session, open_context_store, open_history, parse_memory
@@ -21,6 +22,7 @@ from .errors import (
     UnknownAgentWarning,
 )
 from .history import ChatHistory, drop_orphan_tool_messages
+from .long_term import LongTermMemory
 from .policies import (
     BufferMemory,
     MemoryPolicy,
@@ -41,6 +43,7 @@ __all__ = [
     "ContextSizeWarning",
     "ContextStore",
     "ContextVersionConflict",
+    "LongTermMemory",
     "MemoryPolicy",
     "Session",
     "StorageConfigurationError",
