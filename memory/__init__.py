@@ -21,6 +21,7 @@ from .errors import (
     TurnOutcomeUnknown,
     UnknownAgentWarning,
 )
+from .extractive_summary import ExtractiveSummaryModel
 from .history import ChatHistory, drop_orphan_tool_messages
 from .long_term import LongTermMemory
 from .policies import (
@@ -43,6 +44,7 @@ __all__ = [
     "ContextSizeWarning",
     "ContextStore",
     "ContextVersionConflict",
+    "ExtractiveSummaryModel",
     "LongTermMemory",
     "MemoryPolicy",
     "Session",
