@@ -100,12 +100,12 @@ def summarise(text: str, max_words: int = 120) -> str:
 
     order = sorted(range(n), key=lambda i: (-score(i), i))
     kept: list[int] = []
-    words = 0
+    used = 0
     for i in order:
         size = len(_WORD.findall(unique[i]))
-        if words + size <= max_words:
+        if used + size <= max_words:
             kept.append(i)
-            words += size
+            used += size
     if not kept:
         return " ".join(_WORD.findall(unique[order[0]])[:max_words])
     return " ".join(_ended(unique[i]) for i in sorted(kept))
