@@ -164,12 +164,12 @@ ODD_NAMES = [
 @pytest.mark.parametrize("odd", ODD_NAMES, ids=lambda v: repr(v)[:20])
 def test_odd_user_ids_agent_names_and_keys_are_refused(odd):
     with pytest.raises(ValueError):
-        LongTermMemory("memory://ltm-odd", user_id=odd)  # type: ignore[arg-type]
+        LongTermMemory("memory://ltm-odd", user_id=odd)
     memory = LongTermMemory("memory://ltm-odd", user_id="ming")
     with pytest.raises(ValueError):
-        memory.remember(odd, "v")  # type: ignore[arg-type]
+        memory.remember(odd, "v")
     with pytest.raises(ValueError):
-        memory.remember("k", "v", "agent", agent=odd)  # type: ignore[arg-type]
+        memory.remember("k", "v", "agent", agent=odd)
     with pytest.raises(ValueError):
         memory.recall("q", agent=odd) if odd is not None else memory.recall("q", k=-1)
     assert memory.facts() == []  # nothing was written by any refused call
@@ -185,7 +185,7 @@ def test_odd_values_scopes_and_k_are_refused():
     with pytest.raises(ValueError, match="source text"):
         memory.remember("k", "v", text="a\x00b")
     with pytest.raises(ValueError, match="k must be"):
-        memory.recall("q", k=True)  # type: ignore[arg-type]
+        memory.recall("q", k=True)
     assert memory.facts() == []
 
 
