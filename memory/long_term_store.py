@@ -40,6 +40,7 @@ Example:
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import sqlite3
 import threading
@@ -218,6 +219,7 @@ def _open_memory(url: str, embeddings: Embeddings | None, dims: int | None) -> L
         return store
 
 
+@functools.cache  # one subclass, made on first use (langgraph.store.sqlite loads then)
 def _sqlite_store_class() -> type[SqliteStore]:
     from langgraph.store.sqlite import SqliteStore
 
