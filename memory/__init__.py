@@ -1,4 +1,5 @@
-"""What outlives a run: chat histories (messages), context stores (key fields), ``Session``.
+"""What outlives a run: chat histories (messages), context stores (key fields), long-term
+memory (facts about a user, across conversations), ``Session``.
 
 Example:
     >>> from swarmgraph.memory import Session, open_context_store, open_history, parse_memory
@@ -20,7 +21,9 @@ from .errors import (
     TurnOutcomeUnknown,
     UnknownAgentWarning,
 )
+from .extractive_summary import ExtractiveSummaryModel
 from .history import ChatHistory, drop_orphan_tool_messages
+from .long_term import LongTermMemory
 from .policies import (
     BufferMemory,
     MemoryPolicy,
@@ -41,6 +44,8 @@ __all__ = [
     "ContextSizeWarning",
     "ContextStore",
     "ContextVersionConflict",
+    "ExtractiveSummaryModel",
+    "LongTermMemory",
     "MemoryPolicy",
     "Session",
     "StorageConfigurationError",

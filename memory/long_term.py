@@ -1,0 +1,620 @@
+"""Long-term memory: facts about a user that outlive every conversation, on LangGraph's Store.
+
+The third kind of memory, beside messages ("what was said", one conversation) and
+``context_variables`` (the key fields of one run). A memory is a :class:`Fact`: a ``key``
+and a ``value`` with a ``scope`` and where it came from (conversation, turn, which agent
+wrote it, when, the text it was taken from).
+
+=========  ==================================================  ===========================
+scope      who reads it                                        who writes it
+=========  ==================================================  ===========================
+"user"     every agent, in every conversation of that user     anyone with the user id
+"agent"    that one agent, for that one user                   anyone with the user id
+"shared"   every agent, for every user                         only ``trusted=True`` code
+=========  ==================================================  ===========================
+
+Users are kept apart by the store's namespaces, not by a filter: a user's facts live under
+``("swarmgraph", "ltm", "user", <user>)``, an agent's notes under
+``("swarmgraph", "ltm", "agent", <user>, <agent>)``, shared facts under
+``("swarmgraph", "ltm", "shared")``, and superseded values under the same tails in
+``"ltm-history"``. User ids and agent names are encoded into a label alphabet of
+letters, digits, ``-`` and ``~`` (``.``, ``*``, ``%`` or ``_`` in an id cannot become a
+separator or a wildcard), so no id can name another user's namespace.
+
+Writing a key again supersedes its value: recall only ever sees the current one, and
+:meth:`LongTermMemory.history` keeps them all (oldest first, the current one last).
+:meth:`LongTermMemory.forget` hides a key from recall at once; its history keeps the old
+values plus a *tombstone* (``forgotten=True``, empty value) saying when it was forgotten,
+unless ``purge=True`` erases every stored value of the key.
+
+Crash safety: a memory and its history entry are written in one transaction. A write that
+carries a ``turn_id`` is keyed by (conversation, turn, key, value), so applying it again
+after a crash (``kill -9`` between the turn and its memories, say) finds it done and writes
+nothing: no duplicate history entry, and a later value is never overwritten by the replay.
+
+Search: BM25 over each visible fact's key, value and source text (:mod:`.fact_search`),
+offline and deterministic; or, when ``embeddings`` are given (``memory://`` stores only, see
+:mod:`.long_term_store`), the store's own vector index.
+
+Example:
+    >>> memory = LongTermMemory("memory://doctest-ltm", user_id="ming")
+    >>> _ = memory.remember("dog_name", "Rex", text="My dog is called Rex.")
+    >>> _ = memory.remember("city", "Lyon", text="I live in Lyon.")
+    >>> _ = memory.remember("city", "Paris", text="I moved to Paris.")
+    >>> [(f.key, f.value) for f in memory.recall("Which city do I live in?")]
+    [('city', 'Paris')]
+    >>> [f.value for f in memory.history("city")]
+    ['Lyon', 'Paris']
+    >>> LongTermMemory("memory://doctest-ltm", user_id="ana").recall("dog")   # another user
+    []
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+
+from langgraph.store.base import GetOp, Item, PutOp, SearchOp
+
+from .fact_search import rank
+from .urls import check_conversation_id
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from .long_term_store import LongTermStore
+
+Scope = Literal["user", "agent", "shared"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+#: The longest user id, agent name or fact key, in UTF-8 bytes (namespace labels and keys
+#: sit in the store's primary-key index, whose entries Postgres caps near 2.7 kB).
+MAX_NAME_BYTES = 256
+#: The longest value or source text, in UTF-8 bytes: a fact is a short statement.
+MAX_TEXT_BYTES = 64 * 1024
+#: Facts read per page when listing a namespace.
+PAGE = 500
+ROOT = "swarmgraph"
+_CURRENT, _HISTORY = "ltm", "ltm-history"
+_SCOPE_ORDER: dict[str, int] = {"agent": 0, "user": 1, "shared": 2}
+_LABEL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One remembered fact and where it came from.
+
+    ``user_id`` is the user the fact belongs to (``None`` for shared facts); ``agent`` the
+    agent whose note it is (``"agent"`` scope only); ``source_agent`` the agent (or code)
+    that wrote it; ``text`` what it was taken from. ``version`` counts the writes of this key
+    (1 for the first); ``forgotten`` marks the tombstone :meth:`LongTermMemory.forget`
+    leaves in history.
+
+    Example:
+        >>> fact = Fact("city", "Lyon", "user", user_id="ming")
+        >>> fact.line()
+        'city: Lyon'
+    """
+
+    key: str
+    value: str
+    scope: Scope
+    agent: str | None = None
+    user_id: str | None = None
+    conversation_id: str | None = None
+    turn_id: str | None = None
+    source_agent: str | None = None
+    created_at: datetime | None = None
+    text: str | None = None
+    version: int = 1
+    forgotten: bool = False
+
+    def line(self) -> str:
+        """The fact as one prompt line: ``key: value``."""
+        return f"{self.key}: {self.value}"
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON document stored for this fact."""
+        return {
+            "key": self.key,
+            "value": self.value,
+            "scope": self.scope,
+            "agent": self.agent,
+            "user_id": self.user_id,
+            "conversation_id": self.conversation_id,
+            "turn_id": self.turn_id,
+            "source_agent": self.source_agent,
+            "created_at": self.created_at.isoformat() if self.created_at else None,
+            "text": self.text,
+            "version": self.version,
+            "forgotten": self.forgotten,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Fact:
+        """The fact a stored document holds."""
+        created = record.get("created_at")
+        scope = record.get("scope")
+        return cls(
+            key=str(record["key"]),
+            value=str(record.get("value") or ""),
+            scope=cast(Scope, scope if scope in SCOPES else "user"),
+            agent=record.get("agent"),
+            user_id=record.get("user_id"),
+            conversation_id=record.get("conversation_id"),
+            turn_id=record.get("turn_id"),
+            source_agent=record.get("source_agent"),
+            created_at=datetime.fromisoformat(created) if isinstance(created, str) else None,
+            text=record.get("text"),
+            version=int(record.get("version") or 1),
+            forgotten=bool(record.get("forgotten", False)),
+        )
+
+
+def format_facts(facts: Iterable[Fact]) -> str:
+    """Facts as prompt lines, one ``- key: value`` per fact ('' for none).
+
+    Example:
+        >>> print(format_facts([Fact("dog_name", "Rex", "user"), Fact("city", "Lyon", "user")]))
+        - dog_name: Rex
+        - city: Lyon
+    """
+    return "\n".join(f"- {fact.line()}" for fact in facts)
+
+
+def check_name(value: object, what: str) -> str:
+    """``value`` if it can name a user, agent or key: a non-empty ``str`` of valid Unicode
+    without NUL, at most :data:`MAX_NAME_BYTES` bytes of UTF-8; else ``ValueError``.
+
+    Example:
+        >>> check_name("alice.smith@example.org", "user id")
+        'alice.smith@example.org'
+        >>> check_name("", "user id")
+        Traceback (most recent call last):
+        ...
+        ValueError: user id must be a non-empty string, got ''
+    """
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} must be a non-empty string, got {value!r}")
+    _check_text(value, what, MAX_NAME_BYTES)
+    return value
+
+
+def _check_text(value: str, what: str, limit: int) -> None:
+    if "\x00" in value:
+        raise ValueError(f"{what} must not contain NUL ('\\x00')")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"{what} must be valid Unicode text: it has an unpaired surrogate at index "
+            f"{error.start}"
+        ) from None
+    if size > limit:
+        raise ValueError(f"{what} is {size} bytes of UTF-8; at most {limit} are allowed")
+
+
+def _optional_text(value: object, what: str, limit: int = MAX_TEXT_BYTES) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string or None, got {type(value).__name__}")
+    _check_text(value, what, limit)
+    return value
+
+
+def namespace_label(name: str) -> str:
+    """``name`` as one namespace label: letters, digits and ``-`` kept, every other
+    character as ``~`` and its UTF-8 bytes in hex. Injective, and never a ``.`` (the
+    stores' separator) or a ``*``, ``?``, ``%`` or ``_`` (their wildcards).
+
+    Example:
+        >>> namespace_label("bob"), namespace_label("bob.evil"), namespace_label("ü_1")
+        ('bob', 'bob~2eevil', '~c3~bc~5f1')
+    """
+    return "".join(
+        c if c in _LABEL_SAFE else "".join(f"~{b:02x}" for b in c.encode()) for c in name
+    )
+
+
+def _hash(*parts: str | None) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:40]
+
+
+class LongTermMemory:
+    """One user's long-term memory in the store ``url`` names (see the module docstring).
+
+    ``url``: ``memory://[name]``, ``sqlite:///path`` or ``postgresql://...``; ``None`` is the
+    default store Session uses. ``user_id``: whose memory this is; every read and write stays
+    in that user's namespaces (plus the shared one). ``trusted``: may write ``"shared"``
+    facts (application code; never give a model-facing tool a trusted instance).
+    ``embeddings``: LangChain embeddings for vector recall (``memory://`` only), ``dims``
+    their size. All methods are synchronous; async code can call them in a thread.
+
+    Example:
+        >>> memory = LongTermMemory("memory://doctest-ltm-class", user_id="ming")
+        >>> fact = memory.remember("pet", "a cat called Miso", conversation_id="c1",
+        ...                        turn_id="t1", source_agent="Triage", text="I have a cat, Miso")
+        >>> fact.value, fact.scope, fact.conversation_id, fact.source_agent
+        ('a cat called Miso', 'user', 'c1', 'Triage')
+        >>> memory.remember("pet", "a cat called Miso", conversation_id="c1", turn_id="t1"
+        ...                 ) == fact   # applied again: already done, nothing written
+        True
+        >>> memory.forget("pet"), memory.recall("cat")
+        (True, [])
+        >>> [(f.value, f.forgotten) for f in memory.history("pet")]
+        [('a cat called Miso', False), ('', True)]
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        user_id: str,
+        trusted: bool = False,
+        embeddings: Embeddings | None = None,
+        dims: int | None = None,
+    ) -> None:
+        from .long_term_store import open_long_term_store
+
+        self.user_id = check_name(user_id, "user id")
+        self.trusted = bool(trusted)
+        self._store: LongTermStore = open_long_term_store(url, embeddings=embeddings, dims=dims)
+        self._user = namespace_label(self.user_id)
+
+    @property
+    def url(self) -> str:
+        """The store's URL, password masked."""
+        return self._store.url
+
+    @property
+    def store(self) -> Any:
+        """The LangGraph ``BaseStore`` underneath (for ``graph.compile(store=...)``)."""
+        return self._store.store
+
+    def for_user(self, user_id: str) -> LongTermMemory:
+        """The same store and settings for another user (no new connection).
+
+        Example:
+            >>> a = LongTermMemory("memory://doctest-ltm-for", user_id="a")
+            >>> b = a.for_user("b")
+            >>> b.user_id, b.store is a.store
+            ('b', True)
+        """
+        other = object.__new__(LongTermMemory)
+        other.user_id = check_name(user_id, "user id")
+        other.trusted = self.trusted
+        other._store = self._store
+        other._user = namespace_label(other.user_id)
+        return other
+
+    def __repr__(self) -> str:
+        trusted = ", trusted=True" if self.trusted else ""
+        return f"LongTermMemory({self.url!r}, user_id={self.user_id!r}{trusted})"
+
+    # -- namespaces ---------------------------------------------------------------------
+
+    def _tail(self, scope: str, agent: str | None) -> tuple[str, ...]:
+        if scope not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(map(repr, SCOPES))}, got {scope!r}")
+        if scope == "agent":
+            if agent is None:
+                raise ValueError("scope='agent' needs agent=<the agent's name>")
+            return ("agent", self._user, namespace_label(check_name(agent, "agent name")))
+        if agent is not None:
+            raise ValueError(f"agent= is for scope='agent' only, not scope={scope!r}")
+        return ("user", self._user) if scope == "user" else ("shared",)
+
+    def _namespaces(self, scope: str, agent: str | None) -> tuple[tuple[str, ...], ...]:
+        tail = self._tail(scope, agent)
+        return (ROOT, _CURRENT, *tail), (ROOT, _HISTORY, *tail)
+
+    def _writable(self, scope: str, agent: str | None) -> tuple[tuple[str, ...], ...]:
+        namespaces = self._namespaces(scope, agent)
+        if scope == "shared" and not self.trusted:
+            raise PermissionError(
+                "shared facts are read by every user and written only by trusted code: "
+                "use LongTermMemory(..., trusted=True) in application code (never in a tool "
+                "a model can call)"
+            )
+        return namespaces
+
+    def _visible(self, agent: str | None) -> list[tuple[str, ...]]:
+        """The current-fact namespaces an agent (or no agent) may read, most specific first."""
+        scopes: list[tuple[str, str | None]] = [("user", None), ("shared", None)]
+        if agent is not None:
+            scopes.insert(0, ("agent", agent))
+        return [self._namespaces(scope, name)[0] for scope, name in scopes]
+
+    # -- writing ------------------------------------------------------------------------
+
+    def remember(
+        self,
+        key: str,
+        value: str,
+        scope: Scope = "user",
+        agent: str | None = None,
+        *,
+        conversation_id: str | None = None,
+        turn_id: str | None = None,
+        source_agent: str | None = None,
+        text: str | None = None,
+    ) -> Fact:
+        """Store ``key = value`` in ``scope`` and return the current fact.
+
+        A new value supersedes the current one (kept in :meth:`history`); the value already
+        current changes nothing and returns the stored fact. With ``turn_id``, the write is
+        idempotent: the same (conversation, turn, key, value) again returns the fact it
+        wrote, even after later writes superseded it.
+
+        Raises ``ValueError`` for an empty or oversized key, value, user id or agent name (or
+        NUL in any text), ``PermissionError`` for ``scope="shared"`` on an untrusted
+        instance.
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-remember", user_id="ming")
+            >>> memory.remember("tone", "brief", "agent", agent="Writer").line()
+            'tone: brief'
+            >>> memory.remember("motto", "be kind", "shared")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            PermissionError: shared facts are read by every user and written only by trusted...
+        """
+        key = check_name(key, "fact key")
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"fact value must be a non-empty string, got {value!r}")
+        _check_text(value, "fact value", MAX_TEXT_BYTES)
+        current_ns, history_ns = self._writable(scope, agent)
+        ids = self._provenance(conversation_id, turn_id, source_agent)
+        text = _optional_text(text, "source text")
+        entry = f"t-{_hash('remember', ids[0], ids[1], key, value)}" if turn_id else None
+        done, current = self._store.read([GetOp(history_ns, entry or "-"), GetOp(current_ns, key)])
+        if entry and isinstance(done, Item):
+            return Fact.from_record(done.value)
+        previous = Fact.from_record(current.value) if isinstance(current, Item) else None
+        if previous is not None and not previous.forgotten and previous.value == value:
+            return previous
+        fact = Fact(
+            key=key,
+            value=value,
+            scope=scope,
+            agent=agent if scope == "agent" else None,
+            user_id=None if scope == "shared" else self.user_id,
+            conversation_id=ids[0],
+            turn_id=ids[1],
+            source_agent=ids[2],
+            created_at=datetime.now(timezone.utc),
+            text=text,
+            version=previous.version + 1 if previous else 1,
+        )
+        record = fact.to_record()
+        self._store.write(
+            [
+                PutOp(history_ns, entry or f"w-{uuid.uuid4().hex}", record, index=False),
+                PutOp(current_ns, key, {**record, "memory": fact.line()}),
+            ]
+        )
+        return fact
+
+    def forget(
+        self,
+        key: str,
+        scope: Scope = "user",
+        agent: str | None = None,
+        *,
+        conversation_id: str | None = None,
+        turn_id: str | None = None,
+        source_agent: str | None = None,
+        purge: bool = False,
+    ) -> bool:
+        """Remove ``key`` from recall; True if it had a current value.
+
+        History keeps the old values and gains a tombstone (``forgotten=True``); with
+        ``purge=True`` every stored value of the key is erased instead (the right to be
+        forgotten). With ``turn_id``, applying the same forget again writes nothing.
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-forget", user_id="ming")
+            >>> _ = memory.remember("address", "12 Rue Neuve")
+            >>> memory.forget("address", purge=True), memory.forget("address")
+            (True, False)
+            >>> memory.history("address")
+            []
+        """
+        key = check_name(key, "fact key")
+        current_ns, history_ns = self._writable(scope, agent)
+        ids = self._provenance(conversation_id, turn_id, source_agent)
+        entry = f"t-{_hash('forget', ids[0], ids[1], key)}" if turn_id else None
+        done, current = self._store.read([GetOp(history_ns, entry or "-"), GetOp(current_ns, key)])
+        previous = Fact.from_record(current.value) if isinstance(current, Item) else None
+        had_value = previous is not None and not previous.forgotten
+        if purge:
+            ops = [
+                PutOp(history_ns, item.key, None) for item in self._history_items(key, history_ns)
+            ]
+            if previous is not None:
+                ops.append(PutOp(current_ns, key, None))
+            if ops:
+                self._store.write(ops)
+            return had_value
+        if (entry and isinstance(done, Item)) or previous is None or not had_value:
+            return False
+        tombstone = Fact(
+            key=key,
+            value="",
+            scope=scope,
+            agent=previous.agent,
+            user_id=previous.user_id,
+            conversation_id=ids[0],
+            turn_id=ids[1],
+            source_agent=ids[2],
+            created_at=datetime.now(timezone.utc),
+            version=previous.version + 1,
+            forgotten=True,
+        ).to_record()
+        # The tombstone stays as the current record too, so the next write of this key
+        # goes on counting versions; recall skips it.
+        self._store.write(
+            [
+                PutOp(history_ns, entry or f"w-{uuid.uuid4().hex}", tombstone, index=False),
+                PutOp(current_ns, key, tombstone, index=False),
+            ]
+        )
+        return True
+
+    @staticmethod
+    def _provenance(
+        conversation_id: str | None, turn_id: str | None, source_agent: str | None
+    ) -> tuple[str | None, str | None, str | None]:
+        if conversation_id is not None:
+            check_conversation_id(conversation_id)
+        if turn_id is not None:
+            check_name(turn_id, "turn id")
+        if source_agent is not None:
+            check_name(source_agent, "source agent")
+        return conversation_id, turn_id, source_agent
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _items(self, namespace: tuple[str, ...], **filters: Any) -> list[Item]:
+        """Every item stored exactly in ``namespace`` (not in namespaces below it)."""
+        items: dict[str, Item] = {}
+        offset = 0
+        while True:
+            (page,) = self._store.read(
+                [SearchOp(namespace, filter=filters or None, limit=PAGE, offset=offset)]
+            )
+            page = cast(list[Item], page or [])
+            for item in page:
+                if tuple(item.namespace) == namespace:  # a second guard: exact namespace
+                    items[item.key] = item
+            if len(page) < PAGE:
+                return list(items.values())
+            offset += PAGE
+
+    def _history_items(self, key: str, history_ns: tuple[str, ...]) -> list[Item]:
+        return [i for i in self._items(history_ns, key=key) if i.value.get("key") == key]
+
+    def facts(self, agent: str | None = None) -> list[Fact]:
+        """Every current fact ``agent`` may read (no agent: user and shared facts), ordered
+        by scope (agent's notes, the user's, shared), then key.
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-facts", user_id="ming")
+            >>> _ = memory.remember("b", "2"); _ = memory.remember("a", "1")
+            >>> [f.key for f in memory.facts()]
+            ['a', 'b']
+        """
+        found = [
+            Fact.from_record(item.value)
+            for namespace in self._visible(agent)
+            for item in self._items(namespace)
+        ]
+        live = [f for f in found if not f.forgotten]
+        return sorted(live, key=lambda f: (_SCOPE_ORDER[f.scope], f.key))
+
+    def recall(self, query: str, k: int = 5, agent: str | None = None) -> list[Fact]:
+        """The ``k`` current facts most relevant to ``query`` that ``agent`` may read.
+
+        Visible: this user's facts, ``agent``'s notes for this user (when ``agent`` is given)
+        and shared facts; never another user's, never a superseded or forgotten value.
+        Lexical (default): BM25 over each fact's key, value and source text; only facts
+        sharing a word with the query, best first, ties to the newer fact, then the more
+        specific scope, then the key. A query with no searchable word (``""``, "what is
+        it?") returns the ``k`` newest facts. With embeddings: the store's vector search,
+        the ``k`` most similar facts.
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-recall", user_id="ming")
+            >>> _ = memory.remember("dog_name", "Rex", text="My dog is called Rex")
+            >>> _ = memory.remember("phone", "555-0142", text="My phone number is 555-0142")
+            >>> [f.value for f in memory.recall("What is my dog called?")]
+            ['Rex']
+            >>> [f.value for f in memory.recall("", k=1)]
+            ['555-0142']
+        """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValueError(f"k must be an int >= 0, got {k!r}")
+        if not isinstance(query, str):
+            raise ValueError(f"query must be a string, got {type(query).__name__}")
+        if k == 0:
+            return []
+        if agent is not None:
+            check_name(agent, "agent name")
+        if self._store.vector_search and query.strip():
+            return self._vector_recall(query, k, agent)
+        facts = sorted(
+            self.facts(agent),
+            key=lambda f: (
+                -(f.created_at.timestamp() if f.created_at else 0.0),
+                _SCOPE_ORDER[f.scope],
+                f.key,
+            ),
+        )
+        documents = [" ".join((f.key, f.value, f.text or "")) for f in facts]
+        ranked = rank(query, documents)
+        if not ranked and not _has_terms(query):
+            return facts[:k]
+        return [facts[i] for i, _ in ranked[:k]]
+
+    def _vector_recall(self, query: str, k: int, agent: str | None) -> list[Fact]:
+        namespaces = self._visible(agent)
+        pages = self._store.read(
+            [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in namespaces]
+        )
+        scored: list[tuple[float, Fact]] = []
+        for namespace, page in zip(namespaces, pages, strict=True):
+            for item in cast(Sequence[Any], page or []):
+                if tuple(item.namespace) == namespace:
+                    score = getattr(item, "score", None)
+                    scored.append(
+                        (
+                            float(score) if score is not None else float("-inf"),
+                            Fact.from_record(item.value),
+                        )
+                    )
+        scored.sort(
+            key=lambda pair: (
+                -pair[0],
+                -(pair[1].created_at.timestamp() if pair[1].created_at else 0.0),
+                _SCOPE_ORDER[pair[1].scope],
+                pair[1].key,
+            )
+        )
+        return [fact for _, fact in scored[:k]]
+
+    def history(self, key: str, scope: Scope = "user", agent: str | None = None) -> list[Fact]:
+        """Every value ``key`` has had in ``scope``, oldest first: superseded values, then the
+        current one last; a forget shows as a tombstone (``forgotten=True``, value ``""``).
+        ``[]`` for a key never written (or purged).
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-history", user_id="ming")
+            >>> _ = memory.remember("tier", "silver"); _ = memory.remember("tier", "gold")
+            >>> [(f.value, f.version) for f in memory.history("tier")]
+            [('silver', 1), ('gold', 2)]
+        """
+        key = check_name(key, "fact key")
+        _, history_ns = self._namespaces(scope, agent)
+        facts = [
+            (item.key, Fact.from_record(item.value))
+            for item in self._history_items(key, history_ns)
+        ]
+        facts.sort(
+            key=lambda pair: (
+                pair[1].version,
+                pair[1].created_at.timestamp() if pair[1].created_at else 0.0,
+                pair[0],
+            )
+        )
+        return [fact for _, fact in facts]
+
+
+def _has_terms(query: str) -> bool:
+    from .fact_search import tokenize
+
+    return bool(tokenize(query))
