@@ -43,7 +43,7 @@ from .approvals import (
 )
 from .errors import HandoffLoopError
 from .handback import caller_of
-from .history import view_for
+from .history_views import view_for
 from .messages import to_openai
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE

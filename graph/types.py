@@ -84,7 +84,7 @@ class Agent(BaseModel):
     parallel_tool_calls: bool = True
     # Agents, or compiled LangGraph graphs with a name (members run by graph/native.py).
     handoffs: list[Any] = Field(default_factory=list)
-    # Control of a running swarm (see graph/routes.py, graph/handback.py, graph/history.py).
+    # Control of a running swarm (see graph/routes.py, graph/handback.py, graph/history_views.py).
     routes: list[Any] = Field(default_factory=list)  # Route objects, checked after tools ran
     can_return: bool = False  # adds a generated transfer_back tool that returns CALLER
     history: Callable[[list], list] | None = None  # the view of the conversation its model gets
