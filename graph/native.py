@@ -9,7 +9,7 @@ compiled with ``.compile(name=...)``) can stand wherever a swarm takes an agent:
 - it runs as one node: it gets the shared history (``messages``; ``context_variables`` too when
   its state has that key), and everything it adds joins the shared history, its replies
   stamped with its name as the sender;
-- it hands back with :func:`~swarmgraph.graph.handoff_tool.handoff_tool`, a LangChain tool to
+- it hands back with :func:`~swarmgraph.graph.member_handoff.handoff_tool`, a LangChain tool to
   give it when you build it: the call ends its turn (``return_direct``) and the swarm
   switches to the target.
 
@@ -86,7 +86,7 @@ def as_member(value: Any) -> Agent:
             "a LangGraph graph joins a swarm under its name, and this one has none: build it "
             "with create_agent(..., name='research') or compile it with .compile(name=...)"
         )
-    from .handoff_tool import handoff_targets  # LangChain's tools, only once a graph joins
+    from .member_handoff import handoff_targets  # LangChain's tools, only once a graph joins
 
     targets = handoff_targets(value)
     member = GraphAgent(

@@ -26,7 +26,6 @@ from pprint import pprint
 from IPython.display import Image, display
 
 from swarmgraph.graph import (
-    OUTPUT_TYPES,
     Agent,
     OneToOne,
     ScriptedChatModel,
@@ -36,6 +35,7 @@ from swarmgraph.graph import (
     one_to_one,
     split_last_turn,
 )
+from swarmgraph.graph.onetoone import OUTPUT_TYPES
 from swarmgraph.app.drawing import draw_png
 
 # %% [markdown]
