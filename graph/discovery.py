@@ -1,11 +1,12 @@
 """Find, before anything runs, which agents each agent can hand off to.
 
-A handoff is a tool that returns an ``Agent`` (or a ``Result`` carrying one). Its
-destination is written in the tool's code, so we read it from there: generated
-``transfer_to_*`` tools, the ``handoffs=`` list, closure cells, module globals the
-function names, ``functools.partial`` arguments and the functions they wrap. A
-function that names an agent but never returns it still yields an edge: the graph
-shows every *possible* handoff, and a handoff nobody could see in advance still
+A handoff is a tool that returns an ``Agent`` (or a ``Result`` carrying one). A tool that
+declares its destination (``__swarmgraph_target__``: the generated ``transfer_to_*`` tools of
+``handoffs=``, and ``transfer_back``) is taken at its word, as langgraph-swarm reads its handoff
+tools' metadata. A hand-written transfer function declares nothing, so its code is read
+instead: closure cells, module globals the function names, ``functools.partial`` arguments and
+the functions they wrap. A function that names an agent but never returns it still yields an
+edge: the graph shows every *possible* handoff, and a handoff nobody could see in advance still
 works at run time (see ``builder``).
 
 Example:
@@ -30,6 +31,10 @@ from typing import Any
 from .native import as_member, members_in
 from .routes import routes_of
 from .types import CALLER, Agent
+
+#: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).
+_TARGET_ATTR = "__swarmgraph_target__"
+_UNDECLARED = object()
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -58,7 +63,8 @@ def _one_agent(value: Any) -> list[Agent]:
 
 
 def function_targets(func: Callable[..., Any]) -> list[Agent]:
-    """Agents a tool function may hand off to, in first-seen order.
+    """Agents a tool function may hand off to, in first-seen order: the destination the tool
+    declares (``__swarmgraph_target__``), else what its code, closure and partial arguments name.
 
     Example:
         >>> from swarmgraph.graph.types import Agent
@@ -77,9 +83,10 @@ def function_targets(func: Callable[..., Any]) -> list[Agent]:
         if id(f) in seen_funcs:
             return
         seen_funcs.add(id(f))
-        target = getattr(f, "__swarmgraph_target__", None)
-        if target is not None:
+        target = getattr(f, _TARGET_ATTR, _UNDECLARED)
+        if target is not _UNDECLARED:  # the tool says where it goes: no need to read its code
             found.extend(_agents_in(target))
+            return
         if isinstance(f, functools.partial):
             for value in (*f.args, *f.keywords.values()):
                 found.extend(_agents_in(value))

@@ -151,6 +151,10 @@ def transfer_back() -> Agent:
     return CALLER
 
 
+# Declared, so discovery reads no code: CALLER is never a node, the edges come from can_return.
+transfer_back.__swarmgraph_target__ = CALLER  # type: ignore[attr-defined]
+
+
 def transfer_tool(target: Any) -> AgentFunction:
     """Return the ``transfer_to_<name>`` tool that hands the conversation to ``target``.
 

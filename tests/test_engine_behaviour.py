@@ -329,6 +329,22 @@ def test_agents_are_found_through_closures_and_globals():
     assert {"GlobalTarget", "ClosureTarget"} <= set(app.get_graph().nodes)
 
 
+def test_a_tool_that_declares_its_destination_is_taken_at_its_word():
+    from swarmgraph.graph.discovery import function_targets, handoff_targets
+
+    declared, named = Agent(name="Declared"), Agent(name="OnlyNamed")
+
+    def transfer(urgent: bool = False):
+        return named if urgent else declared  # its code names both agents
+
+    assert {a.name for a in function_targets(transfer)} == {"OnlyNamed", "Declared"}  # scanned
+    transfer.__swarmgraph_target__ = declared  # as the generated transfer_to_* tools carry
+    assert [a.name for a in function_targets(transfer)] == ["Declared"]  # read, not scanned
+    # The generated tools and transfer_back declare theirs (CALLER is never a node).
+    start = Agent(name="Start", handoffs=[declared], can_return=True)
+    assert handoff_targets(start) == [declared]
+
+
 def test_unforeseen_handoff_still_works():
     registry = {}
 
