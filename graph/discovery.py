@@ -19,6 +19,8 @@ Example:
     ['Sales']
     >>> [a.name for a in reachable_agents([triage])]
     ['Triage', 'Sales']
+    >>> list(find_topology([triage]).agents)  # node name -> agent, in the same order
+    ['Triage', 'Sales']
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .native import as_member, members_in
+from .node_names import DYNAMIC_NODE, assign_node_names
 from .routes import routes_of
 from .types import CALLER, Agent
 
@@ -149,3 +153,38 @@ def discover(agents: Iterable[Agent]) -> tuple[list[Agent], dict[int, list[Agent
 def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
     """The given agents plus every agent reachable from them through handoffs (BFS order)."""
     return discover(agents)[0]
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The agents reachable from a start, found once: what a compiled graph is built from.
+
+    ``agents``: node name -> agent, in discovery order (names from
+    :func:`~swarmgraph.graph.node_names.assign_node_names`); ``nodes``: the reverse;
+    ``targets``: each agent's handoff targets, by ``id``. ``key`` is what the compiled graph
+    depends on: every agent's node name, kind (ours or a LangGraph member), the nodes it can
+    hand off to, its routes' (node, label) and ``can_return``. Two agent sets with the same
+    key share one compiled graph (``Swarm`` caches by it).
+    """
+
+    agents: dict[str, Agent]
+    nodes: dict[Agent, str]
+    targets: dict[int, list[Agent]]
+    key: tuple
+
+
+def find_topology(start: Iterable[Agent]) -> Topology:
+    """The :class:`Topology` of ``start`` and every agent reachable from it."""
+    everyone, targets = discover(start)
+    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
+    key = tuple(
+        (
+            nodes[agent],
+            type(agent),
+            tuple(nodes[t] for t in targets[id(agent)]),
+            tuple((nodes[r.to], r.label) for r in agent.routes),  # drawn, labelled edges
+            agent.can_return,
+        )
+        for agent in everyone
+    )
+    return Topology({node: agent for agent, node in nodes.items()}, nodes, targets, key)

@@ -104,10 +104,9 @@ def _label(node_id: str, node: Any, agent_names: dict[str, str]) -> str:
 
 def _agent_names(graph: Any) -> dict[str, str]:
     """Node name -> agent name for a swarm graph (compiled or not); ``{}`` for other graphs."""
-    builder = getattr(graph, "builder", graph)
-    runtime = getattr(builder, "swarm_runtime", None)
-    agents = getattr(runtime, "agents", None) or {}
-    return {node: agent.name for node, agent in agents.items()}
+    from ..graph.builder import agents_of
+
+    return {node: agent.name for node, agent in agents_of(graph).items()}
 
 
 def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
