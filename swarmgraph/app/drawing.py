@@ -154,7 +154,7 @@ def layout_graph(graph: Any, *, exclude: Iterable[str] = ()) -> GraphPicture:
         vertex.view = _VertexView(max(width, 60.0), _BOX_H * (0.8 if small else 1.0))
 
     picture = GraphPicture(labels=labels, agent_nodes=set(names) - skip)
-    g_edges = []
+    g_edges: list[Any] = []
     for edge in drawable.edges:
         if edge.source in skip or edge.target in skip:
             continue
@@ -317,9 +317,9 @@ def draw_png(
         pts[-1] = _clip(boxes[target], pts[-2])
         style = (0, (4, 3)) if conditional else "solid"
         colour = "#555577" if conditional else "#222233"
-        xs, ys = zip(*pts[:-1], strict=True)
+        line_xs, line_ys = zip(*pts[:-1], strict=True)
         if len(pts) > 2:
-            ax.plot(xs, ys, color=colour, linestyle=style, linewidth=1.1, zorder=1)
+            ax.plot(line_xs, line_ys, color=colour, linestyle=style, linewidth=1.1, zorder=1)
         ax.add_patch(
             FancyArrowPatch(
                 pts[-2],
