@@ -28,7 +28,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from pydantic import BaseModel, ConfigDict
 
 from .schema import tool_spec
@@ -98,11 +98,11 @@ class WaitingCalls(NamedTuple):
     """The unanswered calls of the conversation's last assistant message."""
 
     reply: AIMessage  # the assistant message that asked for them
-    calls: list[dict]  # every unanswered call, in the reply's order
+    calls: list[ToolCall]  # every unanswered call, in the reply's order
     pending: list[PendingApproval]  # those whose tool needs approval
 
 
-def open_calls(messages: Sequence[BaseMessage]) -> tuple[AIMessage, list[dict]] | None:
+def open_calls(messages: Sequence[BaseMessage]) -> tuple[AIMessage, list[ToolCall]] | None:
     """The conversation's last assistant message and its calls that have no answer yet, if
     any. Only the tail is read: that message and the tool answers after it."""
     answered: set[str] = set()
@@ -117,7 +117,7 @@ def open_calls(messages: Sequence[BaseMessage]) -> tuple[AIMessage, list[dict]] 
     return None
 
 
-def as_pending(reply: AIMessage, calls: Sequence[dict]) -> list[PendingApproval]:
+def as_pending(reply: AIMessage, calls: Sequence[ToolCall]) -> list[PendingApproval]:
     """``calls`` of ``reply`` as :class:`PendingApproval` s."""
     sender = reply.name or ""
     return [
@@ -138,7 +138,7 @@ def waiting_calls(
 
 
 def held_calls(
-    found: tuple[AIMessage, list[dict]], functions: Sequence[Callable[..., Any]]
+    found: tuple[AIMessage, list[ToolCall]], functions: Sequence[Callable[..., Any]]
 ) -> WaitingCalls | None:
     """:func:`waiting_calls` for the ``(reply, unanswered calls)`` :func:`open_calls` found."""
     reply, calls = found
@@ -149,7 +149,7 @@ def held_calls(
 
 def hold_marked_calls(
     reply: AIMessage, functions: Sequence[Callable[..., Any]]
-) -> tuple[AIMessage, list[dict]]:
+) -> tuple[AIMessage, list[ToolCall]]:
     """``reply`` without its approval-marked calls (they run after a decision), and the held
     calls. Unparseable calls stay: they never run, so they need no approval."""
     marked = _marked_names(functions)
@@ -194,7 +194,7 @@ def split_by_decision(
 
     Unmarked unanswered calls run too: the reply asked for them and every call needs an answer.
     """
-    run: list[dict] = []
+    run: list[ToolCall] = []
     denied: list[ToolMessage] = []
     for call in held.calls:
         decision = decisions.get(call.get("id") or "", True)

@@ -165,7 +165,7 @@ class Ledger:
 
     def _limits(self, field_name: str, agent: str) -> list[tuple[str, int, dict[str, int]]]:
         """``(label, limit, counters)`` for each limit on ``field_name`` that applies."""
-        found = []
+        found: list[tuple[str, int, dict[str, int]]] = []
         if self.budget is None:
             return found
         limit = getattr(self.budget, field_name)

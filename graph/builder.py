@@ -33,20 +33,23 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-from .discovery import discover
+from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .native import as_member, member_node
-from .node import AgentNode, GraphRuntime
-from .node_names import DYNAMIC_NODE, assign_node_names
+from .node import AgentNode
+from .node_names import DYNAMIC_NODE
 from .run_control import current_control
+from .runtime import GraphRuntime
 from .schema import tool_spec
-from .state import SwarmState
+from .state import StateUpdate, SwarmState
 from .types import Agent
 
 try:  # a node with both a sync and an async body, without RunnableLambda's tracing cost
     from langgraph._internal._runnable import RunnableCallable
 except ImportError:  # pragma: no cover - older/newer LangGraph layouts
     RunnableCallable = None  # type: ignore[assignment,misc]
+
+__all__ = ["agents_of", "build_graph_and_runtime", "build_swarm_graph", "destinations"]
 
 
 def build_swarm_graph(
@@ -58,7 +61,6 @@ def build_swarm_graph(
     state_schema: type = SwarmState,
     context_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
-    resolver: ModelResolver | None = None,
     fixed_entry: bool = False,
 ) -> StateGraph:
     """Build an uncompiled LangGraph ``StateGraph`` for a swarm of agents.
@@ -94,24 +96,50 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
-    agents = [as_member(a) for a in agents]
-    default = as_member(default_agent) if default_agent is not None else agents[0]
-    everyone, handoffs = discover([default, *agents])
-    for agent in everyone:
+    members = [as_member(a) for a in agents]
+    default = as_member(default_agent) if default_agent is not None else members[0]
+    builder, _ = build_graph_and_runtime(
+        find_topology([default, *members]),
+        ModelResolver(client=client, chat_model=chat_model),
+        state_schema=state_schema,
+        context_schema=context_schema,
+        max_consecutive_handoffs=max_consecutive_handoffs,
+        fixed_entry=fixed_entry,
+    )
+    return builder
+
+
+def build_graph_and_runtime(
+    topology: Topology,
+    resolver: ModelResolver,
+    *,
+    state_schema: type = SwarmState,
+    context_schema: type | None = None,
+    max_consecutive_handoffs: int = 10,
+    fixed_entry: bool = False,
+    lookup: Callable[[str], Agent | None] | None = None,
+) -> tuple[StateGraph, GraphRuntime]:
+    """:func:`build_swarm_graph` for a :class:`Topology` already found (its first agent is
+    the default), and the :class:`GraphRuntime` its nodes share: ``Swarm`` keeps both, to
+    hand each run its own agents and map node names back to them. ``lookup``: see
+    :class:`GraphRuntime`.
+
+    Example:
+        >>> from swarmgraph.graph import Agent
+        >>> from swarmgraph.graph.discovery import find_topology
+        >>> triage = Agent(name="Triage", handoffs=[Agent(name="Sales")])
+        >>> builder, runtime = build_graph_and_runtime(find_topology([triage]), ModelResolver())
+        >>> list(runtime.agents), runtime.default is triage
+        (['Triage', 'Sales'], True)
+    """
+    nodes = topology.nodes
+    for agent in nodes:
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
-    # Any agent name works: node names are mapped where LangGraph cannot take the name or
-    # another agent holds it (two agents both called "Agent" are two nodes).
-    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
-
-    runtime = GraphRuntime(
-        agents={node: agent for agent, node in nodes.items()},
-        resolver=resolver or ModelResolver(client=client, chat_model=chat_model),
-        max_consecutive_handoffs=max_consecutive_handoffs,
-    )
-    builder = StateGraph(state_schema, context_schema=context_schema)
-    names = list(nodes.values())
-    targets = {agent: [nodes[t] for t in handoffs[id(agent)]] for agent in nodes}
+    runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup)
+    builder: StateGraph = StateGraph(state_schema, context_schema=context_schema)
+    names = list(topology.agents)
+    targets = {agent: [nodes[t] for t in topology.targets[id(agent)]] for agent in nodes}
     for agent, name in nodes.items():
         ends = destinations(agent, nodes, targets)
         node = member_node(runtime, agent, AgentNode(runtime, agent, name))
@@ -120,22 +148,42 @@ def build_swarm_graph(
     _add_node(builder, DYNAMIC_NODE, dynamic, [*names, DYNAMIC_NODE, END])
 
     if fixed_entry:
-        builder.add_edge(START, nodes[default])
+        builder.add_edge(START, runtime.default_node)
     else:
 
-        def route_entry(state: dict, config: RunnableConfig) -> str:
+        def route_entry(state: SwarmState, config: RunnableConfig) -> str:
             control = current_control(config)
             if not control.turns_left():
                 return END
             key = state.get("active_agent")
             if key is None:
-                return nodes[default]
+                return runtime.default_node
             return runtime.node_for(key, control)
 
         builder.add_conditional_edges(START, _branch(route_entry), [*names, DYNAMIC_NODE, END])
-    # The runtime travels with the builder so Swarm can map names back to Agents.
-    builder.swarm_runtime = runtime  # type: ignore[attr-defined]
-    return builder
+    return builder, runtime
+
+
+def agents_of(graph: Any) -> dict[str, Agent]:
+    """Node name -> agent for the agents' nodes of a graph :func:`build_swarm_graph` made (the
+    ``StateGraph``, the compiled graph or its drawable ``get_graph()``); ``{}`` for other graphs.
+    Node names are the agents' own unless LangGraph cannot take them (see ``node_names``).
+
+    Example:
+        >>> from swarmgraph.graph import Agent, ScriptedChatModel
+        >>> first, second = Agent(name="Sales|EU"), Agent(name="Agent")
+        >>> graph = build_swarm_graph([first, second], chat_model=ScriptedChatModel([]))
+        >>> {node: agent.name for node, agent in agents_of(graph.compile()).items()}
+        {'Sales_EU': 'Sales|EU', 'Agent': 'Agent'}
+    """
+    found: dict[str, Agent] = {}
+    for name, spec in getattr(getattr(graph, "builder", graph), "nodes", {}).items():
+        runnable = getattr(spec, "runnable", None) or getattr(spec, "data", None)
+        node = getattr(getattr(runnable, "func", None), "__self__", None)  # whose step it runs
+        agent = getattr(node, "agent", None)
+        if isinstance(agent, Agent):
+            found[name] = agent
+    return found
 
 
 def destinations(
@@ -186,21 +234,24 @@ class _Routed:
     def __init__(self, node: Any, name: str) -> None:
         self.node, self.name = node, name
         self.traced = getattr(node, "traced", False)
-        self.runtime = node.runtime
+        self.runtime: GraphRuntime = node.runtime
+        self.agent: Agent | None = getattr(node, "agent", None)  # see agents_of
 
-    def step(self, state: dict, config: RunnableConfig) -> Any:
+    def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         return self._route(self.node.step(state, config), state, config)
 
-    async def astep(self, state: dict, config: RunnableConfig) -> Any:
+    async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         return self._route(await self.node.astep(state, config), state, config)
 
-    def _route(self, update: Any, state: dict, config: RunnableConfig) -> Any:
+    def _route(
+        self, update: StateUpdate | Command, state: SwarmState, config: RunnableConfig
+    ) -> StateUpdate | Command:
         if isinstance(update, Command):  # our own node ran (the dynamic node picks per run)
             return update
         return self.runtime.next_node(self.name, update, state, current_control(config))
 
 
-def _branch(route: Callable[[dict, RunnableConfig], str]) -> Any:
+def _branch(route: Callable[[SwarmState, RunnableConfig], str]) -> Any:
     """``route`` as a conditional edge with an async twin.
 
     A plain sync function given to ``add_conditional_edges`` runs in a thread pool on the
@@ -211,7 +262,7 @@ def _branch(route: Callable[[dict, RunnableConfig], str]) -> Any:
     if RunnableCallable is None:  # pragma: no cover
         return route
 
-    async def aroute(state: dict, config: RunnableConfig) -> str:
+    async def aroute(state: SwarmState, config: RunnableConfig) -> str:
         return route(state, config)
 
     return RunnableCallable(route, aroute, name=route.__name__, trace=False)

@@ -1,11 +1,12 @@
 """Find, before anything runs, which agents each agent can hand off to.
 
-A handoff is a tool that returns an ``Agent`` (or a ``Result`` carrying one). Its
-destination is written in the tool's code, so we read it from there: generated
-``transfer_to_*`` tools, the ``handoffs=`` list, closure cells, module globals the
-function names, ``functools.partial`` arguments and the functions they wrap. A
-function that names an agent but never returns it still yields an edge: the graph
-shows every *possible* handoff, and a handoff nobody could see in advance still
+A handoff is a tool that returns an ``Agent`` (or a ``Result`` carrying one). A tool that
+declares its destination (``__swarmgraph_target__``: the generated ``transfer_to_*`` tools of
+``handoffs=``, and ``transfer_back``) is taken at its word, as langgraph-swarm reads its handoff
+tools' metadata. A hand-written transfer function declares nothing, so its code is read
+instead: closure cells, module globals the function names, ``functools.partial`` arguments and
+the functions they wrap. A function that names an agent but never returns it still yields an
+edge: the graph shows every *possible* handoff, and a handoff nobody could see in advance still
 works at run time (see ``builder``).
 
 Example:
@@ -18,6 +19,8 @@ Example:
     ['Sales']
     >>> [a.name for a in reachable_agents([triage])]
     ['Triage', 'Sales']
+    >>> list(find_topology([triage]).agents)  # node name -> agent, in the same order
+    ['Triage', 'Sales']
 """
 
 from __future__ import annotations
@@ -25,11 +28,17 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .native import as_member, members_in
+from .node_names import DYNAMIC_NODE, assign_node_names
 from .routes import routes_of
 from .types import CALLER, Agent
+
+#: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).
+_TARGET_ATTR = "__swarmgraph_target__"
+_UNDECLARED = object()
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -58,7 +67,8 @@ def _one_agent(value: Any) -> list[Agent]:
 
 
 def function_targets(func: Callable[..., Any]) -> list[Agent]:
-    """Agents a tool function may hand off to, in first-seen order.
+    """Agents a tool function may hand off to, in first-seen order: the destination the tool
+    declares (``__swarmgraph_target__``), else what its code, closure and partial arguments name.
 
     Example:
         >>> from swarmgraph.graph.types import Agent
@@ -77,9 +87,10 @@ def function_targets(func: Callable[..., Any]) -> list[Agent]:
         if id(f) in seen_funcs:
             return
         seen_funcs.add(id(f))
-        target = getattr(f, "__swarmgraph_target__", None)
-        if target is not None:
+        target = getattr(f, _TARGET_ATTR, _UNDECLARED)
+        if target is not _UNDECLARED:  # the tool says where it goes: no need to read its code
             found.extend(_agents_in(target))
+            return
         if isinstance(f, functools.partial):
             for value in (*f.args, *f.keywords.values()):
                 found.extend(_agents_in(value))
@@ -142,3 +153,38 @@ def discover(agents: Iterable[Agent]) -> tuple[list[Agent], dict[int, list[Agent
 def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
     """The given agents plus every agent reachable from them through handoffs (BFS order)."""
     return discover(agents)[0]
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The agents reachable from a start, found once: what a compiled graph is built from.
+
+    ``agents``: node name -> agent, in discovery order (names from
+    :func:`~swarmgraph.graph.node_names.assign_node_names`); ``nodes``: the reverse;
+    ``targets``: each agent's handoff targets, by ``id``. ``key`` is what the compiled graph
+    depends on: every agent's node name, kind (ours or a LangGraph member), the nodes it can
+    hand off to, its routes' (node, label) and ``can_return``. Two agent sets with the same
+    key share one compiled graph (``Swarm`` caches by it).
+    """
+
+    agents: dict[str, Agent]
+    nodes: dict[Agent, str]
+    targets: dict[int, list[Agent]]
+    key: tuple
+
+
+def find_topology(start: Iterable[Agent]) -> Topology:
+    """The :class:`Topology` of ``start`` and every agent reachable from it."""
+    everyone, targets = discover(start)
+    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
+    key = tuple(
+        (
+            nodes[agent],
+            type(agent),
+            tuple(nodes[t] for t in targets[id(agent)]),
+            tuple((nodes[r.to], r.label) for r in agent.routes),  # drawn, labelled edges
+            agent.can_return,
+        )
+        for agent in everyone
+    )
+    return Topology({node: agent for agent, node in nodes.items()}, nodes, targets, key)

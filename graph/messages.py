@@ -290,7 +290,7 @@ def message_to_openai(m: BaseMessage | Mapping[str, Any]) -> dict[str, Any]:
         refusal = extra.get("refusal")
         audio = extra.get("audio")
         function_call = extra.get("function_call")
-        content = m.content
+        content: str | list[str | dict[Any, Any]] | None = m.content
         if not content and (tool_calls or refusal or function_call or audio):
             # OpenAI returns content None alongside tool calls; Swarm's dicts keep that.
             content = None

@@ -9,7 +9,7 @@ compiled with ``.compile(name=...)``) can stand wherever a swarm takes an agent:
 - it runs as one node: it gets the shared history (``messages``; ``context_variables`` too when
   its state has that key), and everything it adds joins the shared history, its replies
   stamped with its name as the sender;
-- it hands back with :func:`~swarmgraph.graph.handoff_tool.handoff_tool`, a LangChain tool to
+- it hands back with :func:`~swarmgraph.graph.member_handoff.handoff_tool`, a LangChain tool to
   give it when you build it: the call ends its turn (``return_direct``) and the swarm
   switches to the target.
 
@@ -29,7 +29,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
@@ -37,7 +37,11 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field
 
 from .run_control import RunControl, current_control
+from .state import StateUpdate, SwarmState
 from .types import Agent, is_compiled_graph
+
+if TYPE_CHECKING:
+    from .runtime import GraphRuntime
 
 __all__ = ["GraphAgent", "as_member", "member_node"]
 
@@ -86,7 +90,7 @@ def as_member(value: Any) -> Agent:
             "a LangGraph graph joins a swarm under its name, and this one has none: build it "
             "with create_agent(..., name='research') or compile it with .compile(name=...)"
         )
-    from .handoff_tool import handoff_targets  # LangChain's tools, only once a graph joins
+    from .member_handoff import handoff_targets  # LangChain's tools, only once a graph joins
 
     targets = handoff_targets(value)
     member = GraphAgent(
@@ -118,27 +122,32 @@ class GraphNode:
     # ends, so a plain app.stream(stream_mode="messages") sees them too.
     traced = True
 
-    def __init__(self, runtime: Any, agent: GraphAgent | None, name: str | None = None) -> None:
+    def __init__(
+        self, runtime: GraphRuntime, agent: GraphAgent | None, name: str | None = None
+    ) -> None:
         self.runtime = runtime
         self.agent = agent
         # Its node name: the member's own unless mapped (a ":" in it, a second "research").
-        self.name = name if name is not None else getattr(agent, "name", None)
+        self.name = name if name is not None else getattr(agent, "name", "")
 
-    def _member(self, state: dict, control: RunControl) -> GraphAgent:
+    def _member(self, state: SwarmState, control: RunControl) -> GraphAgent:
         if self.agent is None:
-            return self.runtime.agent_for(state.get("active_agent"), control)
-        if control.agents is not None:  # the run's own members (Swarm: one graph per topology)
-            return control.agents.get(self.name, self.agent)
-        return self.agent
+            found = self.runtime.agent_for(state.get("active_agent"), control)
+        elif control.agents is not None:  # the run's own members (Swarm: one graph per topology)
+            found = control.agents.get(self.name, self.agent)
+        else:
+            found = self.agent
+        assert isinstance(found, GraphAgent)  # the node runs members only (see _DynamicNode)
+        return found
 
     @staticmethod
-    def _input(agent: GraphAgent, state: dict) -> dict[str, Any]:
+    def _input(agent: GraphAgent, state: SwarmState) -> dict[str, Any]:
         graph_input: dict[str, Any] = {"messages": list(state["messages"])}
         if "context_variables" in getattr(agent.graph, "channels", {}):
             graph_input["context_variables"] = dict(state.get("context_variables") or {})
         return graph_input
 
-    def step(self, state: dict, config: RunnableConfig) -> dict:
+    def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate:
         control = current_control(config)
         agent = self._member(state, control)
         if _over_budget(agent, control, state):
@@ -146,7 +155,7 @@ class GraphNode:
         output = agent.graph.invoke(self._input(agent, state), config)
         return self._update(agent, state, output, control)
 
-    async def astep(self, state: dict, config: RunnableConfig) -> dict:
+    async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate:
         control = current_control(config)
         agent = self._member(state, control)
         if _over_budget(agent, control, state):
@@ -154,12 +163,14 @@ class GraphNode:
         output = await agent.graph.ainvoke(self._input(agent, state), config)
         return self._update(agent, state, output, control)
 
-    def _update(self, agent: GraphAgent, state: dict, output: Any, control: RunControl) -> dict:
+    def _update(
+        self, agent: GraphAgent, state: SwarmState, output: Any, control: RunControl
+    ) -> StateUpdate:
         seen = {m.id for m in state["messages"]}
         added = [m for m in _messages(output) if m.id is None or m.id not in seen]
         added = [_stamped(m, agent.name) for m in added]
         _count_usage(control, added, agent.name)
-        update: dict[str, Any] = {"messages": added}
+        update: StateUpdate = {"messages": added}
         context = output.get("context_variables") if isinstance(output, dict) else None
         if context is not None and context != state.get("context_variables"):
             update["context_variables"] = context
@@ -193,11 +204,11 @@ def _stamped(message: BaseMessage, sender: str) -> BaseMessage:
     return message
 
 
-def _over_budget(agent: GraphAgent, control: RunControl, state: dict) -> bool:
+def _over_budget(agent: GraphAgent, control: RunControl, state: SwarmState) -> bool:
     """A budget is asked before the member's turn (it runs its own loop inside it)."""
     exceeded = control.ledger.before_model(agent.name, state["messages"])
     if exceeded is not None:
-        control.halted = exceeded
+        control.exceeded = exceeded
     return exceeded is not None
 
 
@@ -231,23 +242,23 @@ class _DynamicNode:
 
     traced = True
 
-    def __init__(self, runtime: Any, ours: Any) -> None:
+    def __init__(self, runtime: GraphRuntime, ours: Any) -> None:
         self.graph_node = GraphNode(runtime, None)
         self.ours = ours
         self.runtime = runtime
 
-    def _pick(self, state: dict, config: RunnableConfig) -> Any:
+    def _pick(self, state: SwarmState, config: RunnableConfig) -> Any:
         agent = self.runtime.agent_for(state.get("active_agent"), current_control(config))
         return self.graph_node if isinstance(agent, GraphAgent) else self.ours
 
-    def step(self, state: dict, config: RunnableConfig) -> Any:
+    def step(self, state: SwarmState, config: RunnableConfig) -> Any:
         return self._pick(state, config).step(state, config)
 
-    async def astep(self, state: dict, config: RunnableConfig) -> Any:
+    async def astep(self, state: SwarmState, config: RunnableConfig) -> Any:
         return await self._pick(state, config).astep(state, config)
 
 
-def member_node(runtime: Any, agent: Agent | None, ours: Any) -> Any:
+def member_node(runtime: GraphRuntime, agent: Agent | None, ours: Any) -> Any:
     """The builder's hook: the node for ``agent``; ``ours`` is the ``AgentNode`` it would get.
 
     A :class:`GraphAgent` gets a :class:`GraphNode`; the dynamic node (``agent=None``) picks

@@ -18,9 +18,16 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
 
 from .budget import Budget, Ledger
+from .errors import BudgetExceeded
+
+if TYPE_CHECKING:
+    from .approvals import PendingApproval
+    from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
 
@@ -39,27 +46,33 @@ class RunControl:
     approvals: dict[str, bool | str] | None = None
     #: Swarm.run stops (returns ``Response.pending``) instead of calling ``interrupt()``.
     stop_for_approval: bool = False
-    #: Why the run stopped early (approvals wait, or a budget); no node goes on after it.
-    halted: Any = None
+    #: The approval-marked calls the run stopped for (``Swarm.run`` returns them as
+    #: ``Response.pending``); no node goes on after it.
+    awaiting: list[PendingApproval] | None = None
+    #: The budget limit that stopped the run (``Swarm.run`` raises it, holding the Response);
+    #: no node goes on after it.
+    exceeded: BudgetExceeded | None = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
-    agents: dict[str, Any] | None = None
+    agents: dict[str, Agent] | None = None
     #: Agents a tool handed off to that no node was built for, by state key (this run only).
-    dynamic: dict[str, Any] = field(default_factory=dict)
+    dynamic: dict[str, Agent] = field(default_factory=dict)
     #: Usage in total and by agent, the trajectory, and the budget's checks.
     ledger: Ledger = field(init=False)
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.budget)
 
-    def config(self, recursion_limit: int | None = None) -> dict[str, Any]:
-        config: dict[str, Any] = {"configurable": {RUN_CONTROL_KEY: self}}
+    def config(self, recursion_limit: int | None = None) -> RunnableConfig:
+        config: RunnableConfig = {"configurable": {RUN_CONTROL_KEY: self}}
         if recursion_limit is not None:
             config["recursion_limit"] = recursion_limit
         return config
 
     def turns_left(self) -> bool:
-        return self.halted is None and self.new_messages < self.max_turns
+        return (
+            self.awaiting is None and self.exceeded is None and self.new_messages < self.max_turns
+        )
 
     def debug_print(self, *args: Any) -> None:
         """Swarm's ``debug_print``: timestamped grey lines on stdout."""
@@ -70,7 +83,7 @@ class RunControl:
         print(f"\033[97m[\033[90m{timestamp}\033[97m]\033[90m {message}\033[0m")
 
 
-def current_control(config: Any) -> RunControl:
+def current_control(config: RunnableConfig | None) -> RunControl:
     """The run's control object, or a fresh default one when the graph is used directly."""
     configurable = (config or {}).get("configurable") or {}
     control = configurable.get(RUN_CONTROL_KEY)

@@ -70,7 +70,7 @@ _UNIONS: set[Any] = {Union, types.UnionType}
 # Swarm's answer for a parameter without an annotation (its type table's fallback).
 _UNTYPED = {"type": "string"}
 # pydantic says these about bare containers; Swarm says only the type.
-_NOISE = (("items", {}), ("additionalProperties", True))
+_NOISE: tuple[tuple[str, Any], ...] = (("items", {}), ("additionalProperties", True))
 # Keywords whose values are JSON data, not schemas: copied as they are.
 _VALUES = frozenset({"default", "examples", "enum", "const"})
 
@@ -102,7 +102,7 @@ def _field_type(tp: Any) -> Any:
         elif hasattr(meta, "documentation") and not isinstance(meta, FieldInfo):
             meta = Field(description=meta.documentation)
         metadata.append(meta)
-    return Annotated.__class_getitem__((get_args(tp)[0], *metadata))  # type: ignore[attr-defined]
+    return Annotated.__class_getitem__((get_args(tp)[0], *metadata))
 
 
 def _accepts_none(tp: Any) -> bool:
@@ -295,7 +295,8 @@ def _arguments_adapter(
         if param.default is not inspect.Parameter.empty:
             tp = typing_extensions.NotRequired[tp]
         fields[param.name] = tp
-    arguments = typing_extensions.TypedDict(f"{name}_arguments", fields)  # type: ignore[operator]
+    # A TypedDict made at run time (its name is the tool's), which type checkers cannot follow.
+    arguments = typing_extensions.TypedDict(f"{name}_arguments", fields)  # type: ignore[misc]
     arguments.__pydantic_config__ = ConfigDict(  # type: ignore[attr-defined]
         extra="ignore" if accepts_extra else "forbid",
         coerce_numbers_to_str=True,  # the model sends 123 for a str order id; Swarm passed it on

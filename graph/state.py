@@ -6,14 +6,16 @@ Example:
     {'name': 'Ming', 'order_id': 7}
     >>> sorted(SwarmState.__annotations__)
     ['active_agent', 'context_variables', 'handoff_trail', 'messages']
+    >>> update: StateUpdate = {"handoff_trail": []}  # what a node step returns
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
 from typing_extensions import NotRequired, TypedDict
 
 
@@ -53,3 +55,14 @@ class SwarmState(TypedDict):
     context_variables: NotRequired[Annotated[dict[str, Any], merge_context]]
     active_agent: NotRequired[str]
     handoff_trail: NotRequired[list[str]]
+
+
+class StateUpdate(TypedDict, total=False):
+    """What one node step writes: the :class:`SwarmState` keys it changes (LangGraph applies
+    each through its reducer). ``context_variables`` is an ``Overwrite`` when a tool deleted a
+    key, which the key-by-key reducer could not express."""
+
+    messages: list[BaseMessage]
+    context_variables: dict[str, Any] | Overwrite
+    active_agent: str
+    handoff_trail: list[str]

@@ -27,42 +27,35 @@ Example:
 
 from __future__ import annotations
 
-import copy
-import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
 
-from .approvals import check_decisions
 from .budget import Budget
-from .builder import build_swarm_graph
-from .discovery import discover
-from .errors import BudgetExceeded, StepLimitError, SwarmError
-from .messages import to_langchain, to_openai
+from .builder import build_graph_and_runtime
+from .discovery import Topology, find_topology
 from .models import ModelResolver
-from .native import GraphAgent, as_member
-from .node import GraphRuntime, waiting_for
-from .node_names import DYNAMIC_NODE, assign_node_names
-from .run_control import RunControl
+from .native import as_member
+from .prepared_run import PreparedRun, RunRequest
+from .runtime import GraphRuntime
 from .schema import tool_spec
+from .state import SwarmState
 from .types import Agent, Response
+
+__all__ = ["DEFAULT_STEP_LIMIT", "MAX_CACHED_GRAPHS", "MAX_CACHED_STARTS", "Swarm"]
 
 #: Compiled graphs kept per Swarm (one per topology: agent names and handoff edges).
 MAX_CACHED_GRAPHS = 128
-#: Start agents whose discovered roster is remembered (skips discovery for reused agents).
+#: Start agents whose discovered topology is remembered (skips discovery for reused agents).
 MAX_CACHED_STARTS = 128
-
-# Generous enough for any real conversation; a loop without max_turns is stopped by
-# the handoff-loop check long before this.
-_RECURSION_LIMIT = 1000
+#: LangGraph steps a run without ``max_turns`` may take: generous enough for any real
+#: conversation; a loop is stopped by the handoff-loop check long before this.
+DEFAULT_STEP_LIMIT = 1000
 
 
 class Swarm:
@@ -73,6 +66,8 @@ class Swarm:
     ``chat_model``: a LangChain chat model, or ``model_name -> chat model``.
     Neither: ``ChatOpenAI(model=agent.model)`` honouring ``OPENAI_API_KEY`` and
     ``OPENAI_BASE_URL``. ``max_consecutive_handoffs`` stops handoff ping-pong.
+    ``step_limit``: the LangGraph steps a run without ``max_turns`` may take before it
+    raises :class:`StepLimitError` (each model reply and each tool round is one step).
     """
 
     def __init__(
@@ -81,110 +76,96 @@ class Swarm:
         *,
         chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
         max_consecutive_handoffs: int = 10,
+        step_limit: int = DEFAULT_STEP_LIMIT,
     ) -> None:
+        if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
+            raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
         self.client = client
         self.resolver = ModelResolver(client=client, chat_model=chat_model)
         self.max_consecutive_handoffs = max_consecutive_handoffs
-        # Compiled graphs by topology, and rosters by start agent, least recently used
+        self.step_limit = step_limit
+        # Compiled graphs by topology key, and topologies by start agent, least recently used
         # first. Both hold agents, so entries never die on their own: a service that builds
         # agents per request would grow them forever without the bounds.
         self._graphs: OrderedDict[tuple, tuple[CompiledStateGraph, GraphRuntime]] = OrderedDict()
-        self._starts: OrderedDict[int, tuple[Agent, tuple, dict[str, Agent]]] = OrderedDict()
+        self._starts: OrderedDict[int, tuple[Agent, Topology]] = OrderedDict()
         self._lock = threading.Lock()
 
-    # -- the compiled graph for a start agent ------------------------------------------
+    # -- the agents and the compiled graph for a start agent -----------------------------
+    def reachable_agents(self, agent: Agent) -> list[Agent]:
+        """``agent`` and every agent it can hand off to, directly or not, in discovery order.
+
+        Handoff discovery runs once per start agent; later calls (and runs) starting at the
+        same agent read it from this Swarm's cache.
+
+        Example:
+            >>> sales = Agent(name="Sales")
+            >>> triage = Agent(name="Triage", handoffs=[sales])
+            >>> [a.name for a in Swarm().reachable_agents(triage)]
+            ['Triage', 'Sales']
+        """
+        return list(self._topology(as_member(agent)).agents.values())
+
     def graph_for(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime]:
         """The compiled graph that starts at ``agent`` (one per topology, then cached)."""
-        app, runtime, _ = self._prepare(agent)
+        app, runtime, _ = self._prepare(as_member(agent))
         return app, runtime
 
-    def _prepare(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime, dict[str, Agent]]:
-        """(graph, runtime, this run's agents by node name) for a run starting at ``agent``."""
+    def _topology(self, agent: Agent) -> Topology:
+        """The topology from ``agent``: cached per start agent, discovered on a miss (and its
+        tools' schemas checked then, as the builder does, so a bad one fails before a run
+        even when the compiled graph is shared)."""
         with self._lock:
             start = self._starts.get(id(agent))
             if start is not None and start[0] is agent:
                 self._starts.move_to_end(id(agent))
-                topology, roster = start[1], start[2]
-                compiled = self._graphs.get(topology)
-                if compiled is not None:
-                    self._graphs.move_to_end(topology)
-                    return compiled[0], compiled[1], roster
-        topology, roster = _discover(agent)
+                return start[1]
+        topology = find_topology([agent])
+        for member in topology.agents.values():
+            for func in member.tools:
+                tool_spec(func)
         with self._lock:
-            compiled = self._graphs.get(topology)
-            if compiled is None:
-                builder = build_swarm_graph(
-                    [agent],
-                    resolver=self.resolver,
-                    max_consecutive_handoffs=self.max_consecutive_handoffs,
-                    fixed_entry=True,
-                )
-                runtime: GraphRuntime = builder.swarm_runtime  # type: ignore[attr-defined]
-                runtime.lookup = self._agent_named
-                compiled = (builder.compile(), runtime)
-                self._graphs[topology] = compiled
-                while len(self._graphs) > MAX_CACHED_GRAPHS:
-                    self._graphs.popitem(last=False)
-            else:
-                self._graphs.move_to_end(topology)
-                for member in roster.values():  # what the builder checks on a miss
-                    for func in member.tools:
-                        tool_spec(func)
-            self._starts[id(agent)] = (agent, topology, roster)
+            self._starts[id(agent)] = (agent, topology)
             while len(self._starts) > MAX_CACHED_STARTS:
                 self._starts.popitem(last=False)
-        return compiled[0], compiled[1], roster
+        return topology
+
+    def _prepare(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime, dict[str, Agent]]:
+        """(graph, runtime, this run's agents by node name) for a run starting at ``agent``."""
+        topology = self._topology(agent)
+        with self._lock:
+            compiled = self._graphs.get(topology.key)
+            if compiled is not None:
+                self._graphs.move_to_end(topology.key)
+                return compiled[0], compiled[1], topology.agents
+        builder, runtime = build_graph_and_runtime(
+            topology,
+            self.resolver,
+            max_consecutive_handoffs=self.max_consecutive_handoffs,
+            fixed_entry=True,
+            lookup=self._agent_named,
+        )
+        with self._lock:
+            compiled = self._graphs.setdefault(topology.key, (builder.compile(), runtime))
+            while len(self._graphs) > MAX_CACHED_GRAPHS:
+                self._graphs.popitem(last=False)
+        return compiled[0], compiled[1], topology.agents
 
     def _agent_named(self, name: str) -> Agent | None:
         """An agent some earlier run of this Swarm knows by ``name`` (newest first): a run that
         starts at Refunds can still hand back to the Triage that handed off to it."""
         with self._lock:
-            rosters = [entry[2] for entry in reversed(self._starts.values())]
+            rosters = [entry[1].agents for entry in reversed(self._starts.values())]
         for roster in rosters:
             found = next((a for a in roster.values() if a.name == name), None)
             if found is not None:
                 return found
         return None
 
-    def _start(
-        self,
-        agent: Agent,
-        messages: list,
-        context_variables: dict | None,
-        model_override: str | None,
-        debug: bool,
-        max_turns: float,
-        execute_tools: bool,
-        budget: Budget | None = None,
-        approvals: dict | None = None,
-    ) -> _Run:
-        agent = as_member(agent)  # a named compiled LangGraph graph may start the run too
+    def _start(self, request: RunRequest) -> PreparedRun:
+        agent = as_member(request.agent)  # a named compiled LangGraph graph may start the run too
         app, runtime, roster = self._prepare(agent)
-        if budget is not None and not isinstance(budget, Budget):
-            raise TypeError(f"budget must be a Budget, got {type(budget).__name__}")
-        # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
-        # LangChain messages are copied so add_messages never stamps ids on the caller's.
-        history = to_langchain(
-            [m.model_copy() if isinstance(m, BaseMessage) else copy.deepcopy(m) for m in messages]
-        )
-        control = RunControl(
-            model_override=model_override,
-            max_turns=max_turns,
-            execute_tools=execute_tools,
-            debug=debug,
-            agents=roster,
-            budget=budget,
-            stop_for_approval=True,  # stateless, as Swarm: return Response.pending
-        )
-        control.approvals = checked_approvals(runtime, agent, history, approvals, control)
-        state = {
-            "messages": history,
-            "context_variables": copy.deepcopy(context_variables or {}),
-            "active_agent": runtime.key_for(agent, control),
-            "handoff_trail": [],
-        }
-        limit = _RECURSION_LIMIT if math.isinf(max_turns) else max(int(max_turns) + 5, 25)
-        return _Run(app, runtime, control, state, control.config(limit), len(history))
+        return PreparedRun.prepare(request, agent, app, runtime, roster, self.step_limit)
 
     # -- run --------------------------------------------------------------------------------
     def run(
@@ -199,7 +180,7 @@ class Swarm:
         execute_tools: bool = True,
         *,
         budget: Budget | None = None,
-        approvals: dict[str, bool | str] | None = None,
+        approvals: Mapping[str, bool | str] | None = None,
     ) -> Response | Iterator[dict]:
         """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
 
@@ -212,27 +193,30 @@ class Swarm:
         ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
         returns an iterator of Swarm-shaped events ending with ``{"response": ...}``.
         A handoff loop raises :class:`HandoffLoopError`, and a run that takes LangGraph's
-        whole step budget without answering (no ``max_turns``: 1,000 steps) raises
-        :class:`StepLimitError`; each one's ``.response`` holds everything produced before it.
+        whole step budget without answering (no ``max_turns``: ``Swarm(step_limit=)``, 1,000
+        steps by default) raises :class:`StepLimitError`; each one's ``.response`` holds
+        everything produced before it.
         """
         run = self._start(
-            agent, messages, context_variables, model_override, debug, max_turns, execute_tools,
-            budget, approvals,
-        )  # fmt: skip
+            RunRequest(
+                agent=agent,
+                messages=messages,
+                context_variables=context_variables,
+                model_override=model_override,
+                debug=debug,
+                max_turns=max_turns,
+                execute_tools=execute_tools,
+                budget=budget,
+                approvals=approvals,
+            )
+        )
         if stream:
             return run.events()
-        if not run.control.turns_left():  # max_turns <= 0: Swarm never calls the model
-            return run.response(run.state)
-        final = run.state
-        try:
-            for values in run.app.stream(run.state, run.config, stream_mode="values"):
-                final = values  # kept so a failing run still returns what it produced
-        except SwarmError as exc:
-            exc.response = run.response(final)
-            raise
-        except GraphRecursionError as exc:
-            raise run.step_limit(final) from exc
-        return run.finish(final)
+        if run.control.turns_left():  # max_turns <= 0: Swarm never calls the model
+            with run:  # a failing run's error holds the Response of what it produced
+                for values in run.app.stream(run.state, run.config, stream_mode="values"):
+                    run.final = cast("SwarmState", values)
+        return run.finish()
 
     async def arun(
         self,
@@ -246,7 +230,7 @@ class Swarm:
         execute_tools: bool = True,
         *,
         budget: Budget | None = None,
-        approvals: dict[str, bool | str] | None = None,
+        approvals: Mapping[str, bool | str] | None = None,
     ) -> Response | AsyncIterator[dict]:
         """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
 
@@ -259,252 +243,22 @@ class Swarm:
             'hi'
         """
         run = self._start(
-            agent, messages, context_variables, model_override, debug, max_turns, execute_tools,
-            budget, approvals,
-        )  # fmt: skip
+            RunRequest(
+                agent=agent,
+                messages=messages,
+                context_variables=context_variables,
+                model_override=model_override,
+                debug=debug,
+                max_turns=max_turns,
+                execute_tools=execute_tools,
+                budget=budget,
+                approvals=approvals,
+            )
+        )
         if stream:
             return run.aevents()
-        if not run.control.turns_left():
-            return run.response(run.state)
-        final = run.state
-        try:
-            async for values in run.app.astream(run.state, run.config, stream_mode="values"):
-                final = values
-        except SwarmError as exc:
-            exc.response = run.response(final)
-            raise
-        except GraphRecursionError as exc:
-            raise run.step_limit(final) from exc
-        return run.finish(final)
-
-
-def checked_approvals(
-    runtime: GraphRuntime, agent: Agent, history: list, approvals: Any, control: RunControl
-) -> dict[str, bool | str] | None:
-    """``approvals``, checked against the calls the history waits on: a decision for a call
-    that is not waiting is a clear error (a typo would otherwise be silently ignored)."""
-    if approvals is None:
-        return None
-    decisions = check_decisions(approvals)
-    waiting = waiting_for(runtime, agent, history, control)
-    ids = {p.id for p in waiting[1].pending} if waiting is not None else set()
-    unknown = sorted(set(decisions) - ids)
-    if unknown:
-        raise ValueError(
-            f"approvals: no tool call waits for approval with id {', '.join(map(repr, unknown))}; "
-            f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
-            "(history + response.messages) and the ids in response.pending."
-        )
-    return decisions
-
-
-@dataclass
-class _Run:
-    """One prepared run: the compiled graph, its input state and config, and its counters."""
-
-    app: CompiledStateGraph
-    runtime: GraphRuntime
-    control: RunControl
-    state: dict
-    config: dict
-    start: int  # messages before this index were the caller's history
-
-    def response(self, final: dict) -> Response:
-        new = final["messages"][self.start :]
-        agent = self.runtime.agent_for(final.get("active_agent"), self.control)
-        # With execute_tools=False the caller runs the tools: nothing waits for approval.
-        waiting = self.control.execute_tools and waiting_for(
-            self.runtime, agent, final["messages"], self.control
-        )
-        response = Response(
-            messages=to_openai(new),
-            agent=agent,
-            context_variables=final.get("context_variables", {}),
-            usage=self.control.ledger.usage,
-            trajectory=list(self.control.ledger.trajectory),
-            pending=waiting[1].pending if waiting else [],
-        )
-        response._langchain_messages = new
-        return response
-
-    def step_limit(self, final: dict) -> StepLimitError:
-        """LangGraph's recursion limit as a :class:`StepLimitError` that names the agent and
-        the tools its last replies kept calling, holding the run's Response."""
-        calls: dict[str, int] = {}
-        for message in reversed(final["messages"][self.start :]):
-            if isinstance(message, AIMessage):
-                if not message.tool_calls:
-                    break  # a reply without tool calls: the loop began after it
-                for call in message.tool_calls:
-                    calls[call["name"]] = calls.get(call["name"], 0) + 1
-        agent = self.runtime.agent_for(final.get("active_agent"), self.control)
-        calls = dict(sorted(calls.items(), key=lambda item: -item[1]))
-        error = StepLimitError(self.config["recursion_limit"], agent.name, calls)
-        error.response = self.response(final)
-        return error
-
-    def finish(self, final: dict) -> Response:
-        """The run's Response, or :class:`BudgetExceeded` (holding it) if a budget stopped it."""
-        response = self.response(final)
-        halted = self.control.halted
-        if isinstance(halted, BudgetExceeded):
-            halted.response = response
-            raise halted
-        return response
-
-    def has_members(self) -> bool:
-        """Whether a LangGraph member can run: then the stream also reads inside subgraphs,
-        so the member's own model streams its tokens (it costs ~30% of a streamed run, so
-        only then)."""
-        agents = self.runtime.roster(self.control).values()
-        return any(isinstance(agent, GraphAgent) for agent in agents)
-
-    def events(self) -> Iterator[dict]:
-        """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``."""
-        events = _SwarmEvents(self.runtime, self.control, self.state)
-        if not self.control.turns_left():  # max_turns <= 0: no model call, no events
-            yield {"response": self.response(self.state)}
-            return
-        modes = ["messages", "values"]
-        subgraphs = self.has_members()
-        try:
-            for item in self.app.stream(
-                self.state, self.config, stream_mode=modes, subgraphs=subgraphs
-            ):
-                ns, mode, payload = item if subgraphs else ((), *item)
-                yield from events.feed(ns, mode, payload)
-        except SwarmError as exc:
-            exc.response = self.response(events.final)
-            raise
-        except GraphRecursionError as exc:
-            raise self.step_limit(events.final) from exc
-        yield from events.close()
-        yield {"response": self.finish(events.final)}
-
-    async def aevents(self) -> AsyncIterator[dict]:
-        events = _SwarmEvents(self.runtime, self.control, self.state)
-        if not self.control.turns_left():
-            yield {"response": self.response(self.state)}
-            return
-        modes = ["messages", "values"]
-        subgraphs = self.has_members()
-        try:
-            async for item in self.app.astream(
-                self.state, self.config, stream_mode=modes, subgraphs=subgraphs
-            ):
-                ns, mode, payload = item if subgraphs else ((), *item)
-                for event in events.feed(ns, mode, payload):
-                    yield event
-        except SwarmError as exc:
-            exc.response = self.response(events.final)
-            raise
-        except GraphRecursionError as exc:
-            raise self.step_limit(events.final) from exc
-        for event in events.close():
-            yield event
-        yield {"response": self.finish(events.final)}
-
-
-class _SwarmEvents:
-    """Turns LangGraph's ``messages`` + ``values`` stream into Swarm's event shapes."""
-
-    def __init__(self, runtime: GraphRuntime, control: RunControl, state: dict) -> None:
-        self.runtime = runtime
-        self.control = control
-        self.final = state
-        self.open_id: str | None = None
-        self.streamed: set[str] = set()  # ids of replies already streamed
-
-    def feed(self, ns: tuple[str, ...], mode: str, payload: Any) -> Iterator[dict]:
-        """One item of the stream; ``ns`` is the namespace of a LangGraph member's own
-        graph (``("research:<task id>",)``) when the item comes from inside it."""
-        if mode == "values":
-            if not ns:  # a member's own state is not the swarm's
-                yield from self.close()
-                self.final = payload
-            return
-        chunk, meta = payload
-        if not isinstance(chunk, AIMessage):
-            return  # tool results arrive in the final response, as in Swarm
-        if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
-            if chunk.id in self.streamed:
-                return  # its model streamed it already, token by token, from inside
-            chunk = _as_chunk(chunk)
-        first = chunk.id != self.open_id
-        content = chunk.content if isinstance(chunk.content, str) else None
-        if not first and not content and not chunk.tool_call_chunks:
-            return  # LangChain's closing chunk carries nothing Swarm would show
-        if first:
-            yield from self.close()
-            self.open_id = chunk.id
-            if chunk.id is not None:
-                self.streamed.add(chunk.id)
-            yield {"delim": "start"}
-        tool_calls = [
-            {
-                "index": c.get("index") or 0,
-                "id": c.get("id"),
-                "function": {"arguments": c.get("args") or "", "name": c.get("name")},
-                # the provider names the type on a call's first delta only, as here
-                "type": "function" if c.get("id") else None,
-            }
-            for c in chunk.tool_call_chunks
-        ] or None
-        delta: dict[str, Any] = {
-            "content": content or None,
-            "function_call": None,
-            "refusal": None,
-            "role": "assistant" if first else None,
-            "tool_calls": tool_calls,
-        }
-        if first:  # Swarm stamps the sender on the delta that carries the role
-            control = self.control
-            # The node that runs it: ours, or the member whose graph the namespace names.
-            node = ns[0].split(":")[0] if ns else meta.get("langgraph_node")
-            agent = self.runtime.roster(control).get(node)  # None: the dynamic node
-            if agent is None:
-                agent = self.runtime.agent_for(self.final.get("active_agent"), control)
-            delta["sender"] = agent.name  # the real name, not the node name it runs under
-        yield delta
-
-    def close(self) -> Iterator[dict]:
-        if self.open_id is not None:
-            self.open_id = None
-            yield {"delim": "end"}
-
-
-def _as_chunk(message: AIMessage) -> AIMessageChunk:
-    """A whole reply as one chunk: its text, and each tool call with its arguments as JSON."""
-    return AIMessageChunk(
-        content=message.content,
-        id=message.id,
-        name=message.name,
-        tool_call_chunks=[
-            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
-            for i, c in enumerate(message.tool_calls)
-        ],
-    )
-
-
-def _discover(start: Agent) -> tuple[tuple, dict[str, Agent]]:
-    """``(topology, agents by node name)`` for the agents reachable from ``start``.
-
-    The topology is what the compiled graph depends on: every agent's node name, kind (ours
-    or a LangGraph member) and the nodes it can hand off to, in discovery order from
-    ``start``. Two agent sets with the same topology share one compiled graph. Node names
-    come from :func:`assign_node_names` over the same discovery order the builder uses, so
-    the roster's keys are the compiled graph's nodes.
-    """
-    everyone, targets = discover([start])  # the builder's order
-    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
-    order = tuple(
-        (
-            nodes[agent],
-            type(agent),
-            tuple(nodes[t] for t in targets[id(agent)]),
-            tuple((nodes[r.to], r.label) for r in agent.routes),  # drawn, labelled edges
-            agent.can_return,
-        )
-        for agent in everyone
-    )
-    return order, {node: agent for agent, node in nodes.items()}
+        if run.control.turns_left():
+            with run:
+                async for values in run.app.astream(run.state, run.config, stream_mode="values"):
+                    run.final = cast("SwarmState", values)
+        return run.finish()

@@ -20,9 +20,12 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+if TYPE_CHECKING:  # this module never imports LangChain (see is_compiled_graph)
+    from langchain_core.messages import BaseMessage
 
 AgentFunction = Callable[..., Any]
 
@@ -84,7 +87,7 @@ class Agent(BaseModel):
     parallel_tool_calls: bool = True
     # Agents, or compiled LangGraph graphs with a name (members run by graph/native.py).
     handoffs: list[Any] = Field(default_factory=list)
-    # Control of a running swarm (see graph/routes.py, graph/handback.py, graph/history.py).
+    # Control of a running swarm (see graph/routes.py, graph/handback.py, graph/history_views.py).
     routes: list[Any] = Field(default_factory=list)  # Route objects, checked after tools ran
     can_return: bool = False  # adds a generated transfer_back tool that returns CALLER
     history: Callable[[list], list] | None = None  # the view of the conversation its model gets
@@ -135,7 +138,7 @@ class Agent(BaseModel):
         ``transfer_back`` when ``can_return``."""
         if not self.handoffs and not self.can_return:
             return self.functions
-        tools = [*self.functions, *(transfer_tool(agent) for agent in self.handoffs)]
+        tools = [*self.functions, *map(transfer_tool, self.handoffs)]
         if self.can_return:
             tools.append(transfer_back)
         return tools
@@ -149,6 +152,10 @@ CALLER = Agent(name="CALLER", instructions="Stands for the agent that handed off
 def transfer_back() -> Agent:
     """Hand the conversation back to the agent that transferred it to you."""
     return CALLER
+
+
+# Declared, so discovery reads no code: CALLER is never a node, the edges come from can_return.
+transfer_back.__swarmgraph_target__ = CALLER  # type: ignore[attr-defined]
 
 
 def transfer_tool(target: Any) -> AgentFunction:
@@ -213,9 +220,25 @@ class Response(BaseModel):
     usage: dict = Field(default_factory=dict)
     trajectory: list[dict] = Field(default_factory=list)
     pending: list = Field(default_factory=list)
-    #: The same new messages as the engine's LangChain objects (set by ``Swarm``; ``None`` on
-    #: a hand-built Response), so a Session stores them without a dict -> LangChain round trip.
-    _langchain_messages: list | None = PrivateAttr(default=None)
+    # Set by Swarm; read through langchain_messages (memory's Session read it directly).
+    _langchain_messages: list[Any] | None = PrivateAttr(default=None)
+
+    @property
+    def langchain_messages(self) -> list[BaseMessage] | None:
+        """The same new messages as ``messages``, as the engine's own LangChain objects
+        (``None`` on a Response built by hand): what a ``Session`` stores, without a
+        dict -> LangChain round trip. Read-only; treat the list as shared.
+
+        Example:
+            >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+            >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hello!"]))
+            >>> response = swarm.run(Agent(), [{"role": "user", "content": "hi"}])
+            >>> [(m.type, m.content) for m in response.langchain_messages]
+            [('ai', 'Hello!')]
+            >>> Response().langchain_messages is None
+            True
+        """
+        return self._langchain_messages
 
 
 class Result(BaseModel):

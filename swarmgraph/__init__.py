@@ -27,7 +27,9 @@ TYPE_CHECKING = False  # not from typing: importing typing costs every `swarmgra
 
 __version__ = "0.2.0"
 
-# name -> module that defines it (relative to this package).
+# name -> module that defines it (relative to this package): the one list of the facade's
+# names, the public contract (``__all__`` is derived from it; tests/test_layout.py checks the
+# TYPE_CHECKING block below against it).
 _EXPORTS: dict[str, str] = {
     # the engine
     "Agent": ".graph.types",
@@ -36,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "Swarm": ".graph.swarm",
     "SwarmState": ".graph.state",
     "build_swarm_graph": ".graph.builder",
-    "handoff_tool": ".graph.handoff_tool",
+    "handoff_tool": ".graph.member_handoff",
     "function_to_json": ".graph.schema",
     # offline models
     "ScriptedChatModel": ".graph.chat_models.scripted",
@@ -46,10 +48,10 @@ _EXPORTS: dict[str, str] = {
     "one_to_one": ".graph.onetoone.pattern",
     # memory
     "Session": ".memory.session",
-    # Swarm's REPL helper, for any agent
-    "run_demo_loop": ".app.demo_loop",
     "open_history": ".memory.backends",
     "open_context_store": ".memory.backends",
+    # Swarm's REPL helper, for any agent
+    "run_demo_loop": ".app.demo_loop",
     # control of a running swarm (swarmgraph.history holds the views for Agent(history=...))
     "needs_approval": ".graph.approvals",
     "PendingApproval": ".graph.approvals",
@@ -68,38 +70,7 @@ _EXPORTS: dict[str, str] = {
     "ContextVersionConflict": ".memory.errors",
 }
 
-__all__ = [
-    "CALLER",
-    "Agent",
-    "Budget",
-    "BudgetExceeded",
-    "ContextSerializationError",
-    "ContextVersionConflict",
-    "HandoffLoopError",
-    "MissingModelError",
-    "OneToOne",
-    "PendingApproval",
-    "Response",
-    "Result",
-    "Route",
-    "ScriptedChatModel",
-    "Session",
-    "StorageUnavailable",
-    "Swarm",
-    "SwarmError",
-    "SwarmState",
-    "ToolSchemaError",
-    "TurnOutcomeUnknown",
-    "build_swarm_graph",
-    "function_to_json",
-    "handoff_tool",
-    "needs_approval",
-    "one_to_one",
-    "open_context_store",
-    "open_history",
-    "run_demo_loop",
-    "scripted_tool_call",
-]
+__all__ = list(_EXPORTS)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -118,7 +89,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         SwarmError,
         ToolSchemaError,
     )
-    from .graph.handoff_tool import handoff_tool
+    from .graph.member_handoff import handoff_tool
     from .graph.onetoone.pattern import OneToOne, one_to_one
     from .graph.routes import Route
     from .graph.schema import function_to_json

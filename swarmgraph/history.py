@@ -1,6 +1,7 @@
 """What the receiving agent sees: ready-made views for ``Agent(history=...)``.
 
-The views live in the engine (:mod:`swarmgraph.graph.history`); this module is their public home.
+The views live in the engine (:mod:`swarmgraph.graph.history_views`); this module is their
+public home.
 
 Example:
     >>> from swarmgraph import Agent
@@ -13,6 +14,6 @@ Example:
 
 from __future__ import annotations
 
-from .graph.history import HistoryView, last, since_handoff, without_tool_calls
+from .graph.history_views import HistoryView, last, since_handoff, without_tool_calls
 
 __all__ = ["HistoryView", "last", "since_handoff", "without_tool_calls"]

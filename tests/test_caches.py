@@ -175,3 +175,26 @@ def test_langgraph_members_of_one_topology_are_read_per_run():
         answers.append(response.messages[-1]["content"])
     assert answers == ["Bees see ultraviolet.", "Ants farm aphids."]
     assert len(swarm._graphs) == 1
+
+
+def test_discovery_runs_once_per_start_agent_and_reachable_agents_reads_it(monkeypatch):
+    import swarmgraph.graph.swarm as swarm_module
+
+    discovered: list[list[str]] = []
+    find_topology = swarm_module.find_topology
+
+    def counted(start):
+        discovered.append([agent.name for agent in start])
+        return find_topology(start)
+
+    monkeypatch.setattr(swarm_module, "find_topology", counted)
+    triage, sales = _per_request_agents("ming")
+    swarm = Swarm(chat_model=ScriptedChatModel([], respond=_handoff_then_answer))
+    for _ in range(3):  # steady state; each run ends on another agent, as a Session turn may
+        assert swarm.run(triage, [_user("hi")]).agent is sales
+    # What a Session asks to resume with a namesake: the same cache, in discovery order.
+    assert swarm.reachable_agents(triage) == [triage, sales]
+    assert discovered == [["Triage"]]
+    assert swarm.reachable_agents(sales) == [sales]  # a new start agent: discovered once
+    assert swarm.reachable_agents(sales) == [sales]
+    assert discovered == [["Triage"], ["Sales"]]

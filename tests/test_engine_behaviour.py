@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from swarmgraph.graph import (
     Agent,
     HandoffLoopError,
+    Response,
     Result,
     StepLimitError,
     Swarm,
@@ -329,6 +330,22 @@ def test_agents_are_found_through_closures_and_globals():
     assert {"GlobalTarget", "ClosureTarget"} <= set(app.get_graph().nodes)
 
 
+def test_a_tool_that_declares_its_destination_is_taken_at_its_word():
+    from swarmgraph.graph.discovery import function_targets, handoff_targets
+
+    declared, named = Agent(name="Declared"), Agent(name="OnlyNamed")
+
+    def transfer(urgent: bool = False):
+        return named if urgent else declared  # its code names both agents
+
+    assert {a.name for a in function_targets(transfer)} == {"OnlyNamed", "Declared"}  # scanned
+    transfer.__swarmgraph_target__ = declared  # as the generated transfer_to_* tools carry
+    assert [a.name for a in function_targets(transfer)] == ["Declared"]  # read, not scanned
+    # The generated tools and transfer_back declare theirs (CALLER is never a node).
+    start = Agent(name="Start", handoffs=[declared], can_return=True)
+    assert handoff_targets(start) == [declared]
+
+
 def test_unforeseen_handoff_still_works():
     registry = {}
 
@@ -493,6 +510,19 @@ def test_response_messages_are_json_serialisable():
     json.dumps(response.messages)
 
 
+def test_response_langchain_messages_are_the_runs_new_messages_as_langchain_objects():
+    triage, _, _ = _bees()
+    model = ScriptedChatModel([scripted_tool_call("transfer_to_sales"), "Bees are $5."])
+    response = Swarm(chat_model=model).run(triage, [user("bees")], context_variables={"name": "M"})
+    native = response.langchain_messages
+    assert [m.type for m in native] == ["ai", "tool", "ai"] and len(response.messages) == 3
+    assert [m.name for m in native if m.type == "ai"] == ["Triage", "Sales"]
+    assert native[-1].content == response.messages[-1]["content"] == "Bees are $5."
+    assert Response(messages=response.messages).langchain_messages is None  # built by hand
+    with pytest.raises(AttributeError):
+        response.langchain_messages = []  # read-only
+
+
 def test_compiles_with_a_user_store_and_checkpointer():
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
@@ -551,12 +581,14 @@ def _runaway() -> tuple[Agent, ScriptedChatModel]:
 
 def test_a_run_that_never_answers_stops_with_a_step_limit_error_holding_the_run():
     agent, model = _runaway()
+    assert Swarm(chat_model=model).step_limit == 1000  # the default; tests need not wait for it
     with pytest.raises(StepLimitError) as info:
-        Swarm(chat_model=model).run(agent=agent, messages=[user("where is order 7?")])
+        Swarm(chat_model=model, step_limit=40).run(agent, messages=[user("where is order 7?")])
     error = info.value
     assert isinstance(error, SwarmError)
     assert type(error.__cause__).__name__ == "GraphRecursionError"
-    assert error.agent == "Clerk" and error.limit == 1000
+    assert error.agent == "Clerk" and error.limit == 40
+    assert "The run took 40 steps without a final answer" in str(error)
     calls = len(model.calls)
     assert error.calls == {"nope": calls, "lookup": calls}
     assert "agent 'Clerk' kept calling tools (nope x" in str(error) and "max_turns" in str(error)
@@ -573,14 +605,31 @@ def test_a_run_that_never_answers_stops_with_a_step_limit_error_holding_the_run(
 def test_the_step_limit_error_comes_from_arun_and_streams_too():
     agent, model = _runaway()
     with pytest.raises(StepLimitError) as info:
-        asyncio.run(Swarm(chat_model=model).arun(agent=agent, messages=[user("x")]))
-    assert info.value.response.messages
+        asyncio.run(Swarm(chat_model=model, step_limit=30).arun(agent, messages=[user("x")]))
+    assert info.value.response.messages and info.value.limit == 30
     agent, model = _runaway()
-    events = Swarm(chat_model=model).run(agent=agent, messages=[user("x")], stream=True)
+    events = Swarm(chat_model=model, step_limit=30).run(agent, [user("x")], stream=True)
     with pytest.raises(StepLimitError) as info:
         for _ in events:
             pass
     assert info.value.response.messages and info.value.agent == "Clerk"
+    agent, model = _runaway()
+
+    async def drain() -> None:
+        async for _ in await Swarm(chat_model=model, step_limit=30).arun(
+            agent, [user("x")], stream=True
+        ):
+            pass
+
+    with pytest.raises(StepLimitError) as info:
+        asyncio.run(drain())
+    assert info.value.response.messages and info.value.limit == 30
+
+
+@pytest.mark.parametrize("limit", [0, -1, 2.5, True, "10"])
+def test_a_step_limit_that_is_not_a_positive_int_is_a_clear_error(limit):
+    with pytest.raises(ValueError, match="step_limit must be a positive int"):
+        Swarm(chat_model=ScriptedChatModel([]), step_limit=limit)
 
 
 def test_a_budget_or_max_turns_stops_the_same_run_early_without_an_error():

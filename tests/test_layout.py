@@ -170,6 +170,37 @@ def test_facade_exports_resolve_and_are_the_submodules_objects():
         swarmgraph.nope  # noqa: B018
 
 
+def _type_checking_imports(init: Path) -> dict[str, str]:
+    """name -> module (relative, as ``_EXPORTS`` writes it) of the ``if TYPE_CHECKING:`` block."""
+    found: dict[str, str] = {}
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom), ast.dump(stmt)
+                for alias in stmt.names:
+                    found[alias.asname or alias.name] = "." * stmt.level + (stmt.module or "")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("package", "init", "count"),
+    [("swarmgraph", "swarmgraph/__init__.py", 30), ("swarmgraph.graph", "graph/__init__.py", 29)],
+)
+def test_public_names_come_from_one_list(package: str, init: str, count: int):
+    import importlib
+
+    module = importlib.import_module(package)
+    exports = module._EXPORTS
+    # __all__ is derived from _EXPORTS, and the block type checkers read names the same
+    # modules: a name added to one list and not the other fails here.
+    assert module.__all__ == list(exports) and len(exports) == count
+    assert _type_checking_imports(ROOT / init) == exports
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(
+            importlib.import_module(exports[name], package), name
+        )
+
+
 def _run(code: str, cwd: Path, python: str = sys.executable) -> str:
     return run_python(code, cwd, python)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from swarmgraph.graph import OUTPUT_TYPES
+from swarmgraph.graph.onetoone import OUTPUT_TYPES
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"

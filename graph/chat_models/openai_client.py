@@ -28,7 +28,8 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -52,7 +53,7 @@ def _discard(awaitable: Any) -> None:
         close()
 
 
-def _usage(usage: Any) -> dict[str, int] | None:
+def _usage(usage: Any) -> UsageMetadata | None:
     if usage is None:
         return None
     prompt = _get(usage, "prompt_tokens") or 0
@@ -171,7 +172,7 @@ class OpenAIClientChatModel(BaseChatModel):
     def _to_result(self, response: Any) -> ChatResult:
         choice = _first_choice(response)
         message = ai_message_from_openai(_get(choice, "message") or {})
-        message.usage_metadata = _usage(_get(response, "usage"))  # type: ignore[assignment]
+        message.usage_metadata = _usage(_get(response, "usage"))
         meta: dict[str, Any] = {"model_name": _get(response, "model") or self.model_name}
         finish = _get(choice, "finish_reason")
         if finish is not None:
@@ -189,7 +190,7 @@ class OpenAIClientChatModel(BaseChatModel):
         choice = choices[0]
         delta = _get(choice, "delta") or {}
         content = _get(delta, "content")
-        tool_call_chunks = []
+        tool_call_chunks: list[ToolCallChunk] = []
         for tc in _get(delta, "tool_calls") or ():
             fn = _get(tc, "function")
             tool_call_chunks.append(

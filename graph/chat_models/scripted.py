@@ -79,7 +79,7 @@ def scripted_tool_calls(
     tool_calls = []
     for item in calls:
         name, args = item[0], item[1]
-        tc_id = item[2] if len(item) > 2 else None  # type: ignore[misc]
+        tc_id = item[2] if len(item) > 2 else None
         tool_calls.append(
             {"name": name, "args": dict(args or {}), "id": tc_id, "type": "tool_call"}
         )
@@ -133,7 +133,8 @@ class ScriptedChatModel(BaseChatModel):
     _bound_tools: list[list[dict[str, Any]] | None] = PrivateAttr(default_factory=list)
 
     def __init__(self, responses: Sequence[Any] = (), /, **kwargs: Any) -> None:
-        super().__init__(responses=list(responses), **kwargs)
+        kwargs["responses"] = list(responses)  # positional, as the scripted replies read best
+        super().__init__(**kwargs)
 
     @property
     def _llm_type(self) -> str:
@@ -230,9 +231,9 @@ class ScriptedChatModel(BaseChatModel):
             if not tc.get("id"):
                 tc["id"] = f"call_{n}_{i}"
         offset = len(message.tool_calls)
-        for i, tc in enumerate(message.invalid_tool_calls):
-            if not tc.get("id"):
-                tc["id"] = f"call_{n}_{offset + i}"
+        for i, bad in enumerate(message.invalid_tool_calls):
+            if not bad.get("id"):
+                bad["id"] = f"call_{n}_{offset + i}"
         if message.usage_metadata is None:
             input_tokens = count_tokens_approximately(messages, tools=tools)
             output_tokens = count_tokens_approximately([message])
@@ -319,15 +320,15 @@ def _chunks(message: AIMessage) -> list[ChatGenerationChunk]:
             )
         )
         index += 1
-    for tc in message.invalid_tool_calls:
+    for bad in message.invalid_tool_calls:
         out.append(
             AIMessageChunk(
                 content="",
                 tool_call_chunks=[
                     {
-                        "name": tc.get("name"),
-                        "args": tc.get("args"),
-                        "id": tc.get("id"),
+                        "name": bad.get("name"),
+                        "args": bad.get("args"),
+                        "id": bad.get("id"),
                         "index": index,
                         "type": "tool_call_chunk",
                     }

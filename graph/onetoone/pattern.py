@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Protocol, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
@@ -121,7 +121,13 @@ def _node_names(sender_name: str, receiver_name: str) -> tuple[str, str]:
     return names[0], names[1]
 
 
-def _turn(side: Any, name: str, swarm_for: Callable[[], Any]) -> Callable[[OneToOneState], dict]:
+class _Node(Protocol):
+    """A node of the exchange graph (LangGraph calls it with its state by name)."""
+
+    def __call__(self, state: OneToOneState) -> dict: ...
+
+
+def _turn(side: Any, name: str, swarm_for: Callable[[], Any]) -> _Node:
     """A graph node: ``side`` reads the conversation as ``name`` and appends its answer."""
 
     def take_turn(state: OneToOneState) -> dict:

@@ -44,7 +44,6 @@ from checks import check
 from IPython.display import Image, display
 
 from swarmgraph.graph import (
-    OUTPUT_TYPES,
     Agent,
     OneToOne,
     ScriptedChatModel,
@@ -54,6 +53,7 @@ from swarmgraph.graph import (
     one_to_one,
     split_last_turn,
 )
+from swarmgraph.graph.onetoone import OUTPUT_TYPES
 from swarmgraph.app.drawing import agent_colour, draw_png, layout_graph
 
 # %% [markdown]

@@ -162,10 +162,9 @@ def _agent_names(graph: Any) -> dict[str, str]:
 
     The first entry is the entry agent: the builder names the default agent's node first.
     """
-    builder = getattr(graph, "builder", graph)
-    runtime = getattr(builder, "swarm_runtime", None)
-    agents = getattr(runtime, "agents", None) or {}
-    return {node: agent.name for node, agent in agents.items()}
+    from ..graph.builder import agents_of
+
+    return {node: agent.name for node, agent in agents_of(graph).items()}
 
 
 def _swarm_edge_label(source: str, target: str, entry: str | None) -> str:

@@ -40,7 +40,7 @@ HistoryView = Callable[[list[BaseMessage]], list[BaseMessage]]
 _viewer: ContextVar[str | None] = ContextVar("swarmgraph_history_viewer", default=None)
 
 
-def view_for(agent: object, messages: list[BaseMessage]) -> list[BaseMessage]:
+def view_for(agent: object, messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
     """``agent.history(messages)``, told which agent looks, or ``messages`` with no view."""
     view = getattr(agent, "history", None)
     if view is None:

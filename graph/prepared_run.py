@@ -1,0 +1,236 @@
+"""One ``Swarm.run`` from its settings to its ``Response``, shared by ``run``, ``arun`` and
+their streams (they differ only by ``await``, as httpx's clients do).
+
+- :class:`RunRequest`: the run's settings, Swarm.run's arguments, checked once;
+- :class:`PreparedRun`: the compiled graph, its input and config, the run's counters; it turns
+  the final state into a :class:`Response` and, used as a context manager around the stream,
+  gives a failing run's error the Response of what it produced.
+
+Example:
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+    >>> request = RunRequest(Agent(), [{"role": "user", "content": "hi"}], max_turns=3)
+    >>> Swarm(chat_model=ScriptedChatModel(["Hello!"]))._start(request).control.max_turns
+    3
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, cast
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphRecursionError
+from langgraph.graph.state import CompiledStateGraph
+
+from .approvals import check_decisions
+from .budget import Budget
+from .errors import StepLimitError, SwarmError
+from .messages import to_langchain, to_openai
+from .native import GraphAgent
+from .run_control import RunControl
+from .runtime import GraphRuntime
+from .state import SwarmState
+from .swarm_events import SwarmEvents
+from .types import Agent, Response
+
+__all__ = ["PreparedRun", "RunRequest", "checked_approvals"]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run's settings: ``Swarm.run``'s arguments (bar ``stream``, which only picks the
+    shape of the result), made once by ``run`` / ``arun``."""
+
+    agent: Agent
+    messages: list[Any]  # OpenAI-style dicts or LangChain messages
+    context_variables: dict[str, Any] | None = None
+    model_override: str | None = None
+    debug: bool = False
+    max_turns: float = math.inf
+    execute_tools: bool = True
+    budget: Budget | None = None
+    approvals: Mapping[str, bool | str] | None = None
+
+
+@dataclass
+class PreparedRun(AbstractContextManager):
+    """One prepared run: the compiled graph, its input state and config, and its counters.
+
+    ``final`` is the last state the graph streamed (the input until then): what the Response
+    is made of, also when the run fails. ``with run:`` around the stream gives a failing
+    run's error that Response (see :meth:`__exit__`).
+    """
+
+    app: CompiledStateGraph
+    runtime: GraphRuntime
+    control: RunControl
+    state: SwarmState
+    config: RunnableConfig
+    start: int  # messages before this index were the caller's history
+    final: SwarmState
+
+    @classmethod
+    def prepare(
+        cls,
+        request: RunRequest,
+        agent: Agent,
+        app: CompiledStateGraph,
+        runtime: GraphRuntime,
+        roster: dict[str, Agent],
+        step_limit: int,
+    ) -> PreparedRun:
+        """The graph's input and config for ``request``, starting at ``agent`` (a member of
+        ``roster``, this run's agents by node name)."""
+        if request.budget is not None and not isinstance(request.budget, Budget):
+            raise TypeError(f"budget must be a Budget, got {type(request.budget).__name__}")
+        # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
+        # LangChain messages are copied so add_messages never stamps ids on the caller's.
+        copies = [
+            m.model_copy() if isinstance(m, BaseMessage) else copy.deepcopy(m)
+            for m in request.messages
+        ]
+        # The state's messages are typed as LangChain's AnyMessage union, whose classes are
+        # the ones to_langchain builds.
+        history = cast("list[AnyMessage]", to_langchain(copies))
+        control = RunControl(
+            model_override=request.model_override,
+            max_turns=request.max_turns,
+            execute_tools=request.execute_tools,
+            debug=request.debug,
+            agents=roster,
+            budget=request.budget,
+            stop_for_approval=True,  # stateless, as Swarm: return Response.pending
+        )
+        if request.approvals is not None:
+            control.approvals = checked_approvals(
+                runtime, agent, history, request.approvals, control
+            )
+        state: SwarmState = {
+            "messages": history,
+            "context_variables": copy.deepcopy(request.context_variables or {}),
+            "active_agent": runtime.key_for(agent, control),
+            "handoff_trail": [],
+        }
+        max_turns = request.max_turns
+        limit = step_limit if math.isinf(max_turns) else max(int(max_turns) + 5, 25)
+        return cls(app, runtime, control, state, control.config(limit), len(history), state)
+
+    # -- the result ---------------------------------------------------------------------
+    def response(self, final: SwarmState) -> Response:
+        """The Response of what the run produced up to ``final``."""
+        new = final["messages"][self.start :]
+        agent = self.runtime.agent_for(final.get("active_agent"), self.control)
+        # With execute_tools=False the caller runs the tools: nothing waits for approval.
+        waiting = self.control.execute_tools and self.runtime.waiting(
+            agent, final["messages"], self.control
+        )
+        response = Response(
+            messages=to_openai(new),
+            agent=agent,
+            context_variables=final.get("context_variables", {}),
+            usage=self.control.ledger.usage,
+            trajectory=list(self.control.ledger.trajectory),
+            pending=waiting[1].pending if waiting else [],
+        )
+        response._langchain_messages = new
+        return response
+
+    def finish(self) -> Response:
+        """The run's Response, or :class:`BudgetExceeded` (holding it) if a budget stopped it."""
+        response = self.response(self.final)
+        exceeded = self.control.exceeded
+        if exceeded is not None:
+            exceeded.response = response
+            raise exceeded
+        return response
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """A failing run's error holds the Response of what it produced: a
+        :class:`SwarmError` as it is, LangGraph's recursion limit as a :class:`StepLimitError`."""
+        if isinstance(error, SwarmError):
+            error.response = self.response(self.final)
+        elif isinstance(error, GraphRecursionError):
+            raise self.step_limit() from error
+
+    def step_limit(self) -> StepLimitError:
+        """LangGraph's recursion limit as a :class:`StepLimitError` that names the agent and
+        the tools its last replies kept calling, holding the run's Response."""
+        final = self.final
+        calls: dict[str, int] = {}
+        for message in reversed(final["messages"][self.start :]):
+            if isinstance(message, AIMessage):
+                if not message.tool_calls:
+                    break  # a reply without tool calls: the loop began after it
+                for call in message.tool_calls:
+                    calls[call["name"]] = calls.get(call["name"], 0) + 1
+        agent = self.runtime.agent_for(final.get("active_agent"), self.control)
+        calls = dict(sorted(calls.items(), key=lambda item: -item[1]))
+        error = StepLimitError(self.config.get("recursion_limit", 0), agent.name, calls)
+        error.response = self.response(final)
+        return error
+
+    # -- Swarm's stream ------------------------------------------------------------------
+    def stream_options(self) -> dict[str, Any]:
+        """``app.stream`` options for Swarm's events: messages and values; inside subgraphs
+        too when a LangGraph member can run, so the member's own model streams its tokens
+        (it costs ~30% of a streamed run, so only then)."""
+        agents = self.runtime.roster(self.control).values()
+        subgraphs = any(isinstance(agent, GraphAgent) for agent in agents)
+        return {"stream_mode": ["messages", "values"], "subgraphs": subgraphs}
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``."""
+        if self.control.turns_left():  # max_turns <= 0: no model call, no events
+            events = SwarmEvents(self)
+            with self:
+                for item in self.app.stream(self.state, self.config, **self.stream_options()):
+                    yield from events.feed(item)
+            yield from events.close()
+        yield {"response": self.finish()}
+
+    async def aevents(self) -> AsyncIterator[dict[str, Any]]:
+        """Async twin of :meth:`events`."""
+        if self.control.turns_left():
+            events = SwarmEvents(self)
+            with self:
+                async for item in self.app.astream(
+                    self.state, self.config, **self.stream_options()
+                ):
+                    for event in events.feed(item):
+                        yield event
+            for event in events.close():
+                yield event
+        yield {"response": self.finish()}
+
+
+def checked_approvals(
+    runtime: GraphRuntime,
+    agent: Agent,
+    history: Sequence[BaseMessage],
+    approvals: Mapping[str, bool | str],
+    control: RunControl,
+) -> dict[str, bool | str]:
+    """``approvals``, checked against the calls the history waits on: a decision for a call
+    that is not waiting is a clear error (a typo would otherwise be silently ignored)."""
+    decisions = check_decisions(approvals)
+    waiting = runtime.waiting(agent, history, control)
+    ids = {p.id for p in waiting[1].pending} if waiting is not None else set()
+    unknown = sorted(set(decisions) - ids)
+    if unknown:
+        raise ValueError(
+            f"approvals: no tool call waits for approval with id {', '.join(map(repr, unknown))}; "
+            f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
+            "(history + response.messages) and the ids in response.pending."
+        )
+    return decisions

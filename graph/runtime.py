@@ -1,0 +1,257 @@
+"""What the nodes of one compiled swarm graph share: :class:`GraphRuntime`.
+
+Agents by node name (the graph's own, or each run's through :class:`RunControl`), the chat
+models with their tools bound, the routing after a step, and the handoff switch. The builder
+makes one per graph and returns it beside the graph (``Swarm`` keeps the pair); the nodes hold it.
+
+Example:
+    >>> from swarmgraph.graph.models import ModelResolver
+    >>> from swarmgraph.graph.types import Agent
+    >>> sales = Agent(name="Sales")
+    >>> runtime = GraphRuntime({"Sales": sales}, ModelResolver(), max_consecutive_handoffs=10)
+    >>> runtime.key_for(sales), runtime.agent_for("Sales") is sales
+    ('Sales', True)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableBinding
+from langgraph.types import Command
+
+from .approvals import WaitingCalls, held_calls, open_calls
+from .errors import HandoffLoopError
+from .models import ModelResolver
+from .node_names import DYNAMIC_NODE
+from .run_control import RunControl
+from .schema import tool_spec
+from .state import StateUpdate, SwarmState
+from .types import Agent, AgentFunction
+
+__all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall"]
+
+# Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
+# others would forward an unknown keyword to their API, so they only get it when False.
+_PARALLEL_AWARE = {"ChatOpenAI", "AzureChatOpenAI", "OpenAIClientChatModel", "ScriptedChatModel"}
+# These send AIMessage.name (our sender) as OpenAI's "name", which rejects some characters.
+_SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI"}
+
+#: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
+#: one slot per name, the oldest names forgotten first, so the map cannot grow forever.
+MAX_DYNAMIC_AGENTS = 256
+
+
+class ModelCall(NamedTuple):
+    """One model call's recipe: ``runnable.invoke(prompt, config, **kwargs)``."""
+
+    runnable: Runnable
+    kwargs: dict[str, Any]
+    tools: list[AgentFunction]
+    safe_names: bool  # the model sends senders as OpenAI "name"s: rewrite unsafe ones
+
+
+class GraphRuntime:
+    """What the nodes of one compiled swarm graph share: agents by node name, models, caches.
+
+    ``agents`` are the agents the graph was built from, by node name (see
+    :mod:`swarmgraph.graph.node_names`: an agent's own name unless LangGraph cannot take it
+    or another agent holds it). ``Swarm`` compiles one graph per topology and hands each run
+    its own agents (``RunControl.agents``, same names), so the run's objects, not the first
+    ones, are what the nodes read. ``lookup`` finds an agent outside this graph by name (a
+    caller that handed off to this graph's start agent in an earlier run of the same Swarm).
+    """
+
+    def __init__(
+        self,
+        agents: dict[str, Agent],
+        resolver: ModelResolver,
+        max_consecutive_handoffs: int,
+        lookup: Callable[[str], Agent | None] | None = None,
+    ) -> None:
+        self.agents = agents
+        self.dynamic: OrderedDict[str, Agent] = OrderedDict()
+        self.resolver = resolver
+        self.max_consecutive_handoffs = max_consecutive_handoffs
+        self.lookup = lookup
+        self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any]]] = {}
+        self.default_node, self.default = next(iter(agents.items()))
+
+    # -- names <-> agents ------------------------------------------------------
+    def roster(self, control: RunControl | None) -> dict[str, Agent]:
+        """This run's agents by node name (``Swarm`` passes each run's own in ``control``)."""
+        return self._maps(control)[0]
+
+    def _maps(self, control: RunControl | None) -> tuple[dict[str, Agent], dict[str, Agent]]:
+        """(agents by node name, unforeseen agents by key) for this run."""
+        if control is not None and control.agents is not None:
+            return control.agents, control.dynamic
+        return self.agents, self.dynamic
+
+    def key_for(self, agent: Agent, control: RunControl | None = None) -> str:
+        """The state key for ``agent``: its node name, or a unique key for unforeseen agents."""
+        agents, dynamic = self._maps(control)
+        if agents.get(agent.name) is agent:  # the usual case: the node has the agent's name
+            return agent.name
+        for node, known in agents.items():  # a mapped node name ("Sales|EU", a second "Agent")
+            if known is agent:
+                return node
+        # One slot per name, newest object wins: a tool that builds a fresh Agent on every
+        # call must not grow this map (and the process) forever.
+        key = agent.name
+        while key in agents:
+            key += "#dynamic"
+        dynamic[key] = agent
+        if dynamic is self.dynamic:
+            self.dynamic.move_to_end(key)
+            while len(self.dynamic) > MAX_DYNAMIC_AGENTS:
+                self.dynamic.popitem(last=False)
+        return key
+
+    def agent_for(self, key: str | None, control: RunControl | None = None) -> Agent:
+        """The agent a state key names (``state["active_agent"]``); the default agent for none."""
+        agents, dynamic = self._maps(control)
+        default = agents.get(self.default_node) or self.default
+        if key is None:
+            return default
+        return agents.get(key) or dynamic.get(key) or default
+
+    def agent_named(self, name: str | None, control: RunControl | None = None) -> Agent | None:
+        """The agent a message's sender names (a handoff back, approvals of another agent)."""
+        if name is None:
+            return None
+        agents, dynamic = self._maps(control)
+        found = agents.get(name) or dynamic.get(name) or dynamic.get(f"{name}#dynamic")
+        if found is None:  # a mapped node name: senders are the agents' real names
+            found = next((a for a in agents.values() if a.name == name), None)
+        if found is None and self.lookup is not None:
+            found = self.lookup(name)
+        return found
+
+    def node_for(self, key: str, control: RunControl | None = None) -> str:
+        """The node that runs the agent a state key names."""
+        agents, dynamic = self._maps(control)
+        if key in agents:
+            return key
+        if key in dynamic:
+            return DYNAMIC_NODE
+        # A checkpoint written by another process may name an unforeseen agent this
+        # process never saw; the default agent picks the conversation up.
+        return self.default_node
+
+    # -- approvals ------------------------------------------------------------------
+    def waiting(
+        self, agent: Agent, messages: Sequence[BaseMessage], control: RunControl | None
+    ) -> tuple[Agent, WaitingCalls] | None:
+        """The approval-marked calls ``messages`` end on, and the agent whose tools they are
+        (``agent``, or the sender of the reply that asked for them)."""
+        found = open_calls(messages)  # the usual case after tools ran: every call answered
+        if found is None:
+            return None
+        reply = found[0]
+        owner = agent
+        if reply.name not in (None, agent.name):
+            owner = self.agent_named(reply.name, control) or agent
+        held = held_calls(found, owner.tools)
+        return None if held is None else (owner, held)
+
+    # -- handoffs and routing ---------------------------------------------------------
+    def switch(
+        self,
+        agent: Agent,
+        target: Agent,
+        state: SwarmState,
+        update: StateUpdate,
+        control: RunControl,
+        route: str | None = None,
+    ) -> bool:
+        """Hand the conversation from ``agent`` to ``target`` in ``update`` (the handoff
+        trail and its loop check, the active agent, the ledger), unless the budget's
+        ``max_handoffs`` would be passed: then the run halts and this returns False. Our
+        agents' nodes and LangGraph members' nodes both switch through here."""
+        exceeded = control.ledger.before_handoff(agent.name)
+        if exceeded is not None:
+            control.exceeded = exceeded
+            return False
+        trail = [*state.get("handoff_trail", ()), agent.name]
+        if len(trail) >= self.max_consecutive_handoffs:
+            raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)
+        update["handoff_trail"] = trail
+        update["active_agent"] = self.key_for(target, control)
+        control.ledger.handed_off(agent.name, target.name, route=route)
+        return True
+
+    def next_node(
+        self, name: str, update: StateUpdate, state: SwarmState, control: RunControl
+    ) -> StateUpdate | Command:
+        """Where node ``name`` goes after ``update``: a plain update ends the run (the model
+        answered, or ``max_turns`` is used up); otherwise ``Command(goto=...)`` to the same
+        node (tools ran, nobody handed off) or to the active agent's node (a handoff)."""
+        added = update.get("messages")
+        last = added[-1] if added else (state["messages"][-1] if state["messages"] else None)
+        if last is None or not control.turns_left():  # (turns_left: also approvals, budgets)
+            return update
+        # An assistant message whose tool calls all wait for approval goes on: the active
+        # agent's node asks for the decisions. Any other assistant message ends the run.
+        if isinstance(last, AIMessage) and not (last.tool_calls and control.execute_tools):
+            return update
+        key = update.get("active_agent", state.get("active_agent"))
+        return Command(update=update, goto=name if key is None else self.node_for(key, control))
+
+    # -- models ------------------------------------------------------------------
+    def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
+        """How to call ``agent``'s model: the runnable, the keyword arguments that carry
+        its bound tools, the tool functions. Cached per model and tool set."""
+        model = self.resolver.get(control.model_override or agent.model)
+        tools = agent.tools
+        safe_names = type(model).__name__ in _SENDS_NAMES
+        if not tools:
+            return ModelCall(model, _NO_KWARGS, tools, safe_names)
+        # Keyed by the tools' specs, not the functions: agents built per request bring fresh
+        # functions with the same schemas, and binding them again every turn costs.
+        specs = tuple(map(tool_spec, tools))
+        key = (id(model), tuple(map(id, specs)), agent.tool_choice, agent.parallel_tool_calls)
+        cached = self._bound.get(key)
+        if cached is not None and cached[0][0] is model and cached[0][1] == specs:
+            return ModelCall(cached[1], cached[2], tools, safe_names)
+        kwargs: dict[str, Any] = {}
+        if agent.tool_choice is not None:
+            kwargs["tool_choice"] = agent.tool_choice
+        if type(model).__name__ in _PARALLEL_AWARE or not agent.parallel_tool_calls:
+            kwargs["parallel_tool_calls"] = agent.parallel_tool_calls
+        bound = model.bind_tools([spec.schema for spec in specs], **kwargs)
+        runnable, call_kwargs = _unwrap_binding(bound)
+        if len(self._bound) > 512:  # agents created per request must not grow this forever
+            self._bound.clear()
+        self._bound[key] = ((model, specs), runnable, call_kwargs)
+        return ModelCall(runnable, call_kwargs, tools, safe_names)
+
+
+_NO_KWARGS: dict[str, Any] = {}
+
+
+def _unwrap_binding(bound: Runnable) -> tuple[Runnable, dict[str, Any]]:
+    """``(runnable, kwargs)`` such that ``runnable.invoke(x, config, **kwargs)`` is
+    ``bound.invoke(x, config)``.
+
+    ``bind_tools`` returns a ``RunnableBinding`` (or LangChain's typing-only subclass of
+    it) with no config of its own; its ``invoke`` only re-merges that empty config into
+    ours and forwards the bound kwargs, about 6% of a zero-latency handoff. Calling the
+    chat model with the kwargs is the same call. Anything else (a config, config
+    factories, a subclass that overrides invoke) is called as given.
+    """
+    kind = type(bound)
+    if (
+        isinstance(bound, RunnableBinding)
+        and kind.invoke is RunnableBinding.invoke
+        and kind.ainvoke is RunnableBinding.ainvoke
+        and not bound.config
+        and not bound.config_factories
+        and isinstance(bound.bound, BaseChatModel)
+    ):
+        return bound.bound, dict(bound.kwargs)
+    return bound, _NO_KWARGS

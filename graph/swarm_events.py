@@ -1,0 +1,109 @@
+"""Swarm's stream events from LangGraph's ``messages`` + ``values`` stream.
+
+``Swarm.run(..., stream=True)`` yields what openai/swarm yields: ``{"delim": "start"}``, the
+deltas of one reply (``content``, ``tool_calls``, ``sender`` on the first), ``{"delim":
+"end"}``, and at last ``{"response": Response}``.
+
+Example:
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+    >>> events = Swarm(chat_model=ScriptedChatModel(["Hi!"])).run(
+    ...     Agent(), [{"role": "user", "content": "hey"}], stream=True)
+    >>> [next(iter(event)) for event in events]
+    ['delim', 'content', 'delim', 'response']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AIMessage, AIMessageChunk
+
+if TYPE_CHECKING:
+    from .prepared_run import PreparedRun
+
+__all__ = ["SwarmEvents"]
+
+
+class SwarmEvents:
+    """Turns one run's LangGraph stream items into Swarm's event shapes; the last top-level
+    ``values`` item becomes the run's ``final`` state."""
+
+    def __init__(self, run: PreparedRun) -> None:
+        self.run = run
+        self.open_id: str | None = None
+        self.streamed: set[str] = set()  # ids of replies already streamed
+
+    def feed(self, item: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
+        """One item of the stream: ``(mode, payload)``, or ``(ns, mode, payload)`` when it
+        reads inside subgraphs; ``ns`` is the namespace of a LangGraph member's own graph
+        (``("research:<task id>",)``) when the item comes from inside it."""
+        ns, mode, payload = item if len(item) == 3 else ((), *item)
+        if mode == "values":
+            if not ns:  # a member's own state is not the swarm's
+                yield from self.close()
+                self.run.final = payload
+            return
+        chunk, meta = payload
+        if not isinstance(chunk, AIMessage):
+            return  # tool results arrive in the final response, as in Swarm
+        if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
+            if chunk.id in self.streamed:
+                return  # its model streamed it already, token by token, from inside
+            chunk = _as_chunk(chunk)
+        first = chunk.id != self.open_id
+        content = chunk.content if isinstance(chunk.content, str) else None
+        if not first and not content and not chunk.tool_call_chunks:
+            return  # LangChain's closing chunk carries nothing Swarm would show
+        if first:
+            yield from self.close()
+            self.open_id = chunk.id
+            if chunk.id is not None:
+                self.streamed.add(chunk.id)
+            yield {"delim": "start"}
+        tool_calls = [
+            {
+                "index": c.get("index") or 0,
+                "id": c.get("id"),
+                "function": {"arguments": c.get("args") or "", "name": c.get("name")},
+                # the provider names the type on a call's first delta only, as here
+                "type": "function" if c.get("id") else None,
+            }
+            for c in chunk.tool_call_chunks
+        ] or None
+        delta: dict[str, Any] = {
+            "content": content or None,
+            "function_call": None,
+            "refusal": None,
+            "role": "assistant" if first else None,
+            "tool_calls": tool_calls,
+        }
+        if first:  # Swarm stamps the sender on the delta that carries the role
+            run = self.run
+            # The node that runs it: ours, or the member whose graph the namespace names.
+            node = ns[0].split(":")[0] if ns else meta.get("langgraph_node")
+            agent = run.runtime.roster(run.control).get(node)  # None: the dynamic node
+            if agent is None:
+                agent = run.runtime.agent_for(run.final.get("active_agent"), run.control)
+            delta["sender"] = agent.name  # the real name, not the node name it runs under
+        yield delta
+
+    def close(self) -> Iterator[dict[str, Any]]:
+        """``{"delim": "end"}`` for the reply being streamed, if one is."""
+        if self.open_id is not None:
+            self.open_id = None
+            yield {"delim": "end"}
+
+
+def _as_chunk(message: AIMessage) -> AIMessageChunk:
+    """A whole reply as one chunk: its text, and each tool call with its arguments as JSON."""
+    return AIMessageChunk(
+        content=message.content,
+        id=message.id,
+        name=message.name,
+        tool_call_chunks=[
+            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+            for i, c in enumerate(message.tool_calls)
+        ],
+    )
