@@ -86,19 +86,30 @@ KIND = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
 MAX_KEY_BYTES = 1024
 
 
-def check_record_key(kind: str, key: str) -> tuple[str, str]:
-    """``(kind, key)`` if every backend can store a record under them, else ValueError.
+def check_record_kind(kind: str) -> str:
+    """``kind`` if it names a kind of record, else ValueError.
 
     Example:
-        >>> check_record_key("effect", "call_1 'quoted'")
-        ('effect', "call_1 'quoted'")
-        >>> check_record_key("Effect:x", "k")
+        >>> check_record_kind("effect")
+        'effect'
+        >>> check_record_kind("Effect:x")
         Traceback (most recent call last):
         ...
         ValueError: record kind must match [a-z][a-z0-9_.-]{0,63}, got 'Effect:x'
     """
     if not isinstance(kind, str) or not KIND.fullmatch(kind):
         raise ValueError(f"record kind must match {KIND.pattern}, got {kind!r}")
+    return kind
+
+
+def check_record_key(kind: str, key: str) -> tuple[str, str]:
+    """``(kind, key)`` if every backend can store a record under them, else ValueError.
+
+    Example:
+        >>> check_record_key("effect", "call_1 'quoted'")
+        ('effect', "call_1 'quoted'")
+    """
+    check_record_kind(kind)
     if not isinstance(key, str) or not key or "\x00" in key:
         raise ValueError(f"record key must be a non-empty string without NUL, got {key!r}")
     try:

@@ -59,7 +59,7 @@ from langchain_core.messages import BaseMessage, message_to_dict, messages_from_
 
 from .context_json import encode_context
 from .errors import ContextVersionConflict
-from .ids import check_conversation_id, check_record_key
+from .ids import check_conversation_id, check_record_key, check_record_kind
 
 #: A JSON value as ``json`` reads it back.
 JSON = Any
@@ -278,8 +278,7 @@ class StoreBase:
         self, conversation_id: str, kind: str, keys: Collection[str] | None = None
     ) -> dict[str, JSON]:
         """The conversation's records of ``kind`` (only ``keys`` if given) as ``key -> value``."""
-        cid = check_conversation_id(conversation_id)
-        check_record_key(kind, "-")
+        cid, kind = check_conversation_id(conversation_id), check_record_kind(kind)
         wanted = None if keys is None else [check_record_key(kind, key)[1] for key in keys]
         if wanted == []:
             return {}

@@ -104,20 +104,26 @@ def test_clear_forgets_records_with_the_context_and_never_rewinds_the_version(ba
         TurnWrite(_turn(1), context={"a": 1}, records=[Record("turn", "t", 1)]),
         expected_version=0,
     )
+    store.clear(cid, only="context")  # the context store's delete: the messages stay
+    assert store.count(cid) == 2 and store.records(cid, "turn") == {}
+    assert (store.load(cid).context, store.load(cid).version) == ({}, 2)
+    store.save(
+        cid, TurnWrite(context={"a": 1}, records=[Record("turn", "t", 1)]), expected_version=2
+    )
     store.clear(cid, only="messages")  # a LangChain history's clear: the context stays
     assert store.count(cid) == 0 and store.records(cid, "turn") == {"t": 1}
-    assert store.load(cid).version == 1
+    assert store.load(cid).version == 3 and store.load(cid).context == {"a": 1}
     store.clear(cid)
     cleared = store.load(cid)
     assert (cleared.context, cleared.active_agent, cleared.meta, cleared.version) == (
         {},
         None,
         {},
-        2,
+        4,
     )
     assert store.records(cid, "turn") == {}
     # A put-if-absent after the clear wins again.
-    store.save(cid, TurnWrite(records=[Record("turn", "t", 2, if_absent=True)]), expected_version=2)
+    store.save(cid, TurnWrite(records=[Record("turn", "t", 2, if_absent=True)]), expected_version=4)
     assert store.records(cid, "turn") == {"t": 2}
 
 

@@ -30,13 +30,15 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import bindparam
+from sqlalchemy import text as _text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 
@@ -46,6 +48,9 @@ from ...per_process import PerProcess
 from ...store import EncodedWrite, Half, Snapshot, StoreBase, Window, decode_messages, since
 from ...urls import shown_url, sqlite_path
 from .engine import read_only, sync_engine, write_transaction
+
+#: A statement's SQLAlchemy object, made once (a turn runs the same few every time).
+text = functools.lru_cache(maxsize=64)(_text)
 
 #: Table names are constants, never built from user input.
 MESSAGES = "message_store"  # upstream's default table
@@ -123,7 +128,7 @@ RECORD_SQL = (
     f"SELECT value FROM {RECORDS} WHERE conversation_id = :cid AND kind = :kind AND key = :key"
 )
 RECORDS_SQL = f"SELECT key, value FROM {RECORDS} WHERE conversation_id = :cid AND kind = :kind"
-SOME_RECORDS_SQL = text(f"{RECORDS_SQL} AND key IN :keys").bindparams(
+SOME_RECORDS_SQL = _text(f"{RECORDS_SQL} AND key IN :keys").bindparams(
     bindparam("keys", expanding=True)
 )
 DELETE_RECORDS_SQL = f"DELETE FROM {RECORDS} WHERE conversation_id = :cid"
