@@ -45,7 +45,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 
-from .store import Snapshot, Window
+from .store import ALL_MESSAGES, Snapshot, Window
 
 
 def drop_orphan_tool_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
@@ -103,7 +103,7 @@ class MemoryPolicy:
 
     def window(self, meta: dict) -> Window:
         """Which stored messages to load, given the conversation's ``meta``."""
-        return Window(last=self.load_limit)
+        return ALL_MESSAGES if self.load_limit is None else Window(last=self.load_limit)
 
     def fold(self, snapshot: Snapshot) -> Folded:
         """What the model is shown of the loaded ``snapshot``, and the state to store."""
@@ -147,6 +147,10 @@ class WindowMemory(MemoryPolicy):
             raise ValueError(f"window size must be an int >= 0, got {k!r}")
         self.k = k
         self.load_limit: int | None = k
+        self._window = Window(last=k)
+
+    def window(self, meta: dict) -> Window:
+        return self._window
 
     def select(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         return drop_orphan_tool_messages(list(messages)[-self.k :] if self.k else [])

@@ -304,7 +304,7 @@ class Session:
         """
         turn = self._open(message, turn_id, run_kwargs)
         turn.snapshot = self._load()
-        stored = self._stored_turn(turn)
+        stored = find_turn(turn.snapshot.meta, turn.turn_id)
         if stored is not None:
             return self._replay(stored, turn, agent)
         self._check_approvals(turn, approvals, run_kwargs)
@@ -339,7 +339,7 @@ class Session:
         never open more connections than the pool allows)."""
         turn = self._open(message, turn_id, run_kwargs)
         turn.snapshot = await asyncio.to_thread(self._load)
-        stored = self._stored_turn(turn)
+        stored = find_turn(turn.snapshot.meta, turn.turn_id)
         if stored is not None:
             return await asyncio.to_thread(self._replay, stored, turn, agent)
         self._check_approvals(turn, approvals, run_kwargs)
@@ -428,9 +428,6 @@ class Session:
         if error is not None:
             error.response = response
             raise error
-
-    def _stored_turn(self, turn: _Turn) -> dict | None:
-        return find_turn(turn.snapshot.meta, turn.turn_id) if self.persist else None
 
     def _replay(self, stored: dict, turn: _Turn, agent: Agent) -> Response:
         """The stored turn as a ``Response``: its messages from the store, the agent that

@@ -174,6 +174,8 @@ class SQLiteStore(StoreBase):
             row = conn.execute(text(LOAD_SQL), params).first()
             if window.last is not None:
                 return _snapshot(row, self._last(conn, cid, window.last), None)
+            if not window.start:
+                return _snapshot(row, self._column(conn, ALL_SQL, sid=cid), 0)
             texts, start = since(
                 window.start,
                 lambda n: self._column(conn, SINCE_SQL, sid=cid, position=n),
