@@ -6,9 +6,13 @@ summary, and a ``version``) and its **records**: JSON values under ``(kind, key)
 commit together with a turn (an effect ledger, approval decisions, a turn-id index, an
 outbox). :class:`ConversationStore` is what every backend offers:
 
-* ``load(cid, window=...)`` -> :class:`Snapshot`: the record and the messages a memory policy
-  needs (:class:`Window`: all, the last ``k``, or from position ``n`` on), in one consistent
-  read (one statement, transaction or ``MULTI`` where the backend has one).
+* ``load(cid, window=..., records=[(kind, key), ...])`` -> :class:`Snapshot`: the record, the
+  messages a memory policy needs (:class:`Window`: all, the last ``k``, or from position ``n``
+  on), how many messages are stored, and the records asked for (a turn's own entry in the
+  turn index), in one consistent read (one statement, transaction or ``MULTI`` where the
+  backend has one). The count is kept by every save (a counter beside the version on SQL
+  backends, the list's length on Redis), so it costs nothing to read (``None`` before the
+  first save of a record: a load never counts).
 * ``save(cid, TurnWrite(...), expected_version=v)`` -> the new version: one atomic,
   conditional write of new messages, the context (or keep it), the active agent, the meta and
   records. If version ``v`` is no longer stored it raises :class:`ContextVersionConflict`
@@ -28,9 +32,11 @@ Example:
     ...     context={"order_id": 7}, active_agent="Triage",
     ...     records=[Record("approval", "call_1", True, if_absent=True)]), expected_version=0)
     1
-    >>> snapshot = store.load("c1", window=Window(last=1))
-    >>> snapshot.context, snapshot.version, snapshot.active_agent
-    ({'order_id': 7}, 1, 'Triage')
+    >>> snapshot = store.load("c1", window=Window(last=1), records=[("approval", "call_1")])
+    >>> snapshot.context, snapshot.version, snapshot.active_agent, snapshot.count
+    ({'order_id': 7}, 1, 'Triage', 2)
+    >>> snapshot.records
+    {('approval', 'call_1'): True}
     >>> [m.content for m in snapshot.messages]
     ['hello']
     >>> store.save("c1", TurnWrite(records=[Record("approval", "call_1", False, if_absent=True)]),
@@ -114,7 +120,10 @@ class Snapshot:
 
     ``start`` is the position of ``messages[0]`` in the conversation when the window tells
     it (``Window(start=n)`` and all messages), ``None`` for a last-``k`` window. ``version``
-    0 means nothing was ever stored.
+    0 means nothing was ever stored. ``count`` is how many messages the conversation holds
+    (``None`` where a load cannot tell without counting: no record saved yet, or a record of
+    an earlier version not saved to since; :meth:`ConversationStore.count` counts).
+    ``records`` holds the records the load asked for that are stored, ``(kind, key) -> value``.
     """
 
     context: dict = field(default_factory=dict)
@@ -123,6 +132,8 @@ class Snapshot:
     meta: dict = field(default_factory=dict)
     messages: list[BaseMessage] = field(default_factory=list)
     start: int | None = 0
+    count: int | None = None
+    records: dict[tuple[str, str], JSON] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -163,7 +174,13 @@ class ConversationStore(Protocol):
     url: str
     size_limit: int | None
 
-    def load(self, conversation_id: str, *, window: Window = ALL_MESSAGES) -> Snapshot: ...
+    def load(
+        self,
+        conversation_id: str,
+        *,
+        window: Window = ALL_MESSAGES,
+        records: Collection[tuple[str, str]] = (),
+    ) -> Snapshot: ...
     def save(
         self, conversation_id: str, write: TurnWrite, *, expected_version: int | None
     ) -> int: ...
@@ -247,9 +264,21 @@ class StoreBase:
     url: str
     size_limit: int | None
 
-    def load(self, conversation_id: str, *, window: Window = ALL_MESSAGES) -> Snapshot:
-        """The conversation's record and the ``window`` of its messages, read at once."""
-        return self._load(check_conversation_id(conversation_id), window)
+    def load(
+        self,
+        conversation_id: str,
+        *,
+        window: Window = ALL_MESSAGES,
+        records: Collection[tuple[str, str]] = (),
+    ) -> Snapshot:
+        """The conversation's record, the ``window`` of its messages and the ``records`` asked
+        for (those stored), read at once."""
+        cid = check_conversation_id(conversation_id)
+        wanted = [check_record_key(kind, key) for kind, key in records]
+        snapshot = self._load(cid, window, wanted)
+        if snapshot.records:  # the backends hand back JSON text
+            snapshot.records = {pair: json.loads(text) for pair, text in snapshot.records.items()}
+        return snapshot
 
     def save(self, conversation_id: str, write: TurnWrite, *, expected_version: int | None) -> int:
         """Write ``write`` atomically if ``expected_version`` is still stored (``None``:
@@ -306,7 +335,8 @@ class StoreBase:
         )
 
     # -- what each backend implements ---------------------------------------------------------
-    def _load(self, cid: str, window: Window) -> Snapshot:
+    def _load(self, cid: str, window: Window, records: list[tuple[str, str]]) -> Snapshot:
+        """The snapshot, its ``records`` still JSON text (only those stored)."""
         raise NotImplementedError
 
     def _save(self, cid: str, write: EncodedWrite, expected: int | None) -> int:

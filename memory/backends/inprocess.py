@@ -67,9 +67,11 @@ class MemoryStore(StoreBase):
     def __repr__(self) -> str:
         return f"MemoryStore(url={shown_url(self.url)!r})"
 
-    def _load(self, cid: str, window: Window) -> Snapshot:
+    def _load(self, cid: str, window: Window, records: list[tuple[str, str]]) -> Snapshot:
         with self._lock:
             found = self._conversations.get(cid) or _Conversation()
+            wanted = {pair: found.records[pair] for pair in records if pair in found.records}
+            count = len(found.messages)
             texts: Sequence[str | bytes] = found.messages
             start: int | None = 0
             if window.last is not None:
@@ -84,8 +86,16 @@ class MemoryStore(StoreBase):
                 found.active_agent,
                 found.meta,
             )
+        messages = decode_messages(texts)
         return Snapshot(
-            decode_context(context), version, agent, json.loads(meta), decode_messages(texts), start
+            decode_context(context),
+            version,
+            agent,
+            json.loads(meta),
+            messages,
+            start,
+            count,
+            wanted,
         )
 
     def _save(self, cid: str, write: EncodedWrite, expected: int | None) -> int:

@@ -324,18 +324,39 @@ def lock_conversation(conn: psycopg.Connection, conversation_id: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(conversation_id),))
 
 
-def _create_schema(key: tuple[str, tuple[str, ...]]) -> bool:
-    url, statements = key
-    with write_transaction(url) as conn:
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-        for statement in statements:
-            conn.execute(statement)
+def _create_schema(key: tuple[str, tuple[str, ...], str]) -> bool:
+    url, statements, current = key
+    with read_connection(url) as conn:  # tables as this version needs them: no DDL at all
+        row = conn.execute(current).fetchone()
+    if row is not None and row[0]:
+        return True
+    try:
+        with write_transaction(url) as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            for statement in statements:
+                conn.execute(statement)
+    except psycopg.errors.InsufficientPrivilege as error:
+        raise StorageConfigurationError(url, _missing_right(error)) from None
     return True
 
 
-_schemas: PerProcess[tuple[str, tuple[str, ...]], bool] = PerProcess(_create_schema)
+def _missing_right(error: BaseException) -> str:
+    """What a role without the right to create or upgrade the tables is told."""
+    said = _reason(error)
+    return (
+        f"the tables must be created or upgraded first, and this user may not ({said}): run "
+        "one turn (or swarmgraph history) once as the tables' owner, or grant this user CREATE "
+        "on the schema; after that a user with SELECT, INSERT, UPDATE, DELETE on the tables "
+        "(and USAGE on their sequences) needs no more"
+    )
 
 
-def ensure_schema(url: str, statements: tuple[str, ...]) -> None:
-    """Run ``statements`` (constant DDL) once per process per URL, serialised across processes."""
-    _schemas.get((url, statements))
+_schemas: PerProcess[tuple[str, tuple[str, ...], str], bool] = PerProcess(_create_schema)
+
+
+def ensure_schema(url: str, statements: tuple[str, ...], current: str) -> None:
+    """Make the tables current, once per process per URL: ``current`` (a query answering
+    true or false) says whether ``statements`` (constant DDL) need to run at all; they run
+    serialised across processes. A role that may not run them gets
+    :class:`~swarmgraph.memory.errors.StorageConfigurationError` naming the missing right."""
+    _schemas.get((url, statements, current))

@@ -13,7 +13,8 @@ Tables, created on first use (those of earlier versions are migrated in place):
 * ``swarm_context``: keyed by ``conversation_key``, the SHA-256 of the id's UTF-8 (a fixed
   32 bytes, so an id of any length is indexable; a btree refuses keys over ~2.7 kB), with
   ``context`` and ``meta`` as ``JSON`` (``-0.0``, key order, ``1e+20`` come back as saved),
-  ``version``, ``active_agent``.
+  ``version``, ``active_agent``, and ``message_count`` (how many messages the conversation
+  holds, kept by every save, so a load knows where a turn's messages land without counting).
 * ``swarm_records``: ``(conversation_key, kind, key) -> value`` (``JSON``).
 
 A load is one statement (one snapshot, one round trip): the context row joined with an array
@@ -97,7 +98,27 @@ SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {RECORDS} (conversation_key BYTEA NOT NULL, "
     "kind TEXT NOT NULL, key TEXT NOT NULL, value JSON NOT NULL, "
     "updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (conversation_key, kind, key))",
+    # How many messages the conversation holds, kept by every save (NULL in rows of earlier
+    # versions until their next save, which counts them once). Only when missing: an ALTER
+    # takes an exclusive lock even when it has nothing to do.
+    f"""DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema =
+            current_schema() AND table_name = '{CONTEXT}' AND column_name = 'message_count')
+    THEN
+        ALTER TABLE {CONTEXT} ADD COLUMN message_count BIGINT;
+    END IF;
+    END $$""",
 )
+#: True when every table, column and index above is there as this version needs it: then no
+#: DDL runs at all, so a role with rights on the tables but not owning them works.
+SCHEMA_CURRENT = f"""SELECT
+    to_regclass('{MESSAGES}') IS NOT NULL AND to_regclass('{NAMES}') IS NOT NULL
+    AND to_regclass('{CONTEXT}') IS NOT NULL AND to_regclass('{RECORDS}') IS NOT NULL
+    AND to_regclass('ix_{MESSAGES}_session_id_id') IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = '{NAMES}_conversation_id_key')
+    AND (SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema()
+         AND table_name = '{CONTEXT}' AND (column_name IN ('conversation_key', 'message_count')
+         OR (column_name IN ('context', 'meta') AND data_type = 'json'))) = 4"""
 
 # -- messages --------------------------------------------------------------------------------
 # The window is picked by ids alone (an index-only scan of (session_id, id), newest first),
@@ -120,18 +141,31 @@ LOOKUP_SQL = f"SELECT conversation_id FROM {NAMES} WHERE session_id = %s"
 DELETE_MESSAGES_SQL = f"DELETE FROM {MESSAGES} WHERE session_id = %s"
 
 # -- a load: the context row and a window of messages in one statement -------------------------
+# The count is the stored counter: NULL (unknown) with no row yet, or a row of an earlier
+# version not saved to since; a load never counts (O(k) stays O(k)).
+_COUNT = "c.message_count"
+# The records a load asks for: an index lookup per (kind, key) pair, as JSON text.
+_WANTED = (
+    "(SELECT json_agg(json_build_array(r.kind, r.key, r.value)) "
+    f"FROM {RECORDS} r WHERE r.conversation_key = %(key)s "
+    "AND r.kind = ANY(%(kinds)s) AND r.key = ANY(%(keys)s))::text"
+)
 _ROW = (
-    "SELECT c.context::text, c.version, c.active_agent, c.meta::text, {messages} "
+    "SELECT c.context::text, c.version, c.active_agent, c.meta::text, {messages}, "
+    f"{_COUNT}, {{records}} "
     f"FROM (SELECT 1) AS one LEFT JOIN {CONTEXT} c ON c.conversation_key = %(key)s"
 )
 _IDS = WINDOW_IDS.replace("%s", "%(sid)s", 1).replace("%s", "%(limit)s")
-LOAD_SQL = {
-    "none": _ROW.format(messages="NULL::text[]"),
-    "all": _ROW.format(messages=f"ARRAY({ALL_SQL.replace('%s', '%(sid)s')})"),
-    "last": _ROW.format(
-        messages=f"ARRAY(SELECT message::text FROM {MESSAGES} WHERE id IN ({_IDS}) ORDER BY id)"
-    ),
-    "since": _ROW.format(messages=f"ARRAY({ALL_SQL.replace('%s', '%(sid)s')} OFFSET %(start)s)"),
+_WINDOWS = {
+    "none": "NULL::text[]",
+    "all": f"ARRAY({ALL_SQL.replace('%s', '%(sid)s')})",
+    "last": f"ARRAY(SELECT message::text FROM {MESSAGES} WHERE id IN ({_IDS}) ORDER BY id)",
+    "since": f"ARRAY({ALL_SQL.replace('%s', '%(sid)s')} OFFSET %(start)s)",
+}
+#: Window kind -> the one statement of a load (``LOAD_WITH_RECORDS_SQL``: and some records).
+LOAD_SQL = {kind: _ROW.format(messages=m, records="NULL::text") for kind, m in _WINDOWS.items()}
+LOAD_WITH_RECORDS_SQL = {
+    kind: _ROW.format(messages=m, records=_WANTED) for kind, m in _WINDOWS.items()
 }
 
 # -- the context row ---------------------------------------------------------------------------
@@ -140,13 +174,19 @@ LOAD_SQL = {
 # concurrent writer of the row waits for the first to commit and then re-checks the WHERE
 # against the new row, so no update is lost even without the lock. A NULL context or meta
 # keeps the stored one, and every write bumps the version.
+# The message counter moves with the messages the save appends (the first statement runs
+# before they are inserted, so a count it has to make is the count before them).
+_COUNTED = f"(SELECT count(*) FROM {MESSAGES} WHERE session_id = %(sid)s)"
 _UPSERT = (
     f"INSERT INTO {CONTEXT} AS t (conversation_key, conversation_id, context, version, "
-    "active_agent, meta) VALUES (%(key)s, %(cid)s, coalesce(%(context)s::json, '{{}}'), 1, "
-    "%(agent)s, coalesce(%(meta)s::json, '{{}}')) ON CONFLICT (conversation_key) DO UPDATE "
+    "active_agent, meta, message_count) VALUES (%(key)s, %(cid)s, "
+    "coalesce(%(context)s::json, '{{}}'), 1, %(agent)s, coalesce(%(meta)s::json, '{{}}'), "
+    f"{_COUNTED} + %(added)s) ON CONFLICT (conversation_key) DO UPDATE "
     "SET context = coalesce(%(context)s::json, t.context), version = {version}, "
     "active_agent = coalesce(excluded.active_agent, t.active_agent), "
-    "meta = coalesce(%(meta)s::json, t.meta), updated_at = now()"
+    "meta = coalesce(%(meta)s::json, t.meta), updated_at = now(), "
+    "message_count = CASE WHEN t.message_count IS NOT NULL THEN t.message_count "
+    f"ELSE {_COUNTED} END + %(added)s"
 )
 #: No expected version: whatever is stored, plus one.
 SAVE_SQL = _UPSERT.format(version="t.version + 1") + " RETURNING version"
@@ -156,9 +196,16 @@ SAVE_FIRST_SQL = _UPSERT.format(version="1") + " WHERE t.version = 0 RETURNING v
 SAVE_IF_SQL = (
     f"UPDATE {CONTEXT} SET context = coalesce(%(context)s::json, context), "
     "version = version + 1, active_agent = coalesce(%(agent)s, active_agent), "
-    "meta = coalesce(%(meta)s::json, meta), updated_at = now() "
+    "meta = coalesce(%(meta)s::json, meta), updated_at = now(), "
+    "message_count = CASE WHEN message_count IS NOT NULL THEN message_count "
+    f"ELSE {_COUNTED} END + %(added)s "
     "WHERE conversation_key = %(key)s AND version = %(expected)s RETURNING version"
 )
+#: An append of messages alone moves the counter only (an unknown one stays unknown).
+COUNT_APPENDED_SQL = (
+    f"UPDATE {CONTEXT} SET message_count = message_count + %s WHERE conversation_key = %s"
+)
+ZERO_COUNT_SQL = f"UPDATE {CONTEXT} SET message_count = 0 WHERE conversation_key = %s"
 VERSION_SQL = f"SELECT version FROM {CONTEXT} WHERE conversation_key = %s"
 # Clearing keeps the row as a tombstone with the next version: versions never repeat within a
 # conversation, so a turn that loaded the context before a clear cannot mistake the cleared
@@ -244,10 +291,12 @@ def _count(conn: Any, sid: uuid.UUID) -> int:
 
 def _snapshot(row: Any, texts: Sequence[str | bytes], start: int | None) -> Snapshot:
     messages = decode_messages(texts)
+    count = None if row[5] is None else int(row[5])
+    records = {(kind, key): json.dumps(value) for kind, key, value in json.loads(row[6] or "[]")}
     if row[1] is None:  # no context row (the LEFT JOIN found none)
-        return Snapshot(messages=messages, start=start)
+        return Snapshot(messages=messages, start=start, count=count, records=records)
     context, meta = from_stored(row[0]), from_stored(row[3])
-    return Snapshot(context, int(row[1]), row[2], meta, messages, start)
+    return Snapshot(context, int(row[1]), row[2], meta, messages, start, count, records)
 
 
 class PostgresStore(StoreBase):
@@ -256,30 +305,38 @@ class PostgresStore(StoreBase):
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
         self.url = url
         self.size_limit = size_limit
-        ensure_schema(url, SCHEMA)
+        ensure_schema(url, SCHEMA, SCHEMA_CURRENT)
 
     def __repr__(self) -> str:
         return f"PostgresStore(url={shown_url(self.url)!r})"
 
-    def _load(self, cid: str, window: Window) -> Snapshot:
+    def _load(self, cid: str, window: Window, records: list[tuple[str, str]]) -> Snapshot:
         params: dict[str, Any] = {"key": conversation_key(cid), "sid": conversation_uuid(cid)}
         if window.last is not None:
             kind, params["limit"] = ("last", window.last) if window.last else ("none", 0)
         else:
             kind, params["start"] = ("since", window.start) if window.start else ("all", 0)
+        if records:
+            params["kinds"] = sorted({kind for kind, _ in records})
+            params["keys"] = sorted({key for _, key in records})
         with read_connection(self.url) as conn:
-            row = conn.execute(LOAD_SQL[kind], params).fetchone()
+            sql = LOAD_WITH_RECORDS_SQL[kind] if records else LOAD_SQL[kind]
+            row = conn.execute(sql, params).fetchone()
             assert row is not None  # LEFT JOIN from one row: always one row back
             read: Sequence[str | bytes] = row[4] or []
             if kind != "since":
-                return _snapshot(row, read, None if kind == "last" else 0)
-            sid = params["sid"]
-            texts, start = since(  # a second statement only if the read came back empty
-                window.start,
-                lambda n: read if n else self._column(conn, ALL_SQL, (sid,)),
-                lambda: _count(conn, sid),
-            )
-            return _snapshot(row, texts, start)
+                snapshot = _snapshot(row, read, None if kind == "last" else 0)
+            else:
+                sid = params["sid"]
+                texts, start = since(  # a second statement only if the read came back empty
+                    window.start,
+                    lambda n: read if n else self._column(conn, ALL_SQL, (sid,)),
+                    lambda: int(row[5]) if row[5] is not None else _count(conn, sid),
+                )
+                snapshot = _snapshot(row, texts, start)
+        # Pairs of a kind and a key asked for separately are not asked for together.
+        snapshot.records = {pair: v for pair, v in snapshot.records.items() if pair in records}
+        return snapshot
 
     @staticmethod
     def _column(conn: Any, sql: str, params: tuple) -> list[str | bytes]:
@@ -295,10 +352,13 @@ class PostgresStore(StoreBase):
         key = conversation_key(cid)
         if write.appends_only(expected):
             self._insert(conn, cid, write.messages)
+            conn.execute(COUNT_APPENDED_SQL, (len(write.messages), key))
             stored = conn.execute(VERSION_SQL, (key,)).fetchone()
             return int(stored[0]) if stored else 0
         params: dict[str, Any] = {
             "key": key,
+            "sid": conversation_uuid(cid),
+            "added": len(write.messages),
             "cid": cid,
             "context": None if write.context is None else to_stored(write.context),
             "meta": None if write.meta is None else to_stored(write.meta),
@@ -341,6 +401,7 @@ class PostgresStore(StoreBase):
         with write_transaction(self.url, cid) as conn:
             if only != "context":
                 conn.execute(DELETE_MESSAGES_SQL, (conversation_uuid(cid),))
+                conn.execute(ZERO_COUNT_SQL, (key,))
             if only != "messages":
                 conn.execute(TOMBSTONE_SQL, (key,))
                 conn.execute(DELETE_RECORDS_SQL, (key,))

@@ -79,13 +79,22 @@ def _text(value: bytes | str | None) -> str | None:
     return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
 
 
-def _snapshot(values: list[Any], items: Sequence[str | bytes], start: int | None) -> Snapshot:
+def _snapshot(
+    values: list[Any], items: Sequence[str | bytes], start: int | None, count: int, records: dict
+) -> Snapshot:
     context, version, agent, meta = (_text(v) for v in values)
     messages = decode_messages(list(reversed(items)))  # the list is newest first
     if version is None and context is None and meta is None:
-        return Snapshot(messages=messages, start=start)
+        return Snapshot(messages=messages, start=start, count=count, records=records)
     return Snapshot(
-        decode_context(context), int(version or 0), agent, json.loads(meta or "{}"), messages, start
+        decode_context(context),
+        int(version or 0),
+        agent,
+        json.loads(meta or "{}"),
+        messages,
+        start,
+        count,
+        records,
     )
 
 
@@ -102,24 +111,29 @@ class RedisStore(StoreBase):
         return f"RedisStore(url={shown_url(self.url)!r})"
 
     # -- reads -----------------------------------------------------------------------------
-    def _load(self, cid: str, window: Window) -> Snapshot:
+    def _load(self, cid: str, window: Window, records: list[tuple[str, str]]) -> Snapshot:
         key = messages_key(cid)
         with unavailable_as_storage_error(self.url):
             pipe = self.client.pipeline(transaction=True)  # reads in one MULTI/EXEC
             pipe.hmget(context_key(cid), FIELDS)
+            pipe.llen(key)  # the message count: O(1) on a list
+            if records:
+                pipe.hmget(records_key(cid), [f"{kind}:{k}" for kind, k in records])
             if window.last != 0:
                 end = window.last - 1 if window.last is not None else -(window.start + 1)
                 pipe.lrange(key, 0, end)
-            if window.start:
-                pipe.llen(key)
-            values, *rest = pipe.execute()
+            values, count, *rest = pipe.execute()
+        found = {}
+        if records:
+            stored = zip(records, rest.pop(0), strict=True)
+            found = {pair: _text(value) for pair, value in stored if value is not None}
         if window.last is not None:
-            return _snapshot(values, rest[0] if window.last else [], None)
-        items, count = rest[0], (rest[1] if window.start else 0)
+            return _snapshot(values, rest[0] if window.last else [], None, count, found)
+        items = rest[0]
         read, start = since(
             window.start, lambda n: items if n else self._range(key, -1), lambda: count
         )
-        return _snapshot(values, read, start)
+        return _snapshot(values, read, start, count, found)
 
     def _range(self, key: str, last: int) -> list[str | bytes]:
         with unavailable_as_storage_error(self.url):

@@ -7,7 +7,9 @@ Tables, created on first use:
   round), with an index on ``(session_id, id)`` so the last ``k`` messages cost O(k)
   (``ORDER BY id DESC LIMIT k`` walks it backwards);
 * ``swarm_context``: one row per conversation (``context`` and ``meta`` JSON text,
-  ``version``, ``active_agent``, ``updated_at``);
+  ``version``, ``active_agent``, ``updated_at``, and ``message_count``: how many messages the
+  conversation holds, kept by every save, so a load knows where the next turn's messages land
+  without counting them; ``NULL`` in files of earlier versions until their next save);
 * ``swarm_records``: ``(conversation_id, kind, key) -> value`` (JSON text).
 
 A load is one read transaction (WAL: it never waits for a writer); a save is one
@@ -63,7 +65,7 @@ SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {CONTEXT} ("
     "conversation_id TEXT NOT NULL PRIMARY KEY, context TEXT NOT NULL DEFAULT '{}', "
     "version INTEGER NOT NULL DEFAULT 0, active_agent TEXT, meta TEXT NOT NULL DEFAULT '{}', "
-    "updated_at REAL NOT NULL)",
+    "updated_at REAL NOT NULL, message_count INTEGER)",
     f"CREATE TABLE IF NOT EXISTS {RECORDS} (conversation_id TEXT NOT NULL, kind TEXT NOT NULL, "
     "key TEXT NOT NULL, value TEXT NOT NULL, updated_at REAL NOT NULL, "
     "PRIMARY KEY (conversation_id, kind, key))",
@@ -78,21 +80,37 @@ COUNT_SQL = f"SELECT count(*) FROM {MESSAGES} WHERE session_id = :sid"
 INSERT_SQL = f"INSERT INTO {MESSAGES} (session_id, message) VALUES (:sid, :message)"
 DELETE_MESSAGES_SQL = f"DELETE FROM {MESSAGES} WHERE session_id = :sid"
 
+#: Files of earlier versions get the counter on first open (NULL: count at the next save).
+ADD_COUNTER_SQL = f"ALTER TABLE {CONTEXT} ADD COLUMN message_count INTEGER"
+
 # -- the context row ---------------------------------------------------------------------------
+# The count is the stored counter: NULL (unknown) with no row yet, or in a row of an earlier
+# version not saved to since; a load never counts.
+_COUNTED = f"(SELECT count(*) FROM {MESSAGES} WHERE session_id = :cid)"
 LOAD_SQL = (
-    f"SELECT context, version, active_agent, meta FROM {CONTEXT} WHERE conversation_id = :cid"
+    f"SELECT context, version, active_agent, meta, message_count "
+    f"FROM {CONTEXT} WHERE conversation_id = :cid"
+)
+#: A read-only file of an earlier version has no counter column.
+LOAD_UNCOUNTED_SQL = (
+    f"SELECT context, version, active_agent, meta, NULL FROM {CONTEXT} WHERE conversation_id = :cid"
 )
 # A save is one conditional statement: the version check is its WHERE clause, so the row is
 # never read first. RETURNING says whether it wrote (no row back: another version is stored).
 # A NULL :context or :meta keeps the stored one, and every write bumps the version.
+# The message counter moves with the messages the save appends (its first statement runs
+# before they are inserted, so a count it has to make is the count before them).
 _UPSERT = (
-    f"INSERT INTO {CONTEXT} (conversation_id, context, version, active_agent, meta, updated_at) "
-    "VALUES (:cid, coalesce(:context, '{{}}'), 1, :agent, coalesce(:meta, '{{}}'), :now) "
+    f"INSERT INTO {CONTEXT} (conversation_id, context, version, active_agent, meta, updated_at, "
+    "message_count) "
+    "VALUES (:cid, coalesce(:context, '{{}}'), 1, :agent, coalesce(:meta, '{{}}'), :now, "
+    f"{_COUNTED} + :added) "
     "ON CONFLICT (conversation_id) DO UPDATE SET "
     f"context = coalesce(:context, {CONTEXT}.context), "
     "version = {version}, "
     f"active_agent = coalesce(excluded.active_agent, {CONTEXT}.active_agent), "
-    f"meta = coalesce(:meta, {CONTEXT}.meta), updated_at = excluded.updated_at"
+    f"meta = coalesce(:meta, {CONTEXT}.meta), updated_at = excluded.updated_at, "
+    f"message_count = coalesce({CONTEXT}.message_count, {_COUNTED}) + :added"
 )
 #: No expected version: whatever is stored, plus one.
 SAVE_SQL = _UPSERT.format(version=f"{CONTEXT}.version + 1") + " RETURNING version"
@@ -102,8 +120,14 @@ SAVE_FIRST_SQL = _UPSERT.format(version="1") + f" WHERE {CONTEXT}.version = 0 RE
 SAVE_IF_SQL = (
     f"UPDATE {CONTEXT} SET context = coalesce(:context, context), version = version + 1, "
     "active_agent = coalesce(:agent, active_agent), meta = coalesce(:meta, meta), "
-    "updated_at = :now WHERE conversation_id = :cid AND version = :expected RETURNING version"
+    f"updated_at = :now, message_count = coalesce(message_count, {_COUNTED}) + :added "
+    "WHERE conversation_id = :cid AND version = :expected RETURNING version"
 )
+#: An append of messages alone moves the counter only (an unknown one stays unknown).
+COUNT_APPENDED_SQL = (
+    f"UPDATE {CONTEXT} SET message_count = message_count + :added WHERE conversation_id = :cid"
+)
+ZERO_COUNT_SQL = f"UPDATE {CONTEXT} SET message_count = 0 WHERE conversation_id = :cid"
 VERSION_SQL = f"SELECT version FROM {CONTEXT} WHERE conversation_id = :cid"
 _NOW = "(julianday('now') - 2440587.5) * 86400.0"
 # Clearing keeps the row as a tombstone with the next version: versions never repeat within a
@@ -135,24 +159,37 @@ DELETE_RECORDS_SQL = f"DELETE FROM {RECORDS} WHERE conversation_id = :cid"
 
 
 def _create_schema(path: str) -> bool:
+    """Create the tables (and add the counter to an earlier version's); True when the file
+    has the message counter."""
     engine = sync_engine(path)
     if read_only(engine):  # read-only media: read what is there, create nothing
-        return False
+        with engine.connect() as conn:
+            return _has_counter(conn)
     with write_transaction(engine) as conn:
         for statement in SCHEMA:
             conn.execute(text(statement))
+        if not _has_counter(conn):
+            conn.execute(text(ADD_COUNTER_SQL))
     return True
+
+
+def _has_counter(conn: Connection) -> bool:
+    columns = conn.execute(text(f"PRAGMA table_info({CONTEXT})")).fetchall()
+    return any(column[1] == "message_count" for column in columns)
 
 
 _schemas: PerProcess[str, bool] = PerProcess(_create_schema)
 
 
-def _snapshot(row: Any, texts: Sequence[str | bytes], start: int | None) -> Snapshot:
+def _snapshot(
+    row: Any, texts: Sequence[str | bytes], start: int | None, count: int | None, records: dict
+) -> Snapshot:
     messages = decode_messages(texts)
     if row is None:
-        return Snapshot(messages=messages, start=start)
+        return Snapshot(messages=messages, start=start, count=count, records=records)
     meta = json.loads(row[3] or "{}")
-    return Snapshot(decode_context(row[0]), int(row[1]), row[2], meta, messages, start)
+    context = decode_context(row[0])
+    return Snapshot(context, int(row[1]), row[2], meta, messages, start, count, records)
 
 
 class SQLiteStore(StoreBase):
@@ -163,25 +200,48 @@ class SQLiteStore(StoreBase):
         self.path: Path = sqlite_path(url)
         self.size_limit = size_limit
         self.engine = sync_engine(self.path)
-        _schemas.get(str(self.path))
+        counted = _schemas.get(str(self.path))
+        self._load_sql = LOAD_SQL if counted else LOAD_UNCOUNTED_SQL
 
     def __repr__(self) -> str:
         return f"SQLiteStore(url={shown_url(self.url)!r})"
 
-    def _load(self, cid: str, window: Window) -> Snapshot:
+    def _load(self, cid: str, window: Window, records: list[tuple[str, str]]) -> Snapshot:
         params = {"cid": cid, "sid": cid}
         with self.engine.connect() as conn:  # one read transaction: a consistent snapshot
-            row = conn.execute(text(LOAD_SQL), params).first()
+            row = conn.execute(text(self._load_sql), params).first()
+            count = None if row is None or row[4] is None else int(row[4])
+            found = self._wanted(conn, cid, records) if records else {}
             if window.last is not None:
-                return _snapshot(row, self._last(conn, cid, window.last), None)
+                return _snapshot(row, self._last(conn, cid, window.last), None, count, found)
             if not window.start:
-                return _snapshot(row, self._column(conn, ALL_SQL, sid=cid), 0)
+                return _snapshot(row, self._column(conn, ALL_SQL, sid=cid), 0, count, found)
             texts, start = since(
                 window.start,
                 lambda n: self._column(conn, SINCE_SQL, sid=cid, position=n),
-                lambda: int(conn.execute(text(COUNT_SQL), params).scalar_one()),
+                lambda: count if count is not None else self._counted(conn, cid),
             )
-            return _snapshot(row, texts, start)
+            return _snapshot(row, texts, start, count, found)
+
+    @staticmethod
+    def _counted(conn: Connection, cid: str) -> int:
+        return int(conn.execute(text(COUNT_SQL), {"sid": cid}).scalar_one())
+
+    def _wanted(
+        self, conn: Connection, cid: str, records: list[tuple[str, str]]
+    ) -> dict[tuple[str, str], str]:
+        found = {}
+        try:
+            for kind, key in records:
+                value = conn.execute(
+                    text(RECORD_SQL), {"cid": cid, "kind": kind, "key": key}
+                ).scalar()
+                if value is not None:
+                    found[(kind, key)] = value
+        except OperationalError as error:
+            if f"no such table: {RECORDS}" not in str(error):  # an older file, opened read-only
+                raise
+        return found
 
     @staticmethod
     def _column(conn: Connection, sql: str, **params: Any) -> list[str | bytes]:
@@ -201,6 +261,8 @@ class SQLiteStore(StoreBase):
         first (a conflict ends the save before anything else runs), then records, messages."""
         if write.appends_only(expected):
             self._insert(conn, cid, write.messages)
+            added = {"cid": cid, "added": len(write.messages)}
+            conn.execute(text(COUNT_APPENDED_SQL), added)
             return int(conn.execute(text(VERSION_SQL), {"cid": cid}).scalar() or 0)
         now = time.time()
         params: dict[str, Any] = {
@@ -209,6 +271,7 @@ class SQLiteStore(StoreBase):
             "meta": write.meta,
             "agent": write.active_agent,
             "now": now,
+            "added": len(write.messages),
         }
         if expected is None:
             sql = SAVE_SQL
@@ -237,6 +300,7 @@ class SQLiteStore(StoreBase):
         with write_transaction(self.engine) as conn:
             if only != "context":
                 conn.execute(text(DELETE_MESSAGES_SQL), {"sid": cid})
+                conn.execute(text(ZERO_COUNT_SQL), {"cid": cid})
             if only != "messages":
                 conn.execute(text(TOMBSTONE_SQL), {"cid": cid})
                 conn.execute(text(DELETE_RECORDS_SQL), {"cid": cid})
