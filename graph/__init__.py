@@ -45,9 +45,11 @@ _EXPORTS: dict[str, str] = {
     "format_history": ".onetoone.formats",
     # control of a running swarm
     "needs_approval": ".approvals",
+    "effect": ".effects",
     "PendingApproval": ".approvals",
     "Budget": ".budget",
     "BudgetExceeded": ".errors",
+    "ApprovalAlreadyDecided": ".errors",
     "CALLER": ".types",
     "Route": ".routes",
     # errors a caller catches
@@ -70,7 +72,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .builder import build_swarm_graph
     from .chat_models.openai_client import OpenAIClientChatModel
     from .chat_models.scripted import ScriptedChatModel, scripted_tool_call, scripted_tool_calls
+    from .effects import effect
     from .errors import (
+        ApprovalAlreadyDecided,
         BudgetExceeded,
         HandoffLoopError,
         MissingModelError,

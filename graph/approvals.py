@@ -26,12 +26,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from .schema import tool_spec
+
+if TYPE_CHECKING:
+    from .effects import EffectOutcome
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,7 +80,13 @@ def requires_approval(func: Any) -> bool:
 
 
 class PendingApproval(BaseModel):
-    """One tool call waiting for a decision; ``id`` is the model's tool call id."""
+    """One tool call waiting for a decision; ``id`` is the model's tool call id.
+
+    ``in_doubt``: an effect call that started and never finished (its process died while it
+    ran): it may or may not have happened. Deciding it: ``True`` runs it again, ``False``
+    answers the model with an error, a string answers it as the tool's result ("it did:
+    refunded").
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -84,6 +94,19 @@ class PendingApproval(BaseModel):
     agent: str
     tool: str
     arguments: Any = None
+    in_doubt: bool = False
+
+    def __repr_args__(self) -> Any:
+        # in_doubt only when set: a plain approval prints as it always has.
+        return [(k, v) for k, v in super().__repr_args__() if k != "in_doubt" or v]
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # ...and dumps as it always has (interrupt payloads, JSON of pending calls).
+        dumped = handler(self)
+        if not self.in_doubt:
+            dumped.pop("in_doubt", None)
+        return dumped
 
     def describe(self) -> str:
         """``process_refund(order_id=7)``: how a prompt shows the call to a human."""
@@ -94,12 +117,17 @@ class PendingApproval(BaseModel):
         return f"{self.tool}({args})"
 
 
+_NOTHING_KNOWN: Mapping[str, EffectOutcome] = MappingProxyType({})
+
+
 class WaitingCalls(NamedTuple):
     """The unanswered calls of the conversation's last assistant message."""
 
     reply: AIMessage  # the assistant message that asked for them
     calls: list[ToolCall]  # every unanswered call, in the reply's order
-    pending: list[PendingApproval]  # those whose tool needs approval
+    pending: list[PendingApproval]  # those that wait for a decision (approval, or in doubt)
+    #: What an effect ledger holds for some of them, by call id (done: answered from it).
+    known: Mapping[str, EffectOutcome] = _NOTHING_KNOWN
 
 
 def open_calls(messages: Sequence[BaseMessage]) -> tuple[AIMessage, list[ToolCall]] | None:
@@ -138,13 +166,26 @@ def waiting_calls(
 
 
 def held_calls(
-    found: tuple[AIMessage, list[ToolCall]], functions: Sequence[Callable[..., Any]]
+    found: tuple[AIMessage, list[ToolCall]],
+    functions: Sequence[Callable[..., Any]],
+    known: Mapping[str, EffectOutcome] = _NOTHING_KNOWN,
 ) -> WaitingCalls | None:
-    """:func:`waiting_calls` for the ``(reply, unanswered calls)`` :func:`open_calls` found."""
+    """:func:`waiting_calls` for the ``(reply, unanswered calls)`` :func:`open_calls` found.
+
+    ``known``: what an effect ledger holds for some of the calls, by call id. A call it holds
+    as done waits for nothing (its stored answer is used); one it holds as started is in doubt
+    and waits for a decision, marked or not. Not ``None`` when any call waits or is known.
+    """
     reply, calls = found
     marked = _marked_names(functions)
-    pending = as_pending(reply, [c for c in calls if c["name"] in marked])
-    return WaitingCalls(reply, calls, pending) if pending else None
+    pending: list[PendingApproval] = []
+    for call, shown in zip(calls, as_pending(reply, calls), strict=True):
+        outcome = known.get(shown.id)
+        if outcome is not None and outcome.status == "started":
+            pending.append(shown.model_copy(update={"in_doubt": True}))
+        elif outcome is None and call["name"] in marked:
+            pending.append(shown)
+    return WaitingCalls(reply, calls, pending, known) if pending or known else None
 
 
 def hold_marked_calls(
@@ -190,20 +231,25 @@ def resume_decisions(value: Any, pending: Sequence[PendingApproval]) -> dict[str
 def split_by_decision(
     held: WaitingCalls, decisions: Mapping[str, Decision]
 ) -> tuple[AIMessage, list[ToolMessage]]:
-    """The reply narrowed to the calls to run now, and the denials' answers.
+    """The reply narrowed to the calls to run now, and the answers of the others: denials,
+    and for a call in doubt answered with a string, that string as its result.
 
     Unmarked unanswered calls run too: the reply asked for them and every call needs an answer.
     """
     run: list[ToolCall] = []
-    denied: list[ToolMessage] = []
+    answered: list[ToolMessage] = []
+    in_doubt = {p.id for p in held.pending if p.in_doubt}
     for call in held.calls:
-        decision = decisions.get(call.get("id") or "", True)
+        call_id = call.get("id") or ""
+        decision = decisions.get(call_id, True)
         if decision is True:
             run.append(call)
+        elif call_id in in_doubt and isinstance(decision, str):  # "it did happen: ..."
+            answered.append(ToolMessage(content=decision, tool_call_id=call_id, name=call["name"]))
         else:
-            denied.append(denial(call.get("id") or "", call["name"], decision))
+            answered.append(denial(call_id, call["name"], decision))
     narrowed = held.reply.model_copy(update={"tool_calls": run, "invalid_tool_calls": []})
-    return narrowed, denied
+    return narrowed, answered
 
 
 def denial(call_id: str, tool: str, decision: Decision) -> ToolMessage:
@@ -214,7 +260,8 @@ def denial(call_id: str, tool: str, decision: Decision) -> ToolMessage:
 
 
 def pending_as_payload(pending: Sequence[PendingApproval]) -> list[dict[str, Any]]:
-    """The ``interrupt()`` value: plain dicts, so any checkpointer can store it."""
+    """The ``interrupt()`` value: plain dicts, so any checkpointer can store it
+    (``in_doubt`` only on a call in doubt, so an approval's payload reads as it always has)."""
     return [p.model_dump() for p in pending]
 
 

@@ -122,3 +122,29 @@ class BudgetExceeded(SwarmError):
             f"Budget exceeded: {limit}={value} would be passed by agent {agent!r}. "
             "The run stopped; .response holds what it produced so far."
         )
+
+
+class ApprovalAlreadyDecided(SwarmError):
+    """A decision about a pending tool call came second: the call was decided already (in
+    this process or another, by this turn id or another), and the first decision stands.
+
+    ``call_id`` names the call, ``decision`` is the stored one (``True``, ``False`` or a
+    reason, or the answer given for a call in doubt), ``tool`` the tool. The tool ran at most
+    once, under the first decision; nothing of the refused run was stored.
+
+    Example:
+        >>> print(ApprovalAlreadyDecided("call-7", False, tool="process_refund"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        process_refund call 'call-7' was already decided: False (the first decision stands;
+        nothing was run or stored for this one)
+    """
+
+    def __init__(self, call_id: str, decision: Any, tool: str = "") -> None:
+        self.call_id = call_id
+        self.decision = decision
+        self.tool = tool
+        what = f"{tool} call" if tool else "call"
+        super().__init__(
+            f"{what} {call_id!r} was already decided: {decision!r} (the first decision "
+            "stands; nothing was run or stored for this one)"
+        )

@@ -18,11 +18,15 @@ Control of a running swarm hooks in at those places: ``Agent(history=...)`` narr
 in ``_begin``; the budget is asked before the model call (``_begin``) and before tools
 and handoffs (``_admit``, ``_next_agent``); approval-marked calls are held in ``_admit`` and
 decided at the start of the agent's next step (``_decide``: ``Swarm.run`` stops, the compiled
-graph calls ``interrupt()``).
+graph calls ``interrupt()``). Effect tools (graph/effects.py) run through the run's ledger:
+``_begin`` asks it what the calls a conversation ends on left (done: answered from it; in
+doubt: decided like an approval), and, before calling the model, whether a step that died had
+already asked it (then that reply is used, not a new one).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections import defaultdict
@@ -37,9 +41,20 @@ from langgraph.types import Command, Overwrite, interrupt
 from .approvals import (
     WaitingCalls,
     hold_marked_calls,
+    open_calls,
     pending_as_payload,
     resume_decisions,
     split_by_decision,
+)
+from .effect_store import ledger_for
+from .effects import (
+    EffectLedger,
+    EffectOutcome,
+    RunEffects,
+    effect_key,
+    is_effect,
+    question_key,
+    stamp_id,
 )
 from .handback import caller_of
 from .history_views import view_for
@@ -80,6 +95,13 @@ class Turn:
     ran: AIMessage | None = None
     tools: list[AgentFunction] = field(default_factory=list)
     answers: list[ToolMessage] = field(default_factory=list)
+    #: The run's effect ledger (None: effect tools run as any tool), and the bookkeeping of
+    #: the reply whose calls run now.
+    ledger: EffectLedger | None = None
+    effects: RunEffects | None = None
+    #: The step goes to its own node again before anything runs (a call found in doubt is
+    #: asked about in a step of its own: see ``_decide``).
+    again: bool = False
 
 
 class AgentNode:
@@ -96,44 +118,68 @@ class AgentNode:
         self.name = name
 
     def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
-        turn = self._begin(state, current_control(config))
+        control = current_control(config)
+        turn = self._begin(state, control, ledger_for(control, config))
+        if turn.again:
+            return Command(update=turn.update, goto=self.name)
         if turn.call is not None:  # the model speaks
             reply = turn.call.runnable.invoke(turn.prompt, config, **turn.call.kwargs)
             self._replied(turn, turn.call, reply)
         if turn.ran is not None:  # tools run
             debug = turn.control.debug_print if turn.control.debug else None
-            outcome = execute_tool_calls(turn.ran, turn.tools, turn.context, debug=debug)
+            outcome = execute_tool_calls(
+                turn.ran, turn.tools, turn.context, debug=debug, effects=turn.effects
+            )
             return self._after_tools(turn, turn.ran, outcome)
         return turn.update  # no destination: the run ends here
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
-        turn = self._begin(state, current_control(config))
+        control = current_control(config)
+        ledger = ledger_for(control, config)
+        if ledger is not None and self._asks_ledger(state, control):
+            # Its reads and writes are sync (a database, or a store whose sync calls must not
+            # run on the event loop): one thread hop, only for steps that touch it.
+            turn = await asyncio.to_thread(self._begin, state, control, ledger)
+        else:
+            turn = self._begin(state, control, ledger)
+        if turn.again:
+            return Command(update=turn.update, goto=self.name)
         if turn.call is not None:
             reply = await turn.call.runnable.ainvoke(turn.prompt, config, **turn.call.kwargs)
             self._replied(turn, turn.call, reply)
         if turn.ran is not None:
             debug = turn.control.debug_print if turn.control.debug else None
-            outcome = await aexecute_tool_calls(turn.ran, turn.tools, turn.context, debug=debug)
+            outcome = await aexecute_tool_calls(
+                turn.ran, turn.tools, turn.context, debug=debug, effects=turn.effects
+            )
             return self._after_tools(turn, turn.ran, outcome)
         return turn.update
 
     # -- before the model: decisions that were waiting, or the prompt ------------------
-    def _begin(self, state: SwarmState, control: RunControl) -> Turn:
+    def _begin(self, state: SwarmState, control: RunControl, ledger: EffectLedger | None) -> Turn:
         """The step's plan: run the calls that waited for approval, or ask the model."""
-        if self.agent is None:
-            agent = self.runtime.agent_for(state.get("active_agent"), control)
-        elif control.agents is not None:  # the run's own Agent objects (Swarm)
-            agent = control.agents[self.name]
-        else:
-            agent = self.agent
+        agent = self._agent_of(state, control)
         context = state.get("context_variables") or {}
-        turn = Turn(agent, control, state, context)
+        turn = Turn(agent, control, state, context, ledger=ledger)
         messages = state["messages"]
         # Calls wait for a human only after a reply or tool answers, never after a user message.
         if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
-            waiting = self.runtime.waiting(agent, messages, control)
+            waiting = self.runtime.waiting(agent, messages, control, ledger)
             if waiting is not None:  # decide, then run the approved (the reply's owner's tools)
                 turn.agent, held = waiting
+                self._decide(turn, held)
+                return turn
+        # A step that died after its model replied (the process, mid-tool) left that reply
+        # with the ledger: use it. A new model call would carry new call ids, and the effect
+        # would run a second time. (Only an agent with effect tools can have left one.)
+        resumed = None
+        if ledger is not None and any(map(is_effect, agent.tools)):
+            resumed = ledger.in_flight(messages)
+        if resumed is not None:
+            waiting = self.runtime.waiting(agent, [*messages, resumed], control, ledger)
+            if waiting is not None:
+                turn.agent, held = waiting
+                turn.update = {"messages": [resumed]}
                 self._decide(turn, held)
                 return turn
         # Instructions are rebuilt on every model call from the current context;
@@ -155,35 +201,115 @@ class AgentNode:
             control.debug_print(str(exceeded))
         return turn
 
+    def _asks_ledger(self, state: SwarmState, control: RunControl) -> bool:
+        """Whether this step's plan reads or writes the effect ledger: its agent has effect
+        tools, or the conversation ends on calls not answered yet (of any agent)."""
+        messages = state["messages"]
+        last = messages[-1] if messages else None
+        if isinstance(last, (AIMessage, ToolMessage)) and open_calls(messages) is not None:
+            return True
+        return any(map(is_effect, self._agent_of(state, control).tools))
+
+    def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
+        """The agent this step runs: the node's own (the run's object of it, under Swarm), or
+        for the dynamic node whichever unforeseen agent is active."""
+        if self.agent is None:
+            return self.runtime.agent_for(state.get("active_agent"), control)
+        if control.agents is not None:  # the run's own Agent objects (Swarm)
+            return control.agents[self.name]
+        return self.agent
+
     def _decide(self, turn: Turn, held: WaitingCalls) -> None:
         """The calls to run now and the denials into ``turn``; nothing when ``Swarm.run`` must
-        stop (it returns ``Response.pending``)."""
-        control, agent = turn.control, turn.agent
-        decisions = dict(control.approvals or {})
+        stop (it returns ``Response.pending``).
+
+        With a ledger, decisions go through it first: one recorded earlier is used (nobody is
+        asked twice), one given now is recorded (the first decision of a question wins; a
+        later one from another turn raises ``ApprovalAlreadyDecided``). Calls it holds as done
+        are answered from it; a call in doubt approved again runs as its next attempt. The
+        compiled graph asks about a call found in doubt in a step of its own: the returned
+        update goes back to this node first (see ``EffectLedger.asked``)."""
+        control, agent, ledger = turn.control, turn.agent, turn.ledger
+        effects = self._effects(turn, held.reply)
+        effects.known.update({effect_key(i, held.reply.id): o for i, o in held.known.items()})
+        questions = {}
+        for pending in held.pending:
+            call = effects.call(pending.id, pending.tool, pending.arguments)
+            known = held.known.get(pending.id) if pending.in_doubt else None
+            attempt = known.attempt if known is not None else None
+            questions[pending.id] = (question_key(call.key, attempt), call)
+        given = dict(control.approvals or {})
+        decisions = dict(given)
+        if ledger is not None and questions:
+            by_question = {q: call for q, call in questions.values()}
+            answers = {questions[i][0]: d for i, d in given.items() if i in questions}
+            settled = ledger.settle(by_question, answers)
+            decisions.update({i: settled[q] for i, (q, _) in questions.items() if q in settled})
         missing = [p for p in held.pending if p.id not in decisions]
         if missing and control.stop_for_approval:
             control.awaiting = held.pending
             return
+        if missing and ledger is not None:
+            unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]
+            if unasked:  # asked in a fresh step, so no earlier answer LangGraph replays fits it
+                turn.again = True
+                return
         while missing:  # the compiled graph: ask through LangGraph (needs a checkpointer)
-            decisions.update(resume_decisions(interrupt(pending_as_payload(missing)), missing))
+            answers = resume_decisions(interrupt(pending_as_payload(missing)), missing)
+            if ledger is not None:
+                asked = {i: d for i, d in answers.items() if i in questions}
+                settled = ledger.settle(
+                    {questions[i][0]: questions[i][1] for i in asked},
+                    {questions[i][0]: d for i, d in asked.items()},
+                )
+                answers.update({i: settled[q] for i, (q, _) in questions.items() if q in settled})
+            decisions.update(answers)
             missing = [p for p in held.pending if p.id not in decisions]
-        ran, denied = split_by_decision(held, decisions)
-        for message in denied:
-            control.ledger.tool_denied(
-                agent.name, message.name or "", message.tool_call_id, str(message.content)
-            )
-        turn.update = {"messages": []}
+        for pending in held.pending:
+            known = held.known.get(pending.id)
+            if pending.in_doubt and known is not None and decisions[pending.id] is True:
+                effects.attempts[questions[pending.id][1].key] = known.attempt + 1
+        ran, answered = split_by_decision(held, decisions)
+        doubted = {p.id for p in held.pending if p.in_doubt}
+        for message in answered:
+            call_id, content = message.tool_call_id, str(message.content)
+            control.ledger.tool_denied(agent.name, message.name or "", call_id, content)
+            if call_id in doubted:  # settled: a later look finds it answered
+                call = questions[call_id][1]
+                failed = content.startswith("Error:")
+                effects.after(call, EffectOutcome("done", content, error=failed))
+        turn.update.setdefault("messages", [])
+        turn.effects = effects
         self._admit(turn, ran, agent.tools, hold=False)
-        turn.answers[:0] = denied
+        turn.answers[:0] = answered
 
-    @staticmethod
+    def _effects(self, turn: Turn, reply: AIMessage) -> RunEffects:
+        """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
+        that asked, the run's ledger."""
+        messages = [*turn.state["messages"], *turn.update.get("messages", ())]
+        history = messages
+        for index in range(len(messages) - 1, -1, -1):  # the reply is the tail, or not there
+            if messages[index] is reply or (reply.id and messages[index].id == reply.id):
+                history = messages[:index]
+                break
+        control = turn.control
+        return RunEffects(
+            turn.ledger,
+            reply,
+            history,
+            turn.agent,
+            resolve=lambda name: self.runtime.agent_named(name, control),
+        )
+
     def _admit(
-        turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
+        self, turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
     ) -> None:
         """``turn.ran``: ``reply`` narrowed to the calls that run now; ``turn.answers`` for
         those that do not: approval-marked calls are held (left unanswered), calls past the
         budget are refused."""
         held: list[ToolCall] = []
+        if turn.effects is None:
+            turn.effects = self._effects(turn, reply)
         if hold:
             reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
@@ -208,6 +334,8 @@ class AgentNode:
         agent, control = turn.agent, turn.control
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
+        if reply.tool_calls and turn.ledger is not None:
+            stamp_id(reply)  # its calls are named by it in the ledger
         if reply.name != agent.name:  # the sender, as Swarm stamps it
             # Assigned, not copied: the reply is this call's own object (add_messages
             # stamps its id the same way), and a copy cost ~3% of a handoff.

@@ -30,6 +30,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from .approvals import check_decisions
 from .budget import Budget
+from .effects import EffectLedger
 from .errors import StepLimitError, SwarmError
 from .messages import to_langchain, to_openai
 from .native import GraphAgent
@@ -56,6 +57,7 @@ class RunRequest:
     execute_tools: bool = True
     budget: Budget | None = None
     approvals: Mapping[str, bool | str] | None = None
+    effects: EffectLedger | None = None
 
 
 @dataclass
@@ -106,6 +108,7 @@ class PreparedRun(AbstractContextManager):
             agents=roster,
             budget=request.budget,
             stop_for_approval=True,  # stateless, as Swarm: return Response.pending
+            effects=request.effects,
         )
         if request.approvals is not None:
             control.approvals = checked_approvals(
@@ -128,7 +131,7 @@ class PreparedRun(AbstractContextManager):
         agent = self.runtime.agent_for(final.get("active_agent"), self.control)
         # With execute_tools=False the caller runs the tools: nothing waits for approval.
         waiting = self.control.execute_tools and self.runtime.waiting(
-            agent, final["messages"], self.control
+            agent, final["messages"], self.control, self.control.effects
         )
         response = Response(
             messages=to_openai(new),
@@ -224,7 +227,7 @@ def checked_approvals(
     """``approvals``, checked against the calls the history waits on: a decision for a call
     that is not waiting is a clear error (a typo would otherwise be silently ignored)."""
     decisions = check_decisions(approvals)
-    waiting = runtime.waiting(agent, history, control)
+    waiting = runtime.waiting(agent, history, control, control.effects)
     ids = {p.id for p in waiting[1].pending} if waiting is not None else set()
     unknown = sorted(set(decisions) - ids)
     if unknown:

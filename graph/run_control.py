@@ -27,6 +27,7 @@ from .errors import BudgetExceeded
 
 if TYPE_CHECKING:
     from .approvals import PendingApproval
+    from .effects import EffectLedger
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
@@ -57,6 +58,9 @@ class RunControl:
     agents: dict[str, Agent] | None = None
     #: Agents a tool handed off to that no node was built for, by state key (this run only).
     dynamic: dict[str, Agent] = field(default_factory=dict)
+    #: Where effect tools are recorded (graph/effects.py): ``Session`` passes one to every
+    #: run; None: a compiled graph with a store uses the store, else nothing is recorded.
+    effects: EffectLedger | None = None
     #: Usage in total and by agent, the trajectory, and the budget's checks.
     ledger: Ledger = field(init=False)
 

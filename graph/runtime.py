@@ -25,6 +25,7 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
 from .approvals import WaitingCalls, held_calls, open_calls
+from .effects import EffectLedger, recorded
 from .errors import HandoffLoopError
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
@@ -145,9 +146,14 @@ class GraphRuntime:
 
     # -- approvals ------------------------------------------------------------------
     def waiting(
-        self, agent: Agent, messages: Sequence[BaseMessage], control: RunControl | None
+        self,
+        agent: Agent,
+        messages: Sequence[BaseMessage],
+        control: RunControl | None,
+        ledger: EffectLedger | None = None,
     ) -> tuple[Agent, WaitingCalls] | None:
-        """The approval-marked calls ``messages`` end on, and the agent whose tools they are
+        """The calls ``messages`` end on that wait for a decision (approval-marked, or in
+        doubt) or that ``ledger`` holds an outcome for, and the agent whose tools they are
         (``agent``, or the sender of the reply that asked for them)."""
         found = open_calls(messages)  # the usual case after tools ran: every call answered
         if found is None:
@@ -156,7 +162,8 @@ class GraphRuntime:
         owner = agent
         if reply.name not in (None, agent.name):
             owner = self.agent_named(reply.name, control) or agent
-        held = held_calls(found, owner.tools)
+        known = recorded(ledger, reply, found[1], owner.tools) if ledger is not None else {}
+        held = held_calls(found, owner.tools, known)
         return None if held is None else (owner, held)
 
     # -- handoffs and routing ---------------------------------------------------------

@@ -7,7 +7,8 @@ parameters become one ``TypedDict`` whose ``TypeAdapter`` both validates the mod
 arguments and writes the JSON schema, so the two cannot disagree (a ``Field(max_length=2)``
 on an ``Optional[list[str]]`` limits the list in the schema exactly where the validator
 does). Per-argument descriptions come from the docstring (Google, reST or NumPy style).
-``context_variables`` never appears in a schema: the framework injects it, the model
+``context_variables`` (and every other name in :data:`INJECTED_PARAMS`, such as an effect
+tool's ``idempotency_key``) never appears in a schema: the framework injects it, the model
 cannot see or forge it.
 
 :func:`tool_spec` is the engine's hot path: a cached :class:`ToolSpec` per function with
@@ -64,6 +65,12 @@ __all__ = [
 
 #: The parameter the framework injects run context into (hidden from the model).
 CONTEXT_PARAM = "context_variables"
+#: The parameter an effect tool gets its idempotency key in (see graph/effects.py).
+IDEMPOTENCY_PARAM = "idempotency_key"
+#: Every parameter the framework fills itself: never in a schema, never taken from the model
+#: (a model that sends one has it dropped). One table, so features that inject a value of
+#: their own add a name here and nowhere else.
+INJECTED_PARAMS: tuple[str, ...] = (CONTEXT_PARAM, IDEMPOTENCY_PARAM)
 
 _NoneType = type(None)
 _UNIONS: set[Any] = {Union, types.UnionType}
@@ -250,11 +257,12 @@ def _is_async(func: Any) -> bool:
 
 def _visible_parameters(
     name: str, signature: inspect.Signature, bound: set[str]
-) -> tuple[list[inspect.Parameter], bool, bool]:
-    """The parameters the model fills, whether ``context_variables`` is wanted, and whether
-    ``**kwargs`` takes extras."""
+) -> tuple[list[inspect.Parameter], tuple[str, ...], bool]:
+    """The parameters the model fills, the injected ones the tool takes (see
+    :data:`INJECTED_PARAMS`), and whether ``**kwargs`` takes extras."""
     visible: list[inspect.Parameter] = []
-    wants_context = accepts_extra = False
+    injected: list[str] = []
+    accepts_extra = False
     for param in signature.parameters.values():
         if param.name in bound:
             continue
@@ -270,11 +278,11 @@ def _visible_parameters(
                 f"tool {name!r}: parameter {param.name!r} is positional-only; tools are "
                 "called with keyword arguments"
             )
-        elif param.name == CONTEXT_PARAM:
-            wants_context = True
+        elif param.name in INJECTED_PARAMS:
+            injected.append(param.name)
         else:
             visible.append(param)
-    return visible, wants_context, accepts_extra
+    return visible, tuple(injected), accepts_extra
 
 
 # --------------------------------------------------------------------------- the one pydantic pass
@@ -371,6 +379,8 @@ class ToolSpec:
     schema: dict[str, Any]
     wants_context: bool
     is_async: bool
+    #: The injected parameters the callable takes (:data:`INJECTED_PARAMS`), in its order.
+    injected: tuple[str, ...] = ()
     #: Names the model may send, in signature order.
     arg_names: tuple[str, ...] = ()
     #: Names with no default, in signature order.
@@ -401,8 +411,8 @@ class ToolSpec:
             unknown argument 'row' (accepted: seat, meal)
         """
         args = self._decode(raw)
-        if CONTEXT_PARAM in args or not isinstance(args, dict):
-            args = {k: v for k, v in args.items() if k != CONTEXT_PARAM}
+        if not isinstance(args, dict) or any(name in args for name in INJECTED_PARAMS):
+            args = {k: v for k, v in args.items() if k not in INJECTED_PARAMS}
         if self._adapter is None:
             return self._check_names(args)
         extra: dict[str, Any] = {}
@@ -497,7 +507,8 @@ def _build_spec(func: Any) -> ToolSpec:
     name = _tool_name(func)
     signature = _signature(func, name)
     _, bound = _unwrap_partial(func)
-    visible, wants_context, accepts_extra = _visible_parameters(name, signature, bound)
+    visible, injected, accepts_extra = _visible_parameters(name, signature, bound)
+    wants_context = CONTEXT_PARAM in injected
 
     adapter = None
     if any(p.annotation is not inspect.Parameter.empty for p in visible):
@@ -517,11 +528,12 @@ def _build_spec(func: Any) -> ToolSpec:
         schema=schema,
         wants_context=wants_context,
         is_async=_is_async(func),
+        injected=injected,
         arg_names=tuple(p.name for p in visible),
         required=tuple(parameters["required"]),
         accepts_extra=accepts_extra,
         _adapter=adapter,
-        _blocked=frozenset(bound | ({CONTEXT_PARAM} if wants_context else set())),
+        _blocked=frozenset(bound | set(injected)),
         _null_is_default=frozenset(
             p.name
             for p in visible

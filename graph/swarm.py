@@ -39,6 +39,7 @@ from langgraph.graph.state import CompiledStateGraph
 from .budget import Budget
 from .builder import build_graph_and_runtime
 from .discovery import Topology, find_topology
+from .effects import EffectLedger
 from .models import ModelResolver
 from .native import as_member
 from .prepared_run import PreparedRun, RunRequest
@@ -181,6 +182,7 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        effects: EffectLedger | None = None,
     ) -> Response | Iterator[dict]:
         """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
 
@@ -196,6 +198,11 @@ class Swarm:
         whole step budget without answering (no ``max_turns``: ``Swarm(step_limit=)``, 1,000
         steps by default) raises :class:`StepLimitError`; each one's ``.response`` holds
         everything produced before it.
+
+        ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and
+        after they run (an :class:`~swarmgraph.graph.effects.EffectLedger`; ``Session`` passes
+        its own). Without one, as in Swarm, a tool runs whenever the model asks: a stateless
+        run has nowhere to remember that it ran (see docs/durability.md).
         """
         run = self._start(
             RunRequest(
@@ -208,6 +215,7 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                effects=effects,
             )
         )
         if stream:
@@ -231,6 +239,7 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        effects: EffectLedger | None = None,
     ) -> Response | AsyncIterator[dict]:
         """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
 
@@ -253,6 +262,7 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                effects=effects,
             )
         )
         if stream:

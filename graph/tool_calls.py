@@ -5,6 +5,10 @@ Every tool call gets exactly one ``ToolMessage`` answer. Anything that goes wron
 handoff in the same reply) becomes a message starting ``Error:`` that the model
 reads on its next call, and the run goes on.
 
+An effect tool (``@effect``, ``@needs_approval``) runs between its ledger's ``before`` and
+``after`` when the run has one (``effects=``, see :mod:`swarmgraph.graph.effects`); a call the
+ledger already holds is answered from it instead of running again.
+
 Example:
     >>> from langchain_core.messages import AIMessage
     >>> from swarmgraph.graph.types import Result
@@ -24,13 +28,14 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from .effects import EffectCall, EffectOutcome, RunEffects, default_idempotency_key
 from .native import members_in
-from .schema import ToolArgumentError, tool_spec
+from .schema import IDEMPOTENCY_PARAM, ToolArgumentError, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
 
 
@@ -96,12 +101,20 @@ def _member(value: Any) -> Any:
 class _Runner:
     """Shared bookkeeping for the sync and async paths."""
 
-    def __init__(self, reply: AIMessage, functions: Sequence[Callable[..., Any]], ctx: dict):
+    def __init__(
+        self,
+        reply: AIMessage,
+        functions: Sequence[Callable[..., Any]],
+        ctx: dict,
+        effects: RunEffects | None = None,
+    ):
         self.calls = _calls_of(reply)
         self.by_name = {tool_spec(f).name: f for f in functions}
         self.base_ctx = ctx
         self.ctx: dict[str, Any] | None = None
         self.outcome = ToolOutcome()
+        self.effects = effects
+        self.running: dict[str, EffectCall] = {}  # effect calls between before and after
 
     def working_context(self) -> dict[str, Any]:
         # Copy on first use: the state's dict is never mutated in place.
@@ -128,7 +141,48 @@ class _Runner:
             return f"Error: {exc}"
         if spec.wants_context:
             kwargs[CTX_VARS_NAME] = self.working_context()
+        if IDEMPOTENCY_PARAM in spec.injected:
+            kwargs[IDEMPOTENCY_PARAM] = self._idempotency_key(call)
         return func, kwargs
+
+    def _idempotency_key(self, call: _Call) -> str:
+        if self.effects is None:
+            return default_idempotency_key(call.id)
+        return self.effects.idempotency_key(self.effects.call(call.id, call.name, call.args))
+
+    def start(self, call: _Call, func: Callable[..., Any]) -> bool:
+        """Whether ``call`` runs now. An effect call is recorded as started first; one its
+        ledger already holds is answered from there (done) or refused (in doubt) instead."""
+        effects = self.effects
+        if effects is None or not effects.ledgered(func):
+            return True
+        effect = effects.call(call.id, call.name, call.args)
+        prior = effects.before(effect, self.working_context())
+        if prior is None:
+            self.running[call.id] = effect
+            return True
+        self.replay(call, prior)
+        return False
+
+    def replay(self, call: _Call, prior: EffectOutcome) -> None:
+        """Answer ``call`` from what its ledger holds, without running it."""
+        if prior.status != "done":  # started elsewhere: never run again on a guess
+            self._answer(
+                call,
+                f"Error: {call.name} was started by another run of this turn and may or may "
+                "not have happened; it was not run again. A human decides it (in doubt).",
+            )
+            return
+        if prior.error:
+            self._answer(call, prior.value)
+            return
+        agent = None
+        if prior.handoff is not None and self.effects is not None:
+            agent = self.effects.resolve(prior.handoff)
+        self.finish(
+            call,
+            Result(value=prior.value, context_variables=prior.context_variables or {}, agent=agent),
+        )
 
     def ready(
         self, debug: Callable[[str], None] | None
@@ -154,15 +208,19 @@ class _Runner:
         if error is not None:
             content = f"Error: {call.name} raised {type(error).__name__}: {error}"
             self._answer(call, content)
+            self._done(call, EffectOutcome("done", value=content, error=True))
             return
         try:
             result = to_result(raw)
         except Exception as exc:  # a __str__ that raises is still only the model's problem
-            self._answer(call, f"Error: {call.name} returned an unprintable value: {exc!r}")
+            content = f"Error: {call.name} returned an unprintable value: {exc!r}"
+            self._answer(call, content)
+            self._done(call, EffectOutcome("done", value=content, error=True))
             return
         if result.context_variables:
             self.working_context().update(result.context_variables)
         content = result.value
+        handoff = getattr(result.agent, "name", None)
         if result.agent is not None:
             first = self.outcome.handoff
             if first is None:
@@ -173,7 +231,18 @@ class _Runner:
                     f"Error: handoff to {result.agent.name} ignored: this reply already "
                     f"transferred the conversation to {first.name}."
                 )
+                handoff = None
         self._answer(call, content)
+        update = dict(result.context_variables) if result.context_variables else None
+        self._done(
+            call, EffectOutcome("done", value=content, context_variables=update, handoff=handoff)
+        )
+
+    def _done(self, call: _Call, outcome: EffectOutcome) -> None:
+        """Record an effect call's outcome right after it ran (nothing for other calls)."""
+        effect = self.running.pop(call.id, None)
+        if effect is not None and self.effects is not None:
+            self.effects.after(effect, replace(outcome, attempt=effect.attempt))
 
     def _answer(self, call: _Call, content: str) -> None:
         self.outcome.messages.append(
@@ -191,10 +260,14 @@ def execute_tool_calls(
     context_variables: dict[str, Any],
     *,
     debug: Callable[[str], None] | None = None,
+    effects: RunEffects | None = None,
 ) -> ToolOutcome:
-    """Run every tool call in ``reply`` in order (sync path; async tools are awaited here)."""
-    runner = _Runner(reply, functions, context_variables)
+    """Run every tool call in ``reply`` in order (sync path; async tools are awaited here).
+    ``effects``: the effect bookkeeping of this reply (the run's ledger), if any."""
+    runner = _Runner(reply, functions, context_variables, effects)
     for call, func, kwargs in runner.ready(debug):
+        if not runner.start(call, func):
+            continue
         try:
             raw = func(**kwargs)
             if inspect.isawaitable(raw):
@@ -212,19 +285,34 @@ async def aexecute_tool_calls(
     context_variables: dict[str, Any],
     *,
     debug: Callable[[str], None] | None = None,
+    effects: RunEffects | None = None,
 ) -> ToolOutcome:
-    """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called."""
-    runner = _Runner(reply, functions, context_variables)
+    """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called.
+    (A ledger's ``before``/``after`` are sync: a store round trip each, around the tool.)"""
+    runner = _Runner(reply, functions, context_variables, effects)
     for call, func, kwargs in runner.ready(debug):
+        # A ledger's round trips leave the event loop free: a thread hop each, effects only.
+        hop = effects is not None and effects.ledgered(func)
+        if not (await asyncio.to_thread(runner.start, call, func) if hop else True):
+            continue
         try:
             raw = func(**kwargs)
             if inspect.isawaitable(raw):
                 raw = await raw
         except Exception as exc:
-            runner.finish(call, error=exc)
+            await _finish(runner, call, None, exc, hop)
             continue
-        runner.finish(call, raw)
+        await _finish(runner, call, raw, None, hop)
     return runner.result()
+
+
+async def _finish(
+    runner: _Runner, call: _Call, raw: Any, error: BaseException | None, hop: bool
+) -> None:
+    if hop:
+        await asyncio.to_thread(runner.finish, call, raw, error)
+    else:
+        runner.finish(call, raw, error)
 
 
 def _run_coroutine(awaitable: Any) -> Any:

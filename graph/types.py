@@ -209,7 +209,9 @@ class Response(BaseModel):
     the totals). ``trajectory`` lists the run's steps in order (``{"agent", "kind": "model" |
     "tool" | "handoff" | "route", "name", ...}``). ``pending`` lists the tool calls waiting for a
     human's approval (:class:`~swarmgraph.graph.approvals.PendingApproval`); resume with
-    ``Swarm.run(..., approvals={id: True | False | "reason"})``.
+    ``Swarm.run(..., approvals={id: True | False | "reason"})``. ``context_conflicts`` (set by
+    ``Session``) lists the context keys another turn changed while this one ran and this turn
+    stored over (see :mod:`swarmgraph.memory.context_merge`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -220,6 +222,7 @@ class Response(BaseModel):
     usage: dict = Field(default_factory=dict)
     trajectory: list[dict] = Field(default_factory=list)
     pending: list = Field(default_factory=list)
+    context_conflicts: list[dict] = Field(default_factory=list)
     # Set by Swarm; read through langchain_messages (memory's Session read it directly).
     _langchain_messages: list[Any] | None = PrivateAttr(default=None)
 
