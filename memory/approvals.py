@@ -21,27 +21,114 @@ approvals={'c1': True | False | 'reason'}), with no new message
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
-__all__ = ["ApprovalPendingError", "check_turn", "pending_in"]
+if TYPE_CHECKING:
+    from .store import ConversationStore
+
+__all__ = ["ApprovalPendingError", "already_decided", "check_turn", "pending_in", "tail_outcomes"]
+
+#: What the effect ledger says about an unanswered call: answered from the ledger (``done``),
+#: started by a turn that is finished or was retried (``in_doubt``), or started by a turn
+#: still open elsewhere (``in_flight``: it may be running now; only a retry of that turn
+#: declares it in doubt).
+CallState = Literal["done", "in_doubt", "in_flight"]
 
 
 class ApprovalPendingError(ValueError):
     """A new message was sent to a conversation whose tool calls wait for approval."""
 
 
-def pending_in(messages: Sequence[BaseMessage]) -> list[Any]:
+def pending_in(
+    messages: Sequence[BaseMessage], states: Mapping[str, CallState] | None = None
+) -> list[Any]:
     """The tool calls the stored conversation ends on without an answer (they wait for a
     decision: a Session only stores whole runs, in which every other call is answered), as
-    ``PendingApproval`` s."""
+    ``PendingApproval`` s. ``states`` (:func:`tail_outcomes`): a call answered from the effect
+    ledger waits for nothing, one in flight elsewhere waits for its own turn, one in doubt is
+    marked ``in_doubt``."""
     # The engine loads on first use, as elsewhere in memory/ (importing memory stays cheap).
     from ..graph.approvals import as_pending, open_calls
 
     found = open_calls(messages)
-    return [] if found is None else as_pending(*found)
+    if found is None:
+        return []
+    pending = []
+    for call in as_pending(*found):
+        state = (states or {}).get(call.id)
+        if state == "in_doubt":
+            pending.append(call.model_copy(update={"in_doubt": True}))
+        elif state is None:
+            pending.append(call)
+    return pending
+
+
+def tail_outcomes(
+    store: ConversationStore, conversation_id: str, messages: Sequence[BaseMessage]
+) -> dict[str, CallState]:
+    """What the effect ledger holds for the unanswered calls ``messages`` end on, by call id
+    (no read at all when every call is answered, the usual case)."""
+    from ..graph.approvals import open_calls
+    from ..graph.effects import effect_key
+    from .effect_ledger import recorded_outcomes
+    from .turn_index import TURN
+
+    found = open_calls(messages)
+    if found is None:
+        return {}
+    reply, calls = found
+    keys = {effect_key(c.get("id") or "", reply.id): c.get("id") or "" for c in calls}
+    recorded = recorded_outcomes(store, conversation_id, list(keys))
+    if not recorded:
+        return {}
+    starters = sorted({by for o, by in recorded.values() if o.status == "started" and by})
+    entries = store.records(conversation_id, TURN, starters) if starters else {}
+    states: dict[str, CallState] = {}
+    for key, (outcome, by) in recorded.items():
+        entry = entries.get(by or "")
+        if outcome.status == "done":
+            states[keys[key]] = "done"
+        elif isinstance(entry, dict) and entry.get("status") == "open":
+            states[keys[key]] = "in_flight"
+        else:
+            states[keys[key]] = "in_doubt"
+    return states
+
+
+def already_decided(
+    store: ConversationStore,
+    conversation_id: str,
+    messages: Sequence[BaseMessage],
+    pending: Sequence[Any],
+    approvals: Mapping[str, Any],
+) -> None:
+    """Raise ``ApprovalAlreadyDecided`` for a decision about a call that no longer waits
+    because someone decided it first (its decision is recorded): the loser of two people
+    answering one approval, whichever turn id each used."""
+    from ..graph.effects import effect_key
+    from ..graph.errors import ApprovalAlreadyDecided
+
+    waiting = {p.id for p in pending}
+    gone = [call_id for call_id in approvals if call_id not in waiting]
+    if not gone:
+        return
+    asked: dict[str, tuple[str, str]] = {}  # ledger key -> (call id, tool)
+    for message in reversed(messages):  # the assistant messages that asked for them
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                call_id = call.get("id") or ""
+                if call_id in gone and call_id not in {c for c, _ in asked.values()}:
+                    asked[effect_key(call_id, message.id)] = (call_id, call["name"])
+    if not asked:
+        return
+    decided = store.records(conversation_id, "approval", list(asked))
+    for key, value in decided.items():
+        call_id, tool = asked[key]
+        decision = value.get("decision") if isinstance(value, dict) else value
+        raise ApprovalAlreadyDecided(call_id, decision, tool)
 
 
 def check_turn(

@@ -136,7 +136,8 @@ def refund_rules(messages: list[BaseMessage]) -> Any:
 
 def stored_bytes(url: str, conversation_id: str) -> int:
     """Bytes of stored values for this conversation, read back from the store: every message's
-    JSON, plus the context JSON, ``meta`` JSON and active-agent name of its context row.
+    JSON, plus the context JSON, ``meta`` JSON and active-agent name of its context row, plus
+    its records (the turn index: each turn's id and where its messages are).
 
     Example:
         >>> stored_bytes("memory://nothing-here", "c")
@@ -145,7 +146,7 @@ def stored_bytes(url: str, conversation_id: str) -> int:
     from langchain_core.messages import message_to_dict
     from sqlalchemy import text
 
-    from .backends import open_context_store, open_history
+    from .backends import open_context_store, open_history, open_store
     from .urls import url_scheme
 
     if url_scheme(url) == "sqlite":
@@ -168,7 +169,14 @@ def stored_bytes(url: str, conversation_id: str) -> int:
                 ),
                 {"c": conversation_id},
             ).scalar_one()
-        return int(messages) + int(context)
+            records = conn.execute(
+                text(
+                    "SELECT coalesce(sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB)))"
+                    ", 0) FROM swarm_records WHERE conversation_id = :c"
+                ),
+                {"c": conversation_id},
+            ).scalar_one()
+        return int(messages) + int(context) + int(records)
     total = sum(
         len(json.dumps(message_to_dict(m)).encode())
         for m in open_history(url, conversation_id).get_messages()
@@ -177,7 +185,13 @@ def stored_bytes(url: str, conversation_id: str) -> int:
     if record.version or record.meta:
         total += len(json.dumps(record.context, separators=(",", ":")).encode())
         total += len(json.dumps(record.meta).encode()) + len((record.active_agent or "").encode())
+    turns = open_store(url).records(conversation_id, "turn")
+    total += sum(len(key.encode()) + len(_compact(value).encode()) for key, value in turns.items())
     return total
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def run_turn(url: str, conversation_id: str, persist: Sequence[str], message: str) -> dict:

@@ -143,5 +143,31 @@ class RecordExists(RuntimeError):
         )
 
 
+class TurnInProgress(RuntimeError):
+    """Another run holds this turn id: it is running it now (or finished it) with an effect
+    tool in flight, so this run stopped before running any effect, and nothing of it was
+    stored. ``turn_id`` names the turn; retry it later with the same id to get its outcome.
+
+    Example:
+        >>> print(TurnInProgress("conv-7", "t-1"))  # doctest: +NORMALIZE_WHITESPACE
+        turn 't-1' of 'conv-7' is being run by another process (or was finished by one);
+        nothing of this run was stored: retry later with turn_id='t-1' for its outcome
+    """
+
+    def __init__(self, conversation_id: str, turn_id: str) -> None:
+        self.conversation_id, self.turn_id = conversation_id, turn_id
+        super().__init__(
+            f"turn {turn_id!r} of {conversation_id!r} is being run by another process (or was "
+            f"finished by one); nothing of this run was stored: retry later with "
+            f"turn_id={turn_id!r} for its outcome"
+        )
+
+
+class ContextConflictWarning(UserWarning):
+    """Another turn changed a context key this turn changed too, while it ran, and no merge
+    rule combined the two: this turn's value was stored over the other's (listed in
+    ``response.context_conflicts``). ``Session(..., merge={key: rule})`` combines them."""
+
+
 class UnknownAgentWarning(UserWarning):
     """The stored active agent is not among the Session's known agents; the given one runs."""

@@ -44,30 +44,45 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import copy
+import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from .approvals import check_turn, pending_in
+from ..graph.errors import SwarmError
+from .approvals import already_decided, check_turn, pending_in, tail_outcomes
 from .backends import open_store
 from .chat_history import StoredChatHistory
-from .context_json import DEFAULT_SIZE_LIMIT
+from .context_json import DEFAULT_SIZE_LIMIT, encode_context
+from .context_merge import MergeRule, check_rules, rebase
+from .effect_ledger import TurnLedger, TurnState
 from .errors import (
+    ContextConflictWarning,
     ContextSerializationError,
     ContextVersionConflict,
+    RecordExists,
+    TurnInProgress,
     TurnOutcomeUnknown,
     UnknownAgentWarning,
 )
 from .ids import check_conversation_id, check_turn_id
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
-from .store import NO_MESSAGES, Snapshot, TurnWrite
-from .turn_log import find_turn, logged, ranked, stored_slice
+from .store import NO_MESSAGES, Snapshot, TurnWrite, Window
+from .turn_index import (
+    TURN,
+    done_entry,
+    find_turn,
+    legacy_records,
+    ranked,
+    turn_record,
+    with_open,
+    without_legacy_log,
+)
 from .urls import default_url
 
 if TYPE_CHECKING:
@@ -88,21 +103,15 @@ def rebase_context(latest: dict, base: dict, new: dict) -> dict:
 
     Keys the run added or changed take the run's value, keys it deleted are deleted, and
     everything else keeps the latest stored value, so two concurrent runs lose neither's
-    writes unless both wrote the same key (then the later save wins). (The engine's
+    writes unless both wrote the same key (then the later save wins, and ``Session`` reports
+    it; merge rules combine them: :mod:`swarmgraph.memory.context_merge`). (The engine's
     ``graph.state.merge_context`` is another thing: the reducer of one run's updates.)
 
     Example:
         >>> rebase_context({"a": 1, "b": 9}, base={"a": 1, "b": 2}, new={"a": 5, "b": 2})
         {'a': 5, 'b': 9}
     """
-    rebased = copy.deepcopy(latest)
-    for key, value in new.items():
-        if key not in base or base[key] != value:
-            rebased[key] = copy.deepcopy(value)
-    for key in base:
-        if key not in new:
-            rebased.pop(key, None)
-    return rebased
+    return rebase(latest, base=base, new=new)
 
 
 def as_messages(message: MessageInput) -> list[BaseMessage]:
@@ -164,14 +173,14 @@ def _persist_tuple(persist: str | Iterable[str]) -> tuple[str, ...]:
 
 
 @dataclass
-class _Turn:
-    """One turn in flight: what it loaded and what it sends."""
+class _Turn(TurnState):
+    """One turn in flight: what it loaded, what it sends, what its saves know."""
 
-    turn_id: str
-    new: list[BaseMessage]
     snapshot: Snapshot = field(default_factory=Snapshot)
     folded: Folded = field(default_factory=lambda: Folded([]))
-    context: dict = field(default_factory=dict)  # what the run was given (to rebase over)
+    given: dict | None = field(default_factory=dict)  # the context the run is given
+    agent: str | None = None  # the agent an open entry resumes with (None: the stored one)
+    rank: int = 0
 
 
 class Session:
@@ -190,6 +199,11 @@ class Session:
         agents: agents a stored active-agent name may resolve to, besides every agent
             reachable by handoff from the agent passed to :meth:`run`.
         context_size_limit: bytes of context JSON above which saving warns.
+        merge: per context key, how to combine this turn's change with another turn's that
+            saved while it ran (``{"visits": operator.add}``: counters stay exact); keys
+            without a rule keep this turn's value and are reported
+            (``response.context_conflicts``, :class:`ContextConflictWarning`). See
+            :mod:`swarmgraph.memory.context_merge`.
     """
 
     def __init__(
@@ -202,8 +216,10 @@ class Session:
         memory: MemoryPolicy | str | None = None,
         agents: Sequence[Agent] | None = None,
         context_size_limit: int | None = DEFAULT_SIZE_LIMIT,
+        merge: Mapping[str, MergeRule] | None = None,
     ) -> None:
         self.conversation_id = check_conversation_id(conversation_id)
+        self.merge = check_rules(merge)
         self.url = url = default_url() if url is None else url
         self.persist = _persist_tuple(persist)
         if window is not None and memory is not None:
@@ -255,11 +271,21 @@ class Session:
 
     @property
     def pending(self) -> list[PendingApproval]:
-        """Tool calls of the last stored turn that wait for approval (``PendingApproval`` s),
-        read from the stored conversation, so another process sees them too."""
+        """Tool calls of the last stored turn that wait for a decision (``PendingApproval``
+        s): approval-marked calls, and effect calls in doubt (``in_doubt=True``: started, never
+        finished). Read from the stored conversation, so another process sees them too."""
         if "messages" not in self.persist:
             return []
-        return pending_in(self.store.messages(self.conversation_id, _PENDING_TAIL))
+        tail = self.store.messages(self.conversation_id, _PENDING_TAIL)
+        return pending_in(tail, tail_outcomes(self.store, self.conversation_id, tail))
+
+    @property
+    def unfinished(self) -> list[str]:
+        """Turn ids that ran an effect tool and never finished (their process died, or runs
+        now): retry each with ``run(swarm, agent, turn_id=...)`` (no message needed), which
+        completes it or returns the calls left in doubt in ``response.pending``."""
+        meta = self.store.load(self.conversation_id, window=NO_MESSAGES).meta
+        return list(meta.get("open_turns", []))
 
     def clear(self) -> None:
         """Forget this conversation: messages, context, agent, turn log, in one write."""
@@ -300,23 +326,27 @@ class Session:
         waits (in any process); ``run(swarm, agent, approvals={id: True | False | "reason"})``
         with no message resumes it. A new message while calls wait is an error.
         """
-        turn = self._open(message, turn_id, run_kwargs)
-        turn.snapshot = self._load()
-        stored = find_turn(turn.snapshot.meta, turn.turn_id)
+        turn = self._open(message, turn_id, run_kwargs, context_variables)
+        turn.snapshot = self._load(turn.turn_id)
+        stored = self._start(turn, approvals, run_kwargs)
         if stored is not None:
             return self._replay(stored, turn, agent, swarm)
-        self._check_approvals(turn, approvals, run_kwargs)
         if "messages" in self.persist:
             turn.folded = self.memory.fold(turn.snapshot)
-        resumed, turn.context = self._prepare(agent, turn.snapshot, context_variables, swarm)
-        self.last_sent = [*turn.folded.shown, *turn.new]
-        ran = swarm.run(
-            agent=resumed,
-            messages=list(self.last_sent),
-            context_variables=turn.context,
-            **run_kwargs,
-        )
-        response = cast("Response", ran)  # not a stream: _open refused stream=True
+        resumed = self._prepare(agent, turn, context_variables, swarm)
+        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
+        ledger = self._ledger(turn, agent, swarm, run_kwargs)
+        try:
+            ran = swarm.run(
+                agent=resumed,
+                messages=list(self.last_sent),
+                context_variables=turn.given,
+                **run_kwargs,
+            )
+        except SwarmError as error:  # what ran is kept (a budget stop after tools ran)
+            self._keep(turn, error, agent, swarm, ledger)
+            raise
+        response = self._whole(turn, cast("Response", ran))  # not a stream: _open refused it
         self._save(turn, response, agent, swarm)
         self._record_usage(response)
         return response
@@ -335,54 +365,148 @@ class Session:
         """:meth:`run` for async code: ``swarm.arun``, and one thread hop each for the load
         and the save (the backends are sync with bounded pools, so 1,000 concurrent sessions
         never open more connections than the pool allows)."""
-        turn = self._open(message, turn_id, run_kwargs)
-        turn.snapshot = await asyncio.to_thread(self._load)
-        stored = find_turn(turn.snapshot.meta, turn.turn_id)
+        turn = self._open(message, turn_id, run_kwargs, context_variables)
+        turn.snapshot = await asyncio.to_thread(self._load, turn.turn_id)
+        stored = await asyncio.to_thread(self._start, turn, approvals, run_kwargs)
         if stored is not None:
             return await asyncio.to_thread(self._replay, stored, turn, agent, swarm)
-        self._check_approvals(turn, approvals, run_kwargs)
         if "messages" in self.persist:
             turn.folded = await self.memory.afold(turn.snapshot)
-        resumed, turn.context = self._prepare(agent, turn.snapshot, context_variables, swarm)
-        self.last_sent = [*turn.folded.shown, *turn.new]
-        ran = await swarm.arun(
-            agent=resumed,
-            messages=list(self.last_sent),
-            context_variables=turn.context,
-            **run_kwargs,
-        )
-        response = cast("Response", ran)  # not a stream: _open refused stream=True
+        resumed = self._prepare(agent, turn, context_variables, swarm)
+        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
+        ledger = self._ledger(turn, agent, swarm, run_kwargs)
+        try:
+            ran = await swarm.arun(
+                agent=resumed,
+                messages=list(self.last_sent),
+                context_variables=turn.given,
+                **run_kwargs,
+            )
+        except SwarmError as error:
+            await asyncio.to_thread(self._keep, turn, error, agent, swarm, ledger)
+            raise
+        response = self._whole(turn, cast("Response", ran))  # not a stream: _open refused it
         await asyncio.to_thread(self._save, turn, response, agent, swarm)
         self._record_usage(response)
         return response
 
-    @staticmethod
-    def _open(message: MessageInput | None, turn_id: str | None, run_kwargs: dict) -> _Turn:
-        """The checks a turn makes before any I/O."""
+    def _open(
+        self,
+        message: MessageInput | None,
+        turn_id: str | None,
+        run_kwargs: dict,
+        context_variables: dict | None,
+    ) -> _Turn:
+        """The checks a turn makes before any I/O (and so before any model call)."""
         if run_kwargs.get("stream"):
             raise ValueError(
                 "Session.run does not stream: it must see the whole response to save it"
             )
-        for name in ("messages", "context_variables", "agent"):
+        for name in ("messages", "context_variables", "agent", "effects"):
             if name in run_kwargs:
                 raise TypeError(f"Session.run builds {name!r} itself; pass it positionally")
+        if context_variables is not None:
+            if not isinstance(context_variables, dict):
+                kind = type(context_variables).__name__
+                raise TypeError(f"context_variables must be a dict, got {kind}")
+            if "context" in self.persist:  # a value the save would refuse fails now, not then
+                encode_context(context_variables, size_limit=None)
         new = as_messages(message) if message is not None else []
+        for item in new:  # a replay finds the turn's messages by the first one's id
+            if not item.id:
+                item.id = f"msg-{uuid.uuid4().hex}"
         return _Turn(check_turn_id(turn_id), new)
 
-    def _load(self) -> Snapshot:
+    def _load(self, turn_id: str) -> Snapshot:
         """Everything a turn reads from storage: one read (two for a policy whose window
-        depends on its stored state). No model call: the policy's fold runs after it."""
+        depends on its stored state), with the turn id's own entry in the turn index. No model
+        call: the policy's fold runs after it."""
         cid = self.conversation_id
         if not self.persist:
             return Snapshot()
-        if "messages" not in self.persist:  # the record still holds the turn log
-            return self.store.load(cid, window=NO_MESSAGES)
+        wanted = [(TURN, turn_id)]
+        if "messages" not in self.persist:  # the record still holds the turn index
+            return self._counted(self.store.load(cid, window=NO_MESSAGES, records=wanted))
         meta = self.store.load(cid, window=NO_MESSAGES).meta if self.memory.stateful else {}
-        return self.store.load(cid, window=self.memory.window(meta))
+        snapshot = self.store.load(cid, window=self.memory.window(meta), records=wanted)
+        return self._counted(snapshot)
 
-    def _save(self, turn: _Turn, response: Response, given: Agent, swarm: Swarm) -> None:
-        """One conditional write of the turn on the version loaded; on a conflict, read the
-        record again, rebase the run's context changes on it and write again.
+    def _counted(self, snapshot: Snapshot) -> Snapshot:
+        """``snapshot`` with its message count, counted once for a conversation an earlier
+        version stored a turn log for (its turns' places are counted from the end)."""
+        if snapshot.count is None and "turns" in snapshot.meta:
+            snapshot.count = self.store.count(self.conversation_id)
+        return snapshot
+
+    def _start(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> dict | None:
+        """The stored entry of a turn that is done (replay it), else ``None``: a turn found
+        open (an earlier attempt ran an effect and never finished) is resumed from its entry;
+        a new turn checks its approvals."""
+        turn.latest, turn.version = turn.snapshot, turn.snapshot.version
+        if not self.persist:
+            return None
+        stored = find_turn(turn.snapshot, turn.turn_id)
+        if stored is not None and stored.get("status", "done") == "done":
+            return stored
+        if stored is not None:  # open: resume it (a retry takes the turn over)
+            from langchain_core.messages import messages_from_dict
+
+            kept = messages_from_dict(stored.get("messages", []))
+            size = int(stored.get("new", 0))
+            turn.new, turn.carried = kept[:size], kept[size:]
+            turn.base = stored.get("base") or {}
+            turn.given = stored.get("context")
+            turn.agent, turn.rank = stored.get("agent"), int(stored.get("rank", 0))
+            turn.resumed, turn.taken_from = True, stored
+            run_kwargs.pop("approvals", None)  # decisions made then are recorded: used as made
+            return None
+        self._check_approvals(turn, approvals, run_kwargs)
+        return None
+
+    def _ledger(
+        self, turn: _Turn, agent: Agent, swarm: Swarm, run_kwargs: dict
+    ) -> TurnLedger | None:
+        """The run's effect ledger (``Swarm.run(effects=)``): none when nothing is stored."""
+        if not self.persist:
+            return None
+        ledger = TurnLedger(
+            self.store,
+            self.conversation_id,
+            turn,
+            sent=len(self.last_sent) - len(turn.carried),
+            rank=lambda known: self._rank(agent, known, swarm),
+        )
+        run_kwargs["effects"] = ledger
+        return ledger
+
+    def _keep(
+        self, turn: _Turn, error: SwarmError, given: Agent, swarm: Swarm, ledger: TurnLedger | None
+    ) -> None:
+        """A run that stopped with a :class:`SwarmError` (a budget, the step limit, a handoff
+        loop) after doing something is saved as far as it got, every tool call answered, so
+        nothing that ran is forgotten (the error is raised after). A decision that came second
+        (``ApprovalAlreadyDecided``) stores nothing."""
+        from ..graph.errors import ApprovalAlreadyDecided
+
+        if isinstance(error, ApprovalAlreadyDecided) or error.response is None or not self.persist:
+            return
+        response = error.response = self._whole(turn, error.response)
+        run = run_messages(response)
+        if not run and not turn.opened:
+            return  # nothing happened
+        self._save(turn, response, given, swarm, run=answered(run, error))
+
+    def _save(
+        self,
+        turn: _Turn,
+        response: Response,
+        given: Agent,
+        swarm: Swarm,
+        run: list[BaseMessage] | None = None,
+    ) -> None:
+        """One conditional write of the turn on the version this turn knows (its load, or its
+        own saves around effect calls); on a conflict, read the record again, replay the run's
+        context changes on it (merge rules, conflicts reported) and write again.
 
         A turn id found stored on a conflict means an earlier attempt of this turn saved it:
         nothing is written. A context JSON cannot hold is left out (the stored context stays),
@@ -391,41 +515,92 @@ class Session:
         if not self.persist:
             return
         keeps = "context" in self.persist
-        messages = [*turn.new, *run_messages(response)] if "messages" in self.persist else []
+        ran = run_messages(response) if run is None else run
+        messages = [*turn.new, *ran] if "messages" in self.persist else []
         context = response.context_variables if keeps else None
         agent = getattr(response.agent, "name", None) if keeps else None
-        entry: dict[str, Any] = {
-            "id": turn.turn_id,
-            "new": len(turn.new) if messages else 0,
-            "run": len(messages) - len(turn.new) if messages else 0,
-            "agent": getattr(response.agent, "name", None),
-        }
         # Two agents may share a name: the rank says which of them (see _namesakes).
         rank = self._rank(given, response.agent, swarm)
-        if rank:
-            entry["rank"] = rank
-        latest, error = turn.snapshot, None
+        error, conflicts = None, list[dict[str, Any]]()
         while True:
-            meta = logged(self.memory.stored_meta(latest.meta, turn.folded.state), entry)
-            write = TurnWrite(messages, context, agent, meta)
+            latest = turn.latest
+            entry = done_entry(
+                position=latest.count,
+                new=len(turn.new) if messages else 0,
+                run=len(messages) - len(turn.new) if messages else 0,
+                first=messages[0].id if messages else None,
+                agent=getattr(response.agent, "name", None),
+                rank=rank,
+            )
+            meta = self.memory.stored_meta(latest.meta, turn.folded.state)
+            meta = with_open(without_legacy_log(meta), turn.turn_id, still=False)
+            records = [r for r in legacy_records(latest) if r.key != turn.turn_id]
+            claim = not turn.opened and not turn.resumed
+            records.append(turn_record(turn.turn_id, entry, first=claim))
+            write = TurnWrite(messages, context, agent, meta, records)
             if context is not None:
                 write.meta = ranked(meta, rank if agent is not None else 0)
                 if latest is not turn.snapshot:
-                    write.context = rebase_context(latest.context, turn.context, context)
+                    conflicts = []
+                    write.context = rebase(
+                        latest.context, base=turn.base, new=context, merge=self.merge,
+                        conflicts=conflicts,
+                    )  # fmt: skip
             try:
-                self.store.save(self.conversation_id, write, expected_version=latest.version)
+                self.store.save(self.conversation_id, write, expected_version=turn.version)
                 break
             except ContextSerializationError as caught:  # raised before anything was written
                 error, context, agent = caught, None, None
-            except ContextVersionConflict:  # someone saved since our load
-                latest = self.store.load(self.conversation_id, window=NO_MESSAGES)
-                if find_turn(latest.meta, turn.turn_id) is not None:
+            except (ContextVersionConflict, RecordExists):  # someone saved since our read
+                if self._saved_elsewhere(turn):
                     return
             except TurnOutcomeUnknown as unknown:
                 raise TurnOutcomeUnknown(self.url, unknown.reason, turn_id=turn.turn_id) from None
+        if conflicts:
+            response.context_conflicts = conflicts
+            keys = ", ".join(repr(c["key"]) for c in conflicts)
+            warnings.warn(
+                f"conversation {self.conversation_id!r}: another turn changed {keys} while "
+                "this one ran; this turn's value was stored over it (Session(merge={key: "
+                "rule}) combines them; see response.context_conflicts)",
+                ContextConflictWarning,
+                stacklevel=4,
+            )
         if error is not None:
             error.response = response
             raise error
+
+    @staticmethod
+    def _whole(turn: _Turn, response: Response) -> Response:
+        """A resumed turn's Response holds the whole turn's messages: those an earlier attempt
+        kept (up to the effect call it was running) before this run's own."""
+        if not turn.carried:
+            return response
+        from ..graph.messages import to_openai
+
+        run = run_messages(response)
+        response.messages = [*to_openai(turn.carried), *response.messages]
+        response._langchain_messages = [*turn.carried, *run]
+        return response
+
+    def _saved_elsewhere(self, turn: _Turn) -> bool:
+        """Read the record again after a conflict: True when an earlier attempt of this turn
+        saved it already; :class:`TurnInProgress` when another run holds it now."""
+        latest = self.store.load(
+            self.conversation_id, window=NO_MESSAGES, records=[(TURN, turn.turn_id)]
+        )
+        turn.latest, turn.version = self._counted(latest), latest.version
+        entry = find_turn(latest, turn.turn_id)
+        if entry is None:
+            return False
+        if entry.get("status", "done") == "done":
+            return True
+        mine = entry.get("owner") == turn.owner or (
+            turn.resumed and not turn.opened and entry == turn.taken_from
+        )
+        if not mine:
+            raise TurnInProgress(self.conversation_id, turn.turn_id)
+        return False
 
     def _replay(self, stored: dict, turn: _Turn, agent: Agent, swarm: Swarm) -> Response:
         """The stored turn as a ``Response``: its messages from the store, the agent that
@@ -433,8 +608,8 @@ class Session:
         from ..graph.messages import to_openai
         from ..graph.types import Response
 
-        size, span = stored_slice(turn.snapshot.meta, stored)
-        kept = self.store.messages(self.conversation_id, span)[:size] if size else []
+        size = stored["new"] + stored["run"]
+        kept = self._stored_messages(stored, size) if size else []
         response = Response(
             messages=to_openai(kept[stored["new"] :]),
             agent=self._resolve_agent(agent, stored.get("agent"), stored.get("rank", 0), swarm),
@@ -444,9 +619,26 @@ class Session:
         self._record_usage(response)
         return response
 
+    def _stored_messages(self, stored: dict, size: int) -> list[BaseMessage]:
+        """A stored turn's ``size`` messages, from its position on: checked by the first
+        one's id (messages a chat history appended meanwhile may sit before them); empty if
+        they were cleared since (the turn still never runs twice)."""
+        window = Window(start=int(stored.get("position") or 0))
+        found = self.store.load(self.conversation_id, window=window).messages
+        first = stored.get("first")
+        if first is None:  # a turn an earlier version logged: position and counts only
+            return found[:size]
+        at = next((i for i, m in enumerate(found) if m.id == first), None)
+        return [] if at is None else found[at : at + size]
+
     # -- shared pieces -------------------------------------------------------------------
     def _check_approvals(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> None:
-        check_turn(self.conversation_id, pending_in(turn.snapshot.messages), turn.new, approvals)
+        messages = turn.snapshot.messages
+        outcomes = tail_outcomes(self.store, self.conversation_id, messages)
+        pending = pending_in(messages, outcomes)
+        if approvals:
+            already_decided(self.store, self.conversation_id, messages, pending, approvals)
+        check_turn(self.conversation_id, pending, turn.new, approvals)
         if approvals is not None:
             run_kwargs["approvals"] = approvals
 
@@ -499,20 +691,27 @@ class Session:
         )
         return given
 
-    def _prepare(
-        self, agent: Agent, snapshot: Snapshot, caller: dict | None, swarm: Swarm
-    ) -> tuple[Agent, dict]:
-        if caller is not None and not isinstance(caller, dict):
-            raise TypeError(f"context_variables must be a dict, got {type(caller).__name__}")
-        # The record is loaded for the turn log too; only a Session that keeps the context
+    def _prepare(self, agent: Agent, turn: _Turn, caller: dict | None, swarm: Swarm) -> Agent:
+        """The agent the run starts with; ``turn.given`` and ``turn.base`` (the context the
+        run is given, and the one its changes are measured from)."""
+        snapshot = turn.snapshot
+        if turn.resumed:  # an open turn goes on from where its entry left it
+            context = turn.given if turn.given is not None else dict(turn.base)
+            turn.given = context
+            if "context" not in self.persist:
+                return agent
+            return self._resolve_agent(agent, turn.agent, turn.rank, swarm)
+        # The record is loaded for the turn index too; only a Session that keeps the context
         # resumes its fields and its agent (persist=("messages",) starts fresh, as documented).
         if "context" not in self.persist:
-            return agent, dict(caller or {})
+            turn.given = turn.base = dict(caller or {})
+            return agent
         # A new dict, no deep copy: the loaded one was just decoded (ours alone), and
         # Swarm.run deep-copies what it is given before any tool can touch it.
         context = {**snapshot.context, **caller} if caller else dict(snapshot.context)
+        turn.given = turn.base = context
         rank = snapshot.meta.get("agent_rank", 0)
-        return self._resolve_agent(agent, snapshot.active_agent, rank, swarm), context
+        return self._resolve_agent(agent, snapshot.active_agent, rank, swarm)
 
     def _record_usage(self, response: Response) -> None:
         usage = dict(getattr(response, "usage", None) or {})
@@ -527,6 +726,26 @@ class Session:
             }
         usage["summary_input_tokens"] = self.memory.last_input_tokens
         self.last_usage = usage
+
+
+def answered(messages: list[BaseMessage], error: BaseException) -> list[BaseMessage]:
+    """``messages`` with every tool call answered: a call the stop left unanswered gets an
+    ``Error:`` saying why, so the stored conversation never ends on a call nobody answers.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> ask = AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": "c1"}])
+        >>> [m.content for m in answered([ask], RuntimeError("budget"))][1:]
+        ['Error: the run stopped before this call ran (RuntimeError: budget)']
+    """
+    from ..graph.approvals import open_calls
+
+    found = open_calls(messages)
+    if found is None:
+        return messages
+    why = f"Error: the run stopped before this call ran ({type(error).__name__}: {error})"
+    extra = [ToolMessage(why, tool_call_id=c.get("id") or "", name=c["name"]) for c in found[1]]
+    return [*messages, *extra]
 
 
 #: How many stored messages ``Session.pending`` reads: enough for one reply's tool answers.

@@ -54,9 +54,11 @@ _EXPORTS: dict[str, str] = {
     "run_demo_loop": ".app.demo_loop",
     # control of a running swarm (swarmgraph.history holds the views for Agent(history=...))
     "needs_approval": ".graph.approvals",
+    "effect": ".graph.effects",
     "PendingApproval": ".graph.approvals",
     "Budget": ".graph.budget",
     "BudgetExceeded": ".graph.errors",
+    "ApprovalAlreadyDecided": ".graph.errors",
     "CALLER": ".graph.types",
     "Route": ".graph.routes",
     # errors a caller catches
@@ -82,7 +84,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.budget import Budget
     from .graph.builder import build_swarm_graph
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
+    from .graph.effects import effect
     from .graph.errors import (
+        ApprovalAlreadyDecided,
         BudgetExceeded,
         HandoffLoopError,
         MissingModelError,

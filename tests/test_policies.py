@@ -19,6 +19,8 @@ from swarmgraph.memory import (
     open_history,
     parse_memory,
 )
+from swarmgraph.memory.backends import open_store
+from swarmgraph.memory.turn_index import stored_turns
 
 
 def tool_turn(i: int, words: int = 1) -> list:
@@ -138,7 +140,7 @@ def test_session_stores_the_summary_and_extends_it_across_refreshes(tmp_path):
         "summary": "summary v3",
         "summarized": 6,
     }
-    assert len(meta["turns"]) == 6  # and the log of the turns stored
+    assert len(stored_turns(open_store(url), "c")) == 6  # and the index of the turns stored
     requests = [call[-1].content for call in summariser.calls]
     assert len(requests) == 3
     assert "Existing summary:\nsummary v2" in requests[2]

@@ -20,8 +20,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import ContextSerializationError, Session, open_context_store, open_history
+from swarmgraph.memory.backends import open_store
 from swarmgraph.memory.compare import TURN_1, TURN_2, refund_agents, refund_rules
 from swarmgraph.memory.errors import UnknownAgentWarning
+from swarmgraph.memory.turn_index import stored_turns
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location(
@@ -149,7 +151,7 @@ def test_a_conversation_resumes_the_right_one_of_two_agents_sharing_a_name(url, 
 
 
 def _last_turn_id(url: str) -> str:
-    return open_context_store(url).load("c").meta["turns"][-1]["id"]
+    return stored_turns(open_store(url), "c")[-1]
 
 
 def test_caller_context_is_merged_over_stored_and_never_mutated(url):
@@ -196,7 +198,7 @@ def test_unserialisable_context_saves_the_messages_and_raises_naming_the_key(url
     record = session.store.load("c")
     # The context stays as stored; the turn's id was logged (that write bumped the version).
     assert (record.context, record.version) == ({"kept": 1}, 2)
-    assert len(record.meta["turns"]) == 1
+    assert len(stored_turns(session.store, "c")) == 1
 
 
 def test_window_limits_what_the_model_sees_and_the_tokens_sent(url):

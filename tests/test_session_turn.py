@@ -21,6 +21,7 @@ from langchain_core.messages import HumanMessage
 from scale_helpers import fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import ContextVersionConflict, Session, open_context_store
+from swarmgraph.memory.turn_index import stored_turns
 
 PROBE = "probe_f3a9"  # a key only this test's context holds, to spot copies of it
 
@@ -138,7 +139,8 @@ def test_a_turn_that_keeps_no_context_still_logs_its_turn_in_one_write(url, monk
     assert (calls.counts["load"], calls.counts["save"], calls.counts["other read"]) == (1, 1, 0)
     assert calls.counts["encode"] == 0
     record = session.store.load(session.conversation_id)
-    assert record.meta["turns"][-1]["id"] == "t-2" and record.version == 2
+    assert stored_turns(session.store, session.conversation_id)[-1] == "t-2"
+    assert record.version == 2
     assert record.context == {PROBE: True, "nested": {"k": [1]}, "n": 2}  # as primed
 
 

@@ -24,6 +24,7 @@ from swarmgraph.memory import (
 from swarmgraph.memory.context_json import MAX_DEPTH
 from swarmgraph.memory.errors import ContextDepthWarning
 from swarmgraph.memory.ids import MAX_ID_BYTES
+from swarmgraph.memory.turn_index import stored_turns
 
 
 def _echo_swarm() -> tuple[Swarm, ScriptedChatModel]:
@@ -223,9 +224,9 @@ def test_context_nested_too_deep_is_refused_at_save_and_the_messages_are_kept(ba
     humans = [m.content for m in again.messages if m.type == "human"]
     assert humans == ["first", f"dig {MAX_DEPTH + 5}", "dig 600", "dig 990"]  # messages kept
     assert again.context_variables == {"keep": 1, "deep": []}  # context unchanged
-    # Each refused turn still logged its id in meta: one write of the row, one version each.
+    # Each refused turn still stored its id: one write of the row, one version each.
     assert again.store.load(cid).version == 4
-    assert len(again.store.load(cid).meta["turns"]) == 4
+    assert len(stored_turns(again.store, cid)) == 4
     model = ScriptedChatModel([scripted_tool_call("dig", {"levels": 3}), "fine"])
     assert again.run(Swarm(chat_model=model), agent, "later").context_variables["deep"] == [[[]]]
 

@@ -10,6 +10,7 @@ from drop_proxy import DropReplyProxy
 from scale_helpers import BACKENDS, fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import Session, StorageUnavailable
+from swarmgraph.memory.turn_index import stored_turns
 
 from swarmgraph import TurnOutcomeUnknown
 
@@ -157,8 +158,8 @@ def test_no_turn_id_is_lost_when_sessions_with_different_persist_interleave(
     slow_session = Session(cid, url=backend_url, persist=slow)
     model = ScriptedChatModel(respond=slow_reply)
     slow_session.run(Swarm(chat_model=model), agent, "two", turn_id="t-2")
-    turns = Session(cid, url=backend_url).store.load(cid).meta["turns"]
-    assert [turn["id"] for turn in turns] == ["t-0", "t-1", "t-2"]
+    turns = stored_turns(Session(cid, url=backend_url).store, cid)
+    assert turns == ["t-0", "t-1", "t-2"]
 
     for session, turn_id, n in [(quick_session, "t-1", 1), (slow_session, "t-2", 2)]:
         retry_model = _model(n)

@@ -17,6 +17,7 @@ from scale_helpers import BACKENDS, fresh_id, worker
 from swarmgraph.memory import ContextVersionConflict, Session, open_store
 from swarmgraph.memory.errors import RecordExists
 from swarmgraph.memory.store import NO_MESSAGES, Record, TurnWrite, Window
+from swarmgraph.memory.turn_index import stored_turns
 
 from swarmgraph import Agent, ScriptedChatModel, Swarm
 
@@ -243,7 +244,9 @@ def test_a_sqlite_file_of_the_earlier_layout_loads_and_takes_new_turns(tmp_path)
     assert model.calls == [] and replay.messages[-1]["content"] == "Done."  # the old turn log
     session.run(Swarm(chat_model=model), refunds, "is it refunded?")
     assert len(Session("c", url=url).messages) == 4
-    assert open_store(url).records("c", "turn") == {}
+    # The earlier log's turn id moved into the turn index with the next turn's save.
+    assert stored_turns(open_store(url), "c")[0] == "t-old"
+    assert len(stored_turns(open_store(url), "c")) == 2
 
 
 @pytest.mark.redis

@@ -1,0 +1,344 @@
+"""The effect ledger of a ``Session`` turn: effect tools recorded in the conversation's store.
+
+Every ``Session.run`` hands the engine one :class:`TurnLedger` (the
+:class:`~swarmgraph.graph.effects.EffectLedger` protocol). Records, beside the conversation's
+messages and context, on the same backend and with the same atomic, conditional saves:
+
+=======================  ============================  ===================================
+record                   written                       holds
+=======================  ============================  ===================================
+``turn:<turn id>``       before the first effect call  the turn so far (``open``, see
+                         of a turn, with it            :mod:`~swarmgraph.memory.turn_index`)
+``effect:<call>``        before the call runs, with    ``started`` (put-if-absent: one run
+                         the turn so far, atomically   of a call, ever); ``<call>#n`` for
+                                                       attempt ``n`` a human approved again
+``effect.done:<call>``   right after it ran            the answer the model read, the
+                                                       context update, the handoff
+``approval:<question>``  when a decision is given      ``{"decision", "turn"}``
+                                                       (put-if-absent: the first wins)
+=======================  ============================  ===================================
+
+``<call>`` is the tool call id at the id of the assistant message that asked for it. Every
+write is conditional on the version this turn last read or wrote, so the turn's final save
+still sees, and merges, what other turns saved meanwhile; a run that finds its turn taken over
+by another run of the same turn id stops (:class:`~swarmgraph.memory.errors.TurnInProgress`).
+
+A call started by a turn that is still open elsewhere is *in flight*, not in doubt: only a
+retry of that turn (same turn id) declares it in doubt, and only then may a decision about it
+come from any turn. So a decision meant for "may it run?" is never taken for "run it again".
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from swarmgraph.graph.effects import EffectCall, EffectOutcome, TurnSoFar
+    >>> from swarmgraph.graph.types import Agent
+    >>> from swarmgraph.memory.backends import open_store
+    >>> store = open_store("memory://ledger-doc")
+    >>> turn = TurnState("t-1", new=[HumanMessage("pay 7", id="h1")])
+    >>> ledger = TurnLedger(store, "conv-1", turn, sent=1)
+    >>> reply = AIMessage("", id="r1", tool_calls=[{"name": "pay", "args": {}, "id": "c1"}])
+    >>> call = EffectCall("c1@r1", "c1", "pay", {}, "Cashier")
+    >>> ledger.before(call, TurnSoFar([turn.new[0], reply], {}, Agent(name="Cashier"))) is None
+    True
+    >>> ledger.prior([call])["c1@r1"].status   # started: a crash now leaves it in doubt
+    'started'
+    >>> ledger.after(call, EffectOutcome("done", value="paid"))
+    >>> TurnLedger(store, "conv-1", TurnState("t-2"), sent=0).prior([call])["c1@r1"].value
+    'paid'
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
+
+from .errors import ContextVersionConflict, RecordExists, TurnInProgress, TurnOutcomeUnknown
+from .store import NO_MESSAGES, ConversationStore, Record, Snapshot, TurnWrite
+from .turn_index import TURN, turn_record, with_open
+
+if TYPE_CHECKING:
+    from ..graph.effects import EffectCall, EffectOutcome, TurnSoFar
+    from ..graph.types import Agent
+
+__all__ = ["TurnLedger", "TurnState", "recorded_outcomes"]
+
+EFFECT = "effect"
+DONE = "effect.done"
+APPROVAL = "approval"
+#: Attempts of one call a ledger looks for (a human approving the same call in doubt again
+#: and again is rare; past this many the call stays in doubt).
+MAX_ATTEMPTS = 9
+
+
+@dataclass
+class TurnState:
+    """One ``Session`` turn in flight, shared by the Session (its load and final save) and
+    its ledger (the saves around effect calls).
+
+    ``new``: the caller's messages; ``carried``: the run's messages an earlier attempt of this
+    turn kept in its open entry; ``base``: the context the turn started from (what its
+    changes are measured against); ``latest``: the conversation's record as last read;
+    ``version``: what the turn's next save expects; ``owner``: this run; ``opened``: this run
+    stored the turn's open entry; ``resumed``: the turn was found open (a retry), and
+    ``taken_from`` is that entry.
+    """
+
+    turn_id: str
+    new: list[BaseMessage] = field(default_factory=list)
+    carried: list[BaseMessage] = field(default_factory=list)
+    base: dict = field(default_factory=dict)
+    latest: Snapshot = field(default_factory=Snapshot)
+    version: int = 0
+    owner: str = field(default_factory=lambda: uuid.uuid4().hex)
+    opened: bool = False
+    resumed: bool = False
+    taken_from: dict | None = None
+
+
+def attempt_key(key: str, attempt: int) -> str:
+    """The ``effect`` record of one attempt of a call (the first is the call's own key).
+
+    Example:
+        >>> attempt_key("c1@r1", 1), attempt_key("c1@r1", 2)
+        ('c1@r1', 'c1@r1#2')
+    """
+    return key if attempt <= 1 else f"{key}#{attempt}"
+
+
+def recorded_outcomes(
+    store: ConversationStore, conversation_id: str, keys: Collection[str]
+) -> dict[str, tuple[EffectOutcome, str | None]]:
+    """What is recorded for the calls ``keys``: ``key -> (outcome, turn id that started it)``
+    (two reads: the attempts started, the results)."""
+    from ..graph.effects import EffectOutcome
+
+    if not keys:
+        return {}
+    wanted = [attempt_key(k, n) for k in keys for n in range(1, MAX_ATTEMPTS + 1)]
+    started = store.records(conversation_id, EFFECT, wanted)
+    done = store.records(conversation_id, DONE, list(keys))
+    found: dict[str, tuple[EffectOutcome, str | None]] = {}
+    for key in keys:
+        attempts = [started[attempt_key(key, n)] for n in range(1, MAX_ATTEMPTS + 1)
+                    if attempt_key(key, n) in started]  # fmt: skip
+        last = attempts[-1] if attempts else None
+        by = last.get("turn") if isinstance(last, dict) else None
+        if key in done:
+            found[key] = (EffectOutcome.from_record(done[key]), by)
+        elif last is not None:
+            found[key] = (EffectOutcome.from_record(last), by)
+    return found
+
+
+class TurnLedger:
+    """The :class:`~swarmgraph.graph.effects.EffectLedger` of one ``Session`` turn; see the
+    module docstring. ``sent``: how many messages the run was given before its own (the
+    history shown and the turn's messages so far); ``rank``: the rank of an agent among
+    namesakes (stored with the turn, as its final save does)."""
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        conversation_id: str,
+        turn: TurnState,
+        *,
+        sent: int,
+        rank: Callable[[Agent], int] | None = None,
+    ) -> None:
+        self.store = store
+        self.conversation_id = conversation_id
+        self.turn = turn
+        self.sent = sent
+        self.rank = rank or (lambda agent: 0)
+
+    # -- the saves ----------------------------------------------------------------------------
+    def _save(self, write: Callable[[], TurnWrite], *, owned: bool = True) -> None:
+        """One conditional save of ``write()`` on the version this turn knows; on a conflict,
+        read the record again (this turn's own entry with it) and save again. ``owned``: the
+        save is this run's to make only while it holds the turn (a result that happened is
+        recorded whoever holds it)."""
+        turn = self.turn
+        while True:
+            try:
+                turn.version = self.store.save(
+                    self.conversation_id, write(), expected_version=turn.version
+                )
+                return
+            except ContextVersionConflict:  # another turn saved: re-read, keep going
+                self._reload()
+                if owned:
+                    self._check_owner()
+            except TurnOutcomeUnknown as unknown:
+                raise TurnOutcomeUnknown(
+                    self.store.url, unknown.reason, turn_id=turn.turn_id
+                ) from None
+
+    def _reload(self) -> Snapshot:
+        turn = self.turn
+        latest = self.store.load(
+            self.conversation_id, window=NO_MESSAGES, records=[(TURN, turn.turn_id)]
+        )
+        turn.latest, turn.version = latest, latest.version
+        return latest
+
+    def _check_owner(self) -> None:
+        """Raise :class:`TurnInProgress` if another run of this turn id holds it (or finished
+        it) since this run last looked. A retry takes over the entry it resumed from, as long
+        as nobody changed it since."""
+        turn = self.turn
+        entry = turn.latest.records.get((TURN, turn.turn_id))
+        if entry is None:
+            return
+        if entry.get("status") == "open" and entry.get("owner") == turn.owner:
+            return
+        if turn.resumed and not turn.opened and entry == turn.taken_from:
+            return
+        raise TurnInProgress(self.conversation_id, turn.turn_id)
+
+    # -- the protocol --------------------------------------------------------------------------
+    def before(self, call: EffectCall, turn_so_far: TurnSoFar) -> EffectOutcome | None:
+        from ..graph.effects import EffectOutcome
+
+        turn = self.turn
+        run_part = turn_so_far.messages[self.sent :]
+        agent = turn_so_far.agent
+        entry: dict[str, Any] = {
+            "status": "open",
+            "owner": turn.owner,
+            "new": len(turn.new),
+            "messages": [message_to_dict(m) for m in [*turn.new, *turn.carried, *run_part]],
+            "base": turn.base,
+            "context": turn_so_far.context,
+            "agent": agent.name,
+        }
+        rank = self.rank(agent)
+        if rank:
+            entry["rank"] = rank
+        started = {**EffectOutcome("started", attempt=call.attempt).as_record()}
+        started["turn"] = turn.turn_id
+
+        def write() -> TurnWrite:
+            claim = not turn.opened and not turn.resumed
+            meta = with_open(turn.latest.meta, turn.turn_id)
+            records = [
+                turn_record(turn.turn_id, entry, first=claim),
+                Record(EFFECT, attempt_key(call.key, call.attempt), started, if_absent=True),
+            ]
+            return TurnWrite(meta=meta, records=records)
+
+        try:
+            self._save(_with_json_fallback(write, entry))
+        except RecordExists as exists:
+            if exists.kind == TURN:  # another run of this turn id claimed it first
+                raise TurnInProgress(self.conversation_id, turn.turn_id) from None
+            return EffectOutcome.from_record(exists.stored)  # started elsewhere: not again
+        turn.opened = True
+        return None
+
+    def after(self, call: EffectCall, outcome: EffectOutcome) -> None:
+        record = Record(DONE, call.key, outcome.as_record(), if_absent=True)
+        try:
+            self._save(lambda: TurnWrite(records=[record]), owned=False)
+        except RecordExists:  # a result is recorded already (a human answered it): it stands
+            return
+        except ValueError:  # a context update JSON cannot hold: keep the answer at least
+            plain = replace(outcome, context_variables=None)
+            record = Record(DONE, call.key, plain.as_record(), if_absent=True)
+            try:
+                self._save(lambda: TurnWrite(records=[record]), owned=False)
+            except RecordExists:
+                return
+
+    def prior(self, calls: Sequence[EffectCall]) -> dict[str, EffectOutcome]:
+        found = recorded_outcomes(self.store, self.conversation_id, [c.key for c in calls])
+        return {key: outcome for key, (outcome, _) in found.items()}
+
+    def settle(
+        self, questions: Mapping[str, EffectCall], given: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        from ..graph.errors import ApprovalAlreadyDecided
+
+        turn = self.turn
+        recorded = self.store.records(self.conversation_id, APPROVAL, list(questions))
+        decided: dict[str, Any] = {}
+        for question, value in recorded.items():
+            call = questions[question]
+            if question in given and value.get("turn") != turn.turn_id:
+                raise ApprovalAlreadyDecided(call.call_id, value.get("decision"), call.tool)
+            decided[question] = value.get("decision")
+        fresh = {q: d for q, d in given.items() if q in questions and q not in recorded}
+        if not fresh:
+            return decided
+        self._check_in_flight(questions, fresh)
+        records = [
+            Record(APPROVAL, q, {"decision": d, "turn": turn.turn_id}, if_absent=True)
+            for q, d in fresh.items()
+        ]
+        try:
+            self._save(lambda: TurnWrite(records=records))
+        except RecordExists as exists:
+            call = questions[exists.key]
+            stored = exists.stored if isinstance(exists.stored, dict) else {}
+            raise ApprovalAlreadyDecided(call.call_id, stored.get("decision"), call.tool) from None
+        decided.update(fresh)
+        return decided
+
+    def _check_in_flight(
+        self, questions: Mapping[str, EffectCall], fresh: Mapping[str, Any]
+    ) -> None:
+        """A decision about a call in doubt is refused while the turn that started it is still
+        open elsewhere (it may be running it right now): only a retry of that turn declares it
+        in doubt."""
+        from ..graph.errors import ApprovalAlreadyDecided
+
+        doubted = {q: questions[q] for q in fresh if "#" in q[len(questions[q].key) :]}
+        if not doubted:
+            return
+        found = recorded_outcomes(
+            self.store, self.conversation_id, [c.key for c in doubted.values()]
+        )
+        owners = {by for _, by in found.values() if by and by != self.turn.turn_id}
+        if not owners:
+            return
+        entries = self.store.records(self.conversation_id, TURN, sorted(owners))
+        for call in doubted.values():
+            by = found.get(call.key, (None, None))[1]
+            entry = entries.get(by or "")
+            if isinstance(entry, dict) and entry.get("status") == "open":
+                first = self.store.records(self.conversation_id, APPROVAL, [call.key])
+                decision = first.get(call.key, {}).get("decision", "in flight")
+                raise ApprovalAlreadyDecided(call.call_id, decision, call.tool)
+
+    def asked(self, question: str) -> bool:
+        return True  # Session runs stop for decisions; they never interrupt()
+
+    def in_flight(self, messages: Sequence[BaseMessage]) -> AIMessage | None:
+        return None  # a Session resumes a turn from its open entry, not by position
+
+    def idempotency_key(self, call: EffectCall) -> str:
+        from ..graph.effects import default_idempotency_key
+
+        return default_idempotency_key(call.key, self.conversation_id)
+
+
+def _with_json_fallback(
+    write: Callable[[], TurnWrite], entry: dict[str, Any]
+) -> Callable[[], TurnWrite]:
+    """``write``, but if the working context cannot be stored as JSON, the open entry keeps
+    none (a resumed turn starts from its base context, and its final save reports the value)."""
+
+    def checked() -> TurnWrite:
+        built = write()
+        try:
+            import json
+
+            json.dumps(entry["context"], allow_nan=False)
+        except (TypeError, ValueError):
+            entry["context"] = None
+            built = write()
+        return built
+
+    return checked
