@@ -232,13 +232,18 @@ class AgentNode:
         control, agent, ledger = turn.control, turn.agent, turn.ledger
         effects = self._effects(turn, held.reply)
         effects.known.update({effect_key(i, held.reply.id): o for i, o in held.known.items()})
+        given = dict(control.approvals or {})
         questions = {}
         for pending in held.pending:
             call = effects.call(pending.id, pending.tool, pending.arguments)
             known = held.known.get(pending.id) if pending.in_doubt else None
             attempt = known.attempt if known is not None else None
             questions[pending.id] = (question_key(call.key, attempt), call)
-        given = dict(control.approvals or {})
+        for asked in held.calls:  # decided, and meanwhile run by whoever decided it first
+            call_id = asked.get("id") or ""
+            if call_id in given and call_id not in questions and call_id in held.known:
+                call = effects.call(call_id, asked["name"], asked.get("args"))
+                questions[call_id] = (question_key(call.key), call)
         decisions = dict(given)
         if ledger is not None and questions:
             by_question = {q: call for q, call in questions.values()}

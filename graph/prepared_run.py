@@ -228,7 +228,9 @@ def checked_approvals(
     that is not waiting is a clear error (a typo would otherwise be silently ignored)."""
     decisions = check_decisions(approvals)
     waiting = runtime.waiting(agent, history, control, control.effects)
-    ids = {p.id for p in waiting[1].pending} if waiting is not None else set()
+    ids: set[str] = set()
+    if waiting is not None:  # and calls the ledger holds (decided and run by someone else:
+        ids = {p.id for p in waiting[1].pending} | set(waiting[1].known)  # it says so)
     unknown = sorted(set(decisions) - ids)
     if unknown:
         raise ValueError(

@@ -1,0 +1,152 @@
+"""A fork server for the effect fault tests: it imports swarmgraph once, then forks one child
+per command, so each kill -9 trial costs a fork, not an interpreter start.
+
+``effect_zygote.py`` reads JSON commands on stdin, one per line, and answers each with one
+JSON line on stdout: ``{"codes": [exit status of each child]}`` (``-9``: killed by SIGKILL).
+The parent opens no store and no connection: every child starts with none.
+
+Commands:
+
+* ``{"do": "pay", "url", "cid", "turn", "order", "kill", "payments"}``: one Session turn in
+  which the model asks to pay a refund for ``order`` through an ``@effect`` tool that inserts
+  into the SQLite ``payments`` table; the child SIGKILLs itself at ``kill``:
+  ``before`` (inside the tool, before the payment), ``inside`` (after the payment was
+  committed, before the tool returned), ``after`` (the tool returned, its result not yet
+  recorded), ``commit`` (the result recorded, the model writing its answer, the turn not yet
+  committed) or ``committed`` (the turn committed, before the child could say so).
+* ``{"do": "race", "url", "cid", "call", "decisions": [d1, d2], "at", "payments", "out"}``: two
+  children answer the pending approval ``call`` at the same moment (``at``, a wall-clock
+  time), each with its decision; each writes what happened to ``out``-<i>.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import sys
+import time
+import traceback
+from typing import Any
+
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.memory import Session
+from swarmgraph.memory.effect_ledger import TurnLedger
+
+from swarmgraph import ApprovalAlreadyDecided, effect, needs_approval
+
+
+def die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def record_payment(payments: str, order: int, key: str) -> None:
+    conn = sqlite3.connect(payments, timeout=60, isolation_level=None)
+    try:
+        conn.execute("INSERT INTO payments (order_id, key) VALUES (?, ?)", (order, key))
+    finally:
+        conn.close()
+
+
+def pay_tool(payments: str, kill: str | None):
+    @effect
+    def pay(order_id: int, idempotency_key: str) -> Result:
+        """Pay out a refund for an order."""
+        if kill == "before":
+            die()
+        record_payment(payments, order_id, idempotency_key)
+        if kill == "inside":
+            die()
+        return Result(value=f"Paid order {order_id}.", context_variables={"paid": order_id})
+
+    return pay
+
+
+def refund_tool(payments: str):
+    @needs_approval
+    def refund(order_id: int, idempotency_key: str) -> str:
+        """Refund an order."""
+        record_payment(payments, order_id, idempotency_key)
+        return f"Refunded order {order_id}."
+
+    return refund
+
+
+def pay(command: dict[str, Any]) -> None:
+    kill = command["kill"]
+    if kill == "after":  # the tool returned; die before its result is recorded
+        recorded = TurnLedger.after
+
+        def after(self: TurnLedger, call: Any, outcome: Any) -> None:
+            die()
+            recorded(self, call, outcome)
+
+        TurnLedger.after = after  # type: ignore[method-assign]
+
+    def answer(messages: list) -> Any:
+        if messages[-1].type == "human":
+            return scripted_tool_call("pay", {"order_id": command["order"]}, id="call_0")
+        if kill == "commit":
+            die()
+        return "Paid."
+
+    agent = Agent(name="Cashier", functions=[pay_tool(command["payments"], kill)])
+    swarm = Swarm(chat_model=ScriptedChatModel(respond=answer))
+    session = Session(command["cid"], url=command["url"])
+    session.run(swarm, agent, f"refund order {command['order']}", turn_id=command["turn"])
+    if kill == "committed":
+        die()
+
+
+def race(command: dict[str, Any], index: int) -> None:
+    agent = Agent(name="Refunds", functions=[refund_tool(command["payments"])])
+    swarm = Swarm(chat_model=ScriptedChatModel(["Done."]))
+    session = Session(command["cid"], url=command["url"])
+    decision = command["decisions"][index]
+    while time.time() < command["at"]:  # both children leave the line together
+        pass
+    outcome: dict[str, Any] = {"decision": decision}
+    try:
+        response = session.run(swarm, agent, approvals={command["call"]: decision})
+        outcome["won"] = True
+        outcome["answer"] = response.messages[0]["content"] if response.messages else None
+    except ApprovalAlreadyDecided as lost:
+        outcome["won"] = False
+        outcome["first"] = lost.decision
+    with open(f"{command['out']}-{index}.json", "w") as out:
+        json.dump(outcome, out)
+
+
+def child(command: dict[str, Any], index: int) -> None:
+    try:
+        if command["do"] == "pay":
+            pay(command)
+        else:
+            race(command, index)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(3)
+    os._exit(0)
+
+
+def main() -> None:
+    for line in sys.stdin:
+        command = json.loads(line)
+        children = 2 if command["do"] == "race" else 1
+        pids = []
+        for index in range(children):
+            pid = os.fork()
+            if pid == 0:
+                child(command, index)
+            pids.append(pid)
+        codes = []
+        for pid in pids:
+            _, status = os.waitpid(pid, 0)
+            codes.append(-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+        print(json.dumps({"codes": codes}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
