@@ -62,6 +62,7 @@ def build_swarm_graph(
     context_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
+    input_schema: type | None = None,
 ) -> StateGraph:
     """Build an uncompiled LangGraph ``StateGraph`` for a swarm of agents.
 
@@ -80,6 +81,11 @@ def build_swarm_graph(
     ``fixed_entry=True`` always starts at ``default_agent`` (a plain ``START`` edge, one
     routing step less per run): for callers that never resume a thread mid-conversation,
     as ``Swarm`` does (it starts every run at the agent it is given).
+
+    ``input_schema``: what a caller may write when it invokes the graph (LangGraph's own
+    option; other keys of the input are dropped). A graph served to clients should take
+    messages only (:data:`~swarmgraph.graph.state.SwarmInput`): otherwise a client can set
+    ``context_variables`` or ``active_agent`` itself (see swarmgraph/app/served.py).
 
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel
@@ -105,6 +111,7 @@ def build_swarm_graph(
         context_schema=context_schema,
         max_consecutive_handoffs=max_consecutive_handoffs,
         fixed_entry=fixed_entry,
+        input_schema=input_schema,
     )
     return builder
 
@@ -118,6 +125,7 @@ def build_graph_and_runtime(
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
     lookup: Callable[[str], Agent | None] | None = None,
+    input_schema: type | None = None,
 ) -> tuple[StateGraph, GraphRuntime]:
     """:func:`build_swarm_graph` for a :class:`Topology` already found (its first agent is
     the default), and the :class:`GraphRuntime` its nodes share: ``Swarm`` keeps both, to
@@ -137,7 +145,9 @@ def build_graph_and_runtime(
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
     runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup)
-    builder: StateGraph = StateGraph(state_schema, context_schema=context_schema)
+    builder: StateGraph = StateGraph(
+        state_schema, context_schema=context_schema, input_schema=input_schema
+    )
     names = list(topology.agents)
     targets = {agent: [nodes[t] for t in topology.targets[id(agent)]] for agent in nodes}
     for agent, name in nodes.items():

@@ -39,6 +39,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Overwrite, interrupt
 
 from .approvals import (
+    Decision,
     WaitingCalls,
     hold_marked_calls,
     open_calls,
@@ -48,6 +49,7 @@ from .approvals import (
 )
 from .effect_store import ledger_for
 from .effects import (
+    EffectCall,
     EffectLedger,
     EffectOutcome,
     RunEffects,
@@ -233,23 +235,8 @@ class AgentNode:
         effects = self._effects(turn, held.reply)
         effects.known.update({effect_key(i, held.reply.id): o for i, o in held.known.items()})
         given = dict(control.approvals or {})
-        questions = {}
-        for pending in held.pending:
-            call = effects.call(pending.id, pending.tool, pending.arguments)
-            known = held.known.get(pending.id) if pending.in_doubt else None
-            attempt = known.attempt if known is not None else None
-            questions[pending.id] = (question_key(call.key, attempt), call)
-        for asked in held.calls:  # decided, and meanwhile run by whoever decided it first
-            call_id = asked.get("id") or ""
-            if call_id in given and call_id not in questions and call_id in held.known:
-                call = effects.call(call_id, asked["name"], asked.get("args"))
-                questions[call_id] = (question_key(call.key), call)
-        decisions = dict(given)
-        if ledger is not None and questions:
-            by_question = {q: call for q, call in questions.values()}
-            answers = {questions[i][0]: d for i, d in given.items() if i in questions}
-            settled = ledger.settle(by_question, answers)
-            decisions.update({i: settled[q] for i, (q, _) in questions.items() if q in settled})
+        questions = self._questions(held, effects, given)
+        decisions = {**given, **self._settled(ledger, questions, given)}
         missing = [p for p in held.pending if p.id not in decisions]
         if missing and control.stop_for_approval:
             control.awaiting = held.pending
@@ -261,14 +248,7 @@ class AgentNode:
                 return
         while missing:  # the compiled graph: ask through LangGraph (needs a checkpointer)
             answers = resume_decisions(interrupt(pending_as_payload(missing)), missing)
-            if ledger is not None:
-                asked = {i: d for i, d in answers.items() if i in questions}
-                settled = ledger.settle(
-                    {questions[i][0]: questions[i][1] for i in asked},
-                    {questions[i][0]: d for i, d in asked.items()},
-                )
-                answers.update({i: settled[q] for i, (q, _) in questions.items() if q in settled})
-            decisions.update(answers)
+            decisions.update({**answers, **self._settled(ledger, questions, answers)})
             missing = [p for p in held.pending if p.id not in decisions]
         for pending in held.pending:
             known = held.known.get(pending.id)
@@ -287,6 +267,41 @@ class AgentNode:
         turn.effects = effects
         self._admit(turn, ran, agent.tools, hold=False)
         turn.answers[:0] = answered
+
+    @staticmethod
+    def _questions(
+        held: WaitingCalls, effects: RunEffects, given: dict[str, Decision]
+    ) -> dict[str, tuple[str, EffectCall]]:
+        """What each decision answers, by call id: "may it run?" for a call waiting for
+        approval, "what about attempt n?" for one in doubt, and "may it run?" for a call the
+        caller decides that the ledger already holds (decided and run by someone else: the
+        ledger refuses the second decision)."""
+        questions: dict[str, tuple[str, EffectCall]] = {}
+        for pending in held.pending:
+            call = effects.call(pending.id, pending.tool, pending.arguments)
+            known = held.known.get(pending.id) if pending.in_doubt else None
+            attempt = known.attempt if known is not None else None
+            questions[pending.id] = (question_key(call.key, attempt), call)
+        for tool_call in held.calls:
+            call_id = tool_call.get("id") or ""
+            if call_id in given and call_id not in questions and call_id in held.known:
+                call = effects.call(call_id, tool_call["name"], tool_call.get("args"))
+                questions[call_id] = (question_key(call.key), call)
+        return questions
+
+    @staticmethod
+    def _settled(
+        ledger: EffectLedger | None,
+        questions: dict[str, tuple[str, EffectCall]],
+        given: dict[str, Decision],
+    ) -> dict[str, Decision]:
+        """Every decision the ledger holds for ``questions`` once ``given`` is recorded, by
+        call id (nothing without a ledger: the given decisions are all there is)."""
+        if ledger is None or not questions:
+            return {}
+        answers = {questions[i][0]: d for i, d in given.items() if i in questions}
+        settled = ledger.settle({q: call for q, call in questions.values()}, answers)
+        return {i: settled[q] for i, (q, _) in questions.items() if q in settled}
 
     def _effects(self, turn: Turn, reply: AIMessage) -> RunEffects:
         """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent

@@ -57,6 +57,14 @@ class SwarmState(TypedDict):
     handoff_trail: NotRequired[list[str]]
 
 
+class SwarmInput(TypedDict):
+    """What a client may send a served swarm graph: new messages only. ``context_variables``
+    and ``active_agent`` are the graph's own to set (a client that could write them could
+    approve its own refund); ``build_swarm_graph(..., input_schema=SwarmInput)``."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
 class StateUpdate(TypedDict, total=False):
     """What one node step writes: the :class:`SwarmState` keys it changes (LangGraph applies
     each through its reducer). ``context_variables`` is an ``Overwrite`` when a tool deleted a

@@ -72,14 +72,15 @@ class StorageConfigurationError(StorageUnavailable):
         (check the URL's database, user and password)
     """
 
-    def __init__(self, url: str, reason: str) -> None:
+    def __init__(self, url: str, reason: str, *, hint: str | None = None) -> None:
         self.url = redact_url(url)
         self.reason = scrub(reason, url)
-        ConnectionError.__init__(
-            self,
-            f"storage at {self.url} refused the connection: {self.reason} "
-            "(check the URL's database, user and password)",
-        )
+        if hint is None:  # a server that said no
+            message = f"refused the connection: {self.reason} "
+            message += "(check the URL's database, user and password)"
+        else:  # a file or a right we lack: the reason says which, the hint what to do
+            message = f"cannot be used: {self.reason} ({hint})"
+        ConnectionError.__init__(self, f"storage at {self.url} {message}")
 
 
 class ContextSerializationError(TypeError):

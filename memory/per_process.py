@@ -57,6 +57,12 @@ class PerProcess(Generic[K, V]):
         with self._lock:
             return self._items.pop((os.getpid(), key), None)
 
+    def mine(self) -> list[tuple[K, V]]:
+        """This process's ``(key, object)`` pairs (what it would close at exit)."""
+        pid = os.getpid()
+        with self._lock:
+            return [(key, value) for (owner, key), value in self._items.items() if owner == pid]
+
     def _after_fork(self) -> None:
         self._lock = threading.Lock()
 

@@ -2,9 +2,10 @@
 
 * **Pooling.** :func:`sync_pool` is a ``psycopg_pool.ConnectionPool`` shared by every store
   on a URL in this process (kept in :class:`~swarmgraph.memory.per_process.PerProcess`: a
-  forked child never reuses its parent's sockets). ``check=ConnectionPool.check_connection``
-  tests a connection before handing it out, so after a server restart the dead ones are
-  replaced instead of failing a turn. Async callers hop to a thread and use the same pool
+  forked child never reuses its parent's sockets). Every connection is checked (a round
+  trip, within ``connect_timeout``) before use, so after a server restart the dead ones are
+  replaced instead of failing a turn, and a frozen server is reported at once. Async
+  callers hop to a thread and use the same pool
   (see :class:`swarmgraph.memory.chat_history.StoredChatHistory`), so ``pool_max`` bounds the
   connections a process opens however many coroutines run turns, and nothing is tied to an
   event loop
@@ -24,9 +25,12 @@
   waiting out the pool timeout.
 * **Timeouts.** Connecting gives up after ``connect_timeout`` seconds; the server cancels a
   statement (including a wait for a conversation's lock) after ``statement_timeout``; a
-  server that stops answering altogether (frozen, partitioned) is cut off by the client after
-  twice ``statement_timeout`` (:mod:`.deadline`); TCP keepalives find dead peers on idle
-  connections. A pooled connection is checked, under ``connect_timeout``, before use.
+  server that stops answering altogether (frozen, partitioned) is reported after
+  ``connect_timeout`` when it stops before an operation (every pooled connection is checked
+  first, within it), or after twice ``statement_timeout`` when it stops in the middle of one
+  (:mod:`.deadline`); TCP keepalives find dead peers on idle connections. With the defaults
+  below: 5 s for a server frozen between operations, at most 30 s for one frozen mid-way;
+  ``?connect_timeout=1&statement_timeout=2``: 1 s and 4 s.
 
 URL parameters, with their defaults (ours are removed before psycopg sees the URL; libpq's
 own are added only when the URL does not set them):
@@ -66,10 +70,11 @@ from urllib.parse import parse_qsl, urlencode
 
 import psycopg
 import psycopg_pool
+from psycopg.conninfo import conninfo_to_dict
 
 from ...errors import StorageConfigurationError, StorageUnavailable, TurnOutcomeUnknown
 from ...per_process import PerProcess
-from ...urls import redact_url, url_scheme
+from ...urls import redact_url, scrub, url_scheme
 from .deadline import guard
 
 #: Fixed namespace for :func:`conversation_uuid`; changing it would orphan stored rows.
@@ -140,6 +145,12 @@ def conninfo(url: str) -> tuple[str, Mapping[str, Any]]:
     given = {key for key, _ in kept}
     kept += [(k, v) for k, v in LIBPQ_DEFAULTS.items() if k not in given]
     info = "postgresql://" + base + (("?" + urlencode(kept)) if kept else "")
+    try:  # libpq's parser, now: its complaint quotes the whole URL, password and all
+        conninfo_to_dict(info)
+    except psycopg.ProgrammingError as error:
+        raise ValueError(
+            f"not a valid Postgres URL: {redact_url(url)} ({scrub(_reason(error), url)})"
+        ) from None
     return info, MappingProxyType(options)  # cached and shared: read-only
 
 
@@ -162,13 +173,36 @@ def _configure_connection(statement_timeout: float):
     return configure
 
 
-def _check_within(seconds: float):
-    def check(conn: psycopg.Connection) -> None:
-        # The pool's check is a round trip; against a frozen server it would wait forever.
-        with guard(conn.fileno(), seconds):
-            psycopg_pool.ConnectionPool.check_connection(conn)
+@contextmanager
+def _checked(url: str) -> Iterator[psycopg.Connection]:
+    """A pooled connection that answered a check (a round trip) within ``connect_timeout``.
 
-    return check
+    A dead one (the server restarted) is dropped and the next taken, as a pool's own check
+    would; no answer at all (a frozen or partitioned server) is reported at once as
+    :class:`StorageUnavailable`. (A pool's own check would drop it and wait out its whole
+    ``pool_timeout`` for a new connection the frozen server never completes: 16 s, whatever
+    the timeouts said.)
+    """
+    pool = sync_pool(url)
+    seconds = connect_timeout(conninfo(url)[0])
+    for _ in range(pool.max_size + 1):
+        with pool.connection() as conn:
+            with guard(conn.fileno(), seconds) as armed:
+                try:
+                    psycopg_pool.ConnectionPool.check_connection(conn)
+                except psycopg.Error:
+                    conn.close()  # broken: the pool drops it when it comes back
+                    if not armed.fired:
+                        continue
+                    _discard_pool(url)
+                    raise StorageUnavailable(
+                        url,
+                        f"no reply from the server within {seconds:g} s (connect_timeout; "
+                        "frozen or unreachable?)",
+                    ) from None
+            yield conn
+            return
+    raise StorageUnavailable(url, "every pooled connection was broken")  # pragma: no cover
 
 
 def probe(url: str) -> None:
@@ -195,7 +229,6 @@ def _new_pool(url: str) -> psycopg_pool.ConnectionPool:
         timeout=options["pool_timeout"],
         kwargs={"autocommit": True},  # reads need no transaction; writes open one explicitly
         configure=_configure_connection(options["statement_timeout"]),
-        check=_check_within(connect_timeout(info)),
         name=f"swarmgraph-{os.getpid()}",
         open=True,
     )
@@ -283,11 +316,7 @@ def _within_deadline(url: str, conn: psycopg.Connection) -> Iterator[None]:
 @contextmanager
 def read_connection(url: str) -> Iterator[psycopg.Connection]:
     """A pooled autocommit connection for reads (errors translated, deadline armed)."""
-    with (
-        unavailable_as_storage_error(url),
-        sync_pool(url).connection() as conn,
-        _within_deadline(url, conn),
-    ):
+    with unavailable_as_storage_error(url), _checked(url) as conn, _within_deadline(url, conn):
         yield conn
 
 
@@ -300,11 +329,7 @@ def write_transaction(url: str, conversation_id: str | None = None) -> Iterator[
     raises :class:`~swarmgraph.memory.errors.TurnOutcomeUnknown`: the transaction may or may
     not have been committed.
     """
-    with (
-        unavailable_as_storage_error(url),
-        sync_pool(url).connection() as conn,
-        _within_deadline(url, conn),
-    ):
+    with unavailable_as_storage_error(url), _checked(url) as conn, _within_deadline(url, conn):
         committing = False
         try:
             with conn.transaction():

@@ -236,6 +236,7 @@ class RedisStore(StoreBase):
                 lock = conversation_lock(self.client, cid)
                 if not lock.acquire():
                     raise TimeoutError(f"waited {LOCK_WAIT_S}s for a conversation's lock")
+                answered = True
                 try:
                     with self.client.pipeline(transaction=True) as pipe:
                         pipe.watch(context_key(cid), messages_key(cid), records_key(cid))
@@ -254,10 +255,16 @@ class RedisStore(StoreBase):
                             # EXEC may have reached the server: applied or not, nobody can say.
                             reason = str(error).strip() or type(error).__name__
                             raise TurnOutcomeUnknown(self.url, reason) from None
+                except (RedisConnectionError, RedisTimeoutError, OSError):
+                    # The server stopped answering: a release would wait out another
+                    # socket_timeout; the lock's 2 s lease frees it instead.
+                    answered = False
+                    raise
                 finally:
                     # The lease may have run out (or the server left); WATCH guarded EXEC.
-                    with suppress(Exception):
-                        lock.release()
+                    if answered:
+                        with suppress(Exception):
+                            lock.release()
 
 
 def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> RedisStore:

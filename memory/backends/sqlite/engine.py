@@ -22,11 +22,12 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from sqlalchemy import event
@@ -131,6 +132,38 @@ def dispose_engine(path: str | Path) -> None:
         engine.dispose()
 
 
+def close_all() -> None:
+    """Checkpoint and close every SQLite file this process opened: what was committed moves
+    from the ``-wal`` file into the database file itself, so copying ``app.db`` after the
+    program ended copies every turn. Registered to run at exit (before the interpreter's
+    quick exit freezes what is left, see graph/process_exit.py); never raises.
+
+    Example:
+        >>> import tempfile, os
+        >>> from sqlalchemy import text
+        >>> path = os.path.join(tempfile.mkdtemp(), "x.db")
+        >>> with write_transaction(sync_engine(path)) as conn:
+        ...     _ = conn.execute(text("CREATE TABLE t (x)"))
+        >>> close_all(); os.path.exists(path + "-wal")
+        False
+    """
+    for path, engine in _engines.mine():
+        if read_only(engine):
+            continue
+        with suppress(Exception):
+            raw = engine.raw_connection()  # autocommit at the driver: no BEGIN around it
+            try:
+                raw.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                raw.close()
+        with suppress(Exception):
+            _engines.discard(path)
+            engine.dispose()  # the last connection closed: SQLite removes the -wal file
+
+
+atexit.register(close_all)
+
+
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """A ``BEGIN IMMEDIATE`` transaction: committed on exit, rolled back on error."""
@@ -138,3 +171,51 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
         conn = conn.execution_options(**{_IMMEDIATE: True})
         with conn.begin():
             yield conn
+
+
+def explained(url: str, path: str | Path, error: Exception) -> Exception:
+    """A driver error that a read-only or missing file causes, as a
+    :class:`~swarmgraph.memory.errors.StorageConfigurationError` naming that cause; any
+    other error as it is. SQLite itself only says "no such table" (a read-only file we could
+    not create the tables in), "unable to open database file" or "attempt to write a readonly
+    database".
+
+    Example:
+        >>> import tempfile, os
+        >>> from sqlalchemy.exc import OperationalError
+        >>> gone = os.path.join(tempfile.mkdtemp(), "no", "such", "folder", "x.db")
+        >>> error = OperationalError("open", {}, Exception("unable to open database file"))
+        >>> print(explained("sqlite:///" + gone, gone, error))  # doctest: +ELLIPSIS
+        storage at sqlite:///.../x.db cannot be used: cannot open or create .../x.db: its folder ...
+    """
+    from ...errors import StorageConfigurationError
+
+    text = str(getattr(error, "orig", None) or error)
+    where = os.fspath(path)
+    folder = os.path.dirname(where) or "."
+    if "unable to open database file" in text:
+        if not os.path.isdir(folder):
+            cause = f"cannot open or create {where}: its folder {folder} does not exist"
+        elif _read_only_folder(folder):
+            cause = f"cannot open or create {where}: its folder {folder} is read-only"
+        else:
+            cause = f"cannot open or create {where}: {text}"
+        return StorageConfigurationError(url, cause, hint="give a path in a writable folder")
+    read_only_now = is_read_only(where)
+    if "readonly database" in text or ("no such table" in text and read_only_now):
+        table = text.split("no such table:", 1)[-1].strip().split()[0] if "no such" in text else ""
+        missing = f" and has no {table} table yet" if table else ""
+        cause = f"{where} is read-only (the file or its folder cannot be written){missing}"
+        return StorageConfigurationError(
+            url, cause, hint="make the file and its folder writable, or give another path"
+        )
+    return error
+
+
+def _read_only_folder(folder: str) -> bool:
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:  # read-only media binds root too
+            return True
+    except OSError:
+        return False
+    return not os.access(folder, os.W_OK)

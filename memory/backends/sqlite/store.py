@@ -35,9 +35,9 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import bindparam
 from sqlalchemy import text as _text
@@ -49,7 +49,7 @@ from ...errors import ContextVersionConflict, RecordExists
 from ...per_process import PerProcess
 from ...store import EncodedWrite, Half, Snapshot, StoreBase, Window, decode_messages, since
 from ...urls import shown_url, sqlite_path
-from .engine import read_only, sync_engine, write_transaction
+from .engine import explained, read_only, sync_engine, write_transaction
 
 #: A statement's SQLAlchemy object, made once (a turn runs the same few every time).
 text = functools.lru_cache(maxsize=64)(_text)
@@ -192,6 +192,28 @@ def _snapshot(
     return Snapshot(context, int(row[1]), row[2], meta, messages, start, count, records)
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _explained(
+    method: Callable[Concatenate[SQLiteStore, P], R],
+) -> Callable[Concatenate[SQLiteStore, P], R]:
+    """``method`` with a read-only or missing file's driver error named for its cause."""
+
+    @functools.wraps(method)
+    def wrapper(self: SQLiteStore, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except OperationalError as error:
+            clear = explained(self.url, self.path, error)
+            if clear is error:
+                raise
+            raise clear from None
+
+    return wrapper
+
+
 class SQLiteStore(StoreBase):
     """Conversations in one SQLite file; see the module docstring."""
 
@@ -200,12 +222,19 @@ class SQLiteStore(StoreBase):
         self.path: Path = sqlite_path(url)
         self.size_limit = size_limit
         self.engine = sync_engine(self.path)
-        counted = _schemas.get(str(self.path))
+        try:
+            counted = _schemas.get(str(self.path))
+        except OperationalError as error:
+            clear = explained(url, self.path, error)
+            if clear is error:
+                raise
+            raise clear from None
         self._load_sql = LOAD_SQL if counted else LOAD_UNCOUNTED_SQL
 
     def __repr__(self) -> str:
         return f"SQLiteStore(url={shown_url(self.url)!r})"
 
+    @_explained
     def _load(self, cid: str, window: Window, records: list[tuple[str, str]]) -> Snapshot:
         params = {"cid": cid, "sid": cid}
         with self.engine.connect() as conn:  # one read transaction: a consistent snapshot
@@ -252,6 +281,7 @@ class SQLiteStore(StoreBase):
             return []
         return self._column(conn, WINDOW_SQL, sid=cid, limit=limit)[::-1]
 
+    @_explained
     def _save(self, cid: str, write: EncodedWrite, expected: int | None) -> int:
         with write_transaction(self.engine) as conn:
             return self._write(conn, cid, write, expected)
@@ -296,6 +326,7 @@ class SQLiteStore(StoreBase):
         if messages:
             conn.execute(text(INSERT_SQL), [{"sid": cid, "message": m} for m in messages])
 
+    @_explained
     def _clear(self, cid: str, only: Half | None) -> None:
         with write_transaction(self.engine) as conn:
             if only != "context":
@@ -305,16 +336,19 @@ class SQLiteStore(StoreBase):
                 conn.execute(text(TOMBSTONE_SQL), {"cid": cid})
                 conn.execute(text(DELETE_RECORDS_SQL), {"cid": cid})
 
+    @_explained
     def _messages(self, cid: str, limit: int | None) -> list[str | bytes]:
         with self.engine.connect() as conn:
             if limit is None:
                 return self._column(conn, ALL_SQL, sid=cid)
             return self._last(conn, cid, limit)
 
+    @_explained
     def _count(self, cid: str) -> int:
         with self.engine.connect() as conn:
             return int(conn.execute(text(COUNT_SQL), {"sid": cid}).scalar_one())
 
+    @_explained
     def _records(self, cid: str, kind: str, keys: list[str] | None) -> dict[str, str]:
         params: dict[str, Any] = {"cid": cid, "kind": kind}
         statement = text(RECORDS_SQL) if keys is None else SOME_RECORDS_SQL
