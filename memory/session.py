@@ -44,6 +44,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -467,7 +468,7 @@ class Session:
         self, turn: _Turn, agent: Agent, swarm: Swarm, run_kwargs: dict
     ) -> TurnLedger | None:
         """The run's effect ledger (``Swarm.run(effects=)``): none when nothing is stored."""
-        if not self.persist:
+        if not self.persist or not _takes_effects(swarm):
             return None
         ledger = TurnLedger(
             self.store,
@@ -726,6 +727,24 @@ class Session:
             }
         usage["summary_input_tokens"] = self.memory.last_input_tokens
         self.last_usage = usage
+
+
+def _takes_effects(swarm: Any) -> bool:
+    """Whether ``swarm.run`` takes an effect ledger (``Swarm`` does; a Swarm-like object of
+    the caller's own may not: its effect tools then run as any tool)."""
+    kind = type(swarm)
+    known = _TAKES_EFFECTS.get(kind)
+    if known is None:
+        try:
+            parameters = inspect.signature(swarm.run).parameters.values()
+        except (TypeError, ValueError):
+            parameters = iter(())
+        known = any(p.name == "effects" or p.kind is p.VAR_KEYWORD for p in parameters)
+        _TAKES_EFFECTS[kind] = known
+    return known
+
+
+_TAKES_EFFECTS: dict[type, bool] = {}
 
 
 def answered(messages: list[BaseMessage], error: BaseException) -> list[BaseMessage]:

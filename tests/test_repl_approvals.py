@@ -3,11 +3,16 @@ waiting is asked about again when the chat starts in a new process."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import Session
 from test_repl import _pipe_chat
+
+from swarmgraph import effect
+from swarmgraph.app.repl import LineReader, chat_loop
 
 pytestmark = pytest.mark.slow
 ASK = "approve process_refund()? [y/N/reason]"
@@ -49,3 +54,44 @@ def test_a_turn_left_waiting_is_asked_again_after_a_restart_and_a_reason_denies(
 def test_approve_names_an_unknown_tool(tmp_path):
     done = _pipe_chat(tmp_path, "", "--session", "x", "--approve", "nope")
     assert done.returncode != 0 and "no tool named nope" in done.stderr
+
+
+def test_the_repl_asks_whether_a_call_in_doubt_happened_and_never_reruns_it_on_yes(
+    tmp_path, monkeypatch
+):
+    """A chat whose process died while an effect tool ran: the next REPL retries that turn
+    first and asks "did pay(order_id=7) happen?"; "y" answers the model, nothing runs again."""
+
+    class Crash(BaseException):
+        pass
+
+    paid: list[int] = []
+
+    @effect
+    def pay(order_id: int) -> Result:
+        """Pay out a refund."""
+        paid.append(order_id)
+        if len(paid) == 1:
+            raise Crash("the process died right after paying")
+        return Result(value="paid")
+
+    agent = Agent(name="Cashier", functions=[pay])
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    with pytest.raises(Crash):
+        Session("c", url=url).run(
+            Swarm(chat_model=ScriptedChatModel([scripted_tool_call("pay", {"order_id": 7})])),
+            agent,
+            "refund order 7",
+        )
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    out = io.StringIO()
+    swarm = Swarm(chat_model=ScriptedChatModel(["Refund done."]))
+    assert chat_loop(agent, Session("c", url=url), swarm, out=out, reader=LineReader(out=out)) == 0
+    assert "did pay(order_id=7) happen? [y/n/result]" in out.getvalue()
+    assert paid == [7]  # asked, answered "yes": never run again
+    stored = Session("c", url=url)
+    assert [m.content for m in stored.messages][-2:] == [
+        "pay(order_id=7) happened (confirmed by the user).",
+        "Refund done.",
+    ]
+    assert stored.pending == [] and stored.unfinished == []

@@ -227,7 +227,16 @@ class Repl:
         self.settle(response)
 
     def settle(self, response: Any = None) -> None:
-        """Ask about each tool call waiting for approval and resume, until nothing waits."""
+        """Ask about each tool call waiting for approval and resume, until nothing waits.
+        At start, a turn an earlier process left in the middle of an effect tool is retried
+        first: it finishes, or its call comes back in doubt and is asked about."""
+        if response is None:
+            for turn_id in self.session.unfinished:
+
+                def retry(swarm: Any, turn_id: str = turn_id) -> Any:
+                    return self.session.run(swarm, self.agent, turn_id=turn_id)
+
+                response = self._run(retry) or response
         pending = response.pending if response is not None else self.session.pending
         while pending:
             decisions = {}
@@ -248,7 +257,10 @@ class Repl:
 
     def ask_approval(self, call: Any) -> bool | str | None:
         """``approve process_refund(order_id=7)? [y/N/reason]``: True, False, the reason
-        (a denial that says why), or None when the user pressed Ctrl-C or Ctrl-D."""
+        (a denial that says why), or None when the user pressed Ctrl-C or Ctrl-D. A call in
+        doubt (its process died while it ran) is asked whether it happened instead."""
+        if getattr(call, "in_doubt", False):
+            return self.ask_in_doubt(call)
         try:
             answer = self.reader.read(f"approve {call.describe()}? [y/N/reason] ").strip()
         except (EOFError, KeyboardInterrupt):
@@ -258,6 +270,20 @@ class Repl:
         if answer.lower() in ("", "n", "no"):
             return False
         return answer
+
+    def ask_in_doubt(self, call: Any) -> bool | str | None:
+        """``did process_refund(order_id=7) happen? [y/n/result]``: "y" answers the model that
+        it did (it is not run again), "n" runs it again, other text is its result; nothing,
+        Ctrl-C or Ctrl-D leave it waiting (never run again on a guess)."""
+        try:
+            answer = self.reader.read(f"did {call.describe()} happen? [y/n/result] ").strip()
+        except (EOFError, KeyboardInterrupt):
+            return None
+        if answer.lower() in ("y", "yes"):
+            return f"{call.describe()} happened (confirmed by the user)."
+        if answer.lower() in ("n", "no"):
+            return True
+        return answer or None
 
     def _run(self, turn: Callable[[Any], Any]) -> Any:
         """One run of the session through a streaming, cancellable swarm; its Response, or
