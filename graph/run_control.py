@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,16 @@ class RunControl:
     dynamic: dict[str, Agent] = field(default_factory=dict)
     #: Usage in total and by agent, the trajectory, and the budget's checks.
     ledger: Ledger = field(init=False)
+    #: Parallel branches (graph/branches.py): each finished branch's record, in the order they
+    #: finished (``Response.branches`` sorts them), the fan-outs' ids in the order they
+    #: happened, what a branch raised (the join re-raises it), and the fan-out a resumed run
+    #: picks up (``Swarm.run(..., branches=)``).
+    branches: list[dict[str, Any]] = field(default_factory=list)
+    fan_outs: list[str] = field(default_factory=list)
+    branch_errors: dict[tuple[str, int], BaseException] = field(default_factory=dict)
+    resume: Any = None  # the Sends that pick a paused fan-out up (graph/branches.py)
+    resumed: Any = None  # (plan, results of the branches that had answered) for its join
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.budget)

@@ -4,6 +4,11 @@
 deltas of one reply (``content``, ``tool_calls``, ``sender`` on the first), ``{"delim":
 "end"}``, and at last ``{"response": Response}``.
 
+Parallel branches (graph/branches.py) speak at the same time, so their replies' deltas
+interleave: one ``{"delim": "start"}`` / ``{"delim": "end"}`` pair wraps all the branches of a
+fan-out, and every delta of a branch carries ``sender`` and ``branch`` (its label), so a reader
+can tell them apart (``role`` marks the first delta of each reply).
+
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
     >>> events = Swarm(chat_model=ScriptedChatModel(["Hi!"])).run(
@@ -20,10 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 
+from .node_names import HELPER_NODES
+
 if TYPE_CHECKING:
     from .prepared_run import PreparedRun
 
 __all__ = ["SwarmEvents"]
+
+BRANCH_NODE = HELPER_NODES[0]
 
 
 class SwarmEvents:
@@ -34,6 +43,7 @@ class SwarmEvents:
         self.run = run
         self.open_id: str | None = None
         self.streamed: set[str] = set()  # ids of replies already streamed
+        self.in_branches = False  # between a fan-out's first branch delta and its join
 
     def feed(self, item: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
         """One item of the stream: ``(mode, payload)``, or ``(ns, mode, payload)`` when it
@@ -48,6 +58,10 @@ class SwarmEvents:
         chunk, meta = payload
         if not isinstance(chunk, AIMessage):
             return  # tool results arrive in the final response, as in Swarm
+        branch = meta.get("swarmgraph_branch") if ns else None
+        if branch is not None:
+            yield from self._branch_delta(ns, chunk, meta, branch)
+            return
         if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
             if chunk.id in self.streamed:
                 return  # its model streamed it already, token by token, from inside
@@ -62,23 +76,7 @@ class SwarmEvents:
             if chunk.id is not None:
                 self.streamed.add(chunk.id)
             yield {"delim": "start"}
-        tool_calls = [
-            {
-                "index": c.get("index") or 0,
-                "id": c.get("id"),
-                "function": {"arguments": c.get("args") or "", "name": c.get("name")},
-                # the provider names the type on a call's first delta only, as here
-                "type": "function" if c.get("id") else None,
-            }
-            for c in chunk.tool_call_chunks
-        ] or None
-        delta: dict[str, Any] = {
-            "content": content or None,
-            "function_call": None,
-            "refusal": None,
-            "role": "assistant" if first else None,
-            "tool_calls": tool_calls,
-        }
+        delta = _delta(chunk, content, first)
         if first:  # Swarm stamps the sender on the delta that carries the role
             run = self.run
             # The node that runs it: ours, or the member whose graph the namespace names.
@@ -90,10 +88,61 @@ class SwarmEvents:
         yield delta
 
     def close(self) -> Iterator[dict[str, Any]]:
-        """``{"delim": "end"}`` for the reply being streamed, if one is."""
-        if self.open_id is not None:
+        """``{"delim": "end"}`` for the reply (or the fan-out's branches) being streamed."""
+        if self.open_id is not None or self.in_branches:
             self.open_id = None
+            self.in_branches = False
             yield {"delim": "end"}
+
+    def _branch_delta(
+        self, ns: tuple[str, ...], chunk: AIMessage, meta: dict[str, Any], branch: str
+    ) -> Iterator[dict[str, Any]]:
+        """A delta of a parallel branch's reply: ``sender`` and ``branch`` on every one."""
+        if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
+            if chunk.id in self.streamed:
+                return
+            chunk = _as_chunk(chunk)
+        first = chunk.id not in self.streamed
+        content = chunk.content if isinstance(chunk.content, str) else None
+        if not first and not content and not chunk.tool_call_chunks:
+            return
+        if not self.in_branches:
+            yield from self.close()
+            self.in_branches = True
+            yield {"delim": "start"}
+        if chunk.id is not None:
+            self.streamed.add(chunk.id)
+        # The node that runs it inside the branch: a member's (its namespace) or ours.
+        nodes = [part.split(":")[0] for part in ns if not part.startswith(BRANCH_NODE)]
+        node = nodes[0] if nodes else meta.get("langgraph_node")
+        run = self.run
+        agent = run.runtime.roster(run.control).get(node or "")
+        yield {
+            **_delta(chunk, content, first),
+            "sender": agent.name if agent is not None else node,
+            "branch": branch,
+        }
+
+
+def _delta(chunk: AIMessageChunk, content: str | None, first: bool) -> dict[str, Any]:
+    """Swarm's delta dict for one chunk (``role`` on the first of a reply)."""
+    tool_calls = [
+        {
+            "index": c.get("index") or 0,
+            "id": c.get("id"),
+            "function": {"arguments": c.get("args") or "", "name": c.get("name")},
+            # the provider names the type on a call's first delta only, as here
+            "type": "function" if c.get("id") else None,
+        }
+        for c in chunk.tool_call_chunks
+    ] or None
+    return {
+        "content": content or None,
+        "function_call": None,
+        "refusal": None,
+        "role": "assistant" if first else None,
+        "tool_calls": tool_calls,
+    }
 
 
 def _as_chunk(message: AIMessage) -> AIMessageChunk:
