@@ -62,7 +62,7 @@ from langgraph.types import Command, Overwrite, Send
 from typing_extensions import NotRequired, TypedDict
 
 from .approvals import open_calls
-from .budget import branch_scope
+from .budget import branch_scope, current_branch
 from .errors import BranchFailed, ContextConflict, SwarmError
 from .messages import to_langchain, to_openai
 from .node_names import HELPER_NODES
@@ -112,7 +112,7 @@ BranchStatus = Literal["answered", "waiting", "stopped", "failed"]
 class FanOutPlan(TypedDict):
     """What the join needs to know about a fan-out (kept in the state until the join)."""
 
-    id: str  # the first fan-out call's id
+    id: str  # this fan-out's own id (a fan-out call's id repeats across models)
     agent: str  # the state key of the agent that fanned out
     join: str  # the state key of the agent that speaks after the join
     #: each fan-out call: [call id, tool name, "json" | "text", [its branches' indexes]]
@@ -162,7 +162,8 @@ class ParallelState(SwarmState):
     read it; the graph's output, and so ``Response``, never shows it)."""
 
     parallel_fan_out: NotRequired[FanOutPlan | None]
-    parallel_results: NotRequired[Annotated[list[BranchResult], gather_results]]
+    # (typed as a plain list: LangGraph reads a channel's type on every run)
+    parallel_results: NotRequired[Annotated[list, gather_results]]
 
 
 # -- fan out ------------------------------------------------------------------------------
@@ -179,9 +180,14 @@ class FanOut:
         runtime: GraphRuntime,
         build_branch_graph: Callable[[], CompiledStateGraph],
         mode: str = "first",
+        *,
+        nested: bool = True,
     ) -> None:
         self.runtime = runtime
         self.mode = mode
+        #: whether a branch's own graph has the branch and join nodes (an agent a branch can
+        #: reach fans out); a fan-out inside a branch of a graph without them is refused
+        self.nested = nested
         self._build = build_branch_graph
         self._app: CompiledStateGraph | None = None
         self._lock = threading.Lock()
@@ -201,7 +207,7 @@ class FanOut:
         """The fan-out of ``turn``'s tool calls, or ``None`` when nothing fans out (one
         ordinary handoff). The agent node calls it once its tools ran."""
         calls = self._fan_out_calls(outcome)
-        if not calls:
+        if not calls or (not self.nested and current_branch() is not None):
             return None
         agent, control = turn.agent, turn.control
         added = turn.update.setdefault("messages", [])
@@ -222,12 +228,14 @@ class FanOut:
         plan_calls: list[list[Any]] = []
         index = 0
         for call in calls:
-            plan_calls.append([call.id, call.tool, call.kind, list(range(index, index + len(call.branches)))])
+            plan_calls.append(
+                [call.id, call.tool, call.kind, list(range(index, index + len(call.branches)))]
+            )
             index += len(call.branches)
             if call.parallel is not None:
                 rules.update(call.parallel.merge)
         plan: FanOutPlan = {
-            "id": calls[0].id,
+            "id": uuid.uuid4().hex,
             "agent": self.runtime.key_for(agent, control),
             "join": self.runtime.key_for(join, control),
             "calls": plan_calls,
@@ -447,9 +455,11 @@ class BranchNode:
         answer: str | None = None
         if error is not None:
             status = "failed"
-        elif isinstance(last, AIMessage) and own and not (last.tool_calls or last.invalid_tool_calls):
+        elif (
+            isinstance(last, AIMessage) and own and not (last.tool_calls or last.invalid_tool_calls)
+        ):
             status, answer = "answered", last.text
-        elif control.awaiting is not None and self.runtime.waiting(agent, messages, control):
+        elif control.waiting_under(path):  # it (or a fan-out inside it) waits for a human
             status = "waiting"
         else:
             status = "stopped"
@@ -539,11 +549,14 @@ class JoinNode:
         results = {r["index"]: r for r in [*earlier, *(state.get("parallel_results") or [])]}
         ordered = [results[i] for i in sorted(results)]
         failed = next((r for r in ordered if r["status"] == "failed"), None)
-        if failed is None and control.awaiting is not None and control.exceeded is None:
+        waiting = any(r["status"] == "waiting" for r in ordered)
+        if failed is None and waiting and control.exceeded is None:
             return {}  # Swarm.run stops for a human: the fan-out resumes from Response.branches
         base = state.get("context_variables") or {}
         rules, missing = self.fan_out.rules_for(plan)
-        merged = merge_contexts(base, [(r["label"], r["context_variables"]) for r in ordered], rules)
+        merged = merge_contexts(
+            base, [(r["label"], r["context_variables"]) for r in ordered], rules
+        )
         conflicts = dict(merged.conflicts)
         for key in missing:
             if key in conflicts:
@@ -639,7 +652,9 @@ def branch_records(control: RunControl) -> list[dict[str, Any]]:
     with control.lock:
         records = list(control.branches)
         order = {fan_id: n for n, fan_id in enumerate(control.fan_outs)}
-    records.sort(key=lambda r: (order.get(r["plan"]["id"], len(order)), r["branch"].count("/"), r["index"]))
+    records.sort(
+        key=lambda r: (order.get(r["plan"]["id"], len(order)), r["branch"].count("/"), r["index"])
+    )
     return [{**r, "messages": to_openai(r["messages"])} for r in records]
 
 

@@ -209,7 +209,13 @@ class Ledger:
             self._release(agent, "tool_calls", 1)
             self._add(agent, tool_calls=1)
             self._record(
-                {"agent": agent, "kind": "tool", "name": name, "id": call_id, "arguments": arguments}
+                {
+                    "agent": agent,
+                    "kind": "tool",
+                    "name": name,
+                    "id": call_id,
+                    "arguments": arguments,
+                }
                 | extra
             )
 
@@ -239,9 +245,7 @@ class Ledger:
                 {"agent": agent, "kind": "fan_out", "name": tool, "branches": list(labels)}
             )
 
-    def branch_ran(
-        self, label: str, agent: str, started: float, ended: float, status: str
-    ) -> None:
+    def branch_ran(self, label: str, agent: str, started: float, ended: float, status: str) -> None:
         """Branch ``label`` (started at ``agent``) ran from ``started`` to ``ended``
         (``time.perf_counter()`` values, stored as seconds since the run began)."""
         with self._lock:

@@ -33,7 +33,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 
-from .branches import BRANCH_NODE, JOIN_NODE, BranchNode, BranchTask, FanOut, JoinNode, ParallelState
+from .branches import (
+    BRANCH_NODE,
+    JOIN_NODE,
+    BranchNode,
+    BranchTask,
+    FanOut,
+    JoinNode,
+    ParallelState,
+)
 from .discovery import Topology, find_topology, function_targets
 from .models import ModelResolver
 from .native import as_member, member_node
@@ -153,15 +161,27 @@ def build_graph_and_runtime(
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
     runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup)
     fanning = _fanning_agents(topology, parallel_handoffs)
+    fan_out: FanOut | None = None
     if fanning:
+        # A branch's own graph fans out again only if an agent a branch can reach does.
+        nested = _reachable_fanning(topology, fanning)
 
         def branch_graph() -> Any:
-            graph = _graph(topology, runtime, fanning, state_schema, context_schema, False, False)
+            graph = _graph(topology, runtime, fan_out, nested, state_schema, context_schema)
             return graph.compile()  # no checkpointer of its own: a subgraph uses the run's
 
-        runtime.fan_out = FanOut(runtime, branch_graph, parallel_handoffs)
+        fan_out = runtime.fan_out = FanOut(
+            runtime, branch_graph, parallel_handoffs, nested=bool(nested)
+        )
     builder = _graph(
-        topology, runtime, fanning, state_schema, context_schema, fixed_entry, resumes_fan_outs
+        topology,
+        runtime,
+        fan_out,
+        fanning,
+        state_schema,
+        context_schema,
+        fixed_entry=fixed_entry,
+        resumes=resumes_fan_outs,
     )
     return builder, runtime
 
@@ -185,14 +205,33 @@ def _fanning_agents(topology: Topology, mode: str) -> dict[Agent, tuple[set[str]
     return fanning
 
 
+def _reachable_fanning(
+    topology: Topology, fanning: dict[Agent, tuple[set[str], set[str]]]
+) -> dict[Agent, tuple[set[str], set[str]]]:
+    """The fanning agents a branch can reach (from any agent a fan-out may run)."""
+    queue = [topology.agents[n] for runs, _ in fanning.values() for n in runs]
+    seen: set[int] = set()
+    while queue:
+        agent = queue.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        queue.extend(topology.targets[id(agent)])
+        queue.extend(route.to for route in agent.routes)
+        queue.extend(topology.agents[n] for n in fanning.get(agent, (set(), set()))[0])
+    return {agent: ends for agent, ends in fanning.items() if id(agent) in seen}
+
+
 def _graph(
     topology: Topology,
     runtime: GraphRuntime,
-    fanning: dict[Agent, set[str]],
+    fan_out: FanOut | None,
+    fanning: dict[Agent, tuple[set[str], set[str]]],
     state_schema: type,
     context_schema: type | None,
-    fixed_entry: bool,
-    resumes: bool,
+    *,
+    fixed_entry: bool = False,
+    resumes: bool = False,
 ) -> StateGraph:
     """The StateGraph of ``topology``'s agents (its nodes share ``runtime``); with the branch
     and join nodes when an agent can fan out. ``resumes``: the entry picks up a fan-out that
@@ -217,15 +256,14 @@ def _graph(
     dynamic = member_node(runtime, None, AgentNode(runtime, None, DYNAMIC_NODE))
     dynamic_ends = [*names, DYNAMIC_NODE, END]
     entry_ends = [*names, DYNAMIC_NODE, END]
-    fan_out = runtime.fan_out
     if fanning and fan_out is not None:
         dynamic_ends.append(BRANCH_NODE)
         branch = BranchNode(runtime, fan_out)
         runs = {t: "branch" for t in names if t in branched} or {JOIN_NODE: "answered"}
         _add_step(builder, BRANCH_NODE, branch, runs, BranchTask)
         joins = {nodes[a]: "joined" for a in fanning}
-        _add_step(builder, JOIN_NODE, JoinNode(runtime, fan_out), {**joins, END: "stopped"},
-                  ParallelState, defer=True)  # fmt: skip
+        join = JoinNode(runtime, fan_out)
+        _add_step(builder, JOIN_NODE, join, {**joins, END: "stopped"}, ParallelState, defer=True)
     _add_node(builder, DYNAMIC_NODE, dynamic, dynamic_ends)
 
     resume = resumes and fan_out is not None
@@ -323,10 +361,9 @@ def _add_step(
 ) -> None:
     """A fan-out node: it routes itself (``Command``), and reads ``input_schema`` (a ``Send``'s
     task, or the state with what a fan-out keeps until its join)."""
+    runnable: Any = node.step
     if RunnableCallable is not None:
         runnable = RunnableCallable(node.step, node.astep, name=name, trace=False)
-    else:  # pragma: no cover
-        runnable = node.step
     builder.add_node(
         name, runnable, destinations=destinations, input_schema=input_schema, defer=defer
     )

@@ -158,8 +158,10 @@ class ContextConflict(SwarmError):
         self.values = self.conflicts[self.key]
         described = "; ".join(
             f"context_variables[{key!r}]: "
-            + ", ".join(f"{label}={value!r}" if value != DELETED else f"{label} deleted it"
-                        for label, value in values.items())
+            + ", ".join(
+                f"{label}={value!r}" if value != DELETED else f"{label} deleted it"
+                for label, value in values.items()
+            )
             for key, values in self.conflicts.items()
         )
         keys = ", ".join(f"{key!r}: rule" for key in self.conflicts)

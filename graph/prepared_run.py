@@ -149,7 +149,8 @@ class PreparedRun(AbstractContextManager):
         branches = branch_records(self.control) if self.control.fan_outs else []
         pending = waiting[1].pending if waiting else []
         if not pending and any(b["status"] == "waiting" for b in branches):
-            pending = list(self.control.awaiting or [])  # inside a branch of a fan-out
+            # inside branches of a fan-out: every branch's waiting calls
+            pending = [p for key, calls in self.control.waiting_in.items() if key for p in calls]
         response = Response(
             messages=to_openai(new),
             agent=agent,
@@ -169,6 +170,15 @@ class PreparedRun(AbstractContextManager):
         if exceeded is not None:
             exceeded.response = response
             raise exceeded
+        nested = sorted(k for k in self.control.waiting_in if k and "/" in k)
+        if nested and response.pending:
+            error = SwarmError(
+                f"an approval inside a nested fan-out (branch {nested[0]!r}) cannot be resumed "
+                "by a stateless run: run the swarm's compiled graph with a checkpointer "
+                "(build_swarm_graph(...).compile(checkpointer=...)); .response holds the run."
+            )
+            error.response = response
+            raise error
         return response
 
     def __exit__(

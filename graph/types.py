@@ -273,7 +273,6 @@ class Result(BaseModel):
             and not fans_out
         ):
             raise ValueError(
-                "Result.agent takes an Agent, a compiled LangGraph graph or a Parallel: "
-                f"{value!r}"
+                f"Result.agent takes an Agent, a compiled LangGraph graph or a Parallel: {value!r}"
             )
         return value
