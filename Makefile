@@ -29,6 +29,7 @@ demo: $(DEMO_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check graph memory swarmgraph tests benchmarks
+	bash scripts/typecheck.sh
 
 typecheck: $(STAMP)
 	bash scripts/typecheck.sh
@@ -37,8 +38,16 @@ typecheck: $(STAMP)
 # scripts/ensure_services.sh and started on 127.0.0.1 by tests/conftest.py.
 test: $(STAMP)
 	$(BIN)/ruff check .
+	bash scripts/typecheck.sh
 	bash scripts/ensure_services.sh
 	$(BIN)/python -m pytest -q
+
+# The developer's loop: everything but the multi-process, subprocess, notebook and benchmark
+# tests (marked slow), which make test runs too. Needs the same services (started by fixtures).
+check: $(STAMP)
+	$(BIN)/ruff check .
+	bash scripts/ensure_services.sh
+	$(BIN)/python -m pytest -q -m "not slow" -p no:cacheprovider
 
 # The backends section runs Session turns on throwaway Postgres and Redis servers too.
 bench: $(STAMP)

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.memory import ContextSerializationError, Session, UnknownAgentWarning, open_history
+from swarmgraph.memory import ContextSerializationError, Session, open_context_store, open_history
 from swarmgraph.memory.compare import TURN_1, TURN_2, refund_agents, refund_rules
+from swarmgraph.memory.errors import UnknownAgentWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location(
@@ -148,8 +149,6 @@ def test_a_conversation_resumes_the_right_one_of_two_agents_sharing_a_name(url, 
 
 
 def _last_turn_id(url: str) -> str:
-    from swarmgraph.memory import open_context_store
-
     return open_context_store(url).load("c").meta["turns"][-1]["id"]
 
 
@@ -187,7 +186,7 @@ def test_unserialisable_context_saves_the_messages_and_raises_naming_the_key(url
     agent = Agent(name="A", functions=[stamp])
     model = ScriptedChatModel([scripted_tool_call("stamp", {}, id="s1"), "stamped it"])
     session = Session("c", url=url)
-    session.store.save("c", {"kept": 1})
+    open_context_store(url).save("c", {"kept": 1})
     with pytest.raises(
         ContextSerializationError, match=r"context_variables\['when'\] is a datetime"
     ) as info:
@@ -257,10 +256,10 @@ def test_stored_agent_comes_from_the_registry_or_warns(url):
     helper = Agent(name="Helper")
     lonely = Agent(name="Lonely")
     swarm = Swarm(chat_model=ScriptedChatModel(respond=lambda msgs: msgs[0].content))
-    Session("c", url=url).store.save("c", {}, active_agent="Helper")
+    open_context_store(url).save("c", {}, active_agent="Helper")
     response = Session("c", url=url, agents=[helper]).run(swarm, lonely, "hi")
     assert response.agent is helper
-    Session("d", url=url).store.save("d", {}, active_agent="Gone")
+    open_context_store(url).save("d", {}, active_agent="Gone")
     with pytest.warns(UnknownAgentWarning, match="'Gone'"):
         response = Session("d", url=url).run(swarm, lonely, "hi")
     assert response.agent is lonely
@@ -329,6 +328,7 @@ def _turn(url: str, message: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_restart_across_real_processes_continues_with_agent_and_context(url):
     first = _turn(url, TURN_1)
     assert first["agent"] == "Refunds"
@@ -367,6 +367,7 @@ def _turns_in(url: str) -> list[tuple[str, int]]:
     return turns
 
 
+@pytest.mark.slow
 def test_processes_and_threads_on_one_session_lose_nothing_and_never_interleave(url):
     procs = [_worker(url, f"p{n}", 12) for n in range(3)]
     errors: list[BaseException] = []
@@ -395,6 +396,7 @@ def test_processes_and_threads_on_one_session_lose_nothing_and_never_interleave(
     assert Session("shared", url=url).context_variables == {w: 11 for w in writers}
 
 
+@pytest.mark.slow
 def test_kill_9_inside_the_save_transaction_leaves_whole_turns(url, tmp_path):
     ready = tmp_path / "ready"
     proc = _worker(url, "k", 10, "3", str(ready))
@@ -410,6 +412,7 @@ def test_kill_9_inside_the_save_transaction_leaves_whole_turns(url, tmp_path):
     assert (record.context, record.version) == ({"k": 2}, 3)
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_leaves_whole_turns(url):
     rng = random.Random(7)
     history = open_history(url, "shared")
