@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from .tool_calls import ToolOutcome
 
 __all__ = [
+    "BRANCHES_KEY",
     "BRANCH_NODE",
     "JOIN_NODE",
     "BranchNode",
@@ -96,11 +97,15 @@ __all__ = [
     "JoinNode",
     "ParallelState",
     "branch_records",
+    "history_dicts",
     "resume_from_records",
 ]
 
 #: The node every branch runs in (one task per ``Send``) and the node that joins them.
 BRANCH_NODE, JOIN_NODE = HELPER_NODES
+#: Where a joined answer (a ToolMessage) keeps its branches: ``additional_kwargs[BRANCHES_KEY]``,
+#: a list of ``Response.branches`` entries (their public keys; messages as Swarm dicts).
+BRANCHES_KEY = "swarmgraph_branches"
 
 #: Fan-outs whose merge rules this process keeps, by fan-out id (a rule is a function, which
 #: no checkpointer stores; another process imports it by name, see ``rule_reference``).
@@ -148,6 +153,7 @@ class BranchResult(TypedDict):
     error: str | None
     messages: list[AnyMessage]  # the branch's own messages
     context_variables: dict[str, Any]
+    active_agent: str  # the name of the agent holding the branch when it ended
 
 
 def gather_results(
@@ -474,11 +480,11 @@ class BranchNode:
             "error": described,
             "messages": own,
             "context_variables": final.get("context_variables") or {},
+            "active_agent": agent.name,
         }
         control.ledger.branch_ran(path, start_agent.name, started, time.perf_counter(), status)
         record = {
             **_public(result, path),
-            "active_agent": agent.name,
             # what a resumed run needs (Swarm.run(..., branches=response.branches))
             "plan": task["plan"],
             "index": task["index"],
@@ -504,6 +510,7 @@ def _public(result: BranchResult, path: str) -> dict[str, Any]:
         "error": result["error"],
         "messages": result["messages"],
         "context_variables": result["context_variables"],
+        "active_agent": result["active_agent"],
     }
 
 
@@ -608,8 +615,22 @@ class JoinNode:
                 content = json.dumps(texts, ensure_ascii=False)
             else:
                 content = next(iter(texts.values()))
-            answers.append(ToolMessage(content=content, tool_call_id=call_id, name=tool))
+            # The branches' own messages travel with the answer (stored with it by a Session
+            # or a checkpointer; what `swarmgraph history` and /history show), never to a model.
+            kept = [_shown(results[i]) for i in indexes if i in results]
+            answers.append(
+                ToolMessage(
+                    content=content,
+                    tool_call_id=call_id,
+                    name=tool,
+                    additional_kwargs={BRANCHES_KEY: kept},
+                )
+            )
         return answers
+
+
+def _shown(result: BranchResult) -> dict[str, Any]:
+    return {**_public(result, result["label"]), "messages": to_openai(result["messages"])}
 
 
 def _answer_text(result: BranchResult | None, control: RunControl) -> str:
@@ -625,20 +646,6 @@ def _answer_text(result: BranchResult | None, control: RunControl) -> str:
 
 
 # -- Response.branches and resuming a paused fan-out ------------------------------------------
-#: The keys of a ``Response.branches`` entry a reader needs; the others are what a resumed run
-#: needs (``Swarm.run(..., branches=response.branches)``).
-PUBLIC_KEYS = (
-    "branch",
-    "agent",
-    "status",
-    "answer",
-    "error",
-    "messages",
-    "context_variables",
-    "active_agent",
-)
-
-
 def branch_records(control: RunControl) -> list[dict[str, Any]]:
     """``Response.branches``: every branch this run ran, fan-out by fan-out, each in the order
     its agents were given; messages as Swarm-style dicts.
@@ -656,6 +663,24 @@ def branch_records(control: RunControl) -> list[dict[str, Any]]:
         key=lambda r: (order.get(r["plan"]["id"], len(order)), r["branch"].count("/"), r["index"])
     )
     return [{**r, "messages": to_openai(r["messages"])} for r in records]
+
+
+def history_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """Stored messages as Swarm-style dicts, each joined answer with its ``branches`` (what
+    ``swarmgraph history`` and the REPL's ``/history`` show).
+
+    Example:
+        >>> answer = ToolMessage('{"A": "a"}', tool_call_id="c1", name="ask",
+        ...     additional_kwargs={BRANCHES_KEY: [{"branch": "A", "messages": []}]})
+        >>> history_dicts([answer])[0]["branches"]
+        [{'branch': 'A', 'messages': []}]
+    """
+    dicts = to_openai(messages)
+    for message, shown in zip(messages, dicts, strict=True):
+        kept = message.additional_kwargs.get(BRANCHES_KEY) if message.type == "tool" else None
+        if kept:
+            shown["branches"] = kept
+    return dicts
 
 
 def resume_from_records(
@@ -683,6 +708,7 @@ def resume_from_records(
                     "error": None,
                     "messages": cast("list[AnyMessage]", own),
                     "context_variables": dict(record.get("context_variables") or {}),
+                    "active_agent": record.get("active_agent") or record["agent"],
                 }
             )
             with control.lock:
