@@ -37,7 +37,6 @@ from .branches import (
     BRANCH_NODE,
     JOIN_NODE,
     BranchNode,
-    BranchTask,
     FanOut,
     JoinNode,
     ParallelState,
@@ -237,7 +236,14 @@ def _graph(
     and join nodes when an agent can fan out. ``resumes``: the entry picks up a fan-out that
     paused for approval (``Swarm.run(..., branches=)``); a branch's own graph never does."""
     nodes = topology.nodes
-    builder: StateGraph = StateGraph(state_schema, context_schema=context_schema)
+    # A fan-out's own channels are part of the output, so LangGraph's server streams each
+    # branch's result in "updates" (it leaves out what the output schema does not name).
+    fans = bool(fanning) and fan_out is not None and state_schema is SwarmState
+    builder: StateGraph = StateGraph(
+        state_schema,
+        context_schema=context_schema,
+        output_schema=ParallelState if fans else None,
+    )
     names = list(topology.agents)
     targets = {agent: [nodes[t] for t in topology.targets[id(agent)]] for agent in nodes}
     # The picture of a fan-out (destinations only draw): the agent -> "fan out" -> the branch
@@ -260,7 +266,7 @@ def _graph(
         dynamic_ends.append(BRANCH_NODE)
         branch = BranchNode(runtime, fan_out)
         runs = {t: "branch" for t in names if t in branched} or {JOIN_NODE: "answered"}
-        _add_step(builder, BRANCH_NODE, branch, runs, BranchTask)
+        _add_step(builder, BRANCH_NODE, branch, runs, None)  # it reads its Send's BranchTask
         joins = {nodes[a]: "joined" for a in fanning}
         join = JoinNode(runtime, fan_out)
         _add_step(builder, JOIN_NODE, join, {**joins, END: "stopped"}, ParallelState, defer=True)
@@ -355,7 +361,7 @@ def _add_step(
     name: str,
     node: BranchNode | JoinNode,
     destinations: dict[str, str],
-    input_schema: type,
+    input_schema: type | None,
     *,
     defer: bool = False,
 ) -> None:
