@@ -249,6 +249,11 @@ def _graph(
     # The picture of a fan-out (destinations only draw): the agent -> "fan out" -> the branch
     # node -> "branch" -> each agent it may run -> "answered" -> the join -> "joined" -> back.
     branched = {t for runs, _ in fanning.values() for t in runs}
+    # An agent only a fan-out runs never answers the run itself: its answer goes to the join.
+    entered = {runtime.default_node, *(nodes[r.to] for a in nodes for r in a.routes)}
+    for agent in nodes:
+        only = fanning[agent][1] if agent in fanning else set()
+        entered.update(t for t in targets[agent] if t not in only)
     for agent, name in nodes.items():
         ends = destinations(agent, nodes, targets)
         if agent in fanning:
@@ -257,6 +262,8 @@ def _graph(
             ends[BRANCH_NODE] = "fan out"
         if name in branched:
             ends[JOIN_NODE] = "answered"
+            if name not in entered:
+                ends.pop(END, None)
         node = member_node(runtime, agent, AgentNode(runtime, agent, name))
         _add_node(builder, name, node, ends)
     dynamic = member_node(runtime, None, AgentNode(runtime, None, DYNAMIC_NODE))

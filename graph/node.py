@@ -321,8 +321,8 @@ class AgentNode:
 
 _NO_FAN_OUT = (
     "Error: {} cannot fan out: this graph was built without the branch and join nodes (a "
-    "tool that returns Parallel must name Parallel in its code, or be marked fans_out). "
-    "Carry on with the conversation yourself."
+    "tool that returns Parallel must name Parallel in its code, or set "
+    "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
 )
 
 
