@@ -111,7 +111,7 @@ BRANCHES_KEY = "swarmgraph_branches"
 #: no checkpointer stores; another process imports it by name, see ``rule_reference``).
 MAX_REMEMBERED_RULES = 256
 
-BranchStatus = Literal["answered", "waiting", "stopped", "failed"]
+BranchStatus = Literal["answered", "waiting", "stopped", "failed", "refused"]
 
 
 class FanOutPlan(TypedDict):
@@ -412,37 +412,51 @@ class BranchNode:
 
     def step(self, task: BranchTask, config: RunnableConfig) -> Command:
         control = current_control(config)
-        app = self.fan_out.branch_app()
         final: dict[str, Any] = _branch_state(task)
         error: BaseException | None = None
         started = time.perf_counter()
         with branch_scope(task["label"]) as path:
+            refused = self._refused(task, final, control)
             try:
-                for values in app.stream(final, _branch_config(config, path), stream_mode="values"):
-                    final = values
+                if refused is None:
+                    app, inner = self.fan_out.branch_app(), _branch_config(config, path)
+                    for values in app.stream(final, inner, stream_mode="values"):
+                        final = values
             except GraphBubbleUp:
                 raise
             except Exception as exc:
                 error = exc
-            return self._finish(task, final, error, started, path, control)
+            return self._finish(task, final, error, started, path, control, refused)
 
     async def astep(self, task: BranchTask, config: RunnableConfig) -> Command:
         control = current_control(config)
-        app = self.fan_out.branch_app()
         final: dict[str, Any] = _branch_state(task)
         error: BaseException | None = None
         started = time.perf_counter()
         with branch_scope(task["label"]) as path:
+            refused = self._refused(task, final, control)
             try:
-                async for values in app.astream(
-                    final, _branch_config(config, path), stream_mode="values"
-                ):
-                    final = values
+                if refused is None:
+                    app, inner = self.fan_out.branch_app(), _branch_config(config, path)
+                    async for values in app.astream(final, inner, stream_mode="values"):
+                        final = values
             except GraphBubbleUp:
                 raise
             except Exception as exc:
                 error = exc
-            return self._finish(task, final, error, started, path, control)
+            return self._finish(task, final, error, started, path, control, refused)
+
+    def _refused(self, task: BranchTask, state: dict[str, Any], control: RunControl) -> str | None:
+        """Why the branch's agent will not take the conversation, or ``None``: the entry check
+        (``GraphRuntime.entry_check``: preconditions, input guardrails) every way into an agent
+        passes, here before the branch runs. Only a branch that starts fresh is checked (a
+        resumed one was checked when it started). A refused branch never runs; its answer in
+        the join is the refusal, and the others go on."""
+        check = self.runtime.entry_check
+        if check is None or len(task["messages"]) > task["start"]:
+            return None
+        agent = self.runtime.agent_for(task["agent"], control)
+        return check(agent, cast("SwarmState", state), control)
 
     def _finish(
         self,
@@ -452,6 +466,7 @@ class BranchNode:
         started: float,
         path: str,
         control: RunControl,
+        refused: str | None = None,
     ) -> Command:
         messages = final.get("messages") or []
         own = list(messages[task["start"] :])
@@ -459,7 +474,9 @@ class BranchNode:
         agent = self.runtime.agent_for(final.get("active_agent"), control)
         status: BranchStatus
         answer: str | None = None
-        if error is not None:
+        if refused is not None:
+            status = "refused"
+        elif error is not None:
             status = "failed"
         elif (
             isinstance(last, AIMessage) and own and not (last.tool_calls or last.invalid_tool_calls)
@@ -470,7 +487,7 @@ class BranchNode:
         else:
             status = "stopped"
         start_agent = self.runtime.agent_for(task["agent"], control)
-        described = None if error is None else f"{type(error).__name__}: {error}"
+        described = refused if error is None else f"{type(error).__name__}: {error}"
         result: BranchResult = {
             "index": task["index"],
             "label": task["label"],
@@ -638,6 +655,8 @@ def _answer_text(result: BranchResult | None, control: RunControl) -> str:
         return "Error: the branch did not run."
     if result["answer"] is not None:
         return result["answer"]
+    if result["status"] == "refused":
+        return f"Error: {result['error']}"
     if result["error"] is not None:
         return f"Error: the branch raised {result['error']}"
     if control.exceeded is not None:
@@ -652,7 +671,8 @@ def branch_records(control: RunControl) -> list[dict[str, Any]]:
 
     Each entry: ``branch`` (label; ``"Outer/Inner"`` inside a nested fan-out), ``agent`` (the
     agent it started with), ``status`` (``"answered"``, ``"waiting"`` for a human's approval,
-    ``"stopped"`` by a budget or ``max_turns``, ``"failed"``), ``answer``, ``error``,
+    ``"stopped"`` by a budget or ``max_turns``, ``"failed"``, ``"refused"`` by its agent's entry
+    check), ``answer``, ``error``,
     ``messages`` (the branch's own), ``context_variables`` (where it left them),
     ``active_agent``; and what resuming a paused fan-out needs (``plan``, ``index``...).
     """
@@ -690,22 +710,22 @@ def resume_from_records(
     branch still to run (continuing from its messages), the results of those that answered.
     ``None`` when no branch of it waits. Nested fan-outs resume inside their branch."""
     top = [dict(r) for r in records if "/" not in r.get("branch", "")]
-    if not top or all(r.get("status") in ("answered", "failed") for r in top):
+    if not top or all(r.get("status") in ("answered", "failed", "refused") for r in top):
         return None
     plan = cast("FanOutPlan", top[0]["plan"])
     tasks: list[BranchTask] = []
     done: list[BranchResult] = []
     for record in top:
         own = to_langchain(record.get("messages") or [])
-        if record["status"] == "answered":
+        if record["status"] in ("answered", "refused"):
             done.append(
                 {
                     "index": record["index"],
                     "label": record["branch"],
                     "agent": record["agent"],
-                    "status": "answered",
+                    "status": record["status"],
                     "answer": record["answer"],
-                    "error": None,
+                    "error": record.get("error"),
                     "messages": cast("list[AnyMessage]", own),
                     "context_variables": dict(record.get("context_variables") or {}),
                     "active_agent": record.get("active_agent") or record["agent"],

@@ -95,6 +95,9 @@ class GraphRuntime:
         #: How the join combines context keys branches both wrote, besides Parallel(merge=):
         #: a typed context's reducers, by key.
         self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
+        #: The check an agent passes before it takes the conversation in a parallel branch
+        #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
+        self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
 
     # -- names <-> agents ------------------------------------------------------
     def roster(self, control: RunControl | None) -> dict[str, Agent]:

@@ -657,3 +657,27 @@ def test_parallel_checks_what_it_is_given():
         Parallel(Agent(), task=7)
     with pytest.raises(TypeError, match="maps context keys to functions"):
         Parallel(Agent(), merge={"total": 1})
+
+
+def test_an_entry_check_refuses_a_branch_before_its_agent_runs():
+    # the seam issue 21's preconditions and input guardrails use: every way into an agent
+    agents, models = specialists(["Billing", "Tech"])
+    desk, desk_models = desk_with(agents)
+    swarm = swarm_of({**models, **desk_models})
+    _, runtime = swarm.graph_for(desk)
+    seen: list[str] = []
+
+    def entry_check(agent, state, control):
+        seen.append(agent.name)
+        return "Tech needs a ticket number" if agent.name == "Tech" else None
+
+    runtime.entry_check = entry_check
+    response = swarm.run(desk, USER)
+    assert sorted(seen) == ["Billing", "Tech"]
+    assert joined(response) == {
+        "Billing": "Billing says ok.",
+        "Tech": "Error: Tech needs a ticket number",
+    }
+    assert not models["tech"].calls  # refused: its model never ran
+    assert [b["status"] for b in response.branches] == ["answered", "refused"]
+    assert response.messages[-1]["content"] == "Summed up."  # the run went on
