@@ -164,8 +164,9 @@ def gather_results(
 
 
 class ParallelState(SwarmState):
-    """:class:`SwarmState` plus what a fan-out keeps until its join (the branch and join nodes
-    read it; the graph's output, and so ``Response``, never shows it)."""
+    """:class:`SwarmState` plus what a fan-out keeps until its join: the plan, and each
+    branch's result as it comes in (the join empties both). In the graph's output too, so a
+    server streaming ``updates`` shows each branch's result; ``Response`` leaves them out."""
 
     parallel_fan_out: NotRequired[FanOutPlan | None]
     # (typed as a plain list: LangGraph reads a channel's type on every run)
@@ -207,36 +208,48 @@ class FanOut:
                     self._app = self._build()
         return self._app
 
-    def __call__(
-        self, node: str, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
-    ) -> Command | None:
+    def __call__(self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]) -> Command | None:
         """The fan-out of ``turn``'s tool calls, or ``None`` when nothing fans out (one
-        ordinary handoff). The agent node calls it once its tools ran."""
+        ordinary handoff). The agent node calls it once its tools ran, with the context they
+        left: what every branch starts from."""
         calls = self._fan_out_calls(outcome)
         if not calls or (not self.nested and current_branch() is not None):
             return None
         agent, control = turn.agent, turn.control
         added = turn.update.setdefault("messages", [])
         fan_ids = {call.id for call in calls}
-        if control.exceeded is not None or not control.turns_left():
-            reason = control.exceeded or "the run stopped before the branches could run"
-            _answer_calls(added, fan_ids, f"Error: {reason}")
-            return None
         targets = [target for call in calls for target, _, _ in call.branches]
-        exceeded = control.ledger.before_handoff(agent.name, len(targets))
-        if exceeded is not None:
-            control.exceeded = exceeded
-            _answer_calls(added, fan_ids, f"Error: {exceeded}")
+        stop = control.exceeded or (None if control.turns_left() else _NOT_RUN)
+        if stop is None:  # a fan-out to n agents is n handoffs, admitted together or not at all
+            stop = control.exceeded = control.ledger.before_handoff(agent.name, len(targets))
+        if stop is not None:
+            _answer_calls(added, fan_ids, f"Error: {stop}")
             return None
-        labels = list(branch_labels([t.name for t in targets]))
+        plan = self._plan(turn, calls, targets)
+        base = _open_until_joined(turn, fan_ids)
+        sends = [
+            Send(BRANCH_NODE, task)
+            for task in _tasks(self.runtime, plan, calls, base, context, control)
+        ]
+        control.ledger.fanned_out(agent.name, ", ".join(c.tool for c in calls), plan["labels"])
+        with control.lock:
+            control.fan_outs.append(plan["id"])
+        control.debug_print(f"{agent.name} \u21c9 {', '.join(plan['labels'])} (parallel)")
+        update = cast("dict[str, Any]", turn.update)
+        update["parallel_fan_out"] = plan
+        update["parallel_results"] = Overwrite([])
+        return Command(update=update, goto=sends)
+
+    def _plan(self, turn: Turn, calls: list[_FanOutCall], targets: list[Agent]) -> FanOutPlan:
+        """What the join will need: who fanned out, who speaks after, each call's branches."""
+        agent, control = turn.agent, turn.control
         join = next((c.parallel.join for c in calls if c.parallel and c.parallel.join), agent)
         rules: dict[str, MergeRule] = {}
         plan_calls: list[list[Any]] = []
         index = 0
         for call in calls:
-            plan_calls.append(
-                [call.id, call.tool, call.kind, list(range(index, index + len(call.branches)))]
-            )
+            indexes = list(range(index, index + len(call.branches)))
+            plan_calls.append([call.id, call.tool, call.kind, indexes])
             index += len(call.branches)
             if call.parallel is not None:
                 rules.update(call.parallel.merge)
@@ -245,53 +258,11 @@ class FanOut:
             "agent": self.runtime.key_for(agent, control),
             "join": self.runtime.key_for(join, control),
             "calls": plan_calls,
-            "labels": labels,
+            "labels": list(branch_labels([t.name for t in targets])),
             "merge": {key: rule_reference(rule) for key, rule in rules.items()},
         }
         self._remember(plan["id"], rules)
-        # The main conversation: the fan-out calls stay open until the join answers them;
-        # calls held for approval in the same reply are answered now (the reply fanned out).
-        kept = [m for m in added if not (isinstance(m, ToolMessage) and m.tool_call_id in fan_ids)]
-        for message in kept:  # ids now: branches share these objects and must not stamp them
-            if message.id is None:
-                message.id = str(uuid.uuid4())
-        base = [*turn.state["messages"], *kept]
-        held = open_calls(base)
-        if held is not None:
-            for open_call in held[1]:
-                if open_call.get("id") not in fan_ids:
-                    kept.append(_held_answer(open_call))
-                    base.append(kept[-1])
-        turn.update["messages"] = kept
-        sends: list[Send] = []
-        index = 0
-        for call in calls:
-            for target, task, seen in call.branches:
-                view = _branch_input(base, call.id, seen, task)
-                key = self.runtime.key_for(target, control)
-                branch: BranchTask = {
-                    "plan": plan,
-                    "index": index,
-                    "label": labels[index],
-                    "agent": key,
-                    "task": task,
-                    "handoff": seen,
-                    "messages": view,
-                    "start": len(view),
-                    "context_variables": copy.deepcopy(context),
-                    "active_agent": key,
-                    "handoff_trail": [],
-                }
-                sends.append(Send(BRANCH_NODE, branch))
-                index += 1
-        control.ledger.fanned_out(agent.name, ", ".join(c.tool for c in calls), labels)
-        with control.lock:
-            control.fan_outs.append(plan["id"])
-        control.debug_print(f"{agent.name} \u21c9 {', '.join(labels)} (parallel)")
-        update = cast("dict[str, Any]", turn.update)
-        update["parallel_fan_out"] = plan
-        update["parallel_results"] = Overwrite([])
-        return Command(update=update, goto=sends)
+        return plan
 
     def _fan_out_calls(self, outcome: ToolOutcome) -> list[_FanOutCall]:
         """The calls that fan out: the first handoff if it is a ``Parallel``; with ``"all"``,
@@ -355,6 +326,60 @@ class _FanOutCall:
     kind: Literal["json", "text"]  # one JSON object of its branches' answers, or the one's text
     branches: list[tuple[Agent, str | None, str]]
     parallel: Parallel | None
+
+
+_NOT_RUN = "the run stopped before the branches could run"
+
+
+def _open_until_joined(turn: Turn, fan_ids: set[str]) -> list[BaseMessage]:
+    """Take the fan-out calls' answers out of ``turn``'s update (the join answers them) and
+    return the conversation the branches start from. A call of the same reply held for
+    approval is answered now: the reply fanned out, so nothing would decide it."""
+    added = turn.update.get("messages", [])
+    kept = [m for m in added if not (isinstance(m, ToolMessage) and m.tool_call_id in fan_ids)]
+    for message in kept:  # ids now: branches share these objects and must not stamp them
+        if message.id is None:
+            message.id = str(uuid.uuid4())
+    base = [*turn.state["messages"], *kept]
+    held = open_calls(base)
+    for call in held[1] if held is not None else []:
+        if call.get("id") not in fan_ids:
+            kept.append(_held_answer(call))
+            base.append(kept[-1])
+    turn.update["messages"] = kept
+    return base
+
+
+def _tasks(
+    runtime: GraphRuntime,
+    plan: FanOutPlan,
+    calls: list[_FanOutCall],
+    base: list[BaseMessage],
+    context: dict[str, Any],
+    control: RunControl,
+) -> list[BranchTask]:
+    """One :class:`BranchTask` per branch, in the order the agents were given."""
+    tasks: list[BranchTask] = []
+    for call in calls:
+        for target, task, seen in call.branches:
+            view = _branch_input(base, call.id, seen, task)
+            key = runtime.key_for(target, control)
+            tasks.append(
+                {
+                    "plan": plan,
+                    "index": len(tasks),
+                    "label": plan["labels"][len(tasks)],
+                    "agent": key,
+                    "task": task,
+                    "handoff": seen,
+                    "messages": view,
+                    "start": len(view),
+                    "context_variables": copy.deepcopy(context),  # each branch its own copy
+                    "active_agent": key,
+                    "handoff_trail": [],
+                }
+            )
+    return tasks
 
 
 def _answer_calls(messages: list[BaseMessage], ids: set[str], content: str) -> None:

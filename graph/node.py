@@ -263,7 +263,7 @@ class AgentNode:
                 update["context_variables"] = new_context
             context = new_context
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
-            fanned = self.runtime.fan_out(self.name, turn, outcome, context)
+            fanned = self.runtime.fan_out(turn, outcome, context)
             if fanned is not None:
                 return fanned
         target, label, call_id = self._next_agent(turn, outcome, context)

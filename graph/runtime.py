@@ -50,9 +50,7 @@ class FanOutStep(Protocol):
     """What an agent node calls once its tools ran: the fan-out (``Command`` with a ``Send``
     per branch) if a tool returned ``Parallel``, else ``None`` (graph/branches.py)."""
 
-    def __call__(
-        self, node: str, turn: Any, outcome: Any, context: dict[str, Any]
-    ) -> Command | None: ...
+    def __call__(self, turn: Any, outcome: Any, context: dict[str, Any]) -> Command | None: ...
 
 
 class ModelCall(NamedTuple):

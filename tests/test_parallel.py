@@ -681,3 +681,20 @@ def test_an_entry_check_refuses_a_branch_before_its_agent_runs():
     assert not models["tech"].calls  # refused: its model never ran
     assert [b["status"] for b in response.branches] == ["answered", "refused"]
     assert response.messages[-1]["content"] == "Summed up."  # the run went on
+
+
+def test_a_call_held_for_approval_in_the_fanning_reply_is_answered_not_left_open():
+    agents, models = specialists(["Billing"])
+
+    def ask() -> Parallel:
+        """Ask billing."""
+        return Parallel(*agents)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask, refund])
+    both = scripted_tool_calls([("refund", {"order_id": 7}, "r1"), ("ask", {}, "a1")])
+    desk_models = {"desk": ScriptedChatModel([both, "Asked billing; ask me to refund again."])}
+    response = swarm_of({**models, **desk_models}).run(desk, USER)
+    answers = {m["tool_call_id"]: m["content"] for m in response.messages if m["role"] == "tool"}
+    assert answers["a1"] == '{"Billing": "Billing says ok."}'
+    assert answers["r1"].startswith("Error: not run: refund waits for approval")
+    assert response.pending == [] and response.messages[-1]["sender"] == "Desk"

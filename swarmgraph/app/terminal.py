@@ -127,7 +127,7 @@ def branch_lines(branches: Iterable[dict], style: Style) -> list[str]:
     its label: what every branch said on the way to its answer.
 
     Example:
-        >>> print("\n".join(branch_lines([{"branch": "Tech", "status": "answered",
+        >>> print("\\n".join(branch_lines([{"branch": "Tech", "status": "answered",
         ...     "messages": [{"role": "assistant", "sender": "Tech", "content": "Fine."}]}],
         ...     Style(False))))
             ⇉ Tech (answered)
