@@ -33,6 +33,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	bash scripts/typecheck.sh
 
+# Everything a reviewer checks before the tests: lint, format and types.
+check: lint typecheck
+
 # Postgres and Redis for the storage tests are installed (if missing) by
 # scripts/ensure_services.sh and started on 127.0.0.1 by tests/conftest.py.
 test: $(STAMP)

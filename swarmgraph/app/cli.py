@@ -459,6 +459,10 @@ def user_app(agent: Any) -> Any:
 
 
 def cmd_graph(args: argparse.Namespace, out: TextIO) -> int:
+    if args.format == "png":  # before any work: name every missing module at once
+        from .extras import require_extra
+
+        require_extra("draw", "matplotlib", "grandalf", purpose="swarmgraph graph --format png")
     agent = _user_agent(args.agent) if args.agent else None
     app = demo_app() if agent is None else user_app(agent)
     if args.format == "mermaid":
@@ -608,8 +612,14 @@ def _describe(error: BaseException, url: str | None) -> str:
         return "the database is locked by another process; try again when it is done"
     if "unable to open database" in low:
         return f"cannot open the database file ({text})"
-    if isinstance(error, ImportError):
-        return f"{text} (for Postgres: pip install -e '.[postgres]')"
+    if isinstance(error, ImportError):  # the extra that brings the module, if any
+        from .extras import MissingExtra, install_hint
+
+        return (
+            text
+            if isinstance(error, MissingExtra)
+            else one_line(ImportError(install_hint(error)), url)
+        )
     orig = getattr(error, "orig", None)  # SQLAlchemy wraps the driver's error
     if orig is not None:
         return one_line(orig, url)
