@@ -1,15 +1,17 @@
 """Swarm's stream events from LangGraph's ``messages`` + ``values`` stream.
 
-``Swarm.run(..., stream=True)`` yields what openai/swarm yields: ``{"delim": "start"}``, the
-deltas of one reply (``content``, ``tool_calls``, ``sender`` on the first), ``{"delim":
-"end"}``, and at last ``{"response": Response}``.
+``Swarm.run(..., stream=True)`` yields what openai/swarm yields from OpenAI: ``{"delim":
+"start"}``, the deltas of one reply (the first carries the role and ``sender``, with content
+``""`` for a text reply; the last is the empty delta of the chunk with ``finish_reason``),
+``{"delim": "end"}``, and at last ``{"response": Response}``.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
     >>> events = Swarm(chat_model=ScriptedChatModel(["Hi!"])).run(
     ...     Agent(), [{"role": "user", "content": "hey"}], stream=True)
-    >>> [next(iter(event)) for event in events]
-    ['delim', 'content', 'delim', 'response']
+    >>> [(e.get("delim") or e.get("content")) if "response" not in e else "response"
+    ...  for e in events]
+    ['start', '', 'Hi!', None, 'end', 'response']
 """
 
 from __future__ import annotations
@@ -55,13 +57,18 @@ class SwarmEvents:
         first = chunk.id != self.open_id
         content = chunk.content if isinstance(chunk.content, str) else None
         if not first and not content and not chunk.tool_call_chunks:
-            return  # LangChain's closing chunk carries nothing Swarm would show
+            return  # the closing chunk: close() yields Swarm's empty delta for it
         if first:
             yield from self.close()
             self.open_id = chunk.id
             if chunk.id is not None:
                 self.streamed.add(chunk.id)
             yield {"delim": "start"}
+            if content and not chunk.tool_call_chunks:
+                # OpenAI opens a text reply with a delta of its own (role, content ""),
+                # which Swarm yields; a model whose first chunk already has text gets one.
+                yield self._delta("", None, first=True, ns=ns, meta=meta)
+                first = False
         tool_calls = [
             {
                 "index": c.get("index") or 0,
@@ -72,8 +79,22 @@ class SwarmEvents:
             }
             for c in chunk.tool_call_chunks
         ] or None
+        if first and not content:
+            # OpenAI's opening delta: content "" for a text reply, null beside tool calls
+            content = None if tool_calls else ""
+        yield self._delta(content if first else (content or None), tool_calls, first, ns, meta)
+
+    def _delta(
+        self,
+        content: str | None,
+        tool_calls: list[dict[str, Any]] | None,
+        first: bool,
+        ns: tuple[str, ...],
+        meta: dict[str, Any],
+    ) -> dict[str, Any]:
+        """One delta in the shape Swarm yields (the openai SDK's ``ChoiceDelta`` as a dict)."""
         delta: dict[str, Any] = {
-            "content": content or None,
+            "content": content,
             "function_call": None,
             "refusal": None,
             "role": "assistant" if first else None,
@@ -87,13 +108,25 @@ class SwarmEvents:
             if agent is None:
                 agent = run.runtime.agent_for(run.final.get("active_agent"), run.control)
             delta["sender"] = agent.name  # the real name, not the node name it runs under
-        yield delta
+        return delta
 
     def close(self) -> Iterator[dict[str, Any]]:
-        """``{"delim": "end"}`` for the reply being streamed, if one is."""
+        """The reply being streamed, if one is, ends as it does from OpenAI through Swarm:
+        the empty delta of the chunk that carries ``finish_reason``, then ``{"delim": "end"}``."""
         if self.open_id is not None:
             self.open_id = None
+            yield dict(_EMPTY_DELTA)
             yield {"delim": "end"}
+
+
+#: The last delta of every OpenAI reply (``{}`` with ``finish_reason``), as Swarm yields it.
+_EMPTY_DELTA: dict[str, Any] = {
+    "content": None,
+    "function_call": None,
+    "refusal": None,
+    "role": None,
+    "tool_calls": None,
+}
 
 
 def _as_chunk(message: AIMessage) -> AIMessageChunk:
