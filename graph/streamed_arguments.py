@@ -9,6 +9,7 @@ chunks of one model call and keeps each tool call's argument text as the provide
 :meth:`StreamedArguments.strict` then holds the assembled reply to the non-streamed rule.
 
 Example:
+    >>> import uuid
     >>> from langchain_core.messages import AIMessage, AIMessageChunk
     >>> from langchain_core.outputs import ChatGenerationChunk
     >>> heard = StreamedArguments()
@@ -16,7 +17,8 @@ Example:
     ...     chunk = AIMessageChunk(content="", tool_call_chunks=[
     ...         {"index": 0, "id": "c1" if args.startswith("{") else None,
     ...          "name": "greet" if args.startswith("{") else None, "args": args}])
-    ...     heard.on_llm_new_token("", chunk=ChatGenerationChunk(message=chunk))
+    ...     piece = ChatGenerationChunk(message=chunk)
+    ...     heard.on_llm_new_token("", chunk=piece, run_id=uuid.uuid4())
     >>> repaired = AIMessage(content="", tool_calls=[
     ...     {"name": "greet", "args": {"name": "Bo"}, "id": "c1", "type": "tool_call"}])
     >>> reply = heard.strict(repaired)
@@ -27,9 +29,11 @@ Example:
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 
 from .messages import parse_tool_calls
 
@@ -45,7 +49,16 @@ class StreamedArguments(BaseCallbackHandler):
     def __init__(self) -> None:
         self.calls: dict[int, dict[str, Any]] = {}
 
-    def on_llm_new_token(self, token: str, *, chunk: Any = None, **kwargs: Any) -> None:
+    def on_llm_new_token(
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         message = getattr(chunk, "message", None)
         if not isinstance(message, AIMessageChunk):
             return

@@ -20,7 +20,9 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+
+from .messages import to_openai
 
 if TYPE_CHECKING:
     from .prepared_run import PreparedRun
@@ -32,8 +34,10 @@ class SwarmEvents:
     """Turns one run's LangGraph stream items into Swarm's event shapes; the last top-level
     ``values`` item becomes the run's ``final`` state."""
 
-    def __init__(self, run: PreparedRun) -> None:
+    def __init__(self, run: PreparedRun, *, tool_results: bool = False) -> None:
         self.run = run
+        #: Also yield ``{"tool_result": message}`` for each tool answer (ours, not Swarm's).
+        self.tool_results = tool_results
         self.open_id: str | None = None
         self.streamed: set[str] = set()  # ids of replies already streamed
 
@@ -49,7 +53,12 @@ class SwarmEvents:
             return
         chunk, meta = payload
         if not isinstance(chunk, AIMessage):
-            return  # tool results arrive in the final response, as in Swarm
+            # Swarm streams no tool results (they arrive in the final response); asked for,
+            # each comes after the reply that called it, as the message dict it is stored as.
+            if self.tool_results and not ns and isinstance(chunk, ToolMessage):
+                yield from self.close()
+                yield {"tool_result": to_openai([chunk])[0]}
+            return
         if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
             if chunk.id in self.streamed:
                 return  # its model streamed it already, token by token, from inside
@@ -103,7 +112,7 @@ class SwarmEvents:
         if first:  # Swarm stamps the sender on the delta that carries the role
             run = self.run
             # The node that runs it: ours, or the member whose graph the namespace names.
-            node = ns[0].split(":")[0] if ns else meta.get("langgraph_node")
+            node = ns[0].split(":")[0] if ns else str(meta.get("langgraph_node", ""))
             agent = run.runtime.roster(run.control).get(node)  # None: the dynamic node
             if agent is None:
                 agent = run.runtime.agent_for(run.final.get("active_agent"), run.control)
