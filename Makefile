@@ -34,9 +34,6 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	bash scripts/typecheck.sh
 
-# Everything a reviewer checks before the tests: lint, format and types (lint runs mypy).
-check: lint
-
 # Postgres and Redis for the storage tests are installed (if missing) by
 # scripts/ensure_services.sh and started on 127.0.0.1 by tests/conftest.py.
 test: $(STAMP)
@@ -44,6 +41,13 @@ test: $(STAMP)
 	bash scripts/typecheck.sh
 	bash scripts/ensure_services.sh
 	$(BIN)/python -m pytest -q
+
+# The developer's loop: everything but the multi-process, subprocess, notebook and benchmark
+# tests (marked slow), which make test runs too. Needs the same services (started by fixtures).
+check: $(STAMP)
+	$(BIN)/ruff check .
+	bash scripts/ensure_services.sh
+	$(BIN)/python -m pytest -q -m "not slow" -p no:cacheprovider
 
 # The backends section runs Session turns on throwaway Postgres and Redis servers too.
 bench: $(STAMP)

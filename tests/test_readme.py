@@ -165,6 +165,7 @@ def test_readme_first_example_runs_from_the_installed_wheel(wheel_venv, tmp_path
     assert out.splitlines()[1].startswith(wheel_venv.site)  # the wheel's copy, not the sources
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "page,index,source", ALL_BLOCKS, ids=[f"{page}-{i}" for page, i, _ in ALL_BLOCKS]
 )
@@ -283,6 +284,7 @@ def test_every_block_labelled_real_output_is_what_the_code_prints_now():
             assert "<!-- real output:" in nearby or "```text" not in nearby, (path.name, line)
 
 
+@pytest.mark.slow
 def test_the_persist_table_shown_is_the_one_the_demo_prints(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "swarmgraph.app.cli", "demo", "--no-color", "--db", "memory://"],
