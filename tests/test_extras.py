@@ -35,6 +35,7 @@ def _without(modules: set[str], argv: list[str], cwd: Path) -> subprocess.Comple
     )
 
 
+@pytest.mark.slow  # a subprocess each
 def test_graph_png_without_the_draw_extra_names_both_modules_and_the_draw_extra(tmp_path):
     done = _without({"matplotlib", "grandalf"}, ["graph", "--format", "png"], tmp_path)
     assert done.returncode == 1
@@ -46,12 +47,14 @@ def test_graph_png_without_the_draw_extra_names_both_modules_and_the_draw_extra(
     assert not (tmp_path / ".swarmgraph" / "demo_graph.png").exists()
 
 
+@pytest.mark.slow
 def test_graph_png_without_grandalf_alone_says_so(tmp_path):
     done = _without({"grandalf"}, ["graph", "--format", "png"], tmp_path)
     assert done.returncode == 1
     assert "(missing: grandalf)" in done.stderr and "'.[draw]'" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("modules", "url", "extra"),
     [
