@@ -593,3 +593,27 @@ def test_malformed_arguments_are_an_error_streamed_or_not(stream):
     call = response.messages[0]["tool_calls"][0]["function"]
     assert call == {"arguments": '{"name": "Bo"', "name": "greet"}  # as the model sent it
     assert client.requests[1]["messages"][-1]["content"] == answer["content"]
+
+
+def test_tool_results_are_streamed_only_when_asked_after_the_reply_that_called_them():
+    """Ours: ``tool_results=True`` adds ``{"tool_result": message}`` events (a terminal shows
+    them live); without it the stream is Swarm's, event for event."""
+    replies = [call("remember_order", {"order_id": 7}, id="c1"), text("Noted.")]
+
+    def events(**kwargs: Any) -> list[dict]:
+        start, _ = triage_and_sales(OURS)
+        out = OURS.Swarm(client=ScriptedClient(replies)).run(
+            start, [user("order 7")], {"name": "Ming"}, stream=True, **kwargs
+        )
+        return [e for e in out if "response" not in e]
+
+    plain, with_results = events(), events(tool_results=True)
+    assert [e for e in with_results if "tool_result" not in e] == plain
+    at = next(i for i, e in enumerate(with_results) if "tool_result" in e)
+    assert with_results[at - 1] == {"delim": "end"} and with_results[at + 1] == {"delim": "start"}
+    assert with_results[at]["tool_result"] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "tool_name": "remember_order",
+        "content": "Noted 7.",
+    }
