@@ -36,6 +36,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from langgraph.types import Command, Overwrite, interrupt
 
 from .approvals import (
@@ -66,6 +67,7 @@ from .routes import first_route
 from .run_control import RunControl, current_control
 from .runtime import GraphRuntime, ModelCall
 from .state import StateUpdate, SwarmState
+from .streamed_arguments import StreamedArguments
 from .tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
 from .types import CALLER, Agent, AgentFunction
 
@@ -125,8 +127,9 @@ class AgentNode:
         if turn.again:
             return Command(update=turn.update, goto=self.name)
         if turn.call is not None:  # the model speaks
-            reply = turn.call.runnable.invoke(turn.prompt, config, **turn.call.kwargs)
-            self._replied(turn, turn.call, reply)
+            heard = StreamedArguments()  # streamed argument text, held to the strict rule
+            reply = turn.call.runnable.invoke(turn.prompt, _with(config, heard), **turn.call.kwargs)
+            self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
         if turn.ran is not None:  # tools run
             debug = turn.control.debug_print if turn.control.debug else None
             outcome = execute_tool_calls(
@@ -147,8 +150,11 @@ class AgentNode:
         if turn.again:
             return Command(update=turn.update, goto=self.name)
         if turn.call is not None:
-            reply = await turn.call.runnable.ainvoke(turn.prompt, config, **turn.call.kwargs)
-            self._replied(turn, turn.call, reply)
+            heard = StreamedArguments()
+            reply = await turn.call.runnable.ainvoke(
+                turn.prompt, _with(config, heard), **turn.call.kwargs
+            )
+            self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
         if turn.ran is not None:
             debug = turn.control.debug_print if turn.control.debug else None
             outcome = await aexecute_tool_calls(
@@ -194,7 +200,7 @@ class AgentNode:
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         call = self.runtime.model_for(agent, control)
-        turn.prompt = [_api_safe_name(m) for m in prompt] if call.safe_names else prompt
+        turn.prompt = [_as_sent(m) for m in prompt] if call.safe_names else prompt
         exceeded = control.ledger.before_model(agent.name, turn.prompt)
         if exceeded is None:
             turn.call = call
@@ -239,7 +245,8 @@ class AgentNode:
         decisions = {**given, **self._settled(ledger, questions, given)}
         missing = [p for p in held.pending if p.id not in decisions]
         if missing and control.stop_for_approval:
-            control.awaiting = held.pending
+            # Several branches of a fan-out may each stop for one: keep every call.
+            control.awaiting = [*(control.awaiting or []), *held.pending]
             return
         if missing and ledger is not None:
             unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]
@@ -333,8 +340,8 @@ class AgentNode:
         if hold:
             reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
-        room, bound = turn.control.ledger.tool_allowance(turn.agent.name)
         calls = reply.tool_calls
+        room, bound = turn.control.ledger.tool_allowance(turn.agent.name, len(calls))
         if len(calls) <= room:
             turn.ran = reply
             return
@@ -409,6 +416,10 @@ class AgentNode:
             else:
                 update["context_variables"] = new_context
             context = new_context
+        if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
+            fanned = self.runtime.fan_out(turn, outcome, context)
+            if fanned is not None:
+                return fanned
         target, label, call_id = self._next_agent(turn, outcome, context)
         if target is not None:
             if not self.runtime.switch(agent, target, state, update, control, route=label):
@@ -432,6 +443,9 @@ class AgentNode:
         if control.exceeded is not None:  # a budget stopped the run (refused calls, above)
             return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
+        if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
+            _reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
+            target = None
         if target is CALLER:
             added = turn.update.get("messages", [])
             caller = caller_of([*turn.state["messages"], *added])
@@ -459,6 +473,13 @@ class AgentNode:
         return target, label, call_id
 
 
+_NO_FAN_OUT = (
+    "Error: {} cannot fan out: this graph was built without the branch and join nodes (a "
+    "tool that returns Parallel must name Parallel in its code, or set "
+    "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
+)
+
+
 def _reanswer(
     messages: list[BaseMessage], call_id: str | None, content: str, only_if: str | None = None
 ) -> None:
@@ -470,9 +491,19 @@ def _reanswer(
             return
 
 
-def _api_safe_name(message: BaseMessage) -> BaseMessage:
-    """A copy whose ``name`` OpenAI accepts (``"Spanish Agent"`` -> ``"Spanish_Agent"``)."""
+def _with(config: RunnableConfig, handler: StreamedArguments) -> RunnableConfig:
+    """``config`` with ``handler`` among its callbacks (a copy: LangGraph's stays as it is)."""
+    return merge_configs(config, {"callbacks": [handler]})
+
+
+def _as_sent(message: BaseMessage) -> BaseMessage:
+    """What Swarm sends for ``message`` to a model that sends ``name`` (ChatOpenAI): an
+    assistant message without one (Swarm's assistant dicts carry ``sender``, never ``name``;
+    OpenAI would show the model a name Swarm never sent), any other name made API-safe
+    (``"Spanish Agent"`` -> ``"Spanish_Agent"``)."""
     name = message.name
+    if name and isinstance(message, AIMessage):
+        return message.model_copy(update={"name": None})
     if not name or not _UNSAFE_NAME.search(name):
         return message
     return message.model_copy(update={"name": _UNSAFE_NAME.sub("_", name)})

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -42,6 +42,7 @@ from .discovery import Topology, find_topology
 from .effects import EffectLedger
 from .models import ModelResolver
 from .native import as_member
+from .parallel import FAN_OUT_MODES
 from .prepared_run import PreparedRun, RunRequest
 from .runtime import GraphRuntime
 from .schema import tool_spec
@@ -69,6 +70,10 @@ class Swarm:
     ``OPENAI_BASE_URL``. ``max_consecutive_handoffs`` stops handoff ping-pong.
     ``step_limit``: the LangGraph steps a run without ``max_turns`` may take before it
     raises :class:`StepLimitError` (each model reply and each tool round is one step).
+    ``parallel_handoffs``: when one reply calls several transfer tools, ``"first"`` (the
+    default, Swarm's behaviour) hands off to the first and answers the others with an error;
+    ``"all"`` runs every target at once, as one :class:`~swarmgraph.graph.parallel.Parallel`,
+    each transfer call answered with its own branch's answer.
     """
 
     def __init__(
@@ -78,9 +83,15 @@ class Swarm:
         chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
         max_consecutive_handoffs: int = 10,
         step_limit: int = DEFAULT_STEP_LIMIT,
+        parallel_handoffs: str = "first",
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
+        if parallel_handoffs not in FAN_OUT_MODES:
+            raise ValueError(
+                f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}"
+            )
+        self.parallel_handoffs = parallel_handoffs
         self.client = client
         self.resolver = ModelResolver(client=client, chat_model=chat_model)
         self.max_consecutive_handoffs = max_consecutive_handoffs
@@ -145,6 +156,8 @@ class Swarm:
             max_consecutive_handoffs=self.max_consecutive_handoffs,
             fixed_entry=True,
             lookup=self._agent_named,
+            parallel_handoffs=self.parallel_handoffs,
+            resumes_fan_outs=True,
         )
         with self._lock:
             compiled = self._graphs.setdefault(topology.key, (builder.compile(), runtime))
@@ -182,6 +195,8 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        branches: Sequence[Mapping[str, Any]] | None = None,
+        tool_results: bool = False,
         effects: EffectLedger | None = None,
     ) -> Response | Iterator[dict]:
         """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
@@ -192,8 +207,15 @@ class Swarm:
         the calls; run again with ``messages=history + response.messages`` and
         ``approvals={id: True | False | "reason"}`` to go on.
 
+        A tool that returns :class:`~swarmgraph.graph.parallel.Parallel` fans out: its
+        agents run at once, each in its own branch, and ``Response.branches`` keeps each one's
+        messages. If a branch stops for approval, resume with ``messages=history +
+        response.messages``, ``approvals=`` and ``branches=response.branches``.
+
         ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
-        returns an iterator of Swarm-shaped events ending with ``{"response": ...}``.
+        returns an iterator of Swarm-shaped events ending with ``{"response": ...}``;
+        ``tool_results=True`` adds each tool answer as ``{"tool_result": message}`` right
+        after the reply that called it (Swarm streams none; a terminal shows them live).
         A handoff loop raises :class:`HandoffLoopError`, and a run that takes LangGraph's
         whole step budget without answering (no ``max_turns``: ``Swarm(step_limit=)``, 1,000
         steps by default) raises :class:`StepLimitError`; each one's ``.response`` holds
@@ -215,11 +237,12 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                branches=branches,
                 effects=effects,
             )
         )
         if stream:
-            return run.events()
+            return run.events(tool_results=tool_results)
         if run.control.turns_left():  # max_turns <= 0: Swarm never calls the model
             with run:  # a failing run's error holds the Response of what it produced
                 for values in run.app.stream(run.state, run.config, stream_mode="values"):
@@ -239,6 +262,8 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        branches: Sequence[Mapping[str, Any]] | None = None,
+        tool_results: bool = False,
         effects: EffectLedger | None = None,
     ) -> Response | AsyncIterator[dict]:
         """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
@@ -262,11 +287,12 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                branches=branches,
                 effects=effects,
             )
         )
         if stream:
-            return run.aevents()
+            return run.aevents(tool_results=tool_results)
         if run.control.turns_left():
             with run:
                 async for values in run.app.astream(run.state, run.config, stream_mode="values"):

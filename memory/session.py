@@ -73,7 +73,7 @@ from .errors import (
 )
 from .ids import check_conversation_id, check_turn_id
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
-from .store import NO_MESSAGES, Snapshot, TurnWrite, Window
+from .store import NO_MESSAGES, Record, Snapshot, TurnWrite, Window
 from .turn_index import (
     TURN,
     done_entry,
@@ -182,6 +182,7 @@ class _Turn(TurnState):
     given: dict | None = field(default_factory=dict)  # the context the run is given
     agent: str | None = None  # the agent an open entry resumes with (None: the stored one)
     rank: int = 0
+    resumes_fan_out: bool = False  # it picks up a fan-out that paused inside a branch
 
 
 class Session:
@@ -274,11 +275,14 @@ class Session:
     def pending(self) -> list[PendingApproval]:
         """Tool calls of the last stored turn that wait for a decision (``PendingApproval``
         s): approval-marked calls, and effect calls in doubt (``in_doubt=True``: started, never
-        finished). Read from the stored conversation, so another process sees them too."""
+        finished). Read from the stored conversation, so another process sees them too (inside
+        the branches of a fan-out: from the paused fan-out stored with the turn)."""
         if "messages" not in self.persist:
             return []
         tail = self.store.messages(self.conversation_id, _PENDING_TAIL)
-        return pending_in(tail, tail_outcomes(self.store, self.conversation_id, tail))
+        pending = pending_in(tail, tail_outcomes(self.store, self.conversation_id, tail))
+        paused = self._paused_fan_out(tail) if pending else None
+        return paused_pending(paused) if paused is not None else pending
 
     @property
     def unfinished(self) -> list[str]:
@@ -291,6 +295,33 @@ class Session:
     def clear(self) -> None:
         """Forget this conversation: messages, context, agent, turn log, in one write."""
         self.store.clear(self.conversation_id)
+
+    def switch_agent(self, agent: Agent) -> None:
+        """Hand the conversation to ``agent``: the next run starts with it, as if a handoff
+        had left it there. One conditional write of the active agent (messages and context
+        stay); a run that saved meanwhile is read again first, never overwritten.
+
+        Example:
+            >>> from swarmgraph.graph import Agent
+            >>> session = Session("doc-switch", url="memory://doc-switch")
+            >>> session.switch_agent(Agent(name="Sales"))
+            >>> session.active_agent_name
+            'Sales'
+        """
+        if "context" not in self.persist:
+            raise ValueError(
+                f"session {self.conversation_id!r} keeps no active agent: persist="
+                f"{self.persist!r} leaves out 'context', which holds it"
+            )
+        while True:
+            latest = self.store.load(self.conversation_id, window=NO_MESSAGES)
+            # A name alone resumes the first of its namesakes (rank 0), as after a handoff.
+            write = TurnWrite(active_agent=agent.name, meta=ranked(latest.meta, 0))
+            try:
+                self.store.save(self.conversation_id, write, expected_version=latest.version)
+                return
+            except ContextVersionConflict:  # a turn saved since the load: read it again
+                continue
 
     async def aclear(self) -> None:
         """:meth:`clear` from async code (one thread hop; the backends are sync, pooled)."""
@@ -538,6 +569,7 @@ class Session:
             records = [r for r in legacy_records(latest) if r.key != turn.turn_id]
             claim = not turn.opened and not turn.resumed
             records.append(turn_record(turn.turn_id, entry, first=claim))
+            records.extend(fan_out_records(response, turn.resumes_fan_out))
             write = TurnWrite(messages, context, agent, meta, records)
             if context is not None:
                 write.meta = ranked(meta, rank if agent is not None else 0)
@@ -637,11 +669,27 @@ class Session:
         messages = turn.snapshot.messages
         outcomes = tail_outcomes(self.store, self.conversation_id, messages)
         pending = pending_in(messages, outcomes)
+        # A fan-out that paused inside a branch ends the conversation on its open call; what
+        # waits, and the branches to resume, are in the turn's record (read only then).
+        paused = self._paused_fan_out(messages) if pending else None
+        if paused is not None:
+            pending = paused_pending(paused)
         if approvals:
             already_decided(self.store, self.conversation_id, messages, pending, approvals)
         check_turn(self.conversation_id, pending, turn.new, approvals)
         if approvals is not None:
             run_kwargs["approvals"] = approvals
+            if paused is not None:
+                run_kwargs["branches"] = paused["branches"]
+                turn.resumes_fan_out = True
+
+    def _paused_fan_out(self, messages: Sequence[BaseMessage]) -> dict | None:
+        """The paused fan-out stored with the last turn, if the conversation still ends on
+        its open call (``None``: none, or it was answered since)."""
+        paused = self.store.records(self.conversation_id, PAUSED[0], [PAUSED[1]]).get(PAUSED[1])
+        if not paused:
+            return None
+        return paused if paused.get("call") in open_call_ids(messages) else None
 
     def _namesakes(self, given: Agent, name: str, swarm: Swarm) -> list[Agent]:
         """The agents called ``name`` a conversation may resume with, in one fixed order:
@@ -736,9 +784,9 @@ def _takes_effects(swarm: Any) -> bool:
     known = _TAKES_EFFECTS.get(kind)
     if known is None:
         try:
-            parameters = inspect.signature(swarm.run).parameters.values()
+            parameters = list(inspect.signature(swarm.run).parameters.values())
         except (TypeError, ValueError):
-            parameters = iter(())
+            parameters = []
         known = any(p.name == "effects" or p.kind is p.VAR_KEYWORD for p in parameters)
         _TAKES_EFFECTS[kind] = known
     return known
@@ -769,3 +817,46 @@ def answered(messages: list[BaseMessage], error: BaseException) -> list[BaseMess
 
 #: How many stored messages ``Session.pending`` reads: enough for one reply's tool answers.
 _PENDING_TAIL = 64
+
+#: The record a turn that paused inside a parallel branch is kept in (kind, key): the branches
+#: to resume (``Response.branches``), what waits, and the fan-out call they answer.
+PAUSED = ("parallel", "paused")
+
+
+def fan_out_records(response: Response, resumed: bool) -> list[Record]:
+    """The records a turn writes for parallel branches: the paused fan-out when a branch waits
+    for approval; ``None`` in its place once a resumed fan-out went on. (The branches of a
+    joined fan-out need none: the joined answer carries them, see ``graph.branches``.)
+
+    Example:
+        >>> from swarmgraph.graph import Response
+        >>> fan_out_records(Response(), resumed=True)
+        [Record(kind='parallel', key='paused', value=None, if_absent=False)]
+        >>> fan_out_records(Response(), resumed=False)
+        []
+    """
+    waiting = [b for b in response.branches if b["status"] == "waiting" and "/" not in b["branch"]]
+    if waiting:
+        call = waiting[0]["plan"]["calls"][0][0]
+        value = {
+            "call": call,
+            "branches": response.branches,
+            "pending": [p.model_dump() for p in response.pending],
+        }
+        return [Record(*PAUSED, value)]
+    return [Record(*PAUSED, None)] if resumed else []
+
+
+def paused_pending(paused: dict) -> list[PendingApproval]:
+    """What a stored paused fan-out waits on, as ``PendingApproval`` s."""
+    from ..graph.approvals import PendingApproval
+
+    return [PendingApproval(**p) for p in paused.get("pending", [])]
+
+
+def open_call_ids(messages: Sequence[BaseMessage]) -> set[str]:
+    """The ids of the tool calls the conversation ends on without an answer."""
+    from ..graph.approvals import open_calls
+
+    found = open_calls(messages)
+    return {c.get("id") or "" for c in found[1]} if found else set()

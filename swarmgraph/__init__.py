@@ -61,11 +61,13 @@ _EXPORTS: dict[str, str] = {
     "ApprovalAlreadyDecided": ".graph.errors",
     "CALLER": ".graph.types",
     "Route": ".graph.routes",
+    "Parallel": ".graph.parallel",
     # errors a caller catches
     "SwarmError": ".graph.errors",
     "HandoffLoopError": ".graph.errors",
     "ToolSchemaError": ".graph.errors",
     "MissingModelError": ".graph.errors",
+    "ContextConflict": ".graph.errors",
     "StorageUnavailable": ".memory.errors",
     "TurnOutcomeUnknown": ".memory.errors",
     "ContextSerializationError": ".memory.errors",
@@ -88,6 +90,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.errors import (
         ApprovalAlreadyDecided,
         BudgetExceeded,
+        ContextConflict,
         HandoffLoopError,
         MissingModelError,
         SwarmError,
@@ -95,6 +98,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     )
     from .graph.member_handoff import handoff_tool
     from .graph.onetoone.pattern import OneToOne, one_to_one
+    from .graph.parallel import Parallel
     from .graph.routes import Route
     from .graph.schema import function_to_json
     from .graph.state import SwarmState
