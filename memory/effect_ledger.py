@@ -48,6 +48,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -229,8 +230,10 @@ class TurnLedger:
             ]
             return TurnWrite(meta=meta, records=records)
 
+        if not _storable(entry["context"]):  # a resumed turn then starts from its base
+            entry["context"] = None
         try:
-            self._save(_with_json_fallback(write, entry))
+            self._save(write)
         except RecordExists as exists:
             if exists.kind == TURN:  # another run of this turn id claimed it first
                 raise TurnInProgress(self.conversation_id, turn.turn_id) from None
@@ -324,21 +327,15 @@ class TurnLedger:
         return default_idempotency_key(call.key, self.conversation_id)
 
 
-def _with_json_fallback(
-    write: Callable[[], TurnWrite], entry: dict[str, Any]
-) -> Callable[[], TurnWrite]:
-    """``write``, but if the working context cannot be stored as JSON, the open entry keeps
-    none (a resumed turn starts from its base context, and its final save reports the value)."""
+def _storable(value: Any) -> bool:
+    """Whether a store can hold ``value`` as JSON.
 
-    def checked() -> TurnWrite:
-        built = write()
-        try:
-            import json
-
-            json.dumps(entry["context"], allow_nan=False)
-        except (TypeError, ValueError):
-            entry["context"] = None
-            built = write()
-        return built
-
-    return checked
+    Example:
+        >>> _storable({"n": 1}), _storable({"when": object()})
+        (True, False)
+    """
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -21,10 +21,18 @@ of it). If the returned context cannot be stored as
 JSON, the turn's messages are still saved, the stored context stays as it was, and
 :class:`ContextSerializationError` is raised afterwards with the run's ``.response`` attached.
 Concurrent turns on one conversation never interleave messages; their context changes are
-merged key by key (each run's changes applied over the latest stored version). A run that
-raises stores nothing: the turn did not happen, and the exception reaches the caller. A run's
-messages are stored as the engine made them (message ids, the model's usage and response
-metadata included), not rebuilt from ``Response.messages``' Swarm-style dicts.
+merged key by key (each run's changes applied over the latest stored version; a key both
+changed is reported, or combined by a ``merge=`` rule: :mod:`~swarmgraph.memory.context_merge`).
+A run that raises stores nothing: the turn did not happen, and the exception reaches the
+caller; except a run a :class:`~swarmgraph.graph.errors.SwarmError` stopped after it did
+something (a budget, the step limit), which is saved as far as it got before the error is
+raised. A run's messages are stored as the engine made them (message ids, the model's usage
+and response metadata included), not rebuilt from ``Response.messages``' Swarm-style dicts.
+
+Every turn id is kept (:mod:`~swarmgraph.memory.turn_index`), and every ``@effect`` or
+``@needs_approval`` tool runs through the turn's effect ledger
+(:mod:`~swarmgraph.memory.effect_ledger`): never twice for one call, across crashes, retries
+and two people answering one approval (docs/storage.md, "Durability").
 
 Example:
     >>> import os, tempfile
@@ -368,6 +376,8 @@ class Session:
         resumed = self._prepare(agent, turn, context_variables, swarm)
         self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
         ledger = self._ledger(turn, agent, swarm, run_kwargs)
+        from ..graph.errors import SwarmError  # the engine loads on first use (cheap imports)
+
         try:
             ran = swarm.run(
                 agent=resumed,
@@ -407,6 +417,8 @@ class Session:
         resumed = self._prepare(agent, turn, context_variables, swarm)
         self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
         ledger = self._ledger(turn, agent, swarm, run_kwargs)
+        from ..graph.errors import SwarmError
+
         try:
             ran = await swarm.arun(
                 agent=resumed,
@@ -553,7 +565,8 @@ class Session:
         agent = getattr(response.agent, "name", None) if keeps else None
         # Two agents may share a name: the rank says which of them (see _namesakes).
         rank = self._rank(given, response.agent, swarm)
-        error, conflicts = None, list[dict[str, Any]]()
+        error: ContextSerializationError | None = None
+        conflicts: list[dict[str, Any]] = []
         while True:
             latest = turn.latest
             entry = done_entry(

@@ -82,7 +82,7 @@ SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {CONTEXT} (conversation_key BYTEA PRIMARY KEY, "
     "conversation_id TEXT NOT NULL, context JSON NOT NULL DEFAULT '{}', "
     "version BIGINT NOT NULL DEFAULT 0, active_agent TEXT, meta JSON NOT NULL DEFAULT '{}', "
-    "updated_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+    "updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), message_count BIGINT)",
     # Earlier layout: the id itself as primary key (long ids broke the btree) and JSONB.
     f"""DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema =
