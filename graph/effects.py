@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 from langchain_core.messages import AIMessage, BaseMessage
 
 from .approvals import Decision, requires_approval
+from .budget import current_branch
 from .schema import tool_spec
 
 if TYPE_CHECKING:
@@ -236,6 +237,9 @@ class TurnSoFar:
     messages: list[BaseMessage]
     context: dict[str, Any]
     agent: Agent
+    #: The parallel branch the call runs in (graph/branches.py), ``None`` in the main
+    #: conversation: ``messages`` are then the branch's own, not the turn's.
+    branch: str | None = None
 
 
 @runtime_checkable
@@ -309,7 +313,8 @@ class RunEffects:
         known = self.known.get(call.key)
         if known is not None and (known.status == "done" or known.attempt >= call.attempt):
             return known  # read already (a resumed call): no write to find it out again
-        turn = TurnSoFar([*self.history, self.reply], context, self.agent)
+        branch = current_branch()
+        turn = TurnSoFar([*self.history, self.reply], context, self.agent, branch)
         prior = self.ledger.before(call, turn)
         if prior is None:
             self.known[call.key] = EffectOutcome("started", attempt=call.attempt)

@@ -204,6 +204,8 @@ class TurnLedger:
         from ..graph.effects import EffectOutcome
 
         turn = self.turn
+        if turn_so_far.branch is not None:
+            return self._branch_call(call)
         run_part = turn_so_far.messages[self.sent :]
         agent = turn_so_far.agent
         entry: dict[str, Any] = {
@@ -239,6 +241,22 @@ class TurnLedger:
                 raise TurnInProgress(self.conversation_id, turn.turn_id) from None
             return EffectOutcome.from_record(exists.stored)  # started elsewhere: not again
         turn.opened = True
+        return None
+
+    def _branch_call(self, call: EffectCall) -> EffectOutcome | None:
+        """A call inside a parallel branch: recorded started (never run twice for one call),
+        but the turn's open entry keeps the main conversation's progress (the branch's own
+        messages are not the turn's). A crash inside a branch is not resumed from there: the
+        retry asks the model again (docs/storage.md, "Durability", the limits)."""
+        from ..graph.effects import EffectOutcome
+
+        started = {**EffectOutcome("started", attempt=call.attempt).as_record()}
+        started["turn"] = self.turn.turn_id
+        record = Record(EFFECT, attempt_key(call.key, call.attempt), started, if_absent=True)
+        try:
+            self._save(lambda: TurnWrite(records=[record]), owned=False)
+        except RecordExists as exists:
+            return EffectOutcome.from_record(exists.stored)
         return None
 
     def after(self, call: EffectCall, outcome: EffectOutcome) -> None:

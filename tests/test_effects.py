@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from scale_helpers import fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.graph.parallel import Parallel
 from swarmgraph.graph.schema import function_to_json
 from swarmgraph.memory import Session
 from swarmgraph.memory.turn_index import stored_turns
@@ -273,3 +274,29 @@ def test_concurrent_turns_report_a_lost_update_and_a_merge_rule_keeps_counters_e
                 response = outer.run(swarm, agent, "out")
             assert [c["key"] for c in response.context_conflicts] == ["last"]
         assert Session(cid, url=url).context_variables["visits"] == expected
+
+
+def test_an_effect_inside_a_parallel_branch_is_recorded_and_leaves_the_turn_whole(url):
+    payments = Payments()
+    billing = Agent(name="Billing", model="billing", functions=[payments.tool()])
+    tech = Agent(name="Tech", model="tech")
+
+    def ask_both():
+        """Ask billing and tech at once."""
+        return Parallel(billing, tech)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both])
+    models = {
+        "desk": ScriptedChatModel([scripted_tool_call("ask_both"), "Both done."]),
+        "billing": ScriptedChatModel([_pay_call(), "Refunded."]),
+        "tech": ScriptedChatModel(["Router fine."]),
+    }
+    cid = fresh_id("branch")
+    session = Session(cid, url=url)
+    response = session.run(Swarm(chat_model=models.__getitem__), desk, "refund 7, router?")
+    assert response.messages[-1]["content"] == "Both done." and len(payments.paid) == 1
+    assert [b["status"] for b in response.branches] == ["answered", "answered"]
+    stored = Session(cid, url=url)
+    assert stored.unfinished == [] and stored.pending == []
+    assert [m.type for m in stored.messages] == ["human", "ai", "tool", "ai"]  # the join only
+    assert len(stored.store.records(cid, "effect.done")) == 1
