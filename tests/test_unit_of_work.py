@@ -208,6 +208,23 @@ def test_kill_9_inside_a_save_leaves_none_of_it(backend_url, tmp_path):
     )
 
 
+@pytest.mark.parametrize("backend_url", BACKENDS, indirect=True)
+def test_a_load_knows_the_message_count_and_reads_the_records_asked_for(backend_url):
+    """What a turn needs in its one read: where its messages will land (the count every save
+    keeps, also past a chat history's own appends and a clear of the messages), and its own
+    entry in the turn index."""
+    store, cid = open_store(backend_url), fresh_id("count")
+    store.save(cid, TurnWrite(_turn(1), context={}), expected_version=0)
+    store.save(cid, TurnWrite(_turn(2)), expected_version=None)  # a chat history's append
+    store.save(cid, TurnWrite(records=[Record("turn", "t-1", {"n": 1})]), expected_version=1)
+    loaded = store.load(cid, window=Window(last=1), records=[("turn", "t-1"), ("turn", "t-9")])
+    assert loaded.count == 4 == store.count(cid)
+    assert loaded.records == {("turn", "t-1"): {"n": 1}}  # only those stored
+    store.clear(cid, only="messages")
+    store.save(cid, TurnWrite(_turn(3)), expected_version=2)
+    assert store.load(cid, window=NO_MESSAGES).count == 2 == store.count(cid)
+
+
 # -- stores written by the earlier layout (0f7c1d9: no records table or hash) -------------------
 OLD_SQLITE = (
     "CREATE TABLE message_store (id INTEGER NOT NULL PRIMARY KEY, session_id TEXT, message TEXT)",
