@@ -33,11 +33,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
+from .context_schema import ContextSchema, state_schema_for
 from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .native import as_member, member_node
 from .node import AgentNode
 from .node_names import DYNAMIC_NODE
+from .preconditions import requires_label
 from .run_control import current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
@@ -60,6 +62,7 @@ def build_swarm_graph(
     client: Any = None,
     state_schema: type = SwarmState,
     context_schema: type | None = None,
+    runtime_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
 ) -> StateGraph:
@@ -80,6 +83,12 @@ def build_swarm_graph(
     ``fixed_entry=True`` always starts at ``default_agent`` (a plain ``START`` edge, one
     routing step less per run): for callers that never resume a thread mid-conversation,
     as ``Swarm`` does (it starts every run at the agent it is given).
+
+    ``context_schema`` types ``context_variables`` (a pydantic model or a ``TypedDict``, with
+    per-key reducers as ``Annotated[T, fn]``; see :mod:`swarmgraph.graph.context_schema`): the
+    state declares its fields, the input and every tool update are validated. Without it the
+    context is Swarm's plain dict. ``runtime_schema`` is LangGraph's own run-time context
+    (``StateGraph(context_schema=...)``, read with ``get_runtime()``), passed through.
 
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel
@@ -103,6 +112,7 @@ def build_swarm_graph(
         ModelResolver(client=client, chat_model=chat_model),
         state_schema=state_schema,
         context_schema=context_schema,
+        runtime_schema=runtime_schema,
         max_consecutive_handoffs=max_consecutive_handoffs,
         fixed_entry=fixed_entry,
     )
@@ -114,7 +124,8 @@ def build_graph_and_runtime(
     resolver: ModelResolver,
     *,
     state_schema: type = SwarmState,
-    context_schema: type | None = None,
+    context_schema: type | ContextSchema | None = None,
+    runtime_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
     lookup: Callable[[str], Agent | None] | None = None,
@@ -136,8 +147,11 @@ def build_graph_and_runtime(
     for agent in nodes:
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
-    runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup)
-    builder: StateGraph = StateGraph(state_schema, context_schema=context_schema)
+    schema = None if context_schema is None else ContextSchema.of(context_schema)
+    if schema is not None:  # context_variables declared with the typed fields
+        state_schema = state_schema_for(schema, state_schema)
+    runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup, schema)
+    builder: StateGraph = StateGraph(state_schema, context_schema=runtime_schema)
     names = list(topology.agents)
     targets = {agent: [nodes[t] for t in topology.targets[id(agent)]] for agent in nodes}
     for agent, name in nodes.items():
@@ -191,20 +205,33 @@ def destinations(
 ) -> dict[str, str]:
     """Where ``agent``'s node may go, each with its edge label (LangGraph draws a label that
     differs from the node's name): handoff targets, its own node, the callers a
-    ``transfer_back`` returns to, and each route's target, labelled with the route's name."""
+    ``transfer_back`` returns to, and each route's target, labelled with the route's name;
+    the fallbacks a tripped guardrail hands to (``on_trip``); an edge into an agent with
+    ``requires=`` says what it needs."""
     name = nodes[agent]
     ends = dict.fromkeys([name, *targets[agent]])
     if agent.can_return:  # transfer_back goes to whoever can hand off here
         ends.update(dict.fromkeys(nodes[a] for a in nodes if name in targets[a]))
         ends.update(dict.fromkeys(nodes[a] for a in nodes if any(r.to is agent for r in a.routes)))
-    ends.update(dict.fromkeys([DYNAMIC_NODE, END]))
-    labelled = {node: node for node in ends}
     labels: dict[str, list[str]] = {}
     for route in agent.routes:  # checked by discover()
         target = nodes.get(route.to)
         if target is not None and route.label not in labels.setdefault(target, []):
             labels[target].append(route.label)
-    labelled.update({target: " / ".join(names) for target, names in labels.items()})
+    # A tripped guardrail hands to a fallback: this agent's own, or one of an agent it enters.
+    by_node = {node: a for a, node in nodes.items()}
+    for entered in [by_node[n] for n in [*ends, *labels] if n in by_node]:
+        fallback = entered.on_trip
+        if fallback in nodes and nodes[fallback] not in ends and nodes[fallback] not in labels:
+            labels[nodes[fallback]] = ["on_trip"]
+    ends.update(dict.fromkeys([DYNAMIC_NODE, END]))
+    labelled = {node: node for node in ends}
+    for target_agent, target in nodes.items():
+        entering = target != name and (target in ends or target in labels)
+        needs = requires_label(target_agent) if entering else None
+        if needs is not None:
+            labels.setdefault(target, []).append(needs)
+    labelled.update({target: " / ".join(names) for target, names in labels.items() if names})
     return labelled
 
 

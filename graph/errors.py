@@ -122,3 +122,47 @@ class BudgetExceeded(SwarmError):
             f"Budget exceeded: {limit}={value} would be passed by agent {agent!r}. "
             "The run stopped; .response holds what it produced so far."
         )
+
+
+class ContextValidationError(ValueError):
+    """``context_variables`` do not fit the run's ``context_schema``: raised for a caller's
+    input (``Swarm.run``, the compiled graph's input, a stored context) before any model call.
+    A tool's invalid update never raises: the tool call is answered ``Error: ...`` instead.
+
+    ``schema`` names the schema, ``problems`` lists what is wrong, one line each.
+
+    Example:
+        >>> print(ContextValidationError("Desk", ["'order_id' expects int, got 'seven' (str)"]))
+        context_variables do not fit Desk: 'order_id' expects int, got 'seven' (str)
+    """
+
+    def __init__(self, schema: str, problems: list[str]) -> None:
+        self.schema = schema
+        self.problems = list(problems)
+        super().__init__(f"context_variables do not fit {schema}: " + "; ".join(self.problems))
+
+
+class GuardrailTripped(SwarmError):
+    """A guardrail refused: an agent's input guardrail when it was about to take the
+    conversation (its model was never called), or its output guardrail on its final answer.
+
+    ``agent`` is the guarded agent's name, ``guardrail`` the guardrail's name, ``reason`` what
+    it returned, ``kind`` ``"input"`` or ``"output"``. ``response`` holds everything the run
+    produced before the stop, every tool call in it answered. ``Agent(on_trip=fallback)``
+    hands the conversation to ``fallback`` instead of raising.
+
+    Example:
+        >>> print(GuardrailTripped("Refunds", "no_threats", "a threat", kind="input"))
+        Guardrail no_threats of Refunds tripped (input): a threat. The run stopped; \
+.response holds what it produced so far.
+    """
+
+    def __init__(self, agent: str, guardrail: str, reason: str, *, kind: str = "input") -> None:
+        self.agent = agent
+        self.guardrail = guardrail
+        self.reason = reason
+        self.kind = kind
+        super().__init__(
+            f"Guardrail {guardrail} of {agent} tripped ({kind}): {reason}. "
+            "The run stopped; .response holds what it produced so far."
+        )

@@ -27,9 +27,17 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Overwrite, interrupt
@@ -41,6 +49,8 @@ from .approvals import (
     resume_decisions,
     split_by_decision,
 )
+from .guarded_switch import GuardedSwitch, reanswer
+from .guardrails import Gate, Trip, stop
 from .handback import caller_of
 from .history_views import view_for
 from .messages import to_openai
@@ -80,6 +90,10 @@ class Turn:
     ran: AIMessage | None = None
     tools: list[AgentFunction] = field(default_factory=list)
     answers: list[ToolMessage] = field(default_factory=list)
+    #: Checks that must pass before the step goes on (guardrails, a handoff's preconditions).
+    gate: Gate | None = None
+    #: Go to the active agent's node even after a final answer (a fallback took over).
+    forward: bool = False
 
 
 class AgentNode:
@@ -97,24 +111,84 @@ class AgentNode:
 
     def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         turn = self._begin(state, current_control(config))
+        self._check(turn)  # an agent taking the conversation: its input guardrails
         if turn.call is not None:  # the model speaks
             reply = turn.call.runnable.invoke(turn.prompt, config, **turn.call.kwargs)
             self._replied(turn, turn.call, reply)
+            self._check(turn)  # a final answer: output guardrails
         if turn.ran is not None:  # tools run
-            debug = turn.control.debug_print if turn.control.debug else None
-            outcome = execute_tool_calls(turn.ran, turn.tools, turn.context, debug=debug)
-            return self._after_tools(turn, turn.ran, outcome)
-        return turn.update  # no destination: the run ends here
+            outcome = execute_tool_calls(
+                turn.ran, turn.tools, turn.context, debug=_debug(turn), schema=self.runtime.schema
+            )
+            self._after_tools(turn, turn.ran, outcome)
+            self._check(turn)  # a handoff: the target's precondition and input guardrails
+        return self._next(turn)
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         turn = self._begin(state, current_control(config))
+        await self._acheck(turn)
         if turn.call is not None:
             reply = await turn.call.runnable.ainvoke(turn.prompt, config, **turn.call.kwargs)
             self._replied(turn, turn.call, reply)
+            await self._acheck(turn)
         if turn.ran is not None:
-            debug = turn.control.debug_print if turn.control.debug else None
-            outcome = await aexecute_tool_calls(turn.ran, turn.tools, turn.context, debug=debug)
-            return self._after_tools(turn, turn.ran, outcome)
+            outcome = await aexecute_tool_calls(
+                turn.ran, turn.tools, turn.context, debug=_debug(turn), schema=self.runtime.schema
+            )
+            self._after_tools(turn, turn.ran, outcome)
+            await self._acheck(turn)
+        return self._next(turn)
+
+    # -- guardrails and preconditions: the gates a step waits at -------------------------
+    @staticmethod
+    def _check(turn: Turn) -> None:
+        while turn.gate is not None and turn.control.exceeded is None:
+            gate, turn.gate = turn.gate, None
+            turn.gate = gate.run(turn.control)
+
+    @staticmethod
+    async def _acheck(turn: Turn) -> None:
+        while turn.gate is not None and turn.control.exceeded is None:
+            gate, turn.gate = turn.gate, None
+            turn.gate = await gate.arun(turn.control)
+
+    def _entered(self, turn: Turn, trip: Trip | None) -> Gate | None:
+        """The verdict on the agent taking a new user message: a trip means its model is never
+        called; its fallback's node takes the message (and checks it) instead, or the run stops."""
+        if trip is None:
+            return None
+        turn.call = None
+        fallback = turn.agent.on_trip
+        if fallback is None:
+            stop(turn.control, trip)
+        elif self.runtime.switch(turn.agent, fallback, turn.state, turn.update, turn.control):
+            turn.forward = True
+        return None
+
+    def _answered(self, turn: Turn, trip: Trip | None) -> Gate | None:
+        """The verdict on a final answer: a trip hands the conversation to the fallback (its
+        own checks first), or stops the run; the answer stays in the conversation."""
+        if trip is None:
+            return None
+        fallback = turn.agent.on_trip
+        if fallback is None:
+            stop(turn.control, trip)
+            return None
+        turn.forward = True
+        switch = GuardedSwitch(
+            self.runtime, turn.agent, turn.state, turn.update, turn.control, turn.context
+        )
+        return switch.to(fallback, refused=trip)
+
+    def _next(self, turn: Turn) -> StateUpdate | Command:
+        """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
+        fallback took over, its node; else nowhere (the run ends here)."""
+        control = turn.control
+        if turn.ran is not None:
+            return self.runtime.next_node(self.name, turn.update, turn.state, control)
+        key = turn.update.get("active_agent")
+        if turn.forward and key is not None and control.turns_left():
+            return Command(update=turn.update, goto=self.runtime.node_for(key, control))
         return turn.update
 
     # -- before the model: decisions that were waiting, or the prompt ------------------
@@ -127,6 +201,8 @@ class AgentNode:
         else:
             agent = self.agent
         context = state.get("context_variables") or {}
+        if self.runtime.schema is not None:  # the compiled graph's input may lack defaults
+            context = self.runtime.schema.validate(context)
         turn = Turn(agent, control, state, context)
         messages = state["messages"]
         # Calls wait for a human only after a reply or tool answers, never after a user message.
@@ -153,6 +229,11 @@ class AgentNode:
         else:  # the budget allows no more model calls: the run halts here
             control.exceeded = exceeded
             control.debug_print(str(exceeded))
+        # A user message: the agent takes the conversation (a run's first agent, a resumed
+        # Session's); handoffs into it were checked where they switched.
+        if agent.input_guardrails and messages and isinstance(messages[-1], HumanMessage):
+            taking = {"messages": messages, "context_variables": context}
+            turn.gate = Gate(agent, "entry", taking, partial(self._entered, turn), requires=False)
         return turn
 
     def _decide(self, turn: Turn, held: WaitingCalls) -> None:
@@ -237,12 +318,16 @@ class AgentNode:
             self._admit(turn, reply, call.tools)
         else:
             control.debug_print("Ending turn.")
+            if agent.output_guardrails and not asks:
+                answered = {
+                    "messages": [*turn.state["messages"], reply],
+                    "context_variables": turn.context,
+                }
+                turn.gate = Gate(agent, "output", answered, partial(self._answered, turn))
 
-    def _after_tools(
-        self, turn: Turn, ran: AIMessage, outcome: ToolOutcome
-    ) -> StateUpdate | Command:
-        """Book the tool results into the update, switch the active agent if a tool (or a
-        route) hands off, and go where :meth:`GraphRuntime.next_node` says."""
+    def _after_tools(self, turn: Turn, ran: AIMessage, outcome: ToolOutcome) -> None:
+        """Book the tool results into the update and, when a tool (or a route) hands off,
+        switch the active agent (through the target's checks: ``turn.gate``)."""
         agent, control, state, update = turn.agent, turn.control, turn.state, turn.update
         for tool_call in ran.tool_calls:
             control.ledger.tool_called(
@@ -254,21 +339,20 @@ class AgentNode:
         context = turn.context
         new_context = outcome.context_variables
         if new_context is not None:
-            if any(key not in new_context for key in context):
-                # A tool deleted a key in place (Swarm hands tools the live dict). The
-                # channel's reducer merges key by key and cannot forget, so replace it.
+            if self.runtime.schema is not None or any(key not in new_context for key in context):
+                # A tool deleted a key in place (Swarm hands tools the live dict), or a typed
+                # context's reducers already ran on the tools' updates: the channel's reducer
+                # would merge (or reduce) again, so the step's context replaces it.
                 update["context_variables"] = Overwrite(new_context)
             else:
                 update["context_variables"] = new_context
             context = new_context
         target, label, call_id = self._next_agent(turn, outcome, context)
         if target is not None:
-            if not self.runtime.switch(agent, target, state, update, control, route=label):
-                if call_id is not None:  # the transfer call's answer says why nothing switched
-                    _reanswer(added, call_id, f"Error: {control.exceeded}")
-            elif label is not None:
-                control.debug_print(f"{agent.name} \u21d2 {target.name} (route)")
-        return self.runtime.next_node(self.name, update, state, control)
+            switch = GuardedSwitch(
+                self.runtime, agent, state, update, control, context, label=label, call_id=call_id
+            )
+            turn.gate = switch.to(target)
 
     def _next_agent(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
@@ -289,14 +373,14 @@ class AgentNode:
             caller = caller_of([*turn.state["messages"], *added])
             target = self.runtime.agent_named(caller, control)
             if target is None:
-                _reanswer(
+                reanswer(
                     added,
                     call_id,
                     f"Error: nobody handed the conversation to {agent.name}, so there is no "
                     "caller to return to. Carry on with the conversation yourself.",
                 )
             else:  # Swarm's handoff answer names the agent, not the placeholder
-                _reanswer(
+                reanswer(
                     added,
                     call_id,
                     json.dumps({"assistant": target.name}),
@@ -311,15 +395,8 @@ class AgentNode:
         return target, label, call_id
 
 
-def _reanswer(
-    messages: list[BaseMessage], call_id: str | None, content: str, only_if: str | None = None
-) -> None:
-    """Replace the answer to tool call ``call_id`` (a handoff that turned out otherwise)."""
-    for index, message in enumerate(messages):
-        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
-            if only_if is None or message.content == only_if:
-                messages[index] = message.model_copy(update={"content": content})
-            return
+def _debug(turn: Turn) -> Any:
+    return turn.control.debug_print if turn.control.debug else None
 
 
 def _api_safe_name(message: BaseMessage) -> BaseMessage:

@@ -106,14 +106,18 @@ class PreparedRun(AbstractContextManager):
             agents=roster,
             budget=request.budget,
             stop_for_approval=True,  # stateless, as Swarm: return Response.pending
+            halt_on_trip=True,  # raise GuardrailTripped with the Response
         )
         if request.approvals is not None:
             control.approvals = checked_approvals(
                 runtime, agent, history, request.approvals, control
             )
+        context = copy.deepcopy(request.context_variables or {})
+        if runtime.schema is not None:  # a clear error now, before any model call
+            context = runtime.schema.validate(context)
         state: SwarmState = {
             "messages": history,
-            "context_variables": copy.deepcopy(request.context_variables or {}),
+            "context_variables": context,
             "active_agent": runtime.key_for(agent, control),
             "handoff_trail": [],
         }
@@ -142,12 +146,13 @@ class PreparedRun(AbstractContextManager):
         return response
 
     def finish(self) -> Response:
-        """The run's Response, or :class:`BudgetExceeded` (holding it) if a budget stopped it."""
+        """The run's Response, or :class:`BudgetExceeded` / :class:`GuardrailTripped` (holding
+        it) if a budget or a guardrail stopped it."""
         response = self.response(self.final)
-        exceeded = self.control.exceeded
-        if exceeded is not None:
-            exceeded.response = response
-            raise exceeded
+        stopped = self.control.exceeded or self.control.tripped
+        if stopped is not None:
+            stopped.response = response
+            raise stopped
         return response
 
     def __exit__(

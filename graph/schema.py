@@ -50,6 +50,7 @@ import typing_extensions
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
+from .context_schema import typed_annotation
 from .docstrings import parse_docstring_args
 from .errors import ToolArgumentError, ToolSchemaError
 
@@ -250,11 +251,12 @@ def _is_async(func: Any) -> bool:
 
 def _visible_parameters(
     name: str, signature: inspect.Signature, bound: set[str]
-) -> tuple[list[inspect.Parameter], bool, bool]:
-    """The parameters the model fills, whether ``context_variables`` is wanted, and whether
-    ``**kwargs`` takes extras."""
+) -> tuple[list[inspect.Parameter], inspect.Parameter | None, bool]:
+    """The parameters the model fills, the ``context_variables`` parameter if wanted, and
+    whether ``**kwargs`` takes extras."""
     visible: list[inspect.Parameter] = []
-    wants_context = accepts_extra = False
+    wants_context: inspect.Parameter | None = None
+    accepts_extra = False
     for param in signature.parameters.values():
         if param.name in bound:
             continue
@@ -271,7 +273,7 @@ def _visible_parameters(
                 "called with keyword arguments"
             )
         elif param.name == CONTEXT_PARAM:
-            wants_context = True
+            wants_context = param
         else:
             visible.append(param)
     return visible, wants_context, accepts_extra
@@ -381,6 +383,8 @@ class ToolSpec:
     _blocked: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     #: Parameters whose default is None although their type rejects it: null means default.
     _null_is_default: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    #: The pydantic model ``context_variables`` is annotated with: the tool gets an instance.
+    context_model: Any = field(default=None, repr=False, compare=False)
 
     def parse_arguments(self, raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
         """Decode, check and coerce the model's arguments; returns kwargs for the call.
@@ -497,7 +501,8 @@ def _build_spec(func: Any) -> ToolSpec:
     name = _tool_name(func)
     signature = _signature(func, name)
     _, bound = _unwrap_partial(func)
-    visible, wants_context, accepts_extra = _visible_parameters(name, signature, bound)
+    visible, context_param, accepts_extra = _visible_parameters(name, signature, bound)
+    wants_context = context_param is not None
 
     adapter = None
     if any(p.annotation is not inspect.Parameter.empty for p in visible):
@@ -529,6 +534,7 @@ def _build_spec(func: Any) -> ToolSpec:
             and p.annotation is not inspect.Parameter.empty
             and not _accepts_none(p.annotation)
         ),
+        context_model=typed_annotation(context_param.annotation) if context_param else None,
     )
 
 

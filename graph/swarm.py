@@ -38,6 +38,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from .budget import Budget
 from .builder import build_graph_and_runtime
+from .context_schema import ContextSchema
 from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .native import as_member
@@ -68,6 +69,9 @@ class Swarm:
     ``OPENAI_BASE_URL``. ``max_consecutive_handoffs`` stops handoff ping-pong.
     ``step_limit``: the LangGraph steps a run without ``max_turns`` may take before it
     raises :class:`StepLimitError` (each model reply and each tool round is one step).
+    ``context_schema``: a pydantic model or ``TypedDict`` that types ``context_variables``
+    (validated on entry and after every tool update, per-key reducers as ``Annotated[T, fn]``;
+    see :mod:`swarmgraph.graph.context_schema`); without it the context is a plain dict.
     """
 
     def __init__(
@@ -77,9 +81,12 @@ class Swarm:
         chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
         max_consecutive_handoffs: int = 10,
         step_limit: int = DEFAULT_STEP_LIMIT,
+        context_schema: type | None = None,
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
+        #: The typed context (read once), or None: Swarm's plain dict.
+        self.context_schema = None if context_schema is None else ContextSchema.of(context_schema)
         self.client = client
         self.resolver = ModelResolver(client=client, chat_model=chat_model)
         self.max_consecutive_handoffs = max_consecutive_handoffs
@@ -144,6 +151,7 @@ class Swarm:
             max_consecutive_handoffs=self.max_consecutive_handoffs,
             fixed_entry=True,
             lookup=self._agent_named,
+            context_schema=self.context_schema,
         )
         with self._lock:
             compiled = self._graphs.setdefault(topology.key, (builder.compile(), runtime))

@@ -91,6 +91,11 @@ class Agent(BaseModel):
     routes: list[Any] = Field(default_factory=list)  # Route objects, checked after tools ran
     can_return: bool = False  # adds a generated transfer_back tool that returns CALLER
     history: Callable[[list], list] | None = None  # the view of the conversation its model gets
+    # Contracts on the way in and out (see graph/guardrails.py, graph/preconditions.py).
+    input_guardrails: list[Callable[..., Any]] = Field(default_factory=list)
+    output_guardrails: list[Callable[..., Any]] = Field(default_factory=list)
+    on_trip: Any = None  # an Agent that takes the conversation when a guardrail trips
+    requires: list[str] | Callable[..., Any] | None = None  # keys, or context -> None | reason
 
     @field_validator("routes")
     @classmethod
@@ -99,6 +104,38 @@ class Agent(BaseModel):
             if not (callable(getattr(route, "when", None)) and hasattr(route, "to")):
                 raise ValueError(f"routes takes Route objects, not {route!r}")
         return value
+
+    @field_validator("input_guardrails", "output_guardrails")
+    @classmethod
+    def _guardrails(cls, value: list[Any]) -> list[Any]:
+        for guardrail in value:
+            if not callable(guardrail):
+                raise ValueError(
+                    "guardrails are functions (context_variables, messages) -> None | reason, "
+                    f"not {guardrail!r}"
+                )
+        return value
+
+    @field_validator("on_trip")
+    @classmethod
+    def _fallback(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, Agent):
+            raise ValueError(f"on_trip takes an Agent, not {value!r}")
+        return value
+
+    @field_validator("requires", mode="before")
+    @classmethod
+    def _requires(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [value]
+        if value is None or callable(value):
+            return value
+        if isinstance(value, (list, tuple)) and all(isinstance(k, str) for k in value):
+            return list(value)
+        raise ValueError(
+            "requires takes context keys (['order_id']) or a function "
+            f"(context_variables) -> None | reason, not {value!r}"
+        )
 
     @field_validator("handoffs")
     @classmethod
@@ -129,6 +166,8 @@ class Agent(BaseModel):
                 yield key, [getattr(f, "__name__", repr(f)) for f in value]
             elif key == "routes":
                 yield key, [getattr(r, "label", repr(r)) for r in value]
+            elif key == "on_trip":
+                yield key, getattr(value, "name", value)
             else:
                 yield key, value
 
