@@ -56,6 +56,8 @@ _EXPORTS: dict[str, str] = {
     "StepLimitError": ".errors",
     "ToolSchemaError": ".errors",
     "MissingModelError": ".errors",
+    "GuardrailTripped": ".errors",
+    "ContextValidationError": ".errors",
 }
 
 __all__ = list(_EXPORTS)
@@ -72,6 +74,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .chat_models.scripted import ScriptedChatModel, scripted_tool_call, scripted_tool_calls
     from .errors import (
         BudgetExceeded,
+        ContextValidationError,
+        GuardrailTripped,
         HandoffLoopError,
         MissingModelError,
         StepLimitError,

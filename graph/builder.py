@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -164,8 +164,9 @@ def build_graph_and_runtime(
     if fixed_entry:
         builder.add_edge(START, runtime.default_node)
     else:
-
-        def route_entry(state: SwarmState, config: RunnableConfig) -> str:
+        # ``Mapping``, not ``SwarmState``: LangGraph adds a branch's annotated input schema to
+        # the graph's, and a typed context declares context_variables differently.
+        def route_entry(state: Mapping[str, Any], config: RunnableConfig) -> str:
             control = current_control(config)
             if not control.turns_left():
                 return END
@@ -278,7 +279,7 @@ class _Routed:
         return self.runtime.next_node(self.name, update, state, current_control(config))
 
 
-def _branch(route: Callable[[SwarmState, RunnableConfig], str]) -> Any:
+def _branch(route: Callable[[Mapping[str, Any], RunnableConfig], str]) -> Any:
     """``route`` as a conditional edge with an async twin.
 
     A plain sync function given to ``add_conditional_edges`` runs in a thread pool on the
@@ -289,7 +290,7 @@ def _branch(route: Callable[[SwarmState, RunnableConfig], str]) -> Any:
     if RunnableCallable is None:  # pragma: no cover
         return route
 
-    async def aroute(state: SwarmState, config: RunnableConfig) -> str:
+    async def aroute(state: Mapping[str, Any], config: RunnableConfig) -> str:
         return route(state, config)
 
     return RunnableCallable(route, aroute, name=route.__name__, trace=False)

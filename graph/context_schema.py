@@ -253,12 +253,26 @@ class ContextSchema:
     def update(self, context: dict[str, Any], update: Mapping[str, Any]) -> None:
         """Apply ``update`` to ``context`` in place, LangGraph's way: a key with a reducer
         becomes ``reducer(current, value)`` (the value itself when the key is unset), any
-        other key is replaced. Not validated: see :meth:`validate`."""
+        other key is replaced. Not validated (see :meth:`validate`); a reducer that raises on
+        the value raises :class:`ContextValidationError`."""
         reducers = self.reducers
         for key, value in update.items():
             reducer = reducers.get(key)
             current = context.get(key, _MISSING) if reducer is not None else _MISSING
-            context[key] = value if current is _MISSING else reducer(current, value)  # type: ignore[misc]
+            if current is _MISSING:
+                context[key] = value
+                continue
+            try:
+                context[key] = reducer(current, value)  # type: ignore[misc]
+            except Exception as exc:  # an update the reducer cannot take is a bad update
+                name = getattr(reducer, "__name__", type(reducer).__name__)
+                raise ContextValidationError(
+                    self.name,
+                    [
+                        f"{key!r}: its reducer {name} refused {_short(value)} "
+                        f"({type(value).__name__}): {type(exc).__name__}: {exc}"
+                    ],
+                ) from exc
 
     def merge(self, left: Any, right: Any) -> dict[str, Any]:
         """The state channel's reducer: ``right`` (the graph's input, a node's or a caller's

@@ -94,6 +94,8 @@ class Turn:
     gate: Gate | None = None
     #: Go to the active agent's node even after a final answer (a fallback took over).
     forward: bool = False
+    #: A typed context whose defaults the state did not hold yet: written with the step.
+    filled: bool = False
 
 
 class AgentNode:
@@ -184,6 +186,8 @@ class AgentNode:
         """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
         fallback took over, its node; else nowhere (the run ends here)."""
         control = turn.control
+        if turn.filled and "context_variables" not in turn.update:
+            turn.update["context_variables"] = Overwrite(turn.context)
         if turn.ran is not None:
             return self.runtime.next_node(self.name, turn.update, turn.state, control)
         key = turn.update.get("active_agent")
@@ -201,9 +205,11 @@ class AgentNode:
         else:
             agent = self.agent
         context = state.get("context_variables") or {}
+        filled = False
         if self.runtime.schema is not None:  # the compiled graph's input may lack defaults
-            context = self.runtime.schema.validate(context)
-        turn = Turn(agent, control, state, context)
+            given, context = context, self.runtime.schema.validate(context)
+            filled = context != given
+        turn = Turn(agent, control, state, context, filled=filled)
         messages = state["messages"]
         # Calls wait for a human only after a reply or tool answers, never after a user message.
         if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):

@@ -181,12 +181,12 @@ class _Runner:
             if update:
                 self.working_context().update(update)
             return None
-        if update:
-            schema.update(self.working_context(), update)
-        elif not self.touched or self.ctx is None:
+        if not update and (not self.touched or self.ctx is None):
             return None
-        assert self.ctx is not None
         try:
+            if update:
+                schema.update(self.working_context(), update)
+            assert self.ctx is not None
             valid = schema.validate(self.ctx)
         except ContextValidationError as exc:
             self.ctx = self.before

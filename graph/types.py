@@ -105,7 +105,7 @@ class Agent(BaseModel):
                 raise ValueError(f"routes takes Route objects, not {route!r}")
         return value
 
-    @field_validator("input_guardrails", "output_guardrails")
+    @field_validator("input_guardrails", "output_guardrails", mode="before")
     @classmethod
     def _guardrails(cls, value: list[Any]) -> list[Any]:
         for guardrail in value:

@@ -64,6 +64,7 @@ _EXPORTS: dict[str, str] = {
     "HandoffLoopError": ".graph.errors",
     "ToolSchemaError": ".graph.errors",
     "MissingModelError": ".graph.errors",
+    "GuardrailTripped": ".graph.errors",
     "StorageUnavailable": ".memory.errors",
     "TurnOutcomeUnknown": ".memory.errors",
     "ContextSerializationError": ".memory.errors",
@@ -84,6 +85,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
     from .graph.errors import (
         BudgetExceeded,
+        GuardrailTripped,
         HandoffLoopError,
         MissingModelError,
         SwarmError,
