@@ -29,6 +29,7 @@ demo: $(DEMO_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check graph memory swarmgraph tests benchmarks
+	bash scripts/typecheck.sh
 
 typecheck: $(STAMP)
 	bash scripts/typecheck.sh
@@ -37,6 +38,7 @@ typecheck: $(STAMP)
 # scripts/ensure_services.sh and started on 127.0.0.1 by tests/conftest.py.
 test: $(STAMP)
 	$(BIN)/ruff check .
+	bash scripts/typecheck.sh
 	bash scripts/ensure_services.sh
 	$(BIN)/python -m pytest -q
 

@@ -110,10 +110,10 @@ def ours_session(path: str, n: int, turns: int) -> tuple[list[float], list[float
 
 # ---------------------------------------------------------------------------------- naive
 def naive_history(path: str, n: int, turns: int) -> tuple[list[float], list[float], int]:
-    from langchain_community.chat_message_histories import SQLChatMessageHistory
-
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # langchain-community warns at import that it is sunset
         warnings.simplefilter("ignore")
+        from langchain_community.chat_message_histories import SQLChatMessageHistory
+
         history = SQLChatMessageHistory(session_id="bench", connection="sqlite:///" + path)
     history.add_messages(make_history(n))
     agent = Agent(name="Helper")

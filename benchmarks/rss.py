@@ -141,10 +141,10 @@ def _prefill(path: str, n: int, naive: bool) -> None:
     if naive:
         import warnings
 
-        from langchain_community.chat_message_histories import SQLChatMessageHistory
-
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # langchain-community warns at import that it is sunset
             warnings.simplefilter("ignore")
+            from langchain_community.chat_message_histories import SQLChatMessageHistory
+
             SQLChatMessageHistory(session_id="bench", connection="sqlite:///" + path).add_messages(
                 make_history(n)
             )

@@ -197,7 +197,7 @@ def run_turn(url: str, conversation_id: str, persist: Sequence[str], message: st
         "model_saw_earlier_text": any(TURN_1 in str(m.content) for m in earlier),
         "tool_saw_field": any("order_id" in ctx for ctx in tool_log),
         "tool_calls": len(tool_log),
-        "agent": response.agent.name,
+        "agent": getattr(response.agent, "name", None),
         "tokens_sent": sum(count_tokens_approximately(call) for call in model.calls),
         "model_calls": len(model.calls),
         "reply": response.messages[-1]["content"] if response.messages else "",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 from .errors import ContextDepthWarning, ContextSerializationError, ContextSizeWarning
@@ -125,6 +126,7 @@ def _depth(value: Any) -> int:
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        items: Iterable[Any]
         if isinstance(item, dict):
             items = item.values()
         elif isinstance(item, list):

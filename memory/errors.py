@@ -126,5 +126,22 @@ class TurnInterrupted(ContextVersionConflict):
         self.conversation_id, self.stored, self.expected = conversation_id, -1, -1
 
 
+class RecordExists(RuntimeError):
+    """A record written put-if-absent (``Record(..., if_absent=True)``) is already stored:
+    another writer got there first. Nothing of the save was written; ``stored`` is the value
+    that won.
+
+    Example:
+        >>> print(RecordExists("c1", "approval", "call_1", {"approved": True}))
+        record approval:'call_1' of 'c1' is already stored: {'approved': True}
+    """
+
+    def __init__(self, conversation_id: str, kind: str, key: str, stored: Any) -> None:
+        self.conversation_id, self.kind, self.key, self.stored = conversation_id, kind, key, stored
+        super().__init__(
+            f"record {kind}:{key!r} of {conversation_id!r} is already stored: {stored!r}"
+        )
+
+
 class UnknownAgentWarning(UserWarning):
     """The stored active agent is not among the Session's known agents; the given one runs."""

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 
 from .fact_search import rank
-from .urls import check_conversation_id
+from .ids import check_conversation_id
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings

@@ -1,9 +1,13 @@
 """Memory policies: which stored messages the model is shown on the next run.
 
-A policy has ``select(messages) -> messages`` and ``load_limit`` (how many trailing messages
-it needs from storage; ``None`` = all), so :class:`memory.Session` reads only what the policy
-will use. No policy ever starts the shown history on a ToolMessage whose tool call was cut
-off (chat APIs reject it).
+A policy (:class:`MemoryPolicy`) has ``select(messages) -> messages`` and ``load_limit``
+(how many trailing messages it needs from storage; ``None`` = all), so
+:class:`memory.Session` reads only what the policy will use. Session calls the policy through
+three hooks with defaults built on those two: ``window(meta)`` (which messages to load),
+``fold(snapshot)`` / ``afold`` (what the model is shown, and any state to store) and
+``stored_meta(meta, state)``; ``SummaryMemory`` overrides them to keep its running summary in
+the conversation's ``meta``. No policy ever starts the shown history on a ToolMessage whose
+tool call was cut off (chat APIs reject it).
 
 ============================  =============================================================
 ``BufferMemory()``            everything
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -41,19 +45,80 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 
-from .history import drop_orphan_tool_messages
+from .store import ALL_MESSAGES, Snapshot, Window
 
 
-@runtime_checkable
-class MemoryPolicy(Protocol):
-    """Chooses what part of the stored conversation the model is shown."""
+def drop_orphan_tool_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """Drop leading ToolMessages whose AI tool call fell outside a window.
 
-    load_limit: int | None
+    Chat APIs reject a ``tool`` message that does not follow the assistant message that
+    called it, so a window must never start on one.
 
-    def select(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]: ...
+    Example:
+        >>> from langchain_core.messages import AIMessage, ToolMessage
+        >>> window = [ToolMessage("42", tool_call_id="c1"), AIMessage("It is 42.")]
+        >>> [m.type for m in drop_orphan_tool_messages(window)]
+        ['ai']
+    """
+    start = 0
+    while start < len(messages) and isinstance(messages[start], ToolMessage):
+        start += 1
+    return messages[start:]
 
 
-class BufferMemory:
+@dataclass
+class Folded:
+    """What a policy made of a loaded window: the messages the model is shown, and the
+    policy's state to store with the turn (``None``: nothing changed)."""
+
+    shown: list[BaseMessage]
+    state: dict | None = None
+
+
+class MemoryPolicy:
+    """Chooses what part of the stored conversation the model is shown.
+
+    Subclasses implement :meth:`select` (and set ``load_limit`` if they need only the last
+    messages); a policy that keeps state between turns (``stateful``) overrides the hooks.
+
+    Example:
+        >>> class LastTwo(MemoryPolicy):
+        ...     load_limit = 2
+        ...     def select(self, messages):
+        ...         return list(messages)[-2:]
+        >>> LastTwo().window({})
+        Window(last=2, start=0)
+    """
+
+    #: How many trailing messages the policy needs from storage (``None``: all).
+    load_limit: int | None = None
+    #: True when :meth:`window` depends on the stored ``meta`` (Session reads it first).
+    stateful: bool = False
+    #: Approximate tokens the last :meth:`fold` sent to a model of its own (a summariser).
+    last_input_tokens: int = 0
+
+    def select(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """What the model is shown of ``messages`` (the stored window)."""
+        return list(messages)
+
+    def window(self, meta: dict) -> Window:
+        """Which stored messages to load, given the conversation's ``meta``."""
+        return ALL_MESSAGES if self.load_limit is None else Window(last=self.load_limit)
+
+    def fold(self, snapshot: Snapshot) -> Folded:
+        """What the model is shown of the loaded ``snapshot``, and the state to store."""
+        return Folded(self.select(snapshot.messages))
+
+    async def afold(self, snapshot: Snapshot) -> Folded:
+        """:meth:`fold` for async code (a policy that calls a model awaits it here)."""
+        return self.fold(snapshot)
+
+    def stored_meta(self, meta: dict, state: dict | None) -> dict:
+        """``meta`` (the latest stored) with this turn's policy ``state`` in it."""
+        return meta
+
+
+class BufferMemory(MemoryPolicy):
     """Show everything (what plain ``ConversationBufferMemory`` does).
 
     Example:
@@ -62,16 +127,11 @@ class BufferMemory:
         2
     """
 
-    load_limit: int | None = None
-
-    def select(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-        return list(messages)
-
     def __repr__(self) -> str:
         return "BufferMemory()"
 
 
-class WindowMemory:
+class WindowMemory(MemoryPolicy):
     """Show the last ``k`` messages, minus a leading orphaned ToolMessage.
 
     Example:
@@ -87,6 +147,10 @@ class WindowMemory:
             raise ValueError(f"window size must be an int >= 0, got {k!r}")
         self.k = k
         self.load_limit: int | None = k
+        self._window = Window(last=k)
+
+    def window(self, meta: dict) -> Window:
+        return self._window
 
     def select(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         return drop_orphan_tool_messages(list(messages)[-self.k :] if self.k else [])
@@ -95,7 +159,7 @@ class WindowMemory:
         return f"WindowMemory({self.k})"
 
 
-class TokenTrimMemory:
+class TokenTrimMemory(MemoryPolicy):
     """Show the newest messages that fit in ``max_tokens`` (approximate count).
 
     LangChain's ``trim_messages(strategy="last", start_on="human")``: the kept part always
@@ -107,8 +171,6 @@ class TokenTrimMemory:
         >>> [m.content for m in TokenTrimMemory(50).select(chat)]
         ['c', 'd']
     """
-
-    load_limit: int | None = None
 
     def __init__(self, max_tokens: int, *, token_counter: Any = count_tokens_approximately):
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
@@ -179,7 +241,7 @@ def transcript(messages: Sequence[BaseMessage]) -> str:
     return "\n".join(lines)
 
 
-class SummaryMemory:
+class SummaryMemory(MemoryPolicy):
     """Show the last ``keep_last`` messages after one SystemMessage summarising the rest.
 
     The summary goes first as a SystemMessage ("Summary of the earlier conversation: ..."),
@@ -206,7 +268,7 @@ class SummaryMemory:
         1
     """
 
-    load_limit: int | None = None
+    stateful = True
 
     def __init__(self, model: Any, keep_last: int = 10, *, prompt: str = SUMMARY_PROMPT):
         if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0:
@@ -221,62 +283,78 @@ class SummaryMemory:
     def __repr__(self) -> str:
         return f"SummaryMemory({type(self.model).__name__}, keep_last={self.keep_last})"
 
-    def _cut(self, recent: list[BaseMessage]) -> int:
-        cut = max(len(recent) - self.keep_last, 0)
-        # Keep a tool result with the AI message that called it.
-        while 0 < cut < len(recent) and isinstance(recent[cut], ToolMessage):
-            cut -= 1
-        return cut
-
-    def _request(self, state: SummaryState, evicted: list[BaseMessage]) -> list[BaseMessage]:
-        previous = state.summary or "(none yet)"
-        body = f"Existing summary:\n{previous}\n\nNew lines:\n{transcript(evicted)}"
-        return [SystemMessage(self.prompt), HumanMessage(body)]
-
     def _shown(self, state: SummaryState, kept: list[BaseMessage]) -> list[BaseMessage]:
         if not state.summary:
             return kept
         return [SystemMessage(f"Summary of the earlier conversation: {state.summary}"), *kept]
 
-    def fold(
-        self, recent: Sequence[BaseMessage], state: SummaryState
-    ) -> tuple[list[BaseMessage], SummaryState]:
-        """``recent`` = every message after the ``state.summarized`` already summarised.
+    def window(self, meta: dict) -> Window:
+        """Every message after those the stored summary covers."""
+        return Window(start=SummaryState.from_meta(meta).summarized)
 
-        Returns what to show and the new state (same object values if nothing was evicted).
-        """
-        recent = list(recent)
-        cut = self._cut(recent)
-        self.last_input_tokens = 0
-        if cut == 0:
-            return self._shown(state, recent), state
-        request = self._request(state, recent[:cut])
-        self.last_input_tokens = count_tokens_approximately(request)
-        reply = self.model.invoke(request)
-        new = SummaryState(_text(reply), state.summarized + cut)
-        return self._shown(new, recent[cut:]), new
+    def fold(self, snapshot: Snapshot) -> Folded:
+        """Summarise what left the window (one model call, only if something did)."""
+        state = self._state(snapshot)
+        cut, request = self._request(snapshot.messages, state)
+        reply = None if request is None else self.model.invoke(request)
+        return self._folded(snapshot.messages, state, cut, reply)
 
-    async def afold(
-        self, recent: Sequence[BaseMessage], state: SummaryState
-    ) -> tuple[list[BaseMessage], SummaryState]:
+    async def afold(self, snapshot: Snapshot) -> Folded:
         """Async twin of :meth:`fold`."""
-        recent = list(recent)
-        cut = self._cut(recent)
-        self.last_input_tokens = 0
-        if cut == 0:
-            return self._shown(state, recent), state
-        request = self._request(state, recent[:cut])
-        self.last_input_tokens = count_tokens_approximately(request)
-        reply = await self.model.ainvoke(request)
-        new = SummaryState(_text(reply), state.summarized + cut)
-        return self._shown(new, recent[cut:]), new
+        state = self._state(snapshot)
+        cut, request = self._request(snapshot.messages, state)
+        reply = None if request is None else await self.model.ainvoke(request)
+        return self._folded(snapshot.messages, state, cut, reply)
+
+    def stored_meta(self, meta: dict, state: dict | None) -> dict:
+        """``meta`` with the new summary, unless a later one is stored already (a concurrent
+        turn summarised further)."""
+        if state and state["summarized"] > SummaryState.from_meta(meta).summarized:
+            return {**meta, **state}
+        return meta
 
     def select(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         messages = list(messages)
         if len(messages) < self.state.summarized:  # a shorter conversation: start over
             self.state = SummaryState()
-        shown, self.state = self.fold(messages[self.state.summarized :], self.state)
-        return shown
+        start = self.state.summarized
+        folded = self.fold(
+            Snapshot(meta=self.state.to_meta(), messages=messages[start:], start=start)
+        )
+        if folded.state is not None:
+            self.state = SummaryState.from_meta(folded.state)
+        return folded.shown
+
+    @staticmethod
+    def _state(snapshot: Snapshot) -> SummaryState:
+        state = SummaryState.from_meta(snapshot.meta)
+        # The window starts where the summary ends, unless the messages were cleared since.
+        return state if snapshot.start == state.summarized else SummaryState()
+
+    def _request(
+        self, recent: list[BaseMessage], state: SummaryState
+    ) -> tuple[int, list[BaseMessage] | None]:
+        """How many of ``recent`` leave the window, and the summariser's request for them."""
+        cut = max(len(recent) - self.keep_last, 0)
+        # Keep a tool result with the AI message that called it.
+        while 0 < cut < len(recent) and isinstance(recent[cut], ToolMessage):
+            cut -= 1
+        self.last_input_tokens = 0
+        if cut == 0:
+            return 0, None
+        previous = state.summary or "(none yet)"
+        body = f"Existing summary:\n{previous}\n\nNew lines:\n{transcript(recent[:cut])}"
+        request = [SystemMessage(self.prompt), HumanMessage(body)]
+        self.last_input_tokens = count_tokens_approximately(request)
+        return cut, request
+
+    def _folded(
+        self, recent: list[BaseMessage], state: SummaryState, cut: int, reply: Any
+    ) -> Folded:
+        if reply is None:
+            return Folded(self._shown(state, recent))
+        new = SummaryState(_text(reply), state.summarized + cut)
+        return Folded(self._shown(new, recent[cut:]), new.to_meta())
 
 
 def _text(reply: Any) -> str:
@@ -297,7 +375,7 @@ def parse_memory(spec: str, *, model: Any = None) -> MemoryPolicy:
         ...
         ValueError: memory policy 'window' needs a number: 'window:K'
     """
-    if isinstance(spec, (BufferMemory, WindowMemory, TokenTrimMemory, SummaryMemory)):
+    if isinstance(spec, MemoryPolicy):
         return spec
     name, _, arg = str(spec).strip().partition(":")
     name = name.strip().lower()

@@ -1,8 +1,9 @@
 """``Session``: the seed's three steps (load, run, save) for one conversation, as one object.
 
-Messages ("what was said") go to a LangChain chat history; context ("the key fields") and the
-name of the agent holding the conversation go to a context store. ``persist`` says which
-halves outlive the run, so the difference is something you can run and measure:
+Messages ("what was said"), context ("the key fields") and the name of the agent holding the
+conversation go to one :class:`~swarmgraph.memory.store.ConversationStore`, loaded in one read
+and saved in one write a turn. ``persist`` says which halves outlive the run, so the
+difference is something you can run and measure:
 
 =========================  ======================================================================
 ``persist``                what a new Session (a "refresh", a new process) brings back
@@ -15,8 +16,8 @@ halves outlive the run, so the difference is something you can run and measure:
 ``()``                     nothing: every run starts fresh, as plain Swarm does
 =========================  ======================================================================
 
-A turn is saved in one transaction when both halves share one database (a process killed
-mid-turn leaves the whole turn or none of it). If the returned context cannot be stored as
+A turn is saved in one atomic write (a process killed mid-turn leaves the whole turn or none
+of it). If the returned context cannot be stored as
 JSON, the turn's messages are still saved, the stored context stays as it was, and
 :class:`ContextSerializationError` is raised afterwards with the run's ``.response`` attached.
 Concurrent turns on one conversation never interleave messages; their context changes are
@@ -44,49 +45,67 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import uuid
 import warnings
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from .approvals import check_turn, pending_in
-from .backends import open_context_store, open_history
-from .context_json import DEFAULT_SIZE_LIMIT, ContextSerializationError
-from .context_store import ContextRecord
-from .errors import ContextVersionConflict, TurnOutcomeUnknown, UnknownAgentWarning
-from .policies import BufferMemory, MemoryPolicy, SummaryMemory, SummaryState, WindowMemory
-from .urls import check_conversation_id, default_url
+from .backends import open_store
+from .chat_history import StoredChatHistory
+from .context_json import DEFAULT_SIZE_LIMIT
+from .errors import (
+    ContextSerializationError,
+    ContextVersionConflict,
+    TurnOutcomeUnknown,
+    UnknownAgentWarning,
+)
+from .ids import check_conversation_id, check_turn_id
+from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
+from .store import NO_MESSAGES, Snapshot, TurnWrite
+from .turn_log import find_turn, logged, ranked, stored_slice
+from .urls import default_url
+
+if TYPE_CHECKING:
+    from ..graph.approvals import PendingApproval
+    from ..graph.swarm import Swarm
+    from ..graph.types import Agent, Response
 
 HALVES = ("messages", "context")
+#: What ``Session.run`` takes as the caller's new input.
+MessageInput: TypeAlias = (
+    "str | Mapping[str, Any] | BaseMessage | Sequence[Mapping[str, Any] | BaseMessage]"
+)
 
 
-def merge_context(latest: dict, base: dict, new: dict) -> dict:
-    """Apply one run's changes (``base`` -> ``new``) over ``latest`` (someone else's save).
+def rebase_context(latest: dict, base: dict, new: dict) -> dict:
+    """Replay one run's changes (``base`` -> ``new``) on top of ``latest`` (someone else's
+    save that came in between).
 
     Keys the run added or changed take the run's value, keys it deleted are deleted, and
     everything else keeps the latest stored value, so two concurrent runs lose neither's
-    writes unless both wrote the same key (then the later save wins).
+    writes unless both wrote the same key (then the later save wins). (The engine's
+    ``graph.state.merge_context`` is another thing: the reducer of one run's updates.)
 
     Example:
-        >>> merge_context({"a": 1, "b": 9}, base={"a": 1, "b": 2}, new={"a": 5, "b": 2})
+        >>> rebase_context({"a": 1, "b": 9}, base={"a": 1, "b": 2}, new={"a": 5, "b": 2})
         {'a': 5, 'b': 9}
     """
-    merged = copy.deepcopy(latest)
+    rebased = copy.deepcopy(latest)
     for key, value in new.items():
         if key not in base or base[key] != value:
-            merged[key] = copy.deepcopy(value)
+            rebased[key] = copy.deepcopy(value)
     for key in base:
         if key not in new:
-            merged.pop(key, None)
-    return merged
+            rebased.pop(key, None)
+    return rebased
 
 
-def as_messages(message: Any) -> list[BaseMessage]:
+def as_messages(message: MessageInput) -> list[BaseMessage]:
     """The caller's new input as LangChain messages: a str is one user message; dicts
     (Swarm/OpenAI shape) and LangChain messages pass through
     ``swarmgraph.graph.messages.to_langchain``.
@@ -100,41 +119,23 @@ def as_messages(message: Any) -> list[BaseMessage]:
 
     if isinstance(message, str):
         return [HumanMessage(message)]
+    given: Sequence[Mapping[str, Any] | BaseMessage]
     if isinstance(message, (dict, BaseMessage)):
-        message = [message]
-    if not isinstance(message, (list, tuple)):
+        given = [message]
+    elif isinstance(message, (list, tuple)):
+        given = message
+    else:
         raise TypeError(
             "message must be a str, a message dict, a LangChain message or a list of them, "
             f"got {type(message).__name__}"
         )
     # Dicts come back as new objects; only the caller's own LangChain messages need a copy.
-    converted = to_langchain(message)
-    pairs = zip(converted, message, strict=True)
+    converted = to_langchain(given)
+    pairs = zip(converted, given, strict=True)
     return [m.model_copy(deep=True) if m is src else m for m, src in pairs]
 
 
-def _persist_tuple(persist: Any) -> tuple[str, ...]:
-    if isinstance(persist, str):
-        persist = (persist,)
-    chosen = tuple(persist)
-    unknown = [p for p in chosen if p not in HALVES]
-    if unknown:
-        raise ValueError(
-            f"persist may only name 'messages' and 'context', got {unknown!r} "
-            "(use ('messages', 'context'), ('messages',), ('context',) or ())"
-        )
-    return tuple(h for h in HALVES if h in chosen)
-
-
-@dataclass
-class _Loaded:
-    shown: list[BaseMessage]
-    record: ContextRecord
-    summary: SummaryState | None = None  # the summary policy's state, before/after its fold
-    summary_changed: bool = False
-
-
-def run_messages(response: Any) -> list[BaseMessage]:
+def run_messages(response: Response) -> list[BaseMessage]:
     """The messages a run added, as LangChain messages: the engine's own objects when
     ``Swarm`` made the response (no dict round trip), else converted from ``response.messages``.
 
@@ -145,66 +146,32 @@ def run_messages(response: Any) -> list[BaseMessage]:
     """
     from ..graph.messages import to_langchain
 
-    native = getattr(response, "_langchain_messages", None)
+    native = response.langchain_messages
     if native is not None and len(native) == len(response.messages):
         return list(native)
     return to_langchain(response.messages)
 
 
-#: How many recent turn ids a conversation remembers (in its context record's ``meta``); a
-#: retry after :class:`TurnOutcomeUnknown` comes within moments, far inside this window.
-TURN_LOG = 32
+def _persist_tuple(persist: str | Iterable[str]) -> tuple[str, ...]:
+    chosen = (persist,) if isinstance(persist, str) else tuple(persist)
+    unknown = [p for p in chosen if p not in HALVES]
+    if unknown:
+        raise ValueError(
+            f"persist may only name 'messages' and 'context', got {unknown!r} "
+            "(use ('messages', 'context'), ('messages',), ('context',) or ())"
+        )
+    return tuple(h for h in HALVES if h in chosen)
 
 
-def _check_turn_id(turn_id: str | None) -> str:
-    if turn_id is None:
-        return uuid.uuid4().hex
-    if not isinstance(turn_id, str) or not turn_id or len(turn_id) > 200:
-        raise ValueError(f"turn_id must be a non-empty string of at most 200 chars: {turn_id!r}")
-    return turn_id
+@dataclass
+class _Turn:
+    """One turn in flight: what it loaded and what it sends."""
 
-
-def find_turn(meta: dict, turn_id: str) -> dict | None:
-    """The stored record of ``turn_id`` in a context record's ``meta`` (``None``: not stored).
-
-    Example:
-        >>> find_turn({"turns": [{"id": "t1", "new": 1, "run": 1, "agent": "A"}]}, "t1")["agent"]
-        'A'
-        >>> find_turn({}, "t1") is None
-        True
-    """
-    for turn in reversed(meta.get("turns", [])):
-        if turn.get("id") == turn_id:
-            return turn
-    return None
-
-
-def _logged(meta: dict, entry: dict, loaded: _Loaded) -> dict:
-    """``meta`` with this turn's ``entry`` appended to its log of the last ``TURN_LOG`` turns,
-    and the summary policy's new state unless a later summary is stored already.
-
-    Example:
-        >>> _logged({"turns": [{"id": "t1"}]}, {"id": "t2"}, _Loaded([], ContextRecord()))
-        {'turns': [{'id': 't1'}, {'id': 't2'}]}
-    """
-    logged = {**meta, "turns": [*meta.get("turns", []), entry][-TURN_LOG:]}
-    summary = loaded.summary if loaded.summary_changed else None
-    if summary and summary.summarized > SummaryState.from_meta(logged).summarized:
-        logged.update(summary.to_meta())
-    return logged
-
-
-def _ranked(meta: dict, rank: int) -> dict:
-    """``meta`` with the active agent's rank among agents of its name (absent when 0).
-
-    Example:
-        >>> _ranked({"turns": []}, 1), _ranked({"agent_rank": 1}, 0)
-        ({'turns': [], 'agent_rank': 1}, {})
-    """
-    ranked = {k: v for k, v in meta.items() if k != "agent_rank"}
-    if rank:
-        ranked["agent_rank"] = rank
-    return ranked
+    turn_id: str
+    new: list[BaseMessage]
+    snapshot: Snapshot = field(default_factory=Snapshot)
+    folded: Folded = field(default_factory=lambda: Folded([]))
+    context: dict = field(default_factory=dict)  # what the run was given (to rebase over)
 
 
 class Session:
@@ -212,8 +179,8 @@ class Session:
 
     Args:
         conversation_id: any non-empty string without NUL (always a bound parameter).
-        url: where both halves live: ``sqlite:///file.db``, ``memory://``, ``postgresql://``,
-            ``redis://``. Default (``None``): ``$SWARMGRAPH_DB``, else
+        url: where the conversation lives: ``sqlite:///file.db``, ``memory://``,
+            ``postgresql://``, ``redis://``. Default (``None``): ``$SWARMGRAPH_DB``, else
             ``.swarmgraph/swarmgraph.db`` under the working directory, the same store the
             ``swarmgraph`` CLI uses (:func:`swarmgraph.memory.urls.default_url`).
         persist: which halves outlive a run.
@@ -230,10 +197,10 @@ class Session:
         conversation_id: str,
         url: str | None = None,
         *,
-        persist: Iterable[str] = HALVES,
+        persist: str | Iterable[str] = HALVES,
         window: int | None = None,
         memory: MemoryPolicy | str | None = None,
-        agents: Sequence[Any] | None = None,
+        agents: Sequence[Agent] | None = None,
         context_size_limit: int | None = DEFAULT_SIZE_LIMIT,
     ) -> None:
         self.conversation_id = check_conversation_id(conversation_id)
@@ -248,9 +215,8 @@ class Session:
         self.memory: MemoryPolicy = (
             WindowMemory(window) if window is not None else memory or BufferMemory()
         )
-        self.history = open_history(url, conversation_id)
-        self.store = open_context_store(url, size_limit=context_size_limit)
-        self._agents: dict[str, Any] = {}
+        self.store = open_store(url, size_limit=context_size_limit)
+        self._agents: dict[str, Agent] = {}
         for agent in agents or ():
             known = self._agents.setdefault(agent.name, agent)
             if known is not agent:
@@ -267,48 +233,60 @@ class Session:
         )
 
     # -- what is stored --------------------------------------------------------------------
+    @cached_property
+    def history(self) -> StoredChatHistory:
+        """This conversation's messages as a LangChain chat history (the same store)."""
+        return StoredChatHistory(self.store, self.conversation_id)
+
     @property
     def messages(self) -> list[BaseMessage]:
         """Every stored message of this conversation (LangChain messages)."""
-        return self.history.get_messages()
+        return self.store.messages(self.conversation_id)
 
     @property
     def context_variables(self) -> dict:
         """The stored context (a fresh copy; ``{}`` if none)."""
-        return self.store.load(self.conversation_id).context
+        return self.store.load(self.conversation_id, window=NO_MESSAGES).context
 
     @property
     def active_agent_name(self) -> str | None:
         """The name of the agent that held the conversation after the last saved run."""
-        return self.store.load(self.conversation_id).active_agent
+        return self.store.load(self.conversation_id, window=NO_MESSAGES).active_agent
+
+    @property
+    def pending(self) -> list[PendingApproval]:
+        """Tool calls of the last stored turn that wait for approval (``PendingApproval`` s),
+        read from the stored conversation, so another process sees them too."""
+        if "messages" not in self.persist:
+            return []
+        return pending_in(self.store.messages(self.conversation_id, _PENDING_TAIL))
 
     def clear(self) -> None:
-        """Forget both halves of this conversation (one transaction when they share a file)."""
-        with self._write() as (history_conn, store_conn):
-            self.history.clear(connection=history_conn)
-            self.store.delete(self.conversation_id, connection=store_conn)
+        """Forget this conversation: messages, context, agent, turn log, in one write."""
+        self.store.clear(self.conversation_id)
 
     async def aclear(self) -> None:
         """:meth:`clear` from async code (one thread hop; the backends are sync, pooled)."""
         await asyncio.to_thread(self.clear)
 
     # -- one turn: load, run, save -----------------------------------------------------------
-    # The context row is read once (in the load), merged once (over the caller's values),
-    # and encoded once (by the store's save, a conditional write on the version loaded that
-    # also writes the meta: this turn's id in the log, so one row write a turn). Only when
-    # another writer saved in between does the save read the row again and merge.
+    # The conversation is read once (the record and the policy's window of messages in one
+    # load), merged once (the caller's values over the stored context) and written once (the
+    # store's save: a conditional write on the version loaded of the messages, the context and
+    # the meta with this turn's id in its log). Only when another writer saved in between does
+    # the save read the record again, rebase the run's changes on it and write again.
     # Nothing here deep-copies the context: Swarm.run deep-copies its input, as Swarm does.
     def run(
         self,
-        swarm: Any,
-        agent: Any,
-        message: Any = None,
+        swarm: Swarm,
+        agent: Agent,
+        message: MessageInput | None = None,
         context_variables: dict | None = None,
         *,
         turn_id: str | None = None,
         approvals: dict | None = None,
         **run_kwargs: Any,
-    ) -> Any:
+    ) -> Response:
         """Load what ``persist`` names, run ``swarm``, save the new messages and context.
 
         ``message``: a str (one user message), a message dict, a LangChain message or a list.
@@ -322,211 +300,65 @@ class Session:
         waits (in any process); ``run(swarm, agent, approvals={id: True | False | "reason"})``
         with no message resumes it. A new message while calls wait is an error.
         """
-        self._check_run_kwargs(run_kwargs)
-        new = as_messages(message) if message is not None else []
-        turn_id = _check_turn_id(turn_id)
-        loaded = self._read()
-        stored = self._stored_turn(loaded, turn_id)
+        turn = self._open(message, turn_id, run_kwargs)
+        turn.snapshot = self._load()
+        stored = find_turn(turn.snapshot.meta, turn.turn_id)
         if stored is not None:
-            return self._replay(stored, loaded, agent)
-        self._check_approvals(loaded, new, approvals, run_kwargs)
-        if loaded.summary is not None:
-            self._fold(loaded, self.memory.fold(loaded.shown, loaded.summary))
-        given = agent
-        agent, context = self._prepare(agent, loaded, context_variables)
-        self.last_sent = [*loaded.shown, *new]
-        response = swarm.run(
-            agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
+            return self._replay(stored, turn, agent, swarm)
+        self._check_approvals(turn, approvals, run_kwargs)
+        if "messages" in self.persist:
+            turn.folded = self.memory.fold(turn.snapshot)
+        resumed, turn.context = self._prepare(agent, turn.snapshot, context_variables, swarm)
+        self.last_sent = [*turn.folded.shown, *turn.new]
+        ran = swarm.run(
+            agent=resumed,
+            messages=list(self.last_sent),
+            context_variables=turn.context,
+            **run_kwargs,
         )
-        self._save(loaded, context, new, response, turn_id, given)
+        response = cast("Response", ran)  # not a stream: _open refused stream=True
+        self._save(turn, response, agent, swarm)
         self._record_usage(response)
         return response
 
     async def arun(
         self,
-        swarm: Any,
-        agent: Any,
-        message: Any = None,
+        swarm: Swarm,
+        agent: Agent,
+        message: MessageInput | None = None,
         context_variables: dict | None = None,
         *,
         turn_id: str | None = None,
         approvals: dict | None = None,
         **run_kwargs: Any,
-    ) -> Any:
+    ) -> Response:
         """:meth:`run` for async code: ``swarm.arun``, and one thread hop each for the load
         and the save (the backends are sync with bounded pools, so 1,000 concurrent sessions
         never open more connections than the pool allows)."""
-        self._check_run_kwargs(run_kwargs)
-        new = as_messages(message) if message is not None else []
-        turn_id = _check_turn_id(turn_id)
-        loaded = await asyncio.to_thread(self._read)
-        stored = self._stored_turn(loaded, turn_id)
+        turn = self._open(message, turn_id, run_kwargs)
+        turn.snapshot = await asyncio.to_thread(self._load)
+        stored = find_turn(turn.snapshot.meta, turn.turn_id)
         if stored is not None:
-            return await asyncio.to_thread(self._replay, stored, loaded, agent)
-        self._check_approvals(loaded, new, approvals, run_kwargs)
-        if loaded.summary is not None:
-            self._fold(loaded, await self.memory.afold(loaded.shown, loaded.summary))
-        given = agent
-        agent, context = self._prepare(agent, loaded, context_variables)
-        self.last_sent = [*loaded.shown, *new]
-        response = await swarm.arun(
-            agent=agent, messages=list(self.last_sent), context_variables=context, **run_kwargs
+            return await asyncio.to_thread(self._replay, stored, turn, agent, swarm)
+        self._check_approvals(turn, approvals, run_kwargs)
+        if "messages" in self.persist:
+            turn.folded = await self.memory.afold(turn.snapshot)
+        resumed, turn.context = self._prepare(agent, turn.snapshot, context_variables, swarm)
+        self.last_sent = [*turn.folded.shown, *turn.new]
+        ran = await swarm.arun(
+            agent=resumed,
+            messages=list(self.last_sent),
+            context_variables=turn.context,
+            **run_kwargs,
         )
-        await asyncio.to_thread(self._save, loaded, context, new, response, turn_id, given)
+        response = cast("Response", ran)  # not a stream: _open refused stream=True
+        await asyncio.to_thread(self._save, turn, response, agent, swarm)
         self._record_usage(response)
         return response
 
-    def _read(self) -> _Loaded:
-        """Everything a turn reads from storage, in one go (no model call: the summary
-        policy's fold runs after it, sync or async)."""
-        record = ContextRecord()
-        summary_policy = isinstance(self.memory, SummaryMemory) and "messages" in self.persist
-        if self.persist:  # the context row also holds the log of stored turn ids
-            record = self.store.load(self.conversation_id)
-        if "messages" not in self.persist:
-            return _Loaded([], record)
-        if summary_policy:
-            state = SummaryState.from_meta(record.meta)
-            recent = self.history.get_messages_since(state.summarized)
-            if not recent and state.summarized and self.history.count() < state.summarized:
-                state, recent = SummaryState(), self.history.get_messages()  # history cleared
-            return _Loaded(recent, record, state)
-        stored = self.history.get_messages(limit=self.memory.load_limit)
-        return _Loaded(self.memory.select(stored), record)
-
     @staticmethod
-    def _fold(loaded: _Loaded, folded: tuple[list[BaseMessage], SummaryState]) -> None:
-        shown, state = folded
-        loaded.summary_changed = state != loaded.summary
-        loaded.shown, loaded.summary = shown, state
-
-    def _save(
-        self,
-        loaded: _Loaded,
-        sent_context: dict,
-        new: list,
-        response: Any,
-        turn_id: str,
-        given: Any,
-    ) -> None:
-        plan = self._plan(new, response)
-        if not self.persist:
-            return
-        entry = {
-            "id": turn_id,
-            "new": len(new) if plan.messages else 0,
-            "run": len(plan.messages) - len(new) if plan.messages else 0,
-            "agent": getattr(response.agent, "name", None),
-        }
-        # Two agents may share a name: the rank says which of them (see _namesakes).
-        rank = self._rank(given, response.agent)
-        if rank:
-            entry["rank"] = rank
-            if plan.agent_name is not None:
-                plan.agent_rank = rank
-        # One transaction when both halves share a database (_write() hands out one connection).
-        try:
-            with self._write() as (history_conn, store_conn):
-                saved, error = self._save_record(loaded, sent_context, plan, store_conn, entry)
-                if not saved:  # an earlier attempt of this turn stored it: a no-op
-                    return
-                if plan.messages:
-                    self.history.add_messages(plan.messages, connection=history_conn)
-        except TurnOutcomeUnknown as unknown:
-            raise TurnOutcomeUnknown(self.url, unknown.reason, turn_id=turn_id) from None
-        if error is not None:
-            error.response = response
-            raise error
-
-    def _stored_turn(self, loaded: _Loaded, turn_id: str) -> dict | None:
-        return find_turn(loaded.record.meta, turn_id) if self.persist else None
-
-    def _replay(self, turn: dict, loaded: _Loaded, agent: Any) -> Any:
-        """The stored turn as a ``Response``: its messages from the history, the agent that
-        held the conversation after it, the stored context. No model call."""
-        from ..graph.messages import to_openai
-        from ..graph.types import Response
-
-        turns = loaded.record.meta.get("turns", [])
-        later = turns[turns.index(turn) + 1 :]
-        size = turn["new"] + turn["run"]
-        after = sum(t["new"] + t["run"] for t in later)
-        stored = self.history.get_messages(limit=size + after)[:size] if size else []
-        response = Response(
-            messages=to_openai(stored[turn["new"] :]),
-            agent=self._resolve_agent(agent, turn.get("agent"), turn.get("rank", 0)),
-            context_variables=dict(loaded.record.context) if "context" in self.persist else {},
-        )
-        self.last_sent = []
-        self._record_usage(response)
-        return response
-
-    def _save_record(
-        self, loaded: _Loaded, sent: dict, plan: _Plan, conn: Any, entry: dict
-    ) -> tuple[bool, ContextSerializationError | None]:
-        """Write the run's context and this turn's log entry (``entry``) to the context row,
-        one write inside the turn's transaction, first of the turn's writes.
-
-        Returns whether it wrote (``False``: the turn id is already stored, nothing was
-        written) and a context JSON cannot hold (raised after the commit, so the turn's
-        messages and its log entry are still written; the stored context stays).
-
-        The usual case is one conditional write on the version loaded and no read: if it
-        succeeds nobody wrote the row since the load (every write, meta included, bumps the
-        version), so the loaded meta is current and the turn id was not stored then (the load
-        would have found it). Only a conflict reads the row again, under the conversation's
-        lock, checks the turn id, merges, and writes on the version it read.
-        """
-        cid, store = self.conversation_id, self.store
-
-        def write(record: ContextRecord, context: dict | None) -> ContextSerializationError | None:
-            meta = _logged(record.meta, entry, loaded)
-            error = None
-            if context is not None:
-                try:
-                    store.save(
-                        cid,
-                        context,
-                        expected_version=record.version,
-                        active_agent=plan.agent_name,
-                        meta=_ranked(meta, plan.agent_rank),
-                        connection=conn,
-                    )
-                    return None
-                except ContextSerializationError as caught:  # raised before anything was written
-                    error = caught
-            # No context to store (none kept, or none storable): the turn is still logged.
-            store.save_meta(cid, meta, expected_version=record.version, connection=conn)
-            return error
-
-        try:  # the usual case: nobody wrote since our load
-            return True, write(loaded.record, plan.context)
-        except ContextVersionConflict:  # someone did: merge over theirs, write again
-            latest = store.load(cid, connection=conn)
-            if find_turn(latest.meta, entry["id"]) is not None:
-                return False, None
-            if plan.context is None:
-                return True, write(latest, None)
-            return True, write(latest, merge_context(latest.context, sent, plan.context))
-
-    # -- shared pieces -------------------------------------------------------------------
-    @property
-    def pending(self) -> list:
-        """Tool calls of the last stored turn that wait for approval (``PendingApproval`` s),
-        read from the stored conversation, so another process sees them too."""
-        if "messages" not in self.persist:
-            return []
-        return pending_in(self.history.get_messages(limit=_PENDING_TAIL))
-
-    def _check_approvals(
-        self, loaded: _Loaded, new: list, approvals: dict | None, run_kwargs: dict
-    ) -> None:
-        check_turn(self.conversation_id, pending_in(loaded.shown), new, approvals)
-        if approvals is not None:
-            run_kwargs["approvals"] = approvals
-
-    @staticmethod
-    def _check_run_kwargs(run_kwargs: dict) -> None:
+    def _open(message: MessageInput | None, turn_id: str | None, run_kwargs: dict) -> _Turn:
+        """The checks a turn makes before any I/O."""
         if run_kwargs.get("stream"):
             raise ValueError(
                 "Session.run does not stream: it must see the whole response to save it"
@@ -534,29 +366,120 @@ class Session:
         for name in ("messages", "context_variables", "agent"):
             if name in run_kwargs:
                 raise TypeError(f"Session.run builds {name!r} itself; pass it positionally")
+        new = as_messages(message) if message is not None else []
+        return _Turn(check_turn_id(turn_id), new)
 
-    def _namesakes(self, given: Any, name: str) -> list[Any]:
+    def _load(self) -> Snapshot:
+        """Everything a turn reads from storage: one read (two for a policy whose window
+        depends on its stored state). No model call: the policy's fold runs after it."""
+        cid = self.conversation_id
+        if not self.persist:
+            return Snapshot()
+        if "messages" not in self.persist:  # the record still holds the turn log
+            return self.store.load(cid, window=NO_MESSAGES)
+        meta = self.store.load(cid, window=NO_MESSAGES).meta if self.memory.stateful else {}
+        return self.store.load(cid, window=self.memory.window(meta))
+
+    def _save(self, turn: _Turn, response: Response, given: Agent, swarm: Swarm) -> None:
+        """One conditional write of the turn on the version loaded; on a conflict, read the
+        record again, rebase the run's context changes on it and write again.
+
+        A turn id found stored on a conflict means an earlier attempt of this turn saved it:
+        nothing is written. A context JSON cannot hold is left out (the stored context stays),
+        the rest written, and the error raised afterwards with the response attached.
+        """
+        if not self.persist:
+            return
+        keeps = "context" in self.persist
+        messages = [*turn.new, *run_messages(response)] if "messages" in self.persist else []
+        context = response.context_variables if keeps else None
+        agent = getattr(response.agent, "name", None) if keeps else None
+        entry: dict[str, Any] = {
+            "id": turn.turn_id,
+            "new": len(turn.new) if messages else 0,
+            "run": len(messages) - len(turn.new) if messages else 0,
+            "agent": getattr(response.agent, "name", None),
+        }
+        # Two agents may share a name: the rank says which of them (see _namesakes).
+        rank = self._rank(given, response.agent, swarm)
+        if rank:
+            entry["rank"] = rank
+        latest, error = turn.snapshot, None
+        while True:
+            meta = logged(self.memory.stored_meta(latest.meta, turn.folded.state), entry)
+            write = TurnWrite(messages, context, agent, meta)
+            if context is not None:
+                write.meta = ranked(meta, rank if agent is not None else 0)
+                if latest is not turn.snapshot:
+                    write.context = rebase_context(latest.context, turn.context, context)
+            try:
+                self.store.save(self.conversation_id, write, expected_version=latest.version)
+                break
+            except ContextSerializationError as caught:  # raised before anything was written
+                error, context, agent = caught, None, None
+            except ContextVersionConflict:  # someone saved since our load
+                latest = self.store.load(self.conversation_id, window=NO_MESSAGES)
+                if find_turn(latest.meta, turn.turn_id) is not None:
+                    return
+            except TurnOutcomeUnknown as unknown:
+                raise TurnOutcomeUnknown(self.url, unknown.reason, turn_id=turn.turn_id) from None
+        if error is not None:
+            error.response = response
+            raise error
+
+    def _replay(self, stored: dict, turn: _Turn, agent: Agent, swarm: Swarm) -> Response:
+        """The stored turn as a ``Response``: its messages from the store, the agent that
+        held the conversation after it, the stored context. No model call."""
+        from ..graph.messages import to_openai
+        from ..graph.types import Response
+
+        size, span = stored_slice(turn.snapshot.meta, stored)
+        kept = self.store.messages(self.conversation_id, span)[:size] if size else []
+        response = Response(
+            messages=to_openai(kept[stored["new"] :]),
+            agent=self._resolve_agent(agent, stored.get("agent"), stored.get("rank", 0), swarm),
+            context_variables=dict(turn.snapshot.context) if "context" in self.persist else {},
+        )
+        self.last_sent = []
+        self._record_usage(response)
+        return response
+
+    # -- shared pieces -------------------------------------------------------------------
+    def _check_approvals(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> None:
+        check_turn(self.conversation_id, pending_in(turn.snapshot.messages), turn.new, approvals)
+        if approvals is not None:
+            run_kwargs["approvals"] = approvals
+
+    def _namesakes(self, given: Agent, name: str, swarm: Swarm) -> list[Agent]:
         """The agents called ``name`` a conversation may resume with, in one fixed order:
         the agent passed to :meth:`run`, then ``agents=``, then every agent reachable from
-        the given one (discovery's order). Two distinct agents may share a name, so a turn
-        stores its active agent's place in this list (its rank) beside the name."""
-        from ..graph.discovery import reachable_agents
+        the given one (discovery's order: ``Swarm.reachable_agents``, cached per start agent,
+        so a steady-state turn discovers nothing). Two distinct agents may share a name, so a
+        turn stores its active agent's place in this list (its rank) beside the name."""
+        reachable = getattr(swarm, "reachable_agents", None)
+        if reachable is None:  # a Swarm-like object of the caller's own
+            from ..graph.discovery import reachable_agents
 
-        found: list[Any] = []
-        for candidate in (given, *self._agents.values(), *reachable_agents([given])):
+            found_all = reachable_agents([given])
+        else:
+            found_all = reachable(given)
+        found: list[Agent] = []
+        for candidate in (given, *self._agents.values(), *found_all):
             if getattr(candidate, "name", None) == name and all(c is not candidate for c in found):
                 found.append(candidate)
         return found
 
-    def _rank(self, given: Any, agent: Any) -> int:
+    def _rank(self, given: Agent, agent: Agent | None, swarm: Swarm) -> int:
         if agent is None or agent is given:
             return 0
         if self._agents.get(agent.name) is agent and getattr(given, "name", None) != agent.name:
             return 0  # first of its name in _namesakes' order, no discovery needed
-        namesakes = self._namesakes(given, agent.name)
+        namesakes = self._namesakes(given, agent.name, swarm)
         return next((i for i, known in enumerate(namesakes) if known is agent), 0)
 
-    def _resolve_agent(self, given: Any, stored_name: str | None, rank: int = 0) -> Any:
+    def _resolve_agent(
+        self, given: Agent, stored_name: str | None, rank: int, swarm: Swarm
+    ) -> Agent:
         if not stored_name:
             return given
         if rank == 0:  # the usual case, no discovery: the given agent or agents=
@@ -564,7 +487,7 @@ class Session:
                 return given
             if stored_name in self._agents:
                 return self._agents[stored_name]
-        namesakes = self._namesakes(given, stored_name)
+        namesakes = self._namesakes(given, stored_name, swarm)
         if namesakes:
             return namesakes[min(rank, len(namesakes) - 1)]
         warnings.warn(
@@ -576,31 +499,22 @@ class Session:
         )
         return given
 
-    def _prepare(self, agent: Any, loaded: _Loaded, caller: dict | None) -> tuple[Any, dict]:
+    def _prepare(
+        self, agent: Agent, snapshot: Snapshot, caller: dict | None, swarm: Swarm
+    ) -> tuple[Agent, dict]:
         if caller is not None and not isinstance(caller, dict):
             raise TypeError(f"context_variables must be a dict, got {type(caller).__name__}")
         # The record is loaded for the turn log too; only a Session that keeps the context
         # resumes its fields and its agent (persist=("messages",) starts fresh, as documented).
-        record = loaded.record if "context" in self.persist else ContextRecord()
+        if "context" not in self.persist:
+            return agent, dict(caller or {})
         # A new dict, no deep copy: the loaded one was just decoded (ours alone), and
         # Swarm.run deep-copies what it is given before any tool can touch it.
-        context = {**record.context, **caller} if caller else dict(record.context)
-        rank = record.meta.get("agent_rank", 0)
-        return self._resolve_agent(agent, record.active_agent, rank), context
+        context = {**snapshot.context, **caller} if caller else dict(snapshot.context)
+        rank = snapshot.meta.get("agent_rank", 0)
+        return self._resolve_agent(agent, snapshot.active_agent, rank, swarm), context
 
-    def _plan(self, new: list, response: Any) -> _Plan:
-        plan = _Plan()
-        if "messages" in self.persist:
-            plan.messages = [*new, *run_messages(response)]
-        if "context" in self.persist:
-            plan.context = response.context_variables
-            plan.agent_name = getattr(response.agent, "name", None)
-        return plan
-
-    def _write(self) -> AbstractContextManager:
-        return _Write(self.history, self.store)
-
-    def _record_usage(self, response: Any) -> None:
+    def _record_usage(self, response: Response) -> None:
         usage = dict(getattr(response, "usage", None) or {})
         if usage.get("model_calls"):
             usage["source"] = "engine"
@@ -611,40 +525,9 @@ class Session:
                 "output_tokens": None,
                 "source": "estimate",
             }
-        usage["summary_input_tokens"] = getattr(self.memory, "last_input_tokens", 0)
+        usage["summary_input_tokens"] = self.memory.last_input_tokens
         self.last_usage = usage
 
 
 #: How many stored messages ``Session.pending`` reads: enough for one reply's tool answers.
 _PENDING_TAIL = 64
-
-
-@dataclass
-class _Plan:
-    messages: list | None = None
-    context: dict | None = None
-    agent_name: str | None = None
-    agent_rank: int = 0  # which of several agents sharing agent_name (0: the first)
-
-
-class _Write:
-    """Both stores' write transactions: one shared transaction when they share a domain."""
-
-    def __init__(self, history: Any, store: Any) -> None:
-        self.shared = history.transaction_domain is store.transaction_domain
-        self.history, self.store = history, store
-
-    def __enter__(self) -> tuple[Any, Any]:
-        self._history_tx = self.history.begin_write()
-        history_conn = self._history_tx.__enter__()
-        if self.shared:
-            self._store_tx = nullcontext(history_conn)
-        else:
-            self._store_tx = self.store.begin_write()
-        return history_conn, self._store_tx.__enter__()
-
-    def __exit__(self, *exc: Any) -> None:
-        try:
-            self._store_tx.__exit__(*exc)
-        finally:
-            self._history_tx.__exit__(*exc)

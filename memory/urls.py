@@ -1,8 +1,8 @@
 """Storage URLs: which backend a URL names, where its file is, and how to print it safely.
 
-Every backend is chosen from the URL's scheme, so a new backend (Postgres, Redis) only adds
-a branch to the dispatching factories in :mod:`swarmgraph.memory.history` and
-:mod:`swarmgraph.memory.context_store`; callers keep passing one string.
+Every backend is chosen from the URL's scheme (the registry in
+:mod:`swarmgraph.memory.backends`), so a new backend only adds an entry there; callers keep
+passing one string.
 
 Example:
     >>> url_scheme("sqlite:///chat.db"), url_scheme("memory://"), url_scheme("chat.db")
@@ -171,51 +171,6 @@ def redact_url(url: str) -> str:
 
 def _redact_pairs(text: str) -> str:
     return _SECRET_PAIR.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
-
-
-#: The longest conversation id, in UTF-8 bytes, on every backend (Postgres keys rows by a
-#: fixed-size hash of the id, so the limit is ours, not an index's).
-MAX_ID_BYTES = 64 * 1024
-
-
-def check_conversation_id(conversation_id: str) -> str:
-    """Return ``conversation_id`` unchanged if every backend can store it, else raise ValueError.
-
-    One rule for every backend, checked before anything runs: a non-empty ``str`` of valid
-    Unicode (no NUL, no unpaired surrogate, which UTF-8 cannot encode) of at most
-    :data:`MAX_ID_BYTES` bytes in UTF-8. Ids are only ever bound as query parameters, so
-    quotes or SQL text are harmless.
-
-    Example:
-        >>> check_conversation_id("conv-42'; DROP TABLE message_store; --")
-        "conv-42'; DROP TABLE message_store; --"
-        >>> check_conversation_id("")
-        Traceback (most recent call last):
-        ...
-        ValueError: conversation id must be a non-empty string, got ''
-        >>> check_conversation_id("conv-\\ud800")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        ValueError: conversation id must be valid Unicode text: 'conv-\\ud800' has an unpaired ...
-    """
-    if not isinstance(conversation_id, str) or not conversation_id:
-        raise ValueError(f"conversation id must be a non-empty string, got {conversation_id!r}")
-    if "\x00" in conversation_id:
-        raise ValueError("conversation id must not contain NUL ('\\x00')")
-    try:
-        size = len(conversation_id.encode("utf-8"))
-    except UnicodeEncodeError as error:
-        shown = conversation_id if len(conversation_id) <= 40 else conversation_id[:40] + "..."
-        raise ValueError(
-            f"conversation id must be valid Unicode text: {shown!r} has an unpaired surrogate "
-            f"({conversation_id[error.start]!r} at index {error.start}); allowed is any "
-            "non-empty text without NUL or lone surrogates"
-        ) from None
-    if size > MAX_ID_BYTES:
-        raise ValueError(
-            f"conversation id is {size} bytes of UTF-8; at most {MAX_ID_BYTES} are allowed"
-        )
-    return conversation_id
 
 
 def url_secrets(url: str) -> set[str]:

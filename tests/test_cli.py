@@ -108,10 +108,10 @@ def test_demo_never_touches_data_it_did_not_create(tmp_path):
     user_db = tmp_path / "mine.db"
     url = f"sqlite:///{user_db}"
     setup = (
-        "from swarmgraph.memory import Session, open_history\n"
+        "from swarmgraph.memory import open_context_store, open_history\n"
         "from langchain_core.messages import HumanMessage\n"
         f"open_history({url!r}, 'demo').add_messages([HumanMessage('my own demo notes')])\n"
-        f"Session('demo', url={url!r}).store.save('demo', {{'mine': True}})\n"
+        f"open_context_store({url!r}).save('demo', {{'mine': True}})\n"
     )
     subprocess.run([sys.executable, "-c", setup], check=True, timeout=120)
     for folder in (tmp_path / "compare", tmp_path / ".swarmgraph" / "compare"):

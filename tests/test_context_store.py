@@ -15,12 +15,12 @@ import pytest
 from sqlalchemy import text
 from swarmgraph.memory import (
     ContextSerializationError,
-    ContextSizeWarning,
-    ContextStore,
     ContextVersionConflict,
     open_context_store,
     open_history,
 )
+from swarmgraph.memory.context_store import ContextStore
+from swarmgraph.memory.errors import ContextSizeWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCS = Path(__file__).parent / "procs"
@@ -108,7 +108,7 @@ def test_sqlite_context_lives_next_to_the_history_in_one_file(tmp_path):
     url = f"sqlite:///{tmp_path / 'chat.db'}"
     history = open_history(url, "c")
     open_context_store(url).save("c", {"a": 1})
-    with history.engine.connect() as conn:
+    with history.store.engine.connect() as conn:
         tables = {row[0] for row in conn.execute(text("SELECT name FROM sqlite_master"))}
     assert {"message_store", "swarm_context"} <= tables
     assert list(tmp_path.glob("*.db")) == [tmp_path / "chat.db"]
@@ -151,10 +151,15 @@ def test_save_is_a_conditional_write_on_the_expected_version(url):
 
 
 def _increment(store, cid: str) -> None:
-    with store.begin_write() as conn:
-        record = store.load(cid, connection=conn)
+    """Read, add one, write on the version read; a lost race reads again."""
+    while True:
+        record = store.load(cid)
         counter = record.context.get("counter", 0) + 1
-        store.save(cid, {"counter": counter}, expected_version=record.version, connection=conn)
+        try:
+            store.save(cid, {"counter": counter}, expected_version=record.version)
+            return
+        except ContextVersionConflict:
+            continue
 
 
 def test_read_modify_write_from_threads_loses_no_update(url):
@@ -202,7 +207,7 @@ def test_a_meta_only_row_an_earlier_release_left_at_version_0_takes_a_first_save
     "nothing saved yet" for a first save, and its meta is kept."""
     url = f"sqlite:///{tmp_path / 'chat.db'}"
     store = open_context_store(url)
-    with store.engine.begin() as conn:
+    with store.store.engine.begin() as conn:
         conn.execute(
             text(
                 "INSERT INTO swarm_context (conversation_id, meta, updated_at) "

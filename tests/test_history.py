@@ -12,7 +12,9 @@ import warnings
 from pathlib import Path
 
 import pytest
-import swarmgraph.memory.backends.sqlite.history as sqlite_history
+import swarmgraph.memory.backends.sqlite.store as sqlite_store
+import swarmgraph.memory.store as unit_of_work
+from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import (
     AIMessage,
     HumanMessage,
@@ -21,8 +23,9 @@ from langchain_core.messages import (
     message_to_dict,
 )
 from sqlalchemy import text
-from swarmgraph.memory import ChatHistory, open_history
+from swarmgraph.memory import open_history
 from swarmgraph.memory.backends.sqlite.engine import sync_engine
+from swarmgraph.memory.store import Window
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCS = Path(__file__).parent / "procs"
@@ -79,7 +82,7 @@ def url(request, tmp_path) -> str:
 
 def test_every_message_kind_round_trips_exactly(url):
     history = open_history(url, "conv")
-    assert isinstance(history, ChatHistory)
+    assert isinstance(history, BaseChatMessageHistory)
     original = every_kind()
     history.add_messages(original)
     loaded = open_history(url, "conv").get_messages()
@@ -110,7 +113,8 @@ def test_window_is_the_last_k_in_order(url):
     assert [m.content for m in history.get_messages(limit=3)] == ["27", "28", "29"]
     assert history.get_messages(limit=0) == []
     assert len(history.get_messages(limit=100)) == 30
-    assert [m.content for m in history.get_messages_since(28)] == ["28", "29"]
+    since = history.store.load("conv", window=Window(start=28))
+    assert [m.content for m in since.messages] == ["28", "29"] and since.start == 28
     assert history.count() == 30
     with pytest.raises(ValueError, match="limit"):
         history.get_messages(limit=-1)
@@ -123,13 +127,13 @@ def test_window_reads_decode_only_k_rows_and_use_the_index(tmp_path, monkeypatch
     open_history(url, "other").add_messages([HumanMessage("x")] * 500)
 
     decoded: list[int] = []
-    real = sqlite_history.messages_from_dict
+    real = unit_of_work.messages_from_dict
 
     def counting(dicts):
         decoded.append(len(dicts))
         return real(dicts)
 
-    monkeypatch.setattr(sqlite_history, "messages_from_dict", counting)
+    monkeypatch.setattr(unit_of_work, "messages_from_dict", counting)
     window = history.get_messages(limit=20)
     assert [m.content for m in window] == [f"m{i}" for i in range(1980, 2000)]
     assert decoded == [20]
@@ -139,7 +143,7 @@ def test_window_reads_decode_only_k_rows_and_use_the_index(tmp_path, monkeypatch
         plan = " | ".join(
             row[-1]
             for row in conn.execute(
-                text("EXPLAIN QUERY PLAN " + sqlite_history.WINDOW_SQL), {"sid": "big", "limit": 20}
+                text("EXPLAIN QUERY PLAN " + sqlite_store.WINDOW_SQL), {"sid": "big", "limit": 20}
             )
         )
     assert "ix_message_store_session_id_id" in plan
@@ -148,7 +152,7 @@ def test_window_reads_decode_only_k_rows_and_use_the_index(tmp_path, monkeypatch
     # SQLite's virtual-machine steps for the window query do not grow with the history.
     open_history(url, "small").add_messages([HumanMessage(f"s{i}") for i in range(40)])
     raw = sqlite3.connect(tmp_path / "chat.db")
-    sql = sqlite_history.WINDOW_SQL.replace(":sid", "?").replace(":limit", "?")
+    sql = sqlite_store.WINDOW_SQL.replace(":sid", "?").replace(":limit", "?")
 
     def vm_steps(sql: str, params: tuple) -> int:
         steps = [0]
@@ -164,7 +168,7 @@ def test_window_reads_decode_only_k_rows_and_use_the_index(tmp_path, monkeypatch
         return steps[0]
 
     big, small = vm_steps(sql, ("big", 20)), vm_steps(sql, ("small", 20))
-    whole = vm_steps(sqlite_history.ALL_SQL.replace(":sid", "?"), ("big",))
+    whole = vm_steps(sqlite_store.ALL_SQL.replace(":sid", "?"), ("big",))
     raw.close()
     assert big <= 2 * small  # same order as a 40-message conversation, not 50x more
     assert whole > 20 * big
@@ -217,9 +221,9 @@ def test_memory_namespaces_are_separate_and_shared_within(tmp_path):
 def test_sqlite_settings_and_one_engine_per_file(tmp_path):
     url = f"sqlite:///{tmp_path / 'chat.db'}"
     first, second = open_history(url, "a"), open_history(url, "b")
-    assert first.engine is second.engine
-    assert first.engine is open_history(f"sqlite:///{tmp_path}/./chat.db", "c").engine
-    with first.engine.connect() as conn:
+    assert first.store.engine is second.store.engine
+    assert first.store.engine is open_history(f"sqlite:///{tmp_path}/./chat.db", "c").store.engine
+    with first.store.engine.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("PRAGMA busy_timeout")).scalar() >= 1000
 

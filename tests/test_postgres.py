@@ -8,18 +8,24 @@ import itertools
 
 import psycopg
 import pytest
+from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import AIMessage, HumanMessage
 from scale_helpers import every_kind_of_message, fresh_id, run_worker, whole_turns, worker
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import (
-    ChatHistory,
     ContextVersionConflict,
     Session,
     open_context_store,
     open_history,
 )
 from swarmgraph.memory.backends.postgres.engine import conversation_uuid
-from swarmgraph.memory.backends.postgres.history import WINDOW_SQL, PostgresChatHistory
+from swarmgraph.memory.backends.postgres.store import (
+    LOAD_SQL,
+    WINDOW_SQL,
+    conversation_id_of,
+    conversation_key,
+)
+from swarmgraph.memory.store import Window
 
 pytestmark = pytest.mark.postgres
 
@@ -27,15 +33,15 @@ pytestmark = pytest.mark.postgres
 def test_every_message_kind_round_trips_and_the_original_id_stays_readable(postgres_url):
     cid = fresh_id("conv 'odd' id")
     history = open_history(postgres_url, cid)
-    assert isinstance(history, ChatHistory)
+    assert isinstance(history, BaseChatMessageHistory)
     sent = every_kind_of_message()
     history.add_messages(sent[:2])
     history.add_messages(sent[2:])
     assert history.get_messages() == sent
     assert history.get_messages(limit=2) == sent[-2:]
-    assert history.get_messages_since(3) == sent[3:]
+    assert history.store.load(cid, window=Window(start=3)).messages == sent[3:]
     assert history.count() == 5
-    assert PostgresChatHistory.lookup(postgres_url, conversation_uuid(cid)) == cid
+    assert conversation_id_of(postgres_url, conversation_uuid(cid)) == cid
     assert asyncio.run(history.aget_messages(limit=3)) == sent[-3:]
     history.clear()
     assert history.get_messages() == [] and history.count() == 0
@@ -52,17 +58,27 @@ def test_windowed_read_walks_the_session_index_backwards(postgres_url):
             "SELECT gen_random_uuid(), '{}'::json FROM generate_series(1, 20000)"
         )
     assert [m.content for m in history.get_messages(limit=3)] == ["a39"] * 3
+    assert [m.content for m in history.store.load(cid, window=Window(last=3)).messages] == [
+        "a39"
+    ] * 3
+    load = {"key": conversation_key(cid), "sid": conversation_uuid(cid), "limit": 20}
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE swarm_messages")  # what autovacuum does in production
-        plan = conn.execute(
-            "EXPLAIN (ANALYZE, FORMAT JSON) " + WINDOW_SQL, (conversation_uuid(cid), 20)
-        ).fetchone()[0]
-    scans = list(_scans(plan[0]["Plan"]))
-    assert {s.get("Index Name") for s in scans} >= {"ix_swarm_messages_session_id_id"}
-    assert all("Seq Scan" not in s["Node Type"] for s in scans)
-    # O(k): the scans touch the 20 window rows (ids, then messages), nothing else.
-    assert sum(s["Actual Rows"] * s["Actual Loops"] for s in scans) <= 40
-    assert sum(s.get("Rows Removed by Filter", 0) for s in scans) == 0
+        plans = [
+            conn.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params).fetchone()[0]
+            for sql, params in [
+                (WINDOW_SQL, (conversation_uuid(cid), 20)),  # history.get_messages(limit=20)
+                (LOAD_SQL["last"], load),  # a Session's load: the record and the window
+            ]
+        ]
+    for plan in plans:
+        scans = list(_scans(plan[0]["Plan"]))
+        assert {s.get("Index Name") for s in scans} >= {"ix_swarm_messages_session_id_id"}
+        assert all("Seq Scan" not in s["Node Type"] for s in scans)
+        # O(k): the scans touch the 20 window rows (ids, then messages), nothing else (and
+        # the one context row, by its key, in the load).
+        assert sum(s["Actual Rows"] * s["Actual Loops"] for s in scans) <= 41
+        assert sum(s.get("Rows Removed by Filter", 0) for s in scans) == 0
 
 
 def _scans(node: dict):

@@ -7,30 +7,27 @@ import asyncio
 
 import pytest
 import redis
+from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import HumanMessage
 from scale_helpers import every_kind_of_message, fresh_id, run_worker, whole_turns, worker
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.memory import (
-    ChatHistory,
-    ContextVersionConflict,
-    Session,
-    TurnInterrupted,
-    open_context_store,
-    open_history,
-)
+from swarmgraph.memory import ContextVersionConflict, Session, open_context_store, open_history
+from swarmgraph.memory.errors import TurnInterrupted
+from swarmgraph.memory.store import TurnWrite, Window
 
 pytestmark = pytest.mark.redis
 
 
 def test_every_message_kind_round_trips_with_windowed_reads(redis_url):
-    history = open_history(redis_url, fresh_id("odd 'id' ;"))
-    assert isinstance(history, ChatHistory)
+    cid = fresh_id("odd 'id' ;")
+    history = open_history(redis_url, cid)
+    assert isinstance(history, BaseChatMessageHistory)
     sent = every_kind_of_message()
     history.add_messages(sent[:2])
     history.add_messages(sent[2:])
     assert history.get_messages() == sent
     assert history.get_messages(limit=2) == sent[-2:]
-    assert history.get_messages_since(3) == sent[3:]
+    assert history.store.load(cid, window=Window(start=3)).messages == sent[3:]
     assert history.count() == 5
     assert asyncio.run(history.aget_messages(limit=1)) == sent[-1:]
     history.clear()
@@ -97,15 +94,18 @@ def test_context_increments_from_three_processes_are_never_lost(redis_url):
 
 
 def test_a_dead_writers_lock_is_short_lived_and_the_next_turn_goes_through(redis_url):
-    from swarmgraph.memory.backends.redis.engine import LOCK_LEASE_S, LOCK_PREFIX, RedisTurn
+    from swarmgraph.memory.backends.redis.engine import (
+        LOCK_LEASE_S,
+        LOCK_PREFIX,
+        conversation_lock,
+    )
 
     cid = fresh_id("dead-writer")
     client = redis.Redis.from_url(redis_url)
-    dead = RedisTurn(redis_url).__enter__()  # a worker that takes the lock, then is killed
-    dead.claim(cid)
+    dead = conversation_lock(client, cid)  # a worker that takes the lock, then is killed
+    assert dead.acquire()
     lease_ms = client.pttl(LOCK_PREFIX + cid)
     assert 0 < lease_ms <= 2000 and LOCK_LEASE_S <= 2  # documented bound: 2 s
-    dead.reader.reset()  # its socket goes away; the lock stays until the lease ends
     agent = Agent(name="Clerk", functions=[_note])
     model = ScriptedChatModel([scripted_tool_call("_note", {"n": 1}), "ok"])
     Session(cid, url=redis_url).run(Swarm(chat_model=model), agent, "after the crash")
@@ -113,19 +113,29 @@ def test_a_dead_writers_lock_is_short_lived_and_the_next_turn_goes_through(redis
     client.close()
 
 
-def test_a_writer_whose_lease_ran_out_is_fenced_even_by_a_messages_only_write(redis_url):
+def test_a_writer_whose_lease_ran_out_is_fenced_and_writes_nothing(redis_url, monkeypatch):
     from swarmgraph.memory.backends.redis.engine import LOCK_PREFIX
+    from swarmgraph.memory.backends.redis.store import RedisStore
 
     cid = fresh_id("fenced")
     client = redis.Redis.from_url(redis_url)
-    slow = Session(cid, url=redis_url)
-    # The slow writer holds the lock until its lease runs out (the key is deleted, as expiry
-    # does); another writer then appends messages only, never touching the context key.
-    with pytest.raises(TurnInterrupted), slow.history.begin_write() as turn:
-        slow.history.add_messages([HumanMessage("slow turn")], connection=turn)
+    slow = Session(cid, url=redis_url).store
+    original = RedisStore._stored_version
+
+    def lease_runs_out(self, pipe, conversation_id):
+        """The slow writer holds the lock and WATCHes; its lease runs out (the key goes, as
+        expiry does) and another writer appends messages in between."""
+        version = original(self, pipe, conversation_id)
+        monkeypatch.setattr(RedisStore, "_stored_version", original)
         client.delete(LOCK_PREFIX + cid)
         open_history(redis_url, cid).add_messages([HumanMessage("other turn")])
+        return version
+
+    monkeypatch.setattr(RedisStore, "_stored_version", lease_runs_out)
+    with pytest.raises(TurnInterrupted):
+        slow.save(cid, TurnWrite([HumanMessage("slow turn")], context={"a": 1}), expected_version=0)
     assert [m.content for m in Session(cid, url=redis_url).messages] == ["other turn"]
+    assert Session(cid, url=redis_url).context_variables == {}
     client.close()
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.memory import ContextSerializationError, Session, UnknownAgentWarning, open_history
+from swarmgraph.memory import ContextSerializationError, Session, open_context_store, open_history
 from swarmgraph.memory.compare import TURN_1, TURN_2, refund_agents, refund_rules
+from swarmgraph.memory.errors import UnknownAgentWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location(
@@ -148,8 +149,6 @@ def test_a_conversation_resumes_the_right_one_of_two_agents_sharing_a_name(url, 
 
 
 def _last_turn_id(url: str) -> str:
-    from swarmgraph.memory import open_context_store
-
     return open_context_store(url).load("c").meta["turns"][-1]["id"]
 
 
@@ -187,7 +186,7 @@ def test_unserialisable_context_saves_the_messages_and_raises_naming_the_key(url
     agent = Agent(name="A", functions=[stamp])
     model = ScriptedChatModel([scripted_tool_call("stamp", {}, id="s1"), "stamped it"])
     session = Session("c", url=url)
-    session.store.save("c", {"kept": 1})
+    open_context_store(url).save("c", {"kept": 1})
     with pytest.raises(
         ContextSerializationError, match=r"context_variables\['when'\] is a datetime"
     ) as info:
@@ -257,10 +256,10 @@ def test_stored_agent_comes_from_the_registry_or_warns(url):
     helper = Agent(name="Helper")
     lonely = Agent(name="Lonely")
     swarm = Swarm(chat_model=ScriptedChatModel(respond=lambda msgs: msgs[0].content))
-    Session("c", url=url).store.save("c", {}, active_agent="Helper")
+    open_context_store(url).save("c", {}, active_agent="Helper")
     response = Session("c", url=url, agents=[helper]).run(swarm, lonely, "hi")
     assert response.agent is helper
-    Session("d", url=url).store.save("d", {}, active_agent="Gone")
+    open_context_store(url).save("d", {}, active_agent="Gone")
     with pytest.warns(UnknownAgentWarning, match="'Gone'"):
         response = Session("d", url=url).run(swarm, lonely, "hi")
     assert response.agent is lonely

@@ -1,5 +1,6 @@
-"""One pass through a Session turn, on every backend: the context row is read once, encoded
-once and written once (the context and the turn log in one conditional write), Session
+"""One pass through a Session turn, on every backend: the conversation is read once (the
+context record and the window of messages in one load), the context encoded once and the turn
+written once (messages, context and turn log in one conditional save), Session
 deep-copies nothing (Swarm.run makes its one copy), the run's LangChain messages
 are stored as the engine made them (no dict round trip), and async turns share the sync
 backends' bounded pools (many concurrent ``Session.arun`` against a connection-limited
@@ -48,18 +49,18 @@ def _swarm() -> Swarm:
 
 
 class _Calls:
-    """Counts, per turn, what touches the context: store reads and writes, encodes, deep
-    copies, and dict -> LangChain conversions made by Session."""
+    """Counts, per turn, what touches storage and the context: the store's loads, saves and
+    other reads, encodes, deep copies, and dict -> LangChain conversions made by Session."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, session: Session) -> None:
         self.counts: Counter[str] = Counter()
-        # On the classes: pydantic-based histories take no instance attributes.
-        self._wrap(monkeypatch, type(session.store), "load", "context read")
-        for write in ("save", "save_meta"):  # the two ways a store writes the context row
-            self._wrap(monkeypatch, type(session.store), write, "context write")
-        self._wrap(monkeypatch, type(session.history), "get_messages", "history read")
-        # Every backend's save encodes through RecordWriter.save, in memory.context_store.
-        writer = importlib.import_module("swarmgraph.memory.context_store")
+        store = type(session.store)
+        self._wrap(monkeypatch, store, "load", "load")
+        self._wrap(monkeypatch, store, "save", "save")
+        for read in ("messages", "count", "records"):  # none of them: the load has it all
+            self._wrap(monkeypatch, store, read, "other read")
+        # Every backend's save encodes through StoreBase.encode, in memory.store.
+        writer = importlib.import_module("swarmgraph.memory.store")
         self._wrap(monkeypatch, writer, "encode_context", "encode")
         messages = importlib.import_module("swarmgraph.graph.messages")
         self._wrap(monkeypatch, messages, "to_langchain", "dict -> LangChain in Session")
@@ -90,12 +91,17 @@ def _prime(url: str) -> tuple[Session, Agent]:
 
 
 EXPECTED = {
-    "context read": 1,
-    "context write": 1,
-    "history read": 1,
+    "load": 1,
+    "save": 1,
     "encode": 1,
     "context deep copy": 1,
 }
+
+
+def _engine_messages(response: Any) -> list:
+    """The run's messages as the engine made them (LangChain objects)."""
+    native = getattr(response, "langchain_messages", None)
+    return native if native is not None else response._langchain_messages
 
 
 def test_a_sync_turn_reads_encodes_and_writes_the_context_once_and_copies_it_only_in_swarm(
@@ -110,8 +116,8 @@ def test_a_sync_turn_reads_encodes_and_writes_the_context_once_and_copies_it_onl
     # The run's messages were stored as the engine made them: ids and the model's usage
     # survive, which a trip through Swarm's dicts would have dropped.
     stored = session.messages[-3:]
-    assert [m.id for m in stored] == [m.id for m in response._langchain_messages]
-    assert stored[0].usage_metadata == response._langchain_messages[0].usage_metadata
+    assert [m.id for m in stored] == [m.id for m in _engine_messages(response)]
+    assert stored[0].usage_metadata == _engine_messages(response)[0].usage_metadata
     assert stored[0].usage_metadata is not None
 
 
@@ -129,7 +135,7 @@ def test_a_turn_that_keeps_no_context_still_logs_its_turn_in_one_write(url, monk
     calls = _Calls(monkeypatch, messages_only)
     messages_only.run(_swarm(), agent, "second", turn_id="t-2")
     # The turn log only: the stored context is not encoded again.
-    assert (calls.counts["context read"], calls.counts["context write"]) == (1, 1)
+    assert (calls.counts["load"], calls.counts["save"], calls.counts["other read"]) == (1, 1, 0)
     assert calls.counts["encode"] == 0
     record = session.store.load(session.conversation_id)
     assert record.meta["turns"][-1]["id"] == "t-2" and record.version == 2

@@ -15,7 +15,6 @@ import pytest
 from scale_helpers import BACKENDS, fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import (
-    ContextDepthWarning,
     ContextSerializationError,
     ContextVersionConflict,
     Session,
@@ -23,7 +22,8 @@ from swarmgraph.memory import (
     open_history,
 )
 from swarmgraph.memory.context_json import MAX_DEPTH
-from swarmgraph.memory.urls import MAX_ID_BYTES
+from swarmgraph.memory.errors import ContextDepthWarning
+from swarmgraph.memory.ids import MAX_ID_BYTES
 
 
 def _echo_swarm() -> tuple[Swarm, ScriptedChatModel]:
@@ -191,12 +191,9 @@ def test_a_sqlite_file_on_read_only_media_can_be_read(tmp_path):
 
 
 def _dispose_engines(path) -> None:
-    from swarmgraph.memory.backends.sqlite import engine
+    from swarmgraph.memory.backends.sqlite.engine import dispose_engine
 
-    key = (os.getpid(), os.path.abspath(path))
-    found = engine._sync_engines.pop(key, None)
-    if found is not None:
-        found.dispose()
+    dispose_engine(path)
 
 
 def _nested(depth: int):
@@ -288,7 +285,9 @@ def test_clear_never_makes_versions_go_backwards(backend_url):
     versions = [loaded.version, after_clear.version, stale.store.load(cid).version]
     assert versions == sorted(set(versions))  # strictly increasing, never repeated
     with pytest.raises(ContextVersionConflict):  # the stale turn's save cannot slip in
-        stale.store.save(cid, {"old": 1, "stale": True}, expected_version=loaded.version)
+        open_context_store(backend_url).save(
+            cid, {"old": 1, "stale": True}, expected_version=loaded.version
+        )
     assert Session(cid, url=backend_url).context_variables == {"new": 2}
 
 

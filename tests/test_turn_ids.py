@@ -70,7 +70,8 @@ def test_a_lost_commit_reply_on_postgres_is_retried_exactly_once(postgres_server
 
 @pytest.mark.redis
 def test_a_lost_exec_reply_on_redis_is_retried_exactly_once(redis_server):
-    proxy = DropReplyProxy(redis_server.port, b"EXEC")
+    # A load is a MULTI/EXEC of reads too: the save's is the one that pushes messages.
+    proxy = DropReplyProxy(redis_server.port, b"LPUSH")
     try:
         _lose_the_commit_reply_then_retry(f"redis://127.0.0.1:{proxy.port}/0", proxy)
     finally:

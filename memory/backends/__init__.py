@@ -1,13 +1,15 @@
 """Storage backends, chosen by the URL's scheme through one small registry.
 
-Each backend (a module or package here) offers ``open_history(url, session_id)`` and
-``open_context_store(url, *, size_limit)``; this module imports a backend only when a URL
-names it, so SQLAlchemy, psycopg and redis load only for the stores a program uses.
+Each backend (a module or package here) offers ``open_store(url, *, size_limit)``, its
+:class:`~swarmgraph.memory.store.ConversationStore`. This module imports a backend only when a
+URL names it (through :func:`swarmgraph.graph.lazy.import_paused`, at call time), so
+SQLAlchemy, psycopg and redis load only for the stores a program uses. The LangChain history
+and the context store are views of that one store.
 
 Example:
-    >>> open_history("memory://doctest-registry", "conv-1").count()
+    >>> open_store("memory://doctest-registry").count("conv-1")
     0
-    >>> open_history("ftp://example/db", "c")  # doctest: +ELLIPSIS
+    >>> open_store("ftp://example/db")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: no storage backend for 'ftp://example/db'; supported: sqlite://, memory://, ...
@@ -16,14 +18,13 @@ Example:
 from __future__ import annotations
 
 from types import ModuleType
-from typing import TYPE_CHECKING
 
+from ..chat_history import StoredChatHistory
 from ..context_json import DEFAULT_SIZE_LIMIT
-from ..urls import check_conversation_id, redact_url, url_scheme
-
-if TYPE_CHECKING:
-    from ..context_store import ContextStore
-    from ..history import ChatHistory
+from ..context_store import ContextStore
+from ..ids import check_conversation_id
+from ..store import ConversationStore
+from ..urls import redact_url, url_scheme
 
 #: URL scheme -> backend module, relative to this package.
 BACKENDS: dict[str, str] = {
@@ -44,35 +45,51 @@ def backend_for(url: str) -> ModuleType:
             f"no storage backend for {redact_url(url)!r}; supported: "
             + ", ".join(f"{s}://" for s in BACKENDS)
         )
-    from ...graph.lazy import import_paused  # at call time: memory/ imports no engine code
+    from ...graph.lazy import import_paused
 
     return import_paused(name, __name__)  # SQLAlchemy, psycopg, redis: long-lived objects
 
 
-def open_history(url: str, session_id: str) -> ChatHistory:
-    """Open the chat history of ``session_id`` in the store ``url`` names.
+def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> ConversationStore:
+    """Open the conversations ``url`` names: ``sqlite:///path``, ``memory://[name]``
+    (in-process), ``postgresql://...`` (pooled) or ``redis://host:port/db[?ttl=seconds]``.
 
-    ``sqlite:///path`` (LangChain's ``SQLChatMessageHistory`` with an index and windowed
-    reads), ``memory://[name]`` (in-process), ``postgresql://...`` (langchain-postgres'
-    ``PostgresChatMessageHistory``, pooled) and ``redis://host:port/db[?ttl=seconds]``
-    (langchain-community's ``RedisChatMessageHistory``). The object is a LangChain
-    ``BaseChatMessageHistory`` that also satisfies our :class:`~swarmgraph.memory.ChatHistory`.
+    ``size_limit``: bytes of context JSON above which a save warns (``None``: never).
 
     Example:
         >>> import os, tempfile
-        >>> from swarmgraph.memory import ChatHistory
+        >>> from swarmgraph.memory.store import TurnWrite
+        >>> store = open_store("sqlite:///" + os.path.join(tempfile.mkdtemp(), "chat.db"))
+        >>> store.save("conv-42", TurnWrite(context={"order_id": 7}), expected_version=0)
+        1
+        >>> isinstance(store, ConversationStore), store.load("conv-42").context
+        (True, {'order_id': 7})
+    """
+    store: ConversationStore = backend_for(url).open_store(url, size_limit=size_limit)
+    return store
+
+
+def open_history(url: str, session_id: str) -> StoredChatHistory:
+    """The chat history of ``session_id`` in the store ``url`` names: a LangChain
+    ``BaseChatMessageHistory`` with windowed reads (see
+    :class:`~swarmgraph.memory.chat_history.StoredChatHistory`).
+
+    Example:
+        >>> import os, tempfile
+        >>> from langchain_core.messages import HumanMessage
         >>> url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "chat.db")
         >>> history = open_history(url, "conv-42")
-        >>> type(history).__name__, isinstance(history, ChatHistory)
-        ('SQLiteChatHistory', True)
+        >>> history.add_messages([HumanMessage("refund order 7")])
+        >>> [m.content for m in open_history(url, "conv-42").messages]
+        ['refund order 7']
     """
     check_conversation_id(session_id)
-    return backend_for(url).open_history(url, session_id)
+    return StoredChatHistory(open_store(url), session_id)
 
 
 def open_context_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> ContextStore:
-    """Open the context store ``url`` names (``sqlite:///path``, ``memory://[name]``,
-    ``postgresql://...``, ``redis://...``).
+    """The context records of the store ``url`` names (see
+    :class:`~swarmgraph.memory.context_store.ContextStore`).
 
     ``size_limit``: bytes of JSON above which saving warns (``None``: never).
 
@@ -83,4 +100,4 @@ def open_context_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT)
         >>> store.save("conv-42", {"order_id": 7}), store.load("conv-42").context
         (1, {'order_id': 7})
     """
-    return backend_for(url).open_context_store(url, size_limit=size_limit)
+    return ContextStore(open_store(url, size_limit=size_limit))

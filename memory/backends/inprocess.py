@@ -1,175 +1,143 @@
-"""In-process storage (``memory://[name]``): LangChain's ``InMemoryChatMessageHistory`` and a
-JSON-row context store.
+"""In-process storage (``memory://[name]``): conversations in this process's memory.
 
-Histories live in a module-level registry keyed by (namespace, session id), so two
-``open_history("memory://", "c1")`` calls in one process see the same messages, as two
-connections to one database would; nothing outlives the process. One re-entrant lock per
-namespace is its "transaction": the matching context store joins it.
+Everything is kept as the JSON text the other backends store, so it refuses exactly what they
+refuse and hands out fresh copies. Two stores opened on one ``memory://name`` see the same
+conversations, as two connections to one database would; nothing outlives the process. One
+lock per namespace makes every save and load atomic.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
-    >>> a = MemoryChatHistory.open("memory://doc", "c1")
-    >>> a.add_messages([HumanMessage("hi")])
-    >>> MemoryChatHistory.open("memory://doc", "c1").count()
+    >>> from swarmgraph.memory.store import TurnWrite
+    >>> MemoryStore("memory://doc").save("c1", TurnWrite([HumanMessage("hi")]), expected_version=0)
     1
-    >>> a.clear()
+    >>> MemoryStore("memory://doc").count("c1")
+    1
+    >>> MemoryStore("memory://doc").clear("c1")
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any, ClassVar
-
-from langchain_core.chat_history import InMemoryChatMessageHistory
-from langchain_core.messages import BaseMessage
-from pydantic import PrivateAttr
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..context_json import DEFAULT_SIZE_LIMIT, decode_context
-from ..context_store import ContextRecord, RecordWriter, next_version
-from ..history import AsyncByThread, check_limit
-from ..urls import check_conversation_id, memory_namespace
+from ..errors import RecordExists
+from ..store import (
+    EncodedWrite,
+    Half,
+    Snapshot,
+    StoreBase,
+    Window,
+    decode_messages,
+    next_version,
+    since,
+)
+from ..urls import memory_namespace, shown_url
+
+
+@dataclass
+class _Conversation:
+    context: str = "{}"
+    version: int = 0
+    active_agent: str | None = None
+    meta: str = "{}"
+    messages: list[str] = field(default_factory=list)
+    records: dict[tuple[str, str], str] = field(default_factory=dict)
+
 
 _registry_lock = threading.Lock()
-_namespace_locks: dict[str, threading.RLock] = {}
+_namespaces: dict[str, tuple[threading.Lock, dict[str, _Conversation]]] = {}
 
 
-def namespace_lock(namespace: str) -> threading.RLock:
-    """The lock that serialises writes in one ``memory://`` namespace."""
+def _namespace(name: str) -> tuple[threading.Lock, dict[str, _Conversation]]:
     with _registry_lock:
-        return _namespace_locks.setdefault(namespace, threading.RLock())
+        return _namespaces.setdefault(name, (threading.Lock(), {}))
 
 
-class MemoryChatHistory(AsyncByThread, InMemoryChatMessageHistory):
-    """One conversation's messages in this process's memory."""
-
-    _histories: ClassVar[dict[tuple[str, str], MemoryChatHistory]] = {}
-    _lock: threading.RLock = PrivateAttr(default_factory=threading.RLock)
-
-    @classmethod
-    def open(cls, url: str, session_id: str) -> MemoryChatHistory:
-        """The shared history of ``session_id`` in the namespace ``url`` names."""
-        check_conversation_id(session_id)
-        namespace = memory_namespace(url)
-        with _registry_lock:
-            history = cls._histories.get((namespace, session_id))
-            if history is None:
-                history = cls()
-                cls._histories[(namespace, session_id)] = history
-        history._lock = namespace_lock(namespace)
-        return history
-
-    @property
-    def transaction_domain(self) -> threading.RLock:
-        return self._lock
-
-    def get_messages(self, limit: int | None = None) -> list[BaseMessage]:  # type: ignore[override]
-        limit = check_limit(limit)
-        with self._lock:
-            if limit == 0:
-                return []
-            # Copies, so a caller editing a message cannot rewrite stored history.
-            chosen = self.messages if limit is None else self.messages[-limit:]
-            return [m.model_copy(deep=True) for m in chosen]
-
-    def add_messages(  # type: ignore[override]
-        self, messages: Sequence[BaseMessage], *, connection: Any = None
-    ) -> None:
-        copies = [m.model_copy(deep=True) for m in messages]
-        with self._lock:
-            self.messages.extend(copies)
-
-    def add_message(self, message: BaseMessage) -> None:
-        self.add_messages([message])
-
-    def get_messages_since(self, position: int) -> list[BaseMessage]:
-        with self._lock:
-            return [m.model_copy(deep=True) for m in self.messages[max(int(position), 0) :]]
-
-    def count(self) -> int:
-        with self._lock:
-            return len(self.messages)
-
-    def clear(self, *, connection: Any = None) -> None:  # type: ignore[override]
-        with self._lock:
-            self.messages = []
-
-    @contextmanager
-    def begin_write(self):
-        with self._lock:
-            yield self._lock
-
-
-_memory_rows: dict[tuple[str, str], tuple[str, int, str | None, str]] = {}
-
-
-class MemoryContextStore(RecordWriter):
-    """In-process context store for ``memory://[name]``; rows are stored as JSON text too,
-    so it refuses exactly what the SQLite store refuses and hands out fresh copies."""
+class MemoryStore(StoreBase):
+    """The conversations of one ``memory://`` namespace; see the module docstring."""
 
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
-        self.namespace = memory_namespace(url)
+        self.url = url
         self.size_limit = size_limit
-        self._lock: threading.RLock = namespace_lock(self.namespace)
-        self.transaction_domain = self._lock
+        self._lock, self._conversations = _namespace(memory_namespace(url))
 
-    def load(self, conversation_id: str, *, connection: Any = None) -> ContextRecord:
-        check_conversation_id(conversation_id)
-        with self._lock:
-            row = _memory_rows.get((self.namespace, conversation_id))
-        if row is None:
-            return ContextRecord()
-        context, version, agent, meta = row
-        return ContextRecord(decode_context(context), version, agent, json.loads(meta))
+    def __repr__(self) -> str:
+        return f"MemoryStore(url={shown_url(self.url)!r})"
 
-    def _write(
-        self,
-        cid: str,
-        encoded: str | None,
-        meta: dict | None,
-        agent: str | None,
-        expected: int | None,
-        connection: Any = None,  # one lock per namespace is the transaction
-    ) -> int:
-        new_meta = None if meta is None else json.dumps(meta)
+    def _load(self, cid: str, window: Window) -> Snapshot:
         with self._lock:
-            key = (self.namespace, cid)
-            stored_context, stored, stored_agent, stored_meta = _memory_rows.get(
-                key, ("{}", 0, None, "{}")
+            found = self._conversations.get(cid) or _Conversation()
+            texts: Sequence[str | bytes] = found.messages
+            start: int | None = 0
+            if window.last is not None:
+                texts, start = texts[len(texts) - window.last :] if window.last else [], None
+            elif window.start:
+                texts, start = since(
+                    window.start, lambda n: found.messages[n:], lambda: len(found.messages)
+                )
+            context, version, agent, meta = (
+                found.context,
+                found.version,
+                found.active_agent,
+                found.meta,
             )
-            # Every write bumps the version: a stale conditional save of either half conflicts.
-            version = next_version(cid, stored, expected)
-            _memory_rows[key] = (
-                stored_context if encoded is None else encoded,
-                version,
-                agent or stored_agent,
-                stored_meta if new_meta is None else new_meta,
-            )
+        return Snapshot(
+            decode_context(context), version, agent, json.loads(meta), decode_messages(texts), start
+        )
+
+    def _save(self, cid: str, write: EncodedWrite, expected: int | None) -> int:
+        with self._lock:
+            found = self._conversations.get(cid) or _Conversation()
+            if write.appends_only(expected):
+                found.messages.extend(write.messages)
+                self._conversations[cid] = found
+                return found.version
+            version = next_version(cid, found.version, expected)
+            for record in write.records:
+                stored = found.records.get((record.kind, record.key))
+                if record.if_absent and stored is not None:
+                    raise RecordExists(cid, record.kind, record.key, json.loads(stored))
+            # Checked: now the write, all of it (nothing above changed anything).
+            found.version = version
+            found.context = found.context if write.context is None else write.context
+            found.active_agent = write.active_agent or found.active_agent
+            found.meta = found.meta if write.meta is None else write.meta
+            found.messages.extend(write.messages)
+            found.records.update({(r.kind, r.key): r.value for r in write.records})
+            self._conversations[cid] = found
             return version
 
-    def delete(self, conversation_id: str, *, connection: Any = None) -> None:
-        """Clear the record; its version goes on counting (a tombstone, never back to 0)."""
-        key = (self.namespace, conversation_id)
+    def _clear(self, cid: str, only: Half | None) -> None:
         with self._lock:
-            row = _memory_rows.get(key)
-            if row is not None:
-                _memory_rows[key] = ("{}", row[1] + 1, None, "{}")
+            found = self._conversations.get(cid)
+            if found is None:
+                return
+            if only != "context":
+                found.messages = []
+            if only != "messages":  # a tombstone: the version goes on counting
+                found.context, found.active_agent, found.meta, found.records = "{}", None, "{}", {}
+                found.version += 1
 
-    @contextmanager
-    def begin_write(self) -> Iterator[Any]:
+    def _messages(self, cid: str, limit: int | None) -> list[str | bytes]:
         with self._lock:
-            yield self._lock
+            texts = (self._conversations.get(cid) or _Conversation()).messages
+            return list(texts if limit is None else texts[len(texts) - limit :])
+
+    def _count(self, cid: str) -> int:
+        with self._lock:
+            return len((self._conversations.get(cid) or _Conversation()).messages)
+
+    def _records(self, cid: str, kind: str, keys: list[str] | None) -> dict[str, str]:
+        with self._lock:
+            stored = (self._conversations.get(cid) or _Conversation()).records
+            if keys is None:
+                return {key: value for (k, key), value in stored.items() if k == kind}
+            return {key: stored[(kind, key)] for key in keys if (kind, key) in stored}
 
 
-def open_history(url: str, session_id: str) -> MemoryChatHistory:
-    """The registry's entry point: the shared in-process history of ``session_id``."""
-    return MemoryChatHistory.open(url, session_id)
-
-
-def open_context_store(
-    url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT
-) -> MemoryContextStore:
-    """The registry's entry point: the in-process context store of ``url``'s namespace."""
-    return MemoryContextStore(url, size_limit=size_limit)
+def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> MemoryStore:
+    """The registry's entry point: the in-process store of ``url``'s namespace."""
+    return MemoryStore(url, size_limit=size_limit)

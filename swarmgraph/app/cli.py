@@ -234,11 +234,13 @@ def _new_demo_session(args: argparse.Namespace, agents: Sequence[Any]) -> Any:
     """
     import itertools
 
+    from ..memory.store import Window
+
     for number in itertools.count(1):
         cid = DEMO_SESSION if number == 1 else f"{DEMO_SESSION}-{number}"
         session = _session(args, cid, agents)
-        record = session.store.load(cid)
-        if session.history.count() == 0 and record.version == 0 and not record.active_agent:
+        record = session.store.load(cid, window=Window(last=1))
+        if not record.messages and record.version == 0 and not record.active_agent:
             return session
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -237,9 +237,11 @@ class Repl:
                     self.say("(left waiting: it is asked again next time)")
                     return
                 decisions[call.id] = decision
-            response = self._run(
-                lambda swarm, d=decisions: self.session.run(swarm, self.agent, approvals=d)
-            )
+
+            def resume(swarm: Any, decided: dict[str, bool | str] = decisions) -> Any:
+                return self.session.run(swarm, self.agent, approvals=decided)
+
+            response = self._run(resume)
             if response is None:
                 return
             pending = response.pending

@@ -110,7 +110,7 @@ def conversation_lines(messages: Iterable[dict], style: Style, *, users: bool = 
             if m.get("content"):
                 lines.append(f"{style.agent(sender)} › {style.tinted(sender, m['content'])}")
         elif role == "tool":
-            sender = callers.get(m.get("tool_call_id"), "")
+            sender = callers.get(m.get("tool_call_id") or "", "")
             target = handoff_target(m.get("content"))
             if target is not None:
                 lines.append(f"  {style.agent(sender or '?')} → {style.agent(target)}")

@@ -1,14 +1,18 @@
-"""Increment a counter in one conversation's context N times under write transactions:
-``context_incrementer.py URL CONVERSATION N``."""
+"""Increment a counter in one conversation's context N times, each a read and a write on
+the version read (a lost race reads again): ``context_incrementer.py URL CONVERSATION N``."""
 
 import sys
 
-from swarmgraph.memory import open_context_store
+from swarmgraph.memory import ContextVersionConflict, open_context_store
 
 url, cid, times = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = open_context_store(url)
 for _ in range(times):
-    with store.begin_write() as conn:
-        record = store.load(cid, connection=conn)
-        counter = record.context.get("counter", 0) + 1
-        store.save(cid, {"counter": counter}, expected_version=record.version, connection=conn)
+    while True:
+        record = store.load(cid)
+        try:
+            store.save(cid, {"counter": record.context.get("counter", 0) + 1},
+                       expected_version=record.version)  # fmt: skip
+            break
+        except ContextVersionConflict:
+            continue

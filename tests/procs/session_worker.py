@@ -3,9 +3,9 @@
 ``session_worker.py URL CONVERSATION WRITER TURNS [HANG_AT_TURN READY_FILE]``
 
 Each turn is four messages (user "W:i", an AI tool call, the tool result, AI "W:i done") and
-its tool writes ``context_variables[W] = i``. With ``HANG_AT_TURN``, that turn's save stops
-inside its transaction, after the messages and context were written and before the commit,
-touches ``READY_FILE`` and sleeps (the parent then kills the process).
+its tool writes ``context_variables[W] = i``. With ``HANG_AT_TURN`` (SQLite), that turn's
+save stops inside its transaction, after every statement of it (context, messages) ran and
+before the commit, touches ``READY_FILE`` and sleeps (the parent then kills the process).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage, ToolMessage
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import Session
-from swarmgraph.memory.backends.sqlite.context_store import SQLiteContextStore
+from swarmgraph.memory.backends.sqlite.store import SQLiteStore
 
 
 def record(writer: str, i: int) -> Result:
@@ -40,15 +40,15 @@ def run_turns(url: str, cid: str, writer: str, turns: int, hang_at: int = -1, re
     session = Session(cid, url=url, window=8)
     for i in range(turns):
         if i == hang_at:
-            original_save = SQLiteContextStore.save
+            original_write = SQLiteStore._write
 
-            def hanging_save(self, *args, _save=original_save, **kwargs):
-                version = _save(self, *args, **kwargs)
+            def hanging_write(self, *args, _write=original_write, **kwargs):
+                version = _write(self, *args, **kwargs)  # every statement of the save ran
                 Path(ready).write_text("inside the transaction")
                 time.sleep(120)
                 return version
 
-            SQLiteContextStore.save = hanging_save
+            SQLiteStore._write = hanging_write
         session.run(swarm, agent, f"{writer}:{i}")
 
 

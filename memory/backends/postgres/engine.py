@@ -1,12 +1,13 @@
 """Postgres connections for the stores: one pool per URL per process, locks, error translation.
 
 * **Pooling.** :func:`sync_pool` is a ``psycopg_pool.ConnectionPool`` shared by every store
-  on a URL in this process (keyed by pid too: a forked child must not reuse its parent's
-  sockets). ``check=ConnectionPool.check_connection`` tests a connection before handing it
-  out, so after a server restart the dead ones are replaced instead of failing a turn.
-  Async callers hop to a thread and use the same pool (see
-  :class:`swarmgraph.memory.history.AsyncByThread`), so ``pool_max`` bounds the connections
-  a process opens however many coroutines run turns, and nothing is tied to an event loop
+  on a URL in this process (kept in :class:`~swarmgraph.memory.per_process.PerProcess`: a
+  forked child never reuses its parent's sockets). ``check=ConnectionPool.check_connection``
+  tests a connection before handing it out, so after a server restart the dead ones are
+  replaced instead of failing a turn. Async callers hop to a thread and use the same pool
+  (see :class:`swarmgraph.memory.chat_history.StoredChatHistory`), so ``pool_max`` bounds the
+  connections a process opens however many coroutines run turns, and nothing is tied to an
+  event loop
   (an ``AsyncConnectionPool`` belongs to one loop, and its background tasks hung
   ``asyncio.run``'s shutdown when the loop ended before the pool was closed).
 * **One turn, one lock.** :func:`write_transaction` opens a transaction and, given a
@@ -67,7 +68,8 @@ import psycopg
 import psycopg_pool
 
 from ...errors import StorageConfigurationError, StorageUnavailable, TurnOutcomeUnknown
-from ...urls import redact_url, shown_url, url_scheme
+from ...per_process import PerProcess
+from ...urls import redact_url, url_scheme
 from .deadline import guard
 
 #: Fixed namespace for :func:`conversation_uuid`; changing it would orphan stored rows.
@@ -83,10 +85,6 @@ LIBPQ_DEFAULTS = {
     "keepalives_interval": "5",
     "keepalives_count": "3",
 }
-
-_lock = threading.Lock()
-_pools: dict[tuple[int, str], psycopg_pool.ConnectionPool] = {}
-_ready: set[tuple[int, str, str]] = set()
 
 
 class _QuietReconnects(logging.Filter):
@@ -205,14 +203,12 @@ def _new_pool(url: str) -> psycopg_pool.ConnectionPool:
     return pool
 
 
+_pools: PerProcess[str, psycopg_pool.ConnectionPool] = PerProcess(_new_pool)
+
+
 def sync_pool(url: str) -> psycopg_pool.ConnectionPool:
     """The process-wide connection pool for ``url`` (created on first use)."""
-    key = (os.getpid(), url)
-    with _lock:
-        pool = _pools.get(key)
-        if pool is None:
-            pool = _pools[key] = _new_pool(url)
-        return pool
+    return _pools.get(url)
 
 
 def _discard_pool(url: str) -> None:
@@ -221,31 +217,9 @@ def _discard_pool(url: str) -> None:
     A pool that lost its server retries with exponential backoff, so after a long outage it
     could take seconds to notice the server is back; a fresh pool connects at once.
     """
-    with _lock:
-        pool = _pools.pop((os.getpid(), url), None)
+    pool = _pools.discard(url)
     if pool is not None:
         threading.Thread(target=pool.close, kwargs={"timeout": 0}, daemon=True).start()
-
-
-class TransactionDomain:
-    """Stands for "one Postgres database URL in this process": stores that share it can
-    join one transaction (:class:`memory.Session` compares domains by identity). Stable
-    while pools behind it are replaced after an outage."""
-
-    def __init__(self, url: str) -> None:
-        self.description = shown_url(url)
-
-    def __repr__(self) -> str:
-        return f"TransactionDomain({self.description!r})"
-
-
-_domains: dict[tuple[int, str], TransactionDomain] = {}
-
-
-def transaction_domain(url: str) -> TransactionDomain:
-    """The domain object of ``url`` in this process."""
-    with _lock:
-        return _domains.setdefault((os.getpid(), url), TransactionDomain(url))
 
 
 _UNAVAILABLE = (psycopg.OperationalError, psycopg_pool.PoolTimeout, psycopg_pool.PoolClosed)
@@ -350,13 +324,18 @@ def lock_conversation(conn: psycopg.Connection, conversation_id: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(conversation_id),))
 
 
-def ensure_schema(url: str, name: str, statements: tuple[str, ...]) -> None:
-    """Run ``statements`` (constant DDL) once per process per URL, serialised across processes."""
-    key = (os.getpid(), url, name)
-    if key in _ready:
-        return
+def _create_schema(key: tuple[str, tuple[str, ...]]) -> bool:
+    url, statements = key
     with write_transaction(url) as conn:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
         for statement in statements:
             conn.execute(statement)
-    _ready.add(key)
+    return True
+
+
+_schemas: PerProcess[tuple[str, tuple[str, ...]], bool] = PerProcess(_create_schema)
+
+
+def ensure_schema(url: str, statements: tuple[str, ...]) -> None:
+    """Run ``statements`` (constant DDL) once per process per URL, serialised across processes."""
+    _schemas.get((url, statements))

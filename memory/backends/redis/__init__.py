@@ -1,23 +1,9 @@
-"""Redis (``redis://host:port/db[?ttl=seconds]``): langchain-community's list layout and a context
-hash, one MULTI/EXEC per turn.
-"""
+"""Redis (``redis://host:port/db[?ttl=seconds]``): langchain-community's message list, a
+context hash and a records hash, a save in one ``MULTI``/``EXEC`` under the conversation's
+lock (see :mod:`.store` and :mod:`.engine`)."""
 
 from __future__ import annotations
 
-from ...context_json import DEFAULT_SIZE_LIMIT
-from .context_store import RedisContextStore
-from .history import RedisChatHistory
+from .store import RedisStore, open_store
 
-__all__ = ["RedisChatHistory", "RedisContextStore", "open_context_store", "open_history"]
-
-
-def open_history(url: str, session_id: str) -> RedisChatHistory:
-    """The registry's entry point: the chat history of ``session_id`` at ``url``."""
-    return RedisChatHistory(url, session_id)
-
-
-def open_context_store(
-    url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT
-) -> RedisContextStore:
-    """The registry's entry point: the context store at ``url``."""
-    return RedisContextStore(url, size_limit=size_limit)
+__all__ = ["RedisStore", "open_store"]

@@ -1,4 +1,4 @@
-"""Redis clients for the stores: one client per URL per process, turn transactions, errors.
+"""Redis clients for the store: one client per URL per process, conversation locks, errors.
 
 URL: ``redis://[:password@]host:port/db[?ttl=seconds]``. ``ttl`` (ours, removed before
 redis-py sees the URL) makes a conversation's keys expire ``ttl`` seconds after its last
@@ -11,28 +11,24 @@ parameters (``?socket_timeout=2``) and the URL wins over our defaults. TCP keepa
 redis-py's own retries are off: it would resend a whole ``MULTI``/``EXEC`` after a
 connection error, which may store a turn twice; our callers decide what is safe to retry.
 
-**One turn.** Redis has no rollback, so :class:`RedisTurn` never writes until the end: it
-takes the conversation's lock (``SET NX PX``, redis-py's ``Lock``), WATCHes the context and
-the messages keys, reads immediately, *queues* every write, and on exit sends them all in one
-``MULTI``/``EXEC``, applied whole or not at all. A killed worker leaves nothing half-written,
-and its lock expires after :data:`LOCK_LEASE_S` (2 s): that is the longest the next turn of
-the conversation waits. The lease is short because it is fenced: if it ever runs out while
-its holder still saves and another writer gets in, the holder's EXEC fails on the WATCH
-(:class:`memory.TurnInterrupted`, nothing written) instead of overwriting.
+**Locks.** A save holds the conversation's lock (:func:`conversation_lock`: ``SET NX PX``,
+redis-py's ``Lock``) for the milliseconds it lasts; a killed worker's lock expires after
+:data:`LOCK_LEASE_S` (2 s): that is the longest the next save of the conversation waits. The
+lease is short because it is fenced: the save also ``WATCH``es the conversation's keys, so if
+the lease ever runs out while its holder still saves and another writer gets in, the holder's
+``EXEC`` fails (:class:`memory.TurnInterrupted`, nothing written) instead of overwriting.
 
 Example:
     >>> redis_options("redis://:pw@127.0.0.1:6379/0?ttl=3600")
     ('redis://:pw@127.0.0.1:6379/0', 3600)
-    >>> context_key("conv-42"), messages_key("conv-42")
-    ('swarm_context:conv-42', 'message_store:conv-42')
+    >>> context_key("conv-42"), messages_key("conv-42"), records_key("conv-42")
+    ('swarm_context:conv-42', 'message_store:conv-42', 'swarm_records:conv-42')
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -41,19 +37,17 @@ from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, ResponseError, WatchError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.lock import Lock
 from redis.retry import Retry
 
-from ...errors import (
-    StorageConfigurationError,
-    StorageUnavailable,
-    TurnInterrupted,
-    TurnOutcomeUnknown,
-)
+from ...errors import StorageConfigurationError, StorageUnavailable
+from ...per_process import PerProcess
 from ...urls import redact_url, scrub, url_scheme
 
 #: Key prefixes are constants; the conversation id is appended, never parsed.
 MESSAGES_PREFIX = "message_store:"  # langchain-community's default, so upstream can read it
 CONTEXT_PREFIX = "swarm_context:"
+RECORDS_PREFIX = "swarm_records:"
 LOCK_PREFIX = "swarm_lock:"
 #: Seconds a turn's lock lives if its holder dies: the longest the next writer of that
 #: conversation waits after a worker is killed mid-save. A save takes milliseconds; one that
@@ -61,9 +55,6 @@ LOCK_PREFIX = "swarm_lock:"
 LOCK_LEASE_S = 2.0
 #: Seconds a writer waits for another writer's turn before giving up.
 LOCK_WAIT_S = 60.0
-
-_lock = threading.Lock()
-_clients: dict[tuple[int, str], redis.Redis] = {}
 
 
 def messages_key(conversation_id: str) -> str:
@@ -74,6 +65,11 @@ def messages_key(conversation_id: str) -> str:
 def context_key(conversation_id: str) -> str:
     """The hash holding a conversation's context record."""
     return CONTEXT_PREFIX + conversation_id
+
+
+def records_key(conversation_id: str) -> str:
+    """The hash holding a conversation's records (field ``kind:key``)."""
+    return RECORDS_PREFIX + conversation_id
 
 
 def redis_options(url: str) -> tuple[str, int | None]:
@@ -108,14 +104,22 @@ def new_client(url: str) -> redis.Redis:
     )
 
 
+_clients: PerProcess[str, redis.Redis] = PerProcess(new_client)
+
+
 def sync_client(url: str) -> redis.Redis:
     """The process-wide client (and connection pool) for ``url``."""
-    key = (os.getpid(), url)
-    with _lock:
-        client = _clients.get(key)
-        if client is None:
-            client = _clients[key] = new_client(url)
-        return client
+    return _clients.get(url)
+
+
+def conversation_lock(client: redis.Redis, conversation_id: str) -> Lock:
+    """The lock a save of ``conversation_id`` holds (not yet acquired)."""
+    return client.lock(
+        LOCK_PREFIX + conversation_id,
+        timeout=LOCK_LEASE_S,
+        blocking_timeout=LOCK_WAIT_S,
+        sleep=0.005,
+    )
 
 
 _UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
@@ -141,70 +145,7 @@ def unavailable_as_storage_error(url: str) -> Iterator[None]:
         raise StorageUnavailable(url, scrub(reason, url)) from None
 
 
-def _lost_connection(error: WatchError) -> bool:
+def lost_connection(error: WatchError) -> bool:
     """redis-py reports a connection lost during a watched EXEC as a WatchError too
     ("A ConnectionError occurred while watching..."); a real one says the key changed."""
     return "occurred while watching" in str(error)
-
-
-class RedisTurn:
-    """A sync write "transaction"; see the module docstring.
-
-    Stores call :meth:`claim` with the conversation they touch (lock + WATCH), read through
-    :attr:`reader` (immediate while watching) and :meth:`queue` their writes.
-    """
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.client = sync_client(url)
-        self.writes: list[Callable[[Any], Any]] = []
-        self.locks: dict[str, Any] = {}
-
-    def __enter__(self) -> RedisTurn:
-        self.reader = self.client.pipeline(transaction=True)
-        return self
-
-    def claim(self, conversation_id: str) -> None:
-        """Lock ``conversation_id`` for this turn and watch its context (once per turn)."""
-        if conversation_id in self.locks:
-            return
-        with unavailable_as_storage_error(self.url):
-            lock = self.client.lock(
-                LOCK_PREFIX + conversation_id,
-                timeout=LOCK_LEASE_S,
-                blocking_timeout=LOCK_WAIT_S,
-                sleep=0.005,
-            )
-            if not lock.acquire():
-                raise TimeoutError(f"waited {LOCK_WAIT_S}s for a conversation's lock")
-            self.locks[conversation_id] = lock
-            # Reads now run immediately; EXEC fails if another writer touched either key.
-            self.reader.watch(context_key(conversation_id), messages_key(conversation_id))
-
-    def queue(self, write: Callable[[Any], Any]) -> None:
-        """Add ``write(pipeline)`` to what EXEC sends at the end."""
-        self.writes.append(write)
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        try:
-            with unavailable_as_storage_error(self.url):
-                if exc_type is None and self.writes:
-                    self.reader.multi()
-                    for write in self.writes:
-                        write(self.reader)
-                    try:
-                        self.reader.execute()
-                    except WatchError as error:
-                        if _lost_connection(error):
-                            raise TurnOutcomeUnknown(self.url, str(error)) from None
-                        raise TurnInterrupted(next(iter(self.locks), "?")) from None
-                    except (RedisConnectionError, RedisTimeoutError, OSError) as error:
-                        # EXEC may have reached the server: applied or not, nobody can say.
-                        reason = str(error).strip() or type(error).__name__
-                        raise TurnOutcomeUnknown(self.url, reason) from None
-        finally:
-            self.reader.reset()
-            for lock in self.locks.values():
-                # The lease may have run out (or the server left); WATCH already guarded EXEC.
-                with suppress(Exception):
-                    lock.release()

@@ -32,6 +32,8 @@ from pathlib import Path
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, create_engine
 
+from ...per_process import PerProcess
+
 #: How long (ms) a writer waits for another writer's lock before "database is locked".
 #: Long by default so bursts of concurrent turns queue instead of failing; an interactive
 #: tool (or a test of the locked case) can shorten it with SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS.
@@ -39,8 +41,6 @@ BUSY_TIMEOUT_MS = int(os.environ.get("SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS", "60000
 
 _IMMEDIATE = "swarmgraph_begin_immediate"
 _read_only_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
-_lock = threading.Lock()
-_sync_engines: dict[tuple[int, str], Engine] = {}
 
 
 def is_read_only(path: str | Path) -> bool:
@@ -100,43 +100,41 @@ def _configure(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-def _key(path: str | Path) -> tuple[int, str]:
-    # Keyed by pid too: a forked child must not reuse its parent's pooled connections.
-    return os.getpid(), os.path.abspath(os.fspath(path))
+def _new_engine(path: str) -> Engine:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        _file_url(path),
+        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+    )
+    _configure(engine)
+    return engine
 
 
-def sync_engine(path: str | Path) -> Engine:
-    """The process-wide engine for the SQLite file at ``path`` (created on first use)."""
-    key = _key(path)
-    with _lock:
-        engine = _sync_engines.get(key)
-        if engine is None:
-            Path(key[1]).parent.mkdir(parents=True, exist_ok=True)
-            engine = create_engine(
-                _file_url(key[1]),
-                connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
-            )
-            _configure(engine)
-            _sync_engines[key] = engine
-        return engine
-
-
+_engines: PerProcess[str, Engine] = PerProcess(_new_engine)
 # Writers in one process queue on a lock of ours before BEGIN IMMEDIATE. SQLite would
 # serialise them anyway, but its busy handler waits by sleeping and retrying (up to 100 ms a
 # try), so 200 concurrent turns spent most of their time asleep. Other processes still meet
 # the busy timeout, as before.
-_thread_write_locks: dict[str, threading.Lock] = {}
+_write_locks: PerProcess[str, threading.Lock] = PerProcess(lambda path: threading.Lock())
 
 
-def _thread_write_lock(path: str) -> threading.Lock:
-    with _lock:
-        return _thread_write_locks.setdefault(path, threading.Lock())
+def sync_engine(path: str | Path) -> Engine:
+    """The process-wide engine for the SQLite file at ``path`` (created on first use)."""
+    return _engines.get(os.path.abspath(os.fspath(path)))
+
+
+def dispose_engine(path: str | Path) -> None:
+    """Close and forget the engine of ``path`` in this process (the next use opens a new one,
+    as a fresh process would)."""
+    engine = _engines.discard(os.path.abspath(os.fspath(path)))
+    if engine is not None:
+        engine.dispose()
 
 
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """A ``BEGIN IMMEDIATE`` transaction: committed on exit, rolled back on error."""
-    with _thread_write_lock(str(engine.url.database)), engine.connect() as conn:
+    with _write_locks.get(str(engine.url.database)), engine.connect() as conn:
         conn = conn.execution_options(**{_IMMEDIATE: True})
         with conn.begin():
             yield conn

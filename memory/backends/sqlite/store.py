@@ -1,0 +1,270 @@
+"""SQLite (``sqlite:///path``): a conversation's messages, context and records in one file.
+
+Tables, created on first use:
+
+* ``message_store`` (``id``, ``session_id``, ``message`` JSON text): LangChain's
+  ``SQLChatMessageHistory`` layout, so plain LangChain reads what we write (and the other way
+  round), with an index on ``(session_id, id)`` so the last ``k`` messages cost O(k)
+  (``ORDER BY id DESC LIMIT k`` walks it backwards);
+* ``swarm_context``: one row per conversation (``context`` and ``meta`` JSON text,
+  ``version``, ``active_agent``, ``updated_at``);
+* ``swarm_records``: ``(conversation_id, kind, key) -> value`` (JSON text).
+
+A load is one read transaction (WAL: it never waits for a writer); a save is one
+``BEGIN IMMEDIATE`` transaction whose first statement is the conditional update of the
+context row (``UPDATE ... WHERE version = v RETURNING version``: no read first), so a
+process killed at any moment leaves whole turns only.
+
+Example:
+    >>> import os, tempfile
+    >>> from langchain_core.messages import HumanMessage
+    >>> from swarmgraph.memory.store import TurnWrite, Window
+    >>> store = SQLiteStore("sqlite:///" + os.path.join(tempfile.mkdtemp(), "chat.db"))
+    >>> store.save("conv-7", TurnWrite([HumanMessage("hi")], context={"vip": True}),
+    ...            expected_version=0)
+    1
+    >>> snapshot = store.load("conv-7", window=Window(last=20))
+    >>> snapshot.context, snapshot.version, [m.content for m in snapshot.messages]
+    ({'vip': True}, 1, ['hi'])
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import bindparam
+from sqlalchemy import text as _text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
+
+from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
+from ...errors import ContextVersionConflict, RecordExists
+from ...per_process import PerProcess
+from ...store import EncodedWrite, Half, Snapshot, StoreBase, Window, decode_messages, since
+from ...urls import shown_url, sqlite_path
+from .engine import read_only, sync_engine, write_transaction
+
+#: A statement's SQLAlchemy object, made once (a turn runs the same few every time).
+text = functools.lru_cache(maxsize=64)(_text)
+
+#: Table names are constants, never built from user input.
+MESSAGES = "message_store"  # upstream's default table
+CONTEXT = "swarm_context"
+RECORDS = "swarm_records"
+SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {MESSAGES} "
+    "(id INTEGER NOT NULL PRIMARY KEY, session_id TEXT, message TEXT)",
+    f"CREATE INDEX IF NOT EXISTS ix_{MESSAGES}_session_id_id ON {MESSAGES} (session_id, id)",
+    f"CREATE TABLE IF NOT EXISTS {CONTEXT} ("
+    "conversation_id TEXT NOT NULL PRIMARY KEY, context TEXT NOT NULL DEFAULT '{}', "
+    "version INTEGER NOT NULL DEFAULT 0, active_agent TEXT, meta TEXT NOT NULL DEFAULT '{}', "
+    "updated_at REAL NOT NULL)",
+    f"CREATE TABLE IF NOT EXISTS {RECORDS} (conversation_id TEXT NOT NULL, kind TEXT NOT NULL, "
+    "key TEXT NOT NULL, value TEXT NOT NULL, updated_at REAL NOT NULL, "
+    "PRIMARY KEY (conversation_id, kind, key))",
+)
+
+# -- messages --------------------------------------------------------------------------------
+WINDOW_SQL = f"SELECT message FROM {MESSAGES} WHERE session_id = :sid ORDER BY id DESC LIMIT :limit"
+ALL_SQL = f"SELECT message FROM {MESSAGES} WHERE session_id = :sid ORDER BY id"
+# OFFSET walks index entries without decoding the skipped messages.
+SINCE_SQL = f"{ALL_SQL} LIMIT -1 OFFSET :position"
+COUNT_SQL = f"SELECT count(*) FROM {MESSAGES} WHERE session_id = :sid"
+INSERT_SQL = f"INSERT INTO {MESSAGES} (session_id, message) VALUES (:sid, :message)"
+DELETE_MESSAGES_SQL = f"DELETE FROM {MESSAGES} WHERE session_id = :sid"
+
+# -- the context row ---------------------------------------------------------------------------
+LOAD_SQL = (
+    f"SELECT context, version, active_agent, meta FROM {CONTEXT} WHERE conversation_id = :cid"
+)
+# A save is one conditional statement: the version check is its WHERE clause, so the row is
+# never read first. RETURNING says whether it wrote (no row back: another version is stored).
+# A NULL :context or :meta keeps the stored one, and every write bumps the version.
+_UPSERT = (
+    f"INSERT INTO {CONTEXT} (conversation_id, context, version, active_agent, meta, updated_at) "
+    "VALUES (:cid, coalesce(:context, '{{}}'), 1, :agent, coalesce(:meta, '{{}}'), :now) "
+    "ON CONFLICT (conversation_id) DO UPDATE SET "
+    f"context = coalesce(:context, {CONTEXT}.context), "
+    "version = {version}, "
+    f"active_agent = coalesce(excluded.active_agent, {CONTEXT}.active_agent), "
+    f"meta = coalesce(:meta, {CONTEXT}.meta), updated_at = excluded.updated_at"
+)
+#: No expected version: whatever is stored, plus one.
+SAVE_SQL = _UPSERT.format(version=f"{CONTEXT}.version + 1") + " RETURNING version"
+#: Expected version 0: a first save (a meta-only row an earlier release wrote sits at 0 too).
+SAVE_FIRST_SQL = _UPSERT.format(version="1") + f" WHERE {CONTEXT}.version = 0 RETURNING version"
+#: Expected version v > 0: only if v is still stored.
+SAVE_IF_SQL = (
+    f"UPDATE {CONTEXT} SET context = coalesce(:context, context), version = version + 1, "
+    "active_agent = coalesce(:agent, active_agent), meta = coalesce(:meta, meta), "
+    "updated_at = :now WHERE conversation_id = :cid AND version = :expected RETURNING version"
+)
+VERSION_SQL = f"SELECT version FROM {CONTEXT} WHERE conversation_id = :cid"
+_NOW = "(julianday('now') - 2440587.5) * 86400.0"
+# Clearing keeps the row as a tombstone with the next version: versions never repeat within a
+# conversation, so a turn that loaded the context before a clear cannot mistake the cleared
+# record for the one it read (its save conflicts and merges over the empty context).
+TOMBSTONE_SQL = (
+    f"UPDATE {CONTEXT} SET context = '{{}}', meta = '{{}}', active_agent = NULL, "
+    f"version = version + 1, updated_at = {_NOW} WHERE conversation_id = :cid"
+)
+
+# -- records -----------------------------------------------------------------------------------
+PUT_SQL = (
+    f"INSERT INTO {RECORDS} (conversation_id, kind, key, value, updated_at) "
+    "VALUES (:cid, :kind, :key, :value, :now) ON CONFLICT (conversation_id, kind, key) "
+    "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
+)
+PUT_IF_ABSENT_SQL = (
+    f"INSERT INTO {RECORDS} (conversation_id, kind, key, value, updated_at) "
+    "VALUES (:cid, :kind, :key, :value, :now) ON CONFLICT DO NOTHING RETURNING 1"
+)
+RECORD_SQL = (
+    f"SELECT value FROM {RECORDS} WHERE conversation_id = :cid AND kind = :kind AND key = :key"
+)
+RECORDS_SQL = f"SELECT key, value FROM {RECORDS} WHERE conversation_id = :cid AND kind = :kind"
+SOME_RECORDS_SQL = _text(f"{RECORDS_SQL} AND key IN :keys").bindparams(
+    bindparam("keys", expanding=True)
+)
+DELETE_RECORDS_SQL = f"DELETE FROM {RECORDS} WHERE conversation_id = :cid"
+
+
+def _create_schema(path: str) -> bool:
+    engine = sync_engine(path)
+    if read_only(engine):  # read-only media: read what is there, create nothing
+        return False
+    with write_transaction(engine) as conn:
+        for statement in SCHEMA:
+            conn.execute(text(statement))
+    return True
+
+
+_schemas: PerProcess[str, bool] = PerProcess(_create_schema)
+
+
+def _snapshot(row: Any, texts: Sequence[str | bytes], start: int | None) -> Snapshot:
+    messages = decode_messages(texts)
+    if row is None:
+        return Snapshot(messages=messages, start=start)
+    meta = json.loads(row[3] or "{}")
+    return Snapshot(decode_context(row[0]), int(row[1]), row[2], meta, messages, start)
+
+
+class SQLiteStore(StoreBase):
+    """Conversations in one SQLite file; see the module docstring."""
+
+    def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
+        self.url = url
+        self.path: Path = sqlite_path(url)
+        self.size_limit = size_limit
+        self.engine = sync_engine(self.path)
+        _schemas.get(str(self.path))
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore(url={shown_url(self.url)!r})"
+
+    def _load(self, cid: str, window: Window) -> Snapshot:
+        params = {"cid": cid, "sid": cid}
+        with self.engine.connect() as conn:  # one read transaction: a consistent snapshot
+            row = conn.execute(text(LOAD_SQL), params).first()
+            if window.last is not None:
+                return _snapshot(row, self._last(conn, cid, window.last), None)
+            if not window.start:
+                return _snapshot(row, self._column(conn, ALL_SQL, sid=cid), 0)
+            texts, start = since(
+                window.start,
+                lambda n: self._column(conn, SINCE_SQL, sid=cid, position=n),
+                lambda: int(conn.execute(text(COUNT_SQL), params).scalar_one()),
+            )
+            return _snapshot(row, texts, start)
+
+    @staticmethod
+    def _column(conn: Connection, sql: str, **params: Any) -> list[str | bytes]:
+        return [row[0] for row in conn.execute(text(sql), params)]
+
+    def _last(self, conn: Connection, cid: str, limit: int) -> list[str | bytes]:
+        if limit == 0:
+            return []
+        return self._column(conn, WINDOW_SQL, sid=cid, limit=limit)[::-1]
+
+    def _save(self, cid: str, write: EncodedWrite, expected: int | None) -> int:
+        with write_transaction(self.engine) as conn:
+            return self._write(conn, cid, write, expected)
+
+    def _write(self, conn: Connection, cid: str, write: EncodedWrite, expected: int | None) -> int:
+        """Every statement of a save, inside its transaction: the conditional context write
+        first (a conflict ends the save before anything else runs), then records, messages."""
+        if write.appends_only(expected):
+            self._insert(conn, cid, write.messages)
+            return int(conn.execute(text(VERSION_SQL), {"cid": cid}).scalar() or 0)
+        now = time.time()
+        params: dict[str, Any] = {
+            "cid": cid,
+            "context": write.context,
+            "meta": write.meta,
+            "agent": write.active_agent,
+            "now": now,
+        }
+        if expected is None:
+            sql = SAVE_SQL
+        else:
+            sql, params["expected"] = (SAVE_FIRST_SQL if expected == 0 else SAVE_IF_SQL), expected
+        row = conn.execute(text(sql), params).first()
+        if row is None:
+            stored = conn.execute(text(VERSION_SQL), {"cid": cid}).scalar()
+            raise ContextVersionConflict(cid, int(stored or 0), int(params["expected"]))
+        for record in write.records:
+            values = {"cid": cid, "kind": record.kind, "key": record.key, "value": record.value}
+            if not record.if_absent:
+                conn.execute(text(PUT_SQL), {**values, "now": now})
+            elif conn.execute(text(PUT_IF_ABSENT_SQL), {**values, "now": now}).first() is None:
+                stored = conn.execute(text(RECORD_SQL), values).scalar_one()
+                raise RecordExists(cid, record.kind, record.key, json.loads(stored))
+        self._insert(conn, cid, write.messages)
+        return int(row[0])
+
+    @staticmethod
+    def _insert(conn: Connection, cid: str, messages: list[str]) -> None:
+        if messages:
+            conn.execute(text(INSERT_SQL), [{"sid": cid, "message": m} for m in messages])
+
+    def _clear(self, cid: str, only: Half | None) -> None:
+        with write_transaction(self.engine) as conn:
+            if only != "context":
+                conn.execute(text(DELETE_MESSAGES_SQL), {"sid": cid})
+            if only != "messages":
+                conn.execute(text(TOMBSTONE_SQL), {"cid": cid})
+                conn.execute(text(DELETE_RECORDS_SQL), {"cid": cid})
+
+    def _messages(self, cid: str, limit: int | None) -> list[str | bytes]:
+        with self.engine.connect() as conn:
+            if limit is None:
+                return self._column(conn, ALL_SQL, sid=cid)
+            return self._last(conn, cid, limit)
+
+    def _count(self, cid: str) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(text(COUNT_SQL), {"sid": cid}).scalar_one())
+
+    def _records(self, cid: str, kind: str, keys: list[str] | None) -> dict[str, str]:
+        params: dict[str, Any] = {"cid": cid, "kind": kind}
+        statement = text(RECORDS_SQL) if keys is None else SOME_RECORDS_SQL
+        if keys is not None:
+            params["keys"] = keys
+        try:
+            with self.engine.connect() as conn:
+                return {row[0]: row[1] for row in conn.execute(statement, params)}
+        except OperationalError as error:
+            if f"no such table: {RECORDS}" in str(error):  # an older file, opened read-only
+                return {}
+            raise
+
+
+def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> SQLiteStore:
+    """The registry's entry point: the conversations in the SQLite file ``url`` names."""
+    return SQLiteStore(url, size_limit=size_limit)

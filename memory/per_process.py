@@ -1,0 +1,70 @@
+"""One registry for what a process keeps per key: SQLite engines, Postgres pools, Redis clients.
+
+Every backend shares long-lived objects (a connection pool per URL, an engine per file) across
+all the stores of a process; :class:`PerProcess` is the one place they are made and found.
+Entries are keyed by the process id too, so a forked child never reuses its parent's sockets
+(it makes its own on first use), and the registry's lock is replaced in the child, so a fork
+taken while another thread held it cannot leave the child waiting forever.
+
+Example:
+    >>> made = []
+    >>> squares = PerProcess(lambda n: made.append(n) or n * n)
+    >>> squares.get(3), squares.get(3), made
+    (9, 9, [3])
+    >>> squares.discard(3), squares.get(3), made
+    (9, 9, [3, 3])
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+_registries: weakref.WeakSet[PerProcess] = weakref.WeakSet()
+
+
+class PerProcess(Generic[K, V]):
+    """``make(key)`` once per key per process; see the module docstring."""
+
+    def __init__(self, make: Callable[[K], V]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._items: dict[tuple[int, K], V] = {}
+        _registries.add(self)
+
+    def get(self, key: K) -> V:
+        """The object for ``key`` in this process, made on first use (under the lock, so two
+        threads never make two)."""
+        slot = (os.getpid(), key)
+        found = self._items.get(slot)  # the usual case: no lock
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._items.get(slot)
+            if found is None:
+                found = self._items[slot] = self._make(key)
+            return found
+
+    def discard(self, key: K) -> V | None:
+        """Forget ``key``'s object (the next :meth:`get` makes a new one); return it, so the
+        caller can close it."""
+        with self._lock:
+            return self._items.pop((os.getpid(), key), None)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+
+
+def _reset_locks_in_child() -> None:
+    for registry in list(_registries):
+        registry._after_fork()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork to survive
+    os.register_at_fork(after_in_child=_reset_locks_in_child)
