@@ -52,6 +52,7 @@ Example:
 import inspect
 import threading
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin, get_type_hints
@@ -60,9 +61,15 @@ import typing_extensions
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from typing_extensions import NotRequired, Required, TypedDict, is_typeddict
 
-from .errors import ContextValidationError
+from .errors import ContextSchemaWarning, ContextValidationError
 
-__all__ = ["ContextSchema", "ContextValidationError", "context_reducers", "state_schema_for"]
+__all__ = [
+    "ContextSchema",
+    "ContextSchemaWarning",
+    "ContextValidationError",
+    "context_reducers",
+    "state_schema_for",
+]
 
 Reducer = Callable[[Any, Any], Any]
 _MISSING: Any = object()
@@ -142,6 +149,7 @@ class ContextSchema:
         #: key -> reducer, for the keys that carry one
         self.reducers: dict[str, Reducer] = {}
         self.descriptions: dict[str, str] = {}
+        self._field_adapters: dict[str, TypeAdapter[Any]] = {}
         if isinstance(schema, type) and issubclass(schema, BaseModel):
             self.model = schema
             for key, info in schema.model_fields.items():
@@ -292,6 +300,88 @@ class ContextSchema:
         if right is not None:
             self.update(merged, dict(right) if isinstance(right, BaseModel) else right)
         return self.validate(merged)
+
+    # -- stored as JSON ---------------------------------------------------------------
+    def dump(self, context: Mapping[str, Any]) -> dict[str, Any]:
+        """``context`` as JSON-ready values (nested models as dicts, dates as ISO text...):
+        what a store keeps. A context that no longer validates is returned as it is.
+
+        Example:
+            >>> import datetime
+            >>> from pydantic import BaseModel
+            >>> class Trip(BaseModel):
+            ...     day: datetime.date | None = None
+            >>> ContextSchema.of(Trip).dump({"day": datetime.date(2024, 5, 1)})
+            {'day': '2024-05-01'}
+        """
+        try:
+            if self.model is not None:
+                return self.model.model_validate(context).model_dump(mode="json")
+            assert self.adapter is not None
+            return self.adapter.dump_python(self.adapter.validate_python(context), mode="json")
+        except ValidationError:
+            return dict(context)
+
+    def restore(self, stored: Mapping[str, Any]) -> dict[str, Any]:
+        """A context stored earlier (maybe under an older schema) as today's schema reads it.
+
+        A key the schema no longer has (removed, renamed) is dropped, and a value that no
+        longer fits (its type changed) is reset to its default, or removed when the key is not
+        required; each with a :class:`ContextSchemaWarning` naming the keys. A required key
+        that is missing or no longer fits stays as stored: validating the context (with what
+        the caller passes this turn) then raises a clear :class:`ContextValidationError`.
+
+        Example:
+            >>> import warnings
+            >>> from pydantic import BaseModel
+            >>> class Desk(BaseModel):
+            ...     order_id: int | None = None
+            >>> with warnings.catch_warnings(record=True) as caught:
+            ...     warnings.simplefilter("always")
+            ...     ContextSchema.of(Desk).restore({"order_id": "seven", "order": 7})
+            {}
+            >>> print(*str(caught[0].message).split("; "), sep="\\n")
+            the stored context does not fit Desk: dropped 'order' (no longer in the schema)
+            reset 'order_id' ('seven' no longer fits int | None)
+        """
+        if not self.problems(stored):
+            return dict(stored)
+        restored = dict(stored)
+        dropped = [] if self.open else [k for k in restored if k not in self.fields]
+        for key in dropped:
+            del restored[key]
+        reset = []
+        for key, value in list(restored.items()):
+            if key in self.fields and not self._fits(key, value) and key not in self.required:
+                del restored[key]  # validation fills its default, if it has one
+                reset.append(
+                    f"{key!r} ({_short(value)} no longer fits {_type_name(self.fields[key])})"
+                )
+        notes = [f"dropped {k!r} (no longer in the schema)" for k in dropped] + [
+            f"reset {note}" for note in reset
+        ]
+        if notes:
+            warnings.warn(
+                f"the stored context does not fit {self.name}: " + "; ".join(notes),
+                ContextSchemaWarning,
+                stacklevel=2,
+            )
+        return restored
+
+    def _fits(self, key: str, value: Any) -> bool:
+        """Whether ``value`` alone fits ``key`` (its type and constraints)."""
+        adapter = self._field_adapters.get(key)
+        if adapter is None:
+            tp = self.fields[key]
+            metadata = self.model.model_fields[key].metadata if self.model is not None else ()
+            if metadata:  # a pydantic field's constraints (Field(gt=0)...) ride on its metadata
+                tp = Annotated.__class_getitem__((tp, *metadata))
+            adapter = self._field_adapters[key] = TypeAdapter(tp)
+        try:
+            adapter.validate_python(value)
+        except ValidationError:
+            return False
+        return True
 
     # -- a tool's typed view -----------------------------------------------------
     def instance(self, context: Mapping[str, Any]) -> BaseModel:

@@ -142,6 +142,11 @@ class ContextValidationError(ValueError):
         super().__init__(f"context_variables do not fit {schema}: " + "; ".join(self.problems))
 
 
+class ContextSchemaWarning(UserWarning):
+    """A stored context did not fit the ``context_schema`` any more (it changed since the
+    context was stored): the keys dropped or reset are named."""
+
+
 class GuardrailTripped(SwarmError):
     """A guardrail refused: an agent's input guardrail when it was about to take the
     conversation (its model was never called), or its output guardrail on its final answer.
