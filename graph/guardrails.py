@@ -3,8 +3,9 @@
 ``Agent(input_guardrails=[f], output_guardrails=[g], on_trip=fallback)``. A guardrail is a plain
 function (or an async one) of ``(context_variables, messages)`` that returns ``None`` to pass or
 a reason to refuse; ``messages`` is the conversation so far as LangChain messages (the same
-objects ``Agent(history=...)`` views read), ``context_variables`` the run's dict (read it, don't
-change it).
+objects ``Agent(history=...)`` views read): after a handoff it ends with the transfer call's
+answer, so an input guardrail reads the user's words from the ``human`` messages, not from
+``messages[-1]``. ``context_variables`` is the run's dict (read it, don't change it).
 
 - **Input guardrails run whenever an agent takes the conversation**: the run's first agent
   (and a ``Session``'s stored active agent) when a user message arrives, a model-chosen handoff,
@@ -26,8 +27,9 @@ change it).
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
-    >>> def no_threats(context_variables, messages):
-    ...     return "a threat" if "or else" in messages[-1].content else None
+    >>> def no_threats(context_variables, messages):  # the conversation, not just the input
+    ...     said = [m.content for m in messages if m.type == "human"]
+    ...     return "a threat" if "or else" in said[-1] else None
     >>> desk = Agent(name="Desk", input_guardrails=[no_threats])
     >>> model = ScriptedChatModel(["Hello!"])
     >>> try:
