@@ -73,6 +73,7 @@ __all__ = [
 
 Reducer = Callable[[Any, Any], Any]
 _MISSING: Any = object()
+_ANNOTATED: Any = Annotated  # Annotated[(tp, *metadata)] built at run time
 
 
 def _unwrap_required(tp: Any) -> Any:
@@ -103,7 +104,7 @@ def _split_reducer(tp: Any) -> tuple[Any, Reducer | None]:
         return tp, None
     reducer = metadata[-1]
     rest = metadata[:-1]
-    return (Annotated.__class_getitem__((base, *rest)) if rest else base), reducer
+    return (_ANNOTATED[(base, *rest)] if rest else base), reducer
 
 
 def _type_name(tp: Any) -> str:
@@ -112,6 +113,13 @@ def _type_name(tp: Any) -> str:
     if isinstance(tp, type) and not get_args(tp):
         return tp.__qualname__
     return repr(tp).replace("typing.", "").replace("typing_extensions.", "")
+
+
+def _fields_of(instance: BaseModel) -> dict[str, Any]:
+    """A model instance's fields (and extras) as a new dict: ``dict(instance)`` walks pydantic's
+    ``__iter__`` generator, twice the cost of the validation itself."""
+    extra = instance.__pydantic_extra__
+    return {**instance.__dict__, **extra} if extra else dict(instance.__dict__)
 
 
 def _short(value: Any) -> str:
@@ -214,7 +222,7 @@ class ContextSchema:
         """``data`` validated as a whole context: a new dict of the schema's values (defaults
         filled, values coerced as pydantic does). Raises :class:`ContextValidationError`."""
         if isinstance(data, BaseModel):
-            data = dict(data)
+            data = _fields_of(data)
         elif not isinstance(data, Mapping):
             raise ContextValidationError(
                 self.name, [f"context_variables must be a dict, got {type(data).__name__}"]
@@ -226,7 +234,7 @@ class ContextSchema:
         ]
         try:
             if self.model is not None:
-                validated = dict(self.model.model_validate(data))
+                validated = _fields_of(self.model.model_validate(data))
             else:
                 assert self.adapter is not None
                 known = data if not unknown else {k: v for k, v in data.items() if k not in unknown}
@@ -298,7 +306,7 @@ class ContextSchema:
         """
         merged = dict(left) if isinstance(left, Mapping) else dict(left or {})
         if right is not None:
-            self.update(merged, dict(right) if isinstance(right, BaseModel) else right)
+            self.update(merged, _fields_of(right) if isinstance(right, BaseModel) else right)
         return self.validate(merged)
 
     # -- stored as JSON ---------------------------------------------------------------
@@ -375,7 +383,7 @@ class ContextSchema:
             tp = self.fields[key]
             metadata = self.model.model_fields[key].metadata if self.model is not None else ()
             if metadata:  # a pydantic field's constraints (Field(gt=0)...) ride on its metadata
-                tp = Annotated.__class_getitem__((tp, *metadata))
+                tp = _ANNOTATED[(tp, *metadata)]
             adapter = self._field_adapters[key] = TypeAdapter(tp)
         try:
             adapter.validate_python(value)

@@ -11,14 +11,19 @@ Read :meth:`AgentNode.step` top-down; the three places the seed's sequence diagr
   :meth:`GraphRuntime.switch` sets ``update["active_agent"]``; :meth:`GraphRuntime.next_node`
   then sends the run to that agent's node with ``Command(goto=...)``.
 
-``step`` and ``astep`` are the same four lines, one with ``await``: everything else is shared,
+``step`` and ``astep`` are the same lines, one with ``await``: everything else is shared,
 and a step's progress lives in one :class:`Turn`.
 
 Control of a running swarm hooks in at those places: ``Agent(history=...)`` narrows the prompt
 in ``_begin``; the budget is asked before the model call (``_begin``) and before tools
 and handoffs (``_admit``, ``_next_agent``); approval-marked calls are held in ``_admit`` and
 decided at the start of the agent's next step (``_decide``: ``Swarm.run`` stops, the compiled
-graph calls ``interrupt()``).
+graph calls ``interrupt()``). Contracts are gates the step waits at (``turn.gate``, run by
+``_check``/``_acheck`` so async guardrails are awaited): the input guardrails of an agent taking
+a user message after ``_begin``, output guardrails on a final answer after ``_replied``, and a
+handoff's target's precondition and input guardrails after ``_after_tools``
+(:mod:`~swarmgraph.graph.guarded_switch`). A typed context (``runtime.schema``) is validated in
+``_begin`` and by the tool runner after every call.
 """
 
 from __future__ import annotations
@@ -206,9 +211,12 @@ class AgentNode:
             agent = self.agent
         context = state.get("context_variables") or {}
         filled = False
-        if self.runtime.schema is not None:  # the compiled graph's input may lack defaults
+        if self.runtime.schema is not None and context is not control.valid_context:
+            # The compiled graph's input may lack defaults; a valid one is not checked twice.
             given, context = context, self.runtime.schema.validate(context)
             filled = context != given
+            if not filled:
+                context = control.valid_context = given
         turn = Turn(agent, control, state, context, filled=filled)
         messages = state["messages"]
         # Calls wait for a human only after a reply or tool answers, never after a user message.
@@ -353,6 +361,8 @@ class AgentNode:
             else:
                 update["context_variables"] = new_context
             context = new_context
+            if self.runtime.schema is not None:  # the tool runner validated it
+                control.valid_context = new_context
         target, label, call_id = self._next_agent(turn, outcome, context)
         if target is not None:
             switch = GuardedSwitch(

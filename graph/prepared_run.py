@@ -114,7 +114,7 @@ class PreparedRun(AbstractContextManager):
             )
         context = copy.deepcopy(request.context_variables or {})
         if runtime.schema is not None:  # a clear error now, before any model call
-            context = runtime.schema.validate(context)
+            context = control.valid_context = runtime.schema.validate(context)
         state: SwarmState = {
             "messages": history,
             "context_variables": context,

@@ -55,6 +55,9 @@ class RunControl:
     #: The guardrail that stopped the run (``Swarm.run`` raises it, holding the Response); no
     #: node goes on after it.
     tripped: GuardrailTripped | None = None
+    #: The context dict last validated against the run's ``context_schema`` (on entry, after
+    #: a tool update): a node reading that very object skips validating it again.
+    valid_context: dict[str, Any] | None = None
     #: A tripped guardrail stops the run for ``Swarm.run`` to raise (``tripped``); False (the
     #: compiled graph, which has no Response to give): the node raises it at once.
     halt_on_trip: bool = False
