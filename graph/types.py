@@ -160,6 +160,8 @@ class Agent(BaseModel):
 
     def __repr_args__(self):  # keep repr finite when handoffs form a cycle
         for key, value in super().__repr_args__():
+            if key in _CONTRACTS and not value:  # unset contracts: the repr Swarm users know
+                continue
             if key == "handoffs":
                 yield key, [agent.name for agent in value]
             elif key == "functions":
@@ -182,6 +184,9 @@ class Agent(BaseModel):
             tools.append(transfer_back)
         return tools
 
+
+#: Agent fields left out of its repr while unset.
+_CONTRACTS = frozenset({"input_guardrails", "output_guardrails", "on_trip", "requires"})
 
 #: Returned by a tool (or as ``Result(agent=CALLER)``): hand the conversation back to the agent
 #: that handed it to the current one. An Agent so that ``Result`` accepts it; never a node.
