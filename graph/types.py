@@ -251,8 +251,9 @@ class Response(BaseModel):
     run (the model's own counts where it reports them, an estimate otherwise), plus
     ``tool_calls``, ``handoffs`` and ``by_agent`` (the same counts per agent name; they sum to
     the totals). ``trajectory`` lists the run's steps in order (``{"agent", "kind": "model" |
-    "tool" | "handoff" | "route" | "guardrail" | "precondition", "name", ...}``; a check says
-    ``passed`` and, when it failed, ``reason``). ``pending`` lists the tool calls waiting for a
+    "tool" | "handoff" | "route" | "guardrail" | "precondition" | "context", "name", ...}``; a
+    check says ``passed`` and, when it failed, ``reason``; ``context``: a LangGraph member's
+    context that did not fit the ``context_schema`` was dropped). ``pending`` lists the tool calls waiting for a
     human's approval (:class:`~swarmgraph.graph.approvals.PendingApproval`); resume with
     ``Swarm.run(..., approvals={id: True | False | "reason"})``.
     """

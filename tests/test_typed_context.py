@@ -329,6 +329,36 @@ def test_runtime_schema_and_context_schema_live_side_by_side():
     assert out["messages"][2].content == "u1" and out["context_variables"]["visits"] == 0
 
 
+class MemberState(TypedDict):
+    messages: Annotated[list, operator.add]
+    context_variables: dict
+
+
+def test_a_langgraph_members_context_is_validated_too():
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, START, StateGraph
+
+    def member(visits):
+        def write(state: MemberState) -> dict:
+            context = {**state["context_variables"], "visits": visits}
+            return {"messages": [AIMessage("counted")], "context_variables": context}
+
+        graph = StateGraph(MemberState)
+        graph.add_node("write", write)
+        graph.add_edge(START, "write")
+        graph.add_edge("write", END)
+        return graph.compile(name="counter")
+
+    for visits, expected in ((5, 5), ("many", 0)):
+        counter = member(visits)
+        desk = Agent(name="Desk", handoffs=[counter])
+        model = ScriptedChatModel([scripted_tool_call("transfer_to_counter")])
+        response = Swarm(chat_model=model, context_schema=Desk).run(desk, [user("count")])
+        assert response.context_variables["visits"] == expected  # final values, not reduced
+        dropped = [s for s in response.trajectory if s["kind"] == "context"]
+        assert bool(dropped) == (visits == "many")
+
+
 # -- property: 100 generated tool updates ----------------------------------------------------
 VALID = {
     "order_id": st.one_of(st.none(), st.integers(-(10**6), 10**6)),
