@@ -239,6 +239,8 @@ def _failed(g: Any, exc: Exception) -> GuardrailResult:
 def _call(g: Any, context: dict[str, Any], messages: list[BaseMessage]) -> GuardrailResult:
     try:
         value = g(context, messages)
+        if value is None:  # the usual verdict: passed
+            return _PASSED
         if inspect.isawaitable(value):
             value = _run_coroutine(value)
     except Exception as exc:

@@ -253,9 +253,9 @@ class Response(BaseModel):
     the totals). ``trajectory`` lists the run's steps in order (``{"agent", "kind": "model" |
     "tool" | "handoff" | "route" | "guardrail" | "precondition" | "context", "name", ...}``; a
     check says ``passed`` and, when it failed, ``reason``; ``context``: a LangGraph member's
-    context that did not fit the ``context_schema`` was dropped). ``pending`` lists the tool calls waiting for a
-    human's approval (:class:`~swarmgraph.graph.approvals.PendingApproval`); resume with
-    ``Swarm.run(..., approvals={id: True | False | "reason"})``.
+    context that did not fit the ``context_schema`` was dropped). ``pending`` lists the tool
+    calls waiting for a human's approval (:class:`~swarmgraph.graph.approvals.PendingApproval`);
+    resume with ``Swarm.run(..., approvals={id: True | False | "reason"})``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
