@@ -45,6 +45,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from langgraph.types import Command, Overwrite, interrupt
 
 from .approvals import (
@@ -64,6 +65,7 @@ from .routes import first_route
 from .run_control import RunControl, current_control
 from .runtime import GraphRuntime, ModelCall
 from .state import StateUpdate, SwarmState
+from .streamed_arguments import StreamedArguments
 from .tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
 from .types import CALLER, Agent, AgentFunction
 
@@ -120,8 +122,9 @@ class AgentNode:
         turn = self._begin(state, current_control(config))
         self._check(turn)  # an agent taking the conversation: its input guardrails
         if turn.call is not None:  # the model speaks
-            reply = turn.call.runnable.invoke(turn.prompt, config, **turn.call.kwargs)
-            self._replied(turn, turn.call, reply)
+            heard = StreamedArguments()  # streamed argument text, held to the strict rule
+            reply = turn.call.runnable.invoke(turn.prompt, _with(config, heard), **turn.call.kwargs)
+            self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
             self._check(turn)  # a final answer: output guardrails
         if turn.ran is not None:  # tools run
             outcome = execute_tool_calls(
@@ -135,8 +138,11 @@ class AgentNode:
         turn = self._begin(state, current_control(config))
         await self._acheck(turn)
         if turn.call is not None:
-            reply = await turn.call.runnable.ainvoke(turn.prompt, config, **turn.call.kwargs)
-            self._replied(turn, turn.call, reply)
+            heard = StreamedArguments()
+            reply = await turn.call.runnable.ainvoke(
+                turn.prompt, _with(config, heard), **turn.call.kwargs
+            )
+            self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
             await self._acheck(turn)
         if turn.ran is not None:
             outcome = await aexecute_tool_calls(
@@ -236,7 +242,7 @@ class AgentNode:
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         call = self.runtime.model_for(agent, control)
-        turn.prompt = [_api_safe_name(m) for m in prompt] if call.safe_names else prompt
+        turn.prompt = [_as_sent(m) for m in prompt] if call.safe_names else prompt
         exceeded = control.ledger.before_model(agent.name, turn.prompt)
         if exceeded is None:
             turn.call = call
@@ -415,9 +421,19 @@ def _debug(turn: Turn) -> Any:
     return turn.control.debug_print if turn.control.debug else None
 
 
-def _api_safe_name(message: BaseMessage) -> BaseMessage:
-    """A copy whose ``name`` OpenAI accepts (``"Spanish Agent"`` -> ``"Spanish_Agent"``)."""
+def _with(config: RunnableConfig, handler: StreamedArguments) -> RunnableConfig:
+    """``config`` with ``handler`` among its callbacks (a copy: LangGraph's stays as it is)."""
+    return merge_configs(config, {"callbacks": [handler]})
+
+
+def _as_sent(message: BaseMessage) -> BaseMessage:
+    """What Swarm sends for ``message`` to a model that sends ``name`` (ChatOpenAI): an
+    assistant message without one (Swarm's assistant dicts carry ``sender``, never ``name``;
+    OpenAI would show the model a name Swarm never sent), any other name made API-safe
+    (``"Spanish Agent"`` -> ``"Spanish_Agent"``)."""
     name = message.name
+    if name and isinstance(message, AIMessage):
+        return message.model_copy(update={"name": None})
     if not name or not _UNSAFE_NAME.search(name):
         return message
     return message.model_copy(update={"name": _UNSAFE_NAME.sub("_", name)})
