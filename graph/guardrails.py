@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -62,6 +63,7 @@ __all__ = [
     "Trip",
     "acheck_entry",
     "acheck_output",
+    "branch_refusal",
     "check_entry",
     "check_output",
     "guardrail",
@@ -402,6 +404,25 @@ class Gate:
         return self.settle(trip)
 
 
+def branch_refusal(agent: Agent, state: Mapping[str, Any], control: RunControl) -> str | None:
+    """``GraphRuntime.entry_check``: a parallel branch is a way into ``agent`` too. Its
+    precondition and input guardrails run before the branch does; the refusal (``None``: it
+    may run) is what the join answers for that branch, and the other branches go on. (A branch
+    has no fallback: ``on_trip`` applies to a run's conversation, not to one branch of it.)
+
+    Example:
+        >>> refunds = Agent(name="Refunds", requires=["order_id"])
+        >>> branch_refusal(refunds, {"messages": [], "context_variables": {}}, RunControl())
+        'Refunds needs order_id'
+    """
+    trip = check_entry(agent, state, control)
+    if trip is None:  # passed, or a budget stopped the run: the branch stops as budgets stop it
+        return None
+    if trip.kind == "precondition":
+        return trip.reason
+    return f"{agent.name} refused the conversation: {trip.reason}"
+
+
 def stop(control: RunControl, trip: Trip) -> None:
     """End the run on ``trip``: ``Swarm.run`` raises it with the Response once the step is
     booked (``control.tripped``); the compiled graph raises it from the node now."""
@@ -412,17 +433,15 @@ def stop(control: RunControl, trip: Trip) -> None:
 
 
 def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
-    """Await an async guardrail from the sync path (no loop may be running in this thread)."""
+    """Await an async guardrail from a sync check: here when no loop runs in this thread, else
+    (a parallel branch's entry check under ``arun``) on a helper thread, which blocks this loop
+    while the guardrail runs."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(_await(awaitable))
-    close = getattr(awaitable, "close", None)
-    if close is not None:  # never awaited: say so here, not as a warning at exit
-        close()
-    raise RuntimeError(
-        "an async guardrail was called from a sync run inside an event loop; use arun"
-    )
+    with ThreadPoolExecutor(max_workers=1) as helper:
+        return helper.submit(asyncio.run, _await(awaitable)).result()
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:

@@ -103,6 +103,8 @@ class Turn:
     forward: bool = False
     #: A typed context whose defaults the state did not hold yet: written with the step.
     filled: bool = False
+    #: Where a fan-out sends the step (its branches), instead of a handoff.
+    fanned: Command | None = None
 
 
 class AgentNode:
@@ -199,6 +201,8 @@ class AgentNode:
         control = turn.control
         if turn.filled and "context_variables" not in turn.update:
             turn.update["context_variables"] = Overwrite(turn.context)
+        if turn.fanned is not None:
+            return turn.fanned
         if turn.ran is not None:
             return self.runtime.next_node(self.name, turn.update, turn.state, control)
         key = turn.update.get("active_agent")
@@ -263,7 +267,8 @@ class AgentNode:
         decisions = dict(control.approvals or {})
         missing = [p for p in held.pending if p.id not in decisions]
         if missing and control.stop_for_approval:
-            control.awaiting = held.pending
+            # Several branches of a fan-out may each stop for one: keep every call.
+            control.awaiting = [*(control.awaiting or []), *held.pending]
             return
         while missing:  # the compiled graph: ask through LangGraph (needs a checkpointer)
             decisions.update(resume_decisions(interrupt(pending_as_payload(missing)), missing))
@@ -288,8 +293,8 @@ class AgentNode:
         if hold:
             reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
-        room, bound = turn.control.ledger.tool_allowance(turn.agent.name)
         calls = reply.tool_calls
+        room, bound = turn.control.ledger.tool_allowance(turn.agent.name, len(calls))
         if len(calls) <= room:
             turn.ran = reply
             return
@@ -369,6 +374,10 @@ class AgentNode:
             context = new_context
             if self.runtime.schema is not None:  # the tool runner validated it
                 control.valid_context = new_context
+        if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
+            turn.fanned = self.runtime.fan_out(turn, outcome, context)
+            if turn.fanned is not None:
+                return
         target, label, call_id = self._next_agent(turn, outcome, context)
         if target is not None:
             switch = GuardedSwitch(
@@ -390,6 +399,9 @@ class AgentNode:
         if control.exceeded is not None:  # a budget stopped the run (refused calls, above)
             return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
+        if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
+            reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
+            target = None
         if target is CALLER:
             added = turn.update.get("messages", [])
             caller = caller_of([*turn.state["messages"], *added])
@@ -419,6 +431,13 @@ class AgentNode:
 
 def _debug(turn: Turn) -> Any:
     return turn.control.debug_print if turn.control.debug else None
+
+
+_NO_FAN_OUT = (
+    "Error: {} cannot fan out: this graph was built without the branch and join nodes (a "
+    "tool that returns Parallel must name Parallel in its code, or set "
+    "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
+)
 
 
 def _with(config: RunnableConfig, handler: StreamedArguments) -> RunnableConfig:

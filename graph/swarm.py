@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -42,6 +42,7 @@ from .context_schema import ContextSchema
 from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .native import as_member
+from .parallel import FAN_OUT_MODES
 from .prepared_run import PreparedRun, RunRequest
 from .runtime import GraphRuntime
 from .schema import tool_spec
@@ -72,6 +73,10 @@ class Swarm:
     ``context_schema``: a pydantic model or ``TypedDict`` that types ``context_variables``
     (validated on entry and after every tool update, per-key reducers as ``Annotated[T, fn]``;
     see :mod:`swarmgraph.graph.context_schema`); without it the context is a plain dict.
+    ``parallel_handoffs``: when one reply calls several transfer tools, ``"first"`` (the
+    default, Swarm's behaviour) hands off to the first and answers the others with an error;
+    ``"all"`` runs every target at once, as one :class:`~swarmgraph.graph.parallel.Parallel`,
+    each transfer call answered with its own branch's answer.
     """
 
     def __init__(
@@ -81,10 +86,16 @@ class Swarm:
         chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
         max_consecutive_handoffs: int = 10,
         step_limit: int = DEFAULT_STEP_LIMIT,
+        parallel_handoffs: str = "first",
         context_schema: type | None = None,
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
+        if parallel_handoffs not in FAN_OUT_MODES:
+            raise ValueError(
+                f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}"
+            )
+        self.parallel_handoffs = parallel_handoffs
         #: The typed context (read once), or None: Swarm's plain dict.
         self.context_schema = None if context_schema is None else ContextSchema.of(context_schema)
         self.client = client
@@ -151,6 +162,8 @@ class Swarm:
             max_consecutive_handoffs=self.max_consecutive_handoffs,
             fixed_entry=True,
             lookup=self._agent_named,
+            parallel_handoffs=self.parallel_handoffs,
+            resumes_fan_outs=True,
             context_schema=self.context_schema,
         )
         with self._lock:
@@ -189,6 +202,7 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        branches: Sequence[Mapping[str, Any]] | None = None,
         tool_results: bool = False,
     ) -> Response | Iterator[dict]:
         """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
@@ -198,6 +212,11 @@ class Swarm:
         calls a tool marked ``@needs_approval`` the run stops and ``Response.pending`` lists
         the calls; run again with ``messages=history + response.messages`` and
         ``approvals={id: True | False | "reason"}`` to go on.
+
+        A tool that returns :class:`~swarmgraph.graph.parallel.Parallel` fans out: its
+        agents run at once, each in its own branch, and ``Response.branches`` keeps each one's
+        messages. If a branch stops for approval, resume with ``messages=history +
+        response.messages``, ``approvals=`` and ``branches=response.branches``.
 
         ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
         returns an iterator of Swarm-shaped events ending with ``{"response": ...}``;
@@ -219,6 +238,7 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                branches=branches,
             )
         )
         if stream:
@@ -242,6 +262,7 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        branches: Sequence[Mapping[str, Any]] | None = None,
         tool_results: bool = False,
     ) -> Response | AsyncIterator[dict]:
         """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
@@ -265,6 +286,7 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                branches=branches,
             )
         )
         if stream:

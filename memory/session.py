@@ -73,7 +73,7 @@ from .errors import (
 )
 from .ids import check_conversation_id, check_turn_id
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
-from .store import NO_MESSAGES, Snapshot, TurnWrite
+from .store import NO_MESSAGES, Record, Snapshot, TurnWrite
 from .turn_log import find_turn, logged, ranked, stored_slice
 from .urls import default_url
 
@@ -186,6 +186,7 @@ class _Turn:
     snapshot: Snapshot = field(default_factory=Snapshot)
     folded: Folded = field(default_factory=lambda: Folded([]))
     context: dict = field(default_factory=dict)  # what the run was given (to rebase over)
+    resumes_fan_out: bool = False  # it picks up a fan-out that paused inside a branch
 
 
 class Session:
@@ -270,10 +271,14 @@ class Session:
     @property
     def pending(self) -> list[PendingApproval]:
         """Tool calls of the last stored turn that wait for approval (``PendingApproval`` s),
-        read from the stored conversation, so another process sees them too."""
+        read from the stored conversation, so another process sees them too (inside the
+        branches of a fan-out: from the paused fan-out stored with the turn)."""
         if "messages" not in self.persist:
             return []
-        return pending_in(self.store.messages(self.conversation_id, _PENDING_TAIL))
+        messages = self.store.messages(self.conversation_id, _PENDING_TAIL)
+        pending = pending_in(messages)
+        paused = self._paused_fan_out(messages) if pending else None
+        return paused_pending(paused) if paused is not None else pending
 
     def clear(self) -> None:
         """Forget this conversation: messages, context, agent, turn log, in one write."""
@@ -448,10 +453,11 @@ class Session:
         rank = self._rank(given, response.agent, swarm)
         if rank:
             entry["rank"] = rank
+        records = fan_out_records(response, turn.resumes_fan_out)
         latest, error = turn.snapshot, None
         while True:
             meta = logged(self.memory.stored_meta(latest.meta, turn.folded.state), entry)
-            write = TurnWrite(messages, context, agent, meta)
+            write = TurnWrite(messages, context, agent, meta, records)
             if context is not None:
                 write.meta = ranked(meta, rank if agent is not None else 0)
                 if latest is not turn.snapshot:
@@ -493,9 +499,26 @@ class Session:
 
     # -- shared pieces -------------------------------------------------------------------
     def _check_approvals(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> None:
-        check_turn(self.conversation_id, pending_in(turn.snapshot.messages), turn.new, approvals)
+        pending = pending_in(turn.snapshot.messages)
+        # A fan-out that paused inside a branch ends the conversation on its open call; what
+        # waits, and the branches to resume, are in the turn's record (read only then).
+        paused = self._paused_fan_out(turn.snapshot.messages) if pending else None
+        if paused is not None:
+            pending = paused_pending(paused)
+        check_turn(self.conversation_id, pending, turn.new, approvals)
         if approvals is not None:
             run_kwargs["approvals"] = approvals
+            if paused is not None:
+                run_kwargs["branches"] = paused["branches"]
+                turn.resumes_fan_out = True
+
+    def _paused_fan_out(self, messages: Sequence[BaseMessage]) -> dict | None:
+        """The paused fan-out stored with the last turn, if the conversation still ends on
+        its open call (``None``: none, or it was answered since)."""
+        paused = self.store.records(self.conversation_id, PAUSED[0], [PAUSED[1]]).get(PAUSED[1])
+        if not paused:
+            return None
+        return paused if paused.get("call") in open_call_ids(messages) else None
 
     def _namesakes(self, given: Agent, name: str, swarm: Swarm) -> list[Agent]:
         """The agents called ``name`` a conversation may resume with, in one fixed order:
@@ -595,3 +618,46 @@ class Session:
 
 #: How many stored messages ``Session.pending`` reads: enough for one reply's tool answers.
 _PENDING_TAIL = 64
+
+#: The record a turn that paused inside a parallel branch is kept in (kind, key): the branches
+#: to resume (``Response.branches``), what waits, and the fan-out call they answer.
+PAUSED = ("parallel", "paused")
+
+
+def fan_out_records(response: Response, resumed: bool) -> list[Record]:
+    """The records a turn writes for parallel branches: the paused fan-out when a branch waits
+    for approval; ``None`` in its place once a resumed fan-out went on. (The branches of a
+    joined fan-out need none: the joined answer carries them, see ``graph.branches``.)
+
+    Example:
+        >>> from swarmgraph.graph import Response
+        >>> fan_out_records(Response(), resumed=True)
+        [Record(kind='parallel', key='paused', value=None, if_absent=False)]
+        >>> fan_out_records(Response(), resumed=False)
+        []
+    """
+    waiting = [b for b in response.branches if b["status"] == "waiting" and "/" not in b["branch"]]
+    if waiting:
+        call = waiting[0]["plan"]["calls"][0][0]
+        value = {
+            "call": call,
+            "branches": response.branches,
+            "pending": [p.model_dump() for p in response.pending],
+        }
+        return [Record(*PAUSED, value)]
+    return [Record(*PAUSED, None)] if resumed else []
+
+
+def paused_pending(paused: dict) -> list[PendingApproval]:
+    """What a stored paused fan-out waits on, as ``PendingApproval`` s."""
+    from ..graph.approvals import PendingApproval
+
+    return [PendingApproval(**p) for p in paused.get("pending", [])]
+
+
+def open_call_ids(messages: Sequence[BaseMessage]) -> set[str]:
+    """The ids of the tool calls the conversation ends on without an answer."""
+    from ..graph.approvals import open_calls
+
+    found = open_calls(messages)
+    return {c.get("id") or "" for c in found[1]} if found else set()

@@ -34,6 +34,7 @@ NOTEBOOKS = (
     "04_memory_models",
     "05_one_to_one",
     "06_control",
+    "08_parallel",
 )
 
 CELL_TIMEOUT_S = 120

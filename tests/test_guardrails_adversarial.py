@@ -3,11 +3,10 @@ model by any other way in, and what its output guardrail refuses is never delive
 
 Twenty inputs that the guardrail refuses when the run starts at Refunds are replayed through
 every way into Refunds: a model-chosen handoff (sync and async), a route, a ``CALLER`` return,
-a resumed ``Session`` whose active agent is Refunds, a LangGraph member's handoff and a
-checkpointed thread of the compiled graph. For each path the count of inputs that reached
-Refunds' model must be 0. (Issue 20's parallel branches join the table through
-:func:`inputs_reaching_refunds`: add an entry to ``ENTRIES`` that runs one input through a
-branch into Refunds.)
+a resumed ``Session`` whose active agent is Refunds, a parallel branch (issue 20: a refused
+branch never runs, the join answers its refusal and the run goes on), a LangGraph member's
+handoff and a checkpointed thread of the compiled graph. For each path the count of inputs
+that reached Refunds' model must be 0, and every input must be refused.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from swarmgraph.memory import Session
 from swarmgraph import (
     Agent,
     GuardrailTripped,
+    Parallel,
     Result,
     Route,
     ScriptedChatModel,
@@ -207,6 +207,25 @@ def resumed_session(desk: AdversarialDesk, text: str) -> Any:
     return session.run(desk.swarm, desk.triage, text)  # the stored active agent takes it
 
 
+def parallel_branch(desk: AdversarialDesk, text: str) -> Any:
+    def ask_both() -> Parallel:
+        """Ask Refunds and Billing at once."""
+        return Parallel(desk.refunds, desk.billing)
+
+    desk.triage.functions = [ask_both]
+    desk.triage.handoffs = []
+    desk.models["triage"] = ScriptedChatModel(
+        [],
+        respond=lambda msgs: scripted_tool_call("ask_both") if msgs[-1].type == "human" else "ok",
+    )
+    desk.models["billing"] = ScriptedChatModel([], respond=lambda msgs: "Billing here.")
+    response = desk.swarm.run(desk.triage, [user(text)])
+    refunds = next(b for b in response.branches if b["agent"] == "Refunds")
+    if refunds["status"] == "refused":  # the branch's refusal, as the join answered it
+        raise GuardrailTripped("Refunds", "refuse_abuse", refunds["error"], kind="input")
+    return response
+
+
 def langgraph_member(desk: AdversarialDesk, text: str) -> Any:
     from langchain.agents import create_agent
 
@@ -240,6 +259,7 @@ ENTRIES: dict[str, Callable[[AdversarialDesk, str], Any]] = {
     "route": route,
     "CALLER return": caller_return,
     "resumed Session": resumed_session,
+    "parallel branch": parallel_branch,
     "LangGraph member's handoff": langgraph_member,
     "checkpointed thread (compiled graph)": checkpointed_thread,
 }
