@@ -25,6 +25,7 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
 from .approvals import WaitingCalls, held_calls, open_calls
+from .context_schema import ContextSchema
 from .effects import EffectLedger, recorded
 from .errors import HandoffLoopError
 from .models import ModelResolver
@@ -72,6 +73,7 @@ class GraphRuntime:
     its own agents (``RunControl.agents``, same names), so the run's objects, not the first
     ones, are what the nodes read. ``lookup`` finds an agent outside this graph by name (a
     caller that handed off to this graph's start agent in an earlier run of the same Swarm).
+    ``schema`` is the typed context the nodes validate (``None``: Swarm's plain dict).
     """
 
     def __init__(
@@ -80,8 +82,11 @@ class GraphRuntime:
         resolver: ModelResolver,
         max_consecutive_handoffs: int,
         lookup: Callable[[str], Agent | None] | None = None,
+        schema: ContextSchema | None = None,
     ) -> None:
         self.agents = agents
+        #: The typed context (``context_schema=``), or None: a plain dict, as in Swarm.
+        self.schema = schema
         self.dynamic: OrderedDict[str, Agent] = OrderedDict()
         self.resolver = resolver
         self.max_consecutive_handoffs = max_consecutive_handoffs

@@ -51,6 +51,7 @@ import typing_extensions
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
+from .context_schema import typed_annotation
 from .docstrings import parse_docstring_args
 from .errors import ToolArgumentError, ToolSchemaError
 
@@ -257,11 +258,12 @@ def _is_async(func: Any) -> bool:
 
 def _visible_parameters(
     name: str, signature: inspect.Signature, bound: set[str]
-) -> tuple[list[inspect.Parameter], tuple[str, ...], bool]:
-    """The parameters the model fills, the injected ones the tool takes (see
-    :data:`INJECTED_PARAMS`), and whether ``**kwargs`` takes extras."""
+) -> tuple[list[inspect.Parameter], dict[str, inspect.Parameter], bool]:
+    """The parameters the model fills, the injected ones the tool takes by name (see
+    :data:`INJECTED_PARAMS`; ``context_variables`` among them when wanted), and whether
+    ``**kwargs`` takes extras."""
     visible: list[inspect.Parameter] = []
-    injected: list[str] = []
+    injected: dict[str, inspect.Parameter] = {}
     accepts_extra = False
     for param in signature.parameters.values():
         if param.name in bound:
@@ -279,10 +281,10 @@ def _visible_parameters(
                 "called with keyword arguments"
             )
         elif param.name in INJECTED_PARAMS:
-            injected.append(param.name)
+            injected[param.name] = param
         else:
             visible.append(param)
-    return visible, tuple(injected), accepts_extra
+    return visible, injected, accepts_extra
 
 
 # --------------------------------------------------------------------------- the one pydantic pass
@@ -391,6 +393,8 @@ class ToolSpec:
     _blocked: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     #: Parameters whose default is None although their type rejects it: null means default.
     _null_is_default: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    #: The pydantic model ``context_variables`` is annotated with: the tool gets an instance.
+    context_model: Any = field(default=None, repr=False, compare=False)
 
     def parse_arguments(self, raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
         """Decode, check and coerce the model's arguments; returns kwargs for the call.
@@ -508,7 +512,8 @@ def _build_spec(func: Any) -> ToolSpec:
     signature = _signature(func, name)
     _, bound = _unwrap_partial(func)
     visible, injected, accepts_extra = _visible_parameters(name, signature, bound)
-    wants_context = CONTEXT_PARAM in injected
+    context_param = injected.get(CONTEXT_PARAM)
+    wants_context = context_param is not None
 
     adapter = None
     if any(p.annotation is not inspect.Parameter.empty for p in visible):
@@ -528,7 +533,7 @@ def _build_spec(func: Any) -> ToolSpec:
         schema=schema,
         wants_context=wants_context,
         is_async=_is_async(func),
-        injected=injected,
+        injected=tuple(injected),
         arg_names=tuple(p.name for p in visible),
         required=tuple(parameters["required"]),
         accepts_extra=accepts_extra,
@@ -541,6 +546,7 @@ def _build_spec(func: Any) -> ToolSpec:
             and p.annotation is not inspect.Parameter.empty
             and not _accepts_none(p.annotation)
         ),
+        context_model=typed_annotation(context_param.annotation) if context_param else None,
     )
 
 

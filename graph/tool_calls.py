@@ -32,12 +32,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+from pydantic import BaseModel, ValidationError
 
+from .context_schema import ContextSchema
 from .effects import EffectCall, EffectOutcome, RunEffects, default_idempotency_key
+from .errors import ContextValidationError
 from .native import members_in
 from .parallel import Parallel
 from .schema import IDEMPOTENCY_PARAM, ToolArgumentError, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
+
+_UNSET: Any = object()
 
 
 @dataclass
@@ -113,6 +118,7 @@ class _Runner:
         reply: AIMessage,
         functions: Sequence[Callable[..., Any]],
         ctx: dict,
+        schema: ContextSchema | None = None,
         effects: RunEffects | None = None,
     ):
         self.calls = _calls_of(reply)
@@ -122,6 +128,13 @@ class _Runner:
         self.outcome = ToolOutcome()
         self.effects = effects
         self.running: dict[str, EffectCall] = {}  # effect calls between before and after
+        self.before_call: dict[str, dict[str, Any]] = {}  # their context when they started
+        # A typed context (context_schema=): each call's changes are validated, and undone
+        # when invalid; ``before`` is the context the current call started from.
+        self.schema = schema
+        self.before: dict[str, Any] | None = None
+        self.touched = False
+        self.typed: BaseModel | None = None  # the instance a ``context_variables: Model`` got
 
     def working_context(self) -> dict[str, Any]:
         # Copy on first use: the state's dict is never mutated in place.
@@ -146,11 +159,66 @@ class _Runner:
             kwargs = spec.parse_arguments(call.args)
         except ToolArgumentError as exc:
             return f"Error: {exc}"
+        if self.schema is not None:
+            self.before = None if self.ctx is None else dict(self.ctx)
+        self.touched = spec.wants_context
         if spec.wants_context:
-            kwargs[CTX_VARS_NAME] = self.working_context()
+            context = self.working_context()
+            if spec.context_model is not None:  # ``context_variables: Model``: an instance
+                try:
+                    kwargs[CTX_VARS_NAME] = self.typed = self._instance(spec.context_model)
+                except ValidationError as exc:
+                    problems = "; ".join(e["msg"] for e in exc.errors(include_url=False))
+                    name = spec.context_model.__name__
+                    return f"Error: {call.name}: context_variables do not fit {name}: {problems}"
+            else:
+                kwargs[CTX_VARS_NAME] = context
         if IDEMPOTENCY_PARAM in spec.injected:
             kwargs[IDEMPOTENCY_PARAM] = self._idempotency_key(call)
         return func, kwargs
+
+    def _instance(self, model: type[BaseModel]) -> BaseModel:
+        context = self.working_context()
+        if self.schema is not None and self.schema.model is model:
+            return self.schema.instance(context)  # valid already: no second validation
+        return model.model_validate(context)
+
+    def settle_context(self, update: dict[str, Any] | None) -> str | None:
+        """The call's changes into the working context: a typed instance's fields written
+        back, then ``Result.context_variables`` (through the schema's reducers, when typed).
+        With a schema the result is validated: the error text for the model when it does not
+        fit, the context as it was before the call restored."""
+        typed, self.typed = self.typed, None
+        if typed is not None:  # the fields the tool assigned are in-place writes
+            context = self.working_context()
+            for key, value in typed:
+                if context.get(key, _UNSET) is not value:
+                    context[key] = value
+        schema = self.schema
+        if schema is None:
+            if update:
+                self.working_context().update(update)
+            return None
+        if not update and (not self.touched or self.ctx is None):
+            return None
+        try:
+            if update:
+                schema.update(self.working_context(), update)
+            assert self.ctx is not None
+            valid = schema.validate(self.ctx)
+        except ContextValidationError as exc:
+            self.ctx = self.before
+            problems = "; ".join(exc.problems)
+            return (
+                f"wrote context_variables that do not fit {exc.schema}: {problems}. "
+                "The context keeps its last valid values."
+            )
+        context = self.ctx
+        changed = any(context.get(k, _UNSET) is not v for k, v in valid.items())
+        if changed or len(valid) != len(context):  # coerced values, refilled defaults
+            context.clear()
+            context.update(valid)
+        return None
 
     def _idempotency_key(self, call: _Call) -> str:
         if self.effects is None:
@@ -167,6 +235,7 @@ class _Runner:
         prior = effects.before(effect, self.working_context())
         if prior is None:
             self.running[call.id] = effect
+            self.before_call[call.id] = dict(self.working_context())
             return True
         self.replay(call, prior)
         return False
@@ -214,18 +283,25 @@ class _Runner:
     def finish(self, call: _Call, raw: Any = None, error: BaseException | None = None) -> None:
         if error is not None:
             content = f"Error: {call.name} raised {type(error).__name__}: {error}"
+            rejected = self.settle_context(None)  # what it wrote before raising stays if valid
+            content = content if rejected is None else f"{content}; it also {rejected}"
             self._answer(call, content)
             self._done(call, EffectOutcome("done", value=content, error=True))
             return
         try:
             result = to_result(raw)
         except Exception as exc:  # a __str__ that raises is still only the model's problem
+            self.settle_context(None)
             content = f"Error: {call.name} returned an unprintable value: {exc!r}"
             self._answer(call, content)
             self._done(call, EffectOutcome("done", value=content, error=True))
             return
-        if result.context_variables:
-            self.working_context().update(result.context_variables)
+        rejected = self.settle_context(result.context_variables)
+        if rejected is not None:  # the call failed: no handoff either
+            content = f"Error: {call.name} {rejected}"
+            self._answer(call, content)
+            self._done(call, EffectOutcome("done", value=content, error=True))
+            return
         content = result.value
         handoff = getattr(result.agent, "name", None)
         if result.agent is not None:
@@ -247,10 +323,20 @@ class _Runner:
         )
 
     def _done(self, call: _Call, outcome: EffectOutcome) -> None:
-        """Record an effect call's outcome right after it ran (nothing for other calls)."""
+        """Record an effect call's outcome right after it ran (nothing for other calls).
+
+        Its context change is what a replay applies again: for a plain dict context every key
+        the call set, in place or through ``Result`` (Swarm's tools write the live dict); for
+        a typed context its ``Result`` update, which the schema's reducers apply again."""
         effect = self.running.pop(call.id, None)
-        if effect is not None and self.effects is not None:
-            self.effects.after(effect, replace(outcome, attempt=effect.attempt))
+        if effect is None or self.effects is None:
+            return
+        before = self.before_call.pop(call.id, None)
+        if self.schema is None and before is not None and not outcome.error:
+            now = self.working_context()
+            changed = {k: v for k, v in now.items() if k not in before or before[k] is not v}
+            outcome = replace(outcome, context_variables=changed or None)
+        self.effects.after(effect, replace(outcome, attempt=effect.attempt))
 
     def _answer(self, call: _Call, content: str) -> None:
         self.outcome.messages.append(
@@ -268,11 +354,13 @@ def execute_tool_calls(
     context_variables: dict[str, Any],
     *,
     debug: Callable[[str], None] | None = None,
+    schema: ContextSchema | None = None,
     effects: RunEffects | None = None,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order (sync path; async tools are awaited here).
-    ``effects``: the effect bookkeeping of this reply (the run's ledger), if any."""
-    runner = _Runner(reply, functions, context_variables, effects)
+    ``schema``: the typed context each call's changes are validated against; ``effects``:
+    the effect bookkeeping of this reply (the run's ledger), if any."""
+    runner = _Runner(reply, functions, context_variables, schema, effects)
     for call, func, kwargs in runner.ready(debug):
         if not runner.start(call, func):
             continue
@@ -293,11 +381,12 @@ async def aexecute_tool_calls(
     context_variables: dict[str, Any],
     *,
     debug: Callable[[str], None] | None = None,
+    schema: ContextSchema | None = None,
     effects: RunEffects | None = None,
 ) -> ToolOutcome:
     """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called.
     (A ledger's ``before``/``after`` are sync: a store round trip each, around the tool.)"""
-    runner = _Runner(reply, functions, context_variables, effects)
+    runner = _Runner(reply, functions, context_variables, schema, effects)
     for call, func, kwargs in runner.ready(debug):
         # A ledger's round trips leave the event loop free: a thread hop each, effects only.
         hop = effects is not None and effects.ledgered(func)

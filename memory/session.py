@@ -34,6 +34,13 @@ Every turn id is kept (:mod:`~swarmgraph.memory.turn_index`), and every ``@effec
 (:mod:`~swarmgraph.memory.effect_ledger`): never twice for one call, across crashes, retries
 and two people answering one approval (docs/storage.md, "Durability").
 
+A typed context (``Swarm(context_schema=Model)``) is stored as JSON-ready values (a date as
+ISO text, a nested model as a dict) and restored validated. When the schema changed since it was
+stored, a key it no longer has is dropped and a value that no longer fits is reset to its
+default (a ``ContextSchemaWarning`` names both); a required key the store cannot fill is a
+``ContextValidationError`` before any model call, unless this turn's ``context_variables``
+gives it.
+
 Example:
     >>> import os, tempfile
     >>> from swarmgraph.graph import Agent, Result, Swarm, ScriptedChatModel, scripted_tool_call
@@ -53,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import operator
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -121,6 +129,13 @@ def rebase_context(latest: dict, base: dict, new: dict) -> dict:
         {'a': 5, 'b': 9}
     """
     return rebase(latest, base=base, new=new)
+
+
+def _stored_form(swarm: Swarm) -> Any:
+    """How a turn's context is stored: a typed context's ``dump`` (JSON-ready values), or
+    ``None`` (Swarm's plain dict, stored as it is)."""
+    schema = getattr(swarm, "context_schema", None)
+    return None if schema is None else schema.dump
 
 
 def as_messages(message: MessageInput) -> list[BaseMessage]:
@@ -449,12 +464,9 @@ class Session:
         for name in ("messages", "context_variables", "agent", "effects"):
             if name in run_kwargs:
                 raise TypeError(f"Session.run builds {name!r} itself; pass it positionally")
-        if context_variables is not None:
-            if not isinstance(context_variables, dict):
-                kind = type(context_variables).__name__
-                raise TypeError(f"context_variables must be a dict, got {kind}")
-            if "context" in self.persist:  # a value the save would refuse fails now, not then
-                encode_context(context_variables, size_limit=None)
+        if context_variables is not None and not isinstance(context_variables, dict):
+            kind = type(context_variables).__name__
+            raise TypeError(f"context_variables must be a dict, got {kind}")
         new = as_messages(message) if message is not None else []
         for item in new:  # a replay finds the turn's messages by the first one's id
             if not item.id:
@@ -562,6 +574,9 @@ class Session:
         ran = run_messages(response) if run is None else run
         messages = [*turn.new, *ran] if "messages" in self.persist else []
         context = response.context_variables if keeps else None
+        stored_form = _stored_form(swarm)  # a typed context is stored as JSON-ready values
+        if context is not None and stored_form is not None:
+            context = stored_form(context)
         agent = getattr(response.agent, "name", None) if keeps else None
         # Two agents may share a name: the rank says which of them (see _namesakes).
         rank = self._rank(given, response.agent, swarm)
@@ -588,8 +603,9 @@ class Session:
                 write.meta = ranked(meta, rank if agent is not None else 0)
                 if latest is not turn.snapshot:
                     conflicts = []
+                    base = turn.base if stored_form is None else stored_form(turn.base)
                     write.context = rebase(
-                        latest.context, base=turn.base, new=context, merge=self.merge,
+                        latest.context, base=base, new=context, merge=self._rules(swarm),
                         conflicts=conflicts,
                     )  # fmt: skip
             try:
@@ -659,7 +675,9 @@ class Session:
         response = Response(
             messages=to_openai(kept[stored["new"] :]),
             agent=self._resolve_agent(agent, stored.get("agent"), stored.get("rank", 0), swarm),
-            context_variables=dict(turn.snapshot.context) if "context" in self.persist else {},
+            context_variables=self._restored(turn.snapshot.context, swarm)
+            if "context" in self.persist
+            else {},
         )
         self.last_sent = []
         self._record_usage(response)
@@ -770,10 +788,42 @@ class Session:
             return agent
         # A new dict, no deep copy: the loaded one was just decoded (ours alone), and
         # Swarm.run deep-copies what it is given before any tool can touch it.
-        context = {**snapshot.context, **caller} if caller else dict(snapshot.context)
+        stored = snapshot.context
+        schema = getattr(swarm, "context_schema", None)
+        if schema is not None:  # stored under an older schema: dropped / reset keys warn
+            stored = schema.restore(stored)
+        elif caller:  # a value the save would refuse fails now, not after the model ran
+            encode_context(caller, size_limit=None)
+        context = {**stored, **caller} if caller else dict(stored)
+        if schema is not None:  # a clear error before any model call; the base to rebase on
+            context = schema.validate(context)
         turn.given = turn.base = context
         rank = snapshot.meta.get("agent_rank", 0)
         return self._resolve_agent(agent, snapshot.active_agent, rank, swarm)
+
+    def _rules(self, swarm: Swarm) -> dict[str, MergeRule]:
+        """The merge rules of this Session's saves: ``merge=``, over a typed context's
+        additive reducers (``Annotated[int, operator.add]``: for them this turn's change is
+        the sum of its own updates, so the rule is exact; other reducers are not replayed
+        this way, so such a key is reported, never merged wrongly)."""
+        schema = getattr(swarm, "context_schema", None)
+        if schema is None:
+            return self.merge
+        from ..graph.context_schema import context_reducers
+
+        additive = {k: r for k, r in context_reducers(schema).items() if r in _ADDITIVE}
+        return {**additive, **self.merge}
+
+    @staticmethod
+    def _restored(stored: dict, swarm: Swarm) -> dict:
+        """The stored context as the run would have it: validated when the Swarm types it."""
+        schema = getattr(swarm, "context_schema", None)
+        if schema is None:
+            return dict(stored)
+        try:
+            return schema.validate(schema.restore(stored))
+        except ValueError:  # it no longer fits: the stored turn is returned as it was stored
+            return dict(stored)
 
     def _record_usage(self, response: Response) -> None:
         usage = dict(getattr(response, "usage", None) or {})
@@ -806,6 +856,8 @@ def _takes_effects(swarm: Any) -> bool:
 
 
 _TAKES_EFFECTS: dict[type, bool] = {}
+#: Reducers whose "change" (new - base, or what was appended) is what the run added.
+_ADDITIVE = (operator.add, operator.iadd, operator.concat, operator.iconcat)
 
 
 def answered(messages: list[BaseMessage], error: BaseException) -> list[BaseMessage]:

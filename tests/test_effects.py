@@ -9,7 +9,11 @@ matrix is tests/test_effect_faults.py).
 
 from __future__ import annotations
 
+import operator
+from typing import Annotated
+
 import pytest
+from pydantic import BaseModel
 from scale_helpers import fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.graph.parallel import Parallel
@@ -300,3 +304,34 @@ def test_an_effect_inside_a_parallel_branch_is_recorded_and_leaves_the_turn_whol
     assert stored.unfinished == [] and stored.pending == []
     assert [m.type for m in stored.messages] == ["human", "ai", "tool", "ai"]  # the join only
     assert len(stored.store.records(cid, "effect.done")) == 1
+
+
+class Visits(BaseModel):
+    visits: Annotated[int, operator.add] = 0
+    last: str | None = None
+
+
+def test_a_typed_contexts_additive_reducer_merges_concurrent_turns(url):
+    """``Annotated[int, operator.add]`` is the key's merge rule too: the other turn's visit
+    and this turn's are both counted, with no ``merge=`` given."""
+
+    def visit() -> Result:
+        """Count a visit."""
+        return Result(value="ok", context_variables={"visits": 1})
+
+    agent = Agent(name="Counter", functions=[visit])
+    cid = fresh_id("typed")
+    inner = Session(cid, url=url)
+
+    def reply(messages):
+        if messages[-1].type == "human":  # another turn runs, whole, inside this one
+            swarm = Swarm(chat_model=ScriptedChatModel([scripted_tool_call("visit"), "in"]),
+                          context_schema=Visits)  # fmt: skip
+            inner.run(swarm, agent, "in")
+            return scripted_tool_call("visit")
+        return "out"
+
+    swarm = Swarm(chat_model=ScriptedChatModel(respond=reply), context_schema=Visits)
+    response = Session(cid, url=url).run(swarm, agent, "out")
+    assert response.context_conflicts == []
+    assert Session(cid, url=url).context_variables["visits"] == 2
