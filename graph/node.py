@@ -418,6 +418,8 @@ class AgentNode:
     def _effects(self, turn: Turn, reply: AIMessage) -> RunEffects:
         """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
         that asked, the run's ledger."""
+        if turn.ledger is None:  # nothing is recorded: no conversation to hand it
+            return RunEffects(None, reply, (), turn.agent)
         messages = [*turn.state["messages"], *turn.update.get("messages", ())]
         history = messages
         for index in range(len(messages) - 1, -1, -1):  # the reply is the tail, or not there

@@ -335,3 +335,22 @@ def test_a_typed_contexts_additive_reducer_merges_concurrent_turns(url):
     response = Session(cid, url=url).run(swarm, agent, "out")
     assert response.context_conflicts == []
     assert Session(cid, url=url).context_variables["visits"] == 2
+
+
+def test_a_replayed_result_brings_back_what_the_tool_wrote_into_the_context_in_place(url):
+    runs: list[int] = []
+
+    @effect
+    def pay(order_id: int, context_variables: dict) -> str:
+        """Pay out a refund."""
+        runs.append(order_id)
+        context_variables["paid"] = order_id  # Swarm's tools may write the live dict
+        return "paid"
+
+    agent = Agent(name="Cashier", functions=[pay])
+    cid = fresh_id("inplace")
+    swarm, _ = _swarm(_pay_call(), Crash("killed while the model wrote its answer"))
+    with pytest.raises(Crash):
+        Session(cid, url=url).run(swarm, agent, "refund 7", turn_id="t")
+    Session(cid, url=url).run(_swarm("Done.")[0], agent, turn_id="t")
+    assert runs == [7] and Session(cid, url=url).context_variables == {"paid": 7}
