@@ -63,6 +63,11 @@ MESSAGES = "swarm_messages"
 NAMES = "swarm_conversations"
 CONTEXT = "swarm_context"
 RECORDS = "swarm_records"
+#: A conversation's context row is rewritten by every turn (its version, and around each
+#: effect call twice more): room left on each page keeps the new row version beside the old
+#: (a HOT update: no index write, no bloat), and a lookup of a row by its key stays an index
+#: scan, not a scan of a table the planner thinks is small.
+FILL = "fillfactor=25"
 SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {MESSAGES} (id BIGSERIAL PRIMARY KEY, session_id UUID NOT NULL, "
     "message JSON NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
@@ -82,7 +87,7 @@ SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {CONTEXT} (conversation_key BYTEA PRIMARY KEY, "
     "conversation_id TEXT NOT NULL, context JSON NOT NULL DEFAULT '{}', "
     "version BIGINT NOT NULL DEFAULT 0, active_agent TEXT, meta JSON NOT NULL DEFAULT '{}', "
-    "updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), message_count BIGINT)",
+    f"updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), message_count BIGINT) WITH ({FILL})",
     # Earlier layout: the id itself as primary key (long ids broke the btree) and JSONB.
     f"""DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema =
@@ -116,6 +121,11 @@ SCHEMA = (
     THEN
         ALTER TABLE {CONTEXT} ADD COLUMN message_count BIGINT;
     END IF;
+    IF NOT coalesce((SELECT reloptions FROM pg_class WHERE oid = to_regclass('{CONTEXT}'))
+            @> ARRAY['{FILL}'], false)
+    THEN
+        ALTER TABLE {CONTEXT} SET ({FILL});
+    END IF;
     END $$""",
 )
 #: True when every table, column and index above is there as this version needs it: then no
@@ -127,7 +137,9 @@ SCHEMA_CURRENT = f"""SELECT
     AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = '{NAMES}_conversation_id_key')
     AND (SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema()
          AND table_name = '{CONTEXT}' AND (column_name IN ('conversation_key', 'message_count')
-         OR (column_name IN ('context', 'meta') AND data_type = 'json'))) = 4"""
+         OR (column_name IN ('context', 'meta') AND data_type = 'json'))) = 4
+    AND coalesce((SELECT reloptions FROM pg_class WHERE oid = to_regclass('{CONTEXT}'))
+         @> ARRAY['{FILL}'], false)"""
 
 # -- messages --------------------------------------------------------------------------------
 # The window is picked by ids alone (an index-only scan of (session_id, id), newest first),
