@@ -38,7 +38,7 @@ from .models import ModelResolver
 from .native import as_member, member_node
 from .node import AgentNode
 from .node_names import DYNAMIC_NODE
-from .run_control import current_control
+from .run_control import PromptContext, ToolInputs, current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
@@ -62,6 +62,8 @@ def build_swarm_graph(
     context_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
+    prompt_context: PromptContext | None = None,
+    tool_inputs: ToolInputs | None = None,
 ) -> StateGraph:
     """Build an uncompiled LangGraph ``StateGraph`` for a swarm of agents.
 
@@ -80,6 +82,10 @@ def build_swarm_graph(
     ``fixed_entry=True`` always starts at ``default_agent`` (a plain ``START`` edge, one
     routing step less per run): for callers that never resume a thread mid-conversation,
     as ``Swarm`` does (it starts every run at the agent it is given).
+
+    ``prompt_context`` and ``tool_inputs``: the hooks ``Swarm.run`` takes per run, fixed for
+    this graph (``swarmgraph.memory.long_term_hooks`` makes a pair that reads the
+    ``store=`` the graph is compiled with and ``config["configurable"]["user_id"]``).
 
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel
@@ -105,6 +111,8 @@ def build_swarm_graph(
         context_schema=context_schema,
         max_consecutive_handoffs=max_consecutive_handoffs,
         fixed_entry=fixed_entry,
+        prompt_context=prompt_context,
+        tool_inputs=tool_inputs,
     )
     return builder
 
@@ -118,6 +126,8 @@ def build_graph_and_runtime(
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
     lookup: Callable[[str], Agent | None] | None = None,
+    prompt_context: PromptContext | None = None,
+    tool_inputs: ToolInputs | None = None,
 ) -> tuple[StateGraph, GraphRuntime]:
     """:func:`build_swarm_graph` for a :class:`Topology` already found (its first agent is
     the default), and the :class:`GraphRuntime` its nodes share: ``Swarm`` keeps both, to
@@ -137,6 +147,7 @@ def build_graph_and_runtime(
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
     runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup)
+    runtime.prompt_context, runtime.tool_inputs = prompt_context, tool_inputs
     builder: StateGraph = StateGraph(state_schema, context_schema=context_schema)
     names = list(topology.agents)
     targets = {agent: [nodes[t] for t in topology.targets[id(agent)]] for agent in nodes}

@@ -18,7 +18,9 @@ Control of a running swarm hooks in at those places: ``Agent(history=...)`` narr
 in ``_begin``; the budget is asked before the model call (``_begin``) and before tools
 and handoffs (``_admit``, ``_next_agent``); approval-marked calls are held in ``_admit`` and
 decided at the start of the agent's next step (``_decide``: ``Swarm.run`` stops, the compiled
-graph calls ``interrupt()``).
+graph calls ``interrupt()``). The run's hooks (``prompt_context``, ``tool_inputs``: what a
+``Session`` with long-term memory supplies) add to the system prompt in ``_begin`` and give
+the tools their injected parameters in ``step``.
 """
 
 from __future__ import annotations
@@ -102,7 +104,10 @@ class AgentNode:
             self._replied(turn, turn.call, reply)
         if turn.ran is not None:  # tools run
             debug = turn.control.debug_print if turn.control.debug else None
-            outcome = execute_tool_calls(turn.ran, turn.tools, turn.context, debug=debug)
+            inputs = self.runtime.inputs_for(turn.agent, turn.control)
+            outcome = execute_tool_calls(
+                turn.ran, turn.tools, turn.context, debug=debug, inputs=inputs
+            )
             return self._after_tools(turn, turn.ran, outcome)
         return turn.update  # no destination: the run ends here
 
@@ -113,7 +118,10 @@ class AgentNode:
             self._replied(turn, turn.call, reply)
         if turn.ran is not None:
             debug = turn.control.debug_print if turn.control.debug else None
-            outcome = await aexecute_tool_calls(turn.ran, turn.tools, turn.context, debug=debug)
+            inputs = self.runtime.inputs_for(turn.agent, turn.control)
+            outcome = await aexecute_tool_calls(
+                turn.ran, turn.tools, turn.context, debug=debug, inputs=inputs
+            )
             return self._after_tools(turn, turn.ran, outcome)
         return turn.update
 
@@ -141,6 +149,11 @@ class AgentNode:
         instructions = agent.instructions
         if callable(instructions):
             instructions = instructions(defaultdict(str, context))
+        # The run's prompt context (a Session's long-term recall) is asked per model call and
+        # per agent: a handoff changes the agent, and so what it may be told.
+        extra = self.runtime.extra_prompt(agent, messages, control)
+        if extra:
+            instructions = f"{instructions}\n\n{extra}"
         # Agent(history=...) narrows what this agent's model reads; the state stays whole.
         prompt = [SystemMessage(content=instructions), *view_for(agent, messages)]
         if control.debug:  # Swarm prints the plain message dicts it sends

@@ -33,7 +33,7 @@ from .budget import Budget
 from .errors import StepLimitError, SwarmError
 from .messages import to_langchain, to_openai
 from .native import GraphAgent
-from .run_control import RunControl
+from .run_control import PromptContext, RunControl, ToolInputs
 from .runtime import GraphRuntime
 from .state import SwarmState
 from .swarm_events import SwarmEvents
@@ -56,6 +56,8 @@ class RunRequest:
     execute_tools: bool = True
     budget: Budget | None = None
     approvals: Mapping[str, bool | str] | None = None
+    prompt_context: PromptContext | None = None
+    tool_inputs: ToolInputs | None = None
 
 
 @dataclass
@@ -106,6 +108,8 @@ class PreparedRun(AbstractContextManager):
             agents=roster,
             budget=request.budget,
             stop_for_approval=True,  # stateless, as Swarm: return Response.pending
+            prompt_context=request.prompt_context,
+            tool_inputs=request.tool_inputs,
         )
         if request.approvals is not None:
             control.approvals = checked_approvals(

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
 
@@ -26,10 +27,21 @@ from .budget import Budget, Ledger
 from .errors import BudgetExceeded
 
 if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
     from .approvals import PendingApproval
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
+
+#: ``(active agent, the conversation's messages) -> text or None``, asked before every model
+#: call: text to append to that agent's system prompt (a Session's long-term recall: what it
+#: remembers about the user that is relevant now, from the scopes that agent may read).
+PromptContext: TypeAlias = "Callable[[Agent, Sequence[BaseMessage]], str | None]"
+#: ``active agent -> {injected parameter: value}``: the values of the injected tool
+#: parameters (``graph.schema.INJECTED``) other than ``context_variables``, for the tools of
+#: the agent whose calls run now (e.g. ``{"long_term": <the user's memory as it sees it>}``).
+ToolInputs: TypeAlias = "Callable[[Agent], Mapping[str, Any]]"
 
 
 @dataclass
@@ -57,6 +69,10 @@ class RunControl:
     agents: dict[str, Agent] | None = None
     #: Agents a tool handed off to that no node was built for, by state key (this run only).
     dynamic: dict[str, Agent] = field(default_factory=dict)
+    #: Text for the system prompt of each model call (see :data:`PromptContext`).
+    prompt_context: PromptContext | None = None
+    #: Values of injected tool parameters (see :data:`ToolInputs`).
+    tool_inputs: ToolInputs | None = None
     #: Usage in total and by agent, the trajectory, and the budget's checks.
     ledger: Ledger = field(init=False)
 

@@ -8,7 +8,9 @@ arguments and writes the JSON schema, so the two cannot disagree (a ``Field(max_
 on an ``Optional[list[str]]`` limits the list in the schema exactly where the validator
 does). Per-argument descriptions come from the docstring (Google, reST or NumPy style).
 ``context_variables`` never appears in a schema: the framework injects it, the model
-cannot see or forge it.
+cannot see or forge it. The same holds for every name in :data:`INJECTED`, the one table of
+parameters the framework fills (``long_term``: the user's long-term memory a ``Session``
+gives the run).
 
 :func:`tool_spec` is the engine's hot path: a cached :class:`ToolSpec` per function with
 the schema, whether it wants ``context_variables``, whether it is async, and the pydantic
@@ -64,6 +66,16 @@ __all__ = [
 
 #: The parameter the framework injects run context into (hidden from the model).
 CONTEXT_PARAM = "context_variables"
+#: Every parameter the framework fills, never the model, and what it receives: hidden from
+#: each tool's schema, and a value the model sends under one of these names is dropped. A
+#: tool declares one by naming a parameter so; the run supplies the values
+#: (``Swarm.run(..., tool_inputs=...)``, a ``Session`` with long-term memory), and a tool
+#: whose injected parameter has no default and no value gets an ``Error:`` answer, not a call.
+INJECTED: dict[str, str] = {
+    CONTEXT_PARAM: "the run's live context_variables",
+    "long_term": "the user's long-term memory as the active agent sees it "
+    "(a Session with long_term=... gives it)",
+}
 
 _NoneType = type(None)
 _UNIONS: set[Any] = {Union, types.UnionType}
@@ -250,11 +262,12 @@ def _is_async(func: Any) -> bool:
 
 def _visible_parameters(
     name: str, signature: inspect.Signature, bound: set[str]
-) -> tuple[list[inspect.Parameter], bool, bool]:
-    """The parameters the model fills, whether ``context_variables`` is wanted, and whether
-    ``**kwargs`` takes extras."""
+) -> tuple[list[inspect.Parameter], list[inspect.Parameter], bool]:
+    """The parameters the model fills, the injected ones (:data:`INJECTED`) the tool
+    declares, and whether ``**kwargs`` takes extras."""
     visible: list[inspect.Parameter] = []
-    wants_context = accepts_extra = False
+    injected: list[inspect.Parameter] = []
+    accepts_extra = False
     for param in signature.parameters.values():
         if param.name in bound:
             continue
@@ -270,11 +283,11 @@ def _visible_parameters(
                 f"tool {name!r}: parameter {param.name!r} is positional-only; tools are "
                 "called with keyword arguments"
             )
-        elif param.name == CONTEXT_PARAM:
-            wants_context = True
+        elif param.name in INJECTED:
+            injected.append(param)
         else:
             visible.append(param)
-    return visible, wants_context, accepts_extra
+    return visible, injected, accepts_extra
 
 
 # --------------------------------------------------------------------------- the one pydantic pass
@@ -353,9 +366,9 @@ class ToolSpec:
     """Everything the engine needs to offer and call one tool, built once per function.
 
     ``schema`` is :func:`function_to_json`'s output (shared: treat it as read-only),
-    ``wants_context`` says the callable takes ``context_variables``, ``is_async`` says
-    calling it gives a coroutine. ``parse_arguments`` turns the model's raw arguments
-    into keyword arguments for the call.
+    ``wants_context`` says the callable takes ``context_variables``, ``injected`` names every
+    parameter of :data:`INJECTED` it takes, ``is_async`` says calling it gives a coroutine.
+    ``parse_arguments`` turns the model's raw arguments into keyword arguments for the call.
 
     Example:
         >>> def refund(order_id: int, context_variables: dict) -> str:
@@ -377,6 +390,10 @@ class ToolSpec:
     required: tuple[str, ...] = ()
     #: The callable takes ``**kwargs``: extra arguments pass through unvalidated.
     accepts_extra: bool = False
+    #: The injected parameters it declares (names of :data:`INJECTED`), in signature order.
+    injected: tuple[str, ...] = ()
+    #: Those of them with a default: left to it when the run has no value.
+    injected_optional: frozenset[str] = frozenset()
     _adapter: TypeAdapter[Any] | None = field(default=None, repr=False, compare=False)
     _blocked: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     #: Parameters whose default is None although their type rejects it: null means default.
@@ -386,8 +403,9 @@ class ToolSpec:
         """Decode, check and coerce the model's arguments; returns kwargs for the call.
 
         ``raw`` is the JSON string from a tool call, an already-decoded dict, or
-        ``None``/``""`` for no arguments. A model-supplied ``context_variables`` is
-        dropped (the engine injects the real one). Raises :class:`ToolArgumentError`.
+        ``None``/``""`` for no arguments. A model-supplied ``context_variables`` (or any
+        other name of :data:`INJECTED`) is dropped: the engine injects the real one. Raises
+        :class:`ToolArgumentError`.
 
         Example:
             >>> def book(seat: int, meal: str = "veg"): ...
@@ -401,8 +419,8 @@ class ToolSpec:
             unknown argument 'row' (accepted: seat, meal)
         """
         args = self._decode(raw)
-        if CONTEXT_PARAM in args or not isinstance(args, dict):
-            args = {k: v for k, v in args.items() if k != CONTEXT_PARAM}
+        if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args):
+            args = {k: v for k, v in args.items() if k not in INJECTED}
         if self._adapter is None:
             return self._check_names(args)
         extra: dict[str, Any] = {}
@@ -497,7 +515,8 @@ def _build_spec(func: Any) -> ToolSpec:
     name = _tool_name(func)
     signature = _signature(func, name)
     _, bound = _unwrap_partial(func)
-    visible, wants_context, accepts_extra = _visible_parameters(name, signature, bound)
+    visible, injected, accepts_extra = _visible_parameters(name, signature, bound)
+    injected_names = tuple(p.name for p in injected)
 
     adapter = None
     if any(p.annotation is not inspect.Parameter.empty for p in visible):
@@ -515,13 +534,17 @@ def _build_spec(func: Any) -> ToolSpec:
     return ToolSpec(
         name=name,
         schema=schema,
-        wants_context=wants_context,
+        wants_context=CONTEXT_PARAM in injected_names,
         is_async=_is_async(func),
         arg_names=tuple(p.name for p in visible),
         required=tuple(parameters["required"]),
         accepts_extra=accepts_extra,
+        injected=injected_names,
+        injected_optional=frozenset(
+            p.name for p in injected if p.default is not inspect.Parameter.empty
+        ),
         _adapter=adapter,
-        _blocked=frozenset(bound | ({CONTEXT_PARAM} if wants_context else set())),
+        _blocked=frozenset(bound | set(injected_names)),
         _null_is_default=frozenset(
             p.name
             for p in visible

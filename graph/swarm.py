@@ -42,6 +42,7 @@ from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .native import as_member
 from .prepared_run import PreparedRun, RunRequest
+from .run_control import PromptContext, ToolInputs
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import SwarmState
@@ -181,6 +182,8 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        prompt_context: PromptContext | None = None,
+        tool_inputs: ToolInputs | None = None,
     ) -> Response | Iterator[dict]:
         """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
 
@@ -189,6 +192,12 @@ class Swarm:
         calls a tool marked ``@needs_approval`` the run stops and ``Response.pending`` lists
         the calls; run again with ``messages=history + response.messages`` and
         ``approvals={id: True | False | "reason"}`` to go on.
+
+        ``prompt_context(agent, messages) -> str | None`` is asked before every model call;
+        its text is appended to that agent's system prompt (a ``Session`` with long-term
+        memory passes its recall here). ``tool_inputs(agent) -> {name: value}`` gives the
+        injected tool parameters (``graph.schema.INJECTED``, e.g. ``long_term``) of the
+        agent whose calls run.
 
         ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
         returns an iterator of Swarm-shaped events ending with ``{"response": ...}``.
@@ -208,6 +217,8 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                prompt_context=prompt_context,
+                tool_inputs=tool_inputs,
             )
         )
         if stream:
@@ -231,6 +242,8 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        prompt_context: PromptContext | None = None,
+        tool_inputs: ToolInputs | None = None,
     ) -> Response | AsyncIterator[dict]:
         """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
 
@@ -253,6 +266,8 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                prompt_context=prompt_context,
+                tool_inputs=tool_inputs,
             )
         )
         if stream:

@@ -23,14 +23,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
 from .native import members_in
-from .schema import ToolArgumentError, tool_spec
+from .schema import INJECTED, ToolArgumentError, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
 
 
@@ -96,10 +96,17 @@ def _member(value: Any) -> Any:
 class _Runner:
     """Shared bookkeeping for the sync and async paths."""
 
-    def __init__(self, reply: AIMessage, functions: Sequence[Callable[..., Any]], ctx: dict):
+    def __init__(
+        self,
+        reply: AIMessage,
+        functions: Sequence[Callable[..., Any]],
+        ctx: dict,
+        inputs: Mapping[str, Any] | None = None,
+    ):
         self.calls = _calls_of(reply)
         self.by_name = {tool_spec(f).name: f for f in functions}
         self.base_ctx = ctx
+        self.inputs = inputs or {}
         self.ctx: dict[str, Any] | None = None
         self.outcome = ToolOutcome()
 
@@ -126,8 +133,16 @@ class _Runner:
             kwargs = spec.parse_arguments(call.args)
         except ToolArgumentError as exc:
             return f"Error: {exc}"
-        if spec.wants_context:
-            kwargs[CTX_VARS_NAME] = self.working_context()
+        for name in spec.injected:  # the framework's values, never the model's (schema.INJECTED)
+            if name == CTX_VARS_NAME:
+                kwargs[name] = self.working_context()
+            elif name in self.inputs:
+                kwargs[name] = self.inputs[name]
+            elif name not in spec.injected_optional:
+                return (
+                    f"Error: {call.name} needs {name!r} ({INJECTED[name]}), and this run has "
+                    "none. Carry on without this tool."
+                )
         return func, kwargs
 
     def ready(
@@ -191,9 +206,13 @@ def execute_tool_calls(
     context_variables: dict[str, Any],
     *,
     debug: Callable[[str], None] | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> ToolOutcome:
-    """Run every tool call in ``reply`` in order (sync path; async tools are awaited here)."""
-    runner = _Runner(reply, functions, context_variables)
+    """Run every tool call in ``reply`` in order (sync path; async tools are awaited here).
+
+    ``inputs``: values for the injected parameters other than ``context_variables``
+    (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
+    runner = _Runner(reply, functions, context_variables, inputs)
     for call, func, kwargs in runner.ready(debug):
         try:
             raw = func(**kwargs)
@@ -212,9 +231,10 @@ async def aexecute_tool_calls(
     context_variables: dict[str, Any],
     *,
     debug: Callable[[str], None] | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> ToolOutcome:
     """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called."""
-    runner = _Runner(reply, functions, context_variables)
+    runner = _Runner(reply, functions, context_variables, inputs)
     for call, func, kwargs in runner.ready(debug):
         try:
             raw = func(**kwargs)

@@ -65,6 +65,15 @@ from .errors import (
     UnknownAgentWarning,
 )
 from .ids import check_conversation_id, check_turn_id
+from .long_term_session import (
+    check_long_term_options,
+    deliver_outbox,
+    drain_outboxes,
+    open_long_term,
+    pending_meta,
+    start_long_term_turn,
+)
+from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
 from .store import NO_MESSAGES, Snapshot, TurnWrite
 from .turn_log import find_turn, logged, ranked, stored_slice
@@ -74,8 +83,12 @@ if TYPE_CHECKING:
     from ..graph.approvals import PendingApproval
     from ..graph.swarm import Swarm
     from ..graph.types import Agent, Response
+    from .fact_extract import Extractor
+    from .long_term import LongTermMemory
 
 HALVES = ("messages", "context")
+#: What ``persist`` may name: the two halves of a conversation, and the user's long-term memory.
+KINDS = (*HALVES, "long_term")
 #: What ``Session.run`` takes as the caller's new input.
 MessageInput: TypeAlias = (
     "str | Mapping[str, Any] | BaseMessage | Sequence[Mapping[str, Any] | BaseMessage]"
@@ -154,13 +167,13 @@ def run_messages(response: Response) -> list[BaseMessage]:
 
 def _persist_tuple(persist: str | Iterable[str]) -> tuple[str, ...]:
     chosen = (persist,) if isinstance(persist, str) else tuple(persist)
-    unknown = [p for p in chosen if p not in HALVES]
+    unknown = [p for p in chosen if p not in KINDS]
     if unknown:
         raise ValueError(
-            f"persist may only name 'messages' and 'context', got {unknown!r} "
-            "(use ('messages', 'context'), ('messages',), ('context',) or ())"
+            f"persist may only name 'messages', 'context' and 'long_term', got {unknown!r} "
+            "(e.g. ('messages', 'context'), ('messages',), ('context',), ('long_term',) or ())"
         )
-    return tuple(h for h in HALVES if h in chosen)
+    return tuple(h for h in KINDS if h in chosen)
 
 
 @dataclass
@@ -172,6 +185,7 @@ class _Turn:
     snapshot: Snapshot = field(default_factory=Snapshot)
     folded: Folded = field(default_factory=lambda: Folded([]))
     context: dict = field(default_factory=dict)  # what the run was given (to rebase over)
+    memory: LongTermTurn | None = None  # its long-term recall, tools and staged writes
 
 
 class Session:
@@ -190,6 +204,16 @@ class Session:
         agents: agents a stored active-agent name may resolve to, besides every agent
             reachable by handoff from the agent passed to :meth:`run`.
         context_size_limit: bytes of context JSON above which saving warns.
+        user_id: whose conversation this is (the owner of its long-term memory).
+        long_term: the user's long-term memory: ``True`` (a
+            :class:`~swarmgraph.memory.LongTermMemory` on ``url``) or a ``LongTermMemory``
+            (another store; its ``user_id`` unless ``user_id=`` is given). Adds
+            ``"long_term"`` to the default ``persist``; ``"long_term"`` in ``persist`` alone
+            means ``long_term=True``. See :mod:`swarmgraph.memory.long_term_turn`.
+        recall: facts recalled into each system prompt (``0``: none; the tools still work).
+        extract: after each turn, an extractor for the user's new messages
+            (:class:`~swarmgraph.memory.fact_extract.FactExtractor`, or any
+            ``text -> changes | {key: value}``); its facts commit with the turn.
     """
 
     def __init__(
@@ -202,10 +226,21 @@ class Session:
         memory: MemoryPolicy | str | None = None,
         agents: Sequence[Agent] | None = None,
         context_size_limit: int | None = DEFAULT_SIZE_LIMIT,
+        user_id: str | None = None,
+        long_term: bool | LongTermMemory | None = None,
+        recall: int = 3,
+        extract: Extractor | None = None,
     ) -> None:
         self.conversation_id = check_conversation_id(conversation_id)
         self.url = url = default_url() if url is None else url
-        self.persist = _persist_tuple(persist)
+        #: The user's long-term memory (``None``: off); see ``long_term=``.
+        self.long_term: LongTermMemory | None
+        self.persist, self.long_term = open_long_term(
+            _persist_tuple(persist), persist is HALVES, url, user_id, long_term
+        )
+        self.user_id = self.long_term.user_id if self.long_term is not None else user_id
+        self.recall, self.extract = check_long_term_options(self.long_term, recall, extract)
+        self._delivered: set[str] = set()  # outboxes this object applied (see long_term_turn)
         if window is not None and memory is not None:
             raise ValueError("give window=k or memory=..., not both (window=k is WindowMemory(k))")
         if isinstance(memory, str):
@@ -302,6 +337,7 @@ class Session:
         """
         turn = self._open(message, turn_id, run_kwargs)
         turn.snapshot = self._load()
+        self._drain(turn.snapshot)  # long-term writes of an earlier turn that wait
         stored = find_turn(turn.snapshot.meta, turn.turn_id)
         if stored is not None:
             return self._replay(stored, turn, agent, swarm)
@@ -310,6 +346,7 @@ class Session:
             turn.folded = self.memory.fold(turn.snapshot)
         resumed, turn.context = self._prepare(agent, turn.snapshot, context_variables, swarm)
         self.last_sent = [*turn.folded.shown, *turn.new]
+        turn.memory = start_long_term_turn(self, turn.turn_id, turn.new, run_kwargs)
         ran = swarm.run(
             agent=resumed,
             messages=list(self.last_sent),
@@ -317,7 +354,10 @@ class Session:
             **run_kwargs,
         )
         response = cast("Response", ran)  # not a stream: _open refused stream=True
+        if turn.memory is not None and self.extract is not None:
+            turn.memory.extract(self.extract, turn.new, resumed.name)
         self._save(turn, response, agent, swarm)
+        self._deliver(turn)
         self._record_usage(response)
         return response
 
@@ -337,6 +377,8 @@ class Session:
         never open more connections than the pool allows)."""
         turn = self._open(message, turn_id, run_kwargs)
         turn.snapshot = await asyncio.to_thread(self._load)
+        if self.long_term is not None:
+            await asyncio.to_thread(self._drain, turn.snapshot)
         stored = find_turn(turn.snapshot.meta, turn.turn_id)
         if stored is not None:
             return await asyncio.to_thread(self._replay, stored, turn, agent, swarm)
@@ -345,6 +387,9 @@ class Session:
             turn.folded = await self.memory.afold(turn.snapshot)
         resumed, turn.context = self._prepare(agent, turn.snapshot, context_variables, swarm)
         self.last_sent = [*turn.folded.shown, *turn.new]
+        # Recall runs in the graph's nodes: a sync store read per model call (cached per agent
+        # and query within the turn).
+        turn.memory = start_long_term_turn(self, turn.turn_id, turn.new, run_kwargs)
         ran = await swarm.arun(
             agent=resumed,
             messages=list(self.last_sent),
@@ -352,7 +397,11 @@ class Session:
             **run_kwargs,
         )
         response = cast("Response", ran)  # not a stream: _open refused stream=True
+        if turn.memory is not None and self.extract is not None:
+            await asyncio.to_thread(turn.memory.extract, self.extract, turn.new, resumed.name)
         await asyncio.to_thread(self._save, turn, response, agent, swarm)
+        if turn.memory is not None:
+            await asyncio.to_thread(self._deliver, turn)
         self._record_usage(response)
         return response
 
@@ -405,9 +454,12 @@ class Session:
         if rank:
             entry["rank"] = rank
         latest, error = turn.snapshot, None
+        outbox = turn.memory.outbox() if turn.memory is not None else None
         while True:
             meta = logged(self.memory.stored_meta(latest.meta, turn.folded.state), entry)
-            write = TurnWrite(messages, context, agent, meta)
+            if self.long_term is not None or outbox is not None:
+                meta = pending_meta(meta, self, outbox)
+            write = TurnWrite(messages, context, agent, meta, [outbox] if outbox else [])
             if context is not None:
                 write.meta = ranked(meta, rank if agent is not None else 0)
                 if latest is not turn.snapshot:
@@ -443,6 +495,18 @@ class Session:
         self.last_sent = []
         self._record_usage(response)
         return response
+
+    # -- long-term memory: the outbox of a turn's writes (see long_term_turn) -------------
+    def _drain(self, snapshot: Snapshot) -> None:
+        """Apply the outboxes of earlier turns that may not have been applied (a process
+        killed between a turn's save and its memory writes)."""
+        if self.long_term is not None:
+            drain_outboxes(self, snapshot.meta)
+
+    def _deliver(self, turn: _Turn) -> None:
+        """Apply this turn's outbox, saved with the turn, to the long-term store."""
+        if turn.memory is not None:
+            deliver_outbox(self, turn.memory)
 
     # -- shared pieces -------------------------------------------------------------------
     def _check_approvals(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> None:
