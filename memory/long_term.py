@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from langgraph.store.base import GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
 from .fact_search import rank
 from .ids import check_conversation_id
@@ -549,6 +549,33 @@ class LongTermMemory:
         ]
         live = [f for f in found if not f.forgotten]
         return sorted(live, key=lambda f: (_SCOPE_ORDER[f.scope], f.key))
+
+    def all_facts(self) -> list[Fact]:
+        """Every current fact of this user: every agent's notes (by agent), the user's facts,
+        shared facts (what ``swarmgraph history`` shows; no agent reads all of them).
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-all", user_id="ming")
+            >>> _ = memory.remember("tone", "brief", "agent", agent="Sales")
+            >>> _ = memory.remember("city", "Lyon")
+            >>> [(f.key, f.agent) for f in memory.all_facts()]
+            [('tone', 'Sales'), ('city', None)]
+        """
+        prefix = (ROOT, _CURRENT, "agent", self._user)
+        listing = ListNamespacesOp((MatchCondition("prefix", prefix),), limit=100_000)
+        (found_ns,) = self._store.read([listing])
+        notes = {  # exact labels: a prefix match may also find a longer user label
+            tuple(ns)
+            for ns in cast(list[tuple[str, ...]], found_ns or [])
+            if len(ns) == len(prefix) + 1 and tuple(ns[:4]) == prefix
+        }
+        found = [
+            Fact.from_record(item.value)
+            for namespace in sorted(notes)
+            for item in self._items(namespace)
+        ]
+        found = sorted((f for f in found if not f.forgotten), key=lambda f: (f.agent or "", f.key))
+        return [*found, *self.facts()]
 
     def recall(self, query: str, k: int = 5, agent: str | None = None) -> list[Fact]:
         """The ``k`` current facts most relevant to ``query`` that ``agent`` may read.

@@ -436,3 +436,44 @@ def test_a_compiled_graph_without_a_store_recalls_nothing():
     assert system_prompts(model) == ["You are a helpful agent."]
     other = LongTermMemory.from_store(InMemoryStore(), user_id="u")
     assert other.facts() == []
+
+
+# -- what the outbox relies on, and what the CLI shows -----------------------------------------
+
+
+@pytest.mark.parametrize("backend_url", STORES, indirect=True)
+def test_a_turn_applied_again_after_a_later_change_never_undoes_it(backend_url):
+    """An outbox may be applied again long after (the next turn of a conversation in a new
+    process): a write of that turn that changed nothing then must change nothing now either."""
+    memory = LongTermMemory(backend_url, user_id=fresh_id("u"))
+    memory.remember("city", "Lyon", conversation_id="c0", turn_id="t0")
+
+    def turn_1() -> None:  # the value is current already; there is nothing to forget
+        memory.remember("city", "Lyon", conversation_id="c1", turn_id="t1")
+        memory.forget("car", conversation_id="c1", turn_id="t1")
+
+    turn_1()
+    memory.remember("city", "Porto", conversation_id="c2", turn_id="t2")
+    memory.remember("car", "Saab", conversation_id="c2", turn_id="t2")
+    turn_1()  # applied again
+    assert [(f.key, f.value) for f in memory.facts()] == [("car", "Saab"), ("city", "Porto")]
+    assert [f.value for f in memory.history("city")] == ["Lyon", "Porto"]
+
+
+@pytest.mark.parametrize("backend_url", STORES, indirect=True)
+def test_all_facts_lists_every_agents_notes_of_that_user_only(backend_url):
+    bob = fresh_id("bob")
+    mine, evil = (
+        LongTermMemory(backend_url, user_id=bob),
+        LongTermMemory(backend_url, user_id=bob + ".evil"),
+    )  # a user id whose namespace label starts with bob's
+    mine.remember("tone", "brief", "agent", agent="Sales")
+    mine.remember("x", "1", "agent", agent="A.b")
+    mine.remember("city", "Lyon")
+    evil.remember("secret", "s", "agent", agent="Sales")
+    assert [(f.key, f.agent) for f in mine.all_facts()] == [
+        ("x", "A.b"),
+        ("tone", "Sales"),
+        ("city", None),
+    ]
+    assert [(f.key, f.agent) for f in evil.all_facts()] == [("secret", "Sales")]
