@@ -42,6 +42,13 @@ test: $(STAMP)
 	bash scripts/ensure_services.sh
 	$(BIN)/python -m pytest -q
 
+# The developer's loop: everything but the multi-process, subprocess, notebook and benchmark
+# tests (marked slow), which make test runs too. Needs the same services (started by fixtures).
+check: $(STAMP)
+	$(BIN)/ruff check .
+	bash scripts/ensure_services.sh
+	$(BIN)/python -m pytest -q -m "not slow" -p no:cacheprovider
+
 # The backends section runs Session turns on throwaway Postgres and Redis servers too.
 bench: $(STAMP)
 	bash scripts/ensure_services.sh

@@ -27,6 +27,9 @@ from benchmarks.startup import FIRST_FLOOR, run_startup
 from benchmarks.tokens import POLICIES, run_tokens
 from swarmgraph.app.recall import FACTS, pareto_front, run_recall
 
+# Multi-process, subprocess or timing runs: `make check` leaves them to `make test`.
+pytestmark = pytest.mark.slow
+
 
 def _finite_positive(x: float) -> bool:
     return isinstance(x, float) and math.isfinite(x) and x > 0

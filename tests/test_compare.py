@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from swarmgraph.memory.compare import compare_persistence, format_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_four_persist_choices_in_new_processes(tmp_path):
     rows = compare_persistence(tmp_path, new_process=True)
     by = {row["persist"]: row for row in rows}
@@ -51,6 +53,7 @@ def test_in_process_run_matches_and_table_prints(tmp_path):
     assert table[5].startswith("none             | no")
 
 
+@pytest.mark.slow
 def test_memory_url_and_command_line(tmp_path):
     rows = compare_persistence(f"memory://{tmp_path.name}")
     assert [r["bytes_stored"] > 0 for r in rows] == [True, True, True, False]

@@ -183,6 +183,7 @@ def test_read_modify_write_from_threads_loses_no_update(url):
     assert store.load("c").version == 180
 
 
+@pytest.mark.slow
 def test_read_modify_write_from_processes_loses_no_update(tmp_path):
     url = f"sqlite:///{tmp_path / 'chat.db'}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -30,6 +30,7 @@ def worker(*args: str) -> object:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_approval_across_a_process_restart_with_session_on_the_openai_stub(tmp_path):
     url = f"sqlite:///{tmp_path / 'chat.db'}"
     replies = [

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# Multi-process, subprocess or timing runs: `make check` leaves them to `make test`.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # example -> lines its offline run must print

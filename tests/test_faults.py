@@ -15,6 +15,9 @@ from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_t
 from swarmgraph.memory import Session, open_history
 from swarmgraph.memory.errors import StorageConfigurationError, StorageUnavailable
 
+# Multi-process, subprocess or timing runs: `make check` leaves them to `make test`.
+pytestmark = pytest.mark.slow
+
 KILL_ROUNDS = 6
 SECRET = "s3cret-Pa55"
 

@@ -289,6 +289,7 @@ def test_threads_writing_one_history_lose_nothing_and_never_interleave(tmp_path)
     _assert_whole_turns([m.content for m in open_history(url, "shared").get_messages()], 200)
 
 
+@pytest.mark.slow
 def test_processes_writing_one_history_lose_nothing_and_never_interleave(tmp_path):
     url = f"sqlite:///{tmp_path / 'chat.db'}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -229,12 +229,14 @@ def _user_project(tmp_path: Path) -> Path:
     return app
 
 
+@pytest.mark.slow
 def test_a_users_graph_py_and_memory_package_do_not_shadow_the_library(tmp_path):
     out = _run(USER_PROGRAM, _user_project(tmp_path)).splitlines()
     assert out[0] == "Hello from swarmgraph!"
     assert out[1] == "['graph', 'memory']"
 
 
+@pytest.mark.slow
 def test_importing_the_engine_loads_neither_memory_nor_the_app(tmp_path):
     out = _run(
         """

@@ -50,6 +50,7 @@ def users():
     return lambda name: fresh_id(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend_url", STORES, indirect=True)
 def test_a_fact_from_conversation_a_is_recalled_later_for_that_user_only(backend_url, users):
     ming, ana = users("ming"), users("ana")
@@ -239,6 +240,7 @@ def test_a_write_with_a_turn_id_applied_again_writes_nothing(backend_url, users)
 @pytest.mark.parametrize(
     "backend_url", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
 )
+@pytest.mark.slow
 def test_reapplying_a_write_after_kill_9_leaves_one_history_entry(backend_url, users):
     ming = users("ming")
     killed = worker(
@@ -302,6 +304,7 @@ def test_a_write_that_fails_halfway_commits_nothing(backend_url, users):
     assert store.store.get(namespace, boom) is None
 
 
+@pytest.mark.slow
 def test_processes_opening_a_new_sqlite_file_at_once_all_migrate_it(tmp_path):
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     starts = [

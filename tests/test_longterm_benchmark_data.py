@@ -52,6 +52,7 @@ def test_the_benchmark_modules_doctests_pass(module):
 # -- the generator ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_seed_decides_everything():
     assert generate(seed=3) == generate(seed=3)
     assert generate(seed=3) != generate(seed=4)
@@ -188,6 +189,7 @@ def _statements():
                         yield slot, value, phrasing, update_text(prefix, template, value)
 
 
+@pytest.mark.slow
 def test_rules_read_only_canonical_statements_and_the_stand_in_reads_all_but_casual_ones():
     checked = 0
     for slot, value, phrasing, text in _statements():

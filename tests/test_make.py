@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+# `make demo` from a fresh copy: `make check` leaves it to `make test`.
+pytestmark = pytest.mark.slow
 
 # Top-level modules of the dev, bench, postgres and redis extras: the demo must not need them.
 EXTRA_MODULES = (

@@ -139,6 +139,7 @@ def test_session_saves_a_turn_and_async_matches_sync(postgres_url):
     assert later.store.load(cid).version == 2
 
 
+@pytest.mark.slow
 def test_a_conversation_relayed_through_six_processes_keeps_order_agent_and_context(
     postgres_url,
 ):
@@ -157,6 +158,7 @@ def test_a_conversation_relayed_through_six_processes_keeps_order_agent_and_cont
     assert humans == [f"go {i}" for i in range(6)]
 
 
+@pytest.mark.slow
 def test_concurrent_processes_on_one_conversation_lose_nothing_and_never_interleave(
     postgres_url,
 ):
@@ -176,6 +178,7 @@ def test_concurrent_processes_on_one_conversation_lose_nothing_and_never_interle
     assert record.version == len(writers) * turns
 
 
+@pytest.mark.slow
 def test_context_increments_from_three_processes_are_never_lost(postgres_url):
     cid = fresh_id("counter")
     procs = [worker("context_incrementer.py", postgres_url, cid, "25") for _ in range(3)]

@@ -13,6 +13,9 @@ import textwrap
 
 import pytest
 
+# Multi-process, subprocess or timing runs: `make check` leaves them to `make test`.
+pytestmark = pytest.mark.slow
+
 # An atexit hook registered *before* swarmgraph is imported runs *after* swarmgraph's hook
 # (atexit is last in, first out), so it sees what the hook left: the freeze count.
 PROGRAM = textwrap.dedent(

@@ -50,6 +50,7 @@ def test_readme_has_python_samples():
     assert len(BLOCKS) >= 6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_python_block_runs_offline(index, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -66,6 +66,7 @@ def test_context_store_versions_and_conflicts(redis_url):
     assert (record.context, record.version, record.meta) == ({"y": 4}, 4, {"turns": ["t"]})
 
 
+@pytest.mark.slow
 def test_relay_through_processes_and_concurrent_writers(redis_url):
     cid = fresh_id("relay")
     results = [run_worker("relay_worker.py", redis_url, cid) for _ in range(4)]
@@ -84,6 +85,7 @@ def test_relay_through_processes_and_concurrent_writers(redis_url):
     assert record.context == {w: 7 for w in writers} and record.version == 24
 
 
+@pytest.mark.slow
 def test_context_increments_from_three_processes_are_never_lost(redis_url):
     cid = fresh_id("counter")
     procs = [worker("context_incrementer.py", redis_url, cid, "20") for _ in range(3)]
@@ -93,6 +95,7 @@ def test_context_increments_from_three_processes_are_never_lost(redis_url):
     assert open_context_store(redis_url).load(cid).context == {"counter": 60}
 
 
+@pytest.mark.slow
 def test_a_dead_writers_lock_is_short_lived_and_the_next_turn_goes_through(redis_url):
     from swarmgraph.memory.backends.redis.engine import (
         LOCK_LEASE_S,

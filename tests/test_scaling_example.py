@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Multi-process, subprocess or timing runs: `make check` leaves them to `make test`.
+pytestmark = pytest.mark.slow
+
 WORKER = Path(__file__).resolve().parents[1] / "docs" / "scaling_out_worker.py"
 
 

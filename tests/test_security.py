@@ -149,6 +149,7 @@ def test_a_password_that_is_a_common_substring_does_not_garble_errors():
         assert ":on@" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_openai_base_url_credentials_never_reach_the_cli_output(tmp_path):
     import subprocess
     import sys

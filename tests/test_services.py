@@ -62,6 +62,7 @@ def test_postgres_url_answers_on_loopback(postgres_url: str) -> None:
     assert (db, user, addr, one) == ("swarmgraph_test", "postgres", "127.0.0.1", 1)
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.parametrize("mode", ["fast", "immediate"])
 def test_postgres_data_survives_stop_and_start(postgres_server, mode: str) -> None:

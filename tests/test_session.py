@@ -328,6 +328,7 @@ def _turn(url: str, message: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_restart_across_real_processes_continues_with_agent_and_context(url):
     first = _turn(url, TURN_1)
     assert first["agent"] == "Refunds"
@@ -366,6 +367,7 @@ def _turns_in(url: str) -> list[tuple[str, int]]:
     return turns
 
 
+@pytest.mark.slow
 def test_processes_and_threads_on_one_session_lose_nothing_and_never_interleave(url):
     procs = [_worker(url, f"p{n}", 12) for n in range(3)]
     errors: list[BaseException] = []
@@ -394,6 +396,7 @@ def test_processes_and_threads_on_one_session_lose_nothing_and_never_interleave(
     assert Session("shared", url=url).context_variables == {w: 11 for w in writers}
 
 
+@pytest.mark.slow
 def test_kill_9_inside_the_save_transaction_leaves_whole_turns(url, tmp_path):
     ready = tmp_path / "ready"
     proc = _worker(url, "k", 10, "3", str(ready))
@@ -409,6 +412,7 @@ def test_kill_9_inside_the_save_transaction_leaves_whole_turns(url, tmp_path):
     assert (record.context, record.version) == ({"k": 2}, 3)
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_leaves_whole_turns(url):
     rng = random.Random(7)
     history = open_history(url, "shared")

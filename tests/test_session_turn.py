@@ -167,6 +167,7 @@ def test_a_save_racing_the_turn_is_merged_key_by_key(url):
         racer.save(session.conversation_id, {}, expected_version=version + 1)
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_many_concurrent_async_turns_stay_within_the_pool_on_a_connection_limited_server(
     postgres_server,

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Multi-process, subprocess or timing runs: `make check` leaves them to `make test`.
+pytestmark = pytest.mark.slow
+
 SWARMGRAPH = Path(sys.executable).parent / "swarmgraph"
 HEAVY_FOR_THE_CLI = ("langchain", "langgraph", "langsmith", "pydantic", "sqlalchemy", "yaml")
 # Not needed to build and run a swarm: loaded only by the feature that uses them.

@@ -163,6 +163,7 @@ def test_put_if_absent_from_racing_threads_has_exactly_one_winner(backend_url):
         assert [m.content for m in store.messages(cid)] == [f"w{winner}"]  # losers wrote nothing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend_url", PROCESS_BACKENDS, indirect=True)
 def test_put_if_absent_from_racing_processes_has_exactly_one_winner(backend_url):
     cid = fresh_id("cas-procs")
@@ -181,6 +182,7 @@ def test_put_if_absent_from_racing_processes_has_exactly_one_winner(backend_url)
     assert [m.content for m in store.messages(cid)] == [winners[0]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend_url", PROCESS_BACKENDS, indirect=True)
 def test_kill_9_inside_a_save_leaves_none_of_it(backend_url, tmp_path):
     """A writer killed after every statement of its save ran, before the commit (SQLite,
