@@ -88,6 +88,7 @@ def test_each_row_names_where_its_conversation_is_stored(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_the_long_term_row_carries_the_customer_into_a_new_conversation(tmp_path):
     """The third kind, in the demo's table: only persist with long_term knows the customer in
     the next conversation; the two halves behave as without it."""

@@ -346,6 +346,7 @@ def worker(url: str, user: str, cid: str, turn: str, message: str, kill: str | N
     return None
 
 
+@pytest.mark.slow  # subprocesses killed with SIGKILL
 @pytest.mark.parametrize("backend_url", FILE_STORES, indirect=True)
 def test_kill_9_in_the_run_leaves_neither_the_turn_nor_its_memories(backend_url):
     user, cid = fresh_id("u"), fresh_id("c")
@@ -361,6 +362,7 @@ def test_kill_9_in_the_run_leaves_neither_the_turn_nor_its_memories(backend_url)
     assert len(memory.history("tone", "agent", agent="Triage")) == 1
 
 
+@pytest.mark.slow  # subprocesses killed with SIGKILL
 @pytest.mark.parametrize("backend_url", FILE_STORES, indirect=True)
 @pytest.mark.parametrize("point", ["after-save", "mid-apply"])
 def test_kill_9_after_the_save_leaves_an_outbox_that_the_next_process_applies_once(
@@ -385,6 +387,7 @@ def test_kill_9_after_the_save_leaves_an_outbox_that_the_next_process_applies_on
     assert len(memory.history("tone", "agent", agent="Triage")) == 1
 
 
+@pytest.mark.slow  # subprocesses killed with SIGKILL
 @pytest.mark.parametrize("backend_url", FILE_STORES, indirect=True)
 def test_an_undelivered_outbox_is_applied_by_the_next_turn_not_only_a_replay(backend_url):
     user, cid = fresh_id("u"), fresh_id("c")
