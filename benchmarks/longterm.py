@@ -510,8 +510,9 @@ def plot_recall_vs_tokens(rows: Mapping[str, Mapping[str, Any]], path: str) -> N
     plt.close(fig)
 
 
-def format_rows(rows: Mapping[str, Mapping[str, Any]]) -> str:
-    """The table as plain text, every policy (the losers too).
+def format_rows(rows: Mapping[str, Mapping[str, Any]], *, timing: bool = True) -> str:
+    """The table as plain text, every policy (the losers too); ``timing=False`` leaves out
+    ms per turn (the one column that changes from run to run).
 
     Example:
         >>> text = format_rows({"buffer": {"recall": 1.0, "answered": 0.9, "stale_answers": 0.0,
@@ -531,7 +532,7 @@ def format_rows(rows: Mapping[str, Mapping[str, Any]]) -> str:
         "tokens/q",
         "of buffer",
         "ms/turn",
-    ]
+    ][: None if timing else -1]
     body = [
         [
             name,
@@ -543,7 +544,7 @@ def format_rows(rows: Mapping[str, Mapping[str, Any]]) -> str:
             f"{r['tokens_per_question']:,.0f}",
             f"{r['share_of_buffer']:.1%}",
             f"{r['ms_per_turn']:.1f}",
-        ]
+        ][: None if timing else -1]
         for name, r in rows.items()
     ]
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
