@@ -479,26 +479,30 @@ def plot_recall_vs_tokens(rows: Mapping[str, Mapping[str, Any]], path: str) -> N
 
     front = set(pareto_front(rows))
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    low = max(1.0, min(r["tokens_per_question"] for r in rows.values()) / 3)
     buffer = rows.get("buffer", {}).get("tokens_per_question")
     if buffer:
-        ax.axvspan(1, buffer * TARGET["share_of_buffer"], ymin=0, ymax=1, alpha=0.0)
         ax.fill_between(
-            [1, buffer * TARGET["share_of_buffer"]],
+            [low, buffer * TARGET["share_of_buffer"]],
             TARGET["recall"],
             1.05,
             color="tab:green",
             alpha=0.08,
             label=f"target: recall >= {TARGET['recall']:.0%} at <= 20% of buffer's tokens",
         )
-    for name, r in rows.items():
+    placed: list[tuple[float, float]] = []  # labels already drawn: the next near one goes lower
+    for name, r in sorted(rows.items(), key=lambda item: item[1]["tokens_per_question"]):
         x, y = max(r["tokens_per_question"], 1), r["recall"]
         ax.scatter([x], [y], s=60, color="tab:green" if name in front else "tab:grey", zorder=3)
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        near = sum(abs(y - py) < 0.03 and 0.5 < x / px < 2 for px, py in placed)
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 4 - 12 * near), fontsize=8)
+        placed.append((x, y))
     line = sorted(
         (max(r["tokens_per_question"], 1), r["recall"]) for n, r in rows.items() if n in front
     )
     ax.plot([p[0] for p in line], [p[1] for p in line], color="tab:green", linewidth=1)
     ax.set_xscale("log")
+    ax.set_xlim(low, max(r["tokens_per_question"] for r in rows.values()) * 3)
     ax.set_xlabel("tokens sent per question (log scale)")
     ax.set_ylabel("recall of current facts (value in the prompt)")
     ax.set_ylim(0, 1.05)

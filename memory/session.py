@@ -14,6 +14,10 @@ difference is something you can run and measure:
                            ``context_variables`` starts empty and the given agent starts
 ``("context",)``           the fields and the active agent, but the model sees no earlier text
 ``()``                     nothing: every run starts fresh, as plain Swarm does
+``+ "long_term"``          also the *user's* facts (``user_id=``, ``long_term=True``), across every
+                           conversation of that user: recalled into each prompt, written by the
+                           memory tools and the extractor, committed with the turn
+                           (:mod:`~swarmgraph.memory.long_term_turn`)
 =========================  ======================================================================
 
 A turn is saved in one atomic write (a process killed mid-turn leaves the whole turn or none
