@@ -83,7 +83,9 @@ def resolve_chat_model(
     if client is not None:
         from .chat_models.openai_client import OpenAIClientChatModel
 
-        return OpenAIClientChatModel(client, model_name)
+        # Swarm's own arguments, nothing more (no stream_options): the client may be a
+        # hand-written object that takes exactly what Swarm sends.
+        return OpenAIClientChatModel(client, model_name, stream_usage=False)
     if chat_model is not None:
         if isinstance(chat_model, BaseChatModel):
             return chat_model

@@ -34,6 +34,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from langgraph.types import Command, Overwrite, interrupt
 
 from .approvals import (
@@ -51,6 +52,7 @@ from .routes import first_route
 from .run_control import RunControl, current_control
 from .runtime import GraphRuntime, ModelCall
 from .state import StateUpdate, SwarmState
+from .streamed_arguments import StreamedArguments
 from .tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
 from .types import CALLER, Agent, AgentFunction
 
@@ -100,8 +102,9 @@ class AgentNode:
     def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         turn = self._begin(state, current_control(config))
         if turn.call is not None:  # the model speaks
-            reply = turn.call.runnable.invoke(turn.prompt, config, **turn.call.kwargs)
-            self._replied(turn, turn.call, reply)
+            heard = StreamedArguments()  # streamed argument text, held to the strict rule
+            reply = turn.call.runnable.invoke(turn.prompt, _with(config, heard), **turn.call.kwargs)
+            self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
         if turn.ran is not None:  # tools run
             debug = turn.control.debug_print if turn.control.debug else None
             inputs = self.runtime.inputs_for(turn.agent, turn.control)
@@ -114,8 +117,11 @@ class AgentNode:
     async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         turn = self._begin(state, current_control(config))
         if turn.call is not None:
-            reply = await turn.call.runnable.ainvoke(turn.prompt, config, **turn.call.kwargs)
-            self._replied(turn, turn.call, reply)
+            heard = StreamedArguments()
+            reply = await turn.call.runnable.ainvoke(
+                turn.prompt, _with(config, heard), **turn.call.kwargs
+            )
+            self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
         if turn.ran is not None:
             debug = turn.control.debug_print if turn.control.debug else None
             inputs = self.runtime.inputs_for(turn.agent, turn.control)
@@ -159,7 +165,7 @@ class AgentNode:
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         call = self.runtime.model_for(agent, control)
-        turn.prompt = [_api_safe_name(m) for m in prompt] if call.safe_names else prompt
+        turn.prompt = [_as_sent(m) for m in prompt] if call.safe_names else prompt
         exceeded = control.ledger.before_model(agent.name, turn.prompt)
         if exceeded is None:
             turn.call = call
@@ -335,9 +341,19 @@ def _reanswer(
             return
 
 
-def _api_safe_name(message: BaseMessage) -> BaseMessage:
-    """A copy whose ``name`` OpenAI accepts (``"Spanish Agent"`` -> ``"Spanish_Agent"``)."""
+def _with(config: RunnableConfig, handler: StreamedArguments) -> RunnableConfig:
+    """``config`` with ``handler`` among its callbacks (a copy: LangGraph's stays as it is)."""
+    return merge_configs(config, {"callbacks": [handler]})
+
+
+def _as_sent(message: BaseMessage) -> BaseMessage:
+    """What Swarm sends for ``message`` to a model that sends ``name`` (ChatOpenAI): an
+    assistant message without one (Swarm's assistant dicts carry ``sender``, never ``name``;
+    OpenAI would show the model a name Swarm never sent), any other name made API-safe
+    (``"Spanish Agent"`` -> ``"Spanish_Agent"``)."""
     name = message.name
+    if name and isinstance(message, AIMessage):
+        return message.model_copy(update={"name": None})
     if not name or not _UNSAFE_NAME.search(name):
         return message
     return message.model_copy(update={"name": _UNSAFE_NAME.sub("_", name)})

@@ -193,20 +193,21 @@ class PreparedRun(AbstractContextManager):
         subgraphs = any(isinstance(agent, GraphAgent) for agent in agents)
         return {"stream_mode": ["messages", "values"], "subgraphs": subgraphs}
 
-    def events(self) -> Iterator[dict[str, Any]]:
-        """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``."""
+    def events(self, *, tool_results: bool = False) -> Iterator[dict[str, Any]]:
+        """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``;
+        with ``tool_results``, each tool answer too (``{"tool_result": message}``)."""
         if self.control.turns_left():  # max_turns <= 0: no model call, no events
-            events = SwarmEvents(self)
+            events = SwarmEvents(self, tool_results=tool_results)
             with self:
                 for item in self.app.stream(self.state, self.config, **self.stream_options()):
                     yield from events.feed(item)
             yield from events.close()
         yield {"response": self.finish()}
 
-    async def aevents(self) -> AsyncIterator[dict[str, Any]]:
+    async def aevents(self, *, tool_results: bool = False) -> AsyncIterator[dict[str, Any]]:
         """Async twin of :meth:`events`."""
         if self.control.turns_left():
-            events = SwarmEvents(self)
+            events = SwarmEvents(self, tool_results=tool_results)
             with self:
                 async for item in self.app.astream(
                     self.state, self.config, **self.stream_options()

@@ -182,6 +182,7 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        tool_results: bool = False,
         prompt_context: PromptContext | None = None,
         tool_inputs: ToolInputs | None = None,
     ) -> Response | Iterator[dict]:
@@ -200,7 +201,9 @@ class Swarm:
         agent whose calls run.
 
         ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
-        returns an iterator of Swarm-shaped events ending with ``{"response": ...}``.
+        returns an iterator of Swarm-shaped events ending with ``{"response": ...}``;
+        ``tool_results=True`` adds each tool answer as ``{"tool_result": message}`` right
+        after the reply that called it (Swarm streams none; a terminal shows them live).
         A handoff loop raises :class:`HandoffLoopError`, and a run that takes LangGraph's
         whole step budget without answering (no ``max_turns``: ``Swarm(step_limit=)``, 1,000
         steps by default) raises :class:`StepLimitError`; each one's ``.response`` holds
@@ -222,7 +225,7 @@ class Swarm:
             )
         )
         if stream:
-            return run.events()
+            return run.events(tool_results=tool_results)
         if run.control.turns_left():  # max_turns <= 0: Swarm never calls the model
             with run:  # a failing run's error holds the Response of what it produced
                 for values in run.app.stream(run.state, run.config, stream_mode="values"):
@@ -242,6 +245,7 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        tool_results: bool = False,
         prompt_context: PromptContext | None = None,
         tool_inputs: ToolInputs | None = None,
     ) -> Response | AsyncIterator[dict]:
@@ -271,7 +275,7 @@ class Swarm:
             )
         )
         if stream:
-            return run.aevents()
+            return run.aevents(tool_results=tool_results)
         if run.control.turns_left():
             with run:
                 async for values in run.app.astream(run.state, run.config, stream_mode="values"):

@@ -1,15 +1,17 @@
 """Swarm's stream events from LangGraph's ``messages`` + ``values`` stream.
 
-``Swarm.run(..., stream=True)`` yields what openai/swarm yields: ``{"delim": "start"}``, the
-deltas of one reply (``content``, ``tool_calls``, ``sender`` on the first), ``{"delim":
-"end"}``, and at last ``{"response": Response}``.
+``Swarm.run(..., stream=True)`` yields what openai/swarm yields from OpenAI: ``{"delim":
+"start"}``, the deltas of one reply (the first carries the role and ``sender``, with content
+``""`` for a text reply; the last is the empty delta of the chunk with ``finish_reason``),
+``{"delim": "end"}``, and at last ``{"response": Response}``.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
     >>> events = Swarm(chat_model=ScriptedChatModel(["Hi!"])).run(
     ...     Agent(), [{"role": "user", "content": "hey"}], stream=True)
-    >>> [next(iter(event)) for event in events]
-    ['delim', 'content', 'delim', 'response']
+    >>> [(e.get("delim") or e.get("content")) if "response" not in e else "response"
+    ...  for e in events]
+    ['start', '', 'Hi!', None, 'end', 'response']
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+
+from .messages import to_openai
 
 if TYPE_CHECKING:
     from .prepared_run import PreparedRun
@@ -30,8 +34,10 @@ class SwarmEvents:
     """Turns one run's LangGraph stream items into Swarm's event shapes; the last top-level
     ``values`` item becomes the run's ``final`` state."""
 
-    def __init__(self, run: PreparedRun) -> None:
+    def __init__(self, run: PreparedRun, *, tool_results: bool = False) -> None:
         self.run = run
+        #: Also yield ``{"tool_result": message}`` for each tool answer (ours, not Swarm's).
+        self.tool_results = tool_results
         self.open_id: str | None = None
         self.streamed: set[str] = set()  # ids of replies already streamed
 
@@ -47,7 +53,12 @@ class SwarmEvents:
             return
         chunk, meta = payload
         if not isinstance(chunk, AIMessage):
-            return  # tool results arrive in the final response, as in Swarm
+            # Swarm streams no tool results (they arrive in the final response); asked for,
+            # each comes after the reply that called it, as the message dict it is stored as.
+            if self.tool_results and not ns and isinstance(chunk, ToolMessage):
+                yield from self.close()
+                yield {"tool_result": to_openai([chunk])[0]}
+            return
         if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
             if chunk.id in self.streamed:
                 return  # its model streamed it already, token by token, from inside
@@ -55,13 +66,18 @@ class SwarmEvents:
         first = chunk.id != self.open_id
         content = chunk.content if isinstance(chunk.content, str) else None
         if not first and not content and not chunk.tool_call_chunks:
-            return  # LangChain's closing chunk carries nothing Swarm would show
+            return  # the closing chunk: close() yields Swarm's empty delta for it
         if first:
             yield from self.close()
             self.open_id = chunk.id
             if chunk.id is not None:
                 self.streamed.add(chunk.id)
             yield {"delim": "start"}
+            if content and not chunk.tool_call_chunks:
+                # OpenAI opens a text reply with a delta of its own (role, content ""),
+                # which Swarm yields; a model whose first chunk already has text gets one.
+                yield self._delta("", None, first=True, ns=ns, meta=meta)
+                first = False
         tool_calls = [
             {
                 "index": c.get("index") or 0,
@@ -72,8 +88,22 @@ class SwarmEvents:
             }
             for c in chunk.tool_call_chunks
         ] or None
+        if first and not content:
+            # OpenAI's opening delta: content "" for a text reply, null beside tool calls
+            content = None if tool_calls else ""
+        yield self._delta(content if first else (content or None), tool_calls, first, ns, meta)
+
+    def _delta(
+        self,
+        content: str | None,
+        tool_calls: list[dict[str, Any]] | None,
+        first: bool,
+        ns: tuple[str, ...],
+        meta: dict[str, Any],
+    ) -> dict[str, Any]:
+        """One delta in the shape Swarm yields (the openai SDK's ``ChoiceDelta`` as a dict)."""
         delta: dict[str, Any] = {
-            "content": content or None,
+            "content": content,
             "function_call": None,
             "refusal": None,
             "role": "assistant" if first else None,
@@ -82,18 +112,30 @@ class SwarmEvents:
         if first:  # Swarm stamps the sender on the delta that carries the role
             run = self.run
             # The node that runs it: ours, or the member whose graph the namespace names.
-            node = ns[0].split(":")[0] if ns else meta.get("langgraph_node")
+            node = ns[0].split(":")[0] if ns else str(meta.get("langgraph_node", ""))
             agent = run.runtime.roster(run.control).get(node)  # None: the dynamic node
             if agent is None:
                 agent = run.runtime.agent_for(run.final.get("active_agent"), run.control)
             delta["sender"] = agent.name  # the real name, not the node name it runs under
-        yield delta
+        return delta
 
     def close(self) -> Iterator[dict[str, Any]]:
-        """``{"delim": "end"}`` for the reply being streamed, if one is."""
+        """The reply being streamed, if one is, ends as it does from OpenAI through Swarm:
+        the empty delta of the chunk that carries ``finish_reason``, then ``{"delim": "end"}``."""
         if self.open_id is not None:
             self.open_id = None
+            yield dict(_EMPTY_DELTA)
             yield {"delim": "end"}
+
+
+#: The last delta of every OpenAI reply (``{}`` with ``finish_reason``), as Swarm yields it.
+_EMPTY_DELTA: dict[str, Any] = {
+    "content": None,
+    "function_call": None,
+    "refusal": None,
+    "role": None,
+    "tool_calls": None,
+}
 
 
 def _as_chunk(message: AIMessage) -> AIMessageChunk:

@@ -304,6 +304,33 @@ class Session:
         """Forget this conversation: messages, context, agent, turn log, in one write."""
         self.store.clear(self.conversation_id)
 
+    def switch_agent(self, agent: Agent) -> None:
+        """Hand the conversation to ``agent``: the next run starts with it, as if a handoff
+        had left it there. One conditional write of the active agent (messages and context
+        stay); a run that saved meanwhile is read again first, never overwritten.
+
+        Example:
+            >>> from swarmgraph.graph import Agent
+            >>> session = Session("doc-switch", url="memory://doc-switch")
+            >>> session.switch_agent(Agent(name="Sales"))
+            >>> session.active_agent_name
+            'Sales'
+        """
+        if "context" not in self.persist:
+            raise ValueError(
+                f"session {self.conversation_id!r} keeps no active agent: persist="
+                f"{self.persist!r} leaves out 'context', which holds it"
+            )
+        while True:
+            latest = self.store.load(self.conversation_id, window=NO_MESSAGES)
+            # A name alone resumes the first of its namesakes (rank 0), as after a handoff.
+            write = TurnWrite(active_agent=agent.name, meta=ranked(latest.meta, 0))
+            try:
+                self.store.save(self.conversation_id, write, expected_version=latest.version)
+                return
+            except ContextVersionConflict:  # a turn saved since the load: read it again
+                continue
+
     async def aclear(self) -> None:
         """:meth:`clear` from async code (one thread hop; the backends are sync, pooled)."""
         await asyncio.to_thread(self.clear)

@@ -18,7 +18,7 @@ outbox). :class:`ConversationStore` is what every backend offers:
   move" means "nobody saved since my load"; an append of messages alone that expects none (a
   LangChain history's ``add_messages``) leaves the record as it is.
 * ``clear(cid)``, and the reads a REPL or an adapter needs: ``messages``, ``count``,
-  ``records``.
+  ``records``, and ``conversations()`` (each one's id, agent, message count, last change).
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -51,7 +51,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -173,6 +173,39 @@ class ConversationStore(Protocol):
     def records(
         self, conversation_id: str, kind: str, keys: Collection[str] | None = None
     ) -> dict[str, JSON]: ...
+    def conversations(self) -> list[ConversationSummary]: ...
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """One stored conversation as a listing shows it (``swarmgraph sessions``).
+
+    ``updated_at`` is when its context record was last written (a turn, a clear), in seconds
+    since the epoch; None when only messages were ever appended to it (a LangChain history's
+    ``add_messages``), which not every backend timestamps.
+    """
+
+    conversation_id: str
+    active_agent: str | None
+    messages: int
+    updated_at: float | None
+
+
+def newest_first(rows: Iterable[ConversationSummary]) -> list[ConversationSummary]:
+    """``rows`` that hold something (messages, or an agent), the last changed first, then
+    those without a time, by id. A cleared conversation (an empty tombstone) is left out.
+
+    Example:
+        >>> rows = [ConversationSummary("a", None, 2, None), ConversationSummary("b", "X", 0, 5.0),
+        ...         ConversationSummary("gone", None, 0, 9.0)]
+        >>> [row.conversation_id for row in newest_first(rows)]
+        ['b', 'a']
+    """
+    kept = [row for row in rows if row.messages or row.active_agent]
+    return sorted(
+        kept,
+        key=lambda row: (row.updated_at is None, -(row.updated_at or 0.0), row.conversation_id),
+    )
 
 
 def next_version(conversation_id: str, stored: int, expected: int | None) -> int:
@@ -284,6 +317,11 @@ class StoreBase:
             return {}
         return {key: json.loads(text) for key, text in self._records(cid, kind, wanted).items()}
 
+    def conversations(self) -> list[ConversationSummary]:
+        """Every conversation this store holds something of: its id, the agent holding it,
+        how many messages, when it last changed; the last changed first."""
+        return newest_first(self._summaries())
+
     def encode(self, write: TurnWrite) -> EncodedWrite:
         """``write`` checked and encoded (the context with its size and depth checks):
         raises before anything is written."""
@@ -322,6 +360,9 @@ class StoreBase:
         raise NotImplementedError
 
     def _records(self, cid: str, kind: str, keys: list[str] | None) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _summaries(self) -> Iterable[ConversationSummary]:
         raise NotImplementedError
 
 

@@ -6,7 +6,8 @@
         stub.requests  # every decoded JSON request body, in order
 
 Replies are served in order, streaming (SSE) when the request says ``"stream": true``.
-A reply may also be a callable ``(request_body) -> reply`` or a plain ``str`` (text).
+A reply may also be a callable ``(request_body) -> reply`` or a plain ``str`` (text);
+``respond=`` (such a callable) answers every request after the scripted ones.
 An unscripted call gets HTTP 500 with an OpenAI-style error body; pass ``max_retries=0`` to
 openai clients so they do not retry (and sleep) on it.
 
@@ -120,8 +121,11 @@ class OpenAIStub:
         *,
         model: str | None = None,
         delay: float = 0.0,
+        respond: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self.replies: list[Any] = list(replies)
+        #: Answers every request after the scripted replies (None: HTTP 500 instead).
+        self.respond = respond
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
         self.model = model
@@ -184,9 +188,12 @@ class OpenAIStub:
         with self._lock:
             self.requests.append(body)
             if self._served >= len(self.replies):
-                return None
-            reply = self.replies[self._served]
-            self._served += 1
+                if self.respond is None:
+                    return None
+                reply: Any = self.respond
+            else:
+                reply = self.replies[self._served]
+                self._served += 1
         if callable(reply) and not isinstance(reply, StubReply):
             reply = reply(body)
         if isinstance(reply, str):

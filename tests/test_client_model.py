@@ -217,7 +217,9 @@ def test_streaming_with_dict_chunks():
     chunks = list(model.stream("x"))
     total = _sum(chunks)
     assert client.calls[0]["stream"] is True
-    assert set(client.calls[0]) == SWARM_KEYS | {"parallel_tool_calls"}
+    # the adapter alone asks for the usage chunk; Swarm(client=...) sends Swarm's keys only
+    assert set(client.calls[0]) == SWARM_KEYS | {"parallel_tool_calls", "stream_options"}
+    assert client.calls[0]["stream_options"] == {"include_usage": True}
     assert total.content == "Hello"
     assert total.tool_calls == [{"name": "add", "args": {"a": 1}, "id": "c1", "type": "tool_call"}]
     assert total.usage_metadata["total_tokens"] == 7
@@ -518,3 +520,13 @@ def test_model_resolver_missing_model_is_raised_on_use(monkeypatch):
     resolver = ModelResolver()
     with pytest.raises(MissingModelError):
         resolver.get("gpt-4o")
+
+
+def test_swarm_client_path_streams_with_swarms_keys_only():
+    """``Swarm(client=c)`` calls ``create`` exactly as Swarm does: no ``stream_options``."""
+    from swarmgraph.graph.models import resolve_chat_model
+
+    client = DuckClient([_chunks(["Hi"])])
+    model = resolve_chat_model("m", client=client)
+    assert "".join(str(c.content) for c in model.stream("x")) == "Hi"
+    assert set(client.calls[0]) == SWARM_KEYS

@@ -175,3 +175,36 @@ def test_openai_base_url_routes_the_default_model_to_a_local_server(monkeypatch)
         response = Swarm().run(Agent(model="llama3"), [user("hi")])
         assert stub.requests[0]["model"] == "llama3"
     assert response.messages[-1]["content"] == "local hello"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_default_path_sends_assistant_messages_without_a_name_as_swarm_does(monkeypatch, stream):
+    """Swarm's assistant dicts carry ``sender`` and never ``name``; through ChatOpenAI an
+    AIMessage's name would reach the model as OpenAI's ``name`` (``Triage_Agent``)."""
+    tier1 = Agent(name="Support: Tier 1", instructions="Help.")
+
+    def transfer_to_support():
+        """Hand over."""
+        return tier1
+
+    triage = Agent(name="Triage Agent", instructions="Route.", functions=[transfer_to_support])
+    history = [
+        user("hello"),
+        {"role": "assistant", "content": "Hi!", "sender": "Triage Agent"},
+        user("my printer"),
+    ]
+    replies = [stub_tool_call("transfer_to_support", "{}"), stub_text("Which model?")]
+    with OpenAIStub(replies) as stub:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        result = Swarm().run(
+            triage, [*history, {"role": "user", "content": "x", "name": "Ming Li"}], stream=stream
+        )
+        response = list(result)[-1]["response"] if stream else result
+        requests = stub.requests
+    assert response.agent is tier1
+    sent = [m for r in requests for m in r["messages"] if m["role"] == "assistant"]
+    assert len(sent) == 3  # the earlier answer twice, then Triage's transfer call
+    assert all("name" not in m for m in sent), sent
+    # a user's own name is kept, made API-safe as before
+    assert requests[0]["messages"][-1]["name"] == "Ming_Li"

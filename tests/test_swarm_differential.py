@@ -111,14 +111,22 @@ def _completion(reply: Reply) -> ChatCompletion:
 
 
 def _chunks(reply: Reply) -> Iterator[ChatCompletionChunk]:
-    deltas: list[dict] = [{"role": "assistant", "content": "" if reply.calls else None}]
+    """What OpenAI streams: a text reply opens with ``{"role", "content": ""}``; a tool-call
+    reply opens with the role, ``content: null`` and its first call; the reply ends with an
+    empty delta that carries ``finish_reason``."""
+    deltas: list[dict] = []
     if reply.content:
+        deltas.append({"role": "assistant", "content": ""})
         words = reply.content.split(" ")
         deltas += [{"content": w if i == 0 else " " + w} for i, w in enumerate(words)]
     for index, (id, name, args) in enumerate(reply.calls):
         head = {"index": index, "id": id, "type": "function"}
-        deltas.append({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+        delta: dict = {"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]}
+        if not deltas:
+            delta = {"role": "assistant", "content": None, **delta}
+        deltas.append(delta)
         deltas.append({"tool_calls": [{"index": index, "function": {"arguments": args}}]})
+    deltas.append({})
     for i, delta in enumerate(deltas):
         last = i == len(deltas) - 1
         finish = ("tool_calls" if reply.calls else "stop") if last else None
@@ -385,8 +393,6 @@ def _delta(event: dict) -> dict:
     event = dict(event)
     if event.get("audio", "absent") is None:  # a newer SDK's ChoiceDelta field (see above)
         del event["audio"]
-    if event.get("content") == "":  # the provider's "" on the role delta reads as None
-        event["content"] = None
     return event
 
 
@@ -531,3 +537,83 @@ def test_sparse_history_messages_are_sent_in_full_shape():
         "sender": "Agent",
     }
     assert normalise(ours.response.messages) == normalise(ref.response.messages)
+
+
+def test_streamed_text_reply_opens_with_empty_content_and_ends_with_the_empty_delta():
+    """OpenAI opens a text reply with ``{"role", "content": ""}`` and closes it with an empty
+    delta carrying ``finish_reason``; Swarm yields both, and so do we."""
+    ref, ours = run_both(bare, [text("Hello there.")], [user("Hi!")], stream=True)
+    assert [_delta(e) for e in ours.events[:-1]] == [_delta(e) for e in ref.events[:-1]]
+    opening, closing = ours.events[1], ours.events[-3]
+    assert opening["content"] == "" and opening["role"] == "assistant"
+    assert opening["sender"] == "Agent"
+    assert closing == {
+        "content": None,
+        "function_call": None,
+        "refusal": None,
+        "role": None,
+        "tool_calls": None,
+    }
+    assert ours.events[-2] == {"delim": "end"}
+
+
+def _greeter(impl: Impl):
+    ran: list[str] = []
+
+    def greet(name):
+        """Greet someone."""
+        ran.append(name)
+        return f"Hi {name}"
+
+    agent = impl.Agent(name="Greeter", functions=[greet])
+    return agent, {"greeter": agent, "ran": ran}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_malformed_arguments_are_an_error_streamed_or_not(stream):
+    """Pinned difference: Swarm's ``json.loads`` raises on ``'{"name": "Bo"'`` and the run
+    crashes; here the call is answered ``Error: ... not valid JSON`` and the tool does not
+    run, streamed or not (LangChain's streaming would repair the text: one rule for both)."""
+    broken = Reply(calls=(("c1", "greet", '{"name": "Bo"'),))
+    with pytest.raises(json.JSONDecodeError):
+        start, _ = _greeter(REFERENCE)
+        out = RefSwarm(client=ScriptedClient([broken, text("x")])).run(
+            agent=start, messages=[user("greet Bo")], stream=stream
+        )
+        if stream:
+            list(out)
+    start, agents = _greeter(OURS)
+    client = ScriptedClient([broken, text("Sorry, let me retry.")])
+    out = swarmgraph.Swarm(client=client).run(start, [user("greet Bo")], stream=stream)
+    response = list(out)[-1]["response"] if stream else out
+    assert agents["ran"] == []  # the tool never saw arguments the model did not finish
+    answer = response.messages[1]
+    assert answer["role"] == "tool" and answer["tool_call_id"] == "c1"
+    assert answer["content"].startswith("Error: greet: arguments are not valid JSON")
+    call = response.messages[0]["tool_calls"][0]["function"]
+    assert call == {"arguments": '{"name": "Bo"', "name": "greet"}  # as the model sent it
+    assert client.requests[1]["messages"][-1]["content"] == answer["content"]
+
+
+def test_tool_results_are_streamed_only_when_asked_after_the_reply_that_called_them():
+    """Ours: ``tool_results=True`` adds ``{"tool_result": message}`` events (a terminal shows
+    them live); without it the stream is Swarm's, event for event."""
+    replies = [call("remember_order", {"order_id": 7}, id="c1"), text("Noted.")]
+
+    def events(**kwargs: Any) -> list[dict]:
+        start, _ = triage_and_sales(OURS)
+        out = OURS.Swarm(client=ScriptedClient(replies)).run(
+            start, [user("order 7")], {"name": "Ming"}, stream=True, **kwargs
+        )
+        return [e for e in out if "response" not in e]
+
+    plain, with_results = events(), events(tool_results=True)
+    assert [e for e in with_results if "tool_result" not in e] == plain
+    at = next(i for i, e in enumerate(with_results) if "tool_result" in e)
+    assert with_results[at - 1] == {"delim": "end"} and with_results[at + 1] == {"delim": "start"}
+    assert with_results[at]["tool_result"] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "tool_name": "remember_order",
+        "content": "Noted 7.",
+    }

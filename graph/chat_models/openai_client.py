@@ -81,6 +81,7 @@ class OpenAIClientChatModel(BaseChatModel):
         client: any object with ``chat.completions.create(**kwargs)`` (``openai.OpenAI``,
             ``openai.AsyncOpenAI``, Azure clients, or a hand-written fake).
         model_name: sent as ``model=``.
+        stream_usage: ask a streamed reply for its token usage (default True).
 
     With a sync client, the async methods run ``create`` (and each step of a stream) in a
     worker thread via ``asyncio.to_thread`` so the event loop is never blocked.
@@ -103,6 +104,10 @@ class OpenAIClientChatModel(BaseChatModel):
 
     client: Any = Field(default=None, exclude=True)
     model_name: str = Field(default="gpt-4o", alias="model")
+    #: A streamed request asks for the usage chunk (``stream_options={"include_usage":
+    #: True}``), so a streamed reply reports its tokens as a non-streamed one does.
+    #: ``Swarm(client=...)`` turns it off: there the client is called exactly as Swarm calls it.
+    stream_usage: bool = True
 
     def __init__(self, client: Any = None, model_name: str | None = None, /, **kwargs: Any):
         if client is not None:
@@ -156,6 +161,8 @@ class OpenAIClientChatModel(BaseChatModel):
             params["parallel_tool_calls"] = True if parallel is None else parallel
         if stop:
             params["stop"] = stop
+        if stream and self.stream_usage:
+            params["stream_options"] = {"include_usage": True}
         return params
 
     def _create(self) -> Any:

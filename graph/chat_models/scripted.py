@@ -106,6 +106,7 @@ class ScriptedChatModel(BaseChatModel):
             without it an exhausted script raises ``ScriptExhaustedError``.
         latency: seconds each call waits (``asyncio.sleep`` on the async path, so concurrent
             async calls overlap).
+        model_name: the name tracing reports (``ls_model_name``), default ``"scripted"``.
 
     >>> from langchain_core.messages import HumanMessage
     >>> echo = ScriptedChatModel([], respond=lambda msgs: "you said " + msgs[-1].content)
@@ -126,6 +127,9 @@ class ScriptedChatModel(BaseChatModel):
     responses: list[Any] = Field(default_factory=list)
     respond: Callable[[list[BaseMessage]], Any] | None = None
     latency: float = 0.0
+    #: The model name tracing reports (LangSmith's ``ls_model_name``); the replies are the
+    #: script's whatever ``agent.model`` asks for.
+    model_name: str = "scripted"
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _next: int = PrivateAttr(default=0)

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..context_json import DEFAULT_SIZE_LIMIT, decode_context
 from ..errors import RecordExists
 from ..store import (
+    ConversationSummary,
     EncodedWrite,
     Half,
     Snapshot,
@@ -45,6 +47,7 @@ class _Conversation:
     meta: str = "{}"
     messages: list[str] = field(default_factory=list)
     records: dict[tuple[str, str], str] = field(default_factory=dict)
+    updated_at: float | None = None  # when the record was last written (time.time())
 
 
 _registry_lock = threading.Lock()
@@ -107,6 +110,7 @@ class MemoryStore(StoreBase):
             found.meta = found.meta if write.meta is None else write.meta
             found.messages.extend(write.messages)
             found.records.update({(r.kind, r.key): r.value for r in write.records})
+            found.updated_at = time.time()
             self._conversations[cid] = found
             return version
 
@@ -120,11 +124,19 @@ class MemoryStore(StoreBase):
             if only != "messages":  # a tombstone: the version goes on counting
                 found.context, found.active_agent, found.meta, found.records = "{}", None, "{}", {}
                 found.version += 1
+                found.updated_at = time.time()
 
     def _messages(self, cid: str, limit: int | None) -> list[str | bytes]:
         with self._lock:
             texts = (self._conversations.get(cid) or _Conversation()).messages
             return list(texts if limit is None else texts[len(texts) - limit :])
+
+    def _summaries(self) -> list[ConversationSummary]:
+        with self._lock:
+            return [
+                ConversationSummary(cid, c.active_agent, len(c.messages), c.updated_at)
+                for cid, c in self._conversations.items()
+            ]
 
     def _count(self, cid: str) -> int:
         with self._lock:

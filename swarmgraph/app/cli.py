@@ -3,7 +3,8 @@
     swarmgraph demo                                    # offline, no API key
     swarmgraph chat [AGENT] --session ID [--db URL] [--model NAME]
                     [--memory buffer|window:K|tokens:N|summary[:K]] [--user ID]
-    swarmgraph history --session ID [--db URL] [--user ID]
+    swarmgraph history [--session ID] [--db URL] [--user ID]  # without --session: the list
+    swarmgraph sessions [--db URL]                    # id, agent, messages, last change
     swarmgraph graph [AGENT] [--format mermaid|png] [--output PATH]
 
 ``AGENT`` is your own agent, ``path/to/file.py:triage`` or ``package.module:triage``
@@ -157,8 +158,12 @@ class ModelChoice:
         return self.label == DEMO_MODEL_LABEL
 
 
-def _choose_model(args: argparse.Namespace) -> ModelChoice:
-    """A real model when ``--model`` or ``OPENAI_API_KEY`` asks for one, else the demo model."""
+def _choose_model(args: argparse.Namespace, asked: Sequence[str] = ()) -> ModelChoice:
+    """A real model when ``--model`` or ``OPENAI_API_KEY`` asks for one, else the demo model.
+
+    ``asked``: the model names the user's agents ask for (their ``Agent.model``); without
+    ``--model`` those are what every request sends, so they are what the banner names.
+    """
     from ..graph.swarm import Swarm
     from .demo import DEMO_MODEL_LABEL, demo_model
     from .provider import endpoint_text, server_chat_model
@@ -181,7 +186,8 @@ def _choose_model(args: argparse.Namespace) -> ModelChoice:
             f"--model {args.model} needs OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local "
             "OpenAI-compatible server); leave out --model to use the offline demo model"
         )
-    name = args.model or DEFAULT_MODEL
+    names = [args.model] if args.model else list(dict.fromkeys(asked)) or [DEFAULT_MODEL]
+    name = names[0]
     where = f"at {endpoint_text(base)}" if base else "on OpenAI"
     # One client per model name, built here so its errors and retries can be reported.
     models: dict[str, Any] = {}
@@ -191,9 +197,9 @@ def _choose_model(args: argparse.Namespace) -> ModelChoice:
             models[model_name] = server_chat_model(model_name, base_url=base, api_key=key)
         return models[model_name]
 
-    return ModelChoice(
-        Swarm(chat_model=chat_model), name, f"{name} {where}", chat_model(name), base
-    )
+    # The banner names what requests send: --model, else each agent's own model.
+    label = f"{', '.join(names)} {where}"
+    return ModelChoice(Swarm(chat_model=chat_model), name, label, chat_model(name), base)
 
 
 def _session(args: argparse.Namespace, conversation_id: str, agents: Sequence[Any], **kw: Any):
@@ -310,7 +316,15 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
 
     style = Style.for_stream(out, args.no_color)
     user_agent = _user_agent(args.agent) if args.agent else None
-    choice = _choose_model(args)
+    reachable: list[Any] = []
+    if user_agent is not None:
+        from ..graph.discovery import reachable_agents
+
+        reachable = reachable_agents([user_agent])
+    # Your agents ask for their own models (the start agent's first); a LangGraph member
+    # brings its own model, which is not ours to name.
+    asked = [m for a in reachable if isinstance(m := getattr(a, "model", None), str)]
+    choice = _choose_model(args, asked)
     # summary[:K] writes its summary with the chat model of the run (offline: the demo model).
     memory = parse_memory(args.memory, model=choice.chat_model)
     swarm: Any = choice.swarm
@@ -318,11 +332,10 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
         start, *others = demo_agents(model=choice.name)
         agents = [start, *others]
     else:
-        from ..graph.discovery import reachable_agents
         from .demo_loop import LoopSwarm
 
         start = user_agent
-        agents = reachable_agents([user_agent])
+        agents = reachable
         if args.model:  # your agents name their own models; --model overrides them all
             swarm = LoopSwarm(choice.swarm, model_override=args.model)
         if choice.offline:
@@ -390,6 +403,51 @@ def _mark_for_approval(agents: list, names: list[str]) -> None:
         agent.functions = [marked(f) if f.__name__ in names else f for f in agent.functions]
 
 
+# -- sessions ------------------------------------------------------------------------------------
+def _when(stamp: float | None) -> str:
+    """A last-change time in local time, to the second; "-" when the store has none.
+
+    Example:
+        >>> _when(None)
+        '-'
+    """
+    import time
+
+    return "-" if stamp is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+
+
+def cmd_sessions(args: argparse.Namespace, out: TextIO) -> int:
+    """The stored conversations, the last changed first: id, agent, messages, last change."""
+    from ..memory import open_store
+    from .terminal import Style
+
+    style = Style.for_stream(out, getattr(args, "no_color", False))
+    path = _sqlite_file(args.db)
+    if path is not None and not path.exists():  # reading must not create the file
+        hint = old_store_hint(args.db)
+        print(f"no stored conversations: {_where(args.db)} does not exist", file=out)
+        if hint:
+            print(f"note: {hint}", file=out)
+        return 0
+    rows = open_store(args.db).conversations()
+    if not rows:
+        print(f"no stored conversations in {_where(args.db)}", file=out)
+        return 0
+    table = [("conversation", "agent", "messages", "last change")] + [
+        (row.conversation_id, row.active_agent or "-", str(row.messages), _when(row.updated_at))
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in table) for i in range(4)]
+    many = f"{len(rows)} conversation" + ("s" if len(rows) != 1 else "")
+    print(f"{many} in {_where(args.db)}, the last changed first:", file=out)
+    for number, line in enumerate(table):
+        cells = [line[0].ljust(widths[0]), line[1].ljust(widths[1])]
+        cells += [line[2].rjust(widths[2]), line[3]]
+        text = "  ".join(cells).rstrip()
+        print(style.bold(text) if number == 0 else text, file=out)
+    return 0
+
+
 # -- history -------------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     import json
@@ -398,6 +456,10 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     from .demo import demo_agents
     from .terminal import Style, conversation_lines
 
+    if args.session is None:  # which conversations there are, and how to show one
+        cmd_sessions(args, out)
+        print("show one with: swarmgraph history --session ID", file=out)
+        return 0
     path = _sqlite_file(args.db)
     if path is not None and not path.exists():
         hint = old_store_hint(args.db)
@@ -485,6 +547,10 @@ def user_app(agent: Any) -> Any:
 
 
 def cmd_graph(args: argparse.Namespace, out: TextIO) -> int:
+    if args.format == "png":  # before any work: name every missing module at once
+        from .extras import require_extra
+
+        require_extra("draw", "matplotlib", "grandalf", purpose="swarmgraph graph --format png")
     agent = _user_agent(args.agent) if args.agent else None
     app = demo_app() if agent is None else user_app(agent)
     if args.format == "mermaid":
@@ -588,13 +654,21 @@ def build_parser() -> argparse.ArgumentParser:
     storage(chat)
     model(chat)
     history = commands.add_parser(
-        "history", help="stored messages, context and long-term facts of a session"
+        "history",
+        help="stored messages, context and long-term facts of a session (without --session: "
+        "the list)",
     )
-    history.add_argument("--session", required=True, metavar="ID", help="conversation id")
+    history.add_argument(
+        "--session", metavar="ID", help="conversation id (left out: list the conversations)"
+    )
     history.add_argument(
         "--user", metavar="ID", help="whose long-term facts to show (default: the session's)"
     )
     storage(history)
+    sessions = commands.add_parser(
+        "sessions", help="the stored conversations: id, agent, messages, last change"
+    )
+    storage(sessions)
     drawing = commands.add_parser(
         "graph", help="your swarm's graph, or the demo's (mermaid text or PNG)"
     )
@@ -645,8 +719,14 @@ def _describe(error: BaseException, url: str | None) -> str:
         return "the database is locked by another process; try again when it is done"
     if "unable to open database" in low:
         return f"cannot open the database file ({text})"
-    if isinstance(error, ImportError):
-        return f"{text} (for Postgres: pip install -e '.[postgres]')"
+    if isinstance(error, ImportError):  # the extra that brings the module, if any
+        from .extras import MissingExtra, install_hint
+
+        return (
+            text
+            if isinstance(error, MissingExtra)
+            else one_line(ImportError(install_hint(error)), url)
+        )
     orig = getattr(error, "orig", None)  # SQLAlchemy wraps the driver's error
     if orig is not None:
         return one_line(orig, url)
@@ -676,7 +756,13 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.error("the following arguments are required: --session (the demo needs one)")
     if getattr(args, "db", "unset") is None:
         args.db = default_db_url()
-    handlers = {"demo": cmd_demo, "chat": cmd_chat, "history": cmd_history, "graph": cmd_graph}
+    handlers = {
+        "demo": cmd_demo,
+        "chat": cmd_chat,
+        "history": cmd_history,
+        "sessions": cmd_sessions,
+        "graph": cmd_graph,
+    }
     debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
     try:
         with warnings.catch_warnings():

@@ -69,6 +69,7 @@ class LoopSwarm:
             kwargs["model_override"] = self.model_override
         if stream and self.stream:
             return self.swarm.run(stream=True, **kwargs)
+        kwargs.pop("tool_results", None)  # a stream's option; a replay has the results anyway
         response = self.swarm.run(**kwargs)
         return _replayed(response) if stream else response
 
@@ -76,6 +77,9 @@ class LoopSwarm:
 def _replayed(response: Any) -> Iterator[dict]:
     """A finished ``Response`` as Swarm's stream events: one delta per assistant message."""
     for message in response.messages:
+        if message.get("role") == "tool":
+            yield {"tool_result": message}
+            continue
         if message.get("role") != "assistant":
             continue
         yield {"delim": "start"}

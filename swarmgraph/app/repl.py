@@ -217,26 +217,69 @@ class Repl:
     #: Turns a model error into one line (None: not a model error); set by the CLI.
     describe_error: Callable[[BaseException], str | None] = lambda error: None
     commands: dict[str, Command] = field(default_factory=dict)
+    #: Stored messages this REPL has shown (None: the session keeps no messages).
+    seen: int | None = None
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
-    def turn(self, text: str) -> None:
-        """Run one user message; Ctrl-C stops it and stores nothing. A tool call that needs
-        approval is asked about (``approve process_refund(order_id=7)? [y/N/reason]``)."""
-        response = self._run(lambda swarm: self.session.run(swarm, self.agent, text))
-        self.settle(response)
+    def stored_count(self) -> int | None:
+        """How many messages the session stores now (None when it keeps none)."""
+        if "messages" not in getattr(self.session, "persist", ("messages",)):
+            return None
+        return int(self.session.store.count(self.session.conversation_id))
 
-    def settle(self, response: Any = None) -> None:
-        """Ask about each tool call waiting for approval and resume, until nothing waits."""
+    def catch_up(self) -> None:
+        """Show what another client (a second REPL, a worker) stored since this REPL last
+        looked: ``2 new messages from another client``, then the messages."""
+        if self.seen is None:
+            return
+        count = self.stored_count()
+        if count is None or count == self.seen:
+            return
+        if count < self.seen:
+            self.say("(another client cleared this conversation)")
+        else:
+            from ..graph.messages import to_openai
+
+            new = self.session.store.messages(self.session.conversation_id)[self.seen :]
+            many = f"{len(new)} new message" + ("s" if len(new) != 1 else "")
+            self.say(self.style.dim(f"({many} from another client)"))
+            for line in conversation_lines(to_openai(new), self.style):
+                self.say(line)
+        self.seen = count
+
+    def mark_seen(self) -> None:
+        """What is stored now was shown here (after this REPL's own turn or /clear)."""
+        if self.seen is not None:
+            self.seen = self.stored_count()
+
+    def turn(self, text: str) -> bool:
+        """Run one user message; Ctrl-C stops it and stores nothing. A tool call that needs
+        approval is asked about (``approve process_refund(order_id=7)? [y/N/reason]``).
+        True when the user left at that question (Ctrl-D): the REPL ends."""
+        response = self._run(lambda swarm: self.session.run(swarm, self.agent, text))
+        return self.settle(response)
+
+    def settle(self, response: Any = None) -> bool:
+        """Ask about each tool call waiting for approval and resume, until nothing waits.
+
+        Ctrl-D at the question leaves the REPL (True): the call stays waiting in the session,
+        and the next ``swarmgraph chat`` on it asks again before anything else. A turn typed
+        while a call waits could not run (the conversation must be resumed first), so the
+        REPL never goes back to its prompt with a call undecided.
+        """
         pending = response.pending if response is not None else self.session.pending
         while pending:
             decisions = {}
             for call in pending:
                 decision = self.ask_approval(call)
                 if decision is None:
-                    self.say("(left waiting: it is asked again next time)")
-                    return
+                    self.say(
+                        f"(left waiting: {call.describe()} is asked about again when "
+                        f"session {self.session.conversation_id!r} is opened)"
+                    )
+                    return True
                 decisions[call.id] = decision
 
             def resume(swarm: Any, decided: dict[str, bool | str] = decisions) -> Any:
@@ -244,16 +287,24 @@ class Repl:
 
             response = self._run(resume)
             if response is None:
-                return
+                return False
             pending = response.pending
+        return False
 
     def ask_approval(self, call: Any) -> bool | str | None:
         """``approve process_refund(order_id=7)? [y/N/reason]``: True, False, the reason
-        (a denial that says why), or None when the user pressed Ctrl-C or Ctrl-D."""
-        try:
-            answer = self.reader.read(f"approve {call.describe()}? [y/N/reason] ").strip()
-        except (EOFError, KeyboardInterrupt):
-            return None
+        (a denial that says why), or None when the user pressed Ctrl-D. Ctrl-C drops what
+        was typed and asks again, as it drops a line at the prompt."""
+        while True:
+            try:
+                answer = self.reader.read(f"approve {call.describe()}? [y/N/reason] ").strip()
+            except EOFError:
+                self.say()
+                return None
+            except KeyboardInterrupt:
+                self.say("^C" if not self.reader.interactive else "")
+                continue
+            break
         if answer.lower() in ("y", "yes"):
             return True
         if answer.lower() in ("", "n", "no"):
@@ -327,10 +378,37 @@ def _memories(repl: Repl, _: str) -> bool:
     return False
 
 
-def _agent(repl: Repl, _: str) -> bool:
-    name = repl.session.active_agent_name
-    repl.say(f"active agent: {name or repl.agent.name + ' (nobody has answered yet)'}")
+def _agent(repl: Repl, argument: str) -> bool:
+    """``/agent``: who answers next; ``/agent Sales``: hand the conversation to Sales, one of
+    the agents reachable from the one the chat started with."""
+    if not argument:
+        name = repl.session.active_agent_name
+        repl.say(f"active agent: {name or repl.agent.name + ' (nobody has answered yet)'}")
+        return False
+    reachable = _reachable(repl)
+    wanted = [a for a in reachable if a.name == argument]
+    if not wanted:
+        wanted = [a for a in reachable if a.name.lower() == argument.lower()]
+    if len(wanted) != 1:
+        names = ", ".join(a.name for a in reachable)
+        why = "no agent" if not wanted else "more than one agent"
+        repl.say(f"cannot switch: {why} named {argument!r} here; agents: {names}")
+        return False
+    repl.session.switch_agent(wanted[0])
+    repl.say(f"active agent: {wanted[0].name} (answers your next message)")
     return False
+
+
+def _reachable(repl: Repl) -> list[Any]:
+    """The agents this chat can reach from its start agent (the swarm's own discovery)."""
+    swarm = repl.swarm
+    while not hasattr(swarm, "reachable_agents") and hasattr(swarm, "swarm"):
+        swarm = swarm.swarm  # a wrapper (LoopSwarm) around the Swarm
+    if hasattr(swarm, "reachable_agents"):
+        return list(swarm.reachable_agents(repl.agent))
+    from ..graph.discovery import reachable_agents
+
+    return reachable_agents([repl.agent])
 
 
 def _clear(repl: Repl, _: str) -> bool:
@@ -357,7 +435,7 @@ COMMANDS: dict[str, Command] = {
     "/context": Command("the stored context_variables", _context),
     "/history": Command("the stored messages", _history),
     "/memories": Command("the user's long-term facts the active agent may read", _memories),
-    "/agent": Command("who answers next", _agent),
+    "/agent": Command("who answers next; /agent NAME hands the conversation to NAME", _agent),
     "/clear": Command("delete this session's messages and context (asks first)", _clear),
     "/quit": Command("leave (also /exit, Ctrl-D)", _quit),
 }
@@ -392,7 +470,10 @@ def chat_loop(
     )
     if describe_error is not None:
         repl.describe_error = describe_error
-    repl.settle()  # a turn stored while it waited for approval (an earlier process) goes first
+    repl.seen = repl.stored_count()
+    if repl.settle():  # a turn stored while it waited for approval (an earlier process) first
+        return 0
+    repl.mark_seen()
     while True:
         try:
             text = repl.reader.read(PROMPT).strip()
@@ -404,6 +485,7 @@ def chat_loop(
             continue
         if not text:
             continue
+        repl.catch_up()  # another client's turns first, in the order they were stored
         if text.startswith("/"):
             name, _, argument = text.partition(" ")
             name = _ALIASES.get(name.lower(), name.lower())
@@ -412,5 +494,9 @@ def chat_loop(
                 repl.say(f"unknown command {name}; /help lists them")
             elif command.run(repl, argument.strip()):
                 return 0
+            repl.mark_seen()
             continue
-        repl.turn(text)
+        left = repl.turn(text)
+        repl.mark_seen()
+        if left:
+            return 0

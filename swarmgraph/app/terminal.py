@@ -203,11 +203,18 @@ class StreamingSwarm:
         calls: dict[int, dict] = {}
         self.spinner.start()
         try:
-            for event in self.swarm.run(stream=True, **kwargs):
+            for event in self.swarm.run(stream=True, tool_results=True, **kwargs):
                 if self.stopped():
                     raise TurnInterrupted
                 if "response" in event:
                     return event["response"]
+                if "tool_result" in event:  # after its call's line, as /history shows it
+                    result = event["tool_result"]
+                    if handoff_target(result.get("content")) is None:  # a switch: the arrow
+                        self.spinner.stop()
+                        self._write(f"    {self.style.dim('↳ ' + str(result.get('content')))}\n")
+                        self.spinner.start()
+                    continue
                 if event.get("delim") == "start":
                     calls, speaking = {}, False
                     continue

@@ -39,7 +39,16 @@ from typing import Any
 
 from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
 from ...errors import ContextVersionConflict, RecordExists
-from ...store import EncodedWrite, Half, Snapshot, StoreBase, Window, decode_messages, since
+from ...store import (
+    ConversationSummary,
+    EncodedWrite,
+    Half,
+    Snapshot,
+    StoreBase,
+    Window,
+    decode_messages,
+    since,
+)
 from ...urls import shown_url
 from .engine import (
     conversation_uuid,
@@ -184,6 +193,19 @@ RECORD_SQL = (
 RECORDS_SQL = f"SELECT key, value::text FROM {RECORDS} WHERE conversation_key = %s AND kind = %s"
 SOME_RECORDS_SQL = f"{RECORDS_SQL} AND key = ANY(%s)"
 DELETE_RECORDS_SQL = f"DELETE FROM {RECORDS} WHERE conversation_key = %s"
+
+# -- the listing -------------------------------------------------------------------------------
+# Every conversation with a context row or messages (named in swarm_conversations whenever
+# messages are written): its agent, message count and last change, the later of the context
+# row's and the newest message's time.
+CONVERSATIONS_SQL = (
+    f"WITH m AS (SELECT session_id, count(*) AS n, max(created_at) AS at FROM {MESSAGES} "
+    "GROUP BY session_id), "
+    f"named AS (SELECT n.conversation_id, m.n, m.at FROM m JOIN {NAMES} n USING (session_id)) "
+    "SELECT coalesce(c.conversation_id, named.conversation_id), c.active_agent, "
+    "coalesce(named.n, 0), extract(epoch FROM greatest(c.updated_at, named.at))::float8 "
+    f"FROM {CONTEXT} c FULL OUTER JOIN named ON named.conversation_id = c.conversation_id"
+)
 
 #: Earlier versions stored a document JSONB would have altered as ``{WRAPPER: text}``; such
 #: rows are still read. A document that itself starts with this key is still wrapped, so a
@@ -364,6 +386,11 @@ class PostgresStore(StoreBase):
             else:
                 rows = conn.execute(SOME_RECORDS_SQL, (key, kind, keys)).fetchall()
         return {row[0]: row[1] for row in rows}
+
+    def _summaries(self) -> list[ConversationSummary]:
+        with read_connection(self.url) as conn:
+            rows = conn.execute(CONVERSATIONS_SQL).fetchall()
+        return [ConversationSummary(row[0], row[1], int(row[2]), row[3]) for row in rows]
 
 
 def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> PostgresStore:

@@ -24,6 +24,7 @@ Example (needs a server; the tests run it against a throwaway one)::
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
@@ -37,6 +38,7 @@ from redis.typing import EncodableT, FieldT
 from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
 from ...errors import RecordExists, TurnInterrupted, TurnOutcomeUnknown
 from ...store import (
+    ConversationSummary,
     EncodedWrite,
     Half,
     Snapshot,
@@ -48,7 +50,9 @@ from ...store import (
 )
 from ...urls import shown_url
 from .engine import (
+    CONTEXT_PREFIX,
     LOCK_WAIT_S,
+    MESSAGES_PREFIX,
     context_key,
     conversation_lock,
     lost_connection,
@@ -66,7 +70,7 @@ FIELDS = ("context", "version", "active_agent", "meta")
 TOMBSTONE_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
     redis.call('HINCRBY', KEYS[1], 'version', 1)
-    redis.call('HSET', KEYS[1], 'context', '{}', 'meta', '{}')
+    redis.call('HSET', KEYS[1], 'context', '{}', 'meta', '{}', 'updated_at', ARGV[1])
     redis.call('HDEL', KEYS[1], 'active_agent')
 end
 return 0
@@ -179,7 +183,7 @@ class RedisStore(StoreBase):
         # The new version (None: an append that leaves the record alone), and the context,
         # meta and agent if given.
         if version is not None:
-            mapping: dict[FieldT, EncodableT] = {"version": version}
+            mapping: dict[FieldT, EncodableT] = {"version": version, "updated_at": time.time()}
             if write.context is not None:
                 mapping["context"] = write.context
             if write.meta is not None:
@@ -204,9 +208,34 @@ class RedisStore(StoreBase):
                 pipe.delete(messages_key(cid))
             if only != "messages":
                 pipe.delete(records_key(cid))
-                pipe.eval(TOMBSTONE_SCRIPT, 1, context_key(cid))
+                pipe.eval(TOMBSTONE_SCRIPT, 1, context_key(cid), repr(time.time()))
 
         self._transaction(cid, lambda pipe: queue, retry=True)
+
+    def _summaries(self) -> list[ConversationSummary]:
+        """SCANs for the context hashes and message lists (never KEYS: it blocks the server),
+        then one pipeline reads each conversation's agent, time and message count."""
+        with unavailable_as_storage_error(self.url):
+            ids: set[str] = set()
+            for prefix in (CONTEXT_PREFIX, MESSAGES_PREFIX):
+                for key in self.client.scan_iter(match=_glob(prefix) + "*", count=500):
+                    ids.add(str(_text(key))[len(prefix) :])
+            order = sorted(ids)
+            pipe = self.client.pipeline(transaction=False)
+            for cid in order:
+                pipe.hmget(context_key(cid), ("active_agent", "updated_at"))
+                pipe.llen(messages_key(cid))
+            values = pipe.execute(raise_on_error=False)
+        rows = []
+        for at, cid in enumerate(order):
+            fields, count = values[2 * at], values[2 * at + 1]
+            if isinstance(fields, Exception) or isinstance(count, Exception):
+                continue  # a key of that name that is not ours (another type)
+            agent, updated = (_text(v) for v in fields)
+            rows.append(
+                ConversationSummary(cid, agent, int(count), float(updated) if updated else None)
+            )
+        return rows
 
     def _transaction(self, cid: str, check: Callable[[Pipeline], Writes], *, retry: bool) -> None:
         """Under the conversation's lock and a WATCH of its keys: ``check`` reads (at once,
@@ -249,3 +278,8 @@ class RedisStore(StoreBase):
 def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> RedisStore:
     """The registry's entry point: the conversations in the Redis database ``url`` names."""
     return RedisStore(url, size_limit=size_limit)
+
+
+def _glob(prefix: str) -> str:
+    """``prefix`` as a literal in a SCAN pattern (``*?[]\\`` escaped)."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in prefix)

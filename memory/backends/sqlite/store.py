@@ -45,7 +45,16 @@ from sqlalchemy.exc import OperationalError
 from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
 from ...errors import ContextVersionConflict, RecordExists
 from ...per_process import PerProcess
-from ...store import EncodedWrite, Half, Snapshot, StoreBase, Window, decode_messages, since
+from ...store import (
+    ConversationSummary,
+    EncodedWrite,
+    Half,
+    Snapshot,
+    StoreBase,
+    Window,
+    decode_messages,
+    since,
+)
 from ...urls import shown_url, sqlite_path
 from .engine import read_only, sync_engine, write_transaction
 
@@ -132,6 +141,18 @@ SOME_RECORDS_SQL = _text(f"{RECORDS_SQL} AND key IN :keys").bindparams(
     bindparam("keys", expanding=True)
 )
 DELETE_RECORDS_SQL = f"DELETE FROM {RECORDS} WHERE conversation_id = :cid"
+
+# -- the listing -------------------------------------------------------------------------------
+# Every conversation with a context row or messages: its agent, message count, last change
+# (the row's updated_at; message-only conversations have none). Two grouped scans of the
+# (session_id, id) index and the context table's primary key.
+CONVERSATIONS_SQL = (
+    f"SELECT c.conversation_id, c.active_agent, coalesce(m.n, 0), c.updated_at FROM {CONTEXT} c "
+    f"LEFT JOIN (SELECT session_id, count(*) AS n FROM {MESSAGES} GROUP BY session_id) m "
+    "ON m.session_id = c.conversation_id "
+    f"UNION ALL SELECT session_id, NULL, count(*), NULL FROM {MESSAGES} "
+    f"WHERE session_id NOT IN (SELECT conversation_id FROM {CONTEXT}) GROUP BY session_id"
+)
 
 
 def _create_schema(path: str) -> bool:
@@ -263,6 +284,13 @@ class SQLiteStore(StoreBase):
             if f"no such table: {RECORDS}" in str(error):  # an older file, opened read-only
                 return {}
             raise
+
+    def _summaries(self) -> list[ConversationSummary]:
+        with self.engine.connect() as conn:
+            return [
+                ConversationSummary(row[0], row[1], int(row[2]), row[3])
+                for row in conn.execute(text(CONVERSATIONS_SQL))
+            ]
 
 
 def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> SQLiteStore:

@@ -1,0 +1,92 @@
+"""A command whose optional extra is missing names that extra, and only that one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from swarmgraph.app.extras import EXTRA_OF_MODULE, extra_for, install_hint
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _without(modules: set[str], argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """``swarmgraph ARGV`` in a process where ``modules`` are not installed."""
+    script = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+
+        class Missing(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {modules!r}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+
+        sys.meta_path.insert(0, Missing())
+        from swarmgraph.app.cli import main
+        sys.exit(main({argv!r}))
+        """
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.slow  # a subprocess each
+def test_graph_png_without_the_draw_extra_names_both_modules_and_the_draw_extra(tmp_path):
+    done = _without({"matplotlib", "grandalf"}, ["graph", "--format", "png"], tmp_path)
+    assert done.returncode == 1
+    line = done.stderr.strip()
+    assert line.count("\n") == 0 and "Traceback" not in done.stderr
+    assert "missing: matplotlib, grandalf" in line
+    assert "pip install -e '.[draw]'" in line
+    assert "postgres" not in line.lower()
+    assert not (tmp_path / ".swarmgraph" / "demo_graph.png").exists()
+
+
+@pytest.mark.slow
+def test_graph_png_without_grandalf_alone_says_so(tmp_path):
+    done = _without({"grandalf"}, ["graph", "--format", "png"], tmp_path)
+    assert done.returncode == 1
+    assert "(missing: grandalf)" in done.stderr and "'.[draw]'" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("modules", "url", "extra"),
+    [
+        ({"redis"}, "redis://127.0.0.1:9/0", "redis"),
+        (
+            {"psycopg", "psycopg_pool", "langchain_postgres"},
+            "postgresql://u@127.0.0.1:9/x",
+            "postgres",
+        ),
+    ],
+)
+def test_a_storage_url_without_its_extra_names_that_extra(tmp_path, modules, url, extra):
+    done = _without(modules, ["history", "--session", "x", "--db", url], tmp_path)
+    assert done.returncode == 1, done.stderr
+    line = done.stderr.strip()
+    assert line.count("\n") == 0 and "Traceback" not in done.stderr
+    assert f"it comes with the {extra} extra (pip install -e '.[{extra}]')" in line
+    other = {"redis": "postgres", "postgres": "redis"}[extra]
+    assert f"'.[{other}]'" not in line
+
+
+def test_every_extra_in_the_table_is_one_pyproject_declares():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert set(EXTRA_OF_MODULE.values()) <= set(extras["optional-dependencies"])
+
+
+def test_a_module_of_no_extra_gets_no_install_hint():
+    error = ModuleNotFoundError("No module named 'my_app'", name="my_app")
+    assert install_hint(error) == "No module named 'my_app'"
+    assert extra_for("langgraph") is None and extra_for("langgraph.store.postgres") == "postgres"
