@@ -1,5 +1,6 @@
 """``python -m benchmarks`` (``make bench``): run every measurement, print the targets table,
-write ``benchmarks/RESULTS.md``, ``benchmarks/results.json`` and ``benchmarks/tokens_per_turn.png``.
+write ``benchmarks/RESULTS.md``, ``benchmarks/results.json`` and the charts
+(``tokens_per_turn.png``, ``tokens_vs_facts.png``, ``longterm_recall_vs_tokens.png``).
 
 ``--quick`` runs every measurement at minimal sizes (seconds, for the smoke test); ``--out``
 chooses where the files go; ``--only`` runs a subset (``--only handoff,rss``).

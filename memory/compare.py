@@ -324,8 +324,9 @@ def compare_persistence(
     return rows
 
 
-def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] = COLUMNS) -> str:
-    """Rows as a plain-text table (numbers right-aligned, booleans as yes/no).
+def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] | None = None) -> str:
+    """Rows as a plain-text table (numbers right-aligned, booleans as yes/no). Default
+    columns: :data:`COLUMNS`, the long-term one only when a row keeps long-term memory.
 
     Example:
         >>> rows = [{"persist": "messages", "tool_saw_field": False, "tokens_sent": 700},
@@ -337,6 +338,10 @@ def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] = COLU
         messages | no       |    700
         context  | yes      |    107
     """
+
+    if columns is None:
+        long_term = any("long_term" in str(row.get("persist", "")) for row in rows)
+        columns = COLUMNS if long_term else COLUMNS[:-1]
 
     def cell(value: Any) -> str:
         if isinstance(value, bool):

@@ -307,7 +307,9 @@ check("no policy leaked another user's value", {row["leakage"] for row in rows.v
 
 # %% [markdown]
 # The time per turn depends on the machine, so it is shown here rather than printed (the
-# figures above are the same on every run):
+# figures above are the same on every run). The long-term policies pay for extraction and
+# their memory writes on every turn; `benchmarks/RESULTS.md` (section 3c) has the figures of
+# one whole benchmark run:
 # %%
 display(
     Markdown(
@@ -315,10 +317,10 @@ display(
         + "\n".join(f"| {n} | {r['ms_per_turn']:.1f} |" for n, r in rows.items())
     )
 )
-slowest = max(rows, key=lambda n: rows[n]["ms_per_turn"])
 check(
-    "the long-term policies cost more per turn than buffer (extraction and memory writes)",
-    rows["long-term (model stand-in)"]["ms_per_turn"] > rows["buffer"]["ms_per_turn"],
+    "every policy's dialogue turns were timed (no timing is checked here: benchmarks compare "
+    "speed, tests and notebooks do not)",
+    all(row["ms_per_turn"] > 0 for row in rows.values()),
 )
 
 # %% [markdown]
