@@ -21,6 +21,7 @@ from benchmarks.backend_turns import run_backends
 from benchmarks.concurrency import run_concurrency
 from benchmarks.handoff import run_handoff
 from benchmarks.longterm import run_longterm
+from benchmarks.parallel import run_parallel
 from benchmarks.persistence import run_persistence
 from benchmarks.report import render
 from benchmarks.rss import run_rss, run_service
@@ -41,6 +42,7 @@ SECTIONS = (
     "recall",
     "longterm",
     "concurrency",
+    "parallel",
     "rss",
     "service",
 )
@@ -63,6 +65,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             "concurrency": lambda: run_concurrency(
                 sessions=4, turns=2, latency=0.002, repeat=1, sequential_sample=2
             ),
+            "parallel": lambda: run_parallel(branches=4, latency=0.005, repeat=1),
             "rss": lambda: run_rss(sizes=(10, 50), naive=True),
             "service": lambda: run_service(marks=(5, 10), users=3),
         }
@@ -87,6 +90,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             sequential_sample=10,
             session_sessions=200,
         ),
+        "parallel": lambda: run_parallel(branches=4, latency=0.2, repeat=7),
         "rss": lambda: run_rss(sizes=(100, 10_000), naive=True),
         "service": lambda: run_service(marks=(1_000, 10_000), users=1_000),
     }

@@ -438,6 +438,51 @@ def concurrency_section(c: dict[str, Any], targets: list[dict[str, str]]) -> lis
     return lines
 
 
+def parallel_section(p: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
+    """Parallel handoffs (issue 20): fan-out vs the same agents one after another."""
+    n, ms = p["branches"], p["latency_s"] * 1000
+    rows = []
+    for mode, m in p["modes"].items():
+        for key, label in (
+            ("fan_out_s", f"fan-out: Parallel of {n}"),
+            ("one_after_another_s", f"the {n} agents one after another"),
+            ("separate_at_once_s", f"{n} separate runs at once"),
+        ):
+            rows.append([f"`{mode}`", label, *_span(m[key], 1000.0, "{:,.1f}")])
+    lines = [
+        "## 4b. Parallel handoffs",
+        "",
+        f"A desk's tool returns `Parallel` of {n} specialists whose model waits {ms:.0f} ms per "
+        "call (the desk's own model answers at once), against the same specialists asked one "
+        f"after another and as {n} separate runs at once (`asyncio.gather` / {n} threads). "
+        f"Wall milliseconds over {p['repeat']} runs; every fan-out's joined answer checked.",
+        "",
+        *_table(["API", "run", "median ms", "min ms", "max ms"], rows),
+        "",
+    ]
+    for mode, goal in (("arun", 3.5), ("run", 3.0)):
+        m = p["modes"][mode]
+        lines.append(
+            f"`{mode}`: fan-out {m['speedup']:.2f}x faster than one after another; the join "
+            f"costs {m['join_overhead_ms']:+.1f} ms over {n} separate runs at once."
+        )
+        met = m["speedup"] >= goal
+        targets.append(
+            {
+                "target": f"parallel: {n} branches in `{mode}` >= {goal}x faster than sequential",
+                "verdict": "met" if met else "not met",
+                "why": f"{m['speedup']:.2f}x"
+                + (
+                    ""
+                    if met
+                    else f" (fan-out {m['fan_out_s']['median'] * 1000:.0f} ms; the ideal is "
+                    f"{ms:.0f} ms plus the runs' CPU, which a busy machine stretches)"
+                ),
+            }
+        )
+    return [*lines, ""]
+
+
 def rss_section(r: dict[str, Any]) -> list[str]:
     rows = [
         [name, f"{v['before_turn_mb']:.1f}", f"{v['peak_mb']:.1f}", f"{v['turn_mb']:.1f}"]
@@ -485,6 +530,8 @@ def render(
         body += longterm_section(results["longterm"], longterm_plot, targets)
     if "concurrency" in results:
         body += concurrency_section(results["concurrency"], targets)
+    if "parallel" in results:
+        body += parallel_section(results["parallel"], targets)
     if "rss" in results:
         body += rss_section(results["rss"])
     if "service" in results:

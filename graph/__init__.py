@@ -50,12 +50,15 @@ _EXPORTS: dict[str, str] = {
     "BudgetExceeded": ".errors",
     "CALLER": ".types",
     "Route": ".routes",
+    "Parallel": ".parallel",
     # errors a caller catches
     "SwarmError": ".errors",
     "HandoffLoopError": ".errors",
     "StepLimitError": ".errors",
     "ToolSchemaError": ".errors",
     "MissingModelError": ".errors",
+    "ContextConflict": ".errors",
+    "BranchFailed": ".errors",
 }
 
 __all__ = list(_EXPORTS)
@@ -71,7 +74,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .chat_models.openai_client import OpenAIClientChatModel
     from .chat_models.scripted import ScriptedChatModel, scripted_tool_call, scripted_tool_calls
     from .errors import (
+        BranchFailed,
         BudgetExceeded,
+        ContextConflict,
         HandoffLoopError,
         MissingModelError,
         StepLimitError,
@@ -82,6 +87,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .onetoone.formats import format_history
     from .onetoone.pattern import OneToOne, one_to_one
     from .onetoone.views import agent_answer, messages_for, split_last_turn
+    from .parallel import Parallel
     from .routes import Route
     from .schema import function_to_json
     from .state import SwarmState

@@ -5,6 +5,13 @@ The agent node asks the ledger *before* every model call, tool call and handoff 
 fits; a step that would pass a limit is not taken, the run stops and ``Swarm.run`` raises
 :class:`~swarmgraph.graph.errors.BudgetExceeded` with everything produced so far.
 
+Parallel branches share one ledger and one budget. A check and what it admits are one atomic
+step: the admitted step is *held* against the limit until it is booked, so two branches that
+check at the same moment cannot both take the last model call (``max_model_calls``,
+``max_tool_calls`` and ``max_handoffs`` are never passed; ``max_tokens`` holds each admitted
+prompt's estimate, and only the replies themselves may end a little past it, as in one branch).
+Inside a branch every trajectory step carries ``"branch"``: the branch's label.
+
 Example:
     >>> ledger = Ledger(Budget(max_model_calls=1, per_agent={"Sales": Budget(max_tool_calls=0)}))
     >>> ledger.before_model("Triage", []) is None
@@ -22,7 +29,11 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,10 +42,39 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from .errors import BudgetExceeded
 
-__all__ = ["Budget", "BudgetExceeded", "Ledger"]
+__all__ = ["Budget", "BudgetExceeded", "Ledger", "branch_scope", "current_branch"]
 
 #: What the ledger counts, in total and per agent.
 COUNTS = ("model_calls", "input_tokens", "output_tokens", "tool_calls", "handoffs")
+
+#: The label of the parallel branch the current code runs in (``None``: the main run). A
+#: context variable, so LangGraph's worker threads and asyncio tasks inherit it.
+_BRANCH: ContextVar[str | None] = ContextVar("swarmgraph_branch", default=None)
+
+
+def current_branch() -> str | None:
+    """The label of the parallel branch running here, ``None`` outside one.
+
+    Example:
+        >>> with branch_scope("Billing"):
+        ...     current_branch()
+        'Billing'
+        >>> current_branch() is None
+        True
+    """
+    return _BRANCH.get()
+
+
+@contextmanager
+def branch_scope(label: str) -> Iterator[str]:
+    """Run the block as parallel branch ``label`` (nested: ``"Outer/Inner"``)."""
+    outer = _BRANCH.get()
+    path = label if outer is None else f"{outer}/{label}"
+    token = _BRANCH.set(path)
+    try:
+        yield path
+    finally:
+        _BRANCH.reset(token)
 
 
 @dataclass(frozen=True)
@@ -85,6 +125,13 @@ class Ledger:
         self.totals: dict[str, int] = dict.fromkeys(COUNTS, 0)
         self.by_agent: dict[str, dict[str, int]] = {}
         self.trajectory: list[dict[str, Any]] = []
+        #: ``time.perf_counter()`` when the run began: branch times are seconds since then.
+        self.started = time.perf_counter()
+        # Parallel branches check and book from several threads (or tasks) at once: a check
+        # and the step it admits are held under the lock until the step is booked.
+        self._lock = threading.Lock()
+        self._held: dict[tuple[str | None, str], int] = {}
+        self._held_tokens: dict[str, list[int]] = {}
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -93,68 +140,156 @@ class Ledger:
 
     # -- checks (before a step) -------------------------------------------------------
     def before_model(self, agent: str, prompt: Sequence[BaseMessage]) -> BudgetExceeded | None:
-        """The limit one more model call by ``agent`` (sending ``prompt``) would pass, if any."""
+        """The limit one more model call by ``agent`` (sending ``prompt``) would pass, if any;
+        none: the call is admitted (held until :meth:`model_called` books it)."""
         if self.budget is None:
             return None
-        over = self._over(agent, "model_calls", "max_model_calls", 1)
-        if over is not None:
-            return over
         limits = self._limits("max_tokens", agent)
-        if limits:
-            estimate = count_tokens_approximately(list(prompt))
-            for label, limit, counts in limits:
+        estimate = count_tokens_approximately(list(prompt)) if limits else 0
+        with self._lock:
+            over = self._over(agent, "model_calls", "max_model_calls", 1)
+            if over is not None:
+                return over
+            for label, limit, counts, scope in limits:
                 used = counts["input_tokens"] + counts["output_tokens"]
-                if used + estimate > limit:
+                if used + self._held.get((scope, "tokens"), 0) + estimate > limit:
                     return BudgetExceeded(label, limit, agent)
+            self._hold(agent, "model_calls", 1)
+            if estimate:
+                self._hold(agent, "tokens", estimate)
+                self._held_tokens.setdefault(agent, []).append(estimate)
         return None
 
-    def tool_allowance(self, agent: str) -> tuple[float, BudgetExceeded | None]:
-        """How many more tool calls ``agent`` may make, and the limit that bounds them."""
-        return self._room(agent, "tool_calls", "max_tool_calls")
+    def tool_allowance(self, agent: str, wanted: int = 0) -> tuple[float, BudgetExceeded | None]:
+        """How many more tool calls ``agent`` may make, and the limit that bounds them; up to
+        ``wanted`` of them are admitted (held until :meth:`tool_called` books each)."""
+        if self.budget is None:
+            return math.inf, None
+        with self._lock:
+            room, bound = self._room(agent, "tool_calls", "max_tool_calls")
+            self._hold(agent, "tool_calls", int(min(room, wanted)))
+        return room, bound
 
-    def before_handoff(self, agent: str) -> BudgetExceeded | None:
-        """The limit one more handoff (or route) from ``agent`` would pass, if any."""
-        return self._over(agent, "handoffs", "max_handoffs", 1)
+    def before_handoff(self, agent: str, count: int = 1) -> BudgetExceeded | None:
+        """The limit ``count`` more handoffs (or routes, or branches of a fan-out) from
+        ``agent`` would pass, if any; none: they are admitted (held until booked)."""
+        if self.budget is None:
+            return None
+        with self._lock:
+            over = self._over(agent, "handoffs", "max_handoffs", count)
+            if over is None:
+                self._hold(agent, "handoffs", count)
+        return over
 
     # -- records (after a step) -------------------------------------------------------
     def model_called(
         self, agent: str, model: str, *, input_tokens: int, output_tokens: int, tool_calls: list
     ) -> None:
-        self._add(agent, model_calls=1, input_tokens=input_tokens, output_tokens=output_tokens)
-        self.trajectory.append(
-            {
-                "agent": agent,
-                "kind": "model",
-                "name": model,
-                "input_tokens": input_tokens,
-                "output_tokens": output_tokens,
-                "tool_calls": [c["name"] for c in tool_calls],
-            }
-        )
+        with self._lock:
+            self._release(agent, "model_calls", 1)
+            estimates = self._held_tokens.get(agent)
+            if estimates:
+                self._release(agent, "tokens", estimates.pop(0))
+            self._add(agent, model_calls=1, input_tokens=input_tokens, output_tokens=output_tokens)
+            self._record(
+                {
+                    "agent": agent,
+                    "kind": "model",
+                    "name": model,
+                    "input_tokens": input_tokens,
+                    "output_tokens": output_tokens,
+                    "tool_calls": [c["name"] for c in tool_calls],
+                }
+            )
 
     def tool_called(
         self, agent: str, name: str, call_id: str, arguments: Any, **extra: Any
     ) -> None:
-        self._add(agent, tool_calls=1)
-        self.trajectory.append(
-            {"agent": agent, "kind": "tool", "name": name, "id": call_id, "arguments": arguments}
-            | extra
-        )
+        with self._lock:
+            self._release(agent, "tool_calls", 1)
+            self._add(agent, tool_calls=1)
+            self._record(
+                {
+                    "agent": agent,
+                    "kind": "tool",
+                    "name": name,
+                    "id": call_id,
+                    "arguments": arguments,
+                }
+                | extra
+            )
 
     def tool_denied(self, agent: str, name: str, call_id: str, answer: str) -> None:
         """A call a human denied: on the trajectory, not counted as a tool call."""
-        self.trajectory.append(
-            {"agent": agent, "kind": "tool", "name": name, "id": call_id, "denied": answer}
-        )
+        with self._lock:
+            self._record(
+                {"agent": agent, "kind": "tool", "name": name, "id": call_id, "denied": answer}
+            )
 
     def handed_off(self, agent: str, to: str, *, route: str | None = None) -> None:
-        self._add(agent, handoffs=1)
-        if route is None:
-            self.trajectory.append({"agent": agent, "kind": "handoff", "name": to})
-        else:
-            self.trajectory.append({"agent": agent, "kind": "route", "name": route, "to": to})
+        with self._lock:
+            self._release(agent, "handoffs", 1)
+            self._add(agent, handoffs=1)
+            if route is None:
+                self._record({"agent": agent, "kind": "handoff", "name": to})
+            else:
+                self._record({"agent": agent, "kind": "route", "name": route, "to": to})
+
+    def fanned_out(self, agent: str, tool: str, labels: Sequence[str]) -> None:
+        """``agent``'s tool ``tool`` handed the conversation to parallel branches ``labels``
+        (one handoff each, admitted by :meth:`before_handoff`)."""
+        with self._lock:
+            self._release(agent, "handoffs", len(labels))
+            self._add(agent, handoffs=len(labels))
+            self._record(
+                {"agent": agent, "kind": "fan_out", "name": tool, "branches": list(labels)}
+            )
+
+    def branch_ran(self, label: str, agent: str, started: float, ended: float, status: str) -> None:
+        """Branch ``label`` (started at ``agent``) ran from ``started`` to ``ended``
+        (``time.perf_counter()`` values, stored as seconds since the run began)."""
+        with self._lock:
+            self.trajectory.append(
+                {
+                    "agent": agent,
+                    "kind": "branch",
+                    "name": label,
+                    "branch": label,
+                    "status": status,
+                    "start": round(started - self.started, 6),
+                    "end": round(ended - self.started, 6),
+                }
+            )
+
+    def joined(self, agent: str, labels: Sequence[str], conflicts: Sequence[str] = ()) -> None:
+        """The branches ``labels`` joined; ``agent`` speaks next."""
+        with self._lock:
+            entry: dict[str, Any] = {"agent": agent, "kind": "join", "branches": list(labels)}
+            if conflicts:
+                entry["conflicts"] = list(conflicts)
+            self._record(entry)
 
     # -- internals ----------------------------------------------------------------------
+    def _record(self, entry: dict[str, Any]) -> None:
+        branch = _BRANCH.get()
+        if branch is not None:
+            entry["branch"] = branch
+        self.trajectory.append(entry)
+
+    def _hold(self, agent: str, key: str, amount: int) -> None:
+        if amount <= 0 or self.budget is None:
+            return
+        for scope in (None, agent):
+            self._held[(scope, key)] = self._held.get((scope, key), 0) + amount
+
+    def _release(self, agent: str, key: str, amount: int) -> None:
+        if not self._held:
+            return
+        for scope in (None, agent):
+            held = self._held.get((scope, key), 0)
+            if held:
+                self._held[(scope, key)] = max(held - amount, 0)
+
     def _add(self, agent: str, **counts: int) -> None:
         mine = self.by_agent.get(agent)
         if mine is None:
@@ -163,27 +298,30 @@ class Ledger:
             self.totals[key] += value
             mine[key] += value
 
-    def _limits(self, field_name: str, agent: str) -> list[tuple[str, int, dict[str, int]]]:
-        """``(label, limit, counters)`` for each limit on ``field_name`` that applies."""
-        found: list[tuple[str, int, dict[str, int]]] = []
+    def _limits(
+        self, field_name: str, agent: str
+    ) -> list[tuple[str, int, dict[str, int], str | None]]:
+        """``(label, limit, counters, scope)`` for each limit on ``field_name`` that applies;
+        ``scope`` is ``None`` for the run's limit, ``agent`` for its own."""
+        found: list[tuple[str, int, dict[str, int], str | None]] = []
         if self.budget is None:
             return found
         limit = getattr(self.budget, field_name)
         if limit is not None:
-            found.append((field_name, limit, self.totals))
+            found.append((field_name, limit, self.totals, None))
         inner = self.budget.per_agent.get(agent)
         if inner is not None and getattr(inner, field_name) is not None:
             counters = self.by_agent.get(agent) or dict.fromkeys(COUNTS, 0)
             found.append(
-                (f"per_agent[{agent!r}].{field_name}", getattr(inner, field_name), counters)
+                (f"per_agent[{agent!r}].{field_name}", getattr(inner, field_name), counters, agent)
             )
         return found
 
     def _room(self, agent: str, key: str, field_name: str) -> tuple[float, BudgetExceeded | None]:
         room: float = math.inf
         bound: BudgetExceeded | None = None
-        for label, limit, counters in self._limits(field_name, agent):
-            left = max(limit - counters[key], 0)
+        for label, limit, counters, scope in self._limits(field_name, agent):
+            left = max(limit - counters[key] - self._held.get((scope, key), 0), 0)
             if left < room:
                 room, bound = left, BudgetExceeded(label, limit, agent)
         return room, bound

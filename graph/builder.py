@@ -31,13 +31,22 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command
+from langgraph.types import Command, Send
 
-from .discovery import Topology, find_topology
+from .branches import (
+    BRANCH_NODE,
+    JOIN_NODE,
+    BranchNode,
+    FanOut,
+    JoinNode,
+    ParallelState,
+)
+from .discovery import Topology, find_topology, function_targets
 from .models import ModelResolver
 from .native import as_member, member_node
 from .node import AgentNode
 from .node_names import DYNAMIC_NODE
+from .parallel import FAN_OUT_MODES, fans_out
 from .run_control import PromptContext, ToolInputs, current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
@@ -62,6 +71,7 @@ def build_swarm_graph(
     context_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
+    parallel_handoffs: str = "first",
     prompt_context: PromptContext | None = None,
     tool_inputs: ToolInputs | None = None,
 ) -> StateGraph:
@@ -82,6 +92,12 @@ def build_swarm_graph(
     ``fixed_entry=True`` always starts at ``default_agent`` (a plain ``START`` edge, one
     routing step less per run): for callers that never resume a thread mid-conversation,
     as ``Swarm`` does (it starts every run at the agent it is given).
+
+    An agent with a tool that returns :class:`~swarmgraph.graph.parallel.Parallel` (its code
+    names ``Parallel``) fans out: the graph gets a ``parallel_branch`` node (one task per
+    branch, sent with ``Send``) and a ``parallel_join`` node (see
+    :mod:`swarmgraph.graph.branches`). ``parallel_handoffs="all"`` also fans out a reply that
+    calls several transfer tools (``"first"``, the default, keeps the first, as Swarm does).
 
     ``prompt_context`` and ``tool_inputs``: the hooks ``Swarm.run`` takes per run, fixed for
     this graph (``swarmgraph.memory.long_term_hooks`` makes a pair that reads the
@@ -111,6 +127,7 @@ def build_swarm_graph(
         context_schema=context_schema,
         max_consecutive_handoffs=max_consecutive_handoffs,
         fixed_entry=fixed_entry,
+        parallel_handoffs=parallel_handoffs,
         prompt_context=prompt_context,
         tool_inputs=tool_inputs,
     )
@@ -126,13 +143,16 @@ def build_graph_and_runtime(
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
     lookup: Callable[[str], Agent | None] | None = None,
+    parallel_handoffs: str = "first",
+    resumes_fan_outs: bool = False,
     prompt_context: PromptContext | None = None,
     tool_inputs: ToolInputs | None = None,
 ) -> tuple[StateGraph, GraphRuntime]:
     """:func:`build_swarm_graph` for a :class:`Topology` already found (its first agent is
     the default), and the :class:`GraphRuntime` its nodes share: ``Swarm`` keeps both, to
     hand each run its own agents and map node names back to them. ``lookup``: see
-    :class:`GraphRuntime`.
+    :class:`GraphRuntime`. ``resumes_fan_outs``: the entry can pick up a fan-out that paused
+    for approval in a stateless run (``Swarm.run(..., branches=)``).
 
     Example:
         >>> from swarmgraph.graph import Agent
@@ -142,37 +162,157 @@ def build_graph_and_runtime(
         >>> list(runtime.agents), runtime.default is triage
         (['Triage', 'Sales'], True)
     """
+    if parallel_handoffs not in FAN_OUT_MODES:
+        raise ValueError(f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}")
     nodes = topology.nodes
     for agent in nodes:
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
     runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup)
     runtime.prompt_context, runtime.tool_inputs = prompt_context, tool_inputs
-    builder: StateGraph = StateGraph(state_schema, context_schema=context_schema)
+    fanning = _fanning_agents(topology, parallel_handoffs)
+    fan_out: FanOut | None = None
+    if fanning:
+        # A branch's own graph fans out again only if an agent a branch can reach does.
+        nested = _reachable_fanning(topology, fanning)
+
+        def branch_graph() -> Any:
+            graph = _graph(topology, runtime, fan_out, nested, state_schema, context_schema)
+            return graph.compile()  # no checkpointer of its own: a subgraph uses the run's
+
+        fan_out = runtime.fan_out = FanOut(
+            runtime, branch_graph, parallel_handoffs, nested=bool(nested)
+        )
+    builder = _graph(
+        topology,
+        runtime,
+        fan_out,
+        fanning,
+        state_schema,
+        context_schema,
+        fixed_entry=fixed_entry,
+        resumes=resumes_fan_outs,
+    )
+    return builder, runtime
+
+
+def _fanning_agents(topology: Topology, mode: str) -> dict[Agent, tuple[set[str], set[str]]]:
+    """The agents that can fan out, each with (the nodes its branches may run, the nodes only
+    its fan-out tools name: drawn through the branch and join nodes, not as handoffs)."""
+    fanning: dict[Agent, tuple[set[str], set[str]]] = {}
+    for agent, name in topology.nodes.items():
+        every = {topology.nodes[t] for t in topology.targets[id(agent)]}
+        if name in topology.fan_out:
+            named: set[str] = set()
+            plain: set[str] = set()
+            for func in agent.tools:
+                found = {topology.nodes[t] for t in function_targets(func) if t in topology.nodes}
+                (named if fans_out(func) else plain).update(found)
+            only = named - plain - {topology.nodes[r.to] for r in agent.routes}
+            fanning[agent] = (named, only)
+        elif mode == "all" and len(every) > 1:  # several transfer calls in one reply
+            fanning[agent] = (every, set())
+    return fanning
+
+
+def _reachable_fanning(
+    topology: Topology, fanning: dict[Agent, tuple[set[str], set[str]]]
+) -> dict[Agent, tuple[set[str], set[str]]]:
+    """The fanning agents a branch can reach (from any agent a fan-out may run)."""
+    queue = [topology.agents[n] for runs, _ in fanning.values() for n in runs]
+    seen: set[int] = set()
+    while queue:
+        agent = queue.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        queue.extend(topology.targets[id(agent)])
+        queue.extend(route.to for route in agent.routes)
+        queue.extend(topology.agents[n] for n in fanning.get(agent, (set(), set()))[0])
+    return {agent: ends for agent, ends in fanning.items() if id(agent) in seen}
+
+
+def _graph(
+    topology: Topology,
+    runtime: GraphRuntime,
+    fan_out: FanOut | None,
+    fanning: dict[Agent, tuple[set[str], set[str]]],
+    state_schema: type,
+    context_schema: type | None,
+    *,
+    fixed_entry: bool = False,
+    resumes: bool = False,
+) -> StateGraph:
+    """The StateGraph of ``topology``'s agents (its nodes share ``runtime``); with the branch
+    and join nodes when an agent can fan out. ``resumes``: the entry picks up a fan-out that
+    paused for approval (``Swarm.run(..., branches=)``); a branch's own graph never does."""
+    nodes = topology.nodes
+    # A fan-out's own channels are part of the output, so LangGraph's server streams each
+    # branch's result in "updates" (it leaves out what the output schema does not name).
+    fans = bool(fanning) and fan_out is not None and state_schema is SwarmState
+    builder: StateGraph = StateGraph(
+        state_schema,
+        context_schema=context_schema,
+        output_schema=ParallelState if fans else None,
+    )
     names = list(topology.agents)
     targets = {agent: [nodes[t] for t in topology.targets[id(agent)]] for agent in nodes}
+    # The picture of a fan-out (destinations only draw): the agent -> "fan out" -> the branch
+    # node -> "branch" -> each agent it may run -> "answered" -> the join -> "joined" -> back.
+    branched = {t for runs, _ in fanning.values() for t in runs}
+    # An agent only a fan-out runs never answers the run itself: its answer goes to the join.
+    entered = {runtime.default_node, *(nodes[r.to] for a in nodes for r in a.routes)}
+    for agent in nodes:
+        only = fanning[agent][1] if agent in fanning else set()
+        entered.update(t for t in targets[agent] if t not in only)
     for agent, name in nodes.items():
         ends = destinations(agent, nodes, targets)
+        if agent in fanning:
+            for target in fanning[agent][1]:
+                ends.pop(target, None)
+            ends[BRANCH_NODE] = "fan out"
+        if name in branched:
+            ends[JOIN_NODE] = "answered"
+            if name not in entered:
+                ends.pop(END, None)
         node = member_node(runtime, agent, AgentNode(runtime, agent, name))
         _add_node(builder, name, node, ends)
     dynamic = member_node(runtime, None, AgentNode(runtime, None, DYNAMIC_NODE))
-    _add_node(builder, DYNAMIC_NODE, dynamic, [*names, DYNAMIC_NODE, END])
+    dynamic_ends = [*names, DYNAMIC_NODE, END]
+    entry_ends = [*names, DYNAMIC_NODE, END]
+    if fanning and fan_out is not None:
+        dynamic_ends.append(BRANCH_NODE)
+        branch = BranchNode(runtime, fan_out)
+        runs = {t: "branch" for t in names if t in branched} or {JOIN_NODE: "answered"}
+        _add_step(builder, BRANCH_NODE, branch, runs, None)  # it reads its Send's BranchTask
+        joins = {nodes[a]: "joined" for a in fanning}
+        join = JoinNode(runtime, fan_out)
+        _add_step(builder, JOIN_NODE, join, {**joins, END: "stopped"}, ParallelState, defer=True)
+    _add_node(builder, DYNAMIC_NODE, dynamic, dynamic_ends)
+
+    resume = resumes and fan_out is not None
+    if fixed_entry and not resume:
+        builder.add_edge(START, runtime.default_node)
+        return builder
+    if resume:
+        entry_ends += [BRANCH_NODE, JOIN_NODE]
+
+    def route_entry(state: SwarmState, config: RunnableConfig) -> str | list[Send]:
+        control = current_control(config)
+        if resume and control.resume is not None:  # a fan-out paused for approval goes on
+            sends, control.resume = control.resume, None
+            return sends or JOIN_NODE
+        if not control.turns_left():
+            return END
+        key = state.get("active_agent")
+        if key is None or fixed_entry:
+            return runtime.default_node
+        return runtime.node_for(key, control)
 
     if fixed_entry:
-        builder.add_edge(START, runtime.default_node)
-    else:
-
-        def route_entry(state: SwarmState, config: RunnableConfig) -> str:
-            control = current_control(config)
-            if not control.turns_left():
-                return END
-            key = state.get("active_agent")
-            if key is None:
-                return runtime.default_node
-            return runtime.node_for(key, control)
-
-        builder.add_conditional_edges(START, _branch(route_entry), [*names, DYNAMIC_NODE, END])
-    return builder, runtime
+        entry_ends = [runtime.default_node, BRANCH_NODE, JOIN_NODE, END]
+    builder.add_conditional_edges(START, _branch(route_entry), entry_ends)
+    return builder
 
 
 def agents_of(graph: Any) -> dict[str, Agent]:
@@ -234,6 +374,25 @@ def _add_node(
         builder.add_node(name, node.step, destinations=_ends(destinations))
 
 
+def _add_step(
+    builder: StateGraph,
+    name: str,
+    node: BranchNode | JoinNode,
+    destinations: dict[str, str],
+    input_schema: type | None,
+    *,
+    defer: bool = False,
+) -> None:
+    """A fan-out node: it routes itself (``Command``), and reads ``input_schema`` (a ``Send``'s
+    task, or the state with what a fan-out keeps until its join)."""
+    runnable: Any = node.step
+    if RunnableCallable is not None:
+        runnable = RunnableCallable(node.step, node.astep, name=name, trace=False)
+    builder.add_node(
+        name, runnable, destinations=destinations, input_schema=input_schema, defer=defer
+    )
+
+
 def _ends(destinations: list[str] | dict[str, str]) -> tuple[str, ...] | dict[str, str]:
     return destinations if isinstance(destinations, dict) else tuple(destinations)
 
@@ -262,7 +421,7 @@ class _Routed:
         return self.runtime.next_node(self.name, update, state, current_control(config))
 
 
-def _branch(route: Callable[[SwarmState, RunnableConfig], str]) -> Any:
+def _branch(route: Callable[[SwarmState, RunnableConfig], Any]) -> Any:
     """``route`` as a conditional edge with an async twin.
 
     A plain sync function given to ``add_conditional_edges`` runs in a thread pool on the
@@ -273,7 +432,7 @@ def _branch(route: Callable[[SwarmState, RunnableConfig], str]) -> Any:
     if RunnableCallable is None:  # pragma: no cover
         return route
 
-    async def aroute(state: SwarmState, config: RunnableConfig) -> str:
+    async def aroute(state: SwarmState, config: RunnableConfig) -> Any:
         return route(state, config)
 
     return RunnableCallable(route, aroute, name=route.__name__, trace=False)

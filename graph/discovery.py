@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .native import as_member, members_in
-from .node_names import DYNAMIC_NODE, assign_node_names
+from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
+from .parallel import fans_out
 from .routes import routes_of
 from .types import CALLER, Agent
 
@@ -171,12 +172,16 @@ class Topology:
     nodes: dict[Agent, str]
     targets: dict[int, list[Agent]]
     key: tuple
+    #: Node names of the agents with a tool that may return ``Parallel`` (their graph gets
+    #: the branch and join nodes, see ``graph/branches.py``).
+    fan_out: frozenset[str] = frozenset()
 
 
 def find_topology(start: Iterable[Agent]) -> Topology:
     """The :class:`Topology` of ``start`` and every agent reachable from it."""
     everyone, targets = discover(start)
-    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE])
+    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE, *HELPER_NODES])
+    fan_out = frozenset(nodes[a] for a in everyone if any(fans_out(f) for f in a.tools))
     key = tuple(
         (
             nodes[agent],
@@ -184,7 +189,9 @@ def find_topology(start: Iterable[Agent]) -> Topology:
             tuple(nodes[t] for t in targets[id(agent)]),
             tuple((nodes[r.to], r.label) for r in agent.routes),  # drawn, labelled edges
             agent.can_return,
+            nodes[agent] in fan_out,
         )
         for agent in everyone
     )
-    return Topology({node: agent for agent, node in nodes.items()}, nodes, targets, key)
+    agents = {node: agent for agent, node in nodes.items()}
+    return Topology(agents, nodes, targets, key, fan_out)

@@ -17,6 +17,9 @@ class SwarmError(RuntimeError):
     """
 
     response: Any = None
+    #: What the failing step would have written to the state (the join's answers and merged
+    #: context when branches conflict): the Response attached to the error includes it.
+    unsaved: Any = None
 
 
 class HandoffLoopError(SwarmError):
@@ -121,4 +124,74 @@ class BudgetExceeded(SwarmError):
         super().__init__(
             f"Budget exceeded: {limit}={value} would be passed by agent {agent!r}. "
             "The run stopped; .response holds what it produced so far."
+        )
+
+
+#: How a branch's deletion of a key shows in :attr:`ContextConflict.values`.
+DELETED = "<deleted>"
+
+
+class ContextConflict(SwarmError):
+    """Parallel branches wrote different values to the same context key, and no merge rule
+    says how to combine them (``Parallel(..., merge={key: rule})``).
+
+    ``key`` is the first conflicting key and ``values`` its value in each branch that
+    changed it (by branch label, in the order the agents were given; :data:`DELETED` for a
+    branch that deleted it); ``conflicts`` holds every conflicting key the same way, so no
+    write is dropped unreported. ``response`` holds the run so far: every tool call answered
+    (the fan-out call with every branch's answer), each branch's messages in
+    ``response.branches``, the context with every key that did not conflict merged.
+
+    Example:
+        >>> err = ContextConflict({"total": {"Billing": 5, "Tech": 7}})
+        >>> err.key, err.values
+        ('total', {'Billing': 5, 'Tech': 7})
+        >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
+        Parallel branches wrote different values to context_variables['total']: Billing=5,
+        Tech=7. Give Parallel(..., merge={'total': rule}) a rule that combines them (e.g.
+        operator.add), or let one branch own the key; .response holds every branch's answer.
+    """
+
+    def __init__(self, conflicts: dict[str, dict[str, Any]]) -> None:
+        self.conflicts = {key: dict(values) for key, values in conflicts.items()}
+        self.key = next(iter(self.conflicts))
+        self.values = self.conflicts[self.key]
+        described = "; ".join(
+            f"context_variables[{key!r}]: "
+            + ", ".join(
+                f"{label}={value!r}" if value != DELETED else f"{label} deleted it"
+                for label, value in values.items()
+            )
+            for key, values in self.conflicts.items()
+        )
+        keys = ", ".join(f"{key!r}: rule" for key in self.conflicts)
+        super().__init__(
+            f"Parallel branches wrote different values to {described}. Give "
+            f"Parallel(..., merge={{{keys}}}) a rule that combines them (e.g. operator.add), "
+            "or let one branch own the key; .response holds every branch's answer."
+        )
+
+
+class BranchFailed(SwarmError):
+    """A parallel branch raised: the run stops at the join, once every other branch is done.
+
+    ``branch`` is the branch's label, ``agent`` the agent that was running in it; the
+    original exception is the ``__cause__`` (when the branch ran in this process).
+    ``response`` holds the run so far: the fan-out call answered (the failed branch's entry
+    says what it raised), every branch's messages in ``response.branches``.
+
+    Example:
+        >>> print(BranchFailed("Tech", "Tech", "ValueError: model down"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        Parallel branch 'Tech' (agent 'Tech') raised ValueError: model down; the run stopped
+        at the join. .response holds every branch's output, .response.branches their messages.
+    """
+
+    def __init__(self, branch: str, agent: str, error: str) -> None:
+        self.branch = branch
+        self.agent = agent
+        self.error = error
+        super().__init__(
+            f"Parallel branch {branch!r} (agent {agent!r}) raised {error}; the run stopped at "
+            "the join. .response holds every branch's output, .response.branches their messages."
         )

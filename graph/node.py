@@ -181,7 +181,8 @@ class AgentNode:
         decisions = dict(control.approvals or {})
         missing = [p for p in held.pending if p.id not in decisions]
         if missing and control.stop_for_approval:
-            control.awaiting = held.pending
+            # Several branches of a fan-out may each stop for one: keep every call.
+            control.awaiting = [*(control.awaiting or []), *held.pending]
             return
         while missing:  # the compiled graph: ask through LangGraph (needs a checkpointer)
             decisions.update(resume_decisions(interrupt(pending_as_payload(missing)), missing))
@@ -206,8 +207,8 @@ class AgentNode:
         if hold:
             reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
-        room, bound = turn.control.ledger.tool_allowance(turn.agent.name)
         calls = reply.tool_calls
+        room, bound = turn.control.ledger.tool_allowance(turn.agent.name, len(calls))
         if len(calls) <= room:
             turn.ran = reply
             return
@@ -280,6 +281,10 @@ class AgentNode:
             else:
                 update["context_variables"] = new_context
             context = new_context
+        if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
+            fanned = self.runtime.fan_out(turn, outcome, context)
+            if fanned is not None:
+                return fanned
         target, label, call_id = self._next_agent(turn, outcome, context)
         if target is not None:
             if not self.runtime.switch(agent, target, state, update, control, route=label):
@@ -303,6 +308,9 @@ class AgentNode:
         if control.exceeded is not None:  # a budget stopped the run (refused calls, above)
             return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
+        if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
+            _reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
+            target = None
         if target is CALLER:
             added = turn.update.get("messages", [])
             caller = caller_of([*turn.state["messages"], *added])
@@ -328,6 +336,13 @@ class AgentNode:
         if target is None:
             return None, None, None
         return target, label, call_id
+
+
+_NO_FAN_OUT = (
+    "Error: {} cannot fan out: this graph was built without the branch and join nodes (a "
+    "tool that returns Parallel must name Parallel in its code, or set "
+    "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
+)
 
 
 def _reanswer(

@@ -34,6 +34,8 @@ from .types import Agent
 
 #: The node that runs agents nobody could find before the run (see ``builder``).
 DYNAMIC_NODE = "dynamic_handoff"
+#: The nodes a graph whose agents can fan out gets (see ``branches``): never an agent's.
+HELPER_NODES = ("parallel_branch", "parallel_join")
 
 _RESERVED = frozenset({START, END, DYNAMIC_NODE})
 # LangGraph's namespace separators (NS_SEP, NS_END): not allowed inside a node name.

@@ -27,8 +27,16 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Overwrite, Send
 
-from .approvals import check_decisions
+from .approvals import PendingApproval, check_decisions, open_calls
+from .branches import (
+    BRANCH_NODE,
+    branch_records,
+    check_resumable,
+    resume_from_records,
+    resumed_tasks,
+)
 from .budget import Budget
 from .errors import StepLimitError, SwarmError
 from .messages import to_langchain, to_openai
@@ -58,6 +66,8 @@ class RunRequest:
     approvals: Mapping[str, bool | str] | None = None
     prompt_context: PromptContext | None = None
     tool_inputs: ToolInputs | None = None
+    #: ``Response.branches`` of a run that paused inside a parallel branch (to resume it).
+    branches: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass
@@ -111,9 +121,12 @@ class PreparedRun(AbstractContextManager):
             prompt_context=request.prompt_context,
             tool_inputs=request.tool_inputs,
         )
+        paused = None
+        if request.branches:
+            paused = resume_fan_out(runtime, history, request.branches, control)
         if request.approvals is not None:
             control.approvals = checked_approvals(
-                runtime, agent, history, request.approvals, control
+                runtime, agent, history, request.approvals, control, paused
             )
         state: SwarmState = {
             "messages": history,
@@ -126,21 +139,30 @@ class PreparedRun(AbstractContextManager):
         return cls(app, runtime, control, state, control.config(limit), len(history), state)
 
     # -- the result ---------------------------------------------------------------------
-    def response(self, final: SwarmState) -> Response:
-        """The Response of what the run produced up to ``final``."""
+    def response(self, final: SwarmState, unsaved: Any = None) -> Response:
+        """The Response of what the run produced up to ``final`` (plus ``unsaved``: what the
+        step that failed would have written, see :attr:`SwarmError.unsaved`)."""
+        if unsaved:
+            final = _applied(final, unsaved)
         new = final["messages"][self.start :]
         agent = self.runtime.agent_for(final.get("active_agent"), self.control)
         # With execute_tools=False the caller runs the tools: nothing waits for approval.
         waiting = self.control.execute_tools and self.runtime.waiting(
             agent, final["messages"], self.control
         )
+        branches = branch_records(self.control) if self.control.fan_outs else []
+        pending = waiting[1].pending if waiting else []
+        if not pending and any(b["status"] == "waiting" for b in branches):
+            # inside branches of a fan-out: every branch's waiting calls
+            pending = [p for key, calls in self.control.waiting_in.items() if key for p in calls]
         response = Response(
             messages=to_openai(new),
             agent=agent,
             context_variables=final.get("context_variables", {}),
             usage=self.control.ledger.usage,
             trajectory=list(self.control.ledger.trajectory),
-            pending=waiting[1].pending if waiting else [],
+            pending=pending,
+            branches=branches,
         )
         response._langchain_messages = new
         return response
@@ -152,6 +174,15 @@ class PreparedRun(AbstractContextManager):
         if exceeded is not None:
             exceeded.response = response
             raise exceeded
+        nested = sorted(k for k in self.control.waiting_in if k and "/" in k)
+        if nested and response.pending:
+            error = SwarmError(
+                f"an approval inside a nested fan-out (branch {nested[0]!r}) cannot be resumed "
+                "by a stateless run: run the swarm's compiled graph with a checkpointer "
+                "(build_swarm_graph(...).compile(checkpointer=...)); .response holds the run."
+            )
+            error.response = response
+            raise error
         return response
 
     def __exit__(
@@ -163,7 +194,7 @@ class PreparedRun(AbstractContextManager):
         """A failing run's error holds the Response of what it produced: a
         :class:`SwarmError` as it is, LangGraph's recursion limit as a :class:`StepLimitError`."""
         if isinstance(error, SwarmError):
-            error.response = self.response(self.final)
+            error.response = self.response(self.final, error.unsaved)
         elif isinstance(error, GraphRecursionError):
             raise self.step_limit() from error
 
@@ -190,7 +221,10 @@ class PreparedRun(AbstractContextManager):
         too when a LangGraph member can run, so the member's own model streams its tokens
         (it costs ~30% of a streamed run, so only then)."""
         agents = self.runtime.roster(self.control).values()
-        subgraphs = any(isinstance(agent, GraphAgent) for agent in agents)
+        # Branches of a fan-out run as subgraphs too: their models stream from inside.
+        subgraphs = self.runtime.fan_out is not None or any(
+            isinstance(agent, GraphAgent) for agent in agents
+        )
         return {"stream_mode": ["messages", "values"], "subgraphs": subgraphs}
 
     def events(self, *, tool_results: bool = False) -> Iterator[dict[str, Any]]:
@@ -225,17 +259,71 @@ def checked_approvals(
     history: Sequence[BaseMessage],
     approvals: Mapping[str, bool | str],
     control: RunControl,
+    paused: list[PendingApproval] | None = None,
 ) -> dict[str, bool | str]:
-    """``approvals``, checked against the calls the history waits on: a decision for a call
-    that is not waiting is a clear error (a typo would otherwise be silently ignored)."""
+    """``approvals``, checked against the calls the history waits on (or, resuming a fan-out,
+    ``paused``: the calls its branches wait on): a decision for a call that is not waiting is
+    a clear error (a typo would otherwise be silently ignored)."""
     decisions = check_decisions(approvals)
-    waiting = runtime.waiting(agent, history, control)
-    ids = {p.id for p in waiting[1].pending} if waiting is not None else set()
+    if paused is not None:
+        ids = {p.id for p in paused}
+    else:
+        waiting = runtime.waiting(agent, history, control)
+        ids = {p.id for p in waiting[1].pending} if waiting is not None else set()
     unknown = sorted(set(decisions) - ids)
     if unknown:
+        hint = ""
+        if paused is None and runtime.fan_out is not None and open_calls(history) is not None:
+            hint = (
+                " If the run paused inside a parallel branch, pass its branches too: "
+                "Swarm.run(..., approvals=..., branches=response.branches)."
+            )
         raise ValueError(
             f"approvals: no tool call waits for approval with id {', '.join(map(repr, unknown))}; "
             f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
-            "(history + response.messages) and the ids in response.pending."
+            f"(history + response.messages) and the ids in response.pending.{hint}"
         )
     return decisions
+
+
+def resume_fan_out(
+    runtime: GraphRuntime,
+    history: Sequence[BaseMessage],
+    records: Sequence[Mapping[str, Any]],
+    control: RunControl,
+) -> list[PendingApproval] | None:
+    """Set ``control`` up to pick up the fan-out ``records`` (``Response.branches`` of a run
+    that paused inside a branch) where it stopped; the calls its branches wait on."""
+    if runtime.fan_out is None:
+        raise SwarmError("branches=: this swarm has no agent that fans out (Parallel)")
+    found = resume_from_records([dict(r) for r in records], control)
+    if found is None:
+        return None
+    plan, tasks, done = found
+    check_resumable(history, plan)
+    tasks = resumed_tasks(plan, tasks, history)
+    control.resume = [Send(BRANCH_NODE, task) for task in tasks]
+    control.resumed = (plan, done)
+    control.fan_outs.append(plan["id"])
+    pending: list[PendingApproval] = []
+    for task in tasks:
+        agent = runtime.agent_for(task["active_agent"], control)
+        waiting = runtime.waiting(agent, task["messages"], control)
+        if waiting is not None:
+            pending.extend(waiting[1].pending)
+    return pending
+
+
+def _applied(final: SwarmState, unsaved: Mapping[str, Any]) -> SwarmState:
+    """``final`` with a step's update applied as the reducers would: messages added, the
+    context replaced (an ``Overwrite``) or merged, the active agent set."""
+    state = cast("dict[str, Any]", dict(final))
+    state["messages"] = [*final["messages"], *unsaved.get("messages", [])]
+    context = unsaved.get("context_variables")
+    if isinstance(context, Overwrite):
+        state["context_variables"] = context.value
+    elif context is not None:
+        state["context_variables"] = {**final.get("context_variables", {}), **context}
+    if "active_agent" in unsaved:
+        state["active_agent"] = unsaved["active_agent"]
+    return cast("SwarmState", state)

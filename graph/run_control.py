@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import datetime
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
 
-from .budget import Budget, Ledger
+from .budget import Budget, Ledger, current_branch
 from .errors import BudgetExceeded
 
 if TYPE_CHECKING:
@@ -58,9 +59,9 @@ class RunControl:
     approvals: dict[str, bool | str] | None = None
     #: Swarm.run stops (returns ``Response.pending``) instead of calling ``interrupt()``.
     stop_for_approval: bool = False
-    #: The approval-marked calls the run stopped for (``Swarm.run`` returns them as
-    #: ``Response.pending``); no node goes on after it.
-    awaiting: list[PendingApproval] | None = None
+    #: The approval-marked calls the run stopped for, by parallel branch (``None``: the main
+    #: run); read and set through :attr:`awaiting`.
+    waiting_in: dict[str | None, list[PendingApproval]] = field(default_factory=dict)
     #: The budget limit that stopped the run (``Swarm.run`` raises it, holding the Response);
     #: no node goes on after it.
     exceeded: BudgetExceeded | None = None
@@ -75,9 +76,40 @@ class RunControl:
     tool_inputs: ToolInputs | None = None
     #: Usage in total and by agent, the trajectory, and the budget's checks.
     ledger: Ledger = field(init=False)
+    #: Parallel branches (graph/branches.py): each finished branch's record, in the order they
+    #: finished (``Response.branches`` sorts them), the fan-outs' ids in the order they
+    #: happened, what a branch raised (the join re-raises it), and the fan-out a resumed run
+    #: picks up (``Swarm.run(..., branches=)``).
+    branches: list[dict[str, Any]] = field(default_factory=list)
+    fan_outs: list[str] = field(default_factory=list)
+    branch_errors: dict[tuple[str, int], BaseException] = field(default_factory=dict)
+    resume: Any = None  # the Sends that pick a paused fan-out up (graph/branches.py)
+    resumed: Any = None  # (plan, results of the branches that had answered) for its join
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.budget)
+
+    @property
+    def awaiting(self) -> list[PendingApproval] | None:
+        """The approval-marked calls the run stopped for (``Swarm.run`` returns them as
+        ``Response.pending``); no node goes on after it. Inside a parallel branch, that
+        branch's own: one branch waiting for a human stops no other branch."""
+        return self.waiting_in.get(current_branch())
+
+    @awaiting.setter
+    def awaiting(self, calls: list[PendingApproval] | None) -> None:
+        if calls is None:
+            self.waiting_in.pop(current_branch(), None)
+        else:
+            self.waiting_in[current_branch()] = calls
+
+    def waiting_under(self, branch: str) -> bool:
+        """Whether branch ``branch`` (or a branch nested in it) stopped for approval."""
+        return any(
+            key is not None and (key == branch or key.startswith(f"{branch}/"))
+            for key in self.waiting_in
+        )
 
     def config(self, recursion_limit: int | None = None) -> RunnableConfig:
         config: RunnableConfig = {"configurable": {RUN_CONTROL_KEY: self}}

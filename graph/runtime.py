@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -44,6 +44,13 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI"}
 #: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
 #: one slot per name, the oldest names forgotten first, so the map cannot grow forever.
 MAX_DYNAMIC_AGENTS = 256
+
+
+class FanOutStep(Protocol):
+    """What an agent node calls once its tools ran: the fan-out (``Command`` with a ``Send``
+    per branch) if a tool returned ``Parallel``, else ``None`` (graph/branches.py)."""
+
+    def __call__(self, turn: Any, outcome: Any, context: dict[str, Any]) -> Command | None: ...
 
 
 class ModelCall(NamedTuple):
@@ -84,6 +91,15 @@ class GraphRuntime:
         self.default_node, self.default = next(iter(agents.items()))
         self.prompt_context: PromptContext | None = None
         self.tool_inputs: ToolInputs | None = None
+        #: The fan-out step of a graph with branch and join nodes (graph/branches.py: set by the
+        #: builder when an agent can fan out), else None.
+        self.fan_out: FanOutStep | None = None
+        #: How the join combines context keys branches both wrote, besides Parallel(merge=):
+        #: a typed context's reducers, by key.
+        self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
+        #: The check an agent passes before it takes the conversation in a parallel branch
+        #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
+        self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
 
     # -- the run's hooks ---------------------------------------------------------------
     def extra_prompt(

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -41,6 +41,7 @@ from .builder import build_graph_and_runtime
 from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .native import as_member
+from .parallel import FAN_OUT_MODES
 from .prepared_run import PreparedRun, RunRequest
 from .run_control import PromptContext, ToolInputs
 from .runtime import GraphRuntime
@@ -69,6 +70,10 @@ class Swarm:
     ``OPENAI_BASE_URL``. ``max_consecutive_handoffs`` stops handoff ping-pong.
     ``step_limit``: the LangGraph steps a run without ``max_turns`` may take before it
     raises :class:`StepLimitError` (each model reply and each tool round is one step).
+    ``parallel_handoffs``: when one reply calls several transfer tools, ``"first"`` (the
+    default, Swarm's behaviour) hands off to the first and answers the others with an error;
+    ``"all"`` runs every target at once, as one :class:`~swarmgraph.graph.parallel.Parallel`,
+    each transfer call answered with its own branch's answer.
     """
 
     def __init__(
@@ -78,9 +83,15 @@ class Swarm:
         chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
         max_consecutive_handoffs: int = 10,
         step_limit: int = DEFAULT_STEP_LIMIT,
+        parallel_handoffs: str = "first",
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
+        if parallel_handoffs not in FAN_OUT_MODES:
+            raise ValueError(
+                f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}"
+            )
+        self.parallel_handoffs = parallel_handoffs
         self.client = client
         self.resolver = ModelResolver(client=client, chat_model=chat_model)
         self.max_consecutive_handoffs = max_consecutive_handoffs
@@ -145,6 +156,8 @@ class Swarm:
             max_consecutive_handoffs=self.max_consecutive_handoffs,
             fixed_entry=True,
             lookup=self._agent_named,
+            parallel_handoffs=self.parallel_handoffs,
+            resumes_fan_outs=True,
         )
         with self._lock:
             compiled = self._graphs.setdefault(topology.key, (builder.compile(), runtime))
@@ -182,6 +195,7 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        branches: Sequence[Mapping[str, Any]] | None = None,
         tool_results: bool = False,
         prompt_context: PromptContext | None = None,
         tool_inputs: ToolInputs | None = None,
@@ -199,6 +213,10 @@ class Swarm:
         memory passes its recall here). ``tool_inputs(agent) -> {name: value}`` gives the
         injected tool parameters (``graph.schema.INJECTED``, e.g. ``long_term``) of the
         agent whose calls run.
+        A tool that returns :class:`~swarmgraph.graph.parallel.Parallel` fans out: its
+        agents run at once, each in its own branch, and ``Response.branches`` keeps each one's
+        messages. If a branch stops for approval, resume with ``messages=history +
+        response.messages``, ``approvals=`` and ``branches=response.branches``.
 
         ``max_turns`` counts new messages, as in Swarm. With ``stream=True`` this
         returns an iterator of Swarm-shaped events ending with ``{"response": ...}``;
@@ -222,6 +240,7 @@ class Swarm:
                 approvals=approvals,
                 prompt_context=prompt_context,
                 tool_inputs=tool_inputs,
+                branches=branches,
             )
         )
         if stream:
@@ -245,6 +264,7 @@ class Swarm:
         *,
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
+        branches: Sequence[Mapping[str, Any]] | None = None,
         tool_results: bool = False,
         prompt_context: PromptContext | None = None,
         tool_inputs: ToolInputs | None = None,
@@ -272,6 +292,7 @@ class Swarm:
                 approvals=approvals,
                 prompt_context=prompt_context,
                 tool_inputs=tool_inputs,
+                branches=branches,
             )
         )
         if stream:

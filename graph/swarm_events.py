@@ -5,6 +5,11 @@
 ``""`` for a text reply; the last is the empty delta of the chunk with ``finish_reason``),
 ``{"delim": "end"}``, and at last ``{"response": Response}``.
 
+Parallel branches (graph/branches.py) speak at the same time, so their replies' deltas
+interleave: one ``{"delim": "start"}`` / ``{"delim": "end"}`` pair wraps all the branches of a
+fan-out, and every delta of a branch carries ``sender`` and ``branch`` (its label), so a reader
+can tell them apart (``role`` marks the first delta of each reply).
+
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
     >>> events = Swarm(chat_model=ScriptedChatModel(["Hi!"])).run(
@@ -23,11 +28,14 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
 from .messages import to_openai
+from .node_names import HELPER_NODES
 
 if TYPE_CHECKING:
     from .prepared_run import PreparedRun
 
 __all__ = ["SwarmEvents"]
+
+BRANCH_NODE = HELPER_NODES[0]
 
 
 class SwarmEvents:
@@ -40,6 +48,7 @@ class SwarmEvents:
         self.tool_results = tool_results
         self.open_id: str | None = None
         self.streamed: set[str] = set()  # ids of replies already streamed
+        self.in_branches = False  # between a fan-out's first branch delta and its join
 
     def feed(self, item: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
         """One item of the stream: ``(mode, payload)``, or ``(ns, mode, payload)`` when it
@@ -58,6 +67,10 @@ class SwarmEvents:
             if self.tool_results and not ns and isinstance(chunk, ToolMessage):
                 yield from self.close()
                 yield {"tool_result": to_openai([chunk])[0]}
+            return
+        branch = meta.get("swarmgraph_branch") if ns else None
+        if branch is not None:
+            yield from self._branch_delta(ns, chunk, meta, branch)
             return
         if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
             if chunk.id in self.streamed:
@@ -78,16 +91,7 @@ class SwarmEvents:
                 # which Swarm yields; a model whose first chunk already has text gets one.
                 yield self._delta("", None, first=True, ns=ns, meta=meta)
                 first = False
-        tool_calls = [
-            {
-                "index": c.get("index") or 0,
-                "id": c.get("id"),
-                "function": {"arguments": c.get("args") or "", "name": c.get("name")},
-                # the provider names the type on a call's first delta only, as here
-                "type": "function" if c.get("id") else None,
-            }
-            for c in chunk.tool_call_chunks
-        ] or None
+        tool_calls = _tool_call_deltas(chunk)
         if first and not content:
             # OpenAI's opening delta: content "" for a text reply, null beside tool calls
             content = None if tool_calls else ""
@@ -121,11 +125,47 @@ class SwarmEvents:
 
     def close(self) -> Iterator[dict[str, Any]]:
         """The reply being streamed, if one is, ends as it does from OpenAI through Swarm:
-        the empty delta of the chunk that carries ``finish_reason``, then ``{"delim": "end"}``."""
+        the empty delta of the chunk that carries ``finish_reason``, then ``{"delim": "end"}``;
+        a fan-out's branches end with ``{"delim": "end"}``."""
         if self.open_id is not None:
             self.open_id = None
             yield dict(_EMPTY_DELTA)
             yield {"delim": "end"}
+        elif self.in_branches:
+            self.in_branches = False
+            yield {"delim": "end"}
+
+    def _branch_delta(
+        self, ns: tuple[str, ...], chunk: AIMessage, meta: dict[str, Any], branch: str
+    ) -> Iterator[dict[str, Any]]:
+        """A delta of a parallel branch's reply: ``sender`` and ``branch`` on every one."""
+        if not isinstance(chunk, AIMessageChunk):  # a LangGraph member's reply, whole
+            if chunk.id in self.streamed:
+                return
+            chunk = _as_chunk(chunk)
+        first = chunk.id not in self.streamed
+        content = chunk.content if isinstance(chunk.content, str) else None
+        if not first and not content and not chunk.tool_call_chunks:
+            return
+        if not self.in_branches:
+            yield from self.close()
+            self.in_branches = True
+            yield {"delim": "start"}
+        if chunk.id is not None:
+            self.streamed.add(chunk.id)
+        # The node that runs it inside the branch: a member's (its namespace) or ours.
+        nodes = [part.split(":")[0] for part in ns if not part.startswith(BRANCH_NODE)]
+        node = nodes[0] if nodes else str(meta.get("langgraph_node", ""))
+        agent = self.run.runtime.roster(self.run.control).get(node)
+        yield {
+            "content": content or None,
+            "function_call": None,
+            "refusal": None,
+            "role": "assistant" if first else None,
+            "tool_calls": _tool_call_deltas(chunk),
+            "sender": agent.name if agent is not None else node,
+            "branch": branch,
+        }
 
 
 #: The last delta of every OpenAI reply (``{}`` with ``finish_reason``), as Swarm yields it.
@@ -136,6 +176,20 @@ _EMPTY_DELTA: dict[str, Any] = {
     "role": None,
     "tool_calls": None,
 }
+
+
+def _tool_call_deltas(chunk: AIMessageChunk) -> list[dict[str, Any]] | None:
+    """The chunk's tool-call pieces as Swarm's delta ``tool_calls``."""
+    return [
+        {
+            "index": c.get("index") or 0,
+            "id": c.get("id"),
+            "function": {"arguments": c.get("args") or "", "name": c.get("name")},
+            # the provider names the type on a call's first delta only, as here
+            "type": "function" if c.get("id") else None,
+        }
+        for c in chunk.tool_call_chunks
+    ] or None
 
 
 def _as_chunk(message: AIMessage) -> AIMessageChunk:

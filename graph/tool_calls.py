@@ -30,6 +30,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 
 from .native import members_in
+from .parallel import Parallel
 from .schema import INJECTED, ToolArgumentError, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
 
@@ -40,8 +41,12 @@ class ToolOutcome:
 
     messages: list[ToolMessage] = field(default_factory=list)
     context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
-    handoff: Agent | None = None
+    handoff: Agent | Parallel | None = None
     handoff_call: str | None = None  # the id of the tool call that handed off
+    #: Every handoff the reply asked for, ``(call id, target, the tool's value)``, in call
+    #: order: what ``Swarm(parallel_handoffs="all")`` fans out to (only the first is taken
+    #: otherwise; the others are answered with an error, as Swarm keeps the first).
+    handoffs: list[tuple[str, Agent | Parallel, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -71,9 +76,11 @@ def to_result(raw: Any) -> Result:
         '{"assistant": "Sales"}'
     """
     if isinstance(raw, Result):
-        if raw.agent is not None and not isinstance(raw.agent, Agent):
+        if raw.agent is not None and not isinstance(raw.agent, (Agent, Parallel)):
             raw = raw.model_copy(update={"agent": _member(raw.agent)})
         return raw
+    if isinstance(raw, Parallel):  # a fan-out: answered at the join (graph/branches.py)
+        return Result(agent=raw)
     if not isinstance(raw, Agent) and members_in(raw):  # a named compiled LangGraph graph
         raw = _member(raw)
     if isinstance(raw, Agent):
@@ -180,6 +187,7 @@ class _Runner:
         content = result.value
         if result.agent is not None:
             first = self.outcome.handoff
+            self.outcome.handoffs.append((call.id, result.agent, content))
             if first is None:
                 self.outcome.handoff = result.agent
                 self.outcome.handoff_call = call.id

@@ -217,7 +217,10 @@ class Response(BaseModel):
     the totals). ``trajectory`` lists the run's steps in order (``{"agent", "kind": "model" |
     "tool" | "handoff" | "route", "name", ...}``). ``pending`` lists the tool calls waiting for a
     human's approval (:class:`~swarmgraph.graph.approvals.PendingApproval`); resume with
-    ``Swarm.run(..., approvals={id: True | False | "reason"})``.
+    ``Swarm.run(..., approvals={id: True | False | "reason"})``. ``branches`` lists the
+    parallel branches the run fanned out to (:class:`~swarmgraph.graph.parallel.Parallel`), in
+    the order the agents were given: each one's label, agent, status, answer and own messages
+    (see :mod:`swarmgraph.graph.branches`); ``[]`` for a run that never fanned out.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -228,6 +231,7 @@ class Response(BaseModel):
     usage: dict = Field(default_factory=dict)
     trajectory: list[dict] = Field(default_factory=list)
     pending: list = Field(default_factory=list)
+    branches: list[dict] = Field(default_factory=list)
     # Set by Swarm; read through langchain_messages (memory's Session read it directly).
     _langchain_messages: list[Any] | None = PrivateAttr(default=None)
 
@@ -262,14 +266,21 @@ class Result(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     value: str = ""
-    agent: Any = None  # an Agent, or a compiled LangGraph graph with a name
+    agent: Any = None  # an Agent, a compiled LangGraph graph with a name, or a Parallel
     context_variables: dict = Field(default_factory=dict)
 
     @field_validator("agent")
     @classmethod
     def _handoff_target(cls, value: Any) -> Any:
-        if value is not None and not isinstance(value, Agent) and not is_compiled_graph(value):
+        # A Parallel (graph/parallel.py, duck-typed: it builds on this module) fans out.
+        fans_out = hasattr(value, "targets") and hasattr(value, "labels")
+        if (
+            value is not None
+            and not isinstance(value, Agent)
+            and not is_compiled_graph(value)
+            and not fans_out
+        ):
             raise ValueError(
-                f"Result.agent takes an Agent or a compiled LangGraph graph: {value!r}"
+                f"Result.agent takes an Agent, a compiled LangGraph graph or a Parallel: {value!r}"
             )
         return value

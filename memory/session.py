@@ -79,7 +79,7 @@ from .long_term_session import (
 )
 from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
-from .store import NO_MESSAGES, Snapshot, TurnWrite
+from .store import NO_MESSAGES, Record, Snapshot, TurnWrite
 from .turn_log import find_turn, logged, ranked, stored_slice
 from .urls import default_url
 
@@ -190,6 +190,7 @@ class _Turn:
     folded: Folded = field(default_factory=lambda: Folded([]))
     context: dict = field(default_factory=dict)  # what the run was given (to rebase over)
     memory: LongTermTurn | None = None  # its long-term recall, tools and staged writes
+    resumes_fan_out: bool = False  # it picks up a fan-out that paused inside a branch
 
 
 class Session:
@@ -295,10 +296,14 @@ class Session:
     @property
     def pending(self) -> list[PendingApproval]:
         """Tool calls of the last stored turn that wait for approval (``PendingApproval`` s),
-        read from the stored conversation, so another process sees them too."""
+        read from the stored conversation, so another process sees them too (inside the
+        branches of a fan-out: from the paused fan-out stored with the turn)."""
         if "messages" not in self.persist:
             return []
-        return pending_in(self.store.messages(self.conversation_id, _PENDING_TAIL))
+        messages = self.store.messages(self.conversation_id, _PENDING_TAIL)
+        pending = pending_in(messages)
+        paused = self._paused_fan_out(messages) if pending else None
+        return paused_pending(paused) if paused is not None else pending
 
     def clear(self) -> None:
         """Forget this conversation: messages, context, agent, turn log, in one write."""
@@ -484,13 +489,16 @@ class Session:
         rank = self._rank(given, response.agent, swarm)
         if rank:
             entry["rank"] = rank
-        latest, error = turn.snapshot, None
+        records = fan_out_records(response, turn.resumes_fan_out)
         outbox = turn.memory.outbox() if turn.memory is not None else None
+        if outbox is not None:  # the turn's long-term writes commit with it
+            records.append(outbox)
+        latest, error = turn.snapshot, None
         while True:
             meta = logged(self.memory.stored_meta(latest.meta, turn.folded.state), entry)
             if self.long_term is not None or outbox is not None:
                 meta = pending_meta(meta, self, outbox)
-            write = TurnWrite(messages, context, agent, meta, [outbox] if outbox else [])
+            write = TurnWrite(messages, context, agent, meta, records)
             if context is not None:
                 write.meta = ranked(meta, rank if agent is not None else 0)
                 if latest is not turn.snapshot:
@@ -541,9 +549,26 @@ class Session:
 
     # -- shared pieces -------------------------------------------------------------------
     def _check_approvals(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> None:
-        check_turn(self.conversation_id, pending_in(turn.snapshot.messages), turn.new, approvals)
+        pending = pending_in(turn.snapshot.messages)
+        # A fan-out that paused inside a branch ends the conversation on its open call; what
+        # waits, and the branches to resume, are in the turn's record (read only then).
+        paused = self._paused_fan_out(turn.snapshot.messages) if pending else None
+        if paused is not None:
+            pending = paused_pending(paused)
+        check_turn(self.conversation_id, pending, turn.new, approvals)
         if approvals is not None:
             run_kwargs["approvals"] = approvals
+            if paused is not None:
+                run_kwargs["branches"] = paused["branches"]
+                turn.resumes_fan_out = True
+
+    def _paused_fan_out(self, messages: Sequence[BaseMessage]) -> dict | None:
+        """The paused fan-out stored with the last turn, if the conversation still ends on
+        its open call (``None``: none, or it was answered since)."""
+        paused = self.store.records(self.conversation_id, PAUSED[0], [PAUSED[1]]).get(PAUSED[1])
+        if not paused:
+            return None
+        return paused if paused.get("call") in open_call_ids(messages) else None
 
     def _namesakes(self, given: Agent, name: str, swarm: Swarm) -> list[Agent]:
         """The agents called ``name`` a conversation may resume with, in one fixed order:
@@ -626,3 +651,46 @@ class Session:
 
 #: How many stored messages ``Session.pending`` reads: enough for one reply's tool answers.
 _PENDING_TAIL = 64
+
+#: The record a turn that paused inside a parallel branch is kept in (kind, key): the branches
+#: to resume (``Response.branches``), what waits, and the fan-out call they answer.
+PAUSED = ("parallel", "paused")
+
+
+def fan_out_records(response: Response, resumed: bool) -> list[Record]:
+    """The records a turn writes for parallel branches: the paused fan-out when a branch waits
+    for approval; ``None`` in its place once a resumed fan-out went on. (The branches of a
+    joined fan-out need none: the joined answer carries them, see ``graph.branches``.)
+
+    Example:
+        >>> from swarmgraph.graph import Response
+        >>> fan_out_records(Response(), resumed=True)
+        [Record(kind='parallel', key='paused', value=None, if_absent=False)]
+        >>> fan_out_records(Response(), resumed=False)
+        []
+    """
+    waiting = [b for b in response.branches if b["status"] == "waiting" and "/" not in b["branch"]]
+    if waiting:
+        call = waiting[0]["plan"]["calls"][0][0]
+        value = {
+            "call": call,
+            "branches": response.branches,
+            "pending": [p.model_dump() for p in response.pending],
+        }
+        return [Record(*PAUSED, value)]
+    return [Record(*PAUSED, None)] if resumed else []
+
+
+def paused_pending(paused: dict) -> list[PendingApproval]:
+    """What a stored paused fan-out waits on, as ``PendingApproval`` s."""
+    from ..graph.approvals import PendingApproval
+
+    return [PendingApproval(**p) for p in paused.get("pending", [])]
+
+
+def open_call_ids(messages: Sequence[BaseMessage]) -> set[str]:
+    """The ids of the tool calls the conversation ends on without an answer."""
+    from ..graph.approvals import open_calls
+
+    found = open_calls(messages)
+    return {c.get("id") or "" for c in found[1]} if found else set()

@@ -35,6 +35,7 @@ NOTEBOOKS = (
     "05_one_to_one",
     "06_control",
     "07_long_term_memory",
+    "08_parallel",
 )
 
 CELL_TIMEOUT_S = 120

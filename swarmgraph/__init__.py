@@ -59,11 +59,13 @@ _EXPORTS: dict[str, str] = {
     "BudgetExceeded": ".graph.errors",
     "CALLER": ".graph.types",
     "Route": ".graph.routes",
+    "Parallel": ".graph.parallel",
     # errors a caller catches
     "SwarmError": ".graph.errors",
     "HandoffLoopError": ".graph.errors",
     "ToolSchemaError": ".graph.errors",
     "MissingModelError": ".graph.errors",
+    "ContextConflict": ".graph.errors",
     "StorageUnavailable": ".memory.errors",
     "TurnOutcomeUnknown": ".memory.errors",
     "ContextSerializationError": ".memory.errors",
@@ -84,6 +86,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
     from .graph.errors import (
         BudgetExceeded,
+        ContextConflict,
         HandoffLoopError,
         MissingModelError,
         SwarmError,
@@ -91,6 +94,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     )
     from .graph.member_handoff import handoff_tool
     from .graph.onetoone.pattern import OneToOne, one_to_one
+    from .graph.parallel import Parallel
     from .graph.routes import Route
     from .graph.schema import function_to_json
     from .graph.state import SwarmState

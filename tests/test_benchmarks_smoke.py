@@ -19,6 +19,7 @@ from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
 from benchmarks.handoff import RATIOS, run_handoff
 from benchmarks.longterm import POLICIES as LONGTERM_POLICIES
 from benchmarks.longterm import run_longterm
+from benchmarks.parallel import run_parallel
 from benchmarks.persistence import CONTENDERS as PERSISTENCE_CONTENDERS
 from benchmarks.persistence import run_persistence
 from benchmarks.report import render, verdict
@@ -172,6 +173,7 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
         "## 2b. Session storage on each backend",
         "## 3. Tokens",
         "## 4. Concurrency",
+        "## 4b. Parallel handoffs",
         "## 5. Memory",
         "Machine:",
         "Versions:",
@@ -203,3 +205,17 @@ def test_merge_keeps_the_earlier_sections_and_says_what_was_rerun(tmp_path):
     text = (tmp_path / "RESULTS.md").read_text()
     assert "## 3. Tokens" in text and "## 3b. Tokens for what is remembered" in text
     assert "Re-run later by `python -m benchmarks --quick --only tokens --merge" in text
+
+
+def test_parallel_times_fan_out_against_one_after_another_and_checks_every_join():
+    out = run_parallel(branches=3, latency=0.002, repeat=2)
+    for mode in ("arun", "run"):
+        m = out["modes"][mode]
+        assert m["answers_checked"] == 2
+        for key in ("fan_out_s", "one_after_another_s", "separate_at_once_s"):
+            assert m[key]["min"] <= m[key]["median"] <= m[key]["max"]
+        assert m["speedup"] == pytest.approx(
+            m["one_after_another_s"]["median"] / m["fan_out_s"]["median"]
+        )
+    text = render({"parallel": out}, command="x", elapsed_s=1.0, plot_name=None)
+    assert "Parallel handoffs" in text and "3 branches in `arun`" in text

@@ -30,6 +30,19 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[str]:
+    yield from _serve(CONFIG, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def research_server(tmp_path_factory) -> Iterator[str]:
+    """``langgraph dev`` serving the research desk (parallel handoffs), as the docs say."""
+    config = tmp_path_factory.mktemp("research-config") / "langgraph.json"
+    graphs = {"research_desk": "swarmgraph.app.served:research_graph"}
+    config.write_text(json.dumps({"dependencies": [str(ROOT)], "graphs": graphs, "env": {}}))
+    yield from _serve(config, tmp_path_factory)
+
+
+def _serve(config: Path, tmp_path_factory) -> Iterator[str]:
     pytest.importorskip("langgraph_api", reason="needs the dev extra: langgraph-cli[inmem]")
     port = _free_port()
     workdir = tmp_path_factory.mktemp("langgraph-dev")  # its .langgraph_api/ lands here
@@ -38,7 +51,7 @@ def server(tmp_path_factory) -> Iterator[str]:
     log = (workdir / "server.log").open("w")
     command = [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser",
                "--no-reload", "--host", "127.0.0.1", "--port", str(port),
-               "--config", str(CONFIG)]  # fmt: skip
+               "--config", str(config)]  # fmt: skip
     proc = subprocess.Popen(
         command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -115,3 +128,34 @@ def test_a_thread_runs_through_the_sdk_with_handoffs_and_swarm_state(server):
     assert last["name"] == "Refunds" and "approved" in last["content"]
     later_senders = [m.get("name") for m in state["messages"][-3:] if m["type"] == "ai"]
     assert "Triage" not in later_senders
+
+
+def test_a_fan_out_runs_through_the_sdk_with_each_branch_in_the_updates(research_server):
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=research_server)
+    thread = client.threads.create()["thread_id"]
+    updates = [
+        part.data
+        for part in client.runs.stream(
+            thread,
+            "research_desk",
+            input={"messages": [{"role": "user", "content": "Why did the bees decline?"}]},
+            stream_mode="updates",
+        )
+        if part.event == "updates"
+    ]
+    nodes = [node for update in updates for node in update]
+    assert nodes.count("parallel_branch") == 3  # one update per branch
+    assert nodes[0] == "Editor" and nodes[-2:] == ["parallel_join", "Editor"]
+    labels = [u["parallel_branch"]["parallel_results"][0]["label"] for u in updates
+              if "parallel_branch" in u]  # fmt: skip
+    assert sorted(labels) == ["Economist", "Historian", "Scientist"]
+
+    state = client.threads.get_state(thread)["values"]
+    joined = json.loads(state["messages"][2]["content"])
+    assert list(joined) == ["Economist", "Historian", "Scientist"]  # the order given
+    assert state["context_variables"]["sources"] == [
+        "FAO honey market report", "Beekeeping records 1900-2000", "Pesticide field studies"
+    ]  # fmt: skip
+    assert state["messages"][-1]["content"].startswith("Brief: Why did the bees decline?")

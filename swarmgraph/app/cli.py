@@ -210,9 +210,9 @@ def _session(args: argparse.Namespace, conversation_id: str, agents: Sequence[An
 
 
 def _stored_dicts(session: Any) -> list[dict]:
-    from ..graph.messages import to_openai
+    from ..graph.branches import history_dicts
 
-    return to_openai(session.messages)
+    return history_dicts(session.messages)  # joined answers keep their parallel branches
 
 
 def _user_agent(spec: str) -> Any:

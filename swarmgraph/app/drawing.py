@@ -7,14 +7,16 @@ How to read a picture (its legend says the same):
 
 * an agent is a rounded box in **its own colour**, computed from its name
   (:func:`agent_colour`), so an agent looks the same in every picture it appears in;
-* ``start`` and ``end`` are small grey pills; an engine helper node (``dynamic_handoff``) is a
-  grey dashed box;
+* ``start`` and ``end`` are small grey pills; an engine helper node (``dynamic_handoff``, and a
+  fan-out's ``parallel_branch`` / ``parallel_join``) is a grey dashed box;
 * a solid arrow is always taken; a dashed arrow is conditional (chosen at run time);
 * every edge of a swarm graph says what it is: ``handoff``, a route's name, ``answers``
   (the agent replied without a tool call: the run ends), ``tool ran`` on an agent's loop (a
   tool answered and the same agent speaks again), ``entry`` / ``resume`` out of ``start``
   (a new thread starts at the entry agent; a checkpointed thread resumes at its active agent)
-  and ``max_turns=0`` on ``start -> end`` (a run allowed no turn ends before any agent).
+  and ``max_turns=0`` on ``start -> end`` (a run allowed no turn ends before any agent); a
+  fan-out reads ``fan out`` (agent -> ``parallel_branch``), ``branch`` (to each agent a branch may
+  run), ``answered`` (-> ``parallel_join``) and ``joined`` (back to the agent that fanned out).
   Other graphs show LangGraph's own edge labels, or those given in ``edge_labels``.
 
 Example:
@@ -55,6 +57,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 _START, _END = "__start__", "__end__"
 _DYNAMIC = "dynamic_handoff"  # the engine's helper node (graph/node_names.py)
+_PARALLEL = ("parallel_branch", "parallel_join")  # a fan-out's (graph/node_names.HELPER_NODES)
 _BORDER = "#3b3b58"
 _HELPER_FILL = "#eeeeee"
 _TERMINAL_FILL = "#f5f5f5"
@@ -116,10 +119,11 @@ class GraphPicture:
     default_title: str = "graph"
 
     def is_helper(self, node: str) -> bool:
-        """An engine helper node (``dynamic_handoff``, a ``_private`` node): drawn grey, dashed."""
+        """An engine helper node (``dynamic_handoff``, a fan-out's ``parallel_branch`` and
+        ``parallel_join``, a ``_private`` node): drawn grey, dashed."""
         if node in self.agent_nodes or node in (_START, _END):
             return False
-        return node.startswith("dynamic") or node.startswith("_")
+        return node.startswith(("dynamic", "_")) or node in _PARALLEL
 
 
 class _VertexView:

@@ -359,9 +359,9 @@ def _context(repl: Repl, _: str) -> bool:
 
 
 def _history(repl: Repl, _: str) -> bool:
-    from ..graph.messages import to_openai
+    from ..graph.branches import history_dicts
 
-    lines = conversation_lines(to_openai(repl.session.messages), repl.style)
+    lines = conversation_lines(history_dicts(repl.session.messages), repl.style)
     repl.say("\n".join(lines) if lines else "(no stored messages)")
     return False
 

@@ -7,6 +7,8 @@ model when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set, else on the offline
 
 To serve your own swarm, write a module like this one that compiles your agents, and name it
 in your ``langgraph.json``: ``{"graphs": {"my_swarm": "./my_app/swarm.py:graph"}}``.
+``research_graph`` is the research desk of parallel handoffs (:mod:`.research_desk`): name it
+``"research_desk": "swarmgraph.app.served:research_graph"`` to watch a fan-out in Studio.
 
 Example:
     >>> out = make_graph(offline=True).invoke({"messages": [("user", "I'm Ming, refund order 7")]})
@@ -21,9 +23,10 @@ import os
 from langgraph.graph.state import CompiledStateGraph
 
 from swarmgraph.app.demo import demo_agents, demo_model
+from swarmgraph.app.research_desk import research_desk, research_model
 from swarmgraph.graph import build_swarm_graph
 
-__all__ = ["graph", "make_graph"]
+__all__ = ["graph", "make_graph", "make_research_graph", "research_graph"]
 
 
 def make_graph(offline: bool | None = None) -> CompiledStateGraph:
@@ -38,4 +41,21 @@ def make_graph(offline: bool | None = None) -> CompiledStateGraph:
     return build_swarm_graph(list(agents), chat_model=chat_model).compile(name="demo_swarm")
 
 
+def make_research_graph(offline: bool | None = None) -> CompiledStateGraph:
+    """The research desk (an editor fanning out to three specialists), compiled without a
+    checkpointer; offline, its specialists answer in 50 ms.
+
+    Example:
+        >>> out = make_research_graph(offline=True).invoke({"messages": [("user", "Bees?")]})
+        >>> out["context_variables"]["sources"][0], out["messages"][-1].name
+        ('FAO honey market report', 'Editor')
+    """
+    if offline is None:
+        offline = not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"))
+    editor, _ = research_desk()
+    model = research_model(latency=0.05, offline=offline)
+    return build_swarm_graph([editor], chat_model=model).compile(name="research_desk")
+
+
 graph = make_graph()
+research_graph = make_research_graph()

@@ -116,8 +116,29 @@ def conversation_lines(messages: Iterable[dict], style: Style, *, users: bool = 
                 lines.append(f"  {style.agent(sender or '?')} → {style.agent(target)}")
             else:
                 lines.append(f"    {style.dim('↳ ' + str(m.get('content')))}")
+            lines.extend(branch_lines(m.get("branches") or [], style))
         elif role == "system":
             lines.append(style.dim(f"[system] {m.get('content')}"))
+    return lines
+
+
+def branch_lines(branches: Iterable[dict], style: Style) -> list[str]:
+    """The parallel branches a joined answer carries (``history_dicts``), each indented under
+    its label: what every branch said on the way to its answer.
+
+    Example:
+        >>> print("\\n".join(branch_lines([{"branch": "Tech", "status": "answered",
+        ...     "messages": [{"role": "assistant", "sender": "Tech", "content": "Fine."}]}],
+        ...     Style(False))))
+            ⇉ Tech (answered)
+              Tech › Fine.
+    """
+    lines: list[str] = []
+    for branch in branches:
+        label = branch.get("branch", "?")
+        lines.append(f"    {style.dim('⇉')} {style.agent(label)} ({branch.get('status')})")
+        inner = conversation_lines(branch.get("messages") or [], style)
+        lines.extend(f"      {line}" for line in inner)
     return lines
 
 

@@ -1,0 +1,299 @@
+# Cells of notebooks/08_parallel.ipynb (built by notebooks/_build.py).
+# %% [markdown]
+# # 08 · Parallel handoffs: fan out, join, merge
+#
+# ## What you will learn
+#
+# * a tool that returns **`Parallel(a, b, c)`** hands the conversation to several agents at
+#   once: each runs in its own **branch**, at the same time as the others;
+# * the **join** answers the tool call with every branch's answer **in the order the agents
+#   were given**, whatever order they finished in, and the agent that fanned out speaks next;
+# * each branch starts from a **copy of the context**; the join **merges** their changes, with
+#   a **merge rule** where several branches write one key, and a **`ContextConflict`** where
+#   they disagree and no rule says how to combine them;
+# * what the graph looks like (`Send` to a branch node, a join node), a **timeline** of the
+#   branches from the run's trajectory, and where each branch's own messages are kept.
+#
+# OpenAI Swarm, like most Swarm-style frameworks, keeps only the first handoff of a reply. A
+# LangGraph state machine has what fan-out needs: `Send` starts one task per branch, a join node
+# waits for all of them. Our example is a **research desk**: an Editor asks an Economist, a
+# Historian and a Scientist the same question at once, and writes the brief from their answers.
+#
+# Every model is an offline, rule-based stand-in (`swarmgraph.app.research_desk`): the
+# specialists' models wait 0.3, 0.5 and 0.4 seconds per call, as a network call would. Each `✓`
+# line is a claim of the text, checked as the notebook runs (`notebooks/checks.py`).
+# %%
+import json
+import operator
+import tempfile
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from checks import check
+from IPython.display import Image, display
+
+from swarmgraph import (
+    Agent,
+    ContextConflict,
+    Parallel,
+    Result,
+    ScriptedChatModel,
+    Swarm,
+    build_swarm_graph,
+    scripted_tool_call,
+)
+from swarmgraph.app.drawing import draw_png, layout_graph
+from swarmgraph.app.research_desk import LATENCY, research_desk, research_model
+from swarmgraph.graph import scripted_tool_calls
+
+QUESTION = [{"role": "user", "content": "Why did the bee population fall?"}]
+
+# %% [markdown]
+# ## 1. The research desk
+#
+# The Editor has one tool. It returns `Parallel`: a mapping gives each specialist its own task
+# (here the same question, as its only message), and `merge` says how to combine what several
+# branches write to one context key. The specialists each `cite` a source (a one-item list in
+# `sources`) and answer in a sentence.
+#
+# ```python
+# def ask_specialists(question: str) -> Parallel:
+#     """Ask the economist, the historian and the scientist the question, all at once."""
+#     return Parallel(dict.fromkeys(specialists, question), merge={"sources": operator.add})
+# ```
+#
+# In the graph, the Editor's node returns `Command(goto=[Send("parallel_branch", ...), ...])`,
+# one `Send` per specialist; each branch is a small swarm run of its own (its agent's tools run,
+# it may even hand off) until an agent answers; `parallel_join` waits for every branch, then
+# hands the turn back to the Editor. The picture draws exactly that.
+# %%
+editor, specialists = research_desk()
+app = build_swarm_graph([editor], chat_model=research_model(), fixed_entry=True).compile()
+pictures = Path(tempfile.mkdtemp())
+display(Image(filename=str(draw_png(app, pictures / "desk.png", exclude=["dynamic_handoff"]))))
+drawn = layout_graph(app, exclude=["dynamic_handoff"])
+edges = {(source, target): label for source, target, _, _, label in drawn.edges}
+check("the Editor fans out to the branch node", edges[("Editor", "parallel_branch")], "fan out")
+check(
+    "a branch may run each specialist",
+    sorted(t for (s, t), label in edges.items() if s == "parallel_branch"),
+    ["Economist", "Historian", "Scientist"],
+)
+check("each specialist's answer goes to the join", edges[("Historian", "parallel_join")], "answered")
+check("the join hands the turn back to the Editor", edges[("parallel_join", "Editor")], "joined")
+check("no specialist is a plain handoff of the Editor", ("Editor", "Economist") not in edges)
+
+# %% [markdown]
+# ## 2. One question, three specialists at once
+#
+# `Swarm.run` as always. The run adds three messages to the conversation: the Editor's call,
+# **one** tool answer holding every branch's answer (a JSON object, in the order the specialists
+# were given), and the brief. The `sources` each specialist cited are concatenated by the merge rule, in the
+# same order.
+# %%
+swarm = Swarm(chat_model=research_model())
+started = time.perf_counter()
+response = swarm.run(editor, QUESTION)
+wall = time.perf_counter() - started
+for message in response.messages:
+    calls = [f"⚙ {c['function']['name']}({c['function']['arguments']})" for c in message.get("tool_calls") or []]
+    print(f"{message['role']:>9} {message.get('sender') or '':<7} {message['content'] or ' '.join(calls)}")
+print()
+joined = json.loads(response.messages[1]["content"])
+check("the run added three messages to the conversation", len(response.messages), 3)
+check("the join lists the answers in the order given", list(joined), ["Economist", "Historian", "Scientist"])
+check(
+    "the merge rule concatenated the sources in that order",
+    response.context_variables["sources"],
+    ["FAO honey market report", "Beekeeping records 1900-2000", "Pesticide field studies"],
+)
+check("the Editor spoke next and holds the conversation", response.agent.name, "Editor")
+
+# %% [markdown]
+# ## 3. A timeline of the branches
+#
+# The run's `trajectory` lists every step; inside a branch each step carries `branch`, and each
+# branch ends with a `"branch"` step holding its start and end (seconds since the run began).
+# Each specialist calls its model twice (to cite, then to answer), so its branch takes about
+# twice its model's wait: 0.6 s, 1.0 s and 0.8 s. They run side by side, so the Historian
+# finishes last, yet the join above still lists it second.
+# %%
+spans = {s["branch"]: (s["start"], s["end"]) for s in response.trajectory if s["kind"] == "branch"}
+given = [branch["branch"] for branch in response.branches]  # the order the agents were given
+fig, ax = plt.subplots(figsize=(7, 2.2))
+for row, label in enumerate(given):
+    start, end = spans[label]
+    ax.barh(row, end - start, left=start, color=f"C{row}")
+    ax.text(end + 0.02, row, f"{label} ({LATENCY[label]} s a call)", va="center", fontsize=9)
+ax.set_yticks([])
+ax.invert_yaxis()
+ax.set_xlabel("seconds since the run began")
+ax.set_title("the research desk's branches, as the trajectory recorded them")
+ax.set_xlim(0, max(end for _, end in spans.values()) + 0.7)
+plt.tight_layout()
+fig.savefig(pictures / "timeline.png", dpi=100)  # (drawing the graph set matplotlib to files)
+plt.close(fig)
+display(Image(filename=str(pictures / "timeline.png")))
+order = [label for label, _ in sorted(spans.items(), key=lambda item: item[1][1])]
+check("the branches finished in another order than they were given", order, ["Economist", "Scientist", "Historian"])
+check("all three ran at the same time", max(s for s, _ in spans.values()) < min(e for _, e in spans.values()))
+branch_time = sum(end - start for start, end in spans.values())
+check("the whole run took less than the branches' times added up", wall < branch_time)
+steps = [s for s in response.trajectory if s.get("branch") == "Scientist"]
+check("each step inside a branch names its branch", [s["kind"] for s in steps], ["model", "tool", "model", "branch"])
+check(
+    "usage is counted per agent, branches included",
+    {name: counts["model_calls"] for name, counts in sorted(response.usage["by_agent"].items())},
+    {"Economist": 2, "Editor": 2, "Historian": 2, "Scientist": 2},
+)
+
+# %% [markdown]
+# ## 4. Where each branch's own messages are
+#
+# A branch's own messages (its tool calls, their answers, its reply) are not in the main
+# conversation, which only gets the joined answer. They are in `response.branches`, one entry
+# per branch in the order given, and travel with the joined answer's message, so a `Session`
+# stores them with the turn (`swarmgraph history` and the REPL's `/history` show them).
+# %%
+for branch in response.branches:
+    said = [m.get("content") or f"⚙ {m['tool_calls'][0]['function']['name']}" for m in branch["messages"]]
+    print(f"{branch['branch']:<10} {branch['status']:<9} {said}")
+print()
+check("response.branches keeps every branch, in the order given", [b["branch"] for b in response.branches], ["Economist", "Historian", "Scientist"])
+check("each kept its three messages", [len(b["messages"]) for b in response.branches], [3, 3, 3])
+kept = response.langchain_messages[1].additional_kwargs["swarmgraph_branches"]
+check("the joined answer carries them too", [b["branch"] for b in kept], ["Economist", "Historian", "Scientist"])
+
+# %% [markdown]
+# ## 5. When branches disagree: `ContextConflict`
+#
+# Each branch starts from a copy of the context at the fan-out; the join merges the changes in
+# the order the agents were given. Two branches that write one key with different values, and
+# no merge rule for it, are a conflict: the run stops with `ContextConflict` (a `SwarmError`).
+# Nothing is dropped silently: `.conflicts` names every key and each branch's value, and
+# `.response` holds the run so far, the fan-out call answered, every other key merged.
+# %%
+def verdict(value):
+    def give_verdict(context_variables: dict) -> str:
+        """Record your verdict."""
+        context_variables["verdict"] = value
+        context_variables[f"{value}_notes"] = "written"
+        return "noted"
+
+    return give_verdict
+
+
+optimist = Agent(name="Optimist", model="optimist", functions=[verdict("recovering")])
+pessimist = Agent(name="Pessimist", model="pessimist", functions=[verdict("declining")])
+
+
+def ask_both() -> Parallel:
+    """Ask both at once."""
+    return Parallel(optimist, pessimist)
+
+
+chair = Agent(name="Chair", model="chair", functions=[ask_both])
+models = {
+    "chair": ScriptedChatModel([scripted_tool_call("ask_both"), "Decided."]),
+    "optimist": ScriptedChatModel([scripted_tool_call("give_verdict"), "It recovers."]),
+    "pessimist": ScriptedChatModel([scripted_tool_call("give_verdict"), "It declines."]),
+}
+try:
+    Swarm(chat_model=models.__getitem__).run(chair, QUESTION, context_variables={"verdict": None})
+except ContextConflict as conflict:
+    print(conflict)
+    print()
+    check("the conflict names the key and each branch's value", conflict.conflicts, {"verdict": {"Optimist": "recovering", "Pessimist": "declining"}})
+    check(
+        "the keys that did not conflict are merged",
+        conflict.response.context_variables,
+        {"verdict": None, "recovering_notes": "written", "declining_notes": "written"},
+    )
+    check("the fan-out call is answered", json.loads(conflict.response.messages[1]["content"]), {"Optimist": "It recovers.", "Pessimist": "It declines."})
+
+# %% [markdown]
+# A **merge rule** resolves it: `Parallel(..., merge={"verdict": rule})`, where `rule(old,
+# new)` is folded over the branches' values, starting from the value at the fan-out. With a
+# rule, a branch's value is its *contribution*: `operator.add` on lists (as the research desk's
+# `sources`) collects every branch's items; here a rule keeps both verdicts.
+# %%
+def both_verdicts(old, new):
+    return f"{old} / {new}" if old else new
+
+
+def ask_both_merged() -> Parallel:
+    """Ask both at once."""
+    return Parallel(optimist, pessimist, merge={"verdict": both_verdicts})
+
+
+chair = Agent(name="Chair", model="chair", functions=[ask_both_merged])
+for model in models.values():
+    model.reset()
+models["chair"] = ScriptedChatModel([scripted_tool_call("ask_both_merged"), "Decided."])
+merged = Swarm(chat_model=models.__getitem__).run(chair, QUESTION, context_variables={"verdict": None})
+check("the rule combined both verdicts, in the order given", merged.context_variables["verdict"], "recovering / declining")
+
+# %% [markdown]
+# ## 6. Streaming the branches
+#
+# With `stream=True` the branches' replies arrive interleaved, as they are produced. One
+# `{"delim": "start"}` / `{"delim": "end"}` pair wraps the fan-out, and every delta of a branch
+# carries `sender` and `branch`, so a reader can put each one's words back together.
+# %%
+events = list(Swarm(chat_model=research_model(latency=0.05)).run(editor, QUESTION, stream=True))
+said = {}
+for event in events:
+    if "branch" in event and event.get("content"):
+        said[event["branch"]] = said.get(event["branch"], "") + event["content"]
+for label, text in sorted(said.items()):
+    print(f"{label:<10} {text}")
+print()
+check("every branch's words came back whole", sorted(said), ["Economist", "Historian", "Scientist"])
+check("the stream ends with the same join", json.loads(events[-1]["response"].messages[1]["content"]), joined)
+
+# %% [markdown]
+# ## 7. When the model calls several transfers at once
+#
+# Without `Parallel`, a model may still call two transfer tools in one reply. Swarm keeps the
+# first (and so do we by default: `Swarm(parallel_handoffs="first")`). With
+# `parallel_handoffs="all"`, every target runs as a branch, and each transfer call is answered
+# with its own branch's answer.
+# %%
+sales, refunds = Agent(name="Sales", model="sales"), Agent(name="Refunds", model="refunds")
+triage = Agent(name="Triage", model="triage", handoffs=[sales, refunds])
+
+
+def two_teams():
+    both = scripted_tool_calls([("transfer_to_sales", {}), ("transfer_to_refunds", {})])
+    return {
+        "triage": ScriptedChatModel([both, "Sales and Refunds both answered."]),
+        "sales": ScriptedChatModel(["A new hive is $120."]),
+        "refunds": ScriptedChatModel(["Order 7 is refunded."]),
+    }
+
+
+ask = [{"role": "user", "content": "Refund order 7 and quote me a hive"}]
+first = Swarm(chat_model=two_teams().__getitem__).run(triage, ask)
+every = Swarm(chat_model=two_teams().__getitem__, parallel_handoffs="all").run(triage, ask)
+print("first:", [m["content"] for m in first.messages[1:]])
+print("all:  ", [m["content"] for m in every.messages[1:]])
+print()
+check("'first' hands off to Sales only", first.agent.name, "Sales")
+check("'all' answers each transfer with its branch", [m["content"] for m in every.messages[1:3]], ["A new hive is $120.", "Order 7 is refunded."])
+
+# %% [markdown]
+# ## What you saw
+#
+# * `Parallel(...)` returned by a tool ran three specialists **at the same time**; the run took
+#   about as long as the slowest branch, not as long as all three added up.
+# * The **join** answered the call with every answer **in the order given**, although the
+#   branches finished in another order, and the Editor spoke next.
+# * Each branch's context changes were **merged**: a merge rule concatenated the `sources`;
+#   two different `verdict`s without a rule stopped the run with a **`ContextConflict`** that
+#   named every conflicting write, and a rule combined them instead.
+# * The **graph** draws the fan-out (`parallel_branch`) and the join (`parallel_join`); the
+#   **trajectory** says which branch took each step, and when each branch ran.
+# * Each branch's own messages are in **`response.branches`** (and stored with the joined
+#   answer), the main conversation gets one joined answer; with `stream=True` every delta names
+#   its branch; `parallel_handoffs="all"` fans out a reply that calls several transfers.
