@@ -19,6 +19,7 @@ from typing import Any
 
 from benchmarks.backend_turns import run_backends
 from benchmarks.concurrency import run_concurrency
+from benchmarks.guarded import run_guarded
 from benchmarks.handoff import run_handoff
 from benchmarks.longterm import run_longterm
 from benchmarks.parallel import run_parallel
@@ -36,6 +37,7 @@ LONGTERM_PLOT = "longterm_recall_vs_tokens.png"
 SECTIONS = (
     "startup",
     "handoff",
+    "guarded",
     "persistence",
     "backends",
     "tokens",
@@ -57,6 +59,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
         return {
             "startup": lambda: run_startup(repeat=1, first_repeat=1, importtime_runs=1),
             "handoff": lambda: run_handoff(number=3, repeat=2, profile=3),
+            "guarded": lambda: run_guarded(number=3, repeat=2),
             "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10, 40)),
             "backends": lambda: run_backends(sizes=(10, 40), turns=2, sessions=3),
             "tokens": lambda: run_tokens(turns=12, plot_path=plot),
@@ -72,6 +75,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
     return {
         "startup": lambda: run_startup(repeat=10, first_repeat=5),
         "handoff": lambda: run_handoff(number=100, repeat=7, profile=300),
+        "guarded": lambda: run_guarded(number=100, repeat=9),
         "persistence": lambda: run_persistence(
             sizes=(100, 1_000, 10_000),
             turns=5,

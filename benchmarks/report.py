@@ -166,6 +166,40 @@ def handoff_section(h: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     return lines
 
 
+def guarded_section(g: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
+    """What contracts cost a handoff: typed context and two guardrails vs none (issue 21)."""
+    c = g["contenders"]
+    plain = c["plain"]["median"]
+    rows = [[name, *_span(s, 1e6), f"{s['median'] / plain:.3f}"] for name, s in c.items()]
+    ratio = g["ratios"]["typed + two guardrails / plain"]
+    added = c["typed + two guardrails"]["median"] - plain
+    lines = [
+        "## 1b. What contracts cost a handoff",
+        "",
+        "The handoff of section 1 through `Swarm.run`, the same four-key context passed in: "
+        "`plain` (Swarm's dict), `typed context` (`Swarm(context_schema=Desk)`), `two "
+        "guardrails` (B's input guardrail on the handoff, its output guardrail on the answer) "
+        "and both, with `requires=['order_id']` on B. Median of "
+        f"{g['repeat']} interleaved batches of {g['number']} runs; CPU µs per handoff (this "
+        "process's CPU time: the model never waits, and it is steadier on a shared machine).",
+        "",
+        *_table(["contender", "median µs", "min µs", "max µs", "x plain"], rows),
+        "",
+        f"Typed context and two guardrails add {added * 1e6:,.0f} µs to a "
+        f"{plain * 1e6:,.0f} µs handoff ({ratio:.3f}x).",
+        "",
+    ]
+    v = verdict(ratio, g["target"])
+    targets.append(
+        {
+            "target": f"guarded handoff: typed context + two guardrails <= {g['target']}x plain",
+            "verdict": v,
+            "why": f"{ratio:.3f}x",
+        }
+    )
+    return lines
+
+
 def backends_section(b: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
     """Session storage per turn and async concurrency on each backend."""
     storage_rows = [
@@ -518,6 +552,8 @@ def render(
         body += startup_section(results["startup"], targets)
     if "handoff" in results:
         body += handoff_section(results["handoff"], targets)
+    if "guarded" in results:
+        body += guarded_section(results["guarded"], targets)
     if "persistence" in results:
         body += persistence_section(results["persistence"], targets)
     if "backends" in results:

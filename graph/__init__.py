@@ -57,6 +57,8 @@ _EXPORTS: dict[str, str] = {
     "StepLimitError": ".errors",
     "ToolSchemaError": ".errors",
     "MissingModelError": ".errors",
+    "GuardrailTripped": ".errors",
+    "ContextValidationError": ".errors",
     "ContextConflict": ".errors",
     "BranchFailed": ".errors",
 }
@@ -77,6 +79,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         BranchFailed,
         BudgetExceeded,
         ContextConflict,
+        ContextValidationError,
+        GuardrailTripped,
         HandoffLoopError,
         MissingModelError,
         StepLimitError,

@@ -269,6 +269,32 @@ class Ledger:
                 entry["conflicts"] = list(conflicts)
             self._record(entry)
 
+    def checked(
+        self,
+        agent: str,
+        kind: str,
+        name: str,
+        reason: str | None,
+        *,
+        when: str | None = None,
+        model: str | None = None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> None:
+        """A guardrail or precondition ran on ``agent`` (``kind``: ``"guardrail"`` or
+        ``"precondition"``): on the trajectory, passed or not; a guardrail's own model call
+        (``model`` or tokens given) counts as a model call of ``agent``, with its tokens."""
+        entry: dict[str, Any] = {"agent": agent, "kind": kind, "name": name}
+        if when is not None:
+            entry["when"] = when
+        entry["passed"] = reason is None
+        if reason is not None:
+            entry["reason"] = reason
+        if model is not None or input_tokens or output_tokens:
+            self._add(agent, model_calls=1, input_tokens=input_tokens, output_tokens=output_tokens)
+            entry.update(model=model, input_tokens=input_tokens, output_tokens=output_tokens)
+        self.trajectory.append(entry)
+
     # -- internals ----------------------------------------------------------------------
     def _record(self, entry: dict[str, Any]) -> None:
         branch = _BRANCH.get()

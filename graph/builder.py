@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -41,12 +41,15 @@ from .branches import (
     JoinNode,
     ParallelState,
 )
+from .context_schema import ContextSchema, state_schema_for
 from .discovery import Topology, find_topology, function_targets
+from .guardrails import branch_refusal
 from .models import ModelResolver
 from .native import as_member, member_node
 from .node import AgentNode
 from .node_names import DYNAMIC_NODE
 from .parallel import FAN_OUT_MODES, fans_out
+from .preconditions import requires_label
 from .run_control import PromptContext, ToolInputs, current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
@@ -69,6 +72,7 @@ def build_swarm_graph(
     client: Any = None,
     state_schema: type = SwarmState,
     context_schema: type | None = None,
+    runtime_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
     parallel_handoffs: str = "first",
@@ -99,6 +103,12 @@ def build_swarm_graph(
     :mod:`swarmgraph.graph.branches`). ``parallel_handoffs="all"`` also fans out a reply that
     calls several transfer tools (``"first"``, the default, keeps the first, as Swarm does).
 
+    ``context_schema`` types ``context_variables`` (a pydantic model or a ``TypedDict``, with
+    per-key reducers as ``Annotated[T, fn]``; see :mod:`swarmgraph.graph.context_schema`): the
+    state declares its fields, the input and every tool update are validated. Without it the
+    context is Swarm's plain dict. ``runtime_schema`` is LangGraph's own run-time context
+    (``StateGraph(context_schema=...)``, read with ``get_runtime()``), passed through.
+
     ``prompt_context`` and ``tool_inputs``: the hooks ``Swarm.run`` takes per run, fixed for
     this graph (``swarmgraph.memory.long_term_hooks`` makes a pair that reads the
     ``store=`` the graph is compiled with and ``config["configurable"]["user_id"]``).
@@ -125,6 +135,7 @@ def build_swarm_graph(
         ModelResolver(client=client, chat_model=chat_model),
         state_schema=state_schema,
         context_schema=context_schema,
+        runtime_schema=runtime_schema,
         max_consecutive_handoffs=max_consecutive_handoffs,
         fixed_entry=fixed_entry,
         parallel_handoffs=parallel_handoffs,
@@ -139,7 +150,8 @@ def build_graph_and_runtime(
     resolver: ModelResolver,
     *,
     state_schema: type = SwarmState,
-    context_schema: type | None = None,
+    context_schema: type | ContextSchema | None = None,
+    runtime_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
     lookup: Callable[[str], Agent | None] | None = None,
@@ -168,7 +180,16 @@ def build_graph_and_runtime(
     for agent in nodes:
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
-    runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup)
+    schema = None if context_schema is None else ContextSchema.of(context_schema)
+    # What the join reads: the state plus a fan-out's channels (typed like the state).
+    parallel_state: type = ParallelState
+    own_state = state_schema is SwarmState  # the channels join the output only over our state
+    if schema is not None:  # context_variables declared with the typed fields
+        state_schema = state_schema_for(schema, state_schema)
+        parallel_state = state_schema_for(schema, ParallelState)
+    runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup, schema)
+    # Every way into an agent is checked, a parallel branch's too (graph/guardrails.py).
+    runtime.entry_check = branch_refusal
     runtime.prompt_context, runtime.tool_inputs = prompt_context, tool_inputs
     fanning = _fanning_agents(topology, parallel_handoffs)
     fan_out: FanOut | None = None
@@ -177,7 +198,16 @@ def build_graph_and_runtime(
         nested = _reachable_fanning(topology, fanning)
 
         def branch_graph() -> Any:
-            graph = _graph(topology, runtime, fan_out, nested, state_schema, context_schema)
+            graph = _graph(
+                topology,
+                runtime,
+                fan_out,
+                nested,
+                state_schema,
+                parallel_state,
+                runtime_schema,
+                outputs=own_state,
+            )
             return graph.compile()  # no checkpointer of its own: a subgraph uses the run's
 
         fan_out = runtime.fan_out = FanOut(
@@ -189,7 +219,9 @@ def build_graph_and_runtime(
         fan_out,
         fanning,
         state_schema,
-        context_schema,
+        parallel_state,
+        runtime_schema,
+        outputs=own_state,
         fixed_entry=fixed_entry,
         resumes=resumes_fan_outs,
     )
@@ -238,8 +270,10 @@ def _graph(
     fan_out: FanOut | None,
     fanning: dict[Agent, tuple[set[str], set[str]]],
     state_schema: type,
-    context_schema: type | None,
+    parallel_state: type,
+    runtime_schema: type | None,
     *,
+    outputs: bool = False,
     fixed_entry: bool = False,
     resumes: bool = False,
 ) -> StateGraph:
@@ -249,11 +283,11 @@ def _graph(
     nodes = topology.nodes
     # A fan-out's own channels are part of the output, so LangGraph's server streams each
     # branch's result in "updates" (it leaves out what the output schema does not name).
-    fans = bool(fanning) and fan_out is not None and state_schema is SwarmState
+    fans = bool(fanning) and fan_out is not None and outputs
     builder: StateGraph = StateGraph(
         state_schema,
-        context_schema=context_schema,
-        output_schema=ParallelState if fans else None,
+        context_schema=runtime_schema,
+        output_schema=parallel_state if fans else None,
     )
     names = list(topology.agents)
     targets = {agent: [nodes[t] for t in topology.targets[id(agent)]] for agent in nodes}
@@ -287,7 +321,8 @@ def _graph(
         _add_step(builder, BRANCH_NODE, branch, runs, None)  # it reads its Send's BranchTask
         joins = {nodes[a]: "joined" for a in fanning}
         join = JoinNode(runtime, fan_out)
-        _add_step(builder, JOIN_NODE, join, {**joins, END: "stopped"}, ParallelState, defer=True)
+        ends = {**joins, END: "stopped"}
+        _add_step(builder, JOIN_NODE, join, ends, parallel_state, defer=True)
     _add_node(builder, DYNAMIC_NODE, dynamic, dynamic_ends)
 
     resume = resumes and fan_out is not None
@@ -297,7 +332,9 @@ def _graph(
     if resume:
         entry_ends += [BRANCH_NODE, JOIN_NODE]
 
-    def route_entry(state: SwarmState, config: RunnableConfig) -> str | list[Send]:
+    # ``Mapping``, not ``SwarmState``: LangGraph adds a branch's annotated input schema to the
+    # graph's, and a typed context declares context_variables differently.
+    def route_entry(state: Mapping[str, Any], config: RunnableConfig) -> str | list[Send]:
         control = current_control(config)
         if resume and control.resume is not None:  # a fan-out paused for approval goes on
             sends, control.resume = control.resume, None
@@ -342,20 +379,33 @@ def destinations(
 ) -> dict[str, str]:
     """Where ``agent``'s node may go, each with its edge label (LangGraph draws a label that
     differs from the node's name): handoff targets, its own node, the callers a
-    ``transfer_back`` returns to, and each route's target, labelled with the route's name."""
+    ``transfer_back`` returns to, and each route's target, labelled with the route's name;
+    the fallbacks a tripped guardrail hands to (``on_trip``); an edge into an agent with
+    ``requires=`` says what it needs."""
     name = nodes[agent]
     ends = dict.fromkeys([name, *targets[agent]])
     if agent.can_return:  # transfer_back goes to whoever can hand off here
         ends.update(dict.fromkeys(nodes[a] for a in nodes if name in targets[a]))
         ends.update(dict.fromkeys(nodes[a] for a in nodes if any(r.to is agent for r in a.routes)))
-    ends.update(dict.fromkeys([DYNAMIC_NODE, END]))
-    labelled = {node: node for node in ends}
     labels: dict[str, list[str]] = {}
     for route in agent.routes:  # checked by discover()
         target = nodes.get(route.to)
         if target is not None and route.label not in labels.setdefault(target, []):
             labels[target].append(route.label)
-    labelled.update({target: " / ".join(names) for target, names in labels.items()})
+    # A tripped guardrail hands to a fallback: this agent's own, or one of an agent it enters.
+    by_node = {node: a for a, node in nodes.items()}
+    for entered in [by_node[n] for n in [*ends, *labels] if n in by_node]:
+        fallback = entered.on_trip
+        if fallback in nodes and nodes[fallback] not in ends and nodes[fallback] not in labels:
+            labels[nodes[fallback]] = ["on_trip"]
+    ends.update(dict.fromkeys([DYNAMIC_NODE, END]))
+    labelled = {node: node for node in ends}
+    for target_agent, target in nodes.items():
+        entering = target != name and (target in ends or target in labels)
+        needs = requires_label(target_agent) if entering else None
+        if needs is not None:
+            labels.setdefault(target, []).append(needs)
+    labelled.update({target: " / ".join(names) for target, names in labels.items() if names})
     return labelled
 
 
@@ -421,7 +471,7 @@ class _Routed:
         return self.runtime.next_node(self.name, update, state, current_control(config))
 
 
-def _branch(route: Callable[[SwarmState, RunnableConfig], Any]) -> Any:
+def _branch(route: Callable[[Mapping[str, Any], RunnableConfig], Any]) -> Any:
     """``route`` as a conditional edge with an async twin.
 
     A plain sync function given to ``add_conditional_edges`` runs in a thread pool on the
@@ -432,7 +482,7 @@ def _branch(route: Callable[[SwarmState, RunnableConfig], Any]) -> Any:
     if RunnableCallable is None:  # pragma: no cover
         return route
 
-    async def aroute(state: SwarmState, config: RunnableConfig) -> Any:
+    async def aroute(state: Mapping[str, Any], config: RunnableConfig) -> Any:
         return route(state, config)
 
     return RunnableCallable(route, aroute, name=route.__name__, trace=False)

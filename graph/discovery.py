@@ -34,6 +34,7 @@ from typing import Any
 from .native import as_member, members_in
 from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
 from .parallel import fans_out
+from .preconditions import requires_label
 from .routes import routes_of
 from .types import CALLER, Agent
 
@@ -148,6 +149,8 @@ def discover(agents: Iterable[Agent]) -> tuple[list[Agent], dict[int, list[Agent
         order.append(agent)
         queue.extend(targets[id(agent)])
         queue.extend(route.to for route in routes_of(agent))  # routes switch agents too
+        if agent.on_trip is not None:  # so does a tripped guardrail
+            queue.append(agent.on_trip)
     return order, targets
 
 
@@ -164,7 +167,8 @@ class Topology:
     :func:`~swarmgraph.graph.node_names.assign_node_names`); ``nodes``: the reverse;
     ``targets``: each agent's handoff targets, by ``id``. ``key`` is what the compiled graph
     depends on: every agent's node name, kind (ours or a LangGraph member), the nodes it can
-    hand off to, its routes' (node, label) and ``can_return``. Two agent sets with the same
+    hand off to, its routes' (node, label), ``can_return``, its ``on_trip`` fallback and what it
+    ``requires`` (both drawn). Two agent sets with the same
     key share one compiled graph (``Swarm`` caches by it).
     """
 
@@ -190,6 +194,8 @@ def find_topology(start: Iterable[Agent]) -> Topology:
             tuple((nodes[r.to], r.label) for r in agent.routes),  # drawn, labelled edges
             agent.can_return,
             nodes[agent] in fan_out,
+            agent.on_trip and nodes[agent.on_trip],  # drawn edges: the fallback, what it needs
+            requires_label(agent),
         )
         for agent in everyone
     )

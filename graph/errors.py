@@ -127,6 +127,55 @@ class BudgetExceeded(SwarmError):
         )
 
 
+class ContextValidationError(ValueError):
+    """``context_variables`` do not fit the run's ``context_schema``: raised for a caller's
+    input (``Swarm.run``, the compiled graph's input, a stored context) before any model call.
+    A tool's invalid update never raises: the tool call is answered ``Error: ...`` instead.
+
+    ``schema`` names the schema, ``problems`` lists what is wrong, one line each.
+
+    Example:
+        >>> print(ContextValidationError("Desk", ["'order_id' expects int, got 'seven' (str)"]))
+        context_variables do not fit Desk: 'order_id' expects int, got 'seven' (str)
+    """
+
+    def __init__(self, schema: str, problems: list[str]) -> None:
+        self.schema = schema
+        self.problems = list(problems)
+        super().__init__(f"context_variables do not fit {schema}: " + "; ".join(self.problems))
+
+
+class ContextSchemaWarning(UserWarning):
+    """A stored context did not fit the ``context_schema`` any more (it changed since the
+    context was stored): the keys dropped or reset are named."""
+
+
+class GuardrailTripped(SwarmError):
+    """A guardrail refused: an agent's input guardrail when it was about to take the
+    conversation (its model was never called), or its output guardrail on its final answer.
+
+    ``agent`` is the guarded agent's name, ``guardrail`` the guardrail's name, ``reason`` what
+    it returned, ``kind`` ``"input"`` or ``"output"``. ``response`` holds everything the run
+    produced before the stop, every tool call in it answered. ``Agent(on_trip=fallback)``
+    hands the conversation to ``fallback`` instead of raising.
+
+    Example:
+        >>> print(GuardrailTripped("Refunds", "no_threats", "a threat", kind="input"))
+        Guardrail no_threats of Refunds tripped (input): a threat. The run stopped; \
+.response holds what it produced so far.
+    """
+
+    def __init__(self, agent: str, guardrail: str, reason: str, *, kind: str = "input") -> None:
+        self.agent = agent
+        self.guardrail = guardrail
+        self.reason = reason
+        self.kind = kind
+        super().__init__(
+            f"Guardrail {guardrail} of {agent} tripped ({kind}): {reason}. "
+            "The run stopped; .response holds what it produced so far."
+        )
+
+
 #: How a branch's deletion of a key shows in :attr:`ContextConflict.values`.
 DELETED = "<deleted>"
 

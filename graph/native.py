@@ -34,13 +34,17 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import Overwrite
 from pydantic import ConfigDict, Field
 
+from .errors import ContextValidationError
+from .guarded_switch import GuardedSwitch
 from .run_control import RunControl, current_control
 from .state import StateUpdate, SwarmState
 from .types import Agent, is_compiled_graph
 
 if TYPE_CHECKING:
+    from .guardrails import Gate
     from .runtime import GraphRuntime
 
 __all__ = ["GraphAgent", "as_member", "member_node"]
@@ -153,7 +157,10 @@ class GraphNode:
         if _over_budget(agent, control, state):
             return {}
         output = agent.graph.invoke(self._input(agent, state), config)
-        return self._update(agent, state, output, control)
+        update, gate = self._update(agent, state, output, control)
+        while gate is not None and control.exceeded is None:  # the target's checks
+            gate = gate.run(control)
+        return update
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate:
         control = current_control(config)
@@ -161,35 +168,66 @@ class GraphNode:
         if _over_budget(agent, control, state):
             return {}
         output = await agent.graph.ainvoke(self._input(agent, state), config)
-        return self._update(agent, state, output, control)
+        update, gate = self._update(agent, state, output, control)
+        while gate is not None and control.exceeded is None:
+            gate = await gate.arun(control)
+        return update
 
     def _update(
         self, agent: GraphAgent, state: SwarmState, output: Any, control: RunControl
-    ) -> StateUpdate:
+    ) -> tuple[StateUpdate, Gate | None]:
+        """The member's turn as an update, and the gate its handoff waits at (if any)."""
         seen = {m.id for m in state["messages"]}
         added = [m for m in _messages(output) if m.id is None or m.id not in seen]
         added = [_stamped(m, agent.name) for m in added]
         _count_usage(control, added, agent.name)
         update: StateUpdate = {"messages": added}
-        context = output.get("context_variables") if isinstance(output, dict) else None
-        if context is not None and context != state.get("context_variables"):
-            update["context_variables"] = context
-        target = self._handoff(agent, added)
-        if target is not None:
-            if self.runtime.switch(agent, target, state, update, control):
-                control.debug_print(f"Handoff: {agent.name} -> {target.name}")
-        elif added and isinstance(added[-1], AIMessage) and state.get("handoff_trail"):
+        context = state.get("context_variables") or {}
+        written = output.get("context_variables") if isinstance(output, dict) else None
+        if written is not None and written != context:
+            context = self._context(agent, written, update, control) or context
+        answer = _handoff_answer(agent, added)
+        if answer is not None:  # the member handed off: through the target's checks
+            target = as_member(agent.handoff_by_tool[answer.name or ""])
+            switch = GuardedSwitch(
+                self.runtime, agent, state, update, control, context, call_id=answer.tool_call_id
+            )
+            return update, switch.to(target)
+        if added and isinstance(added[-1], AIMessage) and state.get("handoff_trail"):
             update["handoff_trail"] = []  # the member answered: the handoff chain is over
-        return update
+        return update, None
+
+    def _context(
+        self, agent: GraphAgent, written: Any, update: StateUpdate, control: RunControl
+    ) -> dict[str, Any] | None:
+        """The member's context into ``update``: merged key by key as it is, or, typed, its
+        final values validated (a context that does not fit is dropped, noted in the trajectory)."""
+        schema = self.runtime.schema
+        if schema is None:
+            update["context_variables"] = written
+            return None
+        try:
+            valid = schema.validate(written)
+        except ContextValidationError as err:
+            control.ledger.checked(agent.name, "context", "context_schema", str(err))
+            return None
+        update["context_variables"] = Overwrite(valid)  # final values: reduce nothing again
+        return valid
 
     def _handoff(self, agent: GraphAgent, added: list[BaseMessage]) -> Agent | None:
         """The first handoff tool the member called this turn (first handoff wins, as ours)."""
-        for message in added:
-            if isinstance(message, ToolMessage) and message.name in agent.handoff_by_tool:
-                if message.status == "error":
-                    continue
-                return as_member(agent.handoff_by_tool[message.name])
-        return None
+        call = _handoff_answer(agent, added)
+        return None if call is None else as_member(agent.handoff_by_tool[call.name or ""])
+
+
+def _handoff_answer(agent: GraphAgent, added: list[BaseMessage]) -> ToolMessage | None:
+    """The answer to the first handoff tool call the member made this turn that did not fail."""
+    for message in added:
+        if not isinstance(message, ToolMessage) or message.status == "error":
+            continue
+        if message.name in agent.handoff_by_tool:
+            return message
+    return None
 
 
 def _messages(output: Any) -> list[BaseMessage]:

@@ -11,16 +11,22 @@ Read :meth:`AgentNode.step` top-down; the three places the seed's sequence diagr
   :meth:`GraphRuntime.switch` sets ``update["active_agent"]``; :meth:`GraphRuntime.next_node`
   then sends the run to that agent's node with ``Command(goto=...)``.
 
-``step`` and ``astep`` are the same four lines, one with ``await``: everything else is shared,
+``step`` and ``astep`` are the same lines, one with ``await``: everything else is shared,
 and a step's progress lives in one :class:`Turn`.
 
 Control of a running swarm hooks in at those places: ``Agent(history=...)`` narrows the prompt
 in ``_begin``; the budget is asked before the model call (``_begin``) and before tools
 and handoffs (``_admit``, ``_next_agent``); approval-marked calls are held in ``_admit`` and
 decided at the start of the agent's next step (``_decide``: ``Swarm.run`` stops, the compiled
-graph calls ``interrupt()``). The run's hooks (``prompt_context``, ``tool_inputs``: what a
-``Session`` with long-term memory supplies) add to the system prompt in ``_begin`` and give
-the tools their injected parameters in ``step``.
+graph calls ``interrupt()``). Contracts are gates the step waits at (``turn.gate``, run by
+``_check``/``_acheck`` so async guardrails are awaited): the input guardrails of an agent taking
+a user message after ``_begin``, output guardrails on a final answer after ``_replied``, and a
+handoff's target's precondition and input guardrails after ``_after_tools``
+(:mod:`~swarmgraph.graph.guarded_switch`). A typed context (``runtime.schema``) is validated in
+``_begin`` and by the tool runner after every call.
+The run's hooks (``prompt_context``, ``tool_inputs``: what a ``Session`` with long-term
+memory supplies) add to the system prompt in ``_begin`` and give the tools their injected
+parameters in ``step``.
 """
 
 from __future__ import annotations
@@ -29,9 +35,17 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
@@ -44,6 +58,8 @@ from .approvals import (
     resume_decisions,
     split_by_decision,
 )
+from .guarded_switch import GuardedSwitch, reanswer
+from .guardrails import Gate, Trip, stop
 from .handback import caller_of
 from .history_views import view_for
 from .messages import to_openai
@@ -84,6 +100,14 @@ class Turn:
     ran: AIMessage | None = None
     tools: list[AgentFunction] = field(default_factory=list)
     answers: list[ToolMessage] = field(default_factory=list)
+    #: Checks that must pass before the step goes on (guardrails, a handoff's preconditions).
+    gate: Gate | None = None
+    #: Go to the active agent's node even after a final answer (a fallback took over).
+    forward: bool = False
+    #: A typed context whose defaults the state did not hold yet: written with the step.
+    filled: bool = False
+    #: Where a fan-out sends the step (its branches), instead of a handoff.
+    fanned: Command | None = None
 
 
 class AgentNode:
@@ -101,34 +125,102 @@ class AgentNode:
 
     def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         turn = self._begin(state, current_control(config))
+        self._check(turn)  # an agent taking the conversation: its input guardrails
         if turn.call is not None:  # the model speaks
             heard = StreamedArguments()  # streamed argument text, held to the strict rule
             reply = turn.call.runnable.invoke(turn.prompt, _with(config, heard), **turn.call.kwargs)
             self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
+            self._check(turn)  # a final answer: output guardrails
         if turn.ran is not None:  # tools run
-            debug = turn.control.debug_print if turn.control.debug else None
-            inputs = self.runtime.inputs_for(turn.agent, turn.control)
             outcome = execute_tool_calls(
-                turn.ran, turn.tools, turn.context, debug=debug, inputs=inputs
+                turn.ran,
+                turn.tools,
+                turn.context,
+                debug=_debug(turn),
+                schema=self.runtime.schema,
+                inputs=self.runtime.inputs_for(turn.agent, turn.control),
             )
-            return self._after_tools(turn, turn.ran, outcome)
-        return turn.update  # no destination: the run ends here
+            self._after_tools(turn, turn.ran, outcome)
+            self._check(turn)  # a handoff: the target's precondition and input guardrails
+        return self._next(turn)
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         turn = self._begin(state, current_control(config))
+        await self._acheck(turn)
         if turn.call is not None:
             heard = StreamedArguments()
             reply = await turn.call.runnable.ainvoke(
                 turn.prompt, _with(config, heard), **turn.call.kwargs
             )
             self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
+            await self._acheck(turn)
         if turn.ran is not None:
-            debug = turn.control.debug_print if turn.control.debug else None
-            inputs = self.runtime.inputs_for(turn.agent, turn.control)
             outcome = await aexecute_tool_calls(
-                turn.ran, turn.tools, turn.context, debug=debug, inputs=inputs
+                turn.ran,
+                turn.tools,
+                turn.context,
+                debug=_debug(turn),
+                schema=self.runtime.schema,
+                inputs=self.runtime.inputs_for(turn.agent, turn.control),
             )
-            return self._after_tools(turn, turn.ran, outcome)
+            self._after_tools(turn, turn.ran, outcome)
+            await self._acheck(turn)
+        return self._next(turn)
+
+    # -- guardrails and preconditions: the gates a step waits at -------------------------
+    @staticmethod
+    def _check(turn: Turn) -> None:
+        while turn.gate is not None and turn.control.exceeded is None:
+            gate, turn.gate = turn.gate, None
+            turn.gate = gate.run(turn.control)
+
+    @staticmethod
+    async def _acheck(turn: Turn) -> None:
+        while turn.gate is not None and turn.control.exceeded is None:
+            gate, turn.gate = turn.gate, None
+            turn.gate = await gate.arun(turn.control)
+
+    def _entered(self, turn: Turn, trip: Trip | None) -> Gate | None:
+        """The verdict on the agent taking a new user message: a trip means its model is never
+        called; its fallback's node takes the message (and checks it) instead, or the run stops."""
+        if trip is None:
+            return None
+        turn.call = None
+        fallback = turn.agent.on_trip
+        if fallback is None:
+            stop(turn.control, trip)
+        elif self.runtime.switch(turn.agent, fallback, turn.state, turn.update, turn.control):
+            turn.forward = True
+        return None
+
+    def _answered(self, turn: Turn, trip: Trip | None) -> Gate | None:
+        """The verdict on a final answer: a trip hands the conversation to the fallback (its
+        own checks first), or stops the run; the answer stays in the conversation."""
+        if trip is None:
+            return None
+        fallback = turn.agent.on_trip
+        if fallback is None:
+            stop(turn.control, trip)
+            return None
+        turn.forward = True
+        switch = GuardedSwitch(
+            self.runtime, turn.agent, turn.state, turn.update, turn.control, turn.context
+        )
+        return switch.to(fallback, refused=trip)
+
+    def _next(self, turn: Turn) -> StateUpdate | Command:
+        """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
+        fallback took over, its node; else nowhere (the run ends here)."""
+        control = turn.control
+        if turn.filled and "context_variables" not in turn.update:
+            turn.update["context_variables"] = Overwrite(turn.context)
+        if turn.fanned is not None:
+            return turn.fanned
+        if turn.ran is not None:
+            return self.runtime.next_node(self.name, turn.update, turn.state, control)
+        key = turn.update.get("active_agent")
+        if turn.forward and key is not None and control.turns_left():
+            return Command(update=turn.update, goto=self.runtime.node_for(key, control))
         return turn.update
 
     # -- before the model: decisions that were waiting, or the prompt ------------------
@@ -141,7 +233,14 @@ class AgentNode:
         else:
             agent = self.agent
         context = state.get("context_variables") or {}
-        turn = Turn(agent, control, state, context)
+        filled = False
+        if self.runtime.schema is not None and context is not control.valid_context:
+            # The compiled graph's input may lack defaults; a valid one is not checked twice.
+            given, context = context, self.runtime.schema.validate(context)
+            filled = context != given
+            if not filled:
+                context = control.valid_context = given
+        turn = Turn(agent, control, state, context, filled=filled)
         messages = state["messages"]
         # Calls wait for a human only after a reply or tool answers, never after a user message.
         if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
@@ -172,6 +271,11 @@ class AgentNode:
         else:  # the budget allows no more model calls: the run halts here
             control.exceeded = exceeded
             control.debug_print(str(exceeded))
+        # A user message: the agent takes the conversation (a run's first agent, a resumed
+        # Session's); handoffs into it were checked where they switched.
+        if agent.input_guardrails and messages and isinstance(messages[-1], HumanMessage):
+            taking = {"messages": messages, "context_variables": context}
+            turn.gate = Gate(agent, "entry", taking, partial(self._entered, turn), requires=False)
         return turn
 
     def _decide(self, turn: Turn, held: WaitingCalls) -> None:
@@ -257,12 +361,16 @@ class AgentNode:
             self._admit(turn, reply, call.tools)
         else:
             control.debug_print("Ending turn.")
+            if agent.output_guardrails and not asks:
+                answered = {
+                    "messages": [*turn.state["messages"], reply],
+                    "context_variables": turn.context,
+                }
+                turn.gate = Gate(agent, "output", answered, partial(self._answered, turn))
 
-    def _after_tools(
-        self, turn: Turn, ran: AIMessage, outcome: ToolOutcome
-    ) -> StateUpdate | Command:
-        """Book the tool results into the update, switch the active agent if a tool (or a
-        route) hands off, and go where :meth:`GraphRuntime.next_node` says."""
+    def _after_tools(self, turn: Turn, ran: AIMessage, outcome: ToolOutcome) -> None:
+        """Book the tool results into the update and, when a tool (or a route) hands off,
+        switch the active agent (through the target's checks: ``turn.gate``)."""
         agent, control, state, update = turn.agent, turn.control, turn.state, turn.update
         for tool_call in ran.tool_calls:
             control.ledger.tool_called(
@@ -274,25 +382,26 @@ class AgentNode:
         context = turn.context
         new_context = outcome.context_variables
         if new_context is not None:
-            if any(key not in new_context for key in context):
-                # A tool deleted a key in place (Swarm hands tools the live dict). The
-                # channel's reducer merges key by key and cannot forget, so replace it.
+            if self.runtime.schema is not None or any(key not in new_context for key in context):
+                # A tool deleted a key in place (Swarm hands tools the live dict), or a typed
+                # context's reducers already ran on the tools' updates: the channel's reducer
+                # would merge (or reduce) again, so the step's context replaces it.
                 update["context_variables"] = Overwrite(new_context)
             else:
                 update["context_variables"] = new_context
             context = new_context
+            if self.runtime.schema is not None:  # the tool runner validated it
+                control.valid_context = new_context
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
-            fanned = self.runtime.fan_out(turn, outcome, context)
-            if fanned is not None:
-                return fanned
+            turn.fanned = self.runtime.fan_out(turn, outcome, context)
+            if turn.fanned is not None:
+                return
         target, label, call_id = self._next_agent(turn, outcome, context)
         if target is not None:
-            if not self.runtime.switch(agent, target, state, update, control, route=label):
-                if call_id is not None:  # the transfer call's answer says why nothing switched
-                    _reanswer(added, call_id, f"Error: {control.exceeded}")
-            elif label is not None:
-                control.debug_print(f"{agent.name} \u21d2 {target.name} (route)")
-        return self.runtime.next_node(self.name, update, state, control)
+            switch = GuardedSwitch(
+                self.runtime, agent, state, update, control, context, label=label, call_id=call_id
+            )
+            turn.gate = switch.to(target)
 
     def _next_agent(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
@@ -309,21 +418,21 @@ class AgentNode:
             return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
         if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
-            _reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
+            reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
             target = None
         if target is CALLER:
             added = turn.update.get("messages", [])
             caller = caller_of([*turn.state["messages"], *added])
             target = self.runtime.agent_named(caller, control)
             if target is None:
-                _reanswer(
+                reanswer(
                     added,
                     call_id,
                     f"Error: nobody handed the conversation to {agent.name}, so there is no "
                     "caller to return to. Carry on with the conversation yourself.",
                 )
             else:  # Swarm's handoff answer names the agent, not the placeholder
-                _reanswer(
+                reanswer(
                     added,
                     call_id,
                     json.dumps({"assistant": target.name}),
@@ -338,22 +447,15 @@ class AgentNode:
         return target, label, call_id
 
 
+def _debug(turn: Turn) -> Any:
+    return turn.control.debug_print if turn.control.debug else None
+
+
 _NO_FAN_OUT = (
     "Error: {} cannot fan out: this graph was built without the branch and join nodes (a "
     "tool that returns Parallel must name Parallel in its code, or set "
     "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
 )
-
-
-def _reanswer(
-    messages: list[BaseMessage], call_id: str | None, content: str, only_if: str | None = None
-) -> None:
-    """Replace the answer to tool call ``call_id`` (a handoff that turned out otherwise)."""
-    for index, message in enumerate(messages):
-        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
-            if only_if is None or message.content == only_if:
-                messages[index] = message.model_copy(update={"content": content})
-            return
 
 
 def _with(config: RunnableConfig, handler: StreamedArguments) -> RunnableConfig:

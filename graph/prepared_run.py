@@ -120,6 +120,7 @@ class PreparedRun(AbstractContextManager):
             stop_for_approval=True,  # stateless, as Swarm: return Response.pending
             prompt_context=request.prompt_context,
             tool_inputs=request.tool_inputs,
+            halt_on_trip=True,  # raise GuardrailTripped with the Response
         )
         paused = None
         if request.branches:
@@ -128,9 +129,12 @@ class PreparedRun(AbstractContextManager):
             control.approvals = checked_approvals(
                 runtime, agent, history, request.approvals, control, paused
             )
+        context = copy.deepcopy(request.context_variables or {})
+        if runtime.schema is not None:  # a clear error now, before any model call
+            context = control.valid_context = runtime.schema.validate(context)
         state: SwarmState = {
             "messages": history,
-            "context_variables": copy.deepcopy(request.context_variables or {}),
+            "context_variables": context,
             "active_agent": runtime.key_for(agent, control),
             "handoff_trail": [],
         }
@@ -168,12 +172,13 @@ class PreparedRun(AbstractContextManager):
         return response
 
     def finish(self) -> Response:
-        """The run's Response, or :class:`BudgetExceeded` (holding it) if a budget stopped it."""
+        """The run's Response, or :class:`BudgetExceeded` / :class:`GuardrailTripped` (holding
+        it) if a budget or a guardrail stopped it."""
         response = self.response(self.final)
-        exceeded = self.control.exceeded
-        if exceeded is not None:
-            exceeded.response = response
-            raise exceeded
+        stopped = self.control.exceeded or self.control.tripped
+        if stopped is not None:
+            stopped.response = response
+            raise stopped
         nested = sorted(k for k in self.control.waiting_in if k and "/" in k)
         if nested and response.pending:
             error = SwarmError(

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from langchain_core.runnables import RunnableConfig
 
 from .budget import Budget, Ledger, current_branch
-from .errors import BudgetExceeded
+from .errors import BudgetExceeded, GuardrailTripped
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -65,6 +65,15 @@ class RunControl:
     #: The budget limit that stopped the run (``Swarm.run`` raises it, holding the Response);
     #: no node goes on after it.
     exceeded: BudgetExceeded | None = None
+    #: The guardrail that stopped the run (``Swarm.run`` raises it, holding the Response); no
+    #: node goes on after it.
+    tripped: GuardrailTripped | None = None
+    #: The context dict last validated against the run's ``context_schema`` (on entry, after
+    #: a tool update): a node reading that very object skips validating it again.
+    valid_context: dict[str, Any] | None = None
+    #: A tripped guardrail stops the run for ``Swarm.run`` to raise (``tripped``); False (the
+    #: compiled graph, which has no Response to give): the node raises it at once.
+    halt_on_trip: bool = False
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
     agents: dict[str, Agent] | None = None
@@ -119,7 +128,10 @@ class RunControl:
 
     def turns_left(self) -> bool:
         return (
-            self.awaiting is None and self.exceeded is None and self.new_messages < self.max_turns
+            self.awaiting is None
+            and self.exceeded is None
+            and self.tripped is None
+            and self.new_messages < self.max_turns
         )
 
     def debug_print(self, *args: Any) -> None:

@@ -25,6 +25,7 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
 from .approvals import WaitingCalls, held_calls, open_calls
+from .context_schema import ContextSchema
 from .errors import HandoffLoopError
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
@@ -73,6 +74,7 @@ class GraphRuntime:
     caller that handed off to this graph's start agent in an earlier run of the same Swarm).
     ``prompt_context`` and ``tool_inputs``: the graph's own hooks (``build_swarm_graph``'s),
     used when a run brings none (``Swarm.run``'s come in :class:`RunControl`).
+    ``schema`` is the typed context the nodes validate (``None``: Swarm's plain dict).
     """
 
     def __init__(
@@ -81,8 +83,11 @@ class GraphRuntime:
         resolver: ModelResolver,
         max_consecutive_handoffs: int,
         lookup: Callable[[str], Agent | None] | None = None,
+        schema: ContextSchema | None = None,
     ) -> None:
         self.agents = agents
+        #: The typed context (``context_schema=``), or None: a plain dict, as in Swarm.
+        self.schema = schema
         self.dynamic: OrderedDict[str, Agent] = OrderedDict()
         self.resolver = resolver
         self.max_consecutive_handoffs = max_consecutive_handoffs

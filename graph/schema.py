@@ -52,6 +52,7 @@ import typing_extensions
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
+from .context_schema import typed_annotation
 from .docstrings import parse_docstring_args
 from .errors import ToolArgumentError, ToolSchemaError
 
@@ -263,8 +264,9 @@ def _is_async(func: Any) -> bool:
 def _visible_parameters(
     name: str, signature: inspect.Signature, bound: set[str]
 ) -> tuple[list[inspect.Parameter], list[inspect.Parameter], bool]:
-    """The parameters the model fills, the injected ones (:data:`INJECTED`) the tool
-    declares, and whether ``**kwargs`` takes extras."""
+    """The parameters the model fills, the injected ones (:data:`INJECTED`: the
+    ``context_variables`` parameter among them, if wanted) the tool declares, and whether
+    ``**kwargs`` takes extras."""
     visible: list[inspect.Parameter] = []
     injected: list[inspect.Parameter] = []
     accepts_extra = False
@@ -398,6 +400,8 @@ class ToolSpec:
     _blocked: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     #: Parameters whose default is None although their type rejects it: null means default.
     _null_is_default: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    #: The pydantic model ``context_variables`` is annotated with: the tool gets an instance.
+    context_model: Any = field(default=None, repr=False, compare=False)
 
     def parse_arguments(self, raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
         """Decode, check and coerce the model's arguments; returns kwargs for the call.
@@ -517,6 +521,7 @@ def _build_spec(func: Any) -> ToolSpec:
     _, bound = _unwrap_partial(func)
     visible, injected, accepts_extra = _visible_parameters(name, signature, bound)
     injected_names = tuple(p.name for p in injected)
+    context_param = next((p for p in injected if p.name == CONTEXT_PARAM), None)
 
     adapter = None
     if any(p.annotation is not inspect.Parameter.empty for p in visible):
@@ -552,6 +557,7 @@ def _build_spec(func: Any) -> ToolSpec:
             and p.annotation is not inspect.Parameter.empty
             and not _accepts_none(p.annotation)
         ),
+        context_model=typed_annotation(context_param.annotation) if context_param else None,
     )
 
 

@@ -38,6 +38,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from .budget import Budget
 from .builder import build_graph_and_runtime
+from .context_schema import ContextSchema
 from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .native import as_member
@@ -70,6 +71,9 @@ class Swarm:
     ``OPENAI_BASE_URL``. ``max_consecutive_handoffs`` stops handoff ping-pong.
     ``step_limit``: the LangGraph steps a run without ``max_turns`` may take before it
     raises :class:`StepLimitError` (each model reply and each tool round is one step).
+    ``context_schema``: a pydantic model or ``TypedDict`` that types ``context_variables``
+    (validated on entry and after every tool update, per-key reducers as ``Annotated[T, fn]``;
+    see :mod:`swarmgraph.graph.context_schema`); without it the context is a plain dict.
     ``parallel_handoffs``: when one reply calls several transfer tools, ``"first"`` (the
     default, Swarm's behaviour) hands off to the first and answers the others with an error;
     ``"all"`` runs every target at once, as one :class:`~swarmgraph.graph.parallel.Parallel`,
@@ -84,6 +88,7 @@ class Swarm:
         max_consecutive_handoffs: int = 10,
         step_limit: int = DEFAULT_STEP_LIMIT,
         parallel_handoffs: str = "first",
+        context_schema: type | None = None,
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
@@ -92,6 +97,8 @@ class Swarm:
                 f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}"
             )
         self.parallel_handoffs = parallel_handoffs
+        #: The typed context (read once), or None: Swarm's plain dict.
+        self.context_schema = None if context_schema is None else ContextSchema.of(context_schema)
         self.client = client
         self.resolver = ModelResolver(client=client, chat_model=chat_model)
         self.max_consecutive_handoffs = max_consecutive_handoffs
@@ -158,6 +165,7 @@ class Swarm:
             lookup=self._agent_named,
             parallel_handoffs=self.parallel_handoffs,
             resumes_fan_outs=True,
+            context_schema=self.context_schema,
         )
         with self._lock:
             compiled = self._graphs.setdefault(topology.key, (builder.compile(), runtime))

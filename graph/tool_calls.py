@@ -28,11 +28,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+from pydantic import BaseModel, ValidationError
 
+from .context_schema import ContextSchema
+from .errors import ContextValidationError
 from .native import members_in
 from .parallel import Parallel
 from .schema import INJECTED, ToolArgumentError, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
+
+_UNSET: Any = object()
 
 
 @dataclass
@@ -108,6 +113,7 @@ class _Runner:
         reply: AIMessage,
         functions: Sequence[Callable[..., Any]],
         ctx: dict,
+        schema: ContextSchema | None = None,
         inputs: Mapping[str, Any] | None = None,
     ):
         self.calls = _calls_of(reply)
@@ -116,6 +122,12 @@ class _Runner:
         self.inputs = inputs or {}
         self.ctx: dict[str, Any] | None = None
         self.outcome = ToolOutcome()
+        # A typed context (context_schema=): each call's changes are validated, and undone
+        # when invalid; ``before`` is the context the current call started from.
+        self.schema = schema
+        self.before: dict[str, Any] | None = None
+        self.touched = False
+        self.typed: BaseModel | None = None  # the instance a ``context_variables: Model`` got
 
     def working_context(self) -> dict[str, Any]:
         # Copy on first use: the state's dict is never mutated in place.
@@ -142,15 +154,72 @@ class _Runner:
             return f"Error: {exc}"
         for name in spec.injected:  # the framework's values, never the model's (schema.INJECTED)
             if name == CTX_VARS_NAME:
-                kwargs[name] = self.working_context()
-            elif name in self.inputs:
+                continue  # below: the live dict, or a typed instance of it
+            if name in self.inputs:
                 kwargs[name] = self.inputs[name]
             elif name not in spec.injected_optional:
                 return (
                     f"Error: {call.name} needs {name!r} ({INJECTED[name]}), and this run has "
                     "none. Carry on without this tool."
                 )
+        if self.schema is not None:
+            self.before = None if self.ctx is None else dict(self.ctx)
+        self.touched = spec.wants_context
+        if spec.wants_context:
+            context = self.working_context()
+            if spec.context_model is not None:  # ``context_variables: Model``: an instance
+                try:
+                    kwargs[CTX_VARS_NAME] = self.typed = self._instance(spec.context_model)
+                except ValidationError as exc:
+                    problems = "; ".join(e["msg"] for e in exc.errors(include_url=False))
+                    name = spec.context_model.__name__
+                    return f"Error: {call.name}: context_variables do not fit {name}: {problems}"
+            else:
+                kwargs[CTX_VARS_NAME] = context
         return func, kwargs
+
+    def _instance(self, model: type[BaseModel]) -> BaseModel:
+        context = self.working_context()
+        if self.schema is not None and self.schema.model is model:
+            return self.schema.instance(context)  # valid already: no second validation
+        return model.model_validate(context)
+
+    def settle_context(self, update: dict[str, Any] | None) -> str | None:
+        """The call's changes into the working context: a typed instance's fields written
+        back, then ``Result.context_variables`` (through the schema's reducers, when typed).
+        With a schema the result is validated: the error text for the model when it does not
+        fit, the context as it was before the call restored."""
+        typed, self.typed = self.typed, None
+        if typed is not None:  # the fields the tool assigned are in-place writes
+            context = self.working_context()
+            for key, value in typed:
+                if context.get(key, _UNSET) is not value:
+                    context[key] = value
+        schema = self.schema
+        if schema is None:
+            if update:
+                self.working_context().update(update)
+            return None
+        if not update and (not self.touched or self.ctx is None):
+            return None
+        try:
+            if update:
+                schema.update(self.working_context(), update)
+            assert self.ctx is not None
+            valid = schema.validate(self.ctx)
+        except ContextValidationError as exc:
+            self.ctx = self.before
+            problems = "; ".join(exc.problems)
+            return (
+                f"wrote context_variables that do not fit {exc.schema}: {problems}. "
+                "The context keeps its last valid values."
+            )
+        context = self.ctx
+        changed = any(context.get(k, _UNSET) is not v for k, v in valid.items())
+        if changed or len(valid) != len(context):  # coerced values, refilled defaults
+            context.clear()
+            context.update(valid)
+        return None
 
     def ready(
         self, debug: Callable[[str], None] | None
@@ -175,15 +244,19 @@ class _Runner:
     def finish(self, call: _Call, raw: Any = None, error: BaseException | None = None) -> None:
         if error is not None:
             content = f"Error: {call.name} raised {type(error).__name__}: {error}"
-            self._answer(call, content)
+            rejected = self.settle_context(None)  # what it wrote before raising stays if valid
+            self._answer(call, content if rejected is None else f"{content}; it also {rejected}")
             return
         try:
             result = to_result(raw)
         except Exception as exc:  # a __str__ that raises is still only the model's problem
+            self.settle_context(None)
             self._answer(call, f"Error: {call.name} returned an unprintable value: {exc!r}")
             return
-        if result.context_variables:
-            self.working_context().update(result.context_variables)
+        rejected = self.settle_context(result.context_variables)
+        if rejected is not None:  # the call failed: no handoff either
+            self._answer(call, f"Error: {call.name} {rejected}")
+            return
         content = result.value
         if result.agent is not None:
             first = self.outcome.handoff
@@ -214,13 +287,14 @@ def execute_tool_calls(
     context_variables: dict[str, Any],
     *,
     debug: Callable[[str], None] | None = None,
+    schema: ContextSchema | None = None,
     inputs: Mapping[str, Any] | None = None,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order (sync path; async tools are awaited here).
-
-    ``inputs``: values for the injected parameters other than ``context_variables``
+    ``schema``: the typed context each call's changes are validated against. ``inputs``:
+    values for the injected parameters other than ``context_variables``
     (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
-    runner = _Runner(reply, functions, context_variables, inputs)
+    runner = _Runner(reply, functions, context_variables, schema, inputs)
     for call, func, kwargs in runner.ready(debug):
         try:
             raw = func(**kwargs)
@@ -239,10 +313,11 @@ async def aexecute_tool_calls(
     context_variables: dict[str, Any],
     *,
     debug: Callable[[str], None] | None = None,
+    schema: ContextSchema | None = None,
     inputs: Mapping[str, Any] | None = None,
 ) -> ToolOutcome:
     """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called."""
-    runner = _Runner(reply, functions, context_variables, inputs)
+    runner = _Runner(reply, functions, context_variables, schema, inputs)
     for call, func, kwargs in runner.ready(debug):
         try:
             raw = func(**kwargs)

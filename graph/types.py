@@ -93,6 +93,11 @@ class Agent(BaseModel):
     routes: list[Any] = Field(default_factory=list)  # Route objects, checked after tools ran
     can_return: bool = False  # adds a generated transfer_back tool that returns CALLER
     history: Callable[[list], list] | None = None  # the view of the conversation its model gets
+    # Contracts on the way in and out (see graph/guardrails.py, graph/preconditions.py).
+    input_guardrails: list[Callable[..., Any]] = Field(default_factory=list)
+    output_guardrails: list[Callable[..., Any]] = Field(default_factory=list)
+    on_trip: Any = None  # an Agent that takes the conversation when a guardrail trips
+    requires: list[str] | Callable[..., Any] | None = None  # keys, or context -> None | reason
     # remember / recall / forget tools on the user's long-term memory (graph/memory_tools.py;
     # a Session with long_term=... supplies the memory they work on).
     memory_tools: bool = False
@@ -104,6 +109,38 @@ class Agent(BaseModel):
             if not (callable(getattr(route, "when", None)) and hasattr(route, "to")):
                 raise ValueError(f"routes takes Route objects, not {route!r}")
         return value
+
+    @field_validator("input_guardrails", "output_guardrails", mode="before")
+    @classmethod
+    def _guardrails(cls, value: list[Any]) -> list[Any]:
+        for guardrail in value:
+            if not callable(guardrail):
+                raise ValueError(
+                    "guardrails are functions (context_variables, messages) -> None | reason, "
+                    f"not {guardrail!r}"
+                )
+        return value
+
+    @field_validator("on_trip")
+    @classmethod
+    def _fallback(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, Agent):
+            raise ValueError(f"on_trip takes an Agent, not {value!r}")
+        return value
+
+    @field_validator("requires", mode="before")
+    @classmethod
+    def _requires(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [value]
+        if value is None or callable(value):
+            return value
+        if isinstance(value, (list, tuple)) and all(isinstance(k, str) for k in value):
+            return list(value)
+        raise ValueError(
+            "requires takes context keys (['order_id']) or a function "
+            f"(context_variables) -> None | reason, not {value!r}"
+        )
 
     @field_validator("handoffs")
     @classmethod
@@ -128,12 +165,16 @@ class Agent(BaseModel):
 
     def __repr_args__(self):  # keep repr finite when handoffs form a cycle
         for key, value in super().__repr_args__():
+            if key in _CONTRACTS and not value:  # unset contracts: the repr Swarm users know
+                continue
             if key == "handoffs":
                 yield key, [agent.name for agent in value]
             elif key == "functions":
                 yield key, [getattr(f, "__name__", repr(f)) for f in value]
             elif key == "routes":
                 yield key, [getattr(r, "label", repr(r)) for r in value]
+            elif key == "on_trip":
+                yield key, getattr(value, "name", value)
             else:
                 yield key, value
 
@@ -151,6 +192,9 @@ class Agent(BaseModel):
             tools.extend(MEMORY_TOOLS)
         return tools
 
+
+#: Agent fields left out of its repr while unset.
+_CONTRACTS = frozenset({"input_guardrails", "output_guardrails", "on_trip", "requires"})
 
 #: Returned by a tool (or as ``Result(agent=CALLER)``): hand the conversation back to the agent
 #: that handed it to the current one. An Agent so that ``Result`` accepts it; never a node.
@@ -215,9 +259,11 @@ class Response(BaseModel):
     run (the model's own counts where it reports them, an estimate otherwise), plus
     ``tool_calls``, ``handoffs`` and ``by_agent`` (the same counts per agent name; they sum to
     the totals). ``trajectory`` lists the run's steps in order (``{"agent", "kind": "model" |
-    "tool" | "handoff" | "route", "name", ...}``). ``pending`` lists the tool calls waiting for a
-    human's approval (:class:`~swarmgraph.graph.approvals.PendingApproval`); resume with
-    ``Swarm.run(..., approvals={id: True | False | "reason"})``. ``branches`` lists the
+    "tool" | "handoff" | "route" | "guardrail" | "precondition" | "context", "name", ...}``; a
+    check says ``passed`` and, when it failed, ``reason``; ``context``: a LangGraph member's
+    context that did not fit the ``context_schema`` was dropped). ``pending`` lists the tool
+    calls waiting for a human's approval (:class:`~swarmgraph.graph.approvals.PendingApproval`);
+    resume with ``Swarm.run(..., approvals={id: True | False | "reason"})``. ``branches`` lists the
     parallel branches the run fanned out to (:class:`~swarmgraph.graph.parallel.Parallel`), in
     the order the agents were given: each one's label, agent, status, answer and own messages
     (see :mod:`swarmgraph.graph.branches`); ``[]`` for a run that never fanned out.

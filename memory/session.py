@@ -30,6 +30,13 @@ raises stores nothing: the turn did not happen, and the exception reaches the ca
 messages are stored as the engine made them (message ids, the model's usage and response
 metadata included), not rebuilt from ``Response.messages``' Swarm-style dicts.
 
+A typed context (``Swarm(context_schema=Model)``) is stored as JSON-ready values (a date as
+ISO text, a nested model as a dict) and restored validated. When the schema changed since it was
+stored, a key it no longer has is dropped and a value that no longer fits is reset to its
+default (a ``ContextSchemaWarning`` names both); a required key the store cannot fill is a
+``ContextValidationError`` before any model call, unless this turn's ``context_variables``
+gives it.
+
 Example:
     >>> import os, tempfile
     >>> from swarmgraph.graph import Agent, Result, Swarm, ScriptedChatModel, scripted_tool_call
@@ -120,6 +127,13 @@ def rebase_context(latest: dict, base: dict, new: dict) -> dict:
         if key not in new:
             rebased.pop(key, None)
     return rebased
+
+
+def _stored_form(swarm: Swarm) -> Any:
+    """How a turn's context is stored: a typed context's ``dump`` (JSON-ready values), or
+    ``None`` (Swarm's plain dict, stored as it is)."""
+    schema = getattr(swarm, "context_schema", None)
+    return None if schema is None else schema.dump
 
 
 def as_messages(message: MessageInput) -> list[BaseMessage]:
@@ -478,6 +492,9 @@ class Session:
         keeps = "context" in self.persist
         messages = [*turn.new, *run_messages(response)] if "messages" in self.persist else []
         context = response.context_variables if keeps else None
+        stored_form = _stored_form(swarm)  # a typed context is stored as JSON-ready values
+        if context is not None and stored_form is not None:
+            context = stored_form(context)
         agent = getattr(response.agent, "name", None) if keeps else None
         entry: dict[str, Any] = {
             "id": turn.turn_id,
@@ -502,7 +519,8 @@ class Session:
             if context is not None:
                 write.meta = ranked(meta, rank if agent is not None else 0)
                 if latest is not turn.snapshot:
-                    write.context = rebase_context(latest.context, turn.context, context)
+                    base = turn.context if stored_form is None else stored_form(turn.context)
+                    write.context = rebase_context(latest.context, base, context)
             try:
                 self.store.save(self.conversation_id, write, expected_version=latest.version)
                 break
@@ -529,7 +547,9 @@ class Session:
         response = Response(
             messages=to_openai(kept[stored["new"] :]),
             agent=self._resolve_agent(agent, stored.get("agent"), stored.get("rank", 0), swarm),
-            context_variables=dict(turn.snapshot.context) if "context" in self.persist else {},
+            context_variables=self._restored(turn.snapshot.context, swarm)
+            if "context" in self.persist
+            else {},
         )
         self.last_sent = []
         self._record_usage(response)
@@ -630,9 +650,26 @@ class Session:
             return agent, dict(caller or {})
         # A new dict, no deep copy: the loaded one was just decoded (ours alone), and
         # Swarm.run deep-copies what it is given before any tool can touch it.
-        context = {**snapshot.context, **caller} if caller else dict(snapshot.context)
+        stored = snapshot.context
+        schema = getattr(swarm, "context_schema", None)
+        if schema is not None:  # stored under an older schema: dropped / reset keys warn
+            stored = schema.restore(stored)
+        context = {**stored, **caller} if caller else dict(stored)
+        if schema is not None:  # a clear error before any model call; the base to rebase on
+            context = schema.validate(context)
         rank = snapshot.meta.get("agent_rank", 0)
         return self._resolve_agent(agent, snapshot.active_agent, rank, swarm), context
+
+    @staticmethod
+    def _restored(stored: dict, swarm: Swarm) -> dict:
+        """The stored context as the run would have it: validated when the Swarm types it."""
+        schema = getattr(swarm, "context_schema", None)
+        if schema is None:
+            return dict(stored)
+        try:
+            return schema.validate(schema.restore(stored))
+        except ValueError:  # it no longer fits: the stored turn is returned as it was stored
+            return dict(stored)
 
     def _record_usage(self, response: Response) -> None:
         usage = dict(getattr(response, "usage", None) or {})

@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "HandoffLoopError": ".graph.errors",
     "ToolSchemaError": ".graph.errors",
     "MissingModelError": ".graph.errors",
+    "GuardrailTripped": ".graph.errors",
     "ContextConflict": ".graph.errors",
     "StorageUnavailable": ".memory.errors",
     "TurnOutcomeUnknown": ".memory.errors",
@@ -87,6 +88,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.errors import (
         BudgetExceeded,
         ContextConflict,
+        GuardrailTripped,
         HandoffLoopError,
         MissingModelError,
         SwarmError,

@@ -15,6 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.__main__ import main
 from benchmarks.concurrency import run_concurrency
+from benchmarks.guarded import CONTENDERS as GUARDED_CONTENDERS
+from benchmarks.guarded import RATIOS as GUARDED_RATIOS
+from benchmarks.guarded import run_guarded
 from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
 from benchmarks.handoff import RATIOS, run_handoff
 from benchmarks.longterm import POLICIES as LONGTERM_POLICIES
@@ -47,6 +50,17 @@ def test_handoff_every_contender_does_the_handoff_and_ratios_are_computed():
         assert stats["min"] <= stats["median"] <= stats["max"]
     assert set(out["ratios"]) == set(RATIOS)
     for name, (num, den) in RATIOS.items():
+        expected = out["contenders"][num]["median"] / out["contenders"][den]["median"]
+        assert out["ratios"][name] == pytest.approx(expected)
+
+
+def test_guarded_every_contender_hands_off_and_runs_its_checks():
+    # Each contender asserts B answered and (guarded ones) that both guardrails ran.
+    for factory in GUARDED_CONTENDERS.values():
+        factory()()
+    out = run_guarded(number=2, repeat=2)
+    assert set(out["contenders"]) == set(GUARDED_CONTENDERS)
+    for name, (num, den) in GUARDED_RATIOS.items():
         expected = out["contenders"][num]["median"] / out["contenders"][den]["median"]
         assert out["ratios"][name] == pytest.approx(expected)
 
@@ -169,6 +183,7 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
         "## 3c. Long-term memory",
         "## 6. A long-running service",
         "## 1. Handoff",
+        "## 1b. What contracts cost a handoff",
         "## 2. Persistence",
         "## 2b. Session storage on each backend",
         "## 3. Tokens",
@@ -183,6 +198,7 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
     assert "concurrency: no lost messages | met" in text
     assert "concurrency (side by side): no lost messages | met" in text
     assert "handoff floor: ours <= 1.05x" in text
+    assert "guarded handoff: typed context + two guardrails <= 1.1x plain" in text
     # make test starts nothing for the bench: the backends section starts its own servers
     for backend in ("sqlite", "postgres", "redis"):
         assert f"backends ({backend}): concurrent Session.arun loses no message | met" in text

@@ -420,14 +420,15 @@ def test_stream_modes_updates_and_messages():
     assert text == "Bees are great"
 
 
-def test_context_schema_is_passed_through():
+def test_runtime_schema_is_langgraphs_context_schema_passed_through():
+    # context_schema= types context_variables now; LangGraph's run-time context is runtime_schema=
     from dataclasses import dataclass
 
     @dataclass
     class Ctx:
         user_id: str
 
-    g = build_swarm_graph([Agent()], chat_model=ScriptedChatModel(["x"]), context_schema=Ctx)
+    g = build_swarm_graph([Agent()], chat_model=ScriptedChatModel(["x"]), runtime_schema=Ctx)
     assert g.context_schema is Ctx
     out = g.compile().invoke({"messages": [("user", "hi")]}, context=Ctx(user_id="u1"))
     assert out["messages"][-1].content == "x"

@@ -367,7 +367,12 @@ def test_06_approvals_budgets_routes_handback_and_views():
     assert "\u2713 Approver -> Desk: (True, 'refund approved')" in text
     assert "'Front -> Support -> Billing -> Support -> Front'" in text
     assert "[('system', 'You handle refunds.'), ('human', 'I want a refund')]" in text
-    assert len(pngs(nb)) == 1
+    # issue 21: the guarded desk (a second picture: the contracts drawn)
+    assert "\u2713 the first transfer did not switch: 'Error: Refunds needs order_id'" in text
+    assert "\u2713 Refunds' model was never called: 0" in text
+    assert "\u2713 the last word is Humans': ('Humans', 'Your refund is on its way.')" in text
+    assert "\u2713 Triage -> Refunds says what Refunds needs: 'needs order_id'" in text
+    assert len(pngs(nb)) == 2
 
 
 @pytest.mark.slow

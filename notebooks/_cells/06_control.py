@@ -10,7 +10,10 @@
 #   and the **trajectory** of a run;
 # * **routes**: handoffs decided by the state, without a model call, drawn as labelled edges;
 # * **handing back** to the caller, one level at a time;
-# * **views**: what the receiving agent is shown of the conversation.
+# * **views**: what the receiving agent is shown of the conversation;
+# * **contracts on every way into an agent**: a typed context checked after every tool call,
+#   guardrails that run whenever an agent takes the conversation (not only on the first
+#   agent), and handoff preconditions the model reads and fixes.
 #
 # A swarm that runs on its own needs a few handles: a **human approving** a risky tool call,
 # **hard budgets** instead of a runaway loop, a **handoff back** to whoever called, handoffs
@@ -465,6 +468,238 @@ check(
 )
 
 # %% [markdown]
+# ## 6. A guarded desk: typed context, guardrails, preconditions
+#
+# Three contracts, each on a way into an agent:
+#
+# * `Swarm(context_schema=Desk)` types `context_variables` (a pydantic model or a `TypedDict`).
+#   The caller's input is validated before any model call; a tool that writes a wrong type or
+#   an unknown key gets an `Error:` answer the model reads, and the context keeps its last valid
+#   values. `visits: Annotated[int, operator.add]` gives a key a reducer: a tool's
+#   `Result(context_variables={"visits": 1})` adds one.
+# * `Agent(requires=["order_id"])`: a handoff into Refunds before the context has an order id
+#   does not switch; the transfer call is answered `Error: Refunds needs order_id`.
+# * `Agent(input_guardrails=[...])` run whenever Refunds takes the conversation: as the first
+#   agent, through a handoff, a route, a `CALLER` return or a resumed `Session`. A trip means
+#   Refunds' model is never called. `output_guardrails` run on its final answer. A trip raises
+#   `GuardrailTripped`, or, with `on_trip=humans`, hands the conversation to Humans.
+#
+# One scripted model plays every agent here; which agent a call was for shows in the system
+# prompt it was sent, so "Refunds' model was never called" is something we can count.
+# %%
+import operator
+import re
+from typing import Annotated
+
+from pydantic import BaseModel
+
+from swarmgraph import GuardrailTripped
+
+
+class Desk(BaseModel):
+    order_id: int | None = None
+    visits: Annotated[int, operator.add] = 0
+
+
+def note_order(order_id: str) -> Result:
+    """Note the customer's order id."""
+    return Result(value="noted", context_variables={"order_id": order_id, "visits": 1})
+
+
+def no_threats(context_variables, messages):
+    """The user's latest words must not threaten (after a handoff the conversation ends with
+    the transfer's answer, so read the human messages)."""
+    said = [m.content for m in messages if m.type == "human"]
+    return "a threat" if "or else" in said[-1] else None
+
+
+def no_card_numbers(context_variables, messages):
+    """The answer must not show a card number."""
+    return "shows a card number" if re.search(r"\d{4} \d{4}", messages[-1].content) else None
+
+
+humans = Agent(name="Humans", instructions="You are a human colleague.")
+guarded = Agent(
+    name="Refunds",
+    instructions="You file refunds.",
+    requires=["order_id"],
+    input_guardrails=[no_threats],
+    output_guardrails=[no_card_numbers],
+    on_trip=humans,
+)
+front_desk = Agent(
+    name="Triage", instructions="Route the customer.", functions=[note_order], handoffs=[guarded]
+)
+
+
+def sent_to(model, instructions):
+    """How many of the model's calls carried this agent's system prompt."""
+    return sum(call[0].content == instructions for call in model.calls)
+
+
+def tool_answers(response):
+    return [m["content"] for m in response.messages if m["role"] == "tool"]
+
+
+# %% [markdown]
+# ### Typed context and a precondition
+#
+# The model tries to hand off before it has an order id, then writes `"seven"` for an `int`,
+# then gets it right. Each mistake comes back to it as an `Error:` tool answer.
+# %%
+desk_model = ScriptedChatModel(
+    [
+        scripted_tool_call("transfer_to_refunds"),
+        scripted_tool_call("note_order", {"order_id": "seven"}),
+        scripted_tool_call("note_order", {"order_id": "7"}),
+        scripted_tool_call("transfer_to_refunds"),
+        "Refund filed for order 7.",
+    ]
+)
+desk_swarm = Swarm(chat_model=desk_model, context_schema=Desk)
+filed = desk_swarm.run(front_desk, [user("I want a refund")])
+for answer in tool_answers(filed):
+    print(" ", answer)
+print()
+answers = tool_answers(filed)
+check("the first transfer did not switch", answers[0], "Error: Refunds needs order_id")
+check(
+    "'seven' was refused, naming the key, the type and the value",
+    "'order_id' expects int | None, got 'seven' (str)" in answers[1],
+)
+check(
+    "the model read that error before it tried again", desk_model.calls[2][-1].content, answers[1]
+)
+check(
+    "the context kept its last valid values; the reducer counted one visit",
+    filed.context_variables,
+    {"order_id": 7, "visits": 1},
+)
+check("the second transfer switched to Refunds", filed.agent.name, "Refunds")
+check(
+    "each precondition check is on the trajectory",
+    [s["passed"] for s in filed.trajectory if s["kind"] == "precondition"],
+    [False, True],
+)
+try:
+    desk_swarm.run(front_desk, [user("hi")], context_variables={"order_id": "seven"})
+except ValueError as bad_input:
+    print(bad_input)
+    check("bad caller input: a clear error before any model call", len(desk_model.calls), 5)
+
+# %% [markdown]
+# ### An input guardrail on a handoff
+#
+# Triage has no guardrail, so it hands a threatening request to Refunds. Refunds' input
+# guardrail runs at the handoff, before Refunds' model could read anything: it trips, and
+# `on_trip` gives the conversation to Humans. (The Agents SDK runs input guardrails on the
+# first agent only; here they guard every way in.)
+# %%
+threat_model = ScriptedChatModel(
+    [scripted_tool_call("transfer_to_refunds"), "A colleague will call you back."]
+)
+threat = Swarm(chat_model=threat_model, context_schema=Desk).run(
+    front_desk, [user("Refund order 7, or else")], {"order_id": 7}
+)
+print([(m["role"], m.get("sender"), m["content"]) for m in threat.messages])
+print()
+check("Refunds' model was never called", sent_to(threat_model, "You file refunds."), 0)
+check("Humans took the conversation", threat.agent.name, "Humans")
+check(
+    "the transfer's answer names who took it",
+    tool_answers(threat),
+    ['{"assistant": "Humans"}'],
+)
+check(
+    "the trip is on the trajectory",
+    [
+        (s["agent"], s["name"], s["passed"], s.get("reason"))
+        for s in threat.trajectory
+        if s["kind"] == "guardrail"
+    ],
+    [("Refunds", "no_threats", False, "a threat")],
+)
+
+# %% [markdown]
+# ### An output guardrail on the answer
+#
+# Refunds answers with a card number in it. Its output guardrail refuses the answer; Humans
+# answer instead. The refused answer stays in the conversation (nothing is lost), but the run's
+# last word is Humans'.
+# %%
+leak_model = ScriptedChatModel(
+    [
+        scripted_tool_call("transfer_to_refunds"),
+        "Refunded to card 4111 1111 1111 1111.",
+        "Your refund is on its way.",
+    ]
+)
+leaked = Swarm(chat_model=leak_model, context_schema=Desk).run(
+    front_desk, [user("Refund order 7 please")], {"order_id": 7}
+)
+check(
+    "the last word is Humans'",
+    (leaked.agent.name, leaked.messages[-1]["content"]),
+    ("Humans", "Your refund is on its way."),
+)
+check(
+    "Refunds' refused answer stayed in the conversation, before Humans'",
+    [m["sender"] for m in leaked.messages if m["role"] == "assistant"],
+    ["Triage", "Refunds", "Humans"],
+)
+
+# %% [markdown]
+# Without `on_trip` a trip stops the run with `GuardrailTripped` (a `SwarmError`, like
+# `BudgetExceeded`): `.agent`, `.guardrail`, `.reason`, and `.response` with everything so far,
+# every tool call answered.
+# %%
+strict = guarded.model_copy(update={"on_trip": None})
+strict_desk = front_desk.model_copy(update={"handoffs": [strict]})
+try:
+    Swarm(
+        chat_model=ScriptedChatModel([scripted_tool_call("transfer_to_refunds")]),
+        context_schema=Desk,
+    ).run(strict_desk, [user("Refund order 7, or else")], {"order_id": 7})
+except GuardrailTripped as trip:
+    print(trip)
+    check(
+        "who refused, and why",
+        (trip.agent, trip.guardrail, trip.reason),
+        ("Refunds", "no_threats", "a threat"),
+    )
+    check(
+        "the transfer call is answered with the refusal",
+        tool_answers(trip.response),
+        ["Error: Refunds refused the conversation: a threat"],
+    )
+
+# %% [markdown]
+# The graph draws the contracts: the edge into Refunds says what it needs, and the edges to
+# Humans are where a trip goes (drawn as `Swarm` runs it: every run enters at Triage).
+# %%
+guarded_app = build_swarm_graph([front_desk], fixed_entry=True).compile()
+display(
+    Image(
+        filename=str(
+            draw_png(
+                guarded_app,
+                Path(tempfile.mkdtemp()) / "guarded.png",
+                title="a guarded desk",
+                exclude=["dynamic_handoff"],
+                dpi=110,
+            )
+        )
+    )
+)
+guarded_edges = {(s, t): label for s, t, _, _, label in layout_graph(guarded_app).edges}
+check(
+    "Triage -> Refunds says what Refunds needs",
+    guarded_edges[("Triage", "Refunds")],
+    "needs order_id",
+)
+check("a trip goes to Humans", guarded_edges[("Refunds", "Humans")], "on_trip")
+
+# %% [markdown]
 # ## What you saw
 #
 # * `process_refund` stopped the run before it ran (`c2` pending, `lookup_order` already
@@ -479,3 +714,11 @@ check(
 # * `CALLER` and `transfer_back` unwound Billing → Support → Front, in one run or two.
 # * Refunds read the conversation through `since_handoff`, `without_tool_calls` and `last(3)`,
 #   while the stored conversation stayed whole.
+# * The typed desk refused a handoff without an order id and an order id of `"seven"`, each
+#   with an `Error:` the model read, kept its last valid context, and counted visits with a
+#   reducer; a bad input from the caller failed before any model call.
+# * Refunds' input guardrail refused a threat at the handoff, before Refunds' model was called,
+#   and Humans took over; its output guardrail refused an answer with a card number; without
+#   `on_trip` the run raised `GuardrailTripped` with the transfer call answered.
+# * The drawn graph labels the edge into Refunds with what it needs and the edges to Humans
+#   with `on_trip`.

@@ -1,0 +1,145 @@
+"""A handoff that waits for its target's checks: what our agent nodes and LangGraph members'
+nodes share for every switch (a transfer tool, a route, a ``CALLER`` return, a member's
+``handoff_tool``, a fallback after a trip).
+
+The target's precondition and input guardrails run first (:func:`~.guardrails.check_entry`);
+then, by the verdict:
+
+- passed: :meth:`GraphRuntime.switch` switches (budget, loop check, active agent, ledger);
+- precondition failed: no switch, the transfer call is answered ``Error: Refunds needs order_id``
+  so the model can fix the context;
+- input guardrail tripped: the target's ``on_trip`` agent takes the conversation instead (its
+  own checks run in turn), or the run stops with :class:`GuardrailTripped`, the transfer call
+  answered with the refusal so every call has its answer.
+
+Example:
+    >>> from swarmgraph.graph.models import ModelResolver
+    >>> from swarmgraph.graph.run_control import RunControl
+    >>> from swarmgraph.graph.runtime import GraphRuntime
+    >>> from swarmgraph.graph.types import Agent
+    >>> refunds = Agent(name="Refunds", requires=["order_id"])
+    >>> triage = Agent(name="Triage", handoffs=[refunds])
+    >>> runtime = GraphRuntime({"Triage": triage, "Refunds": refunds}, ModelResolver(), 10)
+    >>> update, control = {"messages": []}, RunControl()
+    >>> gate = GuardedSwitch(runtime, triage, {"messages": []}, update, control, {}).to(refunds)
+    >>> gate.run(control) is None, "active_agent" in update
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, ToolMessage
+
+from .guardrails import Gate, Trip, guarded, stop
+from .run_control import RunControl
+from .state import StateUpdate, SwarmState
+from .types import Agent
+
+if TYPE_CHECKING:
+    from .runtime import GraphRuntime
+
+__all__ = ["MAX_REDIRECTS", "GuardedSwitch", "reanswer"]
+
+#: Fallbacks tried in a row for one switch (an on_trip chain that loops stops here).
+MAX_REDIRECTS = 8
+
+
+class GuardedSwitch:
+    """One switch away from ``source`` in a step whose update is ``update``; ``call_id`` is the
+    transfer call to answer when the switch turns out otherwise, ``label`` the route's name."""
+
+    def __init__(
+        self,
+        runtime: GraphRuntime,
+        source: Agent,
+        state: SwarmState,
+        update: StateUpdate,
+        control: RunControl,
+        context: Mapping[str, Any],
+        *,
+        label: str | None = None,
+        call_id: str | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.source = source
+        self.state = state
+        self.update = update
+        self.control = control
+        self.context = context
+        self.label = label
+        self.call_id = call_id
+
+    def to(self, target: Agent, *, redirects: int = 0, refused: Trip | None = None) -> Gate | None:
+        """Switch to ``target`` now when it has no checks; else the :class:`Gate` they wait in.
+        ``refused``: the trip this switch is the fallback for (the run stops with it when the
+        fallback's precondition fails too)."""
+        if not guarded(target):
+            self.switch(target)
+            return None
+        view = {
+            "messages": [*self.state["messages"], *self.update.get("messages", ())],
+            "context_variables": self.context,
+        }
+        settle = partial(self._settle, target, redirects, refused)
+        return Gate(target, "entry", view, settle)
+
+    def _settle(
+        self, target: Agent, redirects: int, refused: Trip | None, trip: Trip | None
+    ) -> Gate | None:
+        control = self.control
+        if control.exceeded is not None:  # a guardrail's model call would pass the budget
+            self._answer(f"Error: {control.exceeded}")
+            return None
+        if trip is None:
+            self.switch(target)
+            return None
+        if trip.kind == "precondition":
+            if refused is None:
+                self._answer(f"Error: {trip.reason}")
+            else:  # the fallback cannot take it either: the first refusal stands
+                who = refused.agent.name
+                self._answer(f"Error: {who} refused the conversation: {refused.reason}")
+                stop(control, refused)
+            return None
+        fallback = target.on_trip
+        if fallback is None or redirects >= MAX_REDIRECTS:
+            self._answer(f"Error: {target.name} refused the conversation: {trip.reason}")
+            stop(control, trip)
+            return None
+        self._answer(
+            json.dumps({"assistant": fallback.name}), only_if=json.dumps({"assistant": target.name})
+        )
+        return self.to(fallback, redirects=redirects + 1, refused=refused or trip)
+
+    def switch(self, target: Agent) -> bool:
+        """Switch through :meth:`GraphRuntime.switch`; False when the budget stopped it (the
+        transfer call then says so)."""
+        control = self.control
+        switched = self.runtime.switch(
+            self.source, target, self.state, self.update, control, route=self.label
+        )
+        if not switched:
+            self._answer(f"Error: {control.exceeded}")
+        elif self.label is not None:
+            control.debug_print(f"{self.source.name} \u21d2 {target.name} (route)")
+        return switched
+
+    def _answer(self, content: str, only_if: str | None = None) -> None:
+        if self.call_id is not None:
+            reanswer(self.update.setdefault("messages", []), self.call_id, content, only_if)
+
+
+def reanswer(
+    messages: list[BaseMessage], call_id: str | None, content: str, only_if: str | None = None
+) -> None:
+    """Replace the answer to tool call ``call_id`` (a handoff that turned out otherwise)."""
+    for index, message in enumerate(messages):
+        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
+            if only_if is None or message.content == only_if:
+                messages[index] = message.model_copy(update={"content": content})
+            return
