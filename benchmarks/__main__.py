@@ -1,5 +1,6 @@
 """``python -m benchmarks`` (``make bench``): run every measurement, print the targets table,
-write ``benchmarks/RESULTS.md``, ``benchmarks/results.json`` and ``benchmarks/tokens_per_turn.png``.
+write ``benchmarks/RESULTS.md``, ``benchmarks/results.json`` and the charts
+(``tokens_per_turn.png``, ``tokens_vs_facts.png``, ``longterm_recall_vs_tokens.png``).
 
 ``--quick`` runs every measurement at minimal sizes (seconds, for the smoke test); ``--out``
 chooses where the files go; ``--only`` runs a subset (``--only handoff,rss``).
@@ -20,6 +21,7 @@ from benchmarks.backend_turns import run_backends
 from benchmarks.concurrency import run_concurrency
 from benchmarks.guarded import run_guarded
 from benchmarks.handoff import run_handoff
+from benchmarks.longterm import run_longterm
 from benchmarks.parallel import run_parallel
 from benchmarks.persistence import run_persistence
 from benchmarks.report import render
@@ -31,6 +33,7 @@ from swarmgraph.app.recall import run_recall
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLOT = "tokens_per_turn.png"
 RECALL_PLOT = "tokens_vs_facts.png"
+LONGTERM_PLOT = "longterm_recall_vs_tokens.png"
 SECTIONS = (
     "startup",
     "handoff",
@@ -39,6 +42,7 @@ SECTIONS = (
     "backends",
     "tokens",
     "recall",
+    "longterm",
     "concurrency",
     "parallel",
     "rss",
@@ -50,6 +54,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
     """Each section's call, at full or quick sizes."""
     plot = os.path.join(out_dir, PLOT)
     recall_plot = os.path.join(out_dir, RECALL_PLOT)
+    longterm_plot = os.path.join(out_dir, LONGTERM_PLOT)
     if quick:
         return {
             "startup": lambda: run_startup(repeat=1, first_repeat=1, importtime_runs=1),
@@ -59,6 +64,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             "backends": lambda: run_backends(sizes=(10, 40), turns=2, sessions=3),
             "tokens": lambda: run_tokens(turns=12, plot_path=plot),
             "recall": lambda: run_recall(turns=24, plot_path=recall_plot),
+            "longterm": lambda: run_longterm(quick=True, plot_path=longterm_plot),
             "concurrency": lambda: run_concurrency(
                 sessions=4, turns=2, latency=0.002, repeat=1, sequential_sample=2
             ),
@@ -79,6 +85,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
         "backends": lambda: run_backends(sizes=(100, 10_000), turns=40, sessions=200),
         "tokens": lambda: run_tokens(turns=200, plot_path=plot),
         "recall": lambda: run_recall(turns=200, plot_path=recall_plot),
+        "longterm": lambda: run_longterm(seed=0, plot_path=longterm_plot),
         "concurrency": lambda: run_concurrency(
             sessions=1_000,
             turns=5,
@@ -170,6 +177,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         elapsed_s=elapsed,
         plot_name=PLOT if "tokens" in results else None,
         recall_plot=RECALL_PLOT if "recall" in results else None,
+        longterm_plot=LONGTERM_PLOT if "longterm" in results else None,
         note=note,
     )
     with open(os.path.join(args.out, "RESULTS.md"), "w") as f:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -49,6 +48,7 @@ from pydantic import BaseModel
 from swarmgraph.graph import ScriptedChatModel, scripted_tool_call
 from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.extract import extract_context
+from swarmgraph.memory.fact_extract import Forget, Remember
 from swarmgraph.memory.fact_search import STOP_WORDS
 
 from benchmarks.longterm_data import SLOTS
@@ -73,23 +73,8 @@ FACT_KEYS: tuple[str, ...] = tuple(name for name in BenchFacts.model_fields if n
 assert set(FACT_KEYS) == {slot.key for slot in SLOTS}, "BenchFacts must have a field per slot"
 
 
-@dataclass(frozen=True)
-class Remember:
-    """Store ``key = value``, taken from ``text``."""
-
-    key: str
-    value: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Forget:
-    """Forget ``key``, as ``text`` asked."""
-
-    key: str
-    text: str
-
-
+#: The changes a Session's extractor returns (``swarmgraph.memory.fact_extract``): the same
+#: classes, so ``Session(..., extract=rule_extract)`` runs these extractors in a real turn.
 Operation = Remember | Forget
 Extractor = Callable[[str], list[Operation]]
 

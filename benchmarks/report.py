@@ -543,6 +543,7 @@ def render(
     plot_name: str | None,
     recall_plot: str | None = None,
     note: str = "",
+    longterm_plot: str | None = None,
 ) -> str:
     """The whole RESULTS.md text."""
     targets: list[dict[str, str]] = []
@@ -561,6 +562,8 @@ def render(
         body += tokens_section(results["tokens"], plot_name)
     if "recall" in results:
         body += recall_section(results["recall"], recall_plot, targets)
+    if "longterm" in results:
+        body += longterm_section(results["longterm"], longterm_plot, targets)
     if "concurrency" in results:
         body += concurrency_section(results["concurrency"], targets)
     if "parallel" in results:
@@ -755,6 +758,106 @@ def recall_section(r: dict[str, Any], plot_name: str | None, targets: list[dict]
             "target": "tokens: a policy keeps all facts at <= 15% of buffer's tokens",
             "verdict": verdict(best["share_of_buffer"], 0.15),
             "why": f"{best['policy']}: {best['share_of_buffer']:.1%} of buffer",
+        }
+    )
+    return lines
+
+
+def longterm_section(r: dict[str, Any], plot_name: str | None, targets: list) -> list[str]:
+    """Issue 23: every memory policy on the seeded multi-session benchmark."""
+    rows = [
+        [
+            name,
+            p["label"],
+            f"{p['recall']:.0%}",
+            f"{p['answered']:.0%}",
+            f"{p['stale_answers']:.0%}",
+            f"{p['stale_shown']:.0%}",
+            p["leakage"],
+            f"{p['tokens_per_question']:,.0f}",
+            f"{p['share_of_buffer']:.1%}",
+            f"{p['ms_per_turn']:.1f}",
+        ]
+        for name, p in r["policies"].items()
+    ]
+    counts = r["counts"]
+    phrasing = [
+        [name, *("-" if v is None else f"{v:.0%}" for v in shares.values())]
+        for name, shares in r["by_phrasing"].items()
+    ]
+    n = r.get("phrasing_counts", {})
+    lines = [
+        "## 3c. Long-term memory: every policy on one multi-session benchmark",
+        "",
+        f"`benchmarks/longterm.py`, seed {r['seed']}{' (quick sizes)' if r['quick'] else ''}: "
+        f"{counts['users']} users x {counts['conversations'] // counts['users']} conversations, "
+        f"{counts['turns']} turns ({counts['planted']} facts planted, {counts['updated']} "
+        f"updated, {counts['deleted']} deleted, {counts['restated']} restated, "
+        f"{counts['distractors']} about other people, {counts['chatter']} chatter), then "
+        f"{counts['questions']} questions in new conversations. Real `Session` turns over "
+        "SQLite. *recall*: the current value is in the prompt (questions about facts still "
+        f"true); *answered* / *stale answers*: what the {r['answers_by']} answers from that "
+        "prompt (an old value counts stale; stale is over updated and deleted facts); *stale "
+        "shown*: an old value anywhere in the prompt; *leakage*: another user's value (must "
+        "be 0); tokens: the answering call's prompt. Short-term policies get each user's "
+        "sessions as one thread (favourable to them). Model extraction: "
+        f"{r['extraction_by']}. Offline stand-ins are labelled as such: see the modules.",
+        "",
+        *_table(
+            [
+                "policy",
+                "how",
+                "recall",
+                "answered",
+                "stale answers",
+                "stale shown",
+                "leakage",
+                "tokens / question",
+                "of buffer",
+                "ms / turn",
+            ],
+            rows,
+        ),
+        "",
+        "Recall by the most readable phrasing the current value was ever said in "
+        f"(questions: {', '.join(f'{k} {v}' for k, v in n.items())}):",
+        "",
+        *_table(["policy", "canonical", "paraphrase", "casual"], phrasing),
+        "",
+        f"Pareto front (recall vs tokens): {', '.join(r['pareto'])}.",
+        "",
+    ]
+    if plot_name:
+        lines += [f"![recall vs tokens]({plot_name})", ""]
+    target = r["target"]
+    meets = r["meets_target"]
+    scored = {
+        name: p
+        for name, p in r["policies"].items()
+        if p["recall"] >= target["recall"] and p["share_of_buffer"] <= target["share_of_buffer"]
+    }
+    if meets:
+        why = ", ".join(
+            f"{n}: recall {r['policies'][n]['recall']:.0%} at "
+            f"{r['policies'][n]['share_of_buffer']:.1%}, stale "
+            f"{r['policies'][n]['stale_answers']:.0%}"
+            for n in meets
+        )
+    elif scored:
+        name, p = min(scored.items(), key=lambda item: item[1]["stale_answers"])
+        why = (
+            f"closest: {name} recalls {p['recall']:.0%} at {p['share_of_buffer']:.1%} of "
+            f"buffer's tokens, leakage {p['leakage']}, but {p['stale_answers']:.0%} stale "
+            f"answers (target <= {target['stale_answers']:.0%})"
+        )
+    else:
+        why = "no policy recalls >= 90% at <= 20% of buffer's tokens"
+    targets.append(
+        {
+            "target": "long-term: recall >= 90% at <= 20% of buffer's tokens, 0 leakage, "
+            "<= 5% stale answers",
+            "verdict": "met" if meets else "not met",
+            "why": why,
         }
     )
     return lines

@@ -50,7 +50,7 @@ from .node import AgentNode
 from .node_names import DYNAMIC_NODE
 from .parallel import FAN_OUT_MODES, fans_out
 from .preconditions import requires_label
-from .run_control import current_control
+from .run_control import PromptContext, ToolInputs, current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
@@ -77,6 +77,8 @@ def build_swarm_graph(
     fixed_entry: bool = False,
     parallel_handoffs: str = "first",
     input_schema: type | None = None,
+    prompt_context: PromptContext | None = None,
+    tool_inputs: ToolInputs | None = None,
 ) -> StateGraph:
     """Build an uncompiled LangGraph ``StateGraph`` for a swarm of agents.
 
@@ -112,6 +114,10 @@ def build_swarm_graph(
     context is Swarm's plain dict. ``runtime_schema`` is LangGraph's own run-time context
     (``StateGraph(context_schema=...)``, read with ``get_runtime()``), passed through.
 
+    ``prompt_context`` and ``tool_inputs``: the hooks ``Swarm.run`` takes per run, fixed for
+    this graph (``swarmgraph.memory.long_term_hooks`` makes a pair that reads the
+    ``store=`` the graph is compiled with and ``config["configurable"]["user_id"]``).
+
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel
         >>> from langgraph.checkpoint.memory import InMemorySaver
@@ -139,6 +145,8 @@ def build_swarm_graph(
         fixed_entry=fixed_entry,
         parallel_handoffs=parallel_handoffs,
         input_schema=input_schema,
+        prompt_context=prompt_context,
+        tool_inputs=tool_inputs,
     )
     return builder
 
@@ -156,6 +164,8 @@ def build_graph_and_runtime(
     parallel_handoffs: str = "first",
     resumes_fan_outs: bool = False,
     input_schema: type | None = None,
+    prompt_context: PromptContext | None = None,
+    tool_inputs: ToolInputs | None = None,
 ) -> tuple[StateGraph, GraphRuntime]:
     """:func:`build_swarm_graph` for a :class:`Topology` already found (its first agent is
     the default), and the :class:`GraphRuntime` its nodes share: ``Swarm`` keeps both, to
@@ -187,6 +197,7 @@ def build_graph_and_runtime(
     runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup, schema)
     # Every way into an agent is checked, a parallel branch's too (graph/guardrails.py).
     runtime.entry_check = branch_refusal
+    runtime.prompt_context, runtime.tool_inputs = prompt_context, tool_inputs
     fanning = _fanning_agents(topology, parallel_handoffs)
     fan_out: FanOut | None = None
     if fanning:

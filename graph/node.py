@@ -27,6 +27,9 @@ handoff's target's precondition and input guardrails after ``_after_tools``
 the run's ledger: ``_begin`` asks it what the calls a conversation ends on left (done: answered
 from it; in doubt: decided like an approval), and, before calling the model, whether a step
 that died had already asked it (then that reply is used, not a new one).
+The run's hooks (``prompt_context``, ``tool_inputs``: what a ``Session`` with long-term
+memory supplies) add to the system prompt in ``_begin`` and give the tools their injected
+parameters in ``step``.
 """
 
 from __future__ import annotations
@@ -163,6 +166,7 @@ class AgentNode:
                 debug=_debug(turn),
                 schema=self.runtime.schema,
                 effects=turn.effects,
+                inputs=self.runtime.inputs_for(turn.agent, turn.control),
             )
             self._after_tools(turn, turn.ran, outcome)
             self._check(turn)  # a handoff: the target's precondition and input guardrails
@@ -195,6 +199,7 @@ class AgentNode:
                 debug=_debug(turn),
                 schema=self.runtime.schema,
                 effects=turn.effects,
+                inputs=self.runtime.inputs_for(turn.agent, turn.control),
             )
             self._after_tools(turn, turn.ran, outcome)
             await self._acheck(turn)
@@ -295,6 +300,11 @@ class AgentNode:
         instructions = agent.instructions
         if callable(instructions):
             instructions = instructions(defaultdict(str, context))
+        # The run's prompt context (a Session's long-term recall) is asked per model call and
+        # per agent: a handoff changes the agent, and so what it may be told.
+        extra = self.runtime.extra_prompt(agent, messages, control)
+        if extra:
+            instructions = f"{instructions}\n\n{extra}"
         # Agent(history=...) narrows what this agent's model reads; the state stays whole.
         prompt = [SystemMessage(content=instructions), *view_for(agent, messages)]
         if control.debug:  # Swarm prints the plain message dicts it sends

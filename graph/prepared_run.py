@@ -42,7 +42,7 @@ from .effects import EffectLedger
 from .errors import StepLimitError, SwarmError
 from .messages import to_langchain, to_openai
 from .native import GraphAgent
-from .run_control import RunControl
+from .run_control import PromptContext, RunControl, ToolInputs
 from .runtime import GraphRuntime
 from .state import SwarmState
 from .swarm_events import SwarmEvents
@@ -66,6 +66,8 @@ class RunRequest:
     budget: Budget | None = None
     approvals: Mapping[str, bool | str] | None = None
     effects: EffectLedger | None = None
+    prompt_context: PromptContext | None = None
+    tool_inputs: ToolInputs | None = None
     #: ``Response.branches`` of a run that paused inside a parallel branch (to resume it).
     branches: Sequence[Mapping[str, Any]] | None = None
 
@@ -119,6 +121,8 @@ class PreparedRun(AbstractContextManager):
             budget=request.budget,
             stop_for_approval=True,  # stateless, as Swarm: return Response.pending
             effects=request.effects,
+            prompt_context=request.prompt_context,
+            tool_inputs=request.tool_inputs,
             halt_on_trip=True,  # raise GuardrailTripped with the Response
         )
         paused = None

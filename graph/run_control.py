@@ -18,8 +18,9 @@ from __future__ import annotations
 import datetime
 import math
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
 
@@ -27,11 +28,22 @@ from .budget import Budget, Ledger, current_branch
 from .errors import BudgetExceeded, GuardrailTripped
 
 if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
     from .approvals import PendingApproval
     from .effects import EffectLedger
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
+
+#: ``(active agent, the conversation's messages) -> text or None``, asked before every model
+#: call: text to append to that agent's system prompt (a Session's long-term recall: what it
+#: remembers about the user that is relevant now, from the scopes that agent may read).
+PromptContext: TypeAlias = "Callable[[Agent, Sequence[BaseMessage]], str | None]"
+#: ``active agent -> {injected parameter: value}``: the values of the injected tool
+#: parameters (``graph.schema.INJECTED``) other than ``context_variables``, for the tools of
+#: the agent whose calls run now (e.g. ``{"long_term": <the user's memory as it sees it>}``).
+ToolInputs: TypeAlias = "Callable[[Agent], Mapping[str, Any]]"
 
 
 @dataclass
@@ -71,6 +83,10 @@ class RunControl:
     #: Where effect tools are recorded (graph/effects.py): ``Session`` passes one to every
     #: run; None: a compiled graph with a store uses the store, else nothing is recorded.
     effects: EffectLedger | None = None
+    #: Text for the system prompt of each model call (see :data:`PromptContext`).
+    prompt_context: PromptContext | None = None
+    #: Values of injected tool parameters (see :data:`ToolInputs`).
+    tool_inputs: ToolInputs | None = None
     #: Usage in total and by agent, the trajectory, and the budget's checks.
     ledger: Ledger = field(init=False)
     #: Parallel branches (graph/branches.py): each finished branch's record, in the order they

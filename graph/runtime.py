@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -30,7 +30,7 @@ from .effects import EffectLedger, recorded
 from .errors import HandoffLoopError
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
-from .run_control import RunControl
+from .run_control import PromptContext, RunControl, ToolInputs
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
 from .types import Agent, AgentFunction
@@ -73,6 +73,8 @@ class GraphRuntime:
     its own agents (``RunControl.agents``, same names), so the run's objects, not the first
     ones, are what the nodes read. ``lookup`` finds an agent outside this graph by name (a
     caller that handed off to this graph's start agent in an earlier run of the same Swarm).
+    ``prompt_context`` and ``tool_inputs``: the graph's own hooks (``build_swarm_graph``'s),
+    used when a run brings none (``Swarm.run``'s come in :class:`RunControl`).
     ``schema`` is the typed context the nodes validate (``None``: Swarm's plain dict).
     """
 
@@ -93,6 +95,8 @@ class GraphRuntime:
         self.lookup = lookup
         self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any]]] = {}
         self.default_node, self.default = next(iter(agents.items()))
+        self.prompt_context: PromptContext | None = None
+        self.tool_inputs: ToolInputs | None = None
         #: The fan-out step of a graph with branch and join nodes (graph/branches.py: set by the
         #: builder when an agent can fan out), else None.
         self.fan_out: FanOutStep | None = None
@@ -102,6 +106,21 @@ class GraphRuntime:
         #: The check an agent passes before it takes the conversation in a parallel branch
         #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
+
+    # -- the run's hooks ---------------------------------------------------------------
+    def extra_prompt(
+        self, agent: Agent, messages: Sequence[BaseMessage], control: RunControl
+    ) -> str | None:
+        """What the run's (else the graph's) ``prompt_context`` adds to ``agent``'s system
+        prompt for this model call, or None."""
+        hook = control.prompt_context or self.prompt_context
+        return hook(agent, messages) if hook is not None else None
+
+    def inputs_for(self, agent: Agent, control: RunControl) -> Mapping[str, Any] | None:
+        """The injected tool parameters' values for ``agent``'s calls (None: only
+        ``context_variables``)."""
+        hook = control.tool_inputs or self.tool_inputs
+        return hook(agent) if hook is not None else None
 
     # -- names <-> agents ------------------------------------------------------
     def roster(self, control: RunControl | None) -> dict[str, Agent]:

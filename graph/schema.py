@@ -7,9 +7,10 @@ parameters become one ``TypedDict`` whose ``TypeAdapter`` both validates the mod
 arguments and writes the JSON schema, so the two cannot disagree (a ``Field(max_length=2)``
 on an ``Optional[list[str]]`` limits the list in the schema exactly where the validator
 does). Per-argument descriptions come from the docstring (Google, reST or NumPy style).
-``context_variables`` (and every other name in :data:`INJECTED_PARAMS`, such as an effect
-tool's ``idempotency_key``) never appears in a schema: the framework injects it, the model
-cannot see or forge it.
+``context_variables`` never appears in a schema: the framework injects it, the model
+cannot see or forge it. The same holds for every name in :data:`INJECTED`, the one table of
+parameters the framework fills (``long_term``: the user's long-term memory a ``Session``
+gives the run; ``idempotency_key``: an effect tool's key for one call).
 
 :func:`tool_spec` is the engine's hot path: a cached :class:`ToolSpec` per function with
 the schema, whether it wants ``context_variables``, whether it is async, and the pydantic
@@ -68,10 +69,18 @@ __all__ = [
 CONTEXT_PARAM = "context_variables"
 #: The parameter an effect tool gets its idempotency key in (see graph/effects.py).
 IDEMPOTENCY_PARAM = "idempotency_key"
-#: Every parameter the framework fills itself: never in a schema, never taken from the model
-#: (a model that sends one has it dropped). One table, so features that inject a value of
-#: their own add a name here and nowhere else.
-INJECTED_PARAMS: tuple[str, ...] = (CONTEXT_PARAM, IDEMPOTENCY_PARAM)
+#: Every parameter the framework fills, never the model, and what it receives: hidden from
+#: each tool's schema, and a value the model sends under one of these names is dropped. A
+#: tool declares one by naming a parameter so; the run supplies the values
+#: (``Swarm.run(..., tool_inputs=...)``, a ``Session`` with long-term memory), and a tool
+#: whose injected parameter has no default and no value gets an ``Error:`` answer, not a call.
+INJECTED: dict[str, str] = {
+    CONTEXT_PARAM: "the run's live context_variables",
+    "long_term": "the user's long-term memory as the active agent sees it "
+    "(a Session with long_term=... gives it)",
+    IDEMPOTENCY_PARAM: "a key that stays the same for this one call in this conversation, "
+    "for an external API's own de-duplication (every run gives it: graph/effects.py)",
+}
 
 _NoneType = type(None)
 _UNIONS: set[Any] = {Union, types.UnionType}
@@ -258,12 +267,12 @@ def _is_async(func: Any) -> bool:
 
 def _visible_parameters(
     name: str, signature: inspect.Signature, bound: set[str]
-) -> tuple[list[inspect.Parameter], dict[str, inspect.Parameter], bool]:
-    """The parameters the model fills, the injected ones the tool takes by name (see
-    :data:`INJECTED_PARAMS`; ``context_variables`` among them when wanted), and whether
+) -> tuple[list[inspect.Parameter], list[inspect.Parameter], bool]:
+    """The parameters the model fills, the injected ones (:data:`INJECTED`: the
+    ``context_variables`` parameter among them, if wanted) the tool declares, and whether
     ``**kwargs`` takes extras."""
     visible: list[inspect.Parameter] = []
-    injected: dict[str, inspect.Parameter] = {}
+    injected: list[inspect.Parameter] = []
     accepts_extra = False
     for param in signature.parameters.values():
         if param.name in bound:
@@ -280,8 +289,8 @@ def _visible_parameters(
                 f"tool {name!r}: parameter {param.name!r} is positional-only; tools are "
                 "called with keyword arguments"
             )
-        elif param.name in INJECTED_PARAMS:
-            injected[param.name] = param
+        elif param.name in INJECTED:
+            injected.append(param)
         else:
             visible.append(param)
     return visible, injected, accepts_extra
@@ -363,9 +372,9 @@ class ToolSpec:
     """Everything the engine needs to offer and call one tool, built once per function.
 
     ``schema`` is :func:`function_to_json`'s output (shared: treat it as read-only),
-    ``wants_context`` says the callable takes ``context_variables``, ``is_async`` says
-    calling it gives a coroutine. ``parse_arguments`` turns the model's raw arguments
-    into keyword arguments for the call.
+    ``wants_context`` says the callable takes ``context_variables``, ``injected`` names every
+    parameter of :data:`INJECTED` it takes, ``is_async`` says calling it gives a coroutine.
+    ``parse_arguments`` turns the model's raw arguments into keyword arguments for the call.
 
     Example:
         >>> def refund(order_id: int, context_variables: dict) -> str:
@@ -381,14 +390,16 @@ class ToolSpec:
     schema: dict[str, Any]
     wants_context: bool
     is_async: bool
-    #: The injected parameters the callable takes (:data:`INJECTED_PARAMS`), in its order.
-    injected: tuple[str, ...] = ()
     #: Names the model may send, in signature order.
     arg_names: tuple[str, ...] = ()
     #: Names with no default, in signature order.
     required: tuple[str, ...] = ()
     #: The callable takes ``**kwargs``: extra arguments pass through unvalidated.
     accepts_extra: bool = False
+    #: The injected parameters it declares (names of :data:`INJECTED`), in signature order.
+    injected: tuple[str, ...] = ()
+    #: Those of them with a default: left to it when the run has no value.
+    injected_optional: frozenset[str] = frozenset()
     _adapter: TypeAdapter[Any] | None = field(default=None, repr=False, compare=False)
     _blocked: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     #: Parameters whose default is None although their type rejects it: null means default.
@@ -400,8 +411,9 @@ class ToolSpec:
         """Decode, check and coerce the model's arguments; returns kwargs for the call.
 
         ``raw`` is the JSON string from a tool call, an already-decoded dict, or
-        ``None``/``""`` for no arguments. A model-supplied ``context_variables`` is
-        dropped (the engine injects the real one). Raises :class:`ToolArgumentError`.
+        ``None``/``""`` for no arguments. A model-supplied ``context_variables`` (or any
+        other name of :data:`INJECTED`) is dropped: the engine injects the real one. Raises
+        :class:`ToolArgumentError`.
 
         Example:
             >>> def book(seat: int, meal: str = "veg"): ...
@@ -415,8 +427,8 @@ class ToolSpec:
             unknown argument 'row' (accepted: seat, meal)
         """
         args = self._decode(raw)
-        if not isinstance(args, dict) or any(name in args for name in INJECTED_PARAMS):
-            args = {k: v for k, v in args.items() if k not in INJECTED_PARAMS}
+        if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args):
+            args = {k: v for k, v in args.items() if k not in INJECTED}
         if self._adapter is None:
             return self._check_names(args)
         extra: dict[str, Any] = {}
@@ -512,8 +524,8 @@ def _build_spec(func: Any) -> ToolSpec:
     signature = _signature(func, name)
     _, bound = _unwrap_partial(func)
     visible, injected, accepts_extra = _visible_parameters(name, signature, bound)
-    context_param = injected.get(CONTEXT_PARAM)
-    wants_context = context_param is not None
+    injected_names = tuple(p.name for p in injected)
+    context_param = next((p for p in injected if p.name == CONTEXT_PARAM), None)
 
     adapter = None
     if any(p.annotation is not inspect.Parameter.empty for p in visible):
@@ -531,14 +543,17 @@ def _build_spec(func: Any) -> ToolSpec:
     return ToolSpec(
         name=name,
         schema=schema,
-        wants_context=wants_context,
+        wants_context=CONTEXT_PARAM in injected_names,
         is_async=_is_async(func),
-        injected=tuple(injected),
         arg_names=tuple(p.name for p in visible),
         required=tuple(parameters["required"]),
         accepts_extra=accepts_extra,
+        injected=injected_names,
+        injected_optional=frozenset(
+            p.name for p in injected if p.default is not inspect.Parameter.empty
+        ),
         _adapter=adapter,
-        _blocked=frozenset(bound | set(injected)),
+        _blocked=frozenset(bound | set(injected_names)),
         _null_is_default=frozenset(
             p.name
             for p in visible

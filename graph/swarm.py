@@ -45,6 +45,7 @@ from .models import ModelResolver
 from .native import as_member
 from .parallel import FAN_OUT_MODES
 from .prepared_run import PreparedRun, RunRequest
+from .run_control import PromptContext, ToolInputs
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import SwarmState
@@ -206,6 +207,8 @@ class Swarm:
         branches: Sequence[Mapping[str, Any]] | None = None,
         tool_results: bool = False,
         effects: EffectLedger | None = None,
+        prompt_context: PromptContext | None = None,
+        tool_inputs: ToolInputs | None = None,
     ) -> Response | Iterator[dict]:
         """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
 
@@ -215,6 +218,11 @@ class Swarm:
         the calls; run again with ``messages=history + response.messages`` and
         ``approvals={id: True | False | "reason"}`` to go on.
 
+        ``prompt_context(agent, messages) -> str | None`` is asked before every model call;
+        its text is appended to that agent's system prompt (a ``Session`` with long-term
+        memory passes its recall here). ``tool_inputs(agent) -> {name: value}`` gives the
+        injected tool parameters (``graph.schema.INJECTED``, e.g. ``long_term``) of the
+        agent whose calls run.
         A tool that returns :class:`~swarmgraph.graph.parallel.Parallel` fans out: its
         agents run at once, each in its own branch, and ``Response.branches`` keeps each one's
         messages. If a branch stops for approval, resume with ``messages=history +
@@ -245,6 +253,8 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                prompt_context=prompt_context,
+                tool_inputs=tool_inputs,
                 branches=branches,
                 effects=effects,
             )
@@ -273,6 +283,8 @@ class Swarm:
         branches: Sequence[Mapping[str, Any]] | None = None,
         tool_results: bool = False,
         effects: EffectLedger | None = None,
+        prompt_context: PromptContext | None = None,
+        tool_inputs: ToolInputs | None = None,
     ) -> Response | AsyncIterator[dict]:
         """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
 
@@ -295,6 +307,8 @@ class Swarm:
                 execute_tools=execute_tools,
                 budget=budget,
                 approvals=approvals,
+                prompt_context=prompt_context,
+                tool_inputs=tool_inputs,
                 branches=branches,
                 effects=effects,
             )

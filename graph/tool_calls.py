@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,7 +39,7 @@ from .effects import EffectCall, EffectOutcome, RunEffects, default_idempotency_
 from .errors import ContextValidationError
 from .native import members_in
 from .parallel import Parallel
-from .schema import IDEMPOTENCY_PARAM, ToolArgumentError, tool_spec
+from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
 
 _UNSET: Any = object()
@@ -120,10 +120,12 @@ class _Runner:
         ctx: dict,
         schema: ContextSchema | None = None,
         effects: RunEffects | None = None,
+        inputs: Mapping[str, Any] | None = None,
     ):
         self.calls = _calls_of(reply)
         self.by_name = {tool_spec(f).name: f for f in functions}
         self.base_ctx = ctx
+        self.inputs = inputs or {}
         self.ctx: dict[str, Any] | None = None
         self.outcome = ToolOutcome()
         self.effects = effects
@@ -159,6 +161,16 @@ class _Runner:
             kwargs = spec.parse_arguments(call.args)
         except ToolArgumentError as exc:
             return f"Error: {exc}"
+        for name in spec.injected:  # the framework's values, never the model's (schema.INJECTED)
+            if name in (CTX_VARS_NAME, IDEMPOTENCY_PARAM):
+                continue  # below: the live dict (or a typed instance), the call's own key
+            if name in self.inputs:
+                kwargs[name] = self.inputs[name]
+            elif name not in spec.injected_optional:
+                return (
+                    f"Error: {call.name} needs {name!r} ({INJECTED[name]}), and this run has "
+                    "none. Carry on without this tool."
+                )
         if self.schema is not None:
             self.before = None if self.ctx is None else dict(self.ctx)
         self.touched = spec.wants_context
@@ -356,11 +368,14 @@ def execute_tool_calls(
     debug: Callable[[str], None] | None = None,
     schema: ContextSchema | None = None,
     effects: RunEffects | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order (sync path; async tools are awaited here).
     ``schema``: the typed context each call's changes are validated against; ``effects``:
-    the effect bookkeeping of this reply (the run's ledger), if any."""
-    runner = _Runner(reply, functions, context_variables, schema, effects)
+    the effect bookkeeping of this reply (the run's ledger), if any. ``inputs``: values for
+    the injected parameters other than ``context_variables`` and ``idempotency_key``
+    (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
+    runner = _Runner(reply, functions, context_variables, schema, effects, inputs)
     for call, func, kwargs in runner.ready(debug):
         if not runner.start(call, func):
             continue
@@ -383,10 +398,11 @@ async def aexecute_tool_calls(
     debug: Callable[[str], None] | None = None,
     schema: ContextSchema | None = None,
     effects: RunEffects | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> ToolOutcome:
     """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called.
     (A ledger's ``before``/``after`` are sync: a store round trip each, around the tool.)"""
-    runner = _Runner(reply, functions, context_variables, schema, effects)
+    runner = _Runner(reply, functions, context_variables, schema, effects, inputs)
     for call, func, kwargs in runner.ready(debug):
         # A ledger's round trips leave the event loop free: a thread hop each, effects only.
         hop = effects is not None and effects.ledgered(func)

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from .memory_tools import MEMORY_TOOLS
+
 if TYPE_CHECKING:  # this module never imports LangChain (see is_compiled_graph)
     from langchain_core.messages import BaseMessage
 
@@ -96,6 +98,9 @@ class Agent(BaseModel):
     output_guardrails: list[Callable[..., Any]] = Field(default_factory=list)
     on_trip: Any = None  # an Agent that takes the conversation when a guardrail trips
     requires: list[str] | Callable[..., Any] | None = None  # keys, or context -> None | reason
+    # remember / recall / forget tools on the user's long-term memory (graph/memory_tools.py;
+    # a Session with long_term=... supplies the memory they work on).
+    memory_tools: bool = False
 
     @field_validator("routes")
     @classmethod
@@ -175,13 +180,16 @@ class Agent(BaseModel):
 
     @property
     def tools(self) -> list[AgentFunction]:
-        """``functions``, one generated ``transfer_to_<name>`` per ``handoffs`` entry, and
-        ``transfer_back`` when ``can_return``."""
-        if not self.handoffs and not self.can_return:
+        """``functions``, one generated ``transfer_to_<name>`` per ``handoffs`` entry,
+        ``transfer_back`` when ``can_return``, and ``remember``/``recall``/``forget`` when
+        ``memory_tools``."""
+        if not self.handoffs and not self.can_return and not self.memory_tools:
             return self.functions
         tools = [*self.functions, *map(transfer_tool, self.handoffs)]
         if self.can_return:
             tools.append(transfer_back)
+        if self.memory_tools:
+            tools.extend(MEMORY_TOOLS)
         return tools
 
 

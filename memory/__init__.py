@@ -29,6 +29,9 @@ _EXPORTS: dict[str, str] = {
     "open_context_store": ".backends",
     # the third kind: facts about a user, across conversations
     "LongTermMemory": ".long_term",
+    "Fact": ".long_term",
+    "FactExtractor": ".fact_extract",
+    "long_term_hooks": ".long_term_hooks",
     # errors a caller catches
     "StorageUnavailable": ".errors",
     "StorageConfigurationError": ".errors",
@@ -66,7 +69,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs (tests/test_memory_names.py keep
     from .errors import StorageConfigurationError as StorageConfigurationError
     from .errors import StorageUnavailable as StorageUnavailable
     from .errors import TurnOutcomeUnknown as TurnOutcomeUnknown
+    from .fact_extract import FactExtractor as FactExtractor
+    from .long_term import Fact as Fact
     from .long_term import LongTermMemory as LongTermMemory
+    from .long_term_hooks import long_term_hooks as long_term_hooks
     from .policies import BufferMemory as BufferMemory
     from .policies import MemoryPolicy as MemoryPolicy
     from .policies import SummaryMemory as SummaryMemory

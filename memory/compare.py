@@ -9,7 +9,12 @@ through?": answering needs the earlier text (who is asking, which order) *and* t
 Every cell is measured from the run: "model saw earlier text" inspects what the chat model
 was sent in turn 2, "tool saw field" records what the tool received, "tokens sent" sums the
 approximate tokens of every model call in turn 2, "bytes stored" sums the stored rows of the
-conversation in the database.
+conversation in the database (and of the user's long-term facts). The third kind, long-term
+memory, is the last column: "next conversation knew" says whether the customer's name was in
+the prompt of a third turn in a *new* conversation of the same user ("Hello again, any news
+on my refund?"). Only ``persist`` with ``"long_term"`` (:data:`WITH_LONG_TERM`, the demo's
+table) carries anything across conversations: the name and order extracted from turn 1
+(``extract_context`` rules) and recalled into the new conversation's system prompt.
 
 Example:
     >>> import tempfile
@@ -35,17 +40,24 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
+from pydantic import BaseModel
 
 from ..graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
 from .session import Session
 
 TURN_1 = "I'm Xiaoming, order 7 please refund"
 TURN_2 = "Did my refund go through?"
+TURN_3 = "Hello again, any news on my refund?"
 PERSIST_CHOICES: tuple[tuple[str, ...], ...] = (
     ("messages", "context"),
     ("messages",),
     ("context",),
     (),
+)
+#: The four choices and the third kind beside them (``swarmgraph demo`` shows all five).
+WITH_LONG_TERM: tuple[tuple[str, ...], ...] = (
+    ("messages", "context", "long_term"),
+    *PERSIST_CHOICES,
 )
 COLUMNS = (
     ("persist", "persist"),
@@ -54,6 +66,7 @@ COLUMNS = (
     ("agent_turn_2", "turn-2 agent"),
     ("tokens_sent", "tokens sent (turn 2)"),
     ("bytes_stored", "bytes stored"),
+    ("next_conversation_knew", "next conversation knew"),
 )
 
 
@@ -176,8 +189,8 @@ def stored_bytes(url: str, conversation_id: str) -> int:
                 ),
                 {"c": conversation_id},
             ).scalar_one()
-        return int(messages) + int(context) + int(records)
-    total = sum(
+        return int(messages) + int(context) + int(records) + _long_term_bytes(url, conversation_id)
+    total = _long_term_bytes(url, conversation_id) + sum(
         len(json.dumps(message_to_dict(m)).encode())
         for m in open_history(url, conversation_id).get_messages()
     )
@@ -190,16 +203,54 @@ def stored_bytes(url: str, conversation_id: str) -> int:
     return total
 
 
+class Customer(BaseModel):
+    """What long-term memory keeps of the customer (extracted from what they said)."""
+
+    name: str | None = None
+    order_id: int | None = None
+
+
+CUSTOMER_RULES = {"name": r"I'm (\w+)", "order_id": r"order #?(\d+)"}
+
+
+def _user_of(conversation_id: str) -> str:
+    """The customer a scenario's conversation belongs to (one per run: fresh memory)."""
+    return "customer-" + conversation_id.removesuffix("-next")
+
+
+def _long_term_bytes(url: str, conversation_id: str) -> int:
+    """Bytes of the scenario customer's long-term facts (current and history), if any."""
+    from .long_term import LongTermMemory
+    from .urls import url_scheme
+
+    if url_scheme(url) not in ("memory", "sqlite", "postgresql"):
+        return 0
+    memory = LongTermMemory(url, user_id=_user_of(conversation_id))
+    facts = memory.facts()
+    history = [old for fact in facts for old in memory.history(fact.key)]
+    return sum(len(json.dumps(f.to_record()).encode()) for f in [*facts, *history])
+
+
 def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
 def run_turn(url: str, conversation_id: str, persist: Sequence[str], message: str) -> dict:
     """Run one turn of the scenario in a fresh Session (the "refresh") and measure it."""
+    from .fact_extract import FactExtractor
+
     tool_log: list[dict] = []
     triage, refunds = refund_agents(tool_log)
     model = ScriptedChatModel(respond=refund_rules)
-    session = Session(conversation_id, url=url, persist=persist, agents=[triage, refunds])
+    long_term: dict[str, Any] = {}
+    if "long_term" in persist:
+        long_term = {
+            "user_id": _user_of(conversation_id),
+            "extract": FactExtractor(Customer, rules=CUSTOMER_RULES),
+        }
+    session = Session(
+        conversation_id, url=url, persist=persist, agents=[triage, refunds], **long_term
+    )
     response = session.run(Swarm(chat_model=model), triage, message)
     earlier = [
         m
@@ -208,6 +259,7 @@ def run_turn(url: str, conversation_id: str, persist: Sequence[str], message: st
         if isinstance(m, HumanMessage) and m.content != message
     ]
     return {
+        "knew_name": any("Xiaoming" in str(m.content) for call in model.calls for m in call),
         "model_saw_earlier_text": any(TURN_1 in str(m.content) for m in earlier),
         "tool_saw_field": any("order_id" in ctx for ctx in tool_log),
         "tool_calls": len(tool_log),
@@ -249,7 +301,9 @@ def compare_persistence(
     storage URL. Each run writes only new conversations (``xiaoming-<choice>-<run token>``)
     and never deletes anything, so pointing it at a store that holds other data is safe.
     ``new_process=True`` runs each turn in its own Python process, so nothing survives
-    between turns except what was stored. Each row also says where its conversation is
+    between turns except what was stored. ``choices``: :data:`PERSIST_CHOICES` (the two
+    halves), or :data:`WITH_LONG_TERM` (the third kind too; its store must be ``memory://``,
+    SQLite or Postgres). Each row also says where its conversation is
     stored (``url``, ``conversation_id``), so it can be opened again, as after a refresh.
     """
     run_token = uuid.uuid4().hex[:8]
@@ -265,6 +319,7 @@ def compare_persistence(
         turn = _run_turn_in_process if new_process else run_turn
         turn(url, cid, persist, TURN_1)
         second = turn(url, cid, persist, TURN_2)
+        third = turn(url, f"{cid}-next", persist, TURN_3)  # a new conversation, same user
         rows.append(
             {
                 "persist": label,
@@ -274,6 +329,7 @@ def compare_persistence(
                 "tokens_sent": second["tokens_sent"],
                 "model_calls_turn_2": second["model_calls"],
                 "bytes_stored": stored_bytes(url, cid),
+                "next_conversation_knew": third["knew_name"],
                 "reply_turn_2": second["reply"],
                 "url": url,
                 "conversation_id": cid,
@@ -282,8 +338,9 @@ def compare_persistence(
     return rows
 
 
-def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] = COLUMNS) -> str:
-    """Rows as a plain-text table (numbers right-aligned, booleans as yes/no).
+def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] | None = None) -> str:
+    """Rows as a plain-text table (numbers right-aligned, booleans as yes/no). Default
+    columns: :data:`COLUMNS`, the long-term one only when a row keeps long-term memory.
 
     Example:
         >>> rows = [{"persist": "messages", "tool_saw_field": False, "tokens_sent": 700},
@@ -295,6 +352,10 @@ def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] = COLU
         messages | no       |    700
         context  | yes      |    107
     """
+
+    if columns is None:
+        long_term = any("long_term" in str(row.get("persist", "")) for row in rows)
+        columns = COLUMNS if long_term else COLUMNS[:-1]
 
     def cell(value: Any) -> str:
         if isinstance(value, bool):
@@ -331,12 +392,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("dir", nargs="?", default=".swarmgraph/compare")
     parser.add_argument("--new-process", action="store_true")
+    parser.add_argument(
+        "--long-term", action="store_true", help="add the row that keeps long-term memory"
+    )
     args = parser.parse_args(argv)
     if args.turn:
         url, cid, message, *persist = args.turn
         print(json.dumps(run_turn(url, cid, tuple(persist), message)))
         return
-    print(format_table(compare_persistence(args.dir, new_process=args.new_process)))
+    choices = WITH_LONG_TERM if args.long_term else PERSIST_CHOICES
+    rows = compare_persistence(args.dir, new_process=args.new_process, choices=choices)
+    print(format_table(rows))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ Crash safety: a memory and its history entry are written in one transaction. A w
 carries a ``turn_id`` is keyed by (conversation, turn, key, value), so applying it again
 after a crash (``kill -9`` between the turn and its memories, say) finds it done and writes
 nothing: no duplicate history entry, and a later value is never overwritten by the replay.
+A turn's write that changed nothing (the value was current already, nothing to forget)
+leaves a marker entry for the same reason (:meth:`LongTermMemory.history` skips it).
 
 Search: BM25 over each visible fact's key, value and source text (:mod:`.fact_search`),
 offline and deterministic; or, when ``embeddings`` are given (``memory://`` stores only, see
@@ -59,7 +61,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from langgraph.store.base import GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
 from .fact_search import rank
 from .ids import check_conversation_id
@@ -276,6 +278,28 @@ class LongTermMemory:
         """The LangGraph ``BaseStore`` underneath (for ``graph.compile(store=...)``)."""
         return self._store.store
 
+    @classmethod
+    def from_store(cls, store: Any, *, user_id: str, trusted: bool = False) -> LongTermMemory:
+        """``user_id``'s memory in a LangGraph ``store`` already open: the ``store=`` a graph
+        was compiled with (``LongTermMemory(...).store``), read inside a node through
+        ``langgraph.config.get_store()``.
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-from-store", user_id="ming")
+            >>> _ = memory.remember("city", "Lyon")
+            >>> same = LongTermMemory.from_store(memory.store, user_id="ming")
+            >>> [f.value for f in same.facts()], same.url
+            (['Lyon'], 'memory://doctest-ltm-from-store')
+        """
+        from .long_term_store import store_for
+
+        other = object.__new__(cls)
+        other.user_id = check_name(user_id, "user id")
+        other.trusted = bool(trusted)
+        other._store = store_for(store)
+        other._user = namespace_label(other.user_id)
+        return other
+
     def for_user(self, user_id: str) -> LongTermMemory:
         """The same store and settings for another user (no new connection).
 
@@ -374,9 +398,13 @@ class LongTermMemory:
         entry = f"t-{_hash('remember', ids[0], ids[1], key, value)}" if turn_id else None
         done, current = self._store.read([GetOp(history_ns, entry or "-"), GetOp(current_ns, key)])
         if entry and isinstance(done, Item):
+            if done.value.get("noop") and isinstance(current, Item):
+                return Fact.from_record(current.value)  # it changed nothing: what is there
             return Fact.from_record(done.value)
         previous = Fact.from_record(current.value) if isinstance(current, Item) else None
         if previous is not None and not previous.forgotten and previous.value == value:
+            if entry:  # done: so applying this turn again later can never bring it back
+                self._store.write([PutOp(history_ns, entry, _applied(key), index=False)])
             return previous
         fact = Fact(
             key=key,
@@ -441,7 +469,11 @@ class LongTermMemory:
             if ops:
                 self._store.write(ops)
             return had_value
-        if (entry and isinstance(done, Item)) or previous is None or not had_value:
+        if entry and isinstance(done, Item):
+            return False
+        if previous is None or not had_value:
+            if entry:  # nothing to forget now; applied again later, it must stay a no-op
+                self._store.write([PutOp(history_ns, entry, _applied(key), index=False)])
             return False
         tombstone = Fact(
             key=key,
@@ -497,6 +529,7 @@ class LongTermMemory:
             offset += PAGE
 
     def _history_items(self, key: str, history_ns: tuple[str, ...]) -> list[Item]:
+        """Every stored entry of ``key`` in ``history_ns``, the no-op markers included."""
         return [i for i in self._items(history_ns, key=key) if i.value.get("key") == key]
 
     def facts(self, agent: str | None = None) -> list[Fact]:
@@ -516,6 +549,33 @@ class LongTermMemory:
         ]
         live = [f for f in found if not f.forgotten]
         return sorted(live, key=lambda f: (_SCOPE_ORDER[f.scope], f.key))
+
+    def all_facts(self) -> list[Fact]:
+        """Every current fact of this user: every agent's notes (by agent), the user's facts,
+        shared facts (what ``swarmgraph history`` shows; no agent reads all of them).
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-all", user_id="ming")
+            >>> _ = memory.remember("tone", "brief", "agent", agent="Sales")
+            >>> _ = memory.remember("city", "Lyon")
+            >>> [(f.key, f.agent) for f in memory.all_facts()]
+            [('tone', 'Sales'), ('city', None)]
+        """
+        prefix = (ROOT, _CURRENT, "agent", self._user)
+        listing = ListNamespacesOp((MatchCondition("prefix", prefix),), limit=100_000)
+        (found_ns,) = self._store.read([listing])
+        notes = {  # exact labels: a prefix match may also find a longer user label
+            tuple(ns)
+            for ns in cast(list[tuple[str, ...]], found_ns or [])
+            if len(ns) == len(prefix) + 1 and tuple(ns[:4]) == prefix
+        }
+        found = [
+            Fact.from_record(item.value)
+            for namespace in sorted(notes)
+            for item in self._items(namespace)
+        ]
+        found = sorted((f for f in found if not f.forgotten), key=lambda f: (f.agent or "", f.key))
+        return [*found, *self.facts()]
 
     def recall(self, query: str, k: int = 5, agent: str | None = None) -> list[Fact]:
         """The ``k`` current facts most relevant to ``query`` that ``agent`` may read.
@@ -603,6 +663,7 @@ class LongTermMemory:
         facts = [
             (item.key, Fact.from_record(item.value))
             for item in self._history_items(key, history_ns)
+            if not item.value.get("noop")
         ]
         facts.sort(
             key=lambda pair: (
@@ -612,6 +673,13 @@ class LongTermMemory:
             )
         )
         return [fact for _, fact in facts]
+
+
+def _applied(key: str) -> dict[str, Any]:
+    """The history entry of a turn's write that changed nothing (the value was already
+    current, or nothing was there to forget): it marks the write as applied, so replaying the
+    turn after a later change cannot undo that change. ``history`` skips it."""
+    return {"key": key, "noop": True, "created_at": datetime.now(timezone.utc).isoformat()}
 
 
 def _has_terms(query: str) -> bool:

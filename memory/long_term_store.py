@@ -192,6 +192,26 @@ def open_long_term_store(
         return store
 
 
+def store_for(store: BaseStore) -> LongTermStore:
+    """The :class:`LongTermStore` around ``store``: the one :func:`open_long_term_store` made
+    when ``store`` came from it (``LongTermMemory(...).store``, handed to
+    ``graph.compile(store=...)``), else a new wrapper whose writes are as atomic as
+    ``store.batch`` is (serialised in this process by a lock).
+
+    Example:
+        >>> opened = open_long_term_store("memory://doctest-store-for")
+        >>> store_for(opened.store) is opened
+        True
+        >>> store_for(InMemoryStore()).url
+        'memory://'
+    """
+    with _lock:
+        for known in (*_memory_stores.values(), *_stores.values()):
+            if known.store is store:
+                return known
+    return LongTermStore("memory://", store, lock=threading.RLock())
+
+
 def _index(embeddings: Embeddings, dims: int | None) -> IndexConfig:
     if dims is None:
         dims = len(embeddings.embed_query("dimension probe"))

@@ -14,6 +14,10 @@ difference is something you can run and measure:
                            ``context_variables`` starts empty and the given agent starts
 ``("context",)``           the fields and the active agent, but the model sees no earlier text
 ``()``                     nothing: every run starts fresh, as plain Swarm does
+``+ "long_term"``          also the *user's* facts (``user_id=``, ``long_term=True``), across every
+                           conversation of that user: recalled into each prompt, written by the
+                           memory tools and the extractor, committed with the turn
+                           (:mod:`~swarmgraph.memory.long_term_turn`)
 =========================  ======================================================================
 
 A turn is saved in one atomic write (a process killed mid-turn leaves the whole turn or none
@@ -88,6 +92,15 @@ from .errors import (
     UnknownAgentWarning,
 )
 from .ids import check_conversation_id, check_turn_id
+from .long_term_session import (
+    check_long_term_options,
+    deliver_outbox,
+    drain_outboxes,
+    open_long_term,
+    pending_meta,
+    start_long_term_turn,
+)
+from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
 from .store import NO_MESSAGES, Record, Snapshot, TurnWrite, Window
 from .turn_index import (
@@ -106,8 +119,12 @@ if TYPE_CHECKING:
     from ..graph.approvals import PendingApproval
     from ..graph.swarm import Swarm
     from ..graph.types import Agent, Response
+    from .fact_extract import Extractor
+    from .long_term import LongTermMemory
 
 HALVES = ("messages", "context")
+#: What ``persist`` may name: the two halves of a conversation, and the user's long-term memory.
+KINDS = (*HALVES, "long_term")
 #: What ``Session.run`` takes as the caller's new input.
 MessageInput: TypeAlias = (
     "str | Mapping[str, Any] | BaseMessage | Sequence[Mapping[str, Any] | BaseMessage]"
@@ -187,13 +204,13 @@ def run_messages(response: Response) -> list[BaseMessage]:
 
 def _persist_tuple(persist: str | Iterable[str]) -> tuple[str, ...]:
     chosen = (persist,) if isinstance(persist, str) else tuple(persist)
-    unknown = [p for p in chosen if p not in HALVES]
+    unknown = [p for p in chosen if p not in KINDS]
     if unknown:
         raise ValueError(
-            f"persist may only name 'messages' and 'context', got {unknown!r} "
-            "(use ('messages', 'context'), ('messages',), ('context',) or ())"
+            f"persist may only name 'messages', 'context' and 'long_term', got {unknown!r} "
+            "(e.g. ('messages', 'context'), ('messages',), ('context',), ('long_term',) or ())"
         )
-    return tuple(h for h in HALVES if h in chosen)
+    return tuple(h for h in KINDS if h in chosen)
 
 
 @dataclass
@@ -205,6 +222,7 @@ class _Turn(TurnState):
     given: dict | None = field(default_factory=dict)  # the context the run is given
     agent: str | None = None  # the agent an open entry resumes with (None: the stored one)
     rank: int = 0
+    memory: LongTermTurn | None = None  # its long-term recall, tools and staged writes
     resumes_fan_out: bool = False  # it picks up a fan-out that paused inside a branch
 
 
@@ -229,6 +247,16 @@ class Session:
             without a rule keep this turn's value and are reported
             (``response.context_conflicts``, :class:`ContextConflictWarning`). See
             :mod:`swarmgraph.memory.context_merge`.
+        user_id: whose conversation this is (the owner of its long-term memory).
+        long_term: the user's long-term memory: ``True`` (a
+            :class:`~swarmgraph.memory.LongTermMemory` on ``url``) or a ``LongTermMemory``
+            (another store; its ``user_id`` unless ``user_id=`` is given). Adds
+            ``"long_term"`` to the default ``persist``; ``"long_term"`` in ``persist`` alone
+            means ``long_term=True``. See :mod:`swarmgraph.memory.long_term_turn`.
+        recall: facts recalled into each system prompt (``0``: none; the tools still work).
+        extract: after each turn, an extractor for the user's new messages
+            (:class:`~swarmgraph.memory.fact_extract.FactExtractor`, or any
+            ``text -> changes | {key: value}``); its facts commit with the turn.
     """
 
     def __init__(
@@ -242,11 +270,22 @@ class Session:
         agents: Sequence[Agent] | None = None,
         context_size_limit: int | None = DEFAULT_SIZE_LIMIT,
         merge: Mapping[str, MergeRule] | None = None,
+        user_id: str | None = None,
+        long_term: bool | LongTermMemory | None = None,
+        recall: int = 3,
+        extract: Extractor | None = None,
     ) -> None:
         self.conversation_id = check_conversation_id(conversation_id)
         self.merge = check_rules(merge)
         self.url = url = default_url() if url is None else url
-        self.persist = _persist_tuple(persist)
+        #: The user's long-term memory (``None``: off); see ``long_term=``.
+        self.long_term: LongTermMemory | None
+        self.persist, self.long_term = open_long_term(
+            _persist_tuple(persist), persist is HALVES, url, user_id, long_term
+        )
+        self.user_id = self.long_term.user_id if self.long_term is not None else user_id
+        self.recall, self.extract = check_long_term_options(self.long_term, recall, extract)
+        self._delivered: set[str] = set()  # outboxes this object applied (see long_term_turn)
         if window is not None and memory is not None:
             raise ValueError("give window=k or memory=..., not both (window=k is WindowMemory(k))")
         if isinstance(memory, str):
@@ -383,6 +422,7 @@ class Session:
         """
         turn = self._open(message, turn_id, run_kwargs, context_variables)
         turn.snapshot = self._load(turn.turn_id)
+        self._drain(turn.snapshot)  # long-term writes of an earlier turn that wait
         stored = self._start(turn, approvals, run_kwargs)
         if stored is not None:
             return self._replay(stored, turn, agent, swarm)
@@ -391,6 +431,7 @@ class Session:
         resumed = self._prepare(agent, turn, context_variables, swarm)
         self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
         ledger = self._ledger(turn, agent, swarm, run_kwargs)
+        turn.memory = start_long_term_turn(self, turn.turn_id, turn.new, run_kwargs)
         from ..graph.errors import SwarmError  # the engine loads on first use (cheap imports)
 
         try:
@@ -404,7 +445,10 @@ class Session:
             self._keep(turn, error, agent, swarm, ledger)
             raise
         response = self._whole(turn, cast("Response", ran))  # not a stream: _open refused it
+        if turn.memory is not None and self.extract is not None:
+            turn.memory.extract(self.extract, turn.new, resumed.name)
         self._save(turn, response, agent, swarm)
+        self._deliver(turn)
         self._record_usage(response)
         return response
 
@@ -424,6 +468,8 @@ class Session:
         never open more connections than the pool allows)."""
         turn = self._open(message, turn_id, run_kwargs, context_variables)
         turn.snapshot = await asyncio.to_thread(self._load, turn.turn_id)
+        if self.long_term is not None:
+            await asyncio.to_thread(self._drain, turn.snapshot)
         stored = await asyncio.to_thread(self._start, turn, approvals, run_kwargs)
         if stored is not None:
             return await asyncio.to_thread(self._replay, stored, turn, agent, swarm)
@@ -432,6 +478,9 @@ class Session:
         resumed = self._prepare(agent, turn, context_variables, swarm)
         self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
         ledger = self._ledger(turn, agent, swarm, run_kwargs)
+        # Recall runs in the graph's nodes: a sync store read per model call (cached per agent
+        # and query within the turn).
+        turn.memory = start_long_term_turn(self, turn.turn_id, turn.new, run_kwargs)
         from ..graph.errors import SwarmError
 
         try:
@@ -445,7 +494,11 @@ class Session:
             await asyncio.to_thread(self._keep, turn, error, agent, swarm, ledger)
             raise
         response = self._whole(turn, cast("Response", ran))  # not a stream: _open refused it
+        if turn.memory is not None and self.extract is not None:
+            await asyncio.to_thread(turn.memory.extract, self.extract, turn.new, resumed.name)
         await asyncio.to_thread(self._save, turn, response, agent, swarm)
+        if turn.memory is not None:
+            await asyncio.to_thread(self._deliver, turn)
         self._record_usage(response)
         return response
 
@@ -580,6 +633,7 @@ class Session:
         agent = getattr(response.agent, "name", None) if keeps else None
         # Two agents may share a name: the rank says which of them (see _namesakes).
         rank = self._rank(given, response.agent, swarm)
+        outbox = turn.memory.outbox() if turn.memory is not None else None
         error: ContextSerializationError | None = None
         conflicts: list[dict[str, Any]] = []
         while True:
@@ -598,6 +652,10 @@ class Session:
             claim = not turn.opened and not turn.resumed
             records.append(turn_record(turn.turn_id, entry, first=claim))
             records.extend(fan_out_records(response, turn.resumes_fan_out))
+            if outbox is not None:  # the turn's long-term writes commit with it
+                records.append(outbox)
+            if self.long_term is not None or outbox is not None:
+                meta = pending_meta(meta, self, outbox)
             write = TurnWrite(messages, context, agent, meta, records)
             if context is not None:
                 write.meta = ranked(meta, rank if agent is not None else 0)
@@ -694,6 +752,18 @@ class Session:
             return found[:size]
         at = next((i for i, m in enumerate(found) if m.id == first), None)
         return [] if at is None else found[at : at + size]
+
+    # -- long-term memory: the outbox of a turn's writes (see long_term_turn) -------------
+    def _drain(self, snapshot: Snapshot) -> None:
+        """Apply the outboxes of earlier turns that may not have been applied (a process
+        killed between a turn's save and its memory writes)."""
+        if self.long_term is not None:
+            drain_outboxes(self, snapshot.meta)
+
+    def _deliver(self, turn: _Turn) -> None:
+        """Apply this turn's outbox, saved with the turn, to the long-term store."""
+        if turn.memory is not None:
+            deliver_outbox(self, turn.memory)
 
     # -- shared pieces -------------------------------------------------------------------
     def _check_approvals(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> None:

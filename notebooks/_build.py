@@ -34,6 +34,7 @@ NOTEBOOKS = (
     "04_memory_models",
     "05_one_to_one",
     "06_control",
+    "07_long_term_memory",
     "08_parallel",
 )
 

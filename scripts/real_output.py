@@ -25,10 +25,10 @@ MARKER = re.compile(r"<!-- real output: ([\w-]+) -->\n```text\n(.*?)```", flags=
 
 def persist_table() -> str:
     """The table ``swarmgraph demo`` ends with: ``compare_persistence`` in a fresh folder."""
-    from swarmgraph.memory.compare import compare_persistence, format_table
+    from swarmgraph.memory.compare import WITH_LONG_TERM, compare_persistence, format_table
 
     with tempfile.TemporaryDirectory(prefix="swarmgraph-real-output-") as folder:
-        return format_table(compare_persistence(folder))
+        return format_table(compare_persistence(folder, choices=WITH_LONG_TERM))
 
 
 #: Marker name -> the function whose text the block shows.

@@ -20,6 +20,8 @@ from benchmarks.guarded import RATIOS as GUARDED_RATIOS
 from benchmarks.guarded import run_guarded
 from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
 from benchmarks.handoff import RATIOS, run_handoff
+from benchmarks.longterm import POLICIES as LONGTERM_POLICIES
+from benchmarks.longterm import run_longterm
 from benchmarks.parallel import run_parallel
 from benchmarks.persistence import CONTENDERS as PERSISTENCE_CONTENDERS
 from benchmarks.persistence import run_persistence
@@ -136,6 +138,28 @@ def test_recall_counts_tokens_and_the_facts_each_policy_lets_the_model_see(tmp_p
     assert (tmp_path / "pareto.png").stat().st_size > 1000
 
 
+def test_longterm_runs_every_policy_through_sessions_and_scores_shown_and_answered(tmp_path):
+    out = run_longterm(quick=True, plot_path=str(tmp_path / "longterm.png"))
+    rows = out["policies"]
+    assert list(rows) == list(LONGTERM_POLICIES)
+    assert all(row["leakage"] == 0 for row in rows.values())  # users never mix
+    buffer = rows["buffer"]
+    assert buffer["recall"] == 1.0 and buffer["stale_shown"] == 1.0  # shows everything, old too
+    assert buffer["share_of_buffer"] == 1.0
+    for name in ("long-term (rules)", "long-term (model stand-in)", "hybrid", "context"):
+        assert rows[name]["tokens_per_question"] < buffer["tokens_per_question"] / 5, name
+    # The scripted model stand-in reads paraphrases the rules miss.
+    assert rows["long-term (model stand-in)"]["recall"] > rows["long-term (rules)"]["recall"]
+    assert rows["window:20"]["recall"] < 1.0  # early facts scrolled out
+    assert all(_finite_positive(row["ms_per_turn"]) for row in rows.values())
+    assert set(out["pareto"]) <= set(rows) and out["pareto"]
+    for failures in out["failures"].values():  # each names a question and why
+        assert all(f["qid"] and f["why"] for f in failures)
+    assert out["answers_by"] == "answering stand-in"
+    assert out["extraction_by"] == "scripted stand-in"
+    assert (tmp_path / "longterm.png").stat().st_size > 1000
+
+
 def test_service_reports_rss_and_bounded_caches_per_mark():
     out = run_service(marks=(4, 8), users=3)
     per_request = out["cases"]["per-request"]
@@ -156,6 +180,7 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
         "## Targets",
         "## 0. Start-up",
         "## 3b. Tokens for what is remembered",
+        "## 3c. Long-term memory",
         "## 6. A long-running service",
         "## 1. Handoff",
         "## 1b. What contracts cost a handoff",
@@ -180,6 +205,8 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
     assert "floor: one LangGraph node calling ChatOpenAI" in text
     assert (tmp_path / "tokens_per_turn.png").exists()
     assert (tmp_path / "tokens_vs_facts.png").exists()
+    assert (tmp_path / "longterm_recall_vs_tokens.png").exists()
+    assert "long-term: recall >= 90% at <= 20% of buffer's tokens" in text
     assert (tmp_path / "results.json").exists()
 
 

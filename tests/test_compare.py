@@ -86,3 +86,28 @@ def test_each_row_names_where_its_conversation_is_stored(tmp_path):
         "context": (False, customer),
         "none": (False, {}),
     }
+
+
+@pytest.mark.slow
+def test_the_long_term_row_carries_the_customer_into_a_new_conversation(tmp_path):
+    """The third kind, in the demo's table: only persist with long_term knows the customer in
+    the next conversation; the two halves behave as without it."""
+    from swarmgraph.memory.compare import WITH_LONG_TERM
+
+    rows = compare_persistence(tmp_path, choices=WITH_LONG_TERM, new_process=True)
+    by = {row["persist"]: row for row in rows}
+    assert next(iter(by)) == "messages+context+long_term"
+    assert {name: row["next_conversation_knew"] for name, row in by.items()} == {
+        "messages+context+long_term": True,
+        "messages+context": False,
+        "messages": False,
+        "context": False,
+        "none": False,
+    }
+    long_term, halves = by["messages+context+long_term"], by["messages+context"]
+    assert (long_term["model_saw_earlier_text"], long_term["tool_saw_field"]) == (True, True)
+    assert long_term["reply_turn_2"] == halves["reply_turn_2"]
+    assert long_term["bytes_stored"] > halves["bytes_stored"]  # the facts and their outbox
+    table = format_table(rows).splitlines()
+    assert table[0].rstrip().endswith("next conversation knew")
+    assert table[2].rstrip().endswith("yes") and table[3].rstrip().endswith("no")

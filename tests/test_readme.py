@@ -57,7 +57,8 @@ def test_readme_first_screen_says_what_why_and_who_and_it_stays_short():
     assert len(intro.splitlines()) <= 12, "what, why, who: ten lines before the first section"
     for word in ("**What:**", "**Why:**", "**Who:**"):
         assert word in intro
-    assert len(README.splitlines()) <= 250
+    # 250 until issue 23: its persist-table row and its seven-line long-term section
+    assert len(README.splitlines()) <= 258
 
 
 def test_no_readme_section_is_longer_than_a_screen_before_the_first_example():

@@ -2,8 +2,8 @@
 
     swarmgraph demo                                    # offline, no API key
     swarmgraph chat [AGENT] --session ID [--db URL] [--model NAME]
-                    [--memory buffer|window:K|tokens:N|summary[:K]]
-    swarmgraph history [--session ID] [--db URL]      # without --session: the list
+                    [--memory buffer|window:K|tokens:N|summary[:K]] [--user ID]
+    swarmgraph history [--session ID] [--db URL] [--user ID]  # without --session: the list
     swarmgraph sessions [--db URL]                    # id, agent, messages, last change
     swarmgraph graph [AGENT] [--format mermaid|png] [--output PATH]
 
@@ -252,7 +252,7 @@ def _new_demo_session(args: argparse.Namespace, agents: Sequence[Any]) -> Any:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    from ..memory.compare import compare_persistence, format_table
+    from ..memory.compare import WITH_LONG_TERM, compare_persistence, format_table
     from .demo import DEMO_CONVERSATION, PERSIST_TABLE_NOTE, demo_agents
     from .terminal import Style, context_text, conversation_lines
 
@@ -298,7 +298,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
     # Files of its own, in a folder this run creates and removes: nothing next to --db.
     with tempfile.TemporaryDirectory(prefix="swarmgraph-compare-") as folder:
-        rows = compare_persistence(folder)
+        rows = compare_persistence(folder, choices=WITH_LONG_TERM)
     p(format_table(rows))
     for line in PERSIST_TABLE_NOTE:
         p(style.dim(line))
@@ -346,7 +346,9 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     _mark_for_approval(agents, args.approve)
     conversation = args.session or _default_session(start)
     old_store = old_store_hint(args.db)  # before the session creates the new store
-    session = _session(args, conversation, agents, memory=memory)
+    # --user: the user's long-term memory (facts recalled into each prompt, /memories).
+    long_term = {"user_id": args.user, "long_term": True} if args.user else {}
+    session = _session(args, conversation, agents, memory=memory, **long_term)
     stored = len(session.messages)
     print(
         f"{style.bold('swarmgraph chat')}: session {conversation!r} in {_where(args.db)}", file=out
@@ -472,6 +474,7 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     agent = session.active_agent_name
     if not messages and not context and agent is None:
         raise UserError(f"no stored session {args.session!r} in {_where(args.db)}")
+    memories = _long_term_lines(args, session)
     style = Style.for_stream(out, args.no_color)
     plain = Style(False)
     left_lines = conversation_lines(messages, plain)
@@ -482,6 +485,7 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
         *json.dumps(context, indent=2, ensure_ascii=False, sort_keys=True).splitlines(),
         "",
         f"active agent: {agent or '-'}",
+        *memories,
     ]
     width = shutil.get_terminal_size((120, 24)).columns
     right_w = max(len(line) for line in right) + 2
@@ -499,6 +503,26 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
         side = right[i + 2] if i + 2 < len(right) else ""
         print(f"{shown}{' ' * (left_w - len(raw))} │ {side}".rstrip(), file=out)
     return 0
+
+
+def _long_term_lines(args: argparse.Namespace, session: Any) -> list[str]:
+    """The third kind beside messages and context: the long-term facts of the session's user
+    (``--user``, else the user its turns wrote memories for)."""
+    from ..memory.long_term import LongTermMemory
+    from ..memory.long_term_session import USER_KEY
+    from ..memory.store import NO_MESSAGES
+    from .terminal import fact_lines
+
+    meta = session.store.load(args.session, window=NO_MESSAGES).meta
+    user = args.user or meta.get(USER_KEY)
+    if not user:
+        return ["", "long-term memory: - (no user; --user ID)"]
+    try:
+        facts = LongTermMemory(args.db, user_id=user).all_facts()
+    except ValueError as error:  # a store with no long-term memory (redis://)
+        return ["", f"long-term memory: - ({str(error).split(';')[0]})"]
+    title = f"long-term memory of {user!r}"
+    return ["", title, "─" * len(title), *(fact_lines(facts) or ["(nothing remembered)"])]
 
 
 # -- graph ---------------------------------------------------------------------------------------
@@ -621,13 +645,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOOL",
         help="ask before running this tool (e.g. process_refund); repeat for more",
     )
+    chat.add_argument(
+        "--user",
+        metavar="ID",
+        help="keep this user's long-term memory: facts recalled into each prompt across "
+        "sessions (/memories shows them)",
+    )
     storage(chat)
     model(chat)
     history = commands.add_parser(
-        "history", help="stored messages and context of a session (without --session: the list)"
+        "history",
+        help="stored messages, context and long-term facts of a session (without --session: "
+        "the list)",
     )
     history.add_argument(
         "--session", metavar="ID", help="conversation id (left out: list the conversations)"
+    )
+    history.add_argument(
+        "--user", metavar="ID", help="whose long-term facts to show (default: the session's)"
     )
     storage(history)
     sessions = commands.add_parser(

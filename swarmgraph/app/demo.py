@@ -70,6 +70,8 @@ PERSIST_TABLE_NOTE: tuple[str, ...] = (
     "at Triage and hands off to Refunds again: one more model call resending the history",
     "(`none` sends more tokens than `context`) and two more stored messages, the transfer",
     "call and its result (`messages` stores more bytes than `messages+context`).",
+    "The last column is the third kind: a new conversation of the same customer knows them",
+    "only when persist keeps long_term (facts extracted in turn 1, recalled into the prompt).",
 )
 
 #: Sales' price list (what ``quote_price`` knows).

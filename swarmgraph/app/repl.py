@@ -48,6 +48,7 @@ from .terminal import (
     TurnInterrupted,
     context_text,
     conversation_lines,
+    fact_lines,
     one_line,
 )
 
@@ -389,6 +390,18 @@ def _history(repl: Repl, _: str) -> bool:
     return False
 
 
+def _memories(repl: Repl, _: str) -> bool:
+    memory = getattr(repl.session, "long_term", None)
+    if memory is None:
+        repl.say("long-term memory is off (start the chat with --user ID to keep it)")
+        return False
+    agent = repl.session.active_agent_name or repl.agent.name
+    lines = fact_lines(memory.facts(agent))
+    repl.say(f"long-term memory of user {memory.user_id!r}, as {agent} sees it:")
+    repl.say("\n".join(lines) if lines else "(nothing remembered yet)")
+    return False
+
+
 def _agent(repl: Repl, argument: str) -> bool:
     """``/agent``: who answers next; ``/agent Sales``: hand the conversation to Sales, one of
     the agents reachable from the one the chat started with."""
@@ -445,6 +458,7 @@ COMMANDS: dict[str, Command] = {
     "/help": Command("this list", _help),
     "/context": Command("the stored context_variables", _context),
     "/history": Command("the stored messages", _history),
+    "/memories": Command("the user's long-term facts the active agent may read", _memories),
     "/agent": Command("who answers next; /agent NAME hands the conversation to NAME", _agent),
     "/clear": Command("delete this session's messages and context (asks first)", _clear),
     "/quit": Command("leave (also /exit, Ctrl-D)", _quit),

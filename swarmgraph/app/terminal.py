@@ -7,7 +7,7 @@ import itertools
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 # -- colours -------------------------------------------------------------------------------------
@@ -278,6 +278,19 @@ class StreamingSwarm:
 
 def context_text(context: dict) -> str:
     return json.dumps(context, ensure_ascii=False, sort_keys=True)
+
+
+def fact_lines(facts: Sequence[Any]) -> list[str]:
+    """Long-term facts (``swarmgraph.memory.Fact``) as lines, whose they are when not the user's.
+
+    Example:
+        >>> from swarmgraph.memory import Fact
+        >>> fact_lines([Fact("city", "Lyon", "user"),
+        ...             Fact("tone", "brief", "agent", agent="Sales")])
+        ['- city: Lyon', "- tone: brief (Sales's note)"]
+    """
+    marks = {"agent": " ({}'s note)", "shared": " (shared)"}
+    return [f"- {f.line()}{marks.get(f.scope, '').format(f.agent)}" for f in facts]
 
 
 def one_line(error: BaseException, *urls: str | None) -> str:

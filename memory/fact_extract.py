@@ -1,0 +1,135 @@
+"""Facts from what the user said, for long-term memory: ``Session(..., extract=...)``.
+
+After each turn a Session with long-term memory hands every new user message to its
+extractor, which returns :data:`FactChange` s: :class:`Remember` a key's value, or
+:class:`Forget` a key. :class:`FactExtractor` builds one on
+:func:`~swarmgraph.memory.extract.extract_context`, so the same two sources that fill
+``context_variables`` fill long-term memory too:
+
+* ``rules``: a regex or a function per field of a pydantic schema (no model call);
+* ``model``: one structured-output call (``model.with_structured_output(schema)``) for the
+  fields the rules did not find.
+
+A schema field named ``forget`` (a list of field names) asks to forget those keys. Any other
+callable works as an extractor too: ``text -> FactChange list`` or ``text -> {key: value}``.
+
+Example:
+    >>> from pydantic import BaseModel
+    >>> class UserFacts(BaseModel):
+    ...     home_city: str | None = None
+    ...     forget: list[str] | None = None
+    >>> extract = FactExtractor(UserFacts, rules={
+    ...     "home_city": r"(?:live in|moved to) (?P<value>[A-Z]\\w+)",
+    ...     "forget": lambda text: ["home_city"] if "forget my city" in text else None})
+    >>> extract("I moved to Porto last spring.")
+    [Remember(key='home_city', value='Porto', text='I moved to Porto last spring.')]
+    >>> extract("Please forget my city.")
+    [Forget(key='home_city', text='Please forget my city.')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel
+
+from .extract import Rule, extract_context
+
+#: The scopes an extractor or a memory tool may write (``"shared"`` is for trusted code).
+WritableScope = Literal["user", "agent"]
+FORGET_FIELD = "forget"
+
+
+@dataclass(frozen=True)
+class Remember:
+    """Store ``key = value`` (taken from ``text``) in ``scope``; ``agent``: whose note, for
+    ``scope="agent"`` (``None``: the agent the change is made for)."""
+
+    key: str
+    value: str
+    text: str | None = None
+    scope: WritableScope = field(default="user", repr=False)
+    agent: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class Forget:
+    """Forget ``key`` in ``scope``, as ``text`` asked."""
+
+    key: str
+    text: str | None = None
+    scope: WritableScope = field(default="user", repr=False)
+    agent: str | None = field(default=None, repr=False)
+
+
+FactChange: TypeAlias = "Remember | Forget"
+#: What ``Session(extract=...)`` takes: text -> changes (or a ``{key: value}`` dict).
+Extractor: TypeAlias = "Callable[[str], Iterable[Remember | Forget] | Mapping[str, Any]]"
+
+
+def changes_from(found: Mapping[str, Any], text: str | None = None) -> list[FactChange]:
+    """``{key: value}`` as changes: forgets first (a ``forget`` entry lists keys), then a
+    :class:`Remember` per key with a value (``None`` and ``""`` are no value), in order.
+
+    Example:
+        >>> changes_from({"forget": ["car"], "city": "Lyon", "dog": None}, "...")
+        [Forget(key='car', text='...'), Remember(key='city', value='Lyon', text='...')]
+    """
+    forgets = found.get(FORGET_FIELD) or []
+    if isinstance(forgets, str):
+        forgets = [forgets]
+    changes: list[FactChange] = [Forget(str(key), text) for key in forgets if key]
+    for key, value in found.items():
+        if key != FORGET_FIELD and value is not None and str(value).strip():
+            changes.append(Remember(str(key), str(value), text))
+    return changes
+
+
+class FactExtractor:
+    """Facts of ``schema`` in one user message, by ``rules`` and/or a structured ``model``
+    call (see the module docstring): callable as ``extractor(text) -> [FactChange, ...]``.
+
+    Values are the schema's fields by name; a ``forget`` field lists the keys to forget.
+    ``model`` is called once per message, only when some field is still missing after the
+    rules (:func:`~swarmgraph.memory.extract.extract_context`'s rule).
+    """
+
+    def __init__(
+        self,
+        schema: type[BaseModel],
+        *,
+        rules: Mapping[str, Rule] | None = None,
+        model: Any = None,
+    ) -> None:
+        if rules is None and model is None:
+            raise ValueError("FactExtractor needs rules=..., model=..., or both")
+        self.schema, self.rules, self.model = schema, dict(rules or {}), model
+
+    def __repr__(self) -> str:
+        kinds = [k for k, v in (("rules", self.rules), ("model", self.model)) if v]
+        return f"FactExtractor({self.schema.__name__}, {' + '.join(kinds)})"
+
+    def __call__(self, text: str) -> list[FactChange]:
+        found = extract_context(text, self.schema, model=self.model, rules=self.rules)
+        return changes_from(found, text)
+
+
+def extracted(extract: Extractor, text: str) -> list[FactChange]:
+    """What ``extract`` finds in ``text``, as changes (a dict result converted).
+
+    Example:
+        >>> extracted(lambda text: {"mood": "happy"} if "happy" in text else {}, "I'm happy")
+        [Remember(key='mood', value='happy', text="I'm happy")]
+    """
+    found = extract(text)
+    if isinstance(found, Mapping):
+        return changes_from(found, text)
+    changes = list(found)
+    for change in changes:
+        if not isinstance(change, (Remember, Forget)):
+            raise TypeError(
+                f"an extractor returns Remember/Forget changes or a dict, got {change!r}"
+            )
+    return changes

@@ -1,0 +1,125 @@
+"""The engine's two generic run hooks, without any memory: ``prompt_context`` (text appended to
+the system prompt of each model call, asked per call and per agent) and ``tool_inputs`` (the
+values of injected tool parameters, from ``graph.schema.INJECTED``), on ``Swarm.run``/``arun``,
+their streams and a compiled ``build_swarm_graph``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from langchain_core.messages import HumanMessage
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
+from swarmgraph.graph.schema import INJECTED, tool_spec
+
+USER = [{"role": "user", "content": "hello"}]
+
+
+def note(text: str, long_term) -> str:
+    """Pass a note to whatever the run injects."""
+    return long_term.take(text)
+
+
+def optional_note(text: str, long_term=None) -> str:
+    """Works with or without an injected value."""
+    return "no memory" if long_term is None else long_term.take(text)
+
+
+class Sink:
+    def __init__(self, who: str) -> None:
+        self.who, self.notes = who, []
+
+    def take(self, text: str) -> str:
+        self.notes.append(text)
+        return f"{self.who} took {text}"
+
+
+def test_prompt_context_is_asked_per_model_call_and_per_agent():
+    sales = Agent(name="Sales", instructions="You are Sales.")
+    triage = Agent(name="Triage", instructions="You are Triage.", handoffs=[sales])
+    model = ScriptedChatModel([scripted_tool_call("transfer_to_sales"), "Sales here."])
+    asked = []
+
+    def context(agent, messages):
+        asked.append((agent.name, messages[-1].type))
+        return f"Known to {agent.name} only." if agent.name == "Triage" else None
+
+    Swarm(chat_model=model).run(triage, USER, prompt_context=context)
+    assert asked == [("Triage", "human"), ("Sales", "tool")]
+    prompts = [call[0].content for call in model.calls]
+    assert prompts == ["You are Triage.\n\nKnown to Triage only.", "You are Sales."]
+
+
+def test_tool_inputs_fill_injected_parameters_for_the_agent_whose_calls_run():
+    sinks = {"Triage": Sink("Triage"), "Sales": Sink("Sales")}
+    sales = Agent(name="Sales", functions=[note])
+    triage = Agent(name="Triage", functions=[note], handoffs=[sales])
+    model = ScriptedChatModel(
+        [
+            scripted_tool_call("note", {"text": "a", "long_term": "forged"}),
+            scripted_tool_call("transfer_to_sales"),
+            scripted_tool_call("note", {"text": "b"}),
+            "done",
+        ]
+    )
+    out = Swarm(chat_model=model).run(
+        triage, USER, tool_inputs=lambda agent: {"long_term": sinks[agent.name]}
+    )
+    assert (sinks["Triage"].notes, sinks["Sales"].notes) == (["a"], ["b"])
+    answers = [m["content"] for m in out.messages if m["role"] == "tool"]
+    assert answers[0] == "Triage took a" and answers[-1] == "Sales took b"
+
+
+def test_an_injected_parameter_is_hidden_and_without_a_value_is_an_error_or_its_default():
+    assert set(INJECTED) >= {"context_variables", "long_term"}
+    spec = tool_spec(note)
+    assert spec.injected == ("long_term",) and "long_term" not in str(spec.schema)
+    assert spec.parse_arguments({"text": "x", "long_term": "forged"}) == {"text": "x"}
+    model = ScriptedChatModel(
+        [
+            scripted_tool_call("note", {"text": "a"}),
+            scripted_tool_call("optional_note", {"text": "b"}),
+            "done",
+        ]
+    )
+    out = Swarm(chat_model=model).run(Agent(functions=[note, optional_note]), USER)
+    answers = [m["content"] for m in out.messages if m["role"] == "tool"]
+    assert answers[0].startswith("Error: note needs 'long_term'")
+    assert answers[1] == "no memory"
+
+
+def test_arun_and_both_streams_carry_the_hooks():
+    def run(stream: bool, use_async: bool) -> list[str]:
+        model = ScriptedChatModel([scripted_tool_call("note", {"text": "x"}), "ok"])
+        sink = Sink("s")
+        kwargs = {
+            "prompt_context": lambda agent, messages: "extra",
+            "tool_inputs": lambda agent: {"long_term": sink},
+        }
+        swarm, agent = Swarm(chat_model=model), Agent(name="A", functions=[note])
+        if use_async:
+
+            async def go():
+                result = await swarm.arun(agent, USER, stream=stream, **kwargs)
+                if stream:
+                    return [event async for event in result]
+                return result
+
+            asyncio.run(go())
+        else:
+            result = swarm.run(agent, USER, stream=stream, **kwargs)
+            if stream:
+                list(result)
+        assert sink.notes == ["x"]
+        return [call[0].content for call in model.calls]
+
+    for stream in (False, True):
+        for use_async in (False, True):
+            assert run(stream, use_async) == ["You are a helpful agent.\n\nextra"] * 2
+
+
+def test_a_compiled_graph_takes_the_hooks_at_build_time():
+    model = ScriptedChatModel(["hi"])
+    hook = {"prompt_context": lambda agent, messages: f"for {agent.name}"}
+    app = build_swarm_graph([Agent(name="A")], chat_model=model, **hook).compile()
+    app.invoke({"messages": [HumanMessage("hello")]})
+    assert model.calls[0][0].content == "You are a helpful agent.\n\nfor A"
