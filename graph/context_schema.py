@@ -433,6 +433,7 @@ def context_reducers(schema: "type | ContextSchema") -> dict[str, Reducer]:
 
 
 _states: weakref.WeakKeyDictionary[type, dict[type, type]] = weakref.WeakKeyDictionary()
+_channel_reducers: weakref.WeakKeyDictionary[type, Reducer] = weakref.WeakKeyDictionary()
 
 
 def state_schema_for(schema: "type | ContextSchema", base: type) -> type:
@@ -462,10 +463,16 @@ def state_schema_for(schema: "type | ContextSchema", base: type) -> type:
 
 
 def _reducer_for(schema: ContextSchema) -> Reducer:
-    def merge_typed_context(left: Any, right: Any) -> dict[str, Any]:
-        return schema.merge(left, right)
+    # One reducer per schema: the graph's state and a fan-out's ParallelState declare the same
+    # channel, and LangGraph refuses two declarations whose reducers are different objects.
+    found = _channel_reducers.get(schema.schema)
+    if found is None:
 
-    return merge_typed_context
+        def merge_typed_context(left: Any, right: Any) -> dict[str, Any]:
+            return schema.merge(left, right)
+
+        found = _channel_reducers.setdefault(schema.schema, merge_typed_context)
+    return found
 
 
 def typed_annotation(annotation: Any) -> type[BaseModel] | None:

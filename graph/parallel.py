@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .context_changes import MISSING, OnChange, change_of
 from .errors import DELETED
 from .native import as_member
 from .types import CALLER, Agent
@@ -183,7 +184,10 @@ def merge_contexts(
     A key one branch changed takes its value; several branches that wrote the same value agree;
     different values are combined by ``rules[key]`` (``rule(old, new)`` folded onto the value at
     the fan-out, or onto the first branch's value for a new key), else they are a conflict. A
-    key deleted by one branch and changed by another is a conflict too, rule or not.
+    key deleted by one branch and changed by another is a conflict too, rule or not. A rule
+    wrapped in :class:`~swarmgraph.graph.context_changes.OnChange` (how a typed context's
+    additive reducer merges) is given each branch's *change* instead of its value, so
+    ``visits`` at 3 with two branches that each added 1 joins as 5, not 11.
 
     Example:
         >>> merge_contexts({"a": 1, "b": 2}, [("X", {"a": 5, "b": 2}), ("Y", {"a": 1})]).context
@@ -193,6 +197,10 @@ def merge_contexts(
         >>> merge_contexts({"n": [1]}, [("X", {"n": [2]}), ("Y", {"n": [3]})],
         ...                {"n": lambda old, new: old + new}).context
         {'n': [1, 2, 3]}
+        >>> import operator
+        >>> merge_contexts({"visits": 3}, [("X", {"visits": 4}), ("Y", {"visits": 4})],
+        ...                {"visits": OnChange(operator.add)}).context
+        {'visits': 5}
     """
     rules = rules or {}
     keys = list(base)
@@ -256,6 +264,19 @@ def _same(a: Any, b: Any) -> bool:
 
 def _fold(rule: MergeRule, base: Mapping[str, Any], key: str, values: list[Any]) -> Any:
     values = [copy.deepcopy(v) for v in values]
+    if isinstance(rule, OnChange):  # fold what each branch did, not what it ended with
+        if len(values) == 1:  # one writer: its value is the merge, whatever it did
+            return values[0]
+        before = base.get(key, MISSING)
+        changes = [change_of(before, v) for v in values]
+        if any(c is MISSING for c in changes):
+            raise ValueError(
+                "the rule merges what each branch added, and a branch did something else "
+                f"(from {before!r} at the fan-out to {values!r})"
+            )
+        if before is MISSING or before is None:
+            return functools.reduce(rule, changes)
+        return functools.reduce(rule, changes, copy.deepcopy(before))
     value = copy.deepcopy(base[key]) if key in base else values.pop(0)
     for new in values:
         value = rule(value, new)
@@ -267,6 +288,9 @@ def _shown(writes: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 # -- merge rules that outlive the process -----------------------------------------------------
+_ON_CHANGE = "on-change:"  # marks a reference to an OnChange rule
+
+
 def rule_reference(rule: MergeRule) -> str | None:
     """``"module:qualname"`` for a rule another process can import (``operator.add``, a
     module-level function), ``None`` for one it cannot (a lambda, a closure).
@@ -281,6 +305,9 @@ def rule_reference(rule: MergeRule) -> str | None:
         >>> rule_by_reference("_operator:add") is operator.add
         True
     """
+    if isinstance(rule, OnChange):  # the wrapped rule's name, marked
+        inner = rule_reference(rule.rule)
+        return None if inner is None else f"{_ON_CHANGE}{inner}"
     module = getattr(rule, "__module__", None)
     name = getattr(rule, "__qualname__", None)
     if not module or not name or "<" in name:
@@ -294,6 +321,8 @@ def rule_reference(rule: MergeRule) -> str | None:
 
 def rule_by_reference(reference: str) -> MergeRule:
     """The rule :func:`rule_reference` named."""
+    if reference.startswith(_ON_CHANGE):
+        return OnChange(rule_by_reference(reference[len(_ON_CHANGE) :]))
     module, _, name = reference.partition(":")
     found: Any = importlib.import_module(module)
     for part in name.split("."):

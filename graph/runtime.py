@@ -25,6 +25,7 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
 from .approvals import WaitingCalls, held_calls, open_calls
+from .context_changes import merge_rules_of
 from .context_schema import ContextSchema
 from .effects import EffectLedger, recorded
 from .errors import HandoffLoopError
@@ -101,8 +102,10 @@ class GraphRuntime:
         #: builder when an agent can fan out), else None.
         self.fan_out: FanOutStep | None = None
         #: How the join combines context keys branches both wrote, besides Parallel(merge=):
-        #: a typed context's reducers, by key.
-        self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
+        #: a typed context's reducers, by key (an additive one takes each branch's change).
+        self.context_reducers: dict[str, Callable[[Any, Any], Any]] = (
+            {} if schema is None else merge_rules_of(schema.reducers)
+        )
         #: The check an agent passes before it takes the conversation in a parallel branch
         #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None

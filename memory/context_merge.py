@@ -12,7 +12,9 @@ changes (``base`` -> ``new``) are replayed over what is stored now (``latest``):
   ``rule(stored, change)``, where ``stored`` is the other turn's value and ``change`` is what
   this turn did to the key: for numbers the difference ``new - base`` (a missing base counts
   as 0), for lists and strings the part this turn appended (``new[len(base):]``, when ``new``
-  starts with ``base``; a missing base counts as empty). So ``operator.add`` makes counters
+  starts with ``base``; a missing base counts as empty; see
+  :func:`~swarmgraph.graph.context_changes.change_of`, which the join of parallel branches
+  uses too). So ``operator.add`` makes counters
   and append-only lists exact however turns interleave. (A typed context's additive reducer,
   ``Annotated[int, operator.add]``, is the same rule: the change is the sum of the run's own
   updates to the key.) Without a rule, or when the change is none of those shapes (a list
@@ -22,6 +24,8 @@ changes (``base`` -> ``new``) are replayed over what is stored now (``latest``):
 
 Example:
     >>> import operator
+    >>> change_of(3, 5)
+    2
     >>> conflicts = []
     >>> rebase({"visits": 5, "a": 1}, base={"visits": 3, "a": 1}, new={"visits": 4, "a": 2},
     ...        merge={"visits": operator.add}, conflicts=conflicts)
@@ -35,37 +39,15 @@ Example:
 from __future__ import annotations
 
 import copy
-import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ..graph.context_changes import MISSING, change_of
 
 #: A merge rule: ``rule(stored value, this turn's change) -> merged value``.
 MergeRule = Callable[[Any, Any], Any]
 
-_MISSING: Any = object()
-
-
-def change_of(base: Any, new: Any) -> Any:
-    """What a turn did to one value, as a merge rule takes it (``_MISSING`` when it is none
-    of the shapes a rule can replay).
-
-    Example:
-        >>> change_of(3, 5), change_of([1], [1, 2]), change_of("ab", "abc"), change_of(None, 2)
-        (2, [2], 'c', 2)
-    """
-    if isinstance(new, numbers.Number) and not isinstance(new, bool):
-        if base is _MISSING or base is None:
-            return new
-        if isinstance(base, numbers.Number) and not isinstance(base, bool):
-            return new - base  # type: ignore[operator]
-        return _MISSING
-    for kind in (list, str):
-        if isinstance(new, kind):
-            if base is _MISSING or base is None:
-                return new
-            if isinstance(base, kind) and new[: len(base)] == base:
-                return new[len(base) :]
-    return _MISSING
+_MISSING: Any = MISSING
 
 
 def rebase(

@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import operator
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -879,9 +878,10 @@ class Session:
         schema = getattr(swarm, "context_schema", None)
         if schema is None:
             return self.merge
+        from ..graph.context_changes import ADDITIVE
         from ..graph.context_schema import context_reducers
 
-        additive = {k: r for k, r in context_reducers(schema).items() if r in _ADDITIVE}
+        additive = {k: r for k, r in context_reducers(schema).items() if r in ADDITIVE}
         return {**additive, **self.merge}
 
     @staticmethod
@@ -926,10 +926,9 @@ def _takes_effects(swarm: Any) -> bool:
 
 
 _TAKES_EFFECTS: dict[type, bool] = {}
+
+
 #: Reducers whose "change" (new - base, or what was appended) is what the run added.
-_ADDITIVE = (operator.add, operator.iadd, operator.concat, operator.iconcat)
-
-
 def answered(messages: list[BaseMessage], error: BaseException) -> list[BaseMessage]:
     """``messages`` with every tool call answered: a call the stop left unanswered gets an
     ``Error:`` saying why, so the stored conversation never ends on a call nobody answers.
