@@ -235,6 +235,57 @@ merged = Swarm(chat_model=models.__getitem__).run(chair, QUESTION, context_varia
 check("the rule combined both verdicts, in the order given", merged.context_variables["verdict"], "recovering / declining")
 
 # %% [markdown]
+# A **typed context's reducers are merge rules too.** With `Swarm(context_schema=Ledger)`, a key
+# declared `lookups: Annotated[int, operator.add]` needs no `merge=`. Each branch reports its
+# *final* context, in which its own `Result(context_variables={"lookups": 1})` was already added
+# to the value at the fan-out; so an additive reducer merges what each branch **added**, not
+# what it ended with. From 2, with both branches adding one, the join says 4 (folding `+` over
+# the final values, 3 and 3, would say 8).
+# %%
+from typing import Annotated
+
+from pydantic import BaseModel
+
+
+class Ledger(BaseModel):
+    lookups: Annotated[int, operator.add] = 0
+    seen_by: Annotated[list[str], operator.add] = []
+
+
+def looked_up(name):
+    def look_up() -> Result:
+        """Look it up."""
+        return Result(value="found", context_variables={"lookups": 1, "seen_by": [name]})
+
+    return look_up
+
+
+finders = [Agent(name=n, model=n.lower(), functions=[looked_up(n)]) for n in ("Optimist", "Pessimist")]
+
+
+def ask_finders() -> Parallel:
+    """Ask both at once."""
+    return Parallel(*finders)
+
+
+typed_models = {
+    "chair": ScriptedChatModel([scripted_tool_call("ask_finders"), "Decided."]),
+    "optimist": ScriptedChatModel([scripted_tool_call("look_up"), "Found it."]),
+    "pessimist": ScriptedChatModel([scripted_tool_call("look_up"), "Found it too."]),
+}
+chair = Agent(name="Chair", model="chair", functions=[ask_finders])
+typed = Swarm(chat_model=typed_models.__getitem__, context_schema=Ledger).run(
+    chair, QUESTION, context_variables={"lookups": 2, "seen_by": ["Chair"]}
+)
+ended = [branch["context_variables"]["lookups"] for branch in typed.branches]
+print("each branch ended with lookups =", ended)
+print("joined:", typed.context_variables)
+print()
+check("each branch ended with its own +1 on the 2 at the fan-out", ended, [3, 3])
+check("the join added what each branch added", typed.context_variables["lookups"], 4)
+check("the list reducer joined each branch's items, in the order given", typed.context_variables["seen_by"], ["Chair", "Optimist", "Pessimist"])
+
+# %% [markdown]
 # ## 6. Streaming the branches
 #
 # With `stream=True` the branches' replies arrive interleaved, as they are produced. One
@@ -291,7 +342,9 @@ check("'all' answers each transfer with its branch", [m["content"] for m in ever
 #   branches finished in another order, and the Editor spoke next.
 # * Each branch's context changes were **merged**: a merge rule concatenated the `sources`;
 #   two different `verdict`s without a rule stopped the run with a **`ContextConflict`** that
-#   named every conflicting write, and a rule combined them instead.
+#   named every conflicting write, and a rule combined them instead. A typed context's
+#   **reducers** merged without `merge=`: an additive one added what each branch added (2 + 1 +
+#   1 = 4, not 3 + 3 + 2).
 # * The **graph** draws the fan-out (`parallel_branch`) and the join (`parallel_join`); the
 #   **trajectory** says which branch took each step, and when each branch ran.
 # * Each branch's own messages are in **`response.branches`** (and stored with the joined
