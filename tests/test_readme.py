@@ -57,8 +57,9 @@ def test_readme_first_screen_says_what_why_and_who_and_it_stays_short():
     assert len(intro.splitlines()) <= 12, "what, why, who: ten lines before the first section"
     for word in ("**What:**", "**Why:**", "**Who:**"):
         assert word in intro
-    # 250 until issue 23: its persist-table row and its seven-line long-term section
-    assert len(README.splitlines()) <= 258
+    # 250 until issue 23: its persist-table row and its seven-line long-term section; 276
+    # with issue 22's durability section (its table: the promise per path)
+    assert len(README.splitlines()) <= 276
 
 
 def test_no_readme_section_is_longer_than_a_screen_before_the_first_example():
@@ -302,3 +303,20 @@ def test_memory_page_explains_the_persist_table():
     assert "with the offline rule-based model" in memory
     assert "turn 2 restarts at Triage, which hands off to Refunds again" in memory
     assert "`none` sends more tokens than\n`context`" in memory
+
+
+def test_the_durability_figures_are_the_fault_tests_parameters():
+    """The README's "kill -9 at five points x 10 runs x 3 backends" is what
+    tests/test_effect_faults.py runs (and asserts: none paid twice, none lost)."""
+    source = (ROOT / "tests" / "test_effect_faults.py").read_text(encoding="utf-8")
+    points = re.search(r"^KILL_POINTS = \((.*)\)$", source, re.M)
+    runs = re.search(r"^RUNS = (\d+)$", source, re.M)
+    backends = re.search(r"@pytest.fixture\(params=\[(.*)\]\)\ndef url", source)
+    assert points and runs and backends
+    words = {3: "three", 4: "four", 5: "five", 6: "six"}
+    quoted = re.compile(r'"(\w+)"')
+    claim = (
+        f"kill -9 at {words[len(quoted.findall(points.group(1)))]} points of a payment × "
+        f"{runs.group(1)} runs × {len(quoted.findall(backends.group(1)))} backends"
+    )
+    assert claim in " ".join(README.split()), claim
