@@ -19,6 +19,7 @@ from typing import Any
 
 from benchmarks.backend_turns import run_backends
 from benchmarks.concurrency import run_concurrency
+from benchmarks.effects import run_effects
 from benchmarks.guarded import run_guarded
 from benchmarks.handoff import run_handoff
 from benchmarks.longterm import run_longterm
@@ -40,6 +41,7 @@ SECTIONS = (
     "guarded",
     "persistence",
     "backends",
+    "effects",
     "tokens",
     "recall",
     "longterm",
@@ -62,6 +64,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             "guarded": lambda: run_guarded(number=3, repeat=2),
             "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10, 40)),
             "backends": lambda: run_backends(sizes=(10, 40), turns=2, sessions=3),
+            "effects": lambda: run_effects(turns=2, stateless=(2, 2)),
             "tokens": lambda: run_tokens(turns=12, plot_path=plot),
             "recall": lambda: run_recall(turns=24, plot_path=recall_plot),
             "longterm": lambda: run_longterm(quick=True, plot_path=longterm_plot),
@@ -83,6 +86,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             ours_turns=40,  # 5 turns left our few-ms median at the mercy of machine noise
         ),
         "backends": lambda: run_backends(sizes=(100, 10_000), turns=40, sessions=200),
+        "effects": lambda: run_effects(turns=200, stateless=(20, 15)),
         "tokens": lambda: run_tokens(turns=200, plot_path=plot),
         "recall": lambda: run_recall(turns=200, plot_path=recall_plot),
         "longterm": lambda: run_longterm(seed=0, plot_path=longterm_plot),

@@ -260,6 +260,102 @@ def backends_section(b: dict[str, Any], targets: list[dict[str, str]]) -> list[s
     return lines
 
 
+def effects_section(e: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
+    """What an ``@effect`` call costs a Session turn on each backend (issue 22's ledger)."""
+
+    def calls(counts: dict[str, int]) -> str:
+        return ", ".join(f"{name} {n}" for name, n in counts.items())
+
+    rows = []
+    for name, r in e["session"].items():
+        plain, marked, wire = r["plain"], r["effect"], r.get("wire")
+        rows.append(
+            [
+                name,
+                f"{plain['median_ms']:.2f} / {plain['p90_ms']:.2f}",
+                f"{marked['median_ms']:.2f} / {marked['p90_ms']:.2f}",
+                f"{r['ratio']:.2f}",
+                f"{r['extra_ms']:+.2f}",
+                f"{r['extra_cpu_ms']:+.2f}",
+                f"{calls(r['store_calls']['plain'])} -> {calls(r['store_calls']['effect'])}",
+                f"{wire['plain']} -> {wire['effect']}" if wire else "-",
+            ]
+        )
+    s = e["stateless"]
+    rows.append(
+        [
+            "no Session (stateless `Swarm.run`, CPU ms per whole run)",
+            f"{s['plain']['median']:.2f}",
+            f"{s['effect']['median']:.2f}",
+            f"{s['ratio']:.3f}",
+            f"{s['effect']['median'] - s['plain']['median']:+.2f}",
+            "",
+            "no store",
+            "-",
+        ]
+    )
+    lines = [
+        "## 2c. What an effect call costs",
+        "",
+        "One `Session(window=20)` turn in which the zero-latency scripted model calls `pay` "
+        "once, then answers; two conversations on one store, their turns alternating (plain, "
+        f"effect, effect, plain, ...; {e['turns']} turns each after {e.get('warm_up', 3)} "
+        "warm-up turns), differ only in the tool: plain, or marked `@effect`. Through a "
+        "Session an effect call is recorded `started` before it runs (a conditional save of "
+        "the turn so far and the `effect` record: a crash mid-call leaves it in doubt, never "
+        "run twice) and `done` after (a save of the `effect.done` record): two writes, each "
+        "its own transaction, on top of the turn's one load and one save. Storage ms = "
+        "`Session.run` minus the engine's own time (`swarm.run` less the time inside the "
+        "ledger, which runs inside it); median / p90. A write's price is the backend's commit: "
+        "SQLite (WAL, `synchronous=NORMAL`) appends to the WAL, no fsync; the throwaway "
+        "Postgres runs with `fsync=off` (a production one also flushes its WAL at each extra "
+        "commit), a save there being a pool check, BEGIN, the conversation's advisory lock, "
+        "the versioned UPDATE, an INSERT per record and COMMIT; a Redis save is a lock, WATCH, "
+        "reads, MULTI/EXEC and an unlock, and with `appendfsync always` the lock, the write "
+        "and the unlock each wait for the append-only file's fsync. `memory://` is the floor: "
+        "the ledger's own work (the turn so far as JSON), no I/O. Store calls and driver round "
+        "trips (psycopg exchanges, Redis sends) are counted on one more turn of each, and "
+        "every effect call is checked to be stored as `effect` and `effect.done` records "
+        "(benchmarks/effects.py).",
+        "",
+        *_table(
+            [
+                "backend",
+                "plain storage ms median / p90",
+                "@effect storage ms median / p90",
+                "@effect / plain",
+                "extra ms per effect call",
+                "extra client CPU ms",
+                "store calls per turn (plain -> @effect)",
+                "round trips (plain -> @effect)",
+            ],
+            rows,
+        ),
+        "",
+    ]
+    for name, why in e.get("unavailable", {}).items():
+        lines += [f"{name}: not measured ({why}).", ""]
+    missing = {
+        name: r["records"]
+        for name, r in e["session"].items()
+        if not (
+            r["records"]["effect"] == r["records"]["effect.done"] == r["records"]["expected"]
+            and r["records"]["plain"] == 0
+        )
+    }
+    targets.append(
+        {
+            "target": "effects: every @effect call through a Session recorded started and done",
+            "verdict": "met" if not missing else f"not met on {', '.join(missing)}",
+            "why": ", ".join(
+                f"{name} {r['records']['effect.done']} / {r['records']['expected']}"
+                for name, r in e["session"].items()
+            ),
+        }
+    )
+    return lines
+
+
 def persistence_section(p: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
     rows = []
     for n, row in p["results"].items():
@@ -558,6 +654,8 @@ def render(
         body += persistence_section(results["persistence"], targets)
     if "backends" in results:
         body += backends_section(results["backends"], targets)
+    if "effects" in results:
+        body += effects_section(results["effects"], targets)
     if "tokens" in results:
         body += tokens_section(results["tokens"], plot_name)
     if "recall" in results:

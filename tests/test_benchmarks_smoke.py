@@ -15,6 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.__main__ import main
 from benchmarks.concurrency import run_concurrency
+from benchmarks.effects import BACKENDS as EFFECT_BACKENDS
+from benchmarks.effects import WARM_UP as EFFECT_WARM_UP
+from benchmarks.effects import run_effects
 from benchmarks.guarded import CONTENDERS as GUARDED_CONTENDERS
 from benchmarks.guarded import RATIOS as GUARDED_RATIOS
 from benchmarks.guarded import run_guarded
@@ -81,6 +84,33 @@ def test_persistence_reports_turns_storage_and_bytes_for_each_contender(tmp_path
     assert ours["stored_messages"] == 30 + 2 * 3  # prefill + warm-up + 2 turns, nothing lost
     assert set(out["ratios"]) >= {"ours turn ms, largest / smallest N"}
     assert "6->30" in out["marginal_bytes_per_message"]["ours: Session(window=20)"]
+
+
+def test_effects_records_every_effect_call_and_compares_it_with_a_plain_one():
+    out = run_effects(turns=2, stateless=(2, 2))
+    # make test has the binaries: the section starts its own Postgres and Redis
+    assert list(out["session"]) == list(EFFECT_BACKENDS) and not out["unavailable"]
+    for name, row in out["session"].items():
+        records = row["records"]
+        # warm-up, timed and counted turns: one @effect call each, started and done, and the
+        # plain tool's conversation holds none
+        assert records["effect"] == records["effect.done"] == EFFECT_WARM_UP + 2 + 1, name
+        assert records["expected"] == EFFECT_WARM_UP + 3 and records["plain"] == 0, name
+        # the ledger's two writes: started before the call, done after it
+        assert row["store_calls"]["plain"] == {"load": 1, "save": 1}, name
+        assert row["store_calls"]["effect"] == {"load": 1, "save": 3}, name
+        for variant in ("plain", "effect"):
+            assert _finite_positive(row[variant]["median_ms"]), (name, variant)
+        assert row["plain"]["ledger_median_ms"] == 0 < row["effect"]["ledger_median_ms"], name
+        assert row["ratio"] == pytest.approx(row["effect"]["median_ms"] / row["plain"]["median_ms"])
+    for name in ("postgres", "redis"):  # each extra save is several round trips
+        wire = out["session"][name]["wire"]
+        assert wire["effect"] >= wire["plain"] + 2, (name, wire)
+    calm = out["stateless"]
+    assert calm["ratio"] == pytest.approx(calm["effect"]["median"] / calm["plain"]["median"])
+    text = render({"effects": out}, command="x", elapsed_s=1.0, plot_name=None)
+    assert "## 2c. What an effect call costs" in text
+    assert "every @effect call through a Session recorded started and done | met" in text
 
 
 def test_tokens_window_policy_sends_fewer_tokens_than_buffer(tmp_path):
@@ -186,6 +216,7 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
         "## 1b. What contracts cost a handoff",
         "## 2. Persistence",
         "## 2b. Session storage on each backend",
+        "## 2c. What an effect call costs",
         "## 3. Tokens",
         "## 4. Concurrency",
         "## 4b. Parallel handoffs",
@@ -203,6 +234,7 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
     for backend in ("sqlite", "postgres", "redis"):
         assert f"backends ({backend}): concurrent Session.arun loses no message | met" in text
     assert "floor: one LangGraph node calling ChatOpenAI" in text
+    assert "effects: every @effect call through a Session recorded started and done | met" in text
     assert (tmp_path / "tokens_per_turn.png").exists()
     assert (tmp_path / "tokens_vs_facts.png").exists()
     assert (tmp_path / "longterm_recall_vs_tokens.png").exists()
