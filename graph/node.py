@@ -85,7 +85,7 @@ from .routes import first_route
 from .run_control import RunControl, current_control
 from .runtime import GraphRuntime, ModelCall
 from .state import StateUpdate, SwarmState
-from .streamed_arguments import StreamedArguments
+from .streamed_arguments import StreamedArguments, listener_for
 from .tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
 from .types import CALLER, Agent, AgentFunction
 
@@ -154,9 +154,10 @@ class AgentNode:
             return Command(update=turn.update, goto=self.name)
         self._check(turn)  # an agent taking the conversation: its input guardrails
         if turn.call is not None:  # the model speaks
-            heard = StreamedArguments()  # streamed argument text, held to the strict rule
-            reply = turn.call.runnable.invoke(turn.prompt, _with(config, heard), **turn.call.kwargs)
-            self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
+            call = turn.call  # streamed argument text is held to the strict rule
+            heard = listener_for(call.runnable, config, call.kwargs)
+            reply = call.runnable.invoke(turn.prompt, _with(config, heard), **call.kwargs)
+            self._replied(turn, call, heard.strict(reply) if heard and heard.calls else reply)
             self._check(turn)  # a final answer: output guardrails
         if turn.ran is not None:  # tools run
             outcome = execute_tool_calls(
@@ -185,11 +186,10 @@ class AgentNode:
             return Command(update=turn.update, goto=self.name)
         await self._acheck(turn)
         if turn.call is not None:
-            heard = StreamedArguments()
-            reply = await turn.call.runnable.ainvoke(
-                turn.prompt, _with(config, heard), **turn.call.kwargs
-            )
-            self._replied(turn, turn.call, heard.strict(reply) if heard.calls else reply)
+            call = turn.call
+            heard = listener_for(call.runnable, config, call.kwargs)
+            reply = await call.runnable.ainvoke(turn.prompt, _with(config, heard), **call.kwargs)
+            self._replied(turn, call, heard.strict(reply) if heard and heard.calls else reply)
             await self._acheck(turn)
         if turn.ran is not None:
             outcome = await aexecute_tool_calls(
@@ -606,9 +606,9 @@ _NO_FAN_OUT = (
 )
 
 
-def _with(config: RunnableConfig, handler: StreamedArguments) -> RunnableConfig:
+def _with(config: RunnableConfig, handler: StreamedArguments | None) -> RunnableConfig:
     """``config`` with ``handler`` among its callbacks (a copy: LangGraph's stays as it is)."""
-    return merge_configs(config, {"callbacks": [handler]})
+    return config if handler is None else merge_configs(config, {"callbacks": [handler]})
 
 
 def _as_sent(message: BaseMessage) -> BaseMessage:

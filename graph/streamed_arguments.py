@@ -37,7 +37,45 @@ from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 
 from .messages import parse_tool_calls
 
-__all__ = ["StreamedArguments"]
+_Streaming: Any
+try:  # what LangChain checks to stream a call made with invoke (LangGraph's "messages" mode)
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler as _Streaming
+except ImportError:  # pragma: no cover - a LangChain without it: listen to every call
+    _Streaming = None
+
+__all__ = ["StreamedArguments", "listener_for"]
+
+
+def listener_for(model: Any, config: Any, kwargs: Any) -> StreamedArguments | None:
+    """A :class:`StreamedArguments` for a model call that may stream, else ``None``.
+
+    A call streams when LangChain's ``_should_stream`` says so: a ``stream=True`` keyword, a
+    model with ``streaming=True``, or a streaming callback handler in the config (LangGraph's
+    ``stream_mode="messages"``, which ``Swarm.run(stream=True)`` uses). A call that cannot
+    stream is left without the listener: one callback handler more costs every model call
+    the callback manager's work (about a tenth of a handoff's time).
+
+    Example:
+        >>> from swarmgraph.graph import ScriptedChatModel
+        >>> listener_for(ScriptedChatModel(["hi"]), {}, {}) is None
+        True
+        >>> isinstance(listener_for(ScriptedChatModel(["hi"]), {}, {"stream": True}),
+        ...            StreamedArguments)
+        True
+    """
+    if _Streaming is None or (kwargs or {}).get("stream"):
+        return StreamedArguments()
+    callbacks = (config or {}).get("callbacks")
+    handlers = getattr(callbacks, "handlers", callbacks) or []
+    if any(isinstance(h, _Streaming) for h in handlers):
+        return StreamedArguments()
+    while model is not None:  # a bound model (bind_tools) wraps the chat model
+        if getattr(model, "streaming", False) is True:
+            return StreamedArguments()
+        if (getattr(model, "kwargs", None) or {}).get("stream"):
+            return StreamedArguments()
+        model = getattr(model, "bound", None)
+    return None
 
 
 class StreamedArguments(BaseCallbackHandler):

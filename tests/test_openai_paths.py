@@ -208,3 +208,24 @@ def test_default_path_sends_assistant_messages_without_a_name_as_swarm_does(monk
     assert all("name" not in m for m in sent), sent
     # a user's own name is kept, made API-safe as before
     assert requests[0]["messages"][-1]["name"] == "Ming_Li"
+
+
+def test_streamed_argument_text_is_listened_to_only_where_a_call_can_stream():
+    """The listener that holds streamed tool-call arguments to the strict rule costs each model
+    call the callback manager's work, so it rides only on calls that may stream: a bound
+    ``ChatOpenAI(streaming=True)``, ``stream=True``, or LangGraph's "messages" streaming."""
+    from langchain_openai import ChatOpenAI
+    from langgraph.pregel._messages import StreamMessagesHandler
+    from swarmgraph.graph.streamed_arguments import listener_for
+
+    def greet(name: str) -> str:
+        """Greet someone."""
+        return name
+
+    plain = ChatOpenAI(api_key="offline", model="gpt-4o").bind_tools([greet])
+    streaming = ChatOpenAI(api_key="offline", model="gpt-4o", streaming=True).bind_tools([greet])
+    assert listener_for(plain, {}, {}) is None
+    assert listener_for(streaming, {}, {}) is not None
+    assert listener_for(plain, {}, {"stream": True}) is not None
+    messages_mode = {"callbacks": [StreamMessagesHandler(lambda chunk: None, subgraphs=False)]}
+    assert listener_for(plain, messages_mode, {}) is not None
