@@ -56,24 +56,37 @@ def needs_approval(func: F) -> F:
         >>> requires_approval(needs_approval(delete_account))
         True
     """
+    return mark(func, _MARK)
+
+
+def requires_approval(func: Any) -> bool:
+    """Whether ``func`` was marked with :func:`needs_approval` (also through ``__wrapped__``)."""
+    return is_marked(func, _MARK)
+
+
+def mark(func: F, attribute: str) -> F:
+    """``func`` with ``attribute`` set on it (the function itself), or on a thin wrapper when
+    it takes no attributes (a bound method, a builtin): how ``@needs_approval`` and
+    ``@effect`` mark a tool without changing it."""
     try:
-        setattr(func, _MARK, True)
+        setattr(func, attribute, True)
         return func
-    except (AttributeError, TypeError):  # bound methods, builtins: mark a thin wrapper
+    except (AttributeError, TypeError):
         pass
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         return func(*args, **kwargs)
 
-    setattr(wrapper, _MARK, True)
+    setattr(wrapper, attribute, True)
     return wrapper  # type: ignore[return-value]
 
 
-def requires_approval(func: Any) -> bool:
-    """Whether ``func`` was marked with :func:`needs_approval` (also through ``__wrapped__``)."""
+def is_marked(func: Any, attribute: str) -> bool:
+    """Whether :func:`mark` set ``attribute`` on ``func`` or on what it wraps
+    (``__wrapped__``, a ``functools.partial``'s ``func``)."""
     while func is not None:
-        if getattr(func, _MARK, False):
+        if getattr(func, attribute, False):
             return True
         func = getattr(func, "__wrapped__", None) or getattr(func, "func", None)
     return False

@@ -44,7 +44,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -53,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from .approvals import Decision, requires_approval
+from .approvals import Decision, is_marked, mark, requires_approval
 from .budget import current_branch
 from .schema import tool_spec
 
@@ -94,18 +93,7 @@ def effect(func: F) -> F:
         >>> is_effect(effect(refund))
         True
     """
-    try:
-        setattr(func, _MARK, True)
-        return func
-    except (AttributeError, TypeError):  # bound methods, builtins: mark a thin wrapper
-        pass
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
-
-    setattr(wrapper, _MARK, True)
-    return wrapper  # type: ignore[return-value]
+    return mark(func, _MARK)
 
 
 def is_effect(func: Any) -> bool:
@@ -116,13 +104,7 @@ def is_effect(func: Any) -> bool:
         >>> is_effect(needs_approval(lambda: "x")), is_effect(lambda: "x")
         (True, False)
     """
-    if requires_approval(func):
-        return True
-    while func is not None:
-        if getattr(func, _MARK, False):
-            return True
-        func = getattr(func, "__wrapped__", None) or getattr(func, "func", None)
-    return False
+    return requires_approval(func) or is_marked(func, _MARK)
 
 
 def effect_key(call_id: str, reply_id: str | None) -> str:
