@@ -45,11 +45,13 @@ def _rules(messages: list) -> Any:
     return "ok"
 
 
-class _TimedSwarm:
-    """A Swarm whose ``run`` wall and CPU time are summed, so storage = turn - run."""
+class TimedSwarm:
+    """A Swarm whose ``run`` wall and CPU time are summed, so storage = turn - run.
+    ``model``: its chat model (default: one that calls ``note`` once, then answers)."""
 
-    def __init__(self, latency: float = 0.0) -> None:
-        self.inner = Swarm(chat_model=ScriptedChatModel(respond=_rules, latency=latency))
+    def __init__(self, latency: float = 0.0, model: ScriptedChatModel | None = None) -> None:
+        self.model = model or ScriptedChatModel(respond=_rules, latency=latency)
+        self.inner = Swarm(chat_model=self.model)
         self.spent = self.spent_cpu = 0.0
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -77,7 +79,7 @@ def storage_per_turn(
     filler = [HumanMessage("q " * 20), AIMessage("a " * 40, name="Clerk")] * (stored // 2)
     for start in range(0, len(filler), 500):
         session.history.add_messages(filler[start : start + 500])
-    swarm, agent = _TimedSwarm(), Agent(name="Clerk", functions=[note])
+    swarm, agent = TimedSwarm(), Agent(name="Clerk", functions=[note])
     for i in range(3):  # warm-up: graph compiled, statements prepared, pool filled
         session.run(swarm, agent, f"warm up {i}")
     times = []
@@ -99,7 +101,7 @@ async def _conversation(url: str, cid: str, swarm: Any, agent: Agent, turns: int
 
 def async_concurrency(url: str, sessions: int, turns: int = 5, latency: float = 0.05) -> dict:
     """``sessions`` conversations x ``turns`` turns at once through ``Session.arun``."""
-    swarm, agent = _TimedSwarm(latency), Agent(name="Clerk", functions=[note])
+    swarm, agent = TimedSwarm(latency), Agent(name="Clerk", functions=[note])
     prefix = f"conc-{uuid.uuid4().hex[:8]}"
 
     async def all_at_once(tag: str, n: int) -> None:

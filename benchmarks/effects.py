@@ -50,7 +50,7 @@ from swarmgraph.graph.effects import EffectLedger, effect
 from swarmgraph.memory import Session
 from swarmgraph.memory.effect_ledger import DONE, EFFECT
 
-from benchmarks.backend_turns import _p90, _servers
+from benchmarks.backend_turns import TimedSwarm, _p90, _servers
 from benchmarks.timing import interleaved
 
 VARIANTS = ("plain", "effect")
@@ -114,13 +114,13 @@ class _TimedLedger:
         return str(self.inner.idempotency_key(call))
 
 
-class _TimedSwarm:
-    """A Swarm whose ``run`` time (wall and CPU) is summed, and the ledger's share of it."""
+class _TimedSwarm(TimedSwarm):
+    """A :class:`TimedSwarm` that also sums the ledger's share of ``run`` (the ledger's saves
+    run inside it, and are storage)."""
 
     def __init__(self) -> None:
-        self.model = ScriptedChatModel(respond=_rules)
-        self.inner = Swarm(chat_model=self.model)
-        self.spent = self.spent_cpu = self.ledger = self.ledger_cpu = 0.0
+        super().__init__(model=ScriptedChatModel(respond=_rules))
+        self.ledger = self.ledger_cpu = 0.0
 
     def reset(self) -> None:
         self.spent = self.spent_cpu = self.ledger = self.ledger_cpu = 0.0
@@ -130,12 +130,7 @@ class _TimedSwarm:
     def run(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs.get("effects") is not None:
             kwargs["effects"] = _TimedLedger(kwargs["effects"], self)
-        start, cpu = time.perf_counter(), time.process_time()
-        try:
-            return self.inner.run(*args, **kwargs)
-        finally:
-            self.spent += time.perf_counter() - start
-            self.spent_cpu += time.process_time() - cpu
+        return super().run(*args, **kwargs)
 
 
 def _turn(session: Session, swarm: _TimedSwarm, agent: Agent, text: str) -> tuple[float, ...]:

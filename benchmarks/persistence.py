@@ -35,9 +35,11 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
-from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
+from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
 from swarmgraph.graph.state import SwarmState, merge_context
 from typing_extensions import NotRequired, TypedDict
+
+from benchmarks.backend_turns import TimedSwarm
 
 WINDOW = 20
 
@@ -63,21 +65,6 @@ def _model() -> ScriptedChatModel:
     return ScriptedChatModel([], respond=lambda msgs: "Noted.")
 
 
-class _TimedSwarm:
-    """A Swarm whose ``run`` time is summed, so storage time = turn time - run time."""
-
-    def __init__(self) -> None:
-        self.inner = Swarm(chat_model=_model())
-        self.spent = 0.0
-
-    def run(self, *args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return self.inner.run(*args, **kwargs)
-        finally:
-            self.spent += time.perf_counter() - start
-
-
 def _file_bytes(path: str) -> int:
     con = sqlite3.connect(path)
     try:
@@ -94,7 +81,7 @@ def ours_session(path: str, n: int, turns: int) -> tuple[list[float], list[float
     url = "sqlite:///" + path
     agent = Agent(name="Helper")
     Session("bench", url=url).history.add_messages(make_history(n))
-    swarm = _TimedSwarm()
+    swarm = TimedSwarm(model=_model())
     session = Session("bench", url=url, window=WINDOW)
     session.run(swarm, agent, "warm-up")  # engine compiled, statements prepared
     per_turn, storage = [], []
@@ -117,7 +104,7 @@ def naive_history(path: str, n: int, turns: int) -> tuple[list[float], list[floa
         history = SQLChatMessageHistory(session_id="bench", connection="sqlite:///" + path)
     history.add_messages(make_history(n))
     agent = Agent(name="Helper")
-    swarm = _TimedSwarm()
+    swarm = TimedSwarm(model=_model())
 
     def turn(text: str) -> None:
         from swarmgraph.graph.messages import to_langchain
