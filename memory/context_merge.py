@@ -47,8 +47,6 @@ from ..graph.context_changes import MISSING, change_of
 #: A merge rule: ``rule(stored value, this turn's change) -> merged value``.
 MergeRule = Callable[[Any, Any], Any]
 
-_MISSING: Any = MISSING
-
 
 def rebase(
     latest: dict[str, Any],
@@ -63,40 +61,40 @@ def rebase(
     rebased = copy.deepcopy(latest)
     rules = merge or {}
     for key, value in new.items():
-        before = base.get(key, _MISSING)
-        if before is not _MISSING and before == value:
+        before = base.get(key, MISSING)
+        if before is not MISSING and before == value:
             continue  # this turn left it alone: the stored value stands
-        stored = latest.get(key, _MISSING)
-        if stored is before or (stored is not _MISSING and stored == before):
+        stored = latest.get(key, MISSING)
+        if stored is before or (stored is not MISSING and stored == before):
             rebased[key] = copy.deepcopy(value)  # only this turn changed it
             continue
         # Both changed it (even to the same value: two increments that both wrote 2 lost one).
         kept = _merged(rules.get(key), stored, before, value)
-        rebased[key] = copy.deepcopy(value if kept is _MISSING else kept)
-        if kept is _MISSING and conflicts is not None:
+        rebased[key] = copy.deepcopy(value if kept is MISSING else kept)
+        if kept is MISSING and conflicts is not None:
             conflicts.append(_conflict(key, before, stored, value, value))
     for key, before in base.items():
         if key in new:
             continue
-        stored = latest.get(key, _MISSING)
+        stored = latest.get(key, MISSING)
         rebased.pop(key, None)  # this turn deleted it
-        if stored is not _MISSING and stored != before and conflicts is not None:
-            conflicts.append(_conflict(key, before, stored, _MISSING, _MISSING))
+        if stored is not MISSING and stored != before and conflicts is not None:
+            conflicts.append(_conflict(key, before, stored, MISSING, MISSING))
     return rebased
 
 
 def _merged(rule: MergeRule | None, stored: Any, before: Any, value: Any) -> Any:
-    if rule is None or stored is _MISSING:
-        return _MISSING
+    if rule is None or stored is MISSING:
+        return MISSING
     change = change_of(before, value)
-    if change is _MISSING:
-        return _MISSING
+    if change is MISSING:
+        return MISSING
     return rule(stored, change)
 
 
 def _conflict(key: str, base: Any, stored: Any, ours: Any, kept: Any) -> dict[str, Any]:
     shown = {"key": key, "base": base, "stored": stored, "ours": ours, "kept": kept}
-    return {k: (None if v is _MISSING else copy.deepcopy(v)) for k, v in shown.items()}
+    return {k: (None if v is MISSING else copy.deepcopy(v)) for k, v in shown.items()}
 
 
 def check_rules(merge: Mapping[str, MergeRule] | None) -> dict[str, MergeRule]:
