@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
+from .marks import APPROVAL_MARK, is_marked, mark
 from .schema import tool_spec
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: A human's answer to one waiting call: run it (True), deny it (False), or deny with a reason.
 Decision = bool | str
 
-_MARK = "__swarmgraph_needs_approval__"
+_MARK = APPROVAL_MARK
 
 
 def needs_approval(func: F) -> F:
@@ -62,34 +62,6 @@ def needs_approval(func: F) -> F:
 def requires_approval(func: Any) -> bool:
     """Whether ``func`` was marked with :func:`needs_approval` (also through ``__wrapped__``)."""
     return is_marked(func, _MARK)
-
-
-def mark(func: F, attribute: str) -> F:
-    """``func`` with ``attribute`` set on it (the function itself), or on a thin wrapper when
-    it takes no attributes (a bound method, a builtin): how ``@needs_approval`` and
-    ``@effect`` mark a tool without changing it."""
-    try:
-        setattr(func, attribute, True)
-        return func
-    except (AttributeError, TypeError):
-        pass
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
-
-    setattr(wrapper, attribute, True)
-    return wrapper  # type: ignore[return-value]
-
-
-def is_marked(func: Any, attribute: str) -> bool:
-    """Whether :func:`mark` set ``attribute`` on ``func`` or on what it wraps
-    (``__wrapped__``, a ``functools.partial``'s ``func``)."""
-    while func is not None:
-        if getattr(func, attribute, False):
-            return True
-        func = getattr(func, "__wrapped__", None) or getattr(func, "func", None)
-    return False
 
 
 class PendingApproval(BaseModel):

@@ -1,8 +1,9 @@
-"""Hard limits on a run (:class:`Budget`) and the run's books (:class:`Ledger`): usage in total and
-per agent, and the trajectory of steps in order.
+"""Hard limits on a run (:class:`Budget`) and the books that check them (:class:`Ledger`).
 
-The agent node asks the ledger *before* every model call, tool call and handoff whether the step
-fits; a step that would pass a limit is not taken, the run stops and ``Swarm.run`` raises
+A feature: a run without a ``Budget`` keeps plain books (graph/books.py: usage and the
+trajectory, by counting) and never enters this module's checks. With one, the agent node
+asks the ledger *before* every model call, tool call and handoff whether the step fits; a
+step that would pass a limit is not taken, the run stops and ``Swarm.run`` raises
 :class:`~swarmgraph.graph.errors.BudgetExceeded` with everything produced so far.
 
 Parallel branches share one ledger and one budget. A check and what it admits are one atomic
@@ -30,51 +31,17 @@ from __future__ import annotations
 
 import math
 import threading
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from .books import COUNTS, Books, branch_scope, current_branch
 from .errors import BudgetExceeded
 
 __all__ = ["Budget", "BudgetExceeded", "Ledger", "branch_scope", "current_branch"]
-
-#: What the ledger counts, in total and per agent.
-COUNTS = ("model_calls", "input_tokens", "output_tokens", "tool_calls", "handoffs")
-
-#: The label of the parallel branch the current code runs in (``None``: the main run). A
-#: context variable, so LangGraph's worker threads and asyncio tasks inherit it.
-_BRANCH: ContextVar[str | None] = ContextVar("swarmgraph_branch", default=None)
-
-
-def current_branch() -> str | None:
-    """The label of the parallel branch running here, ``None`` outside one.
-
-    Example:
-        >>> with branch_scope("Billing"):
-        ...     current_branch()
-        'Billing'
-        >>> current_branch() is None
-        True
-    """
-    return _BRANCH.get()
-
-
-@contextmanager
-def branch_scope(label: str) -> Iterator[str]:
-    """Run the block as parallel branch ``label`` (nested: ``"Outer/Inner"``)."""
-    outer = _BRANCH.get()
-    path = label if outer is None else f"{outer}/{label}"
-    token = _BRANCH.set(path)
-    try:
-        yield path
-    finally:
-        _BRANCH.reset(token)
 
 
 @dataclass(frozen=True)
@@ -116,27 +83,23 @@ class Budget:
             if inner.per_agent:
                 raise ValueError(f"Budget.per_agent[{name!r}] cannot have a per_agent of its own")
 
+    def ledger(self) -> Ledger:
+        """The books a run with this budget keeps: :class:`Ledger` (how ``RunControl``
+        attaches the feature without importing it)."""
+        return Ledger(self)
 
-class Ledger:
-    """One run's counters, trajectory and budget checks (kept in the run's ``RunControl``)."""
+
+class Ledger(Books):
+    """One run's books (:class:`~swarmgraph.graph.books.Books`) with its budget's checks."""
 
     def __init__(self, budget: Budget | None = None) -> None:
+        super().__init__()
         self.budget = budget
-        self.totals: dict[str, int] = dict.fromkeys(COUNTS, 0)
-        self.by_agent: dict[str, dict[str, int]] = {}
-        self.trajectory: list[dict[str, Any]] = []
-        #: ``time.perf_counter()`` when the run began: branch times are seconds since then.
-        self.started = time.perf_counter()
-        # Parallel branches check and book from several threads (or tasks) at once: a check
-        # and the step it admits are held under the lock until the step is booked.
-        self._lock = threading.Lock()
+        # A check and the step it admits are held under the lock until the step is booked;
+        # booking takes the lock again (Books._book), so it is reentrant here.
+        self._lock = threading.RLock()  # type: ignore[assignment]
         self._held: dict[tuple[str | None, str], int] = {}
         self._held_tokens: dict[str, list[int]] = {}
-
-    @property
-    def usage(self) -> dict[str, Any]:
-        """``Response.usage``: the totals plus ``by_agent`` (copies)."""
-        return {**self.totals, "by_agent": {k: dict(v) for k, v in self.by_agent.items()}}
 
     # -- checks (before a step) -------------------------------------------------------
     def before_model(self, agent: str, prompt: Sequence[BaseMessage]) -> BudgetExceeded | None:
@@ -181,7 +144,7 @@ class Ledger:
                 self._hold(agent, "handoffs", count)
         return over
 
-    # -- records (after a step) -------------------------------------------------------
+    # -- records (after a step): what was admitted is no longer held -----------------
     def model_called(
         self, agent: str, model: str, *, input_tokens: int, output_tokens: int, tool_calls: list
     ) -> None:
@@ -190,16 +153,12 @@ class Ledger:
             estimates = self._held_tokens.get(agent)
             if estimates:
                 self._release(agent, "tokens", estimates.pop(0))
-            self._add(agent, model_calls=1, input_tokens=input_tokens, output_tokens=output_tokens)
-            self._record(
-                {
-                    "agent": agent,
-                    "kind": "model",
-                    "name": model,
-                    "input_tokens": input_tokens,
-                    "output_tokens": output_tokens,
-                    "tool_calls": [c["name"] for c in tool_calls],
-                }
+            super().model_called(
+                agent,
+                model,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                tool_calls=tool_calls,
             )
 
     def tool_called(
@@ -207,101 +166,19 @@ class Ledger:
     ) -> None:
         with self._lock:
             self._release(agent, "tool_calls", 1)
-            self._add(agent, tool_calls=1)
-            self._record(
-                {
-                    "agent": agent,
-                    "kind": "tool",
-                    "name": name,
-                    "id": call_id,
-                    "arguments": arguments,
-                }
-                | extra
-            )
-
-    def tool_denied(self, agent: str, name: str, call_id: str, answer: str) -> None:
-        """A call a human denied: on the trajectory, not counted as a tool call."""
-        with self._lock:
-            self._record(
-                {"agent": agent, "kind": "tool", "name": name, "id": call_id, "denied": answer}
-            )
+            super().tool_called(agent, name, call_id, arguments, **extra)
 
     def handed_off(self, agent: str, to: str, *, route: str | None = None) -> None:
         with self._lock:
             self._release(agent, "handoffs", 1)
-            self._add(agent, handoffs=1)
-            if route is None:
-                self._record({"agent": agent, "kind": "handoff", "name": to})
-            else:
-                self._record({"agent": agent, "kind": "route", "name": route, "to": to})
+            super().handed_off(agent, to, route=route)
 
     def fanned_out(self, agent: str, tool: str, labels: Sequence[str]) -> None:
-        """``agent``'s tool ``tool`` handed the conversation to parallel branches ``labels``
-        (one handoff each, admitted by :meth:`before_handoff`)."""
         with self._lock:
             self._release(agent, "handoffs", len(labels))
-            self._add(agent, handoffs=len(labels))
-            self._record(
-                {"agent": agent, "kind": "fan_out", "name": tool, "branches": list(labels)}
-            )
-
-    def branch_ran(self, label: str, agent: str, started: float, ended: float, status: str) -> None:
-        """Branch ``label`` (started at ``agent``) ran from ``started`` to ``ended``
-        (``time.perf_counter()`` values, stored as seconds since the run began)."""
-        with self._lock:
-            self.trajectory.append(
-                {
-                    "agent": agent,
-                    "kind": "branch",
-                    "name": label,
-                    "branch": label,
-                    "status": status,
-                    "start": round(started - self.started, 6),
-                    "end": round(ended - self.started, 6),
-                }
-            )
-
-    def joined(self, agent: str, labels: Sequence[str], conflicts: Sequence[str] = ()) -> None:
-        """The branches ``labels`` joined; ``agent`` speaks next."""
-        with self._lock:
-            entry: dict[str, Any] = {"agent": agent, "kind": "join", "branches": list(labels)}
-            if conflicts:
-                entry["conflicts"] = list(conflicts)
-            self._record(entry)
-
-    def checked(
-        self,
-        agent: str,
-        kind: str,
-        name: str,
-        reason: str | None,
-        *,
-        when: str | None = None,
-        model: str | None = None,
-        input_tokens: int = 0,
-        output_tokens: int = 0,
-    ) -> None:
-        """A guardrail or precondition ran on ``agent`` (``kind``: ``"guardrail"`` or
-        ``"precondition"``): on the trajectory, passed or not; a guardrail's own model call
-        (``model`` or tokens given) counts as a model call of ``agent``, with its tokens."""
-        entry: dict[str, Any] = {"agent": agent, "kind": kind, "name": name}
-        if when is not None:
-            entry["when"] = when
-        entry["passed"] = reason is None
-        if reason is not None:
-            entry["reason"] = reason
-        if model is not None or input_tokens or output_tokens:
-            self._add(agent, model_calls=1, input_tokens=input_tokens, output_tokens=output_tokens)
-            entry.update(model=model, input_tokens=input_tokens, output_tokens=output_tokens)
-        self.trajectory.append(entry)
+            super().fanned_out(agent, tool, labels)
 
     # -- internals ----------------------------------------------------------------------
-    def _record(self, entry: dict[str, Any]) -> None:
-        branch = _BRANCH.get()
-        if branch is not None:
-            entry["branch"] = branch
-        self.trajectory.append(entry)
-
     def _hold(self, agent: str, key: str, amount: int) -> None:
         if amount <= 0 or self.budget is None:
             return
@@ -315,14 +192,6 @@ class Ledger:
             held = self._held.get((scope, key), 0)
             if held:
                 self._held[(scope, key)] = max(held - amount, 0)
-
-    def _add(self, agent: str, **counts: int) -> None:
-        mine = self.by_agent.get(agent)
-        if mine is None:
-            mine = self.by_agent[agent] = dict.fromkeys(COUNTS, 0)
-        for key, value in counts.items():
-            self.totals[key] += value
-            mine[key] += value
 
     def _limits(
         self, field_name: str, agent: str

@@ -52,8 +52,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from .approvals import Decision, is_marked, mark, requires_approval
-from .budget import current_branch
+from .approvals import Decision
+from .books import current_branch
+from .marks import EFFECT_MARK, decides, mark
 from .schema import tool_spec
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_MARK = "__swarmgraph_effect__"
+_MARK = EFFECT_MARK
 
 
 def effect(func: F) -> F:
@@ -104,7 +105,7 @@ def is_effect(func: Any) -> bool:
         >>> is_effect(needs_approval(lambda: "x")), is_effect(lambda: "x")
         (True, False)
     """
-    return requires_approval(func) or is_marked(func, _MARK)
+    return decides(func)
 
 
 def effect_key(call_id: str, reply_id: str | None) -> str:

@@ -38,6 +38,7 @@ import asyncio
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -149,13 +150,17 @@ class AgentNode:
 
     def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         control = current_control(config)
-        turn = self._begin(state, control, ledger_for(control, config))
+        # Approvals and effects only for a run whose tools are marked (graph/marks.py).
+        decides = control.decides if control.decides is not None else self.runtime.decides(control)
+        turn = self._begin(state, control, ledger_for(control, config) if decides else None)
         if turn.again:
             return Command(update=turn.update, goto=self.name)
         self._check(turn)  # an agent taking the conversation: its input guardrails
         if turn.call is not None:  # the model speaks
             call = turn.call  # streamed argument text is held to the strict rule
-            heard = listener_for(call.runnable, config, call.kwargs)
+            heard = None
+            if call.streams or _handlers(config):  # the call may stream
+                heard = listener_for(call.runnable, config, call.kwargs)
             reply = call.runnable.invoke(turn.prompt, _with(config, heard), **call.kwargs)
             self._replied(turn, call, heard.strict(reply) if heard and heard.calls else reply)
             self._check(turn)  # a final answer: output guardrails
@@ -164,10 +169,10 @@ class AgentNode:
                 turn.ran,
                 turn.tools,
                 turn.context,
-                debug=_debug(turn),
+                debug=turn.control.debug_print if turn.control.debug else None,
                 schema=self.runtime.schema,
                 effects=turn.effects,
-                inputs=self.runtime.inputs_for(turn.agent, turn.control),
+                inputs=_inputs(self.runtime, turn),
             )
             self._after_tools(turn, turn.ran, outcome)
             self._check(turn)  # a handoff: the target's precondition and input guardrails
@@ -175,7 +180,8 @@ class AgentNode:
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         control = current_control(config)
-        ledger = ledger_for(control, config)
+        decides = control.decides if control.decides is not None else self.runtime.decides(control)
+        ledger = ledger_for(control, config) if decides else None
         if ledger is not None and self._asks_ledger(state, control):
             # Its reads and writes are sync (a database, or a store whose sync calls must not
             # run on the event loop): one thread hop, only for steps that touch it.
@@ -187,7 +193,9 @@ class AgentNode:
         await self._acheck(turn)
         if turn.call is not None:
             call = turn.call
-            heard = listener_for(call.runnable, config, call.kwargs)
+            heard = None
+            if call.streams or _handlers(config):  # the call may stream
+                heard = listener_for(call.runnable, config, call.kwargs)
             reply = await call.runnable.ainvoke(turn.prompt, _with(config, heard), **call.kwargs)
             self._replied(turn, call, heard.strict(reply) if heard and heard.calls else reply)
             await self._acheck(turn)
@@ -196,10 +204,10 @@ class AgentNode:
                 turn.ran,
                 turn.tools,
                 turn.context,
-                debug=_debug(turn),
+                debug=turn.control.debug_print if turn.control.debug else None,
                 schema=self.runtime.schema,
                 effects=turn.effects,
-                inputs=self.runtime.inputs_for(turn.agent, turn.control),
+                inputs=_inputs(self.runtime, turn),
             )
             self._after_tools(turn, turn.ran, outcome)
             await self._acheck(turn)
@@ -276,7 +284,7 @@ class AgentNode:
         turn = Turn(agent, control, state, context, filled=filled, ledger=ledger)
         messages = state["messages"]
         # Calls wait for a human only after a reply or tool answers, never after a user message.
-        if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
+        if control.decides and messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
             waiting = self.runtime.waiting(agent, messages, control, ledger)
             if waiting is not None:  # decide, then run the approved (the reply's owner's tools)
                 turn.agent, held = waiting
@@ -286,7 +294,7 @@ class AgentNode:
         # with the ledger: use it. A new model call would carry new call ids, and the effect
         # would run a second time. (Only an agent with effect tools can have left one.)
         resumed = None
-        if ledger is not None and any(map(is_effect, agent.tools)):
+        if ledger is not None and self.runtime.plan(agent).decides:
             resumed = ledger.in_flight(messages)
         if resumed is not None:
             waiting = self.runtime.waiting(agent, [*messages, resumed], control, ledger)
@@ -302,16 +310,20 @@ class AgentNode:
             instructions = instructions(defaultdict(str, context))
         # The run's prompt context (a Session's long-term recall) is asked per model call and
         # per agent: a handoff changes the agent, and so what it may be told.
-        extra = self.runtime.extra_prompt(agent, messages, control)
+        hook = control.prompt_context or self.runtime.prompt_context
+        extra = hook(agent, messages) if hook is not None else None
         if extra:
             instructions = f"{instructions}\n\n{extra}"
         # Agent(history=...) narrows what this agent's model reads; the state stays whole.
-        prompt = [SystemMessage(content=instructions), *view_for(agent, messages)]
+        seen = messages if agent.history is None else view_for(agent, messages)
+        prompt = [SystemMessage(content=instructions), *seen]
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         call = self.runtime.model_for(agent, control)
         turn.prompt = [_as_sent(m) for m in prompt] if call.safe_names else prompt
-        exceeded = control.ledger.before_model(agent.name, turn.prompt)
+        exceeded = (
+            None if control.budget is None else control.ledger.before_model(agent.name, turn.prompt)
+        )
         if exceeded is None:
             turn.call = call
         else:  # the budget allows no more model calls: the run halts here
@@ -452,13 +464,17 @@ class AgentNode:
         those that do not: approval-marked calls are held (left unanswered), calls past the
         budget are refused."""
         held: list[ToolCall] = []
-        if turn.effects is None:
+        control = turn.control
+        if turn.effects is None and control.decides:  # (or a tool takes an idempotency key)
             turn.effects = self._effects(turn, reply)
-        if hold:
+        if hold and control.decides:
             reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
         calls = reply.tool_calls
-        room, bound = turn.control.ledger.tool_allowance(turn.agent.name, len(calls))
+        if control.budget is None:  # no limits: every call runs
+            turn.ran = reply
+            return
+        room, bound = control.ledger.tool_allowance(turn.agent.name, len(calls))
         if len(calls) <= room:
             turn.ran = reply
             return
@@ -508,7 +524,8 @@ class AgentNode:
         if asks and control.execute_tools:
             self._admit(turn, reply, call.tools)
         else:
-            control.debug_print("Ending turn.")
+            if control.debug:
+                control.debug_print("Ending turn.")
             if agent.output_guardrails and not asks:
                 answered = {
                     "messages": [*turn.state["messages"], reply],
@@ -545,11 +562,17 @@ class AgentNode:
             if turn.fanned is not None:
                 return
         target, label, call_id = self._next_agent(turn, outcome, context)
-        if target is not None:
+        if target is None:
+            return
+        if target.input_guardrails or target.requires is not None:  # it checks who comes in
             switch = GuardedSwitch(
                 self.runtime, agent, state, update, control, context, label=label, call_id=call_id
             )
             turn.gate = switch.to(target)
+        elif not self.runtime.switch(agent, target, state, update, control, route=label):
+            reanswer(update.setdefault("messages", []), call_id, f"Error: {control.exceeded}")
+        elif label is not None and control.debug:
+            control.debug_print(f"{agent.name} \u21d2 {target.name} (route)")
 
     def _next_agent(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
@@ -595,8 +618,11 @@ class AgentNode:
         return target, label, call_id
 
 
-def _debug(turn: Turn) -> Any:
-    return turn.control.debug_print if turn.control.debug else None
+def _inputs(runtime: GraphRuntime, turn: Turn) -> Mapping[str, Any] | None:
+    """The injected tool parameters' values for the agent whose calls run (the run's
+    ``tool_inputs`` hook, else the graph's; None: only ``context_variables``)."""
+    hook = turn.control.tool_inputs or runtime.tool_inputs
+    return hook(turn.agent) if hook is not None else None
 
 
 _NO_FAN_OUT = (
@@ -604,6 +630,13 @@ _NO_FAN_OUT = (
     "tool that returns Parallel must name Parallel in its code, or set "
     "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
 )
+
+
+def _handlers(config: RunnableConfig) -> Any:
+    """The callback handlers of ``config`` (LangGraph's "messages" mode puts its streaming
+    handler there), for the check whether a model call may stream."""
+    callbacks = config.get("callbacks")
+    return getattr(callbacks, "handlers", callbacks)
 
 
 def _with(config: RunnableConfig, handler: StreamedArguments | None) -> RunnableConfig:

@@ -101,7 +101,7 @@ class PreparedRun(AbstractContextManager):
     ) -> PreparedRun:
         """The graph's input and config for ``request``, starting at ``agent`` (a member of
         ``roster``, this run's agents by node name)."""
-        if request.budget is not None and not isinstance(request.budget, Budget):
+        if request.budget is not None and not callable(getattr(request.budget, "ledger", None)):
             raise TypeError(f"budget must be a Budget, got {type(request.budget).__name__}")
         # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
         # LangChain messages are copied so add_messages never stamps ids on the caller's.
@@ -154,12 +154,14 @@ class PreparedRun(AbstractContextManager):
         new = final["messages"][self.start :]
         agent = self.runtime.agent_for(final.get("active_agent"), self.control)
         # With execute_tools=False the caller runs the tools: nothing waits for approval.
-        waiting = self.control.execute_tools and self.runtime.waiting(
-            agent, final["messages"], self.control, self.control.effects
+        waiting = (
+            self.control.execute_tools
+            and self.control.decides is not False  # no tool of the run waits for a decision
+            and self.runtime.waiting(agent, final["messages"], self.control, self.control.effects)
         )
         branches = branch_records(self.control) if self.control.fan_outs else []
         pending = waiting[1].pending if waiting else []
-        if not pending and any(b["status"] == "waiting" for b in branches):
+        if not pending and branches and any(b["status"] == "waiting" for b in branches):
             # inside branches of a fan-out: every branch's waiting calls
             pending = [p for key, calls in self.control.waiting_in.items() if key for p in calls]
         response = Response(
@@ -182,7 +184,8 @@ class PreparedRun(AbstractContextManager):
         if stopped is not None:
             stopped.response = response
             raise stopped
-        nested = sorted(k for k in self.control.waiting_in if k and "/" in k)
+        waiting_in = self.control.waiting_in
+        nested = sorted(k for k in waiting_in if k and "/" in k) if waiting_in else []
         if nested and response.pending:
             error = SwarmError(
                 f"an approval inside a nested fan-out (branch {nested[0]!r}) cannot be resumed "

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
 
-from .budget import Budget, Ledger, current_branch
+from .books import Books, current_branch
 from .errors import BudgetExceeded, GuardrailTripped
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from .approvals import PendingApproval
+    from .budget import Budget
     from .effects import EffectLedger
     from .types import Agent
 
@@ -87,8 +88,12 @@ class RunControl:
     prompt_context: PromptContext | None = None
     #: Values of injected tool parameters (see :data:`ToolInputs`).
     tool_inputs: ToolInputs | None = None
-    #: Usage in total and by agent, the trajectory, and the budget's checks.
-    ledger: Ledger = field(init=False)
+    #: Whether an agent of this run has a tool marked ``@needs_approval`` or ``@effect``
+    #: (``GraphRuntime.decides`` finds out once): none, and approvals and effects are skipped.
+    decides: bool | None = None
+    #: Usage in total and by agent and the trajectory (graph/books.py), with the budget's
+    #: checks when the run has one (``Budget.ledger()``: graph/budget.py).
+    ledger: Books = field(init=False)
     #: Parallel branches (graph/branches.py): each finished branch's record, in the order they
     #: finished (``Response.branches`` sorts them), the fan-outs' ids in the order they
     #: happened, what a branch raised (the join re-raises it), and the fan-out a resumed run
@@ -101,7 +106,7 @@ class RunControl:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
-        self.ledger = Ledger(self.budget)
+        self.ledger = Books() if self.budget is None else self.budget.ledger()
 
     @property
     def awaiting(self) -> list[PendingApproval] | None:
@@ -132,7 +137,7 @@ class RunControl:
 
     def turns_left(self) -> bool:
         return (
-            self.awaiting is None
+            (not self.waiting_in or self.awaiting is None)
             and self.exceeded is None
             and self.tripped is None
             and self.new_messages < self.max_turns

@@ -29,10 +29,11 @@ from .context_changes import merge_rules_of
 from .context_schema import ContextSchema
 from .effects import EffectLedger, recorded
 from .errors import HandoffLoopError
+from .marks import decides
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
 from .run_control import PromptContext, RunControl, ToolInputs
-from .schema import tool_spec
+from .schema import IDEMPOTENCY_PARAM, tool_spec
 from .state import StateUpdate, SwarmState
 from .types import Agent, AgentFunction
 
@@ -56,6 +57,16 @@ class FanOutStep(Protocol):
     def __call__(self, turn: Any, outcome: Any, context: dict[str, Any]) -> Command | None: ...
 
 
+class ToolPlan(NamedTuple):
+    """What an agent's tools ask of the run, read once per agent (:meth:`GraphRuntime.plan`):
+    ``decides``: a tool is marked ``@needs_approval`` or ``@effect`` (graph/marks.py), so its
+    calls may wait for a decision or go through an effect ledger; ``keyed``: a tool takes
+    the injected ``idempotency_key``. Neither: those features are never entered."""
+
+    decides: bool
+    keyed: bool
+
+
 class ModelCall(NamedTuple):
     """One model call's recipe: ``runnable.invoke(prompt, config, **kwargs)``."""
 
@@ -63,6 +74,10 @@ class ModelCall(NamedTuple):
     kwargs: dict[str, Any]
     tools: list[AgentFunction]
     safe_names: bool  # the model sends senders as OpenAI "name"s: rewrite unsafe ones
+    #: The model streams of itself (``streaming=True``, a bound ``stream=True``): its
+    #: streamed tool-call arguments are listened to (graph/streamed_arguments.py) even when
+    #: the run's config asks for no stream.
+    streams: bool = False
 
 
 class GraphRuntime:
@@ -94,7 +109,14 @@ class GraphRuntime:
         self.resolver = resolver
         self.max_consecutive_handoffs = max_consecutive_handoffs
         self.lookup = lookup
-        self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any]]] = {}
+        self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any], bool]] = {}
+        self._models: dict[str, BaseChatModel] = {}
+        # Per agent (by id): the agent, the ids of its tools then, and their plan.
+        self._plans: dict[int, tuple[Agent, tuple[int, ...], ToolPlan]] = {}
+        # Per roster (by id): the roster, its size then, whether a tool of it decides.
+        self._rosters: dict[int, tuple[dict[str, Agent], int, bool]] = {}
+        #: An unforeseen agent of this graph (outside any run roster) has a deciding tool.
+        self.dynamic_decides = False
         self.default_node, self.default = next(iter(agents.items()))
         self.prompt_context: PromptContext | None = None
         self.tool_inputs: ToolInputs | None = None
@@ -110,20 +132,45 @@ class GraphRuntime:
         #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
 
-    # -- the run's hooks ---------------------------------------------------------------
-    def extra_prompt(
-        self, agent: Agent, messages: Sequence[BaseMessage], control: RunControl
-    ) -> str | None:
-        """What the run's (else the graph's) ``prompt_context`` adds to ``agent``'s system
-        prompt for this model call, or None."""
-        hook = control.prompt_context or self.prompt_context
-        return hook(agent, messages) if hook is not None else None
+    # -- what the agents' tools need ------------------------------------------------
+    def plan(self, agent: Agent) -> ToolPlan:
+        """:class:`ToolPlan` of ``agent``'s tools, cached while its tools stay the same."""
+        tools = agent.tools
+        ids = tuple(map(id, tools))
+        cached = self._plans.get(id(agent))
+        if cached is not None and cached[0] is agent and cached[1] == ids:
+            return cached[2]
+        plan = ToolPlan(
+            decides=any(map(decides, tools)),
+            keyed=any(IDEMPOTENCY_PARAM in tool_spec(f).injected for f in tools),
+        )
+        if len(self._plans) > 1024:  # agents created per request must not grow this forever
+            self._plans.clear()
+        self._plans[id(agent)] = (agent, ids, plan)
+        return plan
 
-    def inputs_for(self, agent: Agent, control: RunControl) -> Mapping[str, Any] | None:
-        """The injected tool parameters' values for ``agent``'s calls (None: only
-        ``context_variables``)."""
-        hook = control.tool_inputs or self.tool_inputs
-        return hook(agent) if hook is not None else None
+    def decides(self, control: RunControl) -> bool:
+        """Whether any agent of this run has a tool whose calls may wait for a decision or
+        go through an effect ledger, or that takes an ``idempotency_key`` (derived by the
+        effect bookkeeping); when none does, approvals and effects are skipped. Kept in
+        ``control.decides`` for the run."""
+        if control.decides is not None:
+            return control.decides
+        agents, dynamic = self._maps(control)
+        cached = self._rosters.get(id(agents))
+        if cached is not None and cached[0] is agents and cached[1] == len(agents):
+            found = cached[2]
+        else:
+            found = any(any(self.plan(agent)) for agent in agents.values())
+            if len(self._rosters) > 256:
+                self._rosters.clear()
+            self._rosters[id(agents)] = (agents, len(agents), found)
+        if dynamic is self.dynamic:  # the graph's own unforeseen agents
+            found = found or self.dynamic_decides
+        elif dynamic:
+            found = found or any(any(self.plan(agent)) for agent in dynamic.values())
+        control.decides = found
+        return found
 
     # -- names <-> agents ------------------------------------------------------
     def roster(self, control: RunControl | None) -> dict[str, Agent]:
@@ -150,7 +197,10 @@ class GraphRuntime:
         while key in agents:
             key += "#dynamic"
         dynamic[key] = agent
+        if control is not None and control.decides is False and any(self.plan(agent)):
+            control.decides = True  # this run's own unforeseen agent brings approvals
         if dynamic is self.dynamic:
+            self.dynamic_decides = self.dynamic_decides or any(self.plan(agent))
             self.dynamic.move_to_end(key)
             while len(self.dynamic) > MAX_DYNAMIC_AGENTS:
                 self.dynamic.popitem(last=False)
@@ -198,6 +248,8 @@ class GraphRuntime:
         """The calls ``messages`` end on that wait for a decision (approval-marked, or in
         doubt) or that ``ledger`` holds an outcome for, and the agent whose tools they are
         (``agent``, or the sender of the reply that asked for them)."""
+        if not self.decides(control or RunControl()):  # no tool of this run waits or is recorded
+            return None
         found = open_calls(messages)  # the usual case after tools ran: every call answered
         if found is None:
             return None
@@ -223,10 +275,11 @@ class GraphRuntime:
         trail and its loop check, the active agent, the ledger), unless the budget's
         ``max_handoffs`` would be passed: then the run halts and this returns False. Our
         agents' nodes and LangGraph members' nodes both switch through here."""
-        exceeded = control.ledger.before_handoff(agent.name)
-        if exceeded is not None:
-            control.exceeded = exceeded
-            return False
+        if control.budget is not None:
+            exceeded = control.ledger.before_handoff(agent.name)
+            if exceeded is not None:
+                control.exceeded = exceeded
+                return False
         trail = [*state.get("handoff_trail", ()), agent.name]
         if len(trail) >= self.max_consecutive_handoffs:
             raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)
@@ -256,18 +309,22 @@ class GraphRuntime:
     def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
         """How to call ``agent``'s model: the runnable, the keyword arguments that carry
         its bound tools, the tool functions. Cached per model and tool set."""
-        model = self.resolver.get(control.model_override or agent.model)
+        name = control.model_override or agent.model
+        model = self._models.get(name)
+        if model is None:  # the resolver's own cache is behind a lock: this one is read freely
+            model = self._models[name] = self.resolver.get(name)
         tools = agent.tools
         safe_names = type(model).__name__ in _SENDS_NAMES
         if not tools:
-            return ModelCall(model, _NO_KWARGS, tools, safe_names)
+            streams = getattr(model, "streaming", False) is True
+            return ModelCall(model, _NO_KWARGS, tools, safe_names, streams)
         # Keyed by the tools' specs, not the functions: agents built per request bring fresh
         # functions with the same schemas, and binding them again every turn costs.
         specs = tuple(map(tool_spec, tools))
         key = (id(model), tuple(map(id, specs)), agent.tool_choice, agent.parallel_tool_calls)
         cached = self._bound.get(key)
         if cached is not None and cached[0][0] is model and cached[0][1] == specs:
-            return ModelCall(cached[1], cached[2], tools, safe_names)
+            return ModelCall(cached[1], cached[2], tools, safe_names, cached[3])
         kwargs: dict[str, Any] = {}
         if agent.tool_choice is not None:
             kwargs["tool_choice"] = agent.tool_choice
@@ -277,11 +334,27 @@ class GraphRuntime:
         runnable, call_kwargs = _unwrap_binding(bound)
         if len(self._bound) > 512:  # agents created per request must not grow this forever
             self._bound.clear()
-        self._bound[key] = ((model, specs), runnable, call_kwargs)
-        return ModelCall(runnable, call_kwargs, tools, safe_names)
+        streams = _streams_itself(runnable, call_kwargs)
+        self._bound[key] = ((model, specs), runnable, call_kwargs, streams)
+        return ModelCall(runnable, call_kwargs, tools, safe_names, streams)
 
 
 _NO_KWARGS: dict[str, Any] = {}
+
+
+def _streams_itself(model: Any, kwargs: Mapping[str, Any]) -> bool:
+    """Whether calls of ``model`` with ``kwargs`` stream whatever the config says: a
+    ``stream=True`` keyword, or ``streaming=True`` / a bound ``stream=True`` on the model or
+    on what it wraps."""
+    if kwargs.get("stream"):
+        return True
+    while model is not None:
+        if getattr(model, "streaming", False) is True:
+            return True
+        if (getattr(model, "kwargs", None) or {}).get("stream"):
+            return True
+        model = getattr(model, "bound", None)
+    return False
 
 
 def _unwrap_binding(bound: Runnable) -> tuple[Runnable, dict[str, Any]]:

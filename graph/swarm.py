@@ -186,7 +186,9 @@ class Swarm:
         return None
 
     def _start(self, request: RunRequest) -> PreparedRun:
-        agent = as_member(request.agent)  # a named compiled LangGraph graph may start the run too
+        agent = request.agent
+        if not isinstance(agent, Agent):  # a named compiled LangGraph graph may start the run too
+            agent = as_member(agent)
         app, runtime, roster = self._prepare(agent)
         return PreparedRun.prepare(request, agent, app, runtime, roster, self.step_limit)
 

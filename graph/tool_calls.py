@@ -298,7 +298,8 @@ class _Runner:
             rejected = self.settle_context(None)  # what it wrote before raising stays if valid
             content = content if rejected is None else f"{content}; it also {rejected}"
             self._answer(call, content)
-            self._done(call, EffectOutcome("done", value=content, error=True))
+            if self.running:
+                self._done(call, EffectOutcome("done", value=content, error=True))
             return
         try:
             result = to_result(raw)
@@ -306,13 +307,15 @@ class _Runner:
             self.settle_context(None)
             content = f"Error: {call.name} returned an unprintable value: {exc!r}"
             self._answer(call, content)
-            self._done(call, EffectOutcome("done", value=content, error=True))
+            if self.running:
+                self._done(call, EffectOutcome("done", value=content, error=True))
             return
         rejected = self.settle_context(result.context_variables)
         if rejected is not None:  # the call failed: no handoff either
             content = f"Error: {call.name} {rejected}"
             self._answer(call, content)
-            self._done(call, EffectOutcome("done", value=content, error=True))
+            if self.running:
+                self._done(call, EffectOutcome("done", value=content, error=True))
             return
         content = result.value
         handoff = getattr(result.agent, "name", None)
@@ -329,10 +332,12 @@ class _Runner:
                 )
                 handoff = None
         self._answer(call, content)
-        update = dict(result.context_variables) if result.context_variables else None
-        self._done(
-            call, EffectOutcome("done", value=content, context_variables=update, handoff=handoff)
-        )
+        if self.running:  # an effect call: its outcome is recorded
+            update = dict(result.context_variables) if result.context_variables else None
+            outcome = EffectOutcome(
+                "done", value=content, context_variables=update, handoff=handoff
+            )
+            self._done(call, outcome)
 
     def _done(self, call: _Call, outcome: EffectOutcome) -> None:
         """Record an effect call's outcome right after it ran (nothing for other calls).
@@ -377,7 +382,7 @@ def execute_tool_calls(
     (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
     runner = _Runner(reply, functions, context_variables, schema, effects, inputs)
     for call, func, kwargs in runner.ready(debug):
-        if not runner.start(call, func):
+        if effects is not None and not runner.start(call, func):
             continue
         try:
             raw = func(**kwargs)
