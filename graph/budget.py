@@ -1,7 +1,7 @@
 """Hard limits on a run (:class:`Budget`) and the books that check them (:class:`Ledger`).
 
-A feature: a run without a ``Budget`` keeps plain books (graph/books.py: usage and the
-trajectory, by counting) and never enters this module's checks. With one, the agent node
+A feature: a run without a ``Budget`` keeps plain books (``run_control.Books``: usage and
+the trajectory, by counting) and never enters this module's checks. With one, the agent node
 asks the ledger *before* every model call, tool call and handoff whether the step fits; a
 step that would pass a limit is not taken, the run stops and ``Swarm.run`` raises
 :class:`~swarmgraph.graph.errors.BudgetExceeded` with everything produced so far.
@@ -38,8 +38,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from .books import COUNTS, Books, branch_scope, current_branch
 from .errors import BudgetExceeded
+from .run_control import COUNTS, Books, branch_scope, current_branch
 
 __all__ = ["Budget", "BudgetExceeded", "Ledger", "branch_scope", "current_branch"]
 
@@ -90,14 +90,14 @@ class Budget:
 
 
 class Ledger(Books):
-    """One run's books (:class:`~swarmgraph.graph.books.Books`) with its budget's checks."""
+    """One run's books (:class:`~swarmgraph.graph.run_control.Books`) with its budget's checks."""
 
     def __init__(self, budget: Budget | None = None) -> None:
         super().__init__()
         self.budget = budget
         # A check and the step it admits are held under the lock until the step is booked;
         # booking takes the lock again (Books._book), so it is reentrant here.
-        self._lock = threading.RLock()  # type: ignore[assignment]
+        self._lock = threading.RLock()
         self._held: dict[tuple[str | None, str], int] = {}
         self._held_tokens: dict[str, list[int]] = {}
 

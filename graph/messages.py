@@ -267,7 +267,8 @@ def _openai_tool_calls(m: AIMessage) -> list[dict[str, Any]] | None:
         else:
             return out
     out = [_openai_tool_call(tc["id"], tc["name"], _dumps(tc["args"])) for tc in calls]
-    out.extend(_openai_tool_call(tc["id"], tc["name"], tc["args"]) for tc in bad)
+    if bad:
+        out.extend(_openai_tool_call(tc["id"], tc["name"], tc["args"]) for tc in bad)
     return out
 
 

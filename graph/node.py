@@ -1,44 +1,38 @@
 """One agent node: a Swarm turn as one graph step.
 
-Read :meth:`AgentNode.step` top-down; the three places the seed's sequence diagram names are:
+Read :meth:`AgentNode._step` top-down (``step`` and ``astep`` both run it, with the sync or
+the async driver of graph/drivers.py); the three places the seed's sequence diagram names are:
 
 - **instructions are built** in :meth:`AgentNode._begin` (``agent.instructions``, called with
   the current ``context_variables`` when it is a function), which also picks the model;
-- **tools run** in :func:`swarmgraph.graph.tool_calls.execute_tool_calls` (or its async twin),
-  called from :meth:`AgentNode.step` / :meth:`AgentNode.astep` once the model replied;
+- **tools run** in :func:`swarmgraph.graph.tool_calls.run_tool_calls`, called from ``_step``
+  once the model replied;
 - **the active agent switches** in :meth:`AgentNode._after_tools`, where a tool returned an
   Agent (:meth:`AgentNode._next_agent` also resolves ``CALLER`` and the agent's routes) and
   :meth:`GraphRuntime.switch` sets ``update["active_agent"]``; :meth:`GraphRuntime.next_node`
   then sends the run to that agent's node with ``Command(goto=...)``.
 
-``step`` and ``astep`` are the same lines, one with ``await``: everything else is shared,
-and a step's progress lives in one :class:`Turn`.
-
-Control of a running swarm hooks in at those places: ``Agent(history=...)`` narrows the prompt
-in ``_begin``; the budget is asked before the model call (``_begin``) and before tools
-and handoffs (``_admit``, ``_next_agent``); approval-marked calls are held in ``_admit`` and
-decided at the start of the agent's next step (``_decide``: ``Swarm.run`` stops, the compiled
-graph calls ``interrupt()``). Contracts are gates the step waits at (``turn.gate``, run by
-``_check``/``_acheck`` so async guardrails are awaited): the input guardrails of an agent taking
-a user message after ``_begin``, output guardrails on a final answer after ``_replied``, and a
-handoff's target's precondition and input guardrails after ``_after_tools``
-(:mod:`~swarmgraph.graph.guarded_switch`). A typed context (``runtime.schema``) is validated in
-``_begin`` and by the tool runner after every call. Effect tools (graph/effects.py) run through
-the run's ledger: ``_begin`` asks it what the calls a conversation ends on left (done: answered
-from it; in doubt: decided like an approval), and, before calling the model, whether a step
-that died had already asked it (then that reply is used, not a new one).
-The run's hooks (``prompt_context``, ``tool_inputs``: what a ``Session`` with long-term
-memory supplies) add to the system prompt in ``_begin`` and give the tools their injected
-parameters in ``step``.
+A step's progress lives in one :class:`Turn`. Features are entered only when the run uses
+them (docs/internals.md): ``Agent(history=...)`` narrows the prompt in ``_begin``; a
+``Budget`` is asked before the model call (``_begin``), tools (``_admit``) and handoffs
+(``GraphRuntime.switch``); when a tool of the run is marked (graph/marks.py), approval-marked
+calls are held in ``_admit`` and decided at the start of the agent's next step (``_decide``:
+``Swarm.run`` stops, the compiled graph calls ``interrupt()``), and effect tools
+(graph/effects.py) run through the run's ledger (``_begin`` asks it what the calls a
+conversation ends on left, and whether a step that died had already asked the model).
+Contracts are gates the step waits at (``turn.gate``, run by ``_gates`` through the driver, so
+async guardrails are awaited): an agent taking a user message, a final answer, a handoff into
+an agent with a precondition or input guardrails (:mod:`~swarmgraph.graph.guarded_switch`).
+A typed context (``runtime.schema``) is validated in ``_begin`` and by the tool runner. The
+run's hooks (``prompt_context``, ``tool_inputs``: what a ``Session`` with long-term memory
+supplies) add to the system prompt in ``_begin`` and give the tools their injected parameters.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -65,6 +59,7 @@ from .approvals import (
     resume_decisions,
     split_by_decision,
 )
+from .drivers import ASYNC, SYNC, Driver, drive
 from .effect_store import ledger_for
 from .effects import (
     EffectCall,
@@ -86,8 +81,8 @@ from .routes import first_route
 from .run_control import RunControl, current_control
 from .runtime import GraphRuntime, ModelCall
 from .state import StateUpdate, SwarmState
-from .streamed_arguments import StreamedArguments, listener_for
-from .tool_calls import ToolOutcome, aexecute_tool_calls, execute_tool_calls
+from .streamed_arguments import listener_for
+from .tool_calls import ToolOutcome, run_tool_calls
 from .types import CALLER, Agent, AgentFunction
 
 __all__ = ["DYNAMIC_NODE", "AgentNode", "Turn"]
@@ -149,82 +144,65 @@ class AgentNode:
         self.name = name
 
     def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
-        control = current_control(config)
-        # Approvals and effects only for a run whose tools are marked (graph/marks.py).
-        decides = control.decides if control.decides is not None else self.runtime.decides(control)
-        turn = self._begin(state, control, ledger_for(control, config) if decides else None)
-        if turn.again:
-            return Command(update=turn.update, goto=self.name)
-        self._check(turn)  # an agent taking the conversation: its input guardrails
-        if turn.call is not None:  # the model speaks
-            call = turn.call  # streamed argument text is held to the strict rule
-            heard = None
-            if call.streams or _handlers(config):  # the call may stream
-                heard = listener_for(call.runnable, config, call.kwargs)
-            reply = call.runnable.invoke(turn.prompt, _with(config, heard), **call.kwargs)
-            self._replied(turn, call, heard.strict(reply) if heard and heard.calls else reply)
-            self._check(turn)  # a final answer: output guardrails
-        if turn.ran is not None:  # tools run
-            outcome = execute_tool_calls(
-                turn.ran,
-                turn.tools,
-                turn.context,
-                debug=turn.control.debug_print if turn.control.debug else None,
-                schema=self.runtime.schema,
-                effects=turn.effects,
-                inputs=_inputs(self.runtime, turn),
-            )
-            self._after_tools(turn, turn.ran, outcome)
-            self._check(turn)  # a handoff: the target's precondition and input guardrails
-        return self._next(turn)
+        return drive(self._step(state, config, SYNC))
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
+        return await self._step(state, config, ASYNC)
+
+    async def _step(
+        self, state: SwarmState, config: RunnableConfig, io: Driver
+    ) -> StateUpdate | Command:
+        """The step, for ``step`` and ``astep`` alike: its model call, tool calls and gates go
+        through ``io`` (graph/drivers.py: in place, or awaited)."""
         control = current_control(config)
-        decides = control.decides if control.decides is not None else self.runtime.decides(control)
-        ledger = ledger_for(control, config) if decides else None
+        ledger = None  # approvals and effects only for a run whose tools are marked
+        if control.decides if control.decides is not None else self.runtime.decides(control):
+            ledger = ledger_for(control, config)
         if ledger is not None and self._asks_ledger(state, control):
             # Its reads and writes are sync (a database, or a store whose sync calls must not
-            # run on the event loop): one thread hop, only for steps that touch it.
-            turn = await asyncio.to_thread(self._begin, state, control, ledger)
+            # run on the event loop): off the loop, only for steps that touch it.
+            turn = await io.off_loop(self._begin, state, control, ledger)
         else:
             turn = self._begin(state, control, ledger)
         if turn.again:
             return Command(update=turn.update, goto=self.name)
-        await self._acheck(turn)
-        if turn.call is not None:
+        if turn.gate is not None:  # an agent taking the conversation: its input guardrails
+            await self._gates(turn, io)
+        if turn.call is not None:  # the model speaks
             call = turn.call
-            heard = None
-            if call.streams or _handlers(config):  # the call may stream
+            heard = None  # streamed argument text is held to the strict rule
+            callbacks: Any = config.get("callbacks")
+            if call.streams or getattr(callbacks, "handlers", callbacks):  # it may stream
                 heard = listener_for(call.runnable, config, call.kwargs)
-            reply = await call.runnable.ainvoke(turn.prompt, _with(config, heard), **call.kwargs)
+            sent = config if heard is None else merge_configs(config, {"callbacks": [heard]})
+            reply = await io.invoke(call.runnable, turn.prompt, sent, call.kwargs)
             self._replied(turn, call, heard.strict(reply) if heard and heard.calls else reply)
-            await self._acheck(turn)
-        if turn.ran is not None:
-            outcome = await aexecute_tool_calls(
+            if turn.gate is not None:  # a final answer: output guardrails
+                await self._gates(turn, io)
+        if turn.ran is not None:  # tools run
+            hook = control.tool_inputs or self.runtime.tool_inputs
+            outcome = await run_tool_calls(
                 turn.ran,
                 turn.tools,
                 turn.context,
-                debug=turn.control.debug_print if turn.control.debug else None,
+                io,
+                debug=control.debug_print if control.debug else None,
                 schema=self.runtime.schema,
                 effects=turn.effects,
-                inputs=_inputs(self.runtime, turn),
+                inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
             )
             self._after_tools(turn, turn.ran, outcome)
-            await self._acheck(turn)
+            if turn.gate is not None:  # a handoff: the target's precondition, input guardrails
+                await self._gates(turn, io)
         return self._next(turn)
 
     # -- guardrails and preconditions: the gates a step waits at -------------------------
     @staticmethod
-    def _check(turn: Turn) -> None:
+    async def _gates(turn: Turn, io: Driver) -> None:
+        """Run the gates the step waits at, each one's verdict deciding the next."""
         while turn.gate is not None and turn.control.exceeded is None:
             gate, turn.gate = turn.gate, None
-            turn.gate = gate.run(turn.control)
-
-    @staticmethod
-    async def _acheck(turn: Turn) -> None:
-        while turn.gate is not None and turn.control.exceeded is None:
-            gate, turn.gate = turn.gate, None
-            turn.gate = await gate.arun(turn.control)
+            turn.gate = await io.gate(gate, turn.control)
 
     def _entered(self, turn: Turn, trip: Trip | None) -> Gate | None:
         """The verdict on the agent taking a new user message: a trip means its model is never
@@ -618,30 +596,11 @@ class AgentNode:
         return target, label, call_id
 
 
-def _inputs(runtime: GraphRuntime, turn: Turn) -> Mapping[str, Any] | None:
-    """The injected tool parameters' values for the agent whose calls run (the run's
-    ``tool_inputs`` hook, else the graph's; None: only ``context_variables``)."""
-    hook = turn.control.tool_inputs or runtime.tool_inputs
-    return hook(turn.agent) if hook is not None else None
-
-
 _NO_FAN_OUT = (
     "Error: {} cannot fan out: this graph was built without the branch and join nodes (a "
     "tool that returns Parallel must name Parallel in its code, or set "
     "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
 )
-
-
-def _handlers(config: RunnableConfig) -> Any:
-    """The callback handlers of ``config`` (LangGraph's "messages" mode puts its streaming
-    handler there), for the check whether a model call may stream."""
-    callbacks = config.get("callbacks")
-    return getattr(callbacks, "handlers", callbacks)
-
-
-def _with(config: RunnableConfig, handler: StreamedArguments | None) -> RunnableConfig:
-    """``config`` with ``handler`` among its callbacks (a copy: LangGraph's stays as it is)."""
-    return config if handler is None else merge_configs(config, {"callbacks": [handler]})
 
 
 def _as_sent(message: BaseMessage) -> BaseMessage:

@@ -42,7 +42,7 @@ from .effects import EffectLedger
 from .errors import StepLimitError, SwarmError
 from .messages import to_langchain, to_openai
 from .native import GraphAgent
-from .run_control import PromptContext, RunControl, ToolInputs
+from .run_control import Books, PromptContext, RunControl, ToolInputs
 from .runtime import GraphRuntime
 from .state import SwarmState
 from .swarm_events import SwarmEvents
@@ -74,7 +74,8 @@ class RunRequest:
 
 @dataclass
 class PreparedRun(AbstractContextManager):
-    """One prepared run: the compiled graph, its input state and config, and its counters.
+    """One prepared run: the compiled graph, its input (``state``) and config, and its
+    counters.
 
     ``final`` is the last state the graph streamed (the input until then): what the Response
     is made of, also when the run fails. ``with run:`` around the stream gives a failing
@@ -119,6 +120,7 @@ class PreparedRun(AbstractContextManager):
             debug=request.debug,
             agents=roster,
             budget=request.budget,
+            ledger=Books() if request.budget is None else request.budget.ledger(),
             stop_for_approval=True,  # stateless, as Swarm: return Response.pending
             effects=request.effects,
             prompt_context=request.prompt_context,
@@ -143,7 +145,11 @@ class PreparedRun(AbstractContextManager):
         }
         max_turns = request.max_turns
         limit = step_limit if math.isinf(max_turns) else max(int(max_turns) + 5, 25)
-        return cls(app, runtime, control, state, control.config(limit), len(history), state)
+        # The context is the channel's first value: written as it is, not merged into the
+        # empty one through the reducer (a Swarm graph starts each run empty).
+        graph_input = cast("SwarmState", {**state, "context_variables": Overwrite(context)})
+        config = control.config(limit)
+        return cls(app, runtime, control, graph_input, config, len(history), state)
 
     # -- the result ---------------------------------------------------------------------
     def response(self, final: SwarmState, unsaved: Any = None) -> Response:

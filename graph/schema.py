@@ -426,6 +426,8 @@ class ToolSpec:
             missing required argument 'seat'
             unknown argument 'row' (accepted: seat, meal)
         """
+        if not raw and self._adapter is None and not self.required:
+            return {}  # no arguments for untyped parameters (a transfer): nothing to check
         args = self._decode(raw)
         if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args):
             args = {k: v for k, v in args.items() if k not in INJECTED}

@@ -24,8 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,6 +33,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 
 from .context_schema import ContextSchema
+from .drivers import ASYNC, SYNC, Driver, drive
 from .effects import EffectCall, EffectOutcome, RunEffects, default_idempotency_key
 from .errors import ContextValidationError
 from .native import members_in
@@ -67,15 +66,6 @@ class _Call:
     parse_error: str | None = None
 
 
-def _calls_of(reply: AIMessage) -> list[_Call]:
-    calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
-    for bad in reply.invalid_tool_calls:
-        calls.append(
-            _Call(bad.get("id") or "", bad.get("name") or "", bad.get("args"), bad.get("error"))
-        )
-    return calls
-
-
 def to_result(raw: Any) -> Result:
     """Swarm's rule for tool return values, plus JSON for dicts and lists.
 
@@ -93,8 +83,8 @@ def to_result(raw: Any) -> Result:
         return Result(agent=raw)
     if not isinstance(raw, Agent) and members_in(raw):  # a named compiled LangGraph graph
         raw = _member(raw)
-    if isinstance(raw, Agent):
-        return Result(value=json.dumps({"assistant": raw.name}), agent=raw)
+    if isinstance(raw, Agent):  # a handoff: valid as it is (no validator to run)
+        return Result.model_construct(value=json.dumps({"assistant": raw.name}), agent=raw)
     if isinstance(raw, str):
         return Result(value=raw)
     if isinstance(raw, (dict, list, tuple)):
@@ -122,7 +112,11 @@ class _Runner:
         effects: RunEffects | None = None,
         inputs: Mapping[str, Any] | None = None,
     ):
-        self.calls = _calls_of(reply)
+        self.calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
+        for bad in reply.invalid_tool_calls:  # answered with what is wrong with them
+            self.calls.append(
+                _Call(bad.get("id") or "", bad.get("name") or "", bad.get("args"), bad.get("error"))
+            )
         self.by_name = {tool_spec(f).name: f for f in functions}
         self.base_ctx = ctx
         self.inputs = inputs or {}
@@ -310,7 +304,9 @@ class _Runner:
             if self.running:
                 self._done(call, EffectOutcome("done", value=content, error=True))
             return
-        rejected = self.settle_context(result.context_variables)
+        rejected = None
+        if result.context_variables or self.typed is not None or self.schema is not None:
+            rejected = self.settle_context(result.context_variables)
         if rejected is not None:  # the call failed: no handoff either
             content = f"Error: {call.name} {rejected}"
             self._answer(call, content)
@@ -360,10 +356,6 @@ class _Runner:
             ToolMessage(content=content, tool_call_id=call.id, name=call.name)
         )
 
-    def result(self) -> ToolOutcome:
-        self.outcome.context_variables = self.ctx
-        return self.outcome
-
 
 def execute_tool_calls(
     reply: AIMessage,
@@ -380,19 +372,18 @@ def execute_tool_calls(
     the effect bookkeeping of this reply (the run's ledger), if any. ``inputs``: values for
     the injected parameters other than ``context_variables`` and ``idempotency_key``
     (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
-    runner = _Runner(reply, functions, context_variables, schema, effects, inputs)
-    for call, func, kwargs in runner.ready(debug):
-        if effects is not None and not runner.start(call, func):
-            continue
-        try:
-            raw = func(**kwargs)
-            if inspect.isawaitable(raw):
-                raw = _run_coroutine(raw)
-        except Exception as exc:
-            runner.finish(call, error=exc)
-            continue
-        runner.finish(call, raw)
-    return runner.result()
+    return drive(
+        run_tool_calls(
+            reply,
+            functions,
+            context_variables,
+            SYNC,
+            debug=debug,
+            schema=schema,
+            effects=effects,
+            inputs=inputs,
+        )
+    )
 
 
 async def aexecute_tool_calls(
@@ -407,40 +398,45 @@ async def aexecute_tool_calls(
 ) -> ToolOutcome:
     """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called.
     (A ledger's ``before``/``after`` are sync: a store round trip each, around the tool.)"""
+    return await run_tool_calls(
+        reply,
+        functions,
+        context_variables,
+        ASYNC,
+        debug=debug,
+        schema=schema,
+        effects=effects,
+        inputs=inputs,
+    )
+
+
+async def run_tool_calls(
+    reply: AIMessage,
+    functions: Sequence[Callable[..., Any]],
+    context_variables: dict[str, Any],
+    io: Driver,
+    *,
+    debug: Callable[[str], None] | None = None,
+    schema: ContextSchema | None = None,
+    effects: RunEffects | None = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> ToolOutcome:
+    """The one body of both: each call that can run is called through ``io`` (its driver:
+    graph/drivers.py), between its effect ledger's ``before`` and ``after`` when it has one
+    (sync store round trips, which the async driver takes off the event loop)."""
     runner = _Runner(reply, functions, context_variables, schema, effects, inputs)
     for call, func, kwargs in runner.ready(debug):
-        # A ledger's round trips leave the event loop free: a thread hop each, effects only.
-        hop = effects is not None and effects.ledgered(func)
-        if not (await asyncio.to_thread(runner.start, call, func) if hop else True):
-            continue
+        ledgered = effects is not None and effects.ledgered(func)
+        if ledgered and not await io.off_loop(runner.start, call, func):
+            continue  # the ledger answered it
+        error: Exception | None = None
         try:
-            raw = func(**kwargs)
-            if inspect.isawaitable(raw):
-                raw = await raw
+            raw = await io.call_tool(func, kwargs)
         except Exception as exc:
-            await _finish(runner, call, None, exc, hop)
-            continue
-        await _finish(runner, call, raw, None, hop)
-    return runner.result()
-
-
-async def _finish(
-    runner: _Runner, call: _Call, raw: Any, error: BaseException | None, hop: bool
-) -> None:
-    if hop:
-        await asyncio.to_thread(runner.finish, call, raw, error)
-    else:
-        runner.finish(call, raw, error)
-
-
-def _run_coroutine(awaitable: Any) -> Any:
-    """Await an async tool from the sync path (no loop may be running in this thread)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_await(awaitable))
-    raise RuntimeError("an async tool was called from a sync run inside an event loop; use arun")
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
+            raw, error = None, exc
+        if ledgered:
+            await io.off_loop(runner.finish, call, raw, error)
+        else:
+            runner.finish(call, raw, error)
+    runner.outcome.context_variables = runner.ctx  # the full working copy, None if untouched
+    return runner.outcome
