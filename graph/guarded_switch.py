@@ -33,17 +33,19 @@ from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage
 
 from .guardrails import Gate, Trip, guarded, stop
+from .messages import reanswer
 from .run_control import RunControl
 from .state import StateUpdate, SwarmState
 from .types import Agent
 
 if TYPE_CHECKING:
+    from .node import Turn
     from .runtime import GraphRuntime
 
-__all__ = ["MAX_REDIRECTS", "GuardedSwitch", "reanswer"]
+__all__ = ["MAX_REDIRECTS", "GuardedSwitch", "answer_gate", "entry_gate", "reanswer"]
 
 #: Fallbacks tried in a row for one switch (an on_trip chain that loops stops here).
 MAX_REDIRECTS = 8
@@ -134,12 +136,42 @@ class GuardedSwitch:
             reanswer(self.update.setdefault("messages", []), self.call_id, content, only_if)
 
 
-def reanswer(
-    messages: list[BaseMessage], call_id: str | None, content: str, only_if: str | None = None
-) -> None:
-    """Replace the answer to tool call ``call_id`` (a handoff that turned out otherwise)."""
-    for index, message in enumerate(messages):
-        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
-            if only_if is None or message.content == only_if:
-                messages[index] = message.model_copy(update={"content": content})
-            return
+def entry_gate(runtime: GraphRuntime, turn: Turn) -> Gate:
+    """The gate of an agent taking a new user message: its input guardrails (a run's first
+    agent, a resumed Session's; handoffs into it were checked where they switched)."""
+    taking = {"messages": turn.state["messages"], "context_variables": turn.context}
+    return Gate(turn.agent, "entry", taking, partial(_entered, runtime, turn), requires=False)
+
+
+def answer_gate(runtime: GraphRuntime, turn: Turn, reply: BaseMessage) -> Gate:
+    """The gate of a final answer: the agent's output guardrails."""
+    answered = {"messages": [*turn.state["messages"], reply], "context_variables": turn.context}
+    return Gate(turn.agent, "output", answered, partial(_answered, runtime, turn))
+
+
+def _entered(runtime: GraphRuntime, turn: Turn, trip: Trip | None) -> Gate | None:
+    """The verdict on the agent taking a new user message: a trip means its model is never
+    called; its fallback's node takes the message (and checks it) instead, or the run stops."""
+    if trip is None:
+        return None
+    turn.call = None
+    fallback = turn.agent.on_trip
+    if fallback is None:
+        stop(turn.control, trip)
+    elif runtime.switch(turn.agent, fallback, turn.state, turn.update, turn.control):
+        turn.forward = True
+    return None
+
+
+def _answered(runtime: GraphRuntime, turn: Turn, trip: Trip | None) -> Gate | None:
+    """The verdict on a final answer: a trip hands the conversation to the fallback (its
+    own checks first), or stops the run; the answer stays in the conversation."""
+    if trip is None:
+        return None
+    fallback = turn.agent.on_trip
+    if fallback is None:
+        stop(turn.control, trip)
+        return None
+    turn.forward = True
+    switch = GuardedSwitch(runtime, turn.agent, turn.state, turn.update, turn.control, turn.context)
+    return switch.to(fallback, refused=trip)

@@ -49,6 +49,7 @@ __all__ = [
     "message_to_langchain",
     "message_to_openai",
     "parse_tool_calls",
+    "reanswer",
     "to_langchain",
     "to_openai",
 ]
@@ -336,3 +337,14 @@ def to_openai(messages: Iterable[BaseMessage | Mapping[str, Any]]) -> list[dict[
     [{'role': 'user', 'content': 'hi'}, {'role': 'system', 'content': 'Be brief.'}]
     """
     return [message_to_openai(m) for m in messages]
+
+
+def reanswer(
+    messages: list[BaseMessage], call_id: str | None, content: str, only_if: str | None = None
+) -> None:
+    """Replace the answer to tool call ``call_id`` (a handoff that turned out otherwise)."""
+    for index, message in enumerate(messages):
+        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
+            if only_if is None or message.content == only_if:
+                messages[index] = message.model_copy(update={"content": content})
+            return

@@ -33,9 +33,9 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -48,42 +48,20 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
-from langgraph.types import Command, Overwrite, interrupt
+from langgraph.types import Command, Overwrite
 
-from .approvals import (
-    Decision,
-    WaitingCalls,
-    hold_marked_calls,
-    open_calls,
-    pending_as_payload,
-    resume_decisions,
-    split_by_decision,
-)
 from .drivers import ASYNC, SYNC, Driver, drive
-from .effect_store import ledger_for
-from .effects import (
-    EffectCall,
-    EffectLedger,
-    EffectOutcome,
-    RunEffects,
-    effect_key,
-    is_effect,
-    question_key,
-    stamp_id,
-)
-from .guarded_switch import GuardedSwitch, reanswer
-from .guardrails import Gate, Trip, stop
-from .handback import caller_of
-from .history_views import view_for
-from .messages import to_openai
+from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
-from .routes import first_route
 from .run_control import RunControl, current_control
 from .runtime import GraphRuntime, ModelCall
 from .state import StateUpdate, SwarmState
-from .streamed_arguments import listener_for
 from .tool_calls import ToolOutcome, run_tool_calls
 from .types import CALLER, Agent, AgentFunction
+
+if TYPE_CHECKING:
+    from .effects import EffectLedger, RunEffects
+    from .guardrails import Gate
 
 __all__ = ["DYNAMIC_NODE", "AgentNode", "Turn"]
 
@@ -157,11 +135,18 @@ class AgentNode:
         control = current_control(config)
         ledger = None  # approvals and effects only for a run whose tools are marked
         if control.decides if control.decides is not None else self.runtime.decides(control):
+            from .effect_store import ledger_for
+
             ledger = ledger_for(control, config)
-        if ledger is not None and self._asks_ledger(state, control):
+        if ledger is not None:
+            from .decisions import asks_ledger
+
             # Its reads and writes are sync (a database, or a store whose sync calls must not
             # run on the event loop): off the loop, only for steps that touch it.
-            turn = await io.off_loop(self._begin, state, control, ledger)
+            if asks_ledger(self, state, control):
+                turn = await io.off_loop(self._begin, state, control, ledger)
+            else:
+                turn = self._begin(state, control, ledger)
         else:
             turn = self._begin(state, control, ledger)
         if turn.again:
@@ -173,6 +158,8 @@ class AgentNode:
             heard = None  # streamed argument text is held to the strict rule
             callbacks: Any = config.get("callbacks")
             if call.streams or getattr(callbacks, "handlers", callbacks):  # it may stream
+                from .streamed_arguments import listener_for
+
                 heard = listener_for(call.runnable, config, call.kwargs)
             sent = config if heard is None else merge_configs(config, {"callbacks": [heard]})
             reply = await io.invoke(call.runnable, turn.prompt, sent, call.kwargs)
@@ -204,34 +191,6 @@ class AgentNode:
             gate, turn.gate = turn.gate, None
             turn.gate = await io.gate(gate, turn.control)
 
-    def _entered(self, turn: Turn, trip: Trip | None) -> Gate | None:
-        """The verdict on the agent taking a new user message: a trip means its model is never
-        called; its fallback's node takes the message (and checks it) instead, or the run stops."""
-        if trip is None:
-            return None
-        turn.call = None
-        fallback = turn.agent.on_trip
-        if fallback is None:
-            stop(turn.control, trip)
-        elif self.runtime.switch(turn.agent, fallback, turn.state, turn.update, turn.control):
-            turn.forward = True
-        return None
-
-    def _answered(self, turn: Turn, trip: Trip | None) -> Gate | None:
-        """The verdict on a final answer: a trip hands the conversation to the fallback (its
-        own checks first), or stops the run; the answer stays in the conversation."""
-        if trip is None:
-            return None
-        fallback = turn.agent.on_trip
-        if fallback is None:
-            stop(turn.control, trip)
-            return None
-        turn.forward = True
-        switch = GuardedSwitch(
-            self.runtime, turn.agent, turn.state, turn.update, turn.control, turn.context
-        )
-        return switch.to(fallback, refused=trip)
-
     def _next(self, turn: Turn) -> StateUpdate | Command:
         """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
         fallback took over, its node; else nowhere (the run ends here)."""
@@ -261,25 +220,12 @@ class AgentNode:
                 context = control.valid_context = given
         turn = Turn(agent, control, state, context, filled=filled, ledger=ledger)
         messages = state["messages"]
-        # Calls wait for a human only after a reply or tool answers, never after a user message.
-        if control.decides and messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
-            waiting = self.runtime.waiting(agent, messages, control, ledger)
-            if waiting is not None:  # decide, then run the approved (the reply's owner's tools)
-                turn.agent, held = waiting
-                self._decide(turn, held)
-                return turn
-        # A step that died after its model replied (the process, mid-tool) left that reply
-        # with the ledger: use it. A new model call would carry new call ids, and the effect
-        # would run a second time. (Only an agent with effect tools can have left one.)
-        resumed = None
-        if ledger is not None and self.runtime.plan(agent).decides:
-            resumed = ledger.in_flight(messages)
-        if resumed is not None:
-            waiting = self.runtime.waiting(agent, [*messages, resumed], control, ledger)
-            if waiting is not None:
-                turn.agent, held = waiting
-                turn.update = {"messages": [resumed]}
-                self._decide(turn, held)
+        # Calls that wait for a decision, or a reply a step that died left with the effect
+        # ledger: only a run whose tools are marked can have them (graph/decisions.py).
+        if control.decides:
+            from .decisions import decide_waiting
+
+            if decide_waiting(self, turn):
                 return turn
         # Instructions are rebuilt on every model call from the current context;
         # missing keys read as "" exactly as in Swarm.
@@ -293,8 +239,12 @@ class AgentNode:
         if extra:
             instructions = f"{instructions}\n\n{extra}"
         # Agent(history=...) narrows what this agent's model reads; the state stays whole.
-        seen = messages if agent.history is None else view_for(agent, messages)
-        prompt = [SystemMessage(content=instructions), *seen]
+        seen: Sequence[BaseMessage] = messages
+        if agent.history is not None:
+            from .history_views import view_for
+
+            seen = view_for(agent, messages)
+        prompt: list[BaseMessage] = [SystemMessage(content=instructions), *seen]
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         call = self.runtime.model_for(agent, control)
@@ -310,18 +260,10 @@ class AgentNode:
         # A user message: the agent takes the conversation (a run's first agent, a resumed
         # Session's); handoffs into it were checked where they switched.
         if agent.input_guardrails and messages and isinstance(messages[-1], HumanMessage):
-            taking = {"messages": messages, "context_variables": context}
-            turn.gate = Gate(agent, "entry", taking, partial(self._entered, turn), requires=False)
-        return turn
+            from .guarded_switch import entry_gate
 
-    def _asks_ledger(self, state: SwarmState, control: RunControl) -> bool:
-        """Whether this step's plan reads or writes the effect ledger: its agent has effect
-        tools, or the conversation ends on calls not answered yet (of any agent)."""
-        messages = state["messages"]
-        last = messages[-1] if messages else None
-        if isinstance(last, (AIMessage, ToolMessage)) and open_calls(messages) is not None:
-            return True
-        return any(map(is_effect, self._agent_of(state, control).tools))
+            turn.gate = entry_gate(self.runtime, turn)
+        return turn
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
         """The agent this step runs: the node's own (the run's object of it, under Swarm), or
@@ -332,109 +274,6 @@ class AgentNode:
             return control.agents[self.name]
         return self.agent
 
-    def _decide(self, turn: Turn, held: WaitingCalls) -> None:
-        """The calls to run now and the denials into ``turn``; nothing when ``Swarm.run`` must
-        stop (it returns ``Response.pending``).
-
-        With a ledger, decisions go through it first: one recorded earlier is used (nobody is
-        asked twice), one given now is recorded (the first decision of a question wins; a
-        later one from another turn raises ``ApprovalAlreadyDecided``). Calls it holds as done
-        are answered from it; a call in doubt approved again runs as its next attempt. The
-        compiled graph asks about a call found in doubt in a step of its own: the returned
-        update goes back to this node first (see ``EffectLedger.asked``)."""
-        control, agent, ledger = turn.control, turn.agent, turn.ledger
-        effects = self._effects(turn, held.reply)
-        effects.known.update({effect_key(i, held.reply.id): o for i, o in held.known.items()})
-        given = dict(control.approvals or {})
-        questions = self._questions(held, effects, given)
-        decisions = {**given, **self._settled(ledger, questions, given)}
-        missing = [p for p in held.pending if p.id not in decisions]
-        if missing and control.stop_for_approval:
-            # Several branches of a fan-out may each stop for one: keep every call.
-            control.awaiting = [*(control.awaiting or []), *held.pending]
-            return
-        if missing and ledger is not None:
-            unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]
-            if unasked:  # asked in a fresh step, so no earlier answer LangGraph replays fits it
-                turn.again = True
-                return
-        while missing:  # the compiled graph: ask through LangGraph (needs a checkpointer)
-            answers = resume_decisions(interrupt(pending_as_payload(missing)), missing)
-            decisions.update({**answers, **self._settled(ledger, questions, answers)})
-            missing = [p for p in held.pending if p.id not in decisions]
-        for pending in held.pending:
-            known = held.known.get(pending.id)
-            if pending.in_doubt and known is not None and decisions[pending.id] is True:
-                effects.attempts[questions[pending.id][1].key] = known.attempt + 1
-        ran, answered = split_by_decision(held, decisions)
-        doubted = {p.id for p in held.pending if p.in_doubt}
-        for message in answered:
-            call_id, content = message.tool_call_id, str(message.content)
-            control.ledger.tool_denied(agent.name, message.name or "", call_id, content)
-            if call_id in doubted:  # settled: a later look finds it answered
-                call = questions[call_id][1]
-                failed = content.startswith("Error:")
-                effects.after(call, EffectOutcome("done", content, error=failed))
-        turn.update.setdefault("messages", [])
-        turn.effects = effects
-        self._admit(turn, ran, agent.tools, hold=False)
-        turn.answers[:0] = answered
-
-    @staticmethod
-    def _questions(
-        held: WaitingCalls, effects: RunEffects, given: dict[str, Decision]
-    ) -> dict[str, tuple[str, EffectCall]]:
-        """What each decision answers, by call id: "may it run?" for a call waiting for
-        approval, "what about attempt n?" for one in doubt, and "may it run?" for a call the
-        caller decides that the ledger already holds (decided and run by someone else: the
-        ledger refuses the second decision)."""
-        questions: dict[str, tuple[str, EffectCall]] = {}
-        for pending in held.pending:
-            call = effects.call(pending.id, pending.tool, pending.arguments)
-            known = held.known.get(pending.id) if pending.in_doubt else None
-            attempt = known.attempt if known is not None else None
-            questions[pending.id] = (question_key(call.key, attempt), call)
-        for tool_call in held.calls:
-            call_id = tool_call.get("id") or ""
-            if call_id in given and call_id not in questions and call_id in held.known:
-                call = effects.call(call_id, tool_call["name"], tool_call.get("args"))
-                questions[call_id] = (question_key(call.key), call)
-        return questions
-
-    @staticmethod
-    def _settled(
-        ledger: EffectLedger | None,
-        questions: dict[str, tuple[str, EffectCall]],
-        given: dict[str, Decision],
-    ) -> dict[str, Decision]:
-        """Every decision the ledger holds for ``questions`` once ``given`` is recorded, by
-        call id (nothing without a ledger: the given decisions are all there is)."""
-        if ledger is None or not questions:
-            return {}
-        answers = {questions[i][0]: d for i, d in given.items() if i in questions}
-        settled = ledger.settle({q: call for q, call in questions.values()}, answers)
-        return {i: settled[q] for i, (q, _) in questions.items() if q in settled}
-
-    def _effects(self, turn: Turn, reply: AIMessage) -> RunEffects:
-        """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
-        that asked, the run's ledger."""
-        if turn.ledger is None:  # nothing is recorded: no conversation to hand it
-            return RunEffects(None, reply, (), turn.agent)
-        messages = [*turn.state["messages"], *turn.update.get("messages", ())]
-        history = messages
-        for index in range(len(messages) - 1, -1, -1):  # the reply is the tail, or not there
-            if messages[index] is reply or (reply.id and messages[index].id == reply.id):
-                history = messages[:index]
-                break
-        control = turn.control
-        return RunEffects(
-            turn.ledger,
-            reply,
-            history,
-            turn.agent,
-            resolve=lambda name: self.runtime.agent_named(name, control),
-        )
-
     def _admit(
         self, turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
     ) -> None:
@@ -443,10 +282,14 @@ class AgentNode:
         budget are refused."""
         held: list[ToolCall] = []
         control = turn.control
-        if turn.effects is None and control.decides:  # (or a tool takes an idempotency key)
-            turn.effects = self._effects(turn, reply)
-        if hold and control.decides:
-            reply, held = hold_marked_calls(reply, tools)
+        if control.decides:  # a marked tool (or one that takes an idempotency key)
+            from .approvals import hold_marked_calls
+            from .decisions import effects_of
+
+            if turn.effects is None:
+                turn.effects = effects_of(self, turn, reply)
+            if hold:
+                reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
         calls = reply.tool_calls
         if control.budget is None:  # no limits: every call runs
@@ -473,6 +316,8 @@ class AgentNode:
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         if reply.tool_calls and turn.ledger is not None:
+            from .effects import stamp_id
+
             stamp_id(reply)  # its calls are named by it in the ledger
         if reply.name != agent.name:  # the sender, as Swarm stamps it
             # Assigned, not copied: the reply is this call's own object (add_messages
@@ -505,11 +350,9 @@ class AgentNode:
             if control.debug:
                 control.debug_print("Ending turn.")
             if agent.output_guardrails and not asks:
-                answered = {
-                    "messages": [*turn.state["messages"], reply],
-                    "context_variables": turn.context,
-                }
-                turn.gate = Gate(agent, "output", answered, partial(self._answered, turn))
+                from .guarded_switch import answer_gate
+
+                turn.gate = answer_gate(self.runtime, turn, reply)
 
     def _after_tools(self, turn: Turn, ran: AIMessage, outcome: ToolOutcome) -> None:
         """Book the tool results into the update and, when a tool (or a route) hands off,
@@ -543,6 +386,8 @@ class AgentNode:
         if target is None:
             return
         if target.input_guardrails or target.requires is not None:  # it checks who comes in
+            from .guarded_switch import GuardedSwitch
+
             switch = GuardedSwitch(
                 self.runtime, agent, state, update, control, context, label=label, call_id=call_id
             )
@@ -571,6 +416,8 @@ class AgentNode:
             target = None
         if target is CALLER:
             added = turn.update.get("messages", [])
+            from .handback import caller_of
+
             caller = caller_of([*turn.state["messages"], *added])
             target = self.runtime.agent_named(caller, control)
             if target is None:
@@ -588,6 +435,8 @@ class AgentNode:
                     only_if=json.dumps({"assistant": CALLER.name}),
                 )
         if target is None and agent.routes:
+            from .routes import first_route
+
             route = first_route(agent, context)
             if route is not None:
                 target, label, call_id = route.to, route.label, None

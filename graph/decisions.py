@@ -1,0 +1,205 @@
+"""Approvals and effects in an agent's step: the calls a conversation ends on that wait for a
+decision (``@needs_approval``, or an ``@effect`` call in doubt), decided through the run's
+effect ledger and the caller (``Swarm.run(approvals=)``) or LangGraph's ``interrupt()``.
+
+A feature: the agent node (graph/node.py) enters this module only when a tool of the run is
+marked (``RunControl.decides``, graph/marks.py); a swarm without marked tools never loads it.
+:func:`decide_waiting` is what ``AgentNode._begin`` asks first; ``AgentNode._admit`` holds
+a reply's approval-marked calls (``approvals.hold_marked_calls``) for the next step to decide.
+
+Example:
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+    >>> from swarmgraph.graph.approvals import needs_approval
+    >>> @needs_approval
+    ... def refund(order_id: int) -> str:
+    ...     '''Refund an order.'''
+    ...     return f"refunded {order_id}"
+    >>> swarm = Swarm(chat_model=ScriptedChatModel([
+    ...     scripted_tool_call("refund", {"order_id": 7}, id="c1"), "Done."]))
+    >>> agent = Agent(name="Refunds", functions=[refund])
+    >>> asked = [{"role": "user", "content": "refund 7"}]
+    >>> stopped = swarm.run(agent, asked)
+    >>> [p.tool for p in stopped.pending]
+    ['refund']
+    >>> done = swarm.run(agent, asked + stopped.messages, approvals={"c1": True})
+    >>> [m["content"] for m in done.messages]
+    ['refunded 7', 'Done.']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.types import interrupt
+
+from .approvals import (
+    Decision,
+    WaitingCalls,
+    open_calls,
+    pending_as_payload,
+    resume_decisions,
+    split_by_decision,
+)
+from .effects import (
+    EffectCall,
+    EffectLedger,
+    EffectOutcome,
+    RunEffects,
+    effect_key,
+    is_effect,
+    question_key,
+)
+from .run_control import RunControl
+from .state import SwarmState
+
+if TYPE_CHECKING:
+    from .node import AgentNode, Turn
+
+__all__ = ["asks_ledger", "decide", "decide_waiting", "effects_of"]
+
+
+def decide_waiting(node: AgentNode, turn: Turn) -> bool:
+    """Plan ``turn`` around the calls its conversation ends on that wait for a decision (the
+    reply's owner's tools), or around the reply a step that died left with the ledger; False
+    when there are none (the model is asked as usual)."""
+    state, control, ledger = turn.state, turn.control, turn.ledger
+    messages, agent = state["messages"], turn.agent
+    # Calls wait for a human only after a reply or tool answers, never after a user message.
+    if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
+        waiting = node.runtime.waiting(agent, messages, control, ledger)
+        if waiting is not None:  # decide, then run the approved
+            turn.agent, held = waiting
+            decide(node, turn, held)
+            return True
+    # A step that died after its model replied (the process, mid-tool) left that reply
+    # with the ledger: use it. A new model call would carry new call ids, and the effect
+    # would run a second time. (Only an agent with effect tools can have left one.)
+    if ledger is None or not node.runtime.plan(agent).decides:
+        return False
+    resumed = ledger.in_flight(messages)
+    if resumed is None:
+        return False
+    waiting = node.runtime.waiting(agent, [*messages, resumed], control, ledger)
+    if waiting is None:
+        return False
+    turn.agent, held = waiting
+    turn.update = {"messages": [resumed]}
+    decide(node, turn, held)
+    return True
+
+
+def asks_ledger(node: AgentNode, state: SwarmState, control: RunControl) -> bool:
+    """Whether this step's plan reads or writes the effect ledger: its agent has effect
+    tools, or the conversation ends on calls not answered yet (of any agent)."""
+    messages: Sequence[BaseMessage] = state["messages"]
+    last = messages[-1] if messages else None
+    if isinstance(last, (AIMessage, ToolMessage)) and open_calls(messages) is not None:
+        return True
+    return any(map(is_effect, node._agent_of(state, control).tools))
+
+
+def decide(node: AgentNode, turn: Turn, held: WaitingCalls) -> None:
+    """The calls to run now and the denials into ``turn``; nothing when ``Swarm.run`` must
+    stop (it returns ``Response.pending``).
+
+    With a ledger, decisions go through it first: one recorded earlier is used (nobody is
+    asked twice), one given now is recorded (the first decision of a question wins; a
+    later one from another turn raises ``ApprovalAlreadyDecided``). Calls it holds as done
+    are answered from it; a call in doubt approved again runs as its next attempt. The
+    compiled graph asks about a call found in doubt in a step of its own: the returned
+    update goes back to this node first (see ``EffectLedger.asked``)."""
+    control, agent, ledger = turn.control, turn.agent, turn.ledger
+    effects = effects_of(node, turn, held.reply)
+    effects.known.update({effect_key(i, held.reply.id): o for i, o in held.known.items()})
+    given = dict(control.approvals or {})
+    questions = _questions(held, effects, given)
+    decisions = {**given, **_settled(ledger, questions, given)}
+    missing = [p for p in held.pending if p.id not in decisions]
+    if missing and control.stop_for_approval:
+        # Several branches of a fan-out may each stop for one: keep every call.
+        control.awaiting = [*(control.awaiting or []), *held.pending]
+        return
+    if missing and ledger is not None:
+        unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]
+        if unasked:  # asked in a fresh step, so no earlier answer LangGraph replays fits it
+            turn.again = True
+            return
+    while missing:  # the compiled graph: ask through LangGraph (needs a checkpointer)
+        answers = resume_decisions(interrupt(pending_as_payload(missing)), missing)
+        decisions.update({**answers, **_settled(ledger, questions, answers)})
+        missing = [p for p in held.pending if p.id not in decisions]
+    for pending in held.pending:
+        known = held.known.get(pending.id)
+        if pending.in_doubt and known is not None and decisions[pending.id] is True:
+            effects.attempts[questions[pending.id][1].key] = known.attempt + 1
+    ran, answered = split_by_decision(held, decisions)
+    doubted = {p.id for p in held.pending if p.in_doubt}
+    for message in answered:
+        call_id, content = message.tool_call_id, str(message.content)
+        control.ledger.tool_denied(agent.name, message.name or "", call_id, content)
+        if call_id in doubted:  # settled: a later look finds it answered
+            call = questions[call_id][1]
+            failed = content.startswith("Error:")
+            effects.after(call, EffectOutcome("done", content, error=failed))
+    turn.update.setdefault("messages", [])
+    turn.effects = effects
+    node._admit(turn, ran, agent.tools, hold=False)
+    turn.answers[:0] = answered
+
+
+def _questions(
+    held: WaitingCalls, effects: RunEffects, given: dict[str, Decision]
+) -> dict[str, tuple[str, EffectCall]]:
+    """What each decision answers, by call id: "may it run?" for a call waiting for
+    approval, "what about attempt n?" for one in doubt, and "may it run?" for a call the
+    caller decides that the ledger already holds (decided and run by someone else: the
+    ledger refuses the second decision)."""
+    questions: dict[str, tuple[str, EffectCall]] = {}
+    for pending in held.pending:
+        call = effects.call(pending.id, pending.tool, pending.arguments)
+        known = held.known.get(pending.id) if pending.in_doubt else None
+        attempt = known.attempt if known is not None else None
+        questions[pending.id] = (question_key(call.key, attempt), call)
+    for tool_call in held.calls:
+        call_id = tool_call.get("id") or ""
+        if call_id in given and call_id not in questions and call_id in held.known:
+            call = effects.call(call_id, tool_call["name"], tool_call.get("args"))
+            questions[call_id] = (question_key(call.key), call)
+    return questions
+
+
+def _settled(
+    ledger: EffectLedger | None,
+    questions: dict[str, tuple[str, EffectCall]],
+    given: dict[str, Decision],
+) -> dict[str, Decision]:
+    """Every decision the ledger holds for ``questions`` once ``given`` is recorded, by
+    call id (nothing without a ledger: the given decisions are all there is)."""
+    if ledger is None or not questions:
+        return {}
+    answers = {questions[i][0]: d for i, d in given.items() if i in questions}
+    settled = ledger.settle({q: call for q, call in questions.values()}, answers)
+    return {i: settled[q] for i, (q, _) in questions.items() if q in settled}
+
+
+def effects_of(node: AgentNode, turn: Turn, reply: AIMessage) -> RunEffects:
+    """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
+    that asked, the run's ledger."""
+    if turn.ledger is None:  # nothing is recorded: no conversation to hand it
+        return RunEffects(None, reply, (), turn.agent)
+    messages = [*turn.state["messages"], *turn.update.get("messages", ())]
+    history = messages
+    for index in range(len(messages) - 1, -1, -1):  # the reply is the tail, or not there
+        if messages[index] is reply or (reply.id and messages[index].id == reply.id):
+            history = messages[:index]
+            break
+    control = turn.control
+    return RunEffects(
+        turn.ledger,
+        reply,
+        history,
+        turn.agent,
+        resolve=lambda name: node.runtime.agent_named(name, control),
+    )
