@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from .marks import APPROVAL_MARK, is_marked, mark
+from .features import APPROVAL_MARK, is_marked, mark
 from .schema import tool_spec
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
@@ -61,7 +61,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, Overwrite, Send
 from typing_extensions import NotRequired, TypedDict
 
-from .approvals import open_calls
+from .approvals import PendingApproval, open_calls
 from .budget import branch_scope, current_branch
 from .errors import BranchFailed, ContextConflict, SwarmError
 from .messages import to_langchain, to_openai
@@ -98,6 +98,7 @@ __all__ = [
     "ParallelState",
     "branch_records",
     "history_dicts",
+    "resume_fan_out",
     "resume_from_records",
 ]
 
@@ -802,3 +803,31 @@ def check_resumable(history: Sequence[BaseMessage], plan: FanOutPlan) -> None:
             f"call {plan['calls'][0][0]!r} is not waiting for an answer); pass the messages "
             "of the run that paused: history + response.messages"
         )
+
+
+def resume_fan_out(
+    runtime: GraphRuntime,
+    history: Sequence[BaseMessage],
+    records: Sequence[Mapping[str, Any]],
+    control: RunControl,
+) -> list[PendingApproval] | None:
+    """Set ``control`` up to pick up the fan-out ``records`` (``Response.branches`` of a run
+    that paused inside a branch) where it stopped; the calls its branches wait on."""
+    if runtime.fan_out is None:
+        raise SwarmError("branches=: this swarm has no agent that fans out (Parallel)")
+    found = resume_from_records([dict(r) for r in records], control)
+    if found is None:
+        return None
+    plan, tasks, done = found
+    check_resumable(history, plan)
+    tasks = resumed_tasks(plan, tasks, history)
+    control.resume = [Send(BRANCH_NODE, task) for task in tasks]
+    control.resumed = (plan, done)
+    control.fan_outs.append(plan["id"])
+    pending: list[PendingApproval] = []
+    for task in tasks:
+        agent = runtime.agent_for(task["active_agent"], control)
+        waiting = runtime.waiting(agent, task["messages"], control)
+        if waiting is not None:
+            pending.extend(waiting[1].pending)
+    return pending

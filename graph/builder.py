@@ -26,30 +26,18 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 
-from .branches import (
-    BRANCH_NODE,
-    JOIN_NODE,
-    BranchNode,
-    FanOut,
-    JoinNode,
-    ParallelState,
-)
-from .context_schema import ContextSchema, state_schema_for
-from .discovery import Topology, find_topology, function_targets
-from .guardrails import branch_refusal
+from .discovery import Topology, fans_out, find_topology, function_targets
+from .features import loaded
 from .models import ModelResolver
-from .native import as_member, member_node
 from .node import AgentNode
-from .node_names import DYNAMIC_NODE
-from .parallel import FAN_OUT_MODES, fans_out
-from .preconditions import requires_label
+from .node_names import DYNAMIC_NODE, FAN_OUT_MODES, HELPER_NODES
 from .run_control import PromptContext, ToolInputs, current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
@@ -61,7 +49,13 @@ try:  # a node with both a sync and an async body, without RunnableLambda's trac
 except ImportError:  # pragma: no cover - older/newer LangGraph layouts
     RunnableCallable = None  # type: ignore[assignment,misc]
 
+if TYPE_CHECKING:
+    from .branches import BranchNode, FanOut, JoinNode
+    from .context_schema import ContextSchema
+
 __all__ = ["agents_of", "build_graph_and_runtime", "build_swarm_graph", "destinations"]
+
+BRANCH_NODE, JOIN_NODE = HELPER_NODES  # a fan-out's nodes (graph/branches.py)
 
 
 def build_swarm_graph(
@@ -133,8 +127,8 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
-    members = [as_member(a) for a in agents]
-    default = as_member(default_agent) if default_agent is not None else members[0]
+    members = [_member(a) for a in agents]
+    default = _member(default_agent) if default_agent is not None else members[0]
     builder, _ = build_graph_and_runtime(
         find_topology([default, *members]),
         ModelResolver(client=client, chat_model=chat_model),
@@ -187,20 +181,30 @@ def build_graph_and_runtime(
     for agent in nodes:
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
-    schema = None if context_schema is None else ContextSchema.of(context_schema)
-    # What the join reads: the state plus a fan-out's channels (typed like the state).
-    parallel_state: type = ParallelState
     own_state = state_schema is SwarmState  # the channels join the output only over our state
-    if schema is not None:  # context_variables declared with the typed fields
+    schema: ContextSchema | None = None
+    if context_schema is not None:  # context_variables declared with the typed fields
+        from .context_schema import ContextSchema, state_schema_for
+
+        schema = ContextSchema.of(context_schema)
         state_schema = state_schema_for(schema, state_schema)
-        parallel_state = state_schema_for(schema, ParallelState)
     runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup, schema)
-    # Every way into an agent is checked, a parallel branch's too (graph/guardrails.py).
-    runtime.entry_check = branch_refusal
     runtime.prompt_context, runtime.tool_inputs = prompt_context, tool_inputs
     fanning = _fanning_agents(topology, parallel_handoffs)
     fan_out: FanOut | None = None
+    parallel_state: type = state_schema  # what the join reads (a fan-out only)
     if fanning:
+        from .branches import FanOut, ParallelState
+        from .guardrails import branch_refusal
+
+        # What the join reads: the state plus a fan-out's channels (typed like the state).
+        parallel_state = ParallelState
+        if schema is not None:
+            from .context_schema import state_schema_for
+
+            parallel_state = state_schema_for(schema, ParallelState)
+        # Every way into an agent is checked, a parallel branch's too (graph/guardrails.py).
+        runtime.entry_check = branch_refusal
         # A branch's own graph fans out again only if an agent a branch can reach does.
         nested = _reachable_fanning(topology, fanning)
 
@@ -319,12 +323,13 @@ def _graph(
             ends[JOIN_NODE] = "answered"
             if name not in entered:
                 ends.pop(END, None)
-        node = member_node(runtime, agent, AgentNode(runtime, agent, name))
-        _add_node(builder, name, node, ends)
-    dynamic = member_node(runtime, None, AgentNode(runtime, None, DYNAMIC_NODE))
+        _add_node(builder, name, _node_for(runtime, agent, name), ends)
+    dynamic = _DynamicNode(runtime, AgentNode(runtime, None, DYNAMIC_NODE))
     dynamic_ends = [*names, DYNAMIC_NODE, END]
     entry_ends = [*names, DYNAMIC_NODE, END]
     if fanning and fan_out is not None:
+        from .branches import BranchNode, JoinNode
+
         dynamic_ends.append(BRANCH_NODE)
         branch = BranchNode(runtime, fan_out)
         runs = {t: "branch" for t in names if t in branched} or {JOIN_NODE: "answered"}
@@ -412,7 +417,11 @@ def destinations(
     labelled = {node: node for node in ends}
     for target_agent, target in nodes.items():
         entering = target != name and (target in ends or target in labels)
-        needs = requires_label(target_agent) if entering else None
+        needs = None
+        if entering and target_agent.requires is not None:
+            from .preconditions import requires_label
+
+            needs = requires_label(target_agent)
         if needs is not None:
             labels.setdefault(target, []).append(needs)
     labelled.update({target: " / ".join(names) for target, names in labels.items() if names})
@@ -496,3 +505,50 @@ def _branch(route: Callable[[Mapping[str, Any], RunnableConfig], Any]) -> Any:
         return route(state, config)
 
     return RunnableCallable(route, aroute, name=route.__name__, trace=False)
+
+
+def _member(value: Any) -> Agent:
+    """An Agent as it is; a named compiled LangGraph graph as its member (graph/native.py)."""
+    if isinstance(value, Agent):
+        return value
+    from .native import as_member
+
+    return as_member(value)
+
+
+def _node_for(runtime: GraphRuntime, agent: Agent, name: str) -> Any:
+    """The node for ``agent``: ours, or a LangGraph member's (graph/native.py; no member
+    exists before that module is loaded)."""
+    native = loaded("native")
+    if native is not None and isinstance(agent, native.GraphAgent):
+        return native.GraphNode(runtime, agent, name)
+    return AgentNode(runtime, agent, name)
+
+
+class _DynamicNode:
+    """The dynamic-handoff node: runs whichever unforeseen member is active, ours or a
+    LangGraph member (graph/native.py, only once a member exists)."""
+
+    traced = True
+
+    def __init__(self, runtime: GraphRuntime, ours: AgentNode) -> None:
+        self.ours = ours
+        self.runtime = runtime
+        self._graph_node: Any = None
+
+    def _pick(self, state: SwarmState, config: RunnableConfig) -> Any:
+        native = loaded("native")
+        if native is None:
+            return self.ours
+        agent = self.runtime.agent_for(state.get("active_agent"), current_control(config))
+        if not isinstance(agent, native.GraphAgent):
+            return self.ours
+        if self._graph_node is None:
+            self._graph_node = native.GraphNode(self.runtime, None)
+        return self._graph_node
+
+    def step(self, state: SwarmState, config: RunnableConfig) -> Any:
+        return self._pick(state, config).step(state, config)
+
+    async def astep(self, state: SwarmState, config: RunnableConfig) -> Any:
+        return await self._pick(state, config).astep(state, config)

@@ -51,17 +51,17 @@ Example:
 # ``get_type_hints`` must see their annotations as objects.
 import inspect
 import threading
-import types
 import warnings
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, ClassVar, get_args, get_origin, get_type_hints
 
 import typing_extensions
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from typing_extensions import NotRequired, Required, TypedDict, is_typeddict
 
 from .errors import ContextSchemaWarning, ContextValidationError
+from .schema import typed_annotation  # noqa: F401  (where it lived before)
 
 __all__ = [
     "ContextSchema",
@@ -473,17 +473,3 @@ def _reducer_for(schema: ContextSchema) -> Reducer:
 
         found = _channel_reducers.setdefault(schema.schema, merge_typed_context)
     return found
-
-
-def typed_annotation(annotation: Any) -> type[BaseModel] | None:
-    """The pydantic model a tool's ``context_variables`` annotation names, if any
-    (``Desk``, ``Desk | None``): such a tool gets an instance instead of the dict."""
-    if get_origin(annotation) is Annotated:
-        annotation = get_args(annotation)[0]
-    if get_origin(annotation) in (types.UnionType, Union):
-        args = get_args(annotation)
-        models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
-        return models[0] if len(models) == 1 else None
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None

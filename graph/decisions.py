@@ -3,7 +3,7 @@ decision (``@needs_approval``, or an ``@effect`` call in doubt), decided through
 effect ledger and the caller (``Swarm.run(approvals=)``) or LangGraph's ``interrupt()``.
 
 A feature: the agent node (graph/node.py) enters this module only when a tool of the run is
-marked (``RunControl.decides``, graph/marks.py); a swarm without marked tools never loads it.
+marked (``RunControl.decides``, graph/features.py); a swarm without marked tools never loads it.
 :func:`decide_waiting` is what ``AgentNode._begin`` asks first; ``AgentNode._admit`` holds
 a reply's approval-marked calls (``approvals.hold_marked_calls``) for the next step to decide.
 
@@ -28,7 +28,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -36,7 +36,9 @@ from langgraph.types import interrupt
 
 from .approvals import (
     Decision,
+    PendingApproval,
     WaitingCalls,
+    check_decisions,
     open_calls,
     pending_as_payload,
     resume_decisions,
@@ -52,12 +54,14 @@ from .effects import (
     question_key,
 )
 from .run_control import RunControl
+from .runtime import GraphRuntime
 from .state import SwarmState
+from .types import Agent
 
 if TYPE_CHECKING:
     from .node import AgentNode, Turn
 
-__all__ = ["asks_ledger", "decide", "decide_waiting", "effects_of"]
+__all__ = ["asks_ledger", "checked_approvals", "decide", "decide_waiting", "effects_of"]
 
 
 def decide_waiting(node: AgentNode, turn: Turn) -> bool:
@@ -203,3 +207,38 @@ def effects_of(node: AgentNode, turn: Turn, reply: AIMessage) -> RunEffects:
         turn.agent,
         resolve=lambda name: node.runtime.agent_named(name, control),
     )
+
+
+def checked_approvals(
+    runtime: GraphRuntime,
+    agent: Agent,
+    history: Sequence[BaseMessage],
+    approvals: Mapping[str, bool | str],
+    control: RunControl,
+    paused: list[PendingApproval] | None = None,
+) -> dict[str, bool | str]:
+    """``approvals``, checked against the calls the history waits on (or, resuming a fan-out,
+    ``paused``: the calls its branches wait on): a decision for a call that is not waiting is
+    a clear error (a typo would otherwise be silently ignored)."""
+    decisions = check_decisions(approvals)
+    if paused is not None:
+        ids = {p.id for p in paused}
+    else:
+        waiting = runtime.waiting(agent, history, control, control.effects)
+        ids = set()
+        if waiting is not None:  # and calls the ledger holds (decided and run by someone
+            ids = {p.id for p in waiting[1].pending} | set(waiting[1].known)  # else: it says so)
+    unknown = sorted(set(decisions) - ids)
+    if unknown:
+        hint = ""
+        if paused is None and runtime.fan_out is not None and open_calls(history) is not None:
+            hint = (
+                " If the run paused inside a parallel branch, pass its branches too: "
+                "Swarm.run(..., approvals=..., branches=response.branches)."
+            )
+        raise ValueError(
+            f"approvals: no tool call waits for approval with id {', '.join(map(repr, unknown))}; "
+            f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
+            f"(history + response.messages) and the ids in response.pending.{hint}"
+        )
+    return decisions

@@ -31,12 +31,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .native import as_member, members_in
 from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
-from .parallel import fans_out
-from .preconditions import requires_label
-from .routes import routes_of
-from .types import CALLER, Agent
+from .types import CALLER, Agent, is_compiled_graph
 
 #: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).
 _TARGET_ATTR = "__swarmgraph_target__"
@@ -59,12 +55,22 @@ def _agents_in(value: Any) -> list[Agent]:
         return [a for v in value for a in _one_agent(v)]
     if isinstance(value, dict):
         return [a for v in value.values() for a in _one_agent(v)]
-    return members_in(value)  # a named compiled LangGraph graph is a member too
+    return _members(value)  # a named compiled LangGraph graph is a member too
 
 
 def _one_agent(value: Any) -> list[Agent]:
     if isinstance(value, Agent):
         return [value] if value is not CALLER else []
+    return _members(value)
+
+
+def _members(value: Any) -> list[Agent]:
+    """The members a value that is not an Agent holds: a named compiled LangGraph graph's
+    (graph/native.py, loaded only for one)."""
+    if not is_compiled_graph(value):
+        return []
+    from .native import members_in
+
     return members_in(value)
 
 
@@ -140,7 +146,7 @@ def discover(agents: Iterable[Agent]) -> tuple[list[Agent], dict[int, list[Agent
     are read once: the walk, the builder and Swarm's topology key all need them)."""
     order: list[Agent] = []
     targets: dict[int, list[Agent]] = {}
-    queue = [as_member(a) for a in agents]  # a named compiled graph stands for its member
+    queue = [a if isinstance(a, Agent) else _member(a) for a in agents]
     while queue:
         agent = queue.pop(0)
         if id(agent) in targets:
@@ -148,7 +154,10 @@ def discover(agents: Iterable[Agent]) -> tuple[list[Agent], dict[int, list[Agent
         targets[id(agent)] = handoff_targets(agent)
         order.append(agent)
         queue.extend(targets[id(agent)])
-        queue.extend(route.to for route in routes_of(agent))  # routes switch agents too
+        if agent.routes:  # routes switch agents too
+            from .routes import routes_of
+
+            queue.extend(route.to for route in routes_of(agent))
         if agent.on_trip is not None:  # so does a tripped guardrail
             queue.append(agent.on_trip)
     return order, targets
@@ -195,9 +204,70 @@ def find_topology(start: Iterable[Agent]) -> Topology:
             agent.can_return,
             nodes[agent] in fan_out,
             agent.on_trip and nodes[agent.on_trip],  # drawn edges: the fallback, what it needs
-            requires_label(agent),
+            None if agent.requires is None else _requires_label(agent),
         )
         for agent in everyone
     )
     agents = {node: agent for agent, node in nodes.items()}
     return Topology(agents, nodes, targets, key, fan_out)
+
+
+def _member(value: Any) -> Agent:
+    """A named compiled graph stands for its member (graph/native.py)."""
+    from .native import as_member
+
+    return as_member(value)
+
+
+def _requires_label(agent: Agent) -> str | None:
+    from .preconditions import requires_label
+
+    return requires_label(agent)
+
+
+#: Set on a tool (``True``/``False``) to say whether it may return ``Parallel``.
+FANS_OUT_ATTR = "__swarmgraph_fans_out__"
+
+
+def fans_out(func: Callable[..., Any]) -> bool:
+    """Whether a tool may return :class:`Parallel`: it says so (``__swarmgraph_fans_out__``),
+    or its code names ``Parallel`` (read as discovery reads handoff targets). The graph of an
+    agent with such a tool gets the branch and join nodes.
+
+    Example:
+        >>> from swarmgraph.graph.parallel import Parallel
+        >>> def ask_both():
+        ...     return Parallel(Agent(name="A"), Agent(name="B"))
+        >>> def lookup():
+        ...     return "42"
+        >>> fans_out(ask_both), fans_out(lookup)
+        (True, False)
+    """
+    seen: set[int] = set()
+
+    def visit(f: Any) -> bool:
+        if id(f) in seen:
+            return False
+        seen.add(id(f))
+        declared = getattr(f, FANS_OUT_ATTR, None)
+        if declared is not None:
+            return bool(declared)
+        if isinstance(f, functools.partial):
+            return visit(f.func)
+        if isinstance(f, types.MethodType):
+            return visit(f.__func__)
+        wrapped = getattr(f, "__wrapped__", None)
+        if wrapped is not None and visit(wrapped):
+            return True
+        code = getattr(f, "__code__", None)
+        return code is not None and "Parallel" in _names(code)
+
+    return visit(func)
+
+
+def _names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 from langchain_core.messages import AIMessage, BaseMessage
 
 from .approvals import Decision
-from .marks import EFFECT_MARK, decides, mark
+from .features import EFFECT_MARK, decides, mark
 from .run_control import current_branch
 from .schema import tool_spec
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from .guardrails import Gate
     from .runtime import GraphRuntime
 
-__all__ = ["GraphAgent", "as_member", "member_node"]
+__all__ = ["GraphAgent", "GraphNode", "as_member"]
 
 # LangGraph names a compiled graph "LangGraph" when nobody gave it a name.
 _UNNAMED = "LangGraph"
@@ -273,37 +273,3 @@ def _count_usage(control: RunControl, added: list[BaseMessage], sender: str) -> 
             output_tokens=tokens[1],
             tool_calls=message.tool_calls,
         )
-
-
-class _DynamicNode:
-    """The dynamic-handoff node: runs whichever unforeseen member is active, ours or native."""
-
-    traced = True
-
-    def __init__(self, runtime: GraphRuntime, ours: Any) -> None:
-        self.graph_node = GraphNode(runtime, None)
-        self.ours = ours
-        self.runtime = runtime
-
-    def _pick(self, state: SwarmState, config: RunnableConfig) -> Any:
-        agent = self.runtime.agent_for(state.get("active_agent"), current_control(config))
-        return self.graph_node if isinstance(agent, GraphAgent) else self.ours
-
-    def step(self, state: SwarmState, config: RunnableConfig) -> Any:
-        return self._pick(state, config).step(state, config)
-
-    async def astep(self, state: SwarmState, config: RunnableConfig) -> Any:
-        return await self._pick(state, config).astep(state, config)
-
-
-def member_node(runtime: GraphRuntime, agent: Agent | None, ours: Any) -> Any:
-    """The builder's hook: the node for ``agent``; ``ours`` is the ``AgentNode`` it would get.
-
-    A :class:`GraphAgent` gets a :class:`GraphNode`; the dynamic node (``agent=None``) picks
-    per run; every other agent keeps ``ours``.
-    """
-    if isinstance(agent, GraphAgent):
-        return GraphNode(runtime, agent, ours.name)
-    if agent is None:
-        return _DynamicNode(runtime, ours)
-    return ours

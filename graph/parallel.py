@@ -29,14 +29,15 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
-import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .context_changes import MISSING, OnChange, change_of
+from .discovery import fans_out  # read with the handoffs (core)
 from .errors import DELETED
 from .native import as_member
+from .node_names import FAN_OUT_MODES  # the builder's option (core)
 from .types import CALLER, Agent
 
 __all__ = [
@@ -51,17 +52,9 @@ __all__ = [
     "rule_reference",
 ]
 
-#: ``Swarm(parallel_handoffs=...)``: when one reply calls several transfer tools, ``"first"``
-#: keeps the first (Swarm's behaviour, the default) and ``"all"`` runs every target as one
-#: :class:`Parallel`, each transfer call answered with its own branch's answer.
-FAN_OUT_MODES = ("first", "all")
-
 #: A merge rule combines the value at the fan-out with a branch's value: ``rule(old, new)``,
 #: folded over the branches that changed the key, in the order the agents were given.
 MergeRule = Callable[[Any, Any], Any]
-
-#: The attribute a tool declares "I may return Parallel" with (see :func:`fans_out`).
-FANS_OUT_ATTR = "__swarmgraph_fans_out__"
 
 
 class Parallel:
@@ -331,44 +324,3 @@ def rule_by_reference(reference: str) -> MergeRule:
 
 
 # -- which tools fan out ----------------------------------------------------------------------
-def fans_out(func: Callable[..., Any]) -> bool:
-    """Whether a tool may return :class:`Parallel`: it says so (``__swarmgraph_fans_out__``),
-    or its code names ``Parallel`` (read as discovery reads handoff targets). The graph of an
-    agent with such a tool gets the branch and join nodes.
-
-    Example:
-        >>> def ask_both():
-        ...     return Parallel(Agent(name="A"), Agent(name="B"))
-        >>> def lookup():
-        ...     return "42"
-        >>> fans_out(ask_both), fans_out(lookup)
-        (True, False)
-    """
-    seen: set[int] = set()
-
-    def visit(f: Any) -> bool:
-        if id(f) in seen:
-            return False
-        seen.add(id(f))
-        declared = getattr(f, FANS_OUT_ATTR, None)
-        if declared is not None:
-            return bool(declared)
-        if isinstance(f, functools.partial):
-            return visit(f.func)
-        if isinstance(f, types.MethodType):
-            return visit(f.__func__)
-        wrapped = getattr(f, "__wrapped__", None)
-        if wrapped is not None and visit(wrapped):
-            return True
-        code = getattr(f, "__code__", None)
-        return code is not None and "Parallel" in _names(code)
-
-    return visit(func)
-
-
-def _names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names

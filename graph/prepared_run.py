@@ -21,34 +21,27 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Overwrite, Send
+from langgraph.types import Overwrite
 
-from .approvals import PendingApproval, check_decisions, open_calls
-from .branches import (
-    BRANCH_NODE,
-    branch_records,
-    check_resumable,
-    resume_from_records,
-    resumed_tasks,
-)
-from .budget import Budget
-from .effects import EffectLedger
 from .errors import StepLimitError, SwarmError
+from .features import loaded
 from .messages import to_langchain, to_openai
-from .native import GraphAgent
 from .run_control import Books, PromptContext, RunControl, ToolInputs
 from .runtime import GraphRuntime
 from .state import SwarmState
-from .swarm_events import SwarmEvents
 from .types import Agent, Response
 
-__all__ = ["PreparedRun", "RunRequest", "checked_approvals"]
+if TYPE_CHECKING:
+    from .budget import Budget
+    from .effects import EffectLedger
+
+__all__ = ["PreparedRun", "RunRequest"]
 
 
 @dataclass(frozen=True)
@@ -128,9 +121,13 @@ class PreparedRun(AbstractContextManager):
             halt_on_trip=True,  # raise GuardrailTripped with the Response
         )
         paused = None
-        if request.branches:
+        if request.branches:  # a fan-out that paused for approval goes on
+            from .branches import resume_fan_out
+
             paused = resume_fan_out(runtime, history, request.branches, control)
         if request.approvals is not None:
+            from .decisions import checked_approvals
+
             control.approvals = checked_approvals(
                 runtime, agent, history, request.approvals, control, paused
             )
@@ -165,7 +162,11 @@ class PreparedRun(AbstractContextManager):
             and self.control.decides is not False  # no tool of the run waits for a decision
             and self.runtime.waiting(agent, final["messages"], self.control, self.control.effects)
         )
-        branches = branch_records(self.control) if self.control.fan_outs else []
+        branches: list[dict[str, Any]] = []
+        if self.control.fan_outs:
+            from .branches import branch_records
+
+            branches = branch_records(self.control)
         pending = waiting[1].pending if waiting else []
         if not pending and branches and any(b["status"] == "waiting" for b in branches):
             # inside branches of a fan-out: every branch's waiting calls
@@ -239,8 +240,9 @@ class PreparedRun(AbstractContextManager):
         (it costs ~30% of a streamed run, so only then)."""
         agents = self.runtime.roster(self.control).values()
         # Branches of a fan-out run as subgraphs too: their models stream from inside.
-        subgraphs = self.runtime.fan_out is not None or any(
-            isinstance(agent, GraphAgent) for agent in agents
+        native = loaded("native")  # no LangGraph member exists before its module is loaded
+        subgraphs = self.runtime.fan_out is not None or (
+            native is not None and any(isinstance(agent, native.GraphAgent) for agent in agents)
         )
         return {"stream_mode": ["messages", "values"], "subgraphs": subgraphs}
 
@@ -248,6 +250,8 @@ class PreparedRun(AbstractContextManager):
         """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``;
         with ``tool_results``, each tool answer too (``{"tool_result": message}``)."""
         if self.control.turns_left():  # max_turns <= 0: no model call, no events
+            from .swarm_events import SwarmEvents
+
             events = SwarmEvents(self, tool_results=tool_results)
             with self:
                 for item in self.app.stream(self.state, self.config, **self.stream_options()):
@@ -258,6 +262,8 @@ class PreparedRun(AbstractContextManager):
     async def aevents(self, *, tool_results: bool = False) -> AsyncIterator[dict[str, Any]]:
         """Async twin of :meth:`events`."""
         if self.control.turns_left():
+            from .swarm_events import SwarmEvents
+
             events = SwarmEvents(self, tool_results=tool_results)
             with self:
                 async for item in self.app.astream(
@@ -268,69 +274,6 @@ class PreparedRun(AbstractContextManager):
             for event in events.close():
                 yield event
         yield {"response": self.finish()}
-
-
-def checked_approvals(
-    runtime: GraphRuntime,
-    agent: Agent,
-    history: Sequence[BaseMessage],
-    approvals: Mapping[str, bool | str],
-    control: RunControl,
-    paused: list[PendingApproval] | None = None,
-) -> dict[str, bool | str]:
-    """``approvals``, checked against the calls the history waits on (or, resuming a fan-out,
-    ``paused``: the calls its branches wait on): a decision for a call that is not waiting is
-    a clear error (a typo would otherwise be silently ignored)."""
-    decisions = check_decisions(approvals)
-    if paused is not None:
-        ids = {p.id for p in paused}
-    else:
-        waiting = runtime.waiting(agent, history, control, control.effects)
-        ids = set()
-        if waiting is not None:  # and calls the ledger holds (decided and run by someone
-            ids = {p.id for p in waiting[1].pending} | set(waiting[1].known)  # else: it says so)
-    unknown = sorted(set(decisions) - ids)
-    if unknown:
-        hint = ""
-        if paused is None and runtime.fan_out is not None and open_calls(history) is not None:
-            hint = (
-                " If the run paused inside a parallel branch, pass its branches too: "
-                "Swarm.run(..., approvals=..., branches=response.branches)."
-            )
-        raise ValueError(
-            f"approvals: no tool call waits for approval with id {', '.join(map(repr, unknown))}; "
-            f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
-            f"(history + response.messages) and the ids in response.pending.{hint}"
-        )
-    return decisions
-
-
-def resume_fan_out(
-    runtime: GraphRuntime,
-    history: Sequence[BaseMessage],
-    records: Sequence[Mapping[str, Any]],
-    control: RunControl,
-) -> list[PendingApproval] | None:
-    """Set ``control`` up to pick up the fan-out ``records`` (``Response.branches`` of a run
-    that paused inside a branch) where it stopped; the calls its branches wait on."""
-    if runtime.fan_out is None:
-        raise SwarmError("branches=: this swarm has no agent that fans out (Parallel)")
-    found = resume_from_records([dict(r) for r in records], control)
-    if found is None:
-        return None
-    plan, tasks, done = found
-    check_resumable(history, plan)
-    tasks = resumed_tasks(plan, tasks, history)
-    control.resume = [Send(BRANCH_NODE, task) for task in tasks]
-    control.resumed = (plan, done)
-    control.fan_outs.append(plan["id"])
-    pending: list[PendingApproval] = []
-    for task in tasks:
-        agent = runtime.agent_for(task["active_agent"], control)
-        waiting = runtime.waiting(agent, task["messages"], control)
-        if waiting is not None:
-            pending.extend(waiting[1].pending)
-    return pending
 
 
 def _applied(final: SwarmState, unsaved: Mapping[str, Any]) -> SwarmState:

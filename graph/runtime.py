@@ -17,25 +17,26 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
-from .approvals import WaitingCalls, held_calls, open_calls
-from .context_changes import merge_rules_of
-from .context_schema import ContextSchema
-from .effects import EffectLedger, recorded
 from .errors import HandoffLoopError
-from .marks import decides
+from .features import decides
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
 from .run_control import PromptContext, RunControl, ToolInputs
 from .schema import IDEMPOTENCY_PARAM, tool_spec
 from .state import StateUpdate, SwarmState
 from .types import Agent, AgentFunction
+
+if TYPE_CHECKING:
+    from .approvals import WaitingCalls
+    from .context_schema import ContextSchema
+    from .effects import EffectLedger
 
 __all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall"]
 
@@ -59,7 +60,7 @@ class FanOutStep(Protocol):
 
 class ToolPlan(NamedTuple):
     """What an agent's tools ask of the run, read once per agent (:meth:`GraphRuntime.plan`):
-    ``decides``: a tool is marked ``@needs_approval`` or ``@effect`` (graph/marks.py), so its
+    ``decides``: a tool is marked ``@needs_approval`` or ``@effect`` (graph/features.py), so its
     calls may wait for a decision or go through an effect ledger; ``keyed``: a tool takes
     the injected ``idempotency_key``. Neither: those features are never entered."""
 
@@ -125,9 +126,11 @@ class GraphRuntime:
         self.fan_out: FanOutStep | None = None
         #: How the join combines context keys branches both wrote, besides Parallel(merge=):
         #: a typed context's reducers, by key (an additive one takes each branch's change).
-        self.context_reducers: dict[str, Callable[[Any, Any], Any]] = (
-            {} if schema is None else merge_rules_of(schema.reducers)
-        )
+        self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
+        if schema is not None:
+            from .context_changes import merge_rules_of
+
+            self.context_reducers = merge_rules_of(schema.reducers)
         #: The check an agent passes before it takes the conversation in a parallel branch
         #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
@@ -250,6 +253,9 @@ class GraphRuntime:
         (``agent``, or the sender of the reply that asked for them)."""
         if not self.decides(control or RunControl()):  # no tool of this run waits or is recorded
             return None
+        from .approvals import held_calls, open_calls
+        from .effects import recorded
+
         found = open_calls(messages)  # the usual case after tools ran: every call answered
         if found is None:
             return None

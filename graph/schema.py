@@ -49,10 +49,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typing_extensions
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from .context_schema import typed_annotation
 from .docstrings import parse_docstring_args
 from .errors import ToolArgumentError, ToolSchemaError
 
@@ -697,3 +696,17 @@ def function_to_json(func: Callable[..., Any]) -> dict[str, Any]:
         {'type': 'array', 'items': {'type': 'string'}, 'maxItems': 2}
     """
     return copy.deepcopy(tool_spec(func).schema)
+
+
+def typed_annotation(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a tool's ``context_variables`` annotation names, if any
+    (``Desk``, ``Desk | None``): such a tool gets an instance instead of the dict."""
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (types.UnionType, Union):
+        args = get_args(annotation)
+        models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+        return models[0] if len(models) == 1 else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None

@@ -31,25 +31,26 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 
-from .budget import Budget
 from .builder import build_graph_and_runtime
-from .context_schema import ContextSchema
 from .discovery import Topology, find_topology
-from .effects import EffectLedger
 from .models import ModelResolver
-from .native import as_member
-from .parallel import FAN_OUT_MODES
+from .node_names import FAN_OUT_MODES
 from .prepared_run import PreparedRun, RunRequest
 from .run_control import PromptContext, ToolInputs
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import SwarmState
 from .types import Agent, Response
+
+if TYPE_CHECKING:
+    from .budget import Budget
+    from .context_schema import ContextSchema
+    from .effects import EffectLedger
 
 __all__ = ["DEFAULT_STEP_LIMIT", "MAX_CACHED_GRAPHS", "MAX_CACHED_STARTS", "Swarm"]
 
@@ -99,7 +100,11 @@ class Swarm:
             )
         self.parallel_handoffs = parallel_handoffs
         #: The typed context (read once), or None: Swarm's plain dict.
-        self.context_schema = None if context_schema is None else ContextSchema.of(context_schema)
+        self.context_schema: ContextSchema | None = None
+        if context_schema is not None:
+            from .context_schema import ContextSchema
+
+            self.context_schema = ContextSchema.of(context_schema)
         self.client = client
         self.resolver = ModelResolver(client=client, chat_model=chat_model)
         self.max_consecutive_handoffs = max_consecutive_handoffs
@@ -124,11 +129,11 @@ class Swarm:
             >>> [a.name for a in Swarm().reachable_agents(triage)]
             ['Triage', 'Sales']
         """
-        return list(self._topology(as_member(agent)).agents.values())
+        return list(self._topology(_member(agent)).agents.values())
 
     def graph_for(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime]:
         """The compiled graph that starts at ``agent`` (one per topology, then cached)."""
-        app, runtime, _ = self._prepare(as_member(agent))
+        app, runtime, _ = self._prepare(_member(agent))
         return app, runtime
 
     def _topology(self, agent: Agent) -> Topology:
@@ -188,7 +193,7 @@ class Swarm:
     def _start(self, request: RunRequest) -> PreparedRun:
         agent = request.agent
         if not isinstance(agent, Agent):  # a named compiled LangGraph graph may start the run too
-            agent = as_member(agent)
+            agent = _member(agent)
         app, runtime, roster = self._prepare(agent)
         return PreparedRun.prepare(request, agent, app, runtime, roster, self.step_limit)
 
@@ -322,3 +327,13 @@ class Swarm:
                 async for values in run.app.astream(run.state, run.config, stream_mode="values"):
                     run.final = cast("SwarmState", values)
         return run.finish()
+
+
+def _member(agent: Any) -> Agent:
+    """``agent`` as a swarm member: an Agent as it is, a named compiled LangGraph graph as its
+    member (graph/native.py, loaded only then)."""
+    if isinstance(agent, Agent):
+        return agent
+    from .native import as_member
+
+    return as_member(agent)

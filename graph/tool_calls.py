@@ -25,21 +25,25 @@ Example:
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 
-from .context_schema import ContextSchema
 from .drivers import ASYNC, SYNC, Driver, drive
-from .effects import EffectCall, EffectOutcome, RunEffects, default_idempotency_key
 from .errors import ContextValidationError
-from .native import members_in
-from .parallel import Parallel
 from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, tool_spec
-from .types import CTX_VARS_NAME, Agent, Result
+from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
+
+if TYPE_CHECKING:
+    from .context_schema import ContextSchema
+    from .effects import EffectCall, EffectOutcome, RunEffects
+    from .parallel import Parallel
+
+_PARALLEL = f"{__package__}.parallel"
 
 _UNSET: Any = object()
 
@@ -75,13 +79,16 @@ def to_result(raw: Any) -> Result:
         >>> to_result(Agent(name="Sales")).value
         '{"assistant": "Sales"}'
     """
+    # No Parallel exists before graph/parallel.py is imported: a run that never fans out
+    # never loads it.
+    parallel = sys.modules.get(_PARALLEL)
     if isinstance(raw, Result):
-        if raw.agent is not None and not isinstance(raw.agent, (Agent, Parallel)):
+        if raw.agent is not None and is_compiled_graph(raw.agent):
             raw = raw.model_copy(update={"agent": _member(raw.agent)})
         return raw
-    if isinstance(raw, Parallel):  # a fan-out: answered at the join (graph/branches.py)
-        return Result(agent=raw)
-    if not isinstance(raw, Agent) and members_in(raw):  # a named compiled LangGraph graph
+    if parallel is not None and isinstance(raw, parallel.Parallel):  # a fan-out: answered
+        return Result(agent=raw)  # at the join (graph/branches.py)
+    if not isinstance(raw, Agent) and is_compiled_graph(raw):  # a named LangGraph graph
         raw = _member(raw)
     if isinstance(raw, Agent):  # a handoff: valid as it is (no validator to run)
         return Result.model_construct(value=json.dumps({"assistant": raw.name}), agent=raw)
@@ -96,6 +103,8 @@ def to_result(raw: Any) -> Result:
 
 
 def _member(value: Any) -> Any:
+    from .native import members_in
+
     found = members_in(value)
     return found[0] if found else value
 
@@ -228,6 +237,8 @@ class _Runner:
 
     def _idempotency_key(self, call: _Call) -> str:
         if self.effects is None:
+            from .effects import default_idempotency_key
+
             return default_idempotency_key(call.id)
         return self.effects.idempotency_key(self.effects.call(call.id, call.name, call.args))
 
@@ -293,7 +304,7 @@ class _Runner:
             content = content if rejected is None else f"{content}; it also {rejected}"
             self._answer(call, content)
             if self.running:
-                self._done(call, EffectOutcome("done", value=content, error=True))
+                self._done(call, value=content, error=True)
             return
         try:
             result = to_result(raw)
@@ -302,7 +313,7 @@ class _Runner:
             content = f"Error: {call.name} returned an unprintable value: {exc!r}"
             self._answer(call, content)
             if self.running:
-                self._done(call, EffectOutcome("done", value=content, error=True))
+                self._done(call, value=content, error=True)
             return
         rejected = None
         if result.context_variables or self.typed is not None or self.schema is not None:
@@ -311,7 +322,7 @@ class _Runner:
             content = f"Error: {call.name} {rejected}"
             self._answer(call, content)
             if self.running:
-                self._done(call, EffectOutcome("done", value=content, error=True))
+                self._done(call, value=content, error=True)
             return
         content = result.value
         handoff = getattr(result.agent, "name", None)
@@ -330,13 +341,11 @@ class _Runner:
         self._answer(call, content)
         if self.running:  # an effect call: its outcome is recorded
             update = dict(result.context_variables) if result.context_variables else None
-            outcome = EffectOutcome(
-                "done", value=content, context_variables=update, handoff=handoff
-            )
-            self._done(call, outcome)
+            self._done(call, value=content, context_variables=update, handoff=handoff)
 
-    def _done(self, call: _Call, outcome: EffectOutcome) -> None:
-        """Record an effect call's outcome right after it ran (nothing for other calls).
+    def _done(self, call: _Call, **done: Any) -> None:
+        """Record an effect call's outcome (``EffectOutcome("done", **done)``) right after it
+        ran (nothing for other calls).
 
         Its context change is what a replay applies again: for a plain dict context every key
         the call set, in place or through ``Result`` (Swarm's tools write the live dict); for
@@ -344,6 +353,9 @@ class _Runner:
         effect = self.running.pop(call.id, None)
         if effect is None or self.effects is None:
             return
+        from .effects import EffectOutcome
+
+        outcome = EffectOutcome("done", **done)
         before = self.before_call.pop(call.id, None)
         if self.schema is None and before is not None and not outcome.error:
             now = self.working_context()

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from .memory_tools import MEMORY_TOOLS
-
 if TYPE_CHECKING:  # this module never imports LangChain (see is_compiled_graph)
     from langchain_core.messages import BaseMessage
 
@@ -189,6 +187,8 @@ class Agent(BaseModel):
         if self.can_return:
             tools.append(transfer_back)
         if self.memory_tools:
+            from .memory_tools import MEMORY_TOOLS  # a feature: loaded only when asked for
+
             tools.extend(MEMORY_TOOLS)
         return tools
 
