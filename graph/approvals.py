@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
@@ -34,8 +34,16 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 from .features import APPROVAL_MARK, is_marked, mark
 from .schema import tool_spec
 
-if TYPE_CHECKING:
-    from .effects import EffectOutcome
+
+class EffectOutcome(Protocol):
+    """What approvals read of an effect ledger's outcome (``effects.EffectOutcome``)."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def attempt(self) -> int: ...
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -62,7 +62,6 @@ from langgraph.types import Command, Overwrite, Send
 from typing_extensions import NotRequired, TypedDict
 
 from .approvals import PendingApproval, open_calls
-from .budget import branch_scope, current_branch
 from .errors import BranchFailed, ContextConflict, SwarmError
 from .messages import to_langchain, to_openai
 from .node_names import HELPER_NODES
@@ -75,7 +74,7 @@ from .parallel import (
     rule_reference,
 )
 from .run_control import RunControl, current_control
-from .state import StateUpdate, SwarmState
+from .state import StateUpdate, SwarmState, branch_scope, current_branch
 from .types import CALLER, Agent
 
 if TYPE_CHECKING:

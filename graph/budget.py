@@ -39,7 +39,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from .errors import BudgetExceeded
-from .run_control import COUNTS, Books, branch_scope, current_branch
+from .run_control import COUNTS, Books
+from .state import branch_scope, current_branch
 
 __all__ = ["Budget", "BudgetExceeded", "Ledger", "branch_scope", "current_branch"]
 

@@ -28,8 +28,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import interrupt
@@ -59,12 +59,15 @@ from .state import SwarmState
 from .types import Agent
 
 if TYPE_CHECKING:
-    from .node import AgentNode, Turn
+    from .runtime import Turn
+
+#: ``AgentNode._admit``: narrow a reply to the calls that run now (graph/node.py).
+Admit = Callable[..., None]
 
 __all__ = ["asks_ledger", "checked_approvals", "decide", "decide_waiting", "effects_of"]
 
 
-def decide_waiting(node: AgentNode, turn: Turn) -> bool:
+def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit) -> bool:
     """Plan ``turn`` around the calls its conversation ends on that wait for a decision (the
     reply's owner's tools), or around the reply a step that died left with the ledger; False
     when there are none (the model is asked as usual)."""
@@ -72,39 +75,39 @@ def decide_waiting(node: AgentNode, turn: Turn) -> bool:
     messages, agent = state["messages"], turn.agent
     # Calls wait for a human only after a reply or tool answers, never after a user message.
     if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
-        waiting = node.runtime.waiting(agent, messages, control, ledger)
+        waiting = runtime.waiting(agent, messages, control, ledger)
         if waiting is not None:  # decide, then run the approved
             turn.agent, held = waiting
-            decide(node, turn, held)
+            decide(runtime, turn, held, admit)
             return True
     # A step that died after its model replied (the process, mid-tool) left that reply
     # with the ledger: use it. A new model call would carry new call ids, and the effect
     # would run a second time. (Only an agent with effect tools can have left one.)
-    if ledger is None or not node.runtime.plan(agent).decides:
+    if ledger is None or not runtime.plan(agent).decides:
         return False
     resumed = ledger.in_flight(messages)
     if resumed is None:
         return False
-    waiting = node.runtime.waiting(agent, [*messages, resumed], control, ledger)
+    waiting = runtime.waiting(agent, [*messages, resumed], control, ledger)
     if waiting is None:
         return False
     turn.agent, held = waiting
     turn.update = {"messages": [resumed]}
-    decide(node, turn, held)
+    decide(runtime, turn, held, admit)
     return True
 
 
-def asks_ledger(node: AgentNode, state: SwarmState, control: RunControl) -> bool:
+def asks_ledger(agent: Agent, state: SwarmState) -> bool:
     """Whether this step's plan reads or writes the effect ledger: its agent has effect
     tools, or the conversation ends on calls not answered yet (of any agent)."""
     messages: Sequence[BaseMessage] = state["messages"]
     last = messages[-1] if messages else None
     if isinstance(last, (AIMessage, ToolMessage)) and open_calls(messages) is not None:
         return True
-    return any(map(is_effect, node._agent_of(state, control).tools))
+    return any(map(is_effect, agent.tools))
 
 
-def decide(node: AgentNode, turn: Turn, held: WaitingCalls) -> None:
+def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit) -> None:
     """The calls to run now and the denials into ``turn``; nothing when ``Swarm.run`` must
     stop (it returns ``Response.pending``).
 
@@ -115,8 +118,9 @@ def decide(node: AgentNode, turn: Turn, held: WaitingCalls) -> None:
     compiled graph asks about a call found in doubt in a step of its own: the returned
     update goes back to this node first (see ``EffectLedger.asked``)."""
     control, agent, ledger = turn.control, turn.agent, turn.ledger
-    effects = effects_of(node, turn, held.reply)
-    effects.known.update({effect_key(i, held.reply.id): o for i, o in held.known.items()})
+    effects = effects_of(runtime, turn, held.reply)
+    stored = cast("Mapping[str, EffectOutcome]", held.known)  # the ledger's own outcomes
+    effects.known.update({effect_key(i, held.reply.id): o for i, o in stored.items()})
     given = dict(control.approvals or {})
     questions = _questions(held, effects, given)
     decisions = {**given, **_settled(ledger, questions, given)}
@@ -149,7 +153,7 @@ def decide(node: AgentNode, turn: Turn, held: WaitingCalls) -> None:
             effects.after(call, EffectOutcome("done", content, error=failed))
     turn.update.setdefault("messages", [])
     turn.effects = effects
-    node._admit(turn, ran, agent.tools, hold=False)
+    admit(turn, ran, agent.tools, hold=False)
     turn.answers[:0] = answered
 
 
@@ -188,7 +192,7 @@ def _settled(
     return {i: settled[q] for i, (q, _) in questions.items() if q in settled}
 
 
-def effects_of(node: AgentNode, turn: Turn, reply: AIMessage) -> RunEffects:
+def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffects:
     """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
     that asked, the run's ledger."""
     if turn.ledger is None:  # nothing is recorded: no conversation to hand it
@@ -205,7 +209,7 @@ def effects_of(node: AgentNode, turn: Turn, reply: AIMessage) -> RunEffects:
         reply,
         history,
         turn.agent,
-        resolve=lambda name: node.runtime.agent_named(name, control),
+        resolve=lambda name: runtime.agent_named(name, control),
     )
 
 

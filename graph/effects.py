@@ -54,8 +54,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from .approvals import Decision
 from .features import EFFECT_MARK, decides, mark
-from .run_control import current_branch
 from .schema import tool_spec
+from .state import current_branch
 
 if TYPE_CHECKING:
     from .types import Agent

@@ -42,8 +42,7 @@ from .state import StateUpdate, SwarmState
 from .types import Agent
 
 if TYPE_CHECKING:
-    from .node import Turn
-    from .runtime import GraphRuntime
+    from .runtime import GraphRuntime, Turn
 
 __all__ = ["MAX_REDIRECTS", "GuardedSwitch", "answer_gate", "entry_gate", "reanswer"]
 

@@ -34,7 +34,6 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
@@ -54,58 +53,19 @@ from .drivers import ASYNC, SYNC, Driver, drive
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
 from .run_control import RunControl, current_control
-from .runtime import GraphRuntime, ModelCall
+from .runtime import GraphRuntime, ModelCall, Turn
 from .state import StateUpdate, SwarmState
 from .tool_calls import ToolOutcome, run_tool_calls
 from .types import CALLER, Agent, AgentFunction
 
 if TYPE_CHECKING:
-    from .effects import EffectLedger, RunEffects
-    from .guardrails import Gate
+    from .effects import EffectLedger
 
 __all__ = ["DYNAMIC_NODE", "AgentNode", "Turn"]
 
 # OpenAI rejects a message "name" with whitespace or <|\\/>; ChatOpenAI sends
 # AIMessage.name (our sender) as that field, so unsafe senders are rewritten for it.
 _UNSAFE_NAME = re.compile(r"[\s<|\\/>]")
-
-
-@dataclass
-class Turn:
-    """One step of one agent's node, filled in as it goes: what :meth:`AgentNode.step` does
-    next is what is set here.
-
-    ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
-    resume, or the budget allows no model call). ``ran``: the tool calls to run now, with
-    ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
-    denied). ``update``: what the step returns.
-    """
-
-    agent: Agent
-    control: RunControl
-    state: SwarmState
-    context: dict[str, Any]
-    update: StateUpdate = field(default_factory=StateUpdate)
-    call: ModelCall | None = None
-    prompt: list[BaseMessage] = field(default_factory=list)
-    ran: AIMessage | None = None
-    tools: list[AgentFunction] = field(default_factory=list)
-    answers: list[ToolMessage] = field(default_factory=list)
-    #: Checks that must pass before the step goes on (guardrails, a handoff's preconditions).
-    gate: Gate | None = None
-    #: Go to the active agent's node even after a final answer (a fallback took over).
-    forward: bool = False
-    #: A typed context whose defaults the state did not hold yet: written with the step.
-    filled: bool = False
-    #: Where a fan-out sends the step (its branches), instead of a handoff.
-    fanned: Command | None = None
-    #: The run's effect ledger (None: effect tools run as any tool), and the bookkeeping of
-    #: the reply whose calls run now.
-    ledger: EffectLedger | None = None
-    effects: RunEffects | None = None
-    #: The step goes to its own node again before anything runs (a call found in doubt is
-    #: asked about in a step of its own: see ``_decide``).
-    again: bool = False
 
 
 class AgentNode:
@@ -143,7 +103,7 @@ class AgentNode:
 
             # Its reads and writes are sync (a database, or a store whose sync calls must not
             # run on the event loop): off the loop, only for steps that touch it.
-            if asks_ledger(self, state, control):
+            if asks_ledger(self._agent_of(state, control), state):
                 turn = await io.off_loop(self._begin, state, control, ledger)
             else:
                 turn = self._begin(state, control, ledger)
@@ -225,7 +185,7 @@ class AgentNode:
         if control.decides:
             from .decisions import decide_waiting
 
-            if decide_waiting(self, turn):
+            if decide_waiting(self.runtime, turn, self._admit):
                 return turn
         # Instructions are rebuilt on every model call from the current context;
         # missing keys read as "" exactly as in Swarm.
@@ -287,7 +247,7 @@ class AgentNode:
             from .decisions import effects_of
 
             if turn.effects is None:
-                turn.effects = effects_of(self, turn, reply)
+                turn.effects = effects_of(self.runtime, turn, reply)
             if hold:
                 reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools

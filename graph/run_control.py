@@ -19,57 +19,34 @@ import datetime
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from langchain_core.runnables import RunnableConfig
 
 from .errors import BudgetExceeded, GuardrailTripped
+from .state import BRANCH_LABEL, current_branch
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from .approvals import PendingApproval
-    from .budget import Budget
     from .effects import EffectLedger
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
 
+
+class Limits(Protocol):
+    """What the run asks of its budget (graph/budget.py's ``Budget``): the books that check it."""
+
+    def ledger(self) -> Books: ...
+
+
 #: What the books count, in total and per agent.
 COUNTS = ("model_calls", "input_tokens", "output_tokens", "tool_calls", "handoffs")
-
-#: The label of the parallel branch the current code runs in (``None``: the main run).
-_BRANCH: ContextVar[str | None] = ContextVar("swarmgraph_branch", default=None)
-
-
-def current_branch() -> str | None:
-    """The label of the parallel branch running here, ``None`` outside one.
-
-    Example:
-        >>> with branch_scope("Billing"):
-        ...     current_branch()
-        'Billing'
-        >>> current_branch() is None
-        True
-    """
-    return _BRANCH.get()
-
-
-@contextmanager
-def branch_scope(label: str) -> Iterator[str]:
-    """Run the block as parallel branch ``label`` (nested: ``"Outer/Inner"``)."""
-    outer = _BRANCH.get()
-    path = label if outer is None else f"{outer}/{label}"
-    token = _BRANCH.set(path)
-    try:
-        yield path
-    finally:
-        _BRANCH.reset(token)
 
 
 @dataclass(eq=False)
@@ -226,7 +203,7 @@ class Books:
         """Count ``counts`` for ``agent`` and the run, and put ``entry`` on the trajectory
         (``labelled``: with the branch it ran in). An agent is in ``by_agent`` once
         something of its own was counted."""
-        branch = _BRANCH.get() if labelled else None
+        branch = BRANCH_LABEL.get() if labelled else None
         if branch is not None:
             entry["branch"] = branch
         with self._lock:
@@ -259,7 +236,7 @@ class RunControl:
     execute_tools: bool = True
     debug: bool = False
     new_messages: int = 0
-    budget: Budget | None = None
+    budget: Limits | None = None  # a Budget (graph/budget.py)
     #: Swarm.run's ``approvals``; ``None`` means "ask": the compiled graph interrupts.
     approvals: dict[str, bool | str] | None = None
     #: Swarm.run stops (returns ``Response.pending``) instead of calling ``interrupt()``.

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
@@ -36,9 +37,10 @@ from .types import Agent, AgentFunction
 if TYPE_CHECKING:
     from .approvals import WaitingCalls
     from .context_schema import ContextSchema
-    from .effects import EffectLedger
+    from .effects import EffectLedger, RunEffects
+    from .guardrails import Gate
 
-__all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall"]
+__all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "ToolPlan", "Turn"]
 
 # Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
 # others would forward an unknown keyword to their API, so they only get it when False.
@@ -79,6 +81,45 @@ class ModelCall(NamedTuple):
     #: streamed tool-call arguments are listened to (graph/streamed_arguments.py) even when
     #: the run's config asks for no stream.
     streams: bool = False
+
+
+@dataclass
+class Turn:
+    """One step of one agent's node (graph/node.py), filled in as it goes: what the step
+    does next is what is set here; features read and write it too (graph/decisions.py,
+    graph/guarded_switch.py).
+
+    ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
+    resume, or the budget allows no model call). ``ran``: the tool calls to run now, with
+    ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
+    denied). ``update``: what the step returns.
+    """
+
+    agent: Agent
+    control: RunControl
+    state: SwarmState
+    context: dict[str, Any]
+    update: StateUpdate = field(default_factory=StateUpdate)
+    call: ModelCall | None = None
+    prompt: list[BaseMessage] = field(default_factory=list)
+    ran: AIMessage | None = None
+    tools: list[AgentFunction] = field(default_factory=list)
+    answers: list[ToolMessage] = field(default_factory=list)
+    #: Checks that must pass before the step goes on (guardrails, a handoff's preconditions).
+    gate: Gate | None = None
+    #: Go to the active agent's node even after a final answer (a fallback took over).
+    forward: bool = False
+    #: A typed context whose defaults the state did not hold yet: written with the step.
+    filled: bool = False
+    #: Where a fan-out sends the step (its branches), instead of a handoff.
+    fanned: Command | None = None
+    #: The run's effect ledger (None: effect tools run as any tool), and the bookkeeping of
+    #: the reply whose calls run now.
+    ledger: EffectLedger | None = None
+    effects: RunEffects | None = None
+    #: The step goes to its own node again before anything runs (a call found in doubt is
+    #: asked about in a step of its own: see ``_decide``).
+    again: bool = False
 
 
 class GraphRuntime:

@@ -11,6 +11,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage, BaseMessage
@@ -74,3 +77,32 @@ class StateUpdate(TypedDict, total=False):
     context_variables: dict[str, Any] | Overwrite
     active_agent: str
     handoff_trail: list[str]
+
+
+#: The label of the parallel branch the current code runs in (``None``: the main run).
+BRANCH_LABEL: ContextVar[str | None] = ContextVar("swarmgraph_branch", default=None)
+
+
+def current_branch() -> str | None:
+    """The label of the parallel branch running here, ``None`` outside one.
+
+    Example:
+        >>> with branch_scope("Billing"):
+        ...     current_branch()
+        'Billing'
+        >>> current_branch() is None
+        True
+    """
+    return BRANCH_LABEL.get()
+
+
+@contextmanager
+def branch_scope(label: str) -> Iterator[str]:
+    """Run the block as parallel branch ``label`` (nested: ``"Outer/Inner"``)."""
+    outer = BRANCH_LABEL.get()
+    path = label if outer is None else f"{outer}/{label}"
+    token = BRANCH_LABEL.set(path)
+    try:
+        yield path
+    finally:
+        BRANCH_LABEL.reset(token)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
@@ -31,7 +31,19 @@ from .messages import to_openai
 from .node_names import HELPER_NODES
 
 if TYPE_CHECKING:
-    from .prepared_run import PreparedRun
+    from .run_control import RunControl
+    from .runtime import GraphRuntime
+    from .state import SwarmState
+
+
+class StreamedRun(Protocol):
+    """What the events read of the run they stream (``prepared_run.PreparedRun``): its
+    runtime and control, and ``final``, the last state (set here as the stream goes)."""
+
+    runtime: GraphRuntime
+    control: RunControl
+    final: SwarmState
+
 
 __all__ = ["SwarmEvents"]
 
@@ -42,7 +54,7 @@ class SwarmEvents:
     """Turns one run's LangGraph stream items into Swarm's event shapes; the last top-level
     ``values`` item becomes the run's ``final`` state."""
 
-    def __init__(self, run: PreparedRun, *, tool_results: bool = False) -> None:
+    def __init__(self, run: StreamedRun, *, tool_results: bool = False) -> None:
         self.run = run
         #: Also yield ``{"tool_result": message}`` for each tool answer (ours, not Swarm's).
         self.tool_results = tool_results

@@ -264,3 +264,121 @@ def test_non_editable_install_in_a_fresh_venv_next_to_a_users_graph_py(tmp_path,
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert cli.returncode == 0 and "swarmgraph" in cli.stdout
+
+
+# -- the engine's core and its features (graph/features.py declares both) ---------------
+GRAPH = ROOT / "graph"
+
+
+def _features():
+    from swarmgraph.graph.features import CORE, FEATURES
+
+    return CORE, FEATURES
+
+
+def test_every_engine_module_is_core_or_a_feature():
+    core, features = _features()
+    modules = {path.stem for path in GRAPH.glob("*.py")}
+    assert not core & features
+    assert modules == core | features, (
+        f"unclassified: {sorted(modules - core - features)}, "
+        f"listed but missing: {sorted((core | features) - modules)}"
+    )
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """Sibling modules ``path`` imports at module level, outside ``if TYPE_CHECKING:``."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                found.add(node.module.split(".")[0])
+            else:
+                found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_core_imports_no_feature_at_module_level():
+    core, features = _features()
+    bad = {
+        name: sorted(_module_level_imports(GRAPH / f"{name}.py") & features)
+        for name in sorted(core)
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_the_layout_check_sees_a_module_level_feature_import(tmp_path):
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "from typing import TYPE_CHECKING\nfrom .budget import Budget\n"
+        "if TYPE_CHECKING:\n    from .effects import EffectLedger\n"
+        "def f():\n    from .routes import Route\n"
+    )
+    assert _module_level_imports(fake) == {"budget"}
+
+
+def test_no_two_engine_modules_import_each_other_even_for_types():
+    """Also counting ``TYPE_CHECKING`` imports: a pair of files that import each other is
+    read as one (approvals <-> effects, prepared_run <-> swarm_events were such pairs)."""
+    imports: dict[str, set[str]] = {}
+    for path in GRAPH.glob("*.py"):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    found.add(node.module.split(".")[0])
+                else:
+                    found.update(alias.name for alias in node.names)
+        imports[path.stem] = found - {path.stem}
+    pairs = sorted(
+        {tuple(sorted((a, b))) for a in imports for b in imports[a] if a in imports.get(b, ())}
+    )
+    assert pairs == []
+
+
+PLAIN_PROGRAM = """
+    import sys
+    from swarmgraph import Agent, ScriptedChatModel, Swarm
+    from swarmgraph.graph.features import FEATURES
+
+    sales = Agent(name="Sales", instructions="Sell bees.")
+
+    def transfer_to_sales():
+        '''Hand the customer to sales.'''
+        return sales
+
+    triage = Agent(name="Triage", instructions="Greet.", functions=[transfer_to_sales])
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    def rule(messages):
+        if isinstance(messages[-1], HumanMessage):
+            return AIMessage("", tool_calls=[{"name": "transfer_to_sales", "args": {}, "id": "c1"}])
+        return "Bees are $5."
+
+    swarm = Swarm(chat_model=ScriptedChatModel([], respond=rule))
+    for _ in range(2):
+        response = swarm.run(triage, [{"role": "user", "content": "I want bees"}])
+    assert response.agent.name == "Sales" and response.usage["handoffs"] == 1, response
+    ours = sorted(m for m in sys.modules if m.startswith("swarmgraph"))
+    print(len(ours))
+    print(sorted(f for f in FEATURES if f"swarmgraph.graph.{f}" in sys.modules))
+"""
+
+
+def test_a_plain_swarm_program_loads_no_feature(tmp_path):
+    """One handoff, no Budget, no marked tool, no guardrail: none of the features' modules is
+    imported, and the program loads at most 25 of our modules (41 before the split)."""
+    count, loaded = _run(PLAIN_PROGRAM, tmp_path).splitlines()[-2:]
+    assert loaded == "[]"
+    assert int(count) <= 25
+
+
+def test_a_feature_attaches_when_the_program_uses_it(tmp_path):
+    out = _run(
+        PLAIN_PROGRAM.replace(
+            "response = swarm.run(triage,",
+            "response = swarm.run(budget=Budget(max_handoffs=5), agent=triage, messages=",
+        ).replace("from swarmgraph import Agent,", "from swarmgraph import Budget, Agent,"),
+        tmp_path,
+    ).splitlines()
+    assert out[-1] == "['budget']"
