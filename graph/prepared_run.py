@@ -19,9 +19,9 @@ import copy
 import math
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -41,7 +41,59 @@ if TYPE_CHECKING:
     from .budget import Budget
     from .effects import EffectLedger
 
-__all__ = ["PreparedRun", "RunRequest"]
+__all__ = ["PreparedRun", "RunExtras", "RunHooks", "RunRequest", "hooks_of"]
+
+
+@dataclass(frozen=True)
+class RunHooks:
+    """What a caller like ``Session`` hands one run, as one object (``Swarm.run(hooks=)``).
+
+    ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and after
+    they run (an :class:`~swarmgraph.graph.effects.EffectLedger`). ``prompt_context(agent,
+    messages) -> str | None`` is asked before every model call; its text is appended to that
+    agent's system prompt (a Session's long-term recall). ``tool_inputs(agent) -> {name:
+    value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g. ``long_term``)
+    of the agent whose calls run.
+    """
+
+    effects: EffectLedger | None = None
+    prompt_context: PromptContext | None = None
+    tool_inputs: ToolInputs | None = None
+
+
+class RunExtras(TypedDict, total=False):
+    """``Swarm.run``'s keywords beyond Swarm's own, ``budget``, ``approvals`` and
+    ``branches``: ``tool_results`` (stream each tool answer too), ``hooks`` (a
+    :class:`RunHooks`), or its fields one by one, as they were passed before."""
+
+    tool_results: bool
+    hooks: RunHooks
+    effects: EffectLedger | None
+    prompt_context: PromptContext | None
+    tool_inputs: ToolInputs | None
+
+
+_HOOK_FIELDS = ("effects", "prompt_context", "tool_inputs")
+
+
+def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
+    """The :class:`RunHooks` that ``extras`` (``Swarm.run``'s ``**extras``) carry: ``hooks=``,
+    with any hook passed by its own name on top; an unknown keyword is a ``TypeError``.
+
+    Example:
+        >>> hooks_of({"effects": None, "tool_results": True}) == RunHooks()
+        True
+        >>> hooks_of({"effect": None})
+        Traceback (most recent call last):
+        ...
+        TypeError: Swarm.run() got an unexpected keyword argument 'effect'
+    """
+    unknown = sorted(set(extras) - {"tool_results", "hooks", *_HOOK_FIELDS})
+    if unknown:
+        raise TypeError(f"Swarm.run() got an unexpected keyword argument {unknown[0]!r}")
+    hooks = extras.get("hooks") or RunHooks()
+    given = {name: extras[name] for name in _HOOK_FIELDS if extras.get(name) is not None}
+    return replace(hooks, **given) if given else hooks
 
 
 @dataclass(frozen=True)
@@ -58,9 +110,8 @@ class RunRequest:
     execute_tools: bool = True
     budget: Budget | None = None
     approvals: Mapping[str, bool | str] | None = None
-    effects: EffectLedger | None = None
-    prompt_context: PromptContext | None = None
-    tool_inputs: ToolInputs | None = None
+    #: What a Session hands the run (effect ledger, prompt context, tool inputs).
+    hooks: RunHooks = RunHooks()
     #: ``Response.branches`` of a run that paused inside a parallel branch (to resume it).
     branches: Sequence[Mapping[str, Any]] | None = None
 
@@ -115,9 +166,9 @@ class PreparedRun(AbstractContextManager):
             budget=request.budget,
             ledger=Books() if request.budget is None else request.budget.ledger(),
             stop_for_approval=True,  # stateless, as Swarm: return Response.pending
-            effects=request.effects,
-            prompt_context=request.prompt_context,
-            tool_inputs=request.tool_inputs,
+            effects=request.hooks.effects,
+            prompt_context=request.hooks.prompt_context,
+            tool_inputs=request.hooks.tool_inputs,
             halt_on_trip=True,  # raise GuardrailTripped with the Response
         )
         paused = None

@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import Unpack
 
 from .builder import build_graph_and_runtime
 from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .node_names import FAN_OUT_MODES
-from .prepared_run import PreparedRun, RunRequest
-from .run_control import PromptContext, ToolInputs
+from .prepared_run import PreparedRun, RunExtras, RunRequest, hooks_of
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import SwarmState
@@ -50,7 +50,6 @@ from .types import Agent, Response
 if TYPE_CHECKING:
     from .budget import Budget
     from .context_schema import ContextSchema
-    from .effects import EffectLedger
 
 __all__ = ["DEFAULT_STEP_LIMIT", "MAX_CACHED_GRAPHS", "MAX_CACHED_STARTS", "Swarm"]
 
@@ -212,10 +211,7 @@ class Swarm:
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
         branches: Sequence[Mapping[str, Any]] | None = None,
-        tool_results: bool = False,
-        effects: EffectLedger | None = None,
-        prompt_context: PromptContext | None = None,
-        tool_inputs: ToolInputs | None = None,
+        **extras: Unpack[RunExtras],
     ) -> Response | Iterator[dict]:
         """Run ``agent`` on ``messages`` until it answers; Swarm's arguments and result.
 
@@ -225,11 +221,11 @@ class Swarm:
         the calls; run again with ``messages=history + response.messages`` and
         ``approvals={id: True | False | "reason"}`` to go on.
 
-        ``prompt_context(agent, messages) -> str | None`` is asked before every model call;
-        its text is appended to that agent's system prompt (a ``Session`` with long-term
-        memory passes its recall here). ``tool_inputs(agent) -> {name: value}`` gives the
-        injected tool parameters (``graph.schema.INJECTED``, e.g. ``long_term``) of the
-        agent whose calls run.
+        ``**extras`` (:class:`~swarmgraph.graph.prepared_run.RunExtras`): ``tool_results``
+        (below) and ``hooks``, what a ``Session`` hands the run as one
+        :class:`~swarmgraph.graph.prepared_run.RunHooks` (its effect ledger, the prompt context
+        of its long-term recall, the injected tool inputs; each also accepted by its own name,
+        ``effects=``, ``prompt_context=``, ``tool_inputs=``).
         A tool that returns :class:`~swarmgraph.graph.parallel.Parallel` fans out: its
         agents run at once, each in its own branch, and ``Response.branches`` keeps each one's
         messages. If a branch stops for approval, resume with ``messages=history +
@@ -244,30 +240,27 @@ class Swarm:
         steps by default) raises :class:`StepLimitError`; each one's ``.response`` holds
         everything produced before it.
 
-        ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and
-        after they run (an :class:`~swarmgraph.graph.effects.EffectLedger`; ``Session`` passes
-        its own). Without one, as in Swarm, a tool runs whenever the model asks: a stateless
-        run has nowhere to remember that it ran (see docs/durability.md).
+        Without an effect ledger (``RunHooks.effects``, which ``Session`` passes), as in Swarm,
+        a tool runs whenever the model asks: a stateless run has nowhere to remember that it
+        ran (see docs/storage.md).
         """
         run = self._start(
             RunRequest(
-                agent=agent,
-                messages=messages,
-                context_variables=context_variables,
-                model_override=model_override,
-                debug=debug,
-                max_turns=max_turns,
-                execute_tools=execute_tools,
-                budget=budget,
-                approvals=approvals,
-                prompt_context=prompt_context,
-                tool_inputs=tool_inputs,
-                branches=branches,
-                effects=effects,
+                agent,
+                messages,
+                context_variables,
+                model_override,
+                debug,
+                max_turns,
+                execute_tools,
+                budget,
+                approvals,
+                hooks_of(extras),
+                branches,
             )
         )
         if stream:
-            return run.events(tool_results=tool_results)
+            return run.events(tool_results=extras.get("tool_results", False))
         if run.control.turns_left():  # max_turns <= 0: Swarm never calls the model
             with run:  # a failing run's error holds the Response of what it produced
                 for values in run.app.stream(run.state, run.config, stream_mode="values"):
@@ -288,10 +281,7 @@ class Swarm:
         budget: Budget | None = None,
         approvals: Mapping[str, bool | str] | None = None,
         branches: Sequence[Mapping[str, Any]] | None = None,
-        tool_results: bool = False,
-        effects: EffectLedger | None = None,
-        prompt_context: PromptContext | None = None,
-        tool_inputs: ToolInputs | None = None,
+        **extras: Unpack[RunExtras],
     ) -> Response | AsyncIterator[dict]:
         """Async twin of :meth:`run` (``stream=True`` gives an async iterator).
 
@@ -305,23 +295,21 @@ class Swarm:
         """
         run = self._start(
             RunRequest(
-                agent=agent,
-                messages=messages,
-                context_variables=context_variables,
-                model_override=model_override,
-                debug=debug,
-                max_turns=max_turns,
-                execute_tools=execute_tools,
-                budget=budget,
-                approvals=approvals,
-                prompt_context=prompt_context,
-                tool_inputs=tool_inputs,
-                branches=branches,
-                effects=effects,
+                agent,
+                messages,
+                context_variables,
+                model_override,
+                debug,
+                max_turns,
+                execute_tools,
+                budget,
+                approvals,
+                hooks_of(extras),
+                branches,
             )
         )
         if stream:
-            return run.aevents(tool_results=tool_results)
+            return run.aevents(tool_results=extras.get("tool_results", False))
         if run.control.turns_left():
             with run:
                 async for values in run.app.astream(run.state, run.config, stream_mode="values"):

@@ -382,3 +382,25 @@ def test_a_feature_attaches_when_the_program_uses_it(tmp_path):
         tmp_path,
     ).splitlines()
     assert out[-1] == "['budget']"
+
+
+def test_swarm_run_takes_swarms_own_parameters_and_a_few_of_ours():
+    """Swarm's eight, then ``budget``, ``approvals``, ``branches`` and ``**extras`` (what a
+    Session hands a run travels as one ``RunHooks``)."""
+    import inspect
+
+    from swarmgraph import Swarm
+
+    for method in (Swarm.run, Swarm.arun):
+        names = list(inspect.signature(method).parameters)[1:]
+        assert names[:8] == [
+            "agent",
+            "messages",
+            "context_variables",
+            "model_override",
+            "stream",
+            "debug",
+            "max_turns",
+            "execute_tools",
+        ]
+        assert len(names) <= 12, names
