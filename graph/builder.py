@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
@@ -53,7 +54,13 @@ if TYPE_CHECKING:
     from .branches import BranchNode, FanOut, JoinNode
     from .context_schema import ContextSchema
 
-__all__ = ["agents_of", "build_graph_and_runtime", "build_swarm_graph", "destinations"]
+__all__ = [
+    "GraphSettings",
+    "agents_of",
+    "build_graph_and_runtime",
+    "build_swarm_graph",
+    "destinations",
+]
 
 BRANCH_NODE, JOIN_NODE = HELPER_NODES  # a fan-out's nodes (graph/branches.py)
 
@@ -129,9 +136,7 @@ def build_swarm_graph(
     # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
     members = [_member(a) for a in agents]
     default = _member(default_agent) if default_agent is not None else members[0]
-    builder, _ = build_graph_and_runtime(
-        find_topology([default, *members]),
-        ModelResolver(client=client, chat_model=chat_model),
+    settings = GraphSettings(
         state_schema=state_schema,
         context_schema=context_schema,
         runtime_schema=runtime_schema,
@@ -142,30 +147,40 @@ def build_swarm_graph(
         prompt_context=prompt_context,
         tool_inputs=tool_inputs,
     )
+    topology = find_topology([default, *members])
+    builder, _ = build_graph_and_runtime(
+        topology, ModelResolver(client=client, chat_model=chat_model), settings
+    )
     return builder
 
 
+@dataclass(frozen=True)
+class GraphSettings:
+    """The builder's options, as one object (:func:`build_swarm_graph` takes them as keywords;
+    ``Swarm`` makes one per Swarm). See :func:`build_swarm_graph` for each; ``lookup`` finds
+    an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes_fan_outs``: the
+    entry can pick up a fan-out that paused for approval in a stateless run
+    (``Swarm.run(..., branches=)``)."""
+
+    state_schema: type = SwarmState
+    context_schema: type | ContextSchema | None = None
+    runtime_schema: type | None = None
+    max_consecutive_handoffs: int = 10
+    fixed_entry: bool = False
+    lookup: Callable[[str], Agent | None] | None = None
+    parallel_handoffs: str = "first"
+    resumes_fan_outs: bool = False
+    input_schema: type | None = None
+    prompt_context: PromptContext | None = None
+    tool_inputs: ToolInputs | None = None
+
+
 def build_graph_and_runtime(
-    topology: Topology,
-    resolver: ModelResolver,
-    *,
-    state_schema: type = SwarmState,
-    context_schema: type | ContextSchema | None = None,
-    runtime_schema: type | None = None,
-    max_consecutive_handoffs: int = 10,
-    fixed_entry: bool = False,
-    lookup: Callable[[str], Agent | None] | None = None,
-    parallel_handoffs: str = "first",
-    resumes_fan_outs: bool = False,
-    input_schema: type | None = None,
-    prompt_context: PromptContext | None = None,
-    tool_inputs: ToolInputs | None = None,
+    topology: Topology, resolver: ModelResolver, settings: GraphSettings = GraphSettings()
 ) -> tuple[StateGraph, GraphRuntime]:
     """:func:`build_swarm_graph` for a :class:`Topology` already found (its first agent is
     the default), and the :class:`GraphRuntime` its nodes share: ``Swarm`` keeps both, to
-    hand each run its own agents and map node names back to them. ``lookup``: see
-    :class:`GraphRuntime`. ``resumes_fan_outs``: the entry can pick up a fan-out that paused
-    for approval in a stateless run (``Swarm.run(..., branches=)``).
+    hand each run its own agents and map node names back to them.
 
     Example:
         >>> from swarmgraph.graph import Agent
@@ -175,6 +190,8 @@ def build_graph_and_runtime(
         >>> list(runtime.agents), runtime.default is triage
         (['Triage', 'Sales'], True)
     """
+    state_schema, context_schema = settings.state_schema, settings.context_schema
+    parallel_handoffs, runtime_schema = settings.parallel_handoffs, settings.runtime_schema
     if parallel_handoffs not in FAN_OUT_MODES:
         raise ValueError(f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}")
     nodes = topology.nodes
@@ -188,8 +205,10 @@ def build_graph_and_runtime(
 
         schema = ContextSchema.of(context_schema)
         state_schema = state_schema_for(schema, state_schema)
-    runtime = GraphRuntime(topology.agents, resolver, max_consecutive_handoffs, lookup, schema)
-    runtime.prompt_context, runtime.tool_inputs = prompt_context, tool_inputs
+    runtime = GraphRuntime(
+        topology.agents, resolver, settings.max_consecutive_handoffs, settings.lookup, schema
+    )
+    runtime.prompt_context, runtime.tool_inputs = settings.prompt_context, settings.tool_inputs
     fanning = _fanning_agents(topology, parallel_handoffs)
     fan_out: FanOut | None = None
     parallel_state: type = state_schema  # what the join reads (a fan-out only)
@@ -233,9 +252,9 @@ def build_graph_and_runtime(
         parallel_state,
         runtime_schema,
         outputs=own_state,
-        fixed_entry=fixed_entry,
-        resumes=resumes_fan_outs,
-        input_schema=input_schema,
+        fixed_entry=settings.fixed_entry,
+        resumes=settings.resumes_fan_outs,
+        input_schema=settings.input_schema,
     )
     return builder, runtime
 

@@ -37,7 +37,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import Unpack
 
-from .builder import build_graph_and_runtime
+from .builder import GraphSettings, build_graph_and_runtime
 from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .node_names import FAN_OUT_MODES
@@ -114,6 +114,15 @@ class Swarm:
         self._graphs: OrderedDict[tuple, tuple[CompiledStateGraph, GraphRuntime]] = OrderedDict()
         self._starts: OrderedDict[int, tuple[Agent, Topology]] = OrderedDict()
         self._lock = threading.Lock()
+        #: How this Swarm's graphs are built: each run starts at the agent it is given.
+        self._settings = GraphSettings(
+            context_schema=self.context_schema,
+            max_consecutive_handoffs=max_consecutive_handoffs,
+            fixed_entry=True,
+            lookup=self._agent_named,
+            parallel_handoffs=parallel_handoffs,
+            resumes_fan_outs=True,
+        )
 
     # -- the agents and the compiled graph for a start agent -----------------------------
     def reachable_agents(self, agent: Agent) -> list[Agent]:
@@ -162,16 +171,7 @@ class Swarm:
             if compiled is not None:
                 self._graphs.move_to_end(topology.key)
                 return compiled[0], compiled[1], topology.agents
-        builder, runtime = build_graph_and_runtime(
-            topology,
-            self.resolver,
-            max_consecutive_handoffs=self.max_consecutive_handoffs,
-            fixed_entry=True,
-            lookup=self._agent_named,
-            parallel_handoffs=self.parallel_handoffs,
-            resumes_fan_outs=True,
-            context_schema=self.context_schema,
-        )
+        builder, runtime = build_graph_and_runtime(topology, self.resolver, self._settings)
         with self._lock:
             compiled = self._graphs.setdefault(topology.key, (builder.compile(), runtime))
             while len(self._graphs) > MAX_CACHED_GRAPHS:
