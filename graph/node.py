@@ -171,14 +171,9 @@ class AgentNode:
         """The step's plan: run the calls that waited for approval, or ask the model."""
         agent = self._agent_of(state, control)
         context = state.get("context_variables") or {}
-        filled = False
+        turn = Turn(agent, control, state, context, ledger=ledger)
         if self.runtime.schema is not None and context is not control.valid_context:
-            # The compiled graph's input may lack defaults; a valid one is not checked twice.
-            given, context = context, self.runtime.schema.validate(context)
-            filled = context != given
-            if not filled:
-                context = control.valid_context = given
-        turn = Turn(agent, control, state, context, filled=filled, ledger=ledger)
+            self._validate(turn)
         messages = state["messages"]
         # Calls that wait for a decision, or a reply a step that died left with the effect
         # ledger: only a run whose tools are marked can have them (graph/decisions.py).
@@ -187,6 +182,35 @@ class AgentNode:
 
             if decide_waiting(self.runtime, turn, self._admit):
                 return turn
+        prompt = self._prompt(agent, context, messages, control)  # the system prompt first
+        call = self.runtime.model_for(agent, control)
+        turn.prompt = [_as_sent(m) for m in prompt] if call.safe_names else prompt
+        exceeded = (
+            None if control.budget is None else control.ledger.before_model(agent.name, turn.prompt)
+        )
+        if exceeded is None:
+            turn.call = call
+        else:  # the budget allows no more model calls: the run halts here
+            control.exceeded = exceeded
+            control.debug_print(str(exceeded))
+        # A user message: the agent takes the conversation (a run's first agent, a resumed
+        # Session's); handoffs into it were checked where they switched.
+        if agent.input_guardrails and messages and isinstance(messages[-1], HumanMessage):
+            from .guarded_switch import entry_gate
+
+            turn.gate = entry_gate(self.runtime, turn)
+        return turn
+
+    def _prompt(
+        self,
+        agent: Agent,
+        context: dict[str, Any],
+        messages: Sequence[BaseMessage],
+        control: RunControl,
+    ) -> list[BaseMessage]:
+        """**The instructions are built here**: ``agent.instructions`` (called with the current
+        context when it is a function) as the system prompt, then what the agent reads of the
+        conversation."""
         # Instructions are rebuilt on every model call from the current context;
         # missing keys read as "" exactly as in Swarm.
         instructions = agent.instructions
@@ -207,23 +231,17 @@ class AgentNode:
         prompt: list[BaseMessage] = [SystemMessage(content=instructions), *seen]
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
-        call = self.runtime.model_for(agent, control)
-        turn.prompt = [_as_sent(m) for m in prompt] if call.safe_names else prompt
-        exceeded = (
-            None if control.budget is None else control.ledger.before_model(agent.name, turn.prompt)
-        )
-        if exceeded is None:
-            turn.call = call
-        else:  # the budget allows no more model calls: the run halts here
-            control.exceeded = exceeded
-            control.debug_print(str(exceeded))
-        # A user message: the agent takes the conversation (a run's first agent, a resumed
-        # Session's); handoffs into it were checked where they switched.
-        if agent.input_guardrails and messages and isinstance(messages[-1], HumanMessage):
-            from .guarded_switch import entry_gate
+        return prompt
 
-            turn.gate = entry_gate(self.runtime, turn)
-        return turn
+    def _validate(self, turn: Turn) -> None:
+        """A typed context (``context_schema=``): the compiled graph's input may lack
+        defaults (then the step writes them); a valid one is not checked twice."""
+        control, given = turn.control, turn.context
+        assert self.runtime.schema is not None
+        turn.context = self.runtime.schema.validate(given)
+        turn.filled = turn.context != given
+        if not turn.filled:
+            turn.context = control.valid_context = given
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
         """The agent this step runs: the node's own (the run's object of it, under Swarm), or
@@ -318,26 +336,23 @@ class AgentNode:
         """Book the tool results into the update and, when a tool (or a route) hands off,
         switch the active agent (through the target's checks: ``turn.gate``)."""
         agent, control, state, update = turn.agent, turn.control, turn.state, turn.update
-        for tool_call in ran.tool_calls:
-            control.ledger.tool_called(
-                agent.name, tool_call["name"], tool_call.get("id") or "", tool_call["args"]
-            )
-        added = update.setdefault("messages", [])
-        added.extend([*turn.answers, *outcome.messages])
+        for call in ran.tool_calls:
+            control.ledger.tool_called(agent.name, call["name"], call.get("id") or "", call["args"])
+        update.setdefault("messages", []).extend([*turn.answers, *outcome.messages])
         control.new_messages += len(turn.answers) + len(outcome.messages)
-        context = turn.context
-        new_context = outcome.context_variables
-        if new_context is not None:
-            if self.runtime.schema is not None or any(key not in new_context for key in context):
-                # A tool deleted a key in place (Swarm hands tools the live dict), or a typed
-                # context's reducers already ran on the tools' updates: the channel's reducer
-                # would merge (or reduce) again, so the step's context replaces it.
-                update["context_variables"] = Overwrite(new_context)
-            else:
-                update["context_variables"] = new_context
-            context = new_context
-            if self.runtime.schema is not None:  # the tool runner validated it
-                control.valid_context = new_context
+        new = outcome.context_variables
+        context = turn.context if new is None else new
+        if new is None:
+            pass
+        elif self.runtime.schema is not None or any(key not in new for key in turn.context):
+            # A tool deleted a key in place (Swarm hands tools the live dict), or a typed
+            # context's reducers already ran on the tools' updates (and the tool runner
+            # validated it): the step's context replaces the channel's, not merged again.
+            update["context_variables"] = Overwrite(new)
+            if self.runtime.schema is not None:
+                control.valid_context = new
+        else:
+            update["context_variables"] = new
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
             turn.fanned = self.runtime.fan_out(turn, outcome, context)
             if turn.fanned is not None:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .budget import Budget
     from .effects import EffectLedger
 
-__all__ = ["PreparedRun", "RunExtras", "RunHooks", "RunRequest", "hooks_of"]
+__all__ = ["NO_HOOKS", "PreparedRun", "RunExtras", "RunHooks", "RunRequest", "hooks_of"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,10 @@ class RunHooks:
     effects: EffectLedger | None = None
     prompt_context: PromptContext | None = None
     tool_inputs: ToolInputs | None = None
+
+
+#: A run without hooks (a plain Swarm.run).
+NO_HOOKS = RunHooks()
 
 
 class RunExtras(TypedDict, total=False):
@@ -91,7 +95,7 @@ def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
     unknown = sorted(set(extras) - {"tool_results", "hooks", *_HOOK_FIELDS})
     if unknown:
         raise TypeError(f"Swarm.run() got an unexpected keyword argument {unknown[0]!r}")
-    hooks = extras.get("hooks") or RunHooks()
+    hooks = extras.get("hooks") or NO_HOOKS
     given = {name: extras[name] for name in _HOOK_FIELDS if extras.get(name) is not None}
     return replace(hooks, **given) if given else hooks
 
@@ -111,7 +115,7 @@ class RunRequest:
     budget: Budget | None = None
     approvals: Mapping[str, bool | str] | None = None
     #: What a Session hands the run (effect ledger, prompt context, tool inputs).
-    hooks: RunHooks = RunHooks()
+    hooks: RunHooks = NO_HOOKS
     #: ``Response.branches`` of a run that paused inside a parallel branch (to resume it).
     branches: Sequence[Mapping[str, Any]] | None = None
 

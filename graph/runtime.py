@@ -200,7 +200,10 @@ class GraphRuntime:
         ``control.decides`` for the run."""
         if control.decides is not None:
             return control.decides
-        agents, dynamic = self._maps(control)
+        agents: dict[str, Agent] = self.agents
+        dynamic: dict[str, Agent] = self.dynamic
+        if control.agents is not None:  # a Swarm run's own agents
+            agents, dynamic = control.agents, control.dynamic
         cached = self._rosters.get(id(agents))
         if cached is not None and cached[0] is agents and cached[1] == len(agents):
             found = cached[2]
@@ -219,17 +222,14 @@ class GraphRuntime:
     # -- names <-> agents ------------------------------------------------------
     def roster(self, control: RunControl | None) -> dict[str, Agent]:
         """This run's agents by node name (``Swarm`` passes each run's own in ``control``)."""
-        return self._maps(control)[0]
-
-    def _maps(self, control: RunControl | None) -> tuple[dict[str, Agent], dict[str, Agent]]:
-        """(agents by node name, unforeseen agents by key) for this run."""
-        if control is not None and control.agents is not None:
-            return control.agents, control.dynamic
-        return self.agents, self.dynamic
+        return _maps(self, control)[0]
 
     def key_for(self, agent: Agent, control: RunControl | None = None) -> str:
         """The state key for ``agent``: its node name, or a unique key for unforeseen agents."""
-        agents, dynamic = self._maps(control)
+        if control is not None and control.agents is not None:  # a Swarm run's own agents
+            agents, dynamic = control.agents, control.dynamic
+        else:
+            agents, dynamic = self.agents, self.dynamic
         if agents.get(agent.name) is agent:  # the usual case: the node has the agent's name
             return agent.name
         for node, known in agents.items():  # a mapped node name ("Sales|EU", a second "Agent")
@@ -252,7 +252,10 @@ class GraphRuntime:
 
     def agent_for(self, key: str | None, control: RunControl | None = None) -> Agent:
         """The agent a state key names (``state["active_agent"]``); the default agent for none."""
-        agents, dynamic = self._maps(control)
+        if control is not None and control.agents is not None:  # a Swarm run's own agents
+            agents, dynamic = control.agents, control.dynamic
+        else:
+            agents, dynamic = self.agents, self.dynamic
         default = agents.get(self.default_node) or self.default
         if key is None:
             return default
@@ -262,7 +265,7 @@ class GraphRuntime:
         """The agent a message's sender names (a handoff back, approvals of another agent)."""
         if name is None:
             return None
-        agents, dynamic = self._maps(control)
+        agents, dynamic = _maps(self, control)
         found = agents.get(name) or dynamic.get(name) or dynamic.get(f"{name}#dynamic")
         if found is None:  # a mapped node name: senders are the agents' real names
             found = next((a for a in agents.values() if a.name == name), None)
@@ -272,7 +275,10 @@ class GraphRuntime:
 
     def node_for(self, key: str, control: RunControl | None = None) -> str:
         """The node that runs the agent a state key names."""
-        agents, dynamic = self._maps(control)
+        if control is not None and control.agents is not None:  # a Swarm run's own agents
+            agents, dynamic = control.agents, control.dynamic
+        else:
+            agents, dynamic = self.agents, self.dynamic
         if key in agents:
             return key
         if key in dynamic:
@@ -387,6 +393,16 @@ class GraphRuntime:
 
 
 _NO_KWARGS: dict[str, Any] = {}
+
+
+def _maps(
+    runtime: GraphRuntime, control: RunControl | None
+) -> tuple[dict[str, Agent], dict[str, Agent]]:
+    """(agents by node name, unforeseen agents by key) for this run: ``Swarm`` passes each
+    run's own in ``control``; a graph used directly has its own."""
+    if control is not None and control.agents is not None:
+        return control.agents, control.dynamic
+    return runtime.agents, runtime.dynamic
 
 
 def _streams_itself(model: Any, kwargs: Mapping[str, Any]) -> bool:

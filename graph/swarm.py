@@ -41,7 +41,7 @@ from .builder import GraphSettings, build_graph_and_runtime
 from .discovery import Topology, find_topology
 from .models import ModelResolver
 from .node_names import FAN_OUT_MODES
-from .prepared_run import PreparedRun, RunExtras, RunRequest, hooks_of
+from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import SwarmState
@@ -255,7 +255,7 @@ class Swarm:
                 execute_tools,
                 budget,
                 approvals,
-                hooks_of(extras),
+                hooks_of(extras) if extras else NO_HOOKS,
                 branches,
             )
         )
@@ -304,7 +304,7 @@ class Swarm:
                 execute_tools,
                 budget,
                 approvals,
-                hooks_of(extras),
+                hooks_of(extras) if extras else NO_HOOKS,
                 branches,
             )
         )
