@@ -16,7 +16,7 @@ A step's progress lives in one :class:`Turn`. Features are entered only when the
 them (docs/internals.md): ``Agent(history=...)`` narrows the prompt in ``_begin``; a
 ``Budget`` is asked before the model call (``_begin``), tools (``_admit``) and handoffs
 (``GraphRuntime.switch``); when a tool of the run is marked (graph/features.py), approval-marked
-calls are held in ``_admit`` and decided at the start of the agent's next step (``_decide``:
+calls are held in ``_admit`` and decided at the start of the agent's next step (``decide``:
 ``Swarm.run`` stops, the compiled graph calls ``interrupt()``), and effect tools
 (graph/effects.py) run through the run's ledger (``_begin`` asks it what the calls a
 conversation ends on left, and whether a step that died had already asked the model).

@@ -118,7 +118,7 @@ class Turn:
     ledger: EffectLedger | None = None
     effects: RunEffects | None = None
     #: The step goes to its own node again before anything runs (a call found in doubt is
-    #: asked about in a step of its own: see ``_decide``).
+    #: asked about in a step of its own: see ``decisions.decide``).
     again: bool = False
 
 

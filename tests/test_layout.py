@@ -404,3 +404,26 @@ def test_swarm_run_takes_swarms_own_parameters_and_a_few_of_ours():
             "execute_tools",
         ]
         assert len(names) <= 12, names
+
+
+@pytest.mark.parametrize(
+    "path, owner, name",
+    [
+        ("graph/node.py", "AgentNode", "_prompt"),  # the instructions are built
+        ("graph/tool_calls.py", None, "run_tool_calls"),  # tools run
+        ("graph/node.py", "AgentNode", "_after_tools"),  # a handoff is found ...
+        ("graph/runtime.py", "GraphRuntime", "switch"),  # ... and the agent switches
+    ],
+)
+def test_the_places_docs_internals_names_are_each_under_40_lines(path, owner, name):
+    tree = ast.parse((ROOT / path).read_text())
+    scope = tree.body
+    if owner is not None:
+        scope = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner).body
+    found = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    node = next(n for n in found if n.name == name)
+    assert node.end_lineno - node.lineno + 1 < 40
+    assert (
+        f"`{'' if owner is None else owner + '.'}{name}`"
+        in (ROOT / "docs/internals.md").read_text()
+    )
