@@ -29,9 +29,12 @@ import functools
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
+from .runtime import plan_of
 from .types import CALLER, Agent, is_compiled_graph
 
 #: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).
@@ -168,6 +171,10 @@ def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
     return discover(agents)[0]
 
 
+#: Reads an agent's ``functions`` (C-level, for the identity check in ``Swarm``).
+FUNCTIONS = attrgetter("functions")
+
+
 @dataclass(frozen=True)
 class Topology:
     """The agents reachable from a start, found once: what a compiled graph is built from.
@@ -188,6 +195,13 @@ class Topology:
     #: Node names of the agents with a tool that may return ``Parallel`` (their graph gets
     #: the branch and join nodes, see ``graph/branches.py``).
     fan_out: frozenset[str] = frozenset()
+    #: A tool of these agents is marked ``@needs_approval`` / ``@effect`` or takes an
+    #: ``idempotency_key``: runs need the approvals and effects features (graph/decisions.py).
+    decides: bool = False
+    #: Every agent's ``functions`` as discovery read them: ``decides`` holds while they are
+    #: still these (``Swarm`` checks by identity before each run: an agent is a config
+    #: object a program may change between runs).
+    functions: tuple[Any, ...] = ()
 
 
 def find_topology(start: Iterable[Agent]) -> Topology:
@@ -209,7 +223,9 @@ def find_topology(start: Iterable[Agent]) -> Topology:
         for agent in everyone
     )
     agents = {node: agent for agent, node in nodes.items()}
-    return Topology(agents, nodes, targets, key, fan_out)
+    decides = any(any(plan_of(agent.tools)) for agent in everyone)
+    functions = tuple(chain.from_iterable(map(FUNCTIONS, everyone)))
+    return Topology(agents, nodes, targets, key, fan_out, decides, functions)
 
 
 def _member(value: Any) -> Agent:

@@ -70,6 +70,20 @@ class ToolPlan(NamedTuple):
     keyed: bool
 
 
+def plan_of(tools: Sequence[AgentFunction]) -> ToolPlan:
+    """What ``tools`` ask of a run (:class:`ToolPlan`).
+
+    Example:
+        >>> from swarmgraph.graph.approvals import needs_approval
+        >>> plan_of([lambda: "x"]), plan_of([needs_approval(lambda: "x")]).decides
+        (ToolPlan(decides=False, keyed=False), True)
+    """
+    return ToolPlan(
+        decides=any(map(decides, tools)),
+        keyed=any(IDEMPOTENCY_PARAM in tool_spec(f).injected for f in tools),
+    )
+
+
 class ModelCall(NamedTuple):
     """One model call's recipe: ``runnable.invoke(prompt, config, **kwargs)``."""
 
@@ -153,10 +167,7 @@ class GraphRuntime:
         self.lookup = lookup
         self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any], bool]] = {}
         self._models: dict[str, BaseChatModel] = {}
-        # Per agent (by id): the agent, the ids of its tools then, and their plan.
-        self._plans: dict[int, tuple[Agent, tuple[int, ...], ToolPlan]] = {}
-        # Per roster (by id): the roster, its size then, whether a tool of it decides.
-        self._rosters: dict[int, tuple[dict[str, Agent], int, bool]] = {}
+        self._own_decides: bool | None = None  # see decides()
         #: An unforeseen agent of this graph (outside any run roster) has a deciding tool.
         self.dynamic_decides = False
         self.default_node, self.default = next(iter(agents.items()))
@@ -178,44 +189,24 @@ class GraphRuntime:
 
     # -- what the agents' tools need ------------------------------------------------
     def plan(self, agent: Agent) -> ToolPlan:
-        """:class:`ToolPlan` of ``agent``'s tools, cached while its tools stay the same."""
-        tools = agent.tools
-        ids = tuple(map(id, tools))
-        cached = self._plans.get(id(agent))
-        if cached is not None and cached[0] is agent and cached[1] == ids:
-            return cached[2]
-        plan = ToolPlan(
-            decides=any(map(decides, tools)),
-            keyed=any(IDEMPOTENCY_PARAM in tool_spec(f).injected for f in tools),
-        )
-        if len(self._plans) > 1024:  # agents created per request must not grow this forever
-            self._plans.clear()
-        self._plans[id(agent)] = (agent, ids, plan)
-        return plan
+        """:class:`ToolPlan` of ``agent``'s tools (read on the paths that need it only: an
+        unforeseen agent, a run with an effect ledger)."""
+        return plan_of(agent.tools)
 
     def decides(self, control: RunControl) -> bool:
         """Whether any agent of this run has a tool whose calls may wait for a decision or
         go through an effect ledger, or that takes an ``idempotency_key`` (derived by the
-        effect bookkeeping); when none does, approvals and effects are skipped. Kept in
-        ``control.decides`` for the run."""
+        effect bookkeeping); when none does, approvals and effects are skipped. ``Swarm``
+        sets it from the topology (``Topology.decides``); kept in ``control.decides``."""
         if control.decides is not None:
             return control.decides
-        agents: dict[str, Agent] = self.agents
-        dynamic: dict[str, Agent] = self.dynamic
-        if control.agents is not None:  # a Swarm run's own agents
-            agents, dynamic = control.agents, control.dynamic
-        cached = self._rosters.get(id(agents))
-        if cached is not None and cached[0] is agents and cached[1] == len(agents):
-            found = cached[2]
+        if control.agents is None:  # the graph's own agents (read once), and unforeseen ones
+            if self._own_decides is None:
+                self._own_decides = any(any(self.plan(a)) for a in self.agents.values())
+            found = self._own_decides or self.dynamic_decides
         else:
-            found = any(any(self.plan(agent)) for agent in agents.values())
-            if len(self._rosters) > 256:
-                self._rosters.clear()
-            self._rosters[id(agents)] = (agents, len(agents), found)
-        if dynamic is self.dynamic:  # the graph's own unforeseen agents
-            found = found or self.dynamic_decides
-        elif dynamic:
-            found = found or any(any(self.plan(agent)) for agent in dynamic.values())
+            agents = [*control.agents.values(), *control.dynamic.values()]
+            found = any(any(self.plan(agent)) for agent in agents)
         control.decides = found
         return found
 

@@ -31,6 +31,8 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from itertools import chain
+from operator import is_
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -38,7 +40,7 @@ from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import Unpack
 
 from .builder import GraphSettings, build_graph_and_runtime
-from .discovery import Topology, find_topology
+from .discovery import FUNCTIONS, Topology, find_topology
 from .models import ModelResolver
 from .node_names import FAN_OUT_MODES
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
@@ -194,7 +196,15 @@ class Swarm:
         if not isinstance(agent, Agent):  # a named compiled LangGraph graph may start the run too
             agent = _member(agent)
         app, runtime, roster = self._prepare(agent)
-        return PreparedRun.prepare(request, agent, app, runtime, roster, self.step_limit)
+        run = PreparedRun.prepare(request, agent, app, runtime, roster, self.step_limit)
+        topology = self._topology(agent)
+        functions = tuple(chain.from_iterable(map(FUNCTIONS, roster.values())))
+        same = len(functions) == len(topology.functions) and all(
+            map(is_, functions, topology.functions)
+        )
+        if same and run.control.decides is None:  # discovery read the tools' marks: they hold
+            run.control.decides = topology.decides  # while the tools are the same objects
+        return run
 
     # -- run --------------------------------------------------------------------------------
     def run(
