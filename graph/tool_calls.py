@@ -28,10 +28,11 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
+from typing_extensions import Unpack
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
@@ -369,57 +370,39 @@ class _Runner:
         )
 
 
+class ToolRunOptions(TypedDict, total=False):
+    """The keywords of :func:`execute_tool_calls` and :func:`aexecute_tool_calls`: ``debug``
+    gets Swarm's debug lines; ``schema``: the typed context each call's changes are validated
+    against; ``effects``: the effect bookkeeping of this reply (the run's ledger), if any;
+    ``inputs``: values for the injected parameters other than ``context_variables`` and
+    ``idempotency_key`` (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
+
+    debug: Callable[[str], None] | None
+    schema: ContextSchema | None
+    effects: RunEffects | None
+    inputs: Mapping[str, Any] | None
+
+
 def execute_tool_calls(
     reply: AIMessage,
     functions: Sequence[Callable[..., Any]],
     context_variables: dict[str, Any],
-    *,
-    debug: Callable[[str], None] | None = None,
-    schema: ContextSchema | None = None,
-    effects: RunEffects | None = None,
-    inputs: Mapping[str, Any] | None = None,
+    **options: Unpack[ToolRunOptions],
 ) -> ToolOutcome:
-    """Run every tool call in ``reply`` in order (sync path; async tools are awaited here).
-    ``schema``: the typed context each call's changes are validated against; ``effects``:
-    the effect bookkeeping of this reply (the run's ledger), if any. ``inputs``: values for
-    the injected parameters other than ``context_variables`` and ``idempotency_key``
-    (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
-    return drive(
-        run_tool_calls(
-            reply,
-            functions,
-            context_variables,
-            SYNC,
-            debug=debug,
-            schema=schema,
-            effects=effects,
-            inputs=inputs,
-        )
-    )
+    """Run every tool call in ``reply`` in order (sync path; async tools are awaited here);
+    ``options``: :class:`ToolRunOptions`."""
+    return drive(run_tool_calls(reply, functions, context_variables, SYNC, **options))
 
 
 async def aexecute_tool_calls(
     reply: AIMessage,
     functions: Sequence[Callable[..., Any]],
     context_variables: dict[str, Any],
-    *,
-    debug: Callable[[str], None] | None = None,
-    schema: ContextSchema | None = None,
-    effects: RunEffects | None = None,
-    inputs: Mapping[str, Any] | None = None,
+    **options: Unpack[ToolRunOptions],
 ) -> ToolOutcome:
     """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called.
     (A ledger's ``before``/``after`` are sync: a store round trip each, around the tool.)"""
-    return await run_tool_calls(
-        reply,
-        functions,
-        context_variables,
-        ASYNC,
-        debug=debug,
-        schema=schema,
-        effects=effects,
-        inputs=inputs,
-    )
+    return await run_tool_calls(reply, functions, context_variables, ASYNC, **options)
 
 
 async def run_tool_calls(
