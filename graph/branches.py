@@ -51,7 +51,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
@@ -103,6 +103,31 @@ __all__ = [
 
 #: The node every branch runs in (one task per ``Send``) and the node that joins them.
 BRANCH_NODE, JOIN_NODE = HELPER_NODES
+
+
+@dataclass
+class FanOutRun:
+    """One run's fan-outs (this feature's state, kept in ``RunControl.features``): each
+    finished branch's record, in the order they finished (``Response.branches`` sorts them),
+    the fan-outs' ids in the order they happened, what a branch raised (the join re-raises
+    it), and the fan-out a resumed run picks up (``Swarm.run(..., branches=)``)."""
+
+    branches: list[dict[str, Any]] = field(default_factory=list)
+    fan_outs: list[str] = field(default_factory=list)
+    branch_errors: dict[tuple[str, int], BaseException] = field(default_factory=dict)
+    resume: Any = None  # the Sends that pick a paused fan-out up
+    resumed: Any = None  # (plan, results of the branches that had answered) for its join
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+def fan_out_run(control: RunControl) -> FanOutRun:
+    """The run's :class:`FanOutRun` (made on first use; ``dict.setdefault`` is atomic)."""
+    found = control.features.get("fan_out")
+    if found is None:
+        found = control.features.setdefault("fan_out", FanOutRun())
+    return cast("FanOutRun", found)
+
+
 #: Where a joined answer (a ToolMessage) keeps its branches: ``additional_kwargs[BRANCHES_KEY]``,
 #: a list of ``Response.branches`` entries (their public keys; messages as Swarm dicts).
 BRANCHES_KEY = "swarmgraph_branches"
@@ -232,8 +257,8 @@ class FanOut:
             for task in _tasks(self.runtime, plan, calls, base, context, control)
         ]
         control.ledger.fanned_out(agent.name, ", ".join(c.tool for c in calls), plan["labels"])
-        with control.lock:
-            control.fan_outs.append(plan["id"])
+        with fan_out_run(control).lock:
+            fan_out_run(control).fan_outs.append(plan["id"])
         control.debug_print(f"{agent.name} \u21c9 {', '.join(plan['labels'])} (parallel)")
         update = cast("dict[str, Any]", turn.update)
         update["parallel_fan_out"] = plan
@@ -536,10 +561,10 @@ class BranchNode:
             "handoff_trail": list(final.get("handoff_trail") or []),
             "start_key": task["agent"],
         }
-        with control.lock:
-            control.branches.append(record)
+        with fan_out_run(control).lock:
+            fan_out_run(control).branches.append(record)
             if error is not None:
-                control.branch_errors[(task["plan"]["id"], task["index"])] = error
+                fan_out_run(control).branch_errors[(task["plan"]["id"], task["index"])] = error
         return Command(update={"parallel_results": [result]}, goto=JOIN_NODE)
 
 
@@ -591,8 +616,8 @@ class JoinNode:
     def _join(self, state: ParallelState, control: RunControl) -> StateUpdate | Command:
         plan = state.get("parallel_fan_out")
         earlier: list[BranchResult] = []
-        if plan is None and control.resumed is not None:  # a paused fan-out, resumed
-            (plan, earlier), control.resumed = control.resumed, None
+        if plan is None and fan_out_run(control).resumed is not None:  # a paused fan-out, resumed
+            (plan, earlier), fan_out_run(control).resumed = fan_out_run(control).resumed, None
         if plan is None:
             return {}
         results = {r["index"]: r for r in [*earlier, *(state.get("parallel_results") or [])]}
@@ -628,7 +653,7 @@ class JoinNode:
         if failed is not None:
             error = BranchFailed(failed["label"], failed["agent"], failed["error"] or "")
             error.unsaved = update
-            cause = control.branch_errors.get((plan["id"], failed["index"]))
+            cause = fan_out_run(control).branch_errors.get((plan["id"], failed["index"]))
             raise error from cause
         if conflicts:
             error2 = ContextConflict(conflicts)
@@ -701,9 +726,9 @@ def branch_records(control: RunControl) -> list[dict[str, Any]]:
     ``messages`` (the branch's own), ``context_variables`` (where it left them),
     ``active_agent``; and what resuming a paused fan-out needs (``plan``, ``index``...).
     """
-    with control.lock:
-        records = list(control.branches)
-        order = {fan_id: n for n, fan_id in enumerate(control.fan_outs)}
+    with fan_out_run(control).lock:
+        records = list(fan_out_run(control).branches)
+        order = {fan_id: n for n, fan_id in enumerate(fan_out_run(control).fan_outs)}
     records.sort(
         key=lambda r: (order.get(r["plan"]["id"], len(order)), r["branch"].count("/"), r["index"])
     )
@@ -756,8 +781,8 @@ def resume_from_records(
                     "active_agent": record.get("active_agent") or record["agent"],
                 }
             )
-            with control.lock:
-                control.branches.append({**record, "messages": own})
+            with fan_out_run(control).lock:
+                fan_out_run(control).branches.append({**record, "messages": own})
             continue
         tasks.append(
             {
@@ -820,9 +845,9 @@ def resume_fan_out(
     plan, tasks, done = found
     check_resumable(history, plan)
     tasks = resumed_tasks(plan, tasks, history)
-    control.resume = [Send(BRANCH_NODE, task) for task in tasks]
-    control.resumed = (plan, done)
-    control.fan_outs.append(plan["id"])
+    fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
+    fan_out_run(control).resumed = (plan, done)
+    fan_out_run(control).fan_outs.append(plan["id"])
     pending: list[PendingApproval] = []
     for task in tasks:
         agent = runtime.agent_for(task["active_agent"], control)

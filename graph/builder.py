@@ -370,8 +370,9 @@ def _graph(
     # graph's, and a typed context declares context_variables differently.
     def route_entry(state: Mapping[str, Any], config: RunnableConfig) -> str | list[Send]:
         control = current_control(config)
-        if resume and control.resume is not None:  # a fan-out paused for approval goes on
-            sends, control.resume = control.resume, None
+        fanned = control.features.get("fan_out") if resume else None
+        if fanned is not None and fanned.resume is not None:  # a paused fan-out goes on
+            sends, fanned.resume = fanned.resume, None
             return sends or JOIN_NODE
         if not control.turns_left():
             return END

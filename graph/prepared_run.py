@@ -218,7 +218,7 @@ class PreparedRun(AbstractContextManager):
             and self.runtime.waiting(agent, final["messages"], self.control, self.control.effects)
         )
         branches: list[dict[str, Any]] = []
-        if self.control.fan_outs:
+        if "fan_out" in self.control.features:  # the run fanned out (graph/branches.py)
             from .branches import branch_records
 
             branches = branch_records(self.control)

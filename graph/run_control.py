@@ -274,16 +274,9 @@ class RunControl:
     #: Usage in total and by agent and the trajectory (:class:`Books`); a run with a budget
     #: passes the budget's own, which checks too (``Budget.ledger()``: graph/budget.py).
     ledger: Books = field(default_factory=Books)
-    #: Parallel branches (graph/branches.py): each finished branch's record, in the order they
-    #: finished (``Response.branches`` sorts them), the fan-outs' ids in the order they
-    #: happened, what a branch raised (the join re-raises it), and the fan-out a resumed run
-    #: picks up (``Swarm.run(..., branches=)``).
-    branches: list[dict[str, Any]] = field(default_factory=list)
-    fan_outs: list[str] = field(default_factory=list)
-    branch_errors: dict[tuple[str, int], BaseException] = field(default_factory=dict)
-    resume: Any = None  # the Sends that pick a paused fan-out up (graph/branches.py)
-    resumed: Any = None  # (plan, results of the branches that had answered) for its join
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: Each feature's own state for this run, by feature (its module makes and reads it:
+    #: graph/branches.py keeps a fan-out's records under "fan_out"); the core never reads it.
+    features: dict[str, Any] = field(default_factory=dict)
 
     @property
     def awaiting(self) -> list[PendingApproval] | None:
