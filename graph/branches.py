@@ -62,6 +62,7 @@ from langgraph.types import Command, Overwrite, Send
 from typing_extensions import NotRequired, TypedDict
 
 from .approvals import PendingApproval, open_calls
+from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import BranchFailed, ContextConflict, SwarmError
 from .messages import to_langchain, to_openai
 from .node_names import HELPER_NODES
@@ -461,40 +462,28 @@ class BranchNode:
         self.name = BRANCH_NODE
 
     def step(self, task: BranchTask, config: RunnableConfig) -> Command:
-        control = current_control(config)
-        final: dict[str, Any] = _branch_state(task)
-        error: BaseException | None = None
-        started = time.perf_counter()
-        with branch_scope(task["label"]) as path:
-            refused = self._refused(task, final, control)
-            try:
-                if refused is None:
-                    app, inner = self.fan_out.branch_app(), _branch_config(config, path)
-                    for values in app.stream(final, inner, stream_mode="values"):
-                        final = values
-            except GraphBubbleUp:
-                raise
-            except Exception as exc:
-                error = exc
-            return self._finish(task, final, error, started, path, control, refused)
+        return drive(self._step(task, config, SYNC))
 
     async def astep(self, task: BranchTask, config: RunnableConfig) -> Command:
+        return await self._step(task, config, ASYNC)
+
+    async def _step(self, task: BranchTask, config: RunnableConfig, io: Driver) -> Command:
+        """The branch, for ``step`` and ``astep`` alike (graph/drivers.py runs its graph)."""
         control = current_control(config)
-        final: dict[str, Any] = _branch_state(task)
+        states: list[dict[str, Any]] = [_branch_state(task)]  # the last is where it got to
         error: BaseException | None = None
         started = time.perf_counter()
         with branch_scope(task["label"]) as path:
-            refused = self._refused(task, final, control)
+            refused = self._refused(task, states[0], control)
             try:
                 if refused is None:
                     app, inner = self.fan_out.branch_app(), _branch_config(config, path)
-                    async for values in app.astream(final, inner, stream_mode="values"):
-                        final = values
+                    await io.stream(app, states[0], inner, states.append)
             except GraphBubbleUp:
                 raise
             except Exception as exc:
                 error = exc
-            return self._finish(task, final, error, started, path, control, refused)
+            return self._finish(task, states[-1], error, started, path, control, refused)
 
     def _refused(self, task: BranchTask, state: dict[str, Any], control: RunControl) -> str | None:
         """Why the branch's agent will not take the conversation, or ``None``: the entry check

@@ -54,6 +54,13 @@ class Driver:
         """A gate's checks (guardrails, preconditions): its next gate, or None."""
         return gate.run(control)
 
+    async def stream(
+        self, app: Any, state: Any, config: RunnableConfig, seen: Callable[[Any], None]
+    ) -> None:
+        """Run the compiled graph ``app`` (a parallel branch), handing ``seen`` each state."""
+        for values in app.stream(state, config, stream_mode="values"):
+            seen(values)
+
 
 class AsyncDriver(Driver):
     """The async driver: ``ainvoke``, async tools and guardrails awaited, sync store round
@@ -73,6 +80,12 @@ class AsyncDriver(Driver):
 
     async def gate(self, gate: Any, control: Any) -> Any:
         return await gate.arun(control)
+
+    async def stream(
+        self, app: Any, state: Any, config: RunnableConfig, seen: Callable[[Any], None]
+    ) -> None:
+        async for values in app.astream(state, config, stream_mode="values"):
+            seen(values)
 
 
 SYNC = Driver()
