@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from ..graph.errors import SwarmgraphError
+
 if TYPE_CHECKING:
     from .store import ConversationStore
 
@@ -38,7 +40,7 @@ __all__ = ["ApprovalPendingError", "already_decided", "check_turn", "pending_in"
 CallState = Literal["done", "in_doubt", "in_flight"]
 
 
-class ApprovalPendingError(ValueError):
+class ApprovalPendingError(SwarmgraphError, ValueError):
     """A new message was sent to a conversation whose tool calls wait for approval."""
 
 
