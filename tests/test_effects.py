@@ -23,20 +23,12 @@ from swarmgraph.memory.turn_index import stored_turns
 
 from swarmgraph import ApprovalAlreadyDecided, effect, needs_approval
 
-BACKENDS = ["sqlite", "memory", "postgres", "redis"]
+#: The backends each test taking ``url`` runs on (the ``url`` fixture of conftest.py).
+URL_BACKENDS = ("sqlite", "memory", "postgres", "redis")
 
 
 class Crash(BaseException):
     """Where a kill -9 would stop the process: nothing after it runs."""
-
-
-@pytest.fixture(params=BACKENDS)
-def url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'chat.db'}"
-    if request.param == "memory":
-        return f"memory://{fresh_id('effects')}"
-    return request.getfixturevalue(f"{request.param}_url")
 
 
 class Payments:
