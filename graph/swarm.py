@@ -240,7 +240,7 @@ class Swarm:
         ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and
         after they run (an :class:`~swarmgraph.graph.effects.EffectLedger`; ``Session`` passes
         its own). Without one, as in Swarm, a tool runs whenever the model asks: a stateless
-        run has nowhere to remember that it ran (see docs/durability.md).
+        run has nowhere to remember that it ran (see docs/storage.md, "Durability").
         """
         run = self._start(
             RunRequest(
