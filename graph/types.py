@@ -281,7 +281,7 @@ class Response(BaseModel):
     pending: list = Field(default_factory=list)
     branches: list[dict] = Field(default_factory=list)
     context_conflicts: list[dict] = Field(default_factory=list)
-    # Set by Swarm; read through langchain_messages (memory's Session read it directly).
+    # Set by Swarm, and by Session through the setter; read through langchain_messages.
     _langchain_messages: list[Any] | None = PrivateAttr(default=None)
 
     @property
@@ -300,6 +300,11 @@ class Response(BaseModel):
             True
         """
         return self._langchain_messages
+
+    @langchain_messages.setter
+    def langchain_messages(self, messages: list[BaseMessage]) -> None:
+        # A Session's resumed turn: an earlier attempt's messages before this run's own.
+        self._langchain_messages = list(messages)
 
 
 class Result(BaseModel):

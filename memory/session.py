@@ -63,55 +63,60 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import inspect
 import uuid
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from ..graph.errors import SwarmError
-from .approvals import already_decided, check_turn, pending_in, tail_outcomes
+from .agent_resolution import KnownAgents
 from .backends import open_store
 from .chat_history import StoredChatHistory
-from .context_json import DEFAULT_SIZE_LIMIT, encode_context
+from .context_json import DEFAULT_SIZE_LIMIT
 from .context_merge import MergeRule, check_rules, rebase
-from .effect_ledger import TurnLedger, TurnState
+from .effect_ledger import TurnLedger, TurnState, takes_effects
 from .errors import (
-    ContextConflictWarning,
     ContextSerializationError,
     ContextVersionConflict,
     RecordExists,
     TurnInProgress,
     TurnOutcomeUnknown,
-    UnknownAgentWarning,
 )
 from .ids import check_conversation_id, check_turn_id
 from .long_term_session import (
-    check_long_term_options,
+    LongTermSide,
     deliver_outbox,
     drain_outboxes,
-    open_long_term,
     pending_meta,
     start_long_term_turn,
 )
 from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
-from .store import NO_MESSAGES, Record, Snapshot, TurnWrite, Window
+from .store import NO_MESSAGES, Record, Snapshot, TurnWrite
+from .turn_context import (
+    merge_rules,
+    rebase_context,
+    report_conflicts,
+    restored,
+    start_context,
+    stored_form,
+)
 from .turn_index import (
     TURN,
     done_entry,
     find_turn,
     legacy_records,
     ranked,
+    stored_turn_messages,
     turn_record,
     with_open,
     without_legacy_log,
 )
+from .turn_messages import MessageInput, answered, as_messages, run_messages
 from .urls import default_url
 
 if TYPE_CHECKING:
@@ -121,87 +126,17 @@ if TYPE_CHECKING:
     from .fact_extract import Extractor
     from .long_term import LongTermMemory
 
+# What moved to modules of their own stays importable from here.
+__all__ = ["HALVES", "KINDS", "MessageInput", "Session", "as_messages", "rebase_context"]
+
 HALVES = ("messages", "context")
 #: What ``persist`` may name: the two halves of a conversation, and the user's long-term memory.
 KINDS = (*HALVES, "long_term")
-#: What ``Session.run`` takes as the caller's new input.
-MessageInput: TypeAlias = (
-    "str | Mapping[str, Any] | BaseMessage | Sequence[Mapping[str, Any] | BaseMessage]"
-)
-
-
-def rebase_context(latest: dict, base: dict, new: dict) -> dict:
-    """Replay one run's changes (``base`` -> ``new``) on top of ``latest`` (someone else's
-    save that came in between).
-
-    Keys the run added or changed take the run's value, keys it deleted are deleted, and
-    everything else keeps the latest stored value, so two concurrent runs lose neither's
-    writes unless both wrote the same key (then the later save wins, and ``Session`` reports
-    it; merge rules combine them: :mod:`swarmgraph.memory.context_merge`). (The engine's
-    ``graph.state.merge_context`` is another thing: the reducer of one run's updates.)
-
-    Example:
-        >>> rebase_context({"a": 1, "b": 9}, base={"a": 1, "b": 2}, new={"a": 5, "b": 2})
-        {'a': 5, 'b': 9}
-    """
-    return rebase(latest, base=base, new=new)
-
-
-def _stored_form(swarm: Swarm) -> Any:
-    """How a turn's context is stored: a typed context's ``dump`` (JSON-ready values), or
-    ``None`` (Swarm's plain dict, stored as it is)."""
-    schema = getattr(swarm, "context_schema", None)
-    return None if schema is None else schema.dump
-
-
-def as_messages(message: MessageInput) -> list[BaseMessage]:
-    """The caller's new input as LangChain messages: a str is one user message; dicts
-    (Swarm/OpenAI shape) and LangChain messages pass through
-    ``swarmgraph.graph.messages.to_langchain``.
-
-    Example:
-        >>> [m.type for m in as_messages("hi")], [m.type for m in as_messages([
-        ...     {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}])]
-        (['human'], ['system', 'human'])
-    """
-    from ..graph.messages import to_langchain
-
-    if isinstance(message, str):
-        return [HumanMessage(message)]
-    given: Sequence[Mapping[str, Any] | BaseMessage]
-    if isinstance(message, (dict, BaseMessage)):
-        given = [message]
-    elif isinstance(message, (list, tuple)):
-        given = message
-    else:
-        raise TypeError(
-            "message must be a str, a message dict, a LangChain message or a list of them, "
-            f"got {type(message).__name__}"
-        )
-    # Dicts come back as new objects; only the caller's own LangChain messages need a copy.
-    converted = to_langchain(given)
-    pairs = zip(converted, given, strict=True)
-    return [m.model_copy(deep=True) if m is src else m for m, src in pairs]
-
-
-def run_messages(response: Response) -> list[BaseMessage]:
-    """The messages a run added, as LangChain messages: the engine's own objects when
-    ``Swarm`` made the response (no dict round trip), else converted from ``response.messages``.
-
-    Example:
-        >>> from swarmgraph.graph import Response
-        >>> [m.type for m in run_messages(Response(messages=[{"role": "user", "content": "hi"}]))]
-        ['human']
-    """
-    from ..graph.messages import to_langchain
-
-    native = response.langchain_messages
-    if native is not None and len(native) == len(response.messages):
-        return list(native)
-    return to_langchain(response.messages)
 
 
 def _persist_tuple(persist: str | Iterable[str]) -> tuple[str, ...]:
+    if persist is HALVES:  # the default, as it is
+        return HALVES
     chosen = (persist,) if isinstance(persist, str) else tuple(persist)
     unknown = [p for p in chosen if p not in KINDS]
     if unknown:
@@ -275,16 +210,19 @@ class Session:
         extract: Extractor | None = None,
     ) -> None:
         self.conversation_id = check_conversation_id(conversation_id)
-        self.merge = check_rules(merge)
+        self.merge = check_rules(merge) if merge is not None else {}
         self.url = url = default_url() if url is None else url
+        self.persist = _persist_tuple(persist)
         #: The user's long-term memory (``None``: off); see ``long_term=``.
-        self.long_term: LongTermMemory | None
-        self.persist, self.long_term = open_long_term(
-            _persist_tuple(persist), persist is HALVES, url, user_id, long_term
-        )
-        self.user_id = self.long_term.user_id if self.long_term is not None else user_id
-        self.recall, self.extract = check_long_term_options(self.long_term, recall, extract)
-        self._delivered: set[str] = set()  # outboxes this object applied (see long_term_turn)
+        self.long_term: LongTermMemory | None = None
+        self.user_id, self.recall, self.extract = user_id, recall, extract
+        if (
+            long_term is not None
+            or extract is not None
+            or recall != 3
+            or "long_term" in self.persist
+        ):
+            self._open_long_term(persist is HALVES, long_term)
         if window is not None and memory is not None:
             raise ValueError("give window=k or memory=..., not both (window=k is WindowMemory(k))")
         if isinstance(memory, str):
@@ -295,16 +233,33 @@ class Session:
             WindowMemory(window) if window is not None else memory or BufferMemory()
         )
         self.store = open_store(url, size_limit=context_size_limit)
-        self._agents: dict[str, Agent] = {}
-        for agent in agents or ():
-            known = self._agents.setdefault(agent.name, agent)
-            if known is not agent:
-                raise ValueError(f"two different agents are named {agent.name!r} in agents=")
+        self._agents = KnownAgents(agents, self.conversation_id)
+        #: What its turns need of the long-term memory (``None``: off, and they enter none of it).
+        self._long_term = (
+            None
+            if self.long_term is None
+            else LongTermSide(self.long_term, self.conversation_id, self.store, self.recall)
+        )
         #: What the last run sent as history + new input (before the agent's instructions).
         self.last_sent: list[BaseMessage] = []
         #: Tokens of the last run: the engine's ``response.usage`` (``source="engine"``) or an
         #: estimate over what was sent (``source="estimate"``); plus the summariser's input.
         self.last_usage: dict[str, Any] = {}
+
+    def _open_long_term(
+        self, default_persist: bool, long_term: bool | LongTermMemory | None
+    ) -> None:
+        """The long-term options checked, the user's memory opened (see ``long_term=``)."""
+        from .long_term_session import check_long_term_options, open_long_term
+
+        self.persist, self.long_term = open_long_term(
+            self.persist, default_persist, self.url, self.user_id, long_term
+        )
+        if self.long_term is not None:
+            self.user_id = self.long_term.user_id
+        self.recall, self.extract = check_long_term_options(
+            self.long_term, self.recall, self.extract
+        )
 
     def __repr__(self) -> str:
         return (
@@ -340,10 +295,10 @@ class Session:
         the branches of a fan-out: from the paused fan-out stored with the turn)."""
         if "messages" not in self.persist:
             return []
-        tail = self.store.messages(self.conversation_id, _PENDING_TAIL)
-        pending = pending_in(tail, tail_outcomes(self.store, self.conversation_id, tail))
-        paused = self._paused_fan_out(tail) if pending else None
-        return paused_pending(paused) if paused is not None else pending
+        from .approval_resume import PENDING_TAIL, stored_pending
+
+        tail = self.store.messages(self.conversation_id, PENDING_TAIL)
+        return stored_pending(self.store, self.conversation_id, tail)
 
     @property
     def unfinished(self) -> list[str]:
@@ -395,6 +350,8 @@ class Session:
     # the meta with this turn's id in its log). Only when another writer saved in between does
     # the save read the record again, rebase the run's changes on it and write again.
     # Nothing here deep-copies the context: Swarm.run deep-copies its input, as Swarm does.
+    # Features attach only when used: long-term memory (.long_term_session), approvals
+    # (.approval_resume), fan-out (.fan_out_resume), effects (.effect_ledger).
     def run(
         self,
         swarm: Swarm,
@@ -421,18 +378,14 @@ class Session:
         """
         turn = self._open(message, turn_id, run_kwargs, context_variables)
         turn.snapshot = self._load(turn.turn_id)
-        self._drain(turn.snapshot)  # long-term writes of an earlier turn that wait
+        if self._long_term is not None:  # long-term writes of an earlier turn that wait
+            drain_outboxes(self._long_term, turn.snapshot.meta)
         stored = self._start(turn, approvals, run_kwargs)
         if stored is not None:
             return self._replay(stored, turn, agent, swarm)
         if "messages" in self.persist:
             turn.folded = self.memory.fold(turn.snapshot)
-        resumed = self._prepare(agent, turn, context_variables, swarm)
-        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
-        ledger = self._ledger(turn, agent, swarm, run_kwargs)
-        turn.memory = start_long_term_turn(self, turn.turn_id, turn.new, run_kwargs)
-        from ..graph.errors import SwarmError  # the engine loads on first use (cheap imports)
-
+        resumed, ledger = self._ready(agent, turn, context_variables, swarm, run_kwargs)
         try:
             ran = swarm.run(
                 agent=resumed,
@@ -447,7 +400,8 @@ class Session:
         if turn.memory is not None and self.extract is not None:
             turn.memory.extract(self.extract, turn.new, resumed.name)
         self._save(turn, response, agent, swarm)
-        self._deliver(turn)
+        if self._long_term is not None and turn.memory is not None:
+            deliver_outbox(self._long_term, turn.memory)
         self._record_usage(response)
         return response
 
@@ -467,21 +421,16 @@ class Session:
         never open more connections than the pool allows)."""
         turn = self._open(message, turn_id, run_kwargs, context_variables)
         turn.snapshot = await asyncio.to_thread(self._load, turn.turn_id)
-        if self.long_term is not None:
-            await asyncio.to_thread(self._drain, turn.snapshot)
+        if self._long_term is not None:
+            await asyncio.to_thread(drain_outboxes, self._long_term, turn.snapshot.meta)
         stored = await asyncio.to_thread(self._start, turn, approvals, run_kwargs)
         if stored is not None:
             return await asyncio.to_thread(self._replay, stored, turn, agent, swarm)
         if "messages" in self.persist:
             turn.folded = await self.memory.afold(turn.snapshot)
-        resumed = self._prepare(agent, turn, context_variables, swarm)
-        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
-        ledger = self._ledger(turn, agent, swarm, run_kwargs)
         # Recall runs in the graph's nodes: a sync store read per model call (cached per agent
         # and query within the turn).
-        turn.memory = start_long_term_turn(self, turn.turn_id, turn.new, run_kwargs)
-        from ..graph.errors import SwarmError
-
+        resumed, ledger = self._ready(agent, turn, context_variables, swarm, run_kwargs)
         try:
             ran = await swarm.arun(
                 agent=resumed,
@@ -496,8 +445,8 @@ class Session:
         if turn.memory is not None and self.extract is not None:
             await asyncio.to_thread(turn.memory.extract, self.extract, turn.new, resumed.name)
         await asyncio.to_thread(self._save, turn, response, agent, swarm)
-        if turn.memory is not None:
-            await asyncio.to_thread(self._deliver, turn)
+        if self._long_term is not None and turn.memory is not None:
+            await asyncio.to_thread(deliver_outbox, self._long_term, turn.memory)
         self._record_usage(response)
         return response
 
@@ -568,14 +517,32 @@ class Session:
             turn.resumed, turn.taken_from = True, stored
             run_kwargs.pop("approvals", None)  # decisions made then are recorded: used as made
             return None
-        self._check_approvals(turn, approvals, run_kwargs)
+        messages = turn.snapshot.messages
+        if approvals is not None or not turn.new or _may_wait(messages):
+            from .approval_resume import check_approvals
+
+            turn.resumes_fan_out = check_approvals(
+                self.store, self.conversation_id, messages, turn.new, approvals, run_kwargs
+            )
         return None
+
+    def _ready(
+        self, agent: Agent, turn: _Turn, caller: dict | None, swarm: Swarm, run_kwargs: dict
+    ) -> tuple[Agent, TurnLedger | None]:
+        """What a loaded turn runs with: its agent and context (:meth:`_prepare`), what it
+        sends, its effect ledger and its long-term hooks (put in ``run_kwargs``)."""
+        resumed = self._prepare(agent, turn, caller, swarm)
+        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
+        ledger = self._ledger(turn, agent, swarm, run_kwargs)
+        if self._long_term is not None:
+            turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
+        return resumed, ledger
 
     def _ledger(
         self, turn: _Turn, agent: Agent, swarm: Swarm, run_kwargs: dict
     ) -> TurnLedger | None:
         """The run's effect ledger (``Swarm.run(effects=)``): none when nothing is stored."""
-        if not self.persist or not _takes_effects(swarm):
+        if not self.persist or not takes_effects(swarm):
             return None
         ledger = TurnLedger(
             self.store,
@@ -622,72 +589,73 @@ class Session:
         """
         if not self.persist:
             return
-        keeps = "context" in self.persist
-        ran = run_messages(response) if run is None else run
-        messages = [*turn.new, *ran] if "messages" in self.persist else []
-        context = response.context_variables if keeps else None
-        stored_form = _stored_form(swarm)  # a typed context is stored as JSON-ready values
-        if context is not None and stored_form is not None:
-            context = stored_form(context)
-        agent = getattr(response.agent, "name", None) if keeps else None
-        # Two agents may share a name: the rank says which of them (see _namesakes).
-        rank = self._rank(given, response.agent, swarm)
-        outbox = turn.memory.outbox() if turn.memory is not None else None
+        saved = _Saved.of(self, turn, response, given, swarm, run)
         error: ContextSerializationError | None = None
         conflicts: list[dict[str, Any]] = []
         while True:
-            latest = turn.latest
-            entry = done_entry(
-                position=latest.count,
-                new=len(turn.new) if messages else 0,
-                run=len(messages) - len(turn.new) if messages else 0,
-                first=messages[0].id if messages else None,
-                agent=getattr(response.agent, "name", None),
-                rank=rank,
-            )
-            meta = self.memory.stored_meta(latest.meta, turn.folded.state)
-            meta = with_open(without_legacy_log(meta), turn.turn_id, still=False)
-            records = [r for r in legacy_records(latest) if r.key != turn.turn_id]
-            claim = not turn.opened and not turn.resumed
-            records.append(turn_record(turn.turn_id, entry, first=claim))
-            records.extend(fan_out_records(response, turn.resumes_fan_out))
-            if outbox is not None:  # the turn's long-term writes commit with it
-                records.append(outbox)
-            if self.long_term is not None or outbox is not None:
-                meta = pending_meta(meta, self, outbox)
-            write = TurnWrite(messages, context, agent, meta, records)
-            if context is not None:
-                write.meta = ranked(meta, rank if agent is not None else 0)
-                if latest is not turn.snapshot:
-                    conflicts = []
-                    base = turn.base if stored_form is None else stored_form(turn.base)
-                    write.context = rebase(
-                        latest.context, base=base, new=context, merge=self._rules(swarm),
-                        conflicts=conflicts,
-                    )  # fmt: skip
+            write = self._write(turn, saved, response, swarm, conflicts)
             try:
                 self.store.save(self.conversation_id, write, expected_version=turn.version)
                 break
             except ContextSerializationError as caught:  # raised before anything was written
-                error, context, agent = caught, None, None
+                error, saved.context, saved.agent = caught, None, None
             except (ContextVersionConflict, RecordExists):  # someone saved since our read
                 if self._saved_elsewhere(turn):
                     return
             except TurnOutcomeUnknown as unknown:
                 raise TurnOutcomeUnknown(self.url, unknown.reason, turn_id=turn.turn_id) from None
         if conflicts:
-            response.context_conflicts = conflicts
-            keys = ", ".join(repr(c["key"]) for c in conflicts)
-            warnings.warn(
-                f"conversation {self.conversation_id!r}: another turn changed {keys} while "
-                "this one ran; this turn's value was stored over it (Session(merge={key: "
-                "rule}) combines them; see response.context_conflicts)",
-                ContextConflictWarning,
-                stacklevel=4,
-            )
+            report_conflicts(response, conflicts, self.conversation_id)
         if error is not None:
             error.response = response
             raise error
+
+    def _write(
+        self,
+        turn: _Turn,
+        saved: _Saved,
+        response: Response,
+        swarm: Swarm,
+        conflicts: list[dict[str, Any]],
+    ) -> TurnWrite:
+        """The write of ``saved`` on the latest record this turn read: its messages, context
+        (rebased on another turn's save that came in between), agent, meta and records."""
+        latest, messages = turn.latest, saved.messages
+        entry = done_entry(
+            position=latest.count,
+            new=len(turn.new) if messages else 0,
+            run=len(messages) - len(turn.new) if messages else 0,
+            first=messages[0].id if messages else None,
+            agent=getattr(response.agent, "name", None),
+            rank=saved.rank,
+        )
+        meta = self.memory.stored_meta(latest.meta, turn.folded.state)
+        meta = with_open(without_legacy_log(meta), turn.turn_id, still=False)
+        records = [r for r in legacy_records(latest) if r.key != turn.turn_id]
+        claim = not turn.opened and not turn.resumed
+        records.append(turn_record(turn.turn_id, entry, first=claim))
+        if response.branches or turn.resumes_fan_out:
+            from .fan_out_resume import fan_out_records
+
+            records.extend(fan_out_records(response, turn.resumes_fan_out))
+        if saved.outbox is not None:  # the turn's long-term writes commit with it
+            records.append(saved.outbox)
+        if self._long_term is not None or saved.outbox is not None:
+            meta = pending_meta(meta, self._long_term, saved.outbox)
+        context = saved.context
+        write = TurnWrite(messages, context, saved.agent, meta, records)
+        if context is None:
+            return write
+        write.meta = ranked(meta, saved.rank if saved.agent is not None else 0)
+        if latest is not turn.snapshot:
+            conflicts.clear()
+            form = stored_form(swarm)
+            base = turn.base if form is None else form(turn.base)
+            write.context = rebase(
+                latest.context, base=base, new=context, merge=merge_rules(swarm, self.merge),
+                conflicts=conflicts,
+            )  # fmt: skip
+        return write
 
     @staticmethod
     def _whole(turn: _Turn, response: Response) -> Response:
@@ -699,7 +667,7 @@ class Session:
 
         run = run_messages(response)
         response.messages = [*to_openai(turn.carried), *response.messages]
-        response._langchain_messages = [*turn.carried, *run]
+        response.langchain_messages = [*turn.carried, *run]
         return response
 
     def _saved_elsewhere(self, turn: _Turn) -> bool:
@@ -728,11 +696,11 @@ class Session:
         from ..graph.types import Response
 
         size = stored["new"] + stored["run"]
-        kept = self._stored_messages(stored, size) if size else []
+        kept = stored_turn_messages(self.store, self.conversation_id, stored, size) if size else []
         response = Response(
             messages=to_openai(kept[stored["new"] :]),
-            agent=self._resolve_agent(agent, stored.get("agent"), stored.get("rank", 0), swarm),
-            context_variables=self._restored(turn.snapshot.context, swarm)
+            agent=self._agent_for(agent, stored.get("agent"), stored.get("rank", 0), swarm),
+            context_variables=restored(turn.snapshot.context, swarm)
             if "context" in self.persist
             else {},
         )
@@ -740,105 +708,16 @@ class Session:
         self._record_usage(response)
         return response
 
-    def _stored_messages(self, stored: dict, size: int) -> list[BaseMessage]:
-        """A stored turn's ``size`` messages, from its position on: checked by the first
-        one's id (messages a chat history appended meanwhile may sit before them); empty if
-        they were cleared since (the turn still never runs twice)."""
-        window = Window(start=int(stored.get("position") or 0))
-        found = self.store.load(self.conversation_id, window=window).messages
-        first = stored.get("first")
-        if first is None:  # a turn an earlier version logged: position and counts only
-            return found[:size]
-        at = next((i for i, m in enumerate(found) if m.id == first), None)
-        return [] if at is None else found[at : at + size]
-
-    # -- long-term memory: the outbox of a turn's writes (see long_term_turn) -------------
-    def _drain(self, snapshot: Snapshot) -> None:
-        """Apply the outboxes of earlier turns that may not have been applied (a process
-        killed between a turn's save and its memory writes)."""
-        if self.long_term is not None:
-            drain_outboxes(self, snapshot.meta)
-
-    def _deliver(self, turn: _Turn) -> None:
-        """Apply this turn's outbox, saved with the turn, to the long-term store."""
-        if turn.memory is not None:
-            deliver_outbox(self, turn.memory)
-
-    # -- shared pieces -------------------------------------------------------------------
-    def _check_approvals(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> None:
-        messages = turn.snapshot.messages
-        outcomes = tail_outcomes(self.store, self.conversation_id, messages)
-        pending = pending_in(messages, outcomes)
-        # A fan-out that paused inside a branch ends the conversation on its open call; what
-        # waits, and the branches to resume, are in the turn's record (read only then).
-        paused = self._paused_fan_out(messages) if pending else None
-        if paused is not None:
-            pending = paused_pending(paused)
-        if approvals:
-            already_decided(self.store, self.conversation_id, messages, pending, approvals)
-        check_turn(self.conversation_id, pending, turn.new, approvals)
-        if approvals is not None:
-            run_kwargs["approvals"] = approvals
-            if paused is not None:
-                run_kwargs["branches"] = paused["branches"]
-                turn.resumes_fan_out = True
-
-    def _paused_fan_out(self, messages: Sequence[BaseMessage]) -> dict | None:
-        """The paused fan-out stored with the last turn, if the conversation still ends on
-        its open call (``None``: none, or it was answered since)."""
-        paused = self.store.records(self.conversation_id, PAUSED[0], [PAUSED[1]]).get(PAUSED[1])
-        if not paused:
-            return None
-        return paused if paused.get("call") in open_call_ids(messages) else None
-
-    def _namesakes(self, given: Agent, name: str, swarm: Swarm) -> list[Agent]:
-        """The agents called ``name`` a conversation may resume with, in one fixed order:
-        the agent passed to :meth:`run`, then ``agents=``, then every agent reachable from
-        the given one (discovery's order: ``Swarm.reachable_agents``, cached per start agent,
-        so a steady-state turn discovers nothing). Two distinct agents may share a name, so a
-        turn stores its active agent's place in this list (its rank) beside the name."""
-        reachable = getattr(swarm, "reachable_agents", None)
-        if reachable is None:  # a Swarm-like object of the caller's own
-            from ..graph.discovery import reachable_agents
-
-            found_all = reachable_agents([given])
-        else:
-            found_all = reachable(given)
-        found: list[Agent] = []
-        for candidate in (given, *self._agents.values(), *found_all):
-            if getattr(candidate, "name", None) == name and all(c is not candidate for c in found):
-                found.append(candidate)
-        return found
+    # -- which agent: the usual cases here, discovery in .agent_resolution ---------------
+    def _agent_for(self, given: Agent, stored_name: str | None, rank: int, swarm: Swarm) -> Agent:
+        if not stored_name or (rank == 0 and getattr(given, "name", None) == stored_name):
+            return given
+        return self._agents.resolve(given, stored_name, rank, swarm)
 
     def _rank(self, given: Agent, agent: Agent | None, swarm: Swarm) -> int:
         if agent is None or agent is given:
             return 0
-        if self._agents.get(agent.name) is agent and getattr(given, "name", None) != agent.name:
-            return 0  # first of its name in _namesakes' order, no discovery needed
-        namesakes = self._namesakes(given, agent.name, swarm)
-        return next((i for i, known in enumerate(namesakes) if known is agent), 0)
-
-    def _resolve_agent(
-        self, given: Agent, stored_name: str | None, rank: int, swarm: Swarm
-    ) -> Agent:
-        if not stored_name:
-            return given
-        if rank == 0:  # the usual case, no discovery: the given agent or agents=
-            if getattr(given, "name", None) == stored_name:
-                return given
-            if stored_name in self._agents:
-                return self._agents[stored_name]
-        namesakes = self._namesakes(given, stored_name, swarm)
-        if namesakes:
-            return namesakes[min(rank, len(namesakes) - 1)]
-        warnings.warn(
-            f"conversation {self.conversation_id!r} was last held by agent {stored_name!r}, "
-            f"which is neither agents= nor reachable from {given.name!r}; continuing with "
-            f"{given.name!r}",
-            UnknownAgentWarning,
-            stacklevel=4,
-        )
-        return given
+        return self._agents.rank(given, agent, swarm)
 
     def _prepare(self, agent: Agent, turn: _Turn, caller: dict | None, swarm: Swarm) -> Agent:
         """The agent the run starts with; ``turn.given`` and ``turn.base`` (the context the
@@ -849,51 +728,15 @@ class Session:
             turn.given = context
             if "context" not in self.persist:
                 return agent
-            return self._resolve_agent(agent, turn.agent, turn.rank, swarm)
+            return self._agent_for(agent, turn.agent, turn.rank, swarm)
         # The record is loaded for the turn index too; only a Session that keeps the context
         # resumes its fields and its agent (persist=("messages",) starts fresh, as documented).
         if "context" not in self.persist:
             turn.given = turn.base = dict(caller or {})
             return agent
-        # A new dict, no deep copy: the loaded one was just decoded (ours alone), and
-        # Swarm.run deep-copies what it is given before any tool can touch it.
-        stored = snapshot.context
-        schema = getattr(swarm, "context_schema", None)
-        if schema is not None:  # stored under an older schema: dropped / reset keys warn
-            stored = schema.restore(stored)
-        elif caller:  # a value the save would refuse fails now, not after the model ran
-            encode_context(caller, size_limit=None)
-        context = {**stored, **caller} if caller else dict(stored)
-        if schema is not None:  # a clear error before any model call; the base to rebase on
-            context = schema.validate(context)
-        turn.given = turn.base = context
+        turn.given = turn.base = start_context(snapshot.context, caller, swarm)
         rank = snapshot.meta.get("agent_rank", 0)
-        return self._resolve_agent(agent, snapshot.active_agent, rank, swarm)
-
-    def _rules(self, swarm: Swarm) -> dict[str, MergeRule]:
-        """The merge rules of this Session's saves: ``merge=``, over a typed context's
-        additive reducers (``Annotated[int, operator.add]``: for them this turn's change is
-        the sum of its own updates, so the rule is exact; other reducers are not replayed
-        this way, so such a key is reported, never merged wrongly)."""
-        schema = getattr(swarm, "context_schema", None)
-        if schema is None:
-            return self.merge
-        from ..graph.context_changes import ADDITIVE
-        from ..graph.context_schema import context_reducers
-
-        additive = {k: r for k, r in context_reducers(schema).items() if r in ADDITIVE}
-        return {**additive, **self.merge}
-
-    @staticmethod
-    def _restored(stored: dict, swarm: Swarm) -> dict:
-        """The stored context as the run would have it: validated when the Swarm types it."""
-        schema = getattr(swarm, "context_schema", None)
-        if schema is None:
-            return dict(stored)
-        try:
-            return schema.validate(schema.restore(stored))
-        except ValueError:  # it no longer fits: the stored turn is returned as it was stored
-            return dict(stored)
+        return self._agent_for(agent, snapshot.active_agent, rank, swarm)
 
     def _record_usage(self, response: Response) -> None:
         usage = dict(getattr(response, "usage", None) or {})
@@ -910,87 +753,45 @@ class Session:
         self.last_usage = usage
 
 
-def _takes_effects(swarm: Any) -> bool:
-    """Whether ``swarm.run`` takes an effect ledger (``Swarm`` does; a Swarm-like object of
-    the caller's own may not: its effect tools then run as any tool)."""
-    kind = type(swarm)
-    known = _TAKES_EFFECTS.get(kind)
-    if known is None:
-        try:
-            parameters = list(inspect.signature(swarm.run).parameters.values())
-        except (TypeError, ValueError):
-            parameters = []
-        known = any(p.name == "effects" or p.kind is p.VAR_KEYWORD for p in parameters)
-        _TAKES_EFFECTS[kind] = known
-    return known
+@dataclass
+class _Saved:
+    """What a turn's save writes, worked out once before its first try: the messages, the
+    context in its stored form, the active agent and its rank, the long-term outbox."""
+
+    messages: list[BaseMessage]
+    context: dict | None
+    agent: str | None
+    rank: int
+    outbox: Record | None
+
+    @classmethod
+    def of(
+        cls,
+        session: Session,
+        turn: _Turn,
+        response: Response,
+        given: Agent,
+        swarm: Swarm,
+        run: list[BaseMessage] | None,
+    ) -> _Saved:
+        keeps = "context" in session.persist
+        ran = run_messages(response) if run is None else run
+        messages = [*turn.new, *ran] if "messages" in session.persist else []
+        context = response.context_variables if keeps else None
+        form = stored_form(swarm)  # a typed context is stored as JSON-ready values
+        if context is not None and form is not None:
+            context = form(context)
+        agent = getattr(response.agent, "name", None) if keeps else None
+        # Two agents may share a name: the rank says which of them (see agent_resolution).
+        rank = session._rank(given, response.agent, swarm)
+        outbox = turn.memory.outbox() if turn.memory is not None else None
+        return cls(messages, context, agent, rank, outbox)
 
 
-_TAKES_EFFECTS: dict[type, bool] = {}
-
-
-#: Reducers whose "change" (new - base, or what was appended) is what the run added.
-def answered(messages: list[BaseMessage], error: BaseException) -> list[BaseMessage]:
-    """``messages`` with every tool call answered: a call the stop left unanswered gets an
-    ``Error:`` saying why, so the stored conversation never ends on a call nobody answers.
-
-    Example:
-        >>> from langchain_core.messages import AIMessage
-        >>> ask = AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": "c1"}])
-        >>> [m.content for m in answered([ask], RuntimeError("budget"))][1:]
-        ['Error: the run stopped before this call ran (RuntimeError: budget)']
-    """
-    from ..graph.approvals import open_calls
-
-    found = open_calls(messages)
-    if found is None:
-        return messages
-    why = f"Error: the run stopped before this call ran ({type(error).__name__}: {error})"
-    extra = [ToolMessage(why, tool_call_id=c.get("id") or "", name=c["name"]) for c in found[1]]
-    return [*messages, *extra]
-
-
-#: How many stored messages ``Session.pending`` reads: enough for one reply's tool answers.
-_PENDING_TAIL = 64
-
-#: The record a turn that paused inside a parallel branch is kept in (kind, key): the branches
-#: to resume (``Response.branches``), what waits, and the fan-out call they answer.
-PAUSED = ("parallel", "paused")
-
-
-def fan_out_records(response: Response, resumed: bool) -> list[Record]:
-    """The records a turn writes for parallel branches: the paused fan-out when a branch waits
-    for approval; ``None`` in its place once a resumed fan-out went on. (The branches of a
-    joined fan-out need none: the joined answer carries them, see ``graph.branches``.)
-
-    Example:
-        >>> from swarmgraph.graph import Response
-        >>> fan_out_records(Response(), resumed=True)
-        [Record(kind='parallel', key='paused', value=None, if_absent=False)]
-        >>> fan_out_records(Response(), resumed=False)
-        []
-    """
-    waiting = [b for b in response.branches if b["status"] == "waiting" and "/" not in b["branch"]]
-    if waiting:
-        call = waiting[0]["plan"]["calls"][0][0]
-        value = {
-            "call": call,
-            "branches": response.branches,
-            "pending": [p.model_dump() for p in response.pending],
-        }
-        return [Record(*PAUSED, value)]
-    return [Record(*PAUSED, None)] if resumed else []
-
-
-def paused_pending(paused: dict) -> list[PendingApproval]:
-    """What a stored paused fan-out waits on, as ``PendingApproval`` s."""
-    from ..graph.approvals import PendingApproval
-
-    return [PendingApproval(**p) for p in paused.get("pending", [])]
-
-
-def open_call_ids(messages: Sequence[BaseMessage]) -> set[str]:
-    """The ids of the tool calls the conversation ends on without an answer."""
-    from ..graph.approvals import open_calls
-
-    found = open_calls(messages)
-    return {c.get("id") or "" for c in found[1]} if found else set()
+def _may_wait(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the stored conversation may end on a call that waits (its last message asks
+    for tools, or answers some): only then does a new turn read what waits."""
+    if not messages:
+        return False
+    last = messages[-1]
+    return last.type == "tool" or bool(getattr(last, "tool_calls", None))

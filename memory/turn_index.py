@@ -31,9 +31,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .store import ConversationStore, Record, Snapshot
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+from .store import ConversationStore, Record, Snapshot, Window
 
 #: The record kind of the turn index.
 TURN = "turn"
@@ -160,6 +163,21 @@ def legacy_records(snapshot: Snapshot) -> list[Record]:
         if entry is not None and turn.get("id"):
             records.append(turn_record(turn["id"], entry))
     return records
+
+
+def stored_turn_messages(
+    store: ConversationStore, conversation_id: str, stored: dict[str, Any], size: int
+) -> list[BaseMessage]:
+    """A stored turn's ``size`` messages, from its position on: checked by the first
+    one's id (messages a chat history appended meanwhile may sit before them); empty if
+    they were cleared since (the turn still never runs twice)."""
+    window = Window(start=int(stored.get("position") or 0))
+    found = store.load(conversation_id, window=window).messages
+    first = stored.get("first")
+    if first is None:  # a turn an earlier version logged: position and counts only
+        return found[:size]
+    at = next((i for i, m in enumerate(found) if m.id == first), None)
+    return [] if at is None else found[at : at + size]
 
 
 def stored_turns(store: ConversationStore, conversation_id: str) -> list[str]:
