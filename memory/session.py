@@ -63,11 +63,9 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
@@ -75,15 +73,14 @@ from langchain_core.messages.utils import count_tokens_approximately
 from ..graph.errors import SwarmError
 from .agent_resolution import KnownAgents
 from .backends import open_store
-from .chat_history import StoredChatHistory
 from .context_json import DEFAULT_SIZE_LIMIT
-from .context_merge import MergeRule, check_rules, rebase
+from .context_merge import MergeRule, check_rules
+from .conversation import StoredConversation
 from .effect_ledger import TurnLedger, TurnState, takes_effects
 from .errors import (
     ContextSerializationError,
     ContextVersionConflict,
     RecordExists,
-    TurnInProgress,
     TurnOutcomeUnknown,
 )
 from .ids import check_conversation_id, check_turn_id
@@ -91,36 +88,17 @@ from .long_term_session import (
     LongTermSide,
     deliver_outbox,
     drain_outboxes,
-    pending_meta,
     start_long_term_turn,
 )
 from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
-from .store import NO_MESSAGES, Record, Snapshot, TurnWrite
-from .turn_context import (
-    merge_rules,
-    rebase_context,
-    report_conflicts,
-    restored,
-    start_context,
-    stored_form,
-)
-from .turn_index import (
-    TURN,
-    done_entry,
-    find_turn,
-    legacy_records,
-    ranked,
-    stored_turn_messages,
-    turn_record,
-    with_open,
-    without_legacy_log,
-)
-from .turn_messages import MessageInput, answered, as_messages, run_messages
+from .store import NO_MESSAGES, Snapshot
+from .turn_context import rebase_context
+from .turn_index import TURN, find_turn, stored_turn_messages
+from .turn_write import MessageInput, as_messages, new_messages, saved_turn
 from .urls import default_url
 
 if TYPE_CHECKING:
-    from ..graph.approvals import PendingApproval
     from ..graph.swarm import Swarm
     from ..graph.types import Agent, Response
     from .fact_extract import Extractor
@@ -160,8 +138,11 @@ class _Turn(TurnState):
     resumes_fan_out: bool = False  # it picks up a fan-out that paused inside a branch
 
 
-class Session:
+class Session(StoredConversation):
     """One conversation that outlives a run; see the module docstring for ``persist``.
+
+    What is stored (``messages``, ``context_variables``, ``pending``, ``clear()``...) is read
+    and changed through :class:`~swarmgraph.memory.conversation.StoredConversation`.
 
     Args:
         conversation_id: any non-empty string without NUL (always a bound parameter).
@@ -216,12 +197,8 @@ class Session:
         #: The user's long-term memory (``None``: off); see ``long_term=``.
         self.long_term: LongTermMemory | None = None
         self.user_id, self.recall, self.extract = user_id, recall, extract
-        if (
-            long_term is not None
-            or extract is not None
-            or recall != 3
-            or "long_term" in self.persist
-        ):
+        asked = long_term is not None or extract is not None or "long_term" in self.persist
+        if asked or type(recall) is not int or recall != 3:  # else nothing long-term to check
             self._open_long_term(persist is HALVES, long_term)
         if window is not None and memory is not None:
             raise ValueError("give window=k or memory=..., not both (window=k is WindowMemory(k))")
@@ -261,88 +238,6 @@ class Session:
             self.long_term, self.recall, self.extract
         )
 
-    def __repr__(self) -> str:
-        return (
-            f"Session({self.conversation_id!r}, persist={self.persist!r}, memory={self.memory!r})"
-        )
-
-    # -- what is stored --------------------------------------------------------------------
-    @cached_property
-    def history(self) -> StoredChatHistory:
-        """This conversation's messages as a LangChain chat history (the same store)."""
-        return StoredChatHistory(self.store, self.conversation_id)
-
-    @property
-    def messages(self) -> list[BaseMessage]:
-        """Every stored message of this conversation (LangChain messages)."""
-        return self.store.messages(self.conversation_id)
-
-    @property
-    def context_variables(self) -> dict:
-        """The stored context (a fresh copy; ``{}`` if none)."""
-        return self.store.load(self.conversation_id, window=NO_MESSAGES).context
-
-    @property
-    def active_agent_name(self) -> str | None:
-        """The name of the agent that held the conversation after the last saved run."""
-        return self.store.load(self.conversation_id, window=NO_MESSAGES).active_agent
-
-    @property
-    def pending(self) -> list[PendingApproval]:
-        """Tool calls of the last stored turn that wait for a decision (``PendingApproval``
-        s): approval-marked calls, and effect calls in doubt (``in_doubt=True``: started, never
-        finished). Read from the stored conversation, so another process sees them too (inside
-        the branches of a fan-out: from the paused fan-out stored with the turn)."""
-        if "messages" not in self.persist:
-            return []
-        from .approval_resume import PENDING_TAIL, stored_pending
-
-        tail = self.store.messages(self.conversation_id, PENDING_TAIL)
-        return stored_pending(self.store, self.conversation_id, tail)
-
-    @property
-    def unfinished(self) -> list[str]:
-        """Turn ids that ran an effect tool and never finished (their process died, or runs
-        now): retry each with ``run(swarm, agent, turn_id=...)`` (no message needed), which
-        completes it or returns the calls left in doubt in ``response.pending``."""
-        meta = self.store.load(self.conversation_id, window=NO_MESSAGES).meta
-        return list(meta.get("open_turns", []))
-
-    def clear(self) -> None:
-        """Forget this conversation: messages, context, agent, turn log, in one write."""
-        self.store.clear(self.conversation_id)
-
-    def switch_agent(self, agent: Agent) -> None:
-        """Hand the conversation to ``agent``: the next run starts with it, as if a handoff
-        had left it there. One conditional write of the active agent (messages and context
-        stay); a run that saved meanwhile is read again first, never overwritten.
-
-        Example:
-            >>> from swarmgraph.graph import Agent
-            >>> session = Session("doc-switch", url="memory://doc-switch")
-            >>> session.switch_agent(Agent(name="Sales"))
-            >>> session.active_agent_name
-            'Sales'
-        """
-        if "context" not in self.persist:
-            raise ValueError(
-                f"session {self.conversation_id!r} keeps no active agent: persist="
-                f"{self.persist!r} leaves out 'context', which holds it"
-            )
-        while True:
-            latest = self.store.load(self.conversation_id, window=NO_MESSAGES)
-            # A name alone resumes the first of its namesakes (rank 0), as after a handoff.
-            write = TurnWrite(active_agent=agent.name, meta=ranked(latest.meta, 0))
-            try:
-                self.store.save(self.conversation_id, write, expected_version=latest.version)
-                return
-            except ContextVersionConflict:  # a turn saved since the load: read it again
-                continue
-
-    async def aclear(self) -> None:
-        """:meth:`clear` from async code (one thread hop; the backends are sync, pooled)."""
-        await asyncio.to_thread(self.clear)
-
     # -- one turn: load, run, save -----------------------------------------------------------
     # The conversation is read once (the record and the policy's window of messages in one
     # load), merged once (the caller's values over the stored context) and written once (the
@@ -350,8 +245,9 @@ class Session:
     # the meta with this turn's id in its log). Only when another writer saved in between does
     # the save read the record again, rebase the run's changes on it and write again.
     # Nothing here deep-copies the context: Swarm.run deep-copies its input, as Swarm does.
-    # Features attach only when used: long-term memory (.long_term_session), approvals
-    # (.approval_resume), fan-out (.fan_out_resume), effects (.effect_ledger).
+    # A feature's module is entered only when the turn uses it: long-term memory
+    # (.long_term_session), approvals (.approval_resume), fan-out (.fan_out_resume), a typed
+    # context or merge rules (.turn_context), a retried or stopped turn (.turn_recovery).
     def run(
         self,
         swarm: Swarm,
@@ -376,34 +272,8 @@ class Session:
         waits (in any process); ``run(swarm, agent, approvals={id: True | False | "reason"})``
         with no message resumes it. A new message while calls wait is an error.
         """
-        turn = self._open(message, turn_id, run_kwargs, context_variables)
-        turn.snapshot = self._load(turn.turn_id)
-        if self._long_term is not None:  # long-term writes of an earlier turn that wait
-            drain_outboxes(self._long_term, turn.snapshot.meta)
-        stored = self._start(turn, approvals, run_kwargs)
-        if stored is not None:
-            return self._replay(stored, turn, agent, swarm)
-        if "messages" in self.persist:
-            turn.folded = self.memory.fold(turn.snapshot)
-        resumed, ledger = self._ready(agent, turn, context_variables, swarm, run_kwargs)
-        try:
-            ran = swarm.run(
-                agent=resumed,
-                messages=list(self.last_sent),
-                context_variables=turn.given,
-                **run_kwargs,
-            )
-        except SwarmError as error:  # what ran is kept (a budget stop after tools ran)
-            self._keep(turn, error, agent, swarm, ledger)
-            raise
-        response = self._whole(turn, cast("Response", ran))  # not a stream: _open refused it
-        if turn.memory is not None and self.extract is not None:
-            turn.memory.extract(self.extract, turn.new, resumed.name)
-        self._save(turn, response, agent, swarm)
-        if self._long_term is not None and turn.memory is not None:
-            deliver_outbox(self._long_term, turn.memory)
-        self._record_usage(response)
-        return response
+        turn = self._turn(swarm, agent, message, context_variables, turn_id, approvals, run_kwargs)
+        return _run_steps(turn)
 
     async def arun(
         self,
@@ -419,34 +289,54 @@ class Session:
         """:meth:`run` for async code: ``swarm.arun``, and one thread hop each for the load
         and the save (the backends are sync with bounded pools, so 1,000 concurrent sessions
         never open more connections than the pool allows)."""
-        turn = self._open(message, turn_id, run_kwargs, context_variables)
-        turn.snapshot = await asyncio.to_thread(self._load, turn.turn_id)
-        if self._long_term is not None:
-            await asyncio.to_thread(drain_outboxes, self._long_term, turn.snapshot.meta)
-        stored = await asyncio.to_thread(self._start, turn, approvals, run_kwargs)
+        turn = self._turn(swarm, agent, message, context_variables, turn_id, approvals, run_kwargs)
+        return await _arun_steps(turn)
+
+    def _turn(
+        self,
+        swarm: Swarm,
+        agent: Agent,
+        message: MessageInput | None,
+        caller: dict | None,
+        turn_id: str | None,
+        approvals: dict | None,
+        run_kwargs: dict[str, Any],
+    ) -> Generator[_Step, Any, Response]:
+        """One turn, written once for :meth:`run` and :meth:`arun`: every step that waits
+        (storage, the model) is yielded, and the driver performs it (in a thread, or awaited,
+        for ``arun``)."""
+        turn = self._open(message, turn_id, run_kwargs, caller)
+        turn.snapshot = yield _Step(self._load, (turn.turn_id,))
+        if self._long_term is not None:  # long-term writes of an earlier turn that wait
+            yield _Step(drain_outboxes, (self._long_term, turn.snapshot.meta))
+        stored = yield _Step(self._start, (turn, approvals, run_kwargs))
         if stored is not None:
-            return await asyncio.to_thread(self._replay, stored, turn, agent, swarm)
+            return (yield _Step(self._replay, (stored, turn, agent, swarm)))
         if "messages" in self.persist:
-            turn.folded = await self.memory.afold(turn.snapshot)
-        # Recall runs in the graph's nodes: a sync store read per model call (cached per agent
-        # and query within the turn).
-        resumed, ledger = self._ready(agent, turn, context_variables, swarm, run_kwargs)
+            turn.folded = yield _Step(self.memory.fold, (turn.snapshot,), self.memory.afold)
+        resumed = self._prepare(agent, turn, caller, swarm)
+        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
+        self._ledger(turn, agent, swarm, run_kwargs)
+        if self._long_term is not None:  # recall and the memory tools ride on the run
+            turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
+        sent = {"agent": resumed, "messages": list(self.last_sent), "context_variables": turn.given}
         try:
-            ran = await swarm.arun(
-                agent=resumed,
-                messages=list(self.last_sent),
-                context_variables=turn.given,
-                **run_kwargs,
-            )
-        except SwarmError as error:
-            await asyncio.to_thread(self._keep, turn, error, agent, swarm, ledger)
+            ran = yield _Step(swarm.run, (), getattr(swarm, "arun", None), {**sent, **run_kwargs})
+        except SwarmError as error:  # what ran is kept (a budget stop after tools ran)
+            kept = self._keep(turn, error)
+            if kept is not None:
+                yield _Step(self._save, (turn, error.response, agent, swarm, kept))
             raise
-        response = self._whole(turn, cast("Response", ran))  # not a stream: _open refused it
+        response = cast("Response", ran)  # not a stream: _open refused it
+        if turn.carried:  # a resumed turn: the earlier attempt's messages come first
+            from .turn_recovery import whole
+
+            response = whole(turn, response)
         if turn.memory is not None and self.extract is not None:
-            await asyncio.to_thread(turn.memory.extract, self.extract, turn.new, resumed.name)
-        await asyncio.to_thread(self._save, turn, response, agent, swarm)
+            yield _Step(turn.memory.extract, (self.extract, turn.new, resumed.name))
+        yield _Step(self._save, (turn, response, agent, swarm))
         if self._long_term is not None and turn.memory is not None:
-            await asyncio.to_thread(deliver_outbox, self._long_term, turn.memory)
+            yield _Step(deliver_outbox, (self._long_term, turn.memory))
         self._record_usage(response)
         return response
 
@@ -468,11 +358,7 @@ class Session:
         if context_variables is not None and not isinstance(context_variables, dict):
             kind = type(context_variables).__name__
             raise TypeError(f"context_variables must be a dict, got {kind}")
-        new = as_messages(message) if message is not None else []
-        for item in new:  # a replay finds the turn's messages by the first one's id
-            if not item.id:
-                item.id = f"msg-{uuid.uuid4().hex}"
-        return _Turn(check_turn_id(turn_id), new)
+        return _Turn(check_turn_id(turn_id), new_messages(message))
 
     def _load(self, turn_id: str) -> Snapshot:
         """Everything a turn reads from storage: one read (two for a policy whose window
@@ -506,16 +392,9 @@ class Session:
         if stored is not None and stored.get("status", "done") == "done":
             return stored
         if stored is not None:  # open: resume it (a retry takes the turn over)
-            from langchain_core.messages import messages_from_dict
+            from .turn_recovery import resume_open
 
-            kept = messages_from_dict(stored.get("messages", []))
-            size = int(stored.get("new", 0))
-            turn.new, turn.carried = kept[:size], kept[size:]
-            turn.base = stored.get("base") or {}
-            turn.given = stored.get("context")
-            turn.agent, turn.rank = stored.get("agent"), int(stored.get("rank", 0))
-            turn.resumed, turn.taken_from = True, stored
-            run_kwargs.pop("approvals", None)  # decisions made then are recorded: used as made
+            resume_open(turn, stored, run_kwargs)
             return None
         messages = turn.snapshot.messages
         if approvals is not None or not turn.new or _may_wait(messages):
@@ -526,50 +405,24 @@ class Session:
             )
         return None
 
-    def _ready(
-        self, agent: Agent, turn: _Turn, caller: dict | None, swarm: Swarm, run_kwargs: dict
-    ) -> tuple[Agent, TurnLedger | None]:
-        """What a loaded turn runs with: its agent and context (:meth:`_prepare`), what it
-        sends, its effect ledger and its long-term hooks (put in ``run_kwargs``)."""
-        resumed = self._prepare(agent, turn, caller, swarm)
-        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
-        ledger = self._ledger(turn, agent, swarm, run_kwargs)
-        if self._long_term is not None:
-            turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
-        return resumed, ledger
-
-    def _ledger(
-        self, turn: _Turn, agent: Agent, swarm: Swarm, run_kwargs: dict
-    ) -> TurnLedger | None:
+    def _ledger(self, turn: _Turn, agent: Agent, swarm: Swarm, run_kwargs: dict) -> None:
         """The run's effect ledger (``Swarm.run(effects=)``): none when nothing is stored."""
-        if not self.persist or not takes_effects(swarm):
+        if self.persist and takes_effects(swarm):
+            run_kwargs["effects"] = TurnLedger(
+                self.store,
+                self.conversation_id,
+                turn,
+                sent=len(self.last_sent) - len(turn.carried),
+                rank=lambda known: self._rank(agent, known, swarm),
+            )
+
+    def _keep(self, turn: _Turn, error: SwarmError) -> list[BaseMessage] | None:
+        """What a run a :class:`SwarmError` stopped saves (``None``: nothing)."""
+        if not self.persist:
             return None
-        ledger = TurnLedger(
-            self.store,
-            self.conversation_id,
-            turn,
-            sent=len(self.last_sent) - len(turn.carried),
-            rank=lambda known: self._rank(agent, known, swarm),
-        )
-        run_kwargs["effects"] = ledger
-        return ledger
+        from .turn_recovery import kept_run
 
-    def _keep(
-        self, turn: _Turn, error: SwarmError, given: Agent, swarm: Swarm, ledger: TurnLedger | None
-    ) -> None:
-        """A run that stopped with a :class:`SwarmError` (a budget, the step limit, a handoff
-        loop) after doing something is saved as far as it got, every tool call answered, so
-        nothing that ran is forgotten (the error is raised after). A decision that came second
-        (``ApprovalAlreadyDecided``) stores nothing."""
-        from ..graph.errors import ApprovalAlreadyDecided
-
-        if isinstance(error, ApprovalAlreadyDecided) or error.response is None or not self.persist:
-            return
-        response = error.response = self._whole(turn, error.response)
-        run = run_messages(response)
-        if not run and not turn.opened:
-            return  # nothing happened
-        self._save(turn, response, given, swarm, run=answered(run, error))
+        return kept_run(turn, error)
 
     def _save(
         self,
@@ -589,126 +442,53 @@ class Session:
         """
         if not self.persist:
             return
-        saved = _Saved.of(self, turn, response, given, swarm, run)
+        # Two agents may share a name: the rank says which of them (see agent_resolution).
+        rank = self._rank(given, response.agent, swarm)
+        saved = saved_turn(self.persist, turn, response, swarm, run, rank)
         error: ContextSerializationError | None = None
         conflicts: list[dict[str, Any]] = []
         while True:
-            write = self._write(turn, saved, response, swarm, conflicts)
+            meta = self.memory.stored_meta(turn.latest.meta, turn.folded.state)
+            write = saved.write(turn, response, meta, self._long_term, swarm, self.merge, conflicts)
             try:
                 self.store.save(self.conversation_id, write, expected_version=turn.version)
                 break
             except ContextSerializationError as caught:  # raised before anything was written
                 error, saved.context, saved.agent = caught, None, None
             except (ContextVersionConflict, RecordExists):  # someone saved since our read
-                if self._saved_elsewhere(turn):
+                from .turn_recovery import saved_elsewhere
+
+                if saved_elsewhere(self.store, self.conversation_id, turn, self._counted):
                     return
             except TurnOutcomeUnknown as unknown:
                 raise TurnOutcomeUnknown(self.url, unknown.reason, turn_id=turn.turn_id) from None
         if conflicts:
+            from .turn_context import report_conflicts
+
             report_conflicts(response, conflicts, self.conversation_id)
         if error is not None:
             error.response = response
             raise error
-
-    def _write(
-        self,
-        turn: _Turn,
-        saved: _Saved,
-        response: Response,
-        swarm: Swarm,
-        conflicts: list[dict[str, Any]],
-    ) -> TurnWrite:
-        """The write of ``saved`` on the latest record this turn read: its messages, context
-        (rebased on another turn's save that came in between), agent, meta and records."""
-        latest, messages = turn.latest, saved.messages
-        entry = done_entry(
-            position=latest.count,
-            new=len(turn.new) if messages else 0,
-            run=len(messages) - len(turn.new) if messages else 0,
-            first=messages[0].id if messages else None,
-            agent=getattr(response.agent, "name", None),
-            rank=saved.rank,
-        )
-        meta = self.memory.stored_meta(latest.meta, turn.folded.state)
-        meta = with_open(without_legacy_log(meta), turn.turn_id, still=False)
-        records = [r for r in legacy_records(latest) if r.key != turn.turn_id]
-        claim = not turn.opened and not turn.resumed
-        records.append(turn_record(turn.turn_id, entry, first=claim))
-        if response.branches or turn.resumes_fan_out:
-            from .fan_out_resume import fan_out_records
-
-            records.extend(fan_out_records(response, turn.resumes_fan_out))
-        if saved.outbox is not None:  # the turn's long-term writes commit with it
-            records.append(saved.outbox)
-        if self._long_term is not None or saved.outbox is not None:
-            meta = pending_meta(meta, self._long_term, saved.outbox)
-        context = saved.context
-        write = TurnWrite(messages, context, saved.agent, meta, records)
-        if context is None:
-            return write
-        write.meta = ranked(meta, saved.rank if saved.agent is not None else 0)
-        if latest is not turn.snapshot:
-            conflicts.clear()
-            form = stored_form(swarm)
-            base = turn.base if form is None else form(turn.base)
-            write.context = rebase(
-                latest.context, base=base, new=context, merge=merge_rules(swarm, self.merge),
-                conflicts=conflicts,
-            )  # fmt: skip
-        return write
-
-    @staticmethod
-    def _whole(turn: _Turn, response: Response) -> Response:
-        """A resumed turn's Response holds the whole turn's messages: those an earlier attempt
-        kept (up to the effect call it was running) before this run's own."""
-        if not turn.carried:
-            return response
-        from ..graph.messages import to_openai
-
-        run = run_messages(response)
-        response.messages = [*to_openai(turn.carried), *response.messages]
-        response.langchain_messages = [*turn.carried, *run]
-        return response
-
-    def _saved_elsewhere(self, turn: _Turn) -> bool:
-        """Read the record again after a conflict: True when an earlier attempt of this turn
-        saved it already; :class:`TurnInProgress` when another run holds it now."""
-        latest = self.store.load(
-            self.conversation_id, window=NO_MESSAGES, records=[(TURN, turn.turn_id)]
-        )
-        turn.latest, turn.version = self._counted(latest), latest.version
-        entry = find_turn(latest, turn.turn_id)
-        if entry is None:
-            return False
-        if entry.get("status", "done") == "done":
-            return True
-        mine = entry.get("owner") == turn.owner or (
-            turn.resumed and not turn.opened and entry == turn.taken_from
-        )
-        if not mine:
-            raise TurnInProgress(self.conversation_id, turn.turn_id)
-        return False
 
     def _replay(self, stored: dict, turn: _Turn, agent: Agent, swarm: Swarm) -> Response:
         """The stored turn as a ``Response``: its messages from the store, the agent that
         held the conversation after it, the stored context. No model call."""
         from ..graph.messages import to_openai
         from ..graph.types import Response
+        from .turn_context import restored
 
         size = stored["new"] + stored["run"]
         kept = stored_turn_messages(self.store, self.conversation_id, stored, size) if size else []
+        context = restored(turn.snapshot.context, swarm) if "context" in self.persist else {}
+        agent = self._agent_for(agent, stored.get("agent"), stored.get("rank", 0), swarm)
         response = Response(
-            messages=to_openai(kept[stored["new"] :]),
-            agent=self._agent_for(agent, stored.get("agent"), stored.get("rank", 0), swarm),
-            context_variables=restored(turn.snapshot.context, swarm)
-            if "context" in self.persist
-            else {},
+            messages=to_openai(kept[stored["new"] :]), agent=agent, context_variables=context
         )
         self.last_sent = []
         self._record_usage(response)
         return response
 
-    # -- which agent: the usual cases here, discovery in .agent_resolution ---------------
+    # -- which agent: the usual cases here, discovery in .agent_resolution -----------------
     def _agent_for(self, given: Agent, stored_name: str | None, rank: int, swarm: Swarm) -> Agent:
         if not stored_name or (rank == 0 and getattr(given, "name", None) == stored_name):
             return given
@@ -724,8 +504,7 @@ class Session:
         run is given, and the one its changes are measured from)."""
         snapshot = turn.snapshot
         if turn.resumed:  # an open turn goes on from where its entry left it
-            context = turn.given if turn.given is not None else dict(turn.base)
-            turn.given = context
+            turn.given = turn.given if turn.given is not None else dict(turn.base)
             if "context" not in self.persist:
                 return agent
             return self._agent_for(agent, turn.agent, turn.rank, swarm)
@@ -734,7 +513,12 @@ class Session:
         if "context" not in self.persist:
             turn.given = turn.base = dict(caller or {})
             return agent
-        turn.given = turn.base = start_context(snapshot.context, caller, swarm)
+        if caller or getattr(swarm, "context_schema", None) is not None:
+            from .turn_context import start_context
+
+            turn.given = turn.base = start_context(snapshot.context, caller, swarm)
+        else:  # a new dict of the one just decoded (Swarm.run deep-copies what it is given)
+            turn.given = turn.base = dict(snapshot.context)
         rank = snapshot.meta.get("agent_rank", 0)
         return self._agent_for(agent, snapshot.active_agent, rank, swarm)
 
@@ -753,41 +537,6 @@ class Session:
         self.last_usage = usage
 
 
-@dataclass
-class _Saved:
-    """What a turn's save writes, worked out once before its first try: the messages, the
-    context in its stored form, the active agent and its rank, the long-term outbox."""
-
-    messages: list[BaseMessage]
-    context: dict | None
-    agent: str | None
-    rank: int
-    outbox: Record | None
-
-    @classmethod
-    def of(
-        cls,
-        session: Session,
-        turn: _Turn,
-        response: Response,
-        given: Agent,
-        swarm: Swarm,
-        run: list[BaseMessage] | None,
-    ) -> _Saved:
-        keeps = "context" in session.persist
-        ran = run_messages(response) if run is None else run
-        messages = [*turn.new, *ran] if "messages" in session.persist else []
-        context = response.context_variables if keeps else None
-        form = stored_form(swarm)  # a typed context is stored as JSON-ready values
-        if context is not None and form is not None:
-            context = form(context)
-        agent = getattr(response.agent, "name", None) if keeps else None
-        # Two agents may share a name: the rank says which of them (see agent_resolution).
-        rank = session._rank(given, response.agent, swarm)
-        outbox = turn.memory.outbox() if turn.memory is not None else None
-        return cls(messages, context, agent, rank, outbox)
-
-
 def _may_wait(messages: Sequence[BaseMessage]) -> bool:
     """Whether the stored conversation may end on a call that waits (its last message asks
     for tools, or answers some): only then does a new turn read what waits."""
@@ -795,3 +544,46 @@ def _may_wait(messages: Sequence[BaseMessage]) -> bool:
         return False
     last = messages[-1]
     return last.type == "tool" or bool(getattr(last, "tool_calls", None))
+
+
+class _Step(NamedTuple):
+    """One step of a turn that waits: ``call(*args, **kwargs)``, or for ``arun`` ``await
+    aio(*args, **kwargs)`` when given (else the call, in a thread)."""
+
+    call: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    aio: Callable[..., Awaitable[Any]] | None = None
+    kwargs: Mapping[str, Any] = {}  # never mutated: spread into the call
+
+
+def _run_steps(turn: Generator[_Step, Any, Response]) -> Response:
+    """Drive a turn's steps in this thread."""
+    try:
+        step = next(turn)
+        while True:
+            try:
+                done = step.call(*step.args, **step.kwargs)
+            except BaseException as error:  # the turn sees it where it yielded the step
+                step = turn.throw(error)
+            else:
+                step = turn.send(done)
+    except StopIteration as finished:
+        return cast("Response", finished.value)
+
+
+async def _arun_steps(turn: Generator[_Step, Any, Response]) -> Response:
+    """Drive a turn's steps from async code: storage in a thread, the model awaited."""
+    try:
+        step = next(turn)
+        while True:
+            try:
+                if step.aio is not None:
+                    done = await step.aio(*step.args, **step.kwargs)
+                else:
+                    done = await asyncio.to_thread(step.call, *step.args, **step.kwargs)
+            except BaseException as error:  # the turn sees it where it yielded the step
+                step = turn.throw(error)
+            else:
+                step = turn.send(done)
+    except StopIteration as finished:
+        return cast("Response", finished.value)
