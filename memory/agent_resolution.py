@@ -51,8 +51,10 @@ class KnownAgents:
         else:
             found_all = reachable(given)
         found: list[Agent] = []
+        seen: set[int] = set()  # by identity: two distinct agents may be equal field by field
         for candidate in (given, *self.by_name.values(), *found_all):
-            if getattr(candidate, "name", None) == name and all(c is not candidate for c in found):
+            if getattr(candidate, "name", None) == name and id(candidate) not in seen:
+                seen.add(id(candidate))
                 found.append(candidate)
         return found
 
@@ -62,8 +64,10 @@ class KnownAgents:
             return 0
         if self.by_name.get(agent.name) is agent and getattr(given, "name", None) != agent.name:
             return 0  # first of its name in _namesakes' order, no discovery needed
-        namesakes = self.namesakes(given, agent.name, swarm)
-        return next((i for i, known in enumerate(namesakes) if known is agent), 0)
+        for place, known in enumerate(self.namesakes(given, agent.name, swarm)):
+            if known is agent:
+                return place
+        return 0
 
     def resolve(self, given: Agent, stored_name: str | None, rank: int, swarm: Swarm) -> Agent:
         """The agent a stored name (and rank) stands for; the given agent, with an
@@ -83,6 +87,6 @@ class KnownAgents:
             f"which is neither agents= nor reachable from {given.name!r}; continuing with "
             f"{given.name!r}",
             UnknownAgentWarning,
-            stacklevel=5,  # as Session._prepare warned (4), through Session._agent_for
+            stacklevel=7,  # the caller of Session.run: run, run_steps, _turn, _prepare, _agent_for
         )
         return given

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,30 @@ if TYPE_CHECKING:
     from ..graph.types import Agent
     from .policies import MemoryPolicy
     from .store import ConversationStore
+
+
+HALVES = ("messages", "context")
+#: What ``persist`` may name: the two halves of a conversation, and the user's long-term memory.
+KINDS = (*HALVES, "long_term")
+
+
+def persist_kinds(persist: str | Iterable[str]) -> tuple[str, ...]:
+    """``persist=`` checked, in :data:`KINDS`' order.
+
+    Example:
+        >>> persist_kinds("context"), persist_kinds(["context", "messages"])
+        (('context',), ('messages', 'context'))
+    """
+    if persist is HALVES:  # the default, as it is
+        return HALVES
+    chosen = (persist,) if isinstance(persist, str) else tuple(persist)
+    unknown = [p for p in chosen if p not in KINDS]
+    if unknown:
+        raise ValueError(
+            f"persist may only name 'messages', 'context' and 'long_term', got {unknown!r} "
+            "(e.g. ('messages', 'context'), ('messages',), ('context',), ('long_term',) or ())"
+        )
+    return tuple(h for h in KINDS if h in chosen)
 
 
 class StoredConversation:

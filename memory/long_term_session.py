@@ -113,6 +113,20 @@ def check_long_term_options(
     return recall, extract
 
 
+def long_term_options(
+    persist: tuple[str, ...],
+    default_persist: bool,
+    url: str,
+    user_id: str | None,
+    long_term: bool | LongTermMemory | None,
+    recall: int,
+    extract: Extractor | None,
+) -> tuple[tuple[str, ...], LongTermMemory | None, int, Extractor | None]:
+    """A Session's long-term arguments checked: ``(persist, memory, recall, extract)``."""
+    persist, memory = open_long_term(persist, default_persist, url, user_id, long_term)
+    return (persist, memory, *check_long_term_options(memory, recall, extract))
+
+
 def start_long_term_turn(
     side: LongTermSide, turn_id: str, new: Sequence[BaseMessage], run_kwargs: dict[str, Any]
 ) -> LongTermTurn:

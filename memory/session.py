@@ -38,12 +38,8 @@ Every turn id is kept (:mod:`~swarmgraph.memory.turn_index`), and every ``@effec
 (:mod:`~swarmgraph.memory.effect_ledger`): never twice for one call, across crashes, retries
 and two people answering one approval (docs/storage.md, "Durability").
 
-A typed context (``Swarm(context_schema=Model)``) is stored as JSON-ready values (a date as
-ISO text, a nested model as a dict) and restored validated. When the schema changed since it was
-stored, a key it no longer has is dropped and a value that no longer fits is reset to its
-default (a ``ContextSchemaWarning`` names both); a required key the store cannot fill is a
-``ContextValidationError`` before any model call, unless this turn's ``context_variables``
-gives it.
+A typed context (``Swarm(context_schema=Model)``) is stored as JSON-ready values and
+restored validated (:mod:`~swarmgraph.memory.turn_context`).
 
 Example:
     >>> import os, tempfile
@@ -62,20 +58,19 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import BaseMessage
-from langchain_core.messages.utils import count_tokens_approximately
 
 from ..graph.errors import SwarmError
 from .agent_resolution import KnownAgents
 from .backends import open_store
 from .context_json import DEFAULT_SIZE_LIMIT
 from .context_merge import MergeRule, check_rules
-from .conversation import StoredConversation
+from .conversation import HALVES, KINDS, StoredConversation, persist_kinds
+from .drivers import Step, arun_steps, run_steps
 from .effect_ledger import TurnLedger, TurnState, takes_effects
 from .errors import (
     ContextSerializationError,
@@ -94,8 +89,8 @@ from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
 from .store import NO_MESSAGES, Snapshot
 from .turn_context import rebase_context
-from .turn_index import TURN, find_turn, stored_turn_messages
-from .turn_write import MessageInput, as_messages, new_messages, saved_turn
+from .turn_index import TURN, find_turn
+from .turn_write import MessageInput, as_messages, new_messages, saved_turn, turn_usage
 from .urls import default_url
 
 if TYPE_CHECKING:
@@ -106,23 +101,6 @@ if TYPE_CHECKING:
 
 # What moved to modules of their own stays importable from here.
 __all__ = ["HALVES", "KINDS", "MessageInput", "Session", "as_messages", "rebase_context"]
-
-HALVES = ("messages", "context")
-#: What ``persist`` may name: the two halves of a conversation, and the user's long-term memory.
-KINDS = (*HALVES, "long_term")
-
-
-def _persist_tuple(persist: str | Iterable[str]) -> tuple[str, ...]:
-    if persist is HALVES:  # the default, as it is
-        return HALVES
-    chosen = (persist,) if isinstance(persist, str) else tuple(persist)
-    unknown = [p for p in chosen if p not in KINDS]
-    if unknown:
-        raise ValueError(
-            f"persist may only name 'messages', 'context' and 'long_term', got {unknown!r} "
-            "(e.g. ('messages', 'context'), ('messages',), ('context',), ('long_term',) or ())"
-        )
-    return tuple(h for h in KINDS if h in chosen)
 
 
 @dataclass
@@ -193,13 +171,18 @@ class Session(StoredConversation):
         self.conversation_id = check_conversation_id(conversation_id)
         self.merge = check_rules(merge) if merge is not None else {}
         self.url = url = default_url() if url is None else url
-        self.persist = _persist_tuple(persist)
+        self.persist = HALVES if persist is HALVES else persist_kinds(persist)
         #: The user's long-term memory (``None``: off); see ``long_term=``.
         self.long_term: LongTermMemory | None = None
         self.user_id, self.recall, self.extract = user_id, recall, extract
         asked = long_term is not None or extract is not None or "long_term" in self.persist
         if asked or type(recall) is not int or recall != 3:  # else nothing long-term to check
-            self._open_long_term(persist is HALVES, long_term)
+            from .long_term_session import long_term_options
+
+            self.persist, self.long_term, self.recall, self.extract = long_term_options(
+                self.persist, persist is HALVES, url, user_id, long_term, recall, extract
+            )
+            self.user_id = self.long_term.user_id if self.long_term is not None else user_id
         if window is not None and memory is not None:
             raise ValueError("give window=k or memory=..., not both (window=k is WindowMemory(k))")
         if isinstance(memory, str):
@@ -222,21 +205,6 @@ class Session(StoredConversation):
         #: Tokens of the last run: the engine's ``response.usage`` (``source="engine"``) or an
         #: estimate over what was sent (``source="estimate"``); plus the summariser's input.
         self.last_usage: dict[str, Any] = {}
-
-    def _open_long_term(
-        self, default_persist: bool, long_term: bool | LongTermMemory | None
-    ) -> None:
-        """The long-term options checked, the user's memory opened (see ``long_term=``)."""
-        from .long_term_session import check_long_term_options, open_long_term
-
-        self.persist, self.long_term = open_long_term(
-            self.persist, default_persist, self.url, self.user_id, long_term
-        )
-        if self.long_term is not None:
-            self.user_id = self.long_term.user_id
-        self.recall, self.extract = check_long_term_options(
-            self.long_term, self.recall, self.extract
-        )
 
     # -- one turn: load, run, save -----------------------------------------------------------
     # The conversation is read once (the record and the policy's window of messages in one
@@ -273,7 +241,7 @@ class Session(StoredConversation):
         with no message resumes it. A new message while calls wait is an error.
         """
         turn = self._turn(swarm, agent, message, context_variables, turn_id, approvals, run_kwargs)
-        return _run_steps(turn)
+        return run_steps(turn)
 
     async def arun(
         self,
@@ -290,7 +258,7 @@ class Session(StoredConversation):
         and the save (the backends are sync with bounded pools, so 1,000 concurrent sessions
         never open more connections than the pool allows)."""
         turn = self._turn(swarm, agent, message, context_variables, turn_id, approvals, run_kwargs)
-        return await _arun_steps(turn)
+        return await arun_steps(turn)
 
     def _turn(
         self,
@@ -301,19 +269,19 @@ class Session(StoredConversation):
         turn_id: str | None,
         approvals: dict | None,
         run_kwargs: dict[str, Any],
-    ) -> Generator[_Step, Any, Response]:
+    ) -> Generator[Step, Any, Response]:
         """One turn, written once for :meth:`run` and :meth:`arun`: every step that waits
         (storage, the model) is yielded, and the driver performs it (in a thread, or awaited,
         for ``arun``)."""
         turn = self._open(message, turn_id, run_kwargs, caller)
-        turn.snapshot = yield _Step(self._load, (turn.turn_id,))
+        turn.snapshot = yield Step(self._load, (turn.turn_id,))
         if self._long_term is not None:  # long-term writes of an earlier turn that wait
-            yield _Step(drain_outboxes, (self._long_term, turn.snapshot.meta))
-        stored = yield _Step(self._start, (turn, approvals, run_kwargs))
+            yield Step(drain_outboxes, (self._long_term, turn.snapshot.meta))
+        stored = yield Step(self._start, (turn, approvals, run_kwargs))
         if stored is not None:
-            return (yield _Step(self._replay, (stored, turn, agent, swarm)))
+            return (yield Step(self._replay, (stored, turn, agent, swarm)))
         if "messages" in self.persist:
-            turn.folded = yield _Step(self.memory.fold, (turn.snapshot,), self.memory.afold)
+            turn.folded = yield Step(self.memory.fold, (turn.snapshot,), self.memory.afold)
         resumed = self._prepare(agent, turn, caller, swarm)
         self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
         self._ledger(turn, agent, swarm, run_kwargs)
@@ -321,11 +289,11 @@ class Session(StoredConversation):
             turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
         sent = {"agent": resumed, "messages": list(self.last_sent), "context_variables": turn.given}
         try:
-            ran = yield _Step(swarm.run, (), getattr(swarm, "arun", None), {**sent, **run_kwargs})
+            ran = yield Step(swarm.run, (), getattr(swarm, "arun", None), {**sent, **run_kwargs})
         except SwarmError as error:  # what ran is kept (a budget stop after tools ran)
             kept = self._keep(turn, error)
             if kept is not None:
-                yield _Step(self._save, (turn, error.response, agent, swarm, kept))
+                yield Step(self._save, (turn, error.response, agent, swarm, kept))
             raise
         response = cast("Response", ran)  # not a stream: _open refused it
         if turn.carried:  # a resumed turn: the earlier attempt's messages come first
@@ -333,10 +301,10 @@ class Session(StoredConversation):
 
             response = whole(turn, response)
         if turn.memory is not None and self.extract is not None:
-            yield _Step(turn.memory.extract, (self.extract, turn.new, resumed.name))
-        yield _Step(self._save, (turn, response, agent, swarm))
+            yield Step(turn.memory.extract, (self.extract, turn.new, resumed.name))
+        yield Step(self._save, (turn, response, agent, swarm))
         if self._long_term is not None and turn.memory is not None:
-            yield _Step(deliver_outbox, (self._long_term, turn.memory))
+            yield Step(deliver_outbox, (self._long_term, turn.memory))
         self._record_usage(response)
         return response
 
@@ -471,19 +439,13 @@ class Session(StoredConversation):
             raise error
 
     def _replay(self, stored: dict, turn: _Turn, agent: Agent, swarm: Swarm) -> Response:
-        """The stored turn as a ``Response``: its messages from the store, the agent that
-        held the conversation after it, the stored context. No model call."""
-        from ..graph.messages import to_openai
-        from ..graph.types import Response
-        from .turn_context import restored
+        """The stored turn as a ``Response`` (:func:`.turn_recovery.replayed`), with the agent
+        that held the conversation after it. No model call."""
+        from .turn_recovery import replayed
 
-        size = stored["new"] + stored["run"]
-        kept = stored_turn_messages(self.store, self.conversation_id, stored, size) if size else []
-        context = restored(turn.snapshot.context, swarm) if "context" in self.persist else {}
-        agent = self._agent_for(agent, stored.get("agent"), stored.get("rank", 0), swarm)
-        response = Response(
-            messages=to_openai(kept[stored["new"] :]), agent=agent, context_variables=context
-        )
+        context = turn.snapshot.context if "context" in self.persist else None
+        response = replayed(self.store, self.conversation_id, stored, context, swarm)
+        response.agent = self._agent_for(agent, stored.get("agent"), stored.get("rank", 0), swarm)
         self.last_sent = []
         self._record_usage(response)
         return response
@@ -523,18 +485,7 @@ class Session(StoredConversation):
         return self._agent_for(agent, snapshot.active_agent, rank, swarm)
 
     def _record_usage(self, response: Response) -> None:
-        usage = dict(getattr(response, "usage", None) or {})
-        if usage.get("model_calls"):
-            usage["source"] = "engine"
-        else:
-            usage = {
-                "model_calls": None,
-                "input_tokens": count_tokens_approximately(self.last_sent),
-                "output_tokens": None,
-                "source": "estimate",
-            }
-        usage["summary_input_tokens"] = self.memory.last_input_tokens
-        self.last_usage = usage
+        self.last_usage = turn_usage(response, self.last_sent, self.memory.last_input_tokens)
 
 
 def _may_wait(messages: Sequence[BaseMessage]) -> bool:
@@ -544,46 +495,3 @@ def _may_wait(messages: Sequence[BaseMessage]) -> bool:
         return False
     last = messages[-1]
     return last.type == "tool" or bool(getattr(last, "tool_calls", None))
-
-
-class _Step(NamedTuple):
-    """One step of a turn that waits: ``call(*args, **kwargs)``, or for ``arun`` ``await
-    aio(*args, **kwargs)`` when given (else the call, in a thread)."""
-
-    call: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-    aio: Callable[..., Awaitable[Any]] | None = None
-    kwargs: Mapping[str, Any] = {}  # never mutated: spread into the call
-
-
-def _run_steps(turn: Generator[_Step, Any, Response]) -> Response:
-    """Drive a turn's steps in this thread."""
-    try:
-        step = next(turn)
-        while True:
-            try:
-                done = step.call(*step.args, **step.kwargs)
-            except BaseException as error:  # the turn sees it where it yielded the step
-                step = turn.throw(error)
-            else:
-                step = turn.send(done)
-    except StopIteration as finished:
-        return cast("Response", finished.value)
-
-
-async def _arun_steps(turn: Generator[_Step, Any, Response]) -> Response:
-    """Drive a turn's steps from async code: storage in a thread, the model awaited."""
-    try:
-        step = next(turn)
-        while True:
-            try:
-                if step.aio is not None:
-                    done = await step.aio(*step.args, **step.kwargs)
-                else:
-                    done = await asyncio.to_thread(step.call, *step.args, **step.kwargs)
-            except BaseException as error:  # the turn sees it where it yielded the step
-                step = turn.throw(error)
-            else:
-                step = turn.send(done)
-    except StopIteration as finished:
-        return cast("Response", finished.value)

@@ -3,6 +3,13 @@ Swarm's schema, with the caller's values over it), how it is stored (a typed con
 JSON-ready values), and how its changes are replayed over another turn's save that came in
 between (:mod:`.context_merge`).
 
+A typed context (``Swarm(context_schema=Model)``) is stored as JSON-ready values (a date as
+ISO text, a nested model as a dict) and restored validated. When the schema changed since it was
+stored, a key it no longer has is dropped and a value that no longer fits is reset to its
+default (a ``ContextSchemaWarning`` names both); a required key the store cannot fill is a
+``ContextValidationError`` before any model call, unless this turn's ``context_variables``
+gives it.
+
 Example:
     >>> from swarmgraph.graph import Swarm, ScriptedChatModel
     >>> swarm = Swarm(chat_model=ScriptedChatModel([]))
@@ -102,5 +109,5 @@ def report_conflicts(
         "this one ran; this turn's value was stored over it (Session(merge={key: "
         "rule}) combines them; see response.context_conflicts)",
         ContextConflictWarning,
-        stacklevel=5,  # as Session._save warned (4), one frame deeper
+        stacklevel=5,  # the caller of Session.run: run, run_steps, _save
     )

@@ -3,7 +3,8 @@ stopped after it did something (kept as far as it got, every tool call answered)
 earlier attempt left open while it ran an effect tool (resumed from its entry, its messages
 carried over), and a save that finds the turn saved or held by another run.
 
-A steady turn that finishes never enters this module.
+A retry of a turn id already stored gets the stored turn back (:func:`replayed`). A steady
+turn that finishes never enters this module.
 
 Example:
     >>> from langchain_core.messages import AIMessage
@@ -21,7 +22,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 
 from .errors import TurnInProgress
 from .store import NO_MESSAGES, Snapshot
-from .turn_index import TURN, find_turn
+from .turn_index import TURN, find_turn, stored_turn_messages
 from .turn_write import run_messages
 
 if TYPE_CHECKING:
@@ -29,6 +30,28 @@ if TYPE_CHECKING:
     from ..graph.types import Response
     from .effect_ledger import TurnState
     from .store import ConversationStore
+
+
+def replayed(
+    store: ConversationStore,
+    conversation_id: str,
+    stored: dict[str, Any],
+    context: dict | None,
+    swarm: Any,
+) -> Response:
+    """A stored turn (its entry, ``stored``) as a ``Response``: its run's messages from the
+    store, and the stored ``context`` (``None``: the Session keeps none) as the run would
+    have it. A turn id already stored is never run twice."""
+    from ..graph.messages import to_openai
+    from ..graph.types import Response
+    from .turn_context import restored
+
+    size = stored["new"] + stored["run"]
+    kept = stored_turn_messages(store, conversation_id, stored, size) if size else []
+    return Response(
+        messages=to_openai(kept[stored["new"] :]),
+        context_variables=restored(context, swarm) if context is not None else {},
+    )
 
 
 def answered(messages: list[BaseMessage], error: BaseException) -> list[BaseMessage]:

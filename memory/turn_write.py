@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately
 
 from .context_merge import MergeRule, rebase
 from .store import Record, TurnWrite
@@ -172,3 +173,29 @@ def saved_turn(
     memory = getattr(turn, "memory", None)
     outbox = memory.outbox() if memory is not None else None
     return SavedTurn(messages, context, agent, rank, outbox)
+
+
+def turn_usage(
+    response: Response, sent: list[BaseMessage], summary_tokens: int | None
+) -> dict[str, Any]:
+    """The tokens of a turn (``Session.last_usage``): the engine's ``response.usage``
+    (``source="engine"``) or an estimate over what was ``sent`` (``source="estimate"``); plus
+    the summariser's input (``summary_tokens``).
+
+    Example:
+        >>> from swarmgraph.graph import Response
+        >>> turn_usage(Response(), [HumanMessage("hi there")], None)["source"]
+        'estimate'
+    """
+    usage = dict(getattr(response, "usage", None) or {})
+    if usage.get("model_calls"):
+        usage["source"] = "engine"
+    else:
+        usage = {
+            "model_calls": None,
+            "input_tokens": count_tokens_approximately(sent),
+            "output_tokens": None,
+            "source": "estimate",
+        }
+    usage["summary_input_tokens"] = summary_tokens
+    return usage
