@@ -102,11 +102,7 @@ def resume_open(turn: Any, stored: dict[str, Any], run_kwargs: dict[str, Any]) -
 def whole(turn: TurnState, response: Response) -> Response:
     """A resumed turn's Response holds the whole turn's messages: those an earlier attempt
     kept (up to the effect call it was running) before this run's own."""
-    from ..graph.messages import to_openai
-
-    run = run_messages(response)
-    response.messages = [*to_openai(turn.carried), *response.messages]
-    response.langchain_messages = [*turn.carried, *run]
+    response.prepend_messages(turn.carried)
     return response
 
 
