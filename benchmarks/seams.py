@@ -13,7 +13,8 @@ measured) called by one steady-state turn, and the files they live in:
 - ``openai/swarm``: the same handoff through PyPI ``openai-swarm`` (its own files), when
   installed, for scale.
 
-Also: the swarmgraph modules a plain program imports (a fresh process), each figure beside
+Each figure also splits by package (``graph``: the engine's share, ``memory``: the memory
+side's). Also: the swarmgraph modules a plain program imports (a fresh process), each figure beside
 issue 29's target (``targets``), source lines (non-blank, non-comment) per package and the
 public names of ``swarmgraph``, ``swarmgraph.graph`` and ``swarmgraph.memory`` (``__all__``).
 
@@ -82,6 +83,10 @@ def _profiled(run: Callable[[], Any], keep: Callable[[str], bool]) -> dict[str, 
         sys.setprofile(None)
     files = {f for f, _, _ in seen}
     figures: dict[str, Any] = {"functions": len(seen), "files": len(files), "compiles": compiles}
+    for name, path in PACKAGES.items():  # the engine's share and the memory side's
+        mine = [f for f, _, _ in seen if f.startswith(str(path) + os.sep)]
+        if mine:
+            figures[name] = {"functions": len(mine), "files": len(set(mine))}
     agent = getattr(getattr(out, "agent", None), "name", None)
     if agent is not None:
         figures["agent"] = agent

@@ -16,6 +16,9 @@ def test_each_measured_turn_is_a_steady_handoff_that_compiles_nothing():
         assert calls[label]["compiles"] == 0, (label, calls[label])
     # The Session turn is the Swarm.run turn plus storage: it walks more of our code.
     assert calls["Session.run"]["functions"] > calls["Swarm.run"]["functions"]
+    session = calls["Session.run"]
+    assert session["memory"]["functions"] + session["graph"]["functions"] <= session["functions"]
+    assert "memory" not in calls["Swarm.run"]  # a plain run never enters memory/
     assert calls["Swarm.run typed"]["functions"] > calls["Swarm.run"]["functions"]
 
 
