@@ -75,7 +75,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from ..graph.errors import SwarmError
-from .approvals import already_decided, check_turn, pending_in, tail_outcomes
+from .approvals import already_decided, check_turn, pending_in, replayed_decisions, tail_outcomes
 from .backends import open_store
 from .chat_history import StoredChatHistory
 from .context_json import DEFAULT_SIZE_LIMIT, encode_context
@@ -555,6 +555,10 @@ class Session:
             return None
         stored = find_turn(turn.snapshot, turn.turn_id)
         if stored is not None and stored.get("status", "done") == "done":
+            if approvals:  # a replay must bring the decisions that turn applied
+                replayed_decisions(
+                    self.store, self.conversation_id, turn.snapshot.messages, approvals
+                )
             return stored
         if stored is not None:  # open: resume it (a retry takes the turn over)
             from langchain_core.messages import messages_from_dict
