@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from scale_helpers import BACKENDS, fresh_id
+
 from swarmgraph import (
     Agent,
     ApprovalAlreadyDecided,
