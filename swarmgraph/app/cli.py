@@ -349,6 +349,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     # --user: the user's long-term memory (facts recalled into each prompt, /memories).
     long_term = {"user_id": args.user, "long_term": True} if args.user else {}
     session = _session(args, conversation, agents, memory=memory, **long_term)
+    waiting = _mark_waiting(agents, session, args.approve)
     stored = len(session.messages)
     print(
         f"{style.bold('swarmgraph chat')}: session {conversation!r} in {_where(args.db)}", file=out
@@ -363,6 +364,8 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     if stored:
         who = session.active_agent_name or start.name
         print(f"resuming: {stored} stored messages, talking to {who}", file=out)
+    if waiting:
+        print(f"note: {waiting} waits for your decision from an earlier chat", file=out)
     print("type /help for commands; Ctrl-C stops a turn, Ctrl-D quits", file=out)
     out.flush()
     return chat_loop(
@@ -378,6 +381,18 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
             or one_line(e, args.db)
         ),
     )
+
+
+def _mark_waiting(agents: list, session: Any, approve: list[str]) -> str:
+    """A call left waiting for a decision (Ctrl-D at the question) is asked about again even
+    when this chat was started without ``--approve`` for its tool: the tool is marked for
+    this chat, so the answer resumes the turn. Returns what waits, for the banner."""
+    calls = [p for p in session.pending if not p.in_doubt]
+    known = {f.__name__ for agent in agents for f in agent.functions}
+    tools = sorted({p.tool for p in calls if p.tool in known and p.tool not in approve})
+    if tools:
+        _mark_for_approval(agents, tools)
+    return ", ".join(p.describe() for p in calls)
 
 
 def _mark_for_approval(agents: list, names: list[str]) -> None:
