@@ -303,7 +303,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     for line in PERSIST_TABLE_NOTE:
         p(style.dim(line))
     p()
-    p(f"stored in {_where(args.db)}; see it with: swarmgraph history --session {cid}")
+    p(f"stored in {_where(args.db)}; see it with: {command_name()} history --session {cid}")
     return 0
 
 
@@ -463,6 +463,36 @@ def cmd_sessions(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def command_name() -> str:
+    """How to run ``swarmgraph`` again from here, for the hints commands print: the bare name
+    when that is what the shell finds, else the path this process was started by
+    (``.venv/bin/swarmgraph``, not on PATH until the venv is activated) or ``python -m``.
+
+    Example:
+        >>> command_name().endswith("swarmgraph")
+        True
+    """
+    import shutil
+
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    found = shutil.which("swarmgraph")
+    if started is None or started.name != "swarmgraph":  # python -m swarmgraph, or embedded
+        if found is not None:
+            return "swarmgraph"
+        return f"{_shown_path(Path(sys.executable))} -m swarmgraph"
+    if found is not None and Path(found).resolve() == started.resolve():
+        return "swarmgraph"
+    return _shown_path(started)
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (``.venv/bin/x``)."""
+    try:
+        return path.absolute().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.absolute().as_posix()
+
+
 # -- history -------------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     import json
@@ -473,7 +503,7 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.session is None:  # which conversations there are, and how to show one
         cmd_sessions(args, out)
-        print("show one with: swarmgraph history --session ID", file=out)
+        print(f"show one with: {command_name()} history --session ID", file=out)
         return 0
     path = _sqlite_file(args.db)
     if path is not None and not path.exists():
