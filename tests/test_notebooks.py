@@ -284,7 +284,10 @@ def test_03_table_shows_what_each_persist_choice_restores():
         ["0", "{}"],
     ]
     # Session and a checkpointer on the same swarm: same outcome, different bookkeeping
-    ours = "agent Refunds | context {'name': 'Ming', 'order_id': 7, 'refund_status': 'approved'}"
+    ours = (
+        "agent Refunds | context {'name': 'Ming', 'order_id': 7, 'refunds': {'7': 'approved'}, "
+        "'refund_status': 'approved'}"
+    )
     assert f"Session:      {ours}" in text and f"checkpointer: {ours}" in text
     stored_kb = dict(re.findall(r"^(Session|checkpointer): +about +(\d+) kB$", text, flags=re.M))
     assert int(stored_kb["Session"]) < int(stored_kb["checkpointer"])
