@@ -137,6 +137,11 @@ def parse_tool_calls(raw_calls: Iterable[Any] | None) -> tuple[list, list, list]
 KEEP_EMPTY_CONTENT = "__openai_empty_content__"
 
 
+#: Marks a streamed chunk whose delta opened the reply with ``content: null`` and no tool
+#: call yet (a provider that sends the role alone first): Swarm yields that null as it is.
+OPENED_WITH_NULL = "__openai_opened_with_null__"
+
+
 def ai_message_from_openai(msg: Any, name: str | None = None) -> AIMessage:
     """Build an ``AIMessage`` from an OpenAI assistant message (dict or SDK object).
 

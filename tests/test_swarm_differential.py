@@ -675,3 +675,41 @@ def test_a_bare_tool_name_as_tool_choice_is_sent_as_openai_accepts_it():
     assert ours.requests[0]["tool_choice"] == {"type": "function", "function": {"name": "lookup"}}
     _, ours = run_both(_forced("any"), [text("ok")], [user("order 7")])
     assert ours.requests[0]["tool_choice"] == "required"
+
+
+class _RoleFirstClient(ScriptedClient):
+    """A provider that opens a streamed tool-call reply with the role alone, ``content:
+    null`` (no tool call yet), as some OpenAI-compatible servers do."""
+
+    def _create(self, **kwargs: Any) -> Any:
+        out = super()._create(**kwargs)
+        if not kwargs.get("stream"):
+            return out
+        chunks = list(out)
+        if not chunks[0].choices[0].delta.tool_calls:  # a text reply: OpenAI's opening
+            return iter(chunks)
+        opening = chunks[0].model_copy(deep=True)
+        delta = opening.choices[0].delta
+        delta.content, delta.tool_calls, delta.refusal = None, None, None
+        first = chunks[0].choices[0].delta
+        first.role = None
+        return iter([opening, *chunks])
+
+
+def test_a_reply_opened_by_the_role_alone_and_null_is_yielded_with_null():
+    """The opening delta's null reaches the stream as Swarm yields it (LangChain's chunk
+    content is a str: the adapter marks the null); the text reply opens with OpenAI's ""."""
+    replies = [call("remember_order", {"order_id": 7}, id="c1"), text("Noted.")]
+    streams = []
+    for impl in (REFERENCE, OURS):
+        start, _ = triage_and_sales(impl)
+        client = _RoleFirstClient(replies)
+        out = impl.Swarm(client=client).run(
+            agent=start, messages=[user("7")], context_variables={"name": "Ming"}, stream=True
+        )
+        streams.append([e if "response" in e else copy.deepcopy(e) for e in out])
+    ref, ours = streams
+    assert [_delta(e) for e in ours[:-1]] == [_delta(e) for e in ref[:-1]]
+    openings = [e for e in ours if e.get("role") == "assistant"]
+    assert [e["content"] for e in openings] == [None, ""]
+    assert ours[-1]["response"].messages[0]["content"] is None  # the message as non-streamed

@@ -37,7 +37,7 @@ from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..messages import _get, ai_message_from_openai, to_openai
+from ..messages import OPENED_WITH_NULL, _get, ai_message_from_openai, to_openai
 
 __all__ = ["OpenAIClientChatModel", "openai_tool_choice"]
 
@@ -334,12 +334,16 @@ class OpenAIClientChatModel(BaseChatModel):
         if finish is not None:
             meta["finish_reason"] = finish
             meta["model_name"] = _get(chunk, "model") or self.model_name
+        # LangChain's content is a str; say where the provider opened with the role and null
+        # (before any tool call), so the stream yields that null as Swarm does.
+        opened_null = content is None and not tool_call_chunks and _get(delta, "role") is not None
         return ChatGenerationChunk(
             message=AIMessageChunk(
                 content=content or "",
                 tool_call_chunks=tool_call_chunks,
                 usage_metadata=usage,
                 response_metadata=meta,
+                additional_kwargs={OPENED_WITH_NULL: True} if opened_null else {},
             )
         )
 
