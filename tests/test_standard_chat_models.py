@@ -57,6 +57,8 @@ def loopback_only(monkeypatch):
         return real(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    # langchain-tests warns when a download would go without one (none goes out here)
+    monkeypatch.setenv("LANGCHAIN_TESTS_USER_AGENT", "swarmgraph-tests (offline)")
 
 
 def _downloads_its_fixture(name: str) -> Any:
