@@ -55,7 +55,7 @@ def check_ranking(ranking: object, *, vector: bool) -> Ranking:
         raise ValueError(
             f"ranking={ranking!r} needs a store opened with embeddings=; this one has none"
         )
-    return ranking  # type: ignore[return-value]
+    return ranking
 
 
 def fuse(*rankings: Sequence[int]) -> list[int]:

@@ -93,7 +93,7 @@ class WordLlamaEmbeddings(Embeddings):
         self.model = f"wordllama-l2_supercat-{dims}"  # what a vector index records
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.dims == self.dims  # type: ignore[attr-defined]
+        return isinstance(other, WordLlamaEmbeddings) and other.dims == self.dims
 
     def __hash__(self) -> int:
         return hash((type(self), self.dims))
@@ -109,7 +109,8 @@ class WordLlamaEmbeddings(Embeddings):
         encodings = tokenizer.encode_batch([str(t) for t in texts], add_special_tokens=False)
         vectors = np.zeros((len(texts), self.dims), dtype=np.float32)
         for row, encoding in enumerate(encodings):
-            ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, len(table) - 1)
+            kept = [i for i, m in zip(encoding.ids, encoding.attention_mask, strict=True) if m]
+            ids = np.clip(np.asarray(kept, dtype=np.int64), 0, len(table) - 1)  # no padding
             if len(ids):
                 mean = table[ids].mean(axis=0)
                 norm = float(np.linalg.norm(mean))
