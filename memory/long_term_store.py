@@ -438,7 +438,11 @@ def _open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") 
     conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
     conn.execute("PRAGMA synchronous = NORMAL")  # safe against a killed process in WAL mode
-    store = _sqlite_store_class()(conn, index=cast(Any, index))
+    # SqliteStore reads the fields to embed from "text_fields", not IndexConfig's "fields"
+    # (langgraph-checkpoint-sqlite 3.x); without it, it embeds the whole JSON document,
+    # timestamps and all.
+    sqlite_index = None if index is None else {**index, "text_fields": index["fields"]}
+    store = _sqlite_store_class()(conn, index=cast(Any, sqlite_index))
     store.setup()
     if index is not None:
         _claim_sqlite_index(store, url, embeddings_name(index["embed"]), index["dims"])  # type: ignore[arg-type]
