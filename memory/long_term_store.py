@@ -179,6 +179,8 @@ def open_long_term_store(
         ...
         ValueError: in-memory SQLite ('sqlite://') loses data across connections; ...
     """
+    if url is None and embeddings is not None:
+        _check_default_vector_file()
     url = default_url() if url is None else url
     scheme = url_scheme(url)
     if scheme not in SCHEMES:
@@ -214,6 +216,22 @@ def open_long_term_store(
         else:
             _check_same_embeddings(store, embeddings, dims)
         return store
+
+
+def _check_default_vector_file() -> None:
+    """Vectors in the default database need this Python's own sqlite3 to load sqlite-vec:
+    with a second SQLite library (sqlean) on the file Session also writes through
+    ``sqlite3``, the two would not see each other's file locks (see
+    :mod:`.sqlite_vec_driver`)."""
+    from .sqlite_vec_driver import sqlite_vec_driver
+
+    if url_scheme(default_url()) == "sqlite" and sqlite_vec_driver() is not sqlite3:
+        raise ValueError(
+            "this Python's sqlite3 cannot load sqlite-vec, so vector recall on SQLite goes "
+            "through sqlean, a second SQLite library, which must not share the default "
+            f"database ({redact_url(default_url())}) with Session: give vector long-term "
+            "memory a file of its own, e.g. LongTermMemory('sqlite:///.swarmgraph/ltm.db', ...)"
+        )
 
 
 def store_for(store: BaseStore) -> LongTermStore:

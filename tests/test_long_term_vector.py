@@ -88,6 +88,19 @@ def test_the_driver_is_this_pythons_sqlite3_when_it_can_load_extensions_else_sql
         conn.execute("SELECT load_extension('anything')")
 
 
+def test_the_default_database_takes_vectors_only_through_this_pythons_sqlite3(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("SWARMGRAPH_DB", str(tmp_path / "default.db"))
+    if sqlite_vec_driver() is sqlite3:  # one SQLite library: the default file is fine
+        memory = LongTermMemory(user_id="ming", embeddings=HashingEmbeddings())
+        assert memory.store.index_config["dims"] == 64
+    else:  # sqlean beside Session's sqlite3 on one file: refused, pointing to a file of its own
+        with pytest.raises(ValueError, match="a file of its own"):
+            LongTermMemory(user_id="ming", embeddings=HashingEmbeddings())
+    assert LongTermMemory(user_id="ming").recall("") == []  # lexical: the default as ever
+
+
 def test_vector_recall_on_sqlite_finds_the_nearest_fact(tmp_path):
     url = sqlite_url(tmp_path)
     memory = LongTermMemory(url, user_id=fresh_id("ming"), embeddings=HashingEmbeddings())
