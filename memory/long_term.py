@@ -57,6 +57,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -639,14 +640,9 @@ class LongTermMemory:
         first (ties keep ``facts``' order). One search per namespace the facts are in, deep
         enough to rank all of them; a fact with no vector (none was made for it) is left out.
         """
-        where = {(f.scope, f.agent): i for i, f in enumerate(facts)}
         index = {(f.scope, f.agent, f.key): i for i, f in enumerate(facts)}
-        namespaces = {
-            self._namespaces(scope, agent)[0]: sum(
-                (g.scope, g.agent) == (scope, agent) for g in facts
-            )
-            for scope, agent in where
-        }
+        sizes = Counter((f.scope, f.agent) for f in facts)
+        namespaces = {self._namespaces(s, a)[0]: size for (s, a), size in sizes.items()}
         pages = self._store.read(
             [
                 SearchOp(ns, filter={"forgotten": False}, query=query, limit=size)

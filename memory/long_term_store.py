@@ -263,16 +263,16 @@ def _index(embeddings: Embeddings, dims: int | None) -> IndexConfig:
 
 
 def embeddings_name(embeddings: Embeddings) -> str:
-    """What a vector index records about the model that filled it: the class, and its
-    ``model``/``model_name`` field when it has one.
+    """What a vector index records about the model that filled it: the class's name (not
+    its module, which a library may move between versions) and its ``model``/``model_name``
+    field when it has one.
 
     Example:
         >>> from langchain_core.embeddings import DeterministicFakeEmbedding
         >>> embeddings_name(DeterministicFakeEmbedding(size=8))
-        'langchain_core.embeddings.fake.DeterministicFakeEmbedding'
+        'DeterministicFakeEmbedding'
     """
-    kind = type(embeddings)
-    name = f"{kind.__module__}.{kind.__qualname__}"
+    name = type(embeddings).__qualname__
     model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
     return f"{name}:{model}" if isinstance(model, str) and model else name
 
