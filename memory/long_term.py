@@ -35,8 +35,9 @@ A turn's write that changed nothing (the value was current already, nothing to f
 leaves a marker entry for the same reason (:meth:`LongTermMemory.history` skips it).
 
 Search: BM25 over each visible fact's key, value and source text (:mod:`.fact_search`),
-offline and deterministic; or, when ``embeddings`` are given (``memory://`` stores only, see
-:mod:`.long_term_store`), the store's own vector index.
+offline and deterministic; when ``embeddings`` are given (``memory://`` and ``sqlite:///``;
+Postgres with pgvector, see :mod:`.long_term_store`), BM25 fused with the store's own vector
+index by default, or either alone (:mod:`.fact_ranking`).
 
 Example:
     >>> memory = LongTermMemory("memory://doctest-ltm", user_id="ming")
@@ -56,6 +57,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -63,6 +65,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
+from .fact_ranking import Ranking, check_ranking, fuse
 from .fact_search import rank
 from .ids import check_conversation_id
 
@@ -234,8 +237,9 @@ class LongTermMemory:
     default store Session uses. ``user_id``: whose memory this is; every read and write stays
     in that user's namespaces (plus the shared one). ``trusted``: may write ``"shared"``
     facts (application code; never give a model-facing tool a trusted instance).
-    ``embeddings``: LangChain embeddings for vector recall (``memory://`` only), ``dims``
-    their size. All methods are synchronous; async code can call them in a thread.
+    ``embeddings``: LangChain embeddings for vector recall (``memory://``, ``sqlite:///``,
+    Postgres with pgvector), ``dims`` their size. All methods are synchronous; async code
+    can call them in a thread.
 
     Example:
         >>> memory = LongTermMemory("memory://doctest-ltm-class", user_id="ming")
@@ -577,7 +581,9 @@ class LongTermMemory:
         found = sorted((f for f in found if not f.forgotten), key=lambda f: (f.agent or "", f.key))
         return [*found, *self.facts()]
 
-    def recall(self, query: str, k: int = 5, agent: str | None = None) -> list[Fact]:
+    def recall(
+        self, query: str, k: int = 5, agent: str | None = None, *, ranking: Ranking | None = None
+    ) -> list[Fact]:
         """The ``k`` current facts most relevant to ``query`` that ``agent`` may read.
 
         Visible: this user's facts, ``agent``'s notes for this user (when ``agent`` is given)
@@ -585,8 +591,11 @@ class LongTermMemory:
         Lexical (default): BM25 over each fact's key, value and source text; only facts
         sharing a word with the query, best first, ties to the newer fact, then the more
         specific scope, then the key. A query with no searchable word (``""``, "what is
-        it?") returns the ``k`` newest facts. With embeddings: the store's vector search,
-        the ``k`` most similar facts.
+        it?") returns the ``k`` newest facts. With embeddings, ``ranking`` (see
+        :mod:`.fact_ranking`): ``"hybrid"`` (the default there) fuses the BM25 ranking with
+        the store's vector search, ``"vector"`` is the ``k`` most similar facts, ``"bm25"``
+        the lexical ranking alone; both rank every visible fact, so they return ``k`` facts
+        whenever there are ``k``.
 
         Example:
             >>> memory = LongTermMemory("memory://doctest-ltm-recall", user_id="ming")
@@ -605,8 +614,7 @@ class LongTermMemory:
             return []
         if agent is not None:
             check_name(agent, "agent name")
-        if self._store.vector_search and query.strip():
-            return self._vector_recall(query, k, agent)
+        ranking = check_ranking(ranking, vector=self._store.vector_search)
         facts = sorted(
             self.facts(agent),
             key=lambda f: (
@@ -615,37 +623,43 @@ class LongTermMemory:
                 f.key,
             ),
         )
+        searched = ranking != "bm25" and bool(query.strip())  # no text, nothing to embed
+        nearest = self._vector_order(query, facts) if searched else []
+        if searched and ranking == "vector":
+            return [facts[i] for i in nearest[:k]]
         documents = [" ".join((f.key, f.value, f.text or "")) for f in facts]
         ranked = rank(query, documents)
+        if searched:  # hybrid
+            return [facts[i] for i in fuse([i for i, _ in ranked], nearest)[:k]]
         if not ranked and not _has_terms(query):
             return facts[:k]
         return [facts[i] for i, _ in ranked[:k]]
 
-    def _vector_recall(self, query: str, k: int, agent: str | None) -> list[Fact]:
-        namespaces = self._visible(agent)
+    def _vector_order(self, query: str, facts: Sequence[Fact]) -> list[int]:
+        """Indices into ``facts`` by the store's vector similarity to ``query``, nearest
+        first (ties keep ``facts``' order). One search per namespace the facts are in, deep
+        enough to rank all of them; a fact with no vector (none was made for it) is left out.
+        """
+        index = {(f.scope, f.agent, f.key): i for i, f in enumerate(facts)}
+        sizes = Counter((f.scope, f.agent) for f in facts)
+        namespaces = {self._namespaces(s, a)[0]: size for (s, a), size in sizes.items()}
         pages = self._store.read(
-            [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in namespaces]
+            [
+                SearchOp(ns, filter={"forgotten": False}, query=query, limit=size)
+                for ns, size in namespaces.items()
+            ]
         )
-        scored: list[tuple[float, Fact]] = []
+        scored: list[tuple[float, int]] = []
         for namespace, page in zip(namespaces, pages, strict=True):
             for item in cast(Sequence[Any], page or []):
-                if tuple(item.namespace) == namespace:
-                    score = getattr(item, "score", None)
-                    scored.append(
-                        (
-                            float(score) if score is not None else float("-inf"),
-                            Fact.from_record(item.value),
-                        )
-                    )
-        scored.sort(
-            key=lambda pair: (
-                -pair[0],
-                -(pair[1].created_at.timestamp() if pair[1].created_at else 0.0),
-                _SCOPE_ORDER[pair[1].scope],
-                pair[1].key,
-            )
-        )
-        return [fact for _, fact in scored[:k]]
+                if tuple(item.namespace) != namespace:  # a second guard: exact namespace
+                    continue
+                fact = Fact.from_record(item.value)
+                i = index.get((fact.scope, fact.agent, fact.key))
+                if i is not None and getattr(item, "score", None) is not None:
+                    scored.append((float(item.score), i))
+        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        return [i for _, i in scored]
 
     def history(self, key: str, scope: Scope = "user", agent: str | None = None) -> list[Fact]:
         """Every value ``key`` has had in ``scope``, oldest first: superseded values, then the
