@@ -311,7 +311,8 @@ def test_session_arguments_are_checked(tmp_path):
     given = LongTermMemory(url, user_id="someone")
     assert Session("c", url=url, long_term=given).long_term is given
     assert Session("c", url=url, long_term=given, user_id="u").long_term.user_id == "u"
-    assert Session("c", url=url, user_id="u").long_term is None  # a user id alone: off
+    with pytest.warns(UserWarning, match="keeps no long-term memory without long_term=True"):
+        assert Session("c", url=url, user_id="u").long_term is None  # a user id alone: off
 
 
 def test_persist_long_term_alone_keeps_no_text_and_no_context_but_the_facts(tmp_path):
