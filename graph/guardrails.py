@@ -13,6 +13,11 @@ answer, so an input guardrail reads the user's words from the ``human`` messages
   :func:`check_entry`) any other entry a caller builds. A tripped input guardrail means the
   agent's model is never called. Preconditions (``Agent(requires=...)``,
   :mod:`~swarmgraph.graph.preconditions`) are checked first on every entry but the run's first.
+- **Text from outside the conversation passes them too** (:func:`check_outside_text`): a
+  recalled long-term memory before it joins the system prompt (a refused one is left out),
+  and the text a person types when answering an approval before it goes to the model as tool
+  output (a refused one is replaced by :data:`WITHHELD`). Booked with ``when: "recall"`` /
+  ``"approval"``.
 - **Output guardrails run on an agent's final answer** (a reply without tool calls), before the
   run ends.
 - **A trip** raises :class:`~swarmgraph.graph.errors.GuardrailTripped` (``Swarm.run``: with
