@@ -84,7 +84,9 @@ def recalled(system: str) -> dict[str, str]:
     return found
 
 
-def memory_reply(system: str, text: str, done: Mapping[str, str], n: int) -> AIMessage | str | None:
+def memory_reply(
+    system: str, text: str, done: Mapping[str | None, str], n: int
+) -> AIMessage | str | None:
     """The stand-in's memory move for the latest user ``text`` (``None``: none, go on with the
     agent's own rules): forget what the user asks to forget, remember what they said that is
     not remembered with that value yet, or answer "what do you remember about me?"."""
@@ -117,8 +119,10 @@ def memory_reply(system: str, text: str, done: Mapping[str, str], n: int) -> AIM
     return None
 
 
-def with_memory_note(instructions: Callable[[dict], str]) -> Callable[[dict], str]:
-    """``instructions`` followed by :data:`MEMORY_NOTE` (same name, for the drawings)."""
+def with_memory_note(instructions: str | Callable[..., str]) -> str | Callable[..., str]:
+    """``instructions`` followed by :data:`MEMORY_NOTE` (a function keeps its name)."""
+    if isinstance(instructions, str):
+        return f"{instructions} {MEMORY_NOTE}"
 
     def noted(context_variables: dict) -> str:
         return f"{instructions(context_variables)} {MEMORY_NOTE}"
