@@ -94,9 +94,18 @@ def quoted(text: str) -> str:
     """
     body = json.dumps(text, ensure_ascii=False)
     return "".join(
-        f"\\u{ord(c):04x}" if c in "<>" or unicodedata.category(c) in _UNSAFE_CATEGORIES else c
+        _escaped(c) if c in "<>" or unicodedata.category(c) in _UNSAFE_CATEGORIES else c
         for c in body
     )
+
+
+def _escaped(c: str) -> str:
+    """``c`` as JSON's ``\\uXXXX`` escape (a UTF-16 surrogate pair beyond the BMP)."""
+    code = ord(c)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _key(key: str) -> str:

@@ -14,6 +14,8 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
 from scale_helpers import fresh_id
 from swarmgraph.graph import (
@@ -229,3 +231,40 @@ def test_the_docs_show_the_block_recall_renders():
     assert WITHHELD in section.replace("\n  ", " ")
     withheld = render_facts([facts[0]], screen=lambda text: "no")
     assert block_text(withheld).splitlines()[-2] in section.replace("\n  ", " ")
+
+
+# -- property: any value a store can hold stays data --------------------------------------------
+
+_values = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
+_keys = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_keys, _values.filter(str.strip)), min_size=1, max_size=6))
+def test_any_value_stays_on_its_line_and_reads_back_whole_or_marked_cut(pairs):
+    from swarmgraph.memory import Fact
+    from swarmgraph.memory.recall_block import recall_block
+
+    facts = [Fact(key, value, "user") for key, value in pairs]
+    block = recall_block(facts)
+    assert block is not None and text_tokens(block) <= RECALL_TOKENS
+    lines = block.split("\n")
+    assert lines[0] == OPEN and lines[1] == RECALL_HEADER and lines[-1] == CLOSE
+    assert block.count(OPEN) == 1 and block.count(CLOSE) == 1
+    # No character that any reader (str.splitlines, a terminal, a model's tokenizer) takes for
+    # a line break, and nothing invisible.
+    assert block.splitlines() == lines
+    assert not re.search(
+        r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e]", block
+    )
+    shown = [line for line in lines[2:-1] if line.startswith("- ")]
+    for line, fact in zip(shown, facts, strict=False):
+        key_part, _, rest = line[2:].partition(": ")
+        assert (json.loads(key_part) if key_part.startswith('"') else key_part) == fact.key
+        value_text, cut = rest, None
+        if rest.endswith(" characters shown)"):
+            value_text, _, cut = rest.rpartition(" (cut: ")
+        value = json.loads(value_text)
+        assert value == fact.value if cut is None else fact.value.startswith(value[:-1])
