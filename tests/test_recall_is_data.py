@@ -268,3 +268,24 @@ def test_any_value_stays_on_its_line_and_reads_back_whole_or_marked_cut(pairs):
             value_text, _, cut = rest.rpartition(" (cut: ")
         value = json.loads(value_text)
         assert value == fact.value if cut is None else fact.value.startswith(value[:-1])
+
+
+def test_an_async_guardrail_screens_recall_in_an_async_turn():
+    import asyncio
+
+    async def no_override_async(context_variables, messages):
+        await asyncio.sleep(0)
+        return no_override(context_variables, messages)
+
+    url = f"memory://{fresh_id('store')}"
+    user = fresh_id("ming")
+    memory = LongTermMemory(url, user_id=user)
+    memory.remember("home_city", INJECTION)
+    memory.remember("dog_name", "Rex")
+    agent = Agent(name="Vet", input_guardrails=[no_override_async])
+    model = ScriptedChatModel(["Fine."])
+    response = asyncio.run(
+        session(url, user).arun(Swarm(chat_model=model), agent, "My home city, and my dog Rex?")
+    )
+    assert "OVERRIDE" not in everything_sent(model) and '"Rex"' in everything_sent(model)
+    assert [e["passed"] for e in response.trajectory if e.get("when") == "recall"].count(False) == 1
