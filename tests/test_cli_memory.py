@@ -109,3 +109,34 @@ def test_history_shows_a_remembered_value_as_data_on_one_line(tmp_path):
     assert not [line for line in shown.stdout.splitlines() if line.startswith("SYSTEM")]
     (bio,) = [line for line in shown.stdout.splitlines() if "bio:" in line]
     assert bio.endswith("… (5000 characters in all)") and len(bio) < 400
+
+
+def test_the_transcript_docs_cli_shows_is_what_the_chat_prints(tmp_path):
+    import re
+    import subprocess
+    from pathlib import Path
+
+    from test_cli import SWARMGRAPH, _env
+
+    page = (Path(__file__).parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = page[page.index("## Long-term memory in the chat") :]
+    block = re.search(r"```text\n(.*?)```", section, re.S)[1]
+    chats = [c for c in block.split("$ swarmgraph chat ") if c.strip()]
+    assert len(chats) == 2
+    for one in chats:
+        args, *lines = one.strip().splitlines()
+        said = [x.removeprefix("you › ") for x in lines if x.startswith("you › ")]
+        done = subprocess.run(
+            [str(SWARMGRAPH), "chat", *args.split(), "--no-color"],
+            cwd=tmp_path,
+            env=_env(),
+            input="\n".join([*said, "/quit"]) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        for line in lines:
+            if not line.startswith(("you › ", "...")):
+                assert line.strip() in done.stdout, line
