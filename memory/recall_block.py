@@ -108,8 +108,16 @@ def _escaped(c: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def _key(key: str) -> str:
-    return key if _PLAIN_KEY.fullmatch(key) else quoted(key)
+def _key(key: str, max_tokens: int = FACT_TOKENS) -> str:
+    """``key`` as the line shows it: a plain word as is, else a JSON string, cut to half the
+    line's ``max_tokens`` (a key of 256 bytes of control characters escapes to ~1,500)."""
+    if _PLAIN_KEY.fullmatch(key):
+        return key
+    shown, keep = quoted(key), len(key)
+    while text_tokens(shown) > max_tokens // 2 and keep > 0:
+        keep = keep * 3 // 4
+        shown = quoted(key[:keep] + "…")
+    return shown
 
 
 def fact_line(fact: Fact, max_tokens: int = FACT_TOKENS) -> tuple[str, str]:
@@ -125,14 +133,15 @@ def fact_line(fact: Fact, max_tokens: int = FACT_TOKENS) -> tuple[str, str]:
     """
     mark = _MARKS.get(fact.scope, "")
     value = fact.value
-    line = f"- {_key(fact.key)}: {quoted(value)}{mark}"
+    key = _key(fact.key, max_tokens)
+    line = f"- {key}: {quoted(value)}{mark}"
     if text_tokens(line) <= max_tokens:
         return line, fact.line()
-    keep = max(max_tokens * 4 - len(_key(fact.key)) - 60, 0)
+    keep = max(max_tokens * 4 - len(key) - 60, 0)
     while True:
         value = fact.value[:keep] + "…"
         cut = f" (cut: {keep} of {len(fact.value)} characters shown)"
-        line = f"- {_key(fact.key)}: {quoted(value)}{mark}{cut}"
+        line = f"- {key}: {quoted(value)}{mark}{cut}"
         if text_tokens(line) <= max_tokens or keep == 0:
             return line, f"{fact.key}: {value}"
         keep = keep * 9 // 10  # escapes made it longer than its characters: shrink
