@@ -21,7 +21,7 @@ Example:
     >>> answer([HumanMessage("I live in Lyon."), HumanMessage("Actually, I moved to Porto."),
     ...         HumanMessage("Which city do I live in?")])
     'Porto'
-    >>> answer([SystemMessage("Be kind.\\n\\nWhat you remember ...:\\n- home_city: Ghent"),
+    >>> answer([SystemMessage('Be kind.\\n\\n<memory>\\n...\\n- home_city: "Ghent"\\n</memory>'),
     ...         HumanMessage("I live in Lyon."), HumanMessage("Which city do I live in?")])
     'Ghent'
     >>> answer([HumanMessage("Please forget my city."), HumanMessage("Which city do I live in?")])
@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -44,6 +45,16 @@ UNKNOWN = "I don't know."
 _MEMORY_LINE = re.compile(
     r"^[-*] (?P<key>\w+): (?P<value>.+?)(?: \((?:your own note|shared).*\))?$"
 )
+
+
+def _value(shown: str) -> str:
+    """A memory line's value: recall shows each as a JSON string (memory/recall_block.py)."""
+    if shown.startswith('"'):
+        try:
+            return str(json.loads(shown))
+        except ValueError:
+            return shown
+    return shown
 
 
 def _read(text: str, belief: dict[str, str]) -> None:
@@ -70,7 +81,7 @@ def answer(messages: Sequence[BaseMessage]) -> str:
         for line in text.splitlines():
             match = _MEMORY_LINE.match(line.strip()) if isinstance(message, SystemMessage) else None
             if match and match["key"] in FACT_KEYS:
-                remembered[match["key"]] = match["value"]
+                remembered[match["key"]] = _value(match["value"])
             else:
                 _read(line.removeprefix("User: ").removeprefix("- "), belief)
     belief.update(remembered)

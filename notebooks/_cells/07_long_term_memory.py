@@ -155,10 +155,10 @@ print("Sales was sent:\n" + sales_prompt)
 check("the answer came from Sales", response.agent.name, "Sales")
 check(
     "Triage's prompt recalls the dog from the first conversation",
-    "- dog_name: Rex" in triage_prompt,
+    '- dog_name: "Rex"' in triage_prompt,
 )
-check("and Triage's own note", "- tone: short (your own note)" in triage_prompt)
-check("Sales' prompt recalls the dog too", "- dog_name: Rex" in sales_prompt)
+check("and Triage's own note", '- tone: "short" (your own note)' in triage_prompt)
+check("Sales' prompt recalls the dog too", '- dog_name: "Rex"' in sales_prompt)
 check("but not Triage's note: an agent's notes are its own", "tone" not in sales_prompt)
 
 # %% [markdown]
@@ -188,7 +188,7 @@ check(
 turn("ming-4", "Big news: I moved to Porto.")
 _, prompts = turn("ming-5", "Which city do I live in, and how far is the honey farm?")
 print(prompts[0])
-check("the prompt recalls the new city", "- home_city: Porto" in prompts[0])
+check("the prompt recalls the new city", '- home_city: "Porto"' in prompts[0])
 check("never the superseded one", "Lyon" not in prompts[0])
 print("history:", [(f.value, f.conversation_id) for f in memory.history("home_city")])
 check(

@@ -329,7 +329,8 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     memory = parse_memory(args.memory, model=choice.chat_model)
     swarm: Any = choice.swarm
     if user_agent is None:
-        start, *others = demo_agents(model=choice.name)
+        # --user: the demo agents remember (the memory tools; offline, demo_memory's rules).
+        start, *others = demo_agents(model=choice.name, memory_tools=bool(args.user))
         agents = [start, *others]
     else:
         from .demo_loop import LoopSwarm

@@ -43,6 +43,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from ..graph.chat_models.scripted import ScriptedChatModel, scripted_tool_calls
 from ..graph.types import Agent, Result
+from .demo_memory import memory_reply, recalled, with_memory_note
 
 __all__ = [
     "DEMO_CONVERSATION",
@@ -173,8 +174,12 @@ def refunds_instructions(context_variables: dict) -> str:
     )
 
 
-def demo_agents(model: str = "gpt-4o-mini") -> tuple[Agent, Agent, Agent]:
+def demo_agents(
+    model: str = "gpt-4o-mini", *, memory_tools: bool = False
+) -> tuple[Agent, Agent, Agent]:
     """Fresh ``(triage, sales, refunds)`` agents; ``model`` is what a real model run uses.
+    ``memory_tools=True`` (``swarmgraph chat --user ID``) gives each the long-term memory
+    tools and says so in its instructions (:mod:`.demo_memory`).
 
     Example:
         >>> triage, sales, refunds = demo_agents()
@@ -201,6 +206,10 @@ def demo_agents(model: str = "gpt-4o-mini") -> tuple[Agent, Agent, Agent]:
     )
     sales.handoffs.append(triage)
     refunds.handoffs.append(triage)
+    if memory_tools:
+        for agent in (triage, sales, refunds):
+            agent.memory_tools = True
+            agent.instructions = with_memory_note(agent.instructions)
     return triage, sales, refunds
 
 
@@ -272,7 +281,11 @@ def demo_rules(messages: Sequence[BaseMessage]) -> AIMessage | str:
     order = _field(system, "order_id")
     wants_refund, wants_buy = bool(_REFUND.search(text)), bool(_BUY.search(text))
     asks_status = bool(_STATUS.search(text))
-    hello = f"{name}" if name else "there"
+    remembered = memory_reply(system, text, done, n)  # only with the memory tools
+    if remembered is not None:
+        return remembered
+    # A name from an earlier conversation greets the customer (the context may not hold it).
+    hello = name or recalled(system).get("name") or "there"
 
     if system.startswith("You are Triage"):
         calls: list[tuple[str, dict]] = []
