@@ -353,7 +353,10 @@ SLOTS: tuple[Slot, ...] = (
         ),
         others=("German", "Russian", "Latin"),
         canonical=("I am learning {v}.", "The language I am learning is {v}."),
-        paraphrase=("I study {v} every evening as my new language.", "{v} is the language I study."),
+        paraphrase=(
+            "I study {v} every evening as my new language.",
+            "{v} is the language I study.",
+        ),
         casual=("duolingo streak day 40. {lv} verbs are hard",),
         distractor=("My sister is learning {v}.",),
         topic="language",
@@ -430,7 +433,7 @@ SLOTS: tuple[Slot, ...] = (
             "Nationwide", "Lloyds", "Starling", "Halifax", "Natwest", "Danske", "Handelsbanken",
             "Bunq", "Raiffeisen",
         ),
-        others=("HSBC", "Chase", "Citibank"),
+        others=("Chase", "Citibank", "Monese"),
         canonical=("My bank is {v}.", "My bank account is with {v}."),
         paraphrase=("My account is at {v}, my bank.", "{v} is the bank I use."),
         casual=("card declined at lunch. {lv} app was down again",),
@@ -977,10 +980,8 @@ def _questions(
     values_of = {
         user: {v for f in facts if f.user_id == user for v in f.values} for user in user_ids
     }
-    questions = []
-    for fact in facts:
-        user = fact.user_id
-        foreign = sorted(
+    foreign_of = {  # another user's value this user never had nor said: showing it leaks
+        user: sorted(
             {
                 v
                 for other in user_ids
@@ -989,6 +990,12 @@ def _questions(
                 if v not in values_of[user] and not mentions(said[user], v)
             }
         )
+        for user in user_ids
+    }
+    questions = []
+    for fact in facts:
+        user = fact.user_id
+        foreign = foreign_of[user]
         distractors = sorted(
             {
                 t.value

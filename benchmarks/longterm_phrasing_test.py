@@ -203,7 +203,7 @@ TEST_PHRASING: dict[str, HeldOutPhrasing] = {
         relative=("New test results: it's {lv} that I react to now.",),
         negate=("I'm not allergic to anything after all.",),
         other=("{who} is allergic to {lv}.",),
-        questions=("What am I allergic to?", "What gives me an allergic reaction?"),
+        questions=("Which allergy do I have?", "What gives me an allergic reaction?"),
     ),
     "language": HeldOutPhrasing(
         state=("I'm taking {v} lessons.", "Practising my {v} every evening."),
@@ -257,7 +257,7 @@ TEST_PHRASING: dict[str, HeldOutPhrasing] = {
         relative=("Switched accounts again, {v} now.",),
         negate=("I closed my account, no bank for now.",),
         other=("{who} banks with {v}.",),
-        questions=("Which bank am I with?", "Where do I keep my current account?"),
+        questions=("Who do I bank with?", "Where do I keep my current account?"),
     ),
 }  # fmt: skip
 
