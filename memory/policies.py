@@ -117,6 +117,21 @@ class MemoryPolicy:
         """``meta`` (the latest stored) with this turn's policy ``state`` in it."""
         return meta
 
+    def arrange(
+        self, shown: Sequence[BaseMessage], new: Sequence[BaseMessage]
+    ) -> list[BaseMessage]:
+        """What the model is sent this turn: the folded history ``shown``, then the turn's
+        ``new`` messages. A policy that chooses by what was just said (retrieval) overrides
+        it: ``fold`` runs on storage and never sees the new message.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> shown, new = [HumanMessage("a")], [HumanMessage("b")]
+            >>> [m.content for m in BufferMemory().arrange(shown, new)]
+            ['a', 'b']
+        """
+        return [*shown, *new]
+
 
 class BufferMemory(MemoryPolicy):
     """Show everything (what plain ``ConversationBufferMemory`` does).
@@ -363,13 +378,14 @@ def _text(reply: Any) -> str:
 
 
 def parse_memory(spec: str, *, model: Any = None) -> MemoryPolicy:
-    """A policy from a CLI string: ``buffer``, ``window:K``, ``tokens:N``, ``summary[:K]``.
+    """A policy from a CLI string: ``buffer``, ``window:K``, ``tokens:N``, ``summary[:K]``,
+    ``retrieval[:K]`` (``RetrievalMemory(k=K)``, 3 unless ``:K``).
 
     ``summary`` needs the summariser ``model``; it keeps the last 10 messages unless ``:K``.
 
     Example:
-        >>> parse_memory("window:20"), parse_memory("tokens:2000")
-        (WindowMemory(20), TokenTrimMemory(2000))
+        >>> parse_memory("window:20"), parse_memory("tokens:2000"), parse_memory("retrieval:2")
+        (WindowMemory(20), TokenTrimMemory(2000), RetrievalMemory(k=2, keep_last=6))
         >>> parse_memory("window")
         Traceback (most recent call last):
         ...
@@ -379,9 +395,10 @@ def parse_memory(spec: str, *, model: Any = None) -> MemoryPolicy:
         return spec
     name, _, arg = str(spec).strip().partition(":")
     name = name.strip().lower()
-    if name not in ("buffer", "window", "tokens", "summary"):
+    if name not in ("buffer", "window", "tokens", "summary", "retrieval"):
         raise ValueError(
-            f"unknown memory policy {spec!r}; use buffer, window:K, tokens:N or summary[:K]"
+            f"unknown memory policy {spec!r}; use buffer, window:K, tokens:N, summary[:K]"
+            " or retrieval[:K]"
         )
     if name == "buffer":
         if arg:
@@ -393,6 +410,10 @@ def parse_memory(spec: str, *, model: Any = None) -> MemoryPolicy:
             number = int(arg)
         except ValueError:
             raise ValueError(f"memory policy {spec!r}: {arg!r} is not a whole number") from None
+    if name == "retrieval":
+        from .retrieval_memory import RetrievalMemory  # it imports this module
+
+        return RetrievalMemory(k=3 if number is None else number)
     if name == "summary":
         if model is None:
             raise ValueError("memory policy 'summary' needs a model to write the summary")
