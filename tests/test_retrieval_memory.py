@@ -152,3 +152,25 @@ def test_hybrid_with_an_extractor_writes_then_recalls_in_a_new_conversation(tmp_
     )
     system = [m.content for m in recorder.sent[-1] if isinstance(m, SystemMessage)]
     assert sum("- dog_name: Rex" in s for s in system) == 1  # once: recall=0 on the Session
+
+
+def test_retrieval_through_an_async_session(tmp_path):
+    import asyncio
+
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    agent = Agent(name="Assistant")
+    recorder = _Recorder()
+
+    async def main():
+        for text in FACTS:
+            await Session("c", url=url, memory=RetrievalMemory(k=1, keep_last=0)).arun(
+                Swarm(chat_model=recorder.model), agent, text
+            )
+        await Session("c", url=url, memory=RetrievalMemory(k=1, keep_last=0)).arun(
+            Swarm(chat_model=recorder.model), agent, "Remind me what my dog is called"
+        )
+
+    asyncio.run(main())
+    system = [m.content for m in recorder.sent[-1] if isinstance(m, SystemMessage)]
+    assert any('- "My dog is called Rex."' in s for s in system)
+    assert len(recorder.sent[-1]) == 3  # instructions, the retrieved block, the question
