@@ -378,14 +378,13 @@ def _text(reply: Any) -> str:
 
 
 def parse_memory(spec: str, *, model: Any = None) -> MemoryPolicy:
-    """A policy from a CLI string: ``buffer``, ``window:K``, ``tokens:N``, ``summary[:K]``,
-    ``retrieval[:K]`` (``RetrievalMemory(k=K)``, 3 unless ``:K``).
+    """A policy from a CLI string: ``buffer``, ``window:K``, ``tokens:N``, ``summary[:K]``.
 
     ``summary`` needs the summariser ``model``; it keeps the last 10 messages unless ``:K``.
 
     Example:
-        >>> parse_memory("window:20"), parse_memory("tokens:2000"), parse_memory("retrieval:2")
-        (WindowMemory(20), TokenTrimMemory(2000), RetrievalMemory(k=2, keep_last=6))
+        >>> parse_memory("window:20"), parse_memory("tokens:2000")
+        (WindowMemory(20), TokenTrimMemory(2000))
         >>> parse_memory("window")
         Traceback (most recent call last):
         ...
@@ -395,10 +394,9 @@ def parse_memory(spec: str, *, model: Any = None) -> MemoryPolicy:
         return spec
     name, _, arg = str(spec).strip().partition(":")
     name = name.strip().lower()
-    if name not in ("buffer", "window", "tokens", "summary", "retrieval"):
+    if name not in ("buffer", "window", "tokens", "summary"):
         raise ValueError(
-            f"unknown memory policy {spec!r}; use buffer, window:K, tokens:N, summary[:K]"
-            " or retrieval[:K]"
+            f"unknown memory policy {spec!r}; use buffer, window:K, tokens:N or summary[:K]"
         )
     if name == "buffer":
         if arg:
@@ -410,10 +408,6 @@ def parse_memory(spec: str, *, model: Any = None) -> MemoryPolicy:
             number = int(arg)
         except ValueError:
             raise ValueError(f"memory policy {spec!r}: {arg!r} is not a whole number") from None
-    if name == "retrieval":
-        from .retrieval_memory import RetrievalMemory  # it imports this module
-
-        return RetrievalMemory(k=3 if number is None else number)
     if name == "summary":
         if model is None:
             raise ValueError("memory policy 'summary' needs a model to write the summary")
