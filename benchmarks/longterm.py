@@ -153,18 +153,26 @@ _SCHEMA_TOKENS = count_tokens_approximately(
 
 @dataclass
 class CountedExtractor:
-    """An extractor and the tokens its model calls sent (0 for gold and rules: no model)."""
+    """An extractor and the tokens its model calls sent (0 for gold and rules: no model).
+
+    ``cache`` (text -> operations) is shared by the rows of one dataset, so a real model is
+    asked once per message however many memory models use it; each call still counts the
+    tokens a deployment would send.
+    """
 
     name: str
     extract: Callable[[str], list[Operation]]
     calls_model: bool
     tokens: int = 0
+    cache: dict[str, list[Operation]] = field(default_factory=dict)
 
     def __call__(self, text: str) -> list[Operation]:
         if self.calls_model:  # extract_context's request: its prompt, the message, the schema
             request = [SystemMessage(EXTRACT_PROMPT), HumanMessage(f"User: {text}")]
             self.tokens += count_tokens_approximately(request) + _SCHEMA_TOKENS
-        return self.extract(text)
+        if text not in self.cache:
+            self.cache[text] = self.extract(text)
+        return list(self.cache[text])
 
 
 def gold_extractor(data: Dataset) -> Callable[[str], list[Operation]]:
@@ -196,14 +204,21 @@ def model_extractor(model: Any) -> Callable[[str], list[Operation]]:
     return extract
 
 
-def extractors(data: Dataset, extract_model: Any = None) -> dict[str, CountedExtractor]:
-    """``gold``, ``rules`` and ``model`` (the scripted stand-in unless ``extract_model``)."""
+def extractors(
+    data: Dataset, extract_model: Any = None, caches: dict[str, dict] | None = None
+) -> dict[str, CountedExtractor]:
+    """``gold``, ``rules`` and ``model`` (the scripted stand-in unless ``extract_model``),
+    each with its token count at 0; ``caches`` (name -> cache) shares what was extracted."""
     model = model_extractor(extract_model) if extract_model is not None else model_extract
-    return {
+    caches = caches if caches is not None else {}
+    made = {
         "gold": CountedExtractor("gold", gold_extractor(data), calls_model=False),
         "rules": CountedExtractor("rules", rule_extract, calls_model=False),
         "model": CountedExtractor("model", model, calls_model=True),
     }
+    for name, extractor in made.items():
+        extractor.cache = caches.setdefault(name, {})
+    return made
 
 
 # -- stage 1: what is written -----------------------------------------------------------
@@ -481,22 +496,24 @@ def run_dataset(
     if unknown:
         raise ValueError(f"unknown memory models {unknown}; choose from {list(model_names())}")
     rows: dict[str, dict[str, Any]] = {}
+    caches: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, name in enumerate(names):
             url = "sqlite:///" + os.path.join(tmp, f"{i}.db")
             assistant = Assistant(data, answer_model)
             extract = None
-            base, _, arg = name.partition(" (")
-            arg = arg.rstrip(")")
-            if arg:
-                extract = extractors(data, extract_model)[arg]
-            run = _plan(data, url, assistant, base, arg, extract, k)
+            base, arg = name, ""
+            if name.endswith(")"):  # "long-term (vector) (gold)": the last brackets
+                base, _, arg = name[:-1].rpartition(" (")
+                extract = extractors(data, extract_model, caches)[arg]
+            run = _plan(data, url, assistant, base, extract, k)
             tokens = assistant.tokens + run.summariser_tokens + (extract.tokens if extract else 0)
             rows[name] = _row(data, run, tokens)
     buffer = rows.get("buffer", {}).get("whole_run_tokens")
     for row in rows.values():
         row["share_of_buffer"] = row["whole_run_tokens"] / buffer if buffer else float("nan")
-    writes = {name: written(data, e) for name, e in extractors(data, extract_model).items()}
+    made = extractors(data, extract_model, caches)
+    writes = {name: written(data, e) for name, e in made.items()}
     return {"rows": rows, "writes": writes, "counts": data.counts()}
 
 
@@ -505,7 +522,6 @@ def _plan(
     url: str,
     assistant: Assistant,
     base: str,
-    arg: str,
     extract: CountedExtractor | None,
     k: int,
 ) -> ModelRun:

@@ -17,6 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.long_term import format_facts
 
+import benchmarks.longterm as runner_module
+import benchmarks.longterm_answer as answer_module
 import benchmarks.longterm_data as data_module
 import benchmarks.longterm_extract as extract_module
 import benchmarks.longterm_phrasing_test as test_phrasing_module
@@ -51,7 +53,8 @@ from benchmarks.longterm_score import Answer, score
 
 
 @pytest.mark.parametrize(
-    "module", [data_module, extract_module, score_module, test_phrasing_module]
+    "module",
+    [data_module, extract_module, score_module, test_phrasing_module, answer_module, runner_module],
 )
 def test_the_benchmark_modules_doctests_pass(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
