@@ -155,21 +155,25 @@ _SCHEMA_TOKENS = count_tokens_approximately(
 class CountedExtractor:
     """An extractor and the tokens its model calls sent (0 for gold and rules: no model).
 
-    ``cache`` (text -> operations) is shared by the rows of one dataset, so a real model is
-    asked once per message however many memory models use it; each call still counts the
-    tokens a deployment would send.
+    ``cache`` (text -> operations; only with a real model) is shared by the rows of one
+    dataset, so a real model is asked once per message however many memory models use it;
+    each call still counts the tokens a deployment would send, but the ms per turn of the
+    later rows then leave the model's latency out. Offline nothing is cached: every row pays
+    its own extraction time.
     """
 
     name: str
     extract: Callable[[str], list[Operation]]
     calls_model: bool
     tokens: int = 0
-    cache: dict[str, list[Operation]] = field(default_factory=dict)
+    cache: dict[str, list[Operation]] | None = None
 
     def __call__(self, text: str) -> list[Operation]:
         if self.calls_model:  # extract_context's request: its prompt, the message, the schema
             request = [SystemMessage(EXTRACT_PROMPT), HumanMessage(f"User: {text}")]
             self.tokens += count_tokens_approximately(request) + _SCHEMA_TOKENS
+        if self.cache is None:
+            return self.extract(text)
         if text not in self.cache:
             self.cache[text] = self.extract(text)
         return list(self.cache[text])
@@ -208,16 +212,16 @@ def extractors(
     data: Dataset, extract_model: Any = None, caches: dict[str, dict] | None = None
 ) -> dict[str, CountedExtractor]:
     """``gold``, ``rules`` and ``model`` (the scripted stand-in unless ``extract_model``),
-    each with its token count at 0; ``caches`` (name -> cache) shares what was extracted."""
+    each with its token count at 0; ``caches`` (``{}`` to share, ``None``: no caching) keeps
+    what the real model extracted, for the rows after the first."""
     model = model_extractor(extract_model) if extract_model is not None else model_extract
-    caches = caches if caches is not None else {}
     made = {
         "gold": CountedExtractor("gold", gold_extractor(data), calls_model=False),
         "rules": CountedExtractor("rules", rule_extract, calls_model=False),
         "model": CountedExtractor("model", model, calls_model=True),
     }
-    for name, extractor in made.items():
-        extractor.cache = caches.setdefault(name, {})
+    if caches is not None and extract_model is not None:
+        made["model"].cache = caches.setdefault("model", {})
     return made
 
 
@@ -496,7 +500,7 @@ def run_dataset(
     if unknown:
         raise ValueError(f"unknown memory models {unknown}; choose from {list(model_names())}")
     rows: dict[str, dict[str, Any]] = {}
-    caches: dict[str, dict] = {}
+    caches: dict[str, dict] = {}  # used only with a real extraction model
     with tempfile.TemporaryDirectory() as tmp:
         for i, name in enumerate(names):
             url = "sqlite:///" + os.path.join(tmp, f"{i}.db")

@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openai_stub import OpenAIStub, StubReply, stub_text, stub_tool_call
 
-from benchmarks.longterm import main
-from benchmarks.longterm_data import SLOTS
+from benchmarks.longterm import QUICK, main
+from benchmarks.longterm_data import SLOTS, generate
 
 
 def _schema_name(request: dict) -> str | None:
@@ -51,6 +51,9 @@ def test_a_real_chat_model_extracts_and_answers_with_well_formed_requests(tmp_pa
     extraction = [r for r in requests if _schema_name(r) == "BenchFacts"]
     answering = [r for r in requests if _schema_name(r) is None]
     assert extraction and answering
+    # One request per distinct message: the row and the stage-1 replay share what it wrote.
+    said = {t.text for _, t in generate(0, split="dev", **QUICK).turns()}  # type: ignore[arg-type]
+    assert len(extraction) == len(said)
     for request in extraction:
         schema = (request.get("tools") or [{}])[0].get("function", {}).get("parameters") or (
             request["response_format"]["json_schema"]["schema"]
