@@ -106,6 +106,7 @@ from benchmarks.longterm_extract import (
 from benchmarks.longterm_score import Answer, Score, score
 
 SPLITS = ("dev", "test")
+FAILURE_EXAMPLES = 5  # questions kept per row as examples of what went wrong (first seed)
 SEEDS = (0, 1, 2)
 EXTRACTORS = ("gold", "rules", "model")
 SHORT_TERM = ("buffer", "window:20", "tokens:1500", "summary", "retrieval")
@@ -576,8 +577,9 @@ def run_longterm(
 ) -> dict[str, Any]:
     """Every memory model on each split x seed (``quick``: 2 users, 3 sessions, 8 facts).
     Returns per split: ``rows`` (metric -> mean/min/max over seeds), ``writes`` (stage 1 per
-    extractor), ``per_seed``, ``failures`` (seed 0), ``pareto`` (on whole-run tokens), the
-    counts of the first seed; and the target's check on the test split."""
+    extractor), ``per_seed``, ``failures`` (a few examples per row, first seed), ``pareto``
+    (on whole-run tokens), the counts of the first seed; and the target's check on the test
+    split."""
     sizes = QUICK if quick else {}
     out: dict[str, Any] = {
         "seeds": list(seeds), "splits": list(splits), "quick": quick, "k": k,
@@ -595,7 +597,9 @@ def run_longterm(
             )
         first = per_seed[seeds[0]]
         out["counts"][split] = first["counts"]
-        out["failures"][split] = {n: r.pop("_failures") for n, r in first["rows"].items()}
+        out["failures"][split] = {  # a few examples per row (results.json stays small)
+            n: r.pop("_failures")[:FAILURE_EXAMPLES] for n, r in first["rows"].items()
+        }
         for result in list(per_seed.values())[1:]:
             for row in result["rows"].values():
                 row.pop("_failures", None)
