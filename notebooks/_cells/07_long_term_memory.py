@@ -47,7 +47,14 @@ import swarmgraph
 # benchmarks/ is a folder of the checkout, not an installed package: find it from the
 # package's own location (installed editable from the checkout), not from the working directory.
 sys.path.insert(0, str(Path(swarmgraph.__file__).resolve().parents[1]))
-from benchmarks.longterm import POLICIES, format_rows, means, plot_recall_vs_tokens, run_longterm
+from benchmarks.longterm import (
+    LONG_TERM_VARIANTS,
+    POLICIES,
+    format_rows,
+    means,
+    plot_recall_vs_tokens,
+    run_longterm,
+)
 from benchmarks.longterm_data import generate
 
 REAL = bool(os.environ.get("OPENAI_API_KEY"))
@@ -62,9 +69,10 @@ else:
     real_model = None
     print("no OPENAI_API_KEY: every model below is an offline stand-in, labelled where it is used")
 check(
-    "the benchmark has fourteen rows: five models without an extractor, three with each of three",
+    "the benchmark's rows: five memory models without an extractor, and context, each "
+    "long-term store and hybrid with each of the three extractors",
     len(POLICIES),
-    14,
+    5 + 3 * (2 + len(LONG_TERM_VARIANTS)),
 )
 
 # %% [markdown]
