@@ -10,8 +10,12 @@ parser (:func:`benchmarks.longterm_extract.parse_facts`: cue words and value sha
 requests), so a later statement replaces an earlier one, and then reads the lines a memory
 gives (``- key: value`` in the system prompt), which win: a memory says what is current.
 
-It maps the question to a kind of fact by the question's wording (each kind has one question,
-:data:`QUESTIONS`). Its limits are the parser's: it cannot read casual typing ("walked the dog.
+It maps the question to a kind of fact by the question's wording: the dev split's question
+text (:data:`QUESTIONS`), else the first kind of fact whose extraction cue word the question
+holds. Like the extractors it **may be improved against the dev split only**, never against
+the test split's reworded questions or results: on those it shows how far a reader written
+for one wording carries (a question it cannot map is answered "I don't know"). Its limits
+are the parser's: it cannot read casual typing ("walked the dog.
 rex rolled in the mud"), so a policy that shows such a message gets no credit for it here,
 although a real model might read it. With ``OPENAI_API_KEY`` the benchmark lets a real model
 answer instead (``run_longterm(answer_model=...)``).
@@ -37,7 +41,7 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from benchmarks.longterm_data import SLOTS
-from benchmarks.longterm_extract import FACT_KEYS, parse_facts
+from benchmarks.longterm_extract import CUES, FACT_KEYS, parse_facts
 
 #: Question text -> the kind of fact it asks for (the wording of each question, not its answer).
 QUESTIONS = {slot.question: slot.key for slot in SLOTS}
@@ -57,6 +61,19 @@ def _value(shown: str) -> str:
     return shown
 
 
+def question_key(question: str) -> str | None:
+    """The kind of fact ``question`` asks for (``None``: the stand-in cannot tell).
+
+    Example:
+        >>> question_key("Which city do I live in?"), question_key("Who's my dog's doctor?")
+        ('home_city', 'dog_name')
+    """
+    text = question.strip()
+    if text in QUESTIONS:
+        return QUESTIONS[text]
+    return next((key for key in FACT_KEYS if CUES[key].search(text)), None)
+
+
 def _read(text: str, belief: dict[str, str]) -> None:
     """Update ``belief`` with what ``text`` states (sentence by sentence, in order)."""
     found = parse_facts(text)
@@ -71,7 +88,7 @@ def answer(messages: Sequence[BaseMessage]) -> str:
     """The stand-in's answer to the last message (the question), from the messages before it
     (see the module docstring): the value it believes current, or ``"I don't know."``."""
     *shown, question = messages
-    key = QUESTIONS.get(str(question.content).strip())
+    key = question_key(str(question.content))
     if key is None:
         return UNKNOWN
     belief: dict[str, str] = {}

@@ -428,7 +428,7 @@ class Session:
         if "messages" in self.persist:
             turn.folded = self.memory.fold(turn.snapshot)
         resumed = self._prepare(agent, turn, context_variables, swarm)
-        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
+        self.last_sent = [*self.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
         ledger = self._ledger(turn, agent, swarm, run_kwargs)
         turn.memory = start_long_term_turn(self, turn.turn_id, turn.new, run_kwargs)
         from ..graph.errors import SwarmError  # the engine loads on first use (cheap imports)
@@ -475,7 +475,7 @@ class Session:
         if "messages" in self.persist:
             turn.folded = await self.memory.afold(turn.snapshot)
         resumed = self._prepare(agent, turn, context_variables, swarm)
-        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
+        self.last_sent = [*self.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
         ledger = self._ledger(turn, agent, swarm, run_kwargs)
         # Recall runs in the graph's nodes: a sync store read per model call (cached per agent
         # and query within the turn).
