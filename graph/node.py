@@ -76,7 +76,7 @@ from .effects import (
     stamp_id,
 )
 from .guarded_switch import GuardedSwitch, reanswer
-from .guardrails import Gate, Trip, stop
+from .guardrails import Gate, Trip, call_context, screen_decisions, stop
 from .handback import caller_of
 from .history_views import view_for
 from .messages import to_openai
@@ -302,7 +302,8 @@ class AgentNode:
             instructions = instructions(defaultdict(str, context))
         # The run's prompt context (a Session's long-term recall) is asked per model call and
         # per agent: a handoff changes the agent, and so what it may be told.
-        extra = self.runtime.extra_prompt(agent, messages, control)
+        with call_context(context):  # what check_outside_text gives guardrails of recall
+            extra = self.runtime.extra_prompt(agent, messages, control)
         if extra:
             instructions = f"{instructions}\n\n{extra}"
         # Agent(history=...) narrows what this agent's model reads; the state stays whole.
@@ -376,6 +377,7 @@ class AgentNode:
             known = held.known.get(pending.id)
             if pending.in_doubt and known is not None and decisions[pending.id] is True:
                 effects.attempts[questions[pending.id][1].key] = known.attempt + 1
+        decisions = screen_decisions(agent, decisions, turn.context, held.calls)
         ran, answered = split_by_decision(held, decisions)
         doubted = {p.id for p in held.pending if p.in_doubt}
         for message in answered:

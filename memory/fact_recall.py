@@ -1,34 +1,48 @@
 """How :meth:`~.long_term.LongTermMemory.recall` picks facts: BM25 over the visible facts
-(:mod:`.fact_search`), or the store's vector search when it has embeddings.
+(:mod:`.fact_search`), the store's vector search when it has embeddings, or both fused
+(:mod:`.fact_ranking`).
 
 Example:
     >>> from swarmgraph.memory.fact import Fact
     >>> facts = [Fact("dog_name", "Rex", "user"), Fact("city", "Lyon", "user")]
-    >>> [f.key for f in lexical_recall(facts, "What is my dog called?", k=3)]
+    >>> [f.key for f in ranked_recall(None, "ming", facts, "What is my dog called?", 3, "bm25")]
     ['dog_name']
-    >>> [f.key for f in lexical_recall(facts, "what is it?", k=1)]   # no searchable word
+    >>> [f.key for f in ranked_recall(None, "ming", facts, "what is it?", 1, "bm25")]
     ['city']
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import SearchOp
 
 from .fact import Fact
-from .fact_namespaces import SCOPE_ORDER
+from .fact_namespaces import SCOPE_ORDER, namespaces
+from .fact_ranking import Ranking, fuse
 from .fact_search import rank, tokenize
 
 if TYPE_CHECKING:
     from .long_term_store import LongTermStore
 
 
-def lexical_recall(visible: Sequence[Fact], query: str, k: int) -> list[Fact]:
-    """The ``k`` facts of ``visible`` sharing the most (BM25) with ``query``, ties to the newer
-    fact, then the more specific scope, then the key; a query with no searchable word gets
-    the ``k`` newest."""
+def ranked_recall(
+    store: LongTermStore | None,
+    user: str,
+    visible: Sequence[Fact],
+    query: str,
+    k: int,
+    ranking: Ranking,
+) -> list[Fact]:
+    """The ``k`` facts of ``visible`` that ``ranking`` puts first for ``query``.
+
+    ``"bm25"``: only facts sharing a word with the query, best first, ties to the newer fact,
+    then the more specific scope, then the key; a query with no searchable word gets the
+    ``k`` newest. ``"vector"``: the ``k`` most similar by the store's index. ``"hybrid"``:
+    both rankings fused by reciprocal rank. ``store`` is needed only for the last two.
+    """
     facts = sorted(
         visible,
         key=lambda f: (
@@ -37,38 +51,40 @@ def lexical_recall(visible: Sequence[Fact], query: str, k: int) -> list[Fact]:
             f.key,
         ),
     )
+    searched = ranking != "bm25" and bool(query.strip())  # no text, nothing to embed
+    nearest = vector_order(cast("LongTermStore", store), user, query, facts) if searched else []
+    if searched and ranking == "vector":
+        return [facts[i] for i in nearest[:k]]
     documents = [" ".join((f.key, f.value, f.text or "")) for f in facts]
     ranked = rank(query, documents)
+    if searched:  # hybrid
+        return [facts[i] for i in fuse([i for i, _ in ranked], nearest)[:k]]
     if not ranked and not tokenize(query):
         return facts[:k]
     return [facts[i] for i, _ in ranked[:k]]
 
 
-def vector_recall(
-    store: LongTermStore, namespaces: list[tuple[str, ...]], query: str, k: int
-) -> list[Fact]:
-    """The ``k`` current facts in ``namespaces`` the store's vector index finds most similar
-    to ``query``."""
+def vector_order(store: LongTermStore, user: str, query: str, facts: Sequence[Fact]) -> list[int]:
+    """Indices into ``facts`` by the store's vector similarity to ``query``, nearest first
+    (ties keep ``facts``' order). One search per namespace the facts are in, deep enough to
+    rank all of them; a fact with no vector (none was made for it) is left out."""
+    index = {(f.scope, f.agent, f.key): i for i, f in enumerate(facts)}
+    sizes = Counter((f.scope, f.agent) for f in facts)
+    spaces = {namespaces(user, s, a)[0]: size for (s, a), size in sizes.items()}
     pages = store.read(
-        [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in namespaces]
+        [
+            SearchOp(ns, filter={"forgotten": False}, query=query, limit=size)
+            for ns, size in spaces.items()
+        ]
     )
-    scored: list[tuple[float, Fact]] = []
-    for namespace, page in zip(namespaces, pages, strict=True):
+    scored: list[tuple[float, int]] = []
+    for namespace, page in zip(spaces, pages, strict=True):
         for item in cast(Sequence[Any], page or []):
-            if tuple(item.namespace) == namespace:
-                score = getattr(item, "score", None)
-                scored.append(
-                    (
-                        float(score) if score is not None else float("-inf"),
-                        Fact.from_record(item.value),
-                    )
-                )
-    scored.sort(
-        key=lambda pair: (
-            -pair[0],
-            -(pair[1].created_at.timestamp() if pair[1].created_at else 0.0),
-            SCOPE_ORDER[pair[1].scope],
-            pair[1].key,
-        )
-    )
-    return [fact for _, fact in scored[:k]]
+            if tuple(item.namespace) != namespace:  # a second guard: exact namespace
+                continue
+            fact = Fact.from_record(item.value)
+            i = index.get((fact.scope, fact.agent, fact.key))
+            if i is not None and getattr(item, "score", None) is not None:
+                scored.append((float(item.score), i))
+    scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    return [i for _, i in scored]

@@ -35,8 +35,9 @@ A turn's write that changed nothing (the value was current already, nothing to f
 leaves a marker entry for the same reason (:meth:`LongTermMemory.history` skips it).
 
 Search: BM25 over each visible fact's key, value and source text (:mod:`.fact_search`),
-offline and deterministic; or, when ``embeddings`` are given (``memory://`` stores only, see
-:mod:`.long_term_store`), the store's own vector index.
+offline and deterministic; when ``embeddings`` are given (``memory://`` and ``sqlite:///``;
+Postgres with pgvector, see :mod:`.long_term_store`), BM25 fused with the store's own vector
+index by default, or either alone (:mod:`.fact_ranking`).
 
 Example:
     >>> memory = LongTermMemory("memory://doctest-ltm", user_id="ming")
@@ -80,7 +81,8 @@ from .fact_namespaces import (
     writable,
     write_key,
 )
-from .fact_recall import lexical_recall, vector_recall
+from .fact_ranking import Ranking, check_ranking
+from .fact_recall import ranked_recall
 from .ids import check_conversation_id
 
 # Fact and its checks live in .fact; their names stay importable from here, as before.
@@ -112,8 +114,9 @@ class LongTermMemory:
     default store Session uses. ``user_id``: whose memory this is; every read and write stays
     in that user's namespaces (plus the shared one). ``trusted``: may write ``"shared"``
     facts (application code; never give a model-facing tool a trusted instance).
-    ``embeddings``: LangChain embeddings for vector recall (``memory://`` only), ``dims``
-    their size. All methods are synchronous; async code can call them in a thread.
+    ``embeddings``: LangChain embeddings for vector recall (``memory://``, ``sqlite:///``,
+    Postgres with pgvector), ``dims`` their size. All methods are synchronous; async code
+    can call them in a thread.
 
     Example:
         >>> memory = LongTermMemory("memory://doctest-ltm-class", user_id="ming")
@@ -418,7 +421,9 @@ class LongTermMemory:
         found = sorted((f for f in found if not f.forgotten), key=lambda f: (f.agent or "", f.key))
         return [*found, *self.facts()]
 
-    def recall(self, query: str, k: int = 5, agent: str | None = None) -> list[Fact]:
+    def recall(
+        self, query: str, k: int = 5, agent: str | None = None, *, ranking: Ranking | None = None
+    ) -> list[Fact]:
         """The ``k`` current facts most relevant to ``query`` that ``agent`` may read.
 
         Visible: this user's facts, ``agent``'s notes for this user (when ``agent`` is given)
@@ -426,8 +431,11 @@ class LongTermMemory:
         Lexical (default): BM25 over each fact's key, value and source text; only facts
         sharing a word with the query, best first, ties to the newer fact, then the more
         specific scope, then the key. A query with no searchable word (``""``, "what is
-        it?") returns the ``k`` newest facts. With embeddings: the store's vector search,
-        the ``k`` most similar facts.
+        it?") returns the ``k`` newest facts. With embeddings, ``ranking`` (see
+        :mod:`.fact_ranking`): ``"hybrid"`` (the default there) fuses the BM25 ranking with
+        the store's vector search, ``"vector"`` is the ``k`` most similar facts, ``"bm25"``
+        the lexical ranking alone; both rank every visible fact, so they return ``k`` facts
+        whenever there are ``k``.
 
         Example:
             >>> memory = LongTermMemory("memory://doctest-ltm-recall", user_id="ming")
@@ -446,9 +454,8 @@ class LongTermMemory:
             return []
         if agent is not None:
             check_name(agent, "agent name")
-        if self._store.vector_search and query.strip():
-            return vector_recall(self._store, visible(self._user, agent), query, k)
-        return lexical_recall(self.facts(agent), query, k)
+        ranking = check_ranking(ranking, vector=self._store.vector_search)
+        return ranked_recall(self._store, self._user, self.facts(agent), query, k, ranking)
 
     def history(self, key: str, scope: Scope = "user", agent: str | None = None) -> list[Fact]:
         """Every value ``key`` has had in ``scope``, oldest first: superseded values, then the

@@ -67,6 +67,14 @@ def open_long_term(
         return persist, None
     wanted = long_term is not None or "long_term" in persist
     if not wanted:
+        if user_id is not None:  # LangGraph's way too: a user id alone turns no memory on
+            warnings.warn(
+                f"Session(user_id={user_id!r}) keeps no long-term memory without "
+                "long_term=True (or a LongTermMemory); pass it to recall this user's facts "
+                "in later conversations, or long_term=False to say you mean none",
+                UserWarning,
+                stacklevel=3,  # the caller's Session(...) line
+            )
         return persist, None
     if "long_term" not in persist:
         if not default_persist:

@@ -66,6 +66,7 @@ from langchain_core.messages import BaseMessage
 
 from ..graph.errors import SwarmError
 from .agent_resolution import KnownAgents
+from .approvals import replayed_decisions
 from .backends import open_store
 from .context_json import DEFAULT_SIZE_LIMIT
 from .context_merge import MergeRule, check_rules
@@ -283,7 +284,7 @@ class Session(StoredConversation):
         if "messages" in self.persist:
             turn.folded = yield Step(self.memory.fold, (turn.snapshot,), self.memory.afold)
         resumed = self._prepare(agent, turn, caller, swarm)
-        self.last_sent = [*turn.folded.shown, *turn.new, *turn.carried]
+        self.last_sent = [*self.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
         self._ledger(turn, agent, swarm, run_kwargs)
         if self._long_term is not None:  # recall and the memory tools ride on the run
             turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
@@ -358,6 +359,10 @@ class Session(StoredConversation):
             return None
         stored = find_turn(turn.snapshot, turn.turn_id)
         if stored is not None and stored.get("status", "done") == "done":
+            if approvals:  # a replay must bring the decisions that turn applied
+                replayed_decisions(
+                    self.store, self.conversation_id, turn.snapshot.messages, approvals
+                )
             return stored
         if stored is not None:  # open: resume it (a retry takes the turn over)
             from .turn_recovery import resume_open
