@@ -73,7 +73,7 @@ def open_long_term(
                 "long_term=True (or a LongTermMemory); pass it to recall this user's facts "
                 "in later conversations, or long_term=False to say you mean none",
                 UserWarning,
-                stacklevel=3,  # the caller's Session(...) line
+                stacklevel=4,  # the caller's Session(...) line (via long_term_options)
             )
         return persist, None
     if "long_term" not in persist:

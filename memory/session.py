@@ -176,8 +176,8 @@ class Session(StoredConversation):
         #: The user's long-term memory (``None``: off); see ``long_term=``.
         self.long_term: LongTermMemory | None = None
         self.user_id, self.recall, self.extract = user_id, recall, extract
-        asked = long_term is not None or extract is not None or "long_term" in self.persist
-        if asked or type(recall) is not int or recall != 3:  # else nothing long-term to check
+        asked = long_term is not None or extract is not None or user_id is not None
+        if asked or "long_term" in self.persist or type(recall) is not int or recall != 3:
             from .long_term_session import long_term_options
 
             self.persist, self.long_term, self.recall, self.extract = long_term_options(

@@ -122,7 +122,7 @@ def test_hybrid_shows_current_facts_of_this_user_only_and_the_matching_messages(
     session = Session(cid, url=backend_url, memory=HybridMemory(mine, facts=3, k=1, keep_last=0))
     session.run(Swarm(chat_model=recorder.model), agent, "Which city do I live in?")
     system = "\n".join(m.content for m in recorder.sent[-1] if isinstance(m, SystemMessage))
-    assert "- home_city: Porto" in system
+    assert '- home_city: "Porto"' in system
     assert "Lyon" not in system.split(RETRIEVED_HEADER)[0]  # the superseded value is not current
     assert "Ghent" not in system  # never another user's
     assert '- "The city is lovely in spring."' in system
@@ -151,7 +151,7 @@ def test_hybrid_with_an_extractor_writes_then_recalls_in_a_new_conversation(tmp_
         Swarm(chat_model=recorder.model), agent, "What is my dog called?"
     )
     system = [m.content for m in recorder.sent[-1] if isinstance(m, SystemMessage)]
-    assert sum("- dog_name: Rex" in s for s in system) == 1  # once: recall=0 on the Session
+    assert sum('- dog_name: "Rex"' in s for s in system) == 1  # once: recall=0 on the Session
 
 
 def test_retrieval_through_an_async_session(tmp_path):
