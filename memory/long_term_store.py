@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import json
 import os
 import sqlite3
 import threading
@@ -60,6 +59,7 @@ from langgraph.store.base import BaseStore, IndexConfig, Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
 from .urls import default_url, memory_namespace, redact_url, shown_url, sqlite_path, url_scheme
+from .vector_index import claim_sqlite_index, embed_missing, embeddings_name, require_pgvector
 
 if TYPE_CHECKING:
     from langgraph.store.postgres import PostgresStore
@@ -262,21 +262,6 @@ def _index(embeddings: Embeddings, dims: int | None) -> IndexConfig:
     return {"dims": dims, "embed": embeddings, "fields": [EMBEDDED_FIELD]}
 
 
-def embeddings_name(embeddings: Embeddings) -> str:
-    """What a vector index records about the model that filled it: the class's name (not
-    its module, which a library may move between versions) and its ``model``/``model_name``
-    field when it has one.
-
-    Example:
-        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
-        >>> embeddings_name(DeterministicFakeEmbedding(size=8))
-        'DeterministicFakeEmbedding'
-    """
-    name = type(embeddings).__qualname__
-    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
-    return f"{name}:{model}" if isinstance(model, str) and model else name
-
-
 def _check_same_embeddings(
     store: LongTermStore, embeddings: Embeddings | None, dims: int | None
 ) -> None:
@@ -384,62 +369,6 @@ def _sqlite_store_class() -> type[SqliteStore]:
     return _SqliteStore
 
 
-#: The table that records which embeddings filled a SQLite file's vector index.
-_SQLITE_INDEX_TABLE = "swarmgraph_vector_index"
-
-
-def _claim_sqlite_index(store: SqliteStore, url: str, name: str, dims: int) -> None:
-    """Record (first opener) or check (every later one, any process) the embeddings that
-    fill the file's vectors: two models' vectors cannot be compared, so others are refused."""
-    from .errors import StorageConfigurationError
-
-    conn = store.conn
-    with store.lock:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {_SQLITE_INDEX_TABLE} "
-                "(id INTEGER PRIMARY KEY CHECK (id = 1), embeddings TEXT NOT NULL, "
-                "dims INTEGER NOT NULL)"
-            )
-            row = conn.execute(
-                f"SELECT embeddings, dims FROM {_SQLITE_INDEX_TABLE} WHERE id = 1"
-            ).fetchone()
-            if row is None:
-                conn.execute(
-                    f"INSERT INTO {_SQLITE_INDEX_TABLE} (id, embeddings, dims) VALUES (1, ?, ?)",
-                    (name, dims),
-                )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    if row is not None and (row[0], int(row[1])) != (name, dims):
-        raise StorageConfigurationError(
-            url,
-            f"its vector index holds {row[1]}-dimension vectors from {row[0]}, and these "
-            f"embeddings are {name} with {dims} dimensions",
-            hint="open it with the embeddings that filled it, or keep these in another file",
-        )
-
-
-def _embed_missing(store: SqliteStore) -> None:
-    """Embed every current fact that has no vector yet (written by a process that opened
-    the file without embeddings), so vector recall sees all of them."""
-    rows = store.conn.execute(
-        "SELECT s.prefix, s.key, s.value FROM store s WHERE s.prefix GLOB 'swarmgraph.ltm.*' "
-        "AND json_extract(s.value, '$.forgotten') = 0 AND NOT EXISTS (SELECT 1 FROM "
-        "store_vectors v WHERE v.prefix = s.prefix AND v.key = s.key)"
-    ).fetchall()
-    for start in range(0, len(rows), 100):  # namespace labels never hold a "."
-        store.batch(
-            [
-                PutOp(tuple(prefix.split(".")), key, json.loads(value))
-                for prefix, key, value in rows[start : start + 100]
-            ]
-        )
-
-
 def _open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") -> SqliteStore:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     options: dict[str, Any] = {
@@ -463,8 +392,8 @@ def _open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") 
     store = _sqlite_store_class()(conn, index=cast(Any, sqlite_index))
     store.setup()
     if index is not None:
-        _claim_sqlite_index(store, url, embeddings_name(index["embed"]), index["dims"])  # type: ignore[arg-type]
-        _embed_missing(store)
+        claim_sqlite_index(store, url, embeddings_name(index["embed"]), index["dims"])  # type: ignore[arg-type]
+        embed_missing(store)
     return store
 
 
@@ -480,22 +409,6 @@ def _postgres_errors(url: str) -> Iterator[None]:
         yield
     except (psycopg.OperationalError, psycopg_pool.PoolTimeout, psycopg_pool.PoolClosed) as e:
         raise StorageUnavailable(url, str(e).strip() or type(e).__name__) from None
-
-
-def _require_pgvector(conn: Any, url: str) -> None:
-    """``StorageConfigurationError`` naming pgvector unless the server has it installed or
-    installable (``CREATE EXTENSION vector`` is what ``PostgresStore.setup`` runs)."""
-    from .errors import StorageConfigurationError
-
-    row = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
-    if row is None:
-        raise StorageConfigurationError(
-            url,
-            "vector recall (embeddings=) needs the pgvector extension, and this server has "
-            "none ('vector' is not in pg_available_extensions)",
-            hint="install pgvector on the Postgres server, or drop embeddings= to use "
-            "lexical (BM25) recall there, or keep vector memory in sqlite:/// or memory://",
-        )
 
 
 def _open_postgres(url: str, index: IndexConfig | None = None) -> LongTermStore:
@@ -533,7 +446,7 @@ def _open_postgres(url: str, index: IndexConfig | None = None) -> LongTermStore:
         try:
             with pool.connection() as conn:
                 if index is not None:
-                    _require_pgvector(conn, url)
+                    require_pgvector(conn, url)
                 # A session lock, not a transaction: CREATE INDEX CONCURRENTLY refuses those.
                 conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SETUP_LOCK,))
                 try:

@@ -405,14 +405,11 @@ class Session(StoredConversation):
         swarm: Swarm,
         run: list[BaseMessage] | None = None,
     ) -> None:
-        """One conditional write of the turn on the version this turn knows (its load, or its
-        own saves around effect calls); on a conflict, read the record again, replay the run's
-        context changes on it (merge rules, conflicts reported) and write again.
-
-        A turn id found stored on a conflict means an earlier attempt of this turn saved it:
-        nothing is written. A context JSON cannot hold is left out (the stored context stays),
-        the rest written, and the error raised afterwards with the response attached.
-        """
+        """One conditional write of the turn on the version it knows (its load, or its own
+        saves around effect calls); on a conflict, read again, replay the run's context changes
+        (merge rules, conflicts reported) and write again. A turn id found stored on a conflict
+        means an earlier attempt saved it: nothing is written. A context JSON cannot hold is
+        left out (the stored context stays) and its error raised after the rest is written."""
         if not self.persist:
             return
         # Two agents may share a name: the rank says which of them (see agent_resolution).
