@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -719,6 +720,32 @@ def pareto_front(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return front
 
 
+def _label_offset(
+    fx: float, fy: float, chars: int, placed: list[tuple[float, float, float, float]]
+) -> int:
+    """The vertical offset (points) that keeps a label of ``chars`` characters at the point
+    (``fx``, ``fy``, axes fractions) clear of the labels already ``placed`` (their boxes,
+    appended to), trying 0, -9, +9, -18, ... points; the sizes are those of a 7-point label
+    on one panel of :func:`plot_recall_vs_tokens`.
+
+    Example:
+        >>> boxes = []
+        >>> _label_offset(0.5, 0.5, 10, boxes), _label_offset(0.52, 0.5, 10, boxes)
+        (0, -9)
+    """
+    width, height, step = 0.009 * chars + 0.01, 0.026, 9 / 72 * 100 / 450
+    for i in range(12):
+        dy = 9 * ((i + 1) // 2) * (-1 if i % 2 else 1)
+        box = (fx, fy + dy * step / 9, fx + width, fy + dy * step / 9 + height)
+        if not any(
+            box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed
+        ):
+            placed.append(box)
+            return dy
+    placed.append((fx, fy, fx + width, fy + height))
+    return 0
+
+
 def plot_recall_vs_tokens(
     by_split: Mapping[str, Mapping[str, Mapping[str, Any]]], path: str
 ) -> None:
@@ -744,16 +771,14 @@ def plot_recall_vs_tokens(
                 color="tab:green", alpha=0.08,
                 label=f">= {TARGET['current_in_prompt']:.0%} at <= 15% of buffer's tokens",
             )  # fmt: skip
-        placed: list[tuple[float, float]] = []
+        placed: list[tuple[float, float, float, float]] = []  # label boxes, axes fractions
+        span = math.log(high / low)
         for name, r in sorted(rows.items(), key=lambda item: item[1]["whole_run_tokens"]):
             x, y = max(r["whole_run_tokens"], 1), r["current_in_prompt"]
             color = "tab:green" if name in front else "tab:grey"
             ax.scatter([x], [y], s=40, color=color, zorder=3)
-            near = sum(abs(y - py) < 0.04 and 0.6 < x / px < 1.6 for px, py in placed)
-            ax.annotate(
-                name, (x, y), textcoords="offset points", xytext=(5, 3 - 10 * near), fontsize=7
-            )
-            placed.append((x, y))
+            dy = _label_offset(math.log(x / low) / span, y / 1.05, len(name), placed)
+            ax.annotate(name, (x, y), textcoords="offset points", xytext=(5, 3 + dy), fontsize=7)
         line = sorted(
             (max(r["whole_run_tokens"], 1), r["current_in_prompt"])
             for n, r in rows.items()
