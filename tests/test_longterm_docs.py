@@ -21,6 +21,8 @@ def figures() -> dict[str, str]:
     run = json.loads((ROOT / "benchmarks" / "results.json").read_text())["longterm"]
     rows, writes = run["rows"], run["writes"]
     check = run["target_check"]
+    vector = run["target_checks"]["long-term (vector) (gold)"]
+    lt_vec = "long-term (vector) (gold)"
     return {
         "ctx_gold_test": _pct(rows["test"]["context (gold)"]["current_in_prompt"]),
         "lt_gold_dev": _pct(rows["dev"]["long-term (gold)"]["current_in_prompt"]),
@@ -36,7 +38,28 @@ def figures() -> dict[str, str]:
         "buf_acc_test": _pct(rows["test"]["buffer"]["answer_accuracy"]),
         "target_recall": f"{check['values']['current_in_prompt']['min']:.0%}",
         "target_met": str(check["met"]),
+        "vec_gold_dev": _pct(rows["dev"][lt_vec]["current_in_prompt"]),
+        "vec_gold_test": _pct(rows["test"][lt_vec]["current_in_prompt"]),
+        "vec_gold_share": f"{rows['test'][lt_vec]['share_of_buffer']['mean']:.1%}",
+        "vec_hybrid_test": _pct(rows["test"]["hybrid (vector) (gold)"]["current_in_prompt"]),
+        "vec_leaks": str(
+            max(
+                r["leakage"]["max"]
+                for split in rows.values()
+                for n, r in split.items()
+                if "(vector)" in n
+            )
+        ),
+        "vec_missed": " | ".join(
+            f["question"] for f in run["failures"]["test"][lt_vec] if f["why"] == "not in prompt"
+        ),
+        "vec_target_recall": f"{vector['values']['current_in_prompt']['min']:.0%}",
+        "vec_target_met": str(vector["met"]),
     }
+
+
+def _verdict(met: str) -> str:
+    return "**met**" if met == "True" else "**not met**"
 
 
 def test_the_long_term_memory_page_quotes_the_committed_run():
@@ -52,10 +75,18 @@ def test_the_long_term_memory_page_quotes_the_committed_run():
         f"the rules {f['rules_dev']} and {f['rules_test']}",
         f"falls from {f['lt_model_dev']} to {f['lt_model_test']}",
         f"answers {f['buf_acc_dev']} right on dev and {f['buf_acc_test']} on test",
-        f"{f['target_recall']} of current facts in the prompt on the worst seed",
+        f"with BM25 recall {_verdict(f['target_met'])}, {f['target_recall']} of current facts "
+        "in the prompt",
+        f"puts {f['vec_gold_dev']} on dev and {f['vec_gold_test']} on test, at "
+        f"{f['vec_gold_share']} of buffer's whole-run tokens",
+        f"`HybridMemory` over the vector store, {f['vec_hybrid_test']} on test",
+        f"with vector recall {_verdict(f['vec_target_met'])}, {f['vec_target_recall']} of "
+        "current facts in the prompt",
     ):
         assert sentence in section, sentence
-    assert ("**not met**" in section) == (f["target_met"] == "False")
+    assert f["vec_leaks"] == "0"  # "still no leakage"
+    for question in ("What do I drive?", "Where did I study?"):  # the misses quoted
+        assert question in f["vec_missed"] and f'"{question}"' in section, question
 
 
 def test_the_benchmarks_page_row_quotes_the_committed_run():
@@ -67,4 +98,6 @@ def test_the_benchmarks_page_row_quotes_the_committed_run():
     )
     assert f"long-term memory, gold writes: {f['lt_gold_test']} of current facts" in row
     assert f"at {f['lt_gold_share']} of buffer's whole-run tokens" in row
+    assert f"with vector recall {f['vec_gold_test']} at {f['vec_gold_share']}" in row
+    assert ("(not met either)" in row) == (f["vec_target_met"] == "False")
     assert f"model stand-in writes {f['model_dev']} right on dev, {f['model_test']} on test" in row

@@ -394,7 +394,13 @@ def test_07_shows_scopes_across_conversations_and_the_whole_benchmark_table():
         "retrieval",
         *(
             f"{m} ({e})"
-            for m in ("context", "long-term", "hybrid")
+            for m in (
+                "context",
+                "long-term",
+                "long-term (vector)",
+                "hybrid",
+                "hybrid (vector)",
+            )
             for e in ("gold", "rules", "model")
         ),
     ]  # every memory model x extractor, the losers too
@@ -402,6 +408,7 @@ def test_07_shows_scopes_across_conversations_and_the_whole_benchmark_table():
     assert "dev split" in text and "test split" in text  # both splits, every claim on both
     assert "\u2713 on test the extractor matters more than the memory model" in text
     assert "\u2713 at these sizes the whole target is not met" in text  # said, not hidden
+    assert "\u2713 on test, vector recall puts more current facts in the prompt than BM25" in text
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert "Path.cwd()" not in code  # benchmarks/ is found from the package, not the cwd
     assert len(pngs(nb)) == 1 and pngs(nb)[0].startswith(PNG_SIGNATURE)
