@@ -67,7 +67,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             "effects": lambda: run_effects(turns=2, stateless=(2, 2)),
             "tokens": lambda: run_tokens(turns=12, plot_path=plot),
             "recall": lambda: run_recall(turns=24, plot_path=recall_plot),
-            "longterm": lambda: run_longterm(quick=True, plot_path=longterm_plot),
+            "longterm": lambda: run_longterm(seeds=(0,), quick=True, plot_path=longterm_plot),
             "concurrency": lambda: run_concurrency(
                 sessions=4, turns=2, latency=0.002, repeat=1, sequential_sample=2
             ),
@@ -89,7 +89,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
         "effects": lambda: run_effects(turns=200, stateless=(20, 15)),
         "tokens": lambda: run_tokens(turns=200, plot_path=plot),
         "recall": lambda: run_recall(turns=200, plot_path=recall_plot),
-        "longterm": lambda: run_longterm(seed=0, plot_path=longterm_plot),
+        "longterm": lambda: run_longterm(plot_path=longterm_plot),
         "concurrency": lambda: run_concurrency(
             sessions=1_000,
             turns=5,

@@ -1,8 +1,9 @@
 """The long-term memory benchmark's data: seeded multi-session dialogues with planted facts.
 
 :func:`generate` builds, from one seed, ``users`` users who each talk to the assistant over
-``sessions`` conversations. Each user has ``facts_per_user`` facts (their dog's name, their
-city, their employer, ...), told once (*planted*) in an early session, then:
+``sessions`` conversations (default 6 users x 10 conversations). Each user has
+``facts_per_user`` facts (default 20 of the 20 kinds in :data:`SLOTS`: their dog's name,
+their city, their employer, their GP, ...), told once (*planted*) in an early session, then:
 
 * **updated**: some are said again with a new value in a later session; the old value is
   *superseded* ("I moved to Porto");
@@ -15,7 +16,16 @@ Users 0 and 1 are *twins*: both have a dog called Rex, with different vets, so a
 that mixes users up shows the other user's vet (cross-user leakage), while "Rex" itself can
 never count as a leak.
 
-Every statement of a fact has a *phrasing* that decides which extractor can read it:
+**Two splits.** ``split="dev"`` words everything with this module's templates (the
+:class:`Slot` fields); ``split="test"`` with :mod:`benchmarks.longterm_phrasing_test`, a
+module written separately and first: other statement styles, facts without a cue word,
+two facts in one message, corrections that name the old value, relative updates,
+deletions by negation, distractors about other relations, reworded questions. The offline
+stand-ins (extractors, answering stand-in) are written against ``dev`` only; the gap
+between the splits measures how far they generalise.
+
+In ``dev`` every statement of a fact has a *phrasing* that decides which extractor can
+read it:
 
 =============  =======================================  ========  ===============  =========
 phrasing       example                                  rules     scripted model   raw text
@@ -31,19 +41,26 @@ the word that names the fact, so only a policy that keeps or retrieves the raw t
 them. Distractors are phrased so that the rules, which are naive, take them for the user's
 own facts; the scripted model skips sentences about someone else.
 
+Every turn carries its ground truth (:attr:`Turn.writes`): what a perfect extractor writes
+for it, the benchmark's ``gold`` extractor (:meth:`Dataset.gold_writes`).
+
 At the end each user is asked one question per fact (:class:`Question`), with the gold
 answer, the status (``current``, ``updated``, ``deleted``), the values that would be stale,
 the other users' values that would be a leak, and the distractor values.
 
 Example:
-    >>> data = generate(seed=7, users=3, sessions=4)
+    >>> data = generate(seed=7, users=3, sessions=4, facts_per_user=6, updates_per_user=2,
+    ...                 deletions_per_user=1, restatements_per_user=1)
     >>> counts = data.counts()
     >>> counts["planted"], counts["updated"], counts["deleted"], counts["restated"]
     (18, 6, 3, 3)
     >>> q = data.questions[0]
     >>> q.qid, q.text, q.status in ("current", "updated", "deleted")
     ('u0:dog_name', 'What is my dog called?', True)
-    >>> generate(seed=7, users=3, sessions=4) == data      # the seed decides everything
+    >>> test = generate(seed=7, split="test", users=3, sessions=4)
+    >>> test.questions[0].text in TEST_PHRASING["dog_name"].questions
+    True
+    >>> generate(seed=7, users=3, sessions=4) == generate(seed=7, users=3, sessions=4)
     True
 """
 
@@ -53,12 +70,23 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
+from benchmarks.longterm_phrasing_test import (
+    JOINERS,
+    RELATIONS,
+    SMALL_TALK,
+    TEST_PHRASING,
+    say,
+)
+
+Split = Literal["dev", "test"]
 Phrasing = Literal["canonical", "paraphrase", "casual"]
 Kind = Literal["plant", "update", "delete", "restate", "distractor", "chatter"]
 Status = Literal["current", "updated", "deleted"]
 PHRASINGS: tuple[Phrasing, ...] = ("canonical", "paraphrase", "casual")
+#: The test split's statement phrasings (:mod:`benchmarks.longterm_phrasing_test`).
+TEST_STATEMENTS = ("state", "no_cue", "multi", "correct", "relative")
 TWIN_DOG = "Rex"
 
 
@@ -217,6 +245,202 @@ SLOTS: tuple[Slot, ...] = (
         topic="car",
         forget_paraphrase=("Remove my car details from your notes.",),
     ),
+    Slot(
+        key="cat_name",
+        question="What is my cat called?",
+        values=(
+            "Miso", "Pumpkin", "Saffron", "Tofu", "Olive", "Pickles", "Velvet", "Cinder",
+            "Poppy", "Truffle", "Maple", "Smudge", "Nimbus", "Zephyr", "Biscotti", "Quince",
+        ),
+        others=("Tiger", "Shadow", "Oreo"),
+        canonical=("My cat is called {v}.", "My cat's name is {v}."),
+        paraphrase=("We named our kitten {v}.", "{v} is the name of my cat."),
+        casual=("fed the cat twice by mistake. {lv} is not complaining",),
+        distractor=("My sister's cat is called {v}.",),
+        topic="cat's name",
+        forget_paraphrase=("Delete what you know about my cat, please.",),
+        updatable=False,
+    ),
+    Slot(
+        key="hometown",
+        question="Where did I grow up?",
+        values=(
+            "Galway", "Krakow", "Tampere", "Coimbra", "Varna", "Ljubljana", "Kaunas", "Perugia",
+            "Szeged", "Lucerne", "Odense", "Tromso", "Plovdiv", "Zadar", "Innsbruck", "Ostrava",
+        ),
+        others=("Riga", "Vigo", "Derry"),
+        canonical=("I grew up in {v}.", "My hometown is {v}."),
+        paraphrase=("I was raised in {v}.", "{v} is my hometown."),
+        casual=("childhood memories today. {lv} in winter was the best",),
+        distractor=("My friend grew up in {v}.",),
+        topic="hometown",
+        forget_paraphrase=("Erase my hometown from your notes.",),
+        updatable=False,
+    ),
+    Slot(
+        key="university",
+        question="Which university did I go to?",
+        values=(
+            "Leiden", "Uppsala", "Heidelberg", "Bocconi", "Aalto", "Sorbonne", "Edinburgh",
+            "Trinity", "Salamanca", "Padua", "Groningen", "Durham", "Lund", "Exeter", "Konstanz",
+            "Maastricht",
+        ),
+        others=("Oxford", "Cambridge", "Yale"),
+        canonical=("I went to university at {v}.", "My university was {v}."),
+        paraphrase=("I graduated from {v}.", "{v} is where I did my degree at university."),
+        casual=("found my old student card. {lv} days, wild times",),
+        distractor=("My cousin went to university at {v}.",),
+        topic="university",
+        forget_paraphrase=("Remove my university from your notes.",),
+        updatable=False,
+    ),
+    Slot(
+        key="job_title",
+        question="What is my job title?",
+        values=(
+            "Nurse", "Architect", "Pharmacist", "Surveyor", "Librarian", "Electrician",
+            "Paramedic", "Translator", "Actuary", "Radiographer", "Carpenter", "Dietitian",
+            "Geologist", "Locksmith", "Midwife", "Optician",
+        ),
+        others=("Plumber", "Pilot", "Dentist"),
+        canonical=("My job title is {v}.",),
+        paraphrase=("I am employed as a {v}.", "{v} is my job title these days."),
+        casual=("another shift done. {lv} life is tiring",),
+        distractor=("My brother's job title is {v}.",),
+        topic="job title",
+        forget_paraphrase=("Delete my job title from your notes.",),
+    ),
+    Slot(
+        key="child_name",
+        question="What is my daughter called?",
+        values=(
+            "Isla", "Maya", "Zoe", "Ava", "Nora", "Lila", "Ella", "Mila", "Ada", "Iris", "Ruby",
+            "Alba", "Cleo", "Esme", "Ivy", "Thea",
+        ),
+        others=("Emma", "Sofia", "Chloe"),
+        canonical=("My daughter is called {v}.", "My daughter's name is {v}."),
+        paraphrase=("We named our daughter {v}.", "{v} is the name of my daughter."),
+        casual=("school run done. {lv} forgot her lunch again",),
+        distractor=("My neighbour's daughter is called {v}.",),
+        topic="daughter's name",
+        forget_paraphrase=("Delete my daughter's name from your notes.",),
+        updatable=False,
+    ),
+    Slot(
+        key="allergy",
+        question="What am I allergic to?",
+        values=(
+            "Penicillin", "Peanuts", "Shellfish", "Latex", "Pollen", "Sesame", "Gluten",
+            "Ibuprofen", "Aspirin", "Walnuts", "Kiwi", "Soy", "Mustard", "Celery", "Lupin",
+            "Sulphites",
+        ),
+        others=("Dust", "Wasps", "Eggs"),
+        canonical=("I am allergic to {v}.", "My allergy is {v}."),
+        paraphrase=("{v} is my allergy, so keep it away from me.", "I cannot have {v}, allergic."),
+        casual=("itchy all day. {lv} again probably",),
+        distractor=("My friend is allergic to {v}.",),
+        topic="allergy",
+        forget_paraphrase=("Delete the allergy I mentioned.",),
+        updatable=False,
+    ),
+    Slot(
+        key="language",
+        question="Which language am I learning?",
+        values=(
+            "Spanish", "Japanese", "Korean", "Swahili", "Portuguese", "Hungarian", "Finnish",
+            "Greek", "Turkish", "Polish", "Icelandic", "Welsh", "Dutch", "Czech", "Hindi",
+            "Arabic",
+        ),
+        others=("German", "Russian", "Latin"),
+        canonical=("I am learning {v}.", "The language I am learning is {v}."),
+        paraphrase=(
+            "I study {v} every evening as my new language.",
+            "{v} is the language I study.",
+        ),
+        casual=("duolingo streak day 40. {lv} verbs are hard",),
+        distractor=("My sister is learning {v}.",),
+        topic="language",
+        forget_paraphrase=("Remove the language I am learning from your notes.",),
+    ),
+    Slot(
+        key="doctor_name",
+        question="Who is my doctor?",
+        values=(
+            "Dr Alvarez", "Dr Bianchi", "Dr Chen", "Dr Dubois", "Dr Eriksen", "Dr Fischer",
+            "Dr Gallo", "Dr Horvat", "Dr Iqbal", "Dr Jansen", "Dr Keller", "Dr Laine",
+            "Dr Marsh", "Dr Nilsen", "Dr Ortiz", "Dr Park",
+        ),
+        others=("Dr Young", "Dr Zimmer", "Dr Vogel"),
+        canonical=("My doctor is {v}.",),
+        paraphrase=("I see {v} as my doctor.", "{v} has been my family doctor for years."),
+        casual=("checkup this morning. {lv} says all good",),
+        distractor=("My brother's doctor is {v}.",),
+        topic="doctor",
+        forget_paraphrase=("Delete the doctor I told you about.",),
+    ),
+    Slot(
+        key="sport",
+        question="Which sport do I play?",
+        values=(
+            "Tennis", "Rugby", "Hockey", "Fencing", "Rowing", "Badminton", "Squash", "Handball",
+            "Climbing", "Judo", "Cricket", "Netball", "Volleyball", "Lacrosse", "Curling",
+            "Archery",
+        ),
+        others=("Golf", "Boxing", "Polo"),
+        canonical=("The sport I play is {v}.", "My sport is {v}."),
+        paraphrase=("I play {v} with a club as my sport.", "{v} is the sport I play."),
+        casual=("training tonight, {lv} season starts soon",),
+        distractor=("My cousin's sport is {v}.",),
+        topic="sport",
+        forget_paraphrase=("Remove my sport from your notes.",),
+    ),
+    Slot(
+        key="instrument",
+        question="Which instrument do I play?",
+        values=(
+            "Cello", "Violin", "Clarinet", "Trumpet", "Banjo", "Ukulele", "Oboe", "Harp",
+            "Trombone", "Saxophone", "Mandolin", "Accordion", "Flute", "Bassoon", "Piano",
+            "Marimba",
+        ),
+        others=("Drums", "Guitar", "Tuba"),
+        canonical=("The instrument I play is the {v}.", "My instrument is the {v}."),
+        paraphrase=("I practise the {v} every day as my instrument.", "{v} is my instrument."),
+        casual=("band practice later. my {lv} needs new strings",),
+        distractor=("My friend's instrument is the {v}.",),
+        topic="instrument",
+        forget_paraphrase=("Delete my instrument from your notes.",),
+    ),
+    Slot(
+        key="favourite_food",
+        question="What is my favourite food?",
+        values=(
+            "Lasagne", "Ramen", "Paella", "Risotto", "Dumplings", "Tacos", "Moussaka", "Goulash",
+            "Falafel", "Pierogi", "Curry", "Gnocchi", "Pho", "Burritos", "Tagine", "Bibimbap",
+        ),
+        others=("Pizza", "Kebab", "Sushi"),
+        canonical=("My favourite food is {v}.",),
+        paraphrase=("{v} is my favourite food.", "I love {v} more than any other food."),
+        casual=("dinner was {lv} again, no regrets",),
+        distractor=("My sister's favourite food is {v}.",),
+        topic="favourite food",
+        forget_paraphrase=("Remove my favourite food from your notes.",),
+    ),
+    Slot(
+        key="bank",
+        question="Which bank am I with?",
+        values=(
+            "Monzo", "Barclays", "Santander", "Revolut", "Nordea", "Rabobank", "Triodos",
+            "Nationwide", "Lloyds", "Starling", "Halifax", "Natwest", "Danske", "Handelsbanken",
+            "Bunq", "Raiffeisen",
+        ),
+        others=("Chase", "Citibank", "Monese"),
+        canonical=("My bank is {v}.", "My bank account is with {v}."),
+        paraphrase=("My account is at {v}, my bank.", "{v} is the bank I use."),
+        casual=("card declined at lunch. {lv} app was down again",),
+        distractor=("My brother's bank is {v}.",),
+        topic="bank",
+        forget_paraphrase=("Delete my bank details from your notes.",),
+    ),
 )  # fmt: skip
 SLOT_BY_KEY = {slot.key: slot for slot in SLOTS}
 UPDATE_PREFIXES = ("Actually, ", "Quick update: ", "Small change: ")
@@ -256,7 +480,10 @@ class Turn:
     """One user message and the assistant's reply, with what the message carries.
 
     ``key``/``value``: the fact stated, updated or deleted (``None`` for chatter);
-    distractors carry the other person's value and the slot it imitates.
+    distractors carry the other person's value and the slot it imitates. ``writes``: the
+    generator's ground truth of what a perfect extractor writes for this message,
+    ``(key, value)`` per fact, ``(key, None)`` for a withdrawal (several for a message that
+    states several facts; none for chatter and distractors).
     """
 
     text: str
@@ -264,7 +491,8 @@ class Turn:
     kind: Kind
     key: str | None = None
     value: str | None = None
-    phrasing: Phrasing | None = None
+    phrasing: str | None = None
+    writes: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -322,7 +550,8 @@ class Dataset:
     conversations: tuple[Conversation, ...]
     facts: tuple[GoldFact, ...]
     questions: tuple[Question, ...]
-    config: tuple[tuple[str, float], ...] = field(default=())
+    config: tuple[tuple[str, float | str], ...] = field(default=())
+    split: Split = "dev"
 
     def conversations_of(self, user_id: str) -> list[Conversation]:
         return [c for c in self.conversations if c.user_id == user_id]
@@ -330,28 +559,53 @@ class Dataset:
     def turns(self) -> list[tuple[Conversation, Turn]]:
         return [(c, t) for c in self.conversations for t in c.turns]
 
+    def gold_writes(self) -> dict[str, tuple[tuple[str, str | None], ...]]:
+        """Message text -> what a perfect extractor writes for it (the ``gold`` extractor).
+
+        Raises ``ValueError`` if one text would need two different writes (it never does:
+        every statement carries its value, every withdrawal its kind of fact).
+
+        Example:
+            >>> data = generate(seed=1, split="test", users=2, sessions=3)
+            >>> gold = data.gold_writes()
+            >>> plant = next(t for _, t in data.turns() if t.kind == "plant")
+            >>> gold[plant.text] == plant.writes
+            True
+        """
+        out: dict[str, tuple[tuple[str, str | None], ...]] = {}
+        for _, turn in self.turns():
+            if out.setdefault(turn.text, turn.writes) != turn.writes:
+                raise ValueError(f"two different gold writes for {turn.text!r}")
+        return out
+
     def counts(self) -> dict[str, int]:
         """How many of each thing the data holds (the generator's tests check them).
+
+        ``planted``/``updated``/``deleted``/``restated`` count facts (a message may state
+        several); ``multi_fact`` counts messages that state more than one.
 
         Example:
             >>> sorted(generate(seed=1, users=2, sessions=3).counts())[:4]
             ['canonical', 'casual', 'chatter', 'conversations']
         """
         turns = [t for _, t in self.turns()]
-        counts = {kind: sum(t.kind == kind for t in turns) for kind in get_args(Kind)}
+        facts = {
+            kind: sum(len(t.writes) for t in turns if t.kind == kind) for kind in get_args(Kind)
+        }
         out = {
             "users": len(self.users),
             "conversations": len(self.conversations),
             "turns": len(turns),
-            "planted": counts["plant"],
-            "updated": counts["update"],
-            "deleted": counts["delete"],
-            "restated": counts["restate"],
-            "distractors": counts["distractor"],
-            "chatter": counts["chatter"],
+            "planted": facts["plant"],
+            "updated": facts["update"],
+            "deleted": facts["delete"],
+            "restated": facts["restate"],
+            "distractors": sum(t.kind == "distractor" for t in turns),
+            "chatter": sum(t.kind == "chatter" for t in turns),
+            "multi_fact": sum(len(t.writes) > 1 for t in turns),
             "questions": len(self.questions),
         }
-        for phrasing in PHRASINGS:  # statements of a value: plants, updates, restatements
+        for phrasing in PHRASINGS if self.split == "dev" else TEST_STATEMENTS:
             out[phrasing] = sum(
                 t.phrasing == phrasing and t.kind in ("plant", "update", "restate") for t in turns
             )
@@ -363,18 +617,26 @@ class Dataset:
         return out
 
 
-def _shares(n: int, shares: Sequence[tuple[Phrasing, float]], rng: random.Random) -> list[Phrasing]:
-    """``n`` phrasings in the given shares (rounded half up, the rest canonical), shuffled."""
-    out: list[Phrasing] = []
+def _shares(
+    n: int, shares: Sequence[tuple[str, float]], rng: random.Random, rest: str = "canonical"
+) -> list[str]:
+    """``n`` phrasings in the given shares (rounded half up, the rest ``rest``), shuffled."""
+    out: list[str] = []
     for phrasing, share in shares:
         out += [phrasing] * int(n * share + 0.5)
-    out = out[:n] + ["canonical"] * max(n - len(out), 0)
+    out = out[:n] + [rest] * max(n - len(out), 0)
     rng.shuffle(out)
     return out
 
 
 def _say(template: str, value: str) -> str:
     return template.format(v=value, lv=value.lower())
+
+
+def _lower_start(said: str, template: str) -> str:
+    if template.startswith("{") or said.startswith(("I ", "I'")):
+        return said
+    return said[:1].lower() + said[1:]
 
 
 def update_text(prefix: str, template: str, value: str) -> str:
@@ -387,10 +649,7 @@ def update_text(prefix: str, template: str, value: str) -> str:
         >>> update_text("So: ", "{v} hired me.", "Hooli")
         'So: Hooli hired me.'
     """
-    said = _say(template, value)
-    if template.startswith("{") or said.startswith(("I ", "I'")):
-        return prefix + said
-    return prefix + said[:1].lower() + said[1:]
+    return prefix + _lower_start(_say(template, value), template)
 
 
 def mentions(text: str, value: str) -> bool:
@@ -410,25 +669,34 @@ def mentions(text: str, value: str) -> bool:
 def generate(
     seed: int = 0,
     *,
+    split: Split = "dev",
     users: int = 6,
-    sessions: int = 5,
-    facts_per_user: int = 6,
-    updates_per_user: int = 2,
-    deletions_per_user: int = 1,
-    restatements_per_user: int = 1,
-    distractors_per_user: int = 2,
-    chatter_per_session: int = 4,
+    sessions: int = 10,
+    facts_per_user: int = 20,
+    updates_per_user: int = 4,
+    deletions_per_user: int = 2,
+    restatements_per_user: int = 2,
+    distractors_per_user: int = 4,
+    chatter_per_session: int = 2,
     paraphrase_share: float = 0.3,
     casual_share: float = 0.15,
     forget_paraphrase_share: float = 0.5,
+    no_cue_share: float = 0.25,
+    multi_fact_share: float = 0.3,
 ) -> Dataset:
     """A seeded dataset (see the module docstring). Same arguments, same dataset.
 
-    Shares are of each user's value statements (plants and updates; restatements are
-    always phrased differently from the statement they repeat); counts are per user.
+    ``split="dev"`` phrases facts with this module's templates (shares: ``paraphrase_share``,
+    ``casual_share``, ``forget_paraphrase_share``); ``split="test"`` with
+    :mod:`benchmarks.longterm_phrasing_test`'s (``no_cue_share`` of statements without a
+    cue word, updates as corrections naming the old value or relative updates, deletions
+    by negation, ``multi_fact_share`` of plants merged two to a message, reworded
+    questions). Shares are of each user's value statements; counts are per user.
     Raises ``ValueError`` when the numbers cannot fit (more facts than kinds of fact, more
     updates than updatable facts, too few sessions, pools too small for the users).
     """
+    if split not in get_args(Split):
+        raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
     if users < 1 or sessions < 2:
         raise ValueError("need at least 1 user and 2 sessions (changes come after plants)")
     if not 1 <= facts_per_user <= len(SLOTS):
@@ -448,12 +716,15 @@ def generate(
     user_ids = tuple(f"u{i}" for i in range(users))
     conversations: list[Conversation] = []
     facts: list[GoldFact] = []
-    plans: dict[str, list[tuple[int, Turn]]] = {}
+    phraser = _DevPhraser(paraphrase_share, casual_share, forget_paraphrase_share)
+    if split == "test":
+        phraser = _TestPhraser(no_cue_share, multi_fact_share)
     for u, user in enumerate(user_ids):
         twin = twins and u < 2
         plan, gold = _plan_user(
             rng,
             pools,
+            phraser,
             twin=twin,
             sessions=sessions,
             facts=facts_per_user,
@@ -462,18 +733,16 @@ def generate(
             restatements=restatements_per_user,
             distractors=distractors_per_user,
             chatter=chatter_per_session,
-            shares=(("paraphrase", paraphrase_share), ("casual", casual_share)),
-            forget_share=forget_paraphrase_share,
         )
-        plans[user] = plan
         facts += [GoldFact(user, key, tuple(values), status) for key, values, status in gold]
         for index in range(sessions):
             turns = tuple(turn for s, turn in plan if s == index)
             conversations.append(Conversation(user, index, f"{user}-s{index}", turns))
-    questions = _questions(user_ids, facts, conversations)
+    questions = _questions(user_ids, facts, conversations, phraser, rng)
     config = tuple(
         sorted(
             {
+                "split": split,
                 "users": users,
                 "sessions": sessions,
                 "facts_per_user": facts_per_user,
@@ -485,15 +754,102 @@ def generate(
                 "paraphrase_share": paraphrase_share,
                 "casual_share": casual_share,
                 "forget_paraphrase_share": forget_paraphrase_share,
+                "no_cue_share": no_cue_share,
+                "multi_fact_share": multi_fact_share,
             }.items()
         )
     )
-    return Dataset(seed, user_ids, tuple(conversations), tuple(facts), questions, config)
+    return Dataset(seed, user_ids, tuple(conversations), tuple(facts), questions, config, split)
+
+
+class _DevPhraser:
+    """The dev split's wording: this module's templates (see the module docstring)."""
+
+    def __init__(self, paraphrase: float, casual: float, forget_paraphrase: float) -> None:
+        self.statement_shares = (("paraphrase", paraphrase), ("casual", casual))
+        self.forget_share = forget_paraphrase
+        self.chatter = CHATTER
+        self.multi_fact_share = 0.0
+
+    def statements(self, n: int, rng: random.Random) -> list[str]:
+        return _shares(n, self.statement_shares, rng)
+
+    def state(self, key: str, phrasing: str, value: str, rng: random.Random) -> str:
+        return _say(rng.choice(SLOT_BY_KEY[key].templates(cast(Phrasing, phrasing))), value)
+
+    def restate_phrasing(self, planted_as: str) -> str:
+        return "canonical" if planted_as == "paraphrase" else "paraphrase"
+
+    def updates(self, n: int, rng: random.Random) -> list[str]:
+        return self.statements(n, rng)
+
+    def update(self, key: str, phrasing: str, old: str, new: str, rng: random.Random) -> str:
+        template = rng.choice(SLOT_BY_KEY[key].templates(cast(Phrasing, phrasing)))
+        return update_text(rng.choice(UPDATE_PREFIXES), template, new)
+
+    def deletes(self, n: int, rng: random.Random) -> list[str]:
+        return _shares(n, (("paraphrase", self.forget_share),), rng)
+
+    def delete(self, key: str, phrasing: str, rng: random.Random) -> str:
+        slot = SLOT_BY_KEY[key]
+        if phrasing == "canonical":
+            return FORGET_CANONICAL.format(topic=slot.topic)
+        return rng.choice(slot.forget_paraphrase)
+
+    def distractor(self, key: str, other: str, rng: random.Random) -> str:
+        return _say(rng.choice(SLOT_BY_KEY[key].distractor), other)
+
+    def question(self, key: str, rng: random.Random) -> str:
+        return SLOT_BY_KEY[key].question
+
+
+class _TestPhraser:
+    """The test split's wording: :mod:`benchmarks.longterm_phrasing_test` only."""
+
+    def __init__(self, no_cue: float, multi_fact: float) -> None:
+        self.no_cue = no_cue
+        self.multi_fact_share = multi_fact
+        self.chatter = SMALL_TALK
+
+    def statements(self, n: int, rng: random.Random) -> list[str]:
+        return _shares(n, (("no_cue", self.no_cue),), rng, rest="state")
+
+    def state(self, key: str, phrasing: str, value: str, rng: random.Random) -> str:
+        family = TEST_PHRASING[key].no_cue if phrasing == "no_cue" else TEST_PHRASING[key].state
+        return say(rng.choice(family), value)
+
+    def restate_phrasing(self, planted_as: str) -> str:
+        return "state" if planted_as == "no_cue" else "no_cue"
+
+    def updates(self, n: int, rng: random.Random) -> list[str]:
+        return _shares(n, (("correct", 0.5), ("relative", 0.25)), rng, rest="state")
+
+    def update(self, key: str, phrasing: str, old: str, new: str, rng: random.Random) -> str:
+        p = TEST_PHRASING[key]
+        family = {"correct": p.correct, "relative": p.relative}.get(phrasing, p.state)
+        return say(rng.choice(family), new, old=old)
+
+    def deletes(self, n: int, rng: random.Random) -> list[str]:
+        return ["negate"] * n
+
+    def delete(self, key: str, phrasing: str, rng: random.Random) -> str:
+        return rng.choice(TEST_PHRASING[key].negate)
+
+    def distractor(self, key: str, other: str, rng: random.Random) -> str:
+        said = say(rng.choice(TEST_PHRASING[key].other), other, who=rng.choice(RELATIONS))
+        return said[:1].upper() + said[1:]
+
+    def question(self, key: str, rng: random.Random) -> str:
+        return rng.choice(TEST_PHRASING[key].questions)
+
+
+_Phraser = _DevPhraser | _TestPhraser
 
 
 def _plan_user(
     rng: random.Random,
     pools: dict[str, list[str]],
+    phraser: _Phraser,
     *,
     twin: bool,
     sessions: int,
@@ -503,8 +859,6 @@ def _plan_user(
     restatements: int,
     distractors: int,
     chatter: int,
-    shares: Sequence[tuple[Phrasing, float]],
-    forget_share: float,
 ) -> tuple[list[tuple[int, Turn]], list[tuple[str, list[str], Status]]]:
     """One user's turns as ``(session, turn)`` in order, and their gold facts."""
     keys = [s.key for s in SLOTS]
@@ -526,57 +880,55 @@ def _plan_user(
     values = {k: [TWIN_DOG] if twin and k == "dog_name" else [pools[k].pop()] for k in chosen}
     for k in updated:
         values[k].append(pools[k].pop())
-    statements = len(chosen) + len(updated)
-    phrasings = iter(_shares(statements, shares, rng))
+    plant_phrasings = iter(phraser.statements(len(chosen), rng))
+    update_phrasings = iter(phraser.updates(len(updated), rng))
     plan: list[tuple[int, float, Turn]] = []  # (session, order within session, turn)
 
     def add(session: int, turn: Turn) -> None:
         plan.append((session, rng.random(), turn))
 
     planted_in: dict[str, int] = {}
-    planted_as: dict[str, Phrasing] = {}
+    planted_as: dict[str, str] = {}
     for k in chosen:
-        slot = SLOT_BY_KEY[k]
         session = rng.randrange(0, sessions - 1)
-        phrasing = next(phrasings)
+        phrasing = next(plant_phrasings)
         planted_in[k], planted_as[k] = session, phrasing
-        text = _say(rng.choice(slot.templates(phrasing)), values[k][0])
-        add(session, Turn(text, rng.choice(REPLIES), "plant", k, values[k][0], phrasing))
+        text = phraser.state(k, phrasing, values[k][0], rng)
+        v = values[k][0]
+        add(session, Turn(text, rng.choice(REPLIES), "plant", k, v, phrasing, ((k, v),)))
     for k in updated:
-        slot = SLOT_BY_KEY[k]
-        phrasing = next(phrasings)
-        template = rng.choice(slot.templates(phrasing))
-        text = update_text(rng.choice(UPDATE_PREFIXES), template, values[k][1])
+        phrasing = next(update_phrasings)
+        old, new = values[k]
+        text = phraser.update(k, phrasing, old, new, rng)
         session = rng.randrange(planted_in[k] + 1, sessions)
-        add(session, Turn(text, rng.choice(REPLIES), "update", k, values[k][1], phrasing))
-    forget_phrasings = _shares(len(deleted), (("paraphrase", forget_share),), rng)
-    for k, phrasing in zip(deleted, forget_phrasings, strict=True):
-        slot = SLOT_BY_KEY[k]
-        if phrasing == "canonical":
-            text = FORGET_CANONICAL.format(topic=slot.topic)
-        else:
-            text = rng.choice(slot.forget_paraphrase)
+        add(session, Turn(text, rng.choice(REPLIES), "update", k, new, phrasing, ((k, new),)))
+    for k, phrasing in zip(deleted, phraser.deletes(len(deleted), rng), strict=True):
+        text = phraser.delete(k, phrasing, rng)
         session = rng.randrange(planted_in[k] + 1, sessions)
-        add(session, Turn(text, "Done, I have removed it.", "delete", k, values[k][0], phrasing))
+        v = values[k][0]
+        turn = Turn(text, "Done, I have removed it.", "delete", k, v, phrasing, ((k, None),))
+        add(session, turn)
     for k in restated:
-        slot = SLOT_BY_KEY[k]
         # The same value in another phrasing than the plant's: "said differently".
-        phrasing = "canonical" if planted_as[k] == "paraphrase" else "paraphrase"
-        text = _say(rng.choice(slot.templates(phrasing)), values[k][0])
+        phrasing = phraser.restate_phrasing(planted_as[k])
+        text = phraser.state(k, phrasing, values[k][0], rng)
         session = rng.randrange(planted_in[k] + 1, sessions)
-        add(session, Turn(text, rng.choice(REPLIES), "restate", k, values[k][0], phrasing))
+        v = values[k][0]
+        add(session, Turn(text, rng.choice(REPLIES), "restate", k, v, phrasing, ((k, v),)))
     for _ in range(distractors):
         slot = rng.choice([s for s in SLOTS if s.key in chosen])
         other = rng.choice(slot.others)
-        text = _say(rng.choice(slot.distractor), other)
+        text = phraser.distractor(slot.key, other, rng)
         add(
             rng.randrange(0, sessions),
             Turn(text, rng.choice(REPLIES), "distractor", slot.key, other),
         )
     for session in range(sessions):
-        for text in rng.sample(CHATTER, chatter):
+        for text in rng.sample(phraser.chatter, chatter):
             add(session, Turn(text, CHATTER_REPLY, "chatter"))
     plan.sort(key=lambda entry: (entry[0], entry[1]))
+    if phraser.multi_fact_share:
+        plan = _merge_plants(plan, phraser.multi_fact_share, rng)
     status: dict[str, Status] = {k: "current" for k in chosen}
     status.update({k: "updated" for k in updated})
     status.update({k: "deleted" for k in deleted})
@@ -584,8 +936,40 @@ def _plan_user(
     return [(session, turn) for session, _, turn in plan], gold
 
 
+def _merge_plants(
+    plan: list[tuple[int, float, Turn]], share: float, rng: random.Random
+) -> list[tuple[int, float, Turn]]:
+    """``share`` of the plants merged two to a message, with the next plant of the same
+    session (the test split's "several facts in one message")."""
+    out: list[tuple[int, float, Turn]] = []
+    waiting: tuple[int, float, Turn] | None = None
+    for entry in plan:
+        session, _, turn = entry
+        if turn.kind != "plant":
+            out.append(entry)
+            continue
+        if waiting is not None and waiting[0] == session:
+            first = waiting[2]
+            second = _lower_start(turn.text, "{" if turn.text.startswith(turn.value or "") else "")
+            text = rng.choice(JOINERS).format(a=first.text, b=second)
+            merged = Turn(
+                text, first.reply, "plant", first.key, first.value, "multi",
+                first.writes + turn.writes,
+            )  # fmt: skip
+            out[out.index(waiting)] = (waiting[0], waiting[1], merged)
+            waiting = None
+            continue
+        out.append(entry)
+        waiting = entry if rng.random() < share else None
+    return out
+
+
 def _questions(
-    user_ids: Sequence[str], facts: Sequence[GoldFact], conversations: Sequence[Conversation]
+    user_ids: Sequence[str],
+    facts: Sequence[GoldFact],
+    conversations: Sequence[Conversation],
+    phraser: _Phraser,
+    rng: random.Random,
 ) -> tuple[Question, ...]:
     said = {
         user: " ".join(
@@ -596,10 +980,8 @@ def _questions(
     values_of = {
         user: {v for f in facts if f.user_id == user for v in f.values} for user in user_ids
     }
-    questions = []
-    for fact in facts:
-        user = fact.user_id
-        foreign = sorted(
+    foreign_of = {  # another user's value this user never had nor said: showing it leaks
+        user: sorted(
             {
                 v
                 for other in user_ids
@@ -608,6 +990,12 @@ def _questions(
                 if v not in values_of[user] and not mentions(said[user], v)
             }
         )
+        for user in user_ids
+    }
+    questions = []
+    for fact in facts:
+        user = fact.user_id
+        foreign = foreign_of[user]
         distractors = sorted(
             {
                 t.value
@@ -625,7 +1013,7 @@ def _questions(
                 qid=f"{user}:{fact.key}",
                 user_id=user,
                 key=fact.key,
-                text=SLOT_BY_KEY[fact.key].question,
+                text=phraser.question(fact.key, rng),
                 status=fact.status,
                 answer=fact.current,
                 stale=tuple(stale),

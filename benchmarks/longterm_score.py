@@ -14,6 +14,11 @@ that text against the gold data, value by value, as whole words and ignoring cas
                          reader cannot tell which is true)
 ``deleted_shown``        the part of ``stale_rate`` about deleted facts: deleted questions
                          whose deleted value is shown, over deleted questions
+``superseded_as_current`` updated questions whose text holds an old value and *not* the
+                         current one (a reader has only the old value), over updated
+                         questions
+``accuracy``             questions answered right: the current value and no old one, or,
+                         for a deleted fact, no deleted value (abstaining is correct)
 ``leakage``              questions whose text holds another user's value (never a value
                          this user also has or said), a count: it must be 0
 ``distracted``           questions whose text holds another person's value of the same kind
@@ -31,7 +36,8 @@ Example:
     >>> score([q], [Answer("u0:city", "Lyon or Porto; Ghent?", tokens=10)]).row()
     ... # doctest: +NORMALIZE_WHITESPACE
     {'questions': 1, 'current_recall': 1.0, 'stale_rate': 1.0, 'deleted_shown': 0.0,
-     'leakage': 1, 'distracted': 0.0, 'tokens_per_question': 10.0}
+     'superseded_as_current': 0.0, 'accuracy': 0.0, 'leakage': 1, 'distracted': 0.0,
+     'tokens_per_question': 10.0}
 """
 
 from __future__ import annotations
@@ -63,6 +69,12 @@ class QuestionScore:
     leaked: tuple[str, ...]
     distracted: bool
     tokens: int
+    superseded_as_current: bool = False
+
+    @property
+    def correct(self) -> bool:
+        """The current value and no old one; for a deleted fact, no deleted value."""
+        return not self.stale and self.recalled is not False
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,8 @@ class Score:
     distracted: float
     tokens_per_question: float
     per_question: tuple[QuestionScore, ...]
+    superseded_as_current: float = 0.0
+    accuracy: float = 0.0
 
     def row(self) -> dict[str, float | int]:
         """The figures as one table row."""
@@ -85,6 +99,8 @@ class Score:
             "current_recall": self.current_recall,
             "stale_rate": self.stale_rate,
             "deleted_shown": self.deleted_shown,
+            "superseded_as_current": self.superseded_as_current,
+            "accuracy": self.accuracy,
             "leakage": self.leakage,
             "distracted": self.distracted,
             "tokens_per_question": self.tokens_per_question,
@@ -117,12 +133,15 @@ def score(questions: Sequence[Question], answers: Iterable[Answer]) -> Score:
     for q in questions:
         answer = by_qid[q.qid]
         text = answer.text
+        recalled = None if q.answer is None else mentions(text, q.answer)
+        stale = tuple(v for v in q.stale if mentions(text, v))
         results.append(
             QuestionScore(
                 qid=q.qid,
                 status=q.status,
-                recalled=None if q.answer is None else mentions(text, q.answer),
-                stale=tuple(v for v in q.stale if mentions(text, v)),
+                recalled=recalled,
+                stale=stale,
+                superseded_as_current=q.status == "updated" and bool(stale) and not recalled,
                 leaked=tuple(v for v in q.foreign if mentions(text, v)),
                 distracted=any(mentions(text, v) for v in q.distractors),
                 tokens=int(answer.tokens),
@@ -131,6 +150,7 @@ def score(questions: Sequence[Question], answers: Iterable[Answer]) -> Score:
     live = [r for r in results if r.recalled is not None]
     changed = [r for r, q in zip(results, questions, strict=True) if q.stale]
     deleted = [r for r in results if r.status == "deleted"]
+    updated = [r for r in results if r.status == "updated"]
     return Score(
         questions=len(results),
         current_recall=_share(sum(bool(r.recalled) for r in live), len(live)),
@@ -140,4 +160,6 @@ def score(questions: Sequence[Question], answers: Iterable[Answer]) -> Score:
         distracted=_share(sum(r.distracted for r in results), len(results)),
         tokens_per_question=_share(sum(r.tokens for r in results), len(results)),
         per_question=tuple(results),
+        superseded_as_current=_share(sum(r.superseded_as_current for r in updated), len(updated)),
+        accuracy=_share(sum(r.correct for r in results), len(results)),
     )

@@ -1,11 +1,11 @@
 """A chat worker: one turn per call; any process may take the next turn of a conversation.
 
-    python docs/scaling_out_worker.py postgresql://app:secret@127.0.0.1:5432/chat "refund order 7"
+    .venv/bin/python docs/scaling_out_worker.py postgresql://app:pw@127.0.0.1/chat "refund 7"
 
 Run several at once against one Postgres (or Redis) URL: each turn is saved whole, turns
 queue instead of interleaving, and the next process continues with the stored agent and
-context. The README's "Scaling out" section walks through it; tests/test_scaling_example.py
-runs it against the throwaway Postgres that ``make test`` starts.
+context. docs/scaling_out.md walks through it; tests/test_scaling_example.py runs it against
+the throwaway Postgres that ``make test`` starts.
 """
 
 import sys

@@ -53,6 +53,7 @@ from .effects import (
     is_effect,
     question_key,
 )
+from .guardrails import screen_decisions
 from .run_control import RunControl
 from .runtime import GraphRuntime
 from .state import SwarmState
@@ -142,6 +143,8 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit) 
         known = held.known.get(pending.id)
         if pending.in_doubt and known is not None and decisions[pending.id] is True:
             effects.attempts[questions[pending.id][1].key] = known.attempt + 1
+    # A reason a person typed is outside text: it meets the agent's input guardrails first.
+    decisions = screen_decisions(agent, decisions, turn.context, held.calls)
     ran, answered = split_by_decision(held, decisions)
     doubted = {p.id for p in held.pending if p.in_doubt}
     for message in answered:

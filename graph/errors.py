@@ -1,7 +1,20 @@
-"""Every exception ``swarmgraph.graph`` raises, in one place.
+"""Every exception ``swarmgraph.graph`` raises, in one place, and the roots of all of ours.
 
-Errors that stop a run derive from :class:`SwarmError`; errors the model caused while a run
-goes on never reach the caller: the model gets them as ``Error:`` tool messages instead.
+Every error swarmgraph raises (the engine's here, the memory side's in
+:mod:`swarmgraph.memory.errors`) derives from :class:`SwarmgraphError`, so one ``except``
+catches ours, and keeps the builtin base code catches today (``TypeError``, ``ValueError``,
+``ConnectionError``, ``RuntimeError``). Every warning derives from :class:`SwarmgraphWarning`
+(a ``UserWarning``). Errors that stop a run derive from :class:`SwarmError`; errors the model
+caused while a run goes on never reach the caller: the model gets them as ``Error:`` tool
+messages instead.
+
+Example:
+    >>> from swarmgraph.memory.errors import StorageUnavailable
+    >>> error = StorageUnavailable("sqlite:///x.db", "disk full")
+    >>> isinstance(error, SwarmgraphError), isinstance(error, ConnectionError)
+    (True, True)
+    >>> issubclass(ToolSchemaError, SwarmgraphError) and issubclass(ToolSchemaError, TypeError)
+    True
 """
 
 from __future__ import annotations
@@ -9,7 +22,17 @@ from __future__ import annotations
 from typing import Any
 
 
-class SwarmError(RuntimeError):
+class SwarmgraphError(Exception):
+    """The root of every error swarmgraph raises: ``except SwarmgraphError`` catches ours
+    (each also keeps its builtin base: ``except ValueError`` still works)."""
+
+
+class SwarmgraphWarning(UserWarning):
+    """The root of every warning swarmgraph emits (``warnings.simplefilter("error",
+    SwarmgraphWarning)`` turns all of ours into errors)."""
+
+
+class SwarmError(SwarmgraphError, RuntimeError):
     """Base class for errors that stop a run.
 
     ``response`` holds what the run produced before it stopped (a ``Response``),
@@ -64,11 +87,11 @@ class StepLimitError(SwarmError):
         )
 
 
-class MissingModelError(RuntimeError):
+class MissingModelError(SwarmgraphError, RuntimeError):
     """No model was given and the environment does not configure OpenAI."""
 
 
-class ToolSchemaError(TypeError):
+class ToolSchemaError(SwarmgraphError, TypeError):
     """A tool's signature cannot be described to the model (raised when the schema is built).
 
     Example:
@@ -83,7 +106,7 @@ class ToolSchemaError(TypeError):
     """
 
 
-class ToolArgumentError(ValueError):
+class ToolArgumentError(SwarmgraphError, ValueError):
     """The model's arguments for a tool are unusable; ``str()`` is meant for the model to read.
 
     ``tool`` is the tool name and ``problems`` the individual complaints.
@@ -105,7 +128,7 @@ unable to parse string as an integer (got 'abc')"]
         super().__init__(f"{tool}: " + "; ".join(problems))
 
 
-class ScriptExhaustedError(RuntimeError):
+class ScriptExhaustedError(SwarmgraphError, RuntimeError):
     """The model was called more times than it had scripted replies (and has no ``respond``)."""
 
 
@@ -153,7 +176,7 @@ class ApprovalAlreadyDecided(SwarmError):
         )
 
 
-class ContextValidationError(ValueError):
+class ContextValidationError(SwarmgraphError, ValueError):
     """``context_variables`` do not fit the run's ``context_schema``: raised for a caller's
     input (``Swarm.run``, the compiled graph's input, a stored context) before any model call.
     A tool's invalid update never raises: the tool call is answered ``Error: ...`` instead.
@@ -171,7 +194,7 @@ class ContextValidationError(ValueError):
         super().__init__(f"context_variables do not fit {schema}: " + "; ".join(self.problems))
 
 
-class ContextSchemaWarning(UserWarning):
+class ContextSchemaWarning(SwarmgraphWarning):
     """A stored context did not fit the ``context_schema`` any more (it changed since the
     context was stored): the keys dropped or reset are named."""
 

@@ -133,6 +133,16 @@ def parse_tool_calls(raw_calls: Iterable[Any] | None) -> tuple[list, list, list]
     return ok, bad, raw
 
 
+#: Marks an assistant message whose provider sent ``content: ""`` (not null) beside tool
+#: calls, so it goes back as ``""``; ChatOpenAI ignores the key, as it does ``__openai_role__``.
+KEEP_EMPTY_CONTENT = "__openai_empty_content__"
+
+
+#: Marks a streamed chunk whose delta opened the reply with ``content: null`` and no tool
+#: call yet (a provider that sends the role alone first): Swarm yields that null as it is.
+OPENED_WITH_NULL = "__openai_opened_with_null__"
+
+
 def ai_message_from_openai(msg: Any, name: str | None = None) -> AIMessage:
     """Build an ``AIMessage`` from an OpenAI assistant message (dict or SDK object).
 
@@ -149,6 +159,10 @@ def ai_message_from_openai(msg: Any, name: str | None = None) -> AIMessage:
         if value is not None:
             extra[key] = value if isinstance(value, (str, dict)) else _as_dict(value)
     content = _get(msg, "content")
+    if content == "" and raw:
+        # A provider's "" beside tool calls (vLLM, Ollama, Swarm's own test mock) is sent
+        # back as "", as Swarm does; OpenAI's null stays null (message_to_openai).
+        extra[KEEP_EMPTY_CONTENT] = True
     return AIMessage(
         content="" if content is None else content,
         name=name,
@@ -293,7 +307,11 @@ def message_to_openai(m: BaseMessage | Mapping[str, Any]) -> dict[str, Any]:
         audio = extra.get("audio")
         function_call = extra.get("function_call")
         content: str | list[str | dict[Any, Any]] | None = m.content
-        if not content and (tool_calls or refusal or function_call or audio):
+        if (
+            not content
+            and not extra.get(KEEP_EMPTY_CONTENT)
+            and (tool_calls or refusal or function_call or audio)
+        ):
             # OpenAI returns content None alongside tool calls; Swarm's dicts keep that.
             content = None
         return {

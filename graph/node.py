@@ -219,7 +219,12 @@ class AgentNode:
         # The run's prompt context (a Session's long-term recall) is asked per model call and
         # per agent: a handoff changes the agent, and so what it may be told.
         hook = control.prompt_context or self.runtime.prompt_context
-        extra = hook(agent, messages) if hook is not None else None
+        extra = None
+        if hook is not None:
+            from .guardrails import call_context  # what check_outside_text gives guardrails
+
+            with call_context(context):
+                extra = hook(agent, messages)
         if extra:
             instructions = f"{instructions}\n\n{extra}"
         # Agent(history=...) narrows what this agent's model reads; the state stays whole.

@@ -252,7 +252,7 @@ class Swarm:
 
         Without an effect ledger (``RunHooks.effects``, which ``Session`` passes), as in Swarm,
         a tool runs whenever the model asks: a stateless run has nowhere to remember that it
-        ran (see docs/storage.md).
+        ran (see docs/storage.md, "Durability").
         """
         run = self._start(
             RunRequest(

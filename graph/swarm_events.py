@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
-from .messages import to_openai
+from .messages import OPENED_WITH_NULL, to_openai
 from .node_names import HELPER_NODES
 
 if TYPE_CHECKING:
@@ -105,8 +105,10 @@ class SwarmEvents:
                 first = False
         tool_calls = _tool_call_deltas(chunk)
         if first and not content:
-            # OpenAI's opening delta: content "" for a text reply, null beside tool calls
-            content = None if tool_calls else ""
+            # OpenAI's opening delta: content "" for a text reply, null beside tool calls (or
+            # where the provider opened with the role alone and null: OPENED_WITH_NULL)
+            null = tool_calls or chunk.additional_kwargs.get(OPENED_WITH_NULL)
+            content = None if null else ""
         yield self._delta(content if first else (content or None), tool_calls, first, ns, meta)
 
     def _delta(

@@ -281,7 +281,7 @@ class Response(BaseModel):
     pending: list = Field(default_factory=list)
     branches: list[dict] = Field(default_factory=list)
     context_conflicts: list[dict] = Field(default_factory=list)
-    # Set by Swarm; read through langchain_messages (memory's Session read it directly).
+    # Set by Swarm (and prepend_messages); read through langchain_messages.
     _langchain_messages: list[Any] | None = PrivateAttr(default=None)
 
     @property
@@ -300,6 +300,28 @@ class Response(BaseModel):
             True
         """
         return self._langchain_messages
+
+    def prepend_messages(self, earlier: list[BaseMessage]) -> None:
+        """Put ``earlier`` (LangChain messages of the same turn, made before this run: what a
+        ``Session`` turn's earlier attempt kept) before the run's own, in ``messages`` and
+        ``langchain_messages`` alike.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> response = Response(messages=[{"role": "assistant", "content": "ok"}])
+            >>> response.prepend_messages([HumanMessage("hi")])
+            >>> [m["role"] for m in response.messages]
+            ['user', 'assistant']
+            >>> [m.type for m in response.langchain_messages]
+            ['human', 'ai']
+        """
+        from .messages import to_langchain, to_openai
+
+        own = self._langchain_messages
+        if own is None or len(own) != len(self.messages):
+            own = to_langchain(self.messages)
+        self.messages = [*to_openai(earlier), *self.messages]
+        self._langchain_messages = [*earlier, *own]
 
 
 class Result(BaseModel):

@@ -22,6 +22,8 @@ _EXPORTS: dict[str, str] = {
     "TokenTrimMemory": ".policies",
     "SummaryMemory": ".policies",
     "parse_memory": ".policies",
+    "RetrievalMemory": ".retrieval_memory",
+    "HybridMemory": ".retrieval_memory",
     # the store underneath, and its LangChain and context-only views
     "ConversationStore": ".store",
     "open_store": ".backends",
@@ -79,5 +81,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs (tests/test_memory_names.py keep
     from .policies import TokenTrimMemory as TokenTrimMemory
     from .policies import WindowMemory as WindowMemory
     from .policies import parse_memory as parse_memory
+    from .retrieval_memory import HybridMemory as HybridMemory
+    from .retrieval_memory import RetrievalMemory as RetrievalMemory
     from .session import Session as Session
     from .store import ConversationStore as ConversationStore

@@ -26,10 +26,19 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from ..graph.errors import SwarmgraphError
+
 if TYPE_CHECKING:
     from .store import ConversationStore
 
-__all__ = ["ApprovalPendingError", "already_decided", "check_turn", "pending_in", "tail_outcomes"]
+__all__ = [
+    "ApprovalPendingError",
+    "already_decided",
+    "check_turn",
+    "pending_in",
+    "replayed_decisions",
+    "tail_outcomes",
+]
 
 #: What the effect ledger says about an unanswered call: answered from the ledger (``done``),
 #: started by a turn that is finished or was retried (``in_doubt``), or started by a turn
@@ -38,7 +47,7 @@ __all__ = ["ApprovalPendingError", "already_decided", "check_turn", "pending_in"
 CallState = Literal["done", "in_doubt", "in_flight"]
 
 
-class ApprovalPendingError(ValueError):
+class ApprovalPendingError(SwarmgraphError, ValueError):
     """A new message was sent to a conversation whose tool calls wait for approval."""
 
 
@@ -129,6 +138,49 @@ def already_decided(
         call_id, tool = asked[key]
         decision = value.get("decision") if isinstance(value, dict) else value
         raise ApprovalAlreadyDecided(call_id, decision, tool)
+
+
+def replayed_decisions(
+    store: ConversationStore,
+    conversation_id: str,
+    messages: Sequence[BaseMessage],
+    approvals: Mapping[str, Any],
+) -> None:
+    """Raise ``ApprovalAlreadyDecided`` when a stored turn is asked for again (same turn id)
+    with a decision other than the one recorded: its outcome is not this caller's. The same
+    decision again is a replay, and returns the stored turn.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> from swarmgraph.memory.backends import open_store
+        >>> from swarmgraph.memory.store import Record, TurnWrite
+        >>> store = open_store("memory://doctest-replayed-decisions")
+        >>> asked = AIMessage("", id="r1", tool_calls=[{"name": "refund", "args": {}, "id": "c1"}])
+        >>> first = Record("approval", "c1@r1", {"decision": True, "turn": "t2"})
+        >>> _ = store.save("conv", TurnWrite(records=[first]), expected_version=None)
+        >>> replayed_decisions(store, "conv", [asked], {"c1": True})  # the same: a replay
+        >>> replayed_decisions(store, "conv", [asked], {"c1": False})
+        Traceback (most recent call last):
+        ...
+        swarmgraph.graph.errors.ApprovalAlreadyDecided: ...
+    """
+    from ..graph.effects import effect_key
+    from ..graph.errors import ApprovalAlreadyDecided
+
+    asked: dict[str, tuple[str, str]] = {}  # ledger key -> (call id, tool)
+    for message in messages:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                call_id = call.get("id") or ""
+                if call_id in approvals:
+                    asked[effect_key(call_id, message.id)] = (call_id, call["name"])
+    if not asked:
+        return
+    for key, value in store.records(conversation_id, "approval", list(asked)).items():
+        call_id, tool = asked[key]
+        decision = value.get("decision") if isinstance(value, dict) else value
+        if decision != approvals[call_id]:
+            raise ApprovalAlreadyDecided(call_id, decision, tool)
 
 
 def check_turn(

@@ -6,8 +6,11 @@ changes (``base`` -> ``new``) are replayed over what is stored now (``latest``):
 
 * a key only this turn changed takes this turn's value; a key only the other changed keeps
   theirs; a key this turn deleted is deleted;
-* a key **both** changed (even to the same value: two increments from 1 that both wrote 2
-  lost one) is a conflict. With a merge rule for the key
+* a key both changed **to the same value** agrees: that value is kept, with no warning (as
+  the join of parallel branches treats equal writes). So two increments from 1 that both
+  wrote 2 are not reported: a counter needs a merge rule, below, to count both;
+* a key **both** changed, to different values (or with a merge rule, whatever the values) is
+  a conflict. With a merge rule for the key
   (``Session(..., merge={"visits": operator.add})``) the rule combines them: it is called as
   ``rule(stored, change)``, where ``stored`` is the other turn's value and ``change`` is what
   this turn did to the key: for numbers the difference ``new - base`` (a missing base counts
@@ -34,6 +37,10 @@ Example:
     {'plan': 'pro'}
     >>> conflicts
     [{'key': 'plan', 'base': 'free', 'stored': 'gold', 'ours': 'pro', 'kept': 'pro'}]
+    >>> rebase({"plan": "pro"}, base={"plan": "free"}, new={"plan": "pro"}, conflicts=conflicts)
+    {'plan': 'pro'}
+    >>> len(conflicts)  # the same value twice: they agree
+    1
 """
 
 from __future__ import annotations
@@ -68,10 +75,11 @@ def rebase(
         if stored is before or (stored is not MISSING and stored == before):
             rebased[key] = copy.deepcopy(value)  # only this turn changed it
             continue
-        # Both changed it (even to the same value: two increments that both wrote 2 lost one).
+        # Both changed it. A merge rule combines the two changes (two increments that both
+        # wrote 2 count as two); without one, the same value written twice agrees.
         kept = _merged(rules.get(key), stored, before, value)
         rebased[key] = copy.deepcopy(value if kept is MISSING else kept)
-        if kept is MISSING and conflicts is not None:
+        if kept is MISSING and conflicts is not None and not _same(stored, value):
             conflicts.append(_conflict(key, before, stored, value, value))
     for key, before in base.items():
         if key in new:
@@ -81,6 +89,13 @@ def rebase(
         if stored is not MISSING and stored != before and conflicts is not None:
             conflicts.append(_conflict(key, before, stored, MISSING, MISSING))
     return rebased
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return a is not MISSING and bool(a == b)
+    except Exception:  # an __eq__ that raises or returns an array: treat as different
+        return a is b
 
 
 def _merged(rule: MergeRule | None, stored: Any, before: Any, value: Any) -> Any:

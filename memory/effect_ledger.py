@@ -48,6 +48,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import json
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -343,6 +344,24 @@ class TurnLedger:
         from ..graph.effects import default_idempotency_key
 
         return default_idempotency_key(call.key, self.conversation_id)
+
+
+def takes_effects(swarm: Any) -> bool:
+    """Whether ``swarm.run`` takes an effect ledger (``Swarm`` does; a Swarm-like object of
+    the caller's own may not: its effect tools then run as any tool)."""
+    kind = type(swarm)
+    known = _TAKES.get(kind)
+    if known is None:
+        try:
+            parameters = list(inspect.signature(swarm.run).parameters.values())
+        except (TypeError, ValueError):
+            parameters = []
+        known = any(p.name == "effects" or p.kind is p.VAR_KEYWORD for p in parameters)
+        _TAKES[kind] = known
+    return known
+
+
+_TAKES: dict[type, bool] = {}
 
 
 def _storable(value: Any) -> bool:

@@ -16,10 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
+# Absolute: pytest imports memory/backends as a package of its own folder once (for its
+# setup), and a relative import out of memory/ fails there.
+from swarmgraph.graph.errors import SwarmgraphError, SwarmgraphWarning
+
 from .urls import redact_url, scrub
 
 
-class StorageUnavailable(ConnectionError):
+class StorageUnavailable(SwarmgraphError, ConnectionError):
     """The database behind a store could not be reached (down, restarting, refused).
 
     ``url`` is the redacted URL. Nothing of the failed operation was committed; turns
@@ -83,7 +87,7 @@ class StorageConfigurationError(StorageUnavailable):
         ConnectionError.__init__(self, f"storage at {self.url} {message}")
 
 
-class ContextSerializationError(TypeError):
+class ContextSerializationError(SwarmgraphError, TypeError):
     """A context value JSON cannot store; ``path`` names it, e.g. ``context_variables['a'][0]``."""
 
     def __init__(self, path: str, value: Any, hint: str = "") -> None:
@@ -100,15 +104,15 @@ class ContextSerializationError(TypeError):
         self.response: Any = None
 
 
-class ContextSizeWarning(UserWarning):
+class ContextSizeWarning(SwarmgraphWarning):
     """Saved context is larger than the configured limit (context is meant to be small)."""
 
 
-class ContextDepthWarning(UserWarning):
+class ContextDepthWarning(SwarmgraphWarning):
     """A stored context value is nested too deep to use; its key was left out on load."""
 
 
-class ContextVersionConflict(RuntimeError):
+class ContextVersionConflict(SwarmgraphError, RuntimeError):
     """``save(..., expected_version=v)`` found another version stored (someone else wrote)."""
 
     def __init__(self, conversation_id: str, stored: int, expected: int) -> None:
@@ -127,7 +131,7 @@ class TurnInterrupted(ContextVersionConflict):
         self.conversation_id, self.stored, self.expected = conversation_id, -1, -1
 
 
-class RecordExists(RuntimeError):
+class RecordExists(SwarmgraphError, RuntimeError):
     """A record written put-if-absent (``Record(..., if_absent=True)``) is already stored:
     another writer got there first. Nothing of the save was written; ``stored`` is the value
     that won.
@@ -144,7 +148,7 @@ class RecordExists(RuntimeError):
         )
 
 
-class TurnInProgress(RuntimeError):
+class TurnInProgress(SwarmgraphError, RuntimeError):
     """Another run holds this turn id: it is running it now (or finished it) with an effect
     tool in flight, so this run stopped before running any effect, and nothing of it was
     stored. ``turn_id`` names the turn; retry it later with the same id to get its outcome.
@@ -164,11 +168,11 @@ class TurnInProgress(RuntimeError):
         )
 
 
-class ContextConflictWarning(UserWarning):
+class ContextConflictWarning(SwarmgraphWarning):
     """Another turn changed a context key this turn changed too, while it ran, and no merge
     rule combined the two: this turn's value was stored over the other's (listed in
     ``response.context_conflicts``). ``Session(..., merge={key: rule})`` combines them."""
 
 
-class UnknownAgentWarning(UserWarning):
+class UnknownAgentWarning(SwarmgraphWarning):
     """The stored active agent is not among the Session's known agents; the given one runs."""

@@ -35,8 +35,9 @@ A turn's write that changed nothing (the value was current already, nothing to f
 leaves a marker entry for the same reason (:meth:`LongTermMemory.history` skips it).
 
 Search: BM25 over each visible fact's key, value and source text (:mod:`.fact_search`),
-offline and deterministic; or, when ``embeddings`` are given (``memory://`` stores only, see
-:mod:`.long_term_store`), the store's own vector index.
+offline and deterministic; when ``embeddings`` are given (``memory://`` and ``sqlite:///``;
+Postgres with pgvector, see :mod:`.long_term_store`), BM25 fused with the store's own vector
+index by default, or either alone (:mod:`.fact_ranking`).
 
 Example:
     >>> memory = LongTermMemory("memory://doctest-ltm", user_id="ming")
@@ -53,178 +54,57 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
-from .fact_search import rank
+from .fact import (
+    MAX_NAME_BYTES,
+    MAX_TEXT_BYTES,
+    SCOPES,
+    Fact,
+    Scope,
+    check_name,
+    check_text,
+    format_facts,
+    namespace_label,
+    optional_text,
+)
+from .fact_namespaces import (
+    CURRENT,
+    ROOT,
+    SCOPE_ORDER,
+    namespaces,
+    visible,
+    writable,
+    write_key,
+)
+from .fact_ranking import Ranking, check_ranking
+from .fact_recall import ranked_recall
 from .ids import check_conversation_id
+
+# Fact and its checks live in .fact; their names stay importable from here, as before.
+__all__ = [
+    "MAX_NAME_BYTES",
+    "MAX_TEXT_BYTES",
+    "SCOPES",
+    "Fact",
+    "LongTermMemory",
+    "Scope",
+    "check_name",
+    "format_facts",
+    "namespace_label",
+]
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
     from .long_term_store import LongTermStore
 
-Scope = Literal["user", "agent", "shared"]
-SCOPES: tuple[Scope, ...] = get_args(Scope)
-#: The longest user id, agent name or fact key, in UTF-8 bytes (namespace labels and keys
-#: sit in the store's primary-key index, whose entries Postgres caps near 2.7 kB).
-MAX_NAME_BYTES = 256
-#: The longest value or source text, in UTF-8 bytes: a fact is a short statement.
-MAX_TEXT_BYTES = 64 * 1024
 #: Facts read per page when listing a namespace.
 PAGE = 500
-ROOT = "swarmgraph"
-_CURRENT, _HISTORY = "ltm", "ltm-history"
-_SCOPE_ORDER: dict[str, int] = {"agent": 0, "user": 1, "shared": 2}
-_LABEL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
-
-
-@dataclass(frozen=True)
-class Fact:
-    """One remembered fact and where it came from.
-
-    ``user_id`` is the user the fact belongs to (``None`` for shared facts); ``agent`` the
-    agent whose note it is (``"agent"`` scope only); ``source_agent`` the agent (or code)
-    that wrote it; ``text`` what it was taken from. ``version`` counts the writes of this key
-    (1 for the first); ``forgotten`` marks the tombstone :meth:`LongTermMemory.forget`
-    leaves in history.
-
-    Example:
-        >>> fact = Fact("city", "Lyon", "user", user_id="ming")
-        >>> fact.line()
-        'city: Lyon'
-    """
-
-    key: str
-    value: str
-    scope: Scope
-    agent: str | None = None
-    user_id: str | None = None
-    conversation_id: str | None = None
-    turn_id: str | None = None
-    source_agent: str | None = None
-    created_at: datetime | None = None
-    text: str | None = None
-    version: int = 1
-    forgotten: bool = False
-
-    def line(self) -> str:
-        """The fact as one prompt line: ``key: value``."""
-        return f"{self.key}: {self.value}"
-
-    def to_record(self) -> dict[str, Any]:
-        """The JSON document stored for this fact."""
-        return {
-            "key": self.key,
-            "value": self.value,
-            "scope": self.scope,
-            "agent": self.agent,
-            "user_id": self.user_id,
-            "conversation_id": self.conversation_id,
-            "turn_id": self.turn_id,
-            "source_agent": self.source_agent,
-            "created_at": self.created_at.isoformat() if self.created_at else None,
-            "text": self.text,
-            "version": self.version,
-            "forgotten": self.forgotten,
-        }
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Fact:
-        """The fact a stored document holds."""
-        created = record.get("created_at")
-        scope = record.get("scope")
-        return cls(
-            key=str(record["key"]),
-            value=str(record.get("value") or ""),
-            scope=cast(Scope, scope if scope in SCOPES else "user"),
-            agent=record.get("agent"),
-            user_id=record.get("user_id"),
-            conversation_id=record.get("conversation_id"),
-            turn_id=record.get("turn_id"),
-            source_agent=record.get("source_agent"),
-            created_at=datetime.fromisoformat(created) if isinstance(created, str) else None,
-            text=record.get("text"),
-            version=int(record.get("version") or 1),
-            forgotten=bool(record.get("forgotten", False)),
-        )
-
-
-def format_facts(facts: Iterable[Fact]) -> str:
-    """Facts as prompt lines, one ``- key: value`` per fact ('' for none).
-
-    Example:
-        >>> print(format_facts([Fact("dog_name", "Rex", "user"), Fact("city", "Lyon", "user")]))
-        - dog_name: Rex
-        - city: Lyon
-    """
-    return "\n".join(f"- {fact.line()}" for fact in facts)
-
-
-def check_name(value: object, what: str) -> str:
-    """``value`` if it can name a user, agent or key: a non-empty ``str`` of valid Unicode
-    without NUL, at most :data:`MAX_NAME_BYTES` bytes of UTF-8; else ``ValueError``.
-
-    Example:
-        >>> check_name("alice.smith@example.org", "user id")
-        'alice.smith@example.org'
-        >>> check_name("", "user id")
-        Traceback (most recent call last):
-        ...
-        ValueError: user id must be a non-empty string, got ''
-    """
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{what} must be a non-empty string, got {value!r}")
-    _check_text(value, what, MAX_NAME_BYTES)
-    return value
-
-
-def _check_text(value: str, what: str, limit: int) -> None:
-    if "\x00" in value:
-        raise ValueError(f"{what} must not contain NUL ('\\x00')")
-    try:
-        size = len(value.encode("utf-8"))
-    except UnicodeEncodeError as error:
-        raise ValueError(
-            f"{what} must be valid Unicode text: it has an unpaired surrogate at index "
-            f"{error.start}"
-        ) from None
-    if size > limit:
-        raise ValueError(f"{what} is {size} bytes of UTF-8; at most {limit} are allowed")
-
-
-def _optional_text(value: object, what: str, limit: int = MAX_TEXT_BYTES) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{what} must be a string or None, got {type(value).__name__}")
-    _check_text(value, what, limit)
-    return value
-
-
-def namespace_label(name: str) -> str:
-    """``name`` as one namespace label: letters, digits and ``-`` kept, every other
-    character as ``~`` and its UTF-8 bytes in hex. Injective, and never a ``.`` (the
-    stores' separator) or a ``*``, ``?``, ``%`` or ``_`` (their wildcards).
-
-    Example:
-        >>> namespace_label("bob"), namespace_label("bob.evil"), namespace_label("ü_1")
-        ('bob', 'bob~2eevil', '~c3~bc~5f1')
-    """
-    return "".join(
-        c if c in _LABEL_SAFE else "".join(f"~{b:02x}" for b in c.encode()) for c in name
-    )
-
-
-def _hash(*parts: str | None) -> str:
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:40]
 
 
 class LongTermMemory:
@@ -234,8 +114,9 @@ class LongTermMemory:
     default store Session uses. ``user_id``: whose memory this is; every read and write stays
     in that user's namespaces (plus the shared one). ``trusted``: may write ``"shared"``
     facts (application code; never give a model-facing tool a trusted instance).
-    ``embeddings``: LangChain embeddings for vector recall (``memory://`` only), ``dims``
-    their size. All methods are synchronous; async code can call them in a thread.
+    ``embeddings``: LangChain embeddings for vector recall (``memory://``, ``sqlite:///``,
+    Postgres with pgvector), ``dims`` their size. All methods are synchronous; async code
+    can call them in a thread.
 
     Example:
         >>> memory = LongTermMemory("memory://doctest-ltm-class", user_id="ming")
@@ -263,9 +144,12 @@ class LongTermMemory:
     ) -> None:
         from .long_term_store import open_long_term_store
 
+        self._open(user_id, trusted, open_long_term_store(url, embeddings=embeddings, dims=dims))
+
+    def _open(self, user_id: str, trusted: bool, store: LongTermStore) -> None:
         self.user_id = check_name(user_id, "user id")
         self.trusted = bool(trusted)
-        self._store: LongTermStore = open_long_term_store(url, embeddings=embeddings, dims=dims)
+        self._store: LongTermStore = store
         self._user = namespace_label(self.user_id)
 
     @property
@@ -294,10 +178,7 @@ class LongTermMemory:
         from .long_term_store import store_for
 
         other = object.__new__(cls)
-        other.user_id = check_name(user_id, "user id")
-        other.trusted = bool(trusted)
-        other._store = store_for(store)
-        other._user = namespace_label(other.user_id)
+        other._open(user_id, trusted, store_for(store))
         return other
 
     def for_user(self, user_id: str) -> LongTermMemory:
@@ -310,49 +191,12 @@ class LongTermMemory:
             ('b', True)
         """
         other = object.__new__(LongTermMemory)
-        other.user_id = check_name(user_id, "user id")
-        other.trusted = self.trusted
-        other._store = self._store
-        other._user = namespace_label(other.user_id)
+        other._open(user_id, self.trusted, self._store)
         return other
 
     def __repr__(self) -> str:
         trusted = ", trusted=True" if self.trusted else ""
         return f"LongTermMemory({self.url!r}, user_id={self.user_id!r}{trusted})"
-
-    # -- namespaces ---------------------------------------------------------------------
-
-    def _tail(self, scope: str, agent: str | None) -> tuple[str, ...]:
-        if scope not in SCOPES:
-            raise ValueError(f"scope must be one of {', '.join(map(repr, SCOPES))}, got {scope!r}")
-        if scope == "agent":
-            if agent is None:
-                raise ValueError("scope='agent' needs agent=<the agent's name>")
-            return ("agent", self._user, namespace_label(check_name(agent, "agent name")))
-        if agent is not None:
-            raise ValueError(f"agent= is for scope='agent' only, not scope={scope!r}")
-        return ("user", self._user) if scope == "user" else ("shared",)
-
-    def _namespaces(self, scope: str, agent: str | None) -> tuple[tuple[str, ...], ...]:
-        tail = self._tail(scope, agent)
-        return (ROOT, _CURRENT, *tail), (ROOT, _HISTORY, *tail)
-
-    def _writable(self, scope: str, agent: str | None) -> tuple[tuple[str, ...], ...]:
-        namespaces = self._namespaces(scope, agent)
-        if scope == "shared" and not self.trusted:
-            raise PermissionError(
-                "shared facts are read by every user and written only by trusted code: "
-                "use LongTermMemory(..., trusted=True) in application code (never in a tool "
-                "a model can call)"
-            )
-        return namespaces
-
-    def _visible(self, agent: str | None) -> list[tuple[str, ...]]:
-        """The current-fact namespaces an agent (or no agent) may read, most specific first."""
-        scopes: list[tuple[str, str | None]] = [("user", None), ("shared", None)]
-        if agent is not None:
-            scopes.insert(0, ("agent", agent))
-        return [self._namespaces(scope, name)[0] for scope, name in scopes]
 
     # -- writing ------------------------------------------------------------------------
 
@@ -391,11 +235,11 @@ class LongTermMemory:
         key = check_name(key, "fact key")
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"fact value must be a non-empty string, got {value!r}")
-        _check_text(value, "fact value", MAX_TEXT_BYTES)
-        current_ns, history_ns = self._writable(scope, agent)
+        check_text(value, "fact value", MAX_TEXT_BYTES)
+        current_ns, history_ns = writable(self._user, scope, agent, trusted=self.trusted)
         ids = self._provenance(conversation_id, turn_id, source_agent)
-        text = _optional_text(text, "source text")
-        entry = f"t-{_hash('remember', ids[0], ids[1], key, value)}" if turn_id else None
+        text = optional_text(text, "source text")
+        entry = f"t-{write_key('remember', ids[0], ids[1], key, value)}" if turn_id else None
         done, current = self._store.read([GetOp(history_ns, entry or "-"), GetOp(current_ns, key)])
         if entry and isinstance(done, Item):
             if done.value.get("noop") and isinstance(current, Item):
@@ -454,9 +298,9 @@ class LongTermMemory:
             []
         """
         key = check_name(key, "fact key")
-        current_ns, history_ns = self._writable(scope, agent)
+        current_ns, history_ns = writable(self._user, scope, agent, trusted=self.trusted)
         ids = self._provenance(conversation_id, turn_id, source_agent)
-        entry = f"t-{_hash('forget', ids[0], ids[1], key)}" if turn_id else None
+        entry = f"t-{write_key('forget', ids[0], ids[1], key)}" if turn_id else None
         done, current = self._store.read([GetOp(history_ns, entry or "-"), GetOp(current_ns, key)])
         previous = Fact.from_record(current.value) if isinstance(current, Item) else None
         had_value = previous is not None and not previous.forgotten
@@ -544,11 +388,11 @@ class LongTermMemory:
         """
         found = [
             Fact.from_record(item.value)
-            for namespace in self._visible(agent)
+            for namespace in visible(self._user, agent)
             for item in self._items(namespace)
         ]
         live = [f for f in found if not f.forgotten]
-        return sorted(live, key=lambda f: (_SCOPE_ORDER[f.scope], f.key))
+        return sorted(live, key=lambda f: (SCOPE_ORDER[f.scope], f.key))
 
     def all_facts(self) -> list[Fact]:
         """Every current fact of this user: every agent's notes (by agent), the user's facts,
@@ -561,7 +405,7 @@ class LongTermMemory:
             >>> [(f.key, f.agent) for f in memory.all_facts()]
             [('tone', 'Sales'), ('city', None)]
         """
-        prefix = (ROOT, _CURRENT, "agent", self._user)
+        prefix = (ROOT, CURRENT, "agent", self._user)
         listing = ListNamespacesOp((MatchCondition("prefix", prefix),), limit=100_000)
         (found_ns,) = self._store.read([listing])
         notes = {  # exact labels: a prefix match may also find a longer user label
@@ -577,7 +421,9 @@ class LongTermMemory:
         found = sorted((f for f in found if not f.forgotten), key=lambda f: (f.agent or "", f.key))
         return [*found, *self.facts()]
 
-    def recall(self, query: str, k: int = 5, agent: str | None = None) -> list[Fact]:
+    def recall(
+        self, query: str, k: int = 5, agent: str | None = None, *, ranking: Ranking | None = None
+    ) -> list[Fact]:
         """The ``k`` current facts most relevant to ``query`` that ``agent`` may read.
 
         Visible: this user's facts, ``agent``'s notes for this user (when ``agent`` is given)
@@ -585,8 +431,11 @@ class LongTermMemory:
         Lexical (default): BM25 over each fact's key, value and source text; only facts
         sharing a word with the query, best first, ties to the newer fact, then the more
         specific scope, then the key. A query with no searchable word (``""``, "what is
-        it?") returns the ``k`` newest facts. With embeddings: the store's vector search,
-        the ``k`` most similar facts.
+        it?") returns the ``k`` newest facts. With embeddings, ``ranking`` (see
+        :mod:`.fact_ranking`): ``"hybrid"`` (the default there) fuses the BM25 ranking with
+        the store's vector search, ``"vector"`` is the ``k`` most similar facts, ``"bm25"``
+        the lexical ranking alone; both rank every visible fact, so they return ``k`` facts
+        whenever there are ``k``.
 
         Example:
             >>> memory = LongTermMemory("memory://doctest-ltm-recall", user_id="ming")
@@ -605,47 +454,8 @@ class LongTermMemory:
             return []
         if agent is not None:
             check_name(agent, "agent name")
-        if self._store.vector_search and query.strip():
-            return self._vector_recall(query, k, agent)
-        facts = sorted(
-            self.facts(agent),
-            key=lambda f: (
-                -(f.created_at.timestamp() if f.created_at else 0.0),
-                _SCOPE_ORDER[f.scope],
-                f.key,
-            ),
-        )
-        documents = [" ".join((f.key, f.value, f.text or "")) for f in facts]
-        ranked = rank(query, documents)
-        if not ranked and not _has_terms(query):
-            return facts[:k]
-        return [facts[i] for i, _ in ranked[:k]]
-
-    def _vector_recall(self, query: str, k: int, agent: str | None) -> list[Fact]:
-        namespaces = self._visible(agent)
-        pages = self._store.read(
-            [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in namespaces]
-        )
-        scored: list[tuple[float, Fact]] = []
-        for namespace, page in zip(namespaces, pages, strict=True):
-            for item in cast(Sequence[Any], page or []):
-                if tuple(item.namespace) == namespace:
-                    score = getattr(item, "score", None)
-                    scored.append(
-                        (
-                            float(score) if score is not None else float("-inf"),
-                            Fact.from_record(item.value),
-                        )
-                    )
-        scored.sort(
-            key=lambda pair: (
-                -pair[0],
-                -(pair[1].created_at.timestamp() if pair[1].created_at else 0.0),
-                _SCOPE_ORDER[pair[1].scope],
-                pair[1].key,
-            )
-        )
-        return [fact for _, fact in scored[:k]]
+        ranking = check_ranking(ranking, vector=self._store.vector_search)
+        return ranked_recall(self._store, self._user, self.facts(agent), query, k, ranking)
 
     def history(self, key: str, scope: Scope = "user", agent: str | None = None) -> list[Fact]:
         """Every value ``key`` has had in ``scope``, oldest first: superseded values, then the
@@ -659,7 +469,7 @@ class LongTermMemory:
             [('silver', 1), ('gold', 2)]
         """
         key = check_name(key, "fact key")
-        _, history_ns = self._namespaces(scope, agent)
+        _, history_ns = namespaces(self._user, scope, agent)
         facts = [
             (item.key, Fact.from_record(item.value))
             for item in self._history_items(key, history_ns)
@@ -680,9 +490,3 @@ def _applied(key: str) -> dict[str, Any]:
     current, or nothing was there to forget): it marks the write as applied, so replaying the
     turn after a later change cannot undo that change. ``history`` skips it."""
     return {"key": key, "noop": True, "created_at": datetime.now(timezone.utc).isoformat()}
-
-
-def _has_terms(query: str) -> bool:
-    from .fact_search import tokenize
-
-    return bool(tokenize(query))

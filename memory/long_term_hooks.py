@@ -5,7 +5,9 @@ and the user in ``config["configurable"]``, no ``Session``.
 (``prompt_context``: recall into each system prompt; ``tool_inputs``: the memory tools'
 ``long_term``), reading at every model call the store the graph was compiled with
 (``langgraph.config.get_store()``) and the user id from ``config["configurable"]``. Without
-a store or a user id they add nothing, and the memory tools answer ``Error:``.
+a store or a user id they add nothing, and the memory tools answer ``Error:``. What recall
+adds is data, as with a Session (:mod:`.recall_block`: delimited, escaped, capped, and
+screened by the agent's input guardrails).
 
 Writes here go straight to the store (there is no Session turn to commit them with); each
 is atomic, but not tied to a turn: use a ``Session`` for turn-and-memory crash safety.
@@ -21,8 +23,8 @@ Example:
     ...                         **long_term_hooks(recall=3)).compile(store=memory.store)
     >>> _ = app.invoke({"messages": [HumanMessage("How is my dog?")]},
     ...                {"configurable": {"user_id": "ming"}})
-    >>> model.calls[0][0].content.splitlines()[-1]
-    '- dog_name: Rex'
+    >>> model.calls[0][0].content.splitlines()[-2:]
+    ['- dog_name: "Rex"', '</memory>']
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 memory, hand each turn's hooks to the run, and apply each turn's outbox after its save (or,
 after a crash, at the next turn). The turn itself is :mod:`.long_term_turn`.
 
+A Session holds a :class:`LongTermSide` only when long-term memory is on; without one, a turn
+enters nothing here.
+
 Example:
     >>> persist, memory = open_long_term(("messages",), False, "memory://doc-lts", "ming", True)
     ... # doctest: +ELLIPSIS
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
@@ -30,12 +34,23 @@ from .store import Record
 if TYPE_CHECKING:
     from ..graph.types import Agent
     from .fact_extract import Extractor
-    from .session import Session
     from .store import ConversationStore
 
 #: The meta key naming the user whose memory a conversation's turns wrote (``history`` shows
 #: that user's facts).
 USER_KEY = "user_id"
+
+
+@dataclass
+class LongTermSide:
+    """What a Session's turns need of its long-term memory: the memory, the conversation and
+    its store, the facts recalled per prompt, and the outboxes this Session applied."""
+
+    memory: LongTermMemory
+    conversation_id: str
+    store: ConversationStore
+    recall: int
+    delivered: set[str] = field(default_factory=set)
 
 
 def open_long_term(
@@ -52,6 +67,14 @@ def open_long_term(
         return persist, None
     wanted = long_term is not None or "long_term" in persist
     if not wanted:
+        if user_id is not None:  # LangGraph's way too: a user id alone turns no memory on
+            warnings.warn(
+                f"Session(user_id={user_id!r}) keeps no long-term memory without "
+                "long_term=True (or a LongTermMemory); pass it to recall this user's facts "
+                "in later conversations, or long_term=False to say you mean none",
+                UserWarning,
+                stacklevel=4,  # the caller's Session(...) line (via long_term_options)
+            )
         return persist, None
     if "long_term" not in persist:
         if not default_persist:
@@ -98,19 +121,30 @@ def check_long_term_options(
     return recall, extract
 
 
+def long_term_options(
+    persist: tuple[str, ...],
+    default_persist: bool,
+    url: str,
+    user_id: str | None,
+    long_term: bool | LongTermMemory | None,
+    recall: int,
+    extract: Extractor | None,
+) -> tuple[tuple[str, ...], LongTermMemory | None, int, Extractor | None]:
+    """A Session's long-term arguments checked: ``(persist, memory, recall, extract)``."""
+    persist, memory = open_long_term(persist, default_persist, url, user_id, long_term)
+    return (persist, memory, *check_long_term_options(memory, recall, extract))
+
+
 def start_long_term_turn(
-    session: Session, turn_id: str, new: Sequence[BaseMessage], run_kwargs: dict[str, Any]
-) -> LongTermTurn | None:
-    """The turn's :class:`LongTermTurn` (``None`` without long-term memory), its hooks put in
-    ``run_kwargs`` beside any the caller passed (the caller's text comes first; a tool input
-    the caller gives wins)."""
-    if session.long_term is None:
-        return None
+    side: LongTermSide, turn_id: str, new: Sequence[BaseMessage], run_kwargs: dict[str, Any]
+) -> LongTermTurn:
+    """The turn's :class:`LongTermTurn`, its hooks put in ``run_kwargs`` beside any the
+    caller passed (the caller's text comes first; a tool input the caller gives wins)."""
     turn = LongTermTurn(
-        session.long_term,
-        session.conversation_id,
+        side.memory,
+        side.conversation_id,
         turn_id,
-        k=session.recall,
+        k=side.recall,
         said=" ".join(user_texts(list(new))) or None,
     )
     theirs_prompt = run_kwargs.get("prompt_context")
@@ -129,53 +163,50 @@ def start_long_term_turn(
     return turn
 
 
-def pending_meta(meta: dict, session: Session, outbox: Record | None) -> dict:
+def pending_meta(meta: dict, side: LongTermSide | None, outbox: Record | None) -> dict:
     """``meta`` with the list of turns whose outbox may wait: the stored list minus those this
     Session applied, plus this turn's; and the user whose memory the turns write."""
-    delivered = session._delivered
+    delivered = side.delivered if side is not None else set()
     pending = [t for t in meta.get(PENDING, []) if t not in delivered]
     if outbox is not None and outbox.key not in pending:
         pending.append(outbox.key)
     kept = {k: v for k, v in meta.items() if k != PENDING}
     if pending:
         kept[PENDING] = pending
-    if session.long_term is not None:
-        kept[USER_KEY] = session.long_term.user_id
+    if side is not None:
+        kept[USER_KEY] = side.memory.user_id
     return kept
 
 
-def drain_outboxes(session: Session, meta: Mapping[str, Any]) -> None:
+def drain_outboxes(side: LongTermSide, meta: Mapping[str, Any]) -> None:
     """Apply the stored outboxes ``meta`` lists that this Session has not applied:
     idempotent, so an outbox another process applied already writes nothing."""
-    memory = session.long_term
-    pending = [t for t in meta.get(PENDING, []) if t not in session._delivered]
-    if memory is None or not pending:
+    pending = [t for t in meta.get(PENDING, []) if t not in side.delivered]
+    if not pending:
         return
-    store: ConversationStore = session.store
-    outboxes = store.records(session.conversation_id, OUTBOX, keys=pending)
+    outboxes = side.store.records(side.conversation_id, OUTBOX, keys=pending)
     for turn_id in pending:
         value = outboxes.get(turn_id)
         if value is not None:
-            apply_outbox(memory, session.conversation_id, turn_id, value)
-        session._delivered.add(turn_id)
+            apply_outbox(side.memory, side.conversation_id, turn_id, value)
+        side.delivered.add(turn_id)
 
 
-def deliver_outbox(session: Session, turn: LongTermTurn) -> None:
+def deliver_outbox(side: LongTermSide, turn: LongTermTurn) -> None:
     """Apply ``turn``'s outbox (saved with the turn) to the long-term store. A store that
     fails now leaves it stored: the next turn applies it (a warning says so)."""
     outbox = turn.outbox()
-    memory = session.long_term
-    if outbox is None or memory is None:
+    if outbox is None:
         return
     try:
-        apply_outbox(memory, session.conversation_id, outbox.key, outbox.value)
+        apply_outbox(side.memory, side.conversation_id, outbox.key, outbox.value)
     except Exception as error:  # the turn is saved with its outbox: nothing is lost
         warnings.warn(
             f"long-term memory of turn {outbox.key!r} is saved with the turn but not applied "
             f"yet ({type(error).__name__}: {error}); the next turn of "
-            f"{session.conversation_id!r} applies it",
+            f"{side.conversation_id!r} applies it",
             RuntimeWarning,
             stacklevel=4,
         )
         return
-    session._delivered.add(outbox.key)
+    side.delivered.add(outbox.key)

@@ -8,9 +8,10 @@ SQLite, and passwords never appear in errors or ``repr``.
 URL                    store                                                         vector index
 =====================  ============================================================  ==========
 ``memory://[name]``    ``InMemoryStore``, one per name in this process               yes (tested)
-``sqlite:///path``     ``SqliteStore`` (langgraph-checkpoint-sqlite), table ``store``  no
-``postgresql://...``   ``PostgresStore`` (langgraph-checkpoint-postgres, extra        no
-                       ``postgres``), table ``store``, pooled
+``sqlite:///path``     ``SqliteStore`` (langgraph-checkpoint-sqlite), table ``store``  yes (tested,
+                                                                                     sqlite-vec)
+``postgresql://...``   ``PostgresStore`` (langgraph-checkpoint-postgres, extra        needs pgvector
+                       ``postgres``), table ``store``, pooled                        on the server
 =====================  ============================================================  ==========
 
 A store is opened once per URL per process (per pid: a forked child opens its own
@@ -19,11 +20,16 @@ lock that serialises concurrent processes (an ``IMMEDIATE`` transaction in SQLit
 advisory lock in Postgres). :meth:`LongTermStore.write` applies a list of puts atomically:
 a memory and its history entry are committed together or not at all, even on ``kill -9``.
 
-Vector search: only ``memory://`` is offered with ``embeddings`` here. ``SqliteStore`` needs
-the sqlite-vec extension loaded into Python's ``sqlite3`` (this project's Python cannot load
-extensions) and ``PostgresStore`` needs pgvector on the server; neither is tested, so both
-refuse ``embeddings`` with a clear error rather than claim support. Lexical search (BM25)
-works on every backend.
+Vector search (``embeddings=``): the store's own index embeds each current fact's
+``memory`` field (``"key: value"``). On SQLite the index is LangGraph's ``store_vectors``
+table, ranked by sqlite-vec's functions, loaded through :mod:`.sqlite_vec_driver`; the file
+records which embeddings (class, model, dims) filled it, and refuses others, since vectors
+of two models cannot be compared. Opening a file with embeddings embeds any current fact
+that has no vector yet (written by a process without embeddings). On Postgres the index
+needs the pgvector extension on the server: without it, ``embeddings=`` is a
+:class:`~swarmgraph.memory.errors.StorageConfigurationError` naming pgvector (the Postgres
+this project tests against has none, so the pgvector path itself is untested). Lexical
+search (BM25) works on every backend, with or without embeddings.
 
 Example:
     >>> store = open_long_term_store("memory://doctest-ltm-store")
@@ -53,6 +59,7 @@ from langgraph.store.base import BaseStore, IndexConfig, Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
 from .urls import default_url, memory_namespace, redact_url, shown_url, sqlite_path, url_scheme
+from .vector_index import claim_sqlite_index, embed_missing, embeddings_name, require_pgvector
 
 if TYPE_CHECKING:
     from langgraph.store.postgres import PostgresStore
@@ -82,11 +89,13 @@ class LongTermStore:
         *,
         lock: AbstractContextManager[Any] | None = None,
         embeddings: Embeddings | None = None,
+        dims: int | None = None,
     ) -> None:
         self.url = shown_url(url)
         self.scheme = url_scheme(url)
         self.store = store
         self.embeddings = embeddings
+        self.dims = dims
         # memory:// has no transactions of its own: one lock per name stands in for them.
         self._lock = lock
 
@@ -115,10 +124,18 @@ class LongTermStore:
 class _PostgresLongTermStore(LongTermStore):
     """Reads share a pool; a write takes one pooled connection and one transaction."""
 
-    def __init__(self, url: str, store: PostgresStore, pool: Any) -> None:
-        super().__init__(url, store)
+    def __init__(
+        self, url: str, store: PostgresStore, pool: Any, index: IndexConfig | None = None
+    ) -> None:
+        super().__init__(
+            url,
+            store,
+            embeddings=index["embed"] if index else None,  # type: ignore[arg-type]
+            dims=index["dims"] if index else None,
+        )
         self._raw_url = url
         self._pool = pool
+        self._index = index
 
     def read(self, ops: Sequence[Op]) -> list[Result]:
         with _postgres_errors(self._raw_url):
@@ -133,7 +150,7 @@ class _PostgresLongTermStore(LongTermStore):
             conn.transaction(),
         ):
             # PostgresStore on one connection runs its statements inside our transaction.
-            PostgresStore(conn).batch(ops)
+            PostgresStore(conn, index=cast(Any, self._index)).batch(ops)
 
 
 _lock = threading.Lock()
@@ -146,10 +163,11 @@ def open_long_term_store(
 ) -> LongTermStore:
     """The process-wide long-term store ``url`` names (opened and migrated on first use).
 
-    ``embeddings``: LangChain embeddings for the store's vector index (``memory://`` only,
-    see the module docstring); ``dims`` is their size, measured with one ``embed_query``
-    call when not given. The first opener of a ``memory://`` name fixes its embeddings;
-    opening it again with different ones is a ``ValueError``.
+    ``embeddings``: LangChain embeddings for the store's vector index (see the module
+    docstring); ``dims`` is their size, measured with one ``embed_query`` call when not
+    given. The first opener of a store in a process fixes its embeddings: opening it again
+    with equal ones (``==``) or none shares it; with other ones, or with embeddings where it
+    was opened without, is a ``ValueError``.
 
     Example:
         >>> import os, tempfile
@@ -161,6 +179,8 @@ def open_long_term_store(
         ...
         ValueError: in-memory SQLite ('sqlite://') loses data across connections; ...
     """
+    if url is None and embeddings is not None:
+        _check_default_vector_file()
     url = default_url() if url is None else url
     scheme = url_scheme(url)
     if scheme not in SCHEMES:
@@ -170,26 +190,48 @@ def open_long_term_store(
         )
     if scheme == "memory":
         return _open_memory(url, embeddings, dims)
-    if embeddings is not None:
-        raise ValueError(
-            f"embeddings are supported on memory:// stores only; {scheme}:// stores use "
-            "lexical (BM25) recall. SqliteStore's index needs sqlite-vec loaded into "
-            "Python's sqlite3 and PostgresStore's needs pgvector: neither is tested here"
-        )
     if scheme == "sqlite":
         path = str(sqlite_path(url))
         key = (os.getpid(), f"sqlite:{path}")
         with _lock:
             store = _stores.get(key)
             if store is None:
-                store = _stores[key] = LongTermStore(url, _open_sqlite(path))
+                index = _index(embeddings, dims) if embeddings is not None else None
+                store = LongTermStore(
+                    url,
+                    _open_sqlite(path, index, url=url),
+                    embeddings=embeddings,
+                    dims=index["dims"] if index else None,
+                )
+                _stores[key] = store
+            else:
+                _check_same_embeddings(store, embeddings, dims)
             return store
     key = (os.getpid(), url)
     with _lock:
         store = _stores.get(key)
         if store is None:
-            store = _stores[key] = _open_postgres(url)
+            index = _index(embeddings, dims) if embeddings is not None else None
+            store = _stores[key] = _open_postgres(url, index)
+        else:
+            _check_same_embeddings(store, embeddings, dims)
         return store
+
+
+def _check_default_vector_file() -> None:
+    """Vectors in the default database need this Python's own sqlite3 to load sqlite-vec:
+    with a second SQLite library (sqlean) on the file Session also writes through
+    ``sqlite3``, the two would not see each other's file locks (see
+    :mod:`.sqlite_vec_driver`)."""
+    from .sqlite_vec_driver import sqlite_vec_driver
+
+    if url_scheme(default_url()) == "sqlite" and sqlite_vec_driver() is not sqlite3:
+        raise ValueError(
+            "this Python's sqlite3 cannot load sqlite-vec, so vector recall on SQLite goes "
+            "through sqlean, a second SQLite library, which must not share the default "
+            f"database ({redact_url(default_url())}) with Session: give vector long-term "
+            "memory a file of its own, e.g. LongTermMemory('sqlite:///.swarmgraph/ltm.db', ...)"
+        )
 
 
 def store_for(store: BaseStore) -> LongTermStore:
@@ -220,6 +262,23 @@ def _index(embeddings: Embeddings, dims: int | None) -> IndexConfig:
     return {"dims": dims, "embed": embeddings, "fields": [EMBEDDED_FIELD]}
 
 
+def _check_same_embeddings(
+    store: LongTermStore, embeddings: Embeddings | None, dims: int | None
+) -> None:
+    """A second opener of ``store`` in this process: no embeddings (the store's apply), or
+    embeddings equal to the first opener's; anything else is a ``ValueError``."""
+    if embeddings is None:
+        return
+    if store.embeddings is None or store.embeddings != embeddings:
+        raise ValueError(
+            f"{store.url} is already open in this process with "
+            f"{'other' if store.embeddings is not None else 'no'} embeddings; a store's "
+            "vector index has one embedding model: pass equal embeddings (==), or none"
+        )
+    if dims is not None and dims != store.dims:
+        raise ValueError(f"{store.url} is already open with dims={store.dims}, not {dims}")
+
+
 def _open_memory(url: str, embeddings: Embeddings | None, dims: int | None) -> LongTermStore:
     name = memory_namespace(url)
     with _lock:
@@ -227,15 +286,15 @@ def _open_memory(url: str, embeddings: Embeddings | None, dims: int | None) -> L
         if store is None:
             index = _index(embeddings, dims) if embeddings is not None else None
             store = LongTermStore(
-                url, InMemoryStore(index=index), lock=threading.RLock(), embeddings=embeddings
+                url,
+                InMemoryStore(index=index),
+                lock=threading.RLock(),
+                embeddings=embeddings,
+                dims=index["dims"] if index else None,
             )
             _memory_stores[name] = store
-        elif embeddings is not None and store.embeddings is not embeddings:
-            raise ValueError(
-                f"{shown_url(url)} is already open in this process with "
-                f"{'other' if store.embeddings is not None else 'no'} embeddings; a store's "
-                "vector index has one embedding model: pass the same object, or none"
-            )
+        else:
+            _check_same_embeddings(store, embeddings, dims)
         return store
 
 
@@ -289,28 +348,52 @@ def _sqlite_store_class() -> type[SqliteStore]:
                     for version in range(done + 1, len(self.MIGRATIONS)):
                         self.conn.execute(self.MIGRATIONS[version])  # one statement each
                         self.conn.execute("INSERT INTO store_migrations (v) VALUES (?)", (version,))
+                    if self.index_config:  # the connection has sqlite-vec loaded
+                        self._migrate_vectors()
                 except BaseException:
                     self.conn.execute("ROLLBACK")
                     raise
                 self.conn.execute("COMMIT")
                 self.is_setup = True
 
+        def _migrate_vectors(self) -> None:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS vector_migrations (v INTEGER PRIMARY KEY)"
+            )
+            row = self.conn.execute("SELECT max(v) FROM vector_migrations").fetchone()
+            done = -1 if row is None or row[0] is None else int(row[0])
+            for version in range(done + 1, len(self.VECTOR_MIGRATIONS)):
+                self.conn.execute(self.VECTOR_MIGRATIONS[version])
+                self.conn.execute("INSERT INTO vector_migrations (v) VALUES (?)", (version,))
+
     return _SqliteStore
 
 
-def _open_sqlite(path: str) -> SqliteStore:
+def _open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") -> SqliteStore:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    conn = sqlite3.connect(
-        path,
-        check_same_thread=False,  # the store's own lock serialises this process's threads
-        isolation_level=None,  # the store issues BEGIN/COMMIT itself
-        timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
-    )
+    options: dict[str, Any] = {
+        "check_same_thread": False,  # the store's own lock serialises this process's threads
+        "isolation_level": None,  # the store issues BEGIN/COMMIT itself
+        "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
+    }
+    if index is None:
+        conn = sqlite3.connect(path, **options)
+    else:
+        from .sqlite_vec_driver import connect_with_sqlite_vec
+
+        conn = connect_with_sqlite_vec(path, **options)
     conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
     conn.execute("PRAGMA synchronous = NORMAL")  # safe against a killed process in WAL mode
-    store = _sqlite_store_class()(conn)
+    # SqliteStore reads the fields to embed from "text_fields", not IndexConfig's "fields"
+    # (langgraph-checkpoint-sqlite 3.x); without it, it embeds the whole JSON document,
+    # timestamps and all.
+    sqlite_index = None if index is None else {**index, "text_fields": index["fields"]}
+    store = _sqlite_store_class()(conn, index=cast(Any, sqlite_index))
     store.setup()
+    if index is not None:
+        claim_sqlite_index(store, url, embeddings_name(index["embed"]), index["dims"])  # type: ignore[arg-type]
+        embed_missing(store)
     return store
 
 
@@ -328,7 +411,7 @@ def _postgres_errors(url: str) -> Iterator[None]:
         raise StorageUnavailable(url, str(e).strip() or type(e).__name__) from None
 
 
-def _open_postgres(url: str) -> LongTermStore:
+def _open_postgres(url: str, index: IndexConfig | None = None) -> LongTermStore:
     try:
         from langgraph.store.postgres import PostgresStore
         from psycopg import Connection
@@ -360,12 +443,18 @@ def _open_postgres(url: str) -> LongTermStore:
                 open=True,
             ),
         )
-        with pool.connection() as conn:
-            # A session lock, not a transaction: CREATE INDEX CONCURRENTLY refuses those.
-            conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SETUP_LOCK,))
-            try:
-                PostgresStore(conn).setup()
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SETUP_LOCK,))
+        try:
+            with pool.connection() as conn:
+                if index is not None:
+                    require_pgvector(conn, url)
+                # A session lock, not a transaction: CREATE INDEX CONCURRENTLY refuses those.
+                conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SETUP_LOCK,))
+                try:
+                    PostgresStore(conn, index=cast(Any, index)).setup()
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SETUP_LOCK,))
+        except BaseException:
+            pool.close()
+            raise
     atexit.register(pool.close, timeout=1.0)
-    return _PostgresLongTermStore(url, PostgresStore(pool), pool)
+    return _PostgresLongTermStore(url, PostgresStore(pool, index=cast(Any, index)), pool, index)

@@ -117,6 +117,21 @@ class MemoryPolicy:
         """``meta`` (the latest stored) with this turn's policy ``state`` in it."""
         return meta
 
+    def arrange(
+        self, shown: Sequence[BaseMessage], new: Sequence[BaseMessage]
+    ) -> list[BaseMessage]:
+        """What the model is sent this turn: the folded history ``shown``, then the turn's
+        ``new`` messages. A policy that chooses by what was just said (retrieval) overrides
+        it: ``fold`` runs on storage and never sees the new message.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> shown, new = [HumanMessage("a")], [HumanMessage("b")]
+            >>> [m.content for m in BufferMemory().arrange(shown, new)]
+            ['a', 'b']
+        """
+        return [*shown, *new]
+
 
 class BufferMemory(MemoryPolicy):
     """Show everything (what plain ``ConversationBufferMemory`` does).

@@ -31,15 +31,22 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .store import ConversationStore, Record, Snapshot
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+from .store import ConversationStore, Record, Snapshot, Window
 
 #: The record kind of the turn index.
 TURN = "turn"
 #: Where ``meta`` lists the turns in flight (open entries), so ``Session.pending`` finds calls
 #: left in doubt by a turn nobody retried.
 OPEN_TURNS = "open_turns"
+#: Where earlier versions kept the log of the last 32 turns (read, never written).
+LEGACY_LOG = "turns"
+#: Where ``meta`` keeps the active agent's rank among agents of its name (absent when 0).
+AGENT_RANK = "agent_rank"
 
 
 def turn_record(turn_id: str, entry: dict[str, Any], *, first: bool = False) -> Record:
@@ -84,7 +91,7 @@ def find_turn(snapshot: Snapshot, turn_id: str) -> dict[str, Any] | None:
     entry = snapshot.records.get((TURN, turn_id))
     if isinstance(entry, dict):
         return entry
-    return legacy_turn(snapshot, turn_id)
+    return legacy_turn(snapshot, turn_id) if LEGACY_LOG in snapshot.meta else None
 
 
 def legacy_turn(snapshot: Snapshot, turn_id: str) -> dict[str, Any] | None:
@@ -144,9 +151,10 @@ def without_legacy_log(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if k != "turns"}
 
 
-def legacy_records(snapshot: Snapshot) -> list[Record]:
+def legacy_records(snapshot: Snapshot, *, but: str | None = None) -> list[Record]:
     """The turns an earlier version logged in ``meta``, as records of this version (written
-    once, with the first save that drops the log), so none of those ids is forgotten.
+    once, with the first save that drops the log), so none of those ids is forgotten; ``but``:
+    a turn id left out (the saving turn writes its own record).
 
     Example:
         >>> from swarmgraph.memory.store import Snapshot
@@ -154,12 +162,52 @@ def legacy_records(snapshot: Snapshot) -> list[Record]:
         >>> [(r.key, r.value["position"]) for r in legacy_records(snap)]
         [('t1', 0)]
     """
-    records = []
-    for turn in snapshot.meta.get("turns") or []:
+    records: list[Record] = []
+    for turn in snapshot.meta.get(LEGACY_LOG) or []:
         entry = legacy_turn(snapshot, turn.get("id", ""))
-        if entry is not None and turn.get("id"):
+        if entry is not None and turn.get("id") and turn["id"] != but:
             records.append(turn_record(turn["id"], entry))
     return records
+
+
+def done_meta(meta: dict[str, Any], turn_id: str, rank: int | None) -> dict[str, Any]:
+    """``meta`` as a finished turn saves it, in one pass: without an earlier version's turn
+    log (:func:`without_legacy_log`), ``turn_id`` no longer in flight (:func:`with_open`),
+    and the active agent's ``rank`` (:func:`ranked`; ``None``: left as stored).
+
+    Example:
+        >>> done_meta({"turns": [], "open_turns": ["t1", "t2"], "agent_rank": 2}, "t1", 0)
+        {'open_turns': ['t2']}
+        >>> done_meta({"agent_rank": 2}, "t1", None)
+        {'agent_rank': 2}
+    """
+    kept: dict[str, Any] = {}
+    still: list[str] = []
+    for key, value in meta.items():
+        if key == OPEN_TURNS:
+            still = [t for t in value if t != turn_id]
+        elif key != LEGACY_LOG and (key != AGENT_RANK or rank is None):
+            kept[key] = value
+    if still:
+        kept[OPEN_TURNS] = still
+    if rank:
+        kept[AGENT_RANK] = rank
+    return kept
+
+
+def stored_turn_messages(
+    store: ConversationStore, conversation_id: str, stored: dict[str, Any], size: int
+) -> list[BaseMessage]:
+    """A stored turn's ``size`` messages, from its position on: checked by the first
+    one's id (messages a chat history appended meanwhile may sit before them); empty if
+    they were cleared since (the turn still never runs twice)."""
+    window = Window(start=int(stored.get("position") or 0))
+    found = store.load(conversation_id, window=window).messages
+    first = stored.get("first")
+    if first is None:  # a turn an earlier version logged: position and counts only
+        return found[:size]
+    at = next((i for i, m in enumerate(found) if m.id == first), None)
+    return [] if at is None else found[at : at + size]
 
 
 def stored_turns(store: ConversationStore, conversation_id: str) -> list[str]:

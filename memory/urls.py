@@ -75,15 +75,25 @@ def sqlite_path(url: str) -> Path:
         Traceback (most recent call last):
         ...
         ValueError: in-memory SQLite ('sqlite://') loses data across connections; use 'memory://'...
+        >>> sqlite_path("sqlite://bob:hunter2@/x.db")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: a SQLite URL ... takes no user or password: sqlite://bob:***@/x.db ...
     """
     if url_scheme(url) != "sqlite":
         raise ValueError(f"not a SQLite URL: {redact_url(url)}")
     if "://" in url:
         rest = url.split("://", 1)[1]
+        if "@" in rest.split("/", 1)[0]:
+            # SQLite has no users: say so without echoing what may be a password.
+            raise ValueError(
+                f"a SQLite URL names a file and takes no user or password: {redact_url(url)} "
+                "(use 'sqlite:///file.db', or 'postgresql://user:password@host/db')"
+            )
         if not rest.startswith("/") or rest in ("/", "/:memory:"):
             raise ValueError(
-                f"in-memory SQLite ({url!r}) loses data across connections; use 'memory://' "
-                "for an in-process store or 'sqlite:///file.db'"
+                f"in-memory SQLite ({redact_url(url)!r}) loses data across connections; use "
+                "'memory://' for an in-process store or 'sqlite:///file.db'"
             )
         raw = rest[1:].split("?", 1)[0]  # sqlite:///rel.db -> rel.db, sqlite:////abs -> /abs
     else:

@@ -62,7 +62,8 @@ _EXPORTS: dict[str, str] = {
     "CALLER": ".graph.types",
     "Route": ".graph.routes",
     "Parallel": ".graph.parallel",
-    # errors a caller catches
+    # errors a caller catches (every one of ours derives from SwarmgraphError)
+    "SwarmgraphError": ".graph.errors",
     "SwarmError": ".graph.errors",
     "HandoffLoopError": ".graph.errors",
     "ToolSchemaError": ".graph.errors",
@@ -96,6 +97,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         HandoffLoopError,
         MissingModelError,
         SwarmError,
+        SwarmgraphError,
         ToolSchemaError,
     )
     from .graph.member_handoff import handoff_tool

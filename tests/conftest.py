@@ -5,6 +5,9 @@
   ``.start()``, ``.stopped()``, ``.new_database(name)``; restarted after the test if left down.
 - ``redis_url`` (session): ``redis://127.0.0.1:PORT/0``; ``redis_server`` (per test) likewise.
 - ``wheel_venv`` (session): the built wheel installed into a fresh venv (``tests/wheel_venv.py``).
+- ``url`` (per test): a fresh store; a test module names the backends its tests run on with
+  ``URL_BACKENDS = ("sqlite", "memory", "postgres", "redis")`` (any of them; each test then runs
+  once per backend, ids ``[sqlite]``...); without it, one SQLite file.
 
 Missing binaries make these fixtures fail, never skip: ``make test`` installs them first.
 """
@@ -96,14 +99,35 @@ def wheel_venv(tmp_path_factory) -> WheelVenv:
     return build_wheel_venv(tmp_path_factory.mktemp("wheel-venv"))
 
 
-@pytest.fixture
-def backend_url(request, tmp_path) -> str:
-    """A fresh store of the kind ``request.param`` names (see ``scale_helpers.BACKENDS``)."""
+def _fresh_store(kind: str, request: pytest.FixtureRequest, tmp_path, filename: str) -> str:
+    """A store no other test uses: a SQLite file in ``tmp_path``, a new ``memory://`` name, or
+    the session's Postgres / Redis server (tests there use fresh conversation ids)."""
     from scale_helpers import fresh_id
 
-    kind = request.param
     if kind == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
+        return f"sqlite:///{tmp_path / filename}"
     if kind == "memory":
         return f"memory://{fresh_id('store')}"
+    if kind not in ("postgres", "redis"):
+        raise ValueError(f"unknown backend {kind!r}: sqlite, memory, postgres or redis")
     return request.getfixturevalue(f"{kind}_url")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run each test that takes ``url`` once per backend its module's ``URL_BACKENDS`` names."""
+    kinds = getattr(metafunc.module, "URL_BACKENDS", None)
+    own = any("url" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize"))
+    if kinds is not None and "url" in metafunc.fixturenames and not own:
+        metafunc.parametrize("url", list(kinds), indirect=True)
+
+
+@pytest.fixture
+def url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """A fresh store of the kind ``URL_BACKENDS`` puts in ``request.param`` (default SQLite)."""
+    return _fresh_store(getattr(request, "param", "sqlite"), request, tmp_path, "chat.db")
+
+
+@pytest.fixture
+def backend_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """A fresh store of the kind ``request.param`` names (see ``scale_helpers.BACKENDS``)."""
+    return _fresh_store(request.param, request, tmp_path, "store.db")

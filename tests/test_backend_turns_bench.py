@@ -7,19 +7,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 # benchmarks/ is a top-level folder, not an installed package: import it from the checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.backend_turns import async_concurrency, storage_per_turn
 
-
-@pytest.fixture(params=["sqlite", "postgres", "redis"])
-def url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'bench.db'}"
-    return request.getfixturevalue(f"{request.param}_url")
+#: The backends each test taking ``url`` runs on (the ``url`` fixture of conftest.py).
+URL_BACKENDS = ("sqlite", "postgres", "redis")
 
 
 def test_storage_per_turn_and_async_concurrency_run_and_lose_nothing(url):

@@ -23,6 +23,7 @@ from openai_stub import (
     stub_tool_call,
     stub_tool_calls,
 )
+from pydantic import BaseModel
 from swarmgraph.graph.chat_models.openai_client import OpenAIClientChatModel
 from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
 from swarmgraph.graph.messages import to_openai
@@ -530,3 +531,92 @@ def test_swarm_client_path_streams_with_swarms_keys_only():
     model = resolve_chat_model("m", client=client)
     assert "".join(str(c.content) for c in model.stream("x")) == "Hi"
     assert set(client.calls[0]) == SWARM_KEYS
+
+
+# -- LangChain's tool_choice and structured output, as OpenAI accepts them ----------------
+
+
+@pytest.mark.parametrize(
+    ("given", "sent"),
+    [
+        ("any", "required"),  # what with_structured_output and create_agent send
+        (True, "required"),
+        ("add", {"type": "function", "function": {"name": "add"}}),
+        ("required", "required"),
+        ("auto", "auto"),
+        ("none", "none"),
+        ({"type": "function", "function": {"name": "add"}}, None),  # a dict as it is
+    ],
+)
+def test_tool_choice_is_sent_as_openai_accepts_it(given, sent):
+    client = DuckClient([_completion("a")])
+    OpenAIClientChatModel(client, "gpt-4o").bind_tools([ADD_TOOL], tool_choice=given).invoke("x")
+    assert client.calls[0]["tool_choice"] == (given if sent is None else sent)
+
+
+def test_tool_choice_naming_no_bound_tool_is_a_clear_error():
+    model = OpenAIClientChatModel(DuckClient([]), "gpt-4o")
+    with pytest.raises(ValueError, match=r"'mul' names no bound tool \(tools: add\)"):
+        model.bind_tools([ADD_TOOL], tool_choice="mul")
+
+
+def test_structured_output_by_function_calling_requires_the_tool():
+    class Sum(BaseModel):
+        total: int
+
+    reply = _completion(None, [_tc("c1", "Sum", '{"total": 3}')])
+    client = DuckClient([reply])
+    out = OpenAIClientChatModel(client, "gpt-4o").with_structured_output(Sum).invoke("1+2")
+    assert out == Sum(total=3)
+    assert client.calls[0]["tool_choice"] == "required"  # LangChain sent "any"
+    assert "response_format" not in client.calls[0]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_json_mode_sends_response_format(stream):
+    class Joke(BaseModel):
+        setup: str
+
+    body = '{"setup": "Why?"}'
+    reply = _chunks(content_pieces=[body[:5], body[5:]]) if stream else _completion(body)
+    client = DuckClient([reply])
+    chat = OpenAIClientChatModel(client, "gpt-4o").with_structured_output(Joke, method="json_mode")
+    out = list(chat.stream("joke as JSON"))[-1] if stream else chat.invoke("joke as JSON")
+    assert out == Joke(setup="Why?")
+    assert client.calls[0]["response_format"] == {"type": "json_object"}
+    assert client.calls[0]["tools"] is None
+
+
+def test_json_schema_sends_the_schema_and_include_raw_keeps_the_message():
+    schema = {
+        "title": "Answer",
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "required": ["n"],
+    }
+    client = DuckClient([_completion('{"n": 4}')])
+    chat = OpenAIClientChatModel(client, "gpt-4o").with_structured_output(
+        schema, method="json_schema", strict=True, include_raw=True
+    )
+    out = chat.invoke("2+2")
+    assert out["parsed"] == {"n": 4} and out["parsing_error"] is None
+    assert out["raw"].content == '{"n": 4}'
+    sent = client.calls[0]["response_format"]
+    assert sent == {
+        "type": "json_schema",
+        "json_schema": {"name": "Answer", "schema": schema, "strict": True},
+    }
+
+
+def test_unknown_structured_output_method_is_a_clear_error():
+    with pytest.raises(ValueError, match="'xml' is not one of function_calling"):
+        OpenAIClientChatModel(DuckClient([]), "m").with_structured_output({}, method="xml")
+
+
+def test_empty_content_beside_tool_calls_is_sent_back_as_empty():
+    """vLLM, Ollama and Swarm's own test mock send ``content: ""`` beside tool calls; it
+    goes back as ``""`` (as Swarm does), while OpenAI's null stays null."""
+    for content in ("", None):
+        reply = _completion(content, [_tc("c1", "add", '{"a":1,"b":2}')])
+        out = OpenAIClientChatModel(DuckClient([reply]), "m").invoke("x")
+        assert to_openai([out])[0]["content"] == content

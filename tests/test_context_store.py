@@ -26,11 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROCS = Path(__file__).parent / "procs"
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'chat.db'}"
-    return f"memory://{tmp_path.name}"
+#: The backends each test taking ``url`` runs on (the ``url`` fixture of conftest.py).
+URL_BACKENDS = ("sqlite", "memory")
 
 
 def test_save_and_load_round_trip_with_versions_agent_and_meta(url):

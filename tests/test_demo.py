@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from scale_helpers import fresh_id
 from swarmgraph.graph import Swarm
 from swarmgraph.memory import Session
 
@@ -33,6 +34,7 @@ def test_first_turn_writes_name_and_order_and_hands_off_to_refunds():
     assert response.context_variables == {
         "name": "Ming",
         "order_id": 7,
+        "refunds": {"7": "approved"},
         "refund_status": "approved",
     }
     assert _handoffs(response.messages) == ["transfer_to_refunds"]
@@ -98,3 +100,34 @@ def test_model_never_runs_out_and_streams():
     chunks = list(model.stream([SystemMessage(triage_instructions({})), HumanMessage("hi")]))
     assert len(chunks) > 3
     assert "".join(c.content for c in chunks).startswith("Hello there!")
+
+
+def test_each_order_keeps_its_own_refund_status_and_a_denial_is_said_as_one():
+    """Approve order 7, deny order 8 (``swarmgraph chat --approve process_refund``): asked
+    about the refund, the demo tells the truth about each order, and right after the denial
+    it says so instead of asking which order to refund."""
+    from swarmgraph.app.cli import _mark_for_approval
+
+    agents = list(demo_agents())
+    _mark_for_approval(agents, ["process_refund"])
+    swarm = Swarm(chat_model=demo_model())
+    session = Session("two-orders", url="memory://" + fresh_id("demo"), agents=agents)
+
+    def turn(text=None, decision=None):
+        if decision is None:
+            return session.run(swarm, agents[0], text)
+        [waiting] = session.pending
+        return session.run(swarm, agents[0], approvals={waiting.id: decision})
+
+    turn("I'm Ming, refund order 7")
+    assert "refund for order 7 is approved" in turn(decision=True).messages[-1]["content"]
+    turn("Please refund order 8 too")
+    denied = turn(decision=False).messages[-1]["content"]
+    assert "not filed the refund for order 8" in denied and "denied" in denied
+    assert "Which order" not in denied
+    status = turn("Did my refund go through?").messages[-1]["content"]
+    assert status.startswith("No refund filed for order 8.")
+    assert "approved" not in status
+    earlier = turn("And did the refund for order 7 go through?").messages[-1]["content"]
+    assert earlier.startswith("Refund for order 7: approved.")
+    assert session.context_variables["refunds"] == {"7": "approved"}

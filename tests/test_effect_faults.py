@@ -69,11 +69,8 @@ def zygote():
     worker.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres", "redis"])
-def url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'chat.db'}"
-    return request.getfixturevalue(f"{request.param}_url")
+#: The backends each test taking ``url`` runs on (the ``url`` fixture of conftest.py).
+URL_BACKENDS = ("sqlite", "postgres", "redis")
 
 
 def _payments(path: Path) -> str:

@@ -42,7 +42,7 @@ def test_graph_png_without_the_draw_extra_names_both_modules_and_the_draw_extra(
     line = done.stderr.strip()
     assert line.count("\n") == 0 and "Traceback" not in done.stderr
     assert "missing: matplotlib, grandalf" in line
-    assert "pip install -e '.[draw]'" in line
+    assert "pip install 'swarmgraph[draw]'" in line
     assert "postgres" not in line.lower()
     assert not (tmp_path / ".swarmgraph" / "demo_graph.png").exists()
 
@@ -51,7 +51,7 @@ def test_graph_png_without_the_draw_extra_names_both_modules_and_the_draw_extra(
 def test_graph_png_without_grandalf_alone_says_so(tmp_path):
     done = _without({"grandalf"}, ["graph", "--format", "png"], tmp_path)
     assert done.returncode == 1
-    assert "(missing: grandalf)" in done.stderr and "'.[draw]'" in done.stderr
+    assert "(missing: grandalf)" in done.stderr and "'swarmgraph[draw]'" in done.stderr
 
 
 @pytest.mark.slow
@@ -71,9 +71,9 @@ def test_a_storage_url_without_its_extra_names_that_extra(tmp_path, modules, url
     assert done.returncode == 1, done.stderr
     line = done.stderr.strip()
     assert line.count("\n") == 0 and "Traceback" not in done.stderr
-    assert f"it comes with the {extra} extra (pip install -e '.[{extra}]')" in line
+    assert f"the {extra} extra" in line and f"pip install 'swarmgraph[{extra}]'" in line
     other = {"redis": "postgres", "postgres": "redis"}[extra]
-    assert f"'.[{other}]'" not in line
+    assert f"[{other}]" not in line
 
 
 def test_every_extra_in_the_table_is_one_pyproject_declares():

@@ -73,11 +73,8 @@ def every_kind() -> list:
     ]
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'chat.db'}"
-    return f"memory://{tmp_path.name}"
+#: The backends each test taking ``url`` runs on (the ``url`` fixture of conftest.py).
+URL_BACKENDS = ("sqlite", "memory")
 
 
 def test_every_message_kind_round_trips_exactly(url):

@@ -114,6 +114,7 @@ def test_a_thread_runs_through_the_sdk_with_handoffs_and_swarm_state(server):
     state = client.threads.get_state(thread)["values"]
     assert state["active_agent"] == "Refunds"
     assert state["context_variables"] == {"name": "Ming", "order_id": 7,
+                                          "refunds": {"7": "approved"},
                                           "refund_status": "approved"}  # fmt: skip
     assert state["messages"][-1]["name"] == "Refunds"
 

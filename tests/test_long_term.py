@@ -394,16 +394,8 @@ def test_embeddings_use_the_stores_vector_index_on_memory_urls():
     assert ("city", "Lyon") not in recalled(memory, "city: Lyon", k=5)
     other = LongTermMemory(url, user_id="ana")  # the store's embeddings, another user
     assert other.recall("dog_name: Rex") == []
+    # equal embeddings share the store (tests/test_long_term_vector.py: SQLite, Postgres)
+    again = LongTermMemory(url, user_id="x", embeddings=DeterministicFakeEmbedding(size=16))
+    assert again.store is memory.store
     with pytest.raises(ValueError, match="already open"):
-        LongTermMemory(url, user_id="x", embeddings=DeterministicFakeEmbedding(size=16))
-
-
-def test_embeddings_are_refused_where_the_vector_index_is_untested(tmp_path):
-    from langchain_core.embeddings import DeterministicFakeEmbedding
-
-    with pytest.raises(ValueError, match="memory:// stores only"):
-        LongTermMemory(
-            f"sqlite:///{tmp_path / 'v.db'}",
-            user_id="u",
-            embeddings=DeterministicFakeEmbedding(size=8),
-        )
+        LongTermMemory(url, user_id="x", embeddings=DeterministicFakeEmbedding(size=8))

@@ -72,7 +72,7 @@ def test_a_fact_from_conversation_a_is_in_the_prompt_of_conversation_b_for_that_
     assert "dog_name" not in system_prompts(model)[0]  # nothing was known before
 
     session(backend_url, ming, "conv-b").run(swarm, agent, "How is my dog doing?")
-    assert system_prompts(model)[-1].endswith(f"{RECALL_HEADER}\n- dog_name: Rex")
+    assert system_prompts(model)[-1].endswith(f'{RECALL_HEADER}\n- dog_name: "Rex"\n</memory>')
     session(backend_url, ana, "conv-c").run(swarm, agent, "How is my dog doing?")
     assert "Rex" not in system_prompts(model)[-1]  # another user: nothing of ming's
 
@@ -100,7 +100,7 @@ def test_an_agent_note_is_seen_by_that_agent_only_also_after_a_handoff(backend_u
     response = session(backend_url, user).run(swarm, triage, "keep it brief and sell me bees")
     assert response.agent.name == "Sales"
     triage_prompt, sales_prompt = system_prompts(model)[-2:]
-    assert "- tone: brief (your own note)" in triage_prompt
+    assert '- tone: "brief" (your own note)' in triage_prompt
     assert "tone" not in sales_prompt  # the handoff changed the agent, and so the scopes
     memory = LongTermMemory(backend_url, user_id=user)
     assert [f.key for f in memory.facts("Triage")] == ["tone"]
@@ -117,7 +117,7 @@ def test_a_superseded_fact_is_never_recalled_as_current(backend_url):
     session(backend_url, user, extract=extractor()).run(swarm, agent, "I moved to Porto.")
     session(backend_url, user).run(swarm, agent, "Which city do I live in?")
     prompt = system_prompts(model)[-1]
-    assert "- home_city: Porto" in prompt and "Lyon" not in prompt
+    assert '- home_city: "Porto"' in prompt and "Lyon" not in prompt
     history = LongTermMemory(backend_url, user_id=user).history("home_city")
     assert [f.value for f in history] == ["Lyon", "Porto"]
 
@@ -139,7 +139,7 @@ def test_forget_removes_a_fact_from_recall(backend_url):
     swarm = Swarm(chat_model=model)
     session(backend_url, user, extract=extractor()).run(swarm, agent, "I live in Lyon.")
     first = session(backend_url, user).run(swarm, agent, "Please forget the city I live in.")
-    assert "- home_city: Lyon" in system_prompts(model)[1]  # recalled before the forget
+    assert '- home_city: "Lyon"' in system_prompts(model)[1]  # recalled before the forget
     assert first.messages[1]["content"] == "Forgot home_city."
     again = session(backend_url, user).run(swarm, agent, "Forget my city again.")
     assert again.messages[1]["content"].startswith("Error: nothing is remembered under home_city")
@@ -221,7 +221,7 @@ def test_recall_zero_keeps_the_prompt_clean_but_the_tools_work(tmp_path):
     model = ScriptedChatModel([scripted_tool_call("recall", {"query": "city"}), "Lyon."])
     response = session(url, "u", recall=0).run(Swarm(chat_model=model), agent, "my city?")
     assert "city" not in system_prompts(model)[0]
-    assert response.messages[1]["content"] == "- city: Lyon"
+    assert response.messages[1]["content"] == '- city: "Lyon"'
 
 
 def test_a_write_staged_in_a_turn_is_recalled_at_once_but_stored_only_with_the_turn(tmp_path):
@@ -239,7 +239,7 @@ def test_a_write_staged_in_a_turn_is_recalled_at_once_but_stored_only_with_the_t
     chat = session(url, "u", "c1")
     chat.run(Swarm(chat_model=model), agent, "I live in Lyon")
     assert seen["during"] == []  # staged: not in the store while the turn ran
-    assert "- city: Lyon" in system_prompts(model)[1]  # yet recalled in that turn's next call
+    assert '- city: "Lyon"' in system_prompts(model)[1]  # yet recalled in that turn's next call
     record = chat.store.records("c1", OUTBOX)
     [(turn_id, outbox)] = record.items()
     assert outbox["user_id"] == "u" and outbox["changes"][0]["key"] == "city"
@@ -276,7 +276,7 @@ def test_the_callers_prompt_context_and_tool_inputs_are_kept(tmp_path):
         prompt_context=lambda agent, messages: f"Today is Monday for {agent.name}.",
     )
     prompt = system_prompts(model)[0]
-    assert prompt.index("Today is Monday for A.") < prompt.index("- city: Lyon")
+    assert prompt.index("Today is Monday for A.") < prompt.index('- city: "Lyon"')
 
 
 def test_arun_recalls_extracts_and_delivers(tmp_path):
@@ -291,7 +291,7 @@ def test_arun_recalls_extracts_and_delivers(tmp_path):
         await session(url, "u").arun(Swarm(chat_model=model), agent, "where do I live?")
 
     asyncio.run(main())
-    assert "- home_city: Lyon" in system_prompts(model)[-1]
+    assert '- home_city: "Lyon"' in system_prompts(model)[-1]
 
 
 def test_session_arguments_are_checked(tmp_path):
@@ -311,7 +311,8 @@ def test_session_arguments_are_checked(tmp_path):
     given = LongTermMemory(url, user_id="someone")
     assert Session("c", url=url, long_term=given).long_term is given
     assert Session("c", url=url, long_term=given, user_id="u").long_term.user_id == "u"
-    assert Session("c", url=url, user_id="u").long_term is None  # a user id alone: off
+    with pytest.warns(UserWarning, match="keeps no long-term memory without long_term=True"):
+        assert Session("c", url=url, user_id="u").long_term is None  # a user id alone: off
 
 
 def test_persist_long_term_alone_keeps_no_text_and_no_context_but_the_facts(tmp_path):
@@ -324,7 +325,7 @@ def test_persist_long_term_alone_keeps_no_text_and_no_context_but_the_facts(tmp_
     later.run(Swarm(chat_model=model), agent, "where do I live?")
     assert later.messages == [] and later.context_variables == {}
     assert [m.type for m in model.calls[-1]] == ["system", "human"]  # no earlier text
-    assert "- home_city: Lyon" in system_prompts(model)[-1]
+    assert '- home_city: "Lyon"' in system_prompts(model)[-1]
 
 
 # -- the outbox: kill -9 at three points of a turn ------------------------------------------
@@ -421,9 +422,9 @@ def test_a_compiled_graph_recalls_from_its_store_for_the_configured_user(backend
     question = {"messages": [HumanMessage("Tell me about my dog, keep it brief.")]}
     app.invoke(question, {"configurable": {"user_id": ming, "thread_id": "t-1"}})
     prompts = system_prompts(model)
-    assert "- dog_name: Rex" in prompts[0] and "tone" not in prompts[0]
-    assert "- tone: brief (your own note)" in prompts[1]  # written at once, then recalled
-    assert "- dog_name: Rex" in prompts[2] and "tone" not in prompts[2]  # Sales: not its note
+    assert '- dog_name: "Rex"' in prompts[0] and "tone" not in prompts[0]
+    assert '- tone: "brief" (your own note)' in prompts[1]  # written at once, then recalled
+    assert '- dog_name: "Rex"' in prompts[2] and "tone" not in prompts[2]  # Sales: not its note
     [note] = memory.facts("Triage")[:1]
     assert (note.key, note.conversation_id, note.source_agent) == ("tone", "t-1", "Triage")
     app.invoke(question, {"configurable": {"user_id": ana}})

@@ -17,8 +17,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.long_term import format_facts
 
+import benchmarks.longterm as runner_module
+import benchmarks.longterm_answer as answer_module
 import benchmarks.longterm_data as data_module
 import benchmarks.longterm_extract as extract_module
+import benchmarks.longterm_phrasing_test as test_phrasing_module
 import benchmarks.longterm_score as score_module
 from benchmarks.longterm_data import (
     CHATTER,
@@ -40,10 +43,19 @@ from benchmarks.longterm_extract import (
     model_extract,
     rule_extract,
 )
+from benchmarks.longterm_phrasing_test import (
+    JOINERS,
+    RELATIONS,
+    SMALL_TALK,
+    TEST_PHRASING,
+)
 from benchmarks.longterm_score import Answer, score
 
 
-@pytest.mark.parametrize("module", [data_module, extract_module, score_module])
+@pytest.mark.parametrize(
+    "module",
+    [data_module, extract_module, score_module, test_phrasing_module, answer_module, runner_module],
+)
 def test_the_benchmark_modules_doctests_pass(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
@@ -64,7 +76,8 @@ def test_the_seed_decides_everything():
     "config",
     [
         {},
-        {"users": 2, "sessions": 2, "facts_per_user": 4, "updates_per_user": 1},
+        {"users": 2, "sessions": 2, "facts_per_user": 4, "updates_per_user": 1,
+         "deletions_per_user": 1, "restatements_per_user": 1},
         {"users": 8, "sessions": 6, "facts_per_user": 8, "updates_per_user": 3,
          "deletions_per_user": 2, "restatements_per_user": 2, "paraphrase_share": 0.5},
     ],
@@ -83,11 +96,15 @@ def test_the_counts_are_what_was_asked(config):
     assert counts["questions"] == counts["planted"]
     assert counts["questions_updated"] == counts["updated"]
     assert counts["questions_deleted"] == counts["deleted"]
-    # Phrasings: each user's plants and updates in the given shares (rounded half up);
-    # every restatement is in another phrasing than its plant, so never casual.
+    # Phrasings: each user's plants, and each user's updates, in the given shares (rounded
+    # half up); every restatement is in another phrasing than its plant, so never casual.
     statements = c["facts_per_user"] + c["updates_per_user"]
-    casual = int(statements * c["casual_share"] + 0.5)
-    paraphrase = int(statements * c["paraphrase_share"] + 0.5)
+    casual = sum(
+        int(n * c["casual_share"] + 0.5) for n in (c["facts_per_user"], c["updates_per_user"])
+    )
+    paraphrase = sum(
+        int(n * c["paraphrase_share"] + 0.5) for n in (c["facts_per_user"], c["updates_per_user"])
+    )
     assert counts["casual"] == users * casual
     restated_as_paraphrase = sum(
         t.kind == "restate" and t.phrasing == "paraphrase" for _, t in data.turns()
@@ -119,13 +136,15 @@ def test_changes_come_after_the_plant_and_restatements_say_the_same_thing_differ
                         assert turn.value != plant.value
 
 
-def test_gold_questions_match_the_dialogue():
-    data = generate(seed=2)
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_gold_questions_match_the_dialogue(split):
+    data = generate(seed=2, split=split)
     facts = {(f.user_id, f.key): f for f in data.facts}
     for q in data.questions:
         fact = facts[(q.user_id, q.key)]
-        said = [t for c in data.conversations_of(q.user_id) for t in c.turns if t.key == q.key]
-        told = [t.value for t in said if t.kind in ("plant", "update")]
+        turns = [t for c in data.conversations_of(q.user_id) for t in c.turns]
+        said = [t for t in turns if q.key in {k for k, _ in t.writes} or t.key == q.key]
+        told = [v for t in said if t.kind in ("plant", "update") for k, v in t.writes if k == q.key]
         assert list(fact.values) == told
         if q.status == "deleted":
             assert q.answer is None and q.stale == fact.values
@@ -134,11 +153,15 @@ def test_gold_questions_match_the_dialogue():
             assert q.answer == told[-1] and q.stale == tuple(told[:-1]) and len(told) == 2
         else:
             assert q.answer == told[0] and q.stale == () and len(told) == 1
-        assert q.text == {s.key: s.question for s in SLOTS}[q.key]
+        if split == "dev":
+            assert q.text == {s.key: s.question for s in SLOTS}[q.key]
+        else:
+            assert q.text in TEST_PHRASING[q.key].questions
 
 
-def test_the_twins_share_a_dog_name_but_not_a_vet_and_leaks_are_only_other_peoples_values():
-    data = generate(seed=0)
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_the_twins_share_a_dog_name_but_not_a_vet_and_leaks_are_only_other_peoples_values(split):
+    data = generate(seed=0, split=split)
     facts = {(f.user_id, f.key): f for f in data.facts}
     assert facts[("u0", "dog_name")].values == facts[("u1", "dog_name")].values == (TWIN_DOG,)
     vet0, vet1 = facts[("u0", "dog_vet")].current, facts[("u1", "dog_vet")].current
@@ -158,7 +181,7 @@ def test_the_twins_share_a_dog_name_but_not_a_vet_and_leaks_are_only_other_peopl
 
 def test_small_talk_carries_no_fact_value():
     every_value = [v for slot in SLOTS for v in (*slot.values, *slot.others)]
-    for text in (*CHATTER, CHATTER_REPLY, *REPLIES):
+    for text in (*CHATTER, *SMALL_TALK, CHATTER_REPLY, *REPLIES):
         assert not [v for v in every_value if mentions(text, v)], text
 
 
@@ -166,14 +189,74 @@ def test_small_talk_carries_no_fact_value():
     "config, reason",
     [
         ({"sessions": 1}, "2 sessions"),
-        ({"facts_per_user": 9}, "facts_per_user"),
-        ({"updates_per_user": 3, "deletions_per_user": 2, "restatements_per_user": 1}, "leave"),
+        ({"facts_per_user": 21}, "facts_per_user"),
+        ({"facts_per_user": 8, "updates_per_user": 4, "deletions_per_user": 2}, "leave"),
+        ({"split": "holdout"}, "split"),
         ({"users": 40}, "pool"),
     ],
 )
 def test_impossible_configurations_are_refused(config, reason):
     with pytest.raises(ValueError, match=reason):
         generate(**config)
+
+
+# -- the test split: written apart from dev ----------------------------------------------
+
+
+def test_every_kind_of_fact_has_test_phrasing_none_of_it_a_dev_template():
+    assert set(TEST_PHRASING) == {slot.key for slot in SLOTS} and len(SLOTS) >= 20
+    dev = {
+        t
+        for slot in SLOTS
+        for t in (*slot.canonical, *slot.paraphrase, *slot.casual, *slot.distractor,
+                  *slot.forget_paraphrase, slot.question)
+    }  # fmt: skip
+    dev_relations = {"sister", "brother", "friend", "cousin", "neighbour"}
+    for key, p in TEST_PHRASING.items():
+        assert len(p.questions) >= 2 and len(set(p.questions)) == len(p.questions), key
+        texts = (*p.state, *p.no_cue, *p.correct, *p.relative, *p.negate, *p.other, *p.questions)
+        assert not dev & set(texts), key
+        assert all("{old}" in t or "{lv_old}" in t for t in p.correct), key
+        assert all("{v}" not in t and "{lv}" not in t for t in p.negate), key
+        assert all("{who}" in t for t in p.other), key
+    assert not dev_relations & {word for r in RELATIONS for word in r.split()}
+    assert len(JOINERS) >= 2
+
+
+def test_the_test_split_has_every_family_the_issue_asks_for():
+    data = generate(seed=0, split="test")
+    counts = data.counts()
+    assert counts["users"] == 6 and counts["conversations"] == 60 and counts["questions"] == 120
+    assert {f.key for f in data.facts if f.user_id == "u3"} == set(TEST_PHRASING)  # 20 kinds
+    turns = [t for _, t in data.turns()]
+    assert counts["multi_fact"] > 0 and counts["no_cue"] > 0
+    for t in turns:
+        if t.kind == "update" and t.phrasing == "correct":
+            old = next(f for f in data.facts if t.writes[0][0] == f.key and t.value in f.values)
+            assert mentions(t.text, old.values[0]) and mentions(t.text, t.value or ""), t.text
+        if t.kind == "delete":
+            assert t.phrasing == "negate" and not mentions(t.text, t.value or ""), t.text
+        if t.kind == "distractor":
+            assert any(r.removeprefix("my ") in t.text.lower() for r in RELATIONS), t.text
+        if len(t.writes) > 1:
+            assert all(mentions(t.text, v or "") for _, v in t.writes), t.text
+    assert {t.phrasing for t in turns if t.kind == "update"} == {"correct", "relative", "state"}
+    # Each question kind is asked in more than one wording across users and seeds.
+    wordings = {q.text for seed in (0, 1, 2) for q in generate(seed, split="test").questions}
+    assert all(len(wordings & set(p.questions)) >= 2 for p in TEST_PHRASING.values())
+    assert not wordings & {slot.question for slot in SLOTS}
+
+
+def test_gold_writes_are_what_the_dialogue_did():
+    for split in ("dev", "test"):
+        data = generate(seed=4, split=split)
+        gold = data.gold_writes()
+        state: dict[tuple[str, str], str | None] = {}
+        for conversation, turn in data.turns():
+            assert gold[turn.text] == turn.writes
+            for key, value in turn.writes:
+                state[(conversation.user_id, key)] = value
+        assert state == {(f.user_id, f.key): f.current for f in data.facts}
 
 
 # -- the extractors: which phrasing each can read ---------------------------------------

@@ -311,7 +311,7 @@ def test_the_durability_figures_are_the_fault_tests_parameters():
     source = (ROOT / "tests" / "test_effect_faults.py").read_text(encoding="utf-8")
     points = re.search(r"^KILL_POINTS = \((.*)\)$", source, re.M)
     runs = re.search(r"^RUNS = (\d+)$", source, re.M)
-    backends = re.search(r"@pytest.fixture\(params=\[(.*)\]\)\ndef url", source)
+    backends = re.search(r"^URL_BACKENDS = \((.*)\)$", source, re.M)
     assert points and runs and backends
     words = {3: "three", 4: "four", 5: "five", 6: "six"}
     quoted = re.compile(r'"(\w+)"')

@@ -95,3 +95,72 @@ def test_the_repl_asks_whether_a_call_in_doubt_happened_and_never_reruns_it_on_y
         "Refund done.",
     ]
     assert stored.pending == [] and stored.unfinished == []
+
+
+def test_ctrl_d_at_the_question_then_a_chat_without_approve_asks_again_and_resumes(tmp_path):
+    """Under a pty: Ctrl-D at the approval question leaves the call waiting; a later chat
+    opened *without* ``--approve`` asks about it again before anything else (the waiting
+    tool is marked for that chat), and the answer resumes the turn: no loop of refusals."""
+    import pexpect
+    from test_cli import PROMPT, chat
+
+    first = chat(tmp_path, "--session", "later", "--approve", "process_refund", NO_COLOR="1")
+    first.expect(PROMPT)
+    first.sendline("I'm Ada, refund order 12")
+    first.expect(r"\[y/N/reason\]")
+    first.sendeof()
+    first.expect("left waiting")
+    first.expect(pexpect.EOF)
+    first.close()
+    assert first.exitstatus == 0
+    assert [p.tool for p in _stored(tmp_path, "later").pending] == ["process_refund"]
+
+    second = chat(tmp_path, "--session", "later", NO_COLOR="1")
+    second.expect(r"note: process_refund\(\) waits for your decision from an earlier chat")
+    second.expect(r"approve process_refund\(\)\? \[y/N/reason\]")
+    second.sendline("y")
+    second.expect("Refunds › Done, Ada: the refund for order 12 is approved")
+    second.expect(PROMPT)
+    second.sendline("did my refund go through?")
+    second.expect("Refunds › Refund for order 12: approved.")
+    second.expect(PROMPT)
+    second.sendline("/quit")
+    second.expect(pexpect.EOF)
+    output = second.before
+    second.close()
+    assert second.exitstatus == 0
+    assert "session.run(" not in output and "error:" not in output
+    assert _stored(tmp_path, "later").pending == []
+
+
+def test_a_message_while_a_call_waits_is_answered_in_the_repls_words(tmp_path, monkeypatch):
+    """When the waiting call cannot be resumed in this chat (its tool is not marked for
+    approval here), a typed message is not refused with advice written for Python: the REPL
+    says what waits and asks again, and Ctrl-D leaves it waiting."""
+
+    from swarmgraph.app.cli import _mark_for_approval
+
+    def process_refund() -> str:
+        """Refund."""
+        return "refunded"
+
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    asking = Agent(name="Refunds", functions=[process_refund])
+    _mark_for_approval([asking], ["process_refund"])  # a marked copy, as --approve makes
+    Session("c", url=url).run(
+        Swarm(chat_model=ScriptedChatModel([scripted_tool_call("process_refund")])),
+        asking,
+        "refund it",
+    )
+    unmarked = Agent(name="Refunds", functions=[process_refund])
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\nhello\n"))
+    out = io.StringIO()
+    swarm = Swarm(chat_model=ScriptedChatModel(["unused"]))
+    assert (
+        chat_loop(unmarked, Session("c", url=url), swarm, out=out, reader=LineReader(out=out)) == 0
+    )
+    said = out.getvalue()
+    assert "process_refund() waits for your decision first: answer y, n or a reason" in said
+    assert said.count(ASK) == 2  # asked at start, and again after the message
+    assert "session.run(" not in said
+    assert [p.tool for p in Session("c", url=url).pending] == ["process_refund"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import operator
 from typing import Annotated
 
-import pytest
 from pydantic import BaseModel
 from scale_helpers import fresh_id
 from swarmgraph.memory import Session
@@ -31,11 +30,8 @@ class Desk(BaseModel):
     refunded: Annotated[list[int], operator.add] = []
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'desk.db'}"
-    return request.getfixturevalue("postgres_url")
+#: The backends each test taking ``url`` runs on (the ``url`` fixture of conftest.py).
+URL_BACKENDS = ("sqlite", "postgres")
 
 
 def test_a_turn_through_every_seam_runs_its_effect_once_and_merges_exactly(url):

@@ -35,11 +35,6 @@ PROCS = Path(__file__).parent / "procs"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-@pytest.fixture
-def url(tmp_path) -> str:
-    return f"sqlite:///{tmp_path / 'memory.db'}"
-
-
 def refund_setup():
     tool_log: list[dict] = []
     triage, refunds = refund_agents(tool_log)

@@ -26,13 +26,8 @@ from swarmgraph.memory.turn_index import stored_turns
 PROBE = "probe_f3a9"  # a key only this test's context holds, to spot copies of it
 
 
-@pytest.fixture(params=["sqlite", "memory", "postgres", "redis"])
-def url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'chat.db'}"
-    if request.param == "memory":
-        return f"memory://{tmp_path.name}"
-    return request.getfixturevalue(f"{request.param}_url")
+#: The backends each test taking ``url`` runs on (the ``url`` fixture of conftest.py).
+URL_BACKENDS = ("sqlite", "memory", "postgres", "redis")
 
 
 def note(n: int) -> Result:

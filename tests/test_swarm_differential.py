@@ -617,3 +617,99 @@ def test_tool_results_are_streamed_only_when_asked_after_the_reply_that_called_t
         "tool_name": "remember_order",
         "content": "Noted 7.",
     }
+
+
+def test_empty_content_beside_tool_calls_is_kept_as_swarm_keeps_it():
+    """vLLM, Ollama and Swarm's own test mock send ``content: ""`` beside tool calls: the
+    message, and the next request's copy of it, keep ``""`` on both sides (null stays null)."""
+    for content in ("", None):
+        replies = [
+            Reply(content=content, calls=(("c1", "remember_order", '{"order_id": 7}'),)),
+            text("Noted."),
+        ]
+        ref, ours = run_both(
+            triage_and_sales, replies, [user("7")], context_variables={"name": "Ming"}
+        )
+        assert_same(ref, ours)
+        assert ours.response.messages[0]["content"] == content
+        assert ours.requests[1]["messages"][2]["content"] == content
+
+
+def test_streamed_tool_call_reply_opens_with_null_content():
+    """OpenAI opens a tool-call reply with the role, ``content: null`` and its first call;
+    Swarm yields that delta as it is, and so do we (not ``""``, a text reply's opening)."""
+    replies = [call("remember_order", {"order_id": 7}, id="c1"), text("Noted.")]
+    ref, ours = run_both(
+        triage_and_sales, replies, [user("7")], context_variables={"name": "Ming"}, stream=True
+    )
+    assert _delta(ours.events[1]) == _delta(ref.events[1])
+    assert ours.events[1]["content"] is None and ours.events[1]["tool_calls"]
+
+
+def _forced(choice: Any):
+    def program(impl: Impl):
+        def lookup(order_id: int):
+            """Look an order up."""
+            return f"order {order_id}"
+
+        agent = impl.Agent(name="Desk", functions=[lookup], tool_choice=choice)
+        return agent, {"desk": agent}
+
+    return program
+
+
+def test_openai_tool_choices_are_sent_as_swarm_sends_them():
+    for choice in ("required", "auto", "none"):  # Swarm's Agent.tool_choice is a str
+        replies = [text("ok")]
+        ref, ours = run_both(_forced(choice), replies, [user("order 7")])
+        assert_same(ref, ours)
+        assert ours.requests[0]["tool_choice"] == choice
+
+
+def test_a_bare_tool_name_as_tool_choice_is_sent_as_openai_accepts_it():
+    """Pinned difference: Swarm sends ``Agent(tool_choice="lookup")`` as the bare string,
+    which OpenAI refuses (it accepts none, auto, required or a function object); we send
+    what ``ChatOpenAI`` sends for a tool's name. LangChain's ``"any"`` becomes ``required``."""
+    ref, ours = run_both(_forced("lookup"), [text("ok")], [user("order 7")])
+    assert ref.requests[0]["tool_choice"] == "lookup"
+    assert ours.requests[0]["tool_choice"] == {"type": "function", "function": {"name": "lookup"}}
+    _, ours = run_both(_forced("any"), [text("ok")], [user("order 7")])
+    assert ours.requests[0]["tool_choice"] == "required"
+
+
+class _RoleFirstClient(ScriptedClient):
+    """A provider that opens a streamed tool-call reply with the role alone, ``content:
+    null`` (no tool call yet), as some OpenAI-compatible servers do."""
+
+    def _create(self, **kwargs: Any) -> Any:
+        out = super()._create(**kwargs)
+        if not kwargs.get("stream"):
+            return out
+        chunks = list(out)
+        if not chunks[0].choices[0].delta.tool_calls:  # a text reply: OpenAI's opening
+            return iter(chunks)
+        opening = chunks[0].model_copy(deep=True)
+        delta = opening.choices[0].delta
+        delta.content, delta.tool_calls, delta.refusal = None, None, None
+        first = chunks[0].choices[0].delta
+        first.role = None
+        return iter([opening, *chunks])
+
+
+def test_a_reply_opened_by_the_role_alone_and_null_is_yielded_with_null():
+    """The opening delta's null reaches the stream as Swarm yields it (LangChain's chunk
+    content is a str: the adapter marks the null); the text reply opens with OpenAI's ""."""
+    replies = [call("remember_order", {"order_id": 7}, id="c1"), text("Noted.")]
+    streams = []
+    for impl in (REFERENCE, OURS):
+        start, _ = triage_and_sales(impl)
+        client = _RoleFirstClient(replies)
+        out = impl.Swarm(client=client).run(
+            agent=start, messages=[user("7")], context_variables={"name": "Ming"}, stream=True
+        )
+        streams.append([e if "response" in e else copy.deepcopy(e) for e in out])
+    ref, ours = streams
+    assert [_delta(e) for e in ours[:-1]] == [_delta(e) for e in ref[:-1]]
+    openings = [e for e in ours if e.get("role") == "assistant"]
+    assert [e["content"] for e in openings] == [None, ""]
+    assert ours[-1]["response"].messages[0]["content"] is None  # the message as non-streamed

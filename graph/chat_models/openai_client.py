@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -30,14 +31,15 @@ from langchain_core.callbacks import (
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk
 from langchain_core.messages.ai import UsageMetadata
+from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from ..messages import _get, ai_message_from_openai, to_openai
+from ..messages import OPENED_WITH_NULL, _get, ai_message_from_openai, to_openai
 
-__all__ = ["OpenAIClientChatModel"]
+__all__ = ["OpenAIClientChatModel", "openai_tool_choice"]
 
 _DONE = object()
 _ASYNC_ONLY = (
@@ -67,6 +69,46 @@ def _first_choice(response: Any) -> Any:
     if not choices:
         raise ValueError(f"OpenAI-compatible client returned no choices: {str(response)[:300]}")
     return choices[0]
+
+
+#: Tool choices OpenAI accepts as strings; other strings are a tool's name (ChatOpenAI's rule).
+_OPENAI_TOOL_CHOICES = ("none", "auto", "required")
+
+
+def openai_tool_choice(tool_choice: Any, tool_names: Sequence[str]) -> Any:
+    """LangChain's ``tool_choice`` as OpenAI accepts it, mapped as ``ChatOpenAI`` maps it.
+
+    ``"any"`` (what ``with_structured_output`` and ``create_agent`` send) and ``True`` become
+    ``"required"``; a bound tool's bare name becomes ``{"type": "function", ...}``; OpenAI's
+    own values and dicts go out as they are.
+
+    >>> openai_tool_choice("any", ["add"])
+    'required'
+    >>> openai_tool_choice("add", ["add"])
+    {'type': 'function', 'function': {'name': 'add'}}
+    >>> openai_tool_choice("auto", ["add"]), openai_tool_choice(None, ["add"])
+    ('auto', None)
+    >>> openai_tool_choice("mul", ["add"])
+    Traceback (most recent call last):
+    ...
+    ValueError: tool_choice 'mul' names no bound tool (tools: add); use one of them, or ...
+    """
+    if tool_choice is None or isinstance(tool_choice, dict):
+        return tool_choice
+    if isinstance(tool_choice, bool):
+        return "required" if tool_choice else None
+    if tool_choice == "any":
+        return "required"
+    if tool_choice in _OPENAI_TOOL_CHOICES:
+        return tool_choice
+    if isinstance(tool_choice, str) and tool_choice in tool_names:
+        return {"type": "function", "function": {"name": tool_choice}}
+    # ChatOpenAI sends an unknown string as is and the provider answers 400; saying so
+    # here names the tools that could be meant.
+    raise ValueError(
+        f"tool_choice {tool_choice!r} names no bound tool (tools: {', '.join(tool_names)}); "
+        f"use one of them, or {', '.join(_OPENAI_TOOL_CHOICES)}"
+    )
 
 
 def _is_async_callable(fn: Any) -> bool:
@@ -134,12 +176,88 @@ class OpenAIClientChatModel(BaseChatModel):
         parallel_tool_calls: bool | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools; they are sent as ``tools=[...]`` with Swarm's other arguments."""
+        """Bind tools; they are sent as ``tools=[...]`` with Swarm's other arguments.
+
+        ``tool_choice`` is mapped to what OpenAI accepts (:func:`openai_tool_choice`).
+        """
+        formatted = [convert_to_openai_tool(t) for t in tools]
+        names = [t["function"]["name"] for t in formatted if "function" in t]
         return self.bind(
-            tools=[convert_to_openai_tool(t) for t in tools],
-            tool_choice=tool_choice,
+            tools=formatted,
+            tool_choice=openai_tool_choice(tool_choice, names),
             parallel_tool_calls=parallel_tool_calls,
             **kwargs,
+        )
+
+    def with_structured_output(
+        self,
+        schema: dict[str, Any] | type,
+        *,
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, dict[str, Any] | BaseModel]:
+        """Structured output by ``method``: ``"function_calling"`` (the default: one forced
+        tool call), ``"json_mode"`` (``response_format={"type": "json_object"}``; the prompt
+        must ask for JSON) or ``"json_schema"`` (OpenAI's structured outputs).
+
+        >>> class Joke(BaseModel):
+        ...     setup: str
+        >>> class JsonClient:
+        ...     def __init__(self):
+        ...         self.chat = self.completions = self
+        ...     def create(self, **kwargs):
+        ...         self.sent = kwargs["response_format"]
+        ...         return {"choices": [{"message": {"content": '{"setup": "Why?"}'}}]}
+        >>> client = JsonClient()
+        >>> model = OpenAIClientChatModel(client, "gpt-4o")
+        >>> model.with_structured_output(Joke, method="json_mode").invoke("A joke as JSON")
+        Joke(setup='Why?')
+        >>> client.sent
+        {'type': 'json_object'}
+        """
+        method = kwargs.pop("method", None) or "function_calling"
+        strict = kwargs.pop("strict", None)
+        if method == "function_calling":
+            return super().with_structured_output(
+                schema, include_raw=include_raw, strict=strict, **kwargs
+            )
+        if method not in ("json_mode", "json_schema"):
+            raise ValueError(
+                f"method {method!r} is not one of function_calling, json_mode, json_schema"
+            )
+        if kwargs:
+            raise ValueError(f"Received unsupported arguments {kwargs}")
+        pydantic = isinstance(schema, type) and issubclass(schema, BaseModel)
+        if method == "json_mode":
+            response_format: dict[str, Any] = {"type": "json_object"}
+        else:
+            spec = (
+                schema.model_json_schema()  # type: ignore[union-attr]
+                if pydantic
+                else dict(schema)  # type: ignore[arg-type]
+            )
+            json_schema: dict[str, Any] = {
+                "name": spec.get("title") or "output",
+                "schema": spec,
+            }
+            if strict is not None:
+                json_schema["strict"] = strict
+            response_format = {"type": "json_schema", "json_schema": json_schema}
+        llm = self.bind(
+            response_format=response_format,
+            ls_structured_output_format={"kwargs": {"method": method}, "schema": schema},
+        )
+        parser: Runnable[Any, Any] = (
+            PydanticOutputParser(pydantic_object=schema) if pydantic else JsonOutputParser()  # type: ignore[arg-type]
+        )
+        if not include_raw:
+            return llm | parser
+        parsed = RunnablePassthrough.assign(
+            parsed=itemgetter("raw") | parser, parsing_error=lambda _: None
+        )
+        fallback = RunnablePassthrough.assign(parsed=lambda _: None)
+        return RunnableMap(raw=llm) | parsed.with_fallbacks(
+            [fallback], exception_key="parsing_error"
         )
 
     # -- request ------------------------------------------------------------------------
@@ -161,6 +279,8 @@ class OpenAIClientChatModel(BaseChatModel):
             params["parallel_tool_calls"] = True if parallel is None else parallel
         if stop:
             params["stop"] = stop
+        if kwargs.get("response_format") is not None:  # with_structured_output's JSON modes
+            params["response_format"] = kwargs["response_format"]
         if stream and self.stream_usage:
             params["stream_options"] = {"include_usage": True}
         return params
@@ -214,12 +334,16 @@ class OpenAIClientChatModel(BaseChatModel):
         if finish is not None:
             meta["finish_reason"] = finish
             meta["model_name"] = _get(chunk, "model") or self.model_name
+        # LangChain's content is a str; say where the provider opened with the role and null
+        # (before any tool call), so the stream yields that null as Swarm does.
+        opened_null = content is None and not tool_call_chunks and _get(delta, "role") is not None
         return ChatGenerationChunk(
             message=AIMessageChunk(
                 content=content or "",
                 tool_call_chunks=tool_call_chunks,
                 usage_metadata=usage,
                 response_metadata=meta,
+                additional_kwargs={OPENED_WITH_NULL: True} if opened_null else {},
             )
         )
 

@@ -35,6 +35,13 @@ BACKENDS: dict[str, str] = {
     "rediss": ".redis",
 }
 
+#: URL scheme -> the optional extra (pyproject.toml) that brings its driver, and what it brings.
+EXTRAS: dict[str, str] = {"postgresql": "postgres", "redis": "redis", "rediss": "redis"}
+NEEDS: dict[str, tuple[str, ...]] = {
+    "postgres": ("psycopg", "psycopg_pool", "langchain_postgres"),
+    "redis": ("redis",),
+}
+
 
 def backend_for(url: str) -> ModuleType:
     """The backend module that serves ``url`` (imported on first use)."""
@@ -47,7 +54,17 @@ def backend_for(url: str) -> ModuleType:
         )
     from ...graph.lazy import import_paused
 
-    return import_paused(name, __name__)  # SQLAlchemy, psycopg, redis: long-lived objects
+    try:
+        return import_paused(name, __name__)  # SQLAlchemy, psycopg, redis: long-lived objects
+    except ModuleNotFoundError as error:
+        extra = EXTRAS.get(scheme)
+        if extra is None or error.name is None or error.name.split(".")[0] not in NEEDS[extra]:
+            raise
+        raise ModuleNotFoundError(
+            f"{scheme}:// storage needs the {extra} extra (No module named {error.name!r}): "
+            f"pip install 'swarmgraph[{extra}]'",
+            name=error.name,
+        ) from error
 
 
 def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> ConversationStore:

@@ -26,6 +26,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import matplotlib.text
 from checks import check
 from IPython.display import Image, display
 
@@ -426,9 +427,15 @@ check(
 # %% [markdown]
 # The compiled graph has one more node, `dynamic_handoff`, hidden above to keep the picture
 # readable: it catches a transfer to an agent nobody could name in advance (a tool that
-# builds a new `Agent` at run time). Here is every node and edge:
+# builds a new `Agent` at run time). Here is every node and edge, its text enlarged
+# (`font_scale`) so that the labels stay readable when the wide picture is shrunk to the page:
 # %%
-display(Image(filename=str(draw_png(app, pictures / "full.png", title="every node", dpi=80))))
+display(Image(filename=str(draw_png(app, pictures / "full.png", title="every node", dpi=80, font_scale=1.8))))
+every = draw_figure(app, font_scale=1.8)
+shown_px = min(t.get_fontsize() for t in every.findobj(matplotlib.text.Text) if t.get_text()) * 900 / (
+    every.get_figwidth() * 72
+)
+check("its smallest label is still 6 px tall when the picture is shown 900 px wide", bool(shown_px >= 6))
 full = layout_graph(app)
 check("the only node hidden above", sorted(set(full.boxes) - set(drawn.boxes)), ["dynamic_handoff"])
 

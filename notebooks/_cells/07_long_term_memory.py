@@ -1,6 +1,6 @@
 # Cells of notebooks/07_long_term_memory.ipynb (built by notebooks/_build.py).
 # %% [markdown]
-# # 07 · Long-term memory: the third kind, and a benchmark of every memory policy
+# # 07 · Long-term memory: the third kind, and an honest comparison of memory models
 #
 # ## What you will learn
 #
@@ -11,10 +11,11 @@
 #   system prompt (per model call and per agent, so a handoff changes what is recalled),
 #   `remember` / `recall` / `forget` tools whose user the model cannot choose, and
 #   extraction after each turn, committed with the turn;
-# * how every memory policy (buffer, window, summary, context, long-term with rules or a
-#   model, retrieval over raw messages, a hybrid) does on one seeded multi-session
-#   benchmark: recall, stale answers, leakage between users, tokens, time per turn; and
-#   **where each one fails**.
+# * how every memory model (buffer, window, token trim, summary, retrieval, context,
+#   long-term and hybrid, each with lexical or vector recall) does on a seeded multi-session
+#   benchmark, **three stages measured apart**: what is written (a perfect `gold` extractor, rules, a model stand-in), what
+#   reaches the prompt, what is answered; on a `dev` split the offline stand-ins were
+#   written for and a `test` split they were not; and **which to pick for what**.
 #
 # Notebooks 03 and 04 compared the two halves of one conversation: what was said, and the key
 # fields. Neither survives into the user's *next* conversation. Long-term memory does: it
@@ -34,15 +35,27 @@ import tempfile
 from pathlib import Path
 
 from checks import check
-from IPython.display import Image, Markdown, display
+from IPython.display import Image, display
 from langchain_core.messages import ToolMessage
 from pydantic import BaseModel
 
 from swarmgraph import Agent, ScriptedChatModel, Session, Swarm, scripted_tool_call
 from swarmgraph.memory import FactExtractor, LongTermMemory
 
-sys.path.insert(0, str(Path.cwd().parent))  # the repository's benchmarks/ folder
-from benchmarks.longterm import POLICIES, format_rows, run_longterm
+import swarmgraph
+
+# benchmarks/ is a folder of the checkout, not an installed package: find it from the
+# package's own location (installed editable from the checkout), not from the working directory.
+sys.path.insert(0, str(Path(swarmgraph.__file__).resolve().parents[1]))
+from benchmarks.longterm import (
+    HYBRID_VARIANTS,
+    LONG_TERM_VARIANTS,
+    POLICIES,
+    format_rows,
+    means,
+    plot_recall_vs_tokens,
+    run_longterm,
+)
 from benchmarks.longterm_data import generate
 
 REAL = bool(os.environ.get("OPENAI_API_KEY"))
@@ -56,7 +69,13 @@ if REAL:
 else:
     real_model = None
     print("no OPENAI_API_KEY: every model below is an offline stand-in, labelled where it is used")
-check("the benchmark knows eight policies", len(POLICIES), 8)
+check(
+    "the benchmark's rows: five memory models without an extractor, and context, each "
+    "long-term store and each hybrid with each of the three extractors",
+    len(POLICIES),
+    5 + 3 * (1 + len(LONG_TERM_VARIANTS) + len(HYBRID_VARIANTS)),
+)
+WITH_EXTRACTOR = ("context", *LONG_TERM_VARIANTS, *HYBRID_VARIANTS)  # each row's name before (E)
 
 # %% [markdown]
 # ## Part 1: one user, two agents, several conversations
@@ -155,10 +174,10 @@ print("Sales was sent:\n" + sales_prompt)
 check("the answer came from Sales", response.agent.name, "Sales")
 check(
     "Triage's prompt recalls the dog from the first conversation",
-    "- dog_name: Rex" in triage_prompt,
+    '- dog_name: "Rex"' in triage_prompt,
 )
-check("and Triage's own note", "- tone: short (your own note)" in triage_prompt)
-check("Sales' prompt recalls the dog too", "- dog_name: Rex" in sales_prompt)
+check("and Triage's own note", '- tone: "short" (your own note)' in triage_prompt)
+check("Sales' prompt recalls the dog too", '- dog_name: "Rex"' in sales_prompt)
 check("but not Triage's note: an agent's notes are its own", "tone" not in sales_prompt)
 
 # %% [markdown]
@@ -188,7 +207,7 @@ check(
 turn("ming-4", "Big news: I moved to Porto.")
 _, prompts = turn("ming-5", "Which city do I live in, and how far is the honey farm?")
 print(prompts[0])
-check("the prompt recalls the new city", "- home_city: Porto" in prompts[0])
+check("the prompt recalls the new city", '- home_city: "Porto"' in prompts[0])
 check("never the superseded one", "Lyon" not in prompts[0])
 print("history:", [(f.value, f.conversation_id) for f in memory.history("home_city")])
 check(
@@ -229,243 +248,282 @@ print(outbox)
 check("the forget was saved with its turn", [c["op"] for c in outbox["changes"]], ["forget"])
 
 # %% [markdown]
-# ## Part 2: every memory policy on one benchmark
+# ## Part 2: every memory model x every extractor, on data the stand-ins were not written for
 #
-# `benchmarks/longterm_data.py` generates, from one seed, six users who each talk to an
-# assistant over five conversations: facts planted, some updated later ("Actually, I moved
-# to Porto"), some withdrawn ("Please forget my phone number"), some restated in other
-# words, facts about *other people* ("My sister's dog is called Bruno"), and chatter that
-# shares the facts' words. Users 0 and 1 are twins whose dogs are both called Rex, with
-# different vets: a policy that mixes users shows the other twin's vet. At the end each user
-# is asked one question per fact, in a new conversation.
+# `benchmarks/longterm_data.py` generates, from one seed, users who each talk to an assistant
+# over ten conversations about twenty kinds of fact (their dog, city, employer, GP, bank,
+# daughter, allergy...): facts planted, some updated later, some withdrawn, some restated,
+# facts about *other people*, and small talk that shares the facts' words. Users 0 and 1 are
+# twins whose dogs are both called Rex, with different vets: a model that mixes users shows
+# the other twin's vet. At the end each user is asked one question per fact, in a new
+# conversation.
 #
-# Each statement has a phrasing: **canonical** ("My dog is called Rex."), **paraphrase**
-# ("We named our puppy Rex.") or **casual** ("walked the dog at dawn. rex rolled in the mud
-# again lol"). The phrasings are part of the data on purpose: the rules read only the
-# canonical ones, the scripted extraction stand-in also reads paraphrases, and nothing
-# offline reads casual typing.
+# It has **two splits**. `dev` is worded with the templates the offline stand-ins (the rule
+# extractor, the scripted "model" extractor, the answering stand-in) were written against.
+# `test` is worded by `benchmarks/longterm_phrasing_test.py`, written separately and first:
+# other statement styles, facts without a cue word, two facts in one message, corrections
+# that name the old value ("My vet isn't Dr A, it's Dr B"), relative updates ("Moved again"),
+# deletions by negation ("no car for me anymore"), distractors about a mum, a roommate, a
+# landlord, and reworded questions. The stand-ins may be improved against `dev` only, so the
+# gap between the splits is the measure of how far they generalise.
 # %%
-data = generate(seed=0)
-counts = data.counts()
-print(
-    {
-        k: counts[k]
-        for k in (
-            "users",
-            "conversations",
-            "turns",
-            "planted",
-            "updated",
-            "deleted",
-            "restated",
-            "distractors",
-            "chatter",
-            "questions",
-        )
-    }
-)
-print({k: counts[k] for k in ("canonical", "paraphrase", "casual")})
-u0 = data.conversations_of("u0")
-for conversation in u0[:2]:
-    for t in conversation.turns:
-        if t.kind != "chatter":
-            print(f"{conversation.conversation_id}  {t.kind:10} {t.phrasing or '':10} {t.text}")
-check("six users, five conversations each", (counts["users"], counts["conversations"]), (6, 30))
-check(
-    "36 questions, 30 of them about facts still true",
-    (counts["questions"], counts["questions_current"] + counts["questions_updated"]),
-    (36, 30),
-)
-
-# %% [markdown]
-# Every policy runs through the real stack: `Session` turns over SQLite, the swarm engine,
-# its prompt hook. The short-term policies (buffer, window, summary, context) get each user's
-# five conversations as **one** thread, which favours them: over separate conversations they
-# would see nothing at all. The long-term ones and raw retrieval use one conversation per
-# session, as an application would.
-#
-# What is measured, per policy:
-#
-# * **recall**: the current value of a fact still true is in the prompt of the question;
-# * **answered** and **stale answers**: what an answer built from that prompt says; an old
-#   value counts stale (over the 18 updated or deleted facts). Offline, the answer comes from
-#   an **answering stand-in** (`benchmarks/longterm_answer.py`): it reads the prompt with
-#   the extraction stand-in's parser, a later statement replacing an earlier one, and trusts
-#   memory lines over raw text. It never sees the gold answers;
-# * **stale shown**: an old value anywhere in the prompt; **leakage**: another user's value
-#   in the prompt or the answer (it must be 0);
-# * **tokens per question** (the answering call's prompt) and **ms per turn** (a dialogue
-#   turn: load, run, extraction, save, memory writes).
-# %%
-out = run_longterm(seed=0, answer_model=real_model, extract_model=real_model)
-rows = out["policies"]
-print(f"answers by: {out['answers_by']}; model extraction by: {out['extraction_by']}")
-print()
-print(format_rows(rows, timing=False))
-check("every policy ran", list(rows), list(POLICIES))
-check("no policy leaked another user's value", {row["leakage"] for row in rows.values()}, {0})
-
-# %% [markdown]
-# The time per turn depends on the machine, so it is shown here rather than printed (the
-# figures above are the same on every run). The long-term policies pay for extraction and
-# their memory writes on every turn; `benchmarks/RESULTS.md` (section 3c) has the figures of
-# one whole benchmark run:
-# %%
-display(
-    Markdown(
-        "| policy | ms per dialogue turn |\n|---|---|\n"
-        + "\n".join(f"| {n} | {r['ms_per_turn']:.1f} |" for n, r in rows.items())
+full = {split: generate(seed=0, split=split) for split in ("dev", "test")}
+for split, data in full.items():
+    c = data.counts()
+    print(
+        f"{split}: {c['users']} users x {c['conversations'] // c['users']} conversations, "
+        f"{c['turns']} turns, {c['planted']} facts planted, {c['updated']} updated, "
+        f"{c['deleted']} deleted, {c['multi_fact']} messages with two facts, "
+        f"{c['questions']} questions"
     )
+kinds = {split: {f.key for f in d.facts if f.user_id == "u2"} for split, d in full.items()}
+check(
+    "each user has twenty kinds of fact, in both splits", [len(k) for k in kinds.values()], [20, 20]
 )
 check(
-    "every policy's dialogue turns were timed (no timing is checked here: benchmarks compare "
-    "speed, tests and notebooks do not)",
-    all(row["ms_per_turn"] > 0 for row in rows.values()),
+    "over ten conversations each",
+    {len(d.conversations_of("u2")) for d in full.values()},
+    {10},
+)
+test_turns = [t for _, t in full["test"].turns()]
+for family in ("multi", "no_cue", "correct", "relative", "negate"):
+    example = next(t for t in test_turns if t.phrasing == family)
+    print(f"test {family:9} {example.text}")
+example = next(t for t in test_turns if t.kind == "distractor")
+print(f"test {'other':9} {example.text}")
+print("dev question: ", full["dev"].questions[1].text)
+print("test question:", full["test"].questions[1].text)
+check(
+    "no test question is worded like a dev question",
+    not {q.text for q in full["test"].questions} & {q.text for q in full["dev"].questions},
 )
 
 # %% [markdown]
-# ## Recall against tokens
+# **Three stages, measured apart.** What is *written* (the extractor), what reaches the
+# *prompt* (the memory model), what is *answered* (the reader). Three extractors:
 #
-# One point per policy; the Pareto front (no other policy has both more recall and fewer
-# tokens) in green; the shaded corner is the target: at least 90% recall at no more than 20%
-# of buffer's tokens.
+# * `gold`: the generator's own ground-truth writes, i.e. **perfect extraction**: the upper
+#   bound, which isolates the memory model;
+# * `rules`: one naive regex per kind of fact;
+# * `model`: structured output from a chat model; offline, **a scripted stand-in** (a pattern
+#   parser behind a `ScriptedChatModel`), not a model. With `OPENAI_API_KEY` a real model.
+#
+# Every memory model runs through the real stack (`Session` turns over SQLite, the swarm
+# engine, its prompt hooks): buffer, window, token trim, summary, `RetrievalMemory` (BM25 over
+# the user's earlier messages), `context_variables`, long-term memory, and `HybridMemory`
+# (long-term facts plus retrieval); the last three with each extractor. Long-term memory and
+# hybrid run twice: recalling facts by BM25 (shared words), and as `(vector)` from a store
+# with `embeddings=WordLlamaEmbeddings()` (an offline static embedding model that ships in
+# its PyPI wheel, used as shipped; recall fuses BM25 and vector ranks). The headline is read
+# off the answering prompt, no reader involved: *current in prompt*, *superseded as current*
+# (an updated fact whose prompt holds the old value and not the new), *deleted still shown*,
+# *leakage* (another user's value), and *whole-run tokens* (every prompt of every call:
+# dialogue turns, questions, extraction calls with their schema, summariser calls).
+#
+# The notebook runs small sizes (2 users x 3 conversations, 8 facts, one seed) so it stays
+# fast; `benchmarks/RESULTS.md` (section 3c) has the full sizes and three seeds.
 # %%
-from benchmarks.longterm import pareto_front, plot_recall_vs_tokens
+out = run_longterm(seeds=(0,), quick=True, answer_model=real_model, extract_model=real_model)
+rows = {split: means(out["rows"][split]) for split in out["splits"]}
+print(f"answers by: {out['answers_by']}; model extraction by: {out['extraction_by']}")
+for split in out["splits"]:
+    print(f"\n{split} split")
+    print(format_rows(out["rows"][split], timing=False))
+check("every memory model x extractor ran", list(rows["test"]), list(POLICIES))
+check(
+    "no row leaked another user's value, on either split",
+    {r["leakage"] for split in rows.values() for r in split.values()},
+    {0.0},
+)
 
+# %% [markdown]
+# ## What each memory model does, given perfect extraction
+#
+# With `gold` writes the extractor is out of the picture. `context_variables` show every
+# fact in every prompt: every current fact, never a superseded or deleted one. Long-term
+# memory recalls the three facts BM25 ranks highest for the question: on the dev split most
+# questions share a word with their fact, on the test split's reworded questions fewer do,
+# so it misses more. Vector recall finds facts by meaning, not by shared words: on the test
+# split it puts more current facts in the prompt than BM25 does. Buffer shows everything, the
+# deleted facts too; the short-term models lose early facts.
+# %%
+for split in ("dev", "test"):
+    r = rows[split]
+    check(
+        f"{split}: context (gold) shows every current fact, no superseded or deleted one",
+        (r["context (gold)"]["current_in_prompt"], r["context (gold)"]["superseded_as_current"],
+         r["context (gold)"]["deleted_shown"]),
+        (1.0, 0.0, 0.0),
+    )  # fmt: skip
+    check(
+        f"{split}: buffer shows every current fact and every deleted one",
+        (r["buffer"]["current_in_prompt"], r["buffer"]["deleted_shown"]),
+        (1.0, 1.0),
+    )
+    check(
+        f"{split}: long-term (gold) never shows a deleted fact",
+        r["long-term (gold)"]["deleted_shown"],
+        0.0,
+    )
+    check(f"{split}: window:20 loses early facts", r["window:20"]["current_in_prompt"] < 1.0)
+    check(
+        f"{split}: long-term (gold) costs under half of buffer's whole-run tokens",
+        r["long-term (gold)"]["share_of_buffer"] < 0.5,
+    )
+check(
+    "long-term (gold) recalls less on the test split's reworded questions than on dev",
+    rows["test"]["long-term (gold)"]["current_in_prompt"]
+    < rows["dev"]["long-term (gold)"]["current_in_prompt"],
+)
+check(
+    "on test, vector recall puts more current facts in the prompt than BM25 (gold writes)",
+    rows["test"]["long-term (vector) (gold)"]["current_in_prompt"]
+    > rows["test"]["long-term (gold)"]["current_in_prompt"],
+)
+
+# %% [markdown]
+# ## What extraction adds, and where the offline extractors break
+#
+# Stage 1 on its own: each extractor replayed over the whole dialogue, its writes against
+# the gold facts (*right*: facts still true stored with their current value).
+# %%
+for split in out["splits"]:
+    for name, w in out["writes"][split].items():
+        print(
+            f"{split:5} {name:6} right {w['right']['mean']:.0%}  superseded kept "
+            f"{w['superseded_kept']['mean']:.0%}  deleted kept {w['deleted_kept']['mean']:.0%}  "
+            f"wrong {w['wrong']['mean']:.0%}"
+        )
+writes = {
+    split: {e: w["right"]["mean"] for e, w in out["writes"][split].items()}
+    for split in out["splits"]
+}
+check(
+    "gold writes every current fact right, on both splits",
+    [writes[s]["gold"] for s in ("dev", "test")],
+    [1.0, 1.0],
+)
+if not REAL:
+    check(
+        "the model stand-in, written for dev, writes less than half as much right on test",
+        writes["test"]["model"] < writes["dev"]["model"] / 2,
+    )
+    check("the rules too", writes["test"]["rules"] < writes["dev"]["rules"])
+
+# %% [markdown]
+# **Context vs long-term compares extractors before memory models.** Both are written from
+# the same extractor's output; the table's gap between `context (gold)` and `context
+# (model)` is the extractor's, and on the test split it is wider than the gap between two
+# memory models given the same perfect writes. Model extraction also costs tokens: every
+# message is sent to the extractor with the schema of twenty fields, so its rows cost more
+# whole-run tokens than the same memory model with rules (which call no model).
+# %%
+t = rows["test"]
+extractor_gap = t["context (gold)"]["current_in_prompt"] - t["context (model)"]["current_in_prompt"]
+model_gap = abs(
+    t["context (gold)"]["current_in_prompt"] - t["long-term (gold)"]["current_in_prompt"]
+)
+print(
+    f"test: extractor gap (context gold - model) {extractor_gap:.0%}; memory-model gap (context vs long-term, gold) {model_gap:.0%}"
+)
+if not REAL:
+    check("on test the extractor matters more than the memory model", extractor_gap > model_gap)
+for split in ("dev", "test"):
+    r = rows[split]
+    check(
+        f"{split}: model extraction costs more whole-run tokens than rules, for each memory model",
+        all(r[f"{m} (model)"]["whole_run_tokens"] > r[f"{m} (rules)"]["whole_run_tokens"]
+            for m in WITH_EXTRACTOR),
+    )  # fmt: skip
+
+# %% [markdown]
+# **Answers are bound by their reader.** Offline, the questions are answered by an answering
+# stand-in written against dev's questions. On the test split buffer's prompt holds every
+# current fact, yet the stand-in answers few questions right: it cannot map most reworded
+# questions to a kind of fact and says "I don't know" (which is right only for a deleted
+# fact). That is a property of the reader, not of buffer, which is why the headline is read
+# off the prompt.
+# %%
+for split in ("dev", "test"):
+    b = rows[split]["buffer"]
+    print(
+        f"{split}: buffer current in prompt {b['current_in_prompt']:.0%}, answer accuracy {b['answer_accuracy']:.0%}"
+    )
+if not REAL:
+    check(
+        "on test, buffer's prompt holds every current fact but the stand-in answers under half right",
+        rows["test"]["buffer"]["current_in_prompt"] == 1.0
+        and rows["test"]["buffer"]["answer_accuracy"] < 0.5,
+    )
+
+# %% [markdown]
+# ## Current in prompt against whole-run tokens
+#
+# One point per row (mean over seeds), one panel per split; the Pareto front (no other row
+# has both more current facts in the prompt and fewer whole-run tokens) in green; the shaded
+# corner is the issue's target: at least 95% at no more than 15% of buffer's tokens.
+# %%
 chart = workdir / "recall_vs_tokens.png"
 plot_recall_vs_tokens(rows, str(chart))
 display(Image(filename=str(chart)))
-front = pareto_front(rows)
-print("Pareto front:", ", ".join(front))
-if not REAL:
-    check(
-        "the front: buffer, long-term (model stand-in) and hybrid",
-        front,
-        ["buffer", "long-term (model stand-in)", "hybrid"],
-    )
+for split in out["splits"]:
+    print(f"Pareto front, {split}:", ", ".join(out["pareto"][split]))
+check(
+    "each split has a Pareto front of rows from the table",
+    all(set(f) <= set(POLICIES) and f for f in out["pareto"].values()),
+)
 
 # %% [markdown]
 # ## The target, honestly
 #
-# The target: some policy recalls at least 90% of current facts at no more than 20% of
-# buffer's tokens, with no leakage and at most 5% stale answers. Offline, the **hybrid**
-# (long-term memory with the scripted extraction stand-in, plus the three past messages BM25
-# ranks highest) recalls 97% at 6% of buffer's tokens with no leakage: three of the four
-# conditions. It misses the fourth: **11% stale answers** (2 of the 18 changed facts). Both
-# are updates typed casually ("new flat in brno, still unpacking boxes"): the extraction
-# stand-in cannot read them, so memory keeps the old city, and the answering stand-in, which
-# cannot read them either, answers with it. Buffer answers the same two questions stale, for
-# the same reason. A real model reads casual typing better than these parsers; with
-# `OPENAI_API_KEY` set, the cells above measure how much. The data was not changed to make a
-# policy win.
+# The target (full sizes, three seeds, test split): with `gold` writes, long-term memory
+# puts at least 95% of current facts in the prompt, presents a superseded value as current
+# at most 2% of the time, leaks nothing, at no more than 15% of buffer's whole-run tokens.
+# At this notebook's small sizes it is checked the same way, for lexical (BM25) and for
+# vector recall; RESULTS.md gives both verdicts at full sizes. Lexical recall is what holds
+# BM25 back on reworded questions; here vector recall puts at least 95% of the facts in the
+# prompt, and it recalls `k` facts for every question where BM25 recalls only those sharing a
+# word, so it costs more tokens.
 # %%
-hybrid, model_only = rows["hybrid"], rows["long-term (model stand-in)"]
-print(
-    f"hybrid: recall {hybrid['recall']:.0%}, {hybrid['share_of_buffer']:.1%} of buffer's tokens, leakage {hybrid['leakage']}, stale answers {hybrid['stale_answers']:.0%}"
+verdicts = out["target_checks"]
+for v in verdicts.values():
+    print(v["model"], {k: "met" if ok else "not met" for k, ok in v["checks"].items()})
+verdict, vector = verdicts["long-term (gold)"], verdicts["long-term (vector) (gold)"]
+check(
+    "no leakage, so that part of the target holds, with either recall",
+    (verdict["checks"]["leakage"], vector["checks"]["leakage"]),
+    (True, True),
 )
-print("policies meeting the whole target:", out["meets_target"] or "none")
 if not REAL:
-    check("hybrid recalls at least 90% of current facts", hybrid["recall"] >= 0.9)
-    check("at no more than 20% of buffer's tokens", hybrid["share_of_buffer"] <= 0.2)
-    check("with no leakage", hybrid["leakage"], 0)
+    check("at these sizes the whole target is not met", verdict["met"], False)
     check(
-        f"but {hybrid['stale_answers']:.0%} stale answers, over the 5% target",
-        hybrid["stale_answers"] > 0.05,
-    )
-    check("so offline no policy meets the whole target", out["meets_target"], [])
-    stale = [f for f in out["failures"]["hybrid"] if "old value" in f["why"]]
-    said = {
-        (c.user_id, t.key): t for c in data.conversations for t in c.turns if t.kind == "update"
-    }
-    for f in stale:
-        user, key = f["qid"].split(":")
-        print(
-            f"{f['qid']}: gold {f['gold']!r}, answered {f['answer']!r}; the update was: {said[(user, key)].text!r}"
-        )
-    check(
-        "both stale answers come from casually typed updates",
-        {said[tuple(f["qid"].split(":"))].phrasing for f in stale},
-        {"casual"},
+        "what fails with BM25 is recall: fewer than 95% of current facts reach the prompt",
+        verdict["checks"]["current_in_prompt"],
+        False,
     )
     check(
-        "buffer answers those two stale as well",
-        {f["qid"] for f in out["failures"]["buffer"]} >= {f["qid"] for f in stale},
+        "with vector recall at least 95% of current facts reach the prompt",
+        vector["checks"]["current_in_prompt"],
+    )
+    check(
+        "vector recall costs more whole-run tokens than BM25",
+        rows["test"]["long-term (vector) (gold)"]["whole_run_tokens"]
+        > rows["test"]["long-term (gold)"]["whole_run_tokens"],
     )
 
 # %% [markdown]
-# ## Where each policy fails
+# ## Which to pick
 #
-# Recall by the most readable phrasing in which the current value was ever said (a fact said
-# once casually and once canonically counts as canonical):
-# %%
-n = out["phrasing_counts"]
-print(f"{'policy':28} " + " ".join(f"{p + f' ({n[p]})':>16}" for p in n))
-for name, shares in out["by_phrasing"].items():
-    print(
-        f"{name:28} " + " ".join(f"{'-' if v is None else f'{v:.0%}':>16}" for v in shares.values())
-    )
-by = out["by_phrasing"]
-if not REAL:
-    check(
-        "rules read no paraphrase: long-term (rules) recalls none of those facts",
-        by["long-term (rules)"]["paraphrase"],
-        0.0,
-    )
-    check(
-        "context, filled by the same rules, fails the same way",
-        by["context"],
-        by["long-term (rules)"],
-    )
-    check(
-        "the extraction stand-in reads paraphrases but no casual typing",
-        (
-            by["long-term (model stand-in)"]["paraphrase"],
-            by["long-term (model stand-in)"]["casual"],
-        ),
-        (1.0, 0.0),
-    )
-    check("buffer shows everything, whatever the phrasing", set(by["buffer"].values()), {1.0})
-
-# %% [markdown]
-# And the questions each policy got wrong, with what it answered:
-# %%
-for name in POLICIES:
-    failures = out["failures"][name]
-    print(f"{name}: {len(failures)} wrong")
-    for f in failures[:2]:
-        print(
-            f"    {f['qid']:16} {f['status']:8} gold {f['gold']!r:14} answered {f['answer']!r:18} ({f['why']})"
-        )
-if not REAL:
-    check(
-        "window: the early facts scrolled out (recall under half)",
-        rows["window:20"]["recall"] < 0.5,
-    )
-    check("summary (generic extractive): under half too", rows["summary"]["recall"] < 0.5)
-    check(
-        "buffer shows every old value next to the new (stale shown 100%)",
-        rows["buffer"]["stale_shown"],
-        1.0,
-    )
-    check(
-        "raw retrieval shows old values most of the time",
-        rows["raw retrieval (BM25)"]["stale_shown"] > 0.5,
-    )
-    check(
-        "the rules answer a deleted fact they could not read as deleted",
-        rows["long-term (rules)"]["deleted_answered"] > 0,
-    )
-    check(
-        "the rules take other people's facts for the user's (a friend's vet, in the prompt)",
-        rows["long-term (rules)"]["distracted"] > 0,
-    )
-    check("the extraction stand-in skips them", model_only["distracted"], 0.0)
-    check(
-        "long-term with the model stand-in never answers a deleted value",
-        model_only["deleted_answered"],
-        0.0,
-    )
-
+# * **A conversation that fits in the context window**: buffer or token trim; they show
+#   everything (the withdrawn facts too) and cost the most tokens per turn.
+# * **A few known fields, read by tools**: `context_variables`, as good as the extractor that
+#   fills them (notebook 03); every field is in every prompt.
+# * **Facts across conversations**: long-term memory, with the best extractor you can afford
+#   (a real model; measure it on your own wording, not ours), and vector recall
+#   (`embeddings=`) when the questions will not share words with the facts.
+# * **Unknown wording, or facts nobody extracted**: `RetrievalMemory` over past messages, or
+#   `HybridMemory` (facts plus retrieval); both can quote a withdrawn or superseded statement,
+#   so tell the model later messages correct earlier ones.
 # %% [markdown]
 # ## What you saw
 #
@@ -475,11 +533,12 @@ if not REAL:
 # * A model that named another user got an `Error:` (no memory tool takes a user id); an
 #   update superseded the old city (history kept both) and `forget` removed it from recall;
 #   the turn's memory writes were saved with the turn, as its outbox.
-# * Lexical recall found nothing for a question that shares no word with any fact.
-# * On the benchmark, no policy leaked another user's value. Offline, the hybrid recalled
-#   97% of current facts at 6% of buffer's tokens, but answered 11% of the changed facts
-#   with an old value (two casually typed updates the stand-ins cannot read), so the target
-#   is not met offline.
-# * Each policy failed somewhere: rules (and context filled by them) on every paraphrase and
-#   on other people's facts, the extraction stand-in on casual typing, window and the generic summary on early facts,
-#   buffer and raw retrieval by showing old values beside new ones.
+# * On the benchmark (twenty kinds of fact, dev and test splits), no memory model leaked
+#   another user's value. Given perfect extraction, context showed every current fact and
+#   long-term memory with BM25 recalled fewer on reworded questions, with vector recall more;
+#   buffer showed the deleted facts.
+# * The offline extractors, written for dev, wrote far fewer facts right on the test split;
+#   on test the extractor mattered more than the memory model, and model extraction cost
+#   tokens of its own.
+# * The answering stand-in, written for dev's questions, could not answer reworded ones even
+#   from a prompt that held the answer: answer-level figures are bound by their reader.

@@ -29,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 from checks import check
 from IPython.display import Image, display
@@ -43,7 +44,7 @@ from swarmgraph import (
     build_swarm_graph,
     scripted_tool_call,
 )
-from swarmgraph.app.drawing import draw_png, layout_graph
+from swarmgraph.app.drawing import agent_colour, draw_png, layout_graph
 from swarmgraph.app.research_desk import LATENCY, research_desk, research_model
 from swarmgraph.graph import scripted_tool_calls
 
@@ -117,14 +118,15 @@ check("the Editor spoke next and holds the conversation", response.agent.name, "
 # branch ends with a `"branch"` step holding its start and end (seconds since the run began).
 # Each specialist calls its model twice (to cite, then to answer), so its branch takes about
 # twice its model's wait: 0.6 s, 1.0 s and 0.8 s. They run side by side, so the Historian
-# finishes last, yet the join above still lists it second.
+# finishes last, yet the join above still lists it second. Each bar has its agent's colour,
+# the one the graph pictures give it.
 # %%
 spans = {s["branch"]: (s["start"], s["end"]) for s in response.trajectory if s["kind"] == "branch"}
 given = [branch["branch"] for branch in response.branches]  # the order the agents were given
 fig, ax = plt.subplots(figsize=(7, 2.2))
 for row, label in enumerate(given):
     start, end = spans[label]
-    ax.barh(row, end - start, left=start, color=f"C{row}")
+    ax.barh(row, end - start, left=start, color=agent_colour(label), edgecolor="#333344")
     ax.text(end + 0.02, row, f"{label} ({LATENCY[label]} s a call)", va="center", fontsize=9)
 ax.set_yticks([])
 ax.invert_yaxis()
@@ -132,6 +134,12 @@ ax.set_xlabel("seconds since the run began")
 ax.set_title("the research desk's branches, as the trajectory recorded them")
 ax.set_xlim(0, max(end for _, end in spans.values()) + 0.7)
 plt.tight_layout()
+bar_colours = [matplotlib.colors.to_hex(bar.get_facecolor()) for bar in ax.patches]
+check(
+    "each bar has its agent's colour, as in the graph pictures",
+    bar_colours,
+    [matplotlib.colors.to_hex(agent_colour(label)) for label in given],
+)
 fig.savefig(pictures / "timeline.png", dpi=100)  # (drawing the graph set matplotlib to files)
 plt.close(fig)
 display(Image(filename=str(pictures / "timeline.png")))

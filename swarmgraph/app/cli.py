@@ -303,7 +303,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     for line in PERSIST_TABLE_NOTE:
         p(style.dim(line))
     p()
-    p(f"stored in {_where(args.db)}; see it with: swarmgraph history --session {cid}")
+    p(f"stored in {_where(args.db)}; see it with: {command_name()} history --session {cid}")
     return 0
 
 
@@ -329,7 +329,8 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     memory = parse_memory(args.memory, model=choice.chat_model)
     swarm: Any = choice.swarm
     if user_agent is None:
-        start, *others = demo_agents(model=choice.name)
+        # --user: the demo agents remember (the memory tools; offline, demo_memory's rules).
+        start, *others = demo_agents(model=choice.name, memory_tools=bool(args.user))
         agents = [start, *others]
     else:
         from .demo_loop import LoopSwarm
@@ -349,6 +350,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     # --user: the user's long-term memory (facts recalled into each prompt, /memories).
     long_term = {"user_id": args.user, "long_term": True} if args.user else {}
     session = _session(args, conversation, agents, memory=memory, **long_term)
+    waiting = _mark_waiting(agents, session, args.approve)
     stored = len(session.messages)
     print(
         f"{style.bold('swarmgraph chat')}: session {conversation!r} in {_where(args.db)}", file=out
@@ -363,6 +365,8 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     if stored:
         who = session.active_agent_name or start.name
         print(f"resuming: {stored} stored messages, talking to {who}", file=out)
+    if waiting:
+        print(f"note: {waiting} waits for your decision from an earlier chat", file=out)
     print("type /help for commands; Ctrl-C stops a turn, Ctrl-D quits", file=out)
     out.flush()
     return chat_loop(
@@ -378,6 +382,18 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
             or one_line(e, args.db)
         ),
     )
+
+
+def _mark_waiting(agents: list, session: Any, approve: list[str]) -> str:
+    """A call left waiting for a decision (Ctrl-D at the question) is asked about again even
+    when this chat was started without ``--approve`` for its tool: the tool is marked for
+    this chat, so the answer resumes the turn. Returns what waits, for the banner."""
+    calls = [p for p in session.pending if not p.in_doubt]
+    known = {f.__name__ for agent in agents for f in agent.functions}
+    tools = sorted({p.tool for p in calls if p.tool in known and p.tool not in approve})
+    if tools:
+        _mark_for_approval(agents, tools)
+    return ", ".join(p.describe() for p in calls)
 
 
 def _mark_for_approval(agents: list, names: list[str]) -> None:
@@ -448,6 +464,36 @@ def cmd_sessions(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def command_name() -> str:
+    """How to run ``swarmgraph`` again from here, for the hints commands print: the bare name
+    when that is what the shell finds, else the path this process was started by
+    (``.venv/bin/swarmgraph``, not on PATH until the venv is activated) or ``python -m``.
+
+    Example:
+        >>> command_name().endswith("swarmgraph")
+        True
+    """
+    import shutil
+
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    found = shutil.which("swarmgraph")
+    if started is None or started.name != "swarmgraph":  # python -m swarmgraph, or embedded
+        if found is not None:
+            return "swarmgraph"
+        return f"{_shown_path(Path(sys.executable))} -m swarmgraph"
+    if found is not None and Path(found).resolve() == started.resolve():
+        return "swarmgraph"
+    return _shown_path(started)
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (``.venv/bin/x``)."""
+    try:
+        return path.absolute().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.absolute().as_posix()
+
+
 # -- history -------------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     import json
@@ -458,7 +504,7 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.session is None:  # which conversations there are, and how to show one
         cmd_sessions(args, out)
-        print("show one with: swarmgraph history --session ID", file=out)
+        print(f"show one with: {command_name()} history --session ID", file=out)
         return 0
     path = _sqlite_file(args.db)
     if path is not None and not path.exists():

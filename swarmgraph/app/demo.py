@@ -7,8 +7,9 @@ Everything the CLI, the README and the notebooks show runs on these agents:
   tools send the customer to Sales or Refunds.
 - **Sales** quotes prices with ``quote_price``, which *reads* the name from
   ``context_variables`` (injected by the framework, invisible to the model).
-- **Refunds** files refunds with ``process_refund`` (reads ``order_id``, writes
-  ``refund_status``) and answers "did it go through?" with ``refund_status``.
+- **Refunds** files refunds with ``process_refund`` (reads ``order_id``, writes the order's
+  status into ``refunds``, one entry per order, and ``refund_status``, the current order's)
+  and answers "did it go through?" with ``refund_status``, which reads ``refunds``.
 
 Each agent's instructions are a function of ``context_variables``, so the system prompt
 tells the model what is already known.
@@ -42,6 +43,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from ..graph.chat_models.scripted import ScriptedChatModel, scripted_tool_calls
 from ..graph.types import Agent, Result
+from .demo_memory import memory_reply, recalled, with_memory_note
 
 __all__ = [
     "DEMO_CONVERSATION",
@@ -88,13 +90,20 @@ def set_name(name: str) -> Result:
     return Result(value=f"Name saved: {name}.", context_variables={"name": name})
 
 
-def record_order(order_id: int) -> Result:
+def record_order(order_id: int, context_variables: dict) -> Result:
     """Remember which order the customer is talking about.
 
     Args:
         order_id: the order number the customer gave.
     """
-    return Result(value=f"Order saved: {order_id}.", context_variables={"order_id": order_id})
+    # refund_status is the status of this order's refund: another order's must not show.
+    status = context_variables.get("refunds", {}).get(str(order_id))
+    update: dict = {"order_id": order_id}
+    if status is None:
+        context_variables.pop("refund_status", None)  # in place: the deletion sticks
+    else:
+        update["refund_status"] = status
+    return Result(value=f"Order saved: {order_id}.", context_variables=update)
 
 
 def quote_price(item: str, context_variables: dict) -> str:
@@ -115,18 +124,20 @@ def process_refund(context_variables: dict) -> Result:
     order_id = context_variables.get("order_id")
     if order_id is None:
         return Result(value="Error: no order_id in context; ask the customer for it.")
+    # One status per order (JSON keys are strings); refund_status is the current order's.
+    refunds = {**context_variables.get("refunds", {}), str(order_id): "approved"}
     return Result(
         value=f"Refund for order {order_id} approved.",
-        context_variables={"refund_status": "approved"},
+        context_variables={"refunds": refunds, "refund_status": "approved"},
     )
 
 
 def refund_status(context_variables: dict) -> str:
     """Check how the refund of the customer's order is going."""
     order_id = context_variables.get("order_id")
-    status = context_variables.get("refund_status")
     if order_id is None:
         return "No order_id in context: I can't look up a refund."
+    status = context_variables.get("refunds", {}).get(str(order_id))
     if status is None:
         return f"No refund filed for order {order_id}."
     return f"Refund for order {order_id}: {status}."
@@ -163,8 +174,12 @@ def refunds_instructions(context_variables: dict) -> str:
     )
 
 
-def demo_agents(model: str = "gpt-4o-mini") -> tuple[Agent, Agent, Agent]:
+def demo_agents(
+    model: str = "gpt-4o-mini", *, memory_tools: bool = False
+) -> tuple[Agent, Agent, Agent]:
     """Fresh ``(triage, sales, refunds)`` agents; ``model`` is what a real model run uses.
+    ``memory_tools=True`` (``swarmgraph chat --user ID``) gives each the long-term memory
+    tools and says so in its instructions (:mod:`.demo_memory`).
 
     Example:
         >>> triage, sales, refunds = demo_agents()
@@ -191,6 +206,10 @@ def demo_agents(model: str = "gpt-4o-mini") -> tuple[Agent, Agent, Agent]:
     )
     sales.handoffs.append(triage)
     refunds.handoffs.append(triage)
+    if memory_tools:
+        for agent in (triage, sales, refunds):
+            agent.memory_tools = True
+            agent.instructions = with_memory_note(agent.instructions)
     return triage, sales, refunds
 
 
@@ -262,7 +281,11 @@ def demo_rules(messages: Sequence[BaseMessage]) -> AIMessage | str:
     order = _field(system, "order_id")
     wants_refund, wants_buy = bool(_REFUND.search(text)), bool(_BUY.search(text))
     asks_status = bool(_STATUS.search(text))
-    hello = f"{name}" if name else "there"
+    remembered = memory_reply(system, text, done, n)  # only with the memory tools
+    if remembered is not None:
+        return remembered
+    # A name from an earlier conversation greets the customer (the context may not hold it).
+    hello = name or recalled(system).get("name") or "there"
 
     if system.startswith("You are Triage"):
         calls: list[tuple[str, dict]] = []
@@ -297,6 +320,12 @@ def demo_rules(messages: Sequence[BaseMessage]) -> AIMessage | str:
     if system.startswith("You are Refunds"):
         if "process_refund" in done:
             result = done["process_refund"]
+            if result.startswith("Error: denied"):  # a person said no (swarmgraph chat --approve)
+                why = result.removeprefix("Error: denied").strip(" :.") or "no reason given"
+                return (
+                    f"I have not filed the refund for order {order}, {hello}: it was denied "
+                    f"({why}). Anything else?"
+                )
             if result.startswith("Error"):
                 return "Which order should I refund? Please give me the order number."
             return (
@@ -305,6 +334,9 @@ def demo_rules(messages: Sequence[BaseMessage]) -> AIMessage | str:
             )
         if "refund_status" in done:
             return f"{done['refund_status']} Anything else, {hello}?"
+        said_order = _ORDER.search(text)
+        if said_order and said_order[1] != order and "transfer_to_triage" not in done:
+            return _call([("transfer_to_triage", {})], n)  # Triage records the new order
         if asks_status:
             return _call([("refund_status", {})], n)
         if wants_buy and not wants_refund and "transfer_to_triage" not in done:

@@ -413,11 +413,15 @@ def draw_figure(
     title: str | None = None,
     exclude: Iterable[str] = (),
     edge_labels: Mapping[tuple[str, str], str] | None = None,
+    font_scale: float = 1.0,
 ) -> Figure:
     """The picture of ``graph`` as a matplotlib ``Figure``: titled, labelled, with a legend.
 
     ``title`` defaults to :attr:`GraphPicture.default_title`; ``exclude`` and
     ``edge_labels`` are :func:`layout_graph`'s. :func:`draw_png` saves this figure.
+    ``font_scale`` multiplies the size of every text but the boxes' names (up to 1.2x, as
+    the boxes are sized for them): a wide graph shown shrunk to a page's width (every node of
+    a swarm) stays readable at 1.5-2.
 
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
@@ -449,17 +453,17 @@ def draw_figure(
     top, bottom = min(ys) - 25, max(ye) + 25
 
     entries = _legend_entries(picture)
-    legend_w = 0.7 + 0.055 * max(len(text) for text, _ in entries)  # inches, fontsize 8
-    legend_h = 0.45 + 0.2 * len(entries)
+    legend_w = (0.7 + 0.055 * max(len(text) for text, _ in entries)) * font_scale  # fontsize 8
+    legend_h = (0.45 + 0.2 * len(entries)) * font_scale
     graph_w, graph_h = (right - left) * _SCALE, (bottom - top) * _SCALE
-    title_h = 0.45
+    title_h = 0.45 * font_scale
     fig_w, fig_h = graph_w + legend_w, max(graph_h, legend_h) + title_h
     fig = Figure(figsize=(fig_w, fig_h))
     ax = fig.add_axes((0, 0, graph_w / fig_w, graph_h / fig_h))
     ax.set_xlim(left, right)
     ax.set_ylim(bottom, top)  # y grows downwards, as in the layout
     ax.set_axis_off()
-    ax.set_title(title or picture.default_title, fontsize=11, pad=12)
+    ax.set_title(title or picture.default_title, fontsize=11 * font_scale, pad=12)
 
     pairs = {(s, t) for s, t, *_ in picture.edges}
     for source, target, pts, conditional, label in picture.edges:
@@ -496,7 +500,7 @@ def draw_figure(
                 x,
                 y,
                 label,
-                fontsize=7,
+                fontsize=7 * font_scale,
                 ha=ha,
                 va=va,
                 color="#333355",
@@ -520,7 +524,7 @@ def draw_figure(
             )
         )
         if label:
-            ax.text(x + w / 2 + 20, y, label, fontsize=7, va="center", color="#333355")
+            ax.text(x + w / 2 + 20, y, label, fontsize=7 * font_scale, va="center", color="#333355")
 
     for nid, (x, y, w, h) in boxes.items():
         terminal = nid in (_START, _END)
@@ -544,7 +548,7 @@ def draw_figure(
             picture.labels.get(nid, nid),
             ha="center",
             va="center",
-            fontsize=8 if plain else 10,
+            fontsize=(8 if plain else 10) * min(font_scale, 1.2),  # boxes are sized for 10
             fontweight="normal" if plain else "bold",
             color="#666666" if plain else "#111122",
             zorder=4,
@@ -560,10 +564,10 @@ def draw_figure(
         handles=handles,
         loc="upper left",
         bbox_to_anchor=(graph_w / fig_w, 1 - title_h / fig_h),
-        fontsize=8,
+        fontsize=8 * font_scale,
         frameon=False,
         title="legend",
-        title_fontsize=8,
+        title_fontsize=8 * font_scale,
         alignment="left",
     )
     return fig
@@ -577,13 +581,15 @@ def draw_png(
     exclude: Iterable[str] = (),
     edge_labels: Mapping[tuple[str, str], str] | None = None,
     dpi: int = 150,
+    font_scale: float = 1.0,
 ) -> Path:
     """Render ``graph`` to a PNG file at ``path``, offline, and return the path.
 
     ``graph`` is a compiled LangGraph graph, an uncompiled ``StateGraph`` (compiled without
     a checkpointer just to be drawn), or the drawable ``Graph`` from ``app.get_graph()``.
     The picture is :func:`draw_figure`'s: a title (``title``, else a default), one colour
-    per agent, labelled edges and a legend; ``exclude`` hides nodes.
+    per agent, labelled edges and a legend; ``exclude`` hides nodes; ``font_scale``
+    enlarges every text (see :func:`draw_figure`).
 
     Example:
         >>> import tempfile, pathlib
@@ -600,7 +606,9 @@ def draw_png(
         >>> out.stat().st_size > 1000
         True
     """
-    fig = draw_figure(graph, title=title, exclude=exclude, edge_labels=edge_labels)
+    fig = draw_figure(
+        graph, title=title, exclude=exclude, edge_labels=edge_labels, font_scale=font_scale
+    )
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # No "Software" stamp: the same graph gives the same bytes across matplotlib versions.

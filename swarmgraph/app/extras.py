@@ -5,7 +5,7 @@ One table, :data:`EXTRA_OF_MODULE`, maps the modules our extras bring (pyproject
 import names the right extra, never another one's:
 
     >>> install_hint(ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib"))
-    "No module named 'matplotlib': it comes with the draw extra (pip install -e '.[draw]')"
+    "No module named 'matplotlib': it comes with the draw extra (pip install 'swarmgraph[draw]')"
     >>> extra_for("langgraph.checkpoint.postgres"), extra_for("langgraph.graph")
     ('postgres', None)
 
@@ -15,7 +15,14 @@ its own message says what is wrong.
 
 from __future__ import annotations
 
-__all__ = ["EXTRA_OF_MODULE", "MissingExtra", "extra_for", "install_hint", "require_extra"]
+__all__ = [
+    "EXTRA_OF_MODULE",
+    "MissingExtra",
+    "extra_for",
+    "install_command",
+    "install_hint",
+    "require_extra",
+]
 
 #: Dotted module prefix -> the extra that installs it. The longest matching prefix wins, so
 #: ``langgraph.checkpoint.postgres`` is the postgres extra's while ``langgraph`` is the core's.
@@ -81,20 +88,31 @@ def _missing_module(error: ImportError) -> str | None:
     return None
 
 
+def install_command(extra: str) -> str:
+    """The command that installs ``extra``, wherever swarmgraph was installed from (a
+    checkout's editable install takes the same extras: ``pip install -e '.[draw]'``).
+
+    Example:
+        >>> install_command("postgres")
+        "pip install 'swarmgraph[postgres]'"
+    """
+    return f"pip install 'swarmgraph[{extra}]'"
+
+
 def install_hint(error: ImportError) -> str:
     """``error`` as one line that names the extra to install, when the module is an extra's.
 
     Example:
         >>> install_hint(ModuleNotFoundError("No module named 'redis'", name="redis"))
-        "No module named 'redis': it comes with the redis extra (pip install -e '.[redis]')"
+        "No module named 'redis': it comes with the redis extra (pip install 'swarmgraph[redis]')"
         >>> install_hint(ModuleNotFoundError("No module named 'my_app'", name="my_app"))
         "No module named 'my_app'"
     """
     text = " ".join(str(error).split()) or type(error).__name__
     extra = extra_for(_missing_module(error))
-    if extra is None:
+    if extra is None or install_command(extra) in text:  # e.g. Session's own message
         return text
-    return f"{text}: it comes with the {extra} extra (pip install -e '.[{extra}]')"
+    return f"{text}: it comes with the {extra} extra ({install_command(extra)})"
 
 
 class MissingExtra(ImportError):
@@ -112,7 +130,7 @@ def require_extra(extra: str, *modules: str, purpose: str) -> None:
         ...     require_extra("draw", "no_such_module_x", purpose="a PNG")
         ... except MissingExtra as error:
         ...     print(error)
-        a PNG needs the draw extra (missing: no_such_module_x): pip install -e '.[draw]'
+        a PNG needs the draw extra (missing: no_such_module_x): pip install 'swarmgraph[draw]'
     """
     import importlib.util
 
@@ -126,5 +144,5 @@ def require_extra(extra: str, *modules: str, purpose: str) -> None:
     if missing:
         raise MissingExtra(
             f"{purpose} needs the {extra} extra (missing: {', '.join(missing)}): "
-            f"pip install -e '.[{extra}]'"
+            f"{install_command(extra)}"
         )

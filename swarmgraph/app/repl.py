@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from ..memory.approvals import ApprovalPendingError
 from .terminal import (
     Spinner,
     StreamingSwarm,
@@ -353,6 +354,10 @@ class Repl:
             return run_interruptible(lambda: turn(guarded), cancel)
         except TurnInterrupted:
             self.say("\n(interrupted; nothing of this turn was saved)")
+        except ApprovalPendingError:
+            # Session's advice is written for Python; here the REPL asks again (settle).
+            waits = ", ".join(p.describe() for p in self.session.pending)
+            self.say(f"({waits} waits for your decision first: answer y, n or a reason)")
         except Exception as error:
             if os.environ.get("SWARMGRAPH_DEBUG"):
                 raise

@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
@@ -280,17 +281,43 @@ def context_text(context: dict) -> str:
     return json.dumps(context, ensure_ascii=False, sort_keys=True)
 
 
+#: Characters of a fact a terminal line shows (the rest is counted, not printed).
+FACT_CHARS = 200
+
+
 def fact_lines(facts: Sequence[Any]) -> list[str]:
     """Long-term facts (``swarmgraph.memory.Fact``) as lines, whose they are when not the user's.
+    A remembered value is data: its line breaks and control characters are shown escaped (it
+    stays one line and cannot drive the terminal), and a long one is cut.
 
     Example:
         >>> from swarmgraph.memory import Fact
         >>> fact_lines([Fact("city", "Lyon", "user"),
         ...             Fact("tone", "brief", "agent", agent="Sales")])
         ['- city: Lyon', "- tone: brief (Sales's note)"]
+        >>> fact_lines([Fact("city", "Lyon\\n\\x1b[2JSYSTEM: obey", "user")])
+        ['- city: Lyon\\\\n\\\\x1b[2JSYSTEM: obey']
+        >>> fact_lines([Fact("bio", "x" * 500, "user")])[0][-30:]
+        'xxxxx… (500 characters in all)'
     """
     marks = {"agent": " ({}'s note)", "shared": " (shared)"}
-    return [f"- {f.line()}{marks.get(f.scope, '').format(f.agent)}" for f in facts]
+    return [
+        f"- {_shown(f.key)}: {_shown(f.value)}{marks.get(f.scope, '').format(f.agent)}"
+        for f in facts
+    ]
+
+
+def _shown(text: str) -> str:
+    """``text`` on one line: control, format and line-separator characters escaped, cut at
+    :data:`FACT_CHARS`."""
+    cut = text[:FACT_CHARS]
+    escaped = "".join(
+        c.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
+        else c
+        for c in cut
+    )
+    return escaped if cut == text else f"{escaped}… ({len(text)} characters in all)"
 
 
 def one_line(error: BaseException, *urls: str | None) -> str:

@@ -349,8 +349,8 @@ def lock_conversation(conn: psycopg.Connection, conversation_id: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(conversation_id),))
 
 
-def _create_schema(key: tuple[str, tuple[str, ...], str]) -> bool:
-    url, statements, current = key
+def _create_schema(key: tuple[str, tuple[str, ...], str, tuple[str, ...]]) -> bool:
+    url, statements, current, tables = key
     with read_connection(url) as conn:  # tables as this version needs them: no DDL at all
         row = conn.execute(current).fetchone()
     if row is not None and row[0]:
@@ -361,8 +361,38 @@ def _create_schema(key: tuple[str, tuple[str, ...], str]) -> bool:
             for statement in statements:
                 conn.execute(statement)
     except psycopg.errors.InsufficientPrivilege as error:
-        raise StorageConfigurationError(url, _missing_right(error)) from None
+        # information_schema shows a role only the columns it has rights on, so tables that
+        # are current look missing to a role without grants: say which rights it lacks.
+        reason = _lacking_grants(url, tables) or _missing_right(error)
+        raise StorageConfigurationError(url, reason) from error
     return True
+
+
+#: What a role needs on each table, once the tables exist (the sequences need USAGE too).
+TABLE_RIGHTS = ("SELECT", "INSERT", "UPDATE", "DELETE")
+
+
+def _lacking_grants(url: str, tables: tuple[str, ...]) -> str | None:
+    """What this user is told when ``tables`` all exist and it lacks rights on them;
+    ``None`` when one is missing (then they must be created) or no right is lacking."""
+    if not tables:
+        return None
+    with read_connection(url) as conn:
+        user, schema = conn.execute("SELECT current_user, current_schema()").fetchone() or ("", "")
+        rows = conn.execute(
+            "SELECT t, to_regclass(t) IS NOT NULL, r, "
+            "to_regclass(t) IS NOT NULL AND has_table_privilege(t, r) "
+            "FROM unnest(%s::text[]) AS t, unnest(%s::text[]) AS r",
+            (list(tables), list(TABLE_RIGHTS)),
+        ).fetchall()
+    lacking = [f"{right} on {table}" for table, _, right, held in rows if not held]
+    if not lacking or not all(exists for _, exists, _, _ in rows):
+        return None
+    return (
+        f"the tables are there, but user {user} lacks rights on them ({', '.join(lacking)}): "
+        f"as their owner, GRANT {', '.join(TABLE_RIGHTS)} ON ALL TABLES IN SCHEMA {schema} TO "
+        f"{user}; GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {user}"
+    )
 
 
 def _missing_right(error: BaseException) -> str:
@@ -376,12 +406,17 @@ def _missing_right(error: BaseException) -> str:
     )
 
 
-_schemas: PerProcess[tuple[str, tuple[str, ...], str], bool] = PerProcess(_create_schema)
+_schemas: PerProcess[tuple[str, tuple[str, ...], str, tuple[str, ...]], bool] = PerProcess(
+    _create_schema
+)
 
 
-def ensure_schema(url: str, statements: tuple[str, ...], current: str) -> None:
+def ensure_schema(
+    url: str, statements: tuple[str, ...], current: str, tables: tuple[str, ...] = ()
+) -> None:
     """Make the tables current, once per process per URL: ``current`` (a query answering
     true or false) says whether ``statements`` (constant DDL) need to run at all; they run
     serialised across processes. A role that may not run them gets
-    :class:`~swarmgraph.memory.errors.StorageConfigurationError` naming the missing right."""
-    _schemas.get((url, statements, current))
+    :class:`~swarmgraph.memory.errors.StorageConfigurationError` naming the missing right:
+    the rights it lacks on ``tables`` when they all exist, else the right to create them."""
+    _schemas.get((url, statements, current, tables))

@@ -339,7 +339,7 @@ class PostgresStore(StoreBase):
     def __init__(self, url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> None:
         self.url = url
         self.size_limit = size_limit
-        ensure_schema(url, SCHEMA, SCHEMA_CURRENT)
+        ensure_schema(url, SCHEMA, SCHEMA_CURRENT, (MESSAGES, NAMES, CONTEXT, RECORDS))
 
     def __repr__(self) -> str:
         return f"PostgresStore(url={shown_url(self.url)!r})"

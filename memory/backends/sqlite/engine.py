@@ -173,25 +173,51 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield conn
 
 
+#: What SQLite says of a file that is not a database, or one whose pages are damaged.
+_CORRUPT = ("file is not a database", "database disk image is malformed", "malformed database")
+#: What SQLite says when a write finds no room (SQLITE_FULL) or the disk fails under it.
+_NO_ROOM = ("database or disk is full", "disk i/o error")
+
+
 def explained(url: str, path: str | Path, error: Exception) -> Exception:
-    """A driver error that a read-only or missing file causes, as a
-    :class:`~swarmgraph.memory.errors.StorageConfigurationError` naming that cause; any
-    other error as it is. SQLite itself only says "no such table" (a read-only file we could
-    not create the tables in), "unable to open database file" or "attempt to write a readonly
-    database".
+    """A driver error that the file or its disk causes, named for that cause: a read-only,
+    missing or corrupt file is a :class:`~swarmgraph.memory.errors.StorageConfigurationError`
+    (retrying will not help), a full disk :class:`~swarmgraph.memory.errors.StorageUnavailable`
+    (it may once there is room); any other error as it is. SQLite itself only says "no such
+    table" (a read-only file we could not create the tables in), "unable to open database
+    file", "attempt to write a readonly database", "file is not a database", "database disk
+    image is malformed" or "database or disk is full".
+
+    >>> from sqlalchemy.exc import DatabaseError, OperationalError
+    >>> error = DatabaseError("open", {}, Exception("file is not a database"))
+    >>> print(explained("sqlite:///notes.txt", "notes.txt", error))  # doctest: +ELLIPSIS
+    storage at sqlite:///notes.txt cannot be used: notes.txt is not a SQLite database, or...
+    >>> full = OperationalError("insert", {}, Exception("database or disk is full"))
+    >>> print(explained("sqlite:///x.db", "x.db", full))  # doctest: +ELLIPSIS
+    storage at sqlite:///x.db is unavailable: the disk holding x.db is full...
 
     Example:
         >>> import tempfile, os
-        >>> from sqlalchemy.exc import OperationalError
         >>> gone = os.path.join(tempfile.mkdtemp(), "no", "such", "folder", "x.db")
         >>> error = OperationalError("open", {}, Exception("unable to open database file"))
         >>> print(explained("sqlite:///" + gone, gone, error))  # doctest: +ELLIPSIS
         storage at sqlite:///.../x.db cannot be used: cannot open or create .../x.db: its folder ...
     """
-    from ...errors import StorageConfigurationError
+    from ...errors import StorageConfigurationError, StorageUnavailable
 
     text = str(getattr(error, "orig", None) or error)
     where = os.fspath(path)
+    lowered = text.lower()
+    if any(words in lowered for words in _CORRUPT):
+        cause = f"{where} is not a SQLite database, or is corrupt ({text})"
+        hint = "restore it from a backup, or give another path; nothing was written to it"
+        return StorageConfigurationError(url, cause, hint=hint)
+    if any(words in lowered for words in _NO_ROOM):
+        return StorageUnavailable(
+            url,
+            f"the disk holding {where} is full or failing ({text}); nothing of this write "
+            "was committed, and turns committed before it are intact: free space and retry",
+        )
     folder = os.path.dirname(where) or "."
     if "unable to open database file" in text:
         if not os.path.isdir(folder):

@@ -42,7 +42,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy import bindparam
 from sqlalchemy import text as _text
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DatabaseError, OperationalError
 
 from ...context_json import DEFAULT_SIZE_LIMIT, decode_context
 from ...errors import ContextVersionConflict, RecordExists
@@ -220,17 +220,18 @@ R = TypeVar("R")
 def _explained(
     method: Callable[Concatenate[SQLiteStore, P], R],
 ) -> Callable[Concatenate[SQLiteStore, P], R]:
-    """``method`` with a read-only or missing file's driver error named for its cause."""
+    """``method`` with a read-only, missing or corrupt file's (or a full disk's) driver
+    error named for its cause; the driver's error stays attached as ``__cause__``."""
 
     @functools.wraps(method)
     def wrapper(self: SQLiteStore, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(self, *args, **kwargs)
-        except OperationalError as error:
+        except DatabaseError as error:  # OperationalError is one
             clear = explained(self.url, self.path, error)
             if clear is error:
                 raise
-            raise clear from None
+            raise clear from error
 
     return wrapper
 
@@ -245,11 +246,11 @@ class SQLiteStore(StoreBase):
         self.engine = sync_engine(self.path)
         try:
             counted = _schemas.get(str(self.path))
-        except OperationalError as error:
+        except DatabaseError as error:
             clear = explained(url, self.path, error)
             if clear is error:
                 raise
-            raise clear from None
+            raise clear from error
         self._load_sql = LOAD_SQL if counted else LOAD_UNCOUNTED_SQL
 
     def __repr__(self) -> str:
@@ -383,6 +384,7 @@ class SQLiteStore(StoreBase):
                 return {}
             raise
 
+    @_explained
     def _summaries(self) -> list[ConversationSummary]:
         with self.engine.connect() as conn:
             return [

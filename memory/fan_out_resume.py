@@ -1,0 +1,80 @@
+"""Resuming a parallel fan-out that paused inside a branch: the record a turn writes when a
+branch waits for approval (the branches to resume, what waits, the call they answer), and
+reading it back when the conversation still ends on that call.
+
+A Session enters this module only when a run fanned out, or a resumed turn picks a fan-out
+up; a steady turn of a program without ``Parallel`` never does.
+
+Example:
+    >>> from swarmgraph.graph import Response
+    >>> fan_out_records(Response(), resumed=True)
+    [Record(kind='parallel', key='paused', value=None, if_absent=False)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from langchain_core.messages import BaseMessage
+
+from .store import Record
+
+if TYPE_CHECKING:
+    from ..graph.approvals import PendingApproval
+    from ..graph.types import Response
+    from .store import ConversationStore
+
+#: The record a turn that paused inside a parallel branch is kept in (kind, key): the branches
+#: to resume (``Response.branches``), what waits, and the fan-out call they answer.
+PAUSED = ("parallel", "paused")
+
+
+def fan_out_records(response: Response, resumed: bool) -> list[Record]:
+    """The records a turn writes for parallel branches: the paused fan-out when a branch waits
+    for approval; ``None`` in its place once a resumed fan-out went on. (The branches of a
+    joined fan-out need none: the joined answer carries them, see ``graph.branches``.)
+
+    Example:
+        >>> from swarmgraph.graph import Response
+        >>> fan_out_records(Response(), resumed=True)
+        [Record(kind='parallel', key='paused', value=None, if_absent=False)]
+        >>> fan_out_records(Response(), resumed=False)
+        []
+    """
+    waiting = [b for b in response.branches if b["status"] == "waiting" and "/" not in b["branch"]]
+    if waiting:
+        call = waiting[0]["plan"]["calls"][0][0]
+        value = {
+            "call": call,
+            "branches": response.branches,
+            "pending": [p.model_dump() for p in response.pending],
+        }
+        return [Record(*PAUSED, value)]
+    return [Record(*PAUSED, None)] if resumed else []
+
+
+def paused_pending(paused: dict) -> list[PendingApproval]:
+    """What a stored paused fan-out waits on, as ``PendingApproval`` s."""
+    from ..graph.approvals import PendingApproval
+
+    return [PendingApproval(**p) for p in paused.get("pending", [])]
+
+
+def open_call_ids(messages: Sequence[BaseMessage]) -> set[str]:
+    """The ids of the tool calls the conversation ends on without an answer."""
+    from ..graph.approvals import open_calls
+
+    found = open_calls(messages)
+    return {c.get("id") or "" for c in found[1]} if found else set()
+
+
+def paused_fan_out(
+    store: ConversationStore, conversation_id: str, messages: Sequence[BaseMessage]
+) -> dict | None:
+    """The paused fan-out stored with the last turn, if the conversation still ends on
+    its open call (``None``: none, or it was answered since)."""
+    paused = store.records(conversation_id, PAUSED[0], [PAUSED[1]]).get(PAUSED[1])
+    if not paused:
+        return None
+    return paused if paused.get("call") in open_call_ids(messages) else None

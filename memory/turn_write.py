@@ -1,0 +1,201 @@
+"""What one turn writes: the caller's input as LangChain messages, the messages the run
+added (the engine's own objects, no dict round trip), the active agent and its rank, the
+context in its stored form (rebased on a save another turn made meanwhile), the turn's
+entry in the turn index, and the records that commit with it. ``Session._save`` writes it
+in one conditional write.
+
+Example:
+    >>> [m.type for m in as_messages("hi")]
+    ['human']
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately
+
+from .context_merge import MergeRule, rebase
+from .store import Record, TurnWrite
+from .turn_context import merge_rules, stored_form
+from .turn_index import done_entry, done_meta, legacy_records, turn_record
+
+if TYPE_CHECKING:
+    from ..graph.swarm import Swarm
+    from ..graph.types import Response
+    from .effect_ledger import TurnState
+    from .long_term_session import LongTermSide
+
+#: What ``Session.run`` takes as the caller's new input.
+MessageInput: TypeAlias = (
+    "str | Mapping[str, Any] | BaseMessage | Sequence[Mapping[str, Any] | BaseMessage]"
+)
+
+
+def as_messages(message: MessageInput) -> list[BaseMessage]:
+    """The caller's new input as LangChain messages: a str is one user message; dicts
+    (Swarm/OpenAI shape) and LangChain messages pass through
+    ``swarmgraph.graph.messages.to_langchain``.
+
+    Example:
+        >>> [m.type for m in as_messages("hi")], [m.type for m in as_messages([
+        ...     {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}])]
+        (['human'], ['system', 'human'])
+    """
+    from ..graph.messages import to_langchain
+
+    if isinstance(message, str):
+        return [HumanMessage(message)]
+    given: Sequence[Mapping[str, Any] | BaseMessage]
+    if isinstance(message, (dict, BaseMessage)):
+        given = [message]
+    elif isinstance(message, (list, tuple)):
+        given = message
+    else:
+        raise TypeError(
+            "message must be a str, a message dict, a LangChain message or a list of them, "
+            f"got {type(message).__name__}"
+        )
+    # Dicts come back as new objects; only the caller's own LangChain messages need a copy.
+    converted = to_langchain(given)
+    pairs = zip(converted, given, strict=True)
+    return [m.model_copy(deep=True) if m is src else m for m, src in pairs]
+
+
+def run_messages(response: Response) -> list[BaseMessage]:
+    """The messages a run added, as LangChain messages: the engine's own objects when
+    ``Swarm`` made the response (no dict round trip), else converted from ``response.messages``.
+
+    Example:
+        >>> from swarmgraph.graph import Response
+        >>> [m.type for m in run_messages(Response(messages=[{"role": "user", "content": "hi"}]))]
+        ['human']
+    """
+    from ..graph.messages import to_langchain
+
+    native = response.langchain_messages
+    if native is not None and len(native) == len(response.messages):
+        return list(native)
+    return to_langchain(response.messages)
+
+
+def new_messages(message: MessageInput | None) -> list[BaseMessage]:
+    """The caller's input (:func:`as_messages`), each message with an id: a replay finds the
+    turn's messages by the first one's."""
+    new = as_messages(message) if message is not None else []
+    for item in new:
+        if not item.id:
+            item.id = f"msg-{uuid.uuid4().hex}"
+    return new
+
+
+@dataclass
+class SavedTurn:
+    """What a turn's save writes, worked out once before its first try: the messages, the
+    context in its stored form, the active agent and its rank, the long-term outbox."""
+
+    messages: list[BaseMessage]
+    context: dict | None
+    agent: str | None
+    rank: int
+    outbox: Record | None
+
+    def write(
+        self,
+        turn: Any,
+        response: Response,
+        meta: dict[str, Any],
+        long_term: LongTermSide | None,
+        swarm: Swarm,
+        merge: dict[str, MergeRule],
+        conflicts: list[dict[str, Any]],
+    ) -> TurnWrite:
+        """The write on the latest record ``turn`` read (``meta``: its meta as the memory
+        policy keeps it): the turn's done entry and the records that commit with it, the
+        context rebased when another turn saved in between (its conflicts in ``conflicts``)."""
+        latest, messages = turn.latest, self.messages
+        entry = done_entry(
+            position=latest.count,
+            new=len(turn.new) if messages else 0,
+            run=len(messages) - len(turn.new) if messages else 0,
+            first=messages[0].id if messages else None,
+            agent=getattr(response.agent, "name", None),
+            rank=self.rank,
+        )
+        rank = None if self.context is None else self.rank if self.agent is not None else 0
+        meta = done_meta(meta, turn.turn_id, rank)
+        records = legacy_records(latest, but=turn.turn_id)
+        records.append(turn_record(turn.turn_id, entry, first=not turn.opened and not turn.resumed))
+        if response.branches or turn.resumes_fan_out:  # only a run that fanned out
+            from .fan_out_resume import fan_out_records
+
+            records.extend(fan_out_records(response, turn.resumes_fan_out))
+        if self.outbox is not None:  # the turn's long-term writes commit with it
+            records.append(self.outbox)
+        if long_term is not None or self.outbox is not None:
+            from .long_term_session import pending_meta
+
+            meta = pending_meta(meta, long_term, self.outbox)
+        write = TurnWrite(messages, self.context, self.agent, meta, records)
+        if self.context is not None and latest is not turn.snapshot:
+            conflicts.clear()
+            form = stored_form(swarm)
+            base = turn.base if form is None else form(turn.base)
+            write.context = rebase(
+                latest.context, base=base, new=self.context, merge=merge_rules(swarm, merge),
+                conflicts=conflicts,
+            )  # fmt: skip
+        return write
+
+
+def saved_turn(
+    persist: tuple[str, ...],
+    turn: TurnState,
+    response: Response,
+    swarm: Swarm,
+    run: list[BaseMessage] | None,
+    rank: int,
+) -> SavedTurn:
+    """What ``turn`` saves of ``response`` (``run``: its messages, when not the response's)
+    under ``persist``; ``rank``: the active agent's among agents of its name."""
+    keeps = "context" in persist
+    ran = run_messages(response) if run is None else run
+    messages = [*turn.new, *ran] if "messages" in persist else []
+    context = response.context_variables if keeps else None
+    schema = getattr(swarm, "context_schema", None)
+    if context is not None and schema is not None:  # stored as JSON-ready values
+        context = schema.dump(context)
+    agent = getattr(response.agent, "name", None) if keeps else None
+    memory = getattr(turn, "memory", None)
+    outbox = memory.outbox() if memory is not None else None
+    return SavedTurn(messages, context, agent, rank, outbox)
+
+
+def turn_usage(
+    response: Response, sent: list[BaseMessage], summary_tokens: int | None
+) -> dict[str, Any]:
+    """The tokens of a turn (``Session.last_usage``): the engine's ``response.usage``
+    (``source="engine"``) or an estimate over what was ``sent`` (``source="estimate"``); plus
+    the summariser's input (``summary_tokens``).
+
+    Example:
+        >>> from swarmgraph.graph import Response
+        >>> turn_usage(Response(), [HumanMessage("hi there")], None)["source"]
+        'estimate'
+    """
+    usage = dict(getattr(response, "usage", None) or {})
+    if usage.get("model_calls"):
+        usage["source"] = "engine"
+    else:
+        usage = {
+            "model_calls": None,
+            "input_tokens": count_tokens_approximately(sent),
+            "output_tokens": None,
+            "source": "estimate",
+        }
+    usage["summary_input_tokens"] = summary_tokens
+    return usage

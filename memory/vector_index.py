@@ -1,0 +1,115 @@
+"""What a store's vector index records and checks: which embedding model filled a SQLite
+file's vectors (two models' vectors cannot be compared), the facts still without a vector,
+and whether a Postgres server has pgvector. Used by :mod:`.long_term_store`.
+
+Example:
+    >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+    >>> embeddings_name(DeterministicFakeEmbedding(size=8))
+    'DeterministicFakeEmbedding'
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import PutOp
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+    from langgraph.store.sqlite import SqliteStore
+
+__all__ = [
+    "SQLITE_INDEX_TABLE",
+    "claim_sqlite_index",
+    "embed_missing",
+    "embeddings_name",
+    "require_pgvector",
+]
+
+
+def embeddings_name(embeddings: Embeddings) -> str:
+    """What a vector index records about the model that filled it: the class's name (not
+    its module, which a library may move between versions) and its ``model``/``model_name``
+    field when it has one.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> embeddings_name(DeterministicFakeEmbedding(size=8))
+        'DeterministicFakeEmbedding'
+    """
+    name = type(embeddings).__qualname__
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+    return f"{name}:{model}" if isinstance(model, str) and model else name
+
+
+#: The table that records which embeddings filled a SQLite file's vector index.
+SQLITE_INDEX_TABLE = "swarmgraph_vector_index"
+
+
+def claim_sqlite_index(store: SqliteStore, url: str, name: str, dims: int) -> None:
+    """Record (first opener) or check (every later one, any process) the embeddings that
+    fill the file's vectors: two models' vectors cannot be compared, so others are refused."""
+    from .errors import StorageConfigurationError
+
+    conn = store.conn
+    with store.lock:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {SQLITE_INDEX_TABLE} "
+                "(id INTEGER PRIMARY KEY CHECK (id = 1), embeddings TEXT NOT NULL, "
+                "dims INTEGER NOT NULL)"
+            )
+            row = conn.execute(
+                f"SELECT embeddings, dims FROM {SQLITE_INDEX_TABLE} WHERE id = 1"
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    f"INSERT INTO {SQLITE_INDEX_TABLE} (id, embeddings, dims) VALUES (1, ?, ?)",
+                    (name, dims),
+                )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    if row is not None and (row[0], int(row[1])) != (name, dims):
+        raise StorageConfigurationError(
+            url,
+            f"its vector index holds {row[1]}-dimension vectors from {row[0]}, and these "
+            f"embeddings are {name} with {dims} dimensions",
+            hint="open it with the embeddings that filled it, or keep these in another file",
+        )
+
+
+def embed_missing(store: SqliteStore) -> None:
+    """Embed every current fact that has no vector yet (written by a process that opened
+    the file without embeddings), so vector recall sees all of them."""
+    rows = store.conn.execute(
+        "SELECT s.prefix, s.key, s.value FROM store s WHERE s.prefix GLOB 'swarmgraph.ltm.*' "
+        "AND json_extract(s.value, '$.forgotten') = 0 AND NOT EXISTS (SELECT 1 FROM "
+        "store_vectors v WHERE v.prefix = s.prefix AND v.key = s.key)"
+    ).fetchall()
+    for start in range(0, len(rows), 100):  # namespace labels never hold a "."
+        store.batch(
+            [
+                PutOp(tuple(prefix.split(".")), key, json.loads(value))
+                for prefix, key, value in rows[start : start + 100]
+            ]
+        )
+
+
+def require_pgvector(conn: Any, url: str) -> None:
+    """``StorageConfigurationError`` naming pgvector unless the server has it installed or
+    installable (``CREATE EXTENSION vector`` is what ``PostgresStore.setup`` runs)."""
+    from .errors import StorageConfigurationError
+
+    row = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    if row is None:
+        raise StorageConfigurationError(
+            url,
+            "vector recall (embeddings=) needs the pgvector extension, and this server has "
+            "none ('vector' is not in pg_available_extensions)",
+            hint="install pgvector on the Postgres server, or drop embeddings= to use "
+            "lexical (BM25) recall there, or keep vector memory in sqlite:/// or memory://",
+        )

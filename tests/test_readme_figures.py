@@ -1,0 +1,40 @@
+"""README's benchmark figures are the ones benchmarks/results.json holds (the run RESULTS.md
+reports), so a new ``make bench`` that moves them fails here until the README says so."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+RESULTS = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+REPORT = (ROOT / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
+
+
+def _handoff_us(contender: str) -> str:
+    return f"{RESULTS['handoff']['contenders'][contender]['median'] * 1e6:,.0f}"
+
+
+def test_the_readme_handoff_and_first_answer_figures_are_the_benchmarks():
+    ours = _handoff_us("ours: Swarm.run")
+    sdk = _handoff_us("OpenAI Agents SDK")
+    peer = _handoff_us("langgraph-swarm")
+    ratio = RESULTS["startup"]["first_answer"]["ratios"]["ours / openai/swarm (whole process)"]
+    sentence = (
+        f"a one-handoff step of {ours} µs against the Agents SDK's {sdk} µs and "
+        f"langgraph-swarm's {peer} µs, but a first answer {ratio:.2f}x slower than Swarm's"
+    )
+    assert sentence in README
+    # RESULTS.md is the same run's report: its table rows carry the same figures
+    assert re.search(rf"\| ours: Swarm\.run \| {ours} \|", REPORT)
+    assert re.search(rf"\| OpenAI Agents SDK \| {sdk} \|", REPORT)
+    assert re.search(rf"\| langgraph-swarm \| {peer} \|", REPORT)
+    assert f"| ours / openai/swarm (whole process) | {ratio:.2f} |" in REPORT
+
+
+def test_the_readme_quotes_no_other_microsecond_figure():
+    quoted = set(re.findall(r"([\d,]+) µs", README))
+    known = {_handoff_us(c) for c in RESULTS["handoff"]["contenders"]}
+    assert quoted and quoted <= known, quoted - known
