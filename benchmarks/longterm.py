@@ -96,10 +96,13 @@ from swarmgraph.memory import (
     TokenTrimMemory,
     WindowMemory,
 )
+from swarmgraph.memory.backends.sqlite.engine import dispose_engine
 from swarmgraph.memory.extract import EXTRACT_PROMPT, extract_context
 from swarmgraph.memory.extractive_summary import ExtractiveSummaryModel
 from swarmgraph.memory.local_embeddings import WordLlamaEmbeddings
+from swarmgraph.memory.long_term_store import close_long_term_store
 from swarmgraph.memory.store import NO_MESSAGES
+from swarmgraph.memory.urls import sqlite_path
 
 from benchmarks.longterm_answer import answer
 from benchmarks.longterm_data import Dataset, generate
@@ -549,6 +552,10 @@ def run_dataset(
                 base, _, arg = name[:-1].rpartition(" (")
                 extract = extractors(data, extract_model, caches)[arg]
             run = _plan(data, url, assistant, base, extract, k)
+            # Each row has files of its own: none stays open once its folder is gone.
+            for opened in (url, own_file(url, "vectors")):
+                close_long_term_store(opened)
+            dispose_engine(sqlite_path(url))
             tokens = assistant.tokens + run.summariser_tokens + (extract.tokens if extract else 0)
             rows[name] = _row(data, run, tokens)
     buffer = rows.get("buffer", {}).get("whole_run_tokens")

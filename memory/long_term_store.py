@@ -218,6 +218,42 @@ def open_long_term_store(
         return store
 
 
+def close_long_term_store(url: str) -> bool:
+    """Close and forget this process's open long-term store for ``url`` (SQLite: its
+    connection; Postgres: its pool); the next open makes a new one, as a fresh process
+    would. ``False`` when none was open (a ``memory://`` store holds no file: nothing to do).
+    For a program that opens many store files (a benchmark's, a test's), so they don't
+    stay open after their folder is gone.
+
+    Example:
+        >>> import os, tempfile
+        >>> url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "gone.db")
+        >>> first = open_long_term_store(url)
+        >>> close_long_term_store(url), close_long_term_store(url)
+        (True, False)
+        >>> open_long_term_store(url) is first
+        False
+    """
+    scheme = url_scheme(url)
+    if scheme == "sqlite":
+        key = (os.getpid(), f"sqlite:{sqlite_path(url)}")
+    elif scheme == "postgresql":
+        key = (os.getpid(), url)
+    else:
+        return False
+    with _lock:
+        store = _stores.pop(key, None)
+    if store is None:
+        return False
+    pool = getattr(store, "_pool", None)
+    if pool is not None:
+        pool.close()
+    else:
+        with store._guard():
+            store.store.conn.close()  # type: ignore[attr-defined]
+    return True
+
+
 def _check_default_vector_file() -> None:
     """Vectors in the default database need this Python's own sqlite3 to load sqlite-vec:
     with a second SQLite library (sqlean) on the file Session also writes through

@@ -264,6 +264,9 @@ def chat(cwd: Path, *args: str, **env: str) -> pexpect.spawn:
         encoding="utf-8",
         timeout=60,
         dimensions=(40, 200),
+        # poll, not select: select() refuses a descriptor numbered 1024 or more, which a
+        # long test process that keeps store connections open can reach
+        use_poll=True,
     )
 
 
