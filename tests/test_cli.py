@@ -270,6 +270,15 @@ def chat(cwd: Path, *args: str, **env: str) -> pexpect.spawn:
     )
 
 
+def quit_chat(child: pexpect.spawn) -> None:
+    """Leave a chat at its prompt with ``/quit`` and check it exited cleanly."""
+    child.expect(PROMPT)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
 def _chat(cwd: Path, session: str, *args: str, **env: str) -> pexpect.spawn:
     return chat(cwd, "--session", session, *args, **env)
 

@@ -8,11 +8,10 @@ import textwrap
 import threading
 from pathlib import Path
 
-import pexpect
 import pytest
 from openai_stub import OpenAIStub, stub_error, stub_raw, stub_text
 from swarmgraph.memory import Session
-from test_cli import PROMPT, SWARMGRAPH, _chat, _env, run
+from test_cli import PROMPT, SWARMGRAPH, _chat, _env, quit_chat, run
 
 pytestmark = pytest.mark.slow
 UP = "\x1b[A"  # the arrow-up key as a terminal sends it
@@ -20,14 +19,6 @@ UP = "\x1b[A"  # the arrow-up key as a terminal sends it
 
 def _stored(cwd: Path, session: str) -> Session:
     return Session(session, url=f"sqlite:///{cwd / '.swarmgraph' / 'swarmgraph.db'}")
-
-
-def _quit(child: pexpect.spawn) -> None:
-    child.expect(PROMPT)
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
 
 
 def _pipe_chat(cwd: Path, lines: str, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -51,7 +42,7 @@ def test_a_line_longer_than_the_tty_limit_arrives_whole(tmp_path):
     child.expect(PROMPT)
     child.sendline(long_line)
     child.expect("Triage ›")
-    _quit(child)
+    quit_chat(child)
     first = _stored(tmp_path, "long").messages[0]
     assert first.content == long_line
 
@@ -64,7 +55,7 @@ def test_arrow_up_recalls_lines_also_after_a_restart(tmp_path):
     child.expect(PROMPT)
     child.send(UP + "\r")  # the same line again, without typing it
     child.expect("one hive costs")
-    _quit(child)
+    quit_chat(child)
     history = (tmp_path / ".swarmgraph" / "swarmgraph.db.history").read_text(encoding="utf-8")
     assert "How much is a hive?" in history
 
@@ -72,7 +63,7 @@ def test_arrow_up_recalls_lines_also_after_a_restart(tmp_path):
     child.expect(PROMPT)
     child.send(UP + UP + "\r")  # one up: "/quit"; two up: the question
     child.expect("one hive costs")
-    _quit(child)
+    quit_chat(child)
     users = [m.content for m in _stored(tmp_path, "arrows").messages if m.type == "human"]
     assert users == ["How much is a hive?"] * 3
 
@@ -102,7 +93,7 @@ def test_ctrl_c_while_the_model_thinks_returns_at_once_and_stores_nothing(tmp_pa
         answer.set()  # the abandoned turn gets its answer now; it must be thrown away
         child.sendline("second question")
         child.expect("Second answer.")
-        _quit(child)
+        quit_chat(child)
     stored = [(m.type, m.content) for m in _stored(tmp_path, "intr").messages]
     assert stored == [("human", "second question"), ("ai", "Second answer.")]
     assert "late answer" not in (tmp_path / ".swarmgraph" / "swarmgraph.db").read_bytes().decode(
@@ -126,7 +117,7 @@ def test_help_lists_commands_and_clear_asks_before_deleting(tmp_path):
     child.expect(r"\[y/N\]")
     child.sendline("")  # Enter: the default is no
     child.expect("kept: nothing was deleted")
-    _quit(child)
+    quit_chat(child)
     assert _stored(tmp_path, "ask").context_variables["order_id"] == 12
 
 
