@@ -11,7 +11,7 @@ import pexpect
 import pytest
 from openai_stub import OpenAIStub, stub_text
 from swarmgraph.memory import Session
-from test_cli import PROMPT, _chat, run
+from test_cli import PROMPT, _chat, quit_chat, run
 from test_cli_user_agents import DESK
 from test_cli_user_agents import chat as chat_user_agent
 from test_repl import _pipe_chat
@@ -22,14 +22,6 @@ ASK = r"approve process_refund\(\)\? \[y/N/reason\]"
 
 def _stored(cwd: Path, session: str) -> Session:
     return Session(session, url=f"sqlite:///{cwd / '.swarmgraph' / 'swarmgraph.db'}")
-
-
-def _leave(child: pexpect.spawn) -> None:
-    child.expect(PROMPT)
-    child.sendline("/quit")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
 
 
 def test_live_chat_shows_tool_results_as_history_does(tmp_path):
@@ -44,7 +36,7 @@ def test_live_chat_shows_tool_results_as_history_does(tmp_path):
     child.expect("Refunds › Done, Ada")
     live = child.before
     assert '{"assistant"' not in live  # a handoff's answer is the arrow, not a ↳ line
-    _leave(child)
+    quit_chat(child)
 
 
 def test_agent_name_switches_to_a_reachable_agent_or_says_it_cannot(tmp_path):
@@ -93,7 +85,7 @@ def test_a_second_client_sees_the_first_ones_turns(tmp_path):
     second.sendline("/context")
     second.expect("context_variables")
     assert "new message" not in second.before
-    _leave(second)
+    quit_chat(second)
 
 
 def test_ctrl_d_at_an_approval_question_leaves_cleanly_and_ctrl_c_asks_again(tmp_path):
@@ -122,7 +114,7 @@ def test_ctrl_d_at_an_approval_question_leaves_cleanly_and_ctrl_c_asks_again(tmp
     child.expect(ASK)  # before anything else
     child.sendline("y")
     child.expect("the refund for order 12 is approved")
-    _leave(child)
+    quit_chat(child)
     assert _stored(tmp_path, "ask").pending == []
 
 
@@ -156,6 +148,6 @@ def test_the_banner_names_the_model_every_request_asks_for(tmp_path):
         child.expect(PROMPT)
         child.sendline("hi")
         child.expect("Hello from the shop.")
-        _leave(child)
+        quit_chat(child)
         asked = {request["model"] for request in stub.requests}
     assert asked == {"shop-model"} and shown == "shop-model"
