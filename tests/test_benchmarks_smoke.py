@@ -210,12 +210,17 @@ def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(t
     assert out["answers_by"] == "answering stand-in"
     assert out["extraction_by"] == "scripted stand-in"
     assert out["target_check"]["model"] == "long-term (gold)"
-    assert list(out["target_checks"]) == ["long-term (gold)", "long-term (vector) (gold)"]
+    assert list(out["target_checks"]) == [
+        "long-term (gold)",
+        "long-term (vector) (gold)",
+        "long-term (minilm) (gold)",
+    ]
     # Vector recall finds reworded questions' facts that BM25 misses, never another user's
     # (leakage is 0 on every row above), and recalls k facts where BM25 finds fewer: more tokens.
     lexical, vector = test["long-term (gold)"], test["long-term (vector) (gold)"]
     assert vector["current_in_prompt"] > lexical["current_in_prompt"]
     assert vector["whole_run_tokens"] > lexical["whole_run_tokens"]
+    assert test["long-term (minilm) (gold)"]["current_in_prompt"] > lexical["current_in_prompt"]
     assert (
         test["hybrid (vector) (gold)"]["current_in_prompt"]
         > test["hybrid (gold)"]["current_in_prompt"]
@@ -271,7 +276,8 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
     assert (tmp_path / "tokens_per_turn.png").exists()
     assert (tmp_path / "tokens_vs_facts.png").exists()
     assert (tmp_path / "longterm_recall_vs_tokens.png").exists()
-    for recall in ("BM25 recall", "vector recall"):  # the target is reported for both
+    # the target is reported for BM25 and for each embedding model
+    for recall in ("BM25 recall", "vector recall (WordLlama)", "vector recall (MiniLM)"):
         assert f"long-term (gold writes, test split, {recall}): >= 95% current in prompt" in text
     assert (tmp_path / "results.json").exists()
 

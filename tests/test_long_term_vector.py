@@ -146,7 +146,7 @@ def test_the_index_embeds_the_fact_line_only(tmp_path, kind):
     memory = LongTermMemory(url, user_id="ming", embeddings=embeddings, dims=64)
     memory.remember("dog_name", "Rex", text="Our pooch answers to Rex.")
     memory.recall("What do we call our pooch?", ranking="vector")
-    assert embeddings.texts == ["dog_name: Rex", "What do we call our pooch?"]
+    assert embeddings.texts == ["dog name: Rex", "What do we call our pooch?"]  # key as words
 
 
 def test_vector_recall_on_sqlite_never_returns_another_users_fact(tmp_path):
