@@ -482,7 +482,7 @@ check(
 # puts at least 95% of current facts in the prompt, presents a superseded value as current
 # at most 2% of the time, leaks nothing, at no more than 15% of buffer's whole-run tokens.
 # At this notebook's small sizes it is checked the same way, for lexical (BM25) and for
-# vector recall; RESULTS.md gives both verdicts at full sizes. Lexical recall is what holds
+# vector recall (WordLlama, MiniLM); RESULTS.md gives the three verdicts at full sizes. Lexical recall is what holds
 # BM25 back on reworded questions; here vector recall puts at least 95% of the facts in the
 # prompt, and it recalls `k` facts for every question where BM25 recalls only those sharing a
 # word, so it costs more tokens.
