@@ -165,8 +165,6 @@ HYBRID_VARIANTS: dict[str, str] = {
 #: The rows issue 28's target is checked on (gold writes): lexical recall, and vector
 #: recall with each local embedding model.
 TARGET_MODELS = ("long-term (gold)", "long-term (vector) (gold)", "long-term (minilm) (gold)")
-#: The embedding model of each vector row, as the report names it.
-EMBEDDINGS_OF = {"vector": "WordLlamaEmbeddings()", "minilm": "MiniLMEmbeddings()"}
 INSTRUCTIONS = "You are a helpful assistant. Answer from what you know about the user."
 #: Issue 28's targets, for long-term memory with gold writes on the test split.
 TARGET = {
