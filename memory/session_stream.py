@@ -200,8 +200,10 @@ async def astream_steps(turn: Turn, swarm: Any) -> AsyncIterator[dict[str, Any]]
         while True:
             try:
                 if _is_model_step(step, swarm):
+                    if step.aio is None:
+                        raise TypeError(f"{type(swarm).__name__} has no arun: use Session.stream")
                     done = None
-                    events = await swarm.arun(*step.args, **{**step.kwargs, "stream": True})
+                    events = await step.aio(*step.args, **{**step.kwargs, "stream": True})
                     try:
                         async for event in events:
                             if "response" in event:

@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 from scale_helpers import fresh_id
-from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.graph import (
+    Agent,
+    Budget,
+    BudgetExceeded,
+    Result,
+    ScriptedChatModel,
+    Swarm,
+    scripted_tool_call,
+)
 from swarmgraph.memory import Session
 from swarmgraph.memory.errors import ContextConflictWarning
 from swarmgraph.memory.turn_index import stored_turns
@@ -192,6 +200,39 @@ def test_stopping_after_an_effect_ran_leaves_it_to_a_retry_that_never_runs_it_ag
     messages, context, _ = _stored(url, cid)
     assert [kind for kind, _ in messages] == ["human", "ai", "tool", "ai"]
     assert context == {"paid": 7} and Session(cid, url=url).unfinished == []
+
+
+def test_a_budget_stop_mid_stream_is_saved_as_run_saves_it_and_raised_from_the_iterator(url):
+    paid: list[int] = []
+
+    @effect
+    def pay(order_id: int) -> str:
+        """Pay out a refund for an order."""
+        paid.append(order_id)
+        return f"Paid order {order_id}."
+
+    agent = Agent(name="Cashier", functions=[pay])
+    script = [
+        scripted_tool_call("pay", {"order_id": 7}, id="c7"),
+        scripted_tool_call("pay", {"order_id": 8}, id="c8"),
+        "never",
+    ]
+    one_call = Budget(max_tool_calls=1)  # a setting: nothing of a run is kept in it
+    by_run, by_stream, ask = fresh_id("budget"), fresh_id("budget"), "refund 7 and 8"
+    with pytest.raises(BudgetExceeded) as run_stop:
+        swarm = Swarm(chat_model=ScriptedChatModel(script))
+        Session(by_run, url=url).run(swarm, agent, ask, budget=one_call)
+    seen: list[dict] = []
+    with pytest.raises(BudgetExceeded) as stream_stop:
+        swarm = Swarm(chat_model=ScriptedChatModel(script))
+        for event in Session(by_stream, url=url).stream(swarm, agent, ask, budget=one_call):
+            seen.append(event)
+    assert paid == [7, 7]  # one payment per conversation: the budget refused the second
+    assert seen and all("response" not in e for e in seen)  # the deltas, then the error
+    assert str(stream_stop.value) == str(run_stop.value)
+    assert stream_stop.value.response.messages == run_stop.value.response.messages
+    assert _stored(url, by_stream) == _stored(url, by_run)  # kept as far as it got, as run keeps
+    assert any(content == "Paid order 7." for _, content in _stored(url, by_stream)[0])
 
 
 def test_a_turn_saved_while_the_stream_ran_is_kept_and_merged_as_run_merges(url):
