@@ -9,7 +9,7 @@ that streamed."""
 from __future__ import annotations
 
 import asyncio
-from contextlib import aclosing
+from contextlib import aclosing, closing
 from typing import Any
 
 import pytest
@@ -302,3 +302,49 @@ def test_what_is_refused_names_the_next_step():
         session.stream(swarm, Agent(), "hi", stream=True)
     with pytest.raises(TypeError, match="builds 'messages' itself"):
         next(session.stream(swarm, Agent(), "hi", messages=[]))
+
+
+def test_a_fan_out_streams_its_branches_and_is_stored_as_run_stores_it(url):
+    from test_parallel import desk_with, swarm_of, writer_tool
+
+    def desk() -> tuple[Swarm, Agent]:
+        """A fresh desk that asks Billing and Tech at once, and its scripted models."""
+        billing = Agent(name="Billing", model="billing", functions=[writer_tool("invoice", "paid")])
+        desk, models = desk_with([billing, Agent(name="Tech", model="tech")])
+        models["billing"] = ScriptedChatModel([scripted_tool_call("write_invoice"), "Paid."])
+        models["tech"] = ScriptedChatModel(["Router fine."])
+        return swarm_of(models), desk
+
+    by_run, by_stream = fresh_id("fan-out"), fresh_id("fan-out")
+    ran = Session(by_run, url=url).run(*desk(), "invoice and router?")
+    events = list(Session(by_stream, url=url).stream(*desk(), "invoice and router?"))
+    branches = {e["branch"] for e in events if "branch" in e}
+    assert branches == {"Billing", "Tech"}  # each branch's deltas, labelled
+    assert events[-1]["response"].messages == ran.messages
+    assert _stored(url, by_stream) == _stored(url, by_run)
+    assert _stored(url, by_stream)[1] == {"invoice": "paid"}
+
+
+@pytest.mark.parametrize("url", ["sqlite", "postgres"], indirect=True)
+def test_long_term_facts_commit_with_the_streamed_turn_and_not_with_a_stopped_one(url):
+    from pydantic import BaseModel
+    from swarmgraph.memory import FactExtractor, LongTermMemory
+
+    class UserFacts(BaseModel):
+        home_city: str | None = None
+
+    def streamed(text: str, stop: bool = False) -> None:
+        """One streamed turn of a new conversation of the user's; ``stop``: at the first words."""
+        extract = FactExtractor(UserFacts, rules={"home_city": r"live in (?P<value>[A-Z]\w+)"})
+        session = Session(fresh_id("conv"), url=url, user_id=user, long_term=True, extract=extract)
+        swarm = Swarm(chat_model=ScriptedChatModel(["Noted."]))
+        with closing(session.stream(swarm, agent, text)) as events:
+            for event in events:
+                if stop and event.get("content"):
+                    break
+
+    user, agent = fresh_id("u"), Agent(name="Assistant")
+    streamed("I live in Porto.", stop=True)
+    assert LongTermMemory(url, user_id=user).history("home_city") == []
+    streamed("I live in Lyon.")
+    assert [f.value for f in LongTermMemory(url, user_id=user).history("home_city")] == ["Lyon"]
