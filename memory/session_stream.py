@@ -14,9 +14,12 @@ of it, no context change, the active agent as it was, as for a ``Session.run`` t
 ``@effect`` tool that already ran is in the turn's effect ledger, as after a crash: a retry with
 the same ``turn_id`` resumes the turn without running it again (docs/storage.md,
 "Durability"). A run a :class:`~swarmgraph.graph.errors.SwarmError` stops (a budget) is saved
-as far as it got, as ``run`` saves it, and the error is raised from the iterator.
+as far as it got, as ``run`` saves it, and the error is raised from the iterator. The run
+stops when the iterator is closed: at once with ``close()`` (``contextlib.closing``,
+``contextlib.aclosing``), else when it is garbage-collected; it never saves after that.
 
-Only the streamed turn enters this module: ``Session.run`` never imports a driver from here.
+``Session`` takes its two methods (and the text ``run(stream=True)`` is refused with) from
+here; ``Session.run`` calls no function of this module.
 
 Example:
     >>> import os, tempfile
