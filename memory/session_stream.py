@@ -41,7 +41,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
@@ -69,18 +69,8 @@ class StreamedTurns:
     """``Session.stream`` / ``Session.astream``: one turn, with Swarm's stream events as they
     happen (see the module docstring for what is saved, and when)."""
 
-    if TYPE_CHECKING:  # Session's turn, written once for run, arun and these two
-
-        def _turn(
-            self,
-            swarm: Swarm,
-            agent: Agent,
-            message: MessageInput | None,
-            caller: dict | None,
-            turn_id: str | None,
-            approvals: dict | None,
-            run_kwargs: dict[str, Any],
-        ) -> Turn: ...
+    #: ``Session._turn``: the turn written once for ``run``, ``arun`` and these two.
+    _turn: Callable[..., Turn]
 
     def stream(
         self,
