@@ -133,17 +133,18 @@ class _Stop(Exception):
     """The consumer's own failure, raised inside its loop body."""
 
 
-@pytest.mark.parametrize("how", ["break", "close", "exception", "keyboard"])
+@pytest.mark.parametrize("how", ["break", "close", "exception", "keyboard", "ctrl-c in the run"])
 def test_a_consumer_that_stops_early_leaves_the_turn_unsaved(url, how):
     cid = fresh_id("stream")
     triage, script = _handoff_desk()
     hello = Swarm(chat_model=ScriptedChatModel(["Hi."]))
     Session(cid, url=url).run(hello, triage, "hello", context_variables={"order": 1})
     before = _stored(url, cid)
-    model = ScriptedChatModel(script)
+    # stop on the second reply's opening delta: the handoff tool has run, the context changed;
+    # or Ctrl-C arrives while the model writes that reply (inside the iterator's next())
+    stop = (KeyboardInterrupt if how in ("keyboard", "ctrl-c in the run") else _Stop)("stop")
+    model = ScriptedChatModel([script[0], stop] if how == "ctrl-c in the run" else script)
     events = Session(cid, url=url).stream(Swarm(chat_model=model), triage, "refund 7", turn_id="t")
-    # stop on the second reply's opening delta: the handoff tool has run, the context changed
-    stop = (KeyboardInterrupt if how == "keyboard" else _Stop)("the consumer stops")
     try:
         for event in events:
             if event.get("sender") == "Refunds":
