@@ -88,6 +88,7 @@ from .long_term_session import (
 )
 from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
+from .session_stream import NOT_STREAMED, StreamedTurns
 from .store import NO_MESSAGES, Snapshot
 from .turn_context import rebase_context
 from .turn_index import TURN, find_turn
@@ -117,7 +118,7 @@ class _Turn(TurnState):
     resumes_fan_out: bool = False  # it picks up a fan-out that paused inside a branch
 
 
-class Session(StoredConversation):
+class Session(StreamedTurns, StoredConversation):
     """One conversation that outlives a run; see the module docstring for ``persist``.
 
     What is stored (``messages``, ``context_variables``, ``pending``, ``clear()``...) is read
@@ -240,6 +241,7 @@ class Session(StoredConversation):
         A turn that stops for approval is saved as it stands and :attr:`pending` lists what
         waits (in any process); ``run(swarm, agent, approvals={id: True | False | "reason"})``
         with no message resumes it. A new message while calls wait is an error.
+        Swarm's stream events as they happen, the turn saved at the end: :meth:`stream`.
         """
         turn = self._turn(swarm, agent, message, context_variables, turn_id, approvals, run_kwargs)
         return run_steps(turn)
@@ -318,9 +320,7 @@ class Session(StoredConversation):
     ) -> _Turn:
         """The checks a turn makes before any I/O (and so before any model call)."""
         if run_kwargs.get("stream"):
-            raise ValueError(
-                "Session.run does not stream: it must see the whole response to save it"
-            )
+            raise ValueError(NOT_STREAMED)
         for name in ("messages", "context_variables", "agent", "effects"):
             if name in run_kwargs:
                 raise TypeError(f"Session.run builds {name!r} itself; pass it positionally")
