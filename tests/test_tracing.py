@@ -458,3 +458,71 @@ def test_the_global_provider_is_used_once_it_is_set():
         "False",
         "['chat gpt-4o', 'invoke_agent Agent', 'invoke_workflow Agent']",
     ]
+
+
+def test_a_trip_that_on_trip_answers_is_still_an_event(spans):
+    def no_cards(context_variables, messages):
+        return "no card numbers"
+
+    fallback = Agent(name="Fallback", model="fallback")
+    guarded = Agent(name="Guarded", input_guardrails=[no_cards], on_trip=fallback)
+    models = {
+        "gpt-4o": ScriptedChatModel(["never"]),
+        "fallback": ScriptedChatModel(["A human will call."]),
+    }
+    response = Swarm(chat_model=models.__getitem__).run(guarded, [user("my card is 4242")])
+    assert response.agent.name == "Fallback"
+    root = one(spans, "invoke_workflow Guarded")
+    assert events(root)["swarmgraph.guardrail.tripped"]["swarmgraph.guardrail.name"] == "no_cards"
+    assert root.status.status_code is StatusCode.UNSET  # the run went on
+    assert "chat gpt-4o" not in by_name(spans) and "chat fallback" in by_name(spans)
+
+
+def test_docs_name_every_span_and_event_the_tracer_emits():
+    import re
+
+    doc = (ROOT / "docs" / "tracing.md").read_text()
+    source = (ROOT / "graph" / "tracing.py").read_text()
+    emitted = set(re.findall(r'"(swarmgraph\.[a-z_.]+)"', source))
+    emitted |= {f"swarmgraph.{kind}.tripped" for kind in ("guardrail", "precondition")}
+    assert emitted and {name for name in emitted if f"`{name}`" not in doc} == set()
+    for span in (
+        "invoke_workflow {agent}",
+        "invoke_agent {agent}",
+        "chat {model}",
+        "execute_tool {tool}",
+        "branch {path}",
+        "search_memory",
+    ):
+        assert f"| `{span}` |" in doc
+
+
+def test_demo_trace_prints_each_turns_span_tree(capsys, tmp_path):
+    from swarmgraph.app.cli import main
+
+    assert main(["demo", "--trace", "--no-color", "--db", f"sqlite:///{tmp_path}/demo.db"]) == 0
+    out = capsys.readouterr().out
+    turn_one = out.split("── turn 1")[1].split("── turn 2")[0]
+    tree_lines = turn_one.split("trace (OpenTelemetry spans")[1].splitlines()[1:]
+    shown = [line[3:] for line in tree_lines if line.strip()]  # the demo indents by 3
+    expected = [
+        "invoke_workflow Triage",
+        "├─ invoke_agent Triage",
+        "│  │ • handoff → Refunds",
+        "│  ├─ chat gpt-4o-mini",
+        "│  ├─ execute_tool set_name",
+        "│  ├─ execute_tool record_order",
+        "│  ├─ chat gpt-4o-mini",
+        "│  └─ execute_tool transfer_to_refunds",
+        "└─ invoke_agent Refunds",
+        "   ├─ chat gpt-4o-mini",
+        "   ├─ execute_tool process_refund",
+        "   └─ chat gpt-4o-mini",
+    ]
+    assert len(shown) == len(expected)
+    assert all(line.startswith(want) for line, want in zip(shown, expected, strict=True)), shown
+    assert "conversation=demo" in tree_lines[0] and out.count("invoke_workflow") == 3
+    assert tracing._chosen["provider"] is None  # the demo stops tracing when it is done
+
+    assert main(["demo", "--no-color", "--db", f"sqlite:///{tmp_path}/plain.db"]) == 0
+    assert "invoke_workflow" not in capsys.readouterr().out
