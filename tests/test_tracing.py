@@ -526,3 +526,18 @@ def test_demo_trace_prints_each_turns_span_tree(capsys, tmp_path):
 
     assert main(["demo", "--no-color", "--db", f"sqlite:///{tmp_path}/plain.db"]) == 0
     assert "invoke_workflow" not in capsys.readouterr().out
+
+
+def test_the_tracing_benchmark_runs_each_contender_and_counts_the_spans(tmp_path):
+    from benchmarks.__main__ import main as bench
+    from benchmarks.tracing import RATIOS, run_tracing
+
+    out = run_tracing(number=2, repeat=2)
+    assert out["spans_per_run"] == 6  # invoke_workflow, 2 invoke_agent, 2 chat, 1 execute_tool
+    assert sorted(out["ratios"]) == sorted(RATIOS) and all(r > 0 for r in out["ratios"].values())
+    assert "swarmgraph.graph.hooks" in sys.modules  # put back after the hidden contenders
+    assert tracing._chosen["provider"] is None  # the traced contender leaves tracing off
+    bench(["--quick", "--only", "tracing", "--out", str(tmp_path)])
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "## 1c. What tracing costs a handoff" in text
+    assert "tracing off (no provider) <= 1.02x the untraced handoff" in text
