@@ -541,3 +541,64 @@ def test_the_tracing_benchmark_runs_each_contender_and_counts_the_spans(tmp_path
     text = (tmp_path / "RESULTS.md").read_text()
     assert "## 1c. What tracing costs a handoff" in text
     assert "tracing off (no provider) <= 1.02x the untraced handoff" in text
+
+
+def test_long_term_recall_is_a_search_memory_span_and_remember_a_tool_span(spans, url):
+    agent = Agent(name="Triage", memory_tools=True)
+    model = ScriptedChatModel(
+        [scripted_tool_call("remember", {"key": "dog_name", "value": "Rex"}), "Noted.", "Hi!"]
+    )
+    swarm = Swarm(chat_model=model)
+    first = Session("conv-a", url=url, user_id="ming", long_term=True)
+    first.run(swarm, agent, "My dog is called Rex, remember it.")
+    assert "execute_tool remember" in by_name(spans)
+    spans.clear()
+    Session("conv-b", url=url, user_id="ming", long_term=True).run(swarm, agent, "My dog?")
+    [search] = by_name(spans)["search_memory"]
+    assert search.attributes["gen_ai.operation.name"] == "search_memory"
+    assert search.attributes["swarmgraph.memory.recalled"] is True
+    assert parent_name(spans, search) == "invoke_agent Triage"
+    assert "Rex" not in all_text(spans)  # what was recalled is content
+
+
+def test_the_tool_call_span_is_current_while_the_tool_runs(spans):
+    """What a driver of another process (a Temporal activity) injects to stay in the trace."""
+    from opentelemetry import propagate
+
+    carried: dict = {}
+
+    def lookup(order_id: int) -> str:
+        """Look an order up."""
+        propagate.inject(carried)
+        return "ok"
+
+    model = ScriptedChatModel([scripted_tool_call("lookup", {"order_id": 7}, id="c1"), "Done."])
+    Swarm(chat_model=model).run(Agent(functions=[lookup]), [user("order 7?")])
+    tool = one(spans, "execute_tool lookup")
+    trace_id, span_id = carried["traceparent"].split("-")[1:3]
+    assert (int(trace_id, 16), int(span_id, 16)) == (tool.context.trace_id, tool.context.span_id)
+
+
+def test_a_streamed_and_an_async_fan_out_trace_like_a_plain_run(spans):
+    billing, tech = Agent(name="Billing", model="billing"), Agent(name="Tech", model="tech")
+
+    def ask_both():
+        """Ask billing and tech at once."""
+        return Parallel(billing, tech)
+
+    def swarm() -> Swarm:
+        models = {
+            "desk": ScriptedChatModel([scripted_tool_call("ask_both", id="f1"), "Both."]),
+            "billing": ScriptedChatModel(["Paid."]),
+            "tech": ScriptedChatModel(["Fine."]),
+        }
+        return Swarm(chat_model=models.__getitem__)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both])
+    asyncio.run(swarm().arun(desk, [user("both?")]))
+    async_parents = sorted(tree(spans))
+    spans.clear()
+    events_seen = list(swarm().run(desk, [user("both?")], stream=True))
+    assert "response" in events_seen[-1]
+    assert sorted(tree(spans)) == async_parents
+    assert ("branch Billing", "invoke_agent Desk") in async_parents
