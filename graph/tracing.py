@@ -71,9 +71,17 @@ def use_tracer_provider(
     ``capture_content`` overrides :data:`CAPTURE_CONTENT_ENV` (``None``: read it per run).
 
     Example:
-        >>> use_tracer_provider(None)  # back to the global provider (none is set here)
-        >>> observer_for  # doctest: +ELLIPSIS
-        <function observer_for at ...>
+        >>> from opentelemetry.sdk.trace import TracerProvider
+        >>> from swarmgraph.graph.hooks import RunInfo
+        >>> from swarmgraph.graph.run_control import RunControl
+        >>> from swarmgraph.graph.types import Agent
+        >>> run = RunInfo(Agent(), None, RunControl())
+        >>> use_tracer_provider(TracerProvider(), capture_content=True)
+        >>> observer_for(run).capture
+        True
+        >>> use_tracer_provider(None)  # back to the global provider: none is set here
+        >>> observer_for(run) is None
+        True
     """
     _chosen["provider"] = provider
     _chosen["capture"] = capture_content
