@@ -13,7 +13,9 @@ the agent hands off, or the run ends); under that a ``chat {model}`` span per mo
 ``execute_tool {tool}`` span per tool call; a parallel branch is a ``branch {path}`` span under
 the agent that fanned out, its agents' spans under it. Handoffs, routes, a budget stop, a
 guardrail trip, approvals asked and answered and an in-doubt effect are span events; a
-Session's long-term recall is a ``search_memory`` span. docs/tracing.md lists every name.
+Session's long-term recall is a ``search_memory`` span, and the memory tools' calls
+(``remember``, ``recall``, ``forget``) hold ``update_memory``, ``search_memory`` and
+``delete_memory`` spans. docs/tracing.md lists every name.
 
 Privacy by default: no message text, tool arguments or results, context values, approval or
 guardrail reasons unless content capture is on (``use_tracer_provider(capture_content=True)``,
@@ -62,6 +64,12 @@ _CAPTURE_ON = {"true", "1", "yes", "span_only", "span_and_event", "event_only"}
 _SCOPE = "swarmgraph"
 
 _chosen: dict[str, Any] = {"provider": None, "capture": None}
+#: The memory tools (graph/memory_tools.py) as the GenAI conventions' memory operations.
+_MEMORY_OPERATIONS = {
+    "remember": "update_memory",
+    "recall": "search_memory",
+    "forget": "delete_memory",
+}
 
 
 def use_tracer_provider(
@@ -311,10 +319,23 @@ class TracingObserver(RunObserver):
         }
         if self.capture:
             attributes["gen_ai.tool.call.arguments"] = _json(call.arguments)
+        memory = _MEMORY_OPERATIONS.get(call.name) if call.agent.memory_tools else None
         with self.tracer.start_as_current_span(
             f"execute_tool {call.name}", context=set_span_in_context(parent), attributes=attributes
         ) as span:
-            raw = await proceed()
+            if memory is None:
+                raw = await proceed()
+            else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
+                scope = call.arguments.get("scope") if isinstance(call.arguments, dict) else None
+                with self.tracer.start_as_current_span(
+                    memory,
+                    attributes={
+                        "gen_ai.operation.name": memory,
+                        "gen_ai.agent.name": call.agent.name,
+                        "swarmgraph.memory.scope": str(scope or "user"),
+                    },
+                ):
+                    raw = await proceed()
             if self.capture:
                 span.set_attribute("gen_ai.tool.call.result", _result_text(raw))
             return raw

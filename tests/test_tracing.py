@@ -551,7 +551,10 @@ def test_long_term_recall_is_a_search_memory_span_and_remember_a_tool_span(spans
     swarm = Swarm(chat_model=model)
     first = Session("conv-a", url=url, user_id="ming", long_term=True)
     first.run(swarm, agent, "My dog is called Rex, remember it.")
-    assert "execute_tool remember" in by_name(spans)
+    write = one(spans, "update_memory")
+    assert parent_name(spans, write) == "execute_tool remember"
+    assert write.attributes["gen_ai.operation.name"] == "update_memory"
+    assert write.attributes["swarmgraph.memory.scope"] == "user"
     spans.clear()
     Session("conv-b", url=url, user_id="ming", long_term=True).run(swarm, agent, "My dog?")
     [search] = by_name(spans)["search_memory"]
