@@ -650,6 +650,10 @@ def render(
         body += handoff_section(results["handoff"], targets)
     if "guarded" in results:
         body += guarded_section(results["guarded"], targets)
+    if "tracing" in results:  # (benchmarks/tracing.py renders its own section)
+        from benchmarks.tracing import tracing_section
+
+        body += tracing_section(results["tracing"], targets)
     if "persistence" in results:
         body += persistence_section(results["persistence"], targets)
     if "backends" in results:

@@ -478,7 +478,13 @@ class BranchNode:
             try:
                 if refused is None:
                     app, inner = self.fan_out.branch_app(), _branch_config(config, path)
-                    await io.stream(app, states[0], inner, states.append)
+                    if control.observers is None:
+                        await io.stream(app, states[0], inner, states.append)
+                    else:  # an observed run (graph/hooks.py): around the branch
+                        agent = self.runtime.agent_for(task["agent"], control)
+                        await control.observers.branch(
+                            path, agent, lambda: io.stream(app, states[0], inner, states.append)
+                        )
             except GraphBubbleUp:
                 raise
             except Exception as exc:

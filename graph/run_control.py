@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from .approvals import PendingApproval
     from .effects import EffectLedger
+    from .hooks import Observers
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
@@ -277,6 +278,9 @@ class RunControl:
     #: Each feature's own state for this run, by feature (its module makes and reads it:
     #: graph/branches.py keeps a fan-out's records under "fan_out"); the core never reads it.
     features: dict[str, Any] = field(default_factory=dict)
+    #: What observes the run (graph/hooks.py: tracing): ``None``, and the core's hook
+    #: points are each one ``is None`` check.
+    observers: Observers | None = None
 
     @property
     def awaiting(self) -> list[PendingApproval] | None:

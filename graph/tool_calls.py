@@ -42,6 +42,7 @@ from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
 if TYPE_CHECKING:
     from .context_schema import ContextSchema
     from .effects import EffectCall, EffectOutcome, RunEffects
+    from .hooks import ToolObserver
     from .parallel import Parallel
 
 _PARALLEL = f"{__package__}.parallel"
@@ -375,12 +376,15 @@ class ToolRunOptions(TypedDict, total=False):
     gets Swarm's debug lines; ``schema``: the typed context each call's changes are validated
     against; ``effects``: the effect bookkeeping of this reply (the run's ledger), if any;
     ``inputs``: values for the injected parameters other than ``context_variables`` and
-    ``idempotency_key`` (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
+    ``idempotency_key`` (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``;
+    ``observer``: what each tool function is called through when something observes the run
+    (graph/hooks.py)."""
 
     debug: Callable[[str], None] | None
     schema: ContextSchema | None
     effects: RunEffects | None
     inputs: Mapping[str, Any] | None
+    observer: ToolObserver | None
 
 
 def execute_tool_calls(
@@ -415,6 +419,7 @@ async def run_tool_calls(
     schema: ContextSchema | None = None,
     effects: RunEffects | None = None,
     inputs: Mapping[str, Any] | None = None,
+    observer: ToolObserver | None = None,
 ) -> ToolOutcome:
     """The one body of both: each call that can run is called through ``io`` (its driver:
     graph/drivers.py), between its effect ledger's ``before`` and ``after`` when it has one
@@ -426,7 +431,10 @@ async def run_tool_calls(
             continue  # the ledger answered it
         error: Exception | None = None
         try:
-            raw = await io.call_tool(func, kwargs)
+            if observer is None:
+                raw = await io.call_tool(func, kwargs)
+            else:  # an observed run (graph/hooks.py): around the tool call
+                raw = await observer.call(io, call, func, kwargs)
         except Exception as exc:
             raw, error = None, exc
         if ledgered:

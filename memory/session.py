@@ -388,6 +388,7 @@ class Session(StreamedTurns, StoredConversation):
                 sent=len(self.last_sent) - len(turn.carried),
                 rank=lambda known: self._rank(agent, known, swarm),
             )
+            run_kwargs["conversation_id"] = self.conversation_id  # a trace's gen_ai.conversation.id
 
     def _keep(self, turn: _Turn, error: SwarmError) -> list[BaseMessage] | None:
         """What a run a :class:`SwarmError` stopped saves (``None``: nothing)."""

@@ -269,15 +269,29 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     if choice.note:
         p(f"note:   {choice.note}")
     p(f"store:  {_where(args.db)} (conversation {cid!r}, new)")
-    for number, text in enumerate(DEMO_CONVERSATION, 1):
-        p()
-        p(style.dim(f"── turn {number} " + "─" * 40))
-        response = session.run(swarm, triage, text)
-        for line in conversation_lines([{"role": "user", "content": text}], style):
-            p(line)
-        for line in conversation_lines(response.messages, style):
-            p(line)
-        p(style.dim(f"   context_variables: {context_text(response.context_variables)}"))
+    spans = _demo_spans() if getattr(args, "trace", False) else None
+    try:
+        for number, text in enumerate(DEMO_CONVERSATION, 1):
+            p()
+            p(style.dim(f"── turn {number} " + "─" * 40))
+            response = session.run(swarm, triage, text)
+            for line in conversation_lines([{"role": "user", "content": text}], style):
+                p(line)
+            for line in conversation_lines(response.messages, style):
+                p(line)
+            p(style.dim(f"   context_variables: {context_text(response.context_variables)}"))
+            if spans is not None:  # --trace: this turn's spans, then a clean exporter
+                from .span_tree import span_tree
+
+                p(style.dim("   trace (OpenTelemetry spans, docs/tracing.md):"))
+                for line in span_tree(spans.get_finished_spans()):
+                    p("   " + line)
+                spans.clear()
+    finally:
+        if spans is not None:
+            from ..graph.tracing import use_tracer_provider
+
+            use_tracer_provider(None)
 
     p()
     p(style.dim("── refresh " + "─" * 44))
@@ -305,6 +319,24 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     p()
     p(f"stored in {_where(args.db)}; see it with: {command_name()} history --session {cid}")
     return 0
+
+
+def _demo_spans() -> Any:
+    """``demo --trace``: trace the demo's runs into an in-memory exporter (returned)."""
+    from .extras import require_extra
+
+    require_extra("dev", "opentelemetry.sdk", purpose="demo --trace")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ..graph.tracing import use_tracer_provider
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    use_tracer_provider(provider)
+    return exporter
 
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
@@ -666,6 +698,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="play the customer-service demo and the persist table")
     storage(demo)
     model(demo)
+    demo.add_argument(
+        "--trace",
+        action="store_true",
+        help="print each turn's OpenTelemetry span tree (docs/tracing.md; needs opentelemetry-sdk)",
+    )
     agent_help = "your agent: path/to/file.py:name or package.module:name (default: the demo swarm)"
     chat = commands.add_parser(
         "chat", help="chat with your agents (or the demo's), with persistent memory"

@@ -44,6 +44,9 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "langgraph.store.postgres": "postgres",
     # redis: Session on redis:// URLs
     "redis": "redis",
+    # tracing: OpenTelemetry spans (the API; `demo --trace` also needs the SDK, from dev)
+    "opentelemetry": "tracing",
+    "opentelemetry.sdk": "dev",
     # dev: tests and notebooks
     "pytest": "dev",
     "pexpect": "dev",
