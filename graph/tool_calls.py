@@ -15,7 +15,7 @@ Example:
     >>> def remember(order_id: int):
     ...     return Result(value="ok", context_variables={"order_id": order_id})
     >>> reply = AIMessage("", tool_calls=[
-    ...     {"name": "remember", "args": {"order_id": "7"}, "id": "c1"},
+    ...     {"name": "remember", "args": {"order_id": 7}, "id": "c1"},
     ...     {"name": "nope", "args": {}, "id": "c2"}])
     >>> out = execute_tool_calls(reply, [remember], {})
     >>> [m.content for m in out.messages], out.context_variables
