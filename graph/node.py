@@ -137,6 +137,7 @@ class AgentNode:
                 schema=self.runtime.schema,
                 effects=turn.effects,
                 inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
+                first_handoff_wins=self.runtime.first_handoff_wins,
             )
             self._after_tools(turn, turn.ran, outcome)
             if turn.gate is not None:  # a handoff: the target's precondition, input guardrails
