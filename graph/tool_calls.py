@@ -374,6 +374,8 @@ class _Runner:
         if result.agent is not None:
             taken = self.outcome.handoff
             if taken is None or not self.first_wins:  # Swarm: the last agent returned wins
+                if taken is not None and not isinstance(taken, Agent):  # a Parallel, not run
+                    self._reanswer(self.outcome.handoff_call, taken, result.agent)
                 self.outcome.handoffs.append((call.id, result.agent, content))
                 self.outcome.handoff = result.agent
                 self.outcome.handoff_call = call.id
@@ -408,6 +410,17 @@ class _Runner:
             changed.update(outcome.context_variables or {})  # its Result's: applied later
             outcome = replace(outcome, context_variables=changed or None)
         self.effects.after(effect, replace(outcome, attempt=effect.attempt))
+
+    def _reanswer(self, call_id: str | None, fan_out: Parallel, later: Agent | Parallel) -> None:
+        """Answer a fan-out call that a later handoff of the reply overtook: its branches
+        never start (``parallel_handoffs="all"`` answers it again at its join if it does)."""
+        names = ", ".join(agent.name for agent in fan_out.targets)
+        for message in self.outcome.messages:
+            if message.tool_call_id == call_id:
+                message.content = (
+                    f"Error: the fan-out to {names} was not started: a later call of this "
+                    f"reply handed the conversation to {later.name}."
+                )
 
     def _answer(self, call: _Call, content: str) -> None:
         self.outcome.messages.append(

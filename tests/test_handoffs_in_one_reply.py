@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
 
-from swarmgraph import Agent, Result, ScriptedChatModel, Swarm
+from swarmgraph import Agent, Parallel, Result, ScriptedChatModel, Swarm
 
 #: An answer that starts so tells the model the call did not happen (or failed).
 FAILED = "Error:"
@@ -98,3 +98,42 @@ def test_under_first_a_later_transfer_is_refused_before_it_runs():
         "Error: transfer_to_a was not run: this reply already transferred the conversation to B."
     )
     assert "a" not in response.context_variables
+
+
+@pytest.mark.parametrize("rule", ["last", "first"])
+def test_a_fan_out_overtaken_by_a_later_handoff_says_it_was_not_started(rule):
+    x, y, b = Agent(name="X", model="x"), Agent(name="Y", model="y"), Agent(name="B", model="b")
+    started: list[str] = []
+
+    def ask_both():
+        return Parallel(x, y)
+
+    def transfer_to_b():
+        return b
+
+    def answer(name: str):
+        def reply(messages):
+            started.append(name)
+            return f"{name} here"
+
+        return reply
+
+    reply = scripted_tool_calls([("ask_both", {}, "c0"), ("transfer_to_b", {}, "c1")])
+    models = {
+        "s": ScriptedChatModel([reply, "Done."]),
+        **{n: ScriptedChatModel([answer(n.upper())]) for n in "xyb"},
+    }
+    start = Agent(name="Start", model="s", functions=[ask_both, transfer_to_b])
+    swarm = Swarm(chat_model=models.__getitem__, parallel_handoffs=rule)
+    response = swarm.run(start, [{"role": "user", "content": "go"}])
+    answers = {m["tool_call_id"]: m["content"] for m in response.messages if m["role"] == "tool"}
+    if rule == "last":  # B takes over; no branch ever ran, and the fan-out call says so
+        assert started == ["B"] and response.agent is b
+        assert answers["c0"] == (
+            "Error: the fan-out to X, Y was not started: a later call of this reply handed "
+            "the conversation to B."
+        )
+    else:  # the fan-out runs; the transfer was never run
+        assert sorted(started) == ["X", "Y"] and response.agent is start
+        assert answers["c1"].startswith("Error: transfer_to_b was not run")
+        assert answers["c0"] == '{"X": "X here", "Y": "Y here"}'
