@@ -291,15 +291,15 @@ class FanOut:
         return plan
 
     def _fan_out_calls(self, outcome: ToolOutcome) -> list[_FanOutCall]:
-        """The calls that fan out: the first handoff if it is a ``Parallel``; with ``"all"``,
+        """The calls that fan out: the handoff taken if it is a ``Parallel``; with ``"all"``,
         every handoff of the reply once there are several (none of them ``CALLER``)."""
         names = {m.tool_call_id: m.name or "" for m in outcome.messages}
         handoffs = outcome.handoffs
         several = len(handoffs) > 1 and all(t is not CALLER for _, t, _ in handoffs)
         if self.mode == "all" and several:
             chosen = handoffs
-        elif handoffs and isinstance(handoffs[0][1], Parallel):
-            chosen = handoffs[:1]
+        elif isinstance(outcome.handoff, Parallel):  # the one taken (Swarm's rule: the last)
+            chosen = [h for h in handoffs if h[0] == outcome.handoff_call][:1]
         else:
             return []
         calls: list[_FanOutCall] = []

@@ -143,6 +143,7 @@ class AgentNode:
                 observer=None
                 if control.observers is None
                 else control.observers.tools_of(turn.agent),
+                first_handoff_wins=self.runtime.first_handoff_wins,
             )
             self._after_tools(turn, turn.ran, outcome)
             if turn.gate is not None:  # a handoff: the target's precondition, input guardrails

@@ -176,6 +176,8 @@ class GraphRuntime:
         #: The fan-out step of a graph with branch and join nodes (graph/branches.py: set by the
         #: builder when an agent can fan out), else None.
         self.fan_out: FanOutStep | None = None
+        #: ``parallel_handoffs="first"``: a reply's first handoff is taken, not Swarm's last.
+        self.first_handoff_wins = False
         #: How the join combines context keys branches both wrote, besides Parallel(merge=):
         #: a typed context's reducers, by key (an additive one takes each branch's change).
         self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}

@@ -77,10 +77,12 @@ class Swarm:
     ``context_schema``: a pydantic model or ``TypedDict`` that types ``context_variables``
     (validated on entry and after every tool update, per-key reducers as ``Annotated[T, fn]``;
     see :mod:`swarmgraph.graph.context_schema`); without it the context is a plain dict.
-    ``parallel_handoffs``: when one reply calls several transfer tools, ``"first"`` (the
-    default, Swarm's behaviour) hands off to the first and answers the others with an error;
-    ``"all"`` runs every target at once, as one :class:`~swarmgraph.graph.parallel.Parallel`,
-    each transfer call answered with its own branch's answer.
+    ``parallel_handoffs``: when one reply calls several transfer tools, ``"last"`` (the
+    default, Swarm's behaviour) runs them all, answers each with its own result and hands off
+    to the last; ``"first"`` hands off to the first and does not run the later ones (each is
+    answered that it was not run); ``"all"`` runs every target at once, as one
+    :class:`~swarmgraph.graph.parallel.Parallel`, each transfer call answered with its own
+    branch's answer.
     """
 
     def __init__(
@@ -90,14 +92,14 @@ class Swarm:
         chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
         max_consecutive_handoffs: int = 10,
         step_limit: int = DEFAULT_STEP_LIMIT,
-        parallel_handoffs: str = "first",
+        parallel_handoffs: str = "last",
         context_schema: type | None = None,
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
         if parallel_handoffs not in FAN_OUT_MODES:
             raise ValueError(
-                f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}"
+                f"parallel_handoffs must be 'last', 'first' or 'all', got {parallel_handoffs!r}"
             )
         self.parallel_handoffs = parallel_handoffs
         #: The typed context (read once), or None: Swarm's plain dict.

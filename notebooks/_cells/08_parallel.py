@@ -16,7 +16,7 @@
 # * the same run as an **OpenTelemetry trace**: the branches are sibling spans under the agent
 #   that fanned out, drawn as a timeline from the exported spans.
 #
-# OpenAI Swarm, like most Swarm-style frameworks, keeps only the first handoff of a reply. A
+# OpenAI Swarm, like most Swarm-style frameworks, keeps only one handoff of a reply (the last). A
 # LangGraph state machine has what fan-out needs: `Send` starts one task per branch, a join node
 # waits for all of them. Our example is a **research desk**: an Editor asks an Economist, a
 # Historian and a Scientist the same question at once, and writes the brief from their answers.
@@ -316,8 +316,9 @@ check("the stream ends with the same join", json.loads(events[-1]["response"].me
 # %% [markdown]
 # ## 7. When the model calls several transfers at once
 #
-# Without `Parallel`, a model may still call two transfer tools in one reply. Swarm keeps the
-# first (and so do we by default: `Swarm(parallel_handoffs="first")`). With
+# Without `Parallel`, a model may still call two transfer tools in one reply. Swarm runs both and
+# keeps the last (and so do we by default: `Swarm(parallel_handoffs="last")`);
+# `parallel_handoffs="first"` keeps the first and does not run the second. With
 # `parallel_handoffs="all"`, every target runs as a branch, and each transfer call is answered
 # with its own branch's answer.
 # %%
@@ -335,12 +336,19 @@ def two_teams():
 
 
 ask = [{"role": "user", "content": "Refund order 7 and quote me a hive"}]
-first = Swarm(chat_model=two_teams().__getitem__).run(triage, ask)
+last = Swarm(chat_model=two_teams().__getitem__).run(triage, ask)
+first = Swarm(chat_model=two_teams().__getitem__, parallel_handoffs="first").run(triage, ask)
 every = Swarm(chat_model=two_teams().__getitem__, parallel_handoffs="all").run(triage, ask)
+print("last: ", [m["content"] for m in last.messages[1:]])
 print("first:", [m["content"] for m in first.messages[1:]])
 print("all:  ", [m["content"] for m in every.messages[1:]])
 print()
+check("'last' (Swarm's rule) hands off to Refunds, the last transfer", last.agent.name, "Refunds")
 check("'first' hands off to Sales only", first.agent.name, "Sales")
+check(
+    "'first' does not run the second transfer",
+    first.messages[2]["content"].startswith("Error: transfer_to_refunds was not run"),
+)
 check("'all' answers each transfer with its branch", [m["content"] for m in every.messages[1:3]], ["A new hive is $120.", "Order 7 is refunded."])
 
 # %% [markdown]
