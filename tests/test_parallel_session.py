@@ -14,7 +14,7 @@ from swarmgraph.memory import Session
 from swarmgraph.memory.approvals import ApprovalPendingError
 from test_parallel import approval_desk, desk_with, swarm_of, writer_tool
 
-from swarmgraph import Agent, ScriptedChatModel, scripted_tool_call
+from swarmgraph import Agent, ScriptedChatModel, Swarm, effect, scripted_tool_call
 from swarmgraph.app.terminal import Style, conversation_lines
 
 
@@ -90,3 +90,52 @@ def test_session_arun_pauses_and_resumes_a_fan_out(tmp_path):
     answer = second.messages[0]["content"]
     assert answer == '{"Billing": "Refunded.", "Tech": "Router fine."}'
     assert second.branches[0]["messages"][1]["content"] == "Error: denied: no receipt"
+
+
+class _Crash(BaseException):
+    """What a process that dies mid-tool leaves: nothing after it runs (not an Exception, so
+    no branch catches it and the run's save never happens)."""
+
+
+def test_a_branch_calls_idempotency_key_is_stable_across_a_retry_and_differs_by_branch(tmp_path):
+    """Three branches whose models all number their call ``call_0``: each call gets its own
+    key, and B's call, crashed and run again after its retry, gets the same key both times."""
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    keys: dict[str, list[str]] = {}
+    crash = {"B"}
+
+    def pay_for(label: str):
+        @effect
+        def pay(idempotency_key: str) -> str:
+            """Pay."""
+            keys.setdefault(label, []).append(idempotency_key)
+            if label in crash:
+                crash.discard(label)
+                raise _Crash
+            return f"{label} paid."
+
+        return pay
+
+    branches = [Agent(name=n, model=n, functions=[pay_for(n)]) for n in ("A", "B", "C")]
+    desk, models = desk_with(branches)
+
+    def answer(messages: list) -> object:
+        paid = messages[-1].type == "tool" and messages[-1].name == "pay"
+        return "Done." if paid else scripted_tool_call("pay", id="call_0")
+
+    def model(name: str) -> ScriptedChatModel:
+        return models["desk"] if name == "desk" else ScriptedChatModel(respond=answer)
+
+    swarm = Swarm(chat_model=model)
+    with pytest.raises(_Crash):
+        Session("c", url=url).run(swarm, desk, "pay all", turn_id="t-1")
+    assert Session("c", url=url).unfinished == ["t-1"]
+    retried = Session("c", url=url).run(swarm, desk, turn_id="t-1")
+    doubts = {p.agent for p in retried.pending if p.in_doubt}
+    assert "B" in doubts
+    Session("c", url=url).run(swarm, desk, approvals={p.id: True for p in retried.pending})
+    assert Session("c", url=url).pending == []
+    assert len(keys["B"]) == 2 and len(set(keys["B"])) == 1  # run again: the same key
+    firsts = {label: runs[0] for label, runs in keys.items()}
+    assert len(set(firsts.values())) == 3  # one call id, three branches: three keys
+    assert all(len(set(runs)) == 1 for runs in keys.values())
