@@ -38,6 +38,8 @@ from scale_helpers import ENV, PROCS, ROOT, fresh_id, worker
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import Session
 
+from swarmgraph import effect
+
 KILL_POINTS = ("before", "inside", "after", "commit", "committed")
 #: A call that may have happened without its result being recorded must come back in doubt.
 IN_DOUBT = {"before", "inside", "after"}
@@ -300,3 +302,51 @@ def test_kill_9_inside_parallel_branches_runs_no_effect_twice_and_reports_each_i
     print(f"\n{url.split(':')[0]} {point}: {FAN_RUNS} kills, paid twice {twice}, lost {lost}, "
           f"replayed calls run again {rerun}")  # fmt: skip
     assert (twice, lost, rerun) == (0, 0, 0)
+
+
+class _Crash(BaseException):
+    """A process dying mid-turn, in process: no ``except Exception`` catches it, no save runs."""
+
+
+def test_a_turn_retried_twice_keeps_each_message_once(tmp_path):
+    """A turn that dies after its first effect and again inside its second is retried twice:
+    the second retry resumes from what the first wrote, each message once (the open entry
+    rewritten by a resumed run once repeated the messages it had carried over)."""
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    crash = {"model", "second"}
+
+    @effect
+    def first() -> str:
+        """First."""
+        return "first done"
+
+    @effect
+    def second() -> str:
+        """Second."""
+        if "second" in crash:
+            crash.discard("second")
+            raise _Crash
+        return "second done"
+
+    def answer(messages: list) -> object:
+        last = messages[-1]
+        if last.type == "human":
+            return scripted_tool_call("first", id="c1")
+        if last.type == "tool" and last.name == "first":
+            if "model" in crash:
+                crash.discard("model")
+                raise _Crash
+            return scripted_tool_call("second", id="c2")
+        return "Done."
+
+    agent = Agent(name="Clerk", functions=[first, second])
+    swarm = Swarm(chat_model=ScriptedChatModel(respond=answer))
+    with pytest.raises(_Crash):
+        Session("c", url=url).run(swarm, agent, "go", turn_id="t")
+    with pytest.raises(_Crash):  # the retry replays `first`, asks the model, dies in `second`
+        Session("c", url=url).run(swarm, agent, turn_id="t")
+    retried = Session("c", url=url).run(swarm, agent, turn_id="t")
+    assert [p.id for p in retried.pending if p.in_doubt] == ["c2"]
+    stored = Session("c", url=url).messages
+    assert [m.type for m in stored] == ["human", "ai", "tool", "ai"]
+    assert [m.tool_calls[0]["id"] for m in stored if m.type == "ai"] == ["c1", "c2"]
