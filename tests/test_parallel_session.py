@@ -6,6 +6,7 @@ resumes with approvals= there."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -105,21 +106,21 @@ class _Crash(BaseException):
     no branch catches it and the run's save never happens)."""
 
 
-def test_a_branch_calls_idempotency_key_is_stable_across_a_retry_and_differs_by_branch(tmp_path):
-    """Three branches whose models all number their call ``call_0``: each call gets its own
-    key, and B's call, crashed and run again after its retry, gets the same key both times."""
-    url = f"sqlite:///{tmp_path / 'chat.db'}"
+def _crashing_fan_out(url: str, crashes: int) -> tuple[Agent, Swarm, dict[str, list[str]]]:
+    """A desk fanning out to A, B, C, whose models all number their call ``call_0``; B's
+    tool crashes its first ``crashes`` runs, once A's and C's calls are recorded done. The
+    keys each branch's tool was given, by branch, in the order it ran."""
     keys: dict[str, list[str]] = {}
-    crash = {"B"}
+    left = {"B": crashes}
 
     def pay_for(label: str):
         @effect
         def pay(idempotency_key: str) -> str:
             """Pay."""
             keys.setdefault(label, []).append(idempotency_key)
-            if label in crash:
-                crash.discard(label)
-                _wait_for_done(url, "c", 2)  # A's and C's calls are recorded done
+            if left.get(label):
+                left[label] -= 1
+                _wait_for_done(url, "c", 2)
                 raise _Crash
             return f"{label} paid."
 
@@ -135,7 +136,14 @@ def test_a_branch_calls_idempotency_key_is_stable_across_a_retry_and_differs_by_
     def model(name: str) -> ScriptedChatModel:
         return models["desk"] if name == "desk" else ScriptedChatModel(respond=answer)
 
-    swarm = Swarm(chat_model=model)
+    return desk, Swarm(chat_model=model), keys
+
+
+def test_a_branch_calls_idempotency_key_is_stable_across_a_retry_and_differs_by_branch(tmp_path):
+    """Each branch's call gets its own key though all are ``call_0``, and B's call, crashed
+    and run again after its retry, gets the same key both times."""
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    desk, swarm, keys = _crashing_fan_out(url, crashes=1)
     with pytest.raises(_Crash):
         Session("c", url=url).run(swarm, desk, "pay all", turn_id="t-1")
     assert Session("c", url=url).unfinished == ["t-1"]
@@ -148,3 +156,26 @@ def test_a_branch_calls_idempotency_key_is_stable_across_a_retry_and_differs_by_
     firsts = {label: runs[0] for label, runs in keys.items()}
     assert len(set(firsts.values())) == 3  # one call id, three branches: three keys
     assert all(len(set(runs)) == 1 for runs in keys.values())
+
+
+def test_a_branch_call_approved_again_that_crashes_again_is_in_doubt_again(tmp_path):
+    """The operator's run that approves B's call in doubt dies inside it too: that turn is
+    unfinished, its retry finds the second attempt in doubt, and a reason answers it."""
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    desk, swarm, keys = _crashing_fan_out(url, crashes=2)
+    with pytest.raises(_Crash):
+        Session("c", url=url).run(swarm, desk, "pay all", turn_id="t-1")
+    [doubt] = Session("c", url=url).run(swarm, desk, turn_id="t-1").pending
+    with pytest.raises(_Crash):
+        Session("c", url=url).run(swarm, desk, approvals={doubt.id: True}, turn_id="t-2")
+    assert Session("c", url=url).unfinished == ["t-2"]
+    [again] = Session("c", url=url).run(swarm, desk, turn_id="t-2").pending
+    assert (again.agent, again.in_doubt) == ("B", True)
+    done = Session("c", url=url).run(swarm, desk, approvals={again.id: "B paid (found)."})
+    assert json.loads(done.messages[0]["content"]) == {"A": "Done.", "B": "Done.", "C": "Done."}
+    b_messages = done.branches[1]["messages"]
+    assert [m["content"] for m in b_messages if m["role"] == "tool"] == ["B paid (found)."]
+    assert [len(keys[label]) for label in "ABC"] == [1, 2, 1] and len(set(keys["B"])) == 1
+    stored = Session("c", url=url)
+    assert stored.pending == [] and stored.unfinished == []
+    assert [m.type for m in stored.messages] == ["human", "ai", "tool", "ai"]
