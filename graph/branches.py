@@ -263,7 +263,7 @@ class FanOut:
         base = _open_until_joined(turn, fan_ids)
         tasks = _tasks(self.runtime, plan, calls, base, context, control)
         if control.effects is not None and current_branch() is None:
-            _track(control, plan, base, context, tasks, [])
+            _track(self.runtime, control, plan, (base, context), tasks, [])
         sends = [Send(BRANCH_NODE, task) for task in tasks]
         control.ledger.fanned_out(agent.name, ", ".join(c.tool for c in calls), plan["labels"])
         with fan_out_run(control).lock:
@@ -724,7 +724,8 @@ def branch_records(control: RunControl) -> list[dict[str, Any]]:
     ``"stopped"`` by a budget or ``max_turns``, ``"failed"``, ``"refused"`` by its agent's entry
     check), ``answer``, ``error``,
     ``messages`` (the branch's own), ``context_variables`` (where it left them),
-    ``active_agent``; and what resuming a paused fan-out needs (``plan``, ``index``...).
+    ``active_agent``; and what resuming a paused fan-out needs (``plan``, ``index``...,
+    ``message_ids``: the ids of ``messages``, by which effect calls are named).
     """
     with fan_out_run(control).lock:
         records = list(fan_out_run(control).branches)
@@ -866,7 +867,7 @@ def resume_fan_out(
     tasks = resumed_tasks(plan, tasks, history)
     if control.effects is not None:
         top = [dict(r) for r in records if "/" not in str(r.get("branch", ""))]
-        _track(control, plan, list(history), dict(context or {}), tasks, top)
+        _track(runtime, control, plan, (list(history), dict(context or {})), tasks, top)
     fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
     fan_out_run(control).resumed = (plan, done)
     fan_out_run(control).fan_outs.append(plan["id"])
@@ -881,23 +882,27 @@ def resume_fan_out(
 
 # -- effect calls inside branches: what a retry after a crash picks up --------------------------
 def _track(
+    runtime: GraphRuntime,
     control: RunControl,
     plan: FanOutPlan,
-    base: list[BaseMessage],
-    context: dict[str, Any],
+    start: tuple[list[BaseMessage], dict[str, Any]],
     tasks: list[BranchTask],
     records: list[dict[str, Any]],
 ) -> None:
-    """Note where a top-level fan-out started, and a resumable record of each branch: ``records``
-    (a resumed fan-out's, the answered ones included), else each task as it starts."""
+    """Note where a top-level fan-out started (the main messages and context ``start``), and a
+    resumable record of each branch: ``records`` (a resumed fan-out's, answered ones too),
+    else the task as it starts."""
     kept: dict[int, dict[str, Any]] = {int(r["index"]): r for r in records}
     for task in tasks:
         if task["index"] not in kept:
+            name = runtime.agent_for(task["agent"], control).name
             own = task["messages"][task["start"] :]
-            kept[task["index"]] = _branch_record(task, own, task["context_variables"], "", None)
+            kept[task["index"]] = _branch_record(
+                task, own, task["context_variables"], start=name, active=name
+            )
     run = fan_out_run(control)
     with run.lock:
-        run.started[plan["id"]] = (base, copy.deepcopy(context), plan["agent"])
+        run.started[plan["id"]] = (start[0], copy.deepcopy(start[1]), plan["agent"])
         run.progress[plan["id"]] = kept
 
 
@@ -905,25 +910,29 @@ def _branch_record(
     task: BranchTask,
     own: Sequence[BaseMessage],
     context: dict[str, Any],
-    active_agent: str,
-    active_key: str | None,
+    *,
+    start: str,
+    active: str,
+    active_key: str | None = None,
+    trail: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """A branch that waits to go on from ``own`` (its messages so far), as
-    :func:`resume_from_records` reads it."""
+    """A branch that waits to go on from ``own`` (its messages so far), with the agent it
+    started with (``start``) and the one that holds it (``active``, state key ``active_key``),
+    as :func:`resume_from_records` reads it."""
     record = {
         "branch": task["label"],
-        "agent": active_agent,
+        "agent": start,
         "status": "waiting",
         "answer": None,
         "error": None,
         "context_variables": copy.deepcopy(context),
-        "active_agent": active_agent,
+        "active_agent": active,
         "plan": task["plan"],
         "index": task["index"],
         "task": task["task"],
         "handoff": task["handoff"],
         "active_key": active_key or task["active_agent"],
-        "handoff_trail": list(task["handoff_trail"]),
+        "handoff_trail": list(task["handoff_trail"] if trail is None else trail),
         "start_key": task["agent"],
     }
     return _resumable(record, own)
@@ -959,8 +968,10 @@ def progress_of(
 
     def record(messages: list[BaseMessage], now: dict[str, Any]) -> FanOutSoFar | None:
         own = messages[task["start"] :]
-        entry = _branch_record(task, own, now, turn.agent.name, active_key)
-        entry["agent"], entry["handoff_trail"] = start_name, trail
+        active = turn.agent.name
+        entry = _branch_record(
+            task, own, now, start=start_name, active=active, active_key=active_key, trail=trail
+        )
         with run.lock:
             run.progress[plan_id][task["index"]] = entry
         return FanOutSoFar(base, context, runtime.agent_for(fanned, control), branches)
