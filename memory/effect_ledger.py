@@ -18,6 +18,11 @@ record                   written                       holds
                                                        (put-if-absent: the first wins)
 =======================  ============================  ===================================
 
+A call inside a parallel branch writes the same two records; its turn entry holds the main
+conversation up to the fan-out and ``branches``, every branch's resumable record (graph/
+branches.py ``progress_of``), from which a retry resumes the fan-out (``resume_branches`` in
+:mod:`~swarmgraph.memory.fan_out_resume`).
+
 ``<call>`` is the tool call id at the id of the assistant message that asked for it. Every
 write is conditional on the version this turn last read or wrote, so the turn's final save
 still sees, and merges, what other turns saved meanwhile; a run that finds its turn taken over
@@ -265,10 +270,10 @@ class TurnLedger:
         return None
 
     def _branch_call(self, call: EffectCall) -> EffectOutcome | None:
-        """A call inside a parallel branch: recorded started (never run twice for one call),
-        but the turn's open entry keeps the main conversation's progress (the branch's own
-        messages are not the turn's). A crash inside a branch is not resumed from there: the
-        retry asks the model again (docs/storage.md, "Durability", the limits)."""
+        """A call inside a nested fan-out (a branch's branch), which ``progress_of`` does not
+        follow: recorded started (never run twice under one name), the turn's open entry left
+        as it is. A crash there is not resumed from the inner branches: the retry runs the
+        outer branch again (docs/parallel.md, "Effects inside branches after a crash")."""
         from ..graph.effects import EffectOutcome
 
         started = {**EffectOutcome("started", attempt=call.attempt).as_record()}
