@@ -271,7 +271,7 @@ class TurnLedger:
 
     def _branch_call(self, call: EffectCall) -> EffectOutcome | None:
         """A call inside a nested fan-out (a branch's branch), which ``progress_of`` does not
-        follow: recorded started (never run twice under one name), the turn's open entry left
+        follow, or whose branch records JSON cannot hold: recorded started (never run twice under one name), the turn's open entry left
         as it is. A crash there is not resumed from the inner branches: the retry runs the
         outer branch again (docs/parallel.md, "Effects inside branches after a crash")."""
         from ..graph.effects import EffectOutcome
