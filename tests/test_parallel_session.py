@@ -179,3 +179,31 @@ def test_a_branch_call_approved_again_that_crashes_again_is_in_doubt_again(tmp_p
     stored = Session("c", url=url)
     assert stored.pending == [] and stored.unfinished == []
     assert [m.type for m in stored.messages] == ["human", "ai", "tool", "ai"]
+
+
+def test_two_calls_of_one_branch_numbered_alike_get_two_keys_and_both_run(tmp_path):
+    """A branch whose model numbers every reply's call ``call_0``: its two calls are two
+    effects (each run once, each its own key), not one call answered twice."""
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    keys: list[str] = []
+
+    @effect
+    def pay(order_id: int, idempotency_key: str) -> str:
+        """Pay."""
+        keys.append(idempotency_key)
+        return f"Paid order {order_id}."
+
+    def answer(messages: list) -> object:
+        paid = [m for m in messages if m.type == "tool" and m.name == "pay"]
+        if len(paid) < 2:
+            return scripted_tool_call("pay", {"order_id": len(paid) + 1}, id="call_0")
+        return "Paid both."
+
+    billing = Agent(name="Billing", model="billing", functions=[pay])
+    desk, models = desk_with([billing, Agent(name="Tech", model="tech")])
+    models = {**models, "billing": ScriptedChatModel(respond=answer),
+              "tech": ScriptedChatModel(["Router fine."])}  # fmt: skip
+    response = Session("c", url=url).run(swarm_of(models), desk, "pay 1 and 2")
+    tools = [m["content"] for m in response.branches[0]["messages"] if m["role"] == "tool"]
+    assert tools == ["Paid order 1.", "Paid order 2."]
+    assert len(keys) == 2 and len(set(keys)) == 2
