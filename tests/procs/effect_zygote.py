@@ -20,7 +20,8 @@ Commands:
   is counted in the ``runs`` table first. ``B`` waits until ``A`` and ``C`` are recorded done,
   then the child SIGKILLs itself at ``kill``: ``before``, ``inside``, ``after`` (as above, in
   ``B``), ``early`` (in ``B``'s tool at once, the other branches wherever they are),
-  ``commit`` (joined, the desk's model writing its answer) or ``committed``.
+  ``commit`` (joined, the desk's model writing its answer) or ``committed``; ``<point>/arun``:
+  the same under ``Session.arun`` (async tools, the branches as asyncio tasks).
 * ``{"do": "race", "url", "cid", "call", "decisions": [d1, d2], "at", "payments", "out"}``: two
   children answer the pending approval ``call`` at the same moment (``at``, a wall-clock
   time), each with its decision; each writes what happened to ``out``-<i>.json.
@@ -28,6 +29,7 @@ Commands:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -88,29 +90,48 @@ def count_run(payments: str, order: int, key: str) -> None:
         conn.close()
 
 
-def fan_desk(payments: str, kill: str | None = None, done: Any = None) -> tuple[Agent, Swarm]:
+def fan_desk(
+    payments: str, kill: str | None = None, done: Any = None, *, asynchronous: bool = False
+) -> tuple[Agent, Swarm]:
     """The desk of the ``fan`` command and a swarm of offline scripted models: the desk fans
     out to A, B, C; each branch pays its order, then answers. ``done``: label -> Event, set
-    once that branch's call is recorded done (B waits for A's and C's before it dies)."""
+    once that branch's call is recorded done (B waits for A's and C's before it dies).
+    ``asynchronous``: async tools (under ``arun`` B must not block the loop while it waits)."""
+
+    def start(label: str, order_id: int, key: str) -> bool:
+        """Count the run; whether B waits for A and C before going on."""
+        count_run(payments, order_id, key)
+        if label == "B" and kill == "early":
+            die()
+        return label == "B" and kill in ("before", "inside", "after")
+
+    def finish(label: str, order_id: int, key: str) -> str:
+        if label == "B" and kill == "before":
+            die()
+        record_payment(payments, order_id, key)
+        if label == "B" and kill == "inside":
+            die()
+        return f"Paid order {order_id}."
 
     def pay_tool(label: str):
         @effect
         def pay(order_id: int, idempotency_key: str) -> str:
             """Pay out a refund for an order."""
-            count_run(payments, order_id, idempotency_key)
-            if label == "B" and kill == "early":
-                die()
-            if label == "B" and kill in ("before", "inside", "after"):
+            if start(label, order_id, idempotency_key):
                 for other in ("A", "C"):
                     done[other].wait(60)
-                if kill == "before":
-                    die()
-            record_payment(payments, order_id, idempotency_key)
-            if label == "B" and kill == "inside":
-                die()
-            return f"Paid order {order_id}."
+            return finish(label, order_id, idempotency_key)
 
-        return pay
+        @effect
+        async def apay(order_id: int, idempotency_key: str) -> str:
+            """Pay out a refund for an order."""
+            if start(label, order_id, idempotency_key):
+                for other in ("A", "C"):
+                    await asyncio.to_thread(done[other].wait, 60)
+            return finish(label, order_id, idempotency_key)
+
+        apay.__name__ = "pay"
+        return apay if asynchronous else pay
 
     branches = [Agent(name=label, model=label, functions=[pay_tool(label)]) for label in LABELS]
 
@@ -143,7 +164,7 @@ def fan_desk(payments: str, kill: str | None = None, done: Any = None) -> tuple[
 
 
 def fan(command: dict[str, Any]) -> None:
-    kill = command["kill"]
+    kill, _, driver = command["kill"].partition("/")  # "before/arun": under Session.arun
     done = {label: threading.Event() for label in LABELS}
     recorded = TurnLedger.after
 
@@ -154,9 +175,13 @@ def fan(command: dict[str, Any]) -> None:
         done[call.call_id[len("pay-") :]].set()
 
     TurnLedger.after = after  # type: ignore[method-assign]
-    desk, swarm = fan_desk(command["payments"], kill, done)
+    desk, swarm = fan_desk(command["payments"], kill, done, asynchronous=driver == "arun")
     session = Session(command["cid"], url=command["url"])
-    session.run(swarm, desk, f"refund order {command['order']}", turn_id=command["turn"])
+    asked = f"refund order {command['order']}"
+    if driver == "arun":
+        asyncio.run(session.arun(swarm, desk, asked, turn_id=command["turn"]))
+    else:
+        session.run(swarm, desk, asked, turn_id=command["turn"])
     if kill == "committed":
         die()
 
