@@ -271,9 +271,10 @@ class TurnLedger:
 
     def _branch_call(self, call: EffectCall) -> EffectOutcome | None:
         """A call inside a nested fan-out (a branch's branch), which ``progress_of`` does not
-        follow, or whose branch records JSON cannot hold: recorded started (never run twice under one name), the turn's open entry left
-        as it is. A crash there is not resumed from the inner branches: the retry runs the
-        outer branch again (docs/parallel.md, "Effects inside branches after a crash")."""
+        follow, or whose branch records JSON cannot hold: recorded started (never run twice
+        under one name), the turn's open entry left as it is. A crash there is not resumed:
+        the retry asks the models again, and the calls they make are new effects
+        (docs/parallel.md, "Effects inside branches after a crash", the limits)."""
         from ..graph.effects import EffectOutcome
 
         started = {**EffectOutcome("started", attempt=call.attempt).as_record()}
