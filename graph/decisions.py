@@ -56,7 +56,7 @@ from .effects import (
 from .guardrails import screen_decisions
 from .run_control import RunControl
 from .runtime import GraphRuntime
-from .state import SwarmState
+from .state import SwarmState, current_branch
 from .types import Agent
 
 if TYPE_CHECKING:
@@ -207,12 +207,19 @@ def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffect
             history = messages[:index]
             break
     control = turn.control
+    progress = None
+    if "fan_out" in control.features and current_branch() is not None:
+        # A call inside a branch records where the fan-out is, for a retry after a crash.
+        from .branches import progress_of
+
+        progress = progress_of(runtime, turn)
     return RunEffects(
         turn.ledger,
         reply,
         history,
         turn.agent,
         resolve=lambda name: runtime.agent_named(name, control),
+        progress=progress,
     )
 
 

@@ -186,7 +186,9 @@ class PreparedRun(AbstractContextManager):
         if request.branches:  # a fan-out that paused for approval goes on
             from .branches import resume_fan_out
 
-            paused = resume_fan_out(runtime, history, request.branches, control)
+            paused = resume_fan_out(
+                runtime, history, request.branches, control, request.context_variables
+            )
         if request.approvals is not None:
             from .decisions import checked_approvals
 

@@ -97,6 +97,10 @@ def resume_open(turn: Any, stored: dict[str, Any], run_kwargs: dict[str, Any]) -
     turn.agent, turn.rank = stored.get("agent"), int(stored.get("rank", 0))
     turn.resumed, turn.taken_from = True, stored
     run_kwargs.pop("approvals", None)
+    if stored.get("branches"):  # it died inside parallel branches: they go on from there
+        from .fan_out_resume import resume_branches
+
+        resume_branches(turn, stored, run_kwargs)
 
 
 def whole(turn: TurnState, response: Response) -> Response:
