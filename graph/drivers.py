@@ -8,6 +8,13 @@ awaits (``ainvoke``, async tools and guardrails, ``asyncio.to_thread`` for sync 
 to the step is made once: the two paths differ only in this module (the pattern of httpx's
 shared client logic, and of a sans-IO protocol handing its I/O to the caller).
 
+A ``Session`` turn (memory/session.py) is one body the same way, in the other shape: a
+generator that yields each :class:`Step` that waits (a storage read or write, the model run)
+and gets its result back; :func:`run_steps` performs the steps in this thread
+(``Session.run``), :func:`arun_steps` from async code (``Session.arun``: the model awaited,
+storage in a thread). An error a step raises is thrown back into the turn where it yielded
+that step, so the turn's own ``try`` sees it.
+
 Example:
     >>> async def body(io: Driver) -> str:
     ...     return await io.call_tool(lambda name: f"hi {name}", {"name": "Ming"})
@@ -16,19 +23,24 @@ Example:
     >>> import asyncio
     >>> asyncio.run(body(ASYNC))
     'hi Ming'
+    >>> def turn():
+    ...     loaded = yield Step(len, ("abc",))
+    ...     return loaded * 2
+    >>> run_steps(turn()), asyncio.run(arun_steps(turn()))
+    (6, 6)
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable, RunnableConfig
 
-__all__ = ["ASYNC", "SYNC", "AsyncDriver", "Driver", "drive"]
+__all__ = ["ASYNC", "SYNC", "AsyncDriver", "Driver", "Step", "arun_steps", "drive", "run_steps"]
 
 T = TypeVar("T")
 
@@ -114,3 +126,47 @@ def _run_coroutine(awaitable: Any) -> Any:
 
 async def _await(awaitable: Any) -> Any:
     return await awaitable
+
+
+# -- a generator body: a Session turn ---------------------------------------------------------
+class Step(NamedTuple):
+    """One step of a turn that waits: ``call(*args, **kwargs)``, or for ``arun`` ``await
+    aio(*args, **kwargs)`` when given (else the call, in a thread)."""
+
+    call: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    aio: Callable[..., Awaitable[Any]] | None = None
+    kwargs: Mapping[str, Any] = {}  # never mutated: spread into the call
+
+
+def run_steps(turn: Generator[Step, Any, T]) -> T:
+    """Drive a turn's steps in this thread."""
+    try:
+        step = next(turn)
+        while True:
+            try:
+                done = step.call(*step.args, **step.kwargs)
+            except BaseException as error:  # the turn sees it where it yielded the step
+                step = turn.throw(error)
+            else:
+                step = turn.send(done)
+    except StopIteration as finished:
+        return finished.value
+
+
+async def arun_steps(turn: Generator[Step, Any, T]) -> T:
+    """Drive a turn's steps from async code: storage in a thread, the model awaited."""
+    try:
+        step = next(turn)
+        while True:
+            try:
+                if step.aio is not None:
+                    done = await step.aio(*step.args, **step.kwargs)
+                else:
+                    done = await asyncio.to_thread(step.call, *step.args, **step.kwargs)
+            except BaseException as error:  # the turn sees it where it yielded the step
+                step = turn.throw(error)
+            else:
+                step = turn.send(done)
+    except StopIteration as finished:
+        return finished.value

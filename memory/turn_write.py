@@ -22,7 +22,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from .context_merge import MergeRule, rebase
 from .store import Record, TurnWrite
 from .turn_context import merge_rules, stored_form
-from .turn_index import done_entry, done_meta, legacy_records, turn_record
+from .turn_index import LEGACY_LOG, done_entry, done_meta, legacy_records, turn_record
 
 if TYPE_CHECKING:
     from ..graph.swarm import Swarm
@@ -128,7 +128,8 @@ class SavedTurn:
         )
         rank = None if self.context is None else self.rank if self.agent is not None else 0
         meta = done_meta(meta, turn.turn_id, rank)
-        records = legacy_records(latest, but=turn.turn_id)
+        # A conversation an earlier version stored: its logged turn ids become records now.
+        records = legacy_records(latest, but=turn.turn_id) if LEGACY_LOG in latest.meta else []
         records.append(turn_record(turn.turn_id, entry, first=not turn.opened and not turn.resumed))
         if response.branches or turn.resumes_fan_out:  # only a run that fanned out
             from .fan_out_resume import fan_out_records

@@ -24,6 +24,7 @@ from ..chat_history import StoredChatHistory
 from ..context_json import DEFAULT_SIZE_LIMIT
 from ..context_store import ContextStore
 from ..ids import check_conversation_id
+from ..per_process import also_forget
 from ..store import ConversationStore
 from ..urls import redact_url, url_scheme
 
@@ -102,7 +103,8 @@ _stores: dict[tuple[int, str, int | None, str], ConversationStore] = {}
 
 def forget_stores() -> None:
     """Forget every store :func:`open_store` opened (the next open makes a new one): what
-    closing an engine or a pool calls, so no store outlives the connection it was opened on.
+    closing an engine or dropping a pool does too (:func:`~swarmgraph.memory.per_process.
+    also_forget`), so no store outlives the connection it was opened on.
 
     Example:
         >>> first = open_store("memory://doctest-forget")
@@ -146,3 +148,6 @@ def open_context_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT)
         (1, {'order_id': 7})
     """
     return ContextStore(open_store(url, size_limit=size_limit))
+
+
+also_forget(forget_stores)

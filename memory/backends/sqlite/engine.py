@@ -131,7 +131,6 @@ def dispose_engine(path: str | Path) -> None:
     as a fresh process would)."""
     engine = _engines.discard(os.path.abspath(os.fspath(path)))
     if engine is not None:
-        _forget_stores()
         engine.dispose()
 
 
@@ -161,16 +160,7 @@ def close_all() -> None:
                 raw.close()
         with suppress(Exception):
             _engines.discard(path)
-            _forget_stores()
             engine.dispose()  # the last connection closed: SQLite removes the -wal file
-
-
-def _forget_stores() -> None:
-    """Stores opened on a forgotten engine are forgotten too (the registry's cache): the next
-    ``open_store`` opens the file anew, as a fresh process would."""
-    from .. import forget_stores
-
-    forget_stores()
 
 
 atexit.register(close_all)

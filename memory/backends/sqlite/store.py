@@ -296,7 +296,7 @@ class SQLiteStore(StoreBase):
 
     @staticmethod
     def _column(conn: Connection, sql: str, **params: Any) -> list[str | bytes]:
-        return [row[0] for row in conn.execute(text(sql), params)]
+        return list(conn.execute(text(sql), params).scalars())
 
     def _last(self, conn: Connection, cid: str, limit: int) -> list[str | bytes]:
         if limit == 0:
