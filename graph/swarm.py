@@ -347,7 +347,10 @@ def records_effects(swarm: Any, *agents: Any) -> bool:
     """
     if not isinstance(swarm, Swarm):
         return True
-    return any(not isinstance(a, Agent) or swarm._topology(a).decides for a in agents)
+    for agent in agents:  # noqa: SIM110 (a loop: no generator frame on every Session turn)
+        if not isinstance(agent, Agent) or swarm._topology(agent).decides:
+            return True
+    return False
 
 
 def _member(agent: Any) -> Agent:

@@ -22,7 +22,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from .context_merge import MergeRule, rebase
 from .store import Record, TurnWrite
 from .turn_context import merge_rules, stored_form
-from .turn_index import LEGACY_LOG, done_entry, done_meta, legacy_records, turn_record
+from .turn_index import LEGACY_LOG, TURN, done_entry, done_meta, legacy_records
 
 if TYPE_CHECKING:
     from ..graph.swarm import Swarm
@@ -130,7 +130,11 @@ class SavedTurn:
         meta = done_meta(meta, turn.turn_id, rank)
         # A conversation an earlier version stored: its logged turn ids become records now.
         records = legacy_records(latest, but=turn.turn_id) if LEGACY_LOG in latest.meta else []
-        records.append(turn_record(turn.turn_id, entry, first=not turn.opened and not turn.resumed))
+        # A run claiming a new turn id puts its entry only if absent (turn_index.turn_record):
+        # if another run of the same id got there first, this save fails with RecordExists.
+        records.append(
+            Record(TURN, turn.turn_id, entry, if_absent=not turn.opened and not turn.resumed)
+        )
         if response.branches or turn.resumes_fan_out:  # only a run that fanned out
             from .fan_out_resume import fan_out_records
 

@@ -262,7 +262,15 @@ class SQLiteStore(StoreBase):
         with self.engine.connect() as conn:  # one read transaction: a consistent snapshot
             row = conn.execute(text(self._load_sql), params).first()
             count = None if row is None or row[4] is None else int(row[4])
-            found = self._wanted(conn, cid, records) if records else {}
+            found = {}
+            try:  # the records asked for, each by its key
+                for kind, key in records:
+                    value = conn.execute(text(RECORD_SQL), {"cid": cid, "kind": kind, "key": key})
+                    if (stored := value.scalar()) is not None:
+                        found[(kind, key)] = stored
+            except OperationalError as error:
+                if f"no such table: {RECORDS}" not in str(error):  # an older file, read-only
+                    raise
             if window.last is not None:
                 return _snapshot(row, self._last(conn, cid, window.last), None, count, found)
             if not window.start:
@@ -277,22 +285,6 @@ class SQLiteStore(StoreBase):
     @staticmethod
     def _counted(conn: Connection, cid: str) -> int:
         return int(conn.execute(text(COUNT_SQL), {"sid": cid}).scalar_one())
-
-    def _wanted(
-        self, conn: Connection, cid: str, records: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], str]:
-        found = {}
-        try:
-            for kind, key in records:
-                value = conn.execute(
-                    text(RECORD_SQL), {"cid": cid, "kind": kind, "key": key}
-                ).scalar()
-                if value is not None:
-                    found[(kind, key)] = value
-        except OperationalError as error:
-            if f"no such table: {RECORDS}" not in str(error):  # an older file, opened read-only
-                raise
-        return found
 
     @staticmethod
     def _column(conn: Connection, sql: str, **params: Any) -> list[str | bytes]:
