@@ -105,6 +105,21 @@ def handoff_section(h: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     ]
     for name, why in h.get("missing", {}).items():
         lines += [f"- {name}: {why}", ""]
+    if h.get("features"):  # each feature's cost on its own (benchmarks/handoff.py ours_with)
+        lines += [
+            "Each feature's cost on its own: the same handoff through `Swarm.run` with one "
+            "feature switched on, measured in the same interleaved batches as the plain run "
+            "(a plain run pays for none of them):",
+            "",
+            *_table(
+                ["feature", "median µs", "x plain Swarm.run"],
+                [
+                    [f, f"{c['ours + ' + f]['median'] * 1e6:,.0f}", f"{r:.3f}"]
+                    for f, r in h["features"].items()
+                ],
+            ),
+            "",
+        ]
     if "profile" in h:
         lines += [
             "Where one `Swarm.run` handoff's time goes (cProfile own time, "
