@@ -73,6 +73,10 @@ class Driver:
         for values in app.stream(state, config, stream_mode="values"):
             seen(values)
 
+    async def perform(self, step: Step) -> Any:
+        """A Session turn's step (:class:`Step`): its call, here."""
+        return step.call(*step.args, **step.kwargs)
+
 
 class AsyncDriver(Driver):
     """The async driver: ``ainvoke``, async tools and guardrails awaited, sync store round
@@ -98,6 +102,11 @@ class AsyncDriver(Driver):
     ) -> None:
         async for values in app.astream(state, config, stream_mode="values"):
             seen(values)
+
+    async def perform(self, step: Step) -> Any:
+        if step.aio is not None:
+            return await step.aio(*step.args, **step.kwargs)
+        return await asyncio.to_thread(step.call, *step.args, **step.kwargs)
 
 
 SYNC = Driver()
@@ -141,30 +150,23 @@ class Step(NamedTuple):
 
 def run_steps(turn: Generator[Step, Any, T]) -> T:
     """Drive a turn's steps in this thread."""
-    try:
-        step = next(turn)
-        while True:
-            try:
-                done = step.call(*step.args, **step.kwargs)
-            except BaseException as error:  # the turn sees it where it yielded the step
-                step = turn.throw(error)
-            else:
-                step = turn.send(done)
-    except StopIteration as finished:
-        return finished.value
+    return drive(_steps(turn, SYNC))
 
 
 async def arun_steps(turn: Generator[Step, Any, T]) -> T:
     """Drive a turn's steps from async code: storage in a thread, the model awaited."""
+    return await _steps(turn, ASYNC)
+
+
+async def _steps(turn: Generator[Step, Any, T], io: Driver) -> T:
+    """The one loop of both: each step ``io`` performs, its result sent back into the turn
+    (or its error thrown in where the turn yielded the step, so the turn's ``try`` sees it)."""
     try:
         step = next(turn)
         while True:
             try:
-                if step.aio is not None:
-                    done = await step.aio(*step.args, **step.kwargs)
-                else:
-                    done = await asyncio.to_thread(step.call, *step.args, **step.kwargs)
-            except BaseException as error:  # the turn sees it where it yielded the step
+                done = await io.perform(step)
+            except BaseException as error:
                 step = turn.throw(error)
             else:
                 step = turn.send(done)

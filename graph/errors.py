@@ -39,8 +39,9 @@ class SwarmError(SwarmgraphError, RuntimeError):
     ``response`` holds what the run produced before it stopped (a ``Response``),
     so nothing the model or the tools already did is lost.
 
-    An error with fields is a dataclass (:data:`_fields`): the fields are declared once, and
-    its ``__post_init__`` only words the message.
+    An error with fields is a dataclass (identity equality and hashing, as any exception: a
+    dataclass's field equality would make it unhashable; the exception's own repr): the
+    fields are declared once, and its ``__post_init__`` only words the message.
     """
 
     response: Any = None
@@ -49,12 +50,7 @@ class SwarmError(SwarmgraphError, RuntimeError):
     unsaved: Any = None
 
 
-#: The decorator of an error with fields: identity equality and hashing, as any exception
-#: (a dataclass's field equality would make it unhashable), and the exception's own repr.
-_fields = dataclass(eq=False, repr=False)
-
-
-@_fields
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class HandoffLoopError(SwarmError):
     """Agents kept handing the conversation to each other without anyone replying."""
 
@@ -71,7 +67,7 @@ class HandoffLoopError(SwarmError):
         )
 
 
-@_fields
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class StepLimitError(SwarmError):
     """A run took LangGraph's whole step budget (``recursion_limit``) without a final answer.
 
@@ -148,7 +144,7 @@ class ScriptExhaustedError(SwarmgraphError, RuntimeError):
     """The model was called more times than it had scripted replies (and has no ``respond``)."""
 
 
-@_fields
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class BudgetExceeded(SwarmError):
     """A :class:`~swarmgraph.graph.budget.Budget` limit would be passed by the next step.
 
@@ -169,7 +165,7 @@ class BudgetExceeded(SwarmError):
         )
 
 
-@_fields
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class ApprovalAlreadyDecided(SwarmError):
     """A decision about a pending tool call came second: the call was decided already (in
     this process or another, by this turn id or another), and the first decision stands.
@@ -220,7 +216,7 @@ class ContextSchemaWarning(SwarmgraphWarning):
     context was stored): the keys dropped or reset are named."""
 
 
-@_fields
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class GuardrailTripped(SwarmError):
     """A guardrail refused: an agent's input guardrail when it was about to take the
     conversation (its model was never called), or its output guardrail on its final answer.
@@ -293,7 +289,7 @@ class ContextConflict(SwarmError):
         )
 
 
-@_fields
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class BranchFailed(SwarmError):
     """A parallel branch raised: the run stops at the join, once every other branch is done.
 

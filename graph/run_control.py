@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -82,7 +83,8 @@ class Books:
     @property
     def usage(self) -> dict[str, Any]:
         """``Response.usage``: the totals plus ``by_agent`` (copies)."""
-        return {**self.totals, "by_agent": {k: dict(v) for k, v in self.by_agent.items()}}
+        by_agent = self.by_agent  # each agent's counts copied (by map: no comprehension frame)
+        return {**self.totals, "by_agent": dict(zip(by_agent, map(dict, by_agent.values())))}
 
     # -- checks: without a budget every step is admitted -------------------------------
     def before_model(self, agent: str, prompt: Sequence[BaseMessage]) -> BudgetExceeded | None:
@@ -107,7 +109,7 @@ class Books:
             "name": model,
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
-            "tool_calls": [c["name"] for c in tool_calls],
+            "tool_calls": list(map(itemgetter("name"), tool_calls)),
         }
         counts = {"model_calls": 1, "input_tokens": input_tokens, "output_tokens": output_tokens}
         self._book(agent, entry, counts)
