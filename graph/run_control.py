@@ -84,7 +84,8 @@ class Books:
     def usage(self) -> dict[str, Any]:
         """``Response.usage``: the totals plus ``by_agent`` (copies)."""
         by_agent = self.by_agent  # each agent's counts copied (by map: no comprehension frame)
-        return {**self.totals, "by_agent": dict(zip(by_agent, map(dict, by_agent.values())))}
+        copies = dict(zip(by_agent, map(dict, by_agent.values()), strict=True))
+        return {**self.totals, "by_agent": copies}
 
     # -- checks: without a budget every step is admitted -------------------------------
     def before_model(self, agent: str, prompt: Sequence[BaseMessage]) -> BudgetExceeded | None:

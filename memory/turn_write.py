@@ -96,13 +96,16 @@ def new_messages(message: MessageInput | None) -> list[BaseMessage]:
 @dataclass
 class SavedTurn:
     """What a turn's save writes, worked out once before its first try: the messages, the
-    context in its stored form, the active agent and its rank, the long-term outbox."""
+    context in its stored form (``None``: keep the stored one; ``same``: the run left it as it
+    was given and stored, so there is nothing to encode or rebase), the active agent and its
+    rank, the long-term outbox."""
 
     messages: list[BaseMessage]
     context: dict | None
     agent: str | None
     rank: int
     outbox: Record | None
+    same: bool = False
 
     def write(
         self,
@@ -126,7 +129,8 @@ class SavedTurn:
             agent=getattr(response.agent, "name", None),
             rank=self.rank,
         )
-        rank = None if self.context is None else self.rank if self.agent is not None else 0
+        kept = self.context is not None or self.same  # the context half is stored
+        rank = None if not kept else self.rank if self.agent is not None else 0
         meta = done_meta(meta, turn.turn_id, rank)
         # A conversation an earlier version stored: its logged turn ids become records now.
         records = legacy_records(latest, but=turn.turn_id) if LEGACY_LOG in latest.meta else []
@@ -174,10 +178,14 @@ def saved_turn(
     schema = getattr(swarm, "context_schema", None)
     if context is not None and schema is not None:  # stored as JSON-ready values
         context = schema.dump(context)
+    # A run that left the context as it was given, which is what is stored, writes none: the
+    # stored one stays (also when another turn changes it meanwhile: this one changed nothing
+    # a rebase would keep). Plain contexts only (a typed one is compared in its stored form).
+    same = schema is None and context is not None and context == turn.base == turn.latest.context
     agent = getattr(response.agent, "name", None) if keeps else None
     memory = getattr(turn, "memory", None)
     outbox = memory.outbox() if memory is not None else None
-    return SavedTurn(messages, context, agent, rank, outbox)
+    return SavedTurn(messages, None if same else context, agent, rank, outbox, same)
 
 
 def turn_usage(

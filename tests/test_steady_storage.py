@@ -96,3 +96,42 @@ def test_a_turn_gets_an_effect_ledger_only_when_a_tool_it_reaches_is_marked(tmp_
     assert list(open_store(url).records("c1", "effect"))  # the call was recorded
     again = Session("c1", url=url).run(swarm, clerk, "pay it", turn_id=retry_id)  # a retry
     assert paid == [7] and again.messages[-1]["content"] == "paid"  # replayed, not run again
+
+
+def test_a_turn_that_leaves_the_context_as_stored_writes_none_and_keeps_a_concurrent_change(
+    tmp_path,
+):
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    Session("c1", url=url).run(
+        Swarm(chat_model=ScriptedChatModel(["hi"])), Agent(name="A"), "hi", {"n": 1}
+    )
+
+    def bump() -> str:
+        """Another turn saves a new context while this one runs."""
+        Session("c1", url=url).run(
+            Swarm(chat_model=ScriptedChatModel(["ok"])), Agent(name="A"), "bump", {"n": 2}
+        )
+        return "bumped"
+
+    saves: list[Any] = []
+    store = open_store(url)
+    original = store.save
+
+    def noting(conversation_id: str, write: TurnWrite, **kwargs: Any) -> int:
+        saves.append(write)
+        return original(conversation_id, write, **kwargs)
+
+    store.save = noting  # type: ignore[method-assign]  # the real save, its writes noted
+    try:
+        model = ScriptedChatModel([scripted_tool_call("bump", id="b1"), "done"])
+        session = Session("c1", url=url)
+        response = session.run(Swarm(chat_model=model), Agent(name="A", functions=[bump]), "go")
+        assert response.context_variables == {"n": 1}  # what this run saw, and left alone
+        assert saves[-1].context is None  # nothing to encode: the stored context stays ...
+        assert session.context_variables == {"n": 2}  # ... and the other turn's change too
+        assert [m.content for m in session.messages][-2:] == ["bumped", "done"]
+        given = Session("c1", url=url)
+        given.run(Swarm(chat_model=ScriptedChatModel(["ok"])), Agent(name="A"), "set", {"n": 3})
+        assert saves[-1].context == {"n": 3} and given.context_variables == {"n": 3}  # written
+    finally:
+        del store.save
