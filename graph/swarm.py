@@ -154,15 +154,7 @@ class Swarm:
             start = self._starts.get(id(agent))
             if start is not None and start[0] is agent:
                 self._starts.move_to_end(id(agent))
-        if start is not None and start[0] is agent:
-            topology = start[1]
-            # Discovery read the tools' marks (``decides``): they hold while every agent's
-            # tools are the objects it read; a tool added since is read again.
-            functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
-            if len(functions) == len(topology.functions) and all(
-                map(is_, functions, topology.functions)
-            ):
-                return topology
+                return start[1]
         topology = find_topology([agent])
         for member in topology.agents.values():
             for func in member.tools:
@@ -206,7 +198,7 @@ class Swarm:
             agent = _member(agent)
         app, runtime, topology = self._prepare(agent)
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
-        if run.control.decides is None:  # the marks discovery read (the tools it read hold)
+        if run.control.decides is None and _marks_hold(topology):
             run.control.decides = topology.decides
         return run
 
@@ -347,10 +339,22 @@ def records_effects(swarm: Any, *agents: Any) -> bool:
     """
     if not isinstance(swarm, Swarm):
         return True
-    for agent in agents:  # noqa: SIM110 (a loop: no generator frame on every Session turn)
-        if not isinstance(agent, Agent) or swarm._topology(agent).decides:
+    for agent in agents:
+        if not isinstance(agent, Agent):
+            return True
+        topology = swarm._topology(agent)
+        if topology.decides or not _marks_hold(topology):  # a tool added since: read it
             return True
     return False
+
+
+def _marks_hold(topology: Topology) -> bool:
+    """Whether the marks discovery read (``Topology.decides``) still hold: every agent's
+    tools are the objects it read (a tool added since may be marked)."""
+    functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
+    return len(functions) == len(topology.functions) and all(
+        map(is_, functions, topology.functions)
+    )
 
 
 def _member(agent: Any) -> Agent:
