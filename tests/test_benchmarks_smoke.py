@@ -62,10 +62,12 @@ def test_handoff_reports_each_feature_on_its_own_against_the_plain_run():
     # Each row's run asserts its feature took part (the guardrail ran, the context was
     # validated, the view is what B's model saw...) and that it is still the two-call handoff.
     out = run_handoff(number=2, repeat=2)
-    assert set(out["features"]) == set(HANDOFF_FEATURES)
-    plain = out["contenders"]["ours: Swarm.run"]["median"]
-    for feature, ratio in out["features"].items():
-        assert ratio == pytest.approx(out["contenders"][f"ours + {feature}"]["median"] / plain)
+    features = out["features"]
+    assert set(features["ratios"]) == set(HANDOFF_FEATURES)
+    assert set(features["contenders"]) == {"plain", *HANDOFF_FEATURES}
+    plain = features["contenders"]["plain"]["median"]
+    for feature, ratio in features["ratios"].items():
+        assert ratio == pytest.approx(features["contenders"][feature]["median"] / plain)
     text = "\n".join(handoff_section(out, []))
     assert "Each feature's cost on its own" in text
     for feature in HANDOFF_FEATURES:
