@@ -65,7 +65,14 @@ if TYPE_CHECKING:
 #: ``AgentNode._admit``: narrow a reply to the calls that run now (graph/node.py).
 Admit = Callable[..., None]
 
-__all__ = ["asks_ledger", "checked_approvals", "decide", "decide_waiting", "effects_of"]
+__all__ = [
+    "asks_ledger",
+    "checked_approvals",
+    "decide",
+    "decide_waiting",
+    "effects_of",
+    "give_approvals",
+]
 
 
 def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit) -> bool:
@@ -122,11 +129,11 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit) 
     effects = effects_of(runtime, turn, held.reply)
     stored = cast("Mapping[str, EffectOutcome]", held.known)  # the ledger's own outcomes
     effects.known.update({effect_key(i, held.reply.id): o for i, o in stored.items()})
-    given = dict(control.approvals or {})
+    given = dict(control.features.get("approvals") or {})  # Swarm.run(approvals=), checked
     questions = _questions(held, effects, given)
     decisions = {**given, **_settled(ledger, questions, given)}
     missing = [p for p in held.pending if p.id not in decisions]
-    if missing and control.stop_for_approval:
+    if missing and control.swarm_run:
         # Several branches of a fan-out may each stop for one: keep every call.
         control.awaiting = [*(control.awaiting or []), *held.pending]
         return
@@ -214,6 +221,20 @@ def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffect
         turn.agent,
         resolve=lambda name: runtime.agent_named(name, control),
     )
+
+
+def give_approvals(
+    runtime: GraphRuntime,
+    agent: Agent,
+    history: Sequence[BaseMessage],
+    approvals: Mapping[str, bool | str],
+    control: RunControl,
+    paused: list[PendingApproval] | None = None,
+) -> None:
+    """``Swarm.run(approvals=)`` as this feature's state for the run
+    (``control.features["approvals"]``), checked first (:func:`checked_approvals`)."""
+    checked = checked_approvals(runtime, agent, history, approvals, control, paused)
+    control.features["approvals"] = checked
 
 
 def checked_approvals(

@@ -435,7 +435,7 @@ def stop(control: RunControl, trip: Trip) -> None:
     """End the run on ``trip``: ``Swarm.run`` raises it with the Response once the step is
     booked (``control.tripped``); the compiled graph raises it from the node now."""
     error = trip.error()
-    if not control.halt_on_trip:
+    if not control.swarm_run:
         raise error
     control.tripped = error
 
