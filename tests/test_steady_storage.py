@@ -135,3 +135,13 @@ def test_a_turn_that_leaves_the_context_as_stored_writes_none_and_keeps_a_concur
         assert saves[-1].context == {"n": 3} and given.context_variables == {"n": 3}  # written
     finally:
         del store.save
+
+
+def test_a_store_opens_after_the_working_directory_is_removed(tmp_path, monkeypatch):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # os.getcwd() now fails; an absolute URL still names its file
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    open_store(url).save("c1", TurnWrite(context={"n": 1}), expected_version=0)
+    assert open_store(url).load("c1").context == {"n": 1}

@@ -90,7 +90,11 @@ def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> Conv
     # path names another file after a chdir).
     if not isinstance(url, str):  # backend_for says what is wrong with it
         return backend_for(url).open_store(url, size_limit=size_limit)
-    key = (os.getpid(), url, size_limit, os.getcwd())
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed: only an absolute path can open
+        cwd = ""
+    key = (os.getpid(), url, size_limit, cwd)
     store = _stores.get(key)
     if store is None:
         store = _stores[key] = backend_for(url).open_store(url, size_limit=size_limit)
