@@ -198,8 +198,12 @@ class Swarm:
             agent = _member(agent)
         app, runtime, topology = self._prepare(agent)
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
-        if run.control.decides is None and _marks_hold(topology):
-            run.control.decides = topology.decides
+        if run.control.decides is None:  # the marks discovery read hold (see _marks_hold)
+            functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
+            if len(functions) == len(topology.functions) and all(
+                map(is_, functions, topology.functions)
+            ):
+                run.control.decides = topology.decides
         return run
 
     # -- run --------------------------------------------------------------------------------

@@ -86,7 +86,10 @@ def run_messages(response: Response) -> list[BaseMessage]:
 def new_messages(message: MessageInput | None) -> list[BaseMessage]:
     """The caller's input (:func:`as_messages`), each message with an id: a replay finds the
     turn's messages by the first one's."""
-    new = as_messages(message) if message is not None else []
+    if isinstance(message, str):  # the usual input: one user message (as as_messages makes)
+        new: list[BaseMessage] = [HumanMessage(message)]
+    else:
+        new = as_messages(message) if message is not None else []
     for item in new:
         if not item.id:
             item.id = f"msg-{uuid.uuid4().hex}"

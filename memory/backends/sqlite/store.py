@@ -202,17 +202,6 @@ def _has_counter(conn: Connection) -> bool:
 _schemas: PerProcess[str, bool] = PerProcess(_create_schema)
 
 
-def _snapshot(
-    row: Any, texts: Sequence[str | bytes], start: int | None, count: int | None, records: dict
-) -> Snapshot:
-    messages = decode_messages(texts)
-    if row is None:
-        return Snapshot(messages=messages, start=start, count=count, records=records)
-    meta = json.loads(row[3] or "{}")
-    context = decode_context(row[0])
-    return Snapshot(context, int(row[1]), row[2], meta, messages, start, count, records)
-
-
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -271,16 +260,23 @@ class SQLiteStore(StoreBase):
             except OperationalError as error:
                 if f"no such table: {RECORDS}" not in str(error):  # an older file, read-only
                     raise
+            start: int | None
+            texts: Sequence[str | bytes]
             if window.last is not None:
-                return _snapshot(row, self._last(conn, cid, window.last), None, count, found)
-            if not window.start:
-                return _snapshot(row, self._column(conn, ALL_SQL, sid=cid), 0, count, found)
-            texts, start = since(
-                window.start,
-                lambda n: self._column(conn, SINCE_SQL, sid=cid, position=n),
-                lambda: count if count is not None else self._counted(conn, cid),
-            )
-            return _snapshot(row, texts, start, count, found)
+                texts, start = self._last(conn, cid, window.last), None
+            elif not window.start:
+                texts, start = self._column(conn, ALL_SQL, sid=cid), 0
+            else:
+                texts, start = since(
+                    window.start,
+                    lambda n: self._column(conn, SINCE_SQL, sid=cid, position=n),
+                    lambda: count if count is not None else self._counted(conn, cid),
+                )
+        messages = decode_messages(texts)  # decoded with the connection back in its pool
+        if row is None:
+            return Snapshot(messages=messages, start=start, count=count, records=found)
+        meta, context = json.loads(row[3] or "{}"), decode_context(row[0])
+        return Snapshot(context, int(row[1]), row[2], meta, messages, start, count, found)
 
     @staticmethod
     def _counted(conn: Connection, cid: str) -> int:
