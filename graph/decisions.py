@@ -65,14 +65,7 @@ if TYPE_CHECKING:
 #: ``AgentNode._admit``: narrow a reply to the calls that run now (graph/node.py).
 Admit = Callable[..., None]
 
-__all__ = [
-    "asks_ledger",
-    "checked_approvals",
-    "decide",
-    "decide_waiting",
-    "effects_of",
-    "give_approvals",
-]
+__all__ = ["asks_ledger", "checked_approvals", "decide", "decide_waiting", "effects_of"]
 
 
 def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit) -> bool:
@@ -223,20 +216,6 @@ def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffect
     )
 
 
-def give_approvals(
-    runtime: GraphRuntime,
-    agent: Agent,
-    history: Sequence[BaseMessage],
-    approvals: Mapping[str, bool | str],
-    control: RunControl,
-    paused: list[PendingApproval] | None = None,
-) -> None:
-    """``Swarm.run(approvals=)`` as this feature's state for the run
-    (``control.features["approvals"]``), checked first (:func:`checked_approvals`)."""
-    checked = checked_approvals(runtime, agent, history, approvals, control, paused)
-    control.features["approvals"] = checked
-
-
 def checked_approvals(
     runtime: GraphRuntime,
     agent: Agent,
@@ -247,7 +226,8 @@ def checked_approvals(
 ) -> dict[str, bool | str]:
     """``approvals``, checked against the calls the history waits on (or, resuming a fan-out,
     ``paused``: the calls its branches wait on): a decision for a call that is not waiting is
-    a clear error (a typo would otherwise be silently ignored)."""
+    a clear error (a typo would otherwise be silently ignored). Kept as this feature's state
+    for the run (``control.features["approvals"]``), and returned."""
     decisions = check_decisions(approvals)
     if paused is not None:
         ids = {p.id for p in paused}
@@ -269,4 +249,5 @@ def checked_approvals(
             f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
             f"(history + response.messages) and the ids in response.pending.{hint}"
         )
+    control.features["approvals"] = decisions
     return decisions

@@ -180,9 +180,9 @@ class PreparedRun(AbstractContextManager):
 
             paused = resume_fan_out(runtime, history, request.branches, control)
         if request.approvals is not None:
-            from .decisions import give_approvals
+            from .decisions import checked_approvals  # kept as the feature's state
 
-            give_approvals(runtime, agent, history, request.approvals, control, paused)
+            checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy.deepcopy(request.context_variables or {})
         if runtime.schema is not None:  # a clear error now, before any model call
             context = control.valid_context = runtime.schema.validate(context)
