@@ -176,11 +176,10 @@ class PreparedRun(AbstractContextManager):
             agents=roster,
             budget=request.budget,
             ledger=Books() if request.budget is None else request.budget.ledger(),
-            stop_for_approval=True,  # stateless, as Swarm: return Response.pending
+            swarm_run=True,  # stateless, as Swarm: return Response.pending, raise trips with it
             effects=request.hooks.effects,
             prompt_context=request.hooks.prompt_context,
             tool_inputs=request.hooks.tool_inputs,
-            halt_on_trip=True,  # raise GuardrailTripped with the Response
         )
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
@@ -190,11 +189,9 @@ class PreparedRun(AbstractContextManager):
                 runtime, history, request.branches, control, request.context_variables
             )
         if request.approvals is not None:
-            from .decisions import checked_approvals
+            from .decisions import checked_approvals  # kept as the feature's state
 
-            control.approvals = checked_approvals(
-                runtime, agent, history, request.approvals, control, paused
-            )
+            checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy.deepcopy(request.context_variables or {})
         if runtime.schema is not None:  # a clear error now, before any model call
             context = control.valid_context = runtime.schema.validate(context)

@@ -56,9 +56,10 @@ from __future__ import annotations
 import inspect
 import json
 import threading
-import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
+from secrets import token_hex
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
@@ -100,7 +101,7 @@ class TurnState:
     base: dict = field(default_factory=dict)
     latest: Snapshot = field(default_factory=Snapshot)
     version: int = 0
-    owner: str = field(default_factory=lambda: uuid.uuid4().hex)
+    owner: str = field(default_factory=partial(token_hex, 16))  # 32 hex digits, as a uuid4
     opened: bool = False
     resumed: bool = False
     taken_from: dict | None = None

@@ -45,7 +45,7 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
-from .drivers import Step
+from ..graph.drivers import Step
 
 if TYPE_CHECKING:
     from ..graph.swarm import Swarm
