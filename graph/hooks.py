@@ -71,7 +71,7 @@ class RunInfo:
     """What an observer knows of its run: the agent it starts at, the Session's conversation
     (``None`` for a plain ``Swarm.run``), and the run's control (settings and counters:
     ``control.ledger`` holds usage and the trajectory, ``control.exceeded`` a budget stop,
-    ``control.tripped`` a guardrail's, ``control.approvals`` the decisions given)."""
+    ``control.tripped`` a guardrail's, ``control.features["approvals"]`` the decisions given)."""
 
     agent: Agent
     conversation_id: str | None

@@ -152,7 +152,7 @@ class TracingObserver(RunObserver):
         self.root = self.tracer.start_span(
             f"invoke_workflow {run.agent.name}", attributes=attributes
         )
-        for call_id, decision in (run.control.approvals or {}).items():
+        for call_id, decision in (run.control.features.get("approvals") or {}).items():
             answered: dict[str, Any] = {
                 "gen_ai.tool.call.id": call_id,
                 "swarmgraph.approval.approved": decision is True,
