@@ -1,0 +1,89 @@
+"""The run's I/O as Temporal activities: one model call, one tool call.
+
+They run on any worker of the task queue, in the worker's own process: the model from the
+worker's ``Swarm`` (its ``chat_model`` or client), the tool from the start agent's import path
+(swarmgraph/temporal/roster.py). A tool's own exception is its result (the model reads it, as
+in-process), so an activity fails only when its worker is lost, it times out, or its tool or
+agent cannot be imported; a tool call that waits heartbeats, so a dead worker is noticed in
+one heartbeat timeout instead of the whole call's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from .errors import TemporalInputError
+from .roster import Roster
+from .wire import encode_result, messages_in, messages_out
+
+if TYPE_CHECKING:
+    from ..graph.swarm import Swarm
+
+__all__ = ["MODEL_ACTIVITY", "TOOL_ACTIVITY", "SwarmActivities"]
+
+MODEL_ACTIVITY = "swarmgraph.model_call"
+TOOL_ACTIVITY = "swarmgraph.tool_call"
+
+
+class SwarmActivities:
+    """The activities of one worker: its ``swarm`` resolves model names to chat models."""
+
+    def __init__(self, swarm: Swarm) -> None:
+        self.swarm = swarm
+
+    @activity.defn(name=MODEL_ACTIVITY)
+    async def model_call(self, call: dict[str, Any]) -> dict[str, Any]:
+        """``{"model", "prompt", "kwargs"}``: the reply of the worker's model for that name,
+        its tools bound from their schemas (Temporal retries a failed call with backoff)."""
+        model: Any = self.swarm.resolver.get(call["model"])
+        kwargs = dict(call["kwargs"])
+        tools = kwargs.pop("tools", None)
+        if tools:
+            model = model.bind_tools(tools, **kwargs)
+            kwargs = {}
+        reply = await model.ainvoke(messages_in(call["prompt"]), **kwargs)
+        return messages_out([reply])[0]
+
+    @activity.defn(name=TOOL_ACTIVITY)
+    async def tool_call(self, call: dict[str, Any]) -> dict[str, Any]:
+        """``{"start", "agent", "tool", "kwargs"}``: the tool's result (or the exception it
+        raised), and the ``context_variables`` it was left with when it takes them."""
+        try:
+            func = Roster.load(call["start"]).tool(call["agent"], call["tool"])
+        except TemporalInputError as exc:  # no retry finds it: this worker's code lacks it
+            raise ApplicationError(
+                str(exc), type="TemporalInputError", non_retryable=True
+            ) from None
+        kwargs = dict(call["kwargs"])
+        out: dict[str, Any]
+        try:
+            raw = await _heartbeating(func, kwargs)
+            out = {"returned": encode_result(raw)}
+        except Exception as exc:  # the tool's own error: the model reads it
+            out = {"raised": type(exc).__name__, "message": str(exc)}
+        if "context_variables" in kwargs:
+            out["context_variables"] = kwargs["context_variables"]
+        return out
+
+
+async def _heartbeating(func: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:
+    """``func(**kwargs)`` (a sync tool in a thread, so the loop can heartbeat), heartbeating
+    while it runs when the activity has a heartbeat timeout."""
+    info = activity.info()
+    every = info.heartbeat_timeout.total_seconds() / 3 if info.heartbeat_timeout else None
+    if inspect.iscoroutinefunction(func):
+        work: asyncio.Future[Any] = asyncio.ensure_future(func(**kwargs))
+    else:
+        work = asyncio.ensure_future(asyncio.to_thread(func, **kwargs))
+    while True:
+        done, _ = await asyncio.wait({work}, timeout=every)
+        if done:
+            raw = work.result()
+            return await raw if inspect.isawaitable(raw) else raw
+        activity.heartbeat()

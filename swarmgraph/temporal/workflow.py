@@ -1,0 +1,154 @@
+"""A swarm run as one Temporal workflow: ``SwarmRun``.
+
+The workflow imports the start agent by its path (swarmgraph/temporal/roster.py) and runs the
+engine's own ``Swarm.arun`` with the Temporal driver standing in for its I/O
+(swarmgraph/temporal/driver.py): every decision is made here, every model and tool call is an
+activity whose result the history keeps. A run that stops for ``@needs_approval`` waits in
+the workflow (no worker is held: Temporal keeps the run's history, any worker picks it up) for
+the ``decide`` update, then goes on as ``Swarm.run(..., approvals=)`` does. The input and the
+result are JSON (swarmgraph/temporal/wire.py); an error of the run fails the workflow at once
+with its kind and the ``Response`` so far (never a workflow task retried for ever).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError, FailureError
+
+from ..graph.drivers import STAND_IN
+from ..graph.errors import SwarmgraphError
+from ..graph.swarm import Swarm
+from .driver import ActivityOptions, TemporalDriver
+from .errors import TemporalInputError
+from .remote_model import RemoteModel
+from .roster import Roster
+from .wire import budget_in, response_out
+
+__all__ = ["WORKFLOW", "SwarmRun", "workflow_swarm"]
+
+WORKFLOW = "swarmgraph.SwarmRun"
+
+_LOCK = threading.Lock()
+_SWARMS: dict[str, Swarm] = {}  # by task queue: the Swarm settings its worker was given
+
+
+def workflow_swarm(task_queue: str, like: Swarm | None = None) -> Swarm:
+    """The workflow-side ``Swarm`` of ``task_queue``: ``like``'s settings, every model a
+    :class:`RemoteModel` (made once per queue, when its worker starts)."""
+    with _LOCK:
+        found = _SWARMS.get(task_queue)
+        if found is None or like is not None:
+            base = like or Swarm()
+            found = _SWARMS[task_queue] = Swarm(
+                chat_model=_remote,
+                max_consecutive_handoffs=base.max_consecutive_handoffs,
+                step_limit=base.step_limit,
+                parallel_handoffs=base.parallel_handoffs,
+            )
+        return found
+
+
+def _remote(name: str) -> RemoteModel:
+    return RemoteModel(model_name=name)
+
+
+@workflow.defn(name=WORKFLOW)
+class SwarmRun:
+    """One run: ``run(request)`` gives the ``Response`` as JSON; ``pending`` (query) lists the
+    calls waiting for a decision, ``decide`` (update) answers them ``{id: True | False |
+    "reason"}``."""
+
+    def __init__(self) -> None:
+        self._pending: list[dict[str, Any]] = []
+        self._decisions: dict[str, Any] | None = None
+
+    @workflow.run
+    async def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            roster = Roster.load(request["agent"])
+        except TemporalInputError as exc:
+            raise ApplicationError(
+                str(exc), type="TemporalInputError", non_retryable=True
+            ) from None
+        swarm = workflow_swarm(workflow.info().task_queue)
+        token = STAND_IN.set(TemporalDriver(roster, ActivityOptions(**request.get("options", {}))))
+        response: Any = None
+        try:
+            response = await self._run(swarm, roster, request)
+        except FailureError:
+            raise
+        except SwarmgraphError as exc:
+            raise _failure(exc, getattr(exc, "response", None)) from None
+        finally:
+            STAND_IN.reset(token)
+        return response_out(response)
+
+    async def _run(self, swarm: Swarm, roster: Roster, request: dict[str, Any]) -> Any:
+        agent = roster.start
+        history = list(request["messages"])
+        context = dict(request.get("context_variables") or {})
+        turns = request.get("max_turns")
+        budget = budget_in(request.get("budget"))
+        approvals: dict[str, Any] | None = None
+        branches: list[dict[str, Any]] | None = None
+        added: list[dict[str, Any]] = []
+        trajectory: list[dict[str, Any]] = []
+        while True:
+            response: Any = await swarm.arun(
+                agent,
+                history,
+                context,
+                model_override=request.get("model_override"),
+                max_turns=math.inf if turns is None else turns,
+                budget=budget,
+                approvals=approvals,
+                branches=branches,
+            )
+            added += response.messages
+            trajectory += response.trajectory
+            if not response.pending:
+                return response.model_copy(update={"messages": added, "trajectory": trajectory})
+            # Waiting holds no worker: the history has the run so far; a decision (on any
+            # worker, days later) replays it from there.
+            self._pending = [p.model_dump() for p in response.pending]
+            await workflow.wait_condition(lambda: self._decisions is not None)
+            approvals, self._decisions, self._pending = self._decisions, None, []
+            history = history + response.messages
+            agent = response.agent or agent
+            context = response.context_variables
+            branches = response.branches or None
+
+    @workflow.query(name="pending")
+    def pending(self) -> list[dict[str, Any]]:
+        """The tool calls waiting for a decision (``PendingApproval`` dicts)."""
+        return self._pending
+
+    @workflow.update(name="decide")
+    async def decide(self, decisions: dict[str, Any]) -> None:
+        """Answer the pending calls: ``{call id: True | False | "reason"}``."""
+        self._decisions = dict(decisions)
+
+    @decide.validator
+    def _check(self, decisions: dict[str, Any]) -> None:
+        waiting = {p["id"] for p in self._pending}
+        unknown = sorted(set(decisions) - waiting)
+        if not waiting:
+            raise ValueError("this run has no tool call waiting for a decision")
+        if unknown:
+            raise ValueError(f"no pending call has id {unknown}; pending: {sorted(waiting)}")
+        for key, value in decisions.items():
+            if not isinstance(value, (bool, str)):
+                raise ValueError(f"decision for {key!r} must be True, False or a reason (str)")
+
+
+def _failure(exc: SwarmgraphError, response: Any) -> ApplicationError:
+    """The run's error as a workflow failure: its kind, message, fields and Response so far."""
+    fields = {
+        k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, bool, type(None)))
+    }
+    details = {"fields": fields, "response": None if response is None else response_out(response)}
+    return ApplicationError(str(exc), details, type=type(exc).__name__, non_retryable=True)

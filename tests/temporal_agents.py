@@ -1,0 +1,113 @@
+"""Agents the Temporal tests' workers import by path (``tests/temporal_agents.py:triage``).
+
+The model is an offline stand-in (``rule_model``), written for these tests only: its reply
+is a function of the prompt alone (the agent's instructions and the last message), so every
+worker process, and a second worker after a first one was killed, answers the same. Tools
+count their runs in a side table (SQLite, ``SWARMGRAPH_TEMPORAL_TALLY``), the fault test's
+witness of how often each one really ran.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from swarmgraph import Agent, ScriptedChatModel, effect, needs_approval
+from swarmgraph.temporal import idempotent
+
+
+def tally(tool: str, key: str) -> None:
+    """Record one run of ``tool`` for ``key`` (a plain table: a second run is a second row)."""
+    path = os.environ.get("SWARMGRAPH_TEMPORAL_TALLY")
+    if not path:
+        return
+    with sqlite3.connect(path, timeout=30) as db:
+        db.execute("CREATE TABLE IF NOT EXISTS runs (tool TEXT, key TEXT)")
+        db.execute("INSERT INTO runs VALUES (?, ?)", (tool, key))
+
+
+def lookup_order(order_id: int) -> str:
+    """Look an order up."""
+    tally("lookup_order", str(order_id))
+    return f"order {order_id}: shipped"
+
+
+@effect
+@idempotent
+def slow_charge(order_id: int, idempotency_key: str) -> str:
+    """Charge an order (slowly: the fault test kills the worker while it runs). Idempotent:
+    a charge already made under this key is not made again (a real payment API's own check),
+    so only a charge that completed is counted."""
+    path = os.environ.get("SWARMGRAPH_TEMPORAL_TALLY")
+    time.sleep(float(os.environ.get("SWARMGRAPH_TEMPORAL_CHARGE_S", "0")))
+    if path:
+        with sqlite3.connect(path, timeout=30) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS charges (key TEXT PRIMARY KEY, order_id INT)")
+            db.execute("INSERT OR IGNORE INTO charges VALUES (?, ?)", (idempotency_key, order_id))
+    tally("slow_charge", idempotency_key)
+    return f"charged order {order_id}"
+
+
+@needs_approval
+def refund(order_id: int) -> str:
+    """Refund an order (a human approves it first)."""
+    tally("refund", str(order_id))
+    return f"refunded order {order_id}"
+
+
+def remember(context_variables: dict) -> str:
+    """Note in the context that the customer was greeted."""
+    context_variables["greeted"] = True
+    return "noted"
+
+
+sales = Agent(
+    name="Sales",
+    instructions="Sales: answer orders.",
+    functions=[lookup_order, slow_charge, refund, remember],
+)
+
+
+def transfer_to_sales() -> Agent:
+    """Hand the customer to Sales."""
+    return sales
+
+
+triage = Agent(
+    name="Triage", instructions="Triage: route the customer.", functions=[transfer_to_sales]
+)
+
+
+def _call(name: str, args: dict, number: int) -> AIMessage:
+    return AIMessage(
+        content="", tool_calls=[{"name": name, "args": args, "id": f"call_{name}_{number}"}]
+    )
+
+
+def rule(messages: list[BaseMessage]) -> AIMessage:
+    """The stand-in model's reply to a prompt: Triage hands off; Sales runs the tool the
+    user's words name once, then answers with what the tool said."""
+    system, last = str(messages[0].content), messages[-1]
+    asked = next(str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage))
+    number = len(messages)
+    if system.startswith("Triage"):
+        return _call("transfer_to_sales", {}, number)
+    if isinstance(last, ToolMessage) and last.name != "transfer_to_sales":
+        return AIMessage(content=f"Sales: {last.content}")
+    for word, tool in (
+        ("lookup", "lookup_order"),
+        ("charge", "slow_charge"),
+        ("refund", "refund"),
+        ("greet", "remember"),
+    ):
+        if word in asked:
+            return _call(tool, {} if tool == "remember" else {"order_id": 7}, number)
+    return AIMessage(content="Sales: how can I help?")
+
+
+def rule_model() -> ScriptedChatModel:
+    """The offline stand-in: ``rule`` for every call."""
+    return ScriptedChatModel([rule] * 100_000)
