@@ -42,6 +42,10 @@ def slow_charge(order_id: int, idempotency_key: str) -> str:
     a charge already made under this key is not made again (a real payment API's own check),
     so only a charge that completed is counted."""
     path = os.environ.get("SWARMGRAPH_TEMPORAL_TALLY")
+    if path:
+        with sqlite3.connect(path, timeout=30) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS starts (key TEXT)")
+            db.execute("INSERT INTO starts VALUES (?)", (idempotency_key,))
     time.sleep(float(os.environ.get("SWARMGRAPH_TEMPORAL_CHARGE_S", "0")))
     if path:
         with sqlite3.connect(path, timeout=30) as db:

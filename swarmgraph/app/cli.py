@@ -726,7 +726,24 @@ def build_parser() -> argparse.ArgumentParser:
     drawing.add_argument(
         "--all-nodes", action="store_true", help="PNG: also draw the dynamic_handoff helper node"
     )
+    serving = commands.add_parser(
+        "worker", help="a Temporal worker for your agents' runs (extra temporal; docs/temporal.md)"
+    )
+    serving.add_argument("agents", nargs="+", metavar="AGENT", help=agent_help)
+    serving.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the server")
+    serving.add_argument("--task-queue", required=True, metavar="Q", help="the queue to serve")
+    serving.add_argument("--namespace", default="default", help="Temporal namespace")
+    serving.add_argument(
+        "--chat-model", metavar="SPEC", help="file.py:name of a chat model or a function making one"
+    )
+    model(serving)
     return parser
+
+
+def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
+    from ..temporal.cli import cmd_worker  # temporalio only for this command
+
+    return cmd_worker(args, out)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -808,6 +825,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "history": cmd_history,
         "sessions": cmd_sessions,
         "graph": cmd_graph,
+        "worker": _cmd_worker,
     }
     debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
     try:

@@ -44,6 +44,8 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "langgraph.store.postgres": "postgres",
     # redis: Session on redis:// URLs
     "redis": "redis",
+    # temporal: swarmgraph.temporal, `swarmgraph worker --temporal`
+    "temporalio": "temporal",
     # dev: tests and notebooks
     "pytest": "dev",
     "pexpect": "dev",

@@ -11,8 +11,11 @@ one heartbeat timeout instead of the whole call's.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
@@ -32,10 +35,13 @@ TOOL_ACTIVITY = "swarmgraph.tool_call"
 
 
 class SwarmActivities:
-    """The activities of one worker: its ``swarm`` resolves model names to chat models."""
+    """The activities of one worker: its ``swarm`` resolves model names to chat models; sync
+    tools run on ``tool_threads`` threads of its own (asyncio's default pool has
+    ``cpu_count + 4``: on a small machine, six slow tools would hold every other call up)."""
 
-    def __init__(self, swarm: Swarm) -> None:
+    def __init__(self, swarm: Swarm, tool_threads: int = 100) -> None:
         self.swarm = swarm
+        self.threads = ThreadPoolExecutor(tool_threads, thread_name_prefix="swarmgraph-tool")
 
     @activity.defn(name=MODEL_ACTIVITY)
     async def model_call(self, call: dict[str, Any]) -> dict[str, Any]:
@@ -63,7 +69,7 @@ class SwarmActivities:
         kwargs = dict(call["kwargs"])
         out: dict[str, Any]
         try:
-            raw = await _heartbeating(func, kwargs)
+            raw = await _heartbeating(func, kwargs, self.threads)
             out = {"returned": encode_result(raw)}
         except Exception as exc:  # the tool's own error: the model reads it
             out = {"raised": type(exc).__name__, "message": str(exc)}
@@ -72,7 +78,9 @@ class SwarmActivities:
         return out
 
 
-async def _heartbeating(func: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:
+async def _heartbeating(
+    func: Callable[..., Any], kwargs: Mapping[str, Any], threads: ThreadPoolExecutor
+) -> Any:
     """``func(**kwargs)`` (a sync tool in a thread, so the loop can heartbeat), heartbeating
     while it runs when the activity has a heartbeat timeout."""
     info = activity.info()
@@ -80,7 +88,8 @@ async def _heartbeating(func: Callable[..., Any], kwargs: Mapping[str, Any]) -> 
     if inspect.iscoroutinefunction(func):
         work: asyncio.Future[Any] = asyncio.ensure_future(func(**kwargs))
     else:
-        work = asyncio.ensure_future(asyncio.to_thread(func, **kwargs))
+        call = functools.partial(contextvars.copy_context().run, func, **kwargs)
+        work = asyncio.ensure_future(asyncio.get_running_loop().run_in_executor(threads, call))
     while True:
         done, _ = await asyncio.wait({work}, timeout=every)
         if done:

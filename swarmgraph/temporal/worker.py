@@ -47,12 +47,13 @@ def worker(
     inside = workflow_swarm(task_queue, swarm)
     for ref in agents:  # import and compile now: a first run must not take seconds in a task
         inside.graph_for(Roster.load(ref).start)
+    activities = SwarmActivities(swarm, options.get("max_concurrent_activities") or 100)
     options.setdefault("workflow_runner", UnsandboxedWorkflowRunner())
     options.setdefault("workflow_failure_exception_types", [NondeterminismError])
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[SwarmRun],
-        activities=[SwarmActivities(swarm).model_call, SwarmActivities(swarm).tool_call],
+        activities=[activities.model_call, activities.tool_call],
         **options,
     )

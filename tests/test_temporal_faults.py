@@ -1,0 +1,186 @@
+"""kill -9 of a Temporal worker process mid-run: a second worker finishes every run.
+
+The workers are ``swarmgraph worker`` processes (the CLI) on one task queue, the dev server is
+the session's (tests/temporal_server.py). The tools count their runs in a SQLite side table
+(tests/temporal_agents.py), the witness of what really ran; afterwards Temporal's replayer
+replays every recorded history against the workflow code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
+
+from swarmgraph.temporal import (
+    ActivityOptions,
+    SwarmRun,
+    connect,
+    decide_on_temporal,
+    pending_on_temporal,
+    result_of,
+    start_on_temporal,
+)
+
+pytestmark = pytest.mark.slow
+
+TESTS = Path(__file__).resolve().parent
+REF = "temporal_agents:triage"
+RUNS = 10
+
+
+class WorkerProcess:
+    """``swarmgraph worker`` in a process of its own; ``kill()`` is kill -9."""
+
+    def __init__(self, address: str, queue: str, tally: Path, charge_s: float = 0.0) -> None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+            "SWARMGRAPH_TEMPORAL_TALLY": str(tally),
+            "SWARMGRAPH_TEMPORAL_CHARGE_S": str(charge_s),
+        }
+        command = [sys.executable, "-m", "swarmgraph", "worker", REF, "--temporal", address]
+        command += ["--task-queue", queue, "--chat-model", "temporal_agents:rule_model"]
+        self.proc = subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # blocks until it is polling (or has died)
+        assert line.startswith("worker ready"), line + self.proc.stdout.read()
+
+    def kill(self) -> None:
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def rows(tally: Path, sql: str) -> list[tuple[Any, ...]]:
+    if not tally.exists():
+        return []
+    with sqlite3.connect(tally, timeout=30) as db:
+        try:
+            return list(db.execute(sql))
+        except sqlite3.OperationalError:  # the table does not exist yet
+            return []
+
+
+async def wait_for(check: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.1)
+
+
+async def replay_all(client: Client, handles: list[Any]) -> None:
+    """Temporal's replayer accepts every recorded history (the workflow is deterministic)."""
+    replayer = Replayer(workflows=[SwarmRun], workflow_runner=UnsandboxedWorkflowRunner())
+    for handle in handles:
+        result = await replayer.replay_workflow(
+            await handle.fetch_history(), raise_on_replay_failure=False
+        )
+        assert result.replay_failure is None, handle.id
+
+
+def test_kill_9_during_a_tool_call_a_second_worker_finishes_every_run(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    tally = tmp_path / "tally.sqlite"
+    queue = f"faults-{uuid.uuid4()}"
+    options = ActivityOptions(tool_heartbeat_s=1.0)  # a dead worker's call is noticed in 1 s
+
+    async def main() -> None:
+        client = await connect(temporal_address)
+        first = WorkerProcess(temporal_address, queue, tally, charge_s=6.0)
+        second = None
+        try:
+            handles = [
+                await start_on_temporal(
+                    client,
+                    REF,
+                    [{"role": "user", "content": "charge 7"}],
+                    task_queue=queue,
+                    id=f"{queue}-{n}",
+                    options=options,
+                )
+                for n in range(RUNS)
+            ]
+            # every run is inside its charge (started, sleeping), none finished: kill -9 now
+            await wait_for(lambda: len(rows(tally, "SELECT * FROM starts")) == RUNS)
+            assert rows(tally, "SELECT * FROM charges") == []
+            first.kill()
+            second = WorkerProcess(temporal_address, queue, tally, charge_s=0.2)
+            responses = [await asyncio.wait_for(result_of(h, REF), 90) for h in handles]
+            assert all(r.messages[-1]["content"] == "Sales: charged order 7" for r in responses)
+            # each run's charge completed exactly once, under its own key
+            charges = rows(tally, "SELECT key FROM charges")
+            done = rows(
+                tally, "SELECT key, COUNT(*) FROM runs WHERE tool = 'slow_charge' GROUP BY key"
+            )
+            assert len(charges) == RUNS and sorted(done) == sorted((k, 1) for (k,) in charges)
+            # the killed attempts started and never finished; the second worker's started again
+            assert len(rows(tally, "SELECT * FROM starts")) == 2 * RUNS
+            await replay_all(client, handles)
+        finally:
+            first.stop()
+            if second is not None:
+                second.stop()
+
+    asyncio.run(main())
+
+
+def test_an_approval_is_answered_after_the_worker_was_killed(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    tally = tmp_path / "tally.sqlite"
+    queue = f"approve-{uuid.uuid4()}"
+
+    async def main() -> None:
+        client = await connect(temporal_address)
+        first = WorkerProcess(temporal_address, queue, tally)
+        second = None
+        try:
+            handles = [
+                await start_on_temporal(
+                    client, REF, [{"role": "user", "content": "refund 7"}], task_queue=queue
+                )
+                for _ in range(RUNS)
+            ]
+            pending = []
+            for handle in handles:
+                found: list[Any] = []
+                while not found:
+                    found = await pending_on_temporal(handle)
+                    await asyncio.sleep(0.05)
+                pending.append(found)
+            first.kill()  # nothing holds the waiting runs: a new worker takes them up
+            second = WorkerProcess(temporal_address, queue, tally)
+            for handle, found in zip(handles, pending, strict=True):
+                await decide_on_temporal(handle, {found[0].id: True})
+            responses = [await asyncio.wait_for(result_of(h, REF), 60) for h in handles]
+            assert all(r.messages[-1]["content"] == "Sales: refunded order 7" for r in responses)
+            assert rows(tally, "SELECT COUNT(*) FROM runs WHERE tool = 'refund'") == [(RUNS,)]
+            await replay_all(client, handles)
+        finally:
+            first.stop()
+            if second is not None:
+                second.stop()
+
+    asyncio.run(main())
