@@ -9,13 +9,14 @@ witness of how often each one really ran.
 
 from __future__ import annotations
 
+import operator
 import os
 import sqlite3
 import time
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from swarmgraph import Agent, ScriptedChatModel, effect, needs_approval
+from swarmgraph import Agent, Parallel, ScriptedChatModel, effect, needs_approval
 from swarmgraph.temporal import idempotent
 
 
@@ -68,10 +69,31 @@ def remember(context_variables: dict) -> str:
     return "noted"
 
 
+def check_stock(item: str) -> str:
+    """Check the stock of an item (slowly: the fan-out test sees two branches at once)."""
+    path = os.environ.get("SWARMGRAPH_TEMPORAL_TALLY")
+    began = time.time()
+    time.sleep(float(os.environ.get("SWARMGRAPH_TEMPORAL_STOCK_S", "0")))
+    if path:
+        with sqlite3.connect(path, timeout=30) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS stock (item TEXT, began REAL, ended REAL)")
+            db.execute("INSERT INTO stock VALUES (?, ?, ?)", (item, began, time.time()))
+    return f"{item}: 3 left"
+
+
+billing = Agent(name="Billing", instructions="Billing: check invoices.", functions=[check_stock])
+tech = Agent(name="Tech", instructions="Tech: check devices.", functions=[check_stock])
+
+
+def ask_both() -> Parallel:
+    """Ask Billing and Tech at once."""
+    return Parallel(billing, tech, merge={"checked": operator.add})
+
+
 sales = Agent(
     name="Sales",
     instructions="Sales: answer orders.",
-    functions=[lookup_order, slow_charge, refund, remember],
+    functions=[lookup_order, slow_charge, refund, remember, ask_both],
 )
 
 
@@ -96,19 +118,25 @@ def rule(messages: list[BaseMessage]) -> AIMessage:
     user's words name once, then answers with what the tool said."""
     system, last = str(messages[0].content), messages[-1]
     asked = next(str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage))
-    number = len(messages)
-    if system.startswith("Triage"):
+    number, agent = len(messages), system.split(":")[0]
+    if agent == "Triage":
         return _call("transfer_to_sales", {}, number)
-    if isinstance(last, ToolMessage) and last.name != "transfer_to_sales":
-        return AIMessage(content=f"Sales: {last.content}")
+    if isinstance(last, ToolMessage) and last.name not in ("transfer_to_sales", "ask_both"):
+        return AIMessage(content=f"{agent}: {last.content}")
+    if agent in ("Billing", "Tech"):  # a branch of the fan-out: one stock check
+        return _call("check_stock", {"item": f"{agent.lower()} kit"}, number)
+    if isinstance(last, ToolMessage) and last.name == "ask_both":  # after the join
+        return AIMessage(content=f"Sales: both answered ({last.content})")
     for word, tool in (
+        ("both", "ask_both"),
         ("lookup", "lookup_order"),
         ("charge", "slow_charge"),
         ("refund", "refund"),
         ("greet", "remember"),
     ):
         if word in asked:
-            return _call(tool, {} if tool == "remember" else {"order_id": 7}, number)
+            no_args = tool in ("remember", "ask_both")
+            return _call(tool, {} if no_args else {"order_id": 7}, number)
     return AIMessage(content="Sales: how can I help?")
 
 

@@ -178,3 +178,27 @@ def test_each_run_gets_its_own_idempotency_keys(temporal_address: str, tmp_path:
     with sqlite3.connect(tally) as db:
         keys = [k for (k,) in db.execute("SELECT key FROM charges")]
     assert len(keys) == 2 and len(set(keys)) == 2 and all(len(k) == 32 for k in keys)
+
+
+def test_a_fan_out_runs_its_branches_at_once_and_joins_as_in_process(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    tally = tmp_path / "tally.sqlite"
+
+    async def body(client: Client, queue: str) -> Any:
+        return await run_on_temporal(client, REF, user("ask both"), task_queue=queue)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SWARMGRAPH_TEMPORAL_TALLY", str(tally))
+        patch.setenv("SWARMGRAPH_TEMPORAL_STOCK_S", "1.0")
+        response = on_worker(temporal_address, body)
+        with sqlite3.connect(tally) as db:
+            spans = sorted(db.execute("SELECT item, began, ended FROM stock"))
+        local = Swarm(chat_model=agents.rule_model()).run(agents.triage, user("ask both"))
+    assert response.messages == local.messages
+    assert [(b["branch"], b["status"], b["answer"]) for b in response.branches] == [
+        (b["branch"], b["status"], b["answer"]) for b in local.branches
+    ]
+    # the two branches' tool calls (activities) were running at the same time
+    (_, began_a, ended_a), (_, began_b, ended_b) = spans
+    assert began_a < ended_b and began_b < ended_a

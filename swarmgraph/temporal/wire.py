@@ -19,8 +19,10 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -70,10 +72,21 @@ def _agent_out(agent: Any) -> dict[str, Any]:
 
 
 def encode_result(raw: Any) -> dict[str, Any]:
-    """A tool's return value as JSON: an agent by name, a ``Result`` by its fields, JSON as it
-    is, anything else as its text (what the engine would have made of it anyway)."""
+    """A tool's return value as JSON: an agent by name, a ``Result`` by its fields, a
+    ``Parallel`` by its agents' names, tasks and merge rules' import paths, JSON as it is,
+    anything else as its text (what the engine would have made of it anyway)."""
     if isinstance(raw, Agent):
         return _agent_out(raw)
+    parallel = sys.modules.get("swarmgraph.graph.parallel")  # loaded once a tool fans out
+    if parallel is not None and isinstance(raw, parallel.Parallel):
+        return {
+            "parallel": {
+                "targets": [a.name for a in raw.targets],
+                "tasks": list(raw.tasks),
+                "merge": {key: _function_ref(rule) for key, rule in raw.merge.items()},
+                "join": None if raw.join is None else raw.join.name,
+            }
+        }
     if isinstance(raw, Result):
         target = raw.agent
         if target is not None and not isinstance(target, Agent):
@@ -110,7 +123,41 @@ def decode_result(data: Mapping[str, Any], agent_named: Callable[[str], Agent]) 
         )
     if "text" in data:
         return data["text"]
+    if "parallel" in data:
+        from ..graph.parallel import Parallel
+
+        fan = data["parallel"]
+        join = None if fan["join"] is None else agent_named(fan["join"])
+        merge = {key: _function_at(ref) for key, ref in fan["merge"].items()}
+        targets = [agent_named(name) for name in fan["targets"]]
+        if len(set(fan["tasks"])) == 1:  # one task (or none) for every branch
+            return Parallel(*targets, task=fan["tasks"][0], merge=merge, join=join)
+        if len(set(fan["targets"])) < len(targets):
+            raise TemporalInputError("Parallel({agent: task}) with an agent twice cannot travel")
+        return Parallel(dict(zip(targets, fan["tasks"], strict=True)), merge=merge, join=join)
     return data["value"]
+
+
+def _function_ref(func: Any) -> str:
+    """``module:qualname`` of a merge rule, which the workflow imports."""
+    module, name = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+    if not module or "<" in name or _function_at(f"{module}:{name}") is not func:
+        raise TemporalInputError(
+            f"Parallel merge rule {func!r} is not importable by name: on Temporal a merge rule "
+            "must be a module-level function (operator.add, or one of your module's)"
+        )
+    return f"{module}:{name}"
+
+
+def _function_at(ref: str) -> Any:
+    module, _, name = ref.partition(":")
+    try:
+        value: Any = importlib.import_module(module)
+    except ImportError as exc:
+        raise TemporalInputError(f"cannot import merge rule {ref!r}: {exc}") from None
+    for part in name.split("."):
+        value = getattr(value, part, None)
+    return value
 
 
 def budget_out(budget: Budget | None) -> dict[str, Any] | None:
