@@ -18,7 +18,7 @@ import pytest
 import temporal_agents as agents
 from temporalio.client import Client, WorkflowUpdateFailedError
 
-from swarmgraph import Budget, BudgetExceeded, Swarm
+from swarmgraph import Budget, BudgetExceeded, Session, Swarm
 from swarmgraph.temporal import (
     TemporalInputError,
     TemporalRunFailed,
@@ -202,3 +202,46 @@ def test_a_fan_out_runs_its_branches_at_once_and_joins_as_in_process(
     # the two branches' tool calls (activities) were running at the same time
     (_, began_a, ended_a), (_, began_b, ended_b) = spans
     assert began_a < ended_b and began_b < ended_a
+
+
+def test_a_session_turn_is_saved_by_an_activity_and_read_by_a_plain_session(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+
+    async def body(client: Client, queue: str) -> Any:
+        first = await run_on_temporal(
+            client,
+            REF,
+            user("lookup 7"),
+            {"user": "Ming"},
+            task_queue=queue,
+            conversation_id="conv-7",
+            session_url=url,
+        )
+        second = await run_on_temporal(
+            client,
+            REF,
+            user("greet"),
+            task_queue=queue,
+            conversation_id="conv-7",
+            session_url=url,
+        )
+        return first, second
+
+    first, second = on_worker(temporal_address, body)
+    assert first.agent is agents.sales
+    # the second turn starts where the first left: at Sales, with the stored context
+    assert second.messages[0]["sender"] == "Sales"
+    assert second.context_variables == {"user": "Ming", "greeted": True}
+    stored = Session("conv-7", url=url)
+    assert stored.context_variables == {"user": "Ming", "greeted": True}
+    contents = [m.content for m in stored.messages]
+    assert contents[0] == "lookup 7" and "greet" in contents
+    assert contents[-1] == "Sales: noted"
+    assert len(contents) == 1 + len(first.messages) + 1 + len(second.messages)
+    # and a plain Session goes on from it, in process, at the stored agent
+    later = Session("conv-7", url=url).run(
+        Swarm(chat_model=agents.rule_model()), agents.triage, "lookup 7"
+    )
+    assert later.messages[0]["sender"] == "Sales"

@@ -80,10 +80,15 @@ async def start_on_temporal(
     max_turns: float = math.inf,
     budget: Budget | None = None,
     options: ActivityOptions | None = None,
+    conversation_id: str | None = None,
+    session_url: str | None = None,
 ) -> WorkflowHandle[Any, Any]:
     """Start ``agent`` on ``messages`` as workflow ``id`` (default ``swarm-<uuid>``) on
     ``task_queue``; the handle's run is waited for with :func:`result_of`. The arguments
-    are those of ``Swarm.run``; ``options`` sets the activities' timeouts and attempts."""
+    are those of ``Swarm.run``; ``options`` sets the activities' timeouts and attempts.
+    ``conversation_id``: the run is a turn of that stored conversation (``session_url``, or
+    ``$SWARMGRAPH_DB``, or the default SQLite file, resolved here: every worker must reach
+    it), loaded and saved by activities (swarmgraph/temporal/session_turn.py)."""
     request = {
         "agent": agent_ref(agent),
         "messages": [dict(m) for m in messages],
@@ -93,6 +98,15 @@ async def start_on_temporal(
         "budget": budget_out(budget),
         "options": dataclasses.asdict(options or ActivityOptions()),
     }
+    if conversation_id is not None:
+        from ..memory.ids import check_conversation_id
+        from ..memory.urls import default_url
+
+        where = session_url or default_url()
+        request["session"] = {
+            "url": where,
+            "conversation_id": check_conversation_id(conversation_id),
+        }
     check_json(request["messages"], "messages")
     check_json(request["context_variables"], "context_variables")
     return await client.start_workflow(

@@ -10,6 +10,7 @@ Example (a worker process)::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from temporalio.client import Client
@@ -19,6 +20,7 @@ from temporalio.workflow import NondeterminismError
 from ..graph.swarm import Swarm
 from .activities import SwarmActivities
 from .roster import Roster
+from .session_turn import load_activity, save_activity
 from .workflow import SwarmRun, workflow_swarm
 
 __all__ = ["worker"]
@@ -49,11 +51,15 @@ def worker(
         inside.graph_for(Roster.load(ref).start)
     activities = SwarmActivities(swarm, options.get("max_concurrent_activities") or 100)
     options.setdefault("workflow_runner", UnsandboxedWorkflowRunner())
+    # the Session turn's load and save are sync (the stores are): on threads of their own
+    options.setdefault(
+        "activity_executor", ThreadPoolExecutor(16, thread_name_prefix="swarmgraph-store")
+    )
     options.setdefault("workflow_failure_exception_types", [NondeterminismError])
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[SwarmRun],
-        activities=[activities.model_call, activities.tool_call],
+        activities=[activities.model_call, activities.tool_call, load_activity, save_activity],
         **options,
     )

@@ -14,24 +14,30 @@ from __future__ import annotations
 
 import math
 import threading
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, FailureError
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from ..graph.drivers import STAND_IN
 from ..graph.errors import SwarmgraphError
+from ..graph.messages import to_langchain
 from ..graph.swarm import Swarm
 from .driver import ActivityOptions, TemporalDriver
 from .errors import TemporalInputError
 from .remote_model import RemoteModel
 from .roster import Roster
-from .wire import budget_in, response_out
+from .session_turn import SESSION_LOAD, SESSION_SAVE, new_input
+from .wire import budget_in, messages_in, messages_out, response_out
 
 __all__ = ["WORKFLOW", "SwarmRun", "workflow_swarm"]
 
 WORKFLOW = "swarmgraph.SwarmRun"
 
+_STORE_TIMEOUT = timedelta(seconds=60)
+_STORE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=10)
 _LOCK = threading.Lock()
 _SWARMS: dict[str, Swarm] = {}  # by task queue: the Swarm settings its worker was given
 
@@ -89,8 +95,20 @@ class SwarmRun:
 
     async def _run(self, swarm: Swarm, roster: Roster, request: dict[str, Any]) -> Any:
         agent = roster.start
-        history = list(request["messages"])
+        history: list[Any] = list(request["messages"])
         context = dict(request.get("context_variables") or {})
+        session = request.get("session")
+        loaded = None
+        if session is not None:  # a Session turn: what the conversation holds comes first
+            loaded = await workflow.execute_activity(
+                SESSION_LOAD,
+                session,
+                start_to_close_timeout=_STORE_TIMEOUT,
+                retry_policy=_STORE_RETRY,
+            )
+            history = [*messages_in(loaded["messages"]), *new_input(history)]
+            context = {**loaded["context"], **context}
+            agent = roster.agents.get(loaded["active_agent"] or "") or agent
         turns = request.get("max_turns")
         budget = budget_in(request.get("budget"))
         approvals: dict[str, Any] | None = None
@@ -111,7 +129,10 @@ class SwarmRun:
             added += response.messages
             trajectory += response.trajectory
             if not response.pending:
-                return response.model_copy(update={"messages": added, "trajectory": trajectory})
+                final = response.model_copy(update={"messages": added, "trajectory": trajectory})
+                if session is not None and loaded is not None:
+                    await self._save(session, loaded, request, final)
+                return final
             # Waiting holds no worker: the history has the run so far; a decision (on any
             # worker, days later) replays it from there.
             self._pending = [p.model_dump() for p in response.pending]
@@ -121,6 +142,35 @@ class SwarmRun:
             agent = response.agent or agent
             context = response.context_variables
             branches = response.branches or None
+
+    async def _save(
+        self, session: dict[str, Any], loaded: dict[str, Any], request: dict[str, Any], final: Any
+    ) -> None:
+        """The turn, in one write of the conversation's store (an activity)."""
+        turn = {
+            **session,
+            "turn": workflow.info().workflow_id,
+            "version": loaded["version"],
+            "messages": messages_out(
+                [*new_input(request["messages"]), *to_langchain(final.messages)]
+            ),
+            "context": final.context_variables,
+            "active_agent": None if final.agent is None else final.agent.name,
+        }
+        try:
+            await workflow.execute_activity(
+                SESSION_SAVE, turn, start_to_close_timeout=_STORE_TIMEOUT, retry_policy=_STORE_RETRY
+            )
+        except ActivityError as exc:
+            cause = exc.cause
+            kind = cause.type if isinstance(cause, ApplicationError) else None
+            details = {"fields": {}, "response": response_out(final)}
+            raise ApplicationError(
+                f"the turn ran but was not saved: {getattr(cause, 'message', None) or exc}",
+                details,
+                type=kind or "SessionSaveFailed",
+                non_retryable=True,
+            ) from None
 
     @workflow.query(name="pending")
     def pending(self) -> list[dict[str, Any]]:
