@@ -13,6 +13,7 @@ import operator
 import os
 import sqlite3
 import time
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
@@ -46,7 +47,7 @@ def slow_charge(order_id: int, idempotency_key: str) -> str:
     if path:
         with sqlite3.connect(path, timeout=30) as db:
             db.execute("CREATE TABLE IF NOT EXISTS starts (key TEXT)")
-            db.execute("INSERT INTO starts VALUES (?)", (idempotency_key,))
+            db.execute("INSERT INTO starts VALUES (?)", (f"charge {idempotency_key}",))
     time.sleep(float(os.environ.get("SWARMGRAPH_TEMPORAL_CHARGE_S", "0")))
     if path:
         with sqlite3.connect(path, timeout=30) as db:
@@ -69,10 +70,16 @@ def remember(context_variables: dict) -> str:
     return "noted"
 
 
+@idempotent
 def check_stock(item: str) -> str:
-    """Check the stock of an item (slowly: the fan-out test sees two branches at once)."""
+    """Check the stock of an item (slowly: the fan-out tests see two branches at once, and
+    kill a worker during them). A read: safe to run again."""
     path = os.environ.get("SWARMGRAPH_TEMPORAL_TALLY")
     began = time.time()
+    if path:
+        with sqlite3.connect(path, timeout=30) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS starts (key TEXT)")
+            db.execute("INSERT INTO starts VALUES (?)", (f"stock {item}",))
     time.sleep(float(os.environ.get("SWARMGRAPH_TEMPORAL_STOCK_S", "0")))
     if path:
         with sqlite3.connect(path, timeout=30) as db:
@@ -140,6 +147,21 @@ def rule(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content="Sales: how can I help?")
 
 
+class RuleModel(ScriptedChatModel):
+    """``ScriptedChatModel`` that notes each call's start in the side table (the fault test
+    kills a worker while calls wait out their ``latency``)."""
+
+    async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        path = os.environ.get("SWARMGRAPH_TEMPORAL_TALLY")
+        if path:
+            with sqlite3.connect(path, timeout=30) as db:
+                db.execute("CREATE TABLE IF NOT EXISTS starts (key TEXT)")
+                db.execute("INSERT INTO starts VALUES (?)", (f"model {len(messages)}",))
+        return await super()._agenerate(messages, *args, **kwargs)
+
+
 def rule_model() -> ScriptedChatModel:
-    """The offline stand-in: ``rule`` for every call."""
-    return ScriptedChatModel([rule] * 100_000)
+    """The offline stand-in: ``rule`` for every call, each one waiting
+    ``$SWARMGRAPH_TEMPORAL_MODEL_S`` seconds first."""
+    latency = float(os.environ.get("SWARMGRAPH_TEMPORAL_MODEL_S", "0"))
+    return RuleModel([rule] * 100_000, latency=latency)

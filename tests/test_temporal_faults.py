@@ -43,12 +43,13 @@ RUNS = 10
 class WorkerProcess:
     """``swarmgraph worker`` in a process of its own; ``kill()`` is kill -9."""
 
-    def __init__(self, address: str, queue: str, tally: Path, charge_s: float = 0.0) -> None:
+    def __init__(self, address: str, queue: str, tally: Path, **slow: float) -> None:
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
             "SWARMGRAPH_TEMPORAL_TALLY": str(tally),
-            "SWARMGRAPH_TEMPORAL_CHARGE_S": str(charge_s),
+            # how long the stand-in model and the slow tools take in this worker
+            **{f"SWARMGRAPH_TEMPORAL_{name.upper()}": str(value) for name, value in slow.items()},
         }
         command = [sys.executable, "-m", "swarmgraph", "worker", REF, "--temporal", address]
         command += ["--task-queue", queue, "--chat-model", "temporal_agents:rule_model"]
@@ -99,51 +100,111 @@ async def replay_all(client: Client, handles: list[Any]) -> None:
         assert result.replay_failure is None, handle.id
 
 
-def test_kill_9_during_a_tool_call_a_second_worker_finishes_every_run(
-    temporal_address: str, tmp_path: Path
-) -> None:
-    tally = tmp_path / "tally.sqlite"
+def kill_during(
+    address: str,
+    tally: Path,
+    text: str,
+    slow: dict[str, float],
+    started: tuple[str, int],
+    finished: str,
+) -> list[Any]:
+    """Start ``RUNS`` runs of ``text`` on a worker made slow by ``slow``; once ``started``
+    (a ``starts`` key prefix, how many) are in flight and no ``finished`` row exists, kill -9
+    it; a second, fast worker finishes them. Their responses; their histories replayed."""
     queue = f"faults-{uuid.uuid4()}"
-    options = ActivityOptions(tool_heartbeat_s=1.0)  # a dead worker's call is noticed in 1 s
+    # a dead worker's calls are noticed within a second (they heartbeat)
+    options = ActivityOptions(tool_heartbeat_s=1.0, model_heartbeat_s=1.0)
+    prefix, count = started
 
-    async def main() -> None:
-        client = await connect(temporal_address)
-        first = WorkerProcess(temporal_address, queue, tally, charge_s=6.0)
+    def in_flight() -> int:
+        return len(rows(tally, f"SELECT * FROM starts WHERE key LIKE '{prefix}%'"))
+
+    async def main() -> list[Any]:
+        client = await connect(address)
+        first = WorkerProcess(address, queue, tally, **slow)
         second = None
         try:
             handles = [
                 await start_on_temporal(
                     client,
                     REF,
-                    [{"role": "user", "content": "charge 7"}],
+                    [{"role": "user", "content": text}],
                     task_queue=queue,
                     id=f"{queue}-{n}",
                     options=options,
                 )
                 for n in range(RUNS)
             ]
-            # every run is inside its charge (started, sleeping), none finished: kill -9 now
-            await wait_for(lambda: len(rows(tally, "SELECT * FROM starts")) == RUNS)
-            assert rows(tally, "SELECT * FROM charges") == []
+            await wait_for(lambda: in_flight() >= count)
+            assert rows(tally, finished) == []  # every run is inside the slow call: now
             first.kill()
-            second = WorkerProcess(temporal_address, queue, tally, charge_s=0.2)
+            second = WorkerProcess(address, queue, tally)
             responses = [await asyncio.wait_for(result_of(h, REF), 90) for h in handles]
-            assert all(r.messages[-1]["content"] == "Sales: charged order 7" for r in responses)
-            # each run's charge completed exactly once, under its own key
-            charges = rows(tally, "SELECT key FROM charges")
-            done = rows(
-                tally, "SELECT key, COUNT(*) FROM runs WHERE tool = 'slow_charge' GROUP BY key"
-            )
-            assert len(charges) == RUNS and sorted(done) == sorted((k, 1) for (k,) in charges)
-            # the killed attempts started and never finished; the second worker's started again
-            assert len(rows(tally, "SELECT * FROM starts")) == 2 * RUNS
             await replay_all(client, handles)
+            return responses
         finally:
             first.stop()
             if second is not None:
                 second.stop()
 
-    asyncio.run(main())
+    return asyncio.run(main())
+
+
+def test_kill_9_during_a_tool_call_a_second_worker_finishes_every_run(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    tally = tmp_path / "tally.sqlite"
+    responses = kill_during(
+        temporal_address,
+        tally,
+        "charge 7",
+        {"charge_s": 6.0},
+        ("charge", RUNS),  # all ten inside the slow charge
+        "SELECT * FROM charges",
+    )
+    assert all(r.messages[-1]["content"] == "Sales: charged order 7" for r in responses)
+    # each run's charge completed exactly once, under its own key
+    charges = rows(tally, "SELECT key FROM charges")
+    done = rows(tally, "SELECT key, COUNT(*) FROM runs WHERE tool = 'slow_charge' GROUP BY key")
+    assert len(charges) == RUNS and sorted(done) == sorted((k, 1) for (k,) in charges)
+    # the killed attempts started and never finished; the second worker's started again
+    assert len(rows(tally, "SELECT * FROM starts WHERE key LIKE 'charge%'")) == 2 * RUNS
+
+
+def test_kill_9_during_a_model_call_a_second_worker_finishes_every_run(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    tally = tmp_path / "tally.sqlite"
+    responses = kill_during(
+        temporal_address,
+        tally,
+        "lookup 7",
+        {"model_s": 6.0},
+        ("model", RUNS),  # every run's first model call (Triage's) is waiting
+        "SELECT * FROM runs",
+    )
+    assert all(r.messages[-1]["content"] == "Sales: order 7: shipped" for r in responses)
+    assert all(r.agent.name == "Sales" and r.usage["model_calls"] == 3 for r in responses)
+    # the lookup each run made ran once: the model calls were retried, no tool twice
+    assert rows(tally, "SELECT COUNT(*) FROM runs WHERE tool = 'lookup_order'") == [(RUNS,)]
+
+
+def test_kill_9_during_a_fan_out_a_second_worker_finishes_every_run(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    tally = tmp_path / "tally.sqlite"
+    responses = kill_during(
+        temporal_address,
+        tally,
+        "ask both",
+        {"stock_s": 6.0},
+        ("stock", 2 * RUNS),  # both branches of every run inside their stock check
+        "SELECT * FROM stock",
+    )
+    assert all(r.messages[-1]["content"].startswith("Sales: both answered") for r in responses)
+    assert all([b["status"] for b in r.branches] == ["answered"] * 2 for r in responses)
+    # each branch's check completed once (on the second worker), for every run
+    assert rows(tally, "SELECT COUNT(*) FROM stock") == [(2 * RUNS,)]
 
 
 def test_an_approval_is_answered_after_the_worker_was_killed(

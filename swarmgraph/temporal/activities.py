@@ -53,7 +53,8 @@ class SwarmActivities:
         if tools:
             model = model.bind_tools(tools, **kwargs)
             kwargs = {}
-        reply = await model.ainvoke(messages_in(call["prompt"]), **kwargs)
+        prompt = messages_in(call["prompt"])
+        reply = await _heartbeating(model.ainvoke, {"input": prompt, **kwargs}, self.threads)
         return messages_out([reply])[0]
 
     @activity.defn(name=TOOL_ACTIVITY)
@@ -85,7 +86,9 @@ async def _heartbeating(
     while it runs when the activity has a heartbeat timeout."""
     info = activity.info()
     every = info.heartbeat_timeout.total_seconds() / 3 if info.heartbeat_timeout else None
-    if inspect.iscoroutinefunction(func):
+    if inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(func, "__func__", None)
+    ):
         work: asyncio.Future[Any] = asyncio.ensure_future(func(**kwargs))
     else:
         call = functools.partial(contextvars.copy_context().run, func, **kwargs)

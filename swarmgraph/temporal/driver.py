@@ -52,6 +52,8 @@ class ActivityOptions:
     """
 
     model_timeout_s: float = 120.0
+    #: How soon a model call whose worker died is retried (the call heartbeats while it waits).
+    model_heartbeat_s: float = 30.0
     model_attempts: int = 5
     tool_timeout_s: float = 300.0
     #: How soon a tool call whose worker died is noticed (the tool heartbeats while it runs).
@@ -85,6 +87,7 @@ class TemporalDriver(AsyncDriver):
             MODEL_ACTIVITY,
             call,
             start_to_close_timeout=timedelta(seconds=options.model_timeout_s),
+            heartbeat_timeout=timedelta(seconds=options.model_heartbeat_s),
             retry_policy=RetryPolicy(
                 initial_interval=timedelta(seconds=1),
                 backoff_coefficient=2.0,
