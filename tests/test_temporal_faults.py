@@ -245,3 +245,17 @@ def test_an_approval_is_answered_after_the_worker_was_killed(
                 second.stop()
 
     asyncio.run(main())
+
+
+def test_the_worker_command_serves_with_the_cli_model_and_stops_on_sigterm(
+    temporal_address: str,
+) -> None:
+    command = [sys.executable, "-m", "swarmgraph", "worker", f"{TESTS}/temporal_agents.py:triage"]
+    command += ["--temporal", temporal_address, "--task-queue", f"cli-{uuid.uuid4()}", "--offline"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("worker ready") and "agents Triage, Sales" in line, line
+    assert "offline demo model" in line  # --offline: the model swarmgraph chat would use
+    proc.terminate()
+    assert proc.wait(timeout=30) == 0

@@ -743,7 +743,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
     from ..temporal.cli import cmd_worker  # temporalio only for this command
 
-    return cmd_worker(args, out)
+    def choose(asked: Sequence[str]) -> tuple[Any, str]:
+        choice = _choose_model(args, asked)
+        return choice.swarm, choice.label
+
+    return cmd_worker(args, out, choose)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

@@ -12,9 +12,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-__all__ = ["cmd_worker", "load_object"]
+__all__ = ["ChooseModel", "cmd_worker", "load_object"]
+
+#: ``choose(model names) -> (Swarm, label)``: the CLI's model choice (swarmgraph/app/cli.py).
+ChooseModel = Callable[[Sequence[str]], tuple[Any, str]]
 
 
 def load_object(spec: str) -> Any:
@@ -38,12 +42,13 @@ def load_object(spec: str) -> Any:
     return value
 
 
-def cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
-    """Serve ``args.agents`` on ``args.task_queue`` until told to stop."""
-    return asyncio.run(_serve(args, out))
+def cmd_worker(args: argparse.Namespace, out: TextIO, choose: ChooseModel) -> int:
+    """Serve ``args.agents`` on ``args.task_queue`` until told to stop. ``choose(model
+    names the agents ask for)`` gives ``(Swarm, label)`` when ``--chat-model`` is not given."""
+    return asyncio.run(_serve(args, out, choose))
 
 
-async def _serve(args: argparse.Namespace, out: TextIO) -> int:
+async def _serve(args: argparse.Namespace, out: TextIO, choose: ChooseModel) -> int:
     from ..graph.swarm import Swarm
     from .client import connect
     from .roster import Roster
@@ -54,11 +59,8 @@ async def _serve(args: argparse.Namespace, out: TextIO) -> int:
         made = load_object(args.chat_model)
         swarm = Swarm(chat_model=made() if _is_factory(made) else made)
         label = args.chat_model
-    else:
-        from ..app.cli import _choose_model
-
-        choice = _choose_model(args, [a.model for r in rosters for a in r.agents.values()])
-        swarm, label = choice.swarm, choice.label
+    else:  # --model / OPENAI_API_KEY / the demo model, as `swarmgraph chat` chooses
+        swarm, label = choose([a.model for r in rosters for a in r.agents.values()])
     client = await connect(args.temporal, args.namespace)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
