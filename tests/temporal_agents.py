@@ -57,6 +57,18 @@ def slow_charge(order_id: int, idempotency_key: str) -> str:
     return f"charged order {order_id}"
 
 
+def slow_note(order_id: int) -> str:
+    """Write a note on an order (slowly; not idempotent: a lost attempt is never re-run)."""
+    path = os.environ.get("SWARMGRAPH_TEMPORAL_TALLY")
+    if path:
+        with sqlite3.connect(path, timeout=30) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS starts (key TEXT)")
+            db.execute("INSERT INTO starts VALUES (?)", (f"note {order_id}",))
+    time.sleep(float(os.environ.get("SWARMGRAPH_TEMPORAL_NOTE_S", "0")))
+    tally("slow_note", str(order_id))
+    return f"noted order {order_id}"
+
+
 @needs_approval
 def refund(order_id: int) -> str:
     """Refund an order (a human approves it first)."""
@@ -100,7 +112,7 @@ def ask_both() -> Parallel:
 sales = Agent(
     name="Sales",
     instructions="Sales: answer orders.",
-    functions=[lookup_order, slow_charge, refund, remember, ask_both],
+    functions=[lookup_order, slow_charge, slow_note, refund, remember, ask_both],
 )
 
 
@@ -138,6 +150,7 @@ def rule(messages: list[BaseMessage]) -> AIMessage:
         ("both", "ask_both"),
         ("lookup", "lookup_order"),
         ("charge", "slow_charge"),
+        ("note", "slow_note"),
         ("refund", "refund"),
         ("greet", "remember"),
     ):

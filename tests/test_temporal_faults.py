@@ -207,6 +207,28 @@ def test_kill_9_during_a_fan_out_a_second_worker_finishes_every_run(
     assert rows(tally, "SELECT COUNT(*) FROM stock") == [(2 * RUNS,)]
 
 
+def test_kill_9_during_a_tool_that_is_not_idempotent_leaves_it_in_doubt(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    tally = tmp_path / "tally.sqlite"
+    responses = kill_during(
+        temporal_address,
+        tally,
+        "note 7",
+        {"note_s": 6.0},
+        ("note", RUNS),  # every run inside its (not idempotent) note
+        "SELECT * FROM runs",
+    )
+    # the second worker finished every run; the model read that the note is in doubt
+    for response in responses:
+        answer = response.messages[-2]["content"]
+        assert answer.startswith("Error: slow_note raised ToolInDoubt:"), answer
+        assert "may or may not have happened" in answer
+    # and no note was run again: ten attempts started (all killed), none on the second worker
+    assert len(rows(tally, "SELECT * FROM starts WHERE key LIKE 'note%'")) == RUNS
+    assert rows(tally, "SELECT * FROM runs") == []
+
+
 def test_an_approval_is_answered_after_the_worker_was_killed(
     temporal_address: str, tmp_path: Path
 ) -> None:
