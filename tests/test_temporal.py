@@ -17,9 +17,12 @@ from typing import Any
 import pytest
 import temporal_agents as agents
 from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
+from temporalio.workflow import NondeterminismError
 
 from swarmgraph import Budget, BudgetExceeded, Session, Swarm
 from swarmgraph.temporal import (
+    SwarmRun,
     TemporalInputError,
     TemporalRunFailed,
     TemporalUnavailable,
@@ -245,3 +248,25 @@ def test_a_session_turn_is_saved_by_an_activity_and_read_by_a_plain_session(
         Swarm(chat_model=agents.rule_model()), agents.triage, "lookup 7"
     )
     assert later.messages[0]["sender"] == "Sales"
+
+
+def test_a_replay_that_would_send_another_prompt_is_caught(temporal_address: str) -> None:
+    """The recorded history replays as it is; after the instructions change (a function of
+    the clock, say), the same history no longer fits the code, and Temporal says so."""
+
+    async def body(client: Client, queue: str) -> Any:
+        handle = await start_on_temporal(client, REF, user("lookup 7"), task_queue=queue)
+        await result_of(handle, REF)
+        return await handle.fetch_history()
+
+    history = on_worker(temporal_address, body)
+
+    def replay() -> Any:
+        replayer = Replayer(workflows=[SwarmRun], workflow_runner=UnsandboxedWorkflowRunner())
+        return asyncio.run(replayer.replay_workflow(history, raise_on_replay_failure=False))
+
+    assert replay().replay_failure is None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(agents.sales, "instructions", "Sales: answer orders, it is 9 o'clock.")
+        failure = replay().replay_failure
+    assert isinstance(failure, NondeterminismError), failure

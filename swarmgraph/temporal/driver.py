@@ -17,6 +17,8 @@ On replay every activity's result comes from the run's history, so no tool runs 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -68,6 +70,16 @@ class TemporalDriver(AsyncDriver):
     def __init__(self, roster: Roster, options: ActivityOptions) -> None:
         self.roster = roster
         self.options = options
+        self.calls = 0  # activities scheduled so far: their ids' sequence
+
+    def _activity_id(self, kind: str, what: Any) -> str:
+        """``<n>.<kind>.<digest of what is sent>``: a replay that would send something else
+        (an instruction function that is not deterministic, another tool) schedules an id the
+        history does not hold, and Temporal fails it (``NondeterminismError``) instead of
+        silently pairing the old result with the new call."""
+        self.calls += 1
+        text = json.dumps(what, sort_keys=True, default=str, ensure_ascii=False)
+        return f"{self.calls}.{kind}.{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
     async def invoke(
         self, runnable: Any, prompt: Any, config: Any, kwargs: Mapping[str, Any]
@@ -83,9 +95,11 @@ class TemporalDriver(AsyncDriver):
             "prompt": messages_out(prompt),
             "kwargs": dict(kwargs),
         }
+        sent = [_said(m) for m in prompt], runnable.model_name, sorted(kwargs, key=str)
         reply = await workflow.execute_activity(
             MODEL_ACTIVITY,
             call,
+            activity_id=self._activity_id("model", sent),
             start_to_close_timeout=timedelta(seconds=options.model_timeout_s),
             heartbeat_timeout=timedelta(seconds=options.model_heartbeat_s),
             retry_policy=RetryPolicy(
@@ -118,6 +132,7 @@ class TemporalDriver(AsyncDriver):
             out = await workflow.execute_activity(
                 TOOL_ACTIVITY,
                 {"start": self.roster.ref, "agent": agent, "tool": name, "kwargs": sent},
+                activity_id=self._activity_id(f"{agent}.{name}", sent),
                 start_to_close_timeout=timedelta(seconds=options.tool_timeout_s),
                 heartbeat_timeout=timedelta(seconds=options.tool_heartbeat_s),
                 retry_policy=RetryPolicy(
@@ -147,3 +162,9 @@ class TemporalDriver(AsyncDriver):
 
     async def off_loop(self, func: Callable[..., T], *args: Any) -> T:
         return func(*args)
+
+
+def _said(message: Any) -> tuple[Any, ...]:
+    """What a prompt message says (not its ids or metadata, which the engine may stamp anew)."""
+    calls = [(c.get("name"), c.get("args")) for c in getattr(message, "tool_calls", None) or ()]
+    return message.type, message.content, getattr(message, "name", None), calls
