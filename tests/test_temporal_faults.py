@@ -281,3 +281,33 @@ def test_the_worker_command_serves_with_the_cli_model_and_stops_on_sigterm(
     assert "offline demo model" in line  # --offline: the model swarmgraph chat would use
     proc.terminate()
     assert proc.wait(timeout=30) == 0
+
+
+def test_the_run_command_starts_a_run_the_workers_answer(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    queue = f"cli-run-{uuid.uuid4()}"
+    served = WorkerProcess(temporal_address, queue, tmp_path / "tally.sqlite")
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+
+    def run(*words: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "swarmgraph", "run", REF, *words]
+        command += ["--temporal", temporal_address, "--task-queue", queue]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+
+    try:
+        done = run("lookup 7", "--session", "conv-cli", "--db", url)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-1] == "Sales: Sales: order 7: shipped"
+        assert done.stdout.startswith("workflow swarm-")
+        waiting = run("refund 7")
+        assert waiting.returncode == 3, waiting.stderr
+        assert "waiting for approval: call_refund_" in waiting.stdout
+        assert "refund(order_id=7)" in waiting.stdout
+    finally:
+        served.stop()
+    from swarmgraph import Session
+
+    stored = Session("conv-cli", url=url)
+    assert [m.content for m in stored.messages][-1] == "Sales: order 7: shipped"

@@ -737,6 +737,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--chat-model", metavar="SPEC", help="file.py:name of a chat model or a function making one"
     )
     model(serving)
+    durable = commands.add_parser(
+        "run", help="one run of your agent on Temporal, answered by its workers (extra temporal)"
+    )
+    durable.add_argument("agent", metavar="AGENT", help="path/to/file.py:name or module:name")
+    durable.add_argument("message", metavar="MESSAGE", help="the user's message")
+    durable.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the server")
+    durable.add_argument("--task-queue", required=True, metavar="Q", help="the workers' queue")
+    durable.add_argument("--namespace", default="default", help="Temporal namespace")
+    durable.add_argument("--id", metavar="ID", help="the workflow id (default: swarm-<uuid>)")
+    durable.add_argument(
+        "--session", metavar="ID", help="a turn of this stored conversation (saved by a worker)"
+    )
+    storage(durable)
     return parser
 
 
@@ -748,6 +761,12 @@ def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
         return choice.swarm, choice.label
 
     return cmd_worker(args, out, choose)
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..temporal.cli import cmd_run  # temporalio only for this command
+
+    return cmd_run(args, out)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -830,6 +849,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "sessions": cmd_sessions,
         "graph": cmd_graph,
         "worker": _cmd_worker,
+        "run": _cmd_run,
     }
     debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
     try:

@@ -15,7 +15,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-__all__ = ["ChooseModel", "cmd_worker", "load_object"]
+__all__ = ["ChooseModel", "cmd_run", "cmd_worker", "load_object"]
 
 #: ``choose(model names) -> (Swarm, label)``: the CLI's model choice (swarmgraph/app/cli.py).
 ChooseModel = Callable[[Sequence[str]], tuple[Any, str]]
@@ -75,6 +75,40 @@ async def _serve(args: argparse.Namespace, out: TextIO, choose: ChooseModel) -> 
             flush=True,
         )
         await stop.wait()
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    """Start one run of ``args.agent`` on ``args.message`` on Temporal and wait for it: its
+    answer, agent and workflow id; a run that waits for approval says what waits (exit 3)."""
+    return asyncio.run(_run(args, out))
+
+
+async def _run(args: argparse.Namespace, out: TextIO) -> int:
+    from .client import connect, pending_on_temporal, result_of, start_on_temporal
+
+    client = await connect(args.temporal, args.namespace)
+    handle = await start_on_temporal(
+        client,
+        args.agent,
+        [{"role": "user", "content": args.message}],
+        task_queue=args.task_queue,
+        id=args.id,
+        conversation_id=args.session,
+        session_url=args.db if args.session else None,
+    )
+    print(f"workflow {handle.id}", file=out, flush=True)
+    waiting = asyncio.ensure_future(result_of(handle, args.agent))
+    while not waiting.done():  # a run that stops for approval waits for `decide`: say so
+        await asyncio.wait({waiting}, timeout=0.5)
+        if not waiting.done() and (pending := await pending_on_temporal(handle)):
+            waiting.cancel()
+            for call in pending:
+                print(f"waiting for approval: {call.id} {call.describe()}", file=out)
+            return 3
+    response = waiting.result()
+    name = response.agent.name if response.agent is not None else "?"
+    print(f"{name}: {response.messages[-1].get('content') if response.messages else ''}", file=out)
     return 0
 
 
