@@ -107,13 +107,15 @@ def kill_during(
     slow: dict[str, float],
     started: tuple[str, int],
     finished: str,
+    in_doubt: str = "ask",
+    then: Any = None,
 ) -> list[Any]:
     """Start ``RUNS`` runs of ``text`` on a worker made slow by ``slow``; once ``started``
     (a ``starts`` key prefix, how many) are in flight and no ``finished`` row exists, kill -9
     it; a second, fast worker finishes them. Their responses; their histories replayed."""
     queue = f"faults-{uuid.uuid4()}"
     # a dead worker's calls are noticed within a second (they heartbeat)
-    options = ActivityOptions(tool_heartbeat_s=1.0, model_heartbeat_s=1.0)
+    options = ActivityOptions(tool_heartbeat_s=1.0, model_heartbeat_s=1.0, in_doubt=in_doubt)
     prefix, count = started
 
     def in_flight() -> int:
@@ -139,6 +141,8 @@ def kill_during(
             assert rows(tally, finished) == []  # every run is inside the slow call: now
             first.kill()
             second = WorkerProcess(address, queue, tally)
+            if then is not None:  # e.g. decide what waits
+                await then(handles)
             responses = [await asyncio.wait_for(result_of(h, REF), 90) for h in handles]
             await replay_all(client, handles)
             return responses
@@ -207,6 +211,43 @@ def test_kill_9_during_a_fan_out_a_second_worker_finishes_every_run(
     assert rows(tally, "SELECT COUNT(*) FROM stock") == [(2 * RUNS,)]
 
 
+def test_kill_9_during_a_tool_that_is_not_idempotent_asks_a_human(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    tally = tmp_path / "tally.sqlite"
+    asked: list[Any] = []
+
+    async def decide(handles: list[Any]) -> None:
+        """Half run again, half answered by hand ("it did")."""
+        for n, handle in enumerate(handles):
+            found: list[Any] = []
+            while not found:
+                found = await pending_on_temporal(handle)
+                await asyncio.sleep(0.1)
+            asked.append(found)
+            answer = True if n % 2 == 0 else "noted by hand"
+            await decide_on_temporal(handle, {found[0].id: answer})
+
+    responses = kill_during(
+        temporal_address,
+        tally,
+        "note 7",
+        {"note_s": 6.0},
+        ("note", RUNS),  # every run inside its (not idempotent) note
+        "SELECT * FROM runs",
+        then=decide,
+    )
+    assert all(
+        [(p.tool, p.arguments, p.in_doubt) for p in found] == [("slow_note", {"order_id": 7}, True)]
+        for found in asked
+    )
+    answers = [r.messages[-1]["content"] for r in responses]
+    assert answers == ["Sales: noted order 7", "Sales: noted by hand"] * (RUNS // 2)
+    # ten attempts lost, five run again (each once), none run twice without a decision
+    assert len(rows(tally, "SELECT * FROM starts WHERE key LIKE 'note%'")) == RUNS + RUNS // 2
+    assert rows(tally, "SELECT COUNT(*) FROM runs WHERE tool = 'slow_note'") == [(RUNS // 2,)]
+
+
 def test_kill_9_during_a_tool_that_is_not_idempotent_leaves_it_in_doubt(
     temporal_address: str, tmp_path: Path
 ) -> None:
@@ -218,6 +259,7 @@ def test_kill_9_during_a_tool_that_is_not_idempotent_leaves_it_in_doubt(
         {"note_s": 6.0},
         ("note", RUNS),  # every run inside its (not idempotent) note
         "SELECT * FROM runs",
+        in_doubt="error",
     )
     # the second worker finished every run; the model read that the note is in doubt
     for response in responses:

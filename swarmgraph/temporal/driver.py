@@ -8,7 +8,9 @@ hands each call that leaves the process to :class:`TemporalDriver`:
 - the model call: the ``swarmgraph.model_call`` activity, retried with exponential backoff
   (a 429 or a 5xx goes away; ``model_attempts`` bounds it);
 - a tool call: ``swarmgraph.tool_call``, retried only when the tool is ``@idempotent``; a
-  lost attempt of any other tool comes back as :class:`ToolInDoubt`, which the model reads;
+  lost attempt of any other tool is *in doubt*: the run waits for a human's decision (as a
+  pending approval with ``in_doubt=True``: run it again, refuse it, or give its result), or,
+  with ``ActivityOptions(in_doubt="error")``, the model reads :class:`ToolInDoubt`;
   a tool taking ``idempotency_key`` gets one made of the workflow id and the call;
 - a sync store trip: in place (the workflow has no store of its own).
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -41,6 +43,8 @@ from .wire import check_json, decode_result, messages_in, messages_out
 __all__ = ["ActivityOptions", "TemporalDriver"]
 
 T = TypeVar("T")
+#: ``ask(question) -> True | False | str``: a human's decision about a call in doubt.
+AskHuman = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -62,14 +66,26 @@ class ActivityOptions:
     tool_heartbeat_s: float = 30.0
     #: Attempts of an ``@idempotent`` tool (any other tool runs once).
     tool_attempts: int = 5
+    #: A lost attempt of a tool that is not idempotent: ``"ask"`` a human (the run waits for
+    #: ``decide``), or ``"error"`` (the model reads ``ToolInDoubt``).
+    in_doubt: str = "ask"
+
+    def __post_init__(self) -> None:
+        if self.in_doubt not in ("ask", "error"):
+            raise TemporalInputError(f"in_doubt must be 'ask' or 'error', got {self.in_doubt!r}")
 
 
 class TemporalDriver(AsyncDriver):
     """Hands the step's model call and tool calls to activities (inside a workflow only)."""
 
-    def __init__(self, roster: Roster, options: ActivityOptions) -> None:
+    def __init__(
+        self, roster: Roster, options: ActivityOptions, ask: AskHuman | None = None
+    ) -> None:
         self.roster = roster
         self.options = options
+        #: Who decides a call in doubt (the workflow's ``decide`` update), or None: the
+        #: model reads :class:`ToolInDoubt`.
+        self.ask = ask
         self.calls = 0  # activities scheduled so far: their ids' sequence
 
     def _activity_id(self, kind: str, what: Any) -> str:
@@ -127,9 +143,38 @@ class TemporalDriver(AsyncDriver):
             )
         check_json(sent, f"the arguments of {name}")
         retried = is_idempotent(func)
+        while True:
+            try:
+                out = await self._tool_activity(agent, name, sent, retried)
+                break
+            except _Lost as lost:
+                if self.ask is None:
+                    raise ToolInDoubt(lost.text) from None
+                # A human decides, as for an effect call in doubt on the Session path: True
+                # runs it again, False refuses it, a string is its result ("it did: noted").
+                shown = {k: v for k, v in sent.items() if k not in _INJECTED}
+                question = {"agent": agent, "tool": name, "arguments": shown, "in_doubt": True}
+                decision = await self.ask(question)
+                if decision is False:
+                    raise ToolInDoubt(f"{lost.text}; a human refused to run it again") from None
+                if isinstance(decision, str):
+                    return decision
+        context = kwargs.get("context_variables")
+        if isinstance(context, dict) and "context_variables" in out:
+            context.clear()  # the engine reads the working copy the tool changed in place
+            context.update(out["context_variables"])
+        if "raised" in out:  # the tool's own exception, under its own name: as in-process
+            raise type(out["raised"], (Exception,), {})(out["message"])
+        return decode_result(out["returned"], self.roster.agent)
+
+    async def _tool_activity(
+        self, agent: str, name: str, sent: dict[str, Any], retried: bool
+    ) -> dict[str, Any]:
+        """One tool activity (its retries included); :class:`_Lost` when an attempt of a tool
+        that is not idempotent was lost."""
         options = self.options
         try:
-            out = await workflow.execute_activity(
+            return await workflow.execute_activity(
                 TOOL_ACTIVITY,
                 {"start": self.roster.ref, "agent": agent, "tool": name, "kwargs": sent},
                 activity_id=self._activity_id(f"{agent}.{name}", sent),
@@ -147,21 +192,25 @@ class TemporalDriver(AsyncDriver):
             if isinstance(cause, ApplicationError) and cause.type == "TemporalInputError":
                 raise TemporalInputError(cause.message) from None
             if isinstance(cause, TimeoutError) and not retried:
-                raise ToolInDoubt(
+                raise _Lost(
                     f"its activity was lost ({cause.message or 'timed out'}) and the tool is not "
                     "marked @idempotent: it may or may not have happened; it was not run again"
                 ) from None
             raise ToolInDoubt(f"its activity failed: {cause or exc}") from None
-        context = kwargs.get("context_variables")
-        if isinstance(context, dict) and "context_variables" in out:
-            context.clear()  # the engine reads the working copy the tool changed in place
-            context.update(out["context_variables"])
-        if "raised" in out:  # the tool's own exception, under its own name: as in-process
-            raise type(out["raised"], (Exception,), {})(out["message"])
-        return decode_result(out["returned"], self.roster.agent)
 
     async def off_loop(self, func: Callable[..., T], *args: Any) -> T:
         return func(*args)
+
+
+_INJECTED = ("context_variables", "idempotency_key")
+
+
+class _Lost(Exception):
+    """An attempt of a tool that is not idempotent was lost (``text`` says how)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
 
 
 def _said(message: Any) -> tuple[Any, ...]:

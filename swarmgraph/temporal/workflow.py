@@ -69,8 +69,11 @@ class SwarmRun:
     "reason"}``."""
 
     def __init__(self) -> None:
-        self._pending: list[dict[str, Any]] = []
+        self._pending: list[dict[str, Any]] = []  # approvals the run stopped for
         self._decisions: dict[str, Any] | None = None
+        self._doubts: dict[str, dict[str, Any]] = {}  # tool calls in doubt, by question id
+        self._answers: dict[str, Any] = {}
+        self._asked = 0
 
     @workflow.run
     async def run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +84,9 @@ class SwarmRun:
                 str(exc), type="TemporalInputError", non_retryable=True
             ) from None
         swarm = workflow_swarm(workflow.info().task_queue)
-        token = STAND_IN.set(TemporalDriver(roster, ActivityOptions(**request.get("options", {}))))
+        options = ActivityOptions(**request.get("options", {}))
+        ask = self._ask if options.in_doubt == "ask" else None
+        token = STAND_IN.set(TemporalDriver(roster, options, ask))
         response: Any = None
         try:
             response = await self._run(swarm, roster, request)
@@ -172,19 +177,36 @@ class SwarmRun:
                 non_retryable=True,
             ) from None
 
+    async def _ask(self, question: dict[str, Any]) -> Any:
+        """Wait for a human's decision about a tool call in doubt (the driver asks)."""
+        self._asked += 1
+        key = f"in-doubt-{self._asked}"
+        self._doubts[key] = {"id": key, **question}
+        await workflow.wait_condition(lambda: key in self._answers)
+        del self._doubts[key]
+        return self._answers.pop(key)
+
     @workflow.query(name="pending")
     def pending(self) -> list[dict[str, Any]]:
-        """The tool calls waiting for a decision (``PendingApproval`` dicts)."""
-        return self._pending
+        """The tool calls waiting for a decision (``PendingApproval`` dicts; a call in doubt
+        has ``in_doubt=True``)."""
+        return [*self._pending, *self._doubts.values()]
 
     @workflow.update(name="decide")
     async def decide(self, decisions: dict[str, Any]) -> None:
         """Answer the pending calls: ``{call id: True | False | "reason"}``."""
-        self._decisions = dict(decisions)
+        approvals = {}
+        for key, value in decisions.items():
+            if key in self._doubts:
+                self._answers[key] = value
+            else:
+                approvals[key] = value
+        if approvals:
+            self._decisions = approvals
 
     @decide.validator
     def _check(self, decisions: dict[str, Any]) -> None:
-        waiting = {p["id"] for p in self._pending}
+        waiting = {p["id"] for p in self.pending()}
         unknown = sorted(set(decisions) - waiting)
         if not waiting:
             raise ValueError("this run has no tool call waiting for a decision")
