@@ -79,6 +79,8 @@ def refund(order_id: int) -> str:
 def remember(context_variables: dict) -> str:
     """Note in the context that the customer was greeted."""
     context_variables["greeted"] = True
+    if context_variables.get("odd"):  # a value JSON cannot hold
+        context_variables["when"] = object()
     return "noted"
 
 

@@ -270,3 +270,16 @@ def test_a_replay_that_would_send_another_prompt_is_caught(temporal_address: str
         patch.setattr(agents.sales, "instructions", "Sales: answer orders, it is 9 o'clock.")
         failure = replay().replay_failure
     assert isinstance(failure, NondeterminismError), failure
+
+
+def test_a_tool_that_puts_what_json_cannot_hold_in_the_context_is_told(
+    temporal_address: str,
+) -> None:
+    async def body(client: Client, queue: str) -> Any:
+        return await run_on_temporal(client, REF, user("greet"), {"odd": True}, task_queue=queue)
+
+    response = on_worker(temporal_address, body)
+    answer = response.messages[-2]["content"]
+    assert answer.startswith("Error: remember raised TemporalInputError:"), answer
+    assert "must be plain JSON" in answer and "the change was dropped" in answer
+    assert response.context_variables == {"odd": True}  # the stored context stays whole

@@ -23,7 +23,7 @@ from temporalio.exceptions import ApplicationError
 
 from .errors import TemporalInputError
 from .roster import Roster
-from .wire import encode_result, messages_in, messages_out
+from .wire import check_json, encode_result, messages_in, messages_out
 
 if TYPE_CHECKING:
     from ..graph.swarm import Swarm
@@ -76,6 +76,11 @@ class SwarmActivities:
             out = {"raised": type(exc).__name__, "message": str(exc)}
         if "context_variables" in kwargs:
             out["context_variables"] = kwargs["context_variables"]
+        try:  # what cannot cross is said to the model; the call is never lost in doubt
+            check_json(out, "a tool's context_variables")
+        except TemporalInputError as exc:
+            out.pop("context_variables", None)
+            out = {"raised": "TemporalInputError", "message": f"{exc}; the change was dropped"}
         return out
 
 
