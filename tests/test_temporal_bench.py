@@ -20,7 +20,9 @@ def test_the_temporal_benchmark_runs_at_minimal_sizes() -> None:
     figures = run_temporal(handoff_runs=2, concurrent=4, latency=0.01)
     handoff, workers = figures["handoff"], figures["workers"]
     assert handoff["runs"] == 2 and handoff["in_process_ms"] > 0 and handoff["temporal_ms"] > 0
-    assert handoff["ratio"] == round(handoff["temporal_ms"] / handoff["in_process_ms"], 1)
+    # the ratio of the unrounded means: within rounding of the shown ones'
+    shown = handoff["temporal_ms"] / handoff["in_process_ms"]
+    assert handoff["ratio"] == pytest.approx(shown, rel=0.02, abs=0.1)
     assert workers["runs"] == 4 and workers["runs_per_s_1_worker"] > 0
     assert workers["ratio"] == pytest.approx(
         workers["runs_per_s_2_workers"] / workers["runs_per_s_1_worker"], abs=0.02
