@@ -4,6 +4,7 @@ reason it cannot travel is said before anything runs."""
 
 from __future__ import annotations
 
+import asyncio
 import operator
 
 import pytest
@@ -73,3 +74,26 @@ def test_every_reachable_tool_is_found_by_agent_and_name() -> None:
     assert ROSTER.tool("Billing", "check_stock") is agents.check_stock
     with pytest.raises(TemporalInputError, match="not among the tools"):
         ROSTER.tool("Sales", "nope")
+
+
+def test_the_model_activity_sends_names_as_the_in_process_step_does() -> None:
+    """A model that sends ``name`` to OpenAI (ChatOpenAI) gets API-safe names and no
+    assistant names, on Temporal as in-process (graph/node.py)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from temporalio.testing import ActivityEnvironment
+
+    from swarmgraph import ScriptedChatModel, Swarm
+    from swarmgraph.temporal.activities import SwarmActivities
+    from swarmgraph.temporal.wire import messages_out
+
+    class ChatOpenAI(ScriptedChatModel):  # the name the engine keys the rule on
+        pass
+
+    model = ChatOpenAI(["hi"])
+    activities = SwarmActivities(Swarm(chat_model=model))
+    prompt = [HumanMessage("hola", name="Spanish Agent"), AIMessage("ok", name="Triage")]
+    call = {"model": "gpt-4o", "prompt": messages_out(prompt), "kwargs": {}}
+    reply = asyncio.run(ActivityEnvironment().run(activities.model_call, call))
+    assert reply["data"]["content"] == "hi"
+    sent = model.calls[0]
+    assert [m.name for m in sent] == ["Spanish_Agent", None]

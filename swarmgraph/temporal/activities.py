@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from ..graph.node import _as_sent
+from ..graph.runtime import _SENDS_NAMES
 from .errors import TemporalInputError
 from .roster import Roster
 from .wire import check_json, encode_result, messages_in, messages_out
@@ -48,12 +50,14 @@ class SwarmActivities:
         """``{"model", "prompt", "kwargs"}``: the reply of the worker's model for that name,
         its tools bound from their schemas (Temporal retries a failed call with backoff)."""
         model: Any = self.swarm.resolver.get(call["model"])
+        prompt = messages_in(call["prompt"])
+        if type(model).__name__ in _SENDS_NAMES:  # as the in-process step sends (graph/node.py)
+            prompt = [_as_sent(m) for m in prompt]
         kwargs = dict(call["kwargs"])
         tools = kwargs.pop("tools", None)
         if tools:
             model = model.bind_tools(tools, **kwargs)
             kwargs = {}
-        prompt = messages_in(call["prompt"])
         reply = await _heartbeating(model.ainvoke, {"input": prompt, **kwargs}, self.threads)
         return messages_out([reply])[0]
 
