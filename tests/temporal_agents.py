@@ -111,10 +111,39 @@ def ask_both() -> Parallel:
     return Parallel(billing, tech, merge={"checked": operator.add})
 
 
+def no_shouting(context_variables: dict, messages: list) -> str | None:
+    """An input guardrail: a user message in capitals is refused."""
+    said = [
+        m
+        for m in messages
+        if isinstance(m, HumanMessage) or (isinstance(m, dict) and m.get("role") == "user")
+    ]
+    text = said[-1]["content"] if isinstance(said[-1], dict) else said[-1].content
+    return "no shouting" if str(text).isupper() else None
+
+
+#: Refunds takes the conversation only with an order id in the context (a precondition).
+refunds = Agent(name="Refunds", instructions="Refunds: refund orders.", requires=["order_id"])
+
+
+def transfer_to_refunds() -> Agent:
+    """Hand the customer to Refunds."""
+    return refunds
+
+
 sales = Agent(
     name="Sales",
     instructions="Sales: answer orders.",
-    functions=[lookup_order, slow_charge, slow_note, refund, remember, ask_both],
+    functions=[
+        lookup_order,
+        slow_charge,
+        slow_note,
+        refund,
+        remember,
+        ask_both,
+        transfer_to_refunds,
+    ],
+    input_guardrails=[no_shouting],
 )
 
 
@@ -142,6 +171,8 @@ def rule(messages: list[BaseMessage]) -> AIMessage:
     number, agent = len(messages), system.split(":")[0]
     if agent == "Triage":
         return _call("transfer_to_sales", {}, number)
+    if agent == "Refunds":
+        return AIMessage(content="Refunds: done")
     if isinstance(last, ToolMessage) and last.name not in ("transfer_to_sales", "ask_both"):
         return AIMessage(content=f"{agent}: {last.content}")
     if agent in ("Billing", "Tech"):  # a branch of the fan-out: one stock check
@@ -155,9 +186,10 @@ def rule(messages: list[BaseMessage]) -> AIMessage:
         ("note", "slow_note"),
         ("refund", "refund"),
         ("greet", "remember"),
+        ("money back", "transfer_to_refunds"),
     ):
         if word in asked:
-            no_args = tool in ("remember", "ask_both")
+            no_args = tool in ("remember", "ask_both", "transfer_to_refunds")
             return _call(tool, {} if no_args else {"order_id": 7}, number)
     return AIMessage(content="Sales: how can I help?")
 

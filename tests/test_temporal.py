@@ -20,7 +20,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 from temporalio.workflow import NondeterminismError
 
-from swarmgraph import Budget, BudgetExceeded, Session, Swarm
+from swarmgraph import Budget, BudgetExceeded, GuardrailTripped, Session, Swarm
 from swarmgraph.temporal import (
     SwarmRun,
     TemporalInputError,
@@ -283,3 +283,34 @@ def test_a_tool_that_puts_what_json_cannot_hold_in_the_context_is_told(
     assert answer.startswith("Error: remember raised TemporalInputError:"), answer
     assert "must be plain JSON" in answer and "the change was dropped" in answer
     assert response.context_variables == {"odd": True}  # the stored context stays whole
+
+
+@pytest.mark.parametrize(
+    "text,context",
+    [("money back", {}), ("money back", {"order_id": 7})],
+    ids=["refused", "admitted"],
+)
+def test_a_precondition_decides_a_handoff_as_in_process(
+    temporal_address: str, text: str, context: dict
+) -> None:
+    async def body(client: Client, queue: str) -> Any:
+        return await run_on_temporal(client, REF, user(text), context, task_queue=queue)
+
+    response = on_worker(temporal_address, body)
+    local = Swarm(chat_model=agents.rule_model()).run(agents.triage, user(text), context)
+    assert response.agent is local.agent and response.messages == local.messages
+    assert [s["kind"] for s in response.trajectory] == [s["kind"] for s in local.trajectory]
+    assert "precondition" in [s["kind"] for s in response.trajectory]
+
+
+def test_a_tripped_guardrail_fails_the_run_with_its_response(temporal_address: str) -> None:
+    async def body(client: Client, queue: str) -> Any:
+        with pytest.raises(TemporalRunFailed) as caught:
+            await run_on_temporal(client, REF, user("LOOKUP NOW"), task_queue=queue)
+        return caught.value
+
+    error = on_worker(temporal_address, body)
+    with pytest.raises(GuardrailTripped) as local:
+        Swarm(chat_model=agents.rule_model()).run(agents.triage, user("LOOKUP NOW"))
+    assert error.kind == "GuardrailTripped" and str(error) == str(local.value)
+    assert error.response.messages == local.value.response.messages
