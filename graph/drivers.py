@@ -35,12 +35,23 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable, RunnableConfig
 
-__all__ = ["ASYNC", "SYNC", "AsyncDriver", "Driver", "Step", "arun_steps", "drive", "run_steps"]
+__all__ = [
+    "ASYNC",
+    "STAND_IN",
+    "SYNC",
+    "AsyncDriver",
+    "Driver",
+    "Step",
+    "arun_steps",
+    "drive",
+    "run_steps",
+]
 
 T = TypeVar("T")
 
@@ -80,18 +91,28 @@ class Driver:
 
 class AsyncDriver(Driver):
     """The async driver: ``ainvoke``, async tools and guardrails awaited, sync store round
-    trips in a worker thread."""
+    trips in a worker thread. Where :data:`STAND_IN` holds a driver (a durable engine's, set
+    for one run: swarmgraph.temporal), the model call, tool calls and store trips go to it."""
 
     async def invoke(
         self, runnable: Runnable, prompt: Any, config: RunnableConfig, kwargs: Mapping[str, Any]
     ) -> Any:
+        other = STAND_IN.get()
+        if other is not None:
+            return await other.invoke(runnable, prompt, config, kwargs)
         return await runnable.ainvoke(prompt, config, **kwargs)
 
     async def call_tool(self, func: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:
+        other = STAND_IN.get()
+        if other is not None:
+            return await other.call_tool(func, kwargs)
         raw = func(**kwargs)
         return await raw if inspect.isawaitable(raw) else raw
 
     async def off_loop(self, func: Callable[..., T], *args: Any) -> T:
+        other = STAND_IN.get()
+        if other is not None:
+            return await other.off_loop(func, *args)
         return await asyncio.to_thread(func, *args)
 
     async def gate(self, gate: Any, control: Any) -> Any:
@@ -111,6 +132,9 @@ class AsyncDriver(Driver):
 
 SYNC = Driver()
 ASYNC = AsyncDriver()
+#: The driver the async path hands its I/O to instead, in this context (None: its own). A
+#: context variable, so it follows one run's tasks (parallel branches too) and no other run.
+STAND_IN: ContextVar[Driver | None] = ContextVar("swarmgraph_stand_in_driver", default=None)
 
 
 def drive(body: Coroutine[Any, Any, T]) -> T:

@@ -763,7 +763,47 @@ def build_parser() -> argparse.ArgumentParser:
     drawing.add_argument(
         "--all-nodes", action="store_true", help="PNG: also draw the dynamic_handoff helper node"
     )
+    serving = commands.add_parser(
+        "worker", help="a Temporal worker for your agents' runs (extra temporal; docs/temporal.md)"
+    )
+    serving.add_argument("agents", nargs="+", metavar="AGENT", help=agent_help)
+    serving.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the server")
+    serving.add_argument("--task-queue", required=True, metavar="Q", help="the queue to serve")
+    serving.add_argument("--namespace", default="default", help="Temporal namespace")
+    serving.add_argument(
+        "--chat-model", metavar="SPEC", help="file.py:name of a chat model or a function making one"
+    )
+    model(serving)
+    durable = commands.add_parser(
+        "run", help="one run of your agent on Temporal, answered by its workers (extra temporal)"
+    )
+    durable.add_argument("agent", metavar="AGENT", help="path/to/file.py:name or module:name")
+    durable.add_argument("message", metavar="MESSAGE", help="the user's message")
+    durable.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the server")
+    durable.add_argument("--task-queue", required=True, metavar="Q", help="the workers' queue")
+    durable.add_argument("--namespace", default="default", help="Temporal namespace")
+    durable.add_argument("--id", metavar="ID", help="the workflow id (default: swarm-<uuid>)")
+    durable.add_argument(
+        "--session", metavar="ID", help="a turn of this stored conversation (saved by a worker)"
+    )
+    storage(durable)
     return parser
+
+
+def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
+    from ..temporal.cli import cmd_worker  # temporalio only for this command
+
+    def choose(asked: Sequence[str]) -> tuple[Any, str]:
+        choice = _choose_model(args, asked)
+        return choice.swarm, choice.label
+
+    return cmd_worker(args, out, choose)
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..temporal.cli import cmd_run  # temporalio only for this command
+
+    return cmd_run(args, out)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -845,6 +885,8 @@ def _main(argv: Sequence[str] | None) -> int:
         "history": cmd_history,
         "sessions": cmd_sessions,
         "graph": cmd_graph,
+        "worker": _cmd_worker,
+        "run": _cmd_run,
     }
     debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
     try:

@@ -47,6 +47,8 @@ EXTRA_OF_MODULE: dict[str, str] = {
     # tracing: OpenTelemetry spans (the API; `demo --trace` also needs the SDK, from dev)
     "opentelemetry": "tracing",
     "opentelemetry.sdk": "dev",
+    # temporal: swarmgraph.temporal, `swarmgraph worker --temporal`
+    "temporalio": "temporal",
     # dev: tests and notebooks
     "pytest": "dev",
     "pexpect": "dev",
