@@ -192,6 +192,8 @@ class _Runner:
                 tool_spec(func).parse_arguments(raw)
             except ToolArgumentError as exc:
                 return f"Error: {exc}"
+            if raw.strip() == "null":  # valid JSON that the spec alone reads as no arguments
+                return f"Error: {call.name}: arguments must be a JSON object, got null"
             return f"Error: {call.name}: arguments are not valid JSON: {raw!r}"
         spec = tool_spec(func)
         try:

@@ -105,6 +105,9 @@ class TurnState:
     opened: bool = False
     resumed: bool = False
     taken_from: dict | None = None
+    #: Effect calls started inside nested fan-outs (``tool``, ``call``, ``branch``), kept in
+    #: the open entry: a crash there is not resumed, and its retry warns about each.
+    nested: list[dict] = field(default_factory=list)
 
 
 def attempt_key(key: str, attempt: int) -> str:
@@ -163,6 +166,7 @@ class TurnLedger:
         self.sent = sent
         self.rank = rank or (lambda agent: 0)
         self._lock = threading.RLock()
+        self._entry: dict[str, Any] | None = None  # the open entry this run saved last
 
     # -- the saves ----------------------------------------------------------------------------
     def _save(self, write: Callable[[], TurnWrite], *, owned: bool = True) -> None:
@@ -240,6 +244,8 @@ class TurnLedger:
             "context": where.context,
             "agent": agent.name,
         }
+        if turn.nested:
+            entry["nested"] = list(turn.nested)
         rank = self.rank(agent)
         if rank:
             entry["rank"] = rank
@@ -251,6 +257,7 @@ class TurnLedger:
             meta = with_open(turn.latest.meta, turn.turn_id)
             if fan_out is not None:  # a retry resumes each branch from its record; read
                 entry["branches"] = fan_out.branches()  # in the save: the last one has all
+            self._entry = entry
             records = [
                 turn_record(turn.turn_id, entry, first=claim),
                 Record(EFFECT, attempt_key(call.key, call.attempt), started, if_absent=True),
@@ -273,18 +280,59 @@ class TurnLedger:
     def _branch_call(self, call: EffectCall) -> EffectOutcome | None:
         """A call inside a nested fan-out (a branch's branch), which ``progress_of`` does not
         follow, or whose branch records JSON cannot hold: recorded started (never run twice
-        under one name), the turn's open entry left as it is. A crash there is not resumed:
-        the retry asks the models again, and the calls they make are new effects
-        (docs/parallel.md, "Effects inside branches after a crash", the limits)."""
+        under one name) and named in the turn's open entry (``nested``; the entry opened at
+        the turn's start if it is the first effect). A crash there is not resumed: the retry
+        asks the models again, and the calls they make are new effects; it warns about each
+        call named (docs/parallel.md, "Effects inside branches after a crash", the limits)."""
         from ..graph.effects import EffectOutcome
+        from ..graph.state import current_branch
 
+        turn = self.turn
         started = {**EffectOutcome("started", attempt=call.attempt).as_record()}
-        started["turn"] = self.turn.turn_id
+        started["turn"] = turn.turn_id
         record = Record(EFFECT, attempt_key(call.key, call.attempt), started, if_absent=True)
-        try:
-            self._save(lambda: TurnWrite(records=[record]), owned=False)
-        except RecordExists as exists:
-            return EffectOutcome.from_record(exists.stored)
+        with self._lock:  # whether this call opens the turn is decided with its save
+            # The first effect of the turn: open it at its start, naming the call, so a crash
+            # here is not silent (``session.unfinished`` lists the turn; its retry starts
+            # over from the caller's messages and warns that this call may have happened).
+            # A turn this run opened already gets the call named in its entry as it stands.
+            opens = not turn.opened and not turn.resumed
+            named = [
+                *turn.nested,
+                {"tool": call.tool, "call": call.call_id, "branch": current_branch()},
+            ]
+            entry: dict[str, Any] | None = self._entry if turn.opened else None
+            if opens:
+                entry = {
+                    "status": "open",
+                    "owner": turn.owner,
+                    "new": len(turn.new),
+                    "messages": [message_to_dict(m) for m in turn.new],
+                    "base": turn.base,
+                    "context": None,
+                    "agent": turn.latest.active_agent,
+                }
+                if turn.latest.meta.get("agent_rank"):
+                    entry["rank"] = turn.latest.meta["agent_rank"]
+            if entry is not None:
+                entry = {**entry, "nested": named}
+
+            def write() -> TurnWrite:
+                if entry is None:  # a retry that took over an entry: the call's record only
+                    return TurnWrite(records=[record])
+                meta = with_open(turn.latest.meta, turn.turn_id)
+                records = [turn_record(turn.turn_id, entry, first=opens), record]
+                return TurnWrite(meta=meta, records=records)
+
+            try:
+                self._save(write, owned=entry is not None)
+            except RecordExists as exists:
+                if exists.kind == TURN:  # another run of this turn id claimed it first
+                    raise TurnInProgress(self.conversation_id, turn.turn_id) from None
+                return EffectOutcome.from_record(exists.stored)
+            turn.opened, turn.nested = turn.opened or opens, named
+            if entry is not None:
+                self._entry = entry
         return None
 
     def after(self, call: EffectCall, outcome: EffectOutcome) -> None:

@@ -865,3 +865,116 @@ def test_two_handoffs_in_one_reply_every_tool_runs_and_the_last_agent_wins(order
     answers = {m["tool_call_id"]: m["content"] for m in ours.response.messages[1:3]}
     assert answers == {"c_a": '{"assistant": "A"}', "c_b": "B: refund"}
     assert ours.response.context_variables == {"went": ["a"], "why": "refund"}
+
+
+# --------------------------------------------------------------------------- issue 30 audit
+
+
+def _run_ours(program: Callable[[Impl], tuple[Any, dict[str, Any]]], replies: list[Reply],
+              stream: bool) -> tuple[Any, dict[str, Any], ScriptedClient]:  # fmt: skip
+    start, agents = program(OURS)
+    client = ScriptedClient(replies)
+    out = swarmgraph.Swarm(client=client).run(start, [user("hi")], stream=stream)
+    return (list(out)[-1]["response"] if stream else out), agents, client
+
+
+def _counter(impl: Impl):
+    ran: list[int] = []
+
+    def count(step: int = 1):
+        """Count."""
+        ran.append(step)
+        return f"counted {step}"
+
+    agent = impl.Agent(name="Counter", functions=[count])
+    return agent, {"counter": agent, "ran": ran}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_empty_argument_text_is_no_arguments_where_swarm_raises(stream):
+    """Pinned difference: ``arguments: ""`` (some providers send it for a call without
+    arguments) ends Swarm's run in ``json.loads``; here it is ``{}`` and the tool runs with
+    its defaults, streamed or not."""
+    empty = Reply(calls=(("c1", "count", ""),))
+    with pytest.raises(json.JSONDecodeError):
+        start, _ = _counter(REFERENCE)
+        out = RefSwarm(client=ScriptedClient([empty, text("x")])).run(
+            agent=start, messages=[user("hi")], stream=stream
+        )
+        if stream:
+            list(out)
+    response, agents, client = _run_ours(_counter, [empty, text("Counted.")], stream)
+    assert agents["ran"] == [1]
+    assert response.messages[1]["content"] == "counted 1"
+    assert client.requests[1]["messages"][-1]["content"] == "counted 1"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_null_arguments_are_answered_as_not_an_object_where_swarm_raises(stream):
+    """Pinned difference: ``arguments: "null"`` is valid JSON but no object: Swarm calls
+    ``f(**None)`` and the run ends in ``TypeError``; here the call is answered with what is
+    wrong (not "not valid JSON") and the tool does not run."""
+    null = Reply(calls=(("c1", "count", "null"),))
+    with pytest.raises(TypeError):
+        start, _ = _counter(REFERENCE)
+        out = RefSwarm(client=ScriptedClient([null, text("x")])).run(
+            agent=start, messages=[user("hi")], stream=stream
+        )
+        if stream:
+            list(out)
+    response, agents, _ = _run_ours(_counter, [null, text("Sorry.")], stream)
+    assert agents["ran"] == []
+    assert response.messages[1]["content"] == (
+        "Error: count: arguments must be a JSON object, got null"
+    )
+
+
+def test_a_bare_null_reply_comes_back_as_empty_text():
+    """Pinned difference: a reply of ``content: null`` with nothing else (no tool call,
+    refusal or audio: OpenAI does not send one) stays ``None`` in Swarm's message and is
+    ``""`` here (a LangChain ``AIMessage`` holds text); the run ends the same way."""
+    ref, ours = run_both(bare, [Reply(content=None)], [user("Hi!")])
+    assert ref.response.messages[0]["content"] is None
+    assert ours.response.messages[0]["content"] == ""
+    rest = [
+        {k: v for k, v in m.items() if k != "content"} for m in normalise(ours.response.messages)
+    ]
+    assert rest == [
+        {k: v for k, v in m.items() if k != "content"} for m in normalise(ref.response.messages)
+    ]
+    assert ours.requests == [{**r, "messages": normalise(r["messages"])} for r in ref.requests]
+
+
+def test_a_tool_that_raises_is_answered_where_swarm_raises():
+    """Pinned difference: Swarm lets a tool's exception end the run; here the call is
+    answered with an ``Error:`` the model reads and the run goes on to its answer."""
+
+    def program(impl: Impl):
+        def lookup(order_id: int):
+            """Look an order up."""
+            raise KeyError(order_id)
+
+        agent = impl.Agent(name="Clerk", functions=[lookup])
+        return agent, {"clerk": agent}
+
+    replies = [call("lookup", {"order_id": 7}), text("I could not find order 7.")]
+    with pytest.raises(KeyError):
+        start, _ = program(REFERENCE)
+        RefSwarm(client=ScriptedClient(replies)).run(agent=start, messages=[user("order 7?")])
+    start, _ = program(OURS)
+    client = ScriptedClient(replies)
+    response = swarmgraph.Swarm(client=client).run(start, [user("order 7?")])
+    answer = response.messages[1]
+    assert answer["role"] == "tool" and answer["content"].startswith("Error: ")
+    assert "KeyError" in answer["content"] and "7" in answer["content"]
+    assert response.messages[-1]["content"] == "I could not find order 7."
+
+
+def test_agents_with_equal_fields_are_two_agents_where_swarms_are_equal():
+    """Pinned difference: Swarm's pydantic agents with equal fields are equal; ours are two
+    agents (two graph nodes), and a handoff cycle recurses neither in ``==`` nor ``repr``."""
+    assert RefAgent(name="Twin") == RefAgent(name="Twin")
+    one, two = swarmgraph.Agent(name="Twin"), swarmgraph.Agent(name="Twin")
+    assert one != two and one == one and len({one, two}) == 2
+    one.functions, two.functions = [lambda: two], [lambda: one]
+    assert "Twin" in repr(one) and one != two
