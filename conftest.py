@@ -46,11 +46,15 @@ def pytest_collect_file(file_path: Path, parent):
     collected = yield
     if installed_module_name(file_path) is None:
         return collected
+    # A library file named on the command line (``pytest memory/session.py``) is also
+    # collected as a test module under its folder's name, whose relative imports then
+    # fail; the sources hold no tests, only doctests, so that node is dropped.
     return [
         InstalledDoctestModule.from_parent(parent, path=file_path)
         if type(node) is DoctestModule
         else node
         for node in collected
+        if type(node) is not pytest.Module
     ]
 
 

@@ -29,6 +29,7 @@ from benchmarks.report import render
 from benchmarks.rss import run_rss, run_service
 from benchmarks.startup import run_startup
 from benchmarks.tokens import run_tokens
+from benchmarks.tracing import run_tracing
 from swarmgraph.app.recall import run_recall
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,6 +40,7 @@ SECTIONS = (
     "startup",
     "handoff",
     "guarded",
+    "tracing",
     "persistence",
     "backends",
     "effects",
@@ -62,6 +64,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             "startup": lambda: run_startup(repeat=1, first_repeat=1, importtime_runs=1),
             "handoff": lambda: run_handoff(number=3, repeat=2, profile=3),
             "guarded": lambda: run_guarded(number=3, repeat=2),
+            "tracing": lambda: run_tracing(number=3, repeat=2),
             "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10, 40)),
             "backends": lambda: run_backends(sizes=(10, 40), turns=2, sessions=3),
             "effects": lambda: run_effects(turns=2, stateless=(2, 2)),
@@ -79,6 +82,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
         "startup": lambda: run_startup(repeat=10, first_repeat=5),
         "handoff": lambda: run_handoff(number=100, repeat=7, profile=300),
         "guarded": lambda: run_guarded(number=100, repeat=9),
+        "tracing": lambda: run_tracing(number=100, repeat=9),
         "persistence": lambda: run_persistence(
             sizes=(100, 1_000, 10_000),
             turns=5,

@@ -21,17 +21,24 @@ nothing (a zero-latency rule-based reply), so what is measured is framework over
   (no model, no tools): what LangGraph's own steps cost for this shape
 - ``LangGraph empty step``  - one node that returns ``{}``: a single superstep's floor
 
+And each feature's cost on its own (``features``): ``ours: Swarm.run`` with one feature
+switched on (a budget, an input guardrail, a typed context, marked tools never called, a
+history view), as a ratio to a plain run interleaved with them (:func:`feature_costs`).
+
 Example:
     >>> result = run_handoff(number=2, repeat=2)
     >>> sorted(result["ratios"]) == sorted(RATIOS)
     True
     >>> result["contenders"]["ours: Swarm.run"]["median"] > 0
     True
+    >>> sorted(result["features"]["ratios"]) == sorted(FEATURES)
+    True
 """
 
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -400,6 +407,100 @@ def langgraph_empty_step() -> Callable[[], Any]:
     return lambda: app.invoke({"messages": []})
 
 
+# --------------------------------------------------------------------------- each feature apart
+#: The context the typed row passes (and validates against :class:`_Desk`).
+_TYPED_CONTEXT = {"order_id": 7, "customer": "Ming"}
+
+
+def _passes(context_variables: dict, messages: list[BaseMessage]) -> str | None:
+    """An input guardrail that always lets the conversation through (its cost, not its rule)."""
+    return None
+
+
+def _refund(order_id: int) -> str:
+    """Refund an order (marked, never called: the model only ever asks for the handoff)."""
+    return f"refunded {order_id}"
+
+
+def _pay(order_id: int, idempotency_key: str) -> str:
+    """Pay an order (marked, never called)."""
+    return f"paid {order_id}"
+
+
+def ours_with(feature: str) -> Callable[[], Any]:
+    """The handoff of ``ours: Swarm.run`` with one feature switched on, and nothing else: the
+    run asserts the feature took part (a feature that silently did nothing would be free).
+
+    - ``budget``: ``Swarm.run(budget=Budget(...))`` whose limits the run stays under;
+    - ``input guardrail``: B has one input guardrail, checked on the handoff (it passes);
+    - ``typed context``: ``Swarm(context_schema=...)``, a two-key context validated on entry;
+    - ``marked tools``: A also has an ``@needs_approval`` and an ``@effect`` tool the model
+      never calls (approvals and effects attach, nothing waits);
+    - ``history view``: B's model sees ``Agent(history=last(2))``: A's transfer call and its
+      answer, not the user's message before them.
+    """
+    from pydantic import BaseModel
+    from swarmgraph.graph import Budget, effect, needs_approval
+    from swarmgraph.graph.history_views import last
+
+    class _Desk(BaseModel):
+        order_id: int | None = None
+        customer: str = ""
+
+    model = make_model()
+    a, b = Agent(name="A", instructions="You are A."), Agent(name="B", instructions="You are B.")
+    a.handoffs, b.handoffs = [b], [a]
+    kwargs: dict[str, Any] = {}
+    swarm = Swarm(chat_model=model)
+    if feature == "budget":
+        kwargs["budget"] = Budget(max_model_calls=10, max_tool_calls=10, max_handoffs=5)
+    elif feature == "input guardrail":
+        b.input_guardrails = [_passes]
+    elif feature == "typed context":
+        swarm = Swarm(chat_model=model, context_schema=_Desk)
+        kwargs["context_variables"] = _TYPED_CONTEXT
+    elif feature == "marked tools":
+        a.functions = [needs_approval(_refund), effect(_pay)]
+    elif feature == "history view":
+        b.history = last(2)
+    else:
+        raise ValueError(f"no feature row {feature!r}; known: {', '.join(FEATURES)}")
+
+    def run() -> Any:
+        response = swarm.run(a, [{"role": "user", "content": PING}], **kwargs)
+        assert response.agent is b and response.messages[-1]["content"] == PONG
+        assert response.usage["model_calls"] == 2  # the same two-call handoff as the plain run
+        if feature == "input guardrail":  # the guardrail ran (and passed)
+            assert [s["kind"] for s in response.trajectory].count("guardrail") == 1
+        elif feature == "typed context":
+            assert response.context_variables == _TYPED_CONTEXT
+        elif feature == "marked tools":
+            assert response.pending == [] and len(a.functions) == 2
+        elif feature == "history view":  # B's model was sent the view, not the whole chat
+            assert [m.type for m in model.calls[-1] if m.type != "system"] == ["ai", "tool"]
+        return response
+
+    return _reset_every(model, run)
+
+
+#: The per-feature rows: each is ``ours: Swarm.run`` with that one feature (see :func:`ours_with`).
+FEATURES = ("budget", "input guardrail", "typed context", "marked tools", "history view")
+
+
+def feature_costs(number: int, repeat: int) -> dict[str, Any]:
+    """Each feature's cost on its own: ``plain`` (``ours: Swarm.run``) and one row per
+    feature (:func:`ours_with`), in interleaved batches of their own, timed in this process's
+    CPU time (the model never waits, and it is steadier on a shared machine than the wall
+    clock); ``ratios``: each row's median over the plain one's."""
+    rows = {"plain": ours_swarm_run(), **{f: ours_with(f) for f in FEATURES}}
+    stats = interleaved(rows, number=number, repeat=repeat, clock=time.process_time)
+    plain = stats["plain"].median
+    return {
+        "contenders": {name: s.as_dict() for name, s in stats.items()},
+        "ratios": {f: stats[f].median / plain for f in FEATURES},
+    }
+
+
 CONTENDERS: dict[str, Callable[[], Callable[[], Any]]] = {
     "ours: Swarm.run": ours_swarm_run,
     "ours: app.invoke": ours_app_invoke,
@@ -439,6 +540,8 @@ def run_handoff(*, number: int = 200, repeat: int = 7, profile: int = 0) -> dict
         "contenders": {name: s.as_dict() for name, s in stats.items()},
         "missing": missing,
         "ratios": ratios,
+        # the same handoff with one feature each, side by side with a plain run of its own
+        "features": feature_costs(number, repeat),
         "overhead_above_floor_s": ours - stats["LangGraph floor"].median,
         "stats": stats,
     }

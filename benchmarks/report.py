@@ -105,6 +105,22 @@ def handoff_section(h: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     ]
     for name, why in h.get("missing", {}).items():
         lines += [f"- {name}: {why}", ""]
+    if h.get("features"):  # each feature's cost on its own (benchmarks/handoff.py)
+        f = h["features"]
+        lines += [
+            "Each feature's cost on its own: the same handoff through `Swarm.run` with one "
+            "feature switched on, interleaved with a plain run of its own (CPU µs; a plain run "
+            f"pays for none of them; plain: {f['contenders']['plain']['median'] * 1e6:,.0f} µs):",
+            "",
+            *_table(
+                ["feature", "median µs", "x plain Swarm.run"],
+                [
+                    [name, f"{f['contenders'][name]['median'] * 1e6:,.0f}", f"{r:.3f}"]
+                    for name, r in f["ratios"].items()
+                ],
+            ),
+            "",
+        ]
     if "profile" in h:
         lines += [
             "Where one `Swarm.run` handoff's time goes (cProfile own time, "
@@ -650,6 +666,10 @@ def render(
         body += handoff_section(results["handoff"], targets)
     if "guarded" in results:
         body += guarded_section(results["guarded"], targets)
+    if "tracing" in results:  # (benchmarks/tracing.py renders its own section)
+        from benchmarks.tracing import tracing_section
+
+        body += tracing_section(results["tracing"], targets)
     if "persistence" in results:
         body += persistence_section(results["persistence"], targets)
     if "backends" in results:

@@ -81,6 +81,7 @@ from .types import CALLER, Agent
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
+    from .effects import FanOutSoFar
     from .node import Turn
     from .runtime import GraphRuntime
     from .tool_calls import ToolOutcome
@@ -98,6 +99,7 @@ __all__ = [
     "ParallelState",
     "branch_records",
     "history_dicts",
+    "progress_of",
     "resume_fan_out",
     "resume_from_records",
 ]
@@ -119,6 +121,12 @@ class FanOutRun:
     resume: Any = None  # the Sends that pick a paused fan-out up
     resumed: Any = None  # (plan, results of the branches that had answered) for its join
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: For effect calls inside top-level branches (see :func:`progress_of`): each branch's
+    #: task by label, each fan-out's start (main messages, context, the agent's key) and
+    #: every branch's latest resumable record, by fan-out id and branch index.
+    live: dict[str, BranchTask] = field(default_factory=dict)
+    started: dict[str, tuple[list[BaseMessage], dict[str, Any], str]] = field(default_factory=dict)
+    progress: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
 
 
 def fan_out_run(control: RunControl) -> FanOutRun:
@@ -253,10 +261,10 @@ class FanOut:
             return None
         plan = self._plan(turn, calls, targets)
         base = _open_until_joined(turn, fan_ids)
-        sends = [
-            Send(BRANCH_NODE, task)
-            for task in _tasks(self.runtime, plan, calls, base, context, control)
-        ]
+        tasks = _tasks(self.runtime, plan, calls, base, context, control)
+        if control.effects is not None and current_branch() is None:
+            _track(self.runtime, control, plan, (base, context), tasks, [])
+        sends = [Send(BRANCH_NODE, task) for task in tasks]
         control.ledger.fanned_out(agent.name, ", ".join(c.tool for c in calls), plan["labels"])
         with fan_out_run(control).lock:
             fan_out_run(control).fan_outs.append(plan["id"])
@@ -291,15 +299,15 @@ class FanOut:
         return plan
 
     def _fan_out_calls(self, outcome: ToolOutcome) -> list[_FanOutCall]:
-        """The calls that fan out: the first handoff if it is a ``Parallel``; with ``"all"``,
+        """The calls that fan out: the handoff taken if it is a ``Parallel``; with ``"all"``,
         every handoff of the reply once there are several (none of them ``CALLER``)."""
         names = {m.tool_call_id: m.name or "" for m in outcome.messages}
         handoffs = outcome.handoffs
         several = len(handoffs) > 1 and all(t is not CALLER for _, t, _ in handoffs)
         if self.mode == "all" and several:
             chosen = handoffs
-        elif handoffs and isinstance(handoffs[0][1], Parallel):
-            chosen = handoffs[:1]
+        elif isinstance(outcome.handoff, Parallel):  # the one taken (Swarm's rule: the last)
+            chosen = [h for h in handoffs if h[0] == outcome.handoff_call][:1]
         else:
             return []
         calls: list[_FanOutCall] = []
@@ -474,11 +482,20 @@ class BranchNode:
         error: BaseException | None = None
         started = time.perf_counter()
         with branch_scope(task["label"]) as path:
+            if "/" not in path and control.effects is not None:  # see progress_of
+                with fan_out_run(control).lock:
+                    fan_out_run(control).live[path] = task
             refused = self._refused(task, states[0], control)
             try:
                 if refused is None:
                     app, inner = self.fan_out.branch_app(), _branch_config(config, path)
-                    await io.stream(app, states[0], inner, states.append)
+                    if control.observers is None:
+                        await io.stream(app, states[0], inner, states.append)
+                    else:  # an observed run (graph/hooks.py): around the branch
+                        agent = self.runtime.agent_for(task["agent"], control)
+                        await control.observers.branch(
+                            path, agent, lambda: io.stream(app, states[0], inner, states.append)
+                        )
             except GraphBubbleUp:
                 raise
             except Exception as exc:
@@ -713,7 +730,8 @@ def branch_records(control: RunControl) -> list[dict[str, Any]]:
     ``"stopped"`` by a budget or ``max_turns``, ``"failed"``, ``"refused"`` by its agent's entry
     check), ``answer``, ``error``,
     ``messages`` (the branch's own), ``context_variables`` (where it left them),
-    ``active_agent``; and what resuming a paused fan-out needs (``plan``, ``index``...).
+    ``active_agent``; and what resuming a paused fan-out needs (``plan``, ``index``...,
+    ``message_ids``: the ids of ``messages``, by which effect calls are named).
     """
     with fan_out_run(control).lock:
         records = list(fan_out_run(control).branches)
@@ -721,7 +739,23 @@ def branch_records(control: RunControl) -> list[dict[str, Any]]:
     records.sort(
         key=lambda r: (order.get(r["plan"]["id"], len(order)), r["branch"].count("/"), r["index"])
     )
-    return [{**r, "messages": to_openai(r["messages"])} for r in records]
+    return [_resumable(r, r["messages"]) for r in records]
+
+
+def _resumable(record: dict[str, Any], messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """``record`` with its ``messages`` as Swarm dicts, and their ids beside them
+    (``message_ids``): an effect call is named by the id of the reply that asked for it, so a
+    resumed branch must find its reply under the same id (see ``_with_ids``)."""
+    return {**record, "messages": to_openai(messages), "message_ids": [m.id for m in messages]}
+
+
+def _with_ids(messages: list[BaseMessage], ids: Any) -> list[BaseMessage]:
+    """``messages`` (read back from Swarm dicts) with the ids a record kept for them."""
+    if isinstance(ids, list) and len(ids) == len(messages):
+        for message, kept in zip(messages, ids, strict=True):
+            if kept and not message.id:
+                message.id = str(kept)
+    return messages
 
 
 def history_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
@@ -755,7 +789,7 @@ def resume_from_records(
     tasks: list[BranchTask] = []
     done: list[BranchResult] = []
     for record in top:
-        own = to_langchain(record.get("messages") or [])
+        own = _with_ids(to_langchain(record.get("messages") or []), record.get("message_ids"))
         if record["status"] in ("answered", "refused"):
             done.append(
                 {
@@ -823,9 +857,12 @@ def resume_fan_out(
     history: Sequence[BaseMessage],
     records: Sequence[Mapping[str, Any]],
     control: RunControl,
+    context: Mapping[str, Any] | None = None,
 ) -> list[PendingApproval] | None:
     """Set ``control`` up to pick up the fan-out ``records`` (``Response.branches`` of a run
-    that paused inside a branch) where it stopped; the calls its branches wait on."""
+    that paused inside a branch, or the records a turn that died inside one kept) where it
+    stopped; the calls its branches wait on. ``context``: the run's, where the fan-out's
+    branches started (kept with a call inside a branch, see :func:`progress_of`)."""
     if runtime.fan_out is None:
         raise SwarmError("branches=: this swarm has no agent that fans out (Parallel)")
     found = resume_from_records([dict(r) for r in records], control)
@@ -834,13 +871,115 @@ def resume_fan_out(
     plan, tasks, done = found
     check_resumable(history, plan)
     tasks = resumed_tasks(plan, tasks, history)
+    if control.effects is not None:
+        top = [dict(r) for r in records if "/" not in str(r.get("branch", ""))]
+        _track(runtime, control, plan, (list(history), dict(context or {})), tasks, top)
     fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
     fan_out_run(control).resumed = (plan, done)
     fan_out_run(control).fan_outs.append(plan["id"])
     pending: list[PendingApproval] = []
     for task in tasks:
         agent = runtime.agent_for(task["active_agent"], control)
-        waiting = runtime.waiting(agent, task["messages"], control)
+        waiting = runtime.waiting(agent, task["messages"], control, control.effects)
         if waiting is not None:
             pending.extend(waiting[1].pending)
     return pending
+
+
+# -- effect calls inside branches: what a retry after a crash picks up --------------------------
+def _track(
+    runtime: GraphRuntime,
+    control: RunControl,
+    plan: FanOutPlan,
+    start: tuple[list[BaseMessage], dict[str, Any]],
+    tasks: list[BranchTask],
+    records: list[dict[str, Any]],
+) -> None:
+    """Note where a top-level fan-out started (the main messages and context ``start``), and a
+    resumable record of each branch: ``records`` (a resumed fan-out's, answered ones too),
+    else the task as it starts."""
+    kept: dict[int, dict[str, Any]] = {int(r["index"]): r for r in records}
+    for task in tasks:
+        if task["index"] not in kept:
+            name = runtime.agent_for(task["agent"], control).name
+            own = task["messages"][task["start"] :]
+            kept[task["index"]] = _branch_record(
+                task, own, task["context_variables"], start=name, active=name
+            )
+    run = fan_out_run(control)
+    with run.lock:
+        run.started[plan["id"]] = (start[0], copy.deepcopy(start[1]), plan["agent"])
+        run.progress[plan["id"]] = kept
+
+
+def _branch_record(
+    task: BranchTask,
+    own: Sequence[BaseMessage],
+    context: dict[str, Any],
+    *,
+    start: str,
+    active: str,
+    active_key: str | None = None,
+    trail: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """A branch that waits to go on from ``own`` (its messages so far), with the agent it
+    started with (``start``) and the one that holds it (``active``, state key ``active_key``),
+    as :func:`resume_from_records` reads it."""
+    record = {
+        "branch": task["label"],
+        "agent": start,
+        "status": "waiting",
+        "answer": None,
+        "error": None,
+        "context_variables": copy.deepcopy(context),
+        "active_agent": active,
+        "plan": task["plan"],
+        "index": task["index"],
+        "task": task["task"],
+        "handoff": task["handoff"],
+        "active_key": active_key or task["active_agent"],
+        "handoff_trail": list(task["handoff_trail"] if trail is None else trail),
+        "start_key": task["agent"],
+    }
+    return _resumable(record, own)
+
+
+def progress_of(
+    runtime: GraphRuntime, turn: Turn
+) -> Callable[[list[BaseMessage], dict[str, Any]], FanOutSoFar | None] | None:
+    """For an effect call in a branch of a top-level fan-out (the ledger records it before it
+    runs): a function that records the branch's progress (its messages up to the reply that
+    asks for the call, its context, its agent) and returns where the fan-out is
+    (:class:`~swarmgraph.graph.effects.FanOutSoFar`: what the ledger keeps with the call, so a
+    retry after a crash resumes every branch from its record, instead of asking the models
+    again and running the effect under a new name). ``None`` elsewhere (a nested fan-out
+    keeps the call's record only)."""
+    from .effects import FanOutSoFar
+
+    control, path = turn.control, current_branch()
+    run = fan_out_run(control)
+    with run.lock:
+        task = run.live.get(path) if path is not None and "/" not in path else None
+        started = run.started.get(task["plan"]["id"]) if task is not None else None
+    if task is None or started is None:
+        return None
+    plan_id, base, context, fanned = task["plan"]["id"], *started
+    start_name = runtime.agent_for(task["agent"], control).name
+    active_key = runtime.key_for(turn.agent, control)
+    trail = list(turn.state.get("handoff_trail") or [])
+
+    def branches() -> list[dict[str, Any]]:
+        with run.lock:
+            return [run.progress[plan_id][i] for i in sorted(run.progress[plan_id])]
+
+    def record(messages: list[BaseMessage], now: dict[str, Any]) -> FanOutSoFar | None:
+        own = messages[task["start"] :]
+        active = turn.agent.name
+        entry = _branch_record(
+            task, own, now, start=start_name, active=active, active_key=active_key, trail=trail
+        )
+        with run.lock:
+            run.progress[plan_id][task["index"]] = entry
+        return FanOutSoFar(base, context, runtime.agent_for(fanned, control), branches)
+
+    return record

@@ -76,7 +76,7 @@ def build_swarm_graph(
     runtime_schema: type | None = None,
     max_consecutive_handoffs: int = 10,
     fixed_entry: bool = False,
-    parallel_handoffs: str = "first",
+    parallel_handoffs: str = "last",
     input_schema: type | None = None,
     prompt_context: PromptContext | None = None,
     tool_inputs: ToolInputs | None = None,
@@ -103,7 +103,8 @@ def build_swarm_graph(
     names ``Parallel``) fans out: the graph gets a ``parallel_branch`` node (one task per
     branch, sent with ``Send``) and a ``parallel_join`` node (see
     :mod:`swarmgraph.graph.branches`). ``parallel_handoffs="all"`` also fans out a reply that
-    calls several transfer tools (``"first"``, the default, keeps the first, as Swarm does).
+    calls several transfer tools (``"last"``, the default, takes the last, as Swarm does;
+    ``"first"`` takes the first and does not run the later ones).
     ``input_schema``: what a caller may write when it invokes the graph (LangGraph's own
     option; other keys of the input are dropped). A graph served to clients should take
     messages only (:data:`~swarmgraph.graph.state.SwarmInput`): otherwise a client can set
@@ -168,7 +169,7 @@ class GraphSettings:
     max_consecutive_handoffs: int = 10
     fixed_entry: bool = False
     lookup: Callable[[str], Agent | None] | None = None
-    parallel_handoffs: str = "first"
+    parallel_handoffs: str = "last"
     resumes_fan_outs: bool = False
     input_schema: type | None = None
     prompt_context: PromptContext | None = None
@@ -193,7 +194,9 @@ def build_graph_and_runtime(
     state_schema, context_schema = settings.state_schema, settings.context_schema
     parallel_handoffs, runtime_schema = settings.parallel_handoffs, settings.runtime_schema
     if parallel_handoffs not in FAN_OUT_MODES:
-        raise ValueError(f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}")
+        raise ValueError(
+            f"parallel_handoffs must be 'last', 'first' or 'all', got {parallel_handoffs!r}"
+        )
     nodes = topology.nodes
     for agent in nodes:
         for func in agent.tools:
@@ -209,6 +212,7 @@ def build_graph_and_runtime(
         topology.agents, resolver, settings.max_consecutive_handoffs, settings.lookup, schema
     )
     runtime.prompt_context, runtime.tool_inputs = settings.prompt_context, settings.tool_inputs
+    runtime.first_handoff_wins = parallel_handoffs == "first"
     fanning = _fanning_agents(topology, parallel_handoffs)
     fan_out: FanOut | None = None
     parallel_state: type = state_schema  # what the join reads (a fan-out only)

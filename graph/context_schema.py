@@ -418,15 +418,14 @@ def context_reducers(schema: "type | ContextSchema") -> dict[str, Reducer]:
     wins): the merge rules for anything that combines two writers' updates of one context
     (parallel branches, concurrent turns).
 
-    Example:
+    Example (a ``TypedDict`` schema reads the same way as a pydantic one):
         >>> import operator
         >>> from typing import Annotated
-        >>> from pydantic import BaseModel
-        >>> class Desk(BaseModel):
-        ...     order_id: int | None = None
-        ...     visits: Annotated[int, operator.add] = 0
-        ...     tags: Annotated[list[str], operator.add] = []
-        >>> context_reducers(Desk) == {"visits": operator.add, "tags": operator.add}
+        >>> from typing_extensions import TypedDict  # pydantic's TypedDict before Python 3.12
+        >>> class Cart(TypedDict, total=False):
+        ...     user: str
+        ...     items: Annotated[list[str], operator.add]
+        >>> context_reducers(Cart) == {"items": operator.add}
         True
     """
     return dict(ContextSchema.of(schema).reducers)

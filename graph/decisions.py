@@ -56,7 +56,7 @@ from .effects import (
 from .guardrails import screen_decisions
 from .run_control import RunControl
 from .runtime import GraphRuntime
-from .state import SwarmState
+from .state import SwarmState, current_branch
 from .types import Agent
 
 if TYPE_CHECKING:
@@ -122,11 +122,11 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit) 
     effects = effects_of(runtime, turn, held.reply)
     stored = cast("Mapping[str, EffectOutcome]", held.known)  # the ledger's own outcomes
     effects.known.update({effect_key(i, held.reply.id): o for i, o in stored.items()})
-    given = dict(control.approvals or {})
+    given = dict(control.features.get("approvals") or {})  # Swarm.run(approvals=), checked
     questions = _questions(held, effects, given)
     decisions = {**given, **_settled(ledger, questions, given)}
     missing = [p for p in held.pending if p.id not in decisions]
-    if missing and control.stop_for_approval:
+    if missing and control.swarm_run:
         # Several branches of a fan-out may each stop for one: keep every call.
         control.awaiting = [*(control.awaiting or []), *held.pending]
         return
@@ -207,12 +207,19 @@ def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffect
             history = messages[:index]
             break
     control = turn.control
+    progress = None
+    if "fan_out" in control.features and current_branch() is not None:
+        # A call inside a branch records where the fan-out is, for a retry after a crash.
+        from .branches import progress_of
+
+        progress = progress_of(runtime, turn)
     return RunEffects(
         turn.ledger,
         reply,
         history,
         turn.agent,
         resolve=lambda name: runtime.agent_named(name, control),
+        progress=progress,
     )
 
 
@@ -226,7 +233,8 @@ def checked_approvals(
 ) -> dict[str, bool | str]:
     """``approvals``, checked against the calls the history waits on (or, resuming a fan-out,
     ``paused``: the calls its branches wait on): a decision for a call that is not waiting is
-    a clear error (a typo would otherwise be silently ignored)."""
+    a clear error (a typo would otherwise be silently ignored). Kept as this feature's state
+    for the run (``control.features["approvals"]``), and returned."""
     decisions = check_decisions(approvals)
     if paused is not None:
         ids = {p.id for p in paused}
@@ -248,4 +256,5 @@ def checked_approvals(
             f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
             f"(history + response.messages) and the ids in response.pending.{hint}"
         )
+    control.features["approvals"] = decisions
     return decisions

@@ -64,6 +64,7 @@ __all__ = [
     "EffectCall",
     "EffectLedger",
     "EffectOutcome",
+    "FanOutSoFar",
     "RunEffects",
     "TurnSoFar",
     "default_idempotency_key",
@@ -212,6 +213,23 @@ class EffectOutcome:
 
 
 @dataclass
+class FanOutSoFar:
+    """Where a fan-out is, for a call inside one of its branches: what a retry after a crash
+    needs to pick the fan-out up again instead of asking the model (whose new reply would
+    carry new call ids, so the effect would run twice). ``messages``: the main conversation
+    the branches started from (it ends on the fan-out reply); ``context``: the context at the
+    fan-out; ``agent``: the agent that fanned out; ``branches()``: every branch of the fan-out
+    as a resumable record (``Response.branches``' shape, ``status: "waiting"`` with its
+    messages up to the call that runs now), read when the call is recorded, so the last
+    record written holds every branch's latest progress."""
+
+    messages: list[BaseMessage]
+    context: dict[str, Any]
+    agent: Agent
+    branches: Callable[[], list[dict[str, Any]]]
+
+
+@dataclass
 class TurnSoFar:
     """What ``before`` saves with a call: the conversation as the engine has it, ending with
     the assistant message that asked for the call (every call in it, held ones too), the
@@ -223,6 +241,8 @@ class TurnSoFar:
     #: The parallel branch the call runs in (graph/branches.py), ``None`` in the main
     #: conversation: ``messages`` are then the branch's own, not the turn's.
     branch: str | None = None
+    #: In a branch of a top-level fan-out: the turn's own progress (see :class:`FanOutSoFar`).
+    fan_out: FanOutSoFar | None = None
 
 
 @runtime_checkable
@@ -274,6 +294,9 @@ class RunEffects:
     known: dict[str, EffectOutcome] = field(default_factory=dict)
     #: The agent a stored handoff names (``None``: unknown here, the handoff is dropped).
     resolve: Callable[[str], Agent | None] = field(default=lambda name: None)
+    #: In a parallel branch: records the branch's progress, given its messages so far and
+    #: its context, and says where the fan-out is (graph/branches.py ``progress_of``).
+    progress: Callable[[list[BaseMessage], dict[str, Any]], FanOutSoFar | None] | None = None
 
     def ledgered(self, func: Any) -> bool:
         """Whether calls of ``func`` go through the ledger."""
@@ -297,7 +320,11 @@ class RunEffects:
         if known is not None and (known.status == "done" or known.attempt >= call.attempt):
             return known  # read already (a resumed call): no write to find it out again
         branch = current_branch()
-        turn = TurnSoFar([*self.history, self.reply], context, self.agent, branch)
+        messages = [*self.history, self.reply]
+        fan_out = None
+        if branch is not None and self.progress is not None:
+            fan_out = self.progress(messages, context)
+        turn = TurnSoFar(messages, context, self.agent, branch, fan_out)
         prior = self.ledger.before(call, turn)
         if prior is None:
             self.known[call.key] = EffectOutcome("started", attempt=call.attempt)

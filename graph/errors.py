@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -37,6 +38,10 @@ class SwarmError(SwarmgraphError, RuntimeError):
 
     ``response`` holds what the run produced before it stopped (a ``Response``),
     so nothing the model or the tools already did is lost.
+
+    An error with fields is a dataclass (identity equality and hashing, as any exception: a
+    dataclass's field equality would make it unhashable; the exception's own repr): the
+    fields are declared once, and its ``__post_init__`` only words the message.
     """
 
     response: Any = None
@@ -45,20 +50,24 @@ class SwarmError(SwarmgraphError, RuntimeError):
     unsaved: Any = None
 
 
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class HandoffLoopError(SwarmError):
     """Agents kept handing the conversation to each other without anyone replying."""
 
-    def __init__(self, trail: list[str], limit: int) -> None:
-        self.trail = list(trail)
-        self.limit = limit
-        path = " -> ".join(trail)
+    trail: list[str]
+    limit: int
+
+    def __post_init__(self) -> None:
+        self.trail = list(self.trail)
         super().__init__(
-            f"Handoff loop: {path} ({limit} handoffs in a row without a reply). "
+            f"Handoff loop: {' -> '.join(self.trail)} ({self.limit} handoffs in a row without "
+            "a reply). "
             "The agents keep transferring to each other; give one of them a way to answer, "
             "or pass max_turns to bound the run."
         )
 
 
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class StepLimitError(SwarmError):
     """A run took LangGraph's whole step budget (``recursion_limit``) without a final answer.
 
@@ -75,13 +84,16 @@ class StepLimitError(SwarmError):
         .response holds what it produced.
     """
 
-    def __init__(self, limit: int, agent: str, calls: dict[str, int]) -> None:
-        self.limit = limit
-        self.agent = agent
-        self.calls = dict(calls)
+    limit: int
+    agent: str
+    calls: dict[str, int]
+
+    def __post_init__(self) -> None:
+        self.calls = dict(self.calls)
         tools = ", ".join(f"{name} x {n}" for name, n in self.calls.items()) or "none"
         super().__init__(
-            f"The run took {limit} steps without a final answer: agent {agent!r} kept calling "
+            f"The run took {self.limit} steps without a final answer: agent {self.agent!r} "
+            "kept calling "
             f"tools ({tools}). Bound a run with max_turns= or "
             "budget=Budget(max_tool_calls=...); .response holds what it produced."
         )
@@ -132,6 +144,7 @@ class ScriptExhaustedError(SwarmgraphError, RuntimeError):
     """The model was called more times than it had scripted replies (and has no ``respond``)."""
 
 
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class BudgetExceeded(SwarmError):
     """A :class:`~swarmgraph.graph.budget.Budget` limit would be passed by the next step.
 
@@ -140,16 +153,19 @@ class BudgetExceeded(SwarmError):
     everything produced before the stop; every tool call in it is answered.
     """
 
-    def __init__(self, limit: str, value: int, agent: str) -> None:
-        self.limit = limit
-        self.value = value
-        self.agent = agent
+    limit: str
+    value: int
+    agent: str
+
+    def __post_init__(self) -> None:
         super().__init__(
-            f"Budget exceeded: {limit}={value} would be passed by agent {agent!r}. "
+            f"Budget exceeded: {self.limit}={self.value} would be passed by agent "
+            f"{self.agent!r}. "
             "The run stopped; .response holds what it produced so far."
         )
 
 
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class ApprovalAlreadyDecided(SwarmError):
     """A decision about a pending tool call came second: the call was decided already (in
     this process or another, by this turn id or another), and the first decision stands.
@@ -165,13 +181,14 @@ class ApprovalAlreadyDecided(SwarmError):
         nothing was run or stored for this one)
     """
 
-    def __init__(self, call_id: str, decision: Any, tool: str = "") -> None:
-        self.call_id = call_id
-        self.decision = decision
-        self.tool = tool
-        what = f"{tool} call" if tool else "call"
+    call_id: str
+    decision: Any
+    tool: str = ""
+
+    def __post_init__(self) -> None:
+        what = f"{self.tool} call" if self.tool else "call"
         super().__init__(
-            f"{what} {call_id!r} was already decided: {decision!r} (the first decision "
+            f"{what} {self.call_id!r} was already decided: {self.decision!r} (the first decision "
             "stands; nothing was run or stored for this one)"
         )
 
@@ -199,6 +216,7 @@ class ContextSchemaWarning(SwarmgraphWarning):
     context was stored): the keys dropped or reset are named."""
 
 
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class GuardrailTripped(SwarmError):
     """A guardrail refused: an agent's input guardrail when it was about to take the
     conversation (its model was never called), or its output guardrail on its final answer.
@@ -214,13 +232,14 @@ class GuardrailTripped(SwarmError):
 .response holds what it produced so far.
     """
 
-    def __init__(self, agent: str, guardrail: str, reason: str, *, kind: str = "input") -> None:
-        self.agent = agent
-        self.guardrail = guardrail
-        self.reason = reason
-        self.kind = kind
+    agent: str
+    guardrail: str
+    reason: str
+    kind: str = field(default="input", kw_only=True)
+
+    def __post_init__(self) -> None:
         super().__init__(
-            f"Guardrail {guardrail} of {agent} tripped ({kind}): {reason}. "
+            f"Guardrail {self.guardrail} of {self.agent} tripped ({self.kind}): {self.reason}. "
             "The run stopped; .response holds what it produced so far."
         )
 
@@ -270,6 +289,7 @@ class ContextConflict(SwarmError):
         )
 
 
+@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
 class BranchFailed(SwarmError):
     """A parallel branch raised: the run stops at the join, once every other branch is done.
 
@@ -285,11 +305,13 @@ class BranchFailed(SwarmError):
         at the join. .response holds every branch's output, .response.branches their messages.
     """
 
-    def __init__(self, branch: str, agent: str, error: str) -> None:
-        self.branch = branch
-        self.agent = agent
-        self.error = error
+    branch: str
+    agent: str
+    error: str
+
+    def __post_init__(self) -> None:
         super().__init__(
-            f"Parallel branch {branch!r} (agent {agent!r}) raised {error}; the run stopped at "
+            f"Parallel branch {self.branch!r} (agent {self.agent!r}) raised {self.error}; the "
+            "run stopped at "
             "the join. .response holds every branch's output, .response.branches their messages."
         )

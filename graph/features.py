@@ -59,6 +59,7 @@ CORE = frozenset(
         "drivers",
         "errors",
         "features",
+        "hooks",
         "lazy",
         "messages",
         "models",
@@ -99,6 +100,7 @@ FEATURES = frozenset(
         "routes",  # Agent(routes=[Route(...)])
         "streamed_arguments",  # tool-call arguments as they stream
         "swarm_events",  # Swarm.run(stream=True)'s events
+        "tracing",  # OpenTelemetry spans, when a tracer provider is configured
     }
 )
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -50,30 +51,19 @@ __all__ = ["MAX_REDIRECTS", "GuardedSwitch", "answer_gate", "entry_gate", "reans
 MAX_REDIRECTS = 8
 
 
+@dataclass(eq=False)
 class GuardedSwitch:
     """One switch away from ``source`` in a step whose update is ``update``; ``call_id`` is the
     transfer call to answer when the switch turns out otherwise, ``label`` the route's name."""
 
-    def __init__(
-        self,
-        runtime: GraphRuntime,
-        source: Agent,
-        state: SwarmState,
-        update: StateUpdate,
-        control: RunControl,
-        context: Mapping[str, Any],
-        *,
-        label: str | None = None,
-        call_id: str | None = None,
-    ) -> None:
-        self.runtime = runtime
-        self.source = source
-        self.state = state
-        self.update = update
-        self.control = control
-        self.context = context
-        self.label = label
-        self.call_id = call_id
+    runtime: GraphRuntime
+    source: Agent
+    state: SwarmState
+    update: StateUpdate
+    control: RunControl
+    context: Mapping[str, Any]
+    label: str | None = field(default=None, kw_only=True)
+    call_id: str | None = field(default=None, kw_only=True)
 
     def to(self, target: Agent, *, redirects: int = 0, refused: Trip | None = None) -> Gate | None:
         """Switch to ``target`` now when it has no checks; else the :class:`Gate` they wait in.

@@ -58,6 +58,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from .drivers import drive
 from .errors import GuardrailTripped
 from .preconditions import unmet
 from .run_control import RUN_CONTROL_KEY, RunControl
@@ -246,7 +247,11 @@ def _failed(g: Any, exc: Exception) -> GuardrailResult:
     return GuardrailResult(reason=f"{guardrail_name(g)} raised {type(exc).__name__}: {exc}")
 
 
-def _call(g: Any, context: dict[str, Any], messages: list[BaseMessage]) -> GuardrailResult:
+async def _call_in_place(
+    g: Any, context: dict[str, Any], messages: list[BaseMessage]
+) -> GuardrailResult:
+    """The sync path's verdict: ``g`` called here, an async guardrail run to its end in place
+    (never suspends, so :func:`~.drivers.drive` finishes the checks in one step)."""
     try:
         value = g(context, messages)
         if value is None:  # the usual verdict: passed
@@ -259,6 +264,7 @@ def _call(g: Any, context: dict[str, Any], messages: list[BaseMessage]) -> Guard
 
 
 async def _acall(g: Any, context: dict[str, Any], messages: list[BaseMessage]) -> GuardrailResult:
+    """The async path's verdict: an async guardrail (or a model guardrail's ``acall``) awaited."""
     try:
         call = getattr(g, "acall", None)
         value = await call(context, messages) if call is not None else g(context, messages)
@@ -267,6 +273,10 @@ async def _acall(g: Any, context: dict[str, Any], messages: list[BaseMessage]) -
     except Exception as exc:
         return _failed(g, exc)
     return _outcome(g, value)
+
+
+#: How one guardrail's verdict is reached: in place (sync runs) or awaited (async runs).
+_Verdict = Callable[[Any, dict[str, Any], list[BaseMessage]], Awaitable[GuardrailResult]]
 
 
 def _affordable(g: Any, agent: Agent, messages: list[BaseMessage], control: RunControl) -> bool:
@@ -328,58 +338,48 @@ def check_entry(
         >>> control.ledger.trajectory[-1]["passed"]
         False
     """
-    context, messages = _view(state)
-    if requires and agent.requires is not None:
-        trip = _precondition(agent, context, control)
-        if trip is not None:
-            return trip
-    for g in agent.input_guardrails:
-        if not _affordable(g, agent, messages, control):
-            return None
-        trip = _book(control, agent, "input", g, _call(g, context, messages))
-        if trip is not None:
-            return trip
-    return None
+    return drive(_checks(agent, "input", state, control, _call_in_place, requires=requires))
 
 
 async def acheck_entry(
     agent: Agent, state: Mapping[str, Any], control: RunControl, *, requires: bool = True
 ) -> Trip | None:
     """Async twin of :func:`check_entry` (async guardrails are awaited, sync ones called)."""
-    context, messages = _view(state)
-    if requires and agent.requires is not None:
-        trip = _precondition(agent, context, control)
-        if trip is not None:
-            return trip
-    for g in agent.input_guardrails:
-        if not _affordable(g, agent, messages, control):
-            return None
-        trip = _book(control, agent, "input", g, await _acall(g, context, messages))
-        if trip is not None:
-            return trip
-    return None
+    return await _checks(agent, "input", state, control, _acall, requires=requires)
 
 
 def check_output(agent: Agent, state: Mapping[str, Any], control: RunControl) -> Trip | None:
     """Run ``agent``'s output guardrails on ``state`` whose last message is its final answer
     (booked as :func:`check_entry` books)."""
-    context, messages = _view(state)
-    for g in agent.output_guardrails:
-        if not _affordable(g, agent, messages, control):
-            return None
-        trip = _book(control, agent, "output", g, _call(g, context, messages))
-        if trip is not None:
-            return trip
-    return None
+    return drive(_checks(agent, "output", state, control, _call_in_place))
 
 
 async def acheck_output(agent: Agent, state: Mapping[str, Any], control: RunControl) -> Trip | None:
     """Async twin of :func:`check_output`."""
+    return await _checks(agent, "output", state, control, _acall)
+
+
+async def _checks(
+    agent: Agent,
+    when: Kind,
+    state: Mapping[str, Any],
+    control: RunControl,
+    verdict: _Verdict,
+    *,
+    requires: bool = False,
+) -> Trip | None:
+    """The one body of the four checks: the precondition (``requires``), then each guardrail
+    of ``when`` in order, up to the first that fails; only ``verdict`` differs between the
+    sync and async paths."""
     context, messages = _view(state)
-    for g in agent.output_guardrails:
+    if requires and agent.requires is not None:
+        trip = _precondition(agent, context, control)
+        if trip is not None:
+            return trip
+    for g in agent.input_guardrails if when == "input" else agent.output_guardrails:
         if not _affordable(g, agent, messages, control):
             return None
-        trip = _book(control, agent, "output", g, await _acall(g, context, messages))
+        trip = _book(control, agent, when, g, await verdict(g, context, messages))
         if trip is not None:
             return trip
     return None
@@ -435,7 +435,7 @@ def stop(control: RunControl, trip: Trip) -> None:
     """End the run on ``trip``: ``Swarm.run`` raises it with the Response once the step is
     booked (``control.tripped``); the compiled graph raises it from the node now."""
     error = trip.error()
-    if not control.halt_on_trip:
+    if not control.swarm_run:
         raise error
     control.tripped = error
 
@@ -518,7 +518,7 @@ def check_outside_text(
     for g in agent.input_guardrails:
         if control is not None and not _affordable(g, agent, messages, control):
             return "the run's budget allows no more model calls (a guardrail would call one)"
-        result = _call(g, context, messages)
+        result = drive(_call_in_place(g, context, messages))
         if control is not None:
             control.ledger.checked(
                 agent.name,

@@ -53,6 +53,10 @@ def remember(key: str, value: str, scope: ToolScope = "user", *, long_term: Long
         value: the fact itself, such as Rex.
         scope: user (any agent may read it) or agent (a note only you will see).
     """
+    # Tools get the JSON the model sent (graph/schema.py): 42 passes as a str value, and the
+    # fact is stored as the text it stands for.
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
     return long_term.remember(key, value, scope)
 
 

@@ -122,7 +122,10 @@ class AgentNode:
 
                 heard = listener_for(call.runnable, config, call.kwargs)
             sent = config if heard is None else merge_configs(config, {"callbacks": [heard]})
-            reply = await io.invoke(call.runnable, turn.prompt, sent, call.kwargs)
+            if control.observers is None:
+                reply = await io.invoke(call.runnable, turn.prompt, sent, call.kwargs)
+            else:  # an observed run (graph/hooks.py): around the model call
+                reply = await control.observers.model_call(io, turn, call, sent)
             self._replied(turn, call, heard.strict(reply) if heard and heard.calls else reply)
             if turn.gate is not None:  # a final answer: output guardrails
                 await self._gates(turn, io)
@@ -137,6 +140,10 @@ class AgentNode:
                 schema=self.runtime.schema,
                 effects=turn.effects,
                 inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
+                observer=None
+                if control.observers is None
+                else control.observers.tools_of(turn.agent),
+                first_handoff_wins=self.runtime.first_handoff_wins,
             )
             self._after_tools(turn, turn.ran, outcome)
             if turn.gate is not None:  # a handoff: the target's precondition, input guardrails

@@ -37,10 +37,11 @@ DYNAMIC_NODE = "dynamic_handoff"
 #: The nodes a graph whose agents can fan out gets (see ``branches``): never an agent's.
 HELPER_NODES = ("parallel_branch", "parallel_join")
 
-#: ``Swarm(parallel_handoffs=...)``: when one reply calls several transfer tools, ``"first"``
-#: keeps the first (Swarm's behaviour, the default) and ``"all"`` runs every target as one
-#: ``Parallel`` (graph/parallel.py), each transfer call answered with its own branch's answer.
-FAN_OUT_MODES = ("first", "all")
+#: ``Swarm(parallel_handoffs=...)``: when one reply calls several transfer tools, ``"last"``
+#: runs them all and takes the last (Swarm's behaviour, the default), ``"first"`` takes the
+#: first and does not run the later ones, and ``"all"`` runs every target as one ``Parallel``
+#: (graph/parallel.py), each transfer call answered with its own branch's answer.
+FAN_OUT_MODES = ("last", "first", "all")
 
 _RESERVED = frozenset({START, END, DYNAMIC_NODE})
 # LangGraph's namespace separators (NS_SEP, NS_END): not allowed inside a node name.

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -53,12 +54,14 @@ class RunHooks:
     messages) -> str | None`` is asked before every model call; its text is appended to that
     agent's system prompt (a Session's long-term recall). ``tool_inputs(agent) -> {name:
     value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g. ``long_term``)
-    of the agent whose calls run.
+    of the agent whose calls run. ``conversation_id``: the Session's conversation the run
+    is a turn of (what a trace records as ``gen_ai.conversation.id``).
     """
 
     effects: EffectLedger | None = None
     prompt_context: PromptContext | None = None
     tool_inputs: ToolInputs | None = None
+    conversation_id: str | None = None
 
 
 #: A run without hooks (a plain Swarm.run).
@@ -75,9 +78,13 @@ class RunExtras(TypedDict, total=False):
     effects: EffectLedger | None
     prompt_context: PromptContext | None
     tool_inputs: ToolInputs | None
+    conversation_id: str | None
 
 
-_HOOK_FIELDS = ("effects", "prompt_context", "tool_inputs")
+_HOOK_FIELDS = ("effects", "prompt_context", "tool_inputs", "conversation_id")
+#: A run is observed (graph/hooks.py) only once that module is loaded (an observer was
+#: registered) or an OpenTelemetry tracer provider may be set (its API is imported).
+_HOOKS = f"{__package__}.hooks"
 
 
 def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
@@ -169,23 +176,22 @@ class PreparedRun(AbstractContextManager):
             agents=roster,
             budget=request.budget,
             ledger=Books() if request.budget is None else request.budget.ledger(),
-            stop_for_approval=True,  # stateless, as Swarm: return Response.pending
+            swarm_run=True,  # stateless, as Swarm: return Response.pending, raise trips with it
             effects=request.hooks.effects,
             prompt_context=request.hooks.prompt_context,
             tool_inputs=request.hooks.tool_inputs,
-            halt_on_trip=True,  # raise GuardrailTripped with the Response
         )
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
             from .branches import resume_fan_out
 
-            paused = resume_fan_out(runtime, history, request.branches, control)
-        if request.approvals is not None:
-            from .decisions import checked_approvals
-
-            control.approvals = checked_approvals(
-                runtime, agent, history, request.approvals, control, paused
+            paused = resume_fan_out(
+                runtime, history, request.branches, control, request.context_variables
             )
+        if request.approvals is not None:
+            from .decisions import checked_approvals  # kept as the feature's state
+
+            checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy.deepcopy(request.context_variables or {})
         if runtime.schema is not None:  # a clear error now, before any model call
             context = control.valid_context = runtime.schema.validate(context)
@@ -201,6 +207,18 @@ class PreparedRun(AbstractContextManager):
         # empty one through the reducer (a Swarm graph starts each run empty).
         graph_input = cast("SwarmState", {**state, "context_variables": Overwrite(context)})
         config = control.config(limit)
+        otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
+        traced = otel is not None and not isinstance(
+            otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
+        )
+        if traced or _HOOKS in sys.modules:
+            if traced:
+                from . import tracing  # noqa: F401 (imported, it registers its observer)
+            from .hooks import RunInfo, observers_for
+
+            control.observers = observers_for(
+                RunInfo(agent, request.hooks.conversation_id, control)
+            )
         return cls(app, runtime, control, graph_input, config, len(history), state)
 
     # -- the result ---------------------------------------------------------------------
@@ -242,6 +260,8 @@ class PreparedRun(AbstractContextManager):
         """The run's Response, or :class:`BudgetExceeded` / :class:`GuardrailTripped` (holding
         it) if a budget or a guardrail stopped it."""
         response = self.response(self.final)
+        if self.control.observers is not None:  # (graph/hooks.py: the run's end)
+            self.control.observers.ended(response)
         stopped = self.control.exceeded or self.control.tripped
         if stopped is not None:
             stopped.response = response
@@ -266,6 +286,8 @@ class PreparedRun(AbstractContextManager):
     ) -> None:
         """A failing run's error holds the Response of what it produced: a
         :class:`SwarmError` as it is, LangGraph's recursion limit as a :class:`StepLimitError`."""
+        if error is not None and self.control.observers is not None:
+            self.control.observers.ended(None, error)
         if isinstance(error, SwarmError):
             error.response = self.response(self.final, error.unsaved)
         elif isinstance(error, GraphRecursionError):

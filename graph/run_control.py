@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
     from .approvals import PendingApproval
     from .effects import EffectLedger
+    from .hooks import Observers
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
@@ -82,7 +84,9 @@ class Books:
     @property
     def usage(self) -> dict[str, Any]:
         """``Response.usage``: the totals plus ``by_agent`` (copies)."""
-        return {**self.totals, "by_agent": {k: dict(v) for k, v in self.by_agent.items()}}
+        by_agent = self.by_agent  # each agent's counts copied (by map: no comprehension frame)
+        copies = dict(zip(by_agent, map(dict, by_agent.values()), strict=True))
+        return {**self.totals, "by_agent": copies}
 
     # -- checks: without a budget every step is admitted -------------------------------
     def before_model(self, agent: str, prompt: Sequence[BaseMessage]) -> BudgetExceeded | None:
@@ -107,7 +111,7 @@ class Books:
             "name": model,
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
-            "tool_calls": [c["name"] for c in tool_calls],
+            "tool_calls": list(map(itemgetter("name"), tool_calls)),
         }
         counts = {"model_calls": 1, "input_tokens": input_tokens, "output_tokens": output_tokens}
         self._book(agent, entry, counts)
@@ -237,10 +241,12 @@ class RunControl:
     debug: bool = False
     new_messages: int = 0
     budget: Limits | None = None  # a Budget (graph/budget.py)
-    #: Swarm.run's ``approvals``; ``None`` means "ask": the compiled graph interrupts.
-    approvals: dict[str, bool | str] | None = None
-    #: Swarm.run stops (returns ``Response.pending``) instead of calling ``interrupt()``.
-    stop_for_approval: bool = False
+    #: The run is ``Swarm.run``'s, which ends by returning a Response: it stops for approval
+    #: (``Response.pending``) instead of calling ``interrupt()``, and a tripped guardrail is
+    #: raised with the Response once the step is booked (``tripped``), not from the node.
+    #: False: the compiled graph, which has no Response to give. (Swarm.run's ``approvals``
+    #: are the approvals feature's own state: ``features["approvals"]``, graph/decisions.py.)
+    swarm_run: bool = False
     #: The approval-marked calls the run stopped for, by parallel branch (``None``: the main
     #: run); read and set through :attr:`awaiting`.
     waiting_in: dict[str | None, list[PendingApproval]] = field(default_factory=dict)
@@ -253,9 +259,6 @@ class RunControl:
     #: The context dict last validated against the run's ``context_schema`` (on entry, after
     #: a tool update): a node reading that very object skips validating it again.
     valid_context: dict[str, Any] | None = None
-    #: A tripped guardrail stops the run for ``Swarm.run`` to raise (``tripped``); False (the
-    #: compiled graph, which has no Response to give): the node raises it at once.
-    halt_on_trip: bool = False
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
     agents: dict[str, Agent] | None = None
@@ -277,6 +280,9 @@ class RunControl:
     #: Each feature's own state for this run, by feature (its module makes and reads it:
     #: graph/branches.py keeps a fan-out's records under "fan_out"); the core never reads it.
     features: dict[str, Any] = field(default_factory=dict)
+    #: What observes the run (graph/hooks.py: tracing): ``None``, and the core's hook
+    #: points are each one ``is None`` check.
+    observers: Observers | None = None
 
     @property
     def awaiting(self) -> list[PendingApproval] | None:

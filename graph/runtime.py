@@ -176,6 +176,8 @@ class GraphRuntime:
         #: The fan-out step of a graph with branch and join nodes (graph/branches.py: set by the
         #: builder when an agent can fan out), else None.
         self.fan_out: FanOutStep | None = None
+        #: ``parallel_handoffs="first"``: a reply's first handoff is taken, not Swarm's last.
+        self.first_handoff_wins = False
         #: How the join combines context keys branches both wrote, besides Parallel(merge=):
         #: a typed context's reducers, by key (an additive one takes each branch's change).
         self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
@@ -330,6 +332,8 @@ class GraphRuntime:
         update["handoff_trail"] = trail
         update["active_agent"] = self.key_for(target, control)
         control.ledger.handed_off(agent.name, target.name, route=route)
+        if control.observers is not None:  # (graph/hooks.py: on_switch)
+            control.observers.switched(agent, target, route)
         return True
 
     def next_node(

@@ -18,6 +18,12 @@ validator behind :meth:`ToolSpec.parse_arguments`.
 
 Choices, where Swarm gives no answer:
 
+* The validator only checks: a tool gets the JSON values the model sent, as in Swarm
+  (``"blue"`` for an ``Enum`` parameter, ``"5"`` for an ``int`` one, a dict for a pydantic
+  model). Arguments that cannot fit (``"abc"`` for an ``int``) are refused with an error the
+  model reads. A tool that wants its arguments converted decorates itself with
+  ``@pydantic.validate_call``, whose signature this module reads through.
+
 * An annotation pydantic cannot validate or describe (a random class, a ``Callable``)
   raises :class:`ToolSchemaError` when the schema is built, never a silent ``"string"``.
   A bare ``Any``/``object`` annotation is ``{}`` (any JSON value); an *untyped*
@@ -317,7 +323,7 @@ def _arguments_adapter(
     arguments = typing_extensions.TypedDict(f"{name}_arguments", fields)  # type: ignore[misc]
     arguments.__pydantic_config__ = ConfigDict(  # type: ignore[attr-defined]
         extra="ignore" if accepts_extra else "forbid",
-        coerce_numbers_to_str=True,  # the model sends 123 for a str order id; Swarm passed it on
+        coerce_numbers_to_str=True,  # the model sends 123 for a str order id; Swarm passes it on
     )
     return TypeAdapter(arguments)
 
@@ -381,7 +387,7 @@ class ToolSpec:
         >>> spec = tool_spec(refund)
         >>> spec.name, spec.wants_context, spec.is_async
         ('refund', True, False)
-        >>> spec.parse_arguments('{"order_id": "7", "context_variables": {"forged": 1}}')
+        >>> spec.parse_arguments('{"order_id": 7, "context_variables": {"forged": 1}}')
         {'order_id': 7}
     """
 
@@ -407,17 +413,23 @@ class ToolSpec:
     context_model: Any = field(default=None, repr=False, compare=False)
 
     def parse_arguments(self, raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
-        """Decode, check and coerce the model's arguments; returns kwargs for the call.
+        """Decode and check the model's arguments; returns kwargs for the call.
 
         ``raw`` is the JSON string from a tool call, an already-decoded dict, or
         ``None``/``""`` for no arguments. A model-supplied ``context_variables`` (or any
         other name of :data:`INJECTED`) is dropped: the engine injects the real one. Raises
-        :class:`ToolArgumentError`.
+        :class:`ToolArgumentError` for arguments the annotations cannot accept.
+
+        The values come back as the model sent them (JSON values, as Swarm passes them):
+        ``"12"`` for ``seat: int`` passes the check and stays ``"12"``, an ``Enum`` parameter
+        gets its value (``"blue"``), a pydantic model parameter a dict. A tool that wants
+        its arguments converted to its annotations says so itself, the way Python does:
+        ``@pydantic.validate_call`` on it.
 
         Example:
             >>> def book(seat: int, meal: str = "veg"): ...
             >>> tool_spec(book).parse_arguments({"seat": "12"})
-            {'seat': 12}
+            {'seat': '12'}
             >>> try:
             ...     tool_spec(book).parse_arguments('{"meal": "fish", "row": 3}')
             ... except ToolArgumentError as err:
@@ -431,24 +443,20 @@ class ToolSpec:
         if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args):
             args = {k: v for k, v in args.items() if k not in INJECTED}
         if self._adapter is None:
-            return self._check_names(args)
-        extra: dict[str, Any] = {}
-        if self.accepts_extra:
+            return _fresh(self._check_names(args))
+        checked = args
+        if self.accepts_extra:  # extras pass through to **kwargs unchecked
             if self._blocked.intersection(args):
                 self._check_names(args)  # raises: naming the blocked ones
-            extra = {k: v for k, v in args.items() if k not in self.arg_names}
-            args = {k: v for k, v in args.items() if k in self.arg_names}
-        nulls = [k for k in self._null_is_default if k in args and args[k] is None]
-        if nulls:  # validated as absent, passed as the None the function's default is
-            args = {k: v for k, v in args.items() if k not in nulls}
-        try:
-            kwargs = self._adapter.validate_python(args)
+            checked = {k: v for k, v in args.items() if k in self.arg_names}
+        nulls = [k for k in self._null_is_default if k in checked and checked[k] is None]
+        if nulls:  # checked as absent, passed as the None the function's default is
+            checked = {k: v for k, v in checked.items() if k not in nulls}
+        try:  # a check only: what pydantic converts the values to is not passed on
+            self._adapter.validate_python(checked)
         except ValidationError as err:
             raise ToolArgumentError(self.name, self._describe(err)) from None
-        for key in nulls:
-            kwargs[key] = None
-        kwargs.update(extra)
-        return kwargs
+        return _fresh(args)
 
     def _decode(self, raw: str | bytes | Mapping[str, Any] | None) -> Mapping[str, Any]:
         if raw is None:
@@ -506,6 +514,13 @@ class ToolSpec:
                 got = "" if error["type"] == "missing" else f" (got {_short(error['input'])})"
                 problems.append(f"argument {_where(loc)!r}: {error['msg']}{got}")
         return problems
+
+
+def _fresh(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments as a new dict whose containers are copies: a tool that changes a list
+    it was given must not change the reply it came from (Swarm's ``json.loads`` gives each
+    call fresh values too)."""
+    return {k: copy.deepcopy(v) if isinstance(v, (dict, list)) else v for k, v in args.items()}
 
 
 def _where(loc: tuple[Any, ...]) -> str:

@@ -77,10 +77,12 @@ class Swarm:
     ``context_schema``: a pydantic model or ``TypedDict`` that types ``context_variables``
     (validated on entry and after every tool update, per-key reducers as ``Annotated[T, fn]``;
     see :mod:`swarmgraph.graph.context_schema`); without it the context is a plain dict.
-    ``parallel_handoffs``: when one reply calls several transfer tools, ``"first"`` (the
-    default, Swarm's behaviour) hands off to the first and answers the others with an error;
-    ``"all"`` runs every target at once, as one :class:`~swarmgraph.graph.parallel.Parallel`,
-    each transfer call answered with its own branch's answer.
+    ``parallel_handoffs``: when one reply calls several transfer tools, ``"last"`` (the
+    default, Swarm's behaviour) runs them all, answers each with its own result and hands off
+    to the last; ``"first"`` hands off to the first and does not run the later ones (each is
+    answered that it was not run); ``"all"`` runs every target at once, as one
+    :class:`~swarmgraph.graph.parallel.Parallel`, each transfer call answered with its own
+    branch's answer.
     """
 
     def __init__(
@@ -90,14 +92,14 @@ class Swarm:
         chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
         max_consecutive_handoffs: int = 10,
         step_limit: int = DEFAULT_STEP_LIMIT,
-        parallel_handoffs: str = "first",
+        parallel_handoffs: str = "last",
         context_schema: type | None = None,
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
         if parallel_handoffs not in FAN_OUT_MODES:
             raise ValueError(
-                f"parallel_handoffs must be 'first' or 'all', got {parallel_handoffs!r}"
+                f"parallel_handoffs must be 'last', 'first' or 'all', got {parallel_handoffs!r}"
             )
         self.parallel_handoffs = parallel_handoffs
         #: The typed context (read once), or None: Swarm's plain dict.
@@ -165,20 +167,21 @@ class Swarm:
                 self._starts.popitem(last=False)
         return topology
 
-    def _prepare(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime, dict[str, Agent]]:
-        """(graph, runtime, this run's agents by node name) for a run starting at ``agent``."""
+    def _prepare(self, agent: Agent) -> tuple[CompiledStateGraph, GraphRuntime, Topology]:
+        """(graph, runtime, topology: this run's agents by node name) for a run starting at
+        ``agent``."""
         topology = self._topology(agent)
         with self._lock:
             compiled = self._graphs.get(topology.key)
             if compiled is not None:
                 self._graphs.move_to_end(topology.key)
-                return compiled[0], compiled[1], topology.agents
+                return compiled[0], compiled[1], topology
         builder, runtime = build_graph_and_runtime(topology, self.resolver, self._settings)
         with self._lock:
             compiled = self._graphs.setdefault(topology.key, (builder.compile(), runtime))
             while len(self._graphs) > MAX_CACHED_GRAPHS:
                 self._graphs.popitem(last=False)
-        return compiled[0], compiled[1], topology.agents
+        return compiled[0], compiled[1], topology
 
     def _agent_named(self, name: str) -> Agent | None:
         """An agent some earlier run of this Swarm knows by ``name`` (newest first): a run that
@@ -195,15 +198,14 @@ class Swarm:
         agent = request.agent
         if not isinstance(agent, Agent):  # a named compiled LangGraph graph may start the run too
             agent = _member(agent)
-        app, runtime, roster = self._prepare(agent)
-        run = PreparedRun.prepare(request, agent, app, runtime, roster, self.step_limit)
-        topology = self._topology(agent)
-        functions = tuple(chain.from_iterable(map(FUNCTIONS, roster.values())))
-        same = len(functions) == len(topology.functions) and all(
-            map(is_, functions, topology.functions)
-        )
-        if same and run.control.decides is None:  # discovery read the tools' marks: they hold
-            run.control.decides = topology.decides  # while the tools are the same objects
+        app, runtime, topology = self._prepare(agent)
+        run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
+        if run.control.decides is None:  # the marks discovery read hold (see _marks_hold)
+            functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
+            if len(functions) == len(topology.functions) and all(
+                map(is_, functions, topology.functions)
+            ):
+                run.control.decides = topology.decides
         return run
 
     # -- run --------------------------------------------------------------------------------
@@ -325,6 +327,40 @@ class Swarm:
                 async for values in run.app.astream(run.state, run.config, stream_mode="values"):
                     run.final = cast("SwarmState", values)
         return run.finish()
+
+
+def records_effects(swarm: Any, *agents: Any) -> bool:
+    """Whether a run of ``swarm`` starting at any of ``agents`` may call a tool an effect
+    ledger records: one marked ``@effect`` or ``@needs_approval``, or taking an
+    ``idempotency_key`` (discovery reads the marks: :attr:`Topology.decides`). True when that
+    cannot be known (a Swarm-like object of the caller's own, a LangGraph member); what a
+    ``Session`` asks before it makes a turn's ledger.
+
+    Example:
+        >>> from swarmgraph.graph import needs_approval
+        >>> plain = Agent(name="Plain", functions=[lambda: "hi"])
+        >>> refunds = Agent(name="Refunds", functions=[needs_approval(lambda: "refunded")])
+        >>> records_effects(Swarm(), plain), records_effects(Swarm(), plain, refunds)
+        (False, True)
+    """
+    if not isinstance(swarm, Swarm):
+        return True
+    for agent in agents:
+        if not isinstance(agent, Agent):
+            return True
+        topology = swarm._topology(agent)
+        if topology.decides or not _marks_hold(topology):  # a tool added since: read it
+            return True
+    return False
+
+
+def _marks_hold(topology: Topology) -> bool:
+    """Whether the marks discovery read (``Topology.decides``) still hold: every agent's
+    tools are the objects it read (a tool added since may be marked)."""
+    functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
+    return len(functions) == len(topology.functions) and all(
+        map(is_, functions, topology.functions)
+    )
 
 
 def _member(agent: Any) -> Agent:

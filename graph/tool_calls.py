@@ -1,9 +1,15 @@
 """Run the tool calls of one model reply, the way Swarm does, without ever crashing.
 
 Every tool call gets exactly one ``ToolMessage`` answer. Anything that goes wrong
-(unknown tool, malformed or wrong-typed arguments, a tool that raises, a second
-handoff in the same reply) becomes a message starting ``Error:`` that the model
-reads on its next call, and the run goes on.
+(unknown tool, malformed or wrong-typed arguments, a tool that raises) becomes a message
+starting ``Error:`` that the model reads on its next call, and the run goes on.
+
+As in Swarm's ``handle_tool_calls``: every call of the reply runs, in order; each gets the
+live ``context_variables`` (an in-place write is seen by the calls after it), while the
+``Result(context_variables=...)`` updates are applied after the last call, in call order;
+when several calls hand off, the last one's agent takes over and each call is answered
+with its own result. ``first_handoff_wins=True`` (``Swarm(parallel_handoffs="first")``)
+keeps the first handoff instead, and a later call of a tool that hands off is not run.
 
 An effect tool (``@effect``, ``@needs_approval``) runs between its ledger's ``before`` and
 ``after`` when the run has one (``effects=``, see :mod:`swarmgraph.graph.effects`); a call the
@@ -15,11 +21,25 @@ Example:
     >>> def remember(order_id: int):
     ...     return Result(value="ok", context_variables={"order_id": order_id})
     >>> reply = AIMessage("", tool_calls=[
-    ...     {"name": "remember", "args": {"order_id": "7"}, "id": "c1"},
+    ...     {"name": "remember", "args": {"order_id": 7}, "id": "c1"},
     ...     {"name": "nope", "args": {}, "id": "c2"}])
     >>> out = execute_tool_calls(reply, [remember], {})
     >>> [m.content for m in out.messages], out.context_variables
     (['ok', 'Error: Tool nope not found.'], {'order_id': 7})
+    >>> from swarmgraph.graph.types import Agent
+    >>> a, b = Agent(name="A"), Agent(name="B")
+    >>> def to_a():
+    ...     return a
+    >>> def to_b():
+    ...     return b
+    >>> both = AIMessage("", tool_calls=[
+    ...     {"name": "to_a", "args": {}, "id": "c1"}, {"name": "to_b", "args": {}, "id": "c2"}])
+    >>> out = execute_tool_calls(both, [to_a, to_b], {})
+    >>> out.handoff.name, [m.content for m in out.messages]  # Swarm's rule: the last wins
+    ('B', ['{"assistant": "A"}', '{"assistant": "B"}'])
+    >>> out = execute_tool_calls(both, [to_a, to_b], {}, first_handoff_wins=True)
+    >>> out.handoff.name, out.messages[1].content
+    ('A', 'Error: to_b was not run: this reply already transferred the conversation to A.')
 """
 
 from __future__ import annotations
@@ -42,6 +62,7 @@ from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
 if TYPE_CHECKING:
     from .context_schema import ContextSchema
     from .effects import EffectCall, EffectOutcome, RunEffects
+    from .hooks import ToolObserver
     from .parallel import Parallel
 
 _PARALLEL = f"{__package__}.parallel"
@@ -55,11 +76,10 @@ class ToolOutcome:
 
     messages: list[ToolMessage] = field(default_factory=list)
     context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
-    handoff: Agent | Parallel | None = None
+    handoff: Agent | Parallel | None = None  # the one taken: the last (Swarm), or the first
     handoff_call: str | None = None  # the id of the tool call that handed off
-    #: Every handoff the reply asked for, ``(call id, target, the tool's value)``, in call
-    #: order: what ``Swarm(parallel_handoffs="all")`` fans out to (only the first is taken
-    #: otherwise; the others are answered with an error, as Swarm keeps the first).
+    #: Every handoff the reply made, ``(call id, target, the tool's value)``, in call order:
+    #: what ``Swarm(parallel_handoffs="all")`` fans out to.
     handoffs: list[tuple[str, Agent | Parallel, str]] = field(default_factory=list)
 
 
@@ -103,6 +123,14 @@ def to_result(raw: Any) -> Result:
     return Result(value=str(raw))
 
 
+def _hands_off(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` is seen to hand off: it declares a destination, or its code names an
+    agent (graph/discovery.py, read only when a reply hands off twice under the first rule)."""
+    from .discovery import function_targets
+
+    return bool(function_targets(func))
+
+
 def _member(value: Any) -> Any:
     from .native import members_in
 
@@ -121,6 +149,7 @@ class _Runner:
         schema: ContextSchema | None = None,
         effects: RunEffects | None = None,
         inputs: Mapping[str, Any] | None = None,
+        first_handoff_wins: bool = False,
     ):
         self.calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
         for bad in reply.invalid_tool_calls:  # answered with what is wrong with them
@@ -131,6 +160,10 @@ class _Runner:
         self.base_ctx = ctx
         self.inputs = inputs or {}
         self.ctx: dict[str, Any] | None = None
+        #: ``Result(context_variables=...)`` of the calls so far, applied after the last one
+        #: (Swarm's ``partial_response.context_variables``); a typed context's go in at once.
+        self.later: dict[str, Any] = {}
+        self.first_wins = first_handoff_wins
         self.outcome = ToolOutcome()
         self.effects = effects
         self.running: dict[str, EffectCall] = {}  # effect calls between before and after
@@ -159,6 +192,8 @@ class _Runner:
                 tool_spec(func).parse_arguments(raw)
             except ToolArgumentError as exc:
                 return f"Error: {exc}"
+            if raw.strip() == "null":  # valid JSON that the spec alone reads as no arguments
+                return f"Error: {call.name}: arguments must be a JSON object, got null"
             return f"Error: {call.name}: arguments are not valid JSON: {raw!r}"
         spec = tool_spec(func)
         try:
@@ -213,7 +248,7 @@ class _Runner:
         schema = self.schema
         if schema is None:
             if update:
-                self.working_context().update(update)
+                self.later.update(update)
             return None
         if not update and (not self.touched or self.ctx is None):
             return None
@@ -273,10 +308,13 @@ class _Runner:
         agent = None
         if prior.handoff is not None and self.effects is not None:
             agent = self.effects.resolve(prior.handoff)
-        self.finish(
-            call,
-            Result(value=prior.value, context_variables=prior.context_variables or {}, agent=agent),
-        )
+        update = prior.context_variables or {}
+        if self.schema is None and update:
+            # The record holds the call's in-place writes, which the calls after it saw
+            # when it ran, with its Result update: applied now, as the writes were.
+            self.working_context().update(update)
+            update = {}
+        self.finish(call, Result(value=prior.value, context_variables=update, agent=agent))
 
     def ready(
         self, debug: Callable[[str], None] | None
@@ -295,6 +333,15 @@ class _Runner:
                     debug(f"Processing tool call: {call.name} with arguments {call.args}")
             if isinstance(prepared, str):
                 self._answer(call, prepared)
+                continue
+            taken = self.outcome.handoff
+            if self.first_wins and taken is not None and _hands_off(prepared[0]):
+                # the first handoff stands: a later one is refused, not run and then ignored
+                self._answer(
+                    call,
+                    f"Error: {call.name} was not run: this reply already transferred the "
+                    f"conversation to {taken.name}.",
+                )
                 continue
             yield call, *prepared
 
@@ -328,15 +375,17 @@ class _Runner:
         content = result.value
         handoff = getattr(result.agent, "name", None)
         if result.agent is not None:
-            first = self.outcome.handoff
-            self.outcome.handoffs.append((call.id, result.agent, content))
-            if first is None:
+            taken = self.outcome.handoff
+            if taken is None or not self.first_wins:  # Swarm: the last agent returned wins
+                if taken is not None and not isinstance(taken, Agent):  # a Parallel, not run
+                    self._reanswer(self.outcome.handoff_call, taken, result.agent)
+                self.outcome.handoffs.append((call.id, result.agent, content))
                 self.outcome.handoff = result.agent
                 self.outcome.handoff_call = call.id
-            elif first is not result.agent:
+            else:  # a tool not seen to hand off did, after the first: it ran, say so
                 content = (
-                    f"Error: handoff to {result.agent.name} ignored: this reply already "
-                    f"transferred the conversation to {first.name}."
+                    f"{call.name} ran, but its handoff to {result.agent.name} was not taken: "
+                    f"this reply already transferred the conversation to {taken.name}."
                 )
                 handoff = None
         self._answer(call, content)
@@ -361,8 +410,20 @@ class _Runner:
         if self.schema is None and before is not None and not outcome.error:
             now = self.working_context()
             changed = {k: v for k, v in now.items() if k not in before or before[k] is not v}
+            changed.update(outcome.context_variables or {})  # its Result's: applied later
             outcome = replace(outcome, context_variables=changed or None)
         self.effects.after(effect, replace(outcome, attempt=effect.attempt))
+
+    def _reanswer(self, call_id: str | None, fan_out: Parallel, later: Agent | Parallel) -> None:
+        """Answer a fan-out call that a later handoff of the reply overtook: its branches
+        never start (``parallel_handoffs="all"`` answers it again at its join if it does)."""
+        names = ", ".join(agent.name for agent in fan_out.targets)
+        for message in self.outcome.messages:
+            if message.tool_call_id == call_id:
+                message.content = (
+                    f"Error: the fan-out to {names} was not started: a later call of this "
+                    f"reply handed the conversation to {later.name}."
+                )
 
     def _answer(self, call: _Call, content: str) -> None:
         self.outcome.messages.append(
@@ -375,12 +436,17 @@ class ToolRunOptions(TypedDict, total=False):
     gets Swarm's debug lines; ``schema``: the typed context each call's changes are validated
     against; ``effects``: the effect bookkeeping of this reply (the run's ledger), if any;
     ``inputs``: values for the injected parameters other than ``context_variables`` and
-    ``idempotency_key`` (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``."""
+    ``idempotency_key`` (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``;
+    ``observer``: what each tool function is called through when something observes the run
+    (graph/hooks.py);
+    ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module)."""
 
     debug: Callable[[str], None] | None
     schema: ContextSchema | None
     effects: RunEffects | None
     inputs: Mapping[str, Any] | None
+    observer: ToolObserver | None
+    first_handoff_wins: bool
 
 
 def execute_tool_calls(
@@ -415,23 +481,32 @@ async def run_tool_calls(
     schema: ContextSchema | None = None,
     effects: RunEffects | None = None,
     inputs: Mapping[str, Any] | None = None,
+    observer: ToolObserver | None = None,
+    first_handoff_wins: bool = False,
 ) -> ToolOutcome:
     """The one body of both: each call that can run is called through ``io`` (its driver:
     graph/drivers.py), between its effect ledger's ``before`` and ``after`` when it has one
     (sync store round trips, which the async driver takes off the event loop)."""
-    runner = _Runner(reply, functions, context_variables, schema, effects, inputs)
+    runner = _Runner(
+        reply, functions, context_variables, schema, effects, inputs, first_handoff_wins
+    )
     for call, func, kwargs in runner.ready(debug):
         ledgered = effects is not None and effects.ledgered(func)
         if ledgered and not await io.off_loop(runner.start, call, func):
             continue  # the ledger answered it
         error: Exception | None = None
         try:
-            raw = await io.call_tool(func, kwargs)
+            if observer is None:
+                raw = await io.call_tool(func, kwargs)
+            else:  # an observed run (graph/hooks.py): around the tool call
+                raw = await observer.call(io, call, func, kwargs)
         except Exception as exc:
             raw, error = None, exc
         if ledgered:
             await io.off_loop(runner.finish, call, raw, error)
         else:
             runner.finish(call, raw, error)
+    if runner.later:  # Swarm applies the Result updates once every call of the reply has run
+        runner.working_context().update(runner.later)
     runner.outcome.context_variables = runner.ctx  # the full working copy, None if untouched
     return runner.outcome

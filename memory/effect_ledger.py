@@ -18,6 +18,11 @@ record                   written                       holds
                                                        (put-if-absent: the first wins)
 =======================  ============================  ===================================
 
+A call inside a parallel branch writes the same two records; its turn entry holds the main
+conversation up to the fan-out and ``branches``, every branch's resumable record (graph/
+branches.py ``progress_of``), from which a retry resumes the fan-out (``resume_branches`` in
+:mod:`~swarmgraph.memory.fan_out_resume`).
+
 ``<call>`` is the tool call id at the id of the assistant message that asked for it. Every
 write is conditional on the version this turn last read or wrote, so the turn's final save
 still sees, and merges, what other turns saved meanwhile; a run that finds its turn taken over
@@ -50,9 +55,11 @@ from __future__ import annotations
 
 import inspect
 import json
-import uuid
+import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
+from secrets import token_hex
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict
@@ -94,10 +101,13 @@ class TurnState:
     base: dict = field(default_factory=dict)
     latest: Snapshot = field(default_factory=Snapshot)
     version: int = 0
-    owner: str = field(default_factory=lambda: uuid.uuid4().hex)
+    owner: str = field(default_factory=partial(token_hex, 16))  # 32 hex digits, as a uuid4
     opened: bool = False
     resumed: bool = False
     taken_from: dict | None = None
+    #: Effect calls started inside nested fan-outs (``tool``, ``call``, ``branch``), kept in
+    #: the open entry: a crash there is not resumed, and its retry warns about each.
+    nested: list[dict] = field(default_factory=list)
 
 
 def attempt_key(key: str, attempt: int) -> str:
@@ -155,6 +165,8 @@ class TurnLedger:
         self.turn = turn
         self.sent = sent
         self.rank = rank or (lambda agent: 0)
+        self._lock = threading.RLock()
+        self._entry: dict[str, Any] | None = None  # the open entry this run saved last
 
     # -- the saves ----------------------------------------------------------------------------
     def _save(self, write: Callable[[], TurnWrite], *, owned: bool = True) -> None:
@@ -162,6 +174,10 @@ class TurnLedger:
         read the record again (this turn's own entry with it) and save again. ``owned``: the
         save is this run's to make only while it holds the turn (a result that happened is
         recorded whoever holds it)."""
+        with self._lock:  # branches save from threads: one save at a time
+            self._save_now(write, owned)
+
+    def _save_now(self, write: Callable[[], TurnWrite], owned: bool) -> None:
         turn = self.turn
         while True:
             try:
@@ -202,22 +218,34 @@ class TurnLedger:
 
     # -- the protocol --------------------------------------------------------------------------
     def before(self, call: EffectCall, turn_so_far: TurnSoFar) -> EffectOutcome | None:
+        fan_out = turn_so_far.fan_out
+        if turn_so_far.branch is not None and fan_out is None:
+            return self._branch_call(call)
+        return self._started(call, turn_so_far)
+
+    def _started(self, call: EffectCall, turn_so_far: TurnSoFar) -> EffectOutcome | None:
+        """Record ``call`` started with the turn so far, in one save: the turn's open entry
+        (the main conversation up to the reply that asked, or for a call in a parallel branch
+        up to the fan-out, with every branch's record) and the call's ``started``."""
         from ..graph.effects import EffectOutcome
 
         turn = self.turn
-        if turn_so_far.branch is not None:
-            return self._branch_call(call)
-        run_part = turn_so_far.messages[self.sent :]
-        agent = turn_so_far.agent
+        fan_out = turn_so_far.fan_out
+        where = fan_out if fan_out is not None else turn_so_far
+        # The run was given the turn's carried messages too: they are the run's part's head.
+        run_part = where.messages[self.sent :]
+        agent = where.agent
         entry: dict[str, Any] = {
             "status": "open",
             "owner": turn.owner,
             "new": len(turn.new),
-            "messages": [message_to_dict(m) for m in [*turn.new, *turn.carried, *run_part]],
+            "messages": [message_to_dict(m) for m in [*turn.new, *run_part]],
             "base": turn.base,
-            "context": turn_so_far.context,
+            "context": where.context,
             "agent": agent.name,
         }
+        if turn.nested:
+            entry["nested"] = list(turn.nested)
         rank = self.rank(agent)
         if rank:
             entry["rank"] = rank
@@ -227,6 +255,9 @@ class TurnLedger:
         def write() -> TurnWrite:
             claim = not turn.opened and not turn.resumed
             meta = with_open(turn.latest.meta, turn.turn_id)
+            if fan_out is not None:  # a retry resumes each branch from its record; read
+                entry["branches"] = fan_out.branches()  # in the save: the last one has all
+            self._entry = entry
             records = [
                 turn_record(turn.turn_id, entry, first=claim),
                 Record(EFFECT, attempt_key(call.key, call.attempt), started, if_absent=True),
@@ -235,6 +266,8 @@ class TurnLedger:
 
         if not _storable(entry["context"]):  # a resumed turn then starts from its base
             entry["context"] = None
+        if fan_out is not None and not _storable(fan_out.branches()):
+            return self._branch_call(call)  # (Session.run refuses such a context at its save)
         try:
             self._save(write)
         except RecordExists as exists:
@@ -245,19 +278,61 @@ class TurnLedger:
         return None
 
     def _branch_call(self, call: EffectCall) -> EffectOutcome | None:
-        """A call inside a parallel branch: recorded started (never run twice for one call),
-        but the turn's open entry keeps the main conversation's progress (the branch's own
-        messages are not the turn's). A crash inside a branch is not resumed from there: the
-        retry asks the model again (docs/storage.md, "Durability", the limits)."""
+        """A call inside a nested fan-out (a branch's branch), which ``progress_of`` does not
+        follow, or whose branch records JSON cannot hold: recorded started (never run twice
+        under one name) and named in the turn's open entry (``nested``; the entry opened at
+        the turn's start if it is the first effect). A crash there is not resumed: the retry
+        asks the models again, and the calls they make are new effects; it warns about each
+        call named (docs/parallel.md, "Effects inside branches after a crash", the limits)."""
         from ..graph.effects import EffectOutcome
+        from ..graph.state import current_branch
 
+        turn = self.turn
         started = {**EffectOutcome("started", attempt=call.attempt).as_record()}
-        started["turn"] = self.turn.turn_id
+        started["turn"] = turn.turn_id
         record = Record(EFFECT, attempt_key(call.key, call.attempt), started, if_absent=True)
-        try:
-            self._save(lambda: TurnWrite(records=[record]), owned=False)
-        except RecordExists as exists:
-            return EffectOutcome.from_record(exists.stored)
+        with self._lock:  # whether this call opens the turn is decided with its save
+            # The first effect of the turn: open it at its start, naming the call, so a crash
+            # here is not silent (``session.unfinished`` lists the turn; its retry starts
+            # over from the caller's messages and warns that this call may have happened).
+            # A turn this run opened already gets the call named in its entry as it stands.
+            opens = not turn.opened and not turn.resumed
+            named = [
+                *turn.nested,
+                {"tool": call.tool, "call": call.call_id, "branch": current_branch()},
+            ]
+            entry: dict[str, Any] | None = self._entry if turn.opened else None
+            if opens:
+                entry = {
+                    "status": "open",
+                    "owner": turn.owner,
+                    "new": len(turn.new),
+                    "messages": [message_to_dict(m) for m in turn.new],
+                    "base": turn.base,
+                    "context": None,
+                    "agent": turn.latest.active_agent,
+                }
+                if turn.latest.meta.get("agent_rank"):
+                    entry["rank"] = turn.latest.meta["agent_rank"]
+            if entry is not None:
+                entry = {**entry, "nested": named}
+
+            def write() -> TurnWrite:
+                if entry is None:  # a retry that took over an entry: the call's record only
+                    return TurnWrite(records=[record])
+                meta = with_open(turn.latest.meta, turn.turn_id)
+                records = [turn_record(turn.turn_id, entry, first=opens), record]
+                return TurnWrite(meta=meta, records=records)
+
+            try:
+                self._save(write, owned=entry is not None)
+            except RecordExists as exists:
+                if exists.kind == TURN:  # another run of this turn id claimed it first
+                    raise TurnInProgress(self.conversation_id, turn.turn_id) from None
+                return EffectOutcome.from_record(exists.stored)
+            turn.opened, turn.nested = turn.opened or opens, named
+            if entry is not None:
+                self._entry = entry
         return None
 
     def after(self, call: EffectCall, outcome: EffectOutcome) -> None:

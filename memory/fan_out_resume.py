@@ -1,6 +1,7 @@
 """Resuming a parallel fan-out that paused inside a branch: the record a turn writes when a
 branch waits for approval (the branches to resume, what waits, the call they answer), and
-reading it back when the conversation still ends on that call.
+reading it back when the conversation still ends on that call; and a turn that died inside a
+branch, resumed from the records its open entry keeps (:func:`resume_branches`).
 
 A Session enters this module only when a run fanned out, or a resumed turn picks a fan-out
 up; a steady turn of a program without ``Parallel`` never does.
@@ -14,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
 
@@ -52,6 +53,26 @@ def fan_out_records(response: Response, resumed: bool) -> list[Record]:
         }
         return [Record(*PAUSED, value)]
     return [Record(*PAUSED, None)] if resumed else []
+
+
+def resume_branches(turn: Any, stored: dict, run_kwargs: dict[str, Any]) -> None:
+    """An open turn that died inside parallel branches (an effect call in one of them was
+    recorded with every branch's progress, graph/branches.py ``progress_of``): the retry
+    resumes each branch from its record (``Swarm.run(branches=)``), so a call recorded
+    started comes back in doubt and one recorded done is answered from its record, never
+    run again under a new name.
+
+    Example:
+        >>> class Turn: resumes_fan_out = False
+        >>> turn, kwargs = Turn(), {}
+        >>> resume_branches(turn, {"branches": [{"branch": "A"}]}, kwargs)
+        >>> turn.resumes_fan_out, kwargs["branches"]
+        (True, [{'branch': 'A'}])
+    """
+    branches = stored.get("branches")
+    if branches:
+        run_kwargs["branches"] = branches
+        turn.resumes_fan_out = True
 
 
 def paused_pending(paused: dict) -> list[PendingApproval]:

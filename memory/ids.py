@@ -109,7 +109,8 @@ def check_record_key(kind: str, key: str) -> tuple[str, str]:
         >>> check_record_key("effect", "call_1 'quoted'")
         ('effect', "call_1 'quoted'")
     """
-    check_record_kind(kind)
+    if not isinstance(kind, str) or not KIND.fullmatch(kind):
+        check_record_kind(kind)  # raises, in the one wording of a bad kind
     if not isinstance(key, str) or not key or "\x00" in key:
         raise ValueError(f"record key must be a non-empty string without NUL, got {key!r}")
     try:

@@ -27,6 +27,15 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 _registries: weakref.WeakSet[PerProcess] = weakref.WeakSet()
+#: What forgetting any of these objects forgets too (a cache of stores opened on them).
+_dependents: list[Callable[[], None]] = []
+
+
+def also_forget(forget: Callable[[], None]) -> None:
+    """Call ``forget()`` whenever a registry forgets an object (an engine closed, a pool
+    dropped), so nothing made on it outlives it: how the stores ``open_store`` keeps are
+    forgotten with their engine."""
+    _dependents.append(forget)
 
 
 class PerProcess(Generic[K, V]):
@@ -53,9 +62,12 @@ class PerProcess(Generic[K, V]):
 
     def discard(self, key: K) -> V | None:
         """Forget ``key``'s object (the next :meth:`get` makes a new one); return it, so the
-        caller can close it."""
+        caller can close it. What was made on it is forgotten too (:func:`also_forget`)."""
         with self._lock:
-            return self._items.pop((os.getpid(), key), None)
+            found = self._items.pop((os.getpid(), key), None)
+        for forget in _dependents:
+            forget()
+        return found
 
     def mine(self) -> list[tuple[K, V]]:
         """This process's ``(key, object)`` pairs (what it would close at exit)."""

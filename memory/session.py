@@ -64,14 +64,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import BaseMessage
 
+from ..graph.drivers import Step, arun_steps, run_steps
 from ..graph.errors import SwarmError
+from ..graph.swarm import Swarm, records_effects
 from .agent_resolution import KnownAgents
 from .approvals import replayed_decisions
 from .backends import open_store
 from .context_json import DEFAULT_SIZE_LIMIT
 from .context_merge import MergeRule, check_rules
 from .conversation import HALVES, KINDS, StoredConversation, persist_kinds
-from .drivers import Step, arun_steps, run_steps
 from .effect_ledger import TurnLedger, TurnState, takes_effects
 from .errors import (
     ContextSerializationError,
@@ -80,14 +81,10 @@ from .errors import (
     TurnOutcomeUnknown,
 )
 from .ids import check_conversation_id, check_turn_id
-from .long_term_session import (
-    LongTermSide,
-    deliver_outbox,
-    drain_outboxes,
-    start_long_term_turn,
-)
+from .long_term_session import LongTermSide, deliver_outbox, drain_outboxes, start_long_term_turn
 from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
+from .session_stream import NOT_STREAMED, StreamedTurns
 from .store import NO_MESSAGES, Snapshot
 from .turn_context import rebase_context
 from .turn_index import TURN, find_turn
@@ -95,7 +92,6 @@ from .turn_write import MessageInput, as_messages, new_messages, saved_turn, tur
 from .urls import default_url
 
 if TYPE_CHECKING:
-    from ..graph.swarm import Swarm
     from ..graph.types import Agent, Response
     from .fact_extract import Extractor
     from .long_term import LongTermMemory
@@ -117,7 +113,7 @@ class _Turn(TurnState):
     resumes_fan_out: bool = False  # it picks up a fan-out that paused inside a branch
 
 
-class Session(StoredConversation):
+class Session(StreamedTurns, StoredConversation):
     """One conversation that outlives a run; see the module docstring for ``persist``.
 
     What is stored (``messages``, ``context_variables``, ``pending``, ``clear()``...) is read
@@ -240,6 +236,7 @@ class Session(StoredConversation):
         A turn that stops for approval is saved as it stands and :attr:`pending` lists what
         waits (in any process); ``run(swarm, agent, approvals={id: True | False | "reason"})``
         with no message resumes it. A new message while calls wait is an error.
+        Swarm's stream events as they happen, the turn saved at the end: :meth:`stream`.
         """
         turn = self._turn(swarm, agent, message, context_variables, turn_id, approvals, run_kwargs)
         return run_steps(turn)
@@ -285,7 +282,7 @@ class Session(StoredConversation):
             turn.folded = yield Step(self.memory.fold, (turn.snapshot,), self.memory.afold)
         resumed = self._prepare(agent, turn, caller, swarm)
         self.last_sent = [*self.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
-        self._ledger(turn, agent, swarm, run_kwargs)
+        self._ledger(turn, agent, resumed, swarm, run_kwargs)
         if self._long_term is not None:  # recall and the memory tools ride on the run
             turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
         sent = {"agent": resumed, "messages": list(self.last_sent), "context_variables": turn.given}
@@ -318,9 +315,7 @@ class Session(StoredConversation):
     ) -> _Turn:
         """The checks a turn makes before any I/O (and so before any model call)."""
         if run_kwargs.get("stream"):
-            raise ValueError(
-                "Session.run does not stream: it must see the whole response to save it"
-            )
+            raise ValueError(NOT_STREAMED)
         for name in ("messages", "context_variables", "agent", "effects"):
             if name in run_kwargs:
                 raise TypeError(f"Session.run builds {name!r} itself; pass it positionally")
@@ -378,10 +373,13 @@ class Session(StoredConversation):
             )
         return None
 
-    def _ledger(self, turn: _Turn, agent: Agent, swarm: Swarm, run_kwargs: dict) -> None:
-        """The run's effect ledger (``Swarm.run(effects=)``): none when nothing is stored."""
-        if self.persist and takes_effects(swarm):
-            run_kwargs["effects"] = TurnLedger(
+    def _ledger(self, turn: _Turn, agent: Agent, start: Agent, swarm: Swarm, kwargs: dict) -> None:
+        """The run's effect ledger (``effects=``): none if nothing is stored or could record."""
+        if isinstance(swarm, Swarm):  # not a Swarm-like object of the caller's own
+            kwargs["conversation_id"] = self.conversation_id  # a trace's gen_ai.conversation.id
+        marked = turn.resumed or records_effects(swarm, agent, start)  # else nothing to record
+        if self.persist and marked and takes_effects(swarm):
+            kwargs["effects"] = TurnLedger(
                 self.store,
                 self.conversation_id,
                 turn,

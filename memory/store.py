@@ -59,6 +59,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import starmap
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
@@ -266,14 +267,21 @@ class EncodedWrite:
         return expected is None and kept and not self.records
 
 
-def encode_message(message: BaseMessage) -> str:
-    """One message as the JSON text LangChain's own histories store (``message_to_dict``)."""
-    return json.dumps(message_to_dict(message))
+def encode_messages(messages: Iterable[BaseMessage]) -> list[str]:
+    """Messages as the JSON texts LangChain's own histories store (``message_to_dict``).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> [m.content for m in decode_messages(encode_messages([HumanMessage("hi")]))]
+        ['hi']
+    """
+    # map, not a comprehension: a turn's save encodes each message through library code only
+    return list(map(json.dumps, map(message_to_dict, messages)))
 
 
 def decode_messages(texts: Sequence[str | bytes]) -> list[BaseMessage]:
     """Stored JSON texts back to messages, in order."""
-    return messages_from_dict([json.loads(text) for text in texts])
+    return messages_from_dict(list(map(json.loads, texts)))
 
 
 def encode_value(value: JSON) -> str:
@@ -307,7 +315,7 @@ class StoreBase:
         """The conversation's record, the ``window`` of its messages and the ``records`` asked
         for (those stored), read at once."""
         cid = check_conversation_id(conversation_id)
-        wanted = [check_record_key(kind, key) for kind, key in records]
+        wanted = list(starmap(check_record_key, records))
         snapshot = self._load(cid, window, wanted)
         if snapshot.records:  # the backends hand back JSON text
             snapshot.records = {pair: json.loads(text) for pair, text in snapshot.records.items()}
@@ -365,7 +373,7 @@ class StoreBase:
             seen.add((kind, key))
             records.append(EncodedRecord(kind, key, encode_value(record.value), record.if_absent))
         return EncodedWrite(
-            messages=[encode_message(m) for m in write.messages],
+            messages=encode_messages(write.messages),
             context=context,
             active_agent=write.active_agent,
             meta=None if write.meta is None else json.dumps(write.meta),

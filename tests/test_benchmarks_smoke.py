@@ -22,13 +22,14 @@ from benchmarks.guarded import CONTENDERS as GUARDED_CONTENDERS
 from benchmarks.guarded import RATIOS as GUARDED_RATIOS
 from benchmarks.guarded import run_guarded
 from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
+from benchmarks.handoff import FEATURES as HANDOFF_FEATURES
 from benchmarks.handoff import RATIOS, run_handoff
 from benchmarks.longterm import POLICIES as LONGTERM_POLICIES
 from benchmarks.longterm import means, run_longterm
 from benchmarks.parallel import run_parallel
 from benchmarks.persistence import CONTENDERS as PERSISTENCE_CONTENDERS
 from benchmarks.persistence import run_persistence
-from benchmarks.report import render, verdict
+from benchmarks.report import handoff_section, render, verdict
 from benchmarks.rss import run_rss, run_service
 from benchmarks.startup import FIRST_FLOOR, run_startup
 from benchmarks.tokens import POLICIES, run_tokens
@@ -55,6 +56,22 @@ def test_handoff_every_contender_does_the_handoff_and_ratios_are_computed():
     for name, (num, den) in RATIOS.items():
         expected = out["contenders"][num]["median"] / out["contenders"][den]["median"]
         assert out["ratios"][name] == pytest.approx(expected)
+
+
+def test_handoff_reports_each_feature_on_its_own_against_the_plain_run():
+    # Each row's run asserts its feature took part (the guardrail ran, the context was
+    # validated, the view is what B's model saw...) and that it is still the two-call handoff.
+    out = run_handoff(number=2, repeat=2)
+    features = out["features"]
+    assert set(features["ratios"]) == set(HANDOFF_FEATURES)
+    assert set(features["contenders"]) == {"plain", *HANDOFF_FEATURES}
+    plain = features["contenders"]["plain"]["median"]
+    for feature, ratio in features["ratios"].items():
+        assert ratio == pytest.approx(features["contenders"][feature]["median"] / plain)
+    text = "\n".join(handoff_section(out, []))
+    assert "Each feature's cost on its own" in text
+    for feature in HANDOFF_FEATURES:
+        assert f"| {feature} |" in text, feature
 
 
 def test_guarded_every_contender_hands_off_and_runs_its_checks():

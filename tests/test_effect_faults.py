@@ -10,6 +10,15 @@ there, else answered with the payment as its result). Per backend and kill point
 * every call that may have happened without being recorded comes back in doubt, and only
   those (a payment recorded as done is never asked about).
 
+The same inside a fan-out (issue 30): a desk fans out to three branches, each paying through
+its ``@effect`` tool, and the worker dies at one of six points (in branch B before, during and
+after its payment once A and C are done, in B at once while the others run, after the join,
+after the commit; two of them under ``Session.arun`` too), twice each per backend: no tool
+run twice for one call, nothing paid twice or lost, every call the kill caught listed in
+doubt (after the retry of its turn id, which ``session.unfinished`` names), a call recorded
+done answered from its record (its tool not run again), one ``idempotency_key`` per call
+across the retries.
+
 Then two forked workers answer one pending approval at the same moment, 50 times (25
 approve/approve, 25 approve/deny): one decision is stored, the tool ran at most once, the
 loser gets ``ApprovalAlreadyDecided``.
@@ -29,6 +38,8 @@ import pytest
 from scale_helpers import ENV, PROCS, ROOT, fresh_id, worker
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.memory import Session
+
+from swarmgraph import effect
 
 KILL_POINTS = ("before", "inside", "after", "commit", "committed")
 #: A call that may have happened without its result being recorded must come back in doubt.
@@ -76,7 +87,14 @@ URL_BACKENDS = ("sqlite", "postgres", "redis")
 def _payments(path: Path) -> str:
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS payments (order_id INT, key TEXT)")
+        conn.execute("CREATE TABLE IF NOT EXISTS runs (order_id INT, key TEXT)")
     return str(path)
+
+
+def _keys(payments: str, table: str, order: int) -> list[str]:
+    with sqlite3.connect(payments) as conn:
+        rows = conn.execute(f"SELECT key FROM {table} WHERE order_id = ?", (order,)).fetchall()
+    return [key for (key,) in rows]
 
 
 def _paid(payments: str, order: int) -> int:
@@ -199,3 +217,139 @@ def test_concurrent_increments_are_exact_with_a_merge_rule_and_never_lost_silent
         assert (stored, reported) == (100, 0)
     else:
         assert stored == 100 or reported > 0  # a lost update is never silent
+
+
+#: Where the fan-out worker dies (tests/procs/effect_zygote.py, ``fan``), and the calls each
+#: point leaves in doubt: B's, when it dies in B's tool after A and C finished; at least B's
+#: when it dies in B at once (A and C may be anywhere: any of them may be in doubt too); none
+#: once every call is recorded done.
+FAN_KILLS = {
+    "before": {"pay-B"},
+    "inside": {"pay-B"},
+    "after": {"pay-B"},
+    "early": {"pay-B"},
+    "commit": set(),
+    "committed": set(),
+    "inside/arun": {"pay-B"},  # the same under Session.arun
+    "commit/arun": set(),
+}
+FAN_RUNS = 2  # per backend and kill point: 16 kills per backend
+
+
+@pytest.fixture(scope="module")
+def fan_zygote():
+    worker = Zygote()
+    yield worker
+    worker.close()
+
+
+def _fan_desk(payments: str):
+    sys.path.insert(0, str(PROCS))
+    try:
+        from effect_zygote import LABELS, fan_desk, fan_order
+    finally:
+        sys.path.remove(str(PROCS))
+    return LABELS, fan_order, fan_desk(payments)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("point", list(FAN_KILLS))
+def test_kill_9_inside_parallel_branches_runs_no_effect_twice_and_reports_each_in_doubt(
+    url, tmp_path, fan_zygote, point
+):
+    payments = _payments(tmp_path / "payments.db")
+    labels, fan_order, (desk, swarm) = _fan_desk(payments)
+    twice = lost = rerun = 0
+    for order in range(1, FAN_RUNS + 1):
+        cid, turn = fresh_id("fan-pay"), f"turn-{order}"
+        [code] = fan_zygote(do="fan", url=url, cid=cid, turn=turn, order=order, kill=point,
+                            payments=payments)  # fmt: skip
+        assert code == -9, f"the worker was to be killed at {point!r}, it exited {code}"
+        # The turn the kill caught is listed unfinished (one that committed is not) ...
+        assert Session(cid, url=url).unfinished == ([] if point == "committed" else [turn])
+        orders = {label: fan_order(order, label) for label in labels}
+        ran_before = {label: len(_keys(payments, "runs", o)) for label, o in orders.items()}
+        # ... the operator retries it: the branches go on from where the turn recorded them.
+        response = Session(cid, url=url).run(swarm, desk, turn_id=turn)
+        doubts = {p.id for p in response.pending if p.in_doubt}
+        assert {p.id for p in response.pending} == doubts  # nothing else waits
+        assert FAN_KILLS[point] <= doubts, (point, doubts)
+        if point != "early":
+            assert doubts == FAN_KILLS[point], (point, doubts)
+        # Every call whose tool ran and that is not in doubt was replayed, not run again (a
+        # branch the kill caught before its call was recorded runs it now, for the first time).
+        for label, o in orders.items():
+            if f"pay-{label}" not in doubts and ran_before[label]:
+                rerun += len(_keys(payments, "runs", o)) != ran_before[label]
+        fresh = Session(cid, url=url)
+        assert {p.id for p in fresh.pending} == doubts  # another process sees them too
+        if doubts:  # decided from the provider's books: answered if paid, else run again
+            decisions = {}
+            for call in sorted(doubts):
+                made = _keys(payments, "payments", orders[call[len("pay-") :]])
+                decisions[call] = f"Paid order {orders[call[4:]]} (found)." if made else True
+            response = fresh.run(swarm, desk, approvals=decisions)
+        stored = Session(cid, url=url)
+        assert stored.pending == [] and stored.unfinished == []
+        joined = next(m for m in stored.messages if m.type == "tool")
+        assert json.loads(joined.content) == {label: f"{label} paid." for label in labels}
+        shown = json.dumps(joined.additional_kwargs["swarmgraph_branches"])
+        for label, o in orders.items():
+            made, runs = _keys(payments, "payments", o), _keys(payments, "runs", o)
+            twice += len(made) > 1
+            lost += len(made) == 1 and f"Paid order {o}" not in shown
+            assert len(made) == 1, (point, label, made)  # paid once: after the retry, all paid
+            assert len(set(runs)) == 1, (point, label, runs)  # one key across the retries
+            assert len(runs) <= 2 and (len(runs) == 1 or f"pay-{label}" in doubts)
+    print(f"\n{url.split(':')[0]} {point}: {FAN_RUNS} kills, paid twice {twice}, lost {lost}, "
+          f"replayed calls run again {rerun}")  # fmt: skip
+    assert (twice, lost, rerun) == (0, 0, 0)
+
+
+class _Crash(BaseException):
+    """A process dying mid-turn, in process: no ``except Exception`` catches it, no save runs."""
+
+
+def test_a_turn_retried_twice_keeps_each_message_once(tmp_path):
+    """A turn that dies after its first effect and again inside its second is retried twice:
+    the second retry resumes from what the first wrote, each message once (the open entry
+    rewritten by a resumed run once repeated the messages it had carried over)."""
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    crash = {"model", "second"}
+
+    @effect
+    def first() -> str:
+        """First."""
+        return "first done"
+
+    @effect
+    def second() -> str:
+        """Second."""
+        if "second" in crash:
+            crash.discard("second")
+            raise _Crash
+        return "second done"
+
+    def answer(messages: list) -> object:
+        last = messages[-1]
+        if last.type == "human":
+            return scripted_tool_call("first", id="c1")
+        if last.type == "tool" and last.name == "first":
+            if "model" in crash:
+                crash.discard("model")
+                raise _Crash
+            return scripted_tool_call("second", id="c2")
+        return "Done."
+
+    agent = Agent(name="Clerk", functions=[first, second])
+    swarm = Swarm(chat_model=ScriptedChatModel(respond=answer))
+    with pytest.raises(_Crash):
+        Session("c", url=url).run(swarm, agent, "go", turn_id="t")
+    with pytest.raises(_Crash):  # the retry replays `first`, asks the model, dies in `second`
+        Session("c", url=url).run(swarm, agent, turn_id="t")
+    retried = Session("c", url=url).run(swarm, agent, turn_id="t")
+    assert [p.id for p in retried.pending if p.in_doubt] == ["c2"]
+    stored = Session("c", url=url).messages
+    assert [m.type for m in stored] == ["human", "ai", "tool", "ai"]
+    assert [m.tool_calls[0]["id"] for m in stored if m.type == "ai"] == ["c1", "c2"]

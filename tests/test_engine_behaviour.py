@@ -177,20 +177,29 @@ def test_return_values_are_converted_like_swarm_with_json_for_dicts():
     assert response.agent is other
 
 
-def test_two_handoffs_in_one_reply_first_wins_second_is_answered_as_ignored():
+@pytest.mark.parametrize("rule", ["last", "first"])
+def test_two_handoffs_in_one_reply_last_wins_or_with_first_the_second_is_not_run(rule):
     a, b = Agent(name="A"), Agent(name="B")
     start = Agent(name="Start", handoffs=[a, b])
     model = ScriptedChatModel(
         [
             scripted_tool_calls([("transfer_to_a", {}), ("transfer_to_b", {})]),
-            "A here",
+            "here",
         ]
     )
-    response = Swarm(chat_model=model).run(agent=start, messages=[user("x")])
+    swarm = Swarm(chat_model=model, parallel_handoffs=rule)
+    response = swarm.run(agent=start, messages=[user("x")])
     contents = tool_contents(response)
     assert contents[0] == '{"assistant": "A"}'
-    assert contents[1].startswith("Error:") and "ignored" in contents[1]
-    assert response.agent is a
+    if rule == "last":  # Swarm's: both ran, each answered with its result, the last wins
+        assert contents[1] == '{"assistant": "B"}'
+        assert response.agent is b
+    else:
+        assert contents[1] == (
+            "Error: transfer_to_b was not run: this reply already transferred the "
+            "conversation to A."
+        )
+        assert response.agent is a
     asked, answered = answered_ids(response)
     assert asked == answered
 

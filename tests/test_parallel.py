@@ -334,15 +334,21 @@ def test_parallel_handoffs_all_answers_each_transfer_with_its_own_branch():
     assert response.agent is triage and response.messages[-1]["content"] == "Both teams answered."
 
 
-def test_parallel_handoffs_first_is_the_default_and_keeps_swarms_behaviour():
+def test_parallel_handoffs_last_is_the_default_and_keeps_swarms_behaviour():
     triage, models = _two_transfers()
     response = swarm_of(models).run(triage, USER)
-    assert response.agent.name == "Sales"
-    assert response.messages[2]["content"].startswith("Error: handoff to Refunds ignored")
+    assert response.agent.name == "Refunds"  # Swarm: every transfer runs, the last wins
+    assert [m["content"] for m in response.messages[1:3]] == [
+        '{"assistant": "Sales"}',
+        '{"assistant": "Refunds"}',
+    ]
     assert response.branches == []
+    first = swarm_of(_two_transfers()[1], parallel_handoffs="first").run(triage, USER)
+    assert first.agent.name == "Sales"
+    assert first.messages[2]["content"].startswith("Error: transfer_to_refunds was not run")
     app, _ = swarm_of(_two_transfers()[1]).graph_for(triage)
     assert "parallel_branch" not in app.get_graph().nodes  # no fan-out, no extra nodes
-    with pytest.raises(ValueError, match="parallel_handoffs must be 'first' or 'all'"):
+    with pytest.raises(ValueError, match="parallel_handoffs must be 'last', 'first' or 'all'"):
         Swarm(parallel_handoffs="some")
 
 

@@ -164,3 +164,38 @@ def test_a_message_while_a_call_waits_is_answered_in_the_repls_words(tmp_path, m
     assert said.count(ASK) == 2  # asked at start, and again after the message
     assert "session.run(" not in said
     assert [p.tool for p in Session("c", url=url).pending] == ["process_refund"]
+
+
+def test_the_demo_under_a_pty_keeps_each_orders_refund_and_says_a_denial_as_one(tmp_path):
+    """Issue 30, as a newcomer meets it: ``swarmgraph chat --approve process_refund``,
+    approve order 7, deny order 8; right after the denial the demo says so (it does not ask
+    which order), and asked about the refund it reports order 8 as not filed, not approved."""
+    import re
+
+    import pexpect
+    from test_cli import PROMPT, chat
+
+    repl = chat(tmp_path, "--session", "two-orders", "--approve", "process_refund", NO_COLOR="1")
+    repl.expect(PROMPT)
+    said = []
+    for message, decision in [
+        ("I'm Ming, refund order 7", "y"),
+        ("Please refund order 8 too", "already refunded by phone"),
+        ("did my refund go through?", None),
+    ]:
+        repl.sendline(message)
+        if decision is not None:
+            repl.expect(r"\[y/N/reason\]")
+            repl.sendline(decision)
+        repl.expect(r"Refunds › ([^\r\n]*)[\r\n]")  # the turn's answer, then the prompt
+        said.append(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", repl.match.group(1)).strip())
+        repl.expect(PROMPT)
+    repl.sendline("/quit")
+    repl.expect(pexpect.EOF)
+    repl.close()
+    assert repl.exitstatus == 0
+    assert "refund for order 7 is approved" in said[0]
+    assert "not filed the refund for order 8" in said[1] and "denied" in said[1]
+    assert "Which order" not in said[1]
+    assert said[2].startswith("No refund filed for order 8.") and "approved" not in said[2]
+    assert _stored(tmp_path, "two-orders").context_variables["refunds"] == {"7": "approved"}

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 import typing_extensions
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, validate_call
 from swarmgraph.graph.schema import (
     ToolArgumentError,
     ToolSchemaError,
@@ -527,8 +527,8 @@ def test_var_positional_is_an_error_and_var_keyword_is_skipped():
     p = params(kw)
     assert list(p["properties"]) == ["a"]
     assert p["required"] == ["a"]
-    # extras go to **options unvalidated; the named ones are still checked and coerced
-    assert tool_spec(kw).parse_arguments({"a": "1", "colour": "red"}) == {"a": 1, "colour": "red"}
+    # extras go to **options unvalidated; the named ones are still checked (and passed as sent)
+    assert tool_spec(kw).parse_arguments({"a": "1", "colour": "red"}) == {"a": "1", "colour": "red"}
     with pytest.raises(ToolArgumentError, match="'a'"):
         tool_spec(kw).parse_arguments({"a": "x", "colour": "red"})
 
@@ -668,7 +668,7 @@ def test_async_functions_and_partials_of_them():
     assert list(props(fetch)) == ["url", "retries"]
     assert tool_spec(functools.partial(fetch, retries=2)).is_async is True
     assert tool_spec(transfer).is_async is False
-    kwargs = tool_spec(fetch).parse_arguments('{"url": "ab", "retries": "2"}')
+    kwargs = tool_spec(fetch).parse_arguments('{"url": "ab", "retries": 2}')
     assert asyncio.run(fetch(**kwargs)) == "abab"
 
 
@@ -699,12 +699,14 @@ def lookup_order(order_id: int, include_items: bool = False, note: str | None = 
 def untyped(a, b=None): ...
 
 
-def test_parse_valid_json_and_coercion():
+def test_parse_valid_json_checks_but_passes_the_values_as_sent():
+    """Swarm passes ``json.loads`` of the arguments: ``"7"`` for an ``int`` stays ``"7"``.
+    The check still refuses what cannot be an int (test_parse_wrong_type_message...)."""
     spec = tool_spec(lookup_order)
-    assert spec.parse_arguments('{"order_id": "7"}') == {"order_id": 7}
+    assert spec.parse_arguments('{"order_id": "7"}') == {"order_id": "7"}
     assert spec.parse_arguments('{"order_id": 7, "include_items": "true"}') == {
         "order_id": 7,
-        "include_items": True,
+        "include_items": "true",
     }
     assert spec.parse_arguments(b'{"order_id": 1, "note": null}') == {"order_id": 1, "note": None}
     # only what the model sent comes back: the function's own defaults fill the rest
@@ -786,14 +788,20 @@ def test_untyped_parameters_accept_any_json_unchanged():
         tool_spec(untyped).parse_arguments({"a": 1, "c": 1})
 
 
-def test_pydantic_model_argument_becomes_an_instance():
+def test_pydantic_model_argument_is_checked_and_passed_as_the_dict_sent():
     def place(order: Order, priority: Priority = Priority.LOW): ...
 
     raw = '{"order": {"order_id": "12", "title": "Bees", "items": [{"sku": "Q1", "qty": "3"}]}}'
     kwargs = tool_spec(place).parse_arguments(raw)
-    assert isinstance(kwargs["order"], Order)
-    assert kwargs["order"].order_id == 12
-    assert kwargs["order"].items[0] == LineItem(sku="Q1", qty=3)
+    assert kwargs == json.loads(raw)  # what the model sent, as Swarm passes it
+
+    @validate_call  # a tool that wants the instance asks for conversion itself
+    def place_typed(order: Order, priority: Priority = Priority.LOW):
+        return order
+
+    assert tool_spec(place_typed).schema["function"]["parameters"] == params(place)
+    assert tool_spec(place_typed).parse_arguments(raw) == kwargs
+    assert place_typed(**kwargs).items[0] == LineItem(sku="Q1", qty=3)
     with pytest.raises(ToolArgumentError) as info:
         tool_spec(place).parse_arguments({"order": {"order_id": 1, "items": [{"qty": "z"}]}})
     problems = info.value.problems
@@ -812,7 +820,7 @@ def test_literal_enum_and_constraints_are_checked():
 
     spec = tool_spec(choose)
     kwargs = spec.parse_arguments({"mode": "fast", "colour": "blue", "n": "2"})
-    assert kwargs == {"mode": "fast", "colour": Colour.BLUE, "n": 2}
+    assert kwargs == {"mode": "fast", "colour": "blue", "n": "2"}  # checked, not converted
     with pytest.raises(ToolArgumentError) as info:
         spec.parse_arguments({"mode": "medium", "colour": "green", "n": 0})
     text = str(info.value)
@@ -821,16 +829,16 @@ def test_literal_enum_and_constraints_are_checked():
     assert "argument 'n': Input should be greater than or equal to 1" in text
 
 
-def test_containers_are_coerced():
+def test_containers_are_checked_and_passed_as_fresh_copies_of_what_was_sent():
     def f(ids: list[int], pair: tuple[int, str], scores: dict[str, float]): ...
 
-    assert tool_spec(f).parse_arguments(
-        {"ids": ["1", 2], "pair": [1, 2], "scores": {"a": "1.5"}}
-    ) == {
-        "ids": [1, 2],
-        "pair": (1, "2"),
-        "scores": {"a": 1.5},
-    }
+    sent = {"ids": ["1", 2], "pair": [1, 2], "scores": {"a": "1.5"}}
+    kwargs = tool_spec(f).parse_arguments(sent)
+    assert kwargs == sent
+    # copies: a tool that appends to its list does not change the reply that sent it
+    assert kwargs["ids"] is not sent["ids"] and kwargs["scores"] is not sent["scores"]
+    with pytest.raises(ToolArgumentError, match=r"argument 'ids\[0\]'"):
+        tool_spec(f).parse_arguments({**sent, "ids": ["one"]})
 
 
 def test_null_is_accepted_where_the_default_is_none():
@@ -838,17 +846,16 @@ def test_null_is_accepted_where_the_default_is_none():
 
     assert props(f) == {"reason": {"type": "string"}}
     assert tool_spec(f).parse_arguments({"reason": None}) == {"reason": None}
-    assert tool_spec(f).parse_arguments({"reason": 5}) == {"reason": "5"}
+    assert tool_spec(f).parse_arguments({"reason": 5}) == {"reason": 5}  # accepted, as sent
 
 
 def test_parameter_names_that_clash_with_pydantic_internals():
     def f(json: int, model_config: str, _private: bool = False, schema: list | None = None): ...
 
-    assert tool_spec(f).parse_arguments({"json": "1", "model_config": "x", "_private": 1}) == {
-        "json": 1,
-        "model_config": "x",
-        "_private": True,
-    }
+    sent = {"json": "1", "model_config": "x", "_private": 1}
+    assert tool_spec(f).parse_arguments(sent) == sent
+    with pytest.raises(ToolArgumentError, match="'json'"):
+        tool_spec(f).parse_arguments({**sent, "json": "x"})
 
 
 # ------------------------------------------------------- schema and validator from one pass
@@ -894,7 +901,7 @@ def test_integer_keyed_dicts_take_json_string_keys():
     def f(pairs: dict[int, str]): ...
 
     assert props(f)["pairs"] == {"type": "object", "additionalProperties": {"type": "string"}}
-    assert tool_spec(f).parse_arguments('{"pairs": {"1": "a"}}') == {"pairs": {1: "a"}}
+    assert tool_spec(f).parse_arguments('{"pairs": {"1": "a"}}') == {"pairs": {"1": "a"}}
     with pytest.raises(ToolArgumentError, match="pairs"):
         tool_spec(f).parse_arguments('{"pairs": {"x": "a"}}')
 

@@ -18,6 +18,8 @@ Where the two differ on purpose, a test below pins the difference, and README's
 import __future__
 
 import copy
+import datetime
+import enum
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+import pydantic
 import pytest
 
 swarm = pytest.importorskip(
@@ -713,3 +716,265 @@ def test_a_reply_opened_by_the_role_alone_and_null_is_yielded_with_null():
     openings = [e for e in ours if e.get("role") == "assistant"]
     assert [e["content"] for e in openings] == [None, ""]
     assert ours[-1]["response"].messages[0]["content"] is None  # the message as non-streamed
+
+
+# ------------------------------------------- issue 30: arguments, context, handoffs in a reply
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+def _painter(impl: Impl):
+    got: list[tuple] = []
+
+    def paint(colour: Colour, day: datetime.date, count: int):
+        """Paint."""
+        got.append((colour, day, count))
+        return f"{colour == 'blue'} {colour!r} {day!r} {count!r}"
+
+    @pydantic.validate_call  # a tool that asks for conversion itself, the same in both
+    def paint_typed(colour: Colour, day: datetime.date):
+        """Paint, typed."""
+        got.append((colour, day))
+        return f"{colour!r} {day!r}"
+
+    agent = impl.Agent(name="Painter", functions=[paint, paint_typed])
+    return agent, {"painter": agent, "got": got}
+
+
+def assert_same_run(ref: Outcome, ours: Outcome) -> None:
+    """Messages, context and final agent equal (the requests may differ: our schemas say more)."""
+    assert normalise(ours.response.messages) == normalise(ref.response.messages)
+    assert ours.response.context_variables == ref.response.context_variables
+    assert final_role(ours) == final_role(ref)
+
+
+def test_tool_arguments_reach_the_tool_as_the_model_sent_them():
+    """Swarm passes ``json.loads`` of the arguments: an Enum parameter gets ``"blue"`` (so
+    ``colour == "blue"`` holds), a date its text, ``"5"`` for an int stays ``"5"``. A tool
+    that wants conversion says so (``@pydantic.validate_call``), and gets it in both."""
+    sent = {"colour": "blue", "day": "2026-12-24", "count": "5"}
+    replies = [
+        calls(("c1", "paint", sent), ("c2", "paint_typed", {"colour": "red", "day": "2026-12-25"})),
+        text("Painted."),
+    ]
+    ref, ours = run_both(_painter, replies, [user("paint")])
+    assert_same_run(ref, ours)
+    assert ours.agents["got"] == ref.agents["got"]
+    assert ours.agents["got"][0] == tuple(sent.values())  # the JSON values, unconverted
+    assert ours.response.messages[1]["content"].startswith("True ")
+    assert ours.agents["got"][1] == (Colour.RED, datetime.date(2026, 12, 25))  # the opt-in
+
+
+def test_arguments_that_cannot_fit_are_refused_where_swarm_passes_them_on():
+    """Pinned difference: ``"abc"`` for an ``int`` reaches the tool under Swarm; here the call
+    is answered with an error the model reads, and the tool does not run."""
+    replies = [call("paint", {"colour": "blue", "day": "2026-12-24", "count": "abc"}), text("x")]
+    ref, ours = run_both(_painter, replies, [user("paint")])
+    assert ref.agents["got"] == [(Colour.BLUE.value, "2026-12-24", "abc")]
+    assert ours.agents["got"] == []
+    answer = ours.response.messages[1]["content"]
+    assert answer.startswith("Error: paint: argument 'count': Input should be a valid integer")
+
+
+def _order_desk(impl: Impl):
+    def instructions(context_variables):
+        return f"Order {context_variables.get('order_id')}, {context_variables.get('both')}."
+
+    def set_order(context_variables):
+        """Set the order."""
+        context_variables["in_place"] = "set"
+        return impl.Result(value="set", context_variables={"order_id": 7, "both": "result"})
+
+    def read_order(context_variables):
+        """Read the order."""
+        seen = f"{context_variables.get('order_id')} {context_variables.get('in_place')}"
+        context_variables["both"] = "in place"  # written after set_order's Result: loses
+        return seen
+
+    agent = impl.Agent(name="Desk", instructions=instructions, functions=[set_order, read_order])
+    return agent, {"desk": agent}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_result_context_is_applied_after_every_call_of_the_reply(stream):
+    """Swarm collects each call's ``Result.context_variables`` and updates the context after
+    the batch: a later call of the same reply sees in-place writes only, and a Result update
+    beats an in-place write of the same key made after it."""
+    replies = [calls(("c1", "set_order", {}), ("c2", "read_order", {})), text("Done.")]
+    ref, ours = run_both(
+        _order_desk, replies, [user("order")], context_variables={"k": 1}, stream=stream
+    )
+    if stream:  # Swarm's streamed messages are sparser (a pinned difference): compare the gist
+        assert [_gist(m) for m in ours.response.messages] == [
+            _gist(m) for m in ref.response.messages
+        ]
+        assert ours.response.context_variables == ref.response.context_variables
+    else:
+        assert_same(ref, ours)  # the tool messages, the context, the next request's prompt
+    assert ours.response.messages[2]["content"] == "None set"
+    assert ours.response.context_variables == {
+        "k": 1,
+        "in_place": "set",
+        "order_id": 7,
+        "both": "result",
+    }
+    assert ours.requests[1]["messages"][0]["content"] == "Order 7, result."
+
+
+def _two_transfers(impl: Impl):
+    ran: list[str] = []
+    a = impl.Agent(name="A", instructions="A.")
+    b = impl.Agent(name="B", instructions="B.")
+
+    def transfer_to_a(context_variables):
+        """To A."""
+        ran.append("a")
+        context_variables["went"] = [*context_variables.get("went", []), "a"]
+        return a
+
+    def transfer_to_b(reason):
+        """To B."""
+        ran.append("b")
+        return impl.Result(value=f"B: {reason}", agent=b, context_variables={"why": reason})
+
+    start = impl.Agent(name="Start", functions=[transfer_to_a, transfer_to_b])
+    return start, {"start": start, "a": a, "b": b, "ran": ran}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("order", [("a", "b"), ("b", "a")])
+def test_two_handoffs_in_one_reply_every_tool_runs_and_the_last_agent_wins(order, stream):
+    """Swarm runs every call of the reply; each tool message is that tool's own result, both
+    tools' context changes land, and the agent the last call returned takes over."""
+    args = {"a": {}, "b": {"reason": "refund"}}
+    reply = calls(*((f"c_{x}", f"transfer_to_{x}", args[x]) for x in order))
+    ref, ours = run_both(_two_transfers, [reply, text("Here.")], [user("help")], stream=stream)
+    if stream:  # Swarm's streamed messages are sparser (a pinned difference): compare the gist
+        assert [_gist(m) for m in ours.response.messages] == [
+            _gist(m) for m in ref.response.messages
+        ]
+        assert ours.response.context_variables == ref.response.context_variables
+        assert final_role(ours) == final_role(ref)
+    else:
+        assert_same(ref, ours)
+    assert final_role(ours) == order[-1]
+    assert ours.agents["ran"] == list(order)
+    answers = {m["tool_call_id"]: m["content"] for m in ours.response.messages[1:3]}
+    assert answers == {"c_a": '{"assistant": "A"}', "c_b": "B: refund"}
+    assert ours.response.context_variables == {"went": ["a"], "why": "refund"}
+
+
+# --------------------------------------------------------------------------- issue 30 audit
+
+
+def _run_ours(program: Callable[[Impl], tuple[Any, dict[str, Any]]], replies: list[Reply],
+              stream: bool) -> tuple[Any, dict[str, Any], ScriptedClient]:  # fmt: skip
+    start, agents = program(OURS)
+    client = ScriptedClient(replies)
+    out = swarmgraph.Swarm(client=client).run(start, [user("hi")], stream=stream)
+    return (list(out)[-1]["response"] if stream else out), agents, client
+
+
+def _counter(impl: Impl):
+    ran: list[int] = []
+
+    def count(step: int = 1):
+        """Count."""
+        ran.append(step)
+        return f"counted {step}"
+
+    agent = impl.Agent(name="Counter", functions=[count])
+    return agent, {"counter": agent, "ran": ran}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_empty_argument_text_is_no_arguments_where_swarm_raises(stream):
+    """Pinned difference: ``arguments: ""`` (some providers send it for a call without
+    arguments) ends Swarm's run in ``json.loads``; here it is ``{}`` and the tool runs with
+    its defaults, streamed or not."""
+    empty = Reply(calls=(("c1", "count", ""),))
+    with pytest.raises(json.JSONDecodeError):
+        start, _ = _counter(REFERENCE)
+        out = RefSwarm(client=ScriptedClient([empty, text("x")])).run(
+            agent=start, messages=[user("hi")], stream=stream
+        )
+        if stream:
+            list(out)
+    response, agents, client = _run_ours(_counter, [empty, text("Counted.")], stream)
+    assert agents["ran"] == [1]
+    assert response.messages[1]["content"] == "counted 1"
+    assert client.requests[1]["messages"][-1]["content"] == "counted 1"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_null_arguments_are_answered_as_not_an_object_where_swarm_raises(stream):
+    """Pinned difference: ``arguments: "null"`` is valid JSON but no object: Swarm calls
+    ``f(**None)`` and the run ends in ``TypeError``; here the call is answered with what is
+    wrong (not "not valid JSON") and the tool does not run."""
+    null = Reply(calls=(("c1", "count", "null"),))
+    with pytest.raises(TypeError):
+        start, _ = _counter(REFERENCE)
+        out = RefSwarm(client=ScriptedClient([null, text("x")])).run(
+            agent=start, messages=[user("hi")], stream=stream
+        )
+        if stream:
+            list(out)
+    response, agents, _ = _run_ours(_counter, [null, text("Sorry.")], stream)
+    assert agents["ran"] == []
+    assert response.messages[1]["content"] == (
+        "Error: count: arguments must be a JSON object, got null"
+    )
+
+
+def test_a_bare_null_reply_comes_back_as_empty_text():
+    """Pinned difference: a reply of ``content: null`` with nothing else (no tool call,
+    refusal or audio: OpenAI does not send one) stays ``None`` in Swarm's message and is
+    ``""`` here (a LangChain ``AIMessage`` holds text); the run ends the same way."""
+    ref, ours = run_both(bare, [Reply(content=None)], [user("Hi!")])
+    assert ref.response.messages[0]["content"] is None
+    assert ours.response.messages[0]["content"] == ""
+    rest = [
+        {k: v for k, v in m.items() if k != "content"} for m in normalise(ours.response.messages)
+    ]
+    assert rest == [
+        {k: v for k, v in m.items() if k != "content"} for m in normalise(ref.response.messages)
+    ]
+    assert ours.requests == [{**r, "messages": normalise(r["messages"])} for r in ref.requests]
+
+
+def test_a_tool_that_raises_is_answered_where_swarm_raises():
+    """Pinned difference: Swarm lets a tool's exception end the run; here the call is
+    answered with an ``Error:`` the model reads and the run goes on to its answer."""
+
+    def program(impl: Impl):
+        def lookup(order_id: int):
+            """Look an order up."""
+            raise KeyError(order_id)
+
+        agent = impl.Agent(name="Clerk", functions=[lookup])
+        return agent, {"clerk": agent}
+
+    replies = [call("lookup", {"order_id": 7}), text("I could not find order 7.")]
+    with pytest.raises(KeyError):
+        start, _ = program(REFERENCE)
+        RefSwarm(client=ScriptedClient(replies)).run(agent=start, messages=[user("order 7?")])
+    start, _ = program(OURS)
+    client = ScriptedClient(replies)
+    response = swarmgraph.Swarm(client=client).run(start, [user("order 7?")])
+    answer = response.messages[1]
+    assert answer["role"] == "tool" and answer["content"].startswith("Error: ")
+    assert "KeyError" in answer["content"] and "7" in answer["content"]
+    assert response.messages[-1]["content"] == "I could not find order 7."
+
+
+def test_agents_with_equal_fields_are_two_agents_where_swarms_are_equal():
+    """Pinned difference: Swarm's pydantic agents with equal fields are equal; ours are two
+    agents (two graph nodes), and a handoff cycle recurses neither in ``==`` nor ``repr``."""
+    assert RefAgent(name="Twin") == RefAgent(name="Twin")
+    one, two = swarmgraph.Agent(name="Twin"), swarmgraph.Agent(name="Twin")
+    assert one != two and one == one and len({one, two}) == 2
+    one.functions, two.functions = [lambda: two], [lambda: one]
+    assert "Twin" in repr(one) and one != two

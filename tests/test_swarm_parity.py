@@ -8,7 +8,11 @@ import json
 
 import pytest
 from swarmgraph.graph import Agent, Result, Swarm, build_swarm_graph
-from swarmgraph.graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
+from swarmgraph.graph.chat_models.scripted import (
+    ScriptedChatModel,
+    scripted_tool_call,
+    scripted_tool_calls,
+)
 from swarmgraph.graph.node_names import assign_node_names
 
 
@@ -64,6 +68,32 @@ def test_result_context_stays_a_key_by_key_update():
         Agent(functions=[remember]), [user("x")], context_variables={"name": "Ming", "order_id": 7}
     )
     assert response.context_variables == {"name": "Ming", "order_id": 8}
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_a_later_call_of_the_reply_sees_a_result_update_only_with_a_typed_context(typed):
+    """Swarm applies ``Result(context_variables=)`` after every call of the reply (a plain
+    dict here too); a typed context takes each call's update through its reducers when the
+    call returns, so the next call of the same reply sees it (docs/differences_from_swarm.md)."""
+    from pydantic import BaseModel
+
+    class Desk(BaseModel):
+        order_id: int | None = None
+        seen: str = ""
+
+    def set_order():
+        return Result(value="set", context_variables={"order_id": 8})
+
+    def read_order(context_variables):
+        return f"order {context_variables.get('order_id')}"
+
+    reply = scripted_tool_calls([("set_order", {}, "c1"), ("read_order", {}, "c2")])
+    swarm = Swarm(
+        chat_model=ScriptedChatModel([reply, "Done."]), context_schema=Desk if typed else None
+    )
+    response = swarm.run(Agent(functions=[set_order, read_order]), [user("x")])
+    assert response.messages[2]["content"] == ("order 8" if typed else "order None")
+    assert response.context_variables["order_id"] == 8
 
 
 def test_deletion_sticks_in_a_checkpointed_graph():

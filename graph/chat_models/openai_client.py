@@ -288,11 +288,25 @@ class OpenAIClientChatModel(BaseChatModel):
     def _create(self) -> Any:
         return self.client.chat.completions.create
 
-    def _sync_create(self) -> Any:
+    def _call(self, params: dict[str, Any]) -> Any:
+        """``create(**params)`` on the sync path: an async client is a clear error."""
         create = self._create()
         if _is_async_callable(create):
             raise TypeError(_ASYNC_ONLY)
-        return create
+        answer = create(**params)
+        if inspect.isawaitable(answer):
+            _discard(answer)
+            raise TypeError(_ASYNC_ONLY)
+        return answer
+
+    async def _acall(self, params: dict[str, Any]) -> Any:
+        """``create(**params)`` on the async path: awaited, or a sync client's call in a
+        worker thread (so the event loop is never blocked)."""
+        create = self._create()
+        if _is_async_callable(create):
+            return await create(**params)
+        answer = await asyncio.to_thread(create, **params)
+        return await answer if inspect.isawaitable(answer) else answer
 
     # -- response -----------------------------------------------------------------------
 
@@ -356,12 +370,7 @@ class OpenAIClientChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        create = self._sync_create()
-        response = create(**self._create_kwargs(messages, stop, False, kwargs))
-        if inspect.isawaitable(response):
-            _discard(response)
-            raise TypeError(_ASYNC_ONLY)
-        return self._to_result(response)
+        return self._to_result(self._call(self._create_kwargs(messages, stop, False, kwargs)))
 
     async def _agenerate(
         self,
@@ -370,14 +379,7 @@ class OpenAIClientChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        create = self._create()
-        params = self._create_kwargs(messages, stop, False, kwargs)
-        if _is_async_callable(create):
-            response = await create(**params)
-        else:
-            response = await asyncio.to_thread(create, **params)
-            if inspect.isawaitable(response):
-                response = await response
+        response = await self._acall(self._create_kwargs(messages, stop, False, kwargs))
         return self._to_result(response)
 
     def _stream(
@@ -387,12 +389,7 @@ class OpenAIClientChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        create = self._sync_create()
-        stream = create(**self._create_kwargs(messages, stop, True, kwargs))
-        if inspect.isawaitable(stream):
-            _discard(stream)
-            raise TypeError(_ASYNC_ONLY)
-        for raw in stream:
+        for raw in self._call(self._create_kwargs(messages, stop, True, kwargs)):
             chunk = self._to_chunk(raw)
             if chunk is not None:
                 yield chunk
@@ -404,14 +401,7 @@ class OpenAIClientChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        create = self._create()
-        params = self._create_kwargs(messages, stop, True, kwargs)
-        if _is_async_callable(create):
-            stream = await create(**params)
-        else:
-            stream = await asyncio.to_thread(create, **params)
-            if inspect.isawaitable(stream):
-                stream = await stream
+        stream = await self._acall(self._create_kwargs(messages, stop, True, kwargs))
         if hasattr(stream, "__aiter__"):
             async for raw in stream:
                 chunk = self._to_chunk(raw)

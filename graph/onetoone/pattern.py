@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -267,16 +268,17 @@ def one_to_one(
     return format_history(state["conversation"], output_type)
 
 
+@dataclass(eq=False)
 class OneToOne:
     """A reusable sender/receiver pair; each :meth:`run` starts a new conversation.
 
-    Example:
-        >>> class Echo:
-        ...     def __init__(self, name):
-        ...         self.name = name
-        ...     def run(self, task, messages):
-        ...         return f"{self.name}: noted ({len(messages)} earlier turns)"
-        >>> pair = OneToOne(Echo("Writer"), Echo("Editor"), name="Tagline-Pair", output_type="list")
+    Example (a side can be any object with a name and ``run``; here a namespace of a lambda):
+        >>> from types import SimpleNamespace
+        >>> def noting(name):
+        ...     return lambda task, messages: f"{name}: noted ({len(messages)} earlier turns)"
+        >>> writer = SimpleNamespace(name="Writer", run=noting("Writer"))
+        >>> editor = SimpleNamespace(name="Editor", run=noting("Editor"))
+        >>> pair = OneToOne(writer, editor, name="Tagline-Pair", output_type="list")
         >>> for line in pair.run("one"):
         ...     print(line)
         User: one
@@ -286,24 +288,16 @@ class OneToOne:
         5
     """
 
-    def __init__(
-        self,
-        sender: Any,
-        receiver: Any,
-        name: str = "OneToOne",
-        description: str = "A one-to-one communication pattern between two agents",
-        output_type: OutputType = "dict",
-        *,
-        swarm: Any = None,
-    ) -> None:
-        _check_pair(sender, receiver)  # fail at construction, not on the first run
-        validate_output_type(output_type)
-        self.sender = sender
-        self.receiver = receiver
-        self.name = name
-        self.description = description
-        self.output_type = output_type
-        self.swarm = swarm
+    sender: Any
+    receiver: Any
+    name: str = "OneToOne"
+    description: str = "A one-to-one communication pattern between two agents"
+    output_type: OutputType = "dict"
+    swarm: Any = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        _check_pair(self.sender, self.receiver)  # fail at construction, not on the first run
+        validate_output_type(self.output_type)
 
     def run(self, task: str, max_loops: int = 1) -> Any:
         """Run the pair on ``task`` (a new conversation); see :func:`one_to_one`."""

@@ -17,12 +17,14 @@ Example:
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
 
 from ..chat_history import StoredChatHistory
 from ..context_json import DEFAULT_SIZE_LIMIT
 from ..context_store import ContextStore
 from ..ids import check_conversation_id
+from ..per_process import also_forget
 from ..store import ConversationStore
 from ..urls import redact_url, url_scheme
 
@@ -82,8 +84,40 @@ def open_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT) -> Conv
         >>> isinstance(store, ConversationStore), store.load("conv-42").context
         (True, {'order_id': 7})
     """
-    store: ConversationStore = backend_for(url).open_store(url, size_limit=size_limit)
+    # A store is a handle (a URL, a size limit, the process's engine or pool for it), so a
+    # service that opens a Session per request opens each store once per process. Keyed by the
+    # process (a forked child opens its own) and the working directory (a relative SQLite
+    # path names another file after a chdir).
+    if not isinstance(url, str):  # backend_for says what is wrong with it
+        return backend_for(url).open_store(url, size_limit=size_limit)
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed: only an absolute path can open
+        cwd = ""
+    key = (os.getpid(), url, size_limit, cwd)
+    store = _stores.get(key)
+    if store is None:
+        store = _stores[key] = backend_for(url).open_store(url, size_limit=size_limit)
     return store
+
+
+#: The stores this process opened, by (process id, URL, size limit, working directory).
+_stores: dict[tuple[int, str, int | None, str], ConversationStore] = {}
+
+
+def forget_stores() -> None:
+    """Forget every store :func:`open_store` opened (the next open makes a new one): what
+    closing an engine or dropping a pool does too (:func:`~swarmgraph.memory.per_process.
+    also_forget`), so no store outlives the connection it was opened on.
+
+    Example:
+        >>> first = open_store("memory://doctest-forget")
+        >>> first is open_store("memory://doctest-forget")
+        True
+        >>> forget_stores(); first is open_store("memory://doctest-forget")
+        False
+    """
+    _stores.clear()
 
 
 def open_history(url: str, session_id: str) -> StoredChatHistory:
@@ -118,3 +152,6 @@ def open_context_store(url: str, *, size_limit: int | None = DEFAULT_SIZE_LIMIT)
         (1, {'order_id': 7})
     """
     return ContextStore(open_store(url, size_limit=size_limit))
+
+
+also_forget(forget_stores)

@@ -12,9 +12,11 @@
 #   a **merge rule** where several branches write one key, and a **`ContextConflict`** where
 #   they disagree and no rule says how to combine them;
 # * what the graph looks like (`Send` to a branch node, a join node), a **timeline** of the
-#   branches from the run's trajectory, and where each branch's own messages are kept.
+#   branches from the run's trajectory, and where each branch's own messages are kept;
+# * the same run as an **OpenTelemetry trace**: the branches are sibling spans under the agent
+#   that fanned out, drawn as a timeline from the exported spans.
 #
-# OpenAI Swarm, like most Swarm-style frameworks, keeps only the first handoff of a reply. A
+# OpenAI Swarm, like most Swarm-style frameworks, keeps only one handoff of a reply (the last). A
 # LangGraph state machine has what fan-out needs: `Send` starts one task per branch, a join node
 # waits for all of them. Our example is a **research desk**: an Editor asks an Economist, a
 # Historian and a Scientist the same question at once, and writes the brief from their answers.
@@ -314,8 +316,9 @@ check("the stream ends with the same join", json.loads(events[-1]["response"].me
 # %% [markdown]
 # ## 7. When the model calls several transfers at once
 #
-# Without `Parallel`, a model may still call two transfer tools in one reply. Swarm keeps the
-# first (and so do we by default: `Swarm(parallel_handoffs="first")`). With
+# Without `Parallel`, a model may still call two transfer tools in one reply. Swarm runs both and
+# keeps the last (and so do we by default: `Swarm(parallel_handoffs="last")`);
+# `parallel_handoffs="first"` keeps the first and does not run the second. With
 # `parallel_handoffs="all"`, every target runs as a branch, and each transfer call is answered
 # with its own branch's answer.
 # %%
@@ -333,13 +336,108 @@ def two_teams():
 
 
 ask = [{"role": "user", "content": "Refund order 7 and quote me a hive"}]
-first = Swarm(chat_model=two_teams().__getitem__).run(triage, ask)
+last = Swarm(chat_model=two_teams().__getitem__).run(triage, ask)
+first = Swarm(chat_model=two_teams().__getitem__, parallel_handoffs="first").run(triage, ask)
 every = Swarm(chat_model=two_teams().__getitem__, parallel_handoffs="all").run(triage, ask)
+print("last: ", [m["content"] for m in last.messages[1:]])
 print("first:", [m["content"] for m in first.messages[1:]])
 print("all:  ", [m["content"] for m in every.messages[1:]])
 print()
+check("'last' (Swarm's rule) hands off to Refunds, the last transfer", last.agent.name, "Refunds")
 check("'first' hands off to Sales only", first.agent.name, "Sales")
+check(
+    "'first' does not run the second transfer",
+    first.messages[2]["content"].startswith("Error: transfer_to_refunds was not run"),
+)
 check("'all' answers each transfer with its branch", [m["content"] for m in every.messages[1:3]], ["A new hive is $120.", "Order 7 is refunded."])
+
+# %% [markdown]
+# ## 8. The fan-out as a trace
+#
+# With an OpenTelemetry tracer provider configured, every run is a trace in the GenAI
+# conventions (docs/tracing.md): an `invoke_agent` span per agent turn, `chat` per model call,
+# `execute_tool` per tool call, and a `branch` span per branch of a fan-out. Here the spans go
+# to the SDK's in-memory exporter (a real program sends them to a collector), and the picture
+# is drawn from what it exported: one row per span, indented under its parent. The three
+# branches are siblings under the Editor's turn, side by side in time, each holding its
+# specialist's turn and its two model calls. No message text is in any span: content is
+# recorded only when asked for.
+# %%
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from swarmgraph.graph.tracing import use_tracer_provider
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+use_tracer_provider(provider)  # swarmgraph's runs only (trace.set_tracer_provider: everything)
+try:
+    traced = Swarm(chat_model=research_model()).run(editor, QUESTION)
+finally:
+    use_tracer_provider(None)
+finished = exporter.get_finished_spans()
+by_id = {span.context.span_id: span for span in finished}
+parent = {span.name: by_id[span.parent.span_id].name for span in finished if span.parent is not None}
+root = next(span for span in finished if span.parent is None)
+
+
+def depth(span):
+    return 0 if span.parent is None else 1 + depth(by_id[span.parent.span_id])
+
+
+def rows_under(span):
+    """The span, then its children's rows (branches in the order given, the rest as they began)."""
+    kids = [s for s in finished if s.parent is not None and s.parent.span_id == span.context.span_id]
+    fanned = min((s.start_time for s in kids if s.name.startswith("branch ")), default=0)
+
+    def when(s):  # the branches together, as they fanned out, in the order given
+        return (fanned, given.index(s.name[7:])) if s.name.startswith("branch ") else (s.start_time, -1)
+
+    kids.sort(key=when)
+    return [span] + [row for kid in kids for row in rows_under(kid)]
+
+
+rows = rows_under(root)
+fig, ax = plt.subplots(figsize=(8, 4.6))
+for row, span in enumerate(rows):
+    start, end = [(t - root.start_time) / 1e9 for t in (span.start_time, span.end_time)]
+    agent = span.attributes.get("gen_ai.agent.name", "Editor")
+    ax.barh(row, max(end - start, 0.004), left=start, color=agent_colour(agent), edgecolor="#333344")
+    ax.text(end + 0.02, row, "  " * depth(span) + span.name, va="center", fontsize=8)
+ax.set_yticks([])
+ax.invert_yaxis()
+ax.set_xlabel("seconds since the run began")
+ax.set_title("the research desk's run, as OpenTelemetry spans")
+ax.set_xlim(0, (root.end_time - root.start_time) / 1e9 + 1.2)
+plt.tight_layout()
+fig.savefig(pictures / "trace.png", dpi=100)
+plt.close(fig)
+display(Image(filename=str(pictures / "trace.png")))
+for label in given:
+    print(f"{'branch ' + label:<18} under {parent['branch ' + label]!r}")
+print()
+branches = [span for span in finished if span.name.startswith("branch ")]
+check("one run is one trace", len({span.context.trace_id for span in finished}), 1)
+check("the branches are siblings under the Editor's turn", {parent[s.name] for s in branches}, {"invoke_agent Editor"})
+
+
+def kinds_under(name):
+    [owner] = [span for span in finished if span.name == name]
+    return [s.name.split()[0] for s in finished if s.parent is not None and s.parent.span_id == owner.context.span_id]
+
+
+check(
+    "each branch holds its specialist's turn, and that turn its two model calls",
+    {label: (parent[f"invoke_agent {label}"], kinds_under(f"invoke_agent {label}").count("chat")) for label in given},
+    {label: (f"branch {label}", 2) for label in given},
+)
+check("the branch spans ran at the same time", max(s.start_time for s in branches) < min(s.end_time for s in branches))
+check(
+    "no message text is in any span",
+    not any(QUESTION[0]["content"] in str(value) for span in finished for value in (span.attributes or {}).values()),
+)
 
 # %% [markdown]
 # ## What you saw
@@ -358,3 +456,5 @@ check("'all' answers each transfer with its branch", [m["content"] for m in ever
 # * Each branch's own messages are in **`response.branches`** (and stored with the joined
 #   answer), the main conversation gets one joined answer; with `stream=True` every delta names
 #   its branch; `parallel_handoffs="all"` fans out a reply that calls several transfers.
+# * With a tracer provider configured, the run was **one OpenTelemetry trace**: the branches
+#   were sibling spans under the Editor's turn, running side by side, with no message text.

@@ -269,15 +269,29 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     if choice.note:
         p(f"note:   {choice.note}")
     p(f"store:  {_where(args.db)} (conversation {cid!r}, new)")
-    for number, text in enumerate(DEMO_CONVERSATION, 1):
-        p()
-        p(style.dim(f"── turn {number} " + "─" * 40))
-        response = session.run(swarm, triage, text)
-        for line in conversation_lines([{"role": "user", "content": text}], style):
-            p(line)
-        for line in conversation_lines(response.messages, style):
-            p(line)
-        p(style.dim(f"   context_variables: {context_text(response.context_variables)}"))
+    spans = _demo_spans() if getattr(args, "trace", False) else None
+    try:
+        for number, text in enumerate(DEMO_CONVERSATION, 1):
+            p()
+            p(style.dim(f"── turn {number} " + "─" * 40))
+            response = session.run(swarm, triage, text)
+            for line in conversation_lines([{"role": "user", "content": text}], style):
+                p(line)
+            for line in conversation_lines(response.messages, style):
+                p(line)
+            p(style.dim(f"   context_variables: {context_text(response.context_variables)}"))
+            if spans is not None:  # --trace: this turn's spans, then a clean exporter
+                from .span_tree import span_tree
+
+                p(style.dim("   trace (OpenTelemetry spans, docs/tracing.md):"))
+                for line in span_tree(spans.get_finished_spans()):
+                    p("   " + line)
+                spans.clear()
+    finally:
+        if spans is not None:
+            from ..graph.tracing import use_tracer_provider
+
+            use_tracer_provider(None)
 
     p()
     p(style.dim("── refresh " + "─" * 44))
@@ -305,6 +319,24 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     p()
     p(f"stored in {_where(args.db)}; see it with: {command_name()} history --session {cid}")
     return 0
+
+
+def _demo_spans() -> Any:
+    """``demo --trace``: trace the demo's runs into an in-memory exporter (returned)."""
+    from .extras import require_extra
+
+    require_extra("dev", "opentelemetry.sdk", purpose="demo --trace")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ..graph.tracing import use_tracer_provider
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    use_tracer_provider(provider)
+    return exporter
 
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
@@ -666,6 +698,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="play the customer-service demo and the persist table")
     storage(demo)
     model(demo)
+    demo.add_argument(
+        "--trace",
+        action="store_true",
+        help="print each turn's OpenTelemetry span tree (docs/tracing.md; needs opentelemetry-sdk)",
+    )
     agent_help = "your agent: path/to/file.py:name or package.module:name (default: the demo swarm)"
     chat = commands.add_parser(
         "chat", help="chat with your agents (or the demo's), with persistent memory"
@@ -726,7 +763,47 @@ def build_parser() -> argparse.ArgumentParser:
     drawing.add_argument(
         "--all-nodes", action="store_true", help="PNG: also draw the dynamic_handoff helper node"
     )
+    serving = commands.add_parser(
+        "worker", help="a Temporal worker for your agents' runs (extra temporal; docs/temporal.md)"
+    )
+    serving.add_argument("agents", nargs="+", metavar="AGENT", help=agent_help)
+    serving.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the server")
+    serving.add_argument("--task-queue", required=True, metavar="Q", help="the queue to serve")
+    serving.add_argument("--namespace", default="default", help="Temporal namespace")
+    serving.add_argument(
+        "--chat-model", metavar="SPEC", help="file.py:name of a chat model or a function making one"
+    )
+    model(serving)
+    durable = commands.add_parser(
+        "run", help="one run of your agent on Temporal, answered by its workers (extra temporal)"
+    )
+    durable.add_argument("agent", metavar="AGENT", help="path/to/file.py:name or module:name")
+    durable.add_argument("message", metavar="MESSAGE", help="the user's message")
+    durable.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the server")
+    durable.add_argument("--task-queue", required=True, metavar="Q", help="the workers' queue")
+    durable.add_argument("--namespace", default="default", help="Temporal namespace")
+    durable.add_argument("--id", metavar="ID", help="the workflow id (default: swarm-<uuid>)")
+    durable.add_argument(
+        "--session", metavar="ID", help="a turn of this stored conversation (saved by a worker)"
+    )
+    storage(durable)
     return parser
+
+
+def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
+    from ..temporal.cli import cmd_worker  # temporalio only for this command
+
+    def choose(asked: Sequence[str]) -> tuple[Any, str]:
+        choice = _choose_model(args, asked)
+        return choice.swarm, choice.label
+
+    return cmd_worker(args, out, choose)
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..temporal.cli import cmd_run  # temporalio only for this command
+
+    return cmd_run(args, out)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -808,6 +885,8 @@ def _main(argv: Sequence[str] | None) -> int:
         "history": cmd_history,
         "sessions": cmd_sessions,
         "graph": cmd_graph,
+        "worker": _cmd_worker,
+        "run": _cmd_run,
     }
     debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
     try:

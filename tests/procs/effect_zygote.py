@@ -14,6 +14,14 @@ Commands:
   committed, before the tool returned), ``after`` (the tool returned, its result not yet
   recorded), ``commit`` (the result recorded, the model writing its answer, the turn not yet
   committed) or ``committed`` (the turn committed, before the child could say so).
+* ``{"do": "fan", "url", "cid", "turn", "order", "kill", "payments"}``: one Session turn in which
+  a desk fans out to three branches ``A``, ``B``, ``C`` (``Parallel``), each paying order
+  ``10 * order + i`` through its ``@effect`` tool (call ids ``pay-A``...); every run of a tool
+  is counted in the ``runs`` table first. ``B`` waits until ``A`` and ``C`` are recorded done,
+  then the child SIGKILLs itself at ``kill``: ``before``, ``inside``, ``after`` (as above, in
+  ``B``), ``early`` (in ``B``'s tool at once, the other branches wherever they are),
+  ``commit`` (joined, the desk's model writing its answer) or ``committed``; ``<point>/arun``:
+  the same under ``Session.arun`` (async tools, the branches as asyncio tasks).
 * ``{"do": "race", "url", "cid", "call", "decisions": [d1, d2], "at", "payments", "out"}``: two
   children answer the pending approval ``call`` at the same moment (``at``, a wall-clock
   time), each with its decision; each writes what happened to ``out``-<i>.json.
@@ -21,11 +29,13 @@ Commands:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import sqlite3
 import sys
+import threading
 import time
 import traceback
 from typing import Any
@@ -34,7 +44,7 @@ from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_t
 from swarmgraph.memory import Session
 from swarmgraph.memory.effect_ledger import TurnLedger
 
-from swarmgraph import ApprovalAlreadyDecided, effect, needs_approval
+from swarmgraph import ApprovalAlreadyDecided, Parallel, effect, needs_approval
 
 
 def die() -> None:
@@ -61,6 +71,119 @@ def pay_tool(payments: str, kill: str | None):
         return Result(value=f"Paid order {order_id}.", context_variables={"paid": order_id})
 
     return pay
+
+
+#: The branches of the ``fan`` command, in order; ``B`` is the one killed inside.
+LABELS = ("A", "B", "C")
+
+
+def fan_order(order: int, label: str) -> int:
+    """The order a branch pays: ``10 * order`` plus its place (1, 2, 3)."""
+    return 10 * order + LABELS.index(label) + 1
+
+
+def count_run(payments: str, order: int, key: str) -> None:
+    conn = sqlite3.connect(payments, timeout=60, isolation_level=None)
+    try:
+        conn.execute("INSERT INTO runs (order_id, key) VALUES (?, ?)", (order, key))
+    finally:
+        conn.close()
+
+
+def fan_desk(
+    payments: str, kill: str | None = None, done: Any = None, *, asynchronous: bool = False
+) -> tuple[Agent, Swarm]:
+    """The desk of the ``fan`` command and a swarm of offline scripted models: the desk fans
+    out to A, B, C; each branch pays its order, then answers. ``done``: label -> Event, set
+    once that branch's call is recorded done (B waits for A's and C's before it dies).
+    ``asynchronous``: async tools (under ``arun`` B must not block the loop while it waits)."""
+
+    def start(label: str, order_id: int, key: str) -> bool:
+        """Count the run; whether B waits for A and C before going on."""
+        count_run(payments, order_id, key)
+        if label == "B" and kill == "early":
+            die()
+        return label == "B" and kill in ("before", "inside", "after")
+
+    def finish(label: str, order_id: int, key: str) -> str:
+        if label == "B" and kill == "before":
+            die()
+        record_payment(payments, order_id, key)
+        if label == "B" and kill == "inside":
+            die()
+        return f"Paid order {order_id}."
+
+    def pay_tool(label: str):
+        @effect
+        def pay(order_id: int, idempotency_key: str) -> str:
+            """Pay out a refund for an order."""
+            if start(label, order_id, idempotency_key):
+                for other in ("A", "C"):
+                    done[other].wait(60)
+            return finish(label, order_id, idempotency_key)
+
+        @effect
+        async def apay(order_id: int, idempotency_key: str) -> str:
+            """Pay out a refund for an order."""
+            if start(label, order_id, idempotency_key):
+                for other in ("A", "C"):
+                    await asyncio.to_thread(done[other].wait, 60)
+            return finish(label, order_id, idempotency_key)
+
+        apay.__name__ = "pay"
+        return apay if asynchronous else pay
+
+    branches = [Agent(name=label, model=label, functions=[pay_tool(label)]) for label in LABELS]
+
+    def ask_all() -> Parallel:
+        """Ask every desk at once."""
+        return Parallel(*branches)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_all])
+
+    def model(name: str) -> ScriptedChatModel:
+        def answer(messages: list) -> Any:
+            last = messages[-1]
+            if name == "desk":
+                if last.type == "human":
+                    return scripted_tool_call("ask_all", id="fan-1")
+                if kill == "commit":
+                    die()
+                return "All paid."
+            if getattr(last, "name", None) != "pay":
+                asked = next(m for m in messages if m.type == "human")
+                order = int(str(asked.content).split()[-1])
+                return scripted_tool_call(
+                    "pay", {"order_id": fan_order(order, name)}, id=f"pay-{name}"
+                )
+            return f"{name} paid."
+
+        return ScriptedChatModel(respond=answer)
+
+    return desk, Swarm(chat_model=model)
+
+
+def fan(command: dict[str, Any]) -> None:
+    kill, _, driver = command["kill"].partition("/")  # "before/arun": under Session.arun
+    done = {label: threading.Event() for label in LABELS}
+    recorded = TurnLedger.after
+
+    def after(self: TurnLedger, call: Any, outcome: Any) -> None:
+        if call.call_id == "pay-B" and kill == "after":
+            die()  # B's tool returned; die before its result is recorded
+        recorded(self, call, outcome)
+        done[call.call_id[len("pay-") :]].set()
+
+    TurnLedger.after = after  # type: ignore[method-assign]
+    desk, swarm = fan_desk(command["payments"], kill, done, asynchronous=driver == "arun")
+    session = Session(command["cid"], url=command["url"])
+    asked = f"refund order {command['order']}"
+    if driver == "arun":
+        asyncio.run(session.arun(swarm, desk, asked, turn_id=command["turn"]))
+    else:
+        session.run(swarm, desk, asked, turn_id=command["turn"])
+    if kill == "committed":
+        die()
 
 
 def refund_tool(payments: str):
@@ -122,6 +245,8 @@ def child(command: dict[str, Any], index: int) -> None:
     try:
         if command["do"] == "pay":
             pay(command)
+        elif command["do"] == "fan":
+            fan(command)
         else:
             race(command, index)
     except BaseException:

@@ -82,6 +82,7 @@ def _configure(engine: Engine) -> None:
     immutable = "immutable=1" in str(engine.url)
     if immutable:
         _read_only_engines.add(engine)
+    _write_locks[engine] = threading.Lock()
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
@@ -115,8 +116,9 @@ _engines: PerProcess[str, Engine] = PerProcess(_new_engine)
 # Writers in one process queue on a lock of ours before BEGIN IMMEDIATE. SQLite would
 # serialise them anyway, but its busy handler waits by sleeping and retrying (up to 100 ms a
 # try), so 200 concurrent turns spent most of their time asleep. Other processes still meet
-# the busy timeout, as before.
-_write_locks: PerProcess[str, threading.Lock] = PerProcess(lambda path: threading.Lock())
+# the busy timeout, as before. One lock per engine, made with it: an engine is already one
+# per file per process (a forked child makes its own engines, and so its own locks).
+_write_locks: weakref.WeakKeyDictionary[Engine, threading.Lock] = weakref.WeakKeyDictionary()
 
 
 def sync_engine(path: str | Path) -> Engine:
@@ -167,7 +169,7 @@ atexit.register(close_all)
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """A ``BEGIN IMMEDIATE`` transaction: committed on exit, rolled back on error."""
-    with _write_locks.get(str(engine.url.database)), engine.connect() as conn:
+    with _write_locks[engine], engine.connect() as conn:
         conn = conn.execution_options(**{_IMMEDIATE: True})
         with conn.begin():
             yield conn

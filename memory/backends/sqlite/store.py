@@ -202,17 +202,6 @@ def _has_counter(conn: Connection) -> bool:
 _schemas: PerProcess[str, bool] = PerProcess(_create_schema)
 
 
-def _snapshot(
-    row: Any, texts: Sequence[str | bytes], start: int | None, count: int | None, records: dict
-) -> Snapshot:
-    messages = decode_messages(texts)
-    if row is None:
-        return Snapshot(messages=messages, start=start, count=count, records=records)
-    meta = json.loads(row[3] or "{}")
-    context = decode_context(row[0])
-    return Snapshot(context, int(row[1]), row[2], meta, messages, start, count, records)
-
-
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -262,41 +251,40 @@ class SQLiteStore(StoreBase):
         with self.engine.connect() as conn:  # one read transaction: a consistent snapshot
             row = conn.execute(text(self._load_sql), params).first()
             count = None if row is None or row[4] is None else int(row[4])
-            found = self._wanted(conn, cid, records) if records else {}
+            found = {}
+            try:  # the records asked for, each by its key
+                for kind, key in records:
+                    value = conn.execute(text(RECORD_SQL), {"cid": cid, "kind": kind, "key": key})
+                    if (stored := value.scalar()) is not None:
+                        found[(kind, key)] = stored
+            except OperationalError as error:
+                if f"no such table: {RECORDS}" not in str(error):  # an older file, read-only
+                    raise
+            start: int | None
+            texts: Sequence[str | bytes]
             if window.last is not None:
-                return _snapshot(row, self._last(conn, cid, window.last), None, count, found)
-            if not window.start:
-                return _snapshot(row, self._column(conn, ALL_SQL, sid=cid), 0, count, found)
-            texts, start = since(
-                window.start,
-                lambda n: self._column(conn, SINCE_SQL, sid=cid, position=n),
-                lambda: count if count is not None else self._counted(conn, cid),
-            )
-            return _snapshot(row, texts, start, count, found)
+                texts, start = self._last(conn, cid, window.last), None
+            elif not window.start:
+                texts, start = self._column(conn, ALL_SQL, sid=cid), 0
+            else:
+                texts, start = since(
+                    window.start,
+                    lambda n: self._column(conn, SINCE_SQL, sid=cid, position=n),
+                    lambda: count if count is not None else self._counted(conn, cid),
+                )
+        messages = decode_messages(texts)  # decoded with the connection back in its pool
+        if row is None:
+            return Snapshot(messages=messages, start=start, count=count, records=found)
+        meta, context = json.loads(row[3] or "{}"), decode_context(row[0])
+        return Snapshot(context, int(row[1]), row[2], meta, messages, start, count, found)
 
     @staticmethod
     def _counted(conn: Connection, cid: str) -> int:
         return int(conn.execute(text(COUNT_SQL), {"sid": cid}).scalar_one())
 
-    def _wanted(
-        self, conn: Connection, cid: str, records: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], str]:
-        found = {}
-        try:
-            for kind, key in records:
-                value = conn.execute(
-                    text(RECORD_SQL), {"cid": cid, "kind": kind, "key": key}
-                ).scalar()
-                if value is not None:
-                    found[(kind, key)] = value
-        except OperationalError as error:
-            if f"no such table: {RECORDS}" not in str(error):  # an older file, opened read-only
-                raise
-        return found
-
     @staticmethod
     def _column(conn: Connection, sql: str, **params: Any) -> list[str | bytes]:
-        return [row[0] for row in conn.execute(text(sql), params)]
+        return list(conn.execute(text(sql), params).scalars())
 
     def _last(self, conn: Connection, cid: str, limit: int) -> list[str | bytes]:
         if limit == 0:

@@ -1,0 +1,177 @@
+"""What tracing costs a handoff (issue 32): off (no tracer provider) and on (the SDK with an
+in-memory exporter), side by side with the plain handoff.
+
+Every contender runs the handoff of benchmarks/handoff.py through ``Swarm.run`` (A's model asks
+for ``transfer_to_b``, the tool runs, B answers; a zero-latency scripted model). They differ
+only by what the run's one check (``PreparedRun.prepare``, graph/tracing.py) finds:
+
+- ``no OpenTelemetry``: the API is not imported, so no provider can be set (the check stops at
+  a ``sys.modules`` lookup): a program that never touches OpenTelemetry;
+- ``tracing off``: the API is imported (as LangSmith does in most programs) and its global
+  provider is the default proxy: the check asks for the provider and finds none;
+- ``tracing on``: a provider from the SDK with a ``SimpleSpanProcessor`` into an
+  ``InMemorySpanExporter`` (cleared every run): 6 spans per handoff, exported as they end.
+
+One process runs all three, batches interleaved round-robin (benchmarks/timing.py). The first two
+must look like a process where the run observers were never loaded, so around each of their
+runs the benchmark takes graph/hooks.py (and, for the first, ``opentelemetry.trace``) out of
+``sys.modules`` and puts it back after: the check reads nothing else.
+
+Run: ``.venv/bin/python -m benchmarks --only tracing`` (or ``python -m benchmarks.tracing``).
+
+Example:
+    >>> result = run_tracing(number=2, repeat=2)
+    >>> sorted(result["ratios"]) == sorted(RATIOS)
+    True
+    >>> result["spans_per_run"]
+    6
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from swarmgraph.graph import Agent, Swarm
+
+from benchmarks.handoff import PING, PONG, make_model
+from benchmarks.timing import interleaved
+
+#: name -> (numerator, denominator)
+RATIOS = {
+    "tracing off / no OpenTelemetry": ("tracing off", "no OpenTelemetry"),
+    "tracing on / no OpenTelemetry": ("tracing on", "no OpenTelemetry"),
+}
+#: Issue 32's target for tracing off.
+TARGET = 1.02
+_HOOKS = "swarmgraph.graph.hooks"
+_OTEL = "opentelemetry.trace"
+
+
+def _handoff() -> Callable[[], Any]:
+    model = make_model()
+    a, b = Agent(name="A", instructions="You are A."), Agent(name="B", instructions="You are B.")
+    a.handoffs, b.handoffs = [b], [a]
+    swarm = Swarm(chat_model=model)
+    messages = [{"role": "user", "content": PING}]
+
+    def run() -> Any:
+        response = swarm.run(a, messages)
+        assert response.agent is b and response.messages[-1]["content"] == PONG
+        if len(model.calls) > 1000:  # the scripted model records every call
+            model.reset()
+        return response
+
+    return run
+
+
+def _hidden(run: Callable[[], Any], names: tuple[str, ...]) -> Callable[[], Any]:
+    """``run`` in a process that (as far as the run's check can tell) never loaded ``names``."""
+
+    def hidden() -> Any:
+        kept = {name: sys.modules.pop(name) for name in names if name in sys.modules}
+        try:
+            return run()
+        finally:
+            sys.modules.update(kept)
+
+    return hidden
+
+
+def contenders() -> dict[str, Callable[[], Any]]:
+    """The three contenders (the traced one exports into an in-memory exporter)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from swarmgraph.graph.tracing import use_tracer_provider
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    traced = _handoff()
+
+    def on() -> Any:
+        use_tracer_provider(provider)
+        try:
+            return traced()
+        finally:
+            use_tracer_provider(None)
+            exporter.clear()
+
+    return {
+        "no OpenTelemetry": _hidden(_handoff(), (_HOOKS, _OTEL)),
+        "tracing off": _hidden(_handoff(), (_HOOKS,)),
+        "tracing on": on,
+    }
+
+
+def run_tracing(number: int = 100, repeat: int = 9) -> dict[str, Any]:
+    """CPU seconds per handoff for each contender (median of ``repeat`` interleaved batches of
+    ``number`` runs, this process's CPU time) and the ratios to ``no OpenTelemetry``."""
+    from swarmgraph.graph.tracing import use_tracer_provider
+
+    runs = contenders()
+    # How many spans one traced handoff exports: counted, not assumed.
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    counted = InMemorySpanExporter()
+    counter = TracerProvider()
+    counter.add_span_processor(SimpleSpanProcessor(counted))
+    use_tracer_provider(counter)
+    try:
+        _handoff()()
+    finally:
+        use_tracer_provider(None)
+    spans = len(counted.get_finished_spans())
+    stats = interleaved(runs, number=number, repeat=repeat, clock=time.process_time)
+    medians = {name: s.median for name, s in stats.items()}
+    return {
+        "number": number,
+        "repeat": repeat,
+        "spans_per_run": spans,
+        "contenders": {name: s.as_dict() for name, s in stats.items()},
+        "ratios": {k: medians[a] / medians[b] for k, (a, b) in RATIOS.items()},
+        "target": TARGET,
+    }
+
+
+def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
+    """RESULTS.md's section for :func:`run_tracing` (benchmarks/report.py calls it)."""
+    from benchmarks.report import _span, _table, verdict
+
+    c = t["contenders"]
+    plain = c["no OpenTelemetry"]["median"]
+    rows = [[name, *_span(s, 1e6), f"{s['median'] / plain:.3f}"] for name, s in c.items()]
+    off = t["ratios"]["tracing off / no OpenTelemetry"]
+    on = t["ratios"]["tracing on / no OpenTelemetry"]
+    lines = [
+        "## 1c. What tracing costs a handoff",
+        "",
+        "The handoff of section 1 through `Swarm.run`: `no OpenTelemetry` (the API never "
+        "imported), `tracing off` (the API imported, no tracer provider: the default proxy) and "
+        f"`tracing on` (the SDK's `SimpleSpanProcessor` into an in-memory exporter: "
+        f"{t['spans_per_run']} spans per handoff, docs/tracing.md). Median of {t['repeat']} "
+        f"interleaved batches of {t['number']} runs; CPU µs per handoff.",
+        "",
+        *_table(["contender", "median µs", "min µs", "max µs", "x no OpenTelemetry"], rows),
+        "",
+        f"Tracing off costs {off:.3f}x; on, with the SDK exporting every span, {on:.3f}x.",
+        "",
+    ]
+    targets.append(
+        {
+            "target": f"tracing off (no provider) <= {t['target']}x the untraced handoff",
+            "verdict": verdict(off, t["target"]),
+            "why": f"{off:.3f}x",
+        }
+    )
+    return lines
+
+
+if __name__ == "__main__":
+    print(json.dumps(run_tracing(), indent=1))

@@ -1,0 +1,447 @@
+"""OpenTelemetry spans of a run, in the GenAI semantic conventions: the first observer
+(graph/hooks.py) of the engine.
+
+It attaches whenever a tracer provider is configured: the global one
+(``opentelemetry.trace.set_tracer_provider``, or ``OTEL_PYTHON_TRACER_PROVIDER``), unless it is
+the API's default proxy or a no-op, or the one given to :func:`use_tracer_provider`. Without
+one nothing is imported beyond that check and nothing is emitted; without ``opentelemetry-api``
+installed (the ``tracing`` extra) a run is what it always was.
+
+One run is one trace (its root span a child of whatever span is current when it starts): an
+``invoke_workflow {agent}`` span; under it an ``invoke_agent {agent}`` span per agent turn (until
+the agent hands off, or the run ends); under that a ``chat {model}`` span per model call and an
+``execute_tool {tool}`` span per tool call; a parallel branch is a ``branch {path}`` span under
+the agent that fanned out, its agents' spans under it. Handoffs, routes, a budget stop, a
+guardrail trip, approvals asked and answered and an in-doubt effect are span events; a
+Session's long-term recall is a ``search_memory`` span, and the memory tools' calls
+(``remember``, ``recall``, ``forget``) hold ``update_memory``, ``search_memory`` and
+``delete_memory`` spans. docs/tracing.md lists every name.
+
+Privacy by default: no message text, tool arguments or results, context values, approval or
+guardrail reasons unless content capture is on (``use_tracer_provider(capture_content=True)``,
+or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` as the community GenAI
+instrumentations read it); no URL is ever recorded.
+
+Example:
+    >>> from opentelemetry.sdk.trace import TracerProvider
+    >>> from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    >>> from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+    >>> exporter = InMemorySpanExporter()
+    >>> provider = TracerProvider()
+    >>> provider.add_span_processor(SimpleSpanProcessor(exporter))
+    >>> use_tracer_provider(provider)
+    >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hi."]))
+    >>> _ = swarm.run(Agent(), [{"role": "user", "content": "hi"}])
+    >>> use_tracer_provider(None)
+    >>> [span.name for span in exporter.get_finished_spans()]
+    ['chat gpt-4o', 'invoke_agent Agent', 'invoke_workflow Agent']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from opentelemetry.trace import Span, Tracer, TracerProvider
+
+    from .hooks import BranchInfo, ModelCallInfo, Proceed, RunInfo, ToolCallInfo
+    from .types import Agent, Response
+
+from .hooks import RunObserver, register
+
+__all__ = ["CAPTURE_CONTENT_ENV", "TracingObserver", "observer_for", "use_tracer_provider"]
+
+#: The switch the community GenAI instrumentations read for content capture.
+CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_CAPTURE_ON = {"true", "1", "yes", "span_only", "span_and_event", "event_only"}
+_SCOPE = "swarmgraph"
+
+_chosen: dict[str, Any] = {"provider": None, "capture": None}
+#: The memory tools (graph/memory_tools.py) as the GenAI conventions' memory operations.
+_MEMORY_OPERATIONS = {
+    "remember": "update_memory",
+    "recall": "search_memory",
+    "forget": "delete_memory",
+}
+
+
+def use_tracer_provider(
+    provider: TracerProvider | None, *, capture_content: bool | None = None
+) -> None:
+    """Trace every run with ``provider`` from now on (``None``: the global one again, if any);
+    ``capture_content`` overrides :data:`CAPTURE_CONTENT_ENV` (``None``: read it per run).
+
+    Example:
+        >>> from opentelemetry.sdk.trace import TracerProvider
+        >>> from swarmgraph.graph.hooks import RunInfo
+        >>> from swarmgraph.graph.run_control import RunControl
+        >>> from swarmgraph.graph.types import Agent
+        >>> run = RunInfo(Agent(), None, RunControl())
+        >>> use_tracer_provider(TracerProvider(), capture_content=True)
+        >>> observer_for(run).capture
+        True
+        >>> use_tracer_provider(None)  # back to the global provider: none is set here
+        >>> observer_for(run) is None
+        True
+    """
+    _chosen["provider"] = provider
+    _chosen["capture"] = capture_content
+
+
+def _provider() -> TracerProvider | None:
+    """The provider runs are traced with: the chosen one, else the global one unless it is
+    the API's default (a proxy that records nothing) or a no-op."""
+    if _chosen["provider"] is not None:
+        return _chosen["provider"]
+    otel = sys.modules.get("opentelemetry.trace")  # nobody set a provider before importing it
+    if otel is None:
+        return None
+    provider = otel.get_tracer_provider()
+    if isinstance(provider, (otel.ProxyTracerProvider, otel.NoOpTracerProvider)):
+        return None
+    return provider
+
+
+def _captures() -> bool:
+    chosen = _chosen["capture"]
+    if chosen is not None:
+        return bool(chosen)
+    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CAPTURE_ON
+
+
+def observer_for(run: RunInfo) -> TracingObserver | None:
+    """A :class:`TracingObserver` of ``run`` when a tracer provider is configured, else
+    ``None``."""
+    provider = _provider()
+    if provider is None:
+        return None
+    return TracingObserver(provider.get_tracer(_SCOPE), capture_content=_captures())
+
+
+class TracingObserver(RunObserver):
+    """One run's spans. Agent turns span several graph steps, so their spans are started
+    and ended explicitly (per parallel branch: branches run at once, in threads or tasks);
+    model and tool calls are the current span around their call, so a LangChain
+    instrumentation's own spans nest under ``chat``."""
+
+    def __init__(self, tracer: Tracer, *, capture_content: bool = False) -> None:
+        self.tracer = tracer
+        self.capture = capture_content
+        self.root: Span | None = None
+        self.conversation: str | None = None
+        self._agents: dict[str | None, tuple[Agent, Span]] = {}  # open agent span, by branch
+        self._branches: dict[str, Span] = {}
+        self._lock = threading.Lock()
+
+    # -- the run ----------------------------------------------------------------------
+    def run_started(self, run: RunInfo) -> None:
+        self.conversation = run.conversation_id
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_workflow",
+            "gen_ai.agent.name": run.agent.name,
+        }
+        if run.conversation_id is not None:
+            attributes["gen_ai.conversation.id"] = run.conversation_id
+        self.root = self.tracer.start_span(
+            f"invoke_workflow {run.agent.name}", attributes=attributes
+        )
+        for call_id, decision in (run.control.features.get("approvals") or {}).items():
+            answered: dict[str, Any] = {
+                "gen_ai.tool.call.id": call_id,
+                "swarmgraph.approval.approved": decision is True,
+            }
+            if self.capture and isinstance(decision, str):
+                answered["swarmgraph.approval.answer"] = decision
+            self.root.add_event("swarmgraph.approval.answered", answered)
+        if run.control.prompt_context is not None:  # a Session's long-term recall
+            run.control.prompt_context = self._recalling(run.control.prompt_context)
+
+    def run_ended(
+        self, run: RunInfo, response: Response | None, error: BaseException | None
+    ) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        root = self.root
+        assert root is not None
+        with self._lock:
+            open_spans = [span for _, span in self._agents.values()]
+            self._agents.clear()
+        control = run.control
+        if control.exceeded is not None:
+            stop = control.exceeded
+            root.add_event(
+                "swarmgraph.budget.exceeded",
+                {
+                    "swarmgraph.budget.limit": stop.limit,
+                    "swarmgraph.budget.value": stop.value,
+                    "gen_ai.agent.name": stop.agent,
+                },
+            )
+        # Every check that refused, from the run's trajectory: also one whose agent's
+        # on_trip took over (the run went on), and preconditions (requires=).
+        for step in list(control.ledger.trajectory):
+            if step["kind"] in ("guardrail", "precondition") and not step.get("passed", True):
+                tripped: dict[str, Any] = {
+                    "swarmgraph.guardrail.name": step["name"],
+                    "swarmgraph.guardrail.kind": step.get("when") or step["kind"],
+                    "gen_ai.agent.name": step["agent"],
+                }
+                if self.capture and step.get("reason") is not None:
+                    tripped["swarmgraph.guardrail.reason"] = str(step["reason"])
+                root.add_event(f"swarmgraph.{step['kind']}.tripped", tripped)
+        if response is not None:
+            for pending in response.pending:
+                asked = {
+                    "gen_ai.tool.name": pending.tool,
+                    "gen_ai.tool.call.id": pending.id,
+                    "gen_ai.agent.name": pending.agent,
+                    "swarmgraph.effect.in_doubt": pending.in_doubt,
+                }
+                root.add_event("swarmgraph.approval.asked", asked)
+                if pending.in_doubt:
+                    root.add_event("swarmgraph.effect.in_doubt", asked)
+            if response.agent is not None:
+                root.set_attribute("swarmgraph.agent.final", response.agent.name)
+        usage = control.ledger.totals
+        root.set_attribute("gen_ai.usage.input_tokens", usage["input_tokens"])
+        root.set_attribute("gen_ai.usage.output_tokens", usage["output_tokens"])
+        stopped = error or control.exceeded or control.tripped
+        if stopped is not None:
+            if error is not None:
+                root.record_exception(error)
+            root.set_status(Status(StatusCode.ERROR, type(stopped).__name__))
+        for span in open_spans:
+            span.end()
+        root.end()
+
+    # -- agent turns --------------------------------------------------------------------
+    def _agent_span(self, agent: Agent, branch: str | None) -> Span:
+        """The open ``invoke_agent`` span of ``agent`` in ``branch``: started when another
+        agent's was open there, or none."""
+        from opentelemetry.trace import set_span_in_context
+
+        with self._lock:
+            open_ = self._agents.get(branch)
+            if open_ is not None and open_[0] is agent:
+                return open_[1]
+            if open_ is not None:
+                open_[1].end()
+            parent = self._branches.get(branch) if branch is not None else None
+            attributes: dict[str, Any] = {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": agent.name,
+            }
+            if self.conversation is not None:
+                attributes["gen_ai.conversation.id"] = self.conversation
+            if branch is not None:
+                attributes["swarmgraph.branch"] = branch
+            span = self.tracer.start_span(
+                f"invoke_agent {agent.name}",
+                context=set_span_in_context(parent or self.root),  # type: ignore[arg-type]
+                attributes=attributes,
+            )
+            self._agents[branch] = (agent, span)
+            return span
+
+    def on_switch(self, agent: Agent, target: Agent, route: str | None) -> None:
+        from .state import current_branch
+
+        branch = current_branch()
+        with self._lock:
+            open_ = self._agents.pop(branch, None)
+        if open_ is None:
+            return
+        span = open_[1]
+        if route is None:
+            span.add_event("swarmgraph.handoff", {"swarmgraph.handoff.to": target.name})
+        else:
+            span.add_event(
+                "swarmgraph.route",
+                {"swarmgraph.route.label": route, "swarmgraph.handoff.to": target.name},
+            )
+        span.end()
+
+    # -- calls --------------------------------------------------------------------------
+    async def around_model_call(self, proceed: Proceed, call: ModelCallInfo) -> Any:
+        from opentelemetry.trace import SpanKind, set_span_in_context
+
+        parent = self._agent_span(call.agent, call.branch)
+        model = call.model  # what the agent asked for (a stand-in model still reports it)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": _provider_name(call.runnable),
+            "gen_ai.request.model": model,
+            "gen_ai.agent.name": call.agent.name,
+        }
+        if self.conversation is not None:
+            attributes["gen_ai.conversation.id"] = self.conversation
+        if self.capture:
+            attributes["gen_ai.input.messages"] = _messages_json(call.prompt)
+        with self.tracer.start_as_current_span(
+            f"chat {model}",
+            context=set_span_in_context(parent),
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+        ) as span:
+            reply = await proceed()
+            usage = getattr(reply, "usage_metadata", None)
+            if usage:
+                span.set_attribute("gen_ai.usage.input_tokens", usage.get("input_tokens", 0))
+                span.set_attribute("gen_ai.usage.output_tokens", usage.get("output_tokens", 0))
+            meta = getattr(reply, "response_metadata", None) or {}
+            finish = meta.get("finish_reason") or (
+                "tool_calls" if getattr(reply, "tool_calls", None) else "stop"
+            )
+            span.set_attribute("gen_ai.response.finish_reasons", [str(finish)])
+            if meta.get("model_name"):
+                span.set_attribute("gen_ai.response.model", str(meta["model_name"]))
+            if self.capture:
+                span.set_attribute("gen_ai.output.messages", _messages_json([reply]))
+            return reply
+
+    async def around_tool_call(self, proceed: Proceed, call: ToolCallInfo) -> Any:
+        from opentelemetry.trace import set_span_in_context
+
+        parent = self._agent_span(call.agent, call.branch)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.agent.name": call.agent.name,
+        }
+        if self.capture:
+            attributes["gen_ai.tool.call.arguments"] = _json(call.arguments)
+        memory = _MEMORY_OPERATIONS.get(call.name) if call.agent.memory_tools else None
+        with self.tracer.start_as_current_span(
+            f"execute_tool {call.name}", context=set_span_in_context(parent), attributes=attributes
+        ) as span:
+            if memory is None:
+                raw = await proceed()
+            else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
+                scope = call.arguments.get("scope") if isinstance(call.arguments, dict) else None
+                with self.tracer.start_as_current_span(
+                    memory,
+                    attributes={
+                        "gen_ai.operation.name": memory,
+                        "gen_ai.agent.name": call.agent.name,
+                        "swarmgraph.memory.scope": str(scope or "user"),
+                    },
+                ):
+                    raw = await proceed()
+            if self.capture:
+                span.set_attribute("gen_ai.tool.call.result", _result_text(raw))
+            return raw
+
+    async def around_branch(self, proceed: Proceed, branch: BranchInfo) -> Any:
+        from opentelemetry.trace import set_span_in_context
+
+        outer = branch.path.rpartition("/")[0] or None
+        with self._lock:
+            fanned = self._agents.get(outer)
+        parent = fanned[1] if fanned is not None else self._branches.get(outer or "", self.root)
+        span = self.tracer.start_span(
+            f"branch {branch.path}",
+            context=set_span_in_context(parent),  # type: ignore[arg-type]
+            attributes={"swarmgraph.branch": branch.path, "gen_ai.agent.name": branch.agent.name},
+        )
+        with self._lock:
+            self._branches[branch.path] = span
+        try:
+            return await proceed()
+        finally:
+            with self._lock:  # the branch's agents are done with it
+                inside = [k for k in self._agents if k == branch.path]
+                ended = [self._agents.pop(k)[1] for k in inside]
+                self._branches.pop(branch.path, None)
+            for each in ended:
+                each.end()
+            span.end()
+
+    # -- long-term memory -------------------------------------------------------------
+    def _recalling(self, hook: Any) -> Any:
+        """``hook`` (the run's prompt context: a Session's long-term recall) as a
+        ``search_memory`` span under the asking agent."""
+        from opentelemetry.trace import set_span_in_context
+
+        from .state import current_branch
+
+        def recall(agent: Agent, messages: Sequence[BaseMessage]) -> str | None:
+            parent = self._agent_span(agent, current_branch())
+            with self.tracer.start_as_current_span(
+                "search_memory",
+                context=set_span_in_context(parent),
+                attributes={
+                    "gen_ai.operation.name": "search_memory",
+                    "gen_ai.agent.name": agent.name,
+                },
+            ) as span:
+                text = hook(agent, messages)
+                span.set_attribute("swarmgraph.memory.recalled", bool(text))
+                if self.capture and text:
+                    span.set_attribute("swarmgraph.memory.text", str(text))
+                return text
+
+        return recall
+
+
+def _provider_name(runnable: Any) -> str:
+    """The provider a chat model reports (LangChain's ``ls_provider``: ``openai``...), its
+    tools bound or not."""
+    bound = getattr(runnable, "bound", runnable)
+    params: dict[str, Any] = {}
+    get = getattr(bound, "_get_ls_params", None)
+    if callable(get):
+        try:
+            params = get()
+        except Exception:  # a model's own params method must not fail the run
+            params = {}
+    provider = params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown"
+    return str(provider)
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _messages_json(messages: Sequence[Any]) -> str:
+    """Messages as the GenAI conventions' ``{role, parts}`` records (content capture only)."""
+    roles = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+    records = []
+    for message in messages:
+        record: dict[str, Any] = {
+            "role": roles.get(getattr(message, "type", ""), "user"),
+            "parts": [{"type": "text", "content": str(getattr(message, "content", message))}],
+        }
+        for call in getattr(message, "tool_calls", None) or []:
+            record["parts"].append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": call["name"],
+                    "arguments": call["args"],
+                }
+            )
+        records.append(record)
+    return _json(records)
+
+
+def _result_text(raw: Any) -> str:
+    value = getattr(raw, "value", raw)  # a Result's value
+    name = getattr(raw, "name", None)
+    if value is raw and name is not None and hasattr(raw, "instructions"):  # an Agent
+        return _json({"assistant": name})
+    return value if isinstance(value, str) else _json(value)
+
+
+register(observer_for)  # imported: every run asks whether a provider is configured

@@ -1,0 +1,118 @@
+"""``swarmgraph worker --temporal HOST:PORT --task-queue Q app.py:triage``: a worker process.
+
+It imports the agents (a bad spec fails before it polls), connects (a server that is down is
+one clear line), prints one ``worker ready`` line, and serves until SIGINT/SIGTERM. The model
+comes from ``--chat-model SPEC`` (an importable chat model, or a function that makes one: e.g.
+an offline stand-in for tests) or, as for ``swarmgraph chat``, from ``--model`` /
+``OPENAI_API_KEY`` (else the offline demo model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+__all__ = ["ChooseModel", "cmd_run", "cmd_worker", "load_object"]
+
+#: ``choose(model names) -> (Swarm, label)``: the CLI's model choice (swarmgraph/app/cli.py).
+ChooseModel = Callable[[Sequence[str]], tuple[Any, str]]
+
+
+def load_object(spec: str) -> Any:
+    """What ``path/to/file.py:name`` or ``package.module:name`` names (a dotted name is
+    followed inside the module), loaded as ``swarmgraph chat`` loads agents.
+
+    Example:
+        >>> load_object("swarmgraph.temporal.marks:idempotent").__name__
+        'idempotent'
+    """
+    from ..app.loading import AgentSpecError, _import, _is_path, _load_file
+
+    where, _, name = spec.rpartition(":")
+    if not where or not name:
+        raise AgentSpecError(f"{spec!r}: expected path/to/file.py:name or package.module:name")
+    value: Any = _load_file(where) if _is_path(where) else _import(where)
+    for part in name.split("."):
+        if not hasattr(value, part):
+            raise AgentSpecError(f"{where} has no {name!r}")
+        value = getattr(value, part)
+    return value
+
+
+def cmd_worker(args: argparse.Namespace, out: TextIO, choose: ChooseModel) -> int:
+    """Serve ``args.agents`` on ``args.task_queue`` until told to stop. ``choose(model
+    names the agents ask for)`` gives ``(Swarm, label)`` when ``--chat-model`` is not given."""
+    return asyncio.run(_serve(args, out, choose))
+
+
+async def _serve(args: argparse.Namespace, out: TextIO, choose: ChooseModel) -> int:
+    from ..graph.swarm import Swarm
+    from .client import connect
+    from .roster import Roster
+    from .worker import worker
+
+    rosters = [Roster.load(spec) for spec in args.agents]  # import errors before connecting
+    if args.chat_model:
+        made = load_object(args.chat_model)
+        swarm = Swarm(chat_model=made() if _is_factory(made) else made)
+        label = args.chat_model
+    else:  # --model / OPENAI_API_KEY / the demo model, as `swarmgraph chat` chooses
+        swarm, label = choose([a.model for r in rosters for a in r.agents.values()])
+    client = await connect(args.temporal, args.namespace)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with worker(client, args.task_queue, args.agents, swarm=swarm):
+        names = ", ".join(name for r in rosters for name in r.agents)
+        print(
+            f"worker ready: task queue {args.task_queue} at {args.temporal}, agents {names}, "
+            f"model {label}",
+            file=out,
+            flush=True,
+        )
+        await stop.wait()
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    """Start one run of ``args.agent`` on ``args.message`` on Temporal and wait for it: its
+    answer, agent and workflow id; a run that waits for approval says what waits (exit 3)."""
+    return asyncio.run(_run(args, out))
+
+
+async def _run(args: argparse.Namespace, out: TextIO) -> int:
+    from .client import connect, pending_on_temporal, result_of, start_on_temporal
+
+    client = await connect(args.temporal, args.namespace)
+    handle = await start_on_temporal(
+        client,
+        args.agent,
+        [{"role": "user", "content": args.message}],
+        task_queue=args.task_queue,
+        id=args.id,
+        conversation_id=args.session,
+        session_url=args.db if args.session else None,
+    )
+    print(f"workflow {handle.id}", file=out, flush=True)
+    waiting = asyncio.ensure_future(result_of(handle, args.agent))
+    while not waiting.done():  # a run that stops for approval waits for `decide`: say so
+        await asyncio.wait({waiting}, timeout=0.5)
+        if not waiting.done() and (pending := await pending_on_temporal(handle)):
+            waiting.cancel()
+            for call in pending:
+                print(f"waiting for approval: {call.id} {call.describe()}", file=out)
+            return 3
+    response = waiting.result()
+    name = response.agent.name if response.agent is not None else "?"
+    print(f"{name}: {response.messages[-1].get('content') if response.messages else ''}", file=out)
+    return 0
+
+
+def _is_factory(value: Any) -> bool:
+    from langchain_core.language_models import BaseChatModel
+
+    return callable(value) and not isinstance(value, BaseChatModel)

@@ -1,0 +1,185 @@
+"""Start a swarm run on Temporal, wait for it, answer its approvals: the caller's side.
+
+A run names its start agent by import path (``"app:triage"``, ``"path/app.py:triage"``),
+because the workers import it (swarmgraph/temporal/roster.py); an ``Agent`` object is
+accepted when it is a module-level name of an importable module. The input is checked before
+anything starts: plain JSON only (the run's history stores it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+
+from ..graph.budget import Budget
+from ..graph.errors import BudgetExceeded
+from ..graph.types import Agent, Response
+from .driver import ActivityOptions
+from .errors import TemporalInputError, TemporalRunFailed, TemporalUnavailable
+from .wire import budget_out, check_json, response_in, turns_out
+from .workflow import WORKFLOW
+
+__all__ = [
+    "agent_ref",
+    "connect",
+    "decide_on_temporal",
+    "pending_on_temporal",
+    "result_of",
+    "run_on_temporal",
+    "start_on_temporal",
+]
+
+
+async def connect(address: str, namespace: str = "default") -> Client:
+    """A client of the Temporal server at ``address`` (``HOST:PORT``), or
+    :class:`TemporalUnavailable` saying it did not answer."""
+    try:
+        return await Client.connect(address, namespace=namespace)
+    except Exception as exc:  # the core raises RuntimeError with a transport message
+        raise TemporalUnavailable(
+            f"no Temporal server answered at {address} (namespace {namespace!r}): {exc}"
+        ) from None
+
+
+def agent_ref(agent: Agent | str) -> str:
+    """The import path a worker loads ``agent`` from: ``agent`` itself when it is a string,
+    else the module-level name that holds this very object (``__main__`` excluded: a worker
+    cannot import a script run as ``__main__``, name its file instead)."""
+    if isinstance(agent, str):
+        return agent
+    if not isinstance(agent, Agent):
+        raise TemporalInputError(f"agent must be an Agent or 'module:attr', got {type(agent)}")
+    for name, module in list(sys.modules.items()):
+        if name == "__main__" or module is None or name.startswith("_"):
+            continue
+        for attr, value in list(getattr(module, "__dict__", {}).items()):
+            if value is agent:
+                return f"{name}:{attr}"
+    raise TemporalInputError(
+        f"agent {agent.name!r} is not a module-level name of any importable module: pass its "
+        "import path ('package.module:attr' or 'path/to/app.py:attr'), which the workers load"
+    )
+
+
+async def start_on_temporal(
+    client: Client,
+    agent: Agent | str,
+    messages: Sequence[Mapping[str, Any]],
+    context_variables: Mapping[str, Any] | None = None,
+    *,
+    task_queue: str,
+    id: str | None = None,
+    model_override: str | None = None,
+    max_turns: float = math.inf,
+    budget: Budget | None = None,
+    options: ActivityOptions | None = None,
+    conversation_id: str | None = None,
+    session_url: str | None = None,
+) -> WorkflowHandle[Any, Any]:
+    """Start ``agent`` on ``messages`` as workflow ``id`` (default ``swarm-<uuid>``) on
+    ``task_queue``; the handle's run is waited for with :func:`result_of`. The arguments
+    are those of ``Swarm.run``; ``options`` sets the activities' timeouts and attempts.
+    ``conversation_id``: the run is a turn of that stored conversation (``session_url``, or
+    ``$SWARMGRAPH_DB``, or the default SQLite file, resolved here: every worker must reach
+    it), loaded and saved by activities (swarmgraph/temporal/session_turn.py)."""
+    request = {
+        "agent": agent_ref(agent),
+        "messages": [dict(m) for m in messages],
+        "context_variables": dict(context_variables or {}),
+        "model_override": model_override,
+        "max_turns": turns_out(max_turns),
+        "budget": budget_out(budget),
+        "options": dataclasses.asdict(options or ActivityOptions()),
+    }
+    if conversation_id is not None:
+        from ..memory.ids import check_conversation_id
+        from ..memory.urls import default_url
+
+        where = session_url or default_url()
+        request["session"] = {
+            "url": where,
+            "conversation_id": check_conversation_id(conversation_id),
+        }
+    check_json(request["messages"], "messages")
+    check_json(request["context_variables"], "context_variables")
+    return await client.start_workflow(
+        WORKFLOW, request, id=id or f"swarm-{uuid.uuid4()}", task_queue=task_queue
+    )
+
+
+async def run_on_temporal(
+    client: Client,
+    agent: Agent | str,
+    messages: Sequence[Mapping[str, Any]],
+    context_variables: Mapping[str, Any] | None = None,
+    **start: Any,
+) -> Response:
+    """:func:`start_on_temporal` and wait: the run's ``Response``, as ``Swarm.run`` gives it
+    (a run that waits for approval waits here too; answer it from elsewhere with
+    :func:`decide_on_temporal`). Errors: ``BudgetExceeded`` (with ``.response``) as
+    in-process, any other failure as :class:`TemporalRunFailed`."""
+    handle = await start_on_temporal(client, agent, messages, context_variables, **start)
+    return await result_of(handle, agent)
+
+
+async def result_of(handle: WorkflowHandle[Any, Any], agent: Agent | str | None = None) -> Response:
+    """Wait for the run of ``handle``; its ``Response`` (``Response.agent`` is the caller's own
+    Agent object when ``agent``'s module is importable here, else an ``Agent`` of that name)."""
+    named = _namer(agent)
+    try:
+        data = await handle.result()
+    except WorkflowFailureError as exc:
+        raise _error_of(exc, named) from None
+    return response_in(data, named)
+
+
+async def pending_on_temporal(handle: WorkflowHandle[Any, Any]) -> list[Any]:
+    """The calls the run waits on (``PendingApproval``s; ``[]`` when none)."""
+    from ..graph.approvals import PendingApproval
+
+    return [PendingApproval(**p) for p in await handle.query("pending")]
+
+
+async def decide_on_temporal(
+    handle: WorkflowHandle[Any, Any], approvals: Mapping[str, bool | str]
+) -> None:
+    """Answer the run's pending calls ``{id: True | False | "reason"}``; an id that is not
+    pending is refused (``temporalio.client.WorkflowUpdateFailedError``), nothing is run."""
+    await handle.execute_update("decide", dict(approvals))
+
+
+def _namer(agent: Agent | str | None) -> Any:
+    roster = None
+    if agent is not None:
+        try:
+            from .roster import Roster
+
+            roster = Roster.load(agent_ref(agent))
+        except TemporalInputError:
+            roster = None
+    return lambda name: None if roster is None else roster.agents.get(name)
+
+
+def _error_of(exc: WorkflowFailureError, named: Any) -> Exception:
+    cause = exc.cause
+    if not isinstance(cause, ApplicationError):
+        return TemporalRunFailed(f"the run's workflow failed: {cause or exc}", "WorkflowFailure")
+    details = cause.details[0] if cause.details else {}
+    fields = details.get("fields", {}) if isinstance(details, dict) else {}
+    data = details.get("response") if isinstance(details, dict) else None
+    response = None if data is None else response_in(data, named)
+    error: Exception
+    if cause.type == "BudgetExceeded" and {"limit", "value", "agent"} <= set(fields):
+        error = BudgetExceeded(fields["limit"], fields["value"], fields["agent"])
+        error.response = response
+        return error
+    if cause.type == "TemporalInputError":
+        return TemporalInputError(cause.message)
+    return TemporalRunFailed(cause.message, cause.type or "ApplicationError", response)

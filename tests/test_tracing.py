@@ -1,0 +1,607 @@
+"""OpenTelemetry tracing (graph/tracing.py) through the run observers (graph/hooks.py): the span
+trees of a handoff, a fan-out, an approval, a budget stop and a Session turn, read back from
+the SDK's in-memory exporter; no content unless asked; nothing without a provider, nor without
+``opentelemetry-api``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+from swarmgraph.graph import hooks, tracing
+from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
+
+from swarmgraph import (
+    Agent,
+    Budget,
+    BudgetExceeded,
+    GuardrailTripped,
+    Parallel,
+    Route,
+    ScriptedChatModel,
+    Session,
+    Swarm,
+    needs_approval,
+    scripted_tool_call,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "Ming's card ends 4242"  # text that must not reach a span unless content is captured
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """Every run traced into an in-memory exporter (a provider passed in, not the global)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_tracer_provider(provider, capture_content=False)
+    yield exporter
+    tracing.use_tracer_provider(None)
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def by_name(exporter: InMemorySpanExporter) -> dict[str, list[ReadableSpan]]:
+    found: dict[str, list[ReadableSpan]] = {}
+    for span in exporter.get_finished_spans():
+        found.setdefault(span.name, []).append(span)
+    return found
+
+
+def one(exporter: InMemorySpanExporter, name: str) -> ReadableSpan:
+    [span] = by_name(exporter)[name]
+    return span
+
+
+def parent_name(exporter: InMemorySpanExporter, span: ReadableSpan) -> str | None:
+    if span.parent is None:
+        return None
+    ids = {s.context.span_id: s.name for s in exporter.get_finished_spans()}
+    return ids[span.parent.span_id]
+
+
+def tree(exporter: InMemorySpanExporter) -> list[tuple[str, str | None]]:
+    """``(span, its parent)`` in start order."""
+    ordered = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time or 0)
+    return [(s.name, parent_name(exporter, s)) for s in ordered]
+
+
+def events(span: ReadableSpan) -> dict[str, dict]:
+    return {event.name: dict(event.attributes or {}) for event in span.events}
+
+
+def all_text(exporter: InMemorySpanExporter) -> str:
+    """Every attribute and event attribute value of every span, as one text."""
+    parts = []
+    for span in exporter.get_finished_spans():
+        parts += [str(v) for v in (span.attributes or {}).values()]
+        for event in span.events:
+            parts += [str(v) for v in (event.attributes or {}).values()]
+    return "\n".join(parts)
+
+
+def handoff_swarm() -> tuple[Swarm, Agent]:
+    sales = Agent(name="Sales", model="sales-model", instructions="Sell bees.")
+
+    def transfer_to_sales(note: str = ""):
+        """Hand the customer to sales."""
+        return sales
+
+    def lookup(order_id: int) -> str:
+        """Look an order up."""
+        return f"Order {order_id}: {SECRET}"
+
+    triage = Agent(name="Triage", functions=[transfer_to_sales, lookup])
+    models = {
+        "gpt-4o": ScriptedChatModel(
+            [
+                scripted_tool_call("lookup", {"order_id": 7}, id="c1"),
+                scripted_tool_call("transfer_to_sales", {"note": SECRET}, id="c2"),
+            ]
+        ),
+        "sales-model": ScriptedChatModel([f"Bees are $5, {SECRET}."]),
+    }
+    return Swarm(chat_model=models.__getitem__), triage
+
+
+# -- a handoff ---------------------------------------------------------------------------------
+def test_a_handoff_is_one_trace_of_agent_model_and_tool_spans(spans):
+    swarm, triage = handoff_swarm()
+    response = swarm.run(triage, [user(f"where is order 7? {SECRET}")])
+    assert response.agent.name == "Sales"
+
+    assert tree(spans) == [
+        ("invoke_workflow Triage", None),
+        ("invoke_agent Triage", "invoke_workflow Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+        ("execute_tool lookup", "invoke_agent Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+        ("execute_tool transfer_to_sales", "invoke_agent Triage"),
+        ("invoke_agent Sales", "invoke_workflow Triage"),
+        ("chat sales-model", "invoke_agent Sales"),
+    ]
+    assert len({s.context.trace_id for s in spans.get_finished_spans()}) == 1
+    triage_span = one(spans, "invoke_agent Triage")
+    assert triage_span.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert triage_span.attributes["gen_ai.agent.name"] == "Triage"
+    assert events(triage_span)["swarmgraph.handoff"] == {"swarmgraph.handoff.to": "Sales"}
+    assert "gen_ai.conversation.id" not in triage_span.attributes  # not a Session turn
+
+    chat = by_name(spans)["chat gpt-4o"][0]
+    assert chat.attributes["gen_ai.operation.name"] == "chat"
+    assert chat.attributes["gen_ai.request.model"] == "gpt-4o"
+    assert chat.attributes["gen_ai.provider.name"] == "scriptedchatmodel"
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert chat.attributes["gen_ai.usage.input_tokens"] > 0
+    assert one(spans, "chat sales-model").attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    tool = one(spans, "execute_tool lookup")
+    assert tool.attributes["gen_ai.tool.name"] == "lookup"
+    assert tool.attributes["gen_ai.tool.call.id"] == "c1"
+    root = one(spans, "invoke_workflow Triage")
+    assert root.attributes["swarmgraph.agent.final"] == "Sales"
+    assert root.attributes["gen_ai.usage.input_tokens"] == response.usage["input_tokens"]
+    assert root.status.status_code is StatusCode.UNSET
+
+
+def test_no_content_by_default_and_content_when_asked(spans, monkeypatch):
+    swarm, triage = handoff_swarm()
+    swarm.run(triage, [user(f"where is order 7? {SECRET}")])
+    assert SECRET not in all_text(spans)
+    assert "gen_ai.input.messages" not in by_name(spans)["chat gpt-4o"][0].attributes
+
+    spans.clear()
+    tracing.use_tracer_provider(tracing._chosen["provider"], capture_content=None)
+    # the switch the community GenAI instrumentations read
+    monkeypatch.setenv(tracing.CAPTURE_CONTENT_ENV, "true")
+    swarm, triage = handoff_swarm()
+    swarm.run(triage, [user(f"where is order 7? {SECRET}")])
+    tool = one(spans, "execute_tool lookup")
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"order_id": 7}
+    assert tool.attributes["gen_ai.tool.call.result"] == f"Order 7: {SECRET}"
+    sent = json.loads(by_name(spans)["chat gpt-4o"][0].attributes["gen_ai.input.messages"])
+    asked = f"where is order 7? {SECRET}"
+    assert sent[-1] == {"role": "user", "parts": [{"type": "text", "content": asked}]}
+    said = json.loads(one(spans, "chat sales-model").attributes["gen_ai.output.messages"])
+    assert said[0]["parts"][0]["content"] == f"Bees are $5, {SECRET}."
+
+    spans.clear()
+    monkeypatch.setenv(tracing.CAPTURE_CONTENT_ENV, "false")
+    swarm, triage = handoff_swarm()
+    swarm.run(triage, [user(f"where is order 7? {SECRET}")])
+    assert spans.get_finished_spans() and SECRET not in all_text(spans)
+
+
+def test_async_runs_trace_the_same_tree(spans):
+    swarm, triage = handoff_swarm()
+    asyncio.run(swarm.arun(triage, [user("where is order 7?")]))
+    async_tree = tree(spans)
+    spans.clear()
+    swarm, triage = handoff_swarm()
+    swarm.run(triage, [user("where is order 7?")])
+    assert async_tree == tree(spans) and len(async_tree) == 8
+
+
+def test_a_route_is_an_event_of_the_agent_that_routes(spans):
+    vip = Agent(name="VIP", model="vip")
+    desk = Agent(name="Desk", routes=[Route(lambda ctx: ctx.get("vip"), vip, name="vip")])
+
+    def note() -> str:
+        """Take a note."""
+        return "noted"
+
+    desk.functions = [note]
+    models = {
+        "gpt-4o": ScriptedChatModel([scripted_tool_call("note", id="n1")]),
+        "vip": ScriptedChatModel(["Welcome back."]),
+    }
+    Swarm(chat_model=models.__getitem__).run(desk, [user("hi")], context_variables={"vip": True})
+    routed = events(one(spans, "invoke_agent Desk"))["swarmgraph.route"]
+    assert routed == {"swarmgraph.route.label": "vip", "swarmgraph.handoff.to": "VIP"}
+    assert parent_name(spans, one(spans, "invoke_agent VIP")) == "invoke_workflow Desk"
+
+
+# -- a fan-out ----------------------------------------------------------------------------------
+def test_parallel_branches_are_sibling_spans_under_the_agent_that_fanned_out(spans):
+    billing = Agent(name="Billing", model="billing")
+    tech = Agent(name="Tech", model="tech")
+
+    def ask_both():
+        """Ask billing and tech at once."""
+        return Parallel(billing, tech)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both])
+    models = {
+        "desk": ScriptedChatModel([scripted_tool_call("ask_both", id="f1"), "Both checked."]),
+        "billing": ScriptedChatModel(["Invoice 7 is paid."]),
+        "tech": ScriptedChatModel(["The router is fine."]),
+    }
+    response = Swarm(chat_model=models.__getitem__).run(desk, [user("invoice and router?")])
+    assert response.messages[-1]["content"] == "Both checked."
+
+    parents = dict(tree(spans))
+    assert parents["branch Billing"] == parents["branch Tech"] == "invoke_agent Desk"
+    assert parents["invoke_agent Billing"] == "branch Billing"
+    assert parents["invoke_agent Tech"] == "branch Tech"
+    assert parents["chat billing"] == "invoke_agent Billing"
+    assert parents["chat tech"] == "invoke_agent Tech"
+    assert parents["execute_tool ask_both"] == "invoke_agent Desk"
+    assert len(by_name(spans)["chat desk"]) == 2  # the fan-out's call, then the answer
+    branch = one(spans, "branch Billing")
+    assert branch.attributes["swarmgraph.branch"] == "Billing"
+    assert one(spans, "invoke_agent Tech").attributes["swarmgraph.branch"] == "Tech"
+    # each branch's agent span ends inside its branch span
+    for label in ("Billing", "Tech"):
+        outer, inner = one(spans, f"branch {label}"), one(spans, f"invoke_agent {label}")
+        assert outer.start_time <= inner.start_time and inner.end_time <= outer.end_time
+
+
+# -- approvals, budgets, guardrails ------------------------------------------------------------
+def test_an_approval_asked_then_answered_are_events_of_their_runs(spans):
+    log: list = []
+
+    @needs_approval
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        log.append(order_id)
+        return "Refunded."
+
+    refunds = Agent(name="Refunds", functions=[process_refund])
+    model = ScriptedChatModel(
+        [scripted_tool_calls([("process_refund", {"order_id": 7}, "r1")]), "Your refund is done."]
+    )
+    swarm = Swarm(chat_model=model)
+    history = [user("refund order 7")]
+    first = swarm.run(refunds, history)
+    assert [p.id for p in first.pending] == ["r1"] and log == []
+    asked = events(one(spans, "invoke_workflow Refunds"))["swarmgraph.approval.asked"]
+    assert asked == {
+        "gen_ai.tool.name": "process_refund",
+        "gen_ai.tool.call.id": "r1",
+        "gen_ai.agent.name": "Refunds",
+        "swarmgraph.effect.in_doubt": False,
+    }
+    assert "execute_tool process_refund" not in by_name(spans)  # held, not run
+
+    spans.clear()
+    swarm.run(refunds, history + first.messages, approvals={"r1": "No: " + SECRET})
+    root = one(spans, "invoke_workflow Refunds")
+    assert events(root)["swarmgraph.approval.answered"] == {
+        "gen_ai.tool.call.id": "r1",
+        "swarmgraph.approval.approved": False,
+    }
+    assert SECRET not in all_text(spans)
+
+
+def test_a_budget_stop_is_an_error_span_with_its_limit(spans):
+    swarm, triage = handoff_swarm()
+    with pytest.raises(BudgetExceeded):
+        swarm.run(triage, [user("where is order 7?")], budget=Budget(max_model_calls=1))
+    root = one(spans, "invoke_workflow Triage")
+    assert root.status.status_code is StatusCode.ERROR
+    assert events(root)["swarmgraph.budget.exceeded"] == {
+        "swarmgraph.budget.limit": "max_model_calls",
+        "swarmgraph.budget.value": 1,
+        "gen_ai.agent.name": "Triage",
+    }
+    assert len(by_name(spans)["chat gpt-4o"]) == 1  # the second call was never made
+    assert all(s.end_time is not None for s in spans.get_finished_spans())
+
+
+def test_a_guardrail_trip_is_an_event_without_its_reason(spans):
+    def no_cards(context_variables, messages):
+        return f"no card numbers: {SECRET}"
+
+    guarded = Agent(name="Guarded", input_guardrails=[no_cards])
+    with pytest.raises(GuardrailTripped):
+        Swarm(chat_model=ScriptedChatModel(["Hi."])).run(guarded, [user("my card is 4242")])
+    root = one(spans, "invoke_workflow Guarded")
+    tripped = events(root)["swarmgraph.guardrail.tripped"]
+    assert tripped["swarmgraph.guardrail.name"] == "no_cards"
+    assert tripped["gen_ai.agent.name"] == "Guarded"
+    assert root.status.status_code is StatusCode.ERROR and SECRET not in all_text(spans)
+
+
+def test_a_failing_run_ends_its_spans_with_the_error(spans):
+    class Broken(ScriptedChatModel):
+        def _generate(self, *args, **kwargs):
+            raise RuntimeError("the model is down")
+
+    with pytest.raises(RuntimeError, match="the model is down"):
+        Swarm(chat_model=Broken([])).run(Agent(), [user("hi")])
+    names = {s.name: s for s in spans.get_finished_spans()}
+    assert set(names) == {"invoke_workflow Agent", "invoke_agent Agent", "chat gpt-4o"}
+    assert names["chat gpt-4o"].status.status_code is StatusCode.ERROR
+    assert names["invoke_workflow Agent"].status.status_code is StatusCode.ERROR
+
+
+# -- a Session turn -----------------------------------------------------------------------------
+def test_a_session_turn_carries_its_conversation_id(spans, url):
+    swarm, triage = handoff_swarm()
+    Session("conv-42", url=url).run(swarm, triage, "where is order 7?")
+    traced = spans.get_finished_spans()
+    agents = [s for s in traced if s.name.startswith(("invoke_", "chat "))]
+    assert agents and all(s.attributes["gen_ai.conversation.id"] == "conv-42" for s in agents)
+    text = all_text(spans)
+    assert "://" not in text and Path(url.split("///")[-1]).name not in text
+
+
+# -- nobody observes: nothing at all ------------------------------------------------------------
+def test_without_a_provider_nothing_is_emitted_and_nothing_observes(spans):
+    tracing.use_tracer_provider(None)  # the global provider is the API's default proxy here
+    swarm, triage = handoff_swarm()
+    run = swarm._start(
+        __import__("swarmgraph.graph.prepared_run", fromlist=["RunRequest"]).RunRequest(
+            triage, [user("hi")]
+        )
+    )
+    assert run.control.observers is None
+    swarm.run(triage, [user("where is order 7?")])
+    assert spans.get_finished_spans() == ()
+
+
+def test_a_registered_observer_sees_every_hook_in_order():
+    seen: list[str] = []
+
+    class Log(hooks.RunObserver):
+        def run_started(self, run):
+            seen.append(f"start {run.agent.name}")
+
+        async def around_model_call(self, proceed, call):
+            seen.append(f"model {call.agent.name} {call.model}")
+            return await proceed()
+
+        async def around_tool_call(self, proceed, call):
+            raw = await proceed()
+            seen.append(f"tool {call.name} {call.call_id}")
+            return raw
+
+        def on_switch(self, agent, target, route):
+            seen.append(f"switch {agent.name}>{target.name}")
+
+        def run_ended(self, run, response, error):
+            seen.append(f"end {response.agent.name}")
+
+    stop = hooks.register(lambda run: Log())
+    try:
+        swarm, triage = handoff_swarm()
+        swarm.run(triage, [user("where is order 7?")])
+    finally:
+        stop()
+    assert seen == [
+        "start Triage",
+        "model Triage gpt-4o",
+        "tool lookup c1",
+        "model Triage gpt-4o",
+        "tool transfer_to_sales c2",
+        "switch Triage>Sales",
+        "model Sales sales-model",
+        "end Sales",
+    ]
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(tracing.CAPTURE_CONTENT_ENV, None)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+
+
+def test_a_plain_program_runs_without_opentelemetry_installed():
+    done = _python(
+        """
+        import sys
+
+        class NoOpenTelemetry:  # as if opentelemetry-api were not installed
+            def find_spec(self, name, path=None, target=None):
+                if name == "opentelemetry" or name.startswith("opentelemetry."):
+                    raise ModuleNotFoundError(f"No module named {name!r}")
+                return None
+
+        sys.meta_path.insert(0, NoOpenTelemetry())
+        from swarmgraph import Agent, ScriptedChatModel, Swarm
+
+        reply = Swarm(chat_model=ScriptedChatModel(["Hi."])).run(
+            Agent(), [{"role": "user", "content": "hi"}]
+        )
+        print(reply.messages[-1]["content"])
+        print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
+        print("swarmgraph.graph.hooks" in sys.modules, "swarmgraph.graph.tracing" in sys.modules)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["Hi.", "[]", "False False"]
+
+
+def test_the_global_provider_is_used_once_it_is_set():
+    done = _python(
+        """
+        import sys
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from swarmgraph import Agent, ScriptedChatModel, Swarm
+
+        swarm = Swarm(chat_model=ScriptedChatModel(["Hi.", "Hi again."]))
+        swarm.run(Agent(), [{"role": "user", "content": "hi"}])
+        print("swarmgraph.graph.hooks" in sys.modules)  # the default proxy: nobody observes
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        swarm.run(Agent(), [{"role": "user", "content": "hi"}])
+        print([s.name for s in exporter.get_finished_spans()])
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == [
+        "False",
+        "['chat gpt-4o', 'invoke_agent Agent', 'invoke_workflow Agent']",
+    ]
+
+
+def test_a_trip_that_on_trip_answers_is_still_an_event(spans):
+    def no_cards(context_variables, messages):
+        return "no card numbers"
+
+    fallback = Agent(name="Fallback", model="fallback")
+    guarded = Agent(name="Guarded", input_guardrails=[no_cards], on_trip=fallback)
+    models = {
+        "gpt-4o": ScriptedChatModel(["never"]),
+        "fallback": ScriptedChatModel(["A human will call."]),
+    }
+    response = Swarm(chat_model=models.__getitem__).run(guarded, [user("my card is 4242")])
+    assert response.agent.name == "Fallback"
+    root = one(spans, "invoke_workflow Guarded")
+    assert events(root)["swarmgraph.guardrail.tripped"]["swarmgraph.guardrail.name"] == "no_cards"
+    assert root.status.status_code is StatusCode.UNSET  # the run went on
+    assert "chat gpt-4o" not in by_name(spans) and "chat fallback" in by_name(spans)
+
+
+def test_docs_name_every_span_and_event_the_tracer_emits():
+    import re
+
+    doc = (ROOT / "docs" / "tracing.md").read_text()
+    source = (ROOT / "graph" / "tracing.py").read_text()
+    emitted = set(re.findall(r'"(swarmgraph\.[a-z_.]+)"', source))
+    emitted |= {f"swarmgraph.{kind}.tripped" for kind in ("guardrail", "precondition")}
+    assert emitted and {name for name in emitted if f"`{name}`" not in doc} == set()
+    for span in (
+        "invoke_workflow {agent}",
+        "invoke_agent {agent}",
+        "chat {model}",
+        "execute_tool {tool}",
+        "branch {path}",
+        "search_memory",
+    ):
+        assert f"| `{span}` |" in doc
+
+
+def test_demo_trace_prints_each_turns_span_tree(capsys, tmp_path):
+    from swarmgraph.app.cli import main
+
+    assert main(["demo", "--trace", "--no-color", "--db", f"sqlite:///{tmp_path}/demo.db"]) == 0
+    out = capsys.readouterr().out
+    turn_one = out.split("── turn 1")[1].split("── turn 2")[0]
+    tree_lines = turn_one.split("trace (OpenTelemetry spans")[1].splitlines()[1:]
+    shown = [line[3:] for line in tree_lines if line.strip()]  # the demo indents by 3
+    expected = [
+        "invoke_workflow Triage",
+        "├─ invoke_agent Triage",
+        "│  │ • handoff → Refunds",
+        "│  ├─ chat gpt-4o-mini",
+        "│  ├─ execute_tool set_name",
+        "│  ├─ execute_tool record_order",
+        "│  ├─ chat gpt-4o-mini",
+        "│  └─ execute_tool transfer_to_refunds",
+        "└─ invoke_agent Refunds",
+        "   ├─ chat gpt-4o-mini",
+        "   ├─ execute_tool process_refund",
+        "   └─ chat gpt-4o-mini",
+    ]
+    assert len(shown) == len(expected)
+    assert all(line.startswith(want) for line, want in zip(shown, expected, strict=True)), shown
+    assert "conversation=demo" in tree_lines[0] and out.count("invoke_workflow") == 3
+    assert tracing._chosen["provider"] is None  # the demo stops tracing when it is done
+
+    assert main(["demo", "--no-color", "--db", f"sqlite:///{tmp_path}/plain.db"]) == 0
+    assert "invoke_workflow" not in capsys.readouterr().out
+
+
+def test_the_tracing_benchmark_runs_each_contender_and_counts_the_spans(tmp_path):
+    from benchmarks.__main__ import main as bench
+    from benchmarks.tracing import RATIOS, run_tracing
+
+    out = run_tracing(number=2, repeat=2)
+    assert out["spans_per_run"] == 6  # invoke_workflow, 2 invoke_agent, 2 chat, 1 execute_tool
+    assert sorted(out["ratios"]) == sorted(RATIOS) and all(r > 0 for r in out["ratios"].values())
+    assert "swarmgraph.graph.hooks" in sys.modules  # put back after the hidden contenders
+    assert tracing._chosen["provider"] is None  # the traced contender leaves tracing off
+    bench(["--quick", "--only", "tracing", "--out", str(tmp_path)])
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "## 1c. What tracing costs a handoff" in text
+    assert "tracing off (no provider) <= 1.02x the untraced handoff" in text
+
+
+def test_long_term_recall_is_a_search_memory_span_and_remember_a_tool_span(spans, url):
+    agent = Agent(name="Triage", memory_tools=True)
+    model = ScriptedChatModel(
+        [scripted_tool_call("remember", {"key": "dog_name", "value": "Rex"}), "Noted.", "Hi!"]
+    )
+    swarm = Swarm(chat_model=model)
+    first = Session("conv-a", url=url, user_id="ming", long_term=True)
+    first.run(swarm, agent, "My dog is called Rex, remember it.")
+    write = one(spans, "update_memory")
+    assert parent_name(spans, write) == "execute_tool remember"
+    assert write.attributes["gen_ai.operation.name"] == "update_memory"
+    assert write.attributes["swarmgraph.memory.scope"] == "user"
+    spans.clear()
+    Session("conv-b", url=url, user_id="ming", long_term=True).run(swarm, agent, "My dog?")
+    [search] = by_name(spans)["search_memory"]
+    assert search.attributes["gen_ai.operation.name"] == "search_memory"
+    assert search.attributes["swarmgraph.memory.recalled"] is True
+    assert parent_name(spans, search) == "invoke_agent Triage"
+    assert "Rex" not in all_text(spans)  # what was recalled is content
+
+
+def test_the_tool_call_span_is_current_while_the_tool_runs(spans):
+    """What a driver of another process (a Temporal activity) injects to stay in the trace."""
+    from opentelemetry import propagate
+
+    carried: dict = {}
+
+    def lookup(order_id: int) -> str:
+        """Look an order up."""
+        propagate.inject(carried)
+        return "ok"
+
+    model = ScriptedChatModel([scripted_tool_call("lookup", {"order_id": 7}, id="c1"), "Done."])
+    Swarm(chat_model=model).run(Agent(functions=[lookup]), [user("order 7?")])
+    tool = one(spans, "execute_tool lookup")
+    trace_id, span_id = carried["traceparent"].split("-")[1:3]
+    assert (int(trace_id, 16), int(span_id, 16)) == (tool.context.trace_id, tool.context.span_id)
+
+
+def test_a_streamed_and_an_async_fan_out_trace_like_a_plain_run(spans):
+    billing, tech = Agent(name="Billing", model="billing"), Agent(name="Tech", model="tech")
+
+    def ask_both():
+        """Ask billing and tech at once."""
+        return Parallel(billing, tech)
+
+    def swarm() -> Swarm:
+        models = {
+            "desk": ScriptedChatModel([scripted_tool_call("ask_both", id="f1"), "Both."]),
+            "billing": ScriptedChatModel(["Paid."]),
+            "tech": ScriptedChatModel(["Fine."]),
+        }
+        return Swarm(chat_model=models.__getitem__)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both])
+    asyncio.run(swarm().arun(desk, [user("both?")]))
+    async_parents = sorted(tree(spans))
+    spans.clear()
+    events_seen = list(swarm().run(desk, [user("both?")], stream=True))
+    assert "response" in events_seen[-1]
+    assert sorted(tree(spans)) == async_parents
+    assert ("branch Billing", "invoke_agent Desk") in async_parents
