@@ -48,7 +48,9 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from langchain_core.runnables import RunnableConfig
 
+    from .approvals import PendingApproval
     from .drivers import Driver
+    from .errors import BudgetExceeded
     from .runtime import ModelCall, Turn
     from .types import Agent, Response
 
@@ -146,6 +148,17 @@ class RunObserver:
         """The active agent switched from ``agent`` to ``target`` (``route``: the route's
         label when a route, not a tool, handed off)."""
 
+    def on_step(self, step: Mapping[str, Any]) -> None:
+        """A step went on the run's trajectory (``Response.trajectory``'s entries: a model or
+        tool call, a guardrail or precondition check, a handoff...), as it happened."""
+
+    def on_budget_stop(self, stop: BudgetExceeded) -> None:
+        """A budget limit stopped the run, as it did (``run.control.exceeded``)."""
+
+    def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+        """The run (or the parallel branch it runs in) stopped for these calls' decisions, as
+        it did: approval-marked calls and ``@effect`` calls in doubt (``in_doubt``)."""
+
 
 #: ``RunInfo -> RunObserver | None``, asked before every run.
 ObserverFactory = Callable[[RunInfo], "RunObserver | None"]
@@ -182,6 +195,7 @@ def observers_for(run: RunInfo) -> Observers | None:
     if not found:
         return None
     observers = Observers(run, tuple(found))
+    observers.watch(run.control)
     for each in observers.each:
         each.run_started(run)
     return observers
@@ -197,6 +211,25 @@ class Observers:
 
     def __bool__(self) -> bool:
         return bool(self.each)
+
+    def watch(self, control: Any) -> None:
+        """Tell the observers of ``control``'s steps, budget stop and waiting calls as each
+        happens. Each feature already records them there (its ``ledger.trajectory``,
+        ``exceeded``, ``awaiting``), from a dozen places: watching those three keeps the
+        features free of observer call sites, and a run nobody observes is never watched.
+        (A compiled graph invoked directly makes a control per step: each is watched.)"""
+        ledger = control.ledger
+        if not isinstance(ledger.trajectory, _Trajectory):
+            ledger.trajectory = _Trajectory(ledger.trajectory, self)
+        if not isinstance(control, _Watched):
+            # The same object as a subclass that adds no state, only the watching
+            # __setattr__: whoever holds the control keeps holding it.
+            control.__class__ = _watched(type(control))
+        control.__dict__["_observed_by"] = self
+
+    def step(self, entry: Mapping[str, Any]) -> None:
+        for observer in self.each:
+            observer.on_step(entry)
 
     def ended(self, response: Response | None, error: BaseException | None = None) -> None:
         """The run ended (once: a failing run's ``__exit__`` and ``finish`` may both say so)."""
@@ -244,6 +277,46 @@ class Observers:
     def switched(self, agent: Agent, target: Agent, route: str | None) -> None:
         for observer in self.each:
             observer.on_switch(agent, target, route)
+
+
+class _Trajectory(list[dict[str, Any]]):
+    """A run's trajectory that tells its observers of each step appended (Books appends)."""
+
+    def __init__(self, steps: Sequence[dict[str, Any]], observers: Observers) -> None:
+        super().__init__(steps)
+        self.observers = observers
+
+    def append(self, entry: dict[str, Any]) -> None:
+        super().append(entry)
+        self.observers.step(entry)
+
+
+class _Watched:
+    """Marks a watched control's class (see :meth:`Observers.watch`)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        observers: Observers | None = self.__dict__.get("_observed_by")
+        if observers is None or value is None:
+            return
+        if name == "exceeded":
+            for observer in observers.each:
+                observer.on_budget_stop(value)
+        elif name == "awaiting":
+            for observer in observers.each:
+                observer.on_asked(value)
+
+
+_watched_classes: dict[type, type] = {}
+
+
+def _watched(base: type) -> type:
+    """``base`` (``RunControl``) with :class:`_Watched`'s ``__setattr__``, made once."""
+    with _lock:
+        made = _watched_classes.get(base)
+        if made is None:
+            made = _watched_classes[base] = type(f"Watched{base.__name__}", (_Watched, base), {})
+        return made
 
 
 class ToolObserver:

@@ -44,13 +44,15 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
+    from .approvals import PendingApproval
+    from .errors import BudgetExceeded
     from .hooks import BranchInfo, ModelCallInfo, Proceed, RunInfo, ToolCallInfo
     from .types import Agent, Response
 
@@ -139,10 +141,14 @@ class TracingObserver(RunObserver):
         self._agents: dict[str | None, tuple[Agent, Span]] = {}  # open agent span, by branch
         self._branches: dict[str, Span] = {}
         self._lock = threading.Lock()
+        self._roster: dict[str, Agent] = {}  # the run's agents by name (events name them)
+        self._asked: set[str] = set()  # calls whose asking is stamped already
+        self._stop: Any = None  # the budget stop stamped already
 
     # -- the run ----------------------------------------------------------------------
     def run_started(self, run: RunInfo) -> None:
         self.conversation = run.conversation_id
+        self._roster = {a.name: a for a in (run.control.agents or {}).values()}
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_workflow",
             "gen_ai.agent.name": run.agent.name,
@@ -174,41 +180,8 @@ class TracingObserver(RunObserver):
             open_spans = [span for _, span in self._agents.values()]
             self._agents.clear()
         control = run.control
-        if control.exceeded is not None:
-            stop = control.exceeded
-            root.add_event(
-                "swarmgraph.budget.exceeded",
-                {
-                    "swarmgraph.budget.limit": stop.limit,
-                    "swarmgraph.budget.value": stop.value,
-                    "gen_ai.agent.name": stop.agent,
-                },
-            )
-        # Every check that refused, from the run's trajectory: also one whose agent's
-        # on_trip took over (the run went on), and preconditions (requires=).
-        for step in list(control.ledger.trajectory):
-            if step["kind"] in ("guardrail", "precondition") and not step.get("passed", True):
-                tripped: dict[str, Any] = {
-                    "swarmgraph.guardrail.name": step["name"],
-                    "swarmgraph.guardrail.kind": step.get("when") or step["kind"],
-                    "gen_ai.agent.name": step["agent"],
-                }
-                if self.capture and step.get("reason") is not None:
-                    tripped["swarmgraph.guardrail.reason"] = str(step["reason"])
-                root.add_event(f"swarmgraph.{step['kind']}.tripped", tripped)
-        if response is not None:
-            for pending in response.pending:
-                asked = {
-                    "gen_ai.tool.name": pending.tool,
-                    "gen_ai.tool.call.id": pending.id,
-                    "gen_ai.agent.name": pending.agent,
-                    "swarmgraph.effect.in_doubt": pending.in_doubt,
-                }
-                root.add_event("swarmgraph.approval.asked", asked)
-                if pending.in_doubt:
-                    root.add_event("swarmgraph.effect.in_doubt", asked)
-            if response.agent is not None:
-                root.set_attribute("swarmgraph.agent.final", response.agent.name)
+        if response is not None and response.agent is not None:
+            root.set_attribute("swarmgraph.agent.final", response.agent.name)
         usage = control.ledger.totals
         root.set_attribute("gen_ai.usage.input_tokens", usage["input_tokens"])
         root.set_attribute("gen_ai.usage.output_tokens", usage["output_tokens"])
@@ -267,6 +240,70 @@ class TracingObserver(RunObserver):
                 {"swarmgraph.route.label": route, "swarmgraph.handoff.to": target.name},
             )
         span.end()
+
+    # -- what happens during a turn: stamped as it happens, on the turn it belongs to ----
+    def _turn_of(self, name: str | None) -> Span:
+        """The open ``invoke_agent`` span of the current branch (the turn something happened
+        in); none open: the turn of agent ``name`` starts here (an input guardrail runs
+        before the agent's first model call), or, for an agent not in the run's roster,
+        the branch's or the run's span."""
+        from .state import current_branch
+
+        branch = current_branch()
+        with self._lock:
+            open_ = self._agents.get(branch)
+        if open_ is not None:
+            return open_[1]
+        agent = self._roster.get(name) if name is not None else None
+        if agent is not None:
+            return self._agent_span(agent, branch)
+        with self._lock:
+            return self._branches.get(branch or "") or self.root  # type: ignore[return-value]
+
+    def on_step(self, step: Mapping[str, Any]) -> None:
+        kind = step["kind"]
+        # Every check that refused: also one whose agent's on_trip took over (the run went
+        # on), and preconditions (requires=). Handoffs and routes: on_switch.
+        if kind not in ("guardrail", "precondition") or step.get("passed", True):
+            return
+        tripped: dict[str, Any] = {
+            "swarmgraph.guardrail.name": step["name"],
+            "swarmgraph.guardrail.kind": step.get("when") or kind,
+            "gen_ai.agent.name": step["agent"],
+        }
+        if self.capture and step.get("reason") is not None:
+            tripped["swarmgraph.guardrail.reason"] = str(step["reason"])
+        self._turn_of(step["agent"]).add_event(f"swarmgraph.{kind}.tripped", tripped)
+
+    def on_budget_stop(self, stop: BudgetExceeded) -> None:
+        if stop is self._stop:
+            return
+        self._stop = stop
+        self._turn_of(stop.agent).add_event(
+            "swarmgraph.budget.exceeded",
+            {
+                "swarmgraph.budget.limit": stop.limit,
+                "swarmgraph.budget.value": stop.value,
+                "gen_ai.agent.name": stop.agent,
+            },
+        )
+
+    def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+        for pending in calls:
+            with self._lock:  # awaiting grows: [*already asked, *new]
+                if pending.id in self._asked:
+                    continue
+                self._asked.add(pending.id)
+            asked: dict[str, Any] = {
+                "gen_ai.tool.name": pending.tool,
+                "gen_ai.tool.call.id": pending.id,
+                "gen_ai.agent.name": pending.agent,
+                "swarmgraph.effect.in_doubt": pending.in_doubt,
+            }
+            span = self._turn_of(pending.agent)
+            span.add_event("swarmgraph.approval.asked", asked)
+            if pending.in_doubt:
+                span.add_event("swarmgraph.effect.in_doubt", asked)
 
     # -- calls --------------------------------------------------------------------------
     async def around_model_call(self, proceed: Proceed, call: ModelCallInfo) -> Any:

@@ -84,6 +84,17 @@ def events(span: ReadableSpan) -> dict[str, dict]:
     return {event.name: dict(event.attributes or {}) for event in span.events}
 
 
+def stamped(span: ReadableSpan, name: str) -> int:
+    """When event ``name`` of ``span`` was added (ns)."""
+    [event] = [e for e in span.events if e.name == name]
+    return event.timestamp
+
+
+def within(span: ReadableSpan, time: int) -> bool:
+    assert span.start_time is not None and span.end_time is not None
+    return span.start_time <= time <= span.end_time
+
+
 def all_text(exporter: InMemorySpanExporter) -> str:
     """Every attribute and event attribute value of every span, as one text."""
     parts = []
@@ -140,6 +151,11 @@ def test_a_handoff_is_one_trace_of_agent_model_and_tool_spans(spans):
     assert triage_span.attributes["gen_ai.agent.name"] == "Triage"
     assert events(triage_span)["swarmgraph.handoff"] == {"swarmgraph.handoff.to": "Sales"}
     assert "gen_ai.conversation.id" not in triage_span.attributes  # not a Session turn
+    # stamped at the switch: after Triage's last call, before Sales' turn began
+    handed = stamped(triage_span, "swarmgraph.handoff")
+    assert one(spans, "execute_tool transfer_to_sales").end_time <= handed
+    assert handed <= one(spans, "invoke_agent Sales").start_time
+    assert handed < one(spans, "invoke_workflow Triage").end_time
 
     chat = by_name(spans)["chat gpt-4o"][0]
     assert chat.attributes["gen_ai.operation.name"] == "chat"
@@ -267,7 +283,12 @@ def test_an_approval_asked_then_answered_are_events_of_their_runs(spans):
     history = [user("refund order 7")]
     first = swarm.run(refunds, history)
     assert [p.id for p in first.pending] == ["r1"] and log == []
-    asked = events(one(spans, "invoke_workflow Refunds"))["swarmgraph.approval.asked"]
+    turn = one(spans, "invoke_agent Refunds")
+    asked = events(turn)["swarmgraph.approval.asked"]
+    # asked in the turn, once its model call had asked for the call
+    assert one(spans, "chat gpt-4o").end_time <= stamped(turn, "swarmgraph.approval.asked")
+    assert within(turn, stamped(turn, "swarmgraph.approval.asked"))
+    assert "swarmgraph.approval.asked" not in events(one(spans, "invoke_workflow Refunds"))
     assert asked == {
         "gen_ai.tool.name": "process_refund",
         "gen_ai.tool.call.id": "r1",
@@ -292,7 +313,11 @@ def test_a_budget_stop_is_an_error_span_with_its_limit(spans):
         swarm.run(triage, [user("where is order 7?")], budget=Budget(max_model_calls=1))
     root = one(spans, "invoke_workflow Triage")
     assert root.status.status_code is StatusCode.ERROR
-    assert events(root)["swarmgraph.budget.exceeded"] == {
+    turn = one(spans, "invoke_agent Triage")
+    # stopped in Triage's turn, as its first tool call ended (the second model call refused)
+    stop = stamped(turn, "swarmgraph.budget.exceeded")
+    assert one(spans, "execute_tool lookup").end_time <= stop and within(turn, stop)
+    assert events(turn)["swarmgraph.budget.exceeded"] == {
         "swarmgraph.budget.limit": "max_model_calls",
         "swarmgraph.budget.value": 1,
         "gen_ai.agent.name": "Triage",
@@ -309,7 +334,10 @@ def test_a_guardrail_trip_is_an_event_without_its_reason(spans):
     with pytest.raises(GuardrailTripped):
         Swarm(chat_model=ScriptedChatModel(["Hi."])).run(guarded, [user("my card is 4242")])
     root = one(spans, "invoke_workflow Guarded")
-    tripped = events(root)["swarmgraph.guardrail.tripped"]
+    turn = one(spans, "invoke_agent Guarded")  # the turn the trip ended, before a model call
+    tripped = events(turn)["swarmgraph.guardrail.tripped"]
+    assert within(turn, stamped(turn, "swarmgraph.guardrail.tripped"))
+    assert "chat gpt-4o" not in by_name(spans)
     assert tripped["swarmgraph.guardrail.name"] == "no_cards"
     assert tripped["gen_ai.agent.name"] == "Guarded"
     assert root.status.status_code is StatusCode.ERROR and SECRET not in all_text(spans)
@@ -473,7 +501,12 @@ def test_a_trip_that_on_trip_answers_is_still_an_event(spans):
     response = Swarm(chat_model=models.__getitem__).run(guarded, [user("my card is 4242")])
     assert response.agent.name == "Fallback"
     root = one(spans, "invoke_workflow Guarded")
-    assert events(root)["swarmgraph.guardrail.tripped"]["swarmgraph.guardrail.name"] == "no_cards"
+    guarded_turn = one(spans, "invoke_agent Guarded")
+    tripped = stamped(guarded_turn, "swarmgraph.guardrail.tripped")
+    assert events(guarded_turn)["swarmgraph.guardrail.tripped"]["swarmgraph.guardrail.name"] == (
+        "no_cards"
+    )
+    assert tripped <= one(spans, "chat fallback").start_time  # tripped, then Fallback spoke
     assert root.status.status_code is StatusCode.UNSET  # the run went on
     assert "chat gpt-4o" not in by_name(spans) and "chat fallback" in by_name(spans)
 
