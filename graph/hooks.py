@@ -80,6 +80,10 @@ class RunInfo:
     #: The run's ``RunControl`` (typed loosely: graph/run_control.py names this module's
     #: :class:`Observers`, and two engine modules never import each other).
     control: Any
+    #: A compiled graph invoked directly (graph/observed_graph.py): ``control`` is a
+    #: stand-in naming the graph's agents (each step has its own), ``conversation_id`` the
+    #: thread's id, and the run ends without a ``Response``.
+    invoked: bool = False
 
 
 @dataclass

@@ -144,6 +144,7 @@ class TracingObserver(RunObserver):
         self._roster: dict[str, Agent] = {}  # the run's agents by name (events name them)
         self._asked: set[str] = set()  # calls whose asking is stamped already
         self._stop: Any = None  # the budget stop stamped already
+        self._tokens = [0, 0]  # input, output: the chat spans' (an invoked graph has no ledger)
 
     # -- the run ----------------------------------------------------------------------
     def run_started(self, run: RunInfo) -> None:
@@ -183,8 +184,9 @@ class TracingObserver(RunObserver):
         if response is not None and response.agent is not None:
             root.set_attribute("swarmgraph.agent.final", response.agent.name)
         usage = control.ledger.totals
-        root.set_attribute("gen_ai.usage.input_tokens", usage["input_tokens"])
-        root.set_attribute("gen_ai.usage.output_tokens", usage["output_tokens"])
+        tokens = self._tokens if run.invoked else [usage["input_tokens"], usage["output_tokens"]]
+        root.set_attribute("gen_ai.usage.input_tokens", tokens[0])
+        root.set_attribute("gen_ai.usage.output_tokens", tokens[1])
         stopped = error or control.exceeded or control.tripped
         if stopped is not None:
             if error is not None:
@@ -330,8 +332,12 @@ class TracingObserver(RunObserver):
             reply = await proceed()
             usage = getattr(reply, "usage_metadata", None)
             if usage:
-                span.set_attribute("gen_ai.usage.input_tokens", usage.get("input_tokens", 0))
-                span.set_attribute("gen_ai.usage.output_tokens", usage.get("output_tokens", 0))
+                tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+                span.set_attribute("gen_ai.usage.input_tokens", tokens[0])
+                span.set_attribute("gen_ai.usage.output_tokens", tokens[1])
+                with self._lock:
+                    self._tokens[0] += tokens[0]
+                    self._tokens[1] += tokens[1]
             meta = getattr(reply, "response_metadata", None) or {}
             finish = meta.get("finish_reason") or (
                 "tool_calls" if getattr(reply, "tool_calls", None) else "stop"

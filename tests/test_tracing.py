@@ -106,6 +106,12 @@ def all_text(exporter: InMemorySpanExporter) -> str:
 
 
 def handoff_swarm() -> tuple[Swarm, Agent]:
+    triage, models = handoff_agents()
+    return Swarm(chat_model=models.__getitem__), triage
+
+
+def handoff_agents() -> tuple[Agent, dict[str, ScriptedChatModel]]:
+    """Triage looks an order up and hands off to Sales; the scripted models by name."""
     sales = Agent(name="Sales", model="sales-model", instructions="Sell bees.")
 
     def transfer_to_sales(note: str = ""):
@@ -126,7 +132,7 @@ def handoff_swarm() -> tuple[Swarm, Agent]:
         ),
         "sales-model": ScriptedChatModel([f"Bees are $5, {SECRET}."]),
     }
-    return Swarm(chat_model=models.__getitem__), triage
+    return triage, models
 
 
 # -- a handoff ---------------------------------------------------------------------------------
@@ -354,6 +360,102 @@ def test_a_failing_run_ends_its_spans_with_the_error(spans):
     assert set(names) == {"invoke_workflow Agent", "invoke_agent Agent", "chat gpt-4o"}
     assert names["chat gpt-4o"].status.status_code is StatusCode.ERROR
     assert names["invoke_workflow Agent"].status.status_code is StatusCode.ERROR
+
+
+# -- a compiled graph invoked directly ------------------------------------------------------------
+def test_a_compiled_graph_invoked_itself_is_one_trace_per_invoke(spans):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from swarmgraph import build_swarm_graph
+
+    triage, models = handoff_agents()
+    models["sales-model"] = ScriptedChatModel(["Bees are $5.", "Still $5."])
+    app = build_swarm_graph([triage], chat_model=models.__getitem__).compile(
+        checkpointer=InMemorySaver()
+    )
+    thread = {"configurable": {"thread_id": "t-7"}}
+    out = app.invoke({"messages": [("user", f"where is order 7? {SECRET}")]}, thread)
+    assert out["messages"][-1].name == "Sales"
+    assert tree(spans) == [
+        ("invoke_workflow Triage", None),
+        ("invoke_agent Triage", "invoke_workflow Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+        ("execute_tool lookup", "invoke_agent Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+        ("execute_tool transfer_to_sales", "invoke_agent Triage"),
+        ("invoke_agent Sales", "invoke_workflow Triage"),
+        ("chat sales-model", "invoke_agent Sales"),
+    ]
+    assert len({s.context.trace_id for s in spans.get_finished_spans()}) == 1
+    triage_span = one(spans, "invoke_agent Triage")
+    handed = stamped(triage_span, "swarmgraph.handoff")
+    assert handed <= one(spans, "invoke_agent Sales").start_time
+    root = one(spans, "invoke_workflow Triage")
+    assert root.attributes["gen_ai.conversation.id"] == "t-7"  # the LangGraph thread
+    chats = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
+    assert root.attributes["gen_ai.usage.input_tokens"] == sum(
+        c.attributes["gen_ai.usage.input_tokens"] for c in chats
+    )
+    assert SECRET not in all_text(spans)
+
+    spans.clear()  # a second invoke on the thread: a trace of its own
+    asyncio.run(app.ainvoke({"messages": [("user", "and now?")]}, thread))
+    assert tree(spans) == [
+        ("invoke_workflow Triage", None),
+        ("invoke_agent Sales", "invoke_workflow Triage"),
+        ("chat sales-model", "invoke_agent Sales"),
+    ]
+
+
+def test_a_compiled_graph_read_partly_or_failing_ends_its_trace(spans):
+    from swarmgraph import build_swarm_graph
+
+    class Broken(ScriptedChatModel):
+        def _generate(self, *args, **kwargs):
+            raise RuntimeError("the model is down")
+
+    app = build_swarm_graph([Agent()], chat_model=Broken([])).compile()
+    with pytest.raises(RuntimeError, match="the model is down"):
+        app.invoke({"messages": [("user", "hi")]})
+    root = one(spans, "invoke_workflow Agent")
+    assert root.status.status_code is StatusCode.ERROR
+    assert {s.name for s in spans.get_finished_spans()} == {
+        "invoke_workflow Agent",
+        "invoke_agent Agent",
+        "chat gpt-4o",
+    }
+
+    spans.clear()  # a stream the caller stops reading after the first update
+    two = Agent(name="Two")
+    one_ = Agent(name="One", handoffs=[two])
+    model = ScriptedChatModel([scripted_tool_call("transfer_to_two"), "Hi from two."])
+    stream = (
+        build_swarm_graph([one_], chat_model=model).compile().stream({"messages": [("user", "hi")]})
+    )
+    next(stream)
+    stream.close()
+    assert "invoke_workflow One" in by_name(spans)
+    assert all(s.end_time is not None for s in spans.get_finished_spans())
+
+
+def test_the_served_graph_is_traced_and_a_copy_of_it_too(spans):
+    from swarmgraph.app.served import make_graph
+
+    served = make_graph(offline=True).copy({"name": "as the server copies it"})
+    served.invoke({"messages": [("user", "hi")]})
+    roots = [s for s in spans.get_finished_spans() if s.parent is None]
+    assert [s.name.split()[0] for s in roots] == ["invoke_workflow"]
+    assert any(s.name.startswith("chat ") for s in spans.get_finished_spans())
+
+
+def test_an_untraced_compiled_graph_observes_nothing():
+    from swarmgraph.graph.observed_graph import _observers
+
+    from swarmgraph import build_swarm_graph
+
+    app = build_swarm_graph([Agent()], chat_model=ScriptedChatModel(["Hi."])).compile()
+    assert _observers(app, None) is None  # no provider set: the invoke is LangGraph's own
+    assert app.invoke({"messages": [("user", "hi")]})["messages"][-1].content == "Hi."
 
 
 # -- a Session turn -----------------------------------------------------------------------------
