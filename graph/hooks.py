@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -152,6 +153,12 @@ class RunObserver:
         """The active agent switched from ``agent`` to ``target`` (``route``: the route's
         label when a route, not a tool, handed off)."""
 
+    def around_member(self, agent: Agent, branch: str | None) -> AbstractContextManager[Any]:
+        """Around one turn of a LangGraph member (graph/native.py: ``agent.graph`` runs its
+        own loop, so its model and tool calls are its own, not seen by the hooks above), in
+        the run's thread: a context manager, entered as the member's graph runs."""
+        return nullcontext()
+
     def on_step(self, step: Mapping[str, Any]) -> None:
         """A step went on the run's trajectory (``Response.trajectory``'s entries: a model or
         tool call, a guardrail or precondition check, a handoff...), as it happened."""
@@ -230,6 +237,14 @@ class Observers:
             # __setattr__: whoever holds the control keeps holding it.
             control.__class__ = _watched(type(control))
         control.__dict__["_observed_by"] = self
+
+    def member_turn(self, agent: Agent) -> ExitStack:
+        """Every observer's ``around_member`` for ``agent``'s turn, as one context manager."""
+        stack = ExitStack()
+        branch = current_branch()
+        for observer in self.each:
+            stack.enter_context(observer.around_member(agent, branch))
+        return stack
 
     def step(self, entry: Mapping[str, Any]) -> None:
         for observer in self.each:

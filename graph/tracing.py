@@ -45,6 +45,7 @@ import os
 import sys
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -242,6 +243,14 @@ class TracingObserver(RunObserver):
                 {"swarmgraph.route.label": route, "swarmgraph.handoff.to": target.name},
             )
         span.end()
+
+    def around_member(self, agent: Agent, branch: str | None) -> AbstractContextManager[Any]:
+        """A LangGraph member's turn is its ``invoke_agent`` span, current while its graph
+        runs (an instrumentation of LangChain or LangGraph nests the member's own model and
+        tool calls under it)."""
+        from opentelemetry.trace import use_span
+
+        return use_span(self._agent_span(agent, branch), end_on_exit=False)
 
     # -- what happens during a turn: stamped as it happens, on the turn it belongs to ----
     def _turn_of(self, name: str | None) -> Span:

@@ -458,6 +458,55 @@ def test_an_untraced_compiled_graph_observes_nothing():
     assert app.invoke({"messages": [("user", "hi")]})["messages"][-1].content == "Hi."
 
 
+# -- a LangGraph member ---------------------------------------------------------------------------
+@pytest.mark.parametrize("run_async", [False, True])
+def test_a_langgraph_members_turn_is_an_invoke_agent_span_current_while_it_runs(spans, run_async):
+    from langchain.agents import create_agent
+    from opentelemetry import trace
+
+    from swarmgraph import handoff_tool
+
+    seen: list = []
+
+    class Recording(ScriptedChatModel):  # the member's own model: which span is current
+        def _generate(self, *args, **kwargs):
+            seen.append(trace.get_current_span().get_span_context().span_id)
+            return super()._generate(*args, **kwargs)
+
+        async def _agenerate(self, *args, **kwargs):
+            return self._generate(*args, **kwargs)
+
+    triage = Agent(name="Triage")
+    research = create_agent(
+        Recording([scripted_tool_call("transfer_to_triage", id="h1")]),
+        tools=[handoff_tool(triage)],
+        name="research",
+    )
+    triage.handoffs.append(research)
+    model = ScriptedChatModel([scripted_tool_call("transfer_to_research"), "Back with Triage."])
+    swarm = Swarm(chat_model=model)
+    history = [user("What do bees see?")]
+    run = swarm.arun(triage, history) if run_async else None
+    response = asyncio.run(run) if run is not None else swarm.run(triage, history)
+    assert response.agent.name == "Triage"
+    assert tree(spans) == [
+        ("invoke_workflow Triage", None),
+        ("invoke_agent Triage", "invoke_workflow Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+        ("execute_tool transfer_to_research", "invoke_agent Triage"),
+        ("invoke_agent research", "invoke_workflow Triage"),
+        ("invoke_agent Triage", "invoke_workflow Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+    ]
+    member = one(spans, "invoke_agent research")
+    assert member.attributes["gen_ai.agent.name"] == "research"
+    assert seen == [member.context.span_id]  # the member's model call ran inside its turn
+    handed = stamped(member, "swarmgraph.handoff")
+    assert events(member)["swarmgraph.handoff"] == {"swarmgraph.handoff.to": "Triage"}
+    later = by_name(spans)["invoke_agent Triage"][1]
+    assert handed <= later.start_time
+
+
 # -- a Session turn -----------------------------------------------------------------------------
 def test_a_session_turn_carries_its_conversation_id(spans, url):
     swarm, triage = handoff_swarm()
