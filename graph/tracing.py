@@ -44,13 +44,14 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
-    from opentelemetry.trace import Span, Tracer, TracerProvider
+    from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
     from .approvals import PendingApproval
     from .errors import BudgetExceeded
@@ -59,7 +60,13 @@ if TYPE_CHECKING:
 
 from .hooks import RunObserver, register
 
-__all__ = ["CAPTURE_CONTENT_ENV", "TracingObserver", "observer_for", "use_tracer_provider"]
+__all__ = [
+    "CAPTURE_CONTENT_ENV",
+    "TracingObserver",
+    "memory_update",
+    "observer_for",
+    "use_tracer_provider",
+]
 
 #: The switch the community GenAI instrumentations read for content capture.
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -67,6 +74,11 @@ _CAPTURE_ON = {"true", "1", "yes", "span_only", "span_and_event", "event_only"}
 _SCOPE = "swarmgraph"
 
 _chosen: dict[str, Any] = {"provider": None, "capture": None}
+#: The conversation and root span context of the last run that ended in this context: a
+#: Session's writes after its turn (graph/tracing.py's memory_update) join that turn's trace.
+_LAST_RUN: ContextVar[tuple[str, SpanContext] | None] = ContextVar(
+    "swarmgraph_last_traced_run", default=None
+)
 #: The memory tools (graph/memory_tools.py) as the GenAI conventions' memory operations.
 _MEMORY_OPERATIONS = {
     "remember": "update_memory",
@@ -196,6 +208,8 @@ class TracingObserver(RunObserver):
         for span in open_spans:
             span.end()
         root.end()
+        if run.conversation_id is not None:  # what the turn writes next joins its trace
+            _LAST_RUN.set((run.conversation_id, root.get_span_context()))
 
     # -- agent turns --------------------------------------------------------------------
     def _agent_span(self, agent: Agent, branch: str | None) -> Span:
@@ -442,6 +456,67 @@ class TracingObserver(RunObserver):
                 return text
 
         return recall
+
+
+def memory_update(
+    conversation_id: str | None,
+    turn_id: str | None,
+    step: str,
+    changes: Sequence[Mapping[str, Any]] | None = None,
+) -> AbstractContextManager[Span | None]:
+    """An ``update_memory`` span around a write to long-term memory outside the run (a
+    Session's, after its turn: ``step`` ``"extract"``, the extractor staging what the
+    user's messages say, or ``"apply"``, a turn's outbox written to the store), in the
+    trace of the last run of ``conversation_id`` that ended in this context (the turn's),
+    else under the current span; nothing without a tracer provider. ``changes``: the
+    outbox's records (counted; their keys only with content capture).
+
+    Example:
+        >>> with memory_update("conv-1", "t1", "apply", []) as span:
+        ...     span is None  # no provider configured here
+        True
+    """
+    provider = _provider()
+    if provider is None:
+        return nullcontext()
+    return _memory_span(provider.get_tracer(_SCOPE), conversation_id, turn_id, step, changes)
+
+
+@contextmanager
+def _memory_span(
+    tracer: Tracer,
+    conversation_id: str | None,
+    turn_id: str | None,
+    step: str,
+    changes: Sequence[Mapping[str, Any]] | None,
+) -> Iterator[Span]:
+    from opentelemetry.trace import NonRecordingSpan, set_span_in_context
+
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "update_memory",
+        "swarmgraph.memory.step": step,
+    }
+    if conversation_id is not None:
+        attributes["gen_ai.conversation.id"] = conversation_id
+    if turn_id is not None:
+        attributes["swarmgraph.memory.turn_id"] = turn_id
+    if changes is not None:
+        attributes["swarmgraph.memory.remembered"] = sum(
+            1 for c in changes if c.get("op") == "remember"
+        )
+        attributes["swarmgraph.memory.forgotten"] = sum(
+            1 for c in changes if c.get("op") != "remember"
+        )
+        if _captures():
+            attributes["swarmgraph.memory.keys"] = [str(c.get("key")) for c in changes]
+    last = _LAST_RUN.get()
+    context = None
+    if last is not None and conversation_id is not None and last[0] == conversation_id:
+        context = set_span_in_context(NonRecordingSpan(last[1]))
+    with tracer.start_as_current_span(
+        "update_memory", context=context, attributes=attributes
+    ) as span:
+        yield span
 
 
 def _provider_name(runnable: Any) -> str:

@@ -735,8 +735,11 @@ def test_long_term_recall_is_a_search_memory_span_and_remember_a_tool_span(spans
     swarm = Swarm(chat_model=model)
     first = Session("conv-a", url=url, user_id="ming", long_term=True)
     first.run(swarm, agent, "My dog is called Rex, remember it.")
-    write = one(spans, "update_memory")
+    staged, applied = sorted(by_name(spans)["update_memory"], key=lambda s: s.start_time)
+    write = staged  # the tool's write, staged in the turn's outbox; applied after the turn
     assert parent_name(spans, write) == "execute_tool remember"
+    assert applied.attributes["swarmgraph.memory.step"] == "apply"
+    assert parent_name(spans, applied) == "invoke_workflow Triage"
     assert write.attributes["gen_ai.operation.name"] == "update_memory"
     assert write.attributes["swarmgraph.memory.scope"] == "user"
     spans.clear()
@@ -746,6 +749,39 @@ def test_long_term_recall_is_a_search_memory_span_and_remember_a_tool_span(spans
     assert search.attributes["swarmgraph.memory.recalled"] is True
     assert parent_name(spans, search) == "invoke_agent Triage"
     assert "Rex" not in all_text(spans)  # what was recalled is content
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_a_sessions_writes_after_the_turn_are_update_memory_spans_of_its_trace(
+    spans, url, run_async
+):
+    def city_rule(text: str) -> dict:  # a stand-in extractor: one rule, no model
+        return {"home_city": "Porto"} if "Porto" in text else {}
+
+    swarm, triage = handoff_swarm()
+    session = Session("conv-9", url=url, user_id="ming", long_term=True, extract=city_rule)
+    said = "I moved to Porto; where is order 7?"
+    if run_async:
+        asyncio.run(session.arun(swarm, triage, said, turn_id="turn-1"))
+    else:
+        session.run(swarm, triage, said, turn_id="turn-1")
+    root = one(spans, "invoke_workflow Triage")
+    writes = sorted(by_name(spans)["update_memory"], key=lambda s: s.start_time)
+    assert [w.attributes["swarmgraph.memory.step"] for w in writes] == ["extract", "apply"]
+    extract, apply = writes
+    for write in writes:  # in the turn's trace, under its run, after the run
+        assert write.context.trace_id == root.context.trace_id
+        assert parent_name(spans, write) == "invoke_workflow Triage"
+        assert write.start_time >= root.end_time
+        assert write.attributes["gen_ai.operation.name"] == "update_memory"
+        assert write.attributes["gen_ai.conversation.id"] == "conv-9"
+        assert write.attributes["swarmgraph.memory.turn_id"] == "turn-1"
+    assert extract.end_time <= apply.start_time
+    assert extract.attributes["swarmgraph.memory.staged"] == 1
+    assert apply.attributes["swarmgraph.memory.remembered"] == 1
+    assert apply.attributes["swarmgraph.memory.forgotten"] == 0
+    assert "Porto" not in all_text(spans) and "home_city" not in all_text(spans)
+    assert [f.value for f in session.long_term.facts()] == ["Porto"]  # the write happened
 
 
 def test_the_tool_call_span_is_current_while_the_tool_runs(spans):
