@@ -1,12 +1,15 @@
 """Observers of a run: the one interface a feature that watches the run (tracing) attaches by.
 
-A :class:`RunObserver` sees a ``Swarm.run`` (and so a ``Session`` turn) at six points: the run
+A :class:`RunObserver` sees a ``Swarm.run`` (and so a ``Session`` turn, and each invoke of
+a compiled graph from ``build_swarm_graph``: graph/observed_graph.py) at these points: the run
 starting and ending, around each model call, around each tool call, around each parallel
-branch, and at each switch of the active agent. Each ``around_*`` hook gets ``proceed``, a
-zero-argument coroutine function that does the call (the next observer's hook, or the call
-itself), and returns what it returned: the LangChain 1.x middleware shape (``wrap_model_call``,
-``wrap_tool_call``), written as ``async def`` so the one step body serves ``run`` and ``arun``
-(graph/drivers.py: under the sync driver nothing suspends).
+branch, around a LangGraph member's turn, at each switch of the active agent, and as each
+step, budget stop and call waiting for a decision is recorded. Each ``around_*`` hook but the
+member's gets ``proceed``, a zero-argument coroutine function that does the call (the next
+observer's hook, or the call itself), and returns what it returned: the LangChain 1.x
+middleware shape (``wrap_model_call``, ``wrap_tool_call``), written as ``async def`` so the
+one step body serves ``run`` and ``arun`` (graph/drivers.py: under the sync driver nothing
+suspends). A member runs its own graph in the node, so its hook is a context manager.
 
 A program attaches observers by registering a factory (:func:`register`): before every run
 each factory is asked, with the run's :class:`RunInfo`, for an observer of that run (or
@@ -85,6 +88,9 @@ class RunInfo:
     #: stand-in naming the graph's agents (each step has its own), ``conversation_id`` the
     #: thread's id, and the run ends without a ``Response``.
     invoked: bool = False
+    #: The workflow's name (``gen_ai.workflow.name``): a compiled graph's own name, if it
+    #: was given one; ``None``: the run is named by its first agent.
+    workflow: str | None = None
 
 
 @dataclass

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ObservedCompiledGraph", "ObservedStateGraph"]
 
+_UNNAMED = "LangGraph"  # what LangGraph names a graph compiled without a name
+
 
 class ObservedStateGraph(StateGraph):
     """A ``StateGraph`` whose ``compile()`` gives an :class:`ObservedCompiledGraph`; its
@@ -117,7 +119,9 @@ def _observers(graph: ObservedCompiledGraph, config: RunnableConfig | None) -> O
     # The run's own control is a stand-in (each node step makes its own): it names the
     # graph's agents for the observers.
     conversation = None if thread is None else str(thread)
-    return observers_for(RunInfo(first, conversation, RunControl(agents=agents), invoked=True))
+    named = graph.name if graph.name != _UNNAMED else None
+    info = RunInfo(first, conversation, RunControl(agents=agents), invoked=True, workflow=named)
+    return observers_for(info)
 
 
 def _with(config: RunnableConfig | None, observers: Observers) -> RunnableConfig:

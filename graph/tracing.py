@@ -8,14 +8,18 @@ one nothing is imported beyond that check and nothing is emitted; without ``open
 installed (the ``tracing`` extra) a run is what it always was.
 
 One run is one trace (its root span a child of whatever span is current when it starts): an
-``invoke_workflow {agent}`` span; under it an ``invoke_agent {agent}`` span per agent turn (until
-the agent hands off, or the run ends); under that a ``chat {model}`` span per model call and an
-``execute_tool {tool}`` span per tool call; a parallel branch is a ``branch {path}`` span under
-the agent that fanned out, its agents' spans under it. Handoffs, routes, a budget stop, a
-guardrail trip, approvals asked and answered and an in-doubt effect are span events; a
-Session's long-term recall is a ``search_memory`` span, and the memory tools' calls
+``invoke_workflow {workflow}`` span (a compiled graph's name, else the first agent's); under it
+an ``invoke_agent {agent}`` span per agent turn (until the agent hands off, or the run ends: a
+LangGraph member's turn too); under that a ``chat {model}`` span per model call and an
+``execute_tool {tool}`` span per tool call (a handoff's with the conventions' transfer
+attributes); a parallel branch is a ``branch {path}`` span under the agent that fanned out, its
+agents' spans under it. Handoffs, routes, a budget stop, a guardrail trip, approvals asked and
+answered and an in-doubt effect are span events, each stamped as it happens on the turn it
+happens in; a Session's long-term recall is a ``search_memory`` span, the memory tools' calls
 (``remember``, ``recall``, ``forget``) hold ``update_memory``, ``search_memory`` and
-``delete_memory`` spans. docs/tracing.md lists every name.
+``delete_memory`` spans, and what a Session writes after its turn (extraction, the outbox) is
+an ``update_memory`` span of the turn's trace (:func:`memory_update`). docs/tracing.md lists
+every name.
 
 Privacy by default: no message text, tool arguments or results, context values, approval or
 guardrail reasons unless content capture is on (``use_tracer_provider(capture_content=True)``,
@@ -163,15 +167,15 @@ class TracingObserver(RunObserver):
     def run_started(self, run: RunInfo) -> None:
         self.conversation = run.conversation_id
         self._roster = {a.name: a for a in (run.control.agents or {}).values()}
+        workflow = run.workflow or run.agent.name  # Swarm's run is named by its first agent
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_workflow",
-            "gen_ai.agent.name": run.agent.name,
+            "gen_ai.workflow.name": workflow,
+            "swarmgraph.agent.first": run.agent.name,
         }
         if run.conversation_id is not None:
             attributes["gen_ai.conversation.id"] = run.conversation_id
-        self.root = self.tracer.start_span(
-            f"invoke_workflow {run.agent.name}", attributes=attributes
-        )
+        self.root = self.tracer.start_span(f"invoke_workflow {workflow}", attributes=attributes)
         for call_id, decision in (run.control.approvals or {}).items():
             answered: dict[str, Any] = {
                 "gen_ai.tool.call.id": call_id,
@@ -402,6 +406,11 @@ class TracingObserver(RunObserver):
                     },
                 ):
                     raw = await proceed()
+            target = _transfer_target(raw)
+            if target is not None:  # the GenAI conventions' transfer (a Swarm handoff)
+                span.set_attribute("gen_ai.transfer.mode", "pass_control")
+                span.set_attribute("gen_ai.transfer.target.type", "agent")
+                span.set_attribute("gen_ai.transfer.target.name", target)
             if self.capture:
                 span.set_attribute("gen_ai.tool.call.result", _result_text(raw))
             return raw
@@ -532,6 +541,16 @@ def _provider_name(runnable: Any) -> str:
             params = {}
     provider = params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown"
     return str(provider)
+
+
+def _transfer_target(raw: Any) -> str | None:
+    """The agent a tool's return value hands the conversation to (an ``Agent``, or a
+    ``Result`` with one): Swarm's own way to say a call is a transfer, so no guess from
+    the tool's name."""
+    from .types import Agent, Result
+
+    agent = raw.agent if isinstance(raw, Result) else raw
+    return agent.name if isinstance(agent, Agent) else None
 
 
 def _json(value: Any) -> str:

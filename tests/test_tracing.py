@@ -173,7 +173,17 @@ def test_a_handoff_is_one_trace_of_agent_model_and_tool_spans(spans):
     tool = one(spans, "execute_tool lookup")
     assert tool.attributes["gen_ai.tool.name"] == "lookup"
     assert tool.attributes["gen_ai.tool.call.id"] == "c1"
+    assert "gen_ai.transfer.mode" not in tool.attributes  # not a handoff
+    transfer = one(spans, "execute_tool transfer_to_sales").attributes
+    assert (
+        transfer["gen_ai.transfer.mode"],
+        transfer["gen_ai.transfer.target.type"],
+        transfer["gen_ai.transfer.target.name"],
+    ) == ("pass_control", "agent", "Sales")
     root = one(spans, "invoke_workflow Triage")
+    assert root.attributes["gen_ai.workflow.name"] == "Triage"
+    assert root.attributes["swarmgraph.agent.first"] == "Triage"
+    assert "gen_ai.agent.name" not in root.attributes  # a workflow, not an agent
     assert root.attributes["swarmgraph.agent.final"] == "Sales"
     assert root.attributes["gen_ai.usage.input_tokens"] == response.usage["input_tokens"]
     assert root.status.status_code is StatusCode.UNSET
@@ -441,10 +451,11 @@ def test_a_compiled_graph_read_partly_or_failing_ends_its_trace(spans):
 def test_the_served_graph_is_traced_and_a_copy_of_it_too(spans):
     from swarmgraph.app.served import make_graph
 
-    served = make_graph(offline=True).copy({"name": "as the server copies it"})
+    served = make_graph(offline=True).copy({"name": "served_demo"})  # as the server copies it
     served.invoke({"messages": [("user", "hi")]})
     roots = [s for s in spans.get_finished_spans() if s.parent is None]
-    assert [s.name.split()[0] for s in roots] == ["invoke_workflow"]
+    assert [s.name for s in roots] == ["invoke_workflow served_demo"]  # the graph's name
+    assert roots[0].attributes["gen_ai.workflow.name"] == "served_demo"
     assert any(s.name.startswith("chat ") for s in spans.get_finished_spans())
 
 
@@ -671,7 +682,7 @@ def test_docs_name_every_span_and_event_the_tracer_emits():
     emitted |= {f"swarmgraph.{kind}.tripped" for kind in ("guardrail", "precondition")}
     assert emitted and {name for name in emitted if f"`{name}`" not in doc} == set()
     for span in (
-        "invoke_workflow {agent}",
+        "invoke_workflow {workflow}",
         "invoke_agent {agent}",
         "chat {model}",
         "execute_tool {tool}",
