@@ -281,6 +281,35 @@ def test_parallel_branches_are_sibling_spans_under_the_agent_that_fanned_out(spa
         assert outer.start_time <= inner.start_time and inner.end_time <= outer.end_time
 
 
+def test_an_approval_asked_inside_a_branch_is_an_event_of_that_branchs_turn(spans):
+    @needs_approval
+    def refund(order_id: int) -> str:
+        """Refund an order."""
+        return "Refunded."
+
+    billing = Agent(name="Billing", model="billing", functions=[refund])
+    tech = Agent(name="Tech", model="tech")
+
+    def ask_both():
+        """Ask billing and tech at once."""
+        return Parallel(billing, tech)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both])
+    models = {
+        "desk": ScriptedChatModel([scripted_tool_call("ask_both", id="f1")]),
+        "billing": ScriptedChatModel([scripted_tool_call("refund", {"order_id": 7}, id="r7")]),
+        "tech": ScriptedChatModel(["The router is fine."]),
+    }
+    response = Swarm(chat_model=models.__getitem__).run(desk, [user("refund 7, check router")])
+    assert [p.id for p in response.pending] == ["r7"]
+    billing_turn = one(spans, "invoke_agent Billing")
+    assert events(billing_turn)["swarmgraph.approval.asked"]["gen_ai.tool.call.id"] == "r7"
+    asked = stamped(billing_turn, "swarmgraph.approval.asked")
+    assert one(spans, "chat billing").end_time <= asked and within(billing_turn, asked)
+    for other in ("invoke_agent Tech", "invoke_agent Desk", "invoke_workflow Desk"):
+        assert "swarmgraph.approval.asked" not in events(one(spans, other))
+
+
 # -- approvals, budgets, guardrails ------------------------------------------------------------
 def test_an_approval_asked_then_answered_are_events_of_their_runs(spans):
     log: list = []
@@ -793,6 +822,17 @@ def test_a_sessions_writes_after_the_turn_are_update_memory_spans_of_its_trace(
     assert apply.attributes["swarmgraph.memory.forgotten"] == 0
     assert "Porto" not in all_text(spans) and "home_city" not in all_text(spans)
     assert [f.value for f in session.long_term.facts()] == ["Porto"]  # the write happened
+
+    spans.clear()  # with content capture: the keys written, still no values
+    tracing.use_tracer_provider(tracing._chosen["provider"], capture_content=True)
+    swarm, triage = handoff_swarm()  # fresh scripts: the turn goes on with Sales
+    session.run(swarm, triage, "I moved to Porto again.", turn_id="turn-2")
+    [applied] = [
+        w
+        for w in by_name(spans)["update_memory"]
+        if w.attributes["swarmgraph.memory.step"] == "apply"
+    ]
+    assert applied.attributes["swarmgraph.memory.keys"] == ("home_city",)
 
 
 def test_the_tool_call_span_is_current_while_the_tool_runs(spans):
