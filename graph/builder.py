@@ -134,9 +134,9 @@ def build_swarm_graph(
     """
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
-    # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
     from .observed_graph import ObservedStateGraph
 
+    # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
     members = [_member(a) for a in agents]
     default = _member(default_agent) if default_agent is not None else members[0]
     settings = GraphSettings(
