@@ -12,10 +12,18 @@ only by what the run's one check (``PreparedRun.prepare``, graph/tracing.py) fin
 - ``tracing on``: a provider from the SDK with a ``SimpleSpanProcessor`` into an
   ``InMemorySpanExporter`` (cleared every run): 6 spans per handoff, exported as they end.
 
-One process runs all three, batches interleaved round-robin (benchmarks/timing.py). The first two
-must look like a process where the run observers were never loaded, so around each of their
-runs the benchmark takes graph/hooks.py (and, for the first, ``opentelemetry.trace``) out of
-``sys.modules`` and puts it back after: the check reads nothing else.
+and the same handoff through a compiled graph invoked directly (``app.invoke``), tracing off:
+
+- ``graph.invoke, LangGraph's class``: the builder compiled as LangGraph compiles it (a plain
+  ``CompiledStateGraph``), the floor;
+- ``graph.invoke, tracing off``: ``build_swarm_graph(...).compile()`` as a user gets it (an
+  ``ObservedCompiledGraph``, graph/observed_graph.py): its one check per invoke finds no
+  provider.
+
+One process runs all five, batches interleaved round-robin (benchmarks/timing.py). All but the
+traced one must look like a process where the run observers were never loaded, so around each
+of their runs the benchmark takes graph/hooks.py (and, for the first, ``opentelemetry.trace``)
+out of ``sys.modules`` and puts it back after: the check reads nothing else.
 
 Run: ``.venv/bin/python -m benchmarks --only tracing`` (or ``python -m benchmarks.tracing``).
 
@@ -44,6 +52,15 @@ from benchmarks.timing import interleaved
 RATIOS = {
     "tracing off / no OpenTelemetry": ("tracing off", "no OpenTelemetry"),
     "tracing on / no OpenTelemetry": ("tracing on", "no OpenTelemetry"),
+    "graph.invoke off / LangGraph's class": (
+        "graph.invoke, tracing off",
+        "graph.invoke, LangGraph's class",
+    ),
+}
+#: Each contender's baseline, for the table's last column.
+BASELINE = {
+    "graph.invoke, tracing off": "graph.invoke, LangGraph's class",
+    "graph.invoke, LangGraph's class": "graph.invoke, LangGraph's class",
 }
 #: Issue 32's target for tracing off.
 TARGET = 1.02
@@ -64,6 +81,29 @@ def _handoff() -> Callable[[], Any]:
         if len(model.calls) > 1000:  # the scripted model records every call
             model.reset()
         return response
+
+    return run
+
+
+def _invoked(observed: bool) -> Callable[[], Any]:
+    """The handoff through the compiled graph of ``build_swarm_graph``: as a user gets it
+    (``observed``), or the same builder compiled by LangGraph's own ``StateGraph.compile``."""
+    from langgraph.graph import StateGraph
+    from swarmgraph.graph import build_swarm_graph
+
+    model = make_model()
+    a, b = Agent(name="A", instructions="You are A."), Agent(name="B", instructions="You are B.")
+    a.handoffs, b.handoffs = [b], [a]
+    builder = build_swarm_graph([a, b], chat_model=model)
+    app = builder.compile() if observed else StateGraph.compile(builder)
+    given = {"messages": [("user", PING)]}
+
+    def run() -> Any:
+        out = app.invoke(given)
+        assert out["active_agent"] == "B" and out["messages"][-1].content == PONG
+        if len(model.calls) > 1000:
+            model.reset()
+        return out
 
     return run
 
@@ -105,6 +145,8 @@ def contenders() -> dict[str, Callable[[], Any]]:
         "no OpenTelemetry": _hidden(_handoff(), (_HOOKS, _OTEL)),
         "tracing off": _hidden(_handoff(), (_HOOKS,)),
         "tracing on": on,
+        "graph.invoke, LangGraph's class": _hidden(_invoked(False), (_HOOKS,)),
+        "graph.invoke, tracing off": _hidden(_invoked(True), (_HOOKS,)),
     }
 
 
@@ -145,10 +187,14 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     from benchmarks.report import _span, _table, verdict
 
     c = t["contenders"]
-    plain = c["no OpenTelemetry"]["median"]
-    rows = [[name, *_span(s, 1e6), f"{s['median'] / plain:.3f}"] for name, s in c.items()]
+
+    def base(name: str) -> float:
+        return c[BASELINE.get(name, "no OpenTelemetry")]["median"]
+
+    rows = [[name, *_span(s, 1e6), f"{s['median'] / base(name):.3f}"] for name, s in c.items()]
     off = t["ratios"]["tracing off / no OpenTelemetry"]
     on = t["ratios"]["tracing on / no OpenTelemetry"]
+    invoked = t["ratios"]["graph.invoke off / LangGraph's class"]
     lines = [
         "## 1c. What tracing costs a handoff",
         "",
@@ -156,11 +202,14 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
         "imported), `tracing off` (the API imported, no tracer provider: the default proxy) and "
         f"`tracing on` (the SDK's `SimpleSpanProcessor` into an in-memory exporter: "
         f"{t['spans_per_run']} spans per handoff, docs/tracing.md). Median of {t['repeat']} "
-        f"interleaved batches of {t['number']} runs; CPU µs per handoff.",
+        f"interleaved batches of {t['number']} runs; CPU µs per handoff. The `graph.invoke` "
+        "rows run the same handoff through a compiled graph invoked directly, tracing off: "
+        "LangGraph's own compiled class against what `build_swarm_graph(...).compile()` gives.",
         "",
-        *_table(["contender", "median µs", "min µs", "max µs", "x no OpenTelemetry"], rows),
+        *_table(["contender", "median µs", "min µs", "max µs", "x its baseline"], rows),
         "",
-        f"Tracing off costs {off:.3f}x; on, with the SDK exporting every span, {on:.3f}x.",
+        f"Tracing off costs {off:.3f}x; on, with the SDK exporting every span, {on:.3f}x. "
+        f"A compiled graph invoked directly, tracing off: {invoked:.3f}x LangGraph's class.",
         "",
     ]
     targets.append(
@@ -168,6 +217,13 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
             "target": f"tracing off (no provider) <= {t['target']}x the untraced handoff",
             "verdict": verdict(off, t["target"]),
             "why": f"{off:.3f}x",
+        }
+    )
+    targets.append(
+        {
+            "target": f"graph.invoke, tracing off <= {t['target']}x LangGraph's compiled class",
+            "verdict": verdict(invoked, t["target"]),
+            "why": f"{invoked:.3f}x",
         }
     )
     return lines

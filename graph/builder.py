@@ -134,6 +134,8 @@ def build_swarm_graph(
     """
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
+    from .observed_graph import ObservedStateGraph
+
     # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
     members = [_member(a) for a in agents]
     default = _member(default_agent) if default_agent is not None else members[0]
@@ -147,11 +149,14 @@ def build_swarm_graph(
         input_schema=input_schema,
         prompt_context=prompt_context,
         tool_inputs=tool_inputs,
+        graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members])
     builder, _ = build_graph_and_runtime(
         topology, ModelResolver(client=client, chat_model=chat_model), settings
     )
+    if isinstance(builder, ObservedStateGraph):  # what its runs are named by
+        builder.default_agent, builder.agents = default, dict(topology.agents)
     return builder
 
 
@@ -174,6 +179,9 @@ class GraphSettings:
     input_schema: type | None = None
     prompt_context: PromptContext | None = None
     tool_inputs: ToolInputs | None = None
+    #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
+    #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
+    graph_class: type[StateGraph] = StateGraph
 
 
 def build_graph_and_runtime(
@@ -258,6 +266,7 @@ def build_graph_and_runtime(
         outputs=own_state,
         fixed_entry=settings.fixed_entry,
         resumes=settings.resumes_fan_outs,
+        kind=settings.graph_class,
         input_schema=settings.input_schema,
     )
     return builder, runtime
@@ -312,6 +321,7 @@ def _graph(
     fixed_entry: bool = False,
     resumes: bool = False,
     input_schema: type | None = None,
+    kind: type[StateGraph] = StateGraph,
 ) -> StateGraph:
     """The StateGraph of ``topology``'s agents (its nodes share ``runtime``); with the branch
     and join nodes when an agent can fan out. ``resumes``: the entry picks up a fan-out that
@@ -320,7 +330,7 @@ def _graph(
     # A fan-out's own channels are part of the output, so LangGraph's server streams each
     # branch's result in "updates" (it leaves out what the output schema does not name).
     fans = bool(fanning) and fan_out is not None and outputs
-    builder: StateGraph = StateGraph(
+    builder: StateGraph = kind(
         state_schema,
         context_schema=runtime_schema,
         input_schema=input_schema,

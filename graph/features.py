@@ -65,6 +65,7 @@ CORE = frozenset(
         "models",
         "node",
         "node_names",
+        "observed_graph",
         "prepared_run",
         "process_exit",
         "run_control",

@@ -1,12 +1,15 @@
 """Observers of a run: the one interface a feature that watches the run (tracing) attaches by.
 
-A :class:`RunObserver` sees a ``Swarm.run`` (and so a ``Session`` turn) at six points: the run
+A :class:`RunObserver` sees a ``Swarm.run`` (and so a ``Session`` turn, and each invoke of
+a compiled graph from ``build_swarm_graph``: graph/observed_graph.py) at these points: the run
 starting and ending, around each model call, around each tool call, around each parallel
-branch, and at each switch of the active agent. Each ``around_*`` hook gets ``proceed``, a
-zero-argument coroutine function that does the call (the next observer's hook, or the call
-itself), and returns what it returned: the LangChain 1.x middleware shape (``wrap_model_call``,
-``wrap_tool_call``), written as ``async def`` so the one step body serves ``run`` and ``arun``
-(graph/drivers.py: under the sync driver nothing suspends).
+branch, around a LangGraph member's turn, at each switch of the active agent, and as each
+step, budget stop and call waiting for a decision is recorded. Each ``around_*`` hook but the
+member's gets ``proceed``, a zero-argument coroutine function that does the call (the next
+observer's hook, or the call itself), and returns what it returned: the LangChain 1.x
+middleware shape (``wrap_model_call``, ``wrap_tool_call``), written as ``async def`` so the
+one step body serves ``run`` and ``arun`` (graph/drivers.py: under the sync driver nothing
+suspends). A member runs its own graph in the node, so its hook is a context manager.
 
 A program attaches observers by registering a factory (:func:`register`): before every run
 each factory is asked, with the run's :class:`RunInfo`, for an observer of that run (or
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +52,9 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from langchain_core.runnables import RunnableConfig
 
+    from .approvals import PendingApproval
     from .drivers import Driver
+    from .errors import BudgetExceeded
     from .runtime import ModelCall, Turn
     from .types import Agent, Response
 
@@ -78,6 +84,13 @@ class RunInfo:
     #: The run's ``RunControl`` (typed loosely: graph/run_control.py names this module's
     #: :class:`Observers`, and two engine modules never import each other).
     control: Any
+    #: A compiled graph invoked directly (graph/observed_graph.py): ``control`` is a
+    #: stand-in naming the graph's agents (each step has its own), ``conversation_id`` the
+    #: thread's id, and the run ends without a ``Response``.
+    invoked: bool = False
+    #: The workflow's name (``gen_ai.workflow.name``): a compiled graph's own name, if it
+    #: was given one; ``None``: the run is named by its first agent.
+    workflow: str | None = None
 
 
 @dataclass
@@ -146,6 +159,23 @@ class RunObserver:
         """The active agent switched from ``agent`` to ``target`` (``route``: the route's
         label when a route, not a tool, handed off)."""
 
+    def around_member(self, agent: Agent, branch: str | None) -> AbstractContextManager[Any]:
+        """Around one turn of a LangGraph member (graph/native.py: ``agent.graph`` runs its
+        own loop, so its model and tool calls are its own, not seen by the hooks above), in
+        the run's thread: a context manager, entered as the member's graph runs."""
+        return nullcontext()
+
+    def on_step(self, step: Mapping[str, Any]) -> None:
+        """A step went on the run's trajectory (``Response.trajectory``'s entries: a model or
+        tool call, a guardrail or precondition check, a handoff...), as it happened."""
+
+    def on_budget_stop(self, stop: BudgetExceeded) -> None:
+        """A budget limit stopped the run, as it did (``run.control.exceeded``)."""
+
+    def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+        """The run (or the parallel branch it runs in) stopped for these calls' decisions, as
+        it did: approval-marked calls and ``@effect`` calls in doubt (``in_doubt``)."""
+
 
 #: ``RunInfo -> RunObserver | None``, asked before every run.
 ObserverFactory = Callable[[RunInfo], "RunObserver | None"]
@@ -182,6 +212,7 @@ def observers_for(run: RunInfo) -> Observers | None:
     if not found:
         return None
     observers = Observers(run, tuple(found))
+    observers.watch(run.control)
     for each in observers.each:
         each.run_started(run)
     return observers
@@ -197,6 +228,33 @@ class Observers:
 
     def __bool__(self) -> bool:
         return bool(self.each)
+
+    def watch(self, control: Any) -> None:
+        """Tell the observers of ``control``'s steps, budget stop and waiting calls as each
+        happens. Each feature already records them there (its ``ledger.trajectory``,
+        ``exceeded``, ``awaiting``), from a dozen places: watching those three keeps the
+        features free of observer call sites, and a run nobody observes is never watched.
+        (A compiled graph invoked directly makes a control per step: each is watched.)"""
+        ledger = control.ledger
+        if not isinstance(ledger.trajectory, _Trajectory):
+            ledger.trajectory = _Trajectory(ledger.trajectory, self)
+        if not isinstance(control, _Watched):
+            # The same object as a subclass that adds no state, only the watching
+            # __setattr__: whoever holds the control keeps holding it.
+            control.__class__ = _watched(type(control))
+        control.__dict__["_observed_by"] = self
+
+    def member_turn(self, agent: Agent) -> ExitStack:
+        """Every observer's ``around_member`` for ``agent``'s turn, as one context manager."""
+        stack = ExitStack()
+        branch = current_branch()
+        for observer in self.each:
+            stack.enter_context(observer.around_member(agent, branch))
+        return stack
+
+    def step(self, entry: Mapping[str, Any]) -> None:
+        for observer in self.each:
+            observer.on_step(entry)
 
     def ended(self, response: Response | None, error: BaseException | None = None) -> None:
         """The run ended (once: a failing run's ``__exit__`` and ``finish`` may both say so)."""
@@ -244,6 +302,46 @@ class Observers:
     def switched(self, agent: Agent, target: Agent, route: str | None) -> None:
         for observer in self.each:
             observer.on_switch(agent, target, route)
+
+
+class _Trajectory(list[dict[str, Any]]):
+    """A run's trajectory that tells its observers of each step appended (Books appends)."""
+
+    def __init__(self, steps: Sequence[dict[str, Any]], observers: Observers) -> None:
+        super().__init__(steps)
+        self.observers = observers
+
+    def append(self, entry: dict[str, Any]) -> None:
+        super().append(entry)
+        self.observers.step(entry)
+
+
+class _Watched:
+    """Marks a watched control's class (see :meth:`Observers.watch`)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        observers: Observers | None = self.__dict__.get("_observed_by")
+        if observers is None or value is None:
+            return
+        if name == "exceeded":
+            for observer in observers.each:
+                observer.on_budget_stop(value)
+        elif name == "awaiting":
+            for observer in observers.each:
+                observer.on_asked(value)
+
+
+_watched_classes: dict[type, type] = {}
+
+
+def _watched(base: type) -> type:
+    """``base`` (``RunControl``) with :class:`_Watched`'s ``__setattr__``, made once."""
+    with _lock:
+        made = _watched_classes.get(base)
+        if made is None:
+            made = _watched_classes[base] = type(f"Watched{base.__name__}", (_Watched, base), {})
+        return made
 
 
 class ToolObserver:

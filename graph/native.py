@@ -156,7 +156,11 @@ class GraphNode:
         agent = self._member(state, control)
         if _over_budget(agent, control, state):
             return {}
-        output = agent.graph.invoke(self._input(agent, state), config)
+        if control.observers is None:
+            output = agent.graph.invoke(self._input(agent, state), config)
+        else:  # an observed run (graph/hooks.py): around the member's turn
+            with control.observers.member_turn(agent):
+                output = agent.graph.invoke(self._input(agent, state), config)
         update, gate = self._update(agent, state, output, control)
         while gate is not None and control.exceeded is None:  # the target's checks
             gate = gate.run(control)
@@ -167,7 +171,11 @@ class GraphNode:
         agent = self._member(state, control)
         if _over_budget(agent, control, state):
             return {}
-        output = await agent.graph.ainvoke(self._input(agent, state), config)
+        if control.observers is None:
+            output = await agent.graph.ainvoke(self._input(agent, state), config)
+        else:  # an observed run (graph/hooks.py): around the member's turn
+            with control.observers.member_turn(agent):
+                output = await agent.graph.ainvoke(self._input(agent, state), config)
         update, gate = self._update(agent, state, output, control)
         while gate is not None and control.exceeded is None:
             gate = await gate.arun(control)

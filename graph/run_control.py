@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
+#: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
+OBSERVERS_KEY = "__swarmgraph_observers"
 
 
 class Limits(Protocol):
@@ -333,5 +335,9 @@ def current_control(config: RunnableConfig | None) -> RunControl:
     configurable = (config or {}).get("configurable") or {}
     control = configurable.get(RUN_CONTROL_KEY)
     if control is None:
-        return RunControl()
+        control = RunControl()
+        observers = configurable.get(OBSERVERS_KEY)
+        if observers is not None:  # an observed invoke (graph/observed_graph.py)
+            control.observers = observers
+            observers.watch(control)
     return control

@@ -8,14 +8,18 @@ one nothing is imported beyond that check and nothing is emitted; without ``open
 installed (the ``tracing`` extra) a run is what it always was.
 
 One run is one trace (its root span a child of whatever span is current when it starts): an
-``invoke_workflow {agent}`` span; under it an ``invoke_agent {agent}`` span per agent turn (until
-the agent hands off, or the run ends); under that a ``chat {model}`` span per model call and an
-``execute_tool {tool}`` span per tool call; a parallel branch is a ``branch {path}`` span under
-the agent that fanned out, its agents' spans under it. Handoffs, routes, a budget stop, a
-guardrail trip, approvals asked and answered and an in-doubt effect are span events; a
-Session's long-term recall is a ``search_memory`` span, and the memory tools' calls
+``invoke_workflow {workflow}`` span (a compiled graph's name, else the first agent's); under it
+an ``invoke_agent {agent}`` span per agent turn (until the agent hands off, or the run ends: a
+LangGraph member's turn too); under that a ``chat {model}`` span per model call and an
+``execute_tool {tool}`` span per tool call (a handoff's with the conventions' transfer
+attributes); a parallel branch is a ``branch {path}`` span under the agent that fanned out, its
+agents' spans under it. Handoffs, routes, a budget stop, a guardrail trip, approvals asked and
+answered and an in-doubt effect are span events, each stamped as it happens on the turn it
+happens in; a Session's long-term recall is a ``search_memory`` span, the memory tools' calls
 (``remember``, ``recall``, ``forget``) hold ``update_memory``, ``search_memory`` and
-``delete_memory`` spans. docs/tracing.md lists every name.
+``delete_memory`` spans, and what a Session writes after its turn (extraction, the outbox) is
+an ``update_memory`` span of the turn's trace (:func:`memory_update`). docs/tracing.md lists
+every name.
 
 Privacy by default: no message text, tool arguments or results, context values, approval or
 guardrail reasons unless content capture is on (``use_tracer_provider(capture_content=True)``,
@@ -44,19 +48,29 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
-    from opentelemetry.trace import Span, Tracer, TracerProvider
+    from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
+    from .approvals import PendingApproval
+    from .errors import BudgetExceeded
     from .hooks import BranchInfo, ModelCallInfo, Proceed, RunInfo, ToolCallInfo
     from .types import Agent, Response
 
 from .hooks import RunObserver, register
 
-__all__ = ["CAPTURE_CONTENT_ENV", "TracingObserver", "observer_for", "use_tracer_provider"]
+__all__ = [
+    "CAPTURE_CONTENT_ENV",
+    "TracingObserver",
+    "memory_update",
+    "observer_for",
+    "use_tracer_provider",
+]
 
 #: The switch the community GenAI instrumentations read for content capture.
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -64,6 +78,11 @@ _CAPTURE_ON = {"true", "1", "yes", "span_only", "span_and_event", "event_only"}
 _SCOPE = "swarmgraph"
 
 _chosen: dict[str, Any] = {"provider": None, "capture": None}
+#: The conversation and root span context of the last run that ended in this context: a
+#: Session's writes after its turn (graph/tracing.py's memory_update) join that turn's trace.
+_LAST_RUN: ContextVar[tuple[str, SpanContext] | None] = ContextVar(
+    "swarmgraph_last_traced_run", default=None
+)
 #: The memory tools (graph/memory_tools.py) as the GenAI conventions' memory operations.
 _MEMORY_OPERATIONS = {
     "remember": "update_memory",
@@ -139,19 +158,24 @@ class TracingObserver(RunObserver):
         self._agents: dict[str | None, tuple[Agent, Span]] = {}  # open agent span, by branch
         self._branches: dict[str, Span] = {}
         self._lock = threading.Lock()
+        self._roster: dict[str, Agent] = {}  # the run's agents by name (events name them)
+        self._asked: set[str] = set()  # calls whose asking is stamped already
+        self._stop: Any = None  # the budget stop stamped already
+        self._tokens = [0, 0]  # input, output: the chat spans' (an invoked graph has no ledger)
 
     # -- the run ----------------------------------------------------------------------
     def run_started(self, run: RunInfo) -> None:
         self.conversation = run.conversation_id
+        self._roster = {a.name: a for a in (run.control.agents or {}).values()}
+        workflow = run.workflow or run.agent.name  # Swarm's run is named by its first agent
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_workflow",
-            "gen_ai.agent.name": run.agent.name,
+            "gen_ai.workflow.name": workflow,
+            "swarmgraph.agent.first": run.agent.name,
         }
         if run.conversation_id is not None:
             attributes["gen_ai.conversation.id"] = run.conversation_id
-        self.root = self.tracer.start_span(
-            f"invoke_workflow {run.agent.name}", attributes=attributes
-        )
+        self.root = self.tracer.start_span(f"invoke_workflow {workflow}", attributes=attributes)
         for call_id, decision in (run.control.features.get("approvals") or {}).items():
             answered: dict[str, Any] = {
                 "gen_ai.tool.call.id": call_id,
@@ -174,44 +198,12 @@ class TracingObserver(RunObserver):
             open_spans = [span for _, span in self._agents.values()]
             self._agents.clear()
         control = run.control
-        if control.exceeded is not None:
-            stop = control.exceeded
-            root.add_event(
-                "swarmgraph.budget.exceeded",
-                {
-                    "swarmgraph.budget.limit": stop.limit,
-                    "swarmgraph.budget.value": stop.value,
-                    "gen_ai.agent.name": stop.agent,
-                },
-            )
-        # Every check that refused, from the run's trajectory: also one whose agent's
-        # on_trip took over (the run went on), and preconditions (requires=).
-        for step in list(control.ledger.trajectory):
-            if step["kind"] in ("guardrail", "precondition") and not step.get("passed", True):
-                tripped: dict[str, Any] = {
-                    "swarmgraph.guardrail.name": step["name"],
-                    "swarmgraph.guardrail.kind": step.get("when") or step["kind"],
-                    "gen_ai.agent.name": step["agent"],
-                }
-                if self.capture and step.get("reason") is not None:
-                    tripped["swarmgraph.guardrail.reason"] = str(step["reason"])
-                root.add_event(f"swarmgraph.{step['kind']}.tripped", tripped)
-        if response is not None:
-            for pending in response.pending:
-                asked = {
-                    "gen_ai.tool.name": pending.tool,
-                    "gen_ai.tool.call.id": pending.id,
-                    "gen_ai.agent.name": pending.agent,
-                    "swarmgraph.effect.in_doubt": pending.in_doubt,
-                }
-                root.add_event("swarmgraph.approval.asked", asked)
-                if pending.in_doubt:
-                    root.add_event("swarmgraph.effect.in_doubt", asked)
-            if response.agent is not None:
-                root.set_attribute("swarmgraph.agent.final", response.agent.name)
+        if response is not None and response.agent is not None:
+            root.set_attribute("swarmgraph.agent.final", response.agent.name)
         usage = control.ledger.totals
-        root.set_attribute("gen_ai.usage.input_tokens", usage["input_tokens"])
-        root.set_attribute("gen_ai.usage.output_tokens", usage["output_tokens"])
+        tokens = self._tokens if run.invoked else [usage["input_tokens"], usage["output_tokens"]]
+        root.set_attribute("gen_ai.usage.input_tokens", tokens[0])
+        root.set_attribute("gen_ai.usage.output_tokens", tokens[1])
         stopped = error or control.exceeded or control.tripped
         if stopped is not None:
             if error is not None:
@@ -220,6 +212,8 @@ class TracingObserver(RunObserver):
         for span in open_spans:
             span.end()
         root.end()
+        if run.conversation_id is not None:  # what the turn writes next joins its trace
+            _LAST_RUN.set((run.conversation_id, root.get_span_context()))
 
     # -- agent turns --------------------------------------------------------------------
     def _agent_span(self, agent: Agent, branch: str | None) -> Span:
@@ -268,6 +262,78 @@ class TracingObserver(RunObserver):
             )
         span.end()
 
+    def around_member(self, agent: Agent, branch: str | None) -> AbstractContextManager[Any]:
+        """A LangGraph member's turn is its ``invoke_agent`` span, current while its graph
+        runs (an instrumentation of LangChain or LangGraph nests the member's own model and
+        tool calls under it)."""
+        from opentelemetry.trace import use_span
+
+        return use_span(self._agent_span(agent, branch), end_on_exit=False)
+
+    # -- what happens during a turn: stamped as it happens, on the turn it belongs to ----
+    def _turn_of(self, name: str | None) -> Span:
+        """The open ``invoke_agent`` span of the current branch (the turn something happened
+        in); none open: the turn of agent ``name`` starts here (an input guardrail runs
+        before the agent's first model call), or, for an agent not in the run's roster,
+        the branch's or the run's span."""
+        from .state import current_branch
+
+        branch = current_branch()
+        with self._lock:
+            open_ = self._agents.get(branch)
+        if open_ is not None:
+            return open_[1]
+        agent = self._roster.get(name) if name is not None else None
+        if agent is not None:
+            return self._agent_span(agent, branch)
+        with self._lock:
+            return self._branches.get(branch or "") or self.root  # type: ignore[return-value]
+
+    def on_step(self, step: Mapping[str, Any]) -> None:
+        kind = step["kind"]
+        # Every check that refused: also one whose agent's on_trip took over (the run went
+        # on), and preconditions (requires=). Handoffs and routes: on_switch.
+        if kind not in ("guardrail", "precondition") or step.get("passed", True):
+            return
+        tripped: dict[str, Any] = {
+            "swarmgraph.guardrail.name": step["name"],
+            "swarmgraph.guardrail.kind": step.get("when") or kind,
+            "gen_ai.agent.name": step["agent"],
+        }
+        if self.capture and step.get("reason") is not None:
+            tripped["swarmgraph.guardrail.reason"] = str(step["reason"])
+        self._turn_of(step["agent"]).add_event(f"swarmgraph.{kind}.tripped", tripped)
+
+    def on_budget_stop(self, stop: BudgetExceeded) -> None:
+        if stop is self._stop:
+            return
+        self._stop = stop
+        self._turn_of(stop.agent).add_event(
+            "swarmgraph.budget.exceeded",
+            {
+                "swarmgraph.budget.limit": stop.limit,
+                "swarmgraph.budget.value": stop.value,
+                "gen_ai.agent.name": stop.agent,
+            },
+        )
+
+    def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+        for pending in calls:
+            with self._lock:  # awaiting grows: [*already asked, *new]
+                if pending.id in self._asked:
+                    continue
+                self._asked.add(pending.id)
+            asked: dict[str, Any] = {
+                "gen_ai.tool.name": pending.tool,
+                "gen_ai.tool.call.id": pending.id,
+                "gen_ai.agent.name": pending.agent,
+                "swarmgraph.effect.in_doubt": pending.in_doubt,
+            }
+            span = self._turn_of(pending.agent)
+            span.add_event("swarmgraph.approval.asked", asked)
+            if pending.in_doubt:
+                span.add_event("swarmgraph.effect.in_doubt", asked)
+
     # -- calls --------------------------------------------------------------------------
     async def around_model_call(self, proceed: Proceed, call: ModelCallInfo) -> Any:
         from opentelemetry.trace import SpanKind, set_span_in_context
@@ -293,8 +359,12 @@ class TracingObserver(RunObserver):
             reply = await proceed()
             usage = getattr(reply, "usage_metadata", None)
             if usage:
-                span.set_attribute("gen_ai.usage.input_tokens", usage.get("input_tokens", 0))
-                span.set_attribute("gen_ai.usage.output_tokens", usage.get("output_tokens", 0))
+                tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+                span.set_attribute("gen_ai.usage.input_tokens", tokens[0])
+                span.set_attribute("gen_ai.usage.output_tokens", tokens[1])
+                with self._lock:
+                    self._tokens[0] += tokens[0]
+                    self._tokens[1] += tokens[1]
             meta = getattr(reply, "response_metadata", None) or {}
             finish = meta.get("finish_reason") or (
                 "tool_calls" if getattr(reply, "tool_calls", None) else "stop"
@@ -336,6 +406,11 @@ class TracingObserver(RunObserver):
                     },
                 ):
                     raw = await proceed()
+            target = _transfer_target(raw)
+            if target is not None:  # the GenAI conventions' transfer (a Swarm handoff)
+                span.set_attribute("gen_ai.transfer.mode", "pass_control")
+                span.set_attribute("gen_ai.transfer.target.type", "agent")
+                span.set_attribute("gen_ai.transfer.target.name", target)
             if self.capture:
                 span.set_attribute("gen_ai.tool.call.result", _result_text(raw))
             return raw
@@ -392,6 +467,67 @@ class TracingObserver(RunObserver):
         return recall
 
 
+def memory_update(
+    conversation_id: str | None,
+    turn_id: str | None,
+    step: str,
+    changes: Sequence[Mapping[str, Any]] | None = None,
+) -> AbstractContextManager[Span | None]:
+    """An ``update_memory`` span around a write to long-term memory outside the run (a
+    Session's, after its turn: ``step`` ``"extract"``, the extractor staging what the
+    user's messages say, or ``"apply"``, a turn's outbox written to the store), in the
+    trace of the last run of ``conversation_id`` that ended in this context (the turn's),
+    else under the current span; nothing without a tracer provider. ``changes``: the
+    outbox's records (counted; their keys only with content capture).
+
+    Example:
+        >>> with memory_update("conv-1", "t1", "apply", []) as span:
+        ...     span is None  # no provider configured here
+        True
+    """
+    provider = _provider()
+    if provider is None:
+        return nullcontext()
+    return _memory_span(provider.get_tracer(_SCOPE), conversation_id, turn_id, step, changes)
+
+
+@contextmanager
+def _memory_span(
+    tracer: Tracer,
+    conversation_id: str | None,
+    turn_id: str | None,
+    step: str,
+    changes: Sequence[Mapping[str, Any]] | None,
+) -> Iterator[Span]:
+    from opentelemetry.trace import NonRecordingSpan, set_span_in_context
+
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "update_memory",
+        "swarmgraph.memory.step": step,
+    }
+    if conversation_id is not None:
+        attributes["gen_ai.conversation.id"] = conversation_id
+    if turn_id is not None:
+        attributes["swarmgraph.memory.turn_id"] = turn_id
+    if changes is not None:
+        attributes["swarmgraph.memory.remembered"] = sum(
+            1 for c in changes if c.get("op") == "remember"
+        )
+        attributes["swarmgraph.memory.forgotten"] = sum(
+            1 for c in changes if c.get("op") != "remember"
+        )
+        if _captures():
+            attributes["swarmgraph.memory.keys"] = [str(c.get("key")) for c in changes]
+    last = _LAST_RUN.get()
+    context = None
+    if last is not None and conversation_id is not None and last[0] == conversation_id:
+        context = set_span_in_context(NonRecordingSpan(last[1]))
+    with tracer.start_as_current_span(
+        "update_memory", context=context, attributes=attributes
+    ) as span:
+        yield span
+
+
 def _provider_name(runnable: Any) -> str:
     """The provider a chat model reports (LangChain's ``ls_provider``: ``openai``...), its
     tools bound or not."""
@@ -405,6 +541,16 @@ def _provider_name(runnable: Any) -> str:
             params = {}
     provider = params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown"
     return str(provider)
+
+
+def _transfer_target(raw: Any) -> str | None:
+    """The agent a tool's return value hands the conversation to (an ``Agent``, or a
+    ``Result`` with one): Swarm's own way to say a call is a transfer, so no guess from
+    the tool's name."""
+    from .types import Agent, Result
+
+    agent = raw.agent if isinstance(raw, Result) else raw
+    return agent.name if isinstance(agent, Agent) else None
 
 
 def _json(value: Any) -> str:

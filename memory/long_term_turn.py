@@ -49,6 +49,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,9 @@ TOOL_RECALL = 5
 TOOL_VALUE_CHARS = 500
 __all__ = ["RECALL_HEADER", "TOOL_VALUE_CHARS", "AgentMemory", "LongTermTurn", "recall_text"]
 _WRITABLE = ("user", "agent")
+#: Loaded once a run was traced (a tracer provider is configured): then the writes after a
+#: turn are ``update_memory`` spans of its trace.
+_TRACING = "swarmgraph.graph.tracing"
 
 
 def last_user_text(messages: Sequence[BaseMessage]) -> str:
@@ -215,6 +219,17 @@ class LongTermTurn:
 
     def extract(self, extractor: Extractor, new: Sequence[BaseMessage], agent: str) -> None:
         """Stage what ``extractor`` finds in each of the turn's new user messages."""
+        tracing = sys.modules.get(_TRACING)
+        if tracing is None:
+            self._extract(extractor, new, agent)
+            return
+        with tracing.memory_update(self.conversation_id, self.turn_id, "extract") as span:
+            before = len(self.staged)
+            self._extract(extractor, new, agent)
+            if span is not None:
+                span.set_attribute("swarmgraph.memory.staged", len(self.staged) - before)
+
+    def _extract(self, extractor: Extractor, new: Sequence[BaseMessage], agent: str) -> None:
         for text in user_texts(list(new)):
             for change in extracted(extractor, text):
                 self.stage(change, agent)
@@ -394,4 +409,9 @@ def apply_outbox(
         else:
             change = Forget(item["key"], item.get("text"), scope=item["scope"])
         changes.append((change, item.get("agent"), item.get("source_agent")))
-    apply_changes(target, changes, conversation_id, turn_id)
+    tracing = sys.modules.get(_TRACING)
+    if tracing is None:
+        apply_changes(target, changes, conversation_id, turn_id)
+        return
+    with tracing.memory_update(conversation_id, turn_id, "apply", value.get("changes") or []):
+        apply_changes(target, changes, conversation_id, turn_id)

@@ -84,6 +84,17 @@ def events(span: ReadableSpan) -> dict[str, dict]:
     return {event.name: dict(event.attributes or {}) for event in span.events}
 
 
+def stamped(span: ReadableSpan, name: str) -> int:
+    """When event ``name`` of ``span`` was added (ns)."""
+    [event] = [e for e in span.events if e.name == name]
+    return event.timestamp
+
+
+def within(span: ReadableSpan, time: int) -> bool:
+    assert span.start_time is not None and span.end_time is not None
+    return span.start_time <= time <= span.end_time
+
+
 def all_text(exporter: InMemorySpanExporter) -> str:
     """Every attribute and event attribute value of every span, as one text."""
     parts = []
@@ -95,6 +106,12 @@ def all_text(exporter: InMemorySpanExporter) -> str:
 
 
 def handoff_swarm() -> tuple[Swarm, Agent]:
+    triage, models = handoff_agents()
+    return Swarm(chat_model=models.__getitem__), triage
+
+
+def handoff_agents() -> tuple[Agent, dict[str, ScriptedChatModel]]:
+    """Triage looks an order up and hands off to Sales; the scripted models by name."""
     sales = Agent(name="Sales", model="sales-model", instructions="Sell bees.")
 
     def transfer_to_sales(note: str = ""):
@@ -115,7 +132,7 @@ def handoff_swarm() -> tuple[Swarm, Agent]:
         ),
         "sales-model": ScriptedChatModel([f"Bees are $5, {SECRET}."]),
     }
-    return Swarm(chat_model=models.__getitem__), triage
+    return triage, models
 
 
 # -- a handoff ---------------------------------------------------------------------------------
@@ -140,6 +157,11 @@ def test_a_handoff_is_one_trace_of_agent_model_and_tool_spans(spans):
     assert triage_span.attributes["gen_ai.agent.name"] == "Triage"
     assert events(triage_span)["swarmgraph.handoff"] == {"swarmgraph.handoff.to": "Sales"}
     assert "gen_ai.conversation.id" not in triage_span.attributes  # not a Session turn
+    # stamped at the switch: after Triage's last call, before Sales' turn began
+    handed = stamped(triage_span, "swarmgraph.handoff")
+    assert one(spans, "execute_tool transfer_to_sales").end_time <= handed
+    assert handed <= one(spans, "invoke_agent Sales").start_time
+    assert handed < one(spans, "invoke_workflow Triage").end_time
 
     chat = by_name(spans)["chat gpt-4o"][0]
     assert chat.attributes["gen_ai.operation.name"] == "chat"
@@ -151,7 +173,17 @@ def test_a_handoff_is_one_trace_of_agent_model_and_tool_spans(spans):
     tool = one(spans, "execute_tool lookup")
     assert tool.attributes["gen_ai.tool.name"] == "lookup"
     assert tool.attributes["gen_ai.tool.call.id"] == "c1"
+    assert "gen_ai.transfer.mode" not in tool.attributes  # not a handoff
+    transfer = one(spans, "execute_tool transfer_to_sales").attributes
+    assert (
+        transfer["gen_ai.transfer.mode"],
+        transfer["gen_ai.transfer.target.type"],
+        transfer["gen_ai.transfer.target.name"],
+    ) == ("pass_control", "agent", "Sales")
     root = one(spans, "invoke_workflow Triage")
+    assert root.attributes["gen_ai.workflow.name"] == "Triage"
+    assert root.attributes["swarmgraph.agent.first"] == "Triage"
+    assert "gen_ai.agent.name" not in root.attributes  # a workflow, not an agent
     assert root.attributes["swarmgraph.agent.final"] == "Sales"
     assert root.attributes["gen_ai.usage.input_tokens"] == response.usage["input_tokens"]
     assert root.status.status_code is StatusCode.UNSET
@@ -249,6 +281,35 @@ def test_parallel_branches_are_sibling_spans_under_the_agent_that_fanned_out(spa
         assert outer.start_time <= inner.start_time and inner.end_time <= outer.end_time
 
 
+def test_an_approval_asked_inside_a_branch_is_an_event_of_that_branchs_turn(spans):
+    @needs_approval
+    def refund(order_id: int) -> str:
+        """Refund an order."""
+        return "Refunded."
+
+    billing = Agent(name="Billing", model="billing", functions=[refund])
+    tech = Agent(name="Tech", model="tech")
+
+    def ask_both():
+        """Ask billing and tech at once."""
+        return Parallel(billing, tech)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both])
+    models = {
+        "desk": ScriptedChatModel([scripted_tool_call("ask_both", id="f1")]),
+        "billing": ScriptedChatModel([scripted_tool_call("refund", {"order_id": 7}, id="r7")]),
+        "tech": ScriptedChatModel(["The router is fine."]),
+    }
+    response = Swarm(chat_model=models.__getitem__).run(desk, [user("refund 7, check router")])
+    assert [p.id for p in response.pending] == ["r7"]
+    billing_turn = one(spans, "invoke_agent Billing")
+    assert events(billing_turn)["swarmgraph.approval.asked"]["gen_ai.tool.call.id"] == "r7"
+    asked = stamped(billing_turn, "swarmgraph.approval.asked")
+    assert one(spans, "chat billing").end_time <= asked and within(billing_turn, asked)
+    for other in ("invoke_agent Tech", "invoke_agent Desk", "invoke_workflow Desk"):
+        assert "swarmgraph.approval.asked" not in events(one(spans, other))
+
+
 # -- approvals, budgets, guardrails ------------------------------------------------------------
 def test_an_approval_asked_then_answered_are_events_of_their_runs(spans):
     log: list = []
@@ -267,7 +328,12 @@ def test_an_approval_asked_then_answered_are_events_of_their_runs(spans):
     history = [user("refund order 7")]
     first = swarm.run(refunds, history)
     assert [p.id for p in first.pending] == ["r1"] and log == []
-    asked = events(one(spans, "invoke_workflow Refunds"))["swarmgraph.approval.asked"]
+    turn = one(spans, "invoke_agent Refunds")
+    asked = events(turn)["swarmgraph.approval.asked"]
+    # asked in the turn, once its model call had asked for the call
+    assert one(spans, "chat gpt-4o").end_time <= stamped(turn, "swarmgraph.approval.asked")
+    assert within(turn, stamped(turn, "swarmgraph.approval.asked"))
+    assert "swarmgraph.approval.asked" not in events(one(spans, "invoke_workflow Refunds"))
     assert asked == {
         "gen_ai.tool.name": "process_refund",
         "gen_ai.tool.call.id": "r1",
@@ -292,7 +358,11 @@ def test_a_budget_stop_is_an_error_span_with_its_limit(spans):
         swarm.run(triage, [user("where is order 7?")], budget=Budget(max_model_calls=1))
     root = one(spans, "invoke_workflow Triage")
     assert root.status.status_code is StatusCode.ERROR
-    assert events(root)["swarmgraph.budget.exceeded"] == {
+    turn = one(spans, "invoke_agent Triage")
+    # stopped in Triage's turn, as its first tool call ended (the second model call refused)
+    stop = stamped(turn, "swarmgraph.budget.exceeded")
+    assert one(spans, "execute_tool lookup").end_time <= stop and within(turn, stop)
+    assert events(turn)["swarmgraph.budget.exceeded"] == {
         "swarmgraph.budget.limit": "max_model_calls",
         "swarmgraph.budget.value": 1,
         "gen_ai.agent.name": "Triage",
@@ -309,7 +379,10 @@ def test_a_guardrail_trip_is_an_event_without_its_reason(spans):
     with pytest.raises(GuardrailTripped):
         Swarm(chat_model=ScriptedChatModel(["Hi."])).run(guarded, [user("my card is 4242")])
     root = one(spans, "invoke_workflow Guarded")
-    tripped = events(root)["swarmgraph.guardrail.tripped"]
+    turn = one(spans, "invoke_agent Guarded")  # the turn the trip ended, before a model call
+    tripped = events(turn)["swarmgraph.guardrail.tripped"]
+    assert within(turn, stamped(turn, "swarmgraph.guardrail.tripped"))
+    assert "chat gpt-4o" not in by_name(spans)
     assert tripped["swarmgraph.guardrail.name"] == "no_cards"
     assert tripped["gen_ai.agent.name"] == "Guarded"
     assert root.status.status_code is StatusCode.ERROR and SECRET not in all_text(spans)
@@ -326,6 +399,152 @@ def test_a_failing_run_ends_its_spans_with_the_error(spans):
     assert set(names) == {"invoke_workflow Agent", "invoke_agent Agent", "chat gpt-4o"}
     assert names["chat gpt-4o"].status.status_code is StatusCode.ERROR
     assert names["invoke_workflow Agent"].status.status_code is StatusCode.ERROR
+
+
+# -- a compiled graph invoked directly ------------------------------------------------------------
+def test_a_compiled_graph_invoked_itself_is_one_trace_per_invoke(spans):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from swarmgraph import build_swarm_graph
+
+    triage, models = handoff_agents()
+    models["sales-model"] = ScriptedChatModel(["Bees are $5.", "Still $5."])
+    app = build_swarm_graph([triage], chat_model=models.__getitem__).compile(
+        checkpointer=InMemorySaver()
+    )
+    thread = {"configurable": {"thread_id": "t-7"}}
+    out = app.invoke({"messages": [("user", f"where is order 7? {SECRET}")]}, thread)
+    assert out["messages"][-1].name == "Sales"
+    assert tree(spans) == [
+        ("invoke_workflow Triage", None),
+        ("invoke_agent Triage", "invoke_workflow Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+        ("execute_tool lookup", "invoke_agent Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+        ("execute_tool transfer_to_sales", "invoke_agent Triage"),
+        ("invoke_agent Sales", "invoke_workflow Triage"),
+        ("chat sales-model", "invoke_agent Sales"),
+    ]
+    assert len({s.context.trace_id for s in spans.get_finished_spans()}) == 1
+    triage_span = one(spans, "invoke_agent Triage")
+    handed = stamped(triage_span, "swarmgraph.handoff")
+    assert handed <= one(spans, "invoke_agent Sales").start_time
+    root = one(spans, "invoke_workflow Triage")
+    assert root.attributes["gen_ai.conversation.id"] == "t-7"  # the LangGraph thread
+    chats = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
+    assert root.attributes["gen_ai.usage.input_tokens"] == sum(
+        c.attributes["gen_ai.usage.input_tokens"] for c in chats
+    )
+    assert SECRET not in all_text(spans)
+
+    spans.clear()  # a second invoke on the thread: a trace of its own
+    asyncio.run(app.ainvoke({"messages": [("user", "and now?")]}, thread))
+    assert tree(spans) == [
+        ("invoke_workflow Triage", None),
+        ("invoke_agent Sales", "invoke_workflow Triage"),
+        ("chat sales-model", "invoke_agent Sales"),
+    ]
+
+
+def test_a_compiled_graph_read_partly_or_failing_ends_its_trace(spans):
+    from swarmgraph import build_swarm_graph
+
+    class Broken(ScriptedChatModel):
+        def _generate(self, *args, **kwargs):
+            raise RuntimeError("the model is down")
+
+    app = build_swarm_graph([Agent()], chat_model=Broken([])).compile()
+    with pytest.raises(RuntimeError, match="the model is down"):
+        app.invoke({"messages": [("user", "hi")]})
+    root = one(spans, "invoke_workflow Agent")
+    assert root.status.status_code is StatusCode.ERROR
+    assert {s.name for s in spans.get_finished_spans()} == {
+        "invoke_workflow Agent",
+        "invoke_agent Agent",
+        "chat gpt-4o",
+    }
+
+    spans.clear()  # a stream the caller stops reading after the first update
+    two = Agent(name="Two")
+    one_ = Agent(name="One", handoffs=[two])
+    model = ScriptedChatModel([scripted_tool_call("transfer_to_two"), "Hi from two."])
+    stream = (
+        build_swarm_graph([one_], chat_model=model).compile().stream({"messages": [("user", "hi")]})
+    )
+    next(stream)
+    stream.close()
+    assert "invoke_workflow One" in by_name(spans)
+    assert all(s.end_time is not None for s in spans.get_finished_spans())
+
+
+def test_the_served_graph_is_traced_and_a_copy_of_it_too(spans):
+    from swarmgraph.app.served import make_graph
+
+    served = make_graph(offline=True).copy({"name": "served_demo"})  # as the server copies it
+    served.invoke({"messages": [("user", "hi")]})
+    roots = [s for s in spans.get_finished_spans() if s.parent is None]
+    assert [s.name for s in roots] == ["invoke_workflow served_demo"]  # the graph's name
+    assert roots[0].attributes["gen_ai.workflow.name"] == "served_demo"
+    assert any(s.name.startswith("chat ") for s in spans.get_finished_spans())
+
+
+def test_an_untraced_compiled_graph_observes_nothing():
+    from swarmgraph.graph.observed_graph import _observers
+
+    from swarmgraph import build_swarm_graph
+
+    app = build_swarm_graph([Agent()], chat_model=ScriptedChatModel(["Hi."])).compile()
+    assert _observers(app, None) is None  # no provider set: the invoke is LangGraph's own
+    assert app.invoke({"messages": [("user", "hi")]})["messages"][-1].content == "Hi."
+
+
+# -- a LangGraph member ---------------------------------------------------------------------------
+@pytest.mark.parametrize("run_async", [False, True])
+def test_a_langgraph_members_turn_is_an_invoke_agent_span_current_while_it_runs(spans, run_async):
+    from langchain.agents import create_agent
+    from opentelemetry import trace
+
+    from swarmgraph import handoff_tool
+
+    seen: list = []
+
+    class Recording(ScriptedChatModel):  # the member's own model: which span is current
+        def _generate(self, *args, **kwargs):
+            seen.append(trace.get_current_span().get_span_context().span_id)
+            return super()._generate(*args, **kwargs)
+
+        async def _agenerate(self, *args, **kwargs):
+            return self._generate(*args, **kwargs)
+
+    triage = Agent(name="Triage")
+    research = create_agent(
+        Recording([scripted_tool_call("transfer_to_triage", id="h1")]),
+        tools=[handoff_tool(triage)],
+        name="research",
+    )
+    triage.handoffs.append(research)
+    model = ScriptedChatModel([scripted_tool_call("transfer_to_research"), "Back with Triage."])
+    swarm = Swarm(chat_model=model)
+    history = [user("What do bees see?")]
+    run = swarm.arun(triage, history) if run_async else None
+    response = asyncio.run(run) if run is not None else swarm.run(triage, history)
+    assert response.agent.name == "Triage"
+    assert tree(spans) == [
+        ("invoke_workflow Triage", None),
+        ("invoke_agent Triage", "invoke_workflow Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+        ("execute_tool transfer_to_research", "invoke_agent Triage"),
+        ("invoke_agent research", "invoke_workflow Triage"),
+        ("invoke_agent Triage", "invoke_workflow Triage"),
+        ("chat gpt-4o", "invoke_agent Triage"),
+    ]
+    member = one(spans, "invoke_agent research")
+    assert member.attributes["gen_ai.agent.name"] == "research"
+    assert seen == [member.context.span_id]  # the member's model call ran inside its turn
+    handed = stamped(member, "swarmgraph.handoff")
+    assert events(member)["swarmgraph.handoff"] == {"swarmgraph.handoff.to": "Triage"}
+    later = by_name(spans)["invoke_agent Triage"][1]
+    assert handed <= later.start_time
 
 
 # -- a Session turn -----------------------------------------------------------------------------
@@ -473,7 +692,12 @@ def test_a_trip_that_on_trip_answers_is_still_an_event(spans):
     response = Swarm(chat_model=models.__getitem__).run(guarded, [user("my card is 4242")])
     assert response.agent.name == "Fallback"
     root = one(spans, "invoke_workflow Guarded")
-    assert events(root)["swarmgraph.guardrail.tripped"]["swarmgraph.guardrail.name"] == "no_cards"
+    guarded_turn = one(spans, "invoke_agent Guarded")
+    tripped = stamped(guarded_turn, "swarmgraph.guardrail.tripped")
+    assert events(guarded_turn)["swarmgraph.guardrail.tripped"]["swarmgraph.guardrail.name"] == (
+        "no_cards"
+    )
+    assert tripped <= one(spans, "chat fallback").start_time  # tripped, then Fallback spoke
     assert root.status.status_code is StatusCode.UNSET  # the run went on
     assert "chat gpt-4o" not in by_name(spans) and "chat fallback" in by_name(spans)
 
@@ -487,7 +711,7 @@ def test_docs_name_every_span_and_event_the_tracer_emits():
     emitted |= {f"swarmgraph.{kind}.tripped" for kind in ("guardrail", "precondition")}
     assert emitted and {name for name in emitted if f"`{name}`" not in doc} == set()
     for span in (
-        "invoke_workflow {agent}",
+        "invoke_workflow {workflow}",
         "invoke_agent {agent}",
         "chat {model}",
         "execute_tool {tool}",
@@ -551,8 +775,11 @@ def test_long_term_recall_is_a_search_memory_span_and_remember_a_tool_span(spans
     swarm = Swarm(chat_model=model)
     first = Session("conv-a", url=url, user_id="ming", long_term=True)
     first.run(swarm, agent, "My dog is called Rex, remember it.")
-    write = one(spans, "update_memory")
+    staged, applied = sorted(by_name(spans)["update_memory"], key=lambda s: s.start_time)
+    write = staged  # the tool's write, staged in the turn's outbox; applied after the turn
     assert parent_name(spans, write) == "execute_tool remember"
+    assert applied.attributes["swarmgraph.memory.step"] == "apply"
+    assert parent_name(spans, applied) == "invoke_workflow Triage"
     assert write.attributes["gen_ai.operation.name"] == "update_memory"
     assert write.attributes["swarmgraph.memory.scope"] == "user"
     spans.clear()
@@ -562,6 +789,50 @@ def test_long_term_recall_is_a_search_memory_span_and_remember_a_tool_span(spans
     assert search.attributes["swarmgraph.memory.recalled"] is True
     assert parent_name(spans, search) == "invoke_agent Triage"
     assert "Rex" not in all_text(spans)  # what was recalled is content
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_a_sessions_writes_after_the_turn_are_update_memory_spans_of_its_trace(
+    spans, url, run_async
+):
+    def city_rule(text: str) -> dict:  # a stand-in extractor: one rule, no model
+        return {"home_city": "Porto"} if "Porto" in text else {}
+
+    swarm, triage = handoff_swarm()
+    session = Session("conv-9", url=url, user_id="ming", long_term=True, extract=city_rule)
+    said = "I moved to Porto; where is order 7?"
+    if run_async:
+        asyncio.run(session.arun(swarm, triage, said, turn_id="turn-1"))
+    else:
+        session.run(swarm, triage, said, turn_id="turn-1")
+    root = one(spans, "invoke_workflow Triage")
+    writes = sorted(by_name(spans)["update_memory"], key=lambda s: s.start_time)
+    assert [w.attributes["swarmgraph.memory.step"] for w in writes] == ["extract", "apply"]
+    extract, apply = writes
+    for write in writes:  # in the turn's trace, under its run, after the run
+        assert write.context.trace_id == root.context.trace_id
+        assert parent_name(spans, write) == "invoke_workflow Triage"
+        assert write.start_time >= root.end_time
+        assert write.attributes["gen_ai.operation.name"] == "update_memory"
+        assert write.attributes["gen_ai.conversation.id"] == "conv-9"
+        assert write.attributes["swarmgraph.memory.turn_id"] == "turn-1"
+    assert extract.end_time <= apply.start_time
+    assert extract.attributes["swarmgraph.memory.staged"] == 1
+    assert apply.attributes["swarmgraph.memory.remembered"] == 1
+    assert apply.attributes["swarmgraph.memory.forgotten"] == 0
+    assert "Porto" not in all_text(spans) and "home_city" not in all_text(spans)
+    assert [f.value for f in session.long_term.facts()] == ["Porto"]  # the write happened
+
+    spans.clear()  # with content capture: the keys written, still no values
+    tracing.use_tracer_provider(tracing._chosen["provider"], capture_content=True)
+    swarm, triage = handoff_swarm()  # fresh scripts: the turn goes on with Sales
+    session.run(swarm, triage, "I moved to Porto again.", turn_id="turn-2")
+    [applied] = [
+        w
+        for w in by_name(spans)["update_memory"]
+        if w.attributes["swarmgraph.memory.step"] == "apply"
+    ]
+    assert applied.attributes["swarmgraph.memory.keys"] == ("home_city",)
 
 
 def test_the_tool_call_span_is_current_while_the_tool_runs(spans):

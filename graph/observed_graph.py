@@ -1,0 +1,131 @@
+"""The graph :func:`~swarmgraph.graph.build_swarm_graph` returns: a LangGraph ``StateGraph``
+whose compiled graph is observed (graph/hooks.py: traced) on each invoke of its own.
+
+``Swarm.run`` starts and ends its run itself (graph/prepared_run.py); a compiled graph that a
+LangGraph user invokes (``build_swarm_graph(...).compile().invoke(...)``, a LangGraph server's
+run of a graph in langgraph.json) has no such run around it. This subclass gives it one: each
+``invoke`` / ``stream`` (and their async forms, which LangGraph routes through ``stream`` and
+``astream``) is one observed run, one trace, whenever an observer is registered or a tracer
+provider is configured; otherwise it is the compiled graph as LangGraph made it, plus one
+check per invoke. Its nodes pick the run's observers up from the config (``OBSERVERS_KEY``,
+read by ``run_control.current_control``), since a directly invoked graph has no run control
+of its own: each node step makes a fresh one.
+
+Example:
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
+    >>> app = build_swarm_graph([Agent()], chat_model=ScriptedChatModel(["Hi."])).compile()
+    >>> type(app).__name__, app.invoke({"messages": [("user", "hi")]})["messages"][-1].content
+    ('ObservedCompiledGraph', 'Hi.')
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from .run_control import OBSERVERS_KEY, RUN_CONTROL_KEY
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from .hooks import Observers
+    from .types import Agent
+
+__all__ = ["ObservedCompiledGraph", "ObservedStateGraph"]
+
+_UNNAMED = "LangGraph"  # what LangGraph names a graph compiled without a name
+
+
+class ObservedStateGraph(StateGraph):
+    """A ``StateGraph`` whose ``compile()`` gives an :class:`ObservedCompiledGraph`; its
+    ``default_agent`` and ``agents`` (by node name) name the runs (``build_swarm_graph``
+    sets them)."""
+
+    default_agent: Agent | None = None
+    agents: dict[str, Agent] | None = None
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = super().compile(*args, **kwargs)
+        # LangGraph's own copy (Pregel.copy), as the subclass: same fields, same graph.
+        fields = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
+        return ObservedCompiledGraph(**fields)
+
+
+class ObservedCompiledGraph(CompiledStateGraph):
+    """A compiled swarm graph whose every invoke of its own is one observed run."""
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        observers = _observers(self, config)
+        if observers is None:
+            yield from super().stream(input, config, **kwargs)
+            return
+        error: BaseException | None = None
+        try:
+            yield from super().stream(input, _with(config, observers), **kwargs)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:  # also when the caller stops reading the stream early
+            observers.ended(None, error)
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        observers = _observers(self, config)
+        if observers is None:
+            async for chunk in super().astream(input, config, **kwargs):
+                yield chunk
+            return
+        error: BaseException | None = None
+        try:
+            async for chunk in super().astream(input, _with(config, observers), **kwargs):
+                yield chunk
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            observers.ended(None, error)
+
+
+def _observers(graph: ObservedCompiledGraph, config: RunnableConfig | None) -> Observers | None:
+    """The observers of one invoke of ``graph``: ``None`` when nothing observes runs, or the
+    invoke is inside a run already observed (``Swarm.run``'s, or an outer invoke's)."""
+    configurable = (config or {}).get("configurable") or {}
+    if RUN_CONTROL_KEY in configurable or OBSERVERS_KEY in configurable:
+        return None
+    otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
+    traced = otel is not None and not isinstance(
+        otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
+    )
+    if not traced and f"{__package__}.hooks" not in sys.modules:
+        return None
+    if traced:
+        from . import tracing  # noqa: F401 (imported, it registers its observer)
+    from .hooks import RunInfo, observers_for
+    from .run_control import RunControl
+
+    builder = graph.builder
+    agents = dict(getattr(builder, "agents", None) or {})
+    first = getattr(builder, "default_agent", None)
+    if first is None:  # not from build_swarm_graph: no agents to name
+        return None
+    thread = configurable.get("thread_id")
+    # The run's own control is a stand-in (each node step makes its own): it names the
+    # graph's agents for the observers.
+    conversation = None if thread is None else str(thread)
+    named = graph.name if graph.name != _UNNAMED else None
+    info = RunInfo(first, conversation, RunControl(agents=agents), invoked=True, workflow=named)
+    return observers_for(info)
+
+
+def _with(config: RunnableConfig | None, observers: Observers) -> RunnableConfig:
+    """``config`` with the observers for the nodes to find."""
+    given: dict[str, Any] = dict(config or {})
+    given["configurable"] = {**(given.get("configurable") or {}), OBSERVERS_KEY: observers}
+    return given  # type: ignore[return-value]
