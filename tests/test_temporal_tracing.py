@@ -188,6 +188,8 @@ def test_an_approval_run_is_one_trace_and_a_replay_adds_no_span(temporal_address
     for out in (kept, replaced):
         assert out["answer"] == "Sales: refunded order 7"
         spans = run_trace(out["spans"])
+        queries = [s for s in out["spans"] if s["name"] == "QueryWorkflow:pending"]
+        assert queries and not any(q in spans for q in queries)  # made outside any span
         assert len({s["id"] for s in spans}) == len(spans)  # no span exported twice
         run = one(spans, "RunWorkflow:swarmgraph.SwarmRun")
         # the workflow's two engine runs (before and after the decision) under RunWorkflow
