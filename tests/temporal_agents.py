@@ -9,15 +9,18 @@ witness of how often each one really ran.
 
 from __future__ import annotations
 
+import datetime
 import operator
 import os
 import sqlite3
+import sys
 import time
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from pydantic import BaseModel
 
-from swarmgraph import Agent, Parallel, ScriptedChatModel, effect, needs_approval
+from swarmgraph import Agent, Parallel, Result, ScriptedChatModel, effect, needs_approval
 from swarmgraph.temporal import idempotent
 
 
@@ -31,9 +34,19 @@ def tally(tool: str, key: str) -> None:
         db.execute("INSERT INTO runs VALUES (?, ?)", (tool, key))
 
 
+#: The W3C ``traceparent`` each ``lookup_order`` call ran under, once a program loaded
+#: OpenTelemetry's propagators (tests/test_temporal_tracing.py reads it).
+TRACE_SEEN: list[str] = []
+
+
 def lookup_order(order_id: int) -> str:
     """Look an order up."""
     tally("lookup_order", str(order_id))
+    propagate = sys.modules.get("opentelemetry.propagate")
+    if propagate is not None:
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        TRACE_SEEN.append(carrier.get("traceparent", ""))
     return f"order {order_id}: shipped"
 
 
@@ -154,6 +167,37 @@ def transfer_to_sales() -> Agent:
 
 triage = Agent(
     name="Triage", instructions="Triage: route the customer.", functions=[transfer_to_sales]
+)
+
+
+class Desk(BaseModel):
+    """A typed context (``Swarm(context_schema=Desk)`` on the worker): a reducer, a date."""
+
+    model_config = {"extra": "forbid"}
+    order_id: int | None = None
+    visits: Annotated[int, operator.add] = 0
+    day: datetime.date | None = None
+
+
+def count_visit() -> Result:
+    """Count a visit (an update: the reducer adds it)."""
+    return Result(value="counted", context_variables={"visits": 1})
+
+
+def book_day(context_variables: Desk) -> str:
+    """Book the customer's day (the tool gets the context as a Desk)."""
+    context_variables.day = datetime.date(2024, 5, 1)
+    return f"booked order {context_variables.order_id}"
+
+
+def spoil(context_variables: dict) -> str:
+    """Write what the schema refuses (the engine answers the call with the error)."""
+    context_variables["visits"] = "many"
+    return "spoilt"
+
+
+typed_desk = Agent(
+    name="Desk", instructions="Desk: typed context.", functions=[count_visit, book_day, spoil]
 )
 
 

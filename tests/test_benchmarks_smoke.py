@@ -275,6 +275,7 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
         "## 3. Tokens",
         "## 4. Concurrency",
         "## 4b. Parallel handoffs",
+        "## 4c. Durable runs on Temporal",
         "## 5. Memory",
         "Machine:",
         "Versions:",

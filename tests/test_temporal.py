@@ -314,3 +314,38 @@ def test_a_tripped_guardrail_fails_the_run_with_its_response(temporal_address: s
         Swarm(chat_model=agents.rule_model()).run(agents.triage, user("LOOKUP NOW"))
     assert error.kind == "GuardrailTripped" and str(error) == str(local.value)
     assert error.response.messages == local.value.response.messages
+
+
+def test_a_typed_context_is_validated_and_reduced_in_the_workflow_as_in_process(
+    temporal_address: str,
+) -> None:
+    """``Swarm(context_schema=)`` on the worker: the input validated (``"7"`` read as 7), a
+    reducer applied, a tool's ``context_variables: Desk`` instance written back, a refused
+    write answered to the model, as in-process; the Response holds the JSON of the context."""
+    from swarmgraph import ScriptedChatModel, scripted_tool_call
+    from swarmgraph.temporal.wire import context_out
+
+    def script() -> ScriptedChatModel:
+        calls = ["count_visit", "count_visit", "book_day", "spoil"]
+        replies = [scripted_tool_call(name, id=f"c{n}") for n, name in enumerate(calls)]
+        return ScriptedChatModel([*replies, "Done."])
+
+    here = Swarm(chat_model=script(), context_schema=agents.Desk).run(
+        agents.typed_desk, user("hi"), {"order_id": "7"}
+    )
+
+    async def body(client: Client, queue: str) -> Any:
+        ref = "temporal_agents:typed_desk"
+        with pytest.raises(TemporalRunFailed) as refused:
+            await run_on_temporal(client, ref, user("hi"), {"order_id": "seven"}, task_queue=queue)
+        done = await run_on_temporal(client, ref, user("hi"), {"order_id": "7"}, task_queue=queue)
+        return refused.value, done
+
+    typed = Swarm(chat_model=script(), context_schema=agents.Desk)
+    refused, there = on_worker(temporal_address, body, swarm=typed)
+    assert refused.kind == "ContextValidationError" and "order_id" in str(refused)
+    assert there.context_variables == {"order_id": 7, "visits": 2, "day": "2024-05-01"}
+    assert context_out(here.context_variables) == there.context_variables
+    said = [m.get("content") for m in there.messages]
+    assert said == [m.get("content") for m in here.messages]
+    assert said[-2].startswith("Error:") and "visits" in said[-2]  # spoil's write refused

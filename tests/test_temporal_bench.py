@@ -27,3 +27,23 @@ def test_the_temporal_benchmark_runs_at_minimal_sizes() -> None:
     assert workers["ratio"] == pytest.approx(
         workers["runs_per_s_2_workers"] / workers["runs_per_s_1_worker"], abs=0.02
     )
+
+
+def test_the_temporal_section_of_results_md_shows_the_figures_it_measured(tmp_path: Path) -> None:
+    from benchmarks.__main__ import main
+
+    results = main(["--quick", "--only", "temporal", "--out", str(tmp_path)])
+    text = (tmp_path / "RESULTS.md").read_text()
+    figures = results["temporal"]
+    assert "## 4c. Durable runs on Temporal" in text
+    assert (
+        f"| on Temporal (server's start to close) | {figures['handoff']['temporal_ms']:,.2f} |"
+        in text
+    )
+    workers = figures["workers"]
+    assert f"Two workers run {workers['ratio']:.2f}x the runs per second of one." in text
+    met = "met" if workers["ratio"] >= 1.7 else "not met"
+    assert (
+        f"| temporal: 2 workers >= 1.7x the runs/s of 1 (4 concurrent runs, 10 ms model) | {met} |"
+        in text
+    )

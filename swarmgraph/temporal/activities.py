@@ -23,9 +23,10 @@ from temporalio.exceptions import ApplicationError
 
 from ..graph.node import _as_sent
 from ..graph.runtime import _SENDS_NAMES
+from ..graph.schema import tool_spec
 from .errors import TemporalInputError
 from .roster import Roster
-from .wire import check_json, encode_result, messages_in, messages_out
+from .wire import check_json, context_in, context_out, encode_result, messages_in, messages_out
 
 if TYPE_CHECKING:
     from ..graph.swarm import Swarm
@@ -72,6 +73,11 @@ class SwarmActivities:
                 str(exc), type="TemporalInputError", non_retryable=True
             ) from None
         kwargs = dict(call["kwargs"])
+        if "context_variables" in kwargs:  # as the tool takes it in-process: typed, or a dict
+            model = tool_spec(func).context_model
+            kwargs["context_variables"] = context_in(
+                kwargs["context_variables"], self.swarm.context_schema, model
+            )
         out: dict[str, Any]
         try:
             raw = await _heartbeating(func, kwargs, self.threads)
@@ -79,7 +85,7 @@ class SwarmActivities:
         except Exception as exc:  # the tool's own error: the model reads it
             out = {"raised": type(exc).__name__, "message": str(exc)}
         if "context_variables" in kwargs:
-            out["context_variables"] = kwargs["context_variables"]
+            out["context_variables"] = context_out(kwargs["context_variables"])
         try:  # what cannot cross is said to the model; the call is never lost in doubt
             check_json(out, "a tool's context_variables")
         except TemporalInputError as exc:

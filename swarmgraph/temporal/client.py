@@ -23,6 +23,7 @@ from ..graph.errors import BudgetExceeded
 from ..graph.types import Agent, Response
 from .driver import ActivityOptions
 from .errors import TemporalInputError, TemporalRunFailed, TemporalUnavailable
+from .tracing import plugins_for
 from .wire import budget_out, check_json, response_in, turns_out
 from .workflow import WORKFLOW
 
@@ -37,11 +38,19 @@ __all__ = [
 ]
 
 
-async def connect(address: str, namespace: str = "default") -> Client:
+async def connect(
+    address: str, namespace: str = "default", *, tracing: bool | None = None
+) -> Client:
     """A client of the Temporal server at ``address`` (``HOST:PORT``), or
-    :class:`TemporalUnavailable` saying it did not answer."""
+    :class:`TemporalUnavailable` saying it did not answer.
+
+    ``tracing``: carry the trace into the workflow and its activities (temporalio's
+    OpenTelemetry plugin, on this client and every worker made from it; one run, one trace);
+    ``None`` (default): on when the global tracer provider is replay-safe
+    (swarmgraph/temporal/tracing.py)."""
+    plugins = plugins_for(tracing)  # a refusal comes before any connection
     try:
-        return await Client.connect(address, namespace=namespace)
+        return await Client.connect(address, namespace=namespace, plugins=plugins)
     except Exception as exc:  # the core raises RuntimeError with a transport message
         raise TemporalUnavailable(
             f"no Temporal server answered at {address} (namespace {namespace!r}): {exc}"

@@ -24,8 +24,9 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
@@ -38,7 +39,10 @@ from .errors import TemporalInputError, ToolInDoubt
 from .marks import is_idempotent
 from .remote_model import RemoteModel
 from .roster import Roster
-from .wire import check_json, decode_result, messages_in, messages_out
+from .wire import check_json, context_in, context_out, decode_result, messages_in, messages_out
+
+if TYPE_CHECKING:
+    from ..graph.context_schema import ContextSchema
 
 __all__ = ["ActivityOptions", "TemporalDriver"]
 
@@ -79,10 +83,16 @@ class TemporalDriver(AsyncDriver):
     """Hands the step's model call and tool calls to activities (inside a workflow only)."""
 
     def __init__(
-        self, roster: Roster, options: ActivityOptions, ask: AskHuman | None = None
+        self,
+        roster: Roster,
+        options: ActivityOptions,
+        ask: AskHuman | None = None,
+        schema: ContextSchema | None = None,
     ) -> None:
         self.roster = roster
         self.options = options
+        #: The run's typed context (``context_schema=``), or None: a plain dict.
+        self.schema = schema
         #: Who decides a call in doubt (the workflow's ``decide`` update), or None: the
         #: model reads :class:`ToolInDoubt`.
         self.ask = ask
@@ -137,6 +147,9 @@ class TemporalDriver(AsyncDriver):
             )
         agent, name = where
         sent = dict(kwargs)
+        context = kwargs.get("context_variables")
+        if "context_variables" in sent:  # JSON on the way (a typed context's values dumped)
+            sent["context_variables"] = context_out(context)
         if "idempotency_key" in sent:  # stable for this call of this workflow, on any worker
             sent["idempotency_key"] = default_idempotency_key(
                 str(sent["idempotency_key"]), workflow.info().workflow_id
@@ -159,10 +172,15 @@ class TemporalDriver(AsyncDriver):
                     raise ToolInDoubt(f"{lost.text}; a human refused to run it again") from None
                 if isinstance(decision, str):
                     return decision
-        context = kwargs.get("context_variables")
-        if isinstance(context, dict) and "context_variables" in out:
-            context.clear()  # the engine reads the working copy the tool changed in place
-            context.update(out["context_variables"])
+        if "context_variables" in out:  # the engine reads what the tool changed in place
+            back = out["context_variables"]
+            if isinstance(context, BaseModel):  # ``context_variables: Model``: its fields
+                fresh = context_in(back, model=type(context))
+                for key in type(context).model_fields:
+                    setattr(context, key, getattr(fresh, key, None))
+            elif isinstance(context, dict):
+                context.clear()
+                context.update(context_in(back, self.schema))
         if "raised" in out:  # the tool's own exception, under its own name: as in-process
             raise type(out["raised"], (Exception,), {})(out["message"])
         return decode_result(out["returned"], self.roster.agent)

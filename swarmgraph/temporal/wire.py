@@ -14,6 +14,9 @@ Example:
     ({'value': {'ok': 1}}, '<class')
     >>> budget_in(budget_out(Budget(max_handoffs=2))) == Budget(max_handoffs=2)
     True
+    >>> import datetime
+    >>> context_out({"day": datetime.date(2024, 5, 1)})
+    {'day': '2024-05-01'}
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ..graph.budget import Budget
 from ..graph.types import CALLER, Agent, Response, Result
@@ -36,6 +41,8 @@ __all__ = [
     "budget_in",
     "budget_out",
     "check_json",
+    "context_in",
+    "context_out",
     "decode_result",
     "encode_result",
     "messages_in",
@@ -65,6 +72,33 @@ def check_json(value: Any, what: str) -> None:
             f"{what} must be plain JSON to cross Temporal's history (dicts, lists, str, "
             f"numbers, bools, None): {exc}"
         ) from None
+
+
+def context_out(context: Any) -> Any:
+    """A context (a dict, or the model instance a typed tool got) as JSON values: a typed
+    context's nested models as dicts, dates as ISO text (what its schema's ``dump`` makes);
+    what JSON cannot hold is left as it is, for :func:`check_json` to name."""
+    try:
+        return to_jsonable_python(context)
+    except PydanticSerializationError:
+        return dict(context) if isinstance(context, Mapping) else context
+
+
+def context_in(
+    data: Mapping[str, Any], schema: Any = None, model: type[BaseModel] | None = None
+) -> Any:
+    """The context :func:`context_out` wrote, as the run's typed context reads it: an
+    instance of ``model`` (a tool's ``context_variables: Model``), else validated by
+    ``schema`` (``context_schema=``) when it fits, else the JSON dict as it is (the engine's
+    own check after the tool call then answers what does not fit)."""
+    if model is not None:
+        try:
+            return model.model_validate(dict(data))
+        except ValidationError:
+            return model.model_construct(**dict(data))
+    if schema is not None and not schema.problems(data):
+        return schema.validate(data)
+    return dict(data)
 
 
 def _agent_out(agent: Any) -> dict[str, Any]:
@@ -98,7 +132,7 @@ def encode_result(raw: Any) -> dict[str, Any]:
             "result": {
                 "value": raw.value,
                 "agent": None if target is None else _agent_out(target),
-                "context_variables": dict(raw.context_variables),
+                "context_variables": context_out(dict(raw.context_variables)),
             }
         }
     try:
@@ -179,7 +213,7 @@ def response_out(response: Response) -> dict[str, Any]:
     data = {
         "messages": response.messages,
         "agent": None if response.agent is None else response.agent.name,
-        "context_variables": response.context_variables,
+        "context_variables": context_out(response.context_variables),
         "usage": response.usage,
         "trajectory": response.trajectory,
         "pending": [p.model_dump() for p in response.pending],

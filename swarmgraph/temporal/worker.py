@@ -17,6 +17,7 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from temporalio.workflow import NondeterminismError
 
+from ..graph.errors import SwarmgraphError
 from ..graph.swarm import Swarm
 from .activities import SwarmActivities
 from .roster import Roster
@@ -55,7 +56,10 @@ def worker(
     options.setdefault(
         "activity_executor", ThreadPoolExecutor(16, thread_name_prefix="swarmgraph-store")
     )
-    options.setdefault("workflow_failure_exception_types", [NondeterminismError])
+    # The run's own errors fail it (the workflow turns them into ApplicationErrors); naming
+    # them here too tells temporalio's replay-safe spans so: a span that recorded one is
+    # ended and exported, not dropped as a workflow task failure's (docs/temporal.md).
+    options.setdefault("workflow_failure_exception_types", [NondeterminismError, SwarmgraphError])
     return Worker(
         client,
         task_queue=task_queue,

@@ -30,7 +30,7 @@ from .errors import TemporalInputError
 from .remote_model import RemoteModel
 from .roster import Roster
 from .session_turn import SESSION_LOAD, SESSION_SAVE, new_input
-from .wire import budget_in, messages_in, messages_out, response_out
+from .wire import budget_in, context_out, messages_in, messages_out, response_out
 
 __all__ = ["WORKFLOW", "SwarmRun", "workflow_swarm"]
 
@@ -49,11 +49,14 @@ def workflow_swarm(task_queue: str, like: Swarm | None = None) -> Swarm:
         found = _SWARMS.get(task_queue)
         if found is None or like is not None:
             base = like or Swarm()
+            typed = base.context_schema
             found = _SWARMS[task_queue] = Swarm(
                 chat_model=_remote,
                 max_consecutive_handoffs=base.max_consecutive_handoffs,
                 step_limit=base.step_limit,
                 parallel_handoffs=base.parallel_handoffs,
+                # the typed context is validated and reduced in the workflow, as in-process
+                context_schema=None if typed is None else typed.schema,
             )
         return found
 
@@ -86,7 +89,7 @@ class SwarmRun:
         swarm = workflow_swarm(workflow.info().task_queue)
         options = ActivityOptions(**request.get("options", {}))
         ask = self._ask if options.in_doubt == "ask" else None
-        token = STAND_IN.set(TemporalDriver(roster, options, ask))
+        token = STAND_IN.set(TemporalDriver(roster, options, ask, swarm.context_schema))
         response: Any = None
         try:
             response = await self._run(swarm, roster, request)
@@ -159,7 +162,7 @@ class SwarmRun:
             "messages": messages_out(
                 [*new_input(request["messages"]), *to_langchain(final.messages)]
             ),
-            "context": final.context_variables,
+            "context": context_out(final.context_variables),
             "active_agent": None if final.agent is None else final.agent.name,
         }
         try:
