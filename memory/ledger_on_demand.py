@@ -44,7 +44,7 @@ __all__ = ["LedgerOnDemand"]
 _MAKING = threading.Lock()
 
 
-class LedgerOnDemand(partial):  # type: ignore[type-arg]  # partial of any ledger maker
+class LedgerOnDemand(partial):
     """``LedgerOnDemand(make, *args, **kwargs)``: the
     :class:`~swarmgraph.graph.effects.EffectLedger` ``make(*args, **kwargs)`` returns, made on
     the first call of any of its methods (and only once); see the module docstring."""

@@ -13,6 +13,7 @@ stop (tests/test_effects.py does the same; the process-level matrix is test_effe
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
@@ -251,3 +252,13 @@ def test_a_marked_tool_given_to_a_reachable_agent_between_turns_is_recorded(url,
     assert list(open_store(url).records(cid, "effect"))
     again = Session(cid, url=url).run(swarm, front, "refund order 7", turn_id="t-pay")
     assert again.messages[-1]["content"] == "Paid." and len(provider.paid) == 1  # replayed
+
+
+def test_arun_records_an_unseen_agents_effect_too(url):
+    provider = Provider()
+    front, _ = built_at_run_time(lambda: [provider.pay_tool()])
+    cid = fresh_id("unseen-async")
+    swarm, _ = _to_billing_then("pay", {"order_id": 7}, "p1", "Paid.")
+    response = asyncio.run(Session(cid, url=url).arun(swarm, front, "refund order 7"))
+    assert response.messages[-1]["content"] == "Paid." and len(provider.paid) == 1
+    assert list(open_store(url).records(cid, "effect.done"))  # recorded, off the event loop
