@@ -200,7 +200,9 @@ class Swarm:
             agent = _member(agent)
         app, runtime, topology = self._prepare(agent)
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
-        if run.control.decides is None:  # the marks discovery read hold (see _marks_hold)
+        # Discovery's marks (Topology.decides) hold while every agent's tools are the objects
+        # it read (a tool added since may be marked: the run then reads them again).
+        if run.control.decides is None:
             functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
             if len(functions) == len(topology.functions) and all(
                 map(is_, functions, topology.functions)
@@ -327,40 +329,6 @@ class Swarm:
                 async for values in run.app.astream(run.state, run.config, stream_mode="values"):
                     run.final = cast("SwarmState", values)
         return run.finish()
-
-
-def records_effects(swarm: Any, *agents: Any) -> bool:
-    """Whether a run of ``swarm`` starting at any of ``agents`` may call a tool an effect
-    ledger records: one marked ``@effect`` or ``@needs_approval``, or taking an
-    ``idempotency_key`` (discovery reads the marks: :attr:`Topology.decides`). True when that
-    cannot be known (a Swarm-like object of the caller's own, a LangGraph member); what a
-    ``Session`` asks before it makes a turn's ledger.
-
-    Example:
-        >>> from swarmgraph.graph import needs_approval
-        >>> plain = Agent(name="Plain", functions=[lambda: "hi"])
-        >>> refunds = Agent(name="Refunds", functions=[needs_approval(lambda: "refunded")])
-        >>> records_effects(Swarm(), plain), records_effects(Swarm(), plain, refunds)
-        (False, True)
-    """
-    if not isinstance(swarm, Swarm):
-        return True
-    for agent in agents:
-        if not isinstance(agent, Agent):
-            return True
-        topology = swarm._topology(agent)
-        if topology.decides or not _marks_hold(topology):  # a tool added since: read it
-            return True
-    return False
-
-
-def _marks_hold(topology: Topology) -> bool:
-    """Whether the marks discovery read (``Topology.decides``) still hold: every agent's
-    tools are the objects it read (a tool added since may be marked)."""
-    functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
-    return len(functions) == len(topology.functions) and all(
-        map(is_, functions, topology.functions)
-    )
 
 
 def _member(agent: Any) -> Agent:

@@ -1,7 +1,8 @@
 """The effect ledger of a ``Session`` turn: effect tools recorded in the conversation's store.
 
 Every ``Session.run`` hands the engine one :class:`TurnLedger` (the
-:class:`~swarmgraph.graph.effects.EffectLedger` protocol). Records, beside the conversation's
+:class:`~swarmgraph.graph.effects.EffectLedger` protocol), made on the run's first use of it
+(:mod:`~swarmgraph.memory.ledger_on_demand`). Records, beside the conversation's
 messages and context, on the same backend and with the same atomic, conditional saves:
 
 =======================  ============================  ===================================

@@ -60,13 +60,14 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import BaseMessage
 
 from ..graph.drivers import Step, arun_steps, run_steps
 from ..graph.errors import SwarmError
-from ..graph.swarm import Swarm, records_effects
+from ..graph.swarm import Swarm
 from .agent_resolution import KnownAgents
 from .approvals import replayed_decisions
 from .backends import open_store
@@ -81,6 +82,7 @@ from .errors import (
     TurnOutcomeUnknown,
 )
 from .ids import check_conversation_id, check_turn_id
+from .ledger_on_demand import LedgerOnDemand
 from .long_term_session import LongTermSide, deliver_outbox, drain_outboxes, start_long_term_turn
 from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
@@ -282,7 +284,7 @@ class Session(StreamedTurns, StoredConversation):
             turn.folded = yield Step(self.memory.fold, (turn.snapshot,), self.memory.afold)
         resumed = self._prepare(agent, turn, caller, swarm)
         self.last_sent = [*self.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
-        self._ledger(turn, agent, resumed, swarm, run_kwargs)
+        self._ledger(turn, agent, swarm, run_kwargs)
         if self._long_term is not None:  # recall and the memory tools ride on the run
             turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
         sent = {"agent": resumed, "messages": list(self.last_sent), "context_variables": turn.given}
@@ -373,19 +375,19 @@ class Session(StreamedTurns, StoredConversation):
             )
         return None
 
-    def _ledger(self, turn: _Turn, agent: Agent, start: Agent, swarm: Swarm, kwargs: dict) -> None:
-        """The run's effect ledger (``effects=``): none if nothing is stored or could record."""
-        if isinstance(swarm, Swarm):  # not a Swarm-like object of the caller's own
+    def _ledger(self, turn: _Turn, agent: Agent, swarm: Swarm, kwargs: dict) -> None:
+        """The run's effect ledger (``effects=``), none if nothing is stored: made on its first
+        use (:mod:`.ledger_on_demand`: an agent discovery never saw may bring a marked tool)."""
+        ours = isinstance(swarm, Swarm)  # not a Swarm-like object of the caller's own
+        if ours:
             kwargs["conversation_id"] = self.conversation_id  # a trace's gen_ai.conversation.id
-        marked = turn.resumed or records_effects(swarm, agent, start)  # else nothing to record
-        if self.persist and marked and takes_effects(swarm):
-            kwargs["effects"] = TurnLedger(
-                self.store,
-                self.conversation_id,
-                turn,
-                sent=len(self.last_sent) - len(turn.carried),
-                rank=lambda known: self._rank(agent, known, swarm),
+        if self.persist and (ours or takes_effects(swarm)):
+            sent = len(self.last_sent) - len(turn.carried)
+            rank = partial(self._rank, agent, swarm=swarm)  # of an agent among namesakes
+            ledger = LedgerOnDemand(
+                TurnLedger, self.store, self.conversation_id, turn, sent=sent, rank=rank
             )
+            kwargs["effects"] = ledger if ours else ledger.ledger()  # theirs: a TurnLedger
 
     def _keep(self, turn: _Turn, error: SwarmError) -> list[BaseMessage] | None:
         """What a run a :class:`SwarmError` stopped saves (``None``: nothing)."""

@@ -1,8 +1,9 @@
 """A steady ``Session`` turn does only the storage work it needs (issue 29): the store a URL
 names is opened once per process (and anew after its engine is closed, after a ``chdir`` for a
-relative path, in a forked child), and a turn whose tools record nothing gets no effect ledger,
-while a turn that can call a marked tool always gets one, also when the tool was added after
-the conversation's first turn."""
+relative path, in a forked child), and a turn whose run meets no marked tool makes no effect
+ledger, while a turn that calls one always does, also when the tool was added after the
+conversation's first turn (or belongs to an agent discovery never saw:
+tests/test_unseen_agents_effects.py)."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ class _Recording(Swarm):
         return super().run(*args, **kwargs)
 
 
-def test_a_turn_gets_an_effect_ledger_only_when_a_tool_it_reaches_is_marked(tmp_path):
+def test_a_turn_makes_its_effect_ledger_only_when_its_run_meets_a_marked_tool(tmp_path):
     url = f"sqlite:///{tmp_path / 'chat.db'}"
     paid: list[int] = []
 
@@ -88,11 +89,12 @@ def test_a_turn_gets_an_effect_ledger_only_when_a_tool_it_reaches_is_marked(tmp_
     replies += [scripted_tool_call("pay", {"order_id": 7}, id="p1"), "paid"]
     swarm = _Recording(chat_model=ScriptedChatModel(replies))
     Session("c1", url=url).run(swarm, clerk, "where is order 7?")
-    assert swarm.ledgers == [None]  # nothing could be recorded: no ledger made
+    [unused] = swarm.ledgers  # handed over, made on first use (tests/test_unseen_agents_effects)
+    assert unused.made is None  # nothing was recorded: no ledger made
     clerk.functions.append(pay)  # a marked tool, added after the first turn
     retry_id = "turn-pay-7"
     Session("c1", url=url).run(swarm, clerk, "pay it", turn_id=retry_id)
-    assert swarm.ledgers[-1] is not None and paid == [7]
+    assert swarm.ledgers[-1].made is not None and paid == [7]
     assert list(open_store(url).records("c1", "effect"))  # the call was recorded
     again = Session("c1", url=url).run(swarm, clerk, "pay it", turn_id=retry_id)  # a retry
     assert paid == [7] and again.messages[-1]["content"] == "paid"  # replayed, not run again
