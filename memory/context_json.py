@@ -88,6 +88,11 @@ def encode_context(context: dict, *, size_limit: int | None = DEFAULT_SIZE_LIMIT
     return encoded
 
 
+class PrunedContext(dict):
+    """A loaded context that a stored key was left out of (:func:`decode_context`): it is not
+    what is stored, so a turn that leaves it as loaded still saves it, dropping that key."""
+
+
 def decode_context(encoded: str | None) -> dict:
     """Stored JSON text back to a dict (``{}`` for nothing stored).
 
@@ -110,15 +115,16 @@ def decode_context(encoded: str | None) -> dict:
         value = json.loads(encoded)
     except RecursionError:
         _warn_depth("the whole stored context")
-        return {}
+        return PrunedContext()
     # A key nested MAX_DEPTH deep needs that many opening brackets inside the top-level
     # object: without them (every context a current version saved) skip the walk.
     if encoded.count("[") + encoded.count("{") <= MAX_DEPTH:
         return value
-    for key in [k for k, item in value.items() if _depth(item) >= MAX_DEPTH]:
+    too_deep = [k for k, item in value.items() if _depth(item) >= MAX_DEPTH]
+    for key in too_deep:
         del value[key]
         _warn_depth(f"context_variables[{key!r}]")
-    return value
+    return PrunedContext(value) if too_deep else value
 
 
 def _depth(value: Any) -> int:

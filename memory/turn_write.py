@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from .context_json import PrunedContext
 from .context_merge import MergeRule, rebase
 from .store import Record, TurnWrite
 from .turn_context import merge_rules, stored_form
@@ -184,7 +185,13 @@ def saved_turn(
     # A run that left the context as it was given, which is what is stored, writes none: the
     # stored one stays (also when another turn changes it meanwhile: this one changed nothing
     # a rebase would keep). Plain contexts only (a typed one is compared in its stored form).
-    same = schema is None and context is not None and context == turn.base == turn.latest.context
+    stored = turn.latest.context
+    same = (
+        schema is None
+        and context is not None
+        and context == turn.base == stored
+        and not isinstance(stored, PrunedContext)  # a key was left out at load: save it without
+    )
     agent = getattr(response.agent, "name", None) if keeps else None
     memory = getattr(turn, "memory", None)
     outbox = memory.outbox() if memory is not None else None
