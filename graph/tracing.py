@@ -48,7 +48,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     from .errors import BudgetExceeded
     from .hooks import BranchInfo, ModelCallInfo, Proceed, RunInfo, ToolCallInfo
     from .types import Agent, Response
+
+from langgraph.errors import GraphInterrupt
 
 from .hooks import RunObserver, register
 
@@ -318,6 +320,12 @@ class TracingObserver(RunObserver):
         )
 
     def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+        self._stamp_asked(calls, self._turn_of)
+
+    def _stamp_asked(
+        self, calls: Sequence[PendingApproval], turn_of: Callable[[str], Span]
+    ) -> None:
+        """Each of ``calls`` not stamped yet, on ``turn_of(its agent)``."""
         for pending in calls:
             with self._lock:  # awaiting grows: [*already asked, *new]
                 if pending.id in self._asked:
@@ -329,7 +337,7 @@ class TracingObserver(RunObserver):
                 "gen_ai.agent.name": pending.agent,
                 "swarmgraph.effect.in_doubt": pending.in_doubt,
             }
-            span = self._turn_of(pending.agent)
+            span = turn_of(pending.agent)
             span.add_event("swarmgraph.approval.asked", asked)
             if pending.in_doubt:
                 span.add_event("swarmgraph.effect.in_doubt", asked)
@@ -431,6 +439,15 @@ class TracingObserver(RunObserver):
             self._branches[branch.path] = span
         try:
             return await proceed()
+        except GraphInterrupt as stop:  # a compiled graph's branch asks: on its turn, now
+            from .observed_graph import _pending
+
+            with self._lock:
+                open_ = self._agents.get(branch.path)
+            if open_ is not None:
+                calls = [c for each in stop.args[0] for c in _pending(each)]
+                self._stamp_asked(calls, lambda _: open_[1])
+            raise
         finally:
             with self._lock:  # the branch's agents are done with it
                 inside = [k for k in self._agents if k == branch.path]

@@ -876,3 +876,116 @@ def test_a_streamed_and_an_async_fan_out_trace_like_a_plain_run(spans):
     assert "response" in events_seen[-1]
     assert sorted(tree(spans)) == async_parents
     assert ("branch Billing", "invoke_agent Desk") in async_parents
+
+
+# -- a compiled graph invoked directly: approvals through interrupt(), its own recall -----------
+def test_a_compiled_graphs_approval_is_asked_at_the_interrupt_and_answered_at_the_resume(spans):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from swarmgraph import build_swarm_graph
+
+    log: list = []
+
+    @needs_approval
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        log.append(order_id)
+        return "Refunded."
+
+    refunds = Agent(name="Refunds", functions=[process_refund])
+    model = ScriptedChatModel(
+        [scripted_tool_calls([("process_refund", {"order_id": 7}, "r1")]), "Not refunded."]
+    )
+    app = build_swarm_graph([refunds], chat_model=model).compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t-refund"}}
+    out = app.invoke({"messages": [("user", "refund order 7")]}, thread)
+    assert out["__interrupt__"] and log == []  # LangGraph's own report of the stop
+    first = spans.get_finished_spans()
+    assert len({s.context.trace_id for s in first}) == 1
+    turn = one(spans, "invoke_agent Refunds")
+    assert events(turn)["swarmgraph.approval.asked"] == {
+        "gen_ai.tool.name": "process_refund",
+        "gen_ai.tool.call.id": "r1",
+        "gen_ai.agent.name": "Refunds",
+        "swarmgraph.effect.in_doubt": False,
+    }
+    assert one(spans, "chat gpt-4o").end_time <= stamped(turn, "swarmgraph.approval.asked")
+    assert within(turn, stamped(turn, "swarmgraph.approval.asked"))
+    assert "swarmgraph.approval.answered" not in events(one(spans, "invoke_workflow Refunds"))
+
+    spans.clear()  # the resume: a trace of its own, its root says what was decided
+    app.invoke(Command(resume={"r1": "No: " + SECRET}), thread)
+    assert log == []  # denied
+    second = spans.get_finished_spans()
+    assert len({s.context.trace_id for s in second}) == 1
+    assert {s.context.trace_id for s in second}.isdisjoint({s.context.trace_id for s in first})
+    root = one(spans, "invoke_workflow Refunds")
+    assert events(root)["swarmgraph.approval.answered"] == {
+        "gen_ai.tool.call.id": "r1",
+        "swarmgraph.approval.approved": False,
+    }
+    assert "swarmgraph.approval.asked" not in events(one(spans, "invoke_agent Refunds"))
+    assert SECRET not in all_text(spans)
+
+
+def test_a_compiled_graphs_async_resume_with_one_decision_for_all_is_answered(spans):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from swarmgraph import build_swarm_graph
+
+    @needs_approval
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        return "Refunded."
+
+    refunds = Agent(name="Refunds", functions=[process_refund])
+    model = ScriptedChatModel(
+        [
+            scripted_tool_calls(
+                [
+                    ("process_refund", {"order_id": 7}, "r1"),
+                    ("process_refund", {"order_id": 8}, "r2"),
+                ]
+            ),
+            "Both refunded.",
+        ]
+    )
+    app = build_swarm_graph([refunds], chat_model=model).compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t-refund-async"}}
+    asyncio.run(app.ainvoke({"messages": [("user", "refund 7 and 8")]}, thread))
+    asked = [e for e in one(spans, "invoke_agent Refunds").events if e.name.endswith("asked")]
+    assert [e.attributes["gen_ai.tool.call.id"] for e in asked] == ["r1", "r2"]
+    spans.clear()
+    out = asyncio.run(app.ainvoke(Command(resume=True), thread))
+    assert out["messages"][-1].content == "Both refunded."
+    answered = [e for e in one(spans, "invoke_workflow Refunds").events]
+    assert [(e.name, e.attributes["gen_ai.tool.call.id"]) for e in answered] == [
+        ("swarmgraph.approval.answered", "r1"),
+        ("swarmgraph.approval.answered", "r2"),
+    ]
+    assert all(e.attributes["swarmgraph.approval.approved"] is True for e in answered)
+    assert len(by_name(spans)["execute_tool process_refund"]) == 2
+
+
+def test_a_compiled_graphs_own_recall_is_a_search_memory_span(spans):
+    from swarmgraph import build_swarm_graph
+
+    asked: list = []
+
+    def recall(agent, messages):
+        asked.append(agent.name)
+        return f"The user's card: {SECRET}" if agent.name == "Sales" else None
+
+    triage, models = handoff_agents()
+    app = build_swarm_graph([triage], chat_model=models.__getitem__, prompt_context=recall)
+    app.compile().invoke({"messages": [("user", "where is order 7?")]})
+    searches = by_name(spans)["search_memory"]
+    assert len(searches) == len(asked) and asked  # one span per recall the graph asked
+    assert [parent_name(spans, s) for s in searches] == [f"invoke_agent {a}" for a in asked]
+    assert [s.attributes["swarmgraph.memory.recalled"] for s in searches] == [
+        a == "Sales" for a in asked
+    ]
+    assert searches[0].attributes["gen_ai.operation.name"] == "search_memory"
+    assert SECRET not in all_text(spans)
