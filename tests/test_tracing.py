@@ -989,3 +989,53 @@ def test_a_compiled_graphs_own_recall_is_a_search_memory_span(spans):
     ]
     assert searches[0].attributes["gen_ai.operation.name"] == "search_memory"
     assert SECRET not in all_text(spans)
+
+
+def test_a_compiled_graphs_branch_asks_on_that_branchs_turn_and_resumes_answered(spans):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from swarmgraph import build_swarm_graph
+
+    @needs_approval
+    def refund(order_id: int) -> str:
+        """Refund an order."""
+        return "Refunded."
+
+    billing = Agent(name="Billing", model="billing", functions=[refund])
+    tech = Agent(name="Tech", model="tech")
+
+    def ask_both():
+        """Ask billing and tech at once."""
+        return Parallel(billing, tech)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both])
+    models = {
+        "desk": ScriptedChatModel([scripted_tool_call("ask_both", id="f1"), "Both checked."]),
+        "billing": ScriptedChatModel(
+            [scripted_tool_call("refund", {"order_id": 7}, id="r7"), "Refunded 7."]
+        ),
+        "tech": ScriptedChatModel(["The router is fine."]),
+    }
+    app = build_swarm_graph([desk], chat_model=models.__getitem__).compile(
+        checkpointer=InMemorySaver()
+    )
+    thread = {"configurable": {"thread_id": "t-branch"}}
+    out = app.invoke({"messages": [("user", "refund 7, check router")]}, thread)
+    assert out["__interrupt__"]
+    billing_turn = one(spans, "invoke_agent Billing")
+    assert events(billing_turn)["swarmgraph.approval.asked"]["gen_ai.tool.call.id"] == "r7"
+    asked = stamped(billing_turn, "swarmgraph.approval.asked")
+    assert one(spans, "chat billing").end_time <= asked and within(billing_turn, asked)
+    for other in ("invoke_agent Tech", "invoke_agent Desk", "invoke_workflow Desk"):
+        assert "swarmgraph.approval.asked" not in events(one(spans, other))
+
+    spans.clear()
+    out = app.invoke(Command(resume=True), thread)
+    assert out["messages"][-1].content == "Both checked."
+    root = one(spans, "invoke_workflow Desk")
+    assert events(root)["swarmgraph.approval.answered"] == {
+        "gen_ai.tool.call.id": "r7",
+        "swarmgraph.approval.approved": True,
+    }
+    assert parent_name(spans, one(spans, "execute_tool refund")) == "invoke_agent Billing"
