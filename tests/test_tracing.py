@@ -1039,3 +1039,62 @@ def test_a_compiled_graphs_branch_asks_on_that_branchs_turn_and_resumes_answered
         "swarmgraph.approval.approved": True,
     }
     assert parent_name(spans, one(spans, "execute_tool refund")) == "invoke_agent Billing"
+
+
+def test_an_outbox_applied_later_in_another_process_is_under_the_applier_linked_to_its_turn(
+    spans, url
+):
+    """The turn's process saved its turn and died before applying its outbox; the next turn,
+    in this process, applies it: under the span current there, with a link to the turn that
+    staged it (its trace ended elsewhere), and that next turn's own apply in its own trace."""
+
+    def city_rule(text: str) -> dict:  # a stand-in extractor: one rule, no model
+        return {"home_city": "Porto"} if "Porto" in text else {}
+
+    done = _python(
+        f"""
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        import swarmgraph.memory.session as session_module
+        from swarmgraph import Agent, ScriptedChatModel, Session, Swarm
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        session_module.deliver_outbox = lambda *args: None  # the process dies after the save
+        rule = lambda text: {{"home_city": "Porto"}} if "Porto" in text else {{}}
+        session = Session("conv-far", url={url!r}, user_id="ming", long_term=True, extract=rule)
+        swarm = Swarm(chat_model=ScriptedChatModel(["Noted."]))
+        session.run(swarm, Agent(name="Triage"), "I moved to Porto.", turn_id="far-1")
+        [root] = [s for s in exporter.get_finished_spans() if s.name.startswith("invoke_work")]
+        print(root.context.trace_id, root.context.span_id)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    trace_id, span_id = map(int, done.stdout.split())
+
+    session = Session("conv-far", url=url, user_id="ming", long_term=True, extract=city_rule)
+    assert session.long_term.facts() == []  # staged and saved, not applied yet
+    swarm = Swarm(chat_model=ScriptedChatModel(["Welcome back."]))
+    provider = tracing._chosen["provider"]
+    with provider.get_tracer("test").start_as_current_span("request"):
+        session.run(swarm, Agent(name="Triage"), "I moved to Porto, yes.", turn_id="near-2")
+    assert [f.value for f in session.long_term.facts()] == ["Porto"]
+    applies = {
+        w.attributes["swarmgraph.memory.turn_id"]: w
+        for w in by_name(spans)["update_memory"]
+        if w.attributes["swarmgraph.memory.step"] == "apply"
+    }
+    late, own = applies["far-1"], applies["near-2"]
+    request = one(spans, "request")
+    assert parent_name(spans, late) == "request"  # the applier's time, the applier's trace
+    assert late.context.trace_id == request.context.trace_id != trace_id
+    [link] = late.links
+    assert (link.context.trace_id, link.context.span_id) == (trace_id, span_id)
+    assert link.attributes["swarmgraph.memory.link"] == "staged_by"
+    assert late.end_time <= one(spans, "invoke_workflow Triage").start_time  # before the run
+    assert parent_name(spans, own) == "invoke_workflow Triage"  # its own, right after it
+    assert not own.links
