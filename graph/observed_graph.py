@@ -9,7 +9,10 @@ run of a graph in langgraph.json) has no such run around it. This subclass gives
 provider is configured; otherwise it is the compiled graph as LangGraph made it, plus one
 check per invoke. Its nodes pick the run's observers up from the config (``OBSERVERS_KEY``,
 read by ``run_control.current_control``), since a directly invoked graph has no run control
-of its own: each node step makes a fresh one.
+of its own: each node step makes a fresh one. Approvals, which such a graph asks through
+LangGraph's ``interrupt()``, are read from the thread (its checkpointer) as the invoke stops
+(asked) and as a ``Command(resume=...)`` invoke starts (answered), and told the observers as
+``Swarm.run``'s are; the graph's own ``prompt_context`` goes to them as a run's does.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
@@ -115,13 +118,8 @@ def _observers(
     a ``Command(resume=)`` input answers them, and the run's observers hear its decisions
     as ``Swarm.run(approvals=)``'s."""
     configurable = (config or {}).get("configurable") or {}
-    if RUN_CONTROL_KEY in configurable or OBSERVERS_KEY in configurable:
-        return None
-    otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
-    traced = otel is not None and not isinstance(
-        otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
-    )
-    if not traced and f"{__package__}.hooks" not in sys.modules:
+    traced = _traced()
+    if not _observable(configurable, traced):
         return None
     if traced:
         from . import tracing  # noqa: F401 (imported, it registers its observer)
@@ -149,6 +147,22 @@ def _observers(
     return observers_for(info)
 
 
+def _traced() -> bool:
+    """Whether a tracer provider is configured (none before its API is imported)."""
+    otel = sys.modules.get("opentelemetry.trace")
+    return otel is not None and not isinstance(
+        otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
+    )
+
+
+def _observable(configurable: Any, traced: bool) -> bool:
+    """Whether an invoke with these ``configurable`` settings may have observers: not inside
+    a run observed already, and tracing on or the observer interface loaded."""
+    if RUN_CONTROL_KEY in configurable or OBSERVERS_KEY in configurable:
+        return False
+    return traced or f"{__package__}.hooks" in sys.modules
+
+
 def _checkpointed(graph: ObservedCompiledGraph) -> bool:
     """Whether ``graph`` keeps threads (without a checkpointer nothing can be resumed)."""
     return graph.checkpointer not in (None, False)
@@ -165,8 +179,8 @@ async def _aanswered(
     ``None``: it resumes nothing, or nothing observes it."""
     if not _resumes(input) or not _checkpointed(graph):
         return None
-    if "opentelemetry.trace" not in sys.modules and f"{__package__}.hooks" not in sys.modules:
-        return None  # nothing can observe it: no read
+    if not _observable((config or {}).get("configurable") or {}, _traced()):
+        return None  # nothing observes it: no read
     return (await graph.aget_state(config or {})).interrupts
 
 
