@@ -36,7 +36,6 @@ from .run_control import OBSERVERS_KEY, RUN_CONTROL_KEY
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from .approvals import PendingApproval
     from .hooks import Observers
     from .run_control import PromptContext
     from .types import Agent
@@ -184,27 +183,11 @@ async def _aanswered(
     return (await graph.aget_state(config or {})).interrupts
 
 
-def _pending(interrupt: Interrupt) -> list[PendingApproval]:
-    """The calls an approval's ``interrupt()`` asked about (its payload:
-    graph/approvals.py's ``pending_as_payload``); none for anyone else's interrupt."""
-    from pydantic import ValidationError
-
-    from .approvals import PendingApproval
-
-    value = interrupt.value
-    if not isinstance(value, list):
-        return []
-    try:
-        return [PendingApproval.model_validate(item) for item in value]
-    except ValidationError:  # a LangGraph member's own interrupt(): not an approval
-        return []
-
-
 def _decisions(resume: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
     """``{call id: decision}`` of ``Command(resume=resume)`` over the waiting ``interrupts``:
     one value for the one waiting, or a value per interrupt id (LangGraph's form for several).
     A value the graph will refuse gives none here (the graph raises its own error)."""
-    from .approvals import resume_decisions
+    from .approvals import payload_pending, resume_decisions
 
     by_id = resume if isinstance(resume, dict) else None
     decisions: dict[str, Any] = {}
@@ -215,7 +198,7 @@ def _decisions(resume: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
             value = resume
         else:
             continue
-        pending = _pending(each)
+        pending = payload_pending(each.value)
         if not pending:
             continue
         try:
@@ -228,7 +211,9 @@ def _decisions(resume: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
 def _asked(observers: Observers, interrupts: Sequence[Interrupt]) -> None:
     """The invoke stopped at ``interrupts``: each approval's calls, asked (as ``Swarm.run``'s
     ``control.awaiting`` tells its observers)."""
-    calls = [pending for each in interrupts for pending in _pending(each)]
+    from .approvals import payload_pending
+
+    calls = [pending for each in interrupts for pending in payload_pending(each.value)]
     if calls:
         for observer in observers.each:
             observer.on_asked(calls)

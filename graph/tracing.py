@@ -450,12 +450,12 @@ class TracingObserver(RunObserver):
         try:
             return await proceed()
         except GraphInterrupt as stop:  # a compiled graph's branch asks: on its turn, now
-            from .observed_graph import _pending
+            from .approvals import payload_pending
 
             with self._lock:
                 open_ = self._agents.get(branch.path)
             if open_ is not None:
-                calls = [c for each in stop.args[0] for c in _pending(each)]
+                calls = [c for each in stop.args[0] for c in payload_pending(each.value)]
                 self._stamp_asked(calls, lambda _: open_[1])
             raise
         finally:
