@@ -258,5 +258,25 @@ def pending_as_payload(pending: Sequence[PendingApproval]) -> list[dict[str, Any
     return [p.model_dump() for p in pending]
 
 
+def payload_pending(value: Any) -> list[PendingApproval]:
+    """The calls an ``interrupt()`` value of :func:`pending_as_payload` asks about (what an
+    observer of a compiled graph reads back from the thread); none for a value that is not
+    one (another interrupt: a LangGraph member's own).
+
+    Example:
+        >>> asked = [PendingApproval(id="r1", agent="Refunds", tool="refund")]
+        >>> [p.id for p in payload_pending(pending_as_payload(asked))], payload_pending("why?")
+        (['r1'], [])
+    """
+    from pydantic import ValidationError
+
+    if not isinstance(value, list):
+        return []
+    try:
+        return [PendingApproval.model_validate(item) for item in value]
+    except ValidationError:
+        return []
+
+
 def _marked_names(functions: Sequence[Callable[..., Any]]) -> set[str]:
     return {tool_spec(f).name for f in functions if requires_approval(f)}

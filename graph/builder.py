@@ -157,6 +157,7 @@ def build_swarm_graph(
     )
     if isinstance(builder, ObservedStateGraph):  # what its runs are named by
         builder.default_agent, builder.agents = default, dict(topology.agents)
+        builder.prompt_context = settings.prompt_context  # its observers see its recall
     return builder
 
 

@@ -235,6 +235,8 @@ class Observers:
         ``exceeded``, ``awaiting``), from a dozen places: watching those three keeps the
         features free of observer call sites, and a run nobody observes is never watched.
         (A compiled graph invoked directly makes a control per step: each is watched.)"""
+        if self.run.invoked and control is not self.run.control and control.prompt_context is None:
+            control.prompt_context = self.run.control.prompt_context  # the graph's recall, observed
         ledger = control.ledger
         if not isinstance(ledger.trajectory, _Trajectory):
             ledger.trajectory = _Trajectory(ledger.trajectory, self)

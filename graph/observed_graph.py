@@ -9,7 +9,10 @@ run of a graph in langgraph.json) has no such run around it. This subclass gives
 provider is configured; otherwise it is the compiled graph as LangGraph made it, plus one
 check per invoke. Its nodes pick the run's observers up from the config (``OBSERVERS_KEY``,
 read by ``run_control.current_control``), since a directly invoked graph has no run control
-of its own: each node step makes a fresh one.
+of its own: each node step makes a fresh one. Approvals, which such a graph asks through
+LangGraph's ``interrupt()``, are read from the thread (its checkpointer) as the invoke stops
+(asked) and as a ``Command(resume=...)`` invoke starts (answered), and told the observers as
+``Swarm.run``'s are; the graph's own ``prompt_context`` goes to them as a run's does.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
@@ -21,11 +24,12 @@ Example:
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Interrupt
 
 from .run_control import OBSERVERS_KEY, RUN_CONTROL_KEY
 
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
     from .hooks import Observers
+    from .run_control import PromptContext
     from .types import Agent
 
 __all__ = ["ObservedCompiledGraph", "ObservedStateGraph"]
@@ -47,6 +52,9 @@ class ObservedStateGraph(StateGraph):
 
     default_agent: Agent | None = None
     agents: dict[str, Agent] | None = None
+    #: The graph's own long-term recall (``build_swarm_graph(prompt_context=)``): an observed
+    #: invoke hands it to its observers (tracing: a ``search_memory`` span per recall).
+    prompt_context: PromptContext | None = None
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
         compiled = super().compile(*args, **kwargs)
@@ -61,13 +69,15 @@ class ObservedCompiledGraph(CompiledStateGraph):
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        observers = _observers(self, config)
+        observers = _observers(self, config, input)
         if observers is None:
             yield from super().stream(input, config, **kwargs)
             return
         error: BaseException | None = None
         try:
             yield from super().stream(input, _with(config, observers), **kwargs)
+            if _checkpointed(self):  # it may have stopped for a decision: interrupt()
+                _asked(observers, self.get_state(config or {}).interrupts)
         except BaseException as exc:
             error = exc
             raise
@@ -77,7 +87,7 @@ class ObservedCompiledGraph(CompiledStateGraph):
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        observers = _observers(self, config)
+        observers = _observers(self, config, input, await _aanswered(self, config, input))
         if observers is None:
             async for chunk in super().astream(input, config, **kwargs):
                 yield chunk
@@ -86,6 +96,8 @@ class ObservedCompiledGraph(CompiledStateGraph):
         try:
             async for chunk in super().astream(input, _with(config, observers), **kwargs):
                 yield chunk
+            if _checkpointed(self):
+                _asked(observers, (await self.aget_state(config or {})).interrupts)
         except BaseException as exc:
             error = exc
             raise
@@ -93,17 +105,20 @@ class ObservedCompiledGraph(CompiledStateGraph):
             observers.ended(None, error)
 
 
-def _observers(graph: ObservedCompiledGraph, config: RunnableConfig | None) -> Observers | None:
+def _observers(
+    graph: ObservedCompiledGraph,
+    config: RunnableConfig | None,
+    input: Any = None,
+    interrupts: Sequence[Interrupt] | None = None,
+) -> Observers | None:
     """The observers of one invoke of ``graph``: ``None`` when nothing observes runs, or the
-    invoke is inside a run already observed (``Swarm.run``'s, or an outer invoke's)."""
+    invoke is inside a run already observed (``Swarm.run``'s, or an outer invoke's).
+    ``interrupts``: what the thread waits on (read here when not given, only if observed):
+    a ``Command(resume=)`` input answers them, and the run's observers hear its decisions
+    as ``Swarm.run(approvals=)``'s."""
     configurable = (config or {}).get("configurable") or {}
-    if RUN_CONTROL_KEY in configurable or OBSERVERS_KEY in configurable:
-        return None
-    otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
-    traced = otel is not None and not isinstance(
-        otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
-    )
-    if not traced and f"{__package__}.hooks" not in sys.modules:
+    traced = _traced()
+    if not _observable(configurable, traced):
         return None
     if traced:
         from . import tracing  # noqa: F401 (imported, it registers its observer)
@@ -120,8 +135,88 @@ def _observers(graph: ObservedCompiledGraph, config: RunnableConfig | None) -> O
     # graph's agents for the observers.
     conversation = None if thread is None else str(thread)
     named = graph.name if graph.name != _UNNAMED else None
-    info = RunInfo(first, conversation, RunControl(agents=agents), invoked=True, workflow=named)
+    control = RunControl(agents=agents, prompt_context=getattr(builder, "prompt_context", None))
+    if _resumes(input) and _checkpointed(graph):
+        if interrupts is None:
+            interrupts = graph.get_state(config or {}).interrupts
+        decisions = _decisions(input.resume, interrupts)
+        if decisions:  # what Swarm.run's observers read of approvals= (its decisions)
+            control.features["approvals"] = decisions
+    info = RunInfo(first, conversation, control, invoked=True, workflow=named)
     return observers_for(info)
+
+
+def _traced() -> bool:
+    """Whether a tracer provider is configured (none before its API is imported)."""
+    otel = sys.modules.get("opentelemetry.trace")
+    return otel is not None and not isinstance(
+        otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
+    )
+
+
+def _observable(configurable: Any, traced: bool) -> bool:
+    """Whether an invoke with these ``configurable`` settings may have observers: not inside
+    a run observed already, and tracing on or the observer interface loaded."""
+    if RUN_CONTROL_KEY in configurable or OBSERVERS_KEY in configurable:
+        return False
+    return traced or f"{__package__}.hooks" in sys.modules
+
+
+def _checkpointed(graph: ObservedCompiledGraph) -> bool:
+    """Whether ``graph`` keeps threads (without a checkpointer nothing can be resumed)."""
+    return graph.checkpointer not in (None, False)
+
+
+def _resumes(input: Any) -> bool:
+    return isinstance(input, Command) and input.resume is not None
+
+
+async def _aanswered(
+    graph: ObservedCompiledGraph, config: RunnableConfig | None, input: Any
+) -> Sequence[Interrupt] | None:
+    """The interrupts a resuming async invoke answers (read without blocking the loop);
+    ``None``: it resumes nothing, or nothing observes it."""
+    if not _resumes(input) or not _checkpointed(graph):
+        return None
+    if not _observable((config or {}).get("configurable") or {}, _traced()):
+        return None  # nothing observes it: no read
+    return (await graph.aget_state(config or {})).interrupts
+
+
+def _decisions(resume: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
+    """``{call id: decision}`` of ``Command(resume=resume)`` over the waiting ``interrupts``:
+    one value for the one waiting, or a value per interrupt id (LangGraph's form for several).
+    A value the graph will refuse gives none here (the graph raises its own error)."""
+    from .approvals import payload_pending, resume_decisions
+
+    by_id = resume if isinstance(resume, dict) else None
+    decisions: dict[str, Any] = {}
+    for each in interrupts:
+        if by_id is not None and each.id in by_id:
+            value = by_id[each.id]
+        elif len(interrupts) == 1:
+            value = resume
+        else:
+            continue
+        pending = payload_pending(each.value)
+        if not pending:
+            continue
+        try:
+            decisions.update(resume_decisions(value, pending))
+        except (TypeError, ValueError):
+            continue
+    return decisions
+
+
+def _asked(observers: Observers, interrupts: Sequence[Interrupt]) -> None:
+    """The invoke stopped at ``interrupts``: each approval's calls, asked (as ``Swarm.run``'s
+    ``control.awaiting`` tells its observers)."""
+    from .approvals import payload_pending
+
+    calls = [pending for each in interrupts for pending in payload_pending(each.value)]
+    if calls:
+        for observer in observers.each:
+            observer.on_asked(calls)
 
 
 def _with(config: RunnableConfig | None, observers: Observers) -> RunnableConfig:

@@ -48,7 +48,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     from .hooks import BranchInfo, ModelCallInfo, Proceed, RunInfo, ToolCallInfo
     from .types import Agent, Response
 
+from langgraph.errors import GraphInterrupt
+
 from .hooks import RunObserver, register
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "TracingObserver",
     "memory_update",
     "observer_for",
+    "run_traceparent",
     "use_tracer_provider",
 ]
 
@@ -78,11 +81,20 @@ _CAPTURE_ON = {"true", "1", "yes", "span_only", "span_and_event", "event_only"}
 _SCOPE = "swarmgraph"
 
 _chosen: dict[str, Any] = {"provider": None, "capture": None}
-#: The conversation and root span context of the last run that ended in this context: a
-#: Session's writes after its turn (graph/tracing.py's memory_update) join that turn's trace.
-_LAST_RUN: ContextVar[tuple[str, SpanContext] | None] = ContextVar(
-    "swarmgraph_last_traced_run", default=None
-)
+
+
+class _EndedRun:
+    """The last run that ended in this context, of a conversation: a Session's writes after
+    its turn (:func:`memory_update`) join its trace. ``applied``: its outbox's first apply
+    came (the one right after the turn); a later one is another turn's work."""
+
+    def __init__(self, conversation: str, context: SpanContext) -> None:
+        self.conversation = conversation
+        self.context = context
+        self.applied = False
+
+
+_LAST_RUN: ContextVar[_EndedRun | None] = ContextVar("swarmgraph_last_traced_run", default=None)
 #: The memory tools (graph/memory_tools.py) as the GenAI conventions' memory operations.
 _MEMORY_OPERATIONS = {
     "remember": "update_memory",
@@ -213,7 +225,7 @@ class TracingObserver(RunObserver):
             span.end()
         root.end()
         if run.conversation_id is not None:  # what the turn writes next joins its trace
-            _LAST_RUN.set((run.conversation_id, root.get_span_context()))
+            _LAST_RUN.set(_EndedRun(run.conversation_id, root.get_span_context()))
 
     # -- agent turns --------------------------------------------------------------------
     def _agent_span(self, agent: Agent, branch: str | None) -> Span:
@@ -318,6 +330,12 @@ class TracingObserver(RunObserver):
         )
 
     def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+        self._stamp_asked(calls, self._turn_of)
+
+    def _stamp_asked(
+        self, calls: Sequence[PendingApproval], turn_of: Callable[[str], Span]
+    ) -> None:
+        """Each of ``calls`` not stamped yet, on ``turn_of(its agent)``."""
         for pending in calls:
             with self._lock:  # awaiting grows: [*already asked, *new]
                 if pending.id in self._asked:
@@ -329,7 +347,7 @@ class TracingObserver(RunObserver):
                 "gen_ai.agent.name": pending.agent,
                 "swarmgraph.effect.in_doubt": pending.in_doubt,
             }
-            span = self._turn_of(pending.agent)
+            span = turn_of(pending.agent)
             span.add_event("swarmgraph.approval.asked", asked)
             if pending.in_doubt:
                 span.add_event("swarmgraph.effect.in_doubt", asked)
@@ -431,6 +449,15 @@ class TracingObserver(RunObserver):
             self._branches[branch.path] = span
         try:
             return await proceed()
+        except GraphInterrupt as stop:  # a compiled graph's branch asks: on its turn, now
+            from .approvals import payload_pending
+
+            with self._lock:
+                open_ = self._agents.get(branch.path)
+            if open_ is not None:
+                calls = [c for each in stop.args[0] for c in payload_pending(each.value)]
+                self._stamp_asked(calls, lambda _: open_[1])
+            raise
         finally:
             with self._lock:  # the branch's agents are done with it
                 inside = [k for k in self._agents if k == branch.path]
@@ -467,18 +494,59 @@ class TracingObserver(RunObserver):
         return recall
 
 
+def run_traceparent(conversation_id: str | None) -> str | None:
+    """The W3C ``traceparent`` of the last traced run of ``conversation_id`` that ended in
+    this context (``None``: none, or no provider): what a turn's outbox carries, so whoever
+    applies it later, in any process, links its ``update_memory`` span to the turn.
+
+    Example:
+        >>> run_traceparent("conv-1") is None  # no provider configured here
+        True
+    """
+    last = _LAST_RUN.get()
+    if _provider() is None or last is None or last.conversation != conversation_id:
+        return None
+    from opentelemetry.trace import NonRecordingSpan, set_span_in_context
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    carrier: dict[str, str] = {}
+    context = set_span_in_context(NonRecordingSpan(last.context))
+    TraceContextTextMapPropagator().inject(carrier, context=context)
+    return carrier.get("traceparent")
+
+
+def _origin(traceparent: Any) -> SpanContext | None:
+    """The span context a ``traceparent`` names (``None``: none, or not a valid one)."""
+    if not isinstance(traceparent, str):
+        return None
+    from opentelemetry.trace import get_current_span
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    context = TraceContextTextMapPropagator().extract({"traceparent": traceparent})
+    found = get_current_span(context).get_span_context()
+    return found if found.is_valid else None
+
+
 def memory_update(
     conversation_id: str | None,
     turn_id: str | None,
     step: str,
     changes: Sequence[Mapping[str, Any]] | None = None,
+    origin: str | None = None,
 ) -> AbstractContextManager[Span | None]:
     """An ``update_memory`` span around a write to long-term memory outside the run (a
     Session's, after its turn: ``step`` ``"extract"``, the extractor staging what the
-    user's messages say, or ``"apply"``, a turn's outbox written to the store), in the
-    trace of the last run of ``conversation_id`` that ended in this context (the turn's),
-    else under the current span; nothing without a tracer provider. ``changes``: the
-    outbox's records (counted; their keys only with content capture).
+    user's messages say, or ``"apply"``, a turn's outbox written to the store); nothing
+    without a tracer provider. ``changes``: the outbox's records (counted; their keys only
+    with content capture); ``origin``: the ``traceparent`` of the run that staged them
+    (:func:`run_traceparent`, carried by the outbox).
+
+    Its parent: the extraction, and an outbox's first apply right after its own run, are in
+    the trace of that run (the last of ``conversation_id`` that ended in this context); an
+    outbox applied later (by a later turn, maybe in another process: the store failed after
+    the save, or the process died) is work of the applier's time, so it is under the current
+    span, with a span link to the run that staged it (the OpenTelemetry way to point at a
+    trace that ended).
 
     Example:
         >>> with memory_update("conv-1", "t1", "apply", []) as span:
@@ -488,7 +556,8 @@ def memory_update(
     provider = _provider()
     if provider is None:
         return nullcontext()
-    return _memory_span(provider.get_tracer(_SCOPE), conversation_id, turn_id, step, changes)
+    tracer = provider.get_tracer(_SCOPE)
+    return _memory_span(tracer, conversation_id, turn_id, step, changes, origin)
 
 
 @contextmanager
@@ -498,8 +567,9 @@ def _memory_span(
     turn_id: str | None,
     step: str,
     changes: Sequence[Mapping[str, Any]] | None,
+    origin: str | None,
 ) -> Iterator[Span]:
-    from opentelemetry.trace import NonRecordingSpan, set_span_in_context
+    from opentelemetry.trace import Link, NonRecordingSpan, set_span_in_context
 
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "update_memory",
@@ -519,13 +589,26 @@ def _memory_span(
         if _captures():
             attributes["swarmgraph.memory.keys"] = [str(c.get("key")) for c in changes]
     last = _LAST_RUN.get()
-    context = None
-    if last is not None and conversation_id is not None and last[0] == conversation_id:
-        context = set_span_in_context(NonRecordingSpan(last[1]))
+    if last is not None and (conversation_id is None or last.conversation != conversation_id):
+        last = None  # another conversation's run: not this write's
+    parent, links = None, []
+    if step != "apply":  # the extraction: right after its run, in its context
+        parent = last.context if last is not None else None
+    else:
+        staged_by = _origin(origin)
+        if last is not None and not last.applied and _same(staged_by, last.context):
+            parent, last.applied = last.context, True  # right after the turn that staged it
+        elif staged_by is not None:  # later: the applier's, pointing at the turn
+            links = [Link(staged_by, {"swarmgraph.memory.link": "staged_by"})]
+    context = None if parent is None else set_span_in_context(NonRecordingSpan(parent))
     with tracer.start_as_current_span(
-        "update_memory", context=context, attributes=attributes
+        "update_memory", context=context, attributes=attributes, links=links
     ) as span:
         yield span
+
+
+def _same(one: SpanContext | None, other: SpanContext) -> bool:
+    return one is not None and (one.trace_id, one.span_id) == (other.trace_id, other.span_id)
 
 
 def _provider_name(runnable: Any) -> str:

@@ -250,7 +250,12 @@ class LongTermTurn:
             }
             for slot, (change, source) in self.staged.items()
         ]
-        return Record(OUTBOX, self.turn_id, {"user_id": self.memory.user_id, "changes": changes})
+        value: dict[str, Any] = {"user_id": self.memory.user_id, "changes": changes}
+        tracing = sys.modules.get(_TRACING)
+        origin = tracing.run_traceparent(self.conversation_id) if tracing is not None else None
+        if origin is not None:  # an apply later, anywhere, links back to this turn's trace
+            value["traceparent"] = origin
+        return Record(OUTBOX, self.turn_id, value)
 
 
 class AgentMemory:
@@ -413,5 +418,7 @@ def apply_outbox(
     if tracing is None:
         apply_changes(target, changes, conversation_id, turn_id)
         return
-    with tracing.memory_update(conversation_id, turn_id, "apply", value.get("changes") or []):
+    staged = value.get("changes") or []
+    origin = value.get("traceparent")
+    with tracing.memory_update(conversation_id, turn_id, "apply", staged, origin):
         apply_changes(target, changes, conversation_id, turn_id)

@@ -876,3 +876,225 @@ def test_a_streamed_and_an_async_fan_out_trace_like_a_plain_run(spans):
     assert "response" in events_seen[-1]
     assert sorted(tree(spans)) == async_parents
     assert ("branch Billing", "invoke_agent Desk") in async_parents
+
+
+# -- a compiled graph invoked directly: approvals through interrupt(), its own recall -----------
+def test_a_compiled_graphs_approval_is_asked_at_the_interrupt_and_answered_at_the_resume(spans):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from swarmgraph import build_swarm_graph
+
+    log: list = []
+
+    @needs_approval
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        log.append(order_id)
+        return "Refunded."
+
+    refunds = Agent(name="Refunds", functions=[process_refund])
+    model = ScriptedChatModel(
+        [scripted_tool_calls([("process_refund", {"order_id": 7}, "r1")]), "Not refunded."]
+    )
+    app = build_swarm_graph([refunds], chat_model=model).compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t-refund"}}
+    out = app.invoke({"messages": [("user", "refund order 7")]}, thread)
+    assert out["__interrupt__"] and log == []  # LangGraph's own report of the stop
+    first = spans.get_finished_spans()
+    assert len({s.context.trace_id for s in first}) == 1
+    turn = one(spans, "invoke_agent Refunds")
+    assert events(turn)["swarmgraph.approval.asked"] == {
+        "gen_ai.tool.name": "process_refund",
+        "gen_ai.tool.call.id": "r1",
+        "gen_ai.agent.name": "Refunds",
+        "swarmgraph.effect.in_doubt": False,
+    }
+    assert one(spans, "chat gpt-4o").end_time <= stamped(turn, "swarmgraph.approval.asked")
+    assert within(turn, stamped(turn, "swarmgraph.approval.asked"))
+    assert "swarmgraph.approval.answered" not in events(one(spans, "invoke_workflow Refunds"))
+
+    spans.clear()  # the resume: a trace of its own, its root says what was decided
+    app.invoke(Command(resume={"r1": "No: " + SECRET}), thread)
+    assert log == []  # denied
+    second = spans.get_finished_spans()
+    assert len({s.context.trace_id for s in second}) == 1
+    assert {s.context.trace_id for s in second}.isdisjoint({s.context.trace_id for s in first})
+    root = one(spans, "invoke_workflow Refunds")
+    assert events(root)["swarmgraph.approval.answered"] == {
+        "gen_ai.tool.call.id": "r1",
+        "swarmgraph.approval.approved": False,
+    }
+    assert "swarmgraph.approval.asked" not in events(one(spans, "invoke_agent Refunds"))
+    assert SECRET not in all_text(spans)
+
+
+def test_a_compiled_graphs_async_resume_with_one_decision_for_all_is_answered(spans):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from swarmgraph import build_swarm_graph
+
+    @needs_approval
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        return "Refunded."
+
+    refunds = Agent(name="Refunds", functions=[process_refund])
+    model = ScriptedChatModel(
+        [
+            scripted_tool_calls(
+                [
+                    ("process_refund", {"order_id": 7}, "r1"),
+                    ("process_refund", {"order_id": 8}, "r2"),
+                ]
+            ),
+            "Both refunded.",
+        ]
+    )
+    app = build_swarm_graph([refunds], chat_model=model).compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t-refund-async"}}
+    asyncio.run(app.ainvoke({"messages": [("user", "refund 7 and 8")]}, thread))
+    asked = [e for e in one(spans, "invoke_agent Refunds").events if e.name.endswith("asked")]
+    assert [e.attributes["gen_ai.tool.call.id"] for e in asked] == ["r1", "r2"]
+    spans.clear()
+    out = asyncio.run(app.ainvoke(Command(resume=True), thread))
+    assert out["messages"][-1].content == "Both refunded."
+    answered = [e for e in one(spans, "invoke_workflow Refunds").events]
+    assert [(e.name, e.attributes["gen_ai.tool.call.id"]) for e in answered] == [
+        ("swarmgraph.approval.answered", "r1"),
+        ("swarmgraph.approval.answered", "r2"),
+    ]
+    assert all(e.attributes["swarmgraph.approval.approved"] is True for e in answered)
+    assert len(by_name(spans)["execute_tool process_refund"]) == 2
+
+
+def test_a_compiled_graphs_own_recall_is_a_search_memory_span(spans):
+    from swarmgraph import build_swarm_graph
+
+    asked: list = []
+
+    def recall(agent, messages):
+        asked.append(agent.name)
+        return f"The user's card: {SECRET}" if agent.name == "Sales" else None
+
+    triage, models = handoff_agents()
+    app = build_swarm_graph([triage], chat_model=models.__getitem__, prompt_context=recall)
+    app.compile().invoke({"messages": [("user", "where is order 7?")]})
+    searches = by_name(spans)["search_memory"]
+    assert len(searches) == len(asked) and asked  # one span per recall the graph asked
+    assert [parent_name(spans, s) for s in searches] == [f"invoke_agent {a}" for a in asked]
+    assert [s.attributes["swarmgraph.memory.recalled"] for s in searches] == [
+        a == "Sales" for a in asked
+    ]
+    assert searches[0].attributes["gen_ai.operation.name"] == "search_memory"
+    assert SECRET not in all_text(spans)
+
+
+def test_a_compiled_graphs_branch_asks_on_that_branchs_turn_and_resumes_answered(spans):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from swarmgraph import build_swarm_graph
+
+    @needs_approval
+    def refund(order_id: int) -> str:
+        """Refund an order."""
+        return "Refunded."
+
+    billing = Agent(name="Billing", model="billing", functions=[refund])
+    tech = Agent(name="Tech", model="tech")
+
+    def ask_both():
+        """Ask billing and tech at once."""
+        return Parallel(billing, tech)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both])
+    models = {
+        "desk": ScriptedChatModel([scripted_tool_call("ask_both", id="f1"), "Both checked."]),
+        "billing": ScriptedChatModel(
+            [scripted_tool_call("refund", {"order_id": 7}, id="r7"), "Refunded 7."]
+        ),
+        "tech": ScriptedChatModel(["The router is fine."]),
+    }
+    app = build_swarm_graph([desk], chat_model=models.__getitem__).compile(
+        checkpointer=InMemorySaver()
+    )
+    thread = {"configurable": {"thread_id": "t-branch"}}
+    out = app.invoke({"messages": [("user", "refund 7, check router")]}, thread)
+    assert out["__interrupt__"]
+    billing_turn = one(spans, "invoke_agent Billing")
+    assert events(billing_turn)["swarmgraph.approval.asked"]["gen_ai.tool.call.id"] == "r7"
+    asked = stamped(billing_turn, "swarmgraph.approval.asked")
+    assert one(spans, "chat billing").end_time <= asked and within(billing_turn, asked)
+    for other in ("invoke_agent Tech", "invoke_agent Desk", "invoke_workflow Desk"):
+        assert "swarmgraph.approval.asked" not in events(one(spans, other))
+
+    spans.clear()
+    out = app.invoke(Command(resume=True), thread)
+    assert out["messages"][-1].content == "Both checked."
+    root = one(spans, "invoke_workflow Desk")
+    assert events(root)["swarmgraph.approval.answered"] == {
+        "gen_ai.tool.call.id": "r7",
+        "swarmgraph.approval.approved": True,
+    }
+    assert parent_name(spans, one(spans, "execute_tool refund")) == "invoke_agent Billing"
+
+
+def test_an_outbox_applied_later_in_another_process_is_under_the_applier_linked_to_its_turn(
+    spans, url
+):
+    """The turn's process saved its turn and died before applying its outbox; the next turn,
+    in this process, applies it: under the span current there, with a link to the turn that
+    staged it (its trace ended elsewhere), and that next turn's own apply in its own trace."""
+
+    def city_rule(text: str) -> dict:  # a stand-in extractor: one rule, no model
+        return {"home_city": "Porto"} if "Porto" in text else {}
+
+    done = _python(
+        f"""
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        import swarmgraph.memory.session as session_module
+        from swarmgraph import Agent, ScriptedChatModel, Session, Swarm
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        session_module.deliver_outbox = lambda *args: None  # the process dies after the save
+        rule = lambda text: {{"home_city": "Porto"}} if "Porto" in text else {{}}
+        session = Session("conv-far", url={url!r}, user_id="ming", long_term=True, extract=rule)
+        swarm = Swarm(chat_model=ScriptedChatModel(["Noted."]))
+        session.run(swarm, Agent(name="Triage"), "I moved to Porto.", turn_id="far-1")
+        [root] = [s for s in exporter.get_finished_spans() if s.name.startswith("invoke_work")]
+        print(root.context.trace_id, root.context.span_id)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    trace_id, span_id = map(int, done.stdout.split())
+
+    session = Session("conv-far", url=url, user_id="ming", long_term=True, extract=city_rule)
+    assert session.long_term.facts() == []  # staged and saved, not applied yet
+    swarm = Swarm(chat_model=ScriptedChatModel(["Welcome back."]))
+    provider = tracing._chosen["provider"]
+    with provider.get_tracer("test").start_as_current_span("request"):
+        session.run(swarm, Agent(name="Triage"), "I moved to Porto, yes.", turn_id="near-2")
+    assert [f.value for f in session.long_term.facts()] == ["Porto"]
+    applies = {
+        w.attributes["swarmgraph.memory.turn_id"]: w
+        for w in by_name(spans)["update_memory"]
+        if w.attributes["swarmgraph.memory.step"] == "apply"
+    }
+    late, own = applies["far-1"], applies["near-2"]
+    request = one(spans, "request")
+    assert parent_name(spans, late) == "request"  # the applier's time, the applier's trace
+    assert late.context.trace_id == request.context.trace_id != trace_id
+    [link] = late.links
+    assert (link.context.trace_id, link.context.span_id) == (trace_id, span_id)
+    assert link.attributes["swarmgraph.memory.link"] == "staged_by"
+    assert late.end_time <= one(spans, "invoke_workflow Triage").start_time  # before the run
+    assert parent_name(spans, own) == "invoke_workflow Triage"  # its own, right after it
+    assert not own.links
