@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import UnknownAgentError, UnknownAgentWarning
 
@@ -25,6 +25,14 @@ if TYPE_CHECKING:
 
     from ..graph.swarm import Swarm
     from ..graph.types import Agent
+    from .store import Snapshot
+
+
+class Resuming(Protocol):
+    """What :meth:`KnownAgents.resolve` reads of the turn about to run (Session's turn)."""
+
+    carried: list[BaseMessage]  # a retried turn's run so far (empty for a new turn)
+    snapshot: Snapshot  # what the turn loaded: its ``messages`` end the stored conversation
 
 
 class KnownAgents:
@@ -77,24 +85,29 @@ class KnownAgents:
         stored_name: str | None,
         rank: int,
         swarm: Swarm,
-        tail: Sequence[BaseMessage] = (),
+        turn: Resuming | None = None,
     ) -> Agent:
         """The agent a stored name (and rank) stands for; the given agent, with an
         :class:`UnknownAgentWarning`, when none is known by that name.
 
-        ``tail``: the messages the run would go on from. When they end on calls with no
-        answer (in doubt after a crash, waiting for approval), the agent that made them is
-        needed to settle them, so an unknown one raises :class:`UnknownAgentError` instead:
-        the given agent would ask its model past them and leave them unanswered.
+        ``turn``: the turn about to run (``None``: a replay, nothing runs). When the messages
+        it goes on from (a retried turn's run so far, else the stored conversation) end on
+        calls with no answer (in doubt after a crash, waiting for approval), the agent that
+        made them is needed to settle them, so an unknown one raises
+        :class:`UnknownAgentError` instead: the given agent would ask its model past them
+        and leave them unanswered.
 
         Example:
             >>> from swarmgraph.graph import Agent, Swarm, ScriptedChatModel
             >>> from langchain_core.messages import AIMessage
+            >>> from types import SimpleNamespace
+            >>> from swarmgraph.memory.store import Snapshot
             >>> asked = AIMessage("", tool_calls=[{"name": "pay", "args": {}, "id": "p1"}])
+            >>> turn = SimpleNamespace(carried=[], snapshot=Snapshot(messages=[asked]))
             >>> swarm = Swarm(chat_model=ScriptedChatModel([]))
             >>> known = KnownAgents([], "c1")
             >>> try:
-            ...     known.resolve(Agent(name="Front"), "Gone", 0, swarm, [asked])
+            ...     known.resolve(Agent(name="Front"), "Gone", 0, swarm, turn)
             ... except UnknownAgentError as error:
             ...     print(error.agent, error.calls)
             Gone ["pay (call 'p1')"]
@@ -111,7 +124,7 @@ class KnownAgents:
             return namesakes[min(rank, len(namesakes) - 1)]
         from ..graph.approvals import open_calls  # only a conversation nobody can resume
 
-        found = open_calls(tail)
+        found = None if turn is None else open_calls(turn.carried or turn.snapshot.messages)
         if found is not None:  # going on with ``given`` would leave these unanswered
             calls = [f"{c['name']} (call {c.get('id')!r})" for c in found[1]]
             raise UnknownAgentError(self.conversation_id, stored_name, given.name, calls)

@@ -454,22 +454,14 @@ class Session(StreamedTurns, StoredConversation):
 
     # -- which agent: the usual cases here, discovery in .agent_resolution -----------------
     def _agent_for(
-        self,
-        given: Agent,
-        stored_name: str | None,
-        rank: int,
-        swarm: Swarm,
-        tail: Sequence[BaseMessage] = (),
-    ) -> Agent:
-        if not stored_name or (rank == 0 and getattr(given, "name", None) == stored_name):
+        self, given: Agent, name: str | None, rank: int, swarm: Swarm, turn: _Turn | None = None
+    ) -> Agent:  # ``turn``: the run about to go on (its open calls need their agent)
+        if not name or (rank == 0 and getattr(given, "name", None) == name):
             return given
-        # ``tail``: what the run goes on from; calls open there need the agent that made them
-        return self._agents.resolve(given, stored_name, rank, swarm, tail)
+        return self._agents.resolve(given, name, rank, swarm, turn)
 
     def _rank(self, given: Agent, agent: Agent | None, swarm: Swarm) -> int:
-        if agent is None or agent is given:
-            return 0
-        return self._agents.rank(given, agent, swarm)
+        return 0 if agent is None or agent is given else self._agents.rank(given, agent, swarm)
 
     def _prepare(self, agent: Agent, turn: _Turn, caller: dict | None, swarm: Swarm) -> Agent:
         """The agent the run starts with; ``turn.given`` and ``turn.base`` (the context the
@@ -479,8 +471,7 @@ class Session(StreamedTurns, StoredConversation):
             turn.given = turn.given if turn.given is not None else dict(turn.base)
             if "context" not in self.persist:
                 return agent
-            tail = turn.carried or snapshot.messages  # the earlier attempt's run, else stored
-            return self._agent_for(agent, turn.agent, turn.rank, swarm, tail)
+            return self._agent_for(agent, turn.agent, turn.rank, swarm, turn)
         # The record is loaded for the turn index too; only a Session that keeps the context
         # resumes its fields and its agent (persist=("messages",) starts fresh, as documented).
         if "context" not in self.persist:
@@ -493,7 +484,7 @@ class Session(StreamedTurns, StoredConversation):
         else:  # a new dict of the one just decoded (Swarm.run deep-copies what it is given)
             turn.given = turn.base = dict(snapshot.context)
         rank = snapshot.meta.get("agent_rank", 0)
-        return self._agent_for(agent, snapshot.active_agent, rank, swarm, snapshot.messages)
+        return self._agent_for(agent, snapshot.active_agent, rank, swarm, turn)
 
     def _record_usage(self, response: Response) -> None:
         self.last_usage = turn_usage(response, self.last_sent, self.memory.last_input_tokens)
