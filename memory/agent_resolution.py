@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from .errors import UnknownAgentWarning
+from .errors import UnknownAgentError, UnknownAgentWarning
 
 if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
     from ..graph.swarm import Swarm
     from ..graph.types import Agent
+    from .store import Snapshot
+
+
+class Resuming(Protocol):
+    """What :meth:`KnownAgents.resolve` reads of the turn about to run (Session's turn)."""
+
+    carried: list[BaseMessage]  # a retried turn's run so far (empty for a new turn)
+    snapshot: Snapshot  # what the turn loaded: its ``messages`` end the stored conversation
 
 
 class KnownAgents:
@@ -69,9 +79,39 @@ class KnownAgents:
                 return place
         return 0
 
-    def resolve(self, given: Agent, stored_name: str | None, rank: int, swarm: Swarm) -> Agent:
+    def resolve(
+        self,
+        given: Agent,
+        stored_name: str | None,
+        rank: int,
+        swarm: Swarm,
+        turn: Resuming | None = None,
+    ) -> Agent:
         """The agent a stored name (and rank) stands for; the given agent, with an
-        :class:`UnknownAgentWarning`, when none is known by that name."""
+        :class:`UnknownAgentWarning`, when none is known by that name.
+
+        ``turn``: the turn about to run (``None``: a replay, nothing runs). When the messages
+        it goes on from (a retried turn's run so far, else the stored conversation) end on
+        calls with no answer (in doubt after a crash, waiting for approval), the agent that
+        made them is needed to settle them, so an unknown one raises
+        :class:`UnknownAgentError` instead: the given agent would ask its model past them
+        and leave them unanswered.
+
+        Example:
+            >>> from swarmgraph.graph import Agent, Swarm, ScriptedChatModel
+            >>> from langchain_core.messages import AIMessage
+            >>> from types import SimpleNamespace
+            >>> from swarmgraph.memory.store import Snapshot
+            >>> asked = AIMessage("", tool_calls=[{"name": "pay", "args": {}, "id": "p1"}])
+            >>> turn = SimpleNamespace(carried=[], snapshot=Snapshot(messages=[asked]))
+            >>> swarm = Swarm(chat_model=ScriptedChatModel([]))
+            >>> known = KnownAgents([], "c1")
+            >>> try:
+            ...     known.resolve(Agent(name="Front"), "Gone", 0, swarm, turn)
+            ... except UnknownAgentError as error:
+            ...     print(error.agent, error.calls)
+            Gone ["pay (call 'p1')"]
+        """
         if not stored_name:
             return given
         if rank == 0:  # the usual case, no discovery: the given agent or agents=
@@ -82,6 +122,12 @@ class KnownAgents:
         namesakes = self.namesakes(given, stored_name, swarm)
         if namesakes:
             return namesakes[min(rank, len(namesakes) - 1)]
+        from ..graph.approvals import open_calls  # only a conversation nobody can resume
+
+        found = None if turn is None else open_calls(turn.carried or turn.snapshot.messages)
+        if found is not None:  # going on with ``given`` would leave these unanswered
+            calls = [f"{c['name']} (call {c.get('id')!r})" for c in found[1]]
+            raise UnknownAgentError(self.conversation_id, stored_name, given.name, calls)
         warnings.warn(
             f"conversation {self.conversation_id!r} was last held by agent {stored_name!r}, "
             f"which is neither agents= nor reachable from {given.name!r}; continuing with "

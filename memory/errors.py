@@ -176,3 +176,29 @@ class ContextConflictWarning(SwarmgraphWarning):
 
 class UnknownAgentWarning(SwarmgraphWarning):
     """The stored active agent is not among the Session's known agents; the given one runs."""
+
+
+class UnknownAgentError(SwarmgraphError, LookupError):
+    """The stored active agent is not among the Session's known agents and calls it made
+    are still open (in doubt after a crash, or waiting for approval): running the given
+    agent would go past them, so nothing was run and nothing stored. Name the agent in
+    ``Session(..., agents=[...])`` and run again. ``calls`` names the open calls.
+
+    Example:
+        >>> print(UnknownAgentError("c1", "Billing", "Front", ["pay (call 'p1')"]))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        conversation 'c1' is held by agent 'Billing', which is neither agents= nor reachable
+        from 'Front', and its calls pay (call 'p1') have no answer yet (in doubt or waiting
+        for approval); nothing was run or stored: pass that agent in Session('c1', ...,
+        agents=[...]) and run again
+    """
+
+    def __init__(self, conversation_id: str, agent: str, given: str, calls: list[str]) -> None:
+        self.conversation_id, self.agent, self.given = conversation_id, agent, given
+        self.calls = calls
+        super().__init__(
+            f"conversation {conversation_id!r} is held by agent {agent!r}, which is neither "
+            f"agents= nor reachable from {given!r}, and its calls {', '.join(calls)} have no "
+            "answer yet (in doubt or waiting for approval); nothing was run or stored: pass "
+            f"that agent in Session({conversation_id!r}, ..., agents=[...]) and run again"
+        )

@@ -453,15 +453,15 @@ class Session(StreamedTurns, StoredConversation):
         return response
 
     # -- which agent: the usual cases here, discovery in .agent_resolution -----------------
-    def _agent_for(self, given: Agent, stored_name: str | None, rank: int, swarm: Swarm) -> Agent:
-        if not stored_name or (rank == 0 and getattr(given, "name", None) == stored_name):
+    def _agent_for(
+        self, given: Agent, name: str | None, rank: int, swarm: Swarm, turn: _Turn | None = None
+    ) -> Agent:  # ``turn``: the run about to go on (its open calls need their agent)
+        if not name or (rank == 0 and getattr(given, "name", None) == name):
             return given
-        return self._agents.resolve(given, stored_name, rank, swarm)
+        return self._agents.resolve(given, name, rank, swarm, turn)
 
     def _rank(self, given: Agent, agent: Agent | None, swarm: Swarm) -> int:
-        if agent is None or agent is given:
-            return 0
-        return self._agents.rank(given, agent, swarm)
+        return 0 if agent is None or agent is given else self._agents.rank(given, agent, swarm)
 
     def _prepare(self, agent: Agent, turn: _Turn, caller: dict | None, swarm: Swarm) -> Agent:
         """The agent the run starts with; ``turn.given`` and ``turn.base`` (the context the
@@ -471,7 +471,7 @@ class Session(StreamedTurns, StoredConversation):
             turn.given = turn.given if turn.given is not None else dict(turn.base)
             if "context" not in self.persist:
                 return agent
-            return self._agent_for(agent, turn.agent, turn.rank, swarm)
+            return self._agent_for(agent, turn.agent, turn.rank, swarm, turn)
         # The record is loaded for the turn index too; only a Session that keeps the context
         # resumes its fields and its agent (persist=("messages",) starts fresh, as documented).
         if "context" not in self.persist:
@@ -484,7 +484,7 @@ class Session(StreamedTurns, StoredConversation):
         else:  # a new dict of the one just decoded (Swarm.run deep-copies what it is given)
             turn.given = turn.base = dict(snapshot.context)
         rank = snapshot.meta.get("agent_rank", 0)
-        return self._agent_for(agent, snapshot.active_agent, rank, swarm)
+        return self._agent_for(agent, snapshot.active_agent, rank, swarm, turn)
 
     def _record_usage(self, response: Response) -> None:
         self.last_usage = turn_usage(response, self.last_sent, self.memory.last_input_tokens)

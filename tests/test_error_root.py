@@ -45,6 +45,7 @@ BUILTIN_BASE = {
     "RecordExists": RuntimeError,
     "TurnInProgress": RuntimeError,
     "ApprovalPendingError": ValueError,
+    "UnknownAgentError": LookupError,
 }
 
 

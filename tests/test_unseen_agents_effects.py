@@ -14,7 +14,6 @@ stop (tests/test_effects.py does the same; the process-level matrix is test_effe
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 
 import pytest
@@ -24,6 +23,7 @@ from swarmgraph.graph.discovery import reachable_agents
 from swarmgraph.graph.parallel import Parallel
 from swarmgraph.memory import Session
 from swarmgraph.memory.backends import open_store
+from swarmgraph.memory.errors import UnknownAgentError, UnknownAgentWarning
 
 from swarmgraph import ApprovalAlreadyDecided, effect, needs_approval
 
@@ -265,22 +265,92 @@ def test_arun_records_an_unseen_agents_effect_too(url):
     assert list(open_store(url).records(cid, "effect.done"))  # recorded, off the event loop
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap, older than the on-demand ledger: a retry whose Session cannot find the "
-    "agent holding the conversation (no agents=) warns, continues with the given agent and asks "
-    "the model past the unanswered call in doubt (memory/agent_resolution.py resolve)",
-)
-def test_a_retry_that_cannot_find_the_agent_of_a_call_in_doubt_does_not_go_past_it(tmp_path):
-    url = f"sqlite:///{tmp_path / 'chat.db'}"
-    provider = Provider()
+#: How a turn is driven: ``Session.run``, ``Session.arun`` and ``Session.stream`` share one
+#: turn (``Session._turn``); each must refuse the same way.
+def _by_run(session: Session, swarm: Swarm, agent: Agent, *args, **kwargs):
+    return session.run(swarm, agent, *args, **kwargs)
+
+
+def _by_arun(session: Session, swarm: Swarm, agent: Agent, *args, **kwargs):
+    return asyncio.run(session.arun(swarm, agent, *args, **kwargs))
+
+
+def _by_stream(session: Session, swarm: Swarm, agent: Agent, *args, **kwargs):
+    [*_, last] = session.stream(swarm, agent, *args, **kwargs)
+    return last["response"]
+
+
+DRIVERS = [_by_run, _by_arun, _by_stream]
+
+
+def _crashed_in_doubt(url: str, cid: str, provider: Provider) -> Agent:
+    """A turn 't' that died right after Billing (an agent discovery cannot see) paid."""
     front, _ = built_at_run_time(lambda: [provider.pay_tool()])
     provider.crash_after = True
     swarm, _ = _to_billing_then("pay", {"order_id": 7}, "p1", "Paid.")
     with pytest.raises(Crash):
-        Session("c1", url=url).run(swarm, front, "refund order 7", turn_id="t")
+        Session(cid, url=url).run(swarm, front, "refund order 7", turn_id="t")
+    return front
+
+
+@pytest.mark.parametrize("drive", DRIVERS, ids=lambda d: d.__name__)
+def test_a_retry_that_cannot_find_the_agent_of_a_call_in_doubt_does_not_go_past_it(url, drive):
+    provider = Provider()
+    cid = fresh_id("unknown-doubt")
+    front = _crashed_in_doubt(url, cid, provider)
+    stored_before = [m.content for m in Session(cid, url=url).messages]
     retry, model = _swarm("past the call in doubt")
-    with contextlib.suppress(Exception):  # a clear error naming agents= would be right too
-        Session("c1", url=url).run(retry, front, "refund order 7", turn_id="t")
-    assert len(provider.paid) == 1  # (holds today: it is not paid again)
-    assert model.calls == []  # fails today: the model is asked past the unanswered call
+    with pytest.raises(UnknownAgentError) as refused:
+        drive(Session(cid, url=url), retry, front, "refund order 7", turn_id="t")
+    assert isinstance(refused.value, LookupError)  # what code that looks agents up catches
+    message = str(refused.value)
+    assert "'Billing'" in message and "agents=[" in message and "pay (call 'p1')" in message
+    assert len(provider.paid) == 1 and model.calls == []  # nothing run: not paid, not asked
+    later = Session(cid, url=url)
+    assert later.unfinished == ["t"]  # the turn stays open, its doubt kept for the retry
+    assert [m.content for m in later.messages] == stored_before  # nothing saved
+    # The retry the error asks for: the agent named, the call in doubt comes back for a human.
+    _, billing = built_at_run_time(lambda: [provider.pay_tool()])
+    resumed = Session(cid, url=url, agents=[billing]).run(retry, front, turn_id="t")
+    [doubt] = resumed.pending
+    assert (doubt.tool, doubt.in_doubt) == ("pay", True) and model.calls == []
+    assert len(provider.paid) == 1
+
+
+@pytest.mark.parametrize("drive", DRIVERS, ids=lambda d: d.__name__)
+def test_an_approval_waiting_on_an_agent_the_session_cannot_find_is_not_decided(url, drive):
+    refunded: list[int] = []
+
+    @needs_approval
+    def refund(order_id: int) -> str:
+        """Refund an order."""
+        refunded.append(order_id)
+        return f"Refunded order {order_id}."
+
+    front, billing = built_at_run_time(lambda: [refund])
+    cid = fresh_id("unknown-approve")
+    ask, _ = _to_billing_then("refund", {"order_id": 7}, "r1")
+    [waiting] = Session(cid, url=url).run(ask, front, "refund order 7").pending
+    answer, model = _swarm("Refund sent.")
+    with pytest.raises(UnknownAgentError, match=r"refund \(call 'r1'\)"):
+        drive(Session(cid, url=url), answer, front, approvals={waiting.id: True})
+    assert refunded == [] and model.calls == []  # nothing ran
+    assert Session(cid, url=url).pending == [waiting]  # still waiting, undecided
+    # Named, the same decision goes through: the refusal recorded no decision of its own.
+    done = Session(cid, url=url, agents=[billing]).run(answer, front, approvals={waiting.id: True})
+    assert refunded == [7] and done.messages[-1]["content"] == "Refund sent."
+
+
+@pytest.mark.parametrize("drive", DRIVERS, ids=lambda d: d.__name__)
+def test_an_unknown_agent_with_no_open_call_still_warns_and_carries_on(url, drive):
+    provider = Provider()
+    front, _ = built_at_run_time(lambda: [provider.pay_tool()])
+    cid = fresh_id("unknown-settled")
+    swarm, _ = _to_billing_then("pay", {"order_id": 7}, "p1", "Paid.")
+    assert Session(cid, url=url).run(swarm, front, "refund 7").agent.name == "Billing"
+    later, model = _swarm("Front here.")
+    with pytest.warns(UnknownAgentWarning, match="'Billing'"):
+        response = drive(Session(cid, url=url), later, front, "anything else?")
+    assert response.agent is front and response.messages[-1]["content"] == "Front here."
+    assert len(model.calls) == 1 and len(provider.paid) == 1
+    assert Session(cid, url=url).messages[-1].content == "Front here."  # saved as usual
