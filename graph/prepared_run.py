@@ -194,7 +194,7 @@ class PreparedRun(AbstractContextManager):
             checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy.deepcopy(request.context_variables or {})
         if runtime.schema is not None:  # a clear error now, before any model call
-            context = control.valid_context = runtime.schema.validate(context)
+            context = runtime.schema.remember(control.features, runtime.schema.validate(context))
         state: SwarmState = {
             "messages": history,
             "context_variables": context,

@@ -258,9 +258,6 @@ class RunControl:
     #: The guardrail that stopped the run (``Swarm.run`` raises it, holding the Response); no
     #: node goes on after it.
     tripped: GuardrailTripped | None = None
-    #: The context dict last validated against the run's ``context_schema`` (on entry, after
-    #: a tool update): a node reading that very object skips validating it again.
-    valid_context: dict[str, Any] | None = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
     agents: dict[str, Agent] | None = None
