@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
+#: The approvals feature's key in ``RunControl.features`` for the calls waiting on a human.
+WAITING_KEY = "waiting"
 #: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
 OBSERVERS_KEY = "__swarmgraph_observers"
 
@@ -249,9 +251,6 @@ class RunControl:
     #: False: the compiled graph, which has no Response to give. (Swarm.run's ``approvals``
     #: are the approvals feature's own state: ``features["approvals"]``, graph/decisions.py.)
     swarm_run: bool = False
-    #: The approval-marked calls the run stopped for, by parallel branch (``None``: the main
-    #: run); read and set through :attr:`awaiting`.
-    waiting_in: dict[str | None, list[PendingApproval]] = field(default_factory=dict)
     #: The budget limit that stopped the run (``Swarm.run`` raises it, holding the Response);
     #: no node goes on after it.
     exceeded: BudgetExceeded | None = None
@@ -284,6 +283,13 @@ class RunControl:
     observers: Observers | None = None
 
     @property
+    def waiting_in(self) -> dict[str | None, list[PendingApproval]]:
+        """The approval-marked calls the run stopped for, by parallel branch (``None``: the
+        main run): the approvals feature's own state (``features["waiting"]``, set through
+        :attr:`awaiting`); empty while nothing waits."""
+        return self.features.get(WAITING_KEY) or {}
+
+    @property
     def awaiting(self) -> list[PendingApproval] | None:
         """The approval-marked calls the run stopped for (``Swarm.run`` returns them as
         ``Response.pending``); no node goes on after it. Inside a parallel branch, that
@@ -294,8 +300,8 @@ class RunControl:
     def awaiting(self, calls: list[PendingApproval] | None) -> None:
         if calls is None:
             self.waiting_in.pop(current_branch(), None)
-        else:
-            self.waiting_in[current_branch()] = calls
+        else:  # (an attribute set, so that a watched run's observers hear of it: hooks.py)
+            self.features.setdefault(WAITING_KEY, {})[current_branch()] = calls
 
     def waiting_under(self, branch: str) -> bool:
         """Whether branch ``branch`` (or a branch nested in it) stopped for approval."""
@@ -312,7 +318,7 @@ class RunControl:
 
     def turns_left(self) -> bool:
         return (
-            (not self.waiting_in or self.awaiting is None)
+            (WAITING_KEY not in self.features or self.awaiting is None)
             and self.exceeded is None
             and self.tripped is None
             and self.new_messages < self.max_turns
