@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 RUN_CONTROL_KEY = "__swarmgraph_run"
 #: The approvals feature's key in ``RunControl.features`` for the calls waiting on a human.
 WAITING_KEY = "waiting"
+#: The guardrails feature's key in ``RunControl.features`` for the guardrail that stopped the run.
+TRIPPED_KEY = "tripped"
 #: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
 OBSERVERS_KEY = "__swarmgraph_observers"
 
@@ -254,9 +256,6 @@ class RunControl:
     #: The budget limit that stopped the run (``Swarm.run`` raises it, holding the Response);
     #: no node goes on after it.
     exceeded: BudgetExceeded | None = None
-    #: The guardrail that stopped the run (``Swarm.run`` raises it, holding the Response); no
-    #: node goes on after it.
-    tripped: GuardrailTripped | None = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
     agents: dict[str, Agent] | None = None
@@ -281,6 +280,13 @@ class RunControl:
     #: What observes the run (graph/hooks.py: tracing): ``None``, and the core's hook
     #: points are each one ``is None`` check.
     observers: Observers | None = None
+
+    @property
+    def tripped(self) -> GuardrailTripped | None:
+        """The guardrail that stopped the run (``Swarm.run`` raises it, holding the Response);
+        no node goes on after it. The guardrails feature's own state (``features["tripped"]``,
+        set by graph/guardrails.py's ``stop``)."""
+        return self.features.get(TRIPPED_KEY)
 
     @property
     def waiting_in(self) -> dict[str | None, list[PendingApproval]]:
@@ -320,7 +326,7 @@ class RunControl:
         return (
             (WAITING_KEY not in self.features or self.awaiting is None)
             and self.exceeded is None
-            and self.tripped is None
+            and TRIPPED_KEY not in self.features
             and self.new_messages < self.max_turns
         )
 
