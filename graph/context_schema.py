@@ -201,29 +201,11 @@ class ContextSchema:
     def __repr__(self) -> str:
         return f"ContextSchema({self.name})"
 
-    # -- the feature's run state: the context last validated --------------------------
-    #: Its key in ``RunControl.features`` (the typed context's own state for one run).
+    #: The typed context's own state for one run, under this key in ``RunControl.features``:
+    #: the context dict last validated (on entry, after a tool update). A node reading that
+    #: very object skips validating it again (the nodes read and write it by this key, not
+    #: through a method: it is on every step's path).
     STATE_KEY: ClassVar[str] = "typed_context"
-
-    def checked(self, features: dict[str, Any], context: Mapping[str, Any]) -> bool:
-        """Whether ``context`` is the very dict this run last validated (``features``:
-        the run's ``RunControl.features``): a node reading it skips validating it again.
-
-        Example:
-            >>> from pydantic import BaseModel
-            >>> class Desk(BaseModel):
-            ...     order_id: int = 0
-            >>> schema, features = ContextSchema.of(Desk), {}
-            >>> context = schema.remember(features, schema.validate({}))
-            >>> schema.checked(features, context), schema.checked(features, dict(context))
-            (True, False)
-        """
-        return features.get(self.STATE_KEY) is context
-
-    def remember(self, features: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-        """Keep ``context`` as this run's last validated context (see :meth:`checked`)."""
-        features[self.STATE_KEY] = context
-        return context
 
     # -- validation ---------------------------------------------------------------
     def problems(self, data: Mapping[str, Any]) -> list[str]:

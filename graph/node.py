@@ -180,7 +180,7 @@ class AgentNode:
         context = state.get("context_variables") or {}
         turn = Turn(agent, control, state, context, ledger=ledger)
         schema = self.runtime.schema
-        if schema is not None and not schema.checked(control.features, context):
+        if schema is not None and control.features.get(schema.STATE_KEY) is not context:
             self._validate(turn)
         messages = state["messages"]
         # Calls that wait for a decision, or a reply a step that died left with the effect
@@ -254,7 +254,7 @@ class AgentNode:
         turn.context = schema.validate(given)
         turn.filled = turn.context != given
         if not turn.filled:
-            turn.context = schema.remember(turn.control.features, given)
+            turn.context = turn.control.features[schema.STATE_KEY] = given
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
         """The agent this step runs: the node's own (the run's object of it, under Swarm), or
@@ -363,7 +363,7 @@ class AgentNode:
             # validated it): the step's context replaces the channel's, not merged again.
             update["context_variables"] = Overwrite(new)
             if self.runtime.schema is not None:
-                self.runtime.schema.remember(control.features, new)
+                control.features[self.runtime.schema.STATE_KEY] = new
         else:
             update["context_variables"] = new
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"

@@ -33,7 +33,7 @@ from langgraph.types import Overwrite
 from .errors import StepLimitError, SwarmError
 from .features import loaded
 from .messages import to_langchain, to_openai
-from .run_control import Books, PromptContext, RunControl, ToolInputs
+from .run_control import TRIPPED_KEY, WAITING_KEY, Books, PromptContext, RunControl, ToolInputs
 from .runtime import GraphRuntime
 from .state import SwarmState
 from .types import Agent, Response
@@ -194,7 +194,8 @@ class PreparedRun(AbstractContextManager):
             checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy.deepcopy(request.context_variables or {})
         if runtime.schema is not None:  # a clear error now, before any model call
-            context = runtime.schema.remember(control.features, runtime.schema.validate(context))
+            context = runtime.schema.validate(context)
+            control.features[runtime.schema.STATE_KEY] = context
         state: SwarmState = {
             "messages": history,
             "context_variables": context,
@@ -262,11 +263,11 @@ class PreparedRun(AbstractContextManager):
         response = self.response(self.final)
         if self.control.observers is not None:  # (graph/hooks.py: the run's end)
             self.control.observers.ended(response)
-        stopped = self.control.exceeded or self.control.tripped
+        stopped = self.control.exceeded or self.control.features.get(TRIPPED_KEY)
         if stopped is not None:
             stopped.response = response
             raise stopped
-        waiting_in = self.control.waiting_in
+        waiting_in = self.control.features.get(WAITING_KEY)
         nested = sorted(k for k in waiting_in if k and "/" in k) if waiting_in else []
         if nested and response.pending:
             error = SwarmError(
