@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from .approvals import PendingApproval
-    from .effects import EffectLedger
     from .hooks import Observers
     from .types import Agent
 
@@ -43,6 +42,10 @@ RUN_CONTROL_KEY = "__swarmgraph_run"
 WAITING_KEY = "waiting"
 #: The guardrails feature's key in ``RunControl.features`` for the guardrail that stopped the run.
 TRIPPED_KEY = "tripped"
+#: The effects feature's key in ``RunControl.features`` for the run's own effect ledger (an
+#: ``EffectLedger``, graph/effects.py: ``Session`` passes one to every run; absent, a
+#: compiled graph with a store uses the store, else nothing is recorded).
+EFFECTS_KEY = "effects"
 #: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
 OBSERVERS_KEY = "__swarmgraph_observers"
 
@@ -261,9 +264,6 @@ class RunControl:
     agents: dict[str, Agent] | None = None
     #: Agents a tool handed off to that no node was built for, by state key (this run only).
     dynamic: dict[str, Agent] = field(default_factory=dict)
-    #: Where effect tools are recorded (graph/effects.py): ``Session`` passes one to every
-    #: run; None: a compiled graph with a store uses the store, else nothing is recorded.
-    effects: EffectLedger | None = None
     #: Text for the system prompt of each model call (see :data:`PromptContext`).
     prompt_context: PromptContext | None = None
     #: Values of injected tool parameters (see :data:`ToolInputs`).
