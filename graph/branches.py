@@ -74,7 +74,7 @@ from .parallel import (
     rule_by_reference,
     rule_reference,
 )
-from .run_control import RunControl, current_control
+from .run_control import EFFECTS_KEY, RunControl, current_control
 from .state import StateUpdate, SwarmState, branch_scope, current_branch
 from .types import CALLER, Agent
 
@@ -262,7 +262,7 @@ class FanOut:
         plan = self._plan(turn, calls, targets)
         base = _open_until_joined(turn, fan_ids)
         tasks = _tasks(self.runtime, plan, calls, base, context, control)
-        if control.effects is not None and current_branch() is None:
+        if control.features.get(EFFECTS_KEY) is not None and current_branch() is None:
             _track(self.runtime, control, plan, (base, context), tasks, [])
         sends = [Send(BRANCH_NODE, task) for task in tasks]
         control.ledger.fanned_out(agent.name, ", ".join(c.tool for c in calls), plan["labels"])
@@ -482,7 +482,7 @@ class BranchNode:
         error: BaseException | None = None
         started = time.perf_counter()
         with branch_scope(task["label"]) as path:
-            if "/" not in path and control.effects is not None:  # see progress_of
+            if "/" not in path and control.features.get(EFFECTS_KEY) is not None:  # see progress_of
                 with fan_out_run(control).lock:
                     fan_out_run(control).live[path] = task
             refused = self._refused(task, states[0], control)
@@ -871,7 +871,7 @@ def resume_fan_out(
     plan, tasks, done = found
     check_resumable(history, plan)
     tasks = resumed_tasks(plan, tasks, history)
-    if control.effects is not None:
+    if control.features.get(EFFECTS_KEY) is not None:
         top = [dict(r) for r in records if "/" not in str(r.get("branch", ""))]
         _track(runtime, control, plan, (list(history), dict(context or {})), tasks, top)
     fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
@@ -880,7 +880,9 @@ def resume_fan_out(
     pending: list[PendingApproval] = []
     for task in tasks:
         agent = runtime.agent_for(task["active_agent"], control)
-        waiting = runtime.waiting(agent, task["messages"], control, control.effects)
+        waiting = runtime.waiting(
+            agent, task["messages"], control, control.features.get(EFFECTS_KEY)
+        )
         if waiting is not None:
             pending.extend(waiting[1].pending)
     return pending

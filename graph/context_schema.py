@@ -201,6 +201,12 @@ class ContextSchema:
     def __repr__(self) -> str:
         return f"ContextSchema({self.name})"
 
+    #: The typed context's own state for one run, under this key in ``RunControl.features``:
+    #: the context dict last validated (on entry, after a tool update). A node reading that
+    #: very object skips validating it again (the nodes read and write it by this key, not
+    #: through a method: it is on every step's path).
+    STATE_KEY: ClassVar[str] = "typed_context"
+
     # -- validation ---------------------------------------------------------------
     def problems(self, data: Mapping[str, Any]) -> list[str]:
         """What is wrong with ``data`` as a whole context, one line per problem (``[]``: valid).

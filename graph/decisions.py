@@ -54,7 +54,7 @@ from .effects import (
     question_key,
 )
 from .guardrails import screen_decisions
-from .run_control import RunControl
+from .run_control import EFFECTS_KEY, RunControl
 from .runtime import GraphRuntime
 from .state import SwarmState, current_branch
 from .types import Agent
@@ -239,7 +239,7 @@ def checked_approvals(
     if paused is not None:
         ids = {p.id for p in paused}
     else:
-        waiting = runtime.waiting(agent, history, control, control.effects)
+        waiting = runtime.waiting(agent, history, control, control.features.get(EFFECTS_KEY))
         ids = set()
         if waiting is not None:  # and calls the ledger holds (decided and run by someone
             ids = {p.id for p in waiting[1].pending} | set(waiting[1].known)  # else: it says so)

@@ -54,7 +54,7 @@ from .effects import (
     default_idempotency_key,
 )
 from .errors import ApprovalAlreadyDecided
-from .run_control import RunControl
+from .run_control import EFFECTS_KEY, RunControl
 
 __all__ = ["StoreEffectLedger", "ledger_for"]
 
@@ -70,8 +70,9 @@ def ledger_for(control: RunControl, config: RunnableConfig | None) -> EffectLedg
         >>> ledger_for(RunControl(), {"configurable": {}}) is None
         True
     """
-    if control.effects is not None:
-        return control.effects
+    given: EffectLedger | None = control.features.get(EFFECTS_KEY)  # Session's, for this run
+    if given is not None:
+        return given
     configurable = (config or {}).get("configurable") or {}
     runtime = configurable.get(_RUNTIME_KEY)
     store = getattr(runtime, "store", None)

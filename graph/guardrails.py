@@ -61,7 +61,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from .drivers import drive
 from .errors import GuardrailTripped
 from .preconditions import unmet
-from .run_control import RUN_CONTROL_KEY, RunControl
+from .run_control import RUN_CONTROL_KEY, TRIPPED_KEY, RunControl
 from .types import Agent
 
 __all__ = [
@@ -437,7 +437,7 @@ def stop(control: RunControl, trip: Trip) -> None:
     error = trip.error()
     if not control.swarm_run:
         raise error
-    control.tripped = error
+    control.features[TRIPPED_KEY] = error  # read as control.tripped
 
 
 def _run_coroutine(awaitable: Awaitable[Any]) -> Any:

@@ -179,7 +179,8 @@ class AgentNode:
         agent = self._agent_of(state, control)
         context = state.get("context_variables") or {}
         turn = Turn(agent, control, state, context, ledger=ledger)
-        if self.runtime.schema is not None and context is not control.valid_context:
+        schema = self.runtime.schema
+        if schema is not None and control.features.get(schema.STATE_KEY) is not context:
             self._validate(turn)
         messages = state["messages"]
         # Calls that wait for a decision, or a reply a step that died left with the effect
@@ -248,12 +249,12 @@ class AgentNode:
     def _validate(self, turn: Turn) -> None:
         """A typed context (``context_schema=``): the compiled graph's input may lack
         defaults (then the step writes them); a valid one is not checked twice."""
-        control, given = turn.control, turn.context
-        assert self.runtime.schema is not None
-        turn.context = self.runtime.schema.validate(given)
+        schema, given = self.runtime.schema, turn.context
+        assert schema is not None
+        turn.context = schema.validate(given)
         turn.filled = turn.context != given
         if not turn.filled:
-            turn.context = control.valid_context = given
+            turn.context = turn.control.features[schema.STATE_KEY] = given
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
         """The agent this step runs: the node's own (the run's object of it, under Swarm), or
@@ -362,7 +363,7 @@ class AgentNode:
             # validated it): the step's context replaces the channel's, not merged again.
             update["context_variables"] = Overwrite(new)
             if self.runtime.schema is not None:
-                control.valid_context = new
+                control.features[self.runtime.schema.STATE_KEY] = new
         else:
             update["context_variables"] = new
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"

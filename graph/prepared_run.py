@@ -33,7 +33,15 @@ from langgraph.types import Overwrite
 from .errors import StepLimitError, SwarmError
 from .features import loaded
 from .messages import to_langchain, to_openai
-from .run_control import Books, PromptContext, RunControl, ToolInputs
+from .run_control import (
+    EFFECTS_KEY,
+    TRIPPED_KEY,
+    WAITING_KEY,
+    Books,
+    PromptContext,
+    RunControl,
+    ToolInputs,
+)
 from .runtime import GraphRuntime
 from .state import SwarmState
 from .types import Agent, Response
@@ -177,10 +185,11 @@ class PreparedRun(AbstractContextManager):
             budget=request.budget,
             ledger=Books() if request.budget is None else request.budget.ledger(),
             swarm_run=True,  # stateless, as Swarm: return Response.pending, raise trips with it
-            effects=request.hooks.effects,
             prompt_context=request.hooks.prompt_context,
             tool_inputs=request.hooks.tool_inputs,
         )
+        if request.hooks.effects is not None:  # the effects feature's own state
+            control.features[EFFECTS_KEY] = request.hooks.effects
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
             from .branches import resume_fan_out
@@ -194,7 +203,8 @@ class PreparedRun(AbstractContextManager):
             checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy.deepcopy(request.context_variables or {})
         if runtime.schema is not None:  # a clear error now, before any model call
-            context = control.valid_context = runtime.schema.validate(context)
+            context = runtime.schema.validate(context)
+            control.features[runtime.schema.STATE_KEY] = context
         state: SwarmState = {
             "messages": history,
             "context_variables": context,
@@ -233,7 +243,9 @@ class PreparedRun(AbstractContextManager):
         waiting = (
             self.control.execute_tools
             and self.control.decides is not False  # no tool of the run waits for a decision
-            and self.runtime.waiting(agent, final["messages"], self.control, self.control.effects)
+            and self.runtime.waiting(
+                agent, final["messages"], self.control, self.control.features.get(EFFECTS_KEY)
+            )
         )
         branches: list[dict[str, Any]] = []
         if "fan_out" in self.control.features:  # the run fanned out (graph/branches.py)
@@ -262,11 +274,11 @@ class PreparedRun(AbstractContextManager):
         response = self.response(self.final)
         if self.control.observers is not None:  # (graph/hooks.py: the run's end)
             self.control.observers.ended(response)
-        stopped = self.control.exceeded or self.control.tripped
+        stopped = self.control.exceeded or self.control.features.get(TRIPPED_KEY)
         if stopped is not None:
             stopped.response = response
             raise stopped
-        waiting_in = self.control.waiting_in
+        waiting_in = self.control.features.get(WAITING_KEY)
         nested = sorted(k for k in waiting_in if k and "/" in k) if waiting_in else []
         if nested and response.pending:
             error = SwarmError(

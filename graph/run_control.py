@@ -34,11 +34,18 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from .approvals import PendingApproval
-    from .effects import EffectLedger
     from .hooks import Observers
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
+#: The approvals feature's key in ``RunControl.features`` for the calls waiting on a human.
+WAITING_KEY = "waiting"
+#: The guardrails feature's key in ``RunControl.features`` for the guardrail that stopped the run.
+TRIPPED_KEY = "tripped"
+#: The effects feature's key in ``RunControl.features`` for the run's own effect ledger (an
+#: ``EffectLedger``, graph/effects.py: ``Session`` passes one to every run; absent, a
+#: compiled graph with a store uses the store, else nothing is recorded).
+EFFECTS_KEY = "effects"
 #: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
 OBSERVERS_KEY = "__swarmgraph_observers"
 
@@ -249,26 +256,14 @@ class RunControl:
     #: False: the compiled graph, which has no Response to give. (Swarm.run's ``approvals``
     #: are the approvals feature's own state: ``features["approvals"]``, graph/decisions.py.)
     swarm_run: bool = False
-    #: The approval-marked calls the run stopped for, by parallel branch (``None``: the main
-    #: run); read and set through :attr:`awaiting`.
-    waiting_in: dict[str | None, list[PendingApproval]] = field(default_factory=dict)
     #: The budget limit that stopped the run (``Swarm.run`` raises it, holding the Response);
     #: no node goes on after it.
     exceeded: BudgetExceeded | None = None
-    #: The guardrail that stopped the run (``Swarm.run`` raises it, holding the Response); no
-    #: node goes on after it.
-    tripped: GuardrailTripped | None = None
-    #: The context dict last validated against the run's ``context_schema`` (on entry, after
-    #: a tool update): a node reading that very object skips validating it again.
-    valid_context: dict[str, Any] | None = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
     agents: dict[str, Agent] | None = None
     #: Agents a tool handed off to that no node was built for, by state key (this run only).
     dynamic: dict[str, Agent] = field(default_factory=dict)
-    #: Where effect tools are recorded (graph/effects.py): ``Session`` passes one to every
-    #: run; None: a compiled graph with a store uses the store, else nothing is recorded.
-    effects: EffectLedger | None = None
     #: Text for the system prompt of each model call (see :data:`PromptContext`).
     prompt_context: PromptContext | None = None
     #: Values of injected tool parameters (see :data:`ToolInputs`).
@@ -287,6 +282,20 @@ class RunControl:
     observers: Observers | None = None
 
     @property
+    def tripped(self) -> GuardrailTripped | None:
+        """The guardrail that stopped the run (``Swarm.run`` raises it, holding the Response);
+        no node goes on after it. The guardrails feature's own state (``features["tripped"]``,
+        set by graph/guardrails.py's ``stop``)."""
+        return self.features.get(TRIPPED_KEY)
+
+    @property
+    def waiting_in(self) -> dict[str | None, list[PendingApproval]]:
+        """The approval-marked calls the run stopped for, by parallel branch (``None``: the
+        main run): the approvals feature's own state (``features["waiting"]``, set through
+        :attr:`awaiting`); empty while nothing waits."""
+        return self.features.get(WAITING_KEY) or {}
+
+    @property
     def awaiting(self) -> list[PendingApproval] | None:
         """The approval-marked calls the run stopped for (``Swarm.run`` returns them as
         ``Response.pending``); no node goes on after it. Inside a parallel branch, that
@@ -297,8 +306,8 @@ class RunControl:
     def awaiting(self, calls: list[PendingApproval] | None) -> None:
         if calls is None:
             self.waiting_in.pop(current_branch(), None)
-        else:
-            self.waiting_in[current_branch()] = calls
+        else:  # (an attribute set, so that a watched run's observers hear of it: hooks.py)
+            self.features.setdefault(WAITING_KEY, {})[current_branch()] = calls
 
     def waiting_under(self, branch: str) -> bool:
         """Whether branch ``branch`` (or a branch nested in it) stopped for approval."""
@@ -315,9 +324,9 @@ class RunControl:
 
     def turns_left(self) -> bool:
         return (
-            (not self.waiting_in or self.awaiting is None)
+            (WAITING_KEY not in self.features or self.awaiting is None)
             and self.exceeded is None
-            and self.tripped is None
+            and TRIPPED_KEY not in self.features
             and self.new_messages < self.max_turns
         )
 
