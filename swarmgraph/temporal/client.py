@@ -91,13 +91,19 @@ async def start_on_temporal(
     options: ActivityOptions | None = None,
     conversation_id: str | None = None,
     session_url: str | None = None,
+    turn_id: str | None = None,
+    session_options: Mapping[str, Any] | None = None,
 ) -> WorkflowHandle[Any, Any]:
     """Start ``agent`` on ``messages`` as workflow ``id`` (default ``swarm-<uuid>``) on
     ``task_queue``; the handle's run is waited for with :func:`result_of`. The arguments
     are those of ``Swarm.run``; ``options`` sets the activities' timeouts and attempts.
     ``conversation_id``: the run is a turn of that stored conversation (``session_url``, or
     ``$SWARMGRAPH_DB``, or the default SQLite file, resolved here: every worker must reach
-    it), loaded and saved by activities (swarmgraph/temporal/session_turn.py)."""
+    it), loaded and saved by activities through ``Session``'s own load and save
+    (swarmgraph/temporal/session_turn.py): ``turn_id`` names the turn (default: the workflow
+    id; a stored one is returned, not run again), ``session_options`` are the ``Session``
+    settings the workers use (``window``, ``memory`` as a spec string, ``persist``,
+    ``user_id``, ``long_term=True``, ``recall``)."""
     request = {
         "agent": agent_ref(agent),
         "messages": [dict(m) for m in messages],
@@ -115,12 +121,49 @@ async def start_on_temporal(
         request["session"] = {
             "url": where,
             "conversation_id": check_conversation_id(conversation_id),
+            **_session_options(session_options or {}),
         }
+        if turn_id is not None:
+            from ..memory.ids import check_turn_id
+
+            request["session"]["turn_id"] = check_turn_id(turn_id)
+    elif turn_id is not None or session_options:
+        raise TypeError("turn_id= and session_options= name a Session turn: give conversation_id=")
     check_json(request["messages"], "messages")
     check_json(request["context_variables"], "context_variables")
     return await client.start_workflow(
         WORKFLOW, request, id=id or f"swarm-{uuid.uuid4()}", task_queue=task_queue
     )
+
+
+def _session_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``Session`` settings of a turn on Temporal, checked here (before anything
+    starts): each must cross as JSON, so a policy is its spec string."""
+    from .session_turn import SESSION_OPTIONS
+
+    unknown = sorted(set(options) - set(SESSION_OPTIONS))
+    if unknown:
+        raise TypeError(f"session_options takes {list(SESSION_OPTIONS)}, not {unknown}")
+    memory = options.get("memory")
+    if memory is not None:
+        from ..memory.policies import parse_memory
+
+        if not isinstance(memory, str):
+            raise TypeError(
+                "session_options['memory'] crosses to the workers as a spec string "
+                f"('window:K', 'tokens:N'), got {type(memory).__name__}"
+            )
+        parse_memory(memory)  # an unknown spec fails here, not on a worker
+    if options.get("long_term") not in (None, True, False):
+        raise TypeError(
+            "session_options['long_term'] is True or False: the workers open the user's "
+            "memory on session_url (a LongTermMemory object cannot cross)"
+        )
+    kept = {k: v for k, v in options.items() if v is not None}
+    if "persist" in kept:
+        kept["persist"] = list(kept["persist"])
+    check_json(kept, "session_options")
+    return kept
 
 
 async def run_on_temporal(

@@ -23,14 +23,13 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from ..graph.drivers import STAND_IN
 from ..graph.errors import SwarmgraphError
-from ..graph.messages import to_langchain
 from ..graph.swarm import Swarm
 from .driver import ActivityOptions, TemporalDriver
 from .errors import TemporalInputError
 from .remote_model import RemoteModel
 from .roster import Roster
 from .session_turn import SESSION_LOAD, SESSION_SAVE, new_input
-from .wire import budget_in, context_out, messages_in, messages_out, response_out
+from .wire import budget_in, messages_in, messages_out, response_in, response_out
 
 __all__ = ["WORKFLOW", "SwarmRun", "workflow_swarm"]
 
@@ -107,16 +106,29 @@ class SwarmRun:
         context = dict(request.get("context_variables") or {})
         session = request.get("session")
         loaded = None
-        if session is not None:  # a Session turn: what the conversation holds comes first
+        hooks: dict[str, Any] = {}
+        if session is not None:  # a Session turn: what Session.run would send (an activity)
+            session = {
+                **session,
+                "agent": request["agent"],
+                "turn_id": session.get("turn_id") or workflow.info().workflow_id,
+                "new": messages_out(new_input(history)),
+                "context": context,
+            }
             loaded = await workflow.execute_activity(
                 SESSION_LOAD,
                 session,
                 start_to_close_timeout=_STORE_TIMEOUT,
                 retry_policy=_STORE_RETRY,
             )
-            history = [*messages_in(loaded["messages"]), *new_input(history)]
-            context = {**loaded["context"], **context}
+            if "stored" in loaded:  # this turn id is stored: its turn, not a second run
+                return response_in(loaded["stored"], roster.agents.get)
+            history = messages_in(loaded["messages"])
+            context = loaded["context"]
             agent = roster.agents.get(loaded["active_agent"] or "") or agent
+            recall = loaded.get("recalled") or {}
+            if recall:  # the long-term recall block, looked up (read by the load activity)
+                hooks["prompt_context"] = lambda who, _messages: recall.get(who.name)
         turns = request.get("max_turns")
         budget = budget_in(request.get("budget"))
         approvals: dict[str, Any] | None = None
@@ -133,6 +145,7 @@ class SwarmRun:
                 budget=budget,
                 approvals=approvals,
                 branches=branches,
+                **hooks,
             )
             added += response.messages
             trajectory += response.trajectory
@@ -155,16 +168,7 @@ class SwarmRun:
         self, session: dict[str, Any], loaded: dict[str, Any], request: dict[str, Any], final: Any
     ) -> None:
         """The turn, in one write of the conversation's store (an activity)."""
-        turn = {
-            **session,
-            "turn": workflow.info().workflow_id,
-            "version": loaded["version"],
-            "messages": messages_out(
-                [*new_input(request["messages"]), *to_langchain(final.messages)]
-            ),
-            "context": context_out(final.context_variables),
-            "active_agent": None if final.agent is None else final.agent.name,
-        }
+        turn = {**session, **loaded, "response": response_out(final)}
         try:
             await workflow.execute_activity(
                 SESSION_SAVE, turn, start_to_close_timeout=_STORE_TIMEOUT, retry_policy=_STORE_RETRY

@@ -1,0 +1,154 @@
+"""A Session turn on Temporal keeps the Session rules, checked against a plain ``Session`` on
+the same SQLite file: the memory policy's window is what the model saw, the long-term recall
+is in the system prompt, and a stored turn id is never run twice (either way round).
+
+The model is the offline stand-in ``rule_model`` (tests/temporal_agents.py); it records
+every prompt (``ScriptedChatModel.calls``), on the worker (in process here) and in process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import temporal_agents as agents
+from langchain_core.messages import BaseMessage
+from swarmgraph.memory import LongTermMemory
+
+from swarmgraph import Session, Swarm
+from swarmgraph.temporal import connect, run_on_temporal, worker
+
+REF = "temporal_agents:triage"
+
+
+def seen(prompt: list[BaseMessage]) -> list[tuple[str, str]]:
+    """A prompt as (type, text): what the model read, without message ids."""
+    return [(m.type, str(m.content)) for m in prompt]
+
+
+def on_temporal(address: str, model: Any, *turns: dict[str, Any]) -> list[Any]:
+    """Each turn (``run_on_temporal`` keywords, ``text`` the user's words) in order, on a
+    worker of ``Swarm(chat_model=model)`` serving a fresh task queue."""
+
+    async def main() -> list[Any]:
+        client = await connect(address)
+        queue = f"q-{uuid.uuid4()}"
+        out = []
+        async with worker(client, queue, [REF], swarm=Swarm(chat_model=model)):
+            for turn in turns:
+                args = dict(turn)
+                text = args.pop("text")
+                run = run_on_temporal(
+                    client, REF, [{"role": "user", "content": text}], task_queue=queue, **args
+                )
+                out.append(await asyncio.wait_for(run, 60))
+        return out
+
+    return asyncio.run(main())
+
+
+def seed(url: str, conversation: str) -> None:
+    """Three earlier turns, stored by a plain Session."""
+    session = Session(conversation, url=url)
+    for text in ("lookup 7", "greet", "lookup 7"):
+        session.run(Swarm(chat_model=agents.rule_model()), agents.triage, text)
+
+
+def test_the_memory_window_is_what_the_model_saw_as_in_a_plain_session(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    seed(url, "conv-plain")
+    seed(url, "conv-temporal")
+    plain = agents.rule_model()
+    Session("conv-plain", url=url, window=3).run(Swarm(chat_model=plain), agents.triage, "hi")
+    remote = agents.rule_model()
+    on_temporal(
+        temporal_address,
+        remote,
+        {"text": "hi", "conversation_id": "conv-temporal", "session_url": url,
+         "session_options": {"window": 3}},
+    )  # fmt: skip
+    assert seen(remote.calls[0]) == seen(plain.calls[0])
+    # the window: the Sales system prompt, the last 3 stored messages, the new input
+    assert len(remote.calls[0]) == 1 + 3 + 1
+    assert seen(remote.calls[0])[-1] == ("human", "hi")
+    stored = [seen([m]) for m in Session("conv-temporal", url=url).messages]
+    assert stored == [seen([m]) for m in Session("conv-plain", url=url).messages]
+
+
+def test_long_term_recall_is_in_the_system_prompt_as_in_a_plain_session(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    LongTermMemory(url, user_id="ming").remember("dog_name", "Rex", text="My dog is Rex.")
+    plain = agents.rule_model()
+    Session("c-plain", url=url, user_id="ming", long_term=True).run(
+        Swarm(chat_model=plain), agents.triage, "how is my dog?"
+    )
+    remote = agents.rule_model()
+    on_temporal(
+        temporal_address,
+        remote,
+        {"text": "how is my dog?", "conversation_id": "c-temporal", "session_url": url,
+         "session_options": {"user_id": "ming", "long_term": True}},
+    )  # fmt: skip
+    system = str(remote.calls[0][0].content)
+    assert '- dog_name: "Rex"' in system
+    assert [seen(p)[0] for p in remote.calls] == [seen(p)[0] for p in plain.calls]
+    # a Session without long-term memory has no recall block on Temporal either
+    bare = agents.rule_model()
+    on_temporal(
+        temporal_address,
+        bare,
+        {"text": "how is my dog?", "conversation_id": "c-bare", "session_url": url},
+    )
+    assert "Rex" not in str(bare.calls[0][0].content)
+
+
+def test_a_stored_turn_id_returns_the_stored_turn_without_running(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    model = agents.rule_model()
+    where = {"conversation_id": "conv-t", "session_url": url}
+    first, again = on_temporal(
+        temporal_address,
+        model,
+        {"text": "lookup 7", "turn_id": "turn-1", **where},
+        {"text": "lookup 7", "turn_id": "turn-1", **where},  # a new workflow, the same turn
+    )
+    calls = len(model.calls)
+    assert calls == 3  # Triage, Sales (tool call), Sales (answer): once, not again
+    said = [(m["role"], m.get("content")) for m in first.messages]
+    assert [(m["role"], m.get("content")) for m in again.messages] == said
+    assert again.context_variables == first.context_variables
+    stored = Session("conv-t", url=url)
+    assert len(stored.messages) == 1 + len(first.messages)  # one turn stored, not two
+    # a plain Session replays the Temporal turn by its id, and Temporal a plain one's
+    local = agents.rule_model()
+    replay = stored.run(Swarm(chat_model=local), agents.triage, "lookup 7", turn_id="turn-1")
+    assert local.calls == [] and replay.messages[-1]["content"] == first.messages[-1]["content"]
+    Session("conv-t", url=url).run(Swarm(chat_model=local), agents.triage, "greet", turn_id="p-1")
+    ran = len(local.calls)
+    (back,) = on_temporal(temporal_address, model, {"text": "greet", "turn_id": "p-1", **where})
+    assert len(model.calls) == calls and ran > 0
+    assert back.messages[-1]["content"] == "Sales: noted"
+    assert back.context_variables == {"greeted": True}
+
+
+def test_session_options_are_checked_before_anything_starts(temporal_address: str) -> None:
+    async def main(**start: Any) -> None:
+        client = await connect(temporal_address)
+        await run_on_temporal(client, REF, [{"role": "user", "content": "hi"}],
+                              task_queue="nobody-serves-this", **start)  # fmt: skip
+
+    with pytest.raises(TypeError, match="session_options takes"):
+        asyncio.run(main(conversation_id="c", session_options={"windw": 3}))
+    with pytest.raises(ValueError, match="unknown memory policy"):
+        asyncio.run(main(conversation_id="c", session_options={"memory": "lots"}))
+    with pytest.raises(TypeError, match="give conversation_id"):
+        asyncio.run(main(turn_id="t-1"))
