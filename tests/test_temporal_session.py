@@ -9,6 +9,8 @@ every prompt (``ScriptedChatModel.calls``), on the worker (in process here) and 
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,10 +18,20 @@ from typing import Any
 import pytest
 import temporal_agents as agents
 from langchain_core.messages import BaseMessage
+from swarmgraph.graph.effects import default_idempotency_key, effect_key
 from swarmgraph.memory import LongTermMemory
+from swarmgraph.memory.effect_ledger import EFFECT
+from swarmgraph.memory.errors import TurnInProgress
 
-from swarmgraph import Session, Swarm
-from swarmgraph.temporal import connect, run_on_temporal, worker
+from swarmgraph import Budget, BudgetExceeded, Session, Swarm
+from swarmgraph.temporal import (
+    connect,
+    result_of,
+    run_on_temporal,
+    start_on_temporal,
+    worker,
+)
+from swarmgraph.temporal.client import turn_workflow_id
 
 REF = "temporal_agents:triage"
 
@@ -76,8 +88,8 @@ def test_the_memory_window_is_what_the_model_saw_as_in_a_plain_session(
     # the window: the Sales system prompt, the last 3 stored messages, the new input
     assert len(remote.calls[0]) == 1 + 3 + 1
     assert seen(remote.calls[0])[-1] == ("human", "hi")
-    stored = [seen([m]) for m in Session("conv-temporal", url=url).messages]
-    assert stored == [seen([m]) for m in Session("conv-plain", url=url).messages]
+    stored = seen(Session("conv-temporal", url=url).messages)
+    assert stored == seen(Session("conv-plain", url=url).messages)
 
 
 def test_long_term_recall_is_in_the_system_prompt_as_in_a_plain_session(
@@ -152,3 +164,117 @@ def test_session_options_are_checked_before_anything_starts(temporal_address: st
         asyncio.run(main(conversation_id="c", session_options={"memory": "lots"}))
     with pytest.raises(TypeError, match="give conversation_id"):
         asyncio.run(main(turn_id="t-1"))
+
+
+def test_a_budget_stop_keeps_what_ran_as_a_plain_session_does(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    with pytest.raises(BudgetExceeded):
+        Session("c-plain", url=url).run(
+            Swarm(chat_model=agents.rule_model()), agents.triage, "lookup 7",
+            budget=Budget(max_handoffs=0),
+        )  # fmt: skip
+    with pytest.raises(BudgetExceeded) as caught:
+        on_temporal(
+            temporal_address,
+            agents.rule_model(),
+            {"text": "lookup 7", "conversation_id": "c-temporal", "session_url": url,
+             "budget": Budget(max_handoffs=0), "turn_id": "t-stopped"},
+        )  # fmt: skip
+    assert caught.value.limit == "max_handoffs"
+    kept = seen(Session("c-temporal", url=url).messages)
+    assert kept == seen(Session("c-plain", url=url).messages)
+    assert [kind for kind, _ in kept] == ["human", "ai", "tool"]  # the handoff call answered
+    assert kept[-1][1].startswith("Error: Budget exceeded: max_handoffs=0")
+    # the stopped turn is stored: its id is not run again
+    model = agents.rule_model()
+    (back,) = on_temporal(
+        temporal_address,
+        model,
+        {"text": "lookup 7", "conversation_id": "c-temporal", "session_url": url,
+         "turn_id": "t-stopped"},
+    )  # fmt: skip
+    assert model.calls == [] and back.messages[0]["tool_calls"][0]["function"]["name"] == (
+        "transfer_to_sales"
+    )
+
+
+def _reply_id(history: Any, tool: str) -> str:
+    """The id of the model reply (an activity's recorded result) that asked for ``tool``."""
+    for event in history.events:
+        done = event.activity_task_completed_event_attributes
+        for payload in done.result.payloads:
+            reply = json.loads(payload.data)
+            data = reply.get("data", {}) if isinstance(reply, dict) else {}
+            if any(c["name"] == tool for c in data.get("tool_calls") or []):
+                return str(data["id"])
+    raise AssertionError(f"no recorded reply asks for {tool}")
+
+
+def test_an_effect_in_a_session_turn_is_keyed_by_workflow_and_call_and_runs_once(
+    temporal_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Temporal's history is the turn's effect ledger: the key is the workflow id (named for
+    the turn) and the call; the Session's own ledger keeps nothing of it (one bookkeeping),
+    and a stored turn id charges nothing again, on Temporal or in a plain Session."""
+    tally = tmp_path / "tally.db"
+    monkeypatch.setenv("SWARMGRAPH_TEMPORAL_TALLY", str(tally))
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    where = {"conversation_id": "conv-e", "session_url": url, "turn_id": "t-charge"}
+    model = agents.rule_model()
+
+    async def main() -> Any:
+        client = await connect(temporal_address)
+        queue = f"q-{uuid.uuid4()}"
+        async with worker(client, queue, [REF], swarm=Swarm(chat_model=model)):
+            ask = [{"role": "user", "content": "charge 7"}]
+            started = await start_on_temporal(client, REF, ask, task_queue=queue, **where)
+            first = await result_of(started, REF)
+            again = await run_on_temporal(client, REF, ask, task_queue=queue, **where)
+            assert started.id == turn_workflow_id("conv-e", "t-charge")  # named for the turn
+            ran = client.get_workflow_handle(started.id, run_id=started.result_run_id)
+            return first, again, await ran.fetch_history()
+
+    first, again, history = asyncio.run(asyncio.wait_for(main(), 60))
+    with sqlite3.connect(tally) as db:
+        charges = db.execute("SELECT key, order_id FROM charges").fetchall()
+    call = next(
+        c["id"] for m in first.messages for c in m.get("tool_calls") or []
+        if c["function"]["name"] == "slow_charge"
+    )  # fmt: skip
+    raw = default_idempotency_key(effect_key(call, _reply_id(history, "slow_charge")))
+    assert charges == [(default_idempotency_key(raw, "turn:conv-e:t-charge"), 7)]
+    assert len(model.calls) == 3 and again.messages[-1]["content"] == "Sales: charged order 7"
+    store = Session("conv-e", url=url).store
+    assert (
+        store.records("conv-e", EFFECT, [effect_key(call, _reply_id(history, "slow_charge"))]) == {}
+    )
+    local = agents.rule_model()
+    replay = Session("conv-e", url=url).run(
+        Swarm(chat_model=local), agents.triage, "charge 7", turn_id="t-charge"
+    )
+    assert local.calls == [] and replay.messages[-1]["content"] == "Sales: charged order 7"
+    with sqlite3.connect(tally) as db:
+        assert db.execute("SELECT COUNT(*) FROM charges").fetchone() == (1,)
+
+
+def test_a_turn_a_workflow_is_running_is_in_progress_for_a_second_start(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+
+    async def main() -> None:
+        client = await connect(temporal_address)
+        queue = f"nobody-serves-{uuid.uuid4()}"  # the first start waits: no worker takes it
+        ask = [{"role": "user", "content": "hi"}]
+        where = {"conversation_id": "c", "session_url": url, "turn_id": "t-1"}
+        handle = await start_on_temporal(client, REF, ask, task_queue=queue, **where)
+        try:
+            with pytest.raises(TurnInProgress) as caught:
+                await start_on_temporal(client, REF, ask, task_queue=queue, **where)
+            assert caught.value.turn_id == "t-1"
+        finally:
+            await handle.terminate()
+
+    asyncio.run(main())

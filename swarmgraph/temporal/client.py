@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from ..graph.budget import Budget
 from ..graph.errors import BudgetExceeded
@@ -131,9 +131,31 @@ async def start_on_temporal(
         raise TypeError("turn_id= and session_options= name a Session turn: give conversation_id=")
     check_json(request["messages"], "messages")
     check_json(request["context_variables"], "context_variables")
-    return await client.start_workflow(
-        WORKFLOW, request, id=id or f"swarm-{uuid.uuid4()}", task_queue=task_queue
-    )
+    if id is None and turn_id is not None:  # the turn's workflow: its effect keys are stable
+        id = turn_workflow_id(conversation_id or "", turn_id)
+    try:
+        return await client.start_workflow(
+            WORKFLOW, request, id=id or f"swarm-{uuid.uuid4()}", task_queue=task_queue
+        )
+    except WorkflowAlreadyStartedError:
+        if conversation_id is None or turn_id is None:
+            raise
+        from ..memory.errors import TurnInProgress  # as a Session turn held by another run
+
+        raise TurnInProgress(conversation_id, turn_id) from None
+
+
+def turn_workflow_id(conversation_id: str, turn_id: str) -> str:
+    """The workflow id of turn ``turn_id`` of a conversation (when no ``id=`` is given): one
+    workflow at a time runs a turn, and a retry of a turn whose workflow failed runs under
+    the same id, so an ``@effect`` tool's ``idempotency_key`` (workflow id + call id) is the
+    same for the same call.
+
+    Example:
+        >>> turn_workflow_id("conv-7", "t-1")
+        'turn:conv-7:t-1'
+    """
+    return f"turn:{conversation_id}:{turn_id}"
 
 
 def _session_options(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from ..graph.drivers import STAND_IN
-from ..graph.errors import SwarmgraphError
+from ..graph.errors import SwarmError, SwarmgraphError
+from ..graph.messages import to_langchain
 from ..graph.swarm import Swarm
 from .driver import ActivityOptions, TemporalDriver
 from .errors import TemporalInputError
@@ -136,17 +137,22 @@ class SwarmRun:
         added: list[dict[str, Any]] = []
         trajectory: list[dict[str, Any]] = []
         while True:
-            response: Any = await swarm.arun(
-                agent,
-                history,
-                context,
-                model_override=request.get("model_override"),
-                max_turns=math.inf if turns is None else turns,
-                budget=budget,
-                approvals=approvals,
-                branches=branches,
-                **hooks,
-            )
+            try:
+                response: Any = await swarm.arun(
+                    agent,
+                    history,
+                    context,
+                    model_override=request.get("model_override"),
+                    max_turns=math.inf if turns is None else turns,
+                    budget=budget,
+                    approvals=approvals,
+                    branches=branches,
+                    **hooks,
+                )
+            except SwarmError as error:  # a Session keeps what ran (a budget stop after tools)
+                if session is not None and loaded is not None:
+                    await self._keep(session, loaded, request, error, added)
+                raise
             added += response.messages
             trajectory += response.trajectory
             if not response.pending:
@@ -163,6 +169,31 @@ class SwarmRun:
             agent = response.agent or agent
             context = response.context_variables
             branches = response.branches or None
+
+    async def _keep(
+        self,
+        session: dict[str, Any],
+        loaded: dict[str, Any],
+        request: dict[str, Any],
+        error: SwarmError,
+        added: list[dict[str, Any]],
+    ) -> None:
+        """What a run a ``SwarmError`` stopped saves, as ``Session.run`` does
+        (``memory.turn_recovery.kept_run``): its messages so far, every tool call answered
+        with why it did not run; nothing when nothing happened (or a decision came second)."""
+        from ..graph.errors import ApprovalAlreadyDecided
+        from ..graph.messages import to_openai
+        from ..memory.turn_recovery import answered
+
+        if isinstance(error, ApprovalAlreadyDecided) or error.response is None:
+            return
+        ran = [*added, *error.response.messages]
+        if not ran:
+            return
+        kept = to_openai(answered(to_langchain(ran), error))
+        await self._save(
+            session, loaded, request, error.response.model_copy(update={"messages": kept})
+        )
 
     async def _save(
         self, session: dict[str, Any], loaded: dict[str, Any], request: dict[str, Any], final: Any
