@@ -278,3 +278,47 @@ def test_a_turn_a_workflow_is_running_is_in_progress_for_a_second_start(
             await handle.terminate()
 
     asyncio.run(main())
+
+
+def test_a_turn_saved_between_load_and_save_is_rebased_as_in_a_plain_session(
+    tmp_path: Path,
+) -> None:
+    """The two activities' functions with a plain Session's turn saved in between, against a
+    plain Session whose model call lets the same turn save in between: the conditional write
+    fails on the version and the save rebases, the same way (both turns' messages kept, the
+    same context)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from swarmgraph import ScriptedChatModel
+    from swarmgraph.temporal.session_turn import load_turn, save_turn
+    from swarmgraph.temporal.wire import messages_out
+
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+
+    def other_turn(conversation: str) -> None:
+        Session(conversation, url=url).run(
+            Swarm(chat_model=agents.rule_model()), agents.triage, "lookup 7", {"order": 7}
+        )
+
+    def meanwhile(_messages: list[BaseMessage]) -> AIMessage:
+        other_turn("c-plain")
+        return AIMessage("Triage: noted")
+
+    Session("c-plain", url=url).run(
+        Swarm(chat_model=ScriptedChatModel([meanwhile])), agents.triage, "greet",
+        {"user": "Ming", "seen": 1},
+    )  # fmt: skip
+    given = {"user": "Ming", "seen": 1}
+    where = {"url": url, "conversation_id": "c-temporal", "turn_id": "t-temporal", "agent": REF,
+             "new": messages_out([HumanMessage("greet")]), "context": given}  # fmt: skip
+    loaded = load_turn(where)
+    other_turn("c-temporal")
+    ran = {"messages": [{"role": "assistant", "content": "Triage: noted", "sender": "Triage"}],
+           "agent": "Triage", "context_variables": {"user": "Ming", "seen": 1}}  # fmt: skip
+    assert save_turn({**where, **loaded, "response": ran}) == "saved"
+    temporal, plain = Session("c-temporal", url=url), Session("c-plain", url=url)
+    assert seen(temporal.messages) == seen(plain.messages)
+    assert seen(temporal.messages)[-2:] == [("human", "greet"), ("ai", "Triage: noted")]
+    assert temporal.context_variables == plain.context_variables
+    assert temporal.context_variables["order"] == 7  # the other turn's change is kept
+    assert save_turn({**where, **loaded, "response": ran}) == "saved before"
