@@ -118,7 +118,7 @@ async def start_on_temporal(
         from ..memory.urls import default_url
 
         where = session_url or default_url()
-        request["session"] = {
+        turn: dict[str, Any] = {
             "url": where,
             "conversation_id": check_conversation_id(conversation_id),
             **_session_options(session_options or {}),
@@ -126,12 +126,13 @@ async def start_on_temporal(
         if turn_id is not None:
             from ..memory.ids import check_turn_id
 
-            request["session"]["turn_id"] = check_turn_id(turn_id)
+            turn["turn_id"] = check_turn_id(turn_id)
+        request["session"] = turn
     elif turn_id is not None or session_options:
         raise TypeError("turn_id= and session_options= name a Session turn: give conversation_id=")
     check_json(request["messages"], "messages")
     check_json(request["context_variables"], "context_variables")
-    if id is None and turn_id is not None:  # the turn's workflow: its effect keys are stable
+    if id is None and turn_id is not None:  # the turn's workflow: one at a time per turn
         id = turn_workflow_id(conversation_id or "", turn_id)
     try:
         return await client.start_workflow(
@@ -147,9 +148,8 @@ async def start_on_temporal(
 
 def turn_workflow_id(conversation_id: str, turn_id: str) -> str:
     """The workflow id of turn ``turn_id`` of a conversation (when no ``id=`` is given): one
-    workflow at a time runs a turn, and a retry of a turn whose workflow failed runs under
-    the same id, so an ``@effect`` tool's ``idempotency_key`` (workflow id + call id) is the
-    same for the same call.
+    workflow at a time runs a turn (a second start is ``TurnInProgress``), and the turn's
+    ``@effect`` keys (workflow id + call id) name the turn.
 
     Example:
         >>> turn_workflow_id("conv-7", "t-1")
