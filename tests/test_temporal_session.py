@@ -26,6 +26,7 @@ from swarmgraph.memory.errors import TurnInProgress
 from swarmgraph import Budget, BudgetExceeded, Session, Swarm
 from swarmgraph.temporal import (
     connect,
+    events_on_temporal,
     result_of,
     run_on_temporal,
     start_on_temporal,
@@ -322,3 +323,36 @@ def test_a_turn_saved_between_load_and_save_is_rebased_as_in_a_plain_session(
     assert temporal.context_variables == plain.context_variables
     assert temporal.context_variables["order"] == 7  # the other turn's change is kept
     assert save_turn({**where, **loaded, "response": ran}) == "saved before"
+
+
+def test_a_caller_polls_the_events_of_a_run_while_it_goes_on(
+    temporal_address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWARMGRAPH_TEMPORAL_NOTE_S", "1.5")  # the note tool is slow
+
+    async def main() -> tuple[list[Any], list[Any], Any]:
+        client = await connect(temporal_address)
+        queue = f"q-{uuid.uuid4()}"
+        model = agents.rule_model()
+        async with worker(client, queue, [REF], swarm=Swarm(chat_model=model)):
+            ask = [{"role": "user", "content": "note 7"}]
+            handle = await start_on_temporal(client, REF, ask, task_queue=queue)
+            seen_early: list[Any] = []
+            while not any("slow_note" in e.get("tool_calls", []) for e in seen_early):
+                seen_early += await events_on_temporal(handle, len(seen_early))
+                await asyncio.sleep(0.05)
+            running = (await handle.describe()).status
+            response = await result_of(handle, REF)
+            return seen_early, await events_on_temporal(handle), (running, response)
+
+    early, every, (running, response) = asyncio.run(asyncio.wait_for(main(), 60))
+    assert running is not None and running.name == "RUNNING"  # seen before the run ended
+    assert [(e["kind"], e.get("tool") or e["tool_calls"]) for e in every] == [
+        ("reply", ["transfer_to_sales"]),
+        ("tool", "transfer_to_sales"),
+        ("reply", ["slow_note"]),
+        ("tool", "slow_note"),
+        ("reply", []),
+    ]
+    assert every[: len(early)] == early
+    assert every[-1]["content"] == response.messages[-1]["content"] == "Sales: noted order 7"

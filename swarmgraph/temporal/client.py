@@ -221,6 +221,14 @@ async def pending_on_temporal(handle: WorkflowHandle[Any, Any]) -> list[Any]:
     return [PendingApproval(**p) for p in await handle.query("pending")]
 
 
+async def events_on_temporal(handle: WorkflowHandle[Any, Any], since: int = 0) -> list[Any]:
+    """What the run did so far (a query; poll it while the run goes on), from event
+    ``since`` on: ``{"kind": "reply", "model", "content", "tool_calls"}`` per model reply,
+    ``{"kind": "tool", "agent", "tool", "ok"}`` per tool result. Not Swarm's stream chunks:
+    a reply comes whole, once its activity completed."""
+    return list(await handle.query("events", since))
+
+
 async def decide_on_temporal(
     handle: WorkflowHandle[Any, Any], approvals: Mapping[str, bool | str]
 ) -> None:

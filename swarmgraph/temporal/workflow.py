@@ -77,6 +77,7 @@ class SwarmRun:
         self._doubts: dict[str, dict[str, Any]] = {}  # tool calls in doubt, by question id
         self._answers: dict[str, Any] = {}
         self._asked = 0
+        self._driver: TemporalDriver | None = None
 
     @workflow.run
     async def run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +90,8 @@ class SwarmRun:
         swarm = workflow_swarm(workflow.info().task_queue)
         options = ActivityOptions(**request.get("options", {}))
         ask = self._ask if options.in_doubt == "ask" else None
-        token = STAND_IN.set(TemporalDriver(roster, options, ask, swarm.context_schema))
+        self._driver = TemporalDriver(roster, options, ask, swarm.context_schema)
+        token = STAND_IN.set(self._driver)
         response: Any = None
         try:
             response = await self._run(swarm, roster, request)
@@ -229,6 +231,12 @@ class SwarmRun:
         """The tool calls waiting for a decision (``PendingApproval`` dicts; a call in doubt
         has ``in_doubt=True``)."""
         return [*self._pending, *self._doubts.values()]
+
+    @workflow.query(name="events")
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        """What the run did so far from event ``since`` on: each model reply (``kind``
+        ``"reply"``: its text and the tools it calls) and each tool result (``"tool"``)."""
+        return [] if self._driver is None else self._driver.events[since:]
 
     @workflow.update(name="decide")
     async def decide(self, decisions: dict[str, Any]) -> None:
