@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from ..graph.budget import Budget
 from ..graph.errors import BudgetExceeded
@@ -91,13 +91,19 @@ async def start_on_temporal(
     options: ActivityOptions | None = None,
     conversation_id: str | None = None,
     session_url: str | None = None,
+    turn_id: str | None = None,
+    session_options: Mapping[str, Any] | None = None,
 ) -> WorkflowHandle[Any, Any]:
     """Start ``agent`` on ``messages`` as workflow ``id`` (default ``swarm-<uuid>``) on
     ``task_queue``; the handle's run is waited for with :func:`result_of`. The arguments
     are those of ``Swarm.run``; ``options`` sets the activities' timeouts and attempts.
     ``conversation_id``: the run is a turn of that stored conversation (``session_url``, or
     ``$SWARMGRAPH_DB``, or the default SQLite file, resolved here: every worker must reach
-    it), loaded and saved by activities (swarmgraph/temporal/session_turn.py)."""
+    it), loaded and saved by activities through ``Session``'s own load and save
+    (swarmgraph/temporal/session_turn.py): ``turn_id`` names the turn (default: the workflow
+    id; a stored one is returned, not run again), ``session_options`` are the ``Session``
+    settings the workers use (``window``, ``memory`` as a spec string, ``persist``,
+    ``user_id``, ``long_term=True``, ``recall``)."""
     request = {
         "agent": agent_ref(agent),
         "messages": [dict(m) for m in messages],
@@ -112,15 +118,74 @@ async def start_on_temporal(
         from ..memory.urls import default_url
 
         where = session_url or default_url()
-        request["session"] = {
+        turn: dict[str, Any] = {
             "url": where,
             "conversation_id": check_conversation_id(conversation_id),
+            **_session_options(session_options or {}),
         }
+        if turn_id is not None:
+            from ..memory.ids import check_turn_id
+
+            turn["turn_id"] = check_turn_id(turn_id)
+        request["session"] = turn
+    elif turn_id is not None or session_options:
+        raise TypeError("turn_id= and session_options= name a Session turn: give conversation_id=")
     check_json(request["messages"], "messages")
     check_json(request["context_variables"], "context_variables")
-    return await client.start_workflow(
-        WORKFLOW, request, id=id or f"swarm-{uuid.uuid4()}", task_queue=task_queue
-    )
+    if id is None and turn_id is not None:  # the turn's workflow: one at a time per turn
+        id = turn_workflow_id(conversation_id or "", turn_id)
+    try:
+        return await client.start_workflow(
+            WORKFLOW, request, id=id or f"swarm-{uuid.uuid4()}", task_queue=task_queue
+        )
+    except WorkflowAlreadyStartedError:
+        if conversation_id is None or turn_id is None:
+            raise
+        from ..memory.errors import TurnInProgress  # as a Session turn held by another run
+
+        raise TurnInProgress(conversation_id, turn_id) from None
+
+
+def turn_workflow_id(conversation_id: str, turn_id: str) -> str:
+    """The workflow id of turn ``turn_id`` of a conversation (when no ``id=`` is given): one
+    workflow at a time runs a turn (a second start is ``TurnInProgress``), and the turn's
+    ``@effect`` keys (workflow id + call id) name the turn.
+
+    Example:
+        >>> turn_workflow_id("conv-7", "t-1")
+        'turn:conv-7:t-1'
+    """
+    return f"turn:{conversation_id}:{turn_id}"
+
+
+def _session_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``Session`` settings of a turn on Temporal, checked here (before anything
+    starts): each must cross as JSON, so a policy is its spec string."""
+    from .session_turn import SESSION_OPTIONS
+
+    unknown = sorted(set(options) - set(SESSION_OPTIONS))
+    if unknown:
+        raise TypeError(f"session_options takes {list(SESSION_OPTIONS)}, not {unknown}")
+    memory = options.get("memory")
+    if memory is not None:
+        from ..memory.policies import parse_memory
+
+        if not isinstance(memory, str):
+            raise TypeError(
+                "session_options['memory'] crosses to the workers as a spec string "
+                f"('window:K', 'tokens:N'), got {type(memory).__name__}"
+            )
+        parse_memory(memory)  # an unknown spec fails here, not on a worker
+    if options.get("long_term") not in (None, True, False):
+        raise TypeError(
+            "session_options['long_term'] is True or False: the workers open the user's "
+            "memory on session_url (a LongTermMemory object cannot cross)"
+        )
+    kept = {k: v for k, v in options.items() if v is not None}
+    if "persist" in kept:
+        kept["persist"] = list(kept["persist"])
+    check_json(kept, "session_options")
+    return kept
 
 
 async def run_on_temporal(
@@ -154,6 +219,14 @@ async def pending_on_temporal(handle: WorkflowHandle[Any, Any]) -> list[Any]:
     from ..graph.approvals import PendingApproval
 
     return [PendingApproval(**p) for p in await handle.query("pending")]
+
+
+async def events_on_temporal(handle: WorkflowHandle[Any, Any], since: int = 0) -> list[Any]:
+    """What the run did so far (a query; poll it while the run goes on), from event
+    ``since`` on: ``{"kind": "reply", "model", "content", "tool_calls"}`` per model reply,
+    ``{"kind": "tool", "agent", "tool", "ok"}`` per tool result. Not Swarm's stream chunks:
+    a reply comes whole, once its activity completed."""
+    return list(await handle.query("events", since))
 
 
 async def decide_on_temporal(

@@ -97,6 +97,9 @@ class TemporalDriver(AsyncDriver):
         #: model reads :class:`ToolInDoubt`.
         self.ask = ask
         self.calls = 0  # activities scheduled so far: their ids' sequence
+        #: What the run did so far, one entry per model reply and per tool result (the
+        #: ``events`` query: a caller polls it while the run goes on).
+        self.events: list[dict[str, Any]] = []
 
     def _activity_id(self, kind: str, what: Any) -> str:
         """``<n>.<kind>.<digest of what is sent>``: a replay that would send something else
@@ -136,7 +139,13 @@ class TemporalDriver(AsyncDriver):
             ),
             summary=runnable.model_name,
         )
-        return messages_in([reply])[0]
+        message = messages_in([reply])[0]
+        called = [c["name"] for c in getattr(message, "tool_calls", None) or []]
+        self.events.append(
+            {"kind": "reply", "model": runnable.model_name, "content": message.text,
+             "tool_calls": called}
+        )  # fmt: skip
+        return message
 
     async def call_tool(self, func: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:
         where = self.roster.names.get(id(func))
@@ -172,6 +181,9 @@ class TemporalDriver(AsyncDriver):
                     raise ToolInDoubt(f"{lost.text}; a human refused to run it again") from None
                 if isinstance(decision, str):
                     return decision
+        self.events.append(
+            {"kind": "tool", "agent": agent, "tool": name, "ok": "raised" not in out}
+        )
         if "context_variables" in out:  # the engine reads what the tool changed in place
             back = out["context_variables"]
             if isinstance(context, BaseModel):  # ``context_variables: Model``: its fields

@@ -1,95 +1,185 @@
-"""A ``Session`` turn on Temporal: loaded by one activity, saved by another.
+"""A ``Session`` turn on Temporal: loaded by one activity, saved by another, both through
+``Session``'s own load and save, so every Session rule holds.
 
 With ``conversation_id=`` (and ``session_url=``, which every worker must reach: Postgres,
-Redis, or one SQLite file they share), the run is one turn of that stored conversation: the
-load activity reads its messages, context and active agent; the workflow runs the swarm on
-them and the new input; the save activity writes the turn in one atomic write of the store
-(the same ``ConversationStore.save`` a ``Session`` makes), with the workflow id as a
-put-if-absent record, so a save retried after its worker died is written once. Any plain
-``Session(conversation_id, url=...)`` then reads the turn. The save expects the version the
-load read: a turn another writer saved in between fails the run (``ContextVersionConflict``,
-with the ``Response``) instead of interleaving two turns' messages.
+Redis, or one SQLite file they share), the run is one turn of that stored conversation:
+
+* **load** (an activity): a ``Session`` with the caller's settings (``memory=`` spec,
+  ``window=``, ``user_id=``/``long_term=``/``recall=``) does what ``Session.run`` does before
+  its run: one read with the turn id's entry in the turn index, the long-term outboxes of
+  earlier turns applied, the memory policy's fold and arrangement (what the model is sent),
+  the stored agent and context (the caller's values over them), and, with long-term memory,
+  each reachable agent's recall block for the system prompt (the engine's
+  ``prompt_context`` hook: the workflow looks it up by agent name, no I/O in the workflow).
+  A turn id already stored comes back as the stored turn: the workflow returns it and
+  calls no model (a stored turn id is never run twice).
+* **save** (an activity): ``Session._save`` itself: the turn index entry put-if-absent, one
+  conditional write on the version the load read (a turn another writer saved in between
+  is rebased key by key, as in-process), the memory policy's stored state, the long-term
+  pending list. A save retried after its worker died finds its turn id and writes nothing.
+
+The turn id is ``turn_id=`` (default: the workflow id). Any plain
+``Session(conversation_id, url=...)`` reads the turn, and ``Session.run(..., turn_id=)`` with
+the same id replays it.
 
 Example:
     >>> import os, tempfile
     >>> url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "chat.db")
-    >>> loaded = load_turn({"url": url, "conversation_id": "c1"})
-    >>> loaded["version"], loaded["messages"], loaded["active_agent"]
-    (0, [], None)
-    >>> turn = {"url": url, "conversation_id": "c1", "turn": "wf-1", "version": 0,
-    ...         "messages": messages_out(to_langchain([{"role": "user", "content": "hi"}])),
-    ...         "context": {"n": 1}, "active_agent": "Sales"}
+    >>> where = {"url": url, "conversation_id": "c1", "turn_id": "wf-1",
+    ...          "agent": "swarmgraph.temporal.session_turn:_DOC_AGENT",
+    ...          "new": messages_out(to_langchain([{"role": "user", "content": "hi"}]))}
+    >>> loaded = load_turn(where)
+    >>> sent = [m.content for m in messages_in(loaded["messages"])]
+    >>> loaded["version"], sent, loaded["active_agent"]
+    (0, ['hi'], 'Doc')
+    >>> from swarmgraph.graph import Response
+    >>> ran = {"messages": [{"role": "assistant", "content": "hello", "sender": "Doc"}],
+    ...        "agent": "Doc", "context_variables": {"n": 1}}
+    >>> turn = {**where, **loaded, "response": ran}
     >>> save_turn(turn), save_turn(turn)  # the second (a retry) writes nothing
     ('saved', 'saved before')
     >>> from swarmgraph.memory import Session
     >>> later = Session("c1", url=url)
     >>> later.context_variables, [m.content for m in later.messages]
-    ({'n': 1}, ['hi'])
+    ({'n': 1}, ['hi', 'hello'])
+    >>> load_turn(where)["stored"]["messages"][0]["content"]  # the turn id is stored
+    'hello'
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
 from ..graph.messages import to_langchain
-from .wire import messages_in, messages_out
+from ..graph.types import Agent
+from .roster import Roster
+from .wire import check_json, context_out, messages_in, messages_out, response_in, response_out
 
-__all__ = ["SESSION_LOAD", "SESSION_SAVE", "TURN_RECORD", "load_turn", "save_turn"]
+if TYPE_CHECKING:
+    from ..memory.session import Session
+
+__all__ = [
+    "SESSION_LOAD",
+    "SESSION_OPTIONS",
+    "SESSION_SAVE",
+    "TURN_RECORD",
+    "load_turn",
+    "save_turn",
+]
 
 SESSION_LOAD = "swarmgraph.session_load"
 SESSION_SAVE = "swarmgraph.session_save"
-#: The record kind that names the workflows whose turn a conversation holds.
+#: The record kind an earlier version named a turn's workflow by (turns now go in the
+#: Session's own turn index, ``memory.turn_index``).
 TURN_RECORD = "temporal_turn"
+#: The ``Session`` settings a Temporal turn carries (JSON: a policy by its spec string).
+SESSION_OPTIONS = ("persist", "window", "memory", "user_id", "long_term", "recall")
+
+#: The agent of this module's doctest.
+_DOC_AGENT = Agent(name="Doc")
 
 
-def _store(url: str) -> Any:
-    from ..memory.backends import open_store
+def _session(where: dict[str, Any]) -> Session:
+    """The ``Session`` of the turn, with the caller's settings (each worker makes its own)."""
+    from ..memory.session import Session
 
-    return open_store(url)
+    options = {k: where[k] for k in SESSION_OPTIONS if where.get(k) is not None}
+    if "persist" in options:
+        options["persist"] = tuple(options["persist"])
+    return Session(where["conversation_id"], url=where["url"], **options)
+
+
+def _swarm() -> Any:
+    from ..graph.swarm import Swarm
+
+    return Swarm()  # the Session's own calls take a Swarm for its settings: plain ones here
 
 
 def load_turn(where: dict[str, Any]) -> dict[str, Any]:
-    """``{"url", "conversation_id"}``: the conversation's messages, context, active agent and
-    version, as JSON."""
-    snapshot = _store(where["url"]).load(where["conversation_id"])
-    return {
-        "messages": messages_out(snapshot.messages),
-        "context": snapshot.context,
-        "active_agent": snapshot.active_agent,
-        "version": snapshot.version,
+    """What ``Session.run`` would send for this turn, as JSON: ``messages`` (the policy's
+    window and arrangement, the new input last), ``context``, ``active_agent``, ``recalled``
+    (agent name -> recall block), and what the save needs (``new``: the input with its
+    message ids, ``version``, ``base``, ``state``); or ``{"stored": Response}`` for a turn id
+    already stored (nothing is run)."""
+    from ..memory.long_term_session import drain_outboxes, start_long_term_turn
+
+    session, roster = _session(where), Roster.load(where["agent"])
+    new = messages_in(where.get("new") or [])
+    caller = where.get("context") or None
+    turn = session._open(new, where["turn_id"], {}, caller)
+    turn.snapshot = session._load(turn.turn_id)
+    side = session._long_term
+    if side is not None:  # long-term writes of an earlier turn that wait
+        drain_outboxes(side, turn.snapshot.meta)
+    swarm = _swarm()
+    stored = session._start(turn, None, {})
+    if stored is not None:
+        return {"stored": response_out(session._replay(stored, turn, roster.start, swarm))}
+    if "messages" in session.persist:
+        turn.folded = session.memory.fold(turn.snapshot)
+    agent = session._prepare(roster.start, turn, caller, swarm)
+    sent = [*session.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
+    recall: dict[str, str] = {}
+    if side is not None:  # the recall block each agent's system prompt gets this turn
+        memory = start_long_term_turn(side, turn.turn_id, turn.new, {})
+        for name, each in roster.agents.items():
+            text = memory.prompt_context(each, sent)
+            if text:
+                recall[name] = text
+    loaded = {
+        "messages": messages_out(sent),
+        "new": messages_out(turn.new),
+        "context": context_out(turn.given),
+        "base": context_out(turn.base),
+        "active_agent": agent.name,
+        "version": turn.version,
+        "state": turn.folded.state,
+        "recalled": recall,
     }
+    check_json(loaded, "the loaded turn")
+    return loaded
 
 
 def save_turn(turn: dict[str, Any]) -> str:
-    """Write one turn (``messages`` appended, ``context``, ``active_agent``) if the stored
-    version is still ``version``; ``"saved before"`` when this workflow's turn is stored."""
-    from ..memory.errors import ContextVersionConflict, RecordExists
-    from ..memory.store import Record, TurnWrite
+    """Save the run's ``response`` (JSON) as the turn through ``Session._save``; ``"saved
+    before"`` when the turn id is stored already (a retried save writes nothing)."""
+    from ..memory.policies import Folded
+    from ..memory.session import _Turn
+    from ..memory.store import NO_MESSAGES, Snapshot
+    from ..memory.turn_index import TURN, find_turn
 
-    write = TurnWrite(
-        messages=messages_in(turn["messages"]),
-        context=turn["context"],
-        active_agent=turn["active_agent"],
-        records=[Record(TURN_RECORD, turn["turn"], {"version": turn["version"]}, if_absent=True)],
+    session, roster = _session(turn), Roster.load(turn["agent"])
+    state = _Turn(turn["turn_id"], messages_in(turn["new"]))
+    wanted = [(TURN, state.turn_id)]
+    latest = session._counted(
+        session.store.load(session.conversation_id, window=NO_MESSAGES, records=wanted)
     )
-    store, conversation = _store(turn["url"]), turn["conversation_id"]
-    try:
-        store.save(conversation, write, expected_version=turn["version"])
-    except RecordExists:
+    if find_turn(latest, state.turn_id) is not None:
         return "saved before"
-    except ContextVersionConflict:  # moved on: by this very turn (a retried save), or another
-        if store.records(conversation, TURN_RECORD, [turn["turn"]]):
-            return "saved before"
-        raise
+    state.latest, state.version, state.base = latest, turn["version"], dict(turn["base"] or {})
+    # the same record the load read: no rebase; else another turn saved in between, and the
+    # conditional write on the loaded version fails, rereads and rebases, as in-process
+    state.snapshot = latest if latest.version == turn["version"] else Snapshot()
+    state.folded = Folded([], turn.get("state"))
+    response = response_in(turn["response"], roster.agents.get)
+    run = to_langchain(response.messages)
+    session._save(state, response, roster.start, _swarm(), run)
     return "saved"
 
 
 @activity.defn(name=SESSION_LOAD)
 def load_activity(where: dict[str, Any]) -> dict[str, Any]:
     """:func:`load_turn` as an activity (sync: it runs on the worker's activity threads)."""
-    return load_turn(where)
+    from temporalio.exceptions import ApplicationError
+
+    from .errors import TemporalInputError
+
+    try:
+        return load_turn(where)
+    except (TemporalInputError, ValueError, TypeError) as exc:  # no retry makes it fit
+        raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from None
 
 
 @activity.defn(name=SESSION_SAVE)
@@ -97,14 +187,12 @@ def save_activity(turn: dict[str, Any]) -> str:
     """:func:`save_turn` as an activity."""
     from temporalio.exceptions import ApplicationError
 
-    from ..memory.errors import ContextVersionConflict
+    from ..memory.errors import ContextSerializationError, TurnInProgress
 
     try:
         return save_turn(turn)
-    except ContextVersionConflict as exc:  # no retry makes it fit: the run says so
-        raise ApplicationError(
-            str(exc), type="ContextVersionConflict", non_retryable=True
-        ) from None
+    except (ContextSerializationError, TurnInProgress) as exc:  # no retry makes it fit
+        raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from None
 
 
 def new_input(messages: list[dict[str, Any]]) -> list[Any]:

@@ -22,7 +22,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from ..graph.drivers import STAND_IN
-from ..graph.errors import SwarmgraphError
+from ..graph.errors import SwarmError, SwarmgraphError
 from ..graph.messages import to_langchain
 from ..graph.swarm import Swarm
 from .driver import ActivityOptions, TemporalDriver
@@ -30,7 +30,7 @@ from .errors import TemporalInputError
 from .remote_model import RemoteModel
 from .roster import Roster
 from .session_turn import SESSION_LOAD, SESSION_SAVE, new_input
-from .wire import budget_in, context_out, messages_in, messages_out, response_out
+from .wire import budget_in, messages_in, messages_out, response_in, response_out
 
 __all__ = ["WORKFLOW", "SwarmRun", "workflow_swarm"]
 
@@ -77,6 +77,7 @@ class SwarmRun:
         self._doubts: dict[str, dict[str, Any]] = {}  # tool calls in doubt, by question id
         self._answers: dict[str, Any] = {}
         self._asked = 0
+        self._driver: TemporalDriver | None = None
 
     @workflow.run
     async def run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +90,8 @@ class SwarmRun:
         swarm = workflow_swarm(workflow.info().task_queue)
         options = ActivityOptions(**request.get("options", {}))
         ask = self._ask if options.in_doubt == "ask" else None
-        token = STAND_IN.set(TemporalDriver(roster, options, ask, swarm.context_schema))
+        self._driver = TemporalDriver(roster, options, ask, swarm.context_schema)
+        token = STAND_IN.set(self._driver)
         response: Any = None
         try:
             response = await self._run(swarm, roster, request)
@@ -107,16 +109,29 @@ class SwarmRun:
         context = dict(request.get("context_variables") or {})
         session = request.get("session")
         loaded = None
-        if session is not None:  # a Session turn: what the conversation holds comes first
+        hooks: dict[str, Any] = {}
+        if session is not None:  # a Session turn: what Session.run would send (an activity)
+            session = {
+                **session,
+                "agent": request["agent"],
+                "turn_id": session.get("turn_id") or workflow.info().workflow_id,
+                "new": messages_out(new_input(history)),
+                "context": context,
+            }
             loaded = await workflow.execute_activity(
                 SESSION_LOAD,
                 session,
                 start_to_close_timeout=_STORE_TIMEOUT,
                 retry_policy=_STORE_RETRY,
             )
-            history = [*messages_in(loaded["messages"]), *new_input(history)]
-            context = {**loaded["context"], **context}
+            if "stored" in loaded:  # this turn id is stored: its turn, not a second run
+                return response_in(loaded["stored"], roster.agents.get)
+            history = messages_in(loaded["messages"])
+            context = loaded["context"]
             agent = roster.agents.get(loaded["active_agent"] or "") or agent
+            recall = loaded.get("recalled") or {}
+            if recall:  # the long-term recall block, looked up (read by the load activity)
+                hooks["prompt_context"] = lambda who, _messages: recall.get(who.name)
         turns = request.get("max_turns")
         budget = budget_in(request.get("budget"))
         approvals: dict[str, Any] | None = None
@@ -124,16 +139,22 @@ class SwarmRun:
         added: list[dict[str, Any]] = []
         trajectory: list[dict[str, Any]] = []
         while True:
-            response: Any = await swarm.arun(
-                agent,
-                history,
-                context,
-                model_override=request.get("model_override"),
-                max_turns=math.inf if turns is None else turns,
-                budget=budget,
-                approvals=approvals,
-                branches=branches,
-            )
+            try:
+                response: Any = await swarm.arun(
+                    agent,
+                    history,
+                    context,
+                    model_override=request.get("model_override"),
+                    max_turns=math.inf if turns is None else turns,
+                    budget=budget,
+                    approvals=approvals,
+                    branches=branches,
+                    **hooks,
+                )
+            except SwarmError as error:  # a Session keeps what ran (a budget stop after tools)
+                if session is not None and loaded is not None:
+                    await self._keep(session, loaded, request, error, added)
+                raise
             added += response.messages
             trajectory += response.trajectory
             if not response.pending:
@@ -151,20 +172,36 @@ class SwarmRun:
             context = response.context_variables
             branches = response.branches or None
 
+    async def _keep(
+        self,
+        session: dict[str, Any],
+        loaded: dict[str, Any],
+        request: dict[str, Any],
+        error: SwarmError,
+        added: list[dict[str, Any]],
+    ) -> None:
+        """What a run a ``SwarmError`` stopped saves, as ``Session.run`` does
+        (``memory.turn_recovery.kept_run``): its messages so far, every tool call answered
+        with why it did not run; nothing when nothing happened (or a decision came second)."""
+        from ..graph.errors import ApprovalAlreadyDecided
+        from ..graph.messages import to_openai
+        from ..memory.turn_recovery import answered
+
+        if isinstance(error, ApprovalAlreadyDecided) or error.response is None:
+            return
+        ran = [*added, *error.response.messages]
+        if not ran:
+            return
+        kept = to_openai(answered(to_langchain(ran), error))
+        await self._save(
+            session, loaded, request, error.response.model_copy(update={"messages": kept})
+        )
+
     async def _save(
         self, session: dict[str, Any], loaded: dict[str, Any], request: dict[str, Any], final: Any
     ) -> None:
         """The turn, in one write of the conversation's store (an activity)."""
-        turn = {
-            **session,
-            "turn": workflow.info().workflow_id,
-            "version": loaded["version"],
-            "messages": messages_out(
-                [*new_input(request["messages"]), *to_langchain(final.messages)]
-            ),
-            "context": context_out(final.context_variables),
-            "active_agent": None if final.agent is None else final.agent.name,
-        }
+        turn = {**session, **loaded, "response": response_out(final)}
         try:
             await workflow.execute_activity(
                 SESSION_SAVE, turn, start_to_close_timeout=_STORE_TIMEOUT, retry_policy=_STORE_RETRY
@@ -194,6 +231,12 @@ class SwarmRun:
         """The tool calls waiting for a decision (``PendingApproval`` dicts; a call in doubt
         has ``in_doubt=True``)."""
         return [*self._pending, *self._doubts.values()]
+
+    @workflow.query(name="events")
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        """What the run did so far from event ``since`` on: each model reply (``kind``
+        ``"reply"``: its text and the tools it calls) and each tool result (``"tool"``)."""
+        return [] if self._driver is None else self._driver.events[since:]
 
     @workflow.update(name="decide")
     async def decide(self, decisions: dict[str, Any]) -> None:
