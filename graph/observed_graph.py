@@ -147,7 +147,8 @@ def _observers(
 
 
 def _traced() -> bool:
-    """Whether a tracer provider is configured (none before its API is imported)."""
+    """Whether a tracer provider is configured (none before its API is imported); the same
+    test as ``PreparedRun.prepare``'s, which is written inline to keep the plain path short."""
     otel = sys.modules.get("opentelemetry.trace")
     return otel is not None and not isinstance(
         otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)

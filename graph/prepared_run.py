@@ -217,6 +217,8 @@ class PreparedRun(AbstractContextManager):
         # empty one through the reducer (a Swarm graph starts each run empty).
         graph_input = cast("SwarmState", {**state, "context_variables": Overwrite(context)})
         config = control.config(limit)
+        # Inline on purpose (observed_graph._traced is its twin): a plain run enters no function
+        # here, and langsmith imports OpenTelemetry's API (when installed) even in a plain program.
         otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
         traced = otel is not None and not isinstance(
             otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
