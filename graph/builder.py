@@ -39,7 +39,7 @@ from .features import loaded
 from .models import ModelResolver
 from .node import AgentNode
 from .node_names import DYNAMIC_NODE, FAN_OUT_MODES, HELPER_NODES
-from .run_control import PromptContext, ToolInputs, current_control
+from .run_control import NO_HOOKS, PromptContext, RunHooks, ToolInputs, current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
@@ -147,8 +147,7 @@ def build_swarm_graph(
         fixed_entry=fixed_entry,
         parallel_handoffs=parallel_handoffs,
         input_schema=input_schema,
-        prompt_context=prompt_context,
-        tool_inputs=tool_inputs,
+        hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members])
@@ -157,7 +156,7 @@ def build_swarm_graph(
     )
     if isinstance(builder, ObservedStateGraph):  # what its runs are named by
         builder.default_agent, builder.agents = default, dict(topology.agents)
-        builder.prompt_context = settings.prompt_context  # its observers see its recall
+        builder.hooks = settings.hooks  # its observers see its recall
     return builder
 
 
@@ -178,8 +177,9 @@ class GraphSettings:
     parallel_handoffs: str = "last"
     resumes_fan_outs: bool = False
     input_schema: type | None = None
-    prompt_context: PromptContext | None = None
-    tool_inputs: ToolInputs | None = None
+    #: The graph's own ``prompt_context`` and ``tool_inputs``, as one object (each used when a
+    #: run brings none: ``GraphRuntime.hooks``).
+    hooks: RunHooks = NO_HOOKS
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -220,7 +220,7 @@ def build_graph_and_runtime(
     runtime = GraphRuntime(
         topology.agents, resolver, settings.max_consecutive_handoffs, settings.lookup, schema
     )
-    runtime.prompt_context, runtime.tool_inputs = settings.prompt_context, settings.tool_inputs
+    runtime.hooks = settings.hooks
     runtime.first_handoff_wins = parallel_handoffs == "first"
     fanning = _fanning_agents(topology, parallel_handoffs)
     fan_out: FanOut | None = None

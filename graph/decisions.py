@@ -3,7 +3,8 @@ decision (``@needs_approval``, or an ``@effect`` call in doubt), decided through
 effect ledger and the caller (``Swarm.run(approvals=)``) or LangGraph's ``interrupt()``.
 
 A feature: the agent node (graph/node.py) enters this module only when a tool of the run is
-marked (``RunControl.decides``, graph/features.py); a swarm without marked tools never loads it.
+marked (``RunControl.features["decides"]``, graph/features.py); a swarm without marked tools
+never loads it.
 :func:`decide_waiting` is what ``AgentNode._begin`` asks first; ``AgentNode._admit`` holds
 a reply's approval-marked calls (``approvals.hold_marked_calls``) for the next step to decide.
 
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langgraph.types import interrupt
+from langgraph.types import Command, interrupt
 
 from .approvals import (
     Decision,
@@ -68,18 +69,18 @@ Admit = Callable[..., None]
 __all__ = ["asks_ledger", "checked_approvals", "decide", "decide_waiting", "effects_of"]
 
 
-def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit) -> bool:
-    """Plan ``turn`` around the calls its conversation ends on that wait for a decision (the
-    reply's owner's tools), or around the reply a step that died left with the ledger; False
-    when there are none (the model is asked as usual)."""
-    state, control, ledger = turn.state, turn.control, turn.ledger
+def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -> bool:
+    """Plan ``turn`` (a step of node ``node``) around the calls its conversation ends on that
+    wait for a decision (the reply's owner's tools), or around the reply a step that died
+    left with the ledger; False when there are none (the model is asked as usual)."""
+    state, control, ledger = turn.state, turn.control, turn.features.get("ledger")
     messages, agent = state["messages"], turn.agent
     # Calls wait for a human only after a reply or tool answers, never after a user message.
     if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
         waiting = runtime.waiting(agent, messages, control, ledger)
         if waiting is not None:  # decide, then run the approved
             turn.agent, held = waiting
-            decide(runtime, turn, held, admit)
+            decide(runtime, turn, held, admit, node)
             return True
     # A step that died after its model replied (the process, mid-tool) left that reply
     # with the ledger: use it. A new model call would carry new call ids, and the effect
@@ -94,7 +95,7 @@ def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit) -> bool:
         return False
     turn.agent, held = waiting
     turn.update = {"messages": [resumed]}
-    decide(runtime, turn, held, admit)
+    decide(runtime, turn, held, admit, node)
     return True
 
 
@@ -108,7 +109,7 @@ def asks_ledger(agent: Agent, state: SwarmState) -> bool:
     return any(map(is_effect, agent.tools))
 
 
-def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit) -> None:
+def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, node: str) -> None:
     """The calls to run now and the denials into ``turn``; nothing when ``Swarm.run`` must
     stop (it returns ``Response.pending``).
 
@@ -116,9 +117,9 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit) 
     asked twice), one given now is recorded (the first decision of a question wins; a
     later one from another turn raises ``ApprovalAlreadyDecided``). Calls it holds as done
     are answered from it; a call in doubt approved again runs as its next attempt. The
-    compiled graph asks about a call found in doubt in a step of its own: the returned
-    update goes back to this node first (see ``EffectLedger.asked``)."""
-    control, agent, ledger = turn.control, turn.agent, turn.ledger
+    compiled graph asks about a call found in doubt in a step of its own: the step goes back
+    to its node (``node``) first, ``turn.goto`` (see ``EffectLedger.asked``)."""
+    control, agent, ledger = turn.control, turn.agent, turn.features.get("ledger")
     effects = effects_of(runtime, turn, held.reply)
     stored = cast("Mapping[str, EffectOutcome]", held.known)  # the ledger's own outcomes
     effects.known.update({effect_key(i, held.reply.id): o for i, o in stored.items()})
@@ -133,7 +134,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit) 
     if missing and ledger is not None:
         unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]
         if unasked:  # asked in a fresh step, so no earlier answer LangGraph replays fits it
-            turn.again = True
+            turn.goto = Command(update=turn.update, goto=node)
             return
     while missing:  # the compiled graph: ask through LangGraph (needs a checkpointer)
         answers = resume_decisions(interrupt(pending_as_payload(missing)), missing)
@@ -155,7 +156,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit) 
             failed = content.startswith("Error:")
             effects.after(call, EffectOutcome("done", content, error=failed))
     turn.update.setdefault("messages", [])
-    turn.effects = effects
+    turn.features["effects"] = effects
     admit(turn, ran, agent.tools, hold=False)
     turn.answers[:0] = answered
 
@@ -198,7 +199,8 @@ def _settled(
 def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffects:
     """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
     that asked, the run's ledger."""
-    if turn.ledger is None:  # nothing is recorded: no conversation to hand it
+    ledger = turn.features.get("ledger")
+    if ledger is None:  # nothing is recorded: no conversation to hand it
         return RunEffects(None, reply, (), turn.agent)
     messages = [*turn.state["messages"], *turn.update.get("messages", ())]
     history = messages
@@ -214,7 +216,7 @@ def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffect
 
         progress = progress_of(runtime, turn)
     return RunEffects(
-        turn.ledger,
+        ledger,
         reply,
         history,
         turn.agent,

@@ -147,8 +147,8 @@ def _entered(runtime: GraphRuntime, turn: Turn, trip: Trip | None) -> Gate | Non
     fallback = turn.agent.on_trip
     if fallback is None:
         stop(turn.control, trip)
-    elif runtime.switch(turn.agent, fallback, turn.state, turn.update, turn.control):
-        turn.forward = True
+    else:  # switched, the step goes to the fallback's node (AgentNode._next)
+        runtime.switch(turn.agent, fallback, turn.state, turn.update, turn.control)
     return None
 
 
@@ -161,6 +161,6 @@ def _answered(runtime: GraphRuntime, turn: Turn, trip: Trip | None) -> Gate | No
     if fallback is None:
         stop(turn.control, trip)
         return None
-    turn.forward = True
+    # Once it switches (its checks passed), the step goes to its node (AgentNode._next).
     switch = GuardedSwitch(runtime, turn.agent, turn.state, turn.update, turn.control, turn.context)
     return switch.to(fallback, refused=trip)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .state import current_branch
@@ -235,8 +235,10 @@ class Observers:
         ``exceeded``, ``awaiting``), from a dozen places: watching those three keeps the
         features free of observer call sites, and a run nobody observes is never watched.
         (A compiled graph invoked directly makes a control per step: each is watched.)"""
-        if self.run.invoked and control is not self.run.control and control.prompt_context is None:
-            control.prompt_context = self.run.control.prompt_context  # the graph's recall, observed
+        hooks = control.hooks
+        if self.run.invoked and control is not self.run.control and hooks.prompt_context is None:
+            recall = self.run.control.hooks.prompt_context  # the graph's recall, observed
+            control.hooks = replace(hooks, prompt_context=recall)
         ledger = control.ledger
         if not isinstance(ledger.trajectory, _Trajectory):
             ledger.trajectory = _Trajectory(ledger.trajectory, self)

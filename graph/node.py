@@ -52,7 +52,7 @@ from langgraph.types import Command, Overwrite
 from .drivers import ASYNC, SYNC, Driver, drive
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
-from .run_control import RunControl, current_control
+from .run_control import DECIDES_KEY, RunControl, current_control
 from .runtime import GraphRuntime, ModelCall, Turn
 from .state import StateUpdate, SwarmState
 from .tool_calls import ToolOutcome, run_tool_calls
@@ -94,7 +94,8 @@ class AgentNode:
         through ``io`` (graph/drivers.py: in place, or awaited)."""
         control = current_control(config)
         ledger = None  # approvals and effects only for a run whose tools are marked
-        if control.decides if control.decides is not None else self.runtime.decides(control):
+        decides = control.features.get(DECIDES_KEY)
+        if decides if decides is not None else self.runtime.decides(control):
             from .effect_store import ledger_for
 
             ledger = ledger_for(control, config)
@@ -109,8 +110,8 @@ class AgentNode:
                 turn = self._begin(state, control, ledger)
         else:
             turn = self._begin(state, control, ledger)
-        if turn.again:
-            return Command(update=turn.update, goto=self.name)
+        if turn.goto is not None:  # a feature sends the step elsewhere before it runs
+            return turn.goto
         if turn.gate is not None:  # an agent taking the conversation: its input guardrails
             await self._gates(turn, io)
         if turn.call is not None:  # the model speaks
@@ -130,7 +131,7 @@ class AgentNode:
             if turn.gate is not None:  # a final answer: output guardrails
                 await self._gates(turn, io)
         if turn.ran is not None:  # tools run
-            hook = control.tool_inputs or self.runtime.tool_inputs
+            hook = control.hooks.tool_inputs or self.runtime.hooks.tool_inputs
             outcome = await run_tool_calls(
                 turn.ran,
                 turn.tools,
@@ -138,7 +139,7 @@ class AgentNode:
                 io,
                 debug=control.debug_print if control.debug else None,
                 schema=self.runtime.schema,
-                effects=turn.effects,
+                effects=turn.features.get("effects"),
                 inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
                 observer=None
                 if control.observers is None
@@ -162,14 +163,15 @@ class AgentNode:
         """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
         fallback took over, its node; else nowhere (the run ends here)."""
         control = turn.control
-        if turn.filled and "context_variables" not in turn.update:
+        if "filled" in turn.features and "context_variables" not in turn.update:
             turn.update["context_variables"] = Overwrite(turn.context)
-        if turn.fanned is not None:
-            return turn.fanned
+        if turn.goto is not None:  # a feature sends it (a fan-out's branches)
+            return turn.goto
         if turn.ran is not None:
             return self.runtime.next_node(self.name, turn.update, turn.state, control)
+        # No tools ran, yet the agent switched: a fallback took over (guarded_switch.py).
         key = turn.update.get("active_agent")
-        if turn.forward and key is not None and control.turns_left():
+        if key is not None and control.turns_left():
             return Command(update=turn.update, goto=self.runtime.node_for(key, control))
         return turn.update
 
@@ -178,17 +180,19 @@ class AgentNode:
         """The step's plan: run the calls that waited for approval, or ask the model."""
         agent = self._agent_of(state, control)
         context = state.get("context_variables") or {}
-        turn = Turn(agent, control, state, context, ledger=ledger)
+        turn = Turn(agent, control, state, context)
+        if ledger is not None:
+            turn.features["ledger"] = ledger
         schema = self.runtime.schema
         if schema is not None and control.features.get(schema.STATE_KEY) is not context:
             self._validate(turn)
         messages = state["messages"]
         # Calls that wait for a decision, or a reply a step that died left with the effect
         # ledger: only a run whose tools are marked can have them (graph/decisions.py).
-        if control.decides:
+        if control.features.get(DECIDES_KEY):
             from .decisions import decide_waiting
 
-            if decide_waiting(self.runtime, turn, self._admit):
+            if decide_waiting(self.runtime, turn, self._admit, self.name):
                 return turn
         prompt = self._prompt(agent, context, messages, control)  # the system prompt first
         call = self.runtime.model_for(agent, control)
@@ -226,7 +230,7 @@ class AgentNode:
             instructions = instructions(defaultdict(str, context))
         # The run's prompt context (a Session's long-term recall) is asked per model call and
         # per agent: a handoff changes the agent, and so what it may be told.
-        hook = control.prompt_context or self.runtime.prompt_context
+        hook = control.hooks.prompt_context or self.runtime.hooks.prompt_context
         extra = None
         if hook is not None:
             from .guardrails import call_context  # what check_outside_text gives guardrails
@@ -252,8 +256,9 @@ class AgentNode:
         schema, given = self.runtime.schema, turn.context
         assert schema is not None
         turn.context = schema.validate(given)
-        turn.filled = turn.context != given
-        if not turn.filled:
+        if turn.context != given:
+            turn.features["filled"] = True
+        else:
             turn.context = turn.control.features[schema.STATE_KEY] = given
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
@@ -273,12 +278,12 @@ class AgentNode:
         budget are refused."""
         held: list[ToolCall] = []
         control = turn.control
-        if control.decides:  # a marked tool (or one that takes an idempotency key)
+        if control.features.get(DECIDES_KEY):  # a marked tool (or one taking an idempotency key)
             from .approvals import hold_marked_calls
             from .decisions import effects_of
 
-            if turn.effects is None:
-                turn.effects = effects_of(self.runtime, turn, reply)
+            if "effects" not in turn.features:
+                turn.features["effects"] = effects_of(self.runtime, turn, reply)
             if hold:
                 reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
@@ -306,7 +311,7 @@ class AgentNode:
         agent, control = turn.agent, turn.control
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
-        if reply.tool_calls and turn.ledger is not None:
+        if reply.tool_calls and "ledger" in turn.features:
             from .effects import stamp_id
 
             stamp_id(reply)  # its calls are named by it in the ledger
@@ -367,8 +372,8 @@ class AgentNode:
         else:
             update["context_variables"] = new
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
-            turn.fanned = self.runtime.fan_out(turn, outcome, context)
-            if turn.fanned is not None:
+            turn.goto = self.runtime.fan_out(turn, outcome, context)
+            if turn.goto is not None:
                 return
         target, label, call_id = self._next_agent(turn, outcome, context)
         if target is None:

@@ -12,7 +12,8 @@ read by ``run_control.current_control``), since a directly invoked graph has no 
 of its own: each node step makes a fresh one. Approvals, which such a graph asks through
 LangGraph's ``interrupt()``, are read from the thread (its checkpointer) as the invoke stops
 (asked) and as a ``Command(resume=...)`` invoke starts (answered), and told the observers as
-``Swarm.run``'s are; the graph's own ``prompt_context`` goes to them as a run's does.
+``Swarm.run``'s are; the graph's own ``prompt_context`` (in its ``hooks``) goes to them as a
+run's does.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
@@ -31,13 +32,12 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
-from .run_control import OBSERVERS_KEY, RUN_CONTROL_KEY
+from .run_control import NO_HOOKS, OBSERVERS_KEY, RUN_CONTROL_KEY, RunHooks
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
     from .hooks import Observers
-    from .run_control import PromptContext
     from .types import Agent
 
 __all__ = ["ObservedCompiledGraph", "ObservedStateGraph"]
@@ -52,9 +52,9 @@ class ObservedStateGraph(StateGraph):
 
     default_agent: Agent | None = None
     agents: dict[str, Agent] | None = None
-    #: The graph's own long-term recall (``build_swarm_graph(prompt_context=)``): an observed
-    #: invoke hands it to its observers (tracing: a ``search_memory`` span per recall).
-    prompt_context: PromptContext | None = None
+    #: The graph's own hooks (``build_swarm_graph(prompt_context=, tool_inputs=)``): an observed
+    #: invoke hands its recall to its observers (tracing: a ``search_memory`` span per recall).
+    hooks: RunHooks = NO_HOOKS
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
         compiled = super().compile(*args, **kwargs)
@@ -135,7 +135,7 @@ def _observers(
     # graph's agents for the observers.
     conversation = None if thread is None else str(thread)
     named = graph.name if graph.name != _UNNAMED else None
-    control = RunControl(agents=agents, prompt_context=getattr(builder, "prompt_context", None))
+    control = RunControl(agents=agents, hooks=getattr(builder, "hooks", NO_HOOKS))
     if _resumes(input) and _checkpointed(graph):
         if interrupts is None:
             interrupts = graph.get_state(config or {}).interrupts

@@ -34,12 +34,15 @@ from .errors import StepLimitError, SwarmError
 from .features import loaded
 from .messages import to_langchain, to_openai
 from .run_control import (
+    DECIDES_KEY,
     EFFECTS_KEY,
+    NO_HOOKS,
     TRIPPED_KEY,
     WAITING_KEY,
     Books,
     PromptContext,
     RunControl,
+    RunHooks,
     ToolInputs,
 )
 from .runtime import GraphRuntime
@@ -51,29 +54,6 @@ if TYPE_CHECKING:
     from .effects import EffectLedger
 
 __all__ = ["NO_HOOKS", "PreparedRun", "RunExtras", "RunHooks", "RunRequest", "hooks_of"]
-
-
-@dataclass(frozen=True)
-class RunHooks:
-    """What a caller like ``Session`` hands one run, as one object (``Swarm.run(hooks=)``).
-
-    ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and after
-    they run (an :class:`~swarmgraph.graph.effects.EffectLedger`). ``prompt_context(agent,
-    messages) -> str | None`` is asked before every model call; its text is appended to that
-    agent's system prompt (a Session's long-term recall). ``tool_inputs(agent) -> {name:
-    value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g. ``long_term``)
-    of the agent whose calls run. ``conversation_id``: the Session's conversation the run
-    is a turn of (what a trace records as ``gen_ai.conversation.id``).
-    """
-
-    effects: EffectLedger | None = None
-    prompt_context: PromptContext | None = None
-    tool_inputs: ToolInputs | None = None
-    conversation_id: str | None = None
-
-
-#: A run without hooks (a plain Swarm.run).
-NO_HOOKS = RunHooks()
 
 
 class RunExtras(TypedDict, total=False):
@@ -185,8 +165,7 @@ class PreparedRun(AbstractContextManager):
             budget=request.budget,
             ledger=Books() if request.budget is None else request.budget.ledger(),
             swarm_run=True,  # stateless, as Swarm: return Response.pending, raise trips with it
-            prompt_context=request.hooks.prompt_context,
-            tool_inputs=request.hooks.tool_inputs,
+            hooks=request.hooks,
         )
         if request.hooks.effects is not None:  # the effects feature's own state
             control.features[EFFECTS_KEY] = request.hooks.effects
@@ -244,7 +223,8 @@ class PreparedRun(AbstractContextManager):
         # With execute_tools=False the caller runs the tools: nothing waits for approval.
         waiting = (
             self.control.execute_tools
-            and self.control.decides is not False  # no tool of the run waits for a decision
+            # no tool of the run waits for a decision
+            and self.control.features.get(DECIDES_KEY) is not False
             and self.runtime.waiting(
                 agent, final["messages"], self.control, self.control.features.get(EFFECTS_KEY)
             )

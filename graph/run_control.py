@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from .approvals import PendingApproval
+    from .effects import EffectLedger
     from .hooks import Observers
     from .types import Agent
 
@@ -46,6 +47,11 @@ TRIPPED_KEY = "tripped"
 #: ``EffectLedger``, graph/effects.py: ``Session`` passes one to every run; absent, a
 #: compiled graph with a store uses the store, else nothing is recorded).
 EFFECTS_KEY = "effects"
+#: The approvals and effects features' key in ``RunControl.features``: whether an agent of this
+#: run has a tool marked ``@needs_approval`` or ``@effect``, or one that takes an
+#: ``idempotency_key`` (``GraphRuntime.decides`` finds out once; ``Swarm`` sets it from the
+#: topology). False, and approvals and effects are never entered; absent, not found out yet.
+DECIDES_KEY = "decides"
 #: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
 OBSERVERS_KEY = "__swarmgraph_observers"
 
@@ -240,9 +246,50 @@ PromptContext: TypeAlias = "Callable[[Agent, Sequence[BaseMessage]], str | None]
 ToolInputs: TypeAlias = "Callable[[Agent], Mapping[str, Any]]"
 
 
+@dataclass(frozen=True)
+class RunHooks:
+    """What a caller like ``Session`` hands one run, as one object (``Swarm.run(hooks=)``,
+    kept in ``RunControl.hooks``); a compiled graph's own (``build_swarm_graph``'s
+    ``prompt_context=``/``tool_inputs=``) are one too, ``GraphRuntime.hooks``.
+
+    ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and after
+    they run (an :class:`~swarmgraph.graph.effects.EffectLedger`: the effects feature keeps it
+    as its state, ``features["effects"]``). ``prompt_context(agent, messages) -> str | None``
+    is asked before every model call; its text is appended to that agent's system prompt (a
+    Session's long-term recall: :data:`PromptContext`). ``tool_inputs(agent) -> {name:
+    value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g.
+    ``long_term``) of the agent whose calls run (:data:`ToolInputs`). ``conversation_id``: the
+    Session's conversation the run is a turn of (what a trace records as
+    ``gen_ai.conversation.id``).
+
+    Example:
+        >>> hooks = RunHooks(prompt_context=lambda agent, messages: "Today is Monday.")
+        >>> hooks.tool_inputs is None, RunControl().hooks == RunHooks()
+        (True, True)
+    """
+
+    effects: EffectLedger | None = None
+    prompt_context: PromptContext | None = None
+    tool_inputs: ToolInputs | None = None
+    conversation_id: str | None = None
+
+
+#: A run without hooks (a plain Swarm.run).
+NO_HOOKS = RunHooks()
+
+
 @dataclass
 class RunControl:
-    """One run's settings (Swarm.run's arguments) and its running counters."""
+    """One run's settings (Swarm.run's arguments) and its running counters: the core's only.
+
+    A feature keeps its state for the run in ``features``, under its own key (approvals:
+    :data:`WAITING_KEY` and ``"approvals"``, guardrails: :data:`TRIPPED_KEY`, effects:
+    :data:`EFFECTS_KEY`, approvals and effects: :data:`DECIDES_KEY`, fan-out: ``"fan_out"``,
+    typed context: ``ContextSchema.STATE_KEY``); what a caller hands the run is one
+    :class:`RunHooks`. ``exceeded`` stays a field: ``Swarm.run`` takes a ``budget``, and why the
+    run stopped is the core's to know (``turns_left`` reads it, and tracing watches it being
+    set). tests/test_core_state.py pins these fields.
+    """
 
     model_override: str | None = None
     max_turns: float = math.inf
@@ -264,18 +311,14 @@ class RunControl:
     agents: dict[str, Agent] | None = None
     #: Agents a tool handed off to that no node was built for, by state key (this run only).
     dynamic: dict[str, Agent] = field(default_factory=dict)
-    #: Text for the system prompt of each model call (see :data:`PromptContext`).
-    prompt_context: PromptContext | None = None
-    #: Values of injected tool parameters (see :data:`ToolInputs`).
-    tool_inputs: ToolInputs | None = None
-    #: Whether an agent of this run has a tool marked ``@needs_approval`` or ``@effect``
-    #: (``GraphRuntime.decides`` finds out once): none, and approvals and effects are skipped.
-    decides: bool | None = None
+    #: What the caller hands the run (:class:`RunHooks`: a Session's prompt context and tool
+    #: inputs); a hook it leaves unset is the graph's own (``GraphRuntime.hooks``).
+    hooks: RunHooks = NO_HOOKS
     #: Usage in total and by agent and the trajectory (:class:`Books`); a run with a budget
     #: passes the budget's own, which checks too (``Budget.ledger()``: graph/budget.py).
     ledger: Books = field(default_factory=Books)
     #: Each feature's own state for this run, by feature (its module makes and reads it:
-    #: graph/branches.py keeps a fan-out's records under "fan_out"); the core never reads it.
+    #: graph/branches.py keeps a fan-out's records under "fan_out").
     features: dict[str, Any] = field(default_factory=dict)
     #: What observes the run (graph/hooks.py: tracing): ``None``, and the core's hook
     #: points are each one ``is None`` check.

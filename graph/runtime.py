@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -29,7 +29,7 @@ from .errors import HandoffLoopError
 from .features import decides
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
-from .run_control import PromptContext, RunControl, ToolInputs
+from .run_control import DECIDES_KEY, NO_HOOKS, RunControl, RunHooks
 from .schema import IDEMPOTENCY_PARAM, tool_spec
 from .state import StateUpdate, SwarmState
 from .types import Agent, AgentFunction
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .effects import EffectLedger, RunEffects
     from .guardrails import Gate
 
-__all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "ToolPlan", "Turn"]
+__all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "StepFeatures", "ToolPlan", "Turn"]
 
 # Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
 # others would forward an unknown keyword to their API, so they only get it when False.
@@ -97,16 +97,38 @@ class ModelCall(NamedTuple):
     streams: bool = False
 
 
-@dataclass
+class StepFeatures(TypedDict, total=False):
+    """A step's feature state (``Turn.features``), each key its feature's own: absent while
+    the step does not use it, so a plain step holds none.
+
+    ``ledger``: the run's effect ledger (graph/effect_store.py's ``ledger_for``; absent:
+    effect tools run as any tool); ``effects``: the effect bookkeeping of the reply whose
+    calls run now (graph/decisions.py's ``effects_of``, handed to the tool runner);
+    ``filled``: a typed context the state did not hold yet (defaults filled in by
+    graph/context_schema.py's ``validate``): written with the step.
+    """
+
+    ledger: EffectLedger
+    effects: RunEffects
+    filled: bool
+
+
+@dataclass(slots=True)
 class Turn:
     """One step of one agent's node (graph/node.py), filled in as it goes: what the step
-    does next is what is set here; features read and write it too (graph/decisions.py,
-    graph/guarded_switch.py).
+    does next is what is set here.
 
     ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
     resume, or the budget allows no model call). ``ran``: the tool calls to run now, with
     ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
     denied). ``update``: what the step returns.
+
+    Features reach the step at two points only, besides their own state in ``features``:
+    ``gate``, checks the step waits at before it goes on (guardrails, a handoff's
+    precondition: graph/guarded_switch.py), and ``goto``, where a feature sends the step
+    instead (a fan-out's branches, graph/branches.py; the same node again, for a call in
+    doubt asked about in a step of its own, graph/decisions.py). tests/test_core_state.py
+    pins these fields: a feature's new state goes in :class:`StepFeatures`.
     """
 
     agent: Agent
@@ -121,19 +143,11 @@ class Turn:
     answers: list[ToolMessage] = field(default_factory=list)
     #: Checks that must pass before the step goes on (guardrails, a handoff's preconditions).
     gate: Gate | None = None
-    #: Go to the active agent's node even after a final answer (a fallback took over).
-    forward: bool = False
-    #: A typed context whose defaults the state did not hold yet: written with the step.
-    filled: bool = False
-    #: Where a fan-out sends the step (its branches), instead of a handoff.
-    fanned: Command | None = None
-    #: The run's effect ledger (None: effect tools run as any tool), and the bookkeeping of
-    #: the reply whose calls run now.
-    ledger: EffectLedger | None = None
-    effects: RunEffects | None = None
-    #: The step goes to its own node again before anything runs (a call found in doubt is
-    #: asked about in a step of its own: see ``decisions.decide``).
-    again: bool = False
+    #: Where the step goes instead of where the core would send it (set by a feature).
+    goto: Command | None = None
+    #: Each feature's state for this step (:class:`StepFeatures`); the core reads none of it
+    #: but ``filled`` (to write the context) and ``effects`` (to hand the tool runner).
+    features: StepFeatures = field(default_factory=cast("Callable[[], StepFeatures]", dict))
 
 
 class GraphRuntime:
@@ -145,8 +159,9 @@ class GraphRuntime:
     its own agents (``RunControl.agents``, same names), so the run's objects, not the first
     ones, are what the nodes read. ``lookup`` finds an agent outside this graph by name (a
     caller that handed off to this graph's start agent in an earlier run of the same Swarm).
-    ``prompt_context`` and ``tool_inputs``: the graph's own hooks (``build_swarm_graph``'s),
-    used when a run brings none (``Swarm.run``'s come in :class:`RunControl`).
+    ``hooks``: the graph's own ``prompt_context`` and ``tool_inputs`` (``build_swarm_graph``'s,
+    one :class:`~swarmgraph.graph.run_control.RunHooks`), each used when a run brings none
+    (``Swarm.run``'s come in ``RunControl.hooks``).
     ``schema`` is the typed context the nodes validate (``None``: Swarm's plain dict).
     """
 
@@ -171,8 +186,7 @@ class GraphRuntime:
         #: An unforeseen agent of this graph (outside any run roster) has a deciding tool.
         self.dynamic_decides = False
         self.default_node, self.default = next(iter(agents.items()))
-        self.prompt_context: PromptContext | None = None
-        self.tool_inputs: ToolInputs | None = None
+        self.hooks: RunHooks = NO_HOOKS
         #: The fan-out step of a graph with branch and join nodes (graph/branches.py: set by the
         #: builder when an agent can fan out), else None.
         self.fan_out: FanOutStep | None = None
@@ -199,9 +213,11 @@ class GraphRuntime:
         """Whether any agent of this run has a tool whose calls may wait for a decision or
         go through an effect ledger, or that takes an ``idempotency_key`` (derived by the
         effect bookkeeping); when none does, approvals and effects are skipped. ``Swarm``
-        sets it from the topology (``Topology.decides``); kept in ``control.decides``."""
-        if control.decides is not None:
-            return control.decides
+        sets it from the topology (``Topology.decides``); kept in ``control.features``
+        (:data:`~swarmgraph.graph.run_control.DECIDES_KEY`)."""
+        known: bool | None = control.features.get(DECIDES_KEY)
+        if known is not None:
+            return known
         if control.agents is None:  # the graph's own agents (read once), and unforeseen ones
             if self._own_decides is None:
                 self._own_decides = any(any(self.plan(a)) for a in self.agents.values())
@@ -209,7 +225,7 @@ class GraphRuntime:
         else:
             agents = [*control.agents.values(), *control.dynamic.values()]
             found = any(any(self.plan(agent)) for agent in agents)
-        control.decides = found
+        control.features[DECIDES_KEY] = found
         return found
 
     # -- names <-> agents ------------------------------------------------------
@@ -234,8 +250,12 @@ class GraphRuntime:
         while key in agents:
             key += "#dynamic"
         dynamic[key] = agent
-        if control is not None and control.decides is False and any(self.plan(agent)):
-            control.decides = True  # this run's own unforeseen agent brings approvals
+        if (
+            control is not None
+            and control.features.get(DECIDES_KEY) is False
+            and any(self.plan(agent))
+        ):
+            control.features[DECIDES_KEY] = True  # this run's own unforeseen agent brings approvals
         if dynamic is self.dynamic:
             self.dynamic_decides = self.dynamic_decides or any(self.plan(agent))
             self.dynamic.move_to_end(key)

@@ -44,6 +44,7 @@ from .discovery import FUNCTIONS, Topology, find_topology
 from .models import ModelResolver
 from .node_names import FAN_OUT_MODES
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
+from .run_control import DECIDES_KEY
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import SwarmState
@@ -202,12 +203,13 @@ class Swarm:
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
         # Discovery's marks (Topology.decides) hold while every agent's tools are the objects
         # it read (a tool added since may be marked: the run then reads them again).
-        if run.control.decides is None:
+        features = run.control.features
+        if features.get(DECIDES_KEY) is None:
             functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
             if len(functions) == len(topology.functions) and all(
                 map(is_, functions, topology.functions)
             ):
-                run.control.decides = topology.decides
+                features[DECIDES_KEY] = topology.decides
         return run
 
     # -- run --------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -196,8 +197,9 @@ class TracingObserver(RunObserver):
             if self.capture and isinstance(decision, str):
                 answered["swarmgraph.approval.answer"] = decision
             self.root.add_event("swarmgraph.approval.answered", answered)
-        if run.control.prompt_context is not None:  # a Session's long-term recall
-            run.control.prompt_context = self._recalling(run.control.prompt_context)
+        hooks = run.control.hooks
+        if hooks.prompt_context is not None:  # a Session's long-term recall
+            run.control.hooks = replace(hooks, prompt_context=self._recalling(hooks.prompt_context))
 
     def run_ended(
         self, run: RunInfo, response: Response | None, error: BaseException | None

@@ -1,0 +1,148 @@
+"""The core's state objects hold the core's fields only (issue 29, items 2 and 3).
+
+``Turn`` (one agent step) and ``RunControl`` (one run) are pinned here by field name: a new
+feature keeps its state in its own place (``Turn.features``, typed by ``StepFeatures``;
+``RunControl.features`` under its module's key), so adding a field to either fails this test
+until the pin (and docs/internals.md's state paragraph) says why the core needs it. What a
+caller like ``Session`` hands a run travels as one ``RunHooks``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import pytest
+from langchain_core.messages import HumanMessage
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
+from swarmgraph.graph.prepared_run import RunRequest
+from swarmgraph.graph.run_control import DECIDES_KEY, NO_HOOKS, RunControl, RunHooks
+from swarmgraph.graph.runtime import StepFeatures, Turn
+
+#: One step: who runs, with what, what it asks the model, which calls run, what it returns;
+#: then the two points a feature reaches the step through, and the features' own state.
+TURN_FIELDS = (
+    "agent",
+    "control",
+    "state",
+    "context",
+    "update",
+    "call",
+    "prompt",
+    "ran",
+    "tools",
+    "answers",
+    "gate",
+    "goto",
+    "features",
+)
+
+#: Swarm.run's own settings, its counters, the budget's stop, the run's agents, what the
+#: caller hands it, the books, the features' state and the observers.
+RUN_CONTROL_FIELDS = (
+    "model_override",
+    "max_turns",
+    "execute_tools",
+    "debug",
+    "new_messages",
+    "budget",
+    "swarm_run",
+    "exceeded",
+    "agents",
+    "dynamic",
+    "hooks",
+    "ledger",
+    "features",
+    "observers",
+)
+
+
+def _names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def test_turn_keeps_the_cores_fields_only():
+    assert _names(Turn) == TURN_FIELDS
+    assert len(TURN_FIELDS) <= 13
+
+
+def test_run_control_keeps_the_cores_fields_only():
+    assert _names(RunControl) == RUN_CONTROL_FIELDS
+    assert len(RUN_CONTROL_FIELDS) <= 14
+
+
+def test_a_turn_takes_no_attribute_outside_its_fields():
+    """Slotted: a feature cannot hang state on a step in passing (``turn.fanned = ...``)."""
+    turn = Turn(Agent(), RunControl(), {"messages": []}, {})
+    with pytest.raises(AttributeError):
+        turn.fanned = None  # type: ignore[attr-defined]
+    assert turn.features == {} and turn.goto is None and turn.gate is None
+
+
+def test_step_features_are_each_optional():
+    """Absent while the step does not use the feature: a plain step holds none."""
+    assert StepFeatures.__required_keys__ == frozenset()
+    assert set(typing.get_type_hints(StepFeatures, localns=_effects_names())) == {
+        "ledger",
+        "effects",
+        "filled",
+    }
+
+
+def _effects_names() -> dict[str, object]:
+    from swarmgraph.graph.effects import EffectLedger, RunEffects
+
+    return {"EffectLedger": EffectLedger, "RunEffects": RunEffects}
+
+
+def test_a_plain_run_holds_no_feature_state_but_the_decides_answer():
+    """A plain Swarm.run: no hooks, and of the features only the (negative) answer to
+    "does a tool of this run wait for a decision?", read from the topology."""
+    swarm = Swarm(chat_model=ScriptedChatModel(["Hello!"]))
+    request = RunRequest(Agent(), [{"role": "user", "content": "hi"}])
+    control = swarm._start(request).control
+    assert control.hooks is NO_HOOKS
+    assert control.features == {DECIDES_KEY: False}
+
+
+def test_swarm_run_takes_the_hooks_as_one_object_or_one_by_one():
+    def ask(**hooks: object) -> str:
+        model = ScriptedChatModel(["ok"])
+        Swarm(chat_model=model).run(Agent(name="A"), [{"role": "user", "content": "hi"}], **hooks)
+        return str(model.calls[0][0].content)
+
+    def recall(agent: Agent, messages: object) -> str:
+        return f"{agent.name} knows you."
+
+    one = ask(hooks=RunHooks(prompt_context=recall))
+    assert one == ask(prompt_context=recall) == "You are a helpful agent.\n\nA knows you."
+    # A hook passed by name goes on top of the object's.
+    on_top = ask(hooks=RunHooks(prompt_context=recall), prompt_context=lambda a, m: "Monday.")
+    assert on_top == "You are a helpful agent.\n\nMonday."
+
+
+def test_a_hook_the_run_leaves_unset_is_the_graphs_own():
+    """Per hook, not per object: a run's prompt context beside the graph's tool inputs."""
+    taken: list[str] = []
+
+    class Sink:
+        def take(self, text: str) -> str:
+            taken.append(text)
+            return "noted"
+
+    def note(text: str, long_term) -> str:  # long_term: injected by the run
+        """Pass a note to whatever the run injects."""
+        return long_term.take(text)
+
+    model = ScriptedChatModel([scripted_tool_call("note", {"text": "x"}), "done"])
+    app = build_swarm_graph(
+        [Agent(name="A", functions=[note])],
+        chat_model=model,
+        tool_inputs=lambda agent: {"long_term": Sink()},
+        prompt_context=lambda agent, messages: "the graph's recall",
+    ).compile()
+    control = RunControl(hooks=RunHooks(prompt_context=lambda agent, messages: "the run's"))
+    app.invoke({"messages": [HumanMessage("hello")]}, control.config())
+    assert taken == ["x"]  # the graph's tool inputs
+    prompts = [call[0].content for call in model.calls]
+    assert prompts == ["You are a helpful agent.\n\nthe run's"] * 2  # the run's recall
