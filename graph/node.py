@@ -12,20 +12,25 @@ the async driver of graph/drivers.py); the three places the seed's sequence diag
   :meth:`GraphRuntime.switch` sets ``update["active_agent"]``; :meth:`GraphRuntime.next_node`
   then sends the run to that agent's node with ``Command(goto=...)``.
 
-A step's progress lives in one :class:`Turn`. Features are entered only when the run uses
-them (docs/internals.md): ``Agent(history=...)`` narrows the prompt in ``_begin``; a
-``Budget`` is asked before the model call (``_begin``), tools (``_admit``) and handoffs
-(``GraphRuntime.switch``); when a tool of the run is marked (graph/features.py), approval-marked
-calls are held in ``_admit`` and decided at the start of the agent's next step (``decide``:
-``Swarm.run`` stops, the compiled graph calls ``interrupt()``), and effect tools
-(graph/effects.py) run through the run's ledger (``_begin`` asks it what the calls a
-conversation ends on left, and whether a step that died had already asked the model).
-Contracts are gates the step waits at (``turn.gate``, run by ``_gates`` through the driver, so
-async guardrails are awaited): an agent taking a user message, a final answer, a handoff into
-an agent with a precondition or input guardrails (:mod:`~swarmgraph.graph.guarded_switch`).
-A typed context (``runtime.schema``) is validated in ``_begin`` and by the tool runner. The
-run's hooks (``prompt_context``, ``tool_inputs``: what a ``Session`` with long-term memory
-supplies) add to the system prompt in ``_begin`` and give the tools their injected parameters.
+A step's progress lives in one :class:`Turn`, which keeps the core's fields only (see its
+docstring): features reach the step through ``turn.gate`` (checks it waits at) and
+``turn.goto`` (where they send it instead), and keep their per-step state in
+``turn.features``. Features are entered only when the run uses them (docs/internals.md):
+``Agent(history=...)`` narrows the prompt in ``_begin``; a ``Budget`` is asked before the model
+call (``_begin``), tools (``_admit``) and handoffs (``GraphRuntime.switch``); when a tool of the
+run is marked (graph/features.py; ``RunControl.features["decides"]``), approval-marked calls are
+held in ``_admit`` and decided at the start of the agent's next step (``decide``: ``Swarm.run``
+stops, the compiled graph calls ``interrupt()``), and effect tools (graph/effects.py) run
+through the run's ledger (``_begin`` asks it what the calls a conversation ends on left, and
+whether a step that died had already asked the model). Contracts are gates the step waits at
+(``turn.gate``, run by ``_gates`` through the driver, so async guardrails are awaited): an
+agent taking a user message, a final answer, a handoff into an agent with a precondition or
+input guardrails (:mod:`~swarmgraph.graph.guarded_switch`); a fallback that takes over
+switches the agent, and the step goes to its node. A fan-out (graph/branches.py) sends the
+step to its branches (``turn.goto``). A typed context (``runtime.schema``) is validated in
+``_begin`` and by the tool runner. The run's hooks (``RunControl.hooks``: a ``Session`` with
+long-term memory supplies ``prompt_context`` and ``tool_inputs``) add to the system prompt in
+``_begin`` and give the tools their injected parameters.
 """
 
 from __future__ import annotations

@@ -146,3 +146,16 @@ def test_a_hook_the_run_leaves_unset_is_the_graphs_own():
     assert taken == ["x"]  # the graph's tool inputs
     prompts = [call[0].content for call in model.calls]
     assert prompts == ["You are a helpful agent.\n\nthe run's"] * 2  # the run's recall
+
+
+def test_docs_internals_counts_the_fields_it_names():
+    """docs/internals.md's state paragraph gives each object's field count: kept true here."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "internals.md").read_text()
+    control = re.search(r"`RunControl` \(one run, (\d+) fields\)", text)
+    turn = re.search(r"`Turn` \(one agent step, `graph/runtime.py`, (\d+) fields\)", text)
+    assert control is not None and turn is not None
+    assert int(control.group(1)) == len(dataclasses.fields(RunControl))
+    assert int(turn.group(1)) == len(dataclasses.fields(Turn))
