@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .context_schema import ContextSchema
     from .effects import EffectLedger, RunEffects
     from .guardrails import Gate
+    from .tool_calls import ToolOutcome
 
 __all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "StepFeatures", "ToolPlan", "Turn"]
 
@@ -57,7 +58,9 @@ class FanOutStep(Protocol):
     """What an agent node calls once its tools ran: the fan-out (``Command`` with a ``Send``
     per branch) if a tool returned ``Parallel``, else ``None`` (graph/branches.py)."""
 
-    def __call__(self, turn: Any, outcome: Any, context: dict[str, Any]) -> Command | None: ...
+    def __call__(
+        self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
+    ) -> Command | None: ...
 
 
 class ToolPlan(NamedTuple):
@@ -104,8 +107,8 @@ class StepFeatures(TypedDict, total=False):
     ``ledger``: the run's effect ledger (graph/effect_store.py's ``ledger_for``; absent:
     effect tools run as any tool); ``effects``: the effect bookkeeping of the reply whose
     calls run now (graph/decisions.py's ``effects_of``, handed to the tool runner);
-    ``filled``: a typed context the state did not hold yet (defaults filled in by
-    graph/context_schema.py's ``validate``): written with the step.
+    ``filled``: the step's typed context is not the one the state holds (its defaults were
+    filled in: ``AgentNode._validate``), so the step writes it.
     """
 
     ledger: EffectLedger
@@ -145,8 +148,8 @@ class Turn:
     gate: Gate | None = None
     #: Where the step goes instead of where the core would send it (set by a feature).
     goto: Command | None = None
-    #: Each feature's state for this step (:class:`StepFeatures`); the core reads none of it
-    #: but ``filled`` (to write the context) and ``effects`` (to hand the tool runner).
+    #: Each feature's state for this step (:class:`StepFeatures`); the core only passes it on:
+    #: ``effects`` to the tool runner, ``filled`` into the update, a ``ledger`` to the effects.
     features: StepFeatures = field(default_factory=cast("Callable[[], StepFeatures]", dict))
 
 
