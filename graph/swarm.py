@@ -239,7 +239,7 @@ class Swarm:
 
         ``**extras`` (:class:`~swarmgraph.graph.prepared_run.RunExtras`): ``tool_results``
         (below) and ``hooks``, what a ``Session`` hands the run as one
-        :class:`~swarmgraph.graph.prepared_run.RunHooks` (its effect ledger, the prompt context
+        :class:`~swarmgraph.graph.run_control.RunHooks` (its effect ledger, the prompt context
         of its long-term recall, the injected tool inputs; each also accepted by its own name,
         ``effects=``, ``prompt_context=``, ``tool_inputs=``).
         A tool that returns :class:`~swarmgraph.graph.parallel.Parallel` fans out: its
