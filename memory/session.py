@@ -41,6 +41,10 @@ and two people answering one approval (docs/storage.md, "Durability").
 A typed context (``Swarm(context_schema=Model)``) is stored as JSON-ready values and
 restored validated (:mod:`~swarmgraph.memory.turn_context`).
 
+A caller that runs the model itself (a durable engine's activities) takes a turn in the two
+halves ``run`` is made of: :meth:`Session.begin_turn` and :meth:`Session.finish_turn`
+(:mod:`~swarmgraph.memory.turn_steps`).
+
 Example:
     >>> import os, tempfile
     >>> from swarmgraph.graph import Agent, Result, Swarm, ScriptedChatModel, scripted_tool_call
