@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "open_store": ".backends",
     "open_history": ".backends",
     "open_context_store": ".backends",
+    "close_stores": ".store_closing",
     # the third kind: facts about a user, across conversations
     "LongTermMemory": ".long_term",
     "Fact": ".long_term",
@@ -40,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "TurnOutcomeUnknown": ".errors",
     "ContextSerializationError": ".errors",
     "ContextVersionConflict": ".errors",
+    "UnknownAgentError": ".errors",
 }
 
 __all__ = list(_EXPORTS)
@@ -71,6 +73,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs (tests/test_memory_names.py keep
     from .errors import StorageConfigurationError as StorageConfigurationError
     from .errors import StorageUnavailable as StorageUnavailable
     from .errors import TurnOutcomeUnknown as TurnOutcomeUnknown
+    from .errors import UnknownAgentError as UnknownAgentError
     from .fact_extract import FactExtractor as FactExtractor
     from .long_term import Fact as Fact
     from .long_term import LongTermMemory as LongTermMemory
@@ -85,3 +88,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs (tests/test_memory_names.py keep
     from .retrieval_memory import RetrievalMemory as RetrievalMemory
     from .session import Session as Session
     from .store import ConversationStore as ConversationStore
+    from .store_closing import close_stores as close_stores

@@ -43,6 +43,8 @@ class PerProcess(Generic[K, V]):
 
     def __init__(self, make: Callable[[K], V]) -> None:
         self._make = make
+        #: The module that made it (the maker's): which backend's objects it holds.
+        self.owner: str | None = getattr(make, "__module__", None)
         self._lock = threading.Lock()
         self._items: dict[tuple[int, K], V] = {}
         _registries.add(self)
@@ -77,6 +79,17 @@ class PerProcess(Generic[K, V]):
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()
+
+
+def registries() -> list[PerProcess]:
+    """Every registry of this process (what :func:`~.store_closing.close_stores` walks).
+
+    Example:
+        >>> squares = PerProcess(lambda n: n * n)
+        >>> squares in registries(), squares.owner == __name__
+        (True, True)
+    """
+    return list(_registries)
 
 
 def _reset_locks_in_child() -> None:

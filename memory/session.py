@@ -41,6 +41,10 @@ and two people answering one approval (docs/storage.md, "Durability").
 A typed context (``Swarm(context_schema=Model)``) is stored as JSON-ready values and
 restored validated (:mod:`~swarmgraph.memory.turn_context`).
 
+A caller that runs the model itself (a durable engine's activities) takes a turn in the two
+halves ``run`` is made of: :meth:`Session.begin_turn` and :meth:`Session.finish_turn`
+(:mod:`~swarmgraph.memory.turn_steps`).
+
 Example:
     >>> import os, tempfile
     >>> from swarmgraph.graph import Agent, Result, Swarm, ScriptedChatModel, scripted_tool_call
@@ -59,7 +63,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
@@ -74,7 +77,7 @@ from .backends import open_store
 from .context_json import DEFAULT_SIZE_LIMIT
 from .context_merge import MergeRule, check_rules
 from .conversation import HALVES, KINDS, StoredConversation, persist_kinds
-from .effect_ledger import TurnLedger, TurnState, takes_effects
+from .effect_ledger import TurnLedger, takes_effects
 from .errors import (
     ContextSerializationError,
     ContextVersionConflict,
@@ -84,12 +87,12 @@ from .errors import (
 from .ids import check_conversation_id, check_turn_id
 from .ledger_on_demand import LedgerOnDemand
 from .long_term_session import LongTermSide, deliver_outbox, drain_outboxes, start_long_term_turn
-from .long_term_turn import LongTermTurn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
 from .session_stream import NOT_STREAMED, StreamedTurns
 from .store import NO_MESSAGES, Snapshot
 from .turn_context import rebase_context
 from .turn_index import TURN, find_turn
+from .turn_steps import TurnPlan, TurnSteps
 from .turn_write import MessageInput, as_messages, new_messages, saved_turn, turn_usage
 from .urls import default_url
 
@@ -99,23 +102,18 @@ if TYPE_CHECKING:
     from .long_term import LongTermMemory
 
 # What moved to modules of their own stays importable from here.
-__all__ = ["HALVES", "KINDS", "MessageInput", "Session", "as_messages", "rebase_context"]
+__all__ = [
+    "HALVES",
+    "KINDS",
+    "MessageInput",
+    "Session",
+    "TurnPlan",
+    "as_messages",
+    "rebase_context",
+]
 
 
-@dataclass
-class _Turn(TurnState):
-    """One turn in flight: what it loaded, what it sends, what its saves know."""
-
-    snapshot: Snapshot = field(default_factory=Snapshot)
-    folded: Folded = field(default_factory=lambda: Folded([]))
-    given: dict | None = field(default_factory=dict)  # the context the run is given
-    agent: str | None = None  # the agent an open entry resumes with (None: the stored one)
-    rank: int = 0
-    memory: LongTermTurn | None = None  # its long-term recall, tools and staged writes
-    resumes_fan_out: bool = False  # it picks up a fan-out that paused inside a branch
-
-
-class Session(StreamedTurns, StoredConversation):
+class Session(TurnSteps, StreamedTurns, StoredConversation):
     """One conversation that outlives a run; see the module docstring for ``persist``.
 
     What is stored (``messages``, ``context_variables``, ``pending``, ``clear()``...) is read
@@ -272,59 +270,70 @@ class Session(StreamedTurns, StoredConversation):
     ) -> Generator[Step, Any, Response]:
         """One turn, written once for :meth:`run` and :meth:`arun`: every step that waits
         (storage, the model) is yielded, and the driver performs it (in a thread, or awaited,
-        for ``arun``)."""
-        turn = self._open(message, turn_id, run_kwargs, caller)
-        turn.snapshot = yield Step(self._load, (turn.turn_id,))
-        if self._long_term is not None:  # long-term writes of an earlier turn that wait
-            yield Step(drain_outboxes, (self._long_term, turn.snapshot.meta))
-        stored = yield Step(self._start, (turn, approvals, run_kwargs))
-        if stored is not None:
-            return (yield Step(self._replay, (stored, turn, agent, swarm)))
-        if "messages" in self.persist:
-            turn.folded = yield Step(self.memory.fold, (turn.snapshot,), self.memory.afold)
-        resumed = self._prepare(agent, turn, caller, swarm)
-        self.last_sent = [*self.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
-        self._ledger(turn, agent, swarm, run_kwargs)
-        if self._long_term is not None:  # recall and the memory tools ride on the run
-            turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
-        sent = {"agent": resumed, "messages": list(self.last_sent), "context_variables": turn.given}
+        for ``arun``). Its two halves are public: :meth:`begin_turn` and :meth:`finish_turn`."""
+        turn = yield from self._begin(swarm, agent, message, caller, turn_id, approvals, run_kwargs)
+        if turn.stored is not None:
+            return turn.stored
         try:
-            ran = yield Step(swarm.run, (), getattr(swarm, "arun", None), {**sent, **run_kwargs})
+            ran = yield Step(swarm.run, (), getattr(swarm, "arun", None), turn.run_kwargs)
         except SwarmError as error:  # what ran is kept (a budget stop after tools ran)
             kept = self._keep(turn, error)
             if kept is not None:
                 yield Step(self._save, (turn, error.response, agent, swarm, kept))
             raise
-        response = cast("Response", ran)  # not a stream: _open refused it
-        if turn.carried:  # a resumed turn: the earlier attempt's messages come first
-            from .turn_recovery import whole
+        return (yield from self._finish(turn, cast("Response", ran)))  # not a stream: refused
 
-            response = whole(turn, response)
-        if turn.memory is not None and self.extract is not None:
-            yield Step(turn.memory.extract, (self.extract, turn.new, resumed.name))
-        yield Step(self._save, (turn, response, agent, swarm))
-        if self._long_term is not None and turn.memory is not None:
-            yield Step(deliver_outbox, (self._long_term, turn.memory))
-        self._record_usage(response)
-        return response
-
-    def _open(
+    def _begin(
         self,
+        swarm: Swarm,
+        agent: Agent,
         message: MessageInput | None,
+        caller: dict | None,
         turn_id: str | None,
-        run_kwargs: dict,
-        context_variables: dict | None,
-    ) -> _Turn:
-        """The checks a turn makes before any I/O (and so before any model call)."""
+        approvals: dict | None,
+        run_kwargs: dict[str, Any],
+    ) -> Generator[Step, Any, TurnPlan]:
+        """The turn up to its model call (:meth:`begin_turn`); its checks come before any I/O."""
         if run_kwargs.get("stream"):
             raise ValueError(NOT_STREAMED)
         for name in ("messages", "context_variables", "agent", "effects"):
             if name in run_kwargs:
                 raise TypeError(f"Session.run builds {name!r} itself; pass it positionally")
-        if context_variables is not None and not isinstance(context_variables, dict):
-            kind = type(context_variables).__name__
-            raise TypeError(f"context_variables must be a dict, got {kind}")
-        return _Turn(check_turn_id(turn_id), new_messages(message))
+        if caller is not None and not isinstance(caller, dict):
+            raise TypeError(f"context_variables must be a dict, got {type(caller).__name__}")
+        new = new_messages(message)  # (its own Folded: the field's factory is off this path)
+        turn = TurnPlan(check_turn_id(turn_id), new, entry=agent, swarm=swarm, folded=Folded([]))
+        turn.snapshot = yield Step(self._load, (turn.turn_id,))
+        if self._long_term is not None:  # long-term writes of an earlier turn that wait
+            yield Step(drain_outboxes, (self._long_term, turn.snapshot.meta))
+        stored = yield Step(self._start, (turn, approvals, run_kwargs))
+        if stored is not None:
+            turn.stored = yield Step(self._replay, (stored, turn, agent, swarm))
+            return turn
+        if "messages" in self.persist:
+            turn.folded = yield Step(self.memory.fold, (turn.snapshot,), self.memory.afold)
+        turn.start = resumed = self._prepare(agent, turn, caller, swarm)
+        self.last_sent = [*self.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
+        self._ledger(turn, agent, swarm, run_kwargs)
+        if self._long_term is not None:  # recall and the memory tools ride on the run
+            turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
+        sent = {"agent": resumed, "messages": list(self.last_sent), "context_variables": turn.given}
+        turn.run_kwargs = {**sent, **run_kwargs}
+        return turn
+
+    def _finish(self, turn: TurnPlan, response: Response) -> Generator[Step, Any, Response]:
+        """The turn after its model call (:meth:`finish_turn`): the save, and what follows."""
+        if turn.carried:  # a resumed turn: the earlier attempt's messages come first
+            from .turn_recovery import whole
+
+            response = whole(turn, response)
+        if turn.memory is not None and self.extract is not None and turn.start is not None:
+            yield Step(turn.memory.extract, (self.extract, turn.new, turn.start.name))
+        yield Step(self._save, (turn, response, turn.entry, turn.swarm))
+        if self._long_term is not None and turn.memory is not None:
+            yield Step(deliver_outbox, (self._long_term, turn.memory))
+        self._record_usage(response)
+        return response
 
     def _load(self, turn_id: str) -> Snapshot:
         """Everything a turn reads from storage: one read (two for a policy whose window
@@ -347,7 +356,7 @@ class Session(StreamedTurns, StoredConversation):
             snapshot.count = self.store.count(self.conversation_id)
         return snapshot
 
-    def _start(self, turn: _Turn, approvals: dict | None, run_kwargs: dict) -> dict | None:
+    def _start(self, turn: TurnPlan, approvals: dict | None, run_kwargs: dict) -> dict | None:
         """The stored entry of a turn that is done (replay it), else ``None``: a turn found
         open (an earlier attempt ran an effect and never finished) is resumed from its entry;
         a new turn checks its approvals."""
@@ -375,7 +384,7 @@ class Session(StreamedTurns, StoredConversation):
             )
         return None
 
-    def _ledger(self, turn: _Turn, agent: Agent, swarm: Swarm, kwargs: dict) -> None:
+    def _ledger(self, turn: TurnPlan, agent: Agent, swarm: Swarm, kwargs: dict) -> None:
         """The run's effect ledger (``effects=``), none if nothing is stored: made on its first
         use (:mod:`.ledger_on_demand`: an agent discovery never saw may bring a marked tool)."""
         ours = isinstance(swarm, Swarm)  # not a Swarm-like object of the caller's own
@@ -389,17 +398,9 @@ class Session(StreamedTurns, StoredConversation):
             )
             kwargs["effects"] = ledger if ours else ledger.ledger()  # theirs: a TurnLedger
 
-    def _keep(self, turn: _Turn, error: SwarmError) -> list[BaseMessage] | None:
-        """What a run a :class:`SwarmError` stopped saves (``None``: nothing)."""
-        if not self.persist:
-            return None
-        from .turn_recovery import kept_run
-
-        return kept_run(turn, error)
-
     def _save(
         self,
-        turn: _Turn,
+        turn: TurnPlan,
         response: Response,
         given: Agent,
         swarm: Swarm,
@@ -440,21 +441,9 @@ class Session(StreamedTurns, StoredConversation):
             error.response = response
             raise error
 
-    def _replay(self, stored: dict, turn: _Turn, agent: Agent, swarm: Swarm) -> Response:
-        """The stored turn as a ``Response`` (:func:`.turn_recovery.replayed`), with the agent
-        that held the conversation after it. No model call."""
-        from .turn_recovery import replayed
-
-        context = turn.snapshot.context if "context" in self.persist else None
-        response = replayed(self.store, self.conversation_id, stored, context, swarm)
-        response.agent = self._agent_for(agent, stored.get("agent"), stored.get("rank", 0), swarm)
-        self.last_sent = []
-        self._record_usage(response)
-        return response
-
     # -- which agent: the usual cases here, discovery in .agent_resolution -----------------
     def _agent_for(
-        self, given: Agent, name: str | None, rank: int, swarm: Swarm, turn: _Turn | None = None
+        self, given: Agent, name: str | None, rank: int, swarm: Swarm, turn: TurnPlan | None = None
     ) -> Agent:  # ``turn``: the run about to go on (its open calls need their agent)
         if not name or (rank == 0 and getattr(given, "name", None) == name):
             return given
@@ -463,7 +452,7 @@ class Session(StreamedTurns, StoredConversation):
     def _rank(self, given: Agent, agent: Agent | None, swarm: Swarm) -> int:
         return 0 if agent is None or agent is given else self._agents.rank(given, agent, swarm)
 
-    def _prepare(self, agent: Agent, turn: _Turn, caller: dict | None, swarm: Swarm) -> Agent:
+    def _prepare(self, agent: Agent, turn: TurnPlan, caller: dict | None, swarm: Swarm) -> Agent:
         """The agent the run starts with; ``turn.given`` and ``turn.base`` (the context the
         run is given, and the one its changes are measured from)."""
         snapshot = turn.snapshot

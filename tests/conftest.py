@@ -14,6 +14,7 @@ Missing binaries make these fixtures fail, never skip: ``make test`` installs th
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import TypeVar
 
@@ -152,3 +153,15 @@ def temporal_address() -> Iterator[str]:
         yield server.address
     finally:
         server.close()
+
+
+@pytest.fixture(autouse=True)
+def _close_sqlite_stores() -> Iterator[None]:
+    """After each test, close the SQLite files it opened (and the long-term stores on them):
+    each test's ``tmp_path`` database would otherwise keep its descriptors open until the run
+    ends (memory/store_closing.py). Postgres pools and Redis clients, one per server, stay."""
+    yield
+    if "swarmgraph.memory.per_process" in sys.modules:  # else no store was ever opened
+        from swarmgraph.memory import close_stores
+
+        close_stores("sqlite")

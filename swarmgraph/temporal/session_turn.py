@@ -1,5 +1,7 @@
 """A ``Session`` turn on Temporal: loaded by one activity, saved by another, both through
-``Session``'s own load and save, so every Session rule holds.
+``Session``'s public turn steps (``begin_turn`` / ``reopen_turn`` + ``finish_turn``,
+:mod:`swarmgraph.memory.turn_steps`: the two halves ``Session.run`` is made of), so every
+Session rule holds.
 
 With ``conversation_id=`` (and ``session_url=``, which every worker must reach: Postgres,
 Redis, or one SQLite file they share), the run is one turn of that stored conversation:
@@ -13,10 +15,11 @@ Redis, or one SQLite file they share), the run is one turn of that stored conver
   ``prompt_context`` hook: the workflow looks it up by agent name, no I/O in the workflow).
   A turn id already stored comes back as the stored turn: the workflow returns it and
   calls no model (a stored turn id is never run twice).
-* **save** (an activity): ``Session._save`` itself: the turn index entry put-if-absent, one
-  conditional write on the version the load read (a turn another writer saved in between
-  is rebased key by key, as in-process), the memory policy's stored state, the long-term
-  pending list. A save retried after its worker died finds its turn id and writes nothing.
+* **save** (an activity): ``Session.finish_turn``, ``Session.run``'s own save: the turn
+  index entry put-if-absent, one conditional write on the version the load read (a turn
+  another writer saved in between is rebased key by key, as in-process), the memory
+  policy's stored state, the long-term pending list. A save retried after its worker died
+  finds its turn id and writes nothing.
 
 The turn id is ``turn_id=`` (default: the workflow id). Any plain
 ``Session(conversation_id, url=...)`` reads the turn, and ``Session.run(..., turn_id=)`` with
@@ -103,39 +106,27 @@ def load_turn(where: dict[str, Any]) -> dict[str, Any]:
     (agent name -> recall block), and what the save needs (``new``: the input with its
     message ids, ``version``, ``base``, ``state``); or ``{"stored": Response}`` for a turn id
     already stored (nothing is run)."""
-    from ..memory.long_term_session import drain_outboxes, start_long_term_turn
-
     session, roster = _session(where), Roster.load(where["agent"])
     new = messages_in(where.get("new") or [])
     caller = where.get("context") or None
-    turn = session._open(new, where["turn_id"], {}, caller)
-    turn.snapshot = session._load(turn.turn_id)
-    side = session._long_term
-    if side is not None:  # long-term writes of an earlier turn that wait
-        drain_outboxes(side, turn.snapshot.meta)
-    swarm = _swarm()
-    stored = session._start(turn, None, {})
-    if stored is not None:
-        return {"stored": response_out(session._replay(stored, turn, roster.start, swarm))}
-    if "messages" in session.persist:
-        turn.folded = session.memory.fold(turn.snapshot)
-    agent = session._prepare(roster.start, turn, caller, swarm)
-    sent = [*session.memory.arrange(turn.folded.shown, turn.new), *turn.carried]
+    plan = session.begin_turn(_swarm(), roster.start, new, caller, turn_id=where["turn_id"])
+    if plan.stored is not None:
+        return {"stored": response_out(plan.stored)}
+    sent = plan.run_kwargs["messages"]
     recall: dict[str, str] = {}
-    if side is not None:  # the recall block each agent's system prompt gets this turn
-        memory = start_long_term_turn(side, turn.turn_id, turn.new, {})
+    if plan.memory is not None:  # the recall block each agent's system prompt gets this turn
         for name, each in roster.agents.items():
-            text = memory.prompt_context(each, sent)
+            text = plan.memory.prompt_context(each, sent)
             if text:
                 recall[name] = text
     loaded = {
         "messages": messages_out(sent),
-        "new": messages_out(turn.new),
-        "context": context_out(turn.given),
-        "base": context_out(turn.base),
-        "active_agent": agent.name,
-        "version": turn.version,
-        "state": turn.folded.state,
+        "new": messages_out(plan.new),
+        "context": context_out(plan.given),
+        "base": context_out(plan.base),
+        "active_agent": plan.start.name if plan.start is not None else roster.start.name,
+        "version": plan.version,
+        "state": plan.folded.state,
         "recalled": recall,
     }
     check_json(loaded, "the loaded turn")
@@ -143,29 +134,15 @@ def load_turn(where: dict[str, Any]) -> dict[str, Any]:
 
 
 def save_turn(turn: dict[str, Any]) -> str:
-    """Save the run's ``response`` (JSON) as the turn through ``Session._save``; ``"saved
-    before"`` when the turn id is stored already (a retried save writes nothing)."""
-    from ..memory.policies import Folded
-    from ..memory.session import _Turn
-    from ..memory.store import NO_MESSAGES, Snapshot
-    from ..memory.turn_index import TURN, find_turn
-
+    """Save the run's ``response`` (JSON) as the turn through ``Session.finish_turn``;
+    ``"saved before"`` when the turn id is stored already (a retried save writes nothing)."""
     session, roster = _session(turn), Roster.load(turn["agent"])
-    state = _Turn(turn["turn_id"], messages_in(turn["new"]))
-    wanted = [(TURN, state.turn_id)]
-    latest = session._counted(
-        session.store.load(session.conversation_id, window=NO_MESSAGES, records=wanted)
-    )
-    if find_turn(latest, state.turn_id) is not None:
+    new, version, base = messages_in(turn["new"]), turn["version"], turn["base"]
+    kept = {"version": version, "base": base, "state": turn.get("state")}
+    plan = session.reopen_turn(_swarm(), roster.start, turn["turn_id"], new, **kept)
+    if plan is None:
         return "saved before"
-    state.latest, state.version, state.base = latest, turn["version"], dict(turn["base"] or {})
-    # the same record the load read: no rebase; else another turn saved in between, and the
-    # conditional write on the loaded version fails, rereads and rebases, as in-process
-    state.snapshot = latest if latest.version == turn["version"] else Snapshot()
-    state.folded = Folded([], turn.get("state"))
-    response = response_in(turn["response"], roster.agents.get)
-    run = to_langchain(response.messages)
-    session._save(state, response, roster.start, _swarm(), run)
+    session.finish_turn(plan, response_in(turn["response"], roster.agents.get))
     return "saved"
 
 
