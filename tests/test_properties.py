@@ -188,8 +188,8 @@ def test_arbitrary_bytes_as_tool_arguments_never_crash_a_run(raw, name):
     tools = [m for m in response.messages if m["role"] == "tool"]
     assert [t["tool_call_id"] for t in tools] == ["bad1", "bad2"]
     assert tools[0]["content"].startswith("Error:")  # unparsable calls are answered, not run
-    # A string the schema can coerce (b"7") runs the tool; anything else is a readable error.
-    assert tools[1]["content"].startswith("Error:") or tools[1]["content"] == (
-        f"order {int(garbage)}"
-    )
+    # A string the schema accepts as an int (b"7", b"\t0") runs the tool with the argument as
+    # the model sent it (Swarm passes arguments unconverted; @validate_call opts in to
+    # conversion: docs/differences_from_swarm.md); anything else is a readable error.
+    assert tools[1]["content"].startswith("Error:") or tools[1]["content"] == f"order {garbage}"
     assert response.messages[-1]["content"] == "done"
