@@ -403,3 +403,44 @@ def test_the_worker_command_refuses_a_capacity_below_one_before_connecting() -> 
     assert done.returncode != 0
     assert "--max-concurrent-activities must be 1 or more, got 0" in done.stderr
     assert "no Temporal server answered" not in done.stderr  # refused before connecting
+
+
+def test_what_a_temporal_run_does_not_carry_is_refused_before_it_starts(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    app = tmp_path / "memo_app.py"
+    app.write_text(
+        "from swarmgraph import Agent\n"
+        "memo = Agent(name='Memo', memory_tools=True)\n"
+        "desk = Agent(name='Desk', handoffs=[memo])\n"
+    )
+    ref = f"{app}:desk"
+
+    async def main() -> None:
+        client = await connect(temporal_address)
+        # an agent reaching memory tools: no worker serves it, no run of it starts
+        with pytest.raises(TemporalInputError, match="agent 'Memo' has memory_tools=True"):
+            worker(client, "q-memo", [ref], chat_model=agents.rule_model())
+        with pytest.raises(TemporalInputError, match="the memory tools are not carried"):
+            await start_on_temporal(client, ref, user("hi"), task_queue="q-memo")
+        turn = {"conversation_id": "conv-carried", "session_url": f"sqlite:///{tmp_path}/c.db"}
+        with pytest.raises(TemporalInputError, match="summary memory policy is not carried"):
+            await start_on_temporal(
+                client, REF, user("hi"), task_queue="q", session_options={"memory": "summary:5"},
+                **turn,
+            )  # fmt: skip
+        for option in ("merge", "extract"):
+            with pytest.raises(TypeError, match=f"not \\['{option}'\\]"):
+                await start_on_temporal(
+                    client, REF, user("hi"), task_queue="q", session_options={option: "x"}, **turn
+                )
+        with pytest.raises(TypeError, match="a LongTermMemory object cannot cross"):
+            await start_on_temporal(
+                client, REF, user("hi"), task_queue="q", session_options={"long_term": object()},
+                **turn,
+            )  # fmt: skip
+        # nothing of any of them started on the server
+        count = await client.count_workflows("TaskQueue = 'q-memo' OR TaskQueue = 'q'")
+        assert count.count == 0
+
+    asyncio.run(main())
