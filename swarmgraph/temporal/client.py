@@ -104,8 +104,9 @@ async def start_on_temporal(
     id; a stored one is returned, not run again), ``session_options`` are the ``Session``
     settings the workers use (``window``, ``memory`` as a spec string, ``persist``,
     ``user_id``, ``long_term=True``, ``recall``)."""
+    ref = agent_ref(agent)
     request = {
-        "agent": agent_ref(agent),
+        "agent": ref,
         "messages": [dict(m) for m in messages],
         "context_variables": dict(context_variables or {}),
         "model_override": model_override,
@@ -132,7 +133,7 @@ async def start_on_temporal(
         raise TypeError("turn_id= and session_options= name a Session turn: give conversation_id=")
     check_json(request["messages"], "messages")
     check_json(request["context_variables"], "context_variables")
-    _refuse_uncarried(request["agent"])
+    _refuse_uncarried(ref)
     if id is None and turn_id is not None:  # the turn's workflow: one at a time per turn
         id = turn_workflow_id(conversation_id or "", turn_id)
     try:
