@@ -244,6 +244,8 @@ async def _throughput(
             proc.wait(timeout=30)
     cores = os.cpu_count() or 1
     ours = busy["server"] + busy["workers"] + busy["client"]  # CPU seconds, all batches
+    others = max(busy["machine"] - ours, 0.0)  # other work on the machine meanwhile
+    left = (cores * elapsed_all - others) / elapsed_all  # cores' worth left to ours
     return {
         "runs_per_s": round(statistics.median(rates), 2),
         "runs_per_s_min": round(min(rates), 2),
@@ -254,10 +256,12 @@ async def _throughput(
             k: round(v / elapsed_all * 100 / (cores if k == "machine" else 1), 1)
             for k, v in busy.items()
         },
-        # CPU of the server, the workers and the client per run: the machine's cores can
-        # serve at most ``cores / that`` runs a second, however many workers share them
+        # CPU of the server, the workers and the client per run: the CPU the machine had
+        # left for them (its cores over the batches, less what other work on it used) can
+        # serve at most that over this runs a second, however many workers share it
         "cpu_ms_per_run": round(ours / (runs * repeats) * 1000, 1),
-        "cpu_ceiling_runs_per_s": round(cores * runs * repeats / ours, 1),
+        "cpu_left_pct": round(left * 100, 1),
+        "cpu_ceiling_runs_per_s": round(left * runs * repeats / ours, 1),
     }
 
 
@@ -463,8 +467,10 @@ def temporal_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[s
         "of its own; the slot count was chosen before measuring (benchmarks/temporal_runs.py "
         "`SLOTS`: a fifth of the runs offered, so one worker's slots are its bound). CPU: % of "
         "one core each, over the batches; machine: % of all its CPUs busy (other work "
-        "included). The CPU ceiling is the CPUs over the CPU the server, workers and client "
-        "used per run; the slot ceiling is the slots over the model calls' time per run.",
+        f"included); left to ours: the {t['cpus']} CPUs less what other work used meanwhile, "
+        "in % of one core. The CPU ceiling is what was left to ours over the CPU the server, "
+        "workers and client used per run (a machine busy near 100% runs at it: CPU-bound); "
+        "the slot ceiling is the slots over the model calls' time per run.",
         "",
     ]
     rows = []
@@ -481,6 +487,7 @@ def temporal_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[s
                     f"{m['runs_per_s_min']:,.2f}-{m['runs_per_s_max']:,.2f}",
                     f"{cpu['server']:.0f} / {cpu['workers']:.0f} / {cpu['client']:.0f}",
                     f"{cpu['machine']:.0f}",
+                    f"{m['cpu_left_pct']:.0f}",
                     f"{m['cpu_ms_per_run']:,.1f}",
                     f"{m['cpu_ceiling_runs_per_s']:,.1f}",
                     "" if ceiling is None else f"{ceiling:,.1f}",
@@ -496,6 +503,7 @@ def temporal_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[s
                 "min-max",
                 "CPU % server / workers / client",
                 "machine busy %",
+                "CPU % left to ours",
                 "CPU ms per run",
                 "CPU ceiling runs/s",
                 "slot ceiling runs/s",
