@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,25 @@ def _cpu_s(pid: int | None = None) -> float:
     return float(times.user + times.system)
 
 
+def _scheduled(history: Any) -> int:
+    """Workflow tasks the server scheduled in ``history``."""
+    return sum(1 for e in history.events if e.HasField("workflow_task_scheduled_event_attributes"))
+
+
+def _sticky(history: Any) -> int:
+    """Workflow tasks of ``history`` handed to a worker's sticky queue: to the worker that
+    has the run in its cache, so it goes on from there instead of replaying from the start."""
+    from temporalio.api.enums.v1 import TaskQueueKind
+
+    return sum(
+        1
+        for e in history.events
+        if e.HasField("workflow_task_scheduled_event_attributes")
+        and e.workflow_task_scheduled_event_attributes.task_queue.kind
+        == TaskQueueKind.TASK_QUEUE_KIND_STICKY
+    )
+
+
 async def _timed(server_pid: int, runs: int, start: Any, finish: Any) -> dict[str, Any]:
     """``runs`` runs one after another (``start()`` a handle, ``finish(handle)`` waits), with
     their mean wall time, server-recorded time, this process's and the server's CPU per run,
@@ -112,6 +132,7 @@ async def _timed(server_pid: int, runs: int, start: Any, finish: Any) -> dict[st
         "server_cpu_ms": round(server / runs * 1000, 2),
         "events": len(kinds),
         "workflow_tasks": kinds.count("workflow_task_completed_event_attributes"),
+        "sticky_workflow_tasks": _sticky(history),
         "history_bytes": len(history.to_json()),
     }
 
@@ -203,74 +224,106 @@ def _workers(
     return procs
 
 
-async def _throughput(
-    address: str,
-    server_pid: int,
-    workers: int,
-    runs: int,
-    latency: float,
-    slots: int | None,
-    repeats: int,
-) -> dict[str, Any]:
-    """``repeats`` batches of ``runs`` runs started at once on ``workers`` worker processes
-    (each of ``slots`` activities at once, or Temporal's default): runs per second of each
-    batch, and where the CPU went during them (each process's and the machine's)."""
+@dataclass
+class _Setup:
+    """One scaling row: ``workers`` worker processes of ``slots`` activity slots each (None:
+    Temporal's default) on a task queue of their own, and what its batches measured."""
+
+    workers: int
+    slots: int | None
+    queue: str = field(default_factory=lambda: f"bench-{uuid.uuid4()}")
+    procs: list[subprocess.Popen[str]] = field(default_factory=list)
+    rates: list[float] = field(default_factory=list)
+    busy: dict[str, float] = field(
+        default_factory=lambda: {"server": 0.0, "workers": 0.0, "client": 0.0, "machine": 0.0}
+    )
+    elapsed: float = 0.0
+    last: Any = None  # the history of the last run of its last batch
+
+
+async def _batch(client: Any, setup: _Setup, server_pid: int, runs: int) -> None:
+    """``runs`` runs started at once on ``setup``'s queue: their rate, every answer checked,
+    and the CPU each process (and the machine) used meanwhile."""
     import psutil
 
-    from swarmgraph.temporal import connect, result_of, start_on_temporal
+    from swarmgraph.temporal import result_of, start_on_temporal
 
-    client = await connect(address)
-    queue = f"bench-{uuid.uuid4()}"
-    procs = _workers(address, queue, workers, latency, slots)
-    rates: list[float] = []
-    busy = {"server": 0.0, "workers": 0.0, "client": 0.0, "machine": 0.0}
-    elapsed_all = 0.0
-    try:
-        warm = await start_on_temporal(client, REF, USER, task_queue=queue)
-        await result_of(warm)
-        for _ in range(repeats):
-            pids = {"server": [server_pid], "workers": [p.pid for p in procs], "client": [None]}
-            before = {k: sum(_cpu_s(pid) for pid in v) for k, v in pids.items()}
-            machine = psutil.cpu_times()
-            began = time.perf_counter()
-            handles = [
-                await start_on_temporal(client, REF, USER, task_queue=queue) for _ in range(runs)
-            ]
-            results = await asyncio.gather(*(result_of(h) for h in handles))
-            elapsed = time.perf_counter() - began
-            after = psutil.cpu_times()
-            for key, pid_list in pids.items():
-                busy[key] += sum(_cpu_s(pid) for pid in pid_list) - before[key]
-            busy["machine"] += (after.user + after.system) - (machine.user + machine.system)
-            elapsed_all += elapsed
-            assert all(r.messages[-1]["content"] == "Sales: order 7: shipped" for r in results)
-            rates.append(runs / elapsed)
-    finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            proc.wait(timeout=30)
+    pids = {"server": [server_pid], "workers": [p.pid for p in setup.procs], "client": [None]}
+    before = {k: sum(_cpu_s(pid) for pid in v) for k, v in pids.items()}
+    machine = psutil.cpu_times()
+    began = time.perf_counter()
+    handles = [
+        await start_on_temporal(client, REF, USER, task_queue=setup.queue) for _ in range(runs)
+    ]
+    results = await asyncio.gather(*(result_of(h) for h in handles))
+    elapsed = time.perf_counter() - began
+    after = psutil.cpu_times()
+    for key, pid_list in pids.items():
+        setup.busy[key] += sum(_cpu_s(pid) for pid in pid_list) - before[key]
+    setup.busy["machine"] += (after.user + after.system) - (machine.user + machine.system)
+    setup.elapsed += elapsed
+    assert all(r.messages[-1]["content"] == "Sales: order 7: shipped" for r in results)
+    setup.rates.append(runs / elapsed)
+    setup.last = await handles[-1].fetch_history()
+
+
+def _figures(setup: _Setup, runs: int) -> dict[str, Any]:
+    """What ``setup``'s batches measured, as results.json holds it."""
     cores = os.cpu_count() or 1
+    busy, elapsed, count = setup.busy, setup.elapsed, runs * len(setup.rates)
     ours = busy["server"] + busy["workers"] + busy["client"]  # CPU seconds, all batches
     others = max(busy["machine"] - ours, 0.0)  # other work on the machine meanwhile
-    left = (cores * elapsed_all - others) / elapsed_all  # cores' worth left to ours
+    left = (cores * elapsed - others) / elapsed  # cores' worth left to ours
     return {
-        "runs_per_s": round(statistics.median(rates), 2),
-        "runs_per_s_min": round(min(rates), 2),
-        "runs_per_s_max": round(max(rates), 2),
+        "runs_per_s": round(statistics.median(setup.rates), 2),
+        "runs_per_s_min": round(min(setup.rates), 2),
+        "runs_per_s_max": round(max(setup.rates), 2),
         # CPU each used over the batches, in % of one core; "machine": every process's
         # (other work on the machine included), in % of all its cores
         "cpu_pct": {
-            k: round(v / elapsed_all * 100 / (cores if k == "machine" else 1), 1)
+            k: round(v / elapsed * 100 / (cores if k == "machine" else 1), 1)
             for k, v in busy.items()
         },
         # CPU of the server, the workers and the client per run: the CPU the machine had
         # left for them (its cores over the batches, less what other work on it used) can
         # serve at most that over this runs a second, however many workers share it
-        "cpu_ms_per_run": round(ours / (runs * repeats) * 1000, 1),
+        "cpu_ms_per_run": round(ours / count * 1000, 1),
         "cpu_left_pct": round(left * 100, 1),
-        "cpu_ceiling_runs_per_s": round(left * runs * repeats / ours, 1),
+        "cpu_ceiling_runs_per_s": round(left * count / ours, 1),
+        # one run of the last batch: its workflow tasks, and how many went to a sticky queue
+        "last_run_workflow_tasks": _scheduled(setup.last),
+        "last_run_sticky_workflow_tasks": _sticky(setup.last),
     }
+
+
+async def _throughput(
+    address: str,
+    server_pid: int,
+    setups: list[_Setup],
+    runs: int,
+    latency: float,
+    repeats: int,
+) -> list[dict[str, Any]]:
+    """``repeats`` rounds of one batch of ``runs`` runs on each setup in turn (so a change in
+    the machine's other load falls on every row alike; a setup's idle workers cost next to
+    nothing meanwhile): each setup's figures."""
+    from swarmgraph.temporal import connect, result_of, start_on_temporal
+
+    client = await connect(address)
+    try:
+        for setup in setups:
+            setup.procs = _workers(address, setup.queue, setup.workers, latency, setup.slots)
+            await result_of(await start_on_temporal(client, REF, USER, task_queue=setup.queue))
+        for _ in range(repeats):
+            for setup in setups:
+                await _batch(client, setup, server_pid, runs)
+    finally:
+        procs = [proc for setup in setups for proc in setup.procs]
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            proc.wait(timeout=30)
+    return [_figures(setup, runs) for setup in setups]
 
 
 #: Model calls (and tool calls) one worker runs at once in the capacity-bound row, chosen
@@ -286,7 +339,7 @@ def run_temporal(
     handoff_runs: int = 30,
     concurrent: int = 50,
     latency: float = 0.2,
-    repeats: int = 3,
+    repeats: int = 5,
     slots: int = SLOTS,
 ) -> dict:
     """The measurements, each on a dev server of its own: the handoff on Temporal's default
@@ -298,12 +351,15 @@ def run_temporal(
         assert server.proc is not None
         pid = server.proc.pid
         handoff = asyncio.run(_handoff(server.address, pid, handoff_runs))
-        scaling: dict[str, dict[str, Any]] = {}
-        for label, bound in (("unbounded", None), ("bounded", slots)):
-            for count in (1, 2):
-                scaling[f"{label}_{count}"] = asyncio.run(
-                    _throughput(server.address, pid, count, concurrent, latency, bound, repeats)
-                )
+        rows = [(label, count, bound) for label, bound in (("unbounded", None), ("bounded", slots))
+                for count in (1, 2)]  # fmt: skip
+        setups = [_Setup(count, bound) for _, count, bound in rows]
+        measured = asyncio.run(
+            _throughput(server.address, pid, setups, concurrent, latency, repeats)
+        )
+        scaling = {
+            f"{label}_{count}": m for (label, count, _), m in zip(rows, measured, strict=True)
+        }
     with DevServer(dynamic_config=PROMPT_TRANSFER) as server:
         assert server.proc is not None
         prompt = asyncio.run(_handoff(server.address, server.proc.pid, handoff_runs))
@@ -451,6 +507,11 @@ def temporal_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[s
                     f"{h['bare']['events']} ({h['bare']['workflow_tasks']})",
                 ],
                 [
+                    "of them handed to the worker's sticky queue (its cache holds the run)",
+                    str(h["ours"]["sticky_workflow_tasks"]),
+                    str(h["bare"]["sticky_workflow_tasks"]),
+                ],
+                [
                     "history bytes (JSON)",
                     f"{h['ours']['history_bytes']:,}",
                     f"{h['bare']['history_bytes']:,}",
@@ -466,7 +527,8 @@ def temporal_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[s
         "",
         f"Scaling out: {w['runs']} runs started at once, a model that waits {ms:.0f} ms per "
         "call, on 1 and on 2 worker processes (`swarmgraph worker`) of one task queue, on the "
-        f"dev server as it starts; every answer checked; {w['repeats']} batches each (median, "
+        f"dev server as it starts; every answer checked; {w['repeats']} rounds of one batch "
+        "of each row in turn, so the machine's other load falls on every row alike (median, "
         f"min and max). {t['cpus']} CPUs on this machine, shared by the server, the workers, "
         "the client and whatever else runs on it. The bounded rows give each worker "
         f"`--max-concurrent-activities {b['slots']}` (`max_concurrent_activities`: the model "
@@ -522,6 +584,25 @@ def temporal_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[s
         "",
         f"Two workers run {w['ratio']:.2f}x the runs per second of one. With "
         f"{b['slots']} slots each: {b['ratio']:.2f}x.",
+        "",
+        "The last run of each row's last batch had "
+        + ", ".join(
+            f"{m['last_run_sticky_workflow_tasks']} of {m['last_run_workflow_tasks']}"
+            for data in (w, b)
+            for m in (data["one"], data["two"])
+        )
+        + " workflow tasks handed to a worker's sticky queue (in the rows' order): "
+        + (
+            "all but the first, so under load too a worker goes on with the run it holds "
+            "instead of replaying it from the start."
+            if all(
+                m["last_run_sticky_workflow_tasks"] == m["last_run_workflow_tasks"] - 1
+                for data in (w, b)
+                for m in (data["one"], data["two"])
+            )
+            else "fewer than all but the first: a worker that did not hold the run in its "
+            "cache replayed it from the start."
+        ),
         "",
     ]
     met = w["ratio"] >= WORKERS_TARGET
