@@ -349,3 +349,98 @@ def test_a_typed_context_is_validated_and_reduced_in_the_workflow_as_in_process(
     said = [m.get("content") for m in there.messages]
     assert said == [m.get("content") for m in here.messages]
     assert said[-2].startswith("Error:") and "visits" in said[-2]  # spoil's write refused
+
+
+class _CountingModel(agents.RuleModel):
+    """The stand-in, noting how many of its calls wait at once (``peak``)."""
+
+    async def _agenerate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+        _CALLS["now"] += 1
+        _CALLS["peak"] = max(_CALLS["peak"], _CALLS["now"])
+        try:
+            return await super()._agenerate(messages, *args, **kwargs)
+        finally:
+            _CALLS["now"] -= 1
+
+
+_CALLS = {"now": 0, "peak": 0}
+
+
+def test_a_worker_of_bounded_capacity_runs_that_many_calls_at_once(temporal_address: str) -> None:
+    # max_concurrent_activities is a worker's capacity: six runs started at once, each
+    # model call waiting 100 ms, never have more than two calls in flight on this worker
+    _CALLS.update(now=0, peak=0)
+    model = _CountingModel([agents.rule] * 1_000, latency=0.1)
+
+    async def main() -> list[Any]:
+        client = await connect(temporal_address)
+        queue = f"q-{uuid.uuid4()}"
+        async with worker(
+            client, queue, [REF], swarm=Swarm(chat_model=model), max_concurrent_activities=2
+        ):
+            handles = [
+                await start_on_temporal(client, REF, user("lookup 7"), task_queue=queue)
+                for _ in range(6)
+            ]
+            return await asyncio.wait_for(asyncio.gather(*(result_of(h) for h in handles)), 60)
+
+    responses = asyncio.run(main())
+    local = Swarm(chat_model=agents.rule_model()).run(agents.triage, user("lookup 7"))
+    assert all(r.messages == local.messages for r in responses)
+    assert _CALLS["peak"] == 2  # bounded, and the bound was reached (the runs overlapped)
+
+
+def test_the_worker_command_refuses_a_capacity_below_one_before_connecting() -> None:
+    import subprocess
+    import sys
+
+    tests = Path(__file__).resolve().parent
+    command = [sys.executable, "-m", "swarmgraph", "worker", f"{tests}/temporal_agents.py:triage"]
+    command += ["--temporal", "127.0.0.1:1", "--task-queue", "q", "--offline"]
+    done = subprocess.run(
+        [*command, "--max-concurrent-activities", "0"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert "--max-concurrent-activities must be 1 or more, got 0" in done.stderr
+    assert "no Temporal server answered" not in done.stderr  # refused before connecting
+
+
+def test_what_a_temporal_run_does_not_carry_is_refused_before_it_starts(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    app = tmp_path / "memo_app.py"
+    app.write_text(
+        "from swarmgraph import Agent\n"
+        "memo = Agent(name='Memo', memory_tools=True)\n"
+        "desk = Agent(name='Desk', handoffs=[memo])\n"
+    )
+    ref = f"{app}:desk"
+
+    async def main() -> None:
+        client = await connect(temporal_address)
+        # an agent reaching memory tools: no worker serves it, no run of it starts
+        with pytest.raises(TemporalInputError, match="agent 'Memo' has memory_tools=True"):
+            worker(client, "q-memo", [ref], chat_model=agents.rule_model())
+        with pytest.raises(TemporalInputError, match="the memory tools are not carried"):
+            await start_on_temporal(client, ref, user("hi"), task_queue="q-memo")
+        turn = {"conversation_id": "conv-carried", "session_url": f"sqlite:///{tmp_path}/c.db"}
+        with pytest.raises(TemporalInputError, match="summary memory policy is not carried"):
+            await start_on_temporal(
+                client, REF, user("hi"), task_queue="q", session_options={"memory": "summary:5"},
+                **turn,
+            )  # fmt: skip
+        for option in ("merge", "extract"):
+            with pytest.raises(TypeError, match=f"not \\['{option}'\\]"):
+                await start_on_temporal(
+                    client, REF, user("hi"), task_queue="q", session_options={option: "x"}, **turn
+                )
+        with pytest.raises(TypeError, match="a LongTermMemory object cannot cross"):
+            await start_on_temporal(
+                client, REF, user("hi"), task_queue="q", session_options={"long_term": object()},
+                **turn,
+            )  # fmt: skip
+        # nothing of any of them started on the server
+        count = await client.count_workflows("TaskQueue = 'q-memo' OR TaskQueue = 'q'")
+        assert count.count == 0
+
+    asyncio.run(main())

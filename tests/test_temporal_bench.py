@@ -11,7 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.temporal_runs import run_temporal
+from benchmarks.temporal_runs import ACTIVITIES_PER_RUN, SLOTS, run_temporal
+from swarmgraph.temporal.dev_server import PROMPT_TRANSFER
 
 pytestmark = pytest.mark.slow
 
@@ -27,6 +28,25 @@ def test_the_temporal_benchmark_runs_at_minimal_sizes() -> None:
     assert workers["ratio"] == pytest.approx(
         workers["runs_per_s_2_workers"] / workers["runs_per_s_1_worker"], abs=0.02
     )
+    # the bare temporalio baseline ran on the same server, as many activities, and what ours
+    # adds per activity is the difference of the two means
+    assert handoff["bare_ms"] > 0 and handoff["bare"]["workflow_tasks"] == 6
+    assert handoff["ours"]["workflow_tasks"] == handoff["bare"]["workflow_tasks"]
+    assert handoff["ours_over_bare_per_activity_ms"] == pytest.approx(
+        (handoff["temporal_ms"] - handoff["bare_ms"]) / ACTIVITIES_PER_RUN, abs=0.02
+    )
+    prompt = figures["handoff_prompt_transfer"]
+    assert prompt["dynamic_config"] == dict(PROMPT_TRANSFER) and prompt["temporal_ms"] > 0
+    bounded = figures["workers_bounded"]
+    assert bounded["slots"] == SLOTS and bounded["runs_per_s_2_workers"] > 0
+    for row in (workers, bounded):
+        for measured in (row["one"], row["two"]):
+            # the CPU ceiling is the CPU left to ours over the CPU measured per run
+            assert 0 < measured["cpu_left_pct"] <= figures["cpus"] * 100
+            ceiling = measured["cpu_left_pct"] * 10 / measured["cpu_ms_per_run"]
+            assert measured["cpu_ceiling_runs_per_s"] == pytest.approx(ceiling, rel=0.02)
+            assert measured["runs_per_s_min"] <= measured["runs_per_s"]
+            assert measured["runs_per_s"] <= measured["runs_per_s_max"]
 
 
 def test_the_temporal_section_of_results_md_shows_the_figures_it_measured(tmp_path: Path) -> None:
@@ -41,7 +61,18 @@ def test_the_temporal_section_of_results_md_shows_the_figures_it_measured(tmp_pa
         in text
     )
     workers = figures["workers"]
-    assert f"Two workers run {workers['ratio']:.2f}x the runs per second of one." in text
+    bounded = figures["workers_bounded"]
+    assert (
+        f"Two workers run {workers['ratio']:.2f}x the runs per second of one. "
+        f"With {SLOTS} slots each: {bounded['ratio']:.2f}x." in text
+    )
+    one = bounded["one"]
+    assert f"| 1 | {SLOTS} | {one['runs_per_s']:,.2f} | " in text
+    assert (
+        f"against {figures['handoff']['bare_per_activity_ms']:,.2f} ms "
+        f"({figures['handoff_prompt_transfer']['bare_per_activity_ms']:,.2f} ms) per activity"
+        in text
+    )
     met = "met" if workers["ratio"] >= 1.7 else "not met"
     assert (
         f"| temporal: 2 workers >= 1.7x the runs/s of 1 (4 concurrent runs, 10 ms model) | {met} |"

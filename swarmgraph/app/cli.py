@@ -773,6 +773,10 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument(
         "--chat-model", metavar="SPEC", help="file.py:name of a chat model or a function making one"
     )
+    serving.add_argument(
+        "--max-concurrent-activities", type=int, metavar="N",
+        help="model and tool calls this worker runs at once (its capacity; default Temporal's)",
+    )  # fmt: skip
     model(serving)
     durable = commands.add_parser(
         "run", help="one run of your agent on Temporal, answered by its workers (extra temporal)"

@@ -55,6 +55,11 @@ async def _serve(args: argparse.Namespace, out: TextIO, choose: ChooseModel) -> 
     from .worker import worker
 
     rosters = [Roster.load(spec) for spec in args.agents]  # import errors before connecting
+    slots = getattr(args, "max_concurrent_activities", None)
+    if slots is not None and slots < 1:
+        from .errors import TemporalInputError
+
+        raise TemporalInputError(f"--max-concurrent-activities must be 1 or more, got {slots}")
     if args.chat_model:
         made = load_object(args.chat_model)
         swarm = Swarm(chat_model=made() if _is_factory(made) else made)
@@ -66,7 +71,10 @@ async def _serve(args: argparse.Namespace, out: TextIO, choose: ChooseModel) -> 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with worker(client, args.task_queue, args.agents, swarm=swarm):
+    # a worker's capacity (its share of a model's rate limit, its memory): the activities it
+    # takes from the queue at once; another worker on the queue adds its own
+    options = {} if slots is None else {"max_concurrent_activities": slots}
+    async with worker(client, args.task_queue, args.agents, swarm=swarm, **options):
         names = ", ".join(name for r in rosters for name in r.agents)
         print(
             f"worker ready: task queue {args.task_queue} at {args.temporal}, agents {names}, "

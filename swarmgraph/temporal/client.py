@@ -104,8 +104,9 @@ async def start_on_temporal(
     id; a stored one is returned, not run again), ``session_options`` are the ``Session``
     settings the workers use (``window``, ``memory`` as a spec string, ``persist``,
     ``user_id``, ``long_term=True``, ``recall``)."""
+    ref = agent_ref(agent)
     request = {
-        "agent": agent_ref(agent),
+        "agent": ref,
         "messages": [dict(m) for m in messages],
         "context_variables": dict(context_variables or {}),
         "model_override": model_override,
@@ -132,6 +133,7 @@ async def start_on_temporal(
         raise TypeError("turn_id= and session_options= name a Session turn: give conversation_id=")
     check_json(request["messages"], "messages")
     check_json(request["context_variables"], "context_variables")
+    _refuse_uncarried(ref)
     if id is None and turn_id is not None:  # the turn's workflow: one at a time per turn
         id = turn_workflow_id(conversation_id or "", turn_id)
     try:
@@ -144,6 +146,19 @@ async def start_on_temporal(
         from ..memory.errors import TurnInProgress  # as a Session turn held by another run
 
         raise TurnInProgress(conversation_id, turn_id) from None
+
+
+def _refuse_uncarried(ref: str) -> None:
+    """The workers' check, here first when this process can import the agent: a run of a
+    feature Temporal does not carry is refused before it starts (a caller that cannot
+    import it learns it from the workflow's failure, before any activity ran)."""
+    from .roster import Roster
+
+    try:
+        roster = Roster.load(ref)
+    except TemporalInputError:  # the workers may import what the caller cannot
+        return
+    roster.refuse_uncarried()
 
 
 def turn_workflow_id(conversation_id: str, turn_id: str) -> str:
@@ -174,6 +189,11 @@ def _session_options(options: Mapping[str, Any]) -> dict[str, Any]:
             raise TypeError(
                 "session_options['memory'] crosses to the workers as a spec string "
                 f"('window:K', 'tokens:N'), got {type(memory).__name__}"
+            )
+        if memory.partition(":")[0].strip() == "summary":
+            raise TemporalInputError(
+                "a summary memory policy is not carried on Temporal (it needs a summariser "
+                "model the turn's activities do not have): use 'window:K' or 'tokens:N'"
             )
         parse_memory(memory)  # an unknown spec fails here, not on a worker
     if options.get("long_term") not in (None, True, False):

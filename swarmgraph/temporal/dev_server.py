@@ -8,10 +8,14 @@ Example::
 
     with DevServer() as server:
         client = await connect(server.address)
+
+    with DevServer(dynamic_config=PROMPT_TRANSFER) as server:  # see PROMPT_TRANSFER
+        ...
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -20,10 +24,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["DevServer", "DevServerError", "temporal_binary"]
+__all__ = ["PROMPT_TRANSFER", "DevServer", "DevServerError", "temporal_binary"]
+
+#: Dynamic config that lets the dev server's one history shard hand a new task on at once.
+#: By default (Temporal's ``history.transferProcessorMaxPollRPS``: 20) a shard loads its new
+#: transfer tasks (a workflow task to dispatch after an activity completed, a run closed) at
+#: most 20 times a second, so a run whose activities follow one another waits ~35 ms for the
+#: next load at every workflow task: measured (benchmarks/temporal_runs.py), that wait is
+#: most of what an activity costs on the dev server, a bare temporalio workflow's as much as
+#: ours. A cluster's operator sets this (and has many shards); the benchmark shows both.
+PROMPT_TRANSFER: Mapping[str, object] = {"history.transferProcessorMaxPollRPS": 1000}
 
 
 class DevServerError(RuntimeError):
@@ -57,9 +71,18 @@ def temporal_binary() -> str:
 
 class DevServer:
     """``start()`` runs the server and waits until its frontend listens; ``address`` is
-    ``127.0.0.1:PORT``; ``close()`` stops it (also as a context manager)."""
+    ``127.0.0.1:PORT``; ``close()`` stops it (also as a context manager). ``dynamic_config``:
+    server settings (``--dynamic-config-value KEY=VALUE`` each, e.g. :data:`PROMPT_TRANSFER`).
 
-    def __init__(self) -> None:
+    Example:
+        >>> DevServer(dynamic_config={"history.transferProcessorMaxPollRPS": 1000}).settings
+        ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000']
+    """
+
+    def __init__(self, *, dynamic_config: Mapping[str, object] | None = None) -> None:
+        self.settings: list[str] = []
+        for key, value in (dynamic_config or {}).items():
+            self.settings += ["--dynamic-config-value", f"{key}={json.dumps(value)}"]
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -77,7 +100,7 @@ class DevServer:
     def start(self, timeout: float = 60.0) -> None:
         command = [temporal_binary(), "server", "start-dev", "--headless", "--ip", "127.0.0.1"]
         command += ["--port", str(self.port), "--http-port", str(_free_port())]
-        command += ["--metrics-port", str(_free_port()), "--log-level", "error"]
+        command += ["--metrics-port", str(_free_port()), "--log-level", "error", *self.settings]
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout

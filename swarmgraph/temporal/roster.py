@@ -78,6 +78,28 @@ class Roster:
         with _LOCK:
             return _LOADED.setdefault(ref, roster)
 
+    def refuse_uncarried(self) -> None:
+        """:class:`TemporalInputError` when an agent of the roster uses a feature a Temporal
+        run does not carry (docs/temporal.md): its run must fail before anything ran, not
+        halfway. The memory tools (``memory_tools=True``) stage their writes in a Session's
+        outbox, which no activity carries.
+
+        Example:
+            >>> roster = Roster("app:a", Agent(name="A"), {"A": Agent(name="A", memory_tools=True)})
+            >>> roster.refuse_uncarried()
+            Traceback (most recent call last):
+            ...
+            swarmgraph.temporal.errors.TemporalInputError: agent 'A' has memory_tools=True: ...
+        """
+        for name, agent in self.agents.items():
+            if agent.memory_tools:
+                raise TemporalInputError(
+                    f"agent {name!r} has memory_tools=True: the memory tools are not carried "
+                    "on Temporal (their writes are staged in a Session's outbox, which no "
+                    "activity carries); give it long-term recall with session_options="
+                    "{'long_term': True} instead, or run it in-process"
+                )
+
     def agent(self, name: str) -> Agent:
         """The agent called ``name``, or :class:`TemporalInputError`."""
         found = self.agents.get(name)

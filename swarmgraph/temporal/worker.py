@@ -49,7 +49,9 @@ def worker(
     swarm = swarm or Swarm(chat_model=chat_model)
     inside = workflow_swarm(task_queue, swarm)
     for ref in agents:  # import and compile now: a first run must not take seconds in a task
-        inside.graph_for(Roster.load(ref).start)
+        roster = Roster.load(ref)
+        roster.refuse_uncarried()  # a feature no run of it could carry: say so before polling
+        inside.graph_for(roster.start)
     activities = SwarmActivities(swarm, options.get("max_concurrent_activities") or 100)
     options.setdefault("workflow_runner", UnsandboxedWorkflowRunner())
     # the Session turn's load and save are sync (the stores are): on threads of their own

@@ -83,6 +83,7 @@ class SwarmRun:
     async def run(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
             roster = Roster.load(request["agent"])
+            roster.refuse_uncarried()  # before any activity: nothing half-run
         except TemporalInputError as exc:
             raise ApplicationError(
                 str(exc), type="TemporalInputError", non_retryable=True
