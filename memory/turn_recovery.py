@@ -73,13 +73,25 @@ def kept_run(turn: Any, error: SwarmError) -> list[BaseMessage] | None:
     saves: its messages, every tool call answered, so nothing that ran is forgotten (the
     error is raised after); ``None``: nothing to save (nothing happened, or a decision that
     came second: ``ApprovalAlreadyDecided``). ``error.response`` becomes the whole turn's."""
+    run: list[BaseMessage] = []
+    if error.response is not None:
+        error.response = whole(turn, error.response)
+        run = run_messages(error.response)
+    return stopped_messages(run, error, opened=turn.opened)
+
+
+def stopped_messages(
+    run: list[BaseMessage], error: SwarmError, *, opened: bool = False
+) -> list[BaseMessage] | None:
+    """The rule of what a stopped run keeps, for ``Session.run`` (:func:`kept_run`) and a run
+    on Temporal (swarmgraph/temporal/workflow.py) alike: ``run``, its messages, with every tool
+    call answered; ``None`` when there is nothing to save (nothing happened and no earlier
+    attempt ``opened`` the turn, or a decision that came second: ``ApprovalAlreadyDecided``)."""
     from ..graph.errors import ApprovalAlreadyDecided
 
     if isinstance(error, ApprovalAlreadyDecided) or error.response is None:
         return None
-    response = error.response = whole(turn, error.response)
-    run = run_messages(response)
-    if not run and not turn.opened:
+    if not run and not opened:
         return None  # nothing happened
     return answered(run, error)
 

@@ -184,19 +184,15 @@ class SwarmRun:
         """What a run a ``SwarmError`` stopped saves, as ``Session.run`` does
         (``memory.turn_recovery.kept_run``): its messages so far, every tool call answered
         with why it did not run; nothing when nothing happened (or a decision came second)."""
-        from ..graph.errors import ApprovalAlreadyDecided
         from ..graph.messages import to_openai
-        from ..memory.turn_recovery import answered
+        from ..memory.turn_recovery import stopped_messages
 
-        if isinstance(error, ApprovalAlreadyDecided) or error.response is None:
+        ran = [*added, *error.response.messages] if error.response is not None else []
+        kept = stopped_messages(to_langchain(ran), error)
+        if kept is None or error.response is None:
             return
-        ran = [*added, *error.response.messages]
-        if not ran:
-            return
-        kept = to_openai(answered(to_langchain(ran), error))
-        await self._save(
-            session, loaded, request, error.response.model_copy(update={"messages": kept})
-        )
+        update = {"messages": to_openai(kept)}
+        await self._save(session, loaded, request, error.response.model_copy(update=update))
 
     async def _save(
         self, session: dict[str, Any], loaded: dict[str, Any], request: dict[str, Any], final: Any
