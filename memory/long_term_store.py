@@ -51,7 +51,7 @@ import functools
 import os
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 
@@ -242,31 +242,6 @@ def close_long_term_store(url: str) -> bool:
         key = (os.getpid(), url)
     else:
         return False
-    return _close(key)
-
-
-def close_long_term_stores(schemes: Collection[str]) -> int:
-    """Close every long-term store this process opened on ``schemes`` (``"sqlite"``,
-    ``"postgresql"``); how many (``close_stores`` in memory/store_closing.py calls it).
-
-    Example:
-        >>> import os, tempfile
-        >>> url = "sqlite:///" + os.path.join(tempfile.mkdtemp(), "all.db")
-        >>> _ = open_long_term_store(url)
-        >>> close_long_term_stores({"sqlite"}) >= 1, close_long_term_stores({"sqlite"})
-        (True, 0)
-    """
-    pid = os.getpid()
-    with _lock:  # keys are (process, "sqlite:<path>" | a Postgres URL)
-        mine = [key for key in _stores if key[0] == pid]
-    wanted = [
-        k for k in mine if ("sqlite" if k[1].startswith("sqlite:") else "postgresql") in schemes
-    ]
-    return sum(map(_close, wanted))
-
-
-def _close(key: tuple[int, str]) -> bool:
-    """Close and forget the open store under ``key``; ``False`` when none is."""
     with _lock:
         store = _stores.pop(key, None)
     if store is None:

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import suppress
 
@@ -75,6 +76,17 @@ def close_stores(*schemes: str) -> int:
 
 
 def _close_long_term(wanted: set[str]) -> int:
-    """The long-term stores of ``wanted`` schemes, through their module's own closer."""
+    """The long-term stores of ``wanted`` schemes, through their own public closer."""
     module = sys.modules.get(_LONG_TERM)
-    return 0 if module is None else module.close_long_term_stores(wanted)
+    if module is None:
+        return 0
+    urls = []
+    for pid, key in list(module._stores):  # keyed (process, "sqlite:<path>" | Postgres URL)
+        if pid != os.getpid():
+            continue
+        if key.startswith("sqlite:"):
+            if "sqlite" in wanted:
+                urls.append("sqlite:///" + key.removeprefix("sqlite:"))
+        elif "postgresql" in wanted:
+            urls.append(key)
+    return sum(module.close_long_term_store(url) for url in urls)
