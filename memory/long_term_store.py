@@ -59,6 +59,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, IndexConfig, Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
+from .sqlite_wal import BUSY_TIMEOUT_MS, use_wal
 from .urls import default_url, memory_namespace, redact_url, shown_url, sqlite_path, url_scheme
 from .vector_index import claim_sqlite_index, embed_missing, embeddings_name, require_pgvector
 
@@ -68,8 +69,6 @@ if TYPE_CHECKING:
 
 #: The field of a stored memory that the vector index embeds (see ``LongTermMemory``).
 EMBEDDED_FIELD = "memory"
-#: How long (ms) a SQLite writer waits for another process's lock before failing.
-SQLITE_BUSY_TIMEOUT_MS = int(os.environ.get("SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS", "60000"))
 SCHEMES = ("memory", "sqlite", "postgresql")
 #: Serialises Postgres store migrations across processes ("SWGLTM\0\0").
 _PG_SETUP_LOCK = 0x5357_474C_544D_0000
@@ -411,7 +410,7 @@ def _open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") 
     options: dict[str, Any] = {
         "check_same_thread": False,  # the store's own lock serialises this process's threads
         "isolation_level": None,  # the store issues BEGIN/COMMIT itself
-        "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
+        "timeout": BUSY_TIMEOUT_MS / 1000,
     }
     if index is None:
         conn = sqlite3.connect(path, **options)
@@ -419,9 +418,7 @@ def _open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") 
         from .sqlite_vec_driver import connect_with_sqlite_vec
 
         conn = connect_with_sqlite_vec(path, **options)
-    conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
-    conn.execute("PRAGMA synchronous = NORMAL")  # safe against a killed process in WAL mode
+    use_wal(conn)
     # SqliteStore reads the fields to embed from "text_fields", not IndexConfig's "fields"
     # (langgraph-checkpoint-sqlite 3.x); without it, it embeds the whole JSON document,
     # timestamps and all.

@@ -34,11 +34,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, create_engine
 
 from ...per_process import PerProcess
-
-#: How long (ms) a writer waits for another writer's lock before "database is locked".
-#: Long by default so bursts of concurrent turns queue instead of failing; an interactive
-#: tool (or a test of the locked case) can shorten it with SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS.
-BUSY_TIMEOUT_MS = int(os.environ.get("SWARMGRAPH_SQLITE_BUSY_TIMEOUT_MS", "60000"))
+from ...sqlite_wal import BUSY_TIMEOUT_MS, use_wal
 
 _IMMEDIATE = "swarmgraph_begin_immediate"
 _read_only_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
@@ -90,11 +86,7 @@ def _configure(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         if immutable:
             return
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.close()
+        use_wal(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
