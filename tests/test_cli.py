@@ -340,3 +340,30 @@ def test_repl_colours_agents_on_a_terminal(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_a_command_that_loaded_temporals_core_exits_without_finalising_but_runs_atexit(tmp_path):
+    """temporalio's Rust threads can take the GIL while Python finalises and abort the
+    process (rc -6; ``swarmgraph worker`` did after SIGTERM now and then): once the core is
+    loaded, ``main`` ends the process itself, after the atexit hooks and the flushes, with
+    the command's own status."""
+    script = (
+        "import atexit, sys\n"
+        "import temporalio.bridge.temporal_sdk_bridge\n"
+        "atexit.register(print, 'atexit hook ran')\n"
+        f"sys.argv = ['swarmgraph', 'sessions', '--db', {f'sqlite:///{tmp_path}/x.db'!r}]\n"
+        "from swarmgraph.app.cli import main\n"
+        "status = main()\n"
+        "print('main returned', status)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=_env(), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "atexit hook ran" in done.stdout
+    assert "main returned" not in done.stdout  # it never went back into finalisation
+    without = script.replace("import temporalio.bridge.temporal_sdk_bridge\n", "")
+    plain = subprocess.run(
+        [sys.executable, "-c", without], env=_env(), capture_output=True, text=True, timeout=120
+    )
+    assert "main returned 0" in plain.stdout, plain.stderr  # other commands return as before

@@ -39,7 +39,7 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing itself costs ~10 ms of every --help; annotations are strings
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any, TextIO
+    from typing import Any, NoReturn, TextIO
 
 __all__ = ["UserError", "build_parser", "main"]
 
@@ -863,7 +863,7 @@ def _describe(error: BaseException, url: str | None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``swarmgraph`` command line; returns the exit status."""
     try:
-        return _main(argv)
+        status = _main(argv)
     finally:
         if argv is None:  # the process exits next (console script, python -m swarmgraph)
             # Interpreter shutdown would walk the ~100k objects LangChain/LangGraph leave
@@ -872,6 +872,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             import gc
 
             gc.freeze()
+    if argv is None and "temporalio.bridge.temporal_sdk_bridge" in sys.modules:
+        _exit_without_finalising(status)
+    return status
+
+
+def _exit_without_finalising(status: int) -> NoReturn:
+    """End a process that loaded temporalio's Rust core without Python's finalisation.
+
+    The core's threads can still take the GIL while the interpreter finalises, which aborts
+    the process ("PyGILState_Release: thread state ... must be current", SIGABRT, rc -6;
+    temporalio/sdk-python#300): ``swarmgraph worker`` stopped by SIGTERM did so now and
+    then. The ``atexit`` hooks (SQLite checkpoints among them) and the stream flushes that
+    finalisation would do still run first.
+    """
+    import atexit
+    from contextlib import suppress
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 def _main(argv: Sequence[str] | None) -> int:
