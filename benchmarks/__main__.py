@@ -25,7 +25,7 @@ from benchmarks.handoff import run_handoff
 from benchmarks.longterm import run_longterm
 from benchmarks.parallel import run_parallel
 from benchmarks.persistence import run_persistence
-from benchmarks.report import render
+from benchmarks.report import machine, machine_text, render
 from benchmarks.rss import run_rss, run_service
 from benchmarks.startup import run_startup
 from benchmarks.temporal_runs import run_temporal
@@ -64,7 +64,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
     if quick:
         return {
             "startup": lambda: run_startup(repeat=1, first_repeat=1, importtime_runs=1),
-            "handoff": lambda: run_handoff(number=3, repeat=2, profile=3),
+            "handoff": lambda: run_handoff(number=3, repeat=2, profile=3, pairs=3),
             "guarded": lambda: run_guarded(number=3, repeat=2),
             "tracing": lambda: run_tracing(number=3, repeat=2),
             "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10, 40)),
@@ -120,6 +120,16 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _machine_line_of(out_dir: str) -> str | None:
+    """The ``Machine:`` line of the RESULTS.md in ``out_dir`` (results.json before it
+    recorded one)."""
+    try:
+        with open(os.path.join(out_dir, "RESULTS.md"), encoding="utf-8") as f:
+            return next((line.strip() for line in f if line.startswith("Machine: ")), None)
+    except OSError:
+        return None
+
+
 def _load_note() -> str:
     """How busy the machine was: timings on a shared machine are noisy, and RESULTS.md says so."""
     try:
@@ -128,7 +138,8 @@ def _load_note() -> str:
         return ""
     cpus = os.cpu_count() or 1
     busy = " (busy: other work shared the CPUs, so timings are noisy)" if load > cpus / 2 else ""
-    return f"Load average at the end: {load:.1f} on {cpus} CPUs{busy}."
+    # the CPU too: a --merge re-run may come from another machine than the first run
+    return f"Load average at the end: {load:.1f} on {cpus} CPUs ({machine()['cpu']}){busy}."
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -170,7 +181,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "make bench" if not sys.argv[1:] else "python -m benchmarks " + " ".join(sys.argv[1:])
         )
     note = args.note or _load_note()
-    meta = {"command": command, "elapsed_s": elapsed, "note": note}
+    machine_line = machine_text()
+    meta = {"command": command, "elapsed_s": elapsed, "note": note, "machine": machine_line}
     saved = os.path.join(args.out, "results.json")
     if args.merge and os.path.exists(saved):
         with open(saved) as f:
@@ -182,7 +194,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{', '.join(only)}; {note}"
         ).strip()
         command, elapsed = first.get("command", command), first.get("elapsed_s", elapsed)
-        meta = {"command": command, "elapsed_s": elapsed, "note": note}
+        # the header names the first run's machine; each re-run's note names its own CPU
+        machine_line = first.get("machine") or _machine_line_of(args.out) or machine_line
+        meta = {"command": command, "elapsed_s": elapsed, "note": note, "machine": machine_line}
     text = render(
         results,
         command=command,
@@ -191,6 +205,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         recall_plot=RECALL_PLOT if "recall" in results else None,
         longterm_plot=LONGTERM_PLOT if "longterm" in results else None,
         note=note,
+        machine_line=machine_line,
     )
     with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
         f.write(text + "\n")

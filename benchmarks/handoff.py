@@ -49,7 +49,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
 
 from benchmarks.peers import agents_sdk_handoff, openai_swarm_handoff
-from benchmarks.timing import Stats, interleaved
+from benchmarks.timing import Stats, batch_time, interleaved
 
 PING = "ping"
 PONG = "pong"
@@ -501,6 +501,42 @@ def feature_costs(number: int, repeat: int) -> dict[str, Any]:
     }
 
 
+def floor_pair(number: int, repeat: int) -> dict[str, Any]:
+    """Ours against the floor the target names, and nothing else: ``ours: Swarm.run`` and
+    ``LangGraph node/agent`` in adjacent batches (A B, then B A, ...: neither always goes
+    first), in this process's CPU time. ``ratio`` is the median of each round's ratio: a
+    round's two batches are a moment apart, so the machine's slow drift (another process,
+    the CPU's clock) mostly cancels within it, which the many-contender table, where the two
+    stand seven batches apart, cannot do.
+
+    Example:
+        >>> pair = floor_pair(2, 3)
+        >>> len(pair["rounds"]) == 3 and pair["ratio"] > 0
+        True
+    """
+    ours, floor = ours_swarm_run(), langgraph_node_per_agent()
+    rounds = []
+    for fn in (ours, floor):
+        for _ in range(3):
+            fn()
+    for i in range(repeat):
+        if i % 2:
+            b = batch_time(floor, number, time.process_time)
+            a = batch_time(ours, number, time.process_time)
+        else:
+            a = batch_time(ours, number, time.process_time)
+            b = batch_time(floor, number, time.process_time)
+        rounds.append(a / b)
+    ordered = sorted(rounds)
+    return {
+        "number": number,
+        "repeat": repeat,
+        "rounds": rounds,
+        "ratio": ordered[len(ordered) // 2],
+        "quartiles": [ordered[len(ordered) // 4], ordered[(3 * len(ordered)) // 4]],
+    }
+
+
 CONTENDERS: dict[str, Callable[[], Callable[[], Any]]] = {
     "ours: Swarm.run": ours_swarm_run,
     "ours: app.invoke": ours_app_invoke,
@@ -515,8 +551,11 @@ CONTENDERS: dict[str, Callable[[], Callable[[], Any]]] = {
 }
 
 
-def run_handoff(*, number: int = 200, repeat: int = 7, profile: int = 0) -> dict[str, Any]:
-    """Seconds per handoff for every contender, and the ratios the targets are stated in.
+def run_handoff(
+    *, number: int = 200, repeat: int = 7, profile: int = 0, pairs: int = 61
+) -> dict[str, Any]:
+    """Seconds per handoff for every contender, and the ratios the targets are stated in
+    (the floor's target from ``pairs`` rounds of :func:`floor_pair`).
 
     ``profile`` > 0 also profiles that many ``Swarm.run`` handoffs and says where the time
     goes (:func:`profile_buckets`).
@@ -542,6 +581,8 @@ def run_handoff(*, number: int = 200, repeat: int = 7, profile: int = 0) -> dict
         "ratios": ratios,
         # the same handoff with one feature each, side by side with a plain run of its own
         "features": feature_costs(number, repeat),
+        # the floor target's figure: ours and the floor alone, batch after batch
+        "floor_pair": floor_pair(number, pairs),
         "overhead_above_floor_s": ours - stats["LangGraph floor"].median,
         "stats": stats,
     }

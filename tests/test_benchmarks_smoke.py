@@ -258,6 +258,7 @@ def test_verdict_states_the_distance():
     assert verdict(2.6, 1.3) == "not met: 2.6 vs target 1.3 (2.0x over)"
 
 
+@pytest.mark.timeout(900)  # every section at minimal sizes: ~185 s on a quiet 2-CPU machine
 def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
     main(["--quick", "--out", str(tmp_path)])
     text = (tmp_path / "RESULTS.md").read_text()
@@ -284,7 +285,8 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
     assert "handoff: ours <= 0.1x langgraph-swarm" in text
     assert "concurrency: no lost messages | met" in text
     assert "concurrency (side by side): no lost messages | met" in text
-    assert "handoff floor: ours <= 1.05x" in text
+    assert "handoff floor: ours <= 1.03x" in text
+    assert "adjacent batches, CPU time): median ratio" in text  # the floor pair ran
     assert "guarded handoff: typed context + two guardrails <= 1.1x plain" in text
     # make test starts nothing for the bench: the backends section starts its own servers
     for backend in ("sqlite", "postgres", "redis"):
