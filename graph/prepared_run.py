@@ -53,7 +53,15 @@ if TYPE_CHECKING:
     from .budget import Budget
     from .effects import EffectLedger
 
-__all__ = ["NO_HOOKS", "PreparedRun", "RunExtras", "RunHooks", "RunRequest", "hooks_of"]
+__all__ = [
+    "NO_HOOKS",
+    "PreparedRun",
+    "RunExtras",
+    "RunHooks",
+    "RunRequest",
+    "fold_hooks",
+    "hooks_of",
+]
 
 
 class RunExtras(TypedDict, total=False):
@@ -70,6 +78,7 @@ class RunExtras(TypedDict, total=False):
 
 
 _HOOK_FIELDS = ("effects", "prompt_context", "tool_inputs", "conversation_id")
+_FOLDED = frozenset({*_HOOK_FIELDS, "hooks"})
 #: A run is observed (graph/hooks.py) only once that module is loaded (an observer was
 #: registered) or an OpenTelemetry tracer provider may be set (its API is imported).
 _HOOKS = f"{__package__}.hooks"
@@ -93,6 +102,28 @@ def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
     hooks = extras.get("hooks") or NO_HOOKS
     given = {name: extras[name] for name in _HOOK_FIELDS if extras.get(name) is not None}
     return replace(hooks, **given) if given else hooks
+
+
+def fold_hooks(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` for ``Swarm.run`` with the hooks given by their own names (``effects=``,
+    ``prompt_context=``, ``tool_inputs=``, ``conversation_id=``, and ``hooks=``) folded into
+    one ``hooks=`` :class:`RunHooks`, as ``Session`` hands them to the run; none given, no
+    ``hooks``.
+
+    Example:
+        >>> folded = fold_hooks({"conversation_id": "c1", "effects": None, "max_turns": 3})
+        >>> folded["max_turns"], folded["hooks"].conversation_id, "effects" in folded
+        (3, 'c1', False)
+        >>> fold_hooks({"max_turns": 3})
+        {'max_turns': 3}
+    """
+    folded: dict[str, Any] = {}
+    given: dict[str, Any] = {}
+    for name, value in kwargs.items():  # a loop, not two comprehensions: a Session turn's path
+        (given if name in _FOLDED else folded)[name] = value
+    if given:
+        folded["hooks"] = hooks_of(given)
+    return folded
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ from langchain_core.messages import BaseMessage
 
 from ..graph.drivers import Step, arun_steps, run_steps
 from ..graph.errors import SwarmError
+from ..graph.prepared_run import fold_hooks
 from ..graph.swarm import Swarm
 from .agent_resolution import KnownAgents
 from .approvals import replayed_decisions
@@ -318,7 +319,10 @@ class Session(TurnSteps, StreamedTurns, StoredConversation):
         if self._long_term is not None:  # recall and the memory tools ride on the run
             turn.memory = start_long_term_turn(self._long_term, turn.turn_id, turn.new, run_kwargs)
         sent = {"agent": resumed, "messages": list(self.last_sent), "context_variables": turn.given}
-        turn.run_kwargs = {**sent, **run_kwargs}
+        # Our Swarm gets what the Session hands the run as one RunHooks; a Swarm-like object
+        # of the caller's own keeps the keywords it was written for (effects=...).
+        handed = fold_hooks(run_kwargs) if isinstance(swarm, Swarm) else run_kwargs
+        turn.run_kwargs = {**sent, **handed}
         return turn
 
     def _finish(self, turn: TurnPlan, response: Response) -> Generator[Step, Any, Response]:

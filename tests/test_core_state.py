@@ -121,6 +121,41 @@ def test_swarm_run_takes_the_hooks_as_one_object_or_one_by_one():
     assert on_top == "You are a helpful agent.\n\nMonday."
 
 
+def test_a_session_hands_our_swarm_one_hooks_object_and_theirs_the_keywords(tmp_path):
+    """Issue 29 item 3: what a Session passes a run travels as one ``RunHooks`` (its effect
+    ledger, its long-term recall, the conversation id); a Swarm-like object of the caller's
+    own (not a ``Swarm``) still gets the keywords it was written for."""
+    from swarmgraph.memory import LongTermMemory, Session
+
+    seen: list[dict] = []
+
+    class Recording(Swarm):
+        def run(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+            seen.append(kwargs)
+            return super().run(*args, **kwargs)
+
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    memory = LongTermMemory(f"sqlite:///{tmp_path / 'ltm.db'}", user_id="u1")
+    session = Session("c1", url=url, long_term=memory)
+    session.run(Recording(chat_model=ScriptedChatModel(["ok"])), Agent(name="A"), "hi")
+    [kwargs] = seen
+    assert not {"effects", "prompt_context", "tool_inputs", "conversation_id"} & set(kwargs)
+    hooks = kwargs["hooks"]
+    assert isinstance(hooks, RunHooks) and hooks.conversation_id == "c1"
+    assert hooks.effects is not None and hooks.prompt_context is not None
+
+    class Theirs:
+        """Swarm-shaped, not a Swarm: takes effects= (so the Session records its tools)."""
+
+        def run(self, agent, messages, context_variables=None, *, effects=None, **rest):
+            seen.append({"effects": effects, **rest})
+            swarm = Swarm(chat_model=ScriptedChatModel(["ok"]))
+            return swarm.run(agent, messages, context_variables, **rest)
+
+    Session("c2", url=url).run(Theirs(), Agent(name="A"), "hi")
+    assert seen[-1]["effects"] is not None and "hooks" not in seen[-1]
+
+
 def test_a_hook_the_run_leaves_unset_is_the_graphs_own():
     """Per hook, not per object: a run's prompt context beside the graph's tool inputs."""
     taken: list[str] = []

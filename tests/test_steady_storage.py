@@ -66,7 +66,7 @@ class _Recording(Swarm):
         self.ledgers: list[Any] = []
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
-        self.ledgers.append(kwargs.get("effects"))
+        self.ledgers.append(kwargs["hooks"].effects)  # what a Session hands a run: one RunHooks
         return super().run(*args, **kwargs)
 
 
