@@ -130,7 +130,7 @@ def _machine_line_of(out_dir: str) -> str | None:
         return None
 
 
-def _load_note() -> str:
+def _load_note(cpu: str) -> str:
     """How busy the machine was: timings on a shared machine are noisy, and RESULTS.md says so."""
     try:
         load = os.getloadavg()[0]
@@ -139,7 +139,7 @@ def _load_note() -> str:
     cpus = os.cpu_count() or 1
     busy = " (busy: other work shared the CPUs, so timings are noisy)" if load > cpus / 2 else ""
     # the CPU too: a --merge re-run may come from another machine than the first run
-    return f"Load average at the end: {load:.1f} on {cpus} CPUs ({machine()['cpu']}){busy}."
+    return f"Load average at the end: {load:.1f} on {cpus} CPUs ({cpu}){busy}."
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -180,8 +180,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         command = (
             "make bench" if not sys.argv[1:] else "python -m benchmarks " + " ".join(sys.argv[1:])
         )
-    note = args.note or _load_note()
-    machine_line = machine_text()
+    here = machine()  # read once: the note names its CPU, the header the whole line
+    note = args.note or _load_note(here["cpu"])
+    machine_line = machine_text(here)
     meta = {"command": command, "elapsed_s": elapsed, "note": note, "machine": machine_line}
     saved = os.path.join(args.out, "results.json")
     if args.merge and os.path.exists(saved):

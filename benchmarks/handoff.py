@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import json
+import statistics
 import time
 import warnings
 from collections.abc import Callable
@@ -527,13 +528,13 @@ def floor_pair(number: int, repeat: int) -> dict[str, Any]:
             a = batch_time(ours, number, time.process_time)
             b = batch_time(floor, number, time.process_time)
         rounds.append(a / b)
-    ordered = sorted(rounds)
+    low, _, high = statistics.quantiles(rounds, n=4)
     return {
         "number": number,
         "repeat": repeat,
         "rounds": rounds,
-        "ratio": ordered[len(ordered) // 2],
-        "quartiles": [ordered[len(ordered) // 4], ordered[(3 * len(ordered)) // 4]],
+        "ratio": Stats.of(rounds).median,
+        "quartiles": [low, high],
     }
 
 
