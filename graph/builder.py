@@ -43,7 +43,7 @@ from .run_control import NO_HOOKS, PromptContext, RunHooks, ToolInputs, current_
 from .runtime import GraphRuntime
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
-from .types import Agent
+from .types import Agent, check_middleware
 
 try:  # a node with both a sync and an async body, without RunnableLambda's tracing cost
     from langgraph._internal._runnable import RunnableCallable
@@ -80,6 +80,7 @@ def build_swarm_graph(
     input_schema: type | None = None,
     prompt_context: PromptContext | None = None,
     tool_inputs: ToolInputs | None = None,
+    middleware: Sequence[Any] = (),
 ) -> StateGraph:
     """Build an uncompiled LangGraph ``StateGraph`` for a swarm of agents.
 
@@ -120,6 +121,10 @@ def build_swarm_graph(
     this graph (``swarmgraph.memory.long_term_hooks`` makes a pair that reads the
     ``store=`` the graph is compiled with and ``config["configurable"]["user_id"]``).
 
+    ``middleware``: LangChain 1.x ``AgentMiddleware`` every agent's steps call, around each
+    agent's own ``Agent(middleware=...)``; their ``state_schema`` fields join the graph's state
+    (graph/middleware.py).
+
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel
         >>> from langgraph.checkpoint.memory import InMemorySaver
@@ -148,6 +153,7 @@ def build_swarm_graph(
         parallel_handoffs=parallel_handoffs,
         input_schema=input_schema,
         hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
+        middleware=checked_middleware(middleware),
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members])
@@ -180,6 +186,8 @@ class GraphSettings:
     #: The graph's own ``prompt_context`` and ``tool_inputs``, as one object (each used when a
     #: run brings none: ``GraphRuntime.hooks``).
     hooks: RunHooks = NO_HOOKS
+    #: The run's middleware, around each agent's own (graph/middleware.py).
+    middleware: tuple[Any, ...] = ()
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -221,6 +229,12 @@ def build_graph_and_runtime(
         topology.agents, resolver, settings.max_consecutive_handoffs, settings.lookup, schema
     )
     runtime.hooks = settings.hooks
+    every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
+    if every:  # their state_schema fields are channels of the graph's state
+        from .middleware import middleware_state_schema
+
+        runtime.middleware = list(settings.middleware)
+        state_schema = middleware_state_schema(state_schema, every)
     runtime.first_handoff_wins = parallel_handoffs == "first"
     fanning = _fanning_agents(topology, parallel_handoffs)
     fan_out: FanOut | None = None
@@ -587,3 +601,10 @@ class _DynamicNode:
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> Any:
         return await self._pick(state, config).astep(state, config)
+
+
+def checked_middleware(middleware: Sequence[Any]) -> tuple[Any, ...]:
+    """``middleware=`` checked (each an ``AgentMiddleware``) and frozen; none: nothing loaded."""
+    if not middleware:
+        return ()
+    return tuple(check_middleware(middleware))

@@ -219,6 +219,8 @@ def find_topology(start: Iterable[Agent]) -> Topology:
             nodes[agent] in fan_out,
             agent.on_trip and nodes[agent.on_trip],  # drawn edges: the fallback, what it needs
             None if agent.requires is None else _requires_label(agent),
+            # the graph's state holds each middleware's state_schema fields
+            tuple(m.state_schema for m in getattr(agent, "middleware", ())),
         )
         for agent in everyone
     )

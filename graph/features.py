@@ -62,6 +62,7 @@ CORE = frozenset(
         "hooks",
         "lazy",
         "messages",
+        "middleware",
         "models",
         "node",
         "node_names",
@@ -74,6 +75,7 @@ CORE = frozenset(
         "state",
         "swarm",
         "tool_calls",
+        "tool_wrapping",
         "types",
     }
 )
@@ -98,6 +100,7 @@ FEATURES = frozenset(
         "native",  # LangGraph graphs as members
         "parallel",  # the Parallel value and its merge rules
         "preconditions",  # requires=
+        "rate_limit",  # RateLimitMiddleware: the middleware docs/internals.md walks
         "routes",  # Agent(routes=[Route(...)])
         "streamed_arguments",  # tool-call arguments as they stream
         "swarm_events",  # Swarm.run(stream=True)'s events

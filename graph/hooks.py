@@ -278,21 +278,28 @@ class Observers:
         return await step(0)
 
     async def model_call(
-        self, io: Driver, turn: Turn, call: ModelCall, config: RunnableConfig
+        self,
+        io: Driver,
+        turn: Turn,
+        call: ModelCall,
+        config: RunnableConfig,
+        prompt: list[BaseMessage] | None = None,
     ) -> Any:
-        """``turn``'s model call through ``io``, inside the observers' ``around_model_call``."""
+        """``turn``'s model call through ``io``, inside the observers' ``around_model_call``
+        (``prompt``: what a middleware's ``wrap_model_call`` sent instead of ``turn.prompt``)."""
         agent = turn.agent
+        sent = turn.prompt if prompt is None else prompt
         info = ModelCallInfo(
             agent,
             turn.control.model_override or agent.model,
-            turn.prompt,
+            sent,
             call.runnable,
             current_branch(),
         )
         return await self._around(
             "around_model_call",
             info,
-            lambda: io.invoke(call.runnable, turn.prompt, config, call.kwargs),
+            lambda: io.invoke(call.runnable, sent, config, call.kwargs),
         )
 
     def tools_of(self, agent: Agent) -> ToolObserver:

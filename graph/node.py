@@ -45,6 +45,7 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
+    RemoveMessage,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -52,6 +53,7 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
+from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Overwrite
 
 from .drivers import ASYNC, SYNC, Driver, drive
@@ -59,12 +61,16 @@ from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
 from .run_control import DECIDES_KEY, RunControl, current_control
 from .runtime import GraphRuntime, ModelCall, Turn
+from .schema import tool_spec
 from .state import StateUpdate, SwarmState
-from .tool_calls import ToolOutcome, run_tool_calls
+from .tool_calls import CallsAround, ToolOutcome, run_tool_calls
 from .types import CALLER, Agent, AgentFunction
 
 if TYPE_CHECKING:
+    from langchain.agents.middleware import ModelRequest
+
     from .effects import EffectLedger
+    from .middleware import StepHooks
 
 __all__ = ["DYNAMIC_NODE", "AgentNode", "Turn"]
 
@@ -119,42 +125,225 @@ class AgentNode:
             return turn.goto
         if turn.gate is not None:  # an agent taking the conversation: its input guardrails
             await self._gates(turn, io)
+        hooks = None  # the agent's middleware (graph/middleware.py), for a step that asks the model
+        stack = self.runtime.stack_for(turn.agent)
+        if stack is not None and turn.call is not None:
+            from .middleware import StepHooks
+
+            hooks = StepHooks(stack, state, config, io, self.runtime.key_for(turn.agent, control))
+            paused = hooks.paused_reply()
+            if paused is not None:  # its after_model hooks paused the run: they go on first
+                return await self._resume_after_model(turn, paused, hooks, io)
+            if await hooks.enter() or await hooks.before_model():
+                return await self._stopped(turn, hooks)
+            if hooks.written:  # a hook changed the conversation: the prompt is read from it
+                self._reprompt(turn, hooks.messages)
         if turn.call is not None:  # the model speaks
             call = turn.call
-            heard = None  # streamed argument text is held to the strict rule
-            callbacks: Any = config.get("callbacks")
-            if call.streams or getattr(callbacks, "handlers", callbacks):  # it may stream
-                from .streamed_arguments import listener_for
-
-                heard = listener_for(call.runnable, config, call.kwargs)
-            sent = config if heard is None else merge_configs(config, {"callbacks": [heard]})
-            if control.observers is None:
-                reply = await io.invoke(call.runnable, turn.prompt, sent, call.kwargs)
-            else:  # an observed run (graph/hooks.py): around the model call
-                reply = await control.observers.model_call(io, turn, call, sent)
-            self._replied(turn, call, heard.strict(reply) if heard and heard.calls else reply)
+            if hooks is None or not stack.model_wrappers:  # type: ignore[union-attr]
+                reply = await self._ask(turn, call, turn.prompt, config, io)
+            else:  # through each wrap_model_call, down to the same call
+                reply = await self._ask_through(turn, call, hooks, config, io)
+            self._replied(turn, call, reply)
+            if hooks is not None:
+                after = await self._after_model(turn, call, reply, hooks)
+                if after is not None:  # the run stops here, or pauses before the tools
+                    return after
             if turn.gate is not None:  # a final answer: output guardrails
                 await self._gates(turn, io)
         if turn.ran is not None:  # tools run
-            hook = control.hooks.tool_inputs or self.runtime.hooks.tool_inputs
-            outcome = await run_tool_calls(
-                turn.ran,
-                turn.tools,
-                turn.context,
-                io,
-                debug=control.debug_print if control.debug else None,
-                schema=self.runtime.schema,
-                effects=turn.features.get("effects"),
-                inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
-                observer=None
-                if control.observers is None
-                else control.observers.tools_of(turn.agent),
-                first_handoff_wins=self.runtime.first_handoff_wins,
+            await self._tools(turn, io, hooks)
+        if hooks is None:
+            return self._next(turn)
+        return await self._leaving(turn, hooks, self._next(turn))
+
+    async def _tools(self, turn: Turn, io: Driver, hooks: StepHooks | None) -> None:
+        """**Tools run here** (graph/tool_calls.py), ``context_variables`` injected; then the
+        results are booked and a handoff switches the agent (``_after_tools``)."""
+        control = turn.control
+        assert turn.ran is not None
+        hook = control.hooks.tool_inputs or self.runtime.hooks.tool_inputs
+        outcome = await run_tool_calls(
+            turn.ran,
+            turn.tools,
+            turn.context,
+            io,
+            debug=control.debug_print if control.debug else None,
+            schema=self.runtime.schema,
+            effects=turn.features.get("effects"),
+            inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
+            observer=None if control.observers is None else control.observers.tools_of(turn.agent),
+            first_handoff_wins=self.runtime.first_handoff_wins,
+            around=None if hooks is None else self._around(hooks),
+        )
+        self._after_tools(turn, turn.ran, outcome)
+        if turn.gate is not None:  # a handoff: the target's precondition, input guardrails
+            await self._gates(turn, io)
+
+    # -- middleware (graph/middleware.py): the model call, what the hooks wrote ------------
+    async def _ask(
+        self,
+        turn: Turn,
+        call: ModelCall,
+        prompt: list[BaseMessage],
+        config: RunnableConfig,
+        io: Driver,
+    ) -> AIMessage:
+        """**The model is called here**: ``call`` with ``prompt``, through the driver."""
+        control = turn.control
+        heard = None  # streamed argument text is held to the strict rule
+        callbacks: Any = config.get("callbacks")
+        if call.streams or getattr(callbacks, "handlers", callbacks):  # it may stream
+            from .streamed_arguments import listener_for
+
+            heard = listener_for(call.runnable, config, call.kwargs)
+        sent = config if heard is None else merge_configs(config, {"callbacks": [heard]})
+        if control.observers is None:
+            reply = await io.invoke(call.runnable, prompt, sent, call.kwargs)
+        else:  # an observed run (graph/hooks.py): around the model call
+            reply = await control.observers.model_call(io, turn, call, sent, prompt)
+        return heard.strict(reply) if heard and heard.calls else reply
+
+    async def _ask_through(
+        self, turn: Turn, call: ModelCall, hooks: StepHooks, config: RunnableConfig, io: Driver
+    ) -> AIMessage:
+        """The model call through each ``wrap_model_call``: a request the middleware left as it
+        was is the step's own call; a changed one (model, tools, settings) is bound anew."""
+        model = self.runtime.chat_model(turn.agent, turn.control)
+        tools = [tool_spec(f).schema for f in call.tools]
+        request = hooks.model_request(model, turn.prompt, tools, turn.agent.tool_choice)
+
+        async def ask(req: ModelRequest) -> AIMessage:
+            prompt: list[BaseMessage] = [*([req.system_message] if req.system_message else [])]
+            prompt += req.messages
+            same = req.model is model and req.tools is request.tools
+            if same and req.tool_choice == request.tool_choice and not req.model_settings:
+                return await self._ask(turn, call, prompt, config, io)
+            settings = req.model_settings
+            bound = (
+                req.model.bind_tools(req.tools, tool_choice=req.tool_choice, **settings)
+                if req.tools
+                else req.model.bind(**settings)
             )
-            self._after_tools(turn, turn.ran, outcome)
-            if turn.gate is not None:  # a handoff: the target's precondition, input guardrails
-                await self._gates(turn, io)
-        return self._next(turn)
+            return await self._ask(
+                turn, call._replace(runnable=bound, kwargs={}), prompt, config, io
+            )
+
+        return await hooks.call_model(request, ask)
+
+    @staticmethod
+    def _around(hooks: StepHooks) -> CallsAround | None:
+        """The tool calls through the middleware's ``wrap_tool_call`` hooks, if any has one."""
+        if not hooks.stack.tool_wrappers:
+            return None
+        from .tool_wrapping import calls_around
+
+        return calls_around(hooks)
+
+    def _reprompt(self, turn: Turn, messages: Sequence[BaseMessage]) -> None:
+        """The prompt again, from the conversation a ``before_model`` hook changed."""
+        prompt = self._prompt(turn.agent, turn.context, messages, turn.control)
+        assert turn.call is not None
+        turn.prompt = [_as_sent(m) for m in prompt] if turn.call.safe_names else prompt
+
+    async def _after_model(
+        self, turn: Turn, call: ModelCall, reply: AIMessage, hooks: StepHooks, resumed: bool = False
+    ) -> StateUpdate | Command | None:
+        """``after_model`` on the booked reply: None, the step goes on; else where it goes (a
+        hook stopped the run, or paused it: the reply is kept and the hooks run again in the
+        agent's next step). A hook that rewrote the reply (same id) or answered some of its
+        calls changes what runs."""
+        from .middleware import AFTER_MODEL_KEY, with_messages
+
+        written = len(hooks.written)
+        update = turn.update
+        if not resumed:
+            update["messages"] = [*hooks.written, *update.get("messages", ())]
+            hooks.messages = with_messages(hooks.messages, [reply])
+        try:
+            if hooks.stack.after_model and await hooks.after_model():
+                return await self._stopped(turn, hooks)
+        except GraphInterrupt:
+            if resumed:  # the pause itself: LangGraph keeps the run here until it is resumed
+                raise
+            if turn.control.swarm_run:  # stateless: nothing can resume it, so the run stops
+                hooks.stopped = hooks.paused_by
+                return await self._stopped(turn, hooks)
+            turn.ran, turn.answers, turn.gate = None, [], None
+            update.update(hooks.written_update())  # type: ignore[typeddict-item]
+            update[AFTER_MODEL_KEY] = reply.id  # type: ignore[literal-required]
+            return Command(update=update, goto=self.name)
+        after = hooks.written[written:]
+        if after:
+            update["messages"].extend(after)
+            turn.control.new_messages += sum(1 for m in after if m.id != reply.id)
+            now, answered = hooks.current(reply), hooks.answered()
+            calls = [c for c in now.tool_calls if c.get("id") not in answered]
+            turn.ran, turn.answers = None, []
+            if turn.control.execute_tools and now.tool_calls:
+                # every call a hook left unanswered runs; none left, the model is asked again
+                self._admit(turn, now.model_copy(update={"tool_calls": calls}), call.tools)
+        update.update(hooks.written_update())  # type: ignore[typeddict-item]
+        if resumed:
+            update[AFTER_MODEL_KEY] = None  # type: ignore[literal-required]
+        return None
+
+    async def _resume_after_model(
+        self, turn: Turn, reply: AIMessage, hooks: StepHooks, io: Driver
+    ) -> StateUpdate | Command:
+        """The step after ``after_model`` hooks paused the run: they run again on the kept
+        reply (a resumed ``interrupt()`` now returns the human's answer), then its calls run."""
+        call = turn.call
+        assert call is not None
+        turn.call, turn.update = None, {"messages": []}
+        if reply.tool_calls and turn.control.execute_tools:
+            self._admit(turn, reply, call.tools)
+        after = await self._after_model(turn, call, reply, hooks, resumed=True)
+        if after is not None:
+            return after
+        if turn.ran is not None:
+            await self._tools(turn, io, hooks)
+        return await self._leaving(turn, hooks, self._next(turn))
+
+    async def _stopped(self, turn: Turn, hooks: StepHooks) -> StateUpdate | Command:
+        """A hook jumped to the end: the step writes what the hooks wrote and the run stops
+        here, with the reason where ``Swarm.run``'s Response reads it."""
+        control, agent = turn.control, turn.agent
+        control.stopped = hooks.stopped
+        control.debug_print(f"{hooks.stopped}")
+        turn.call, turn.ran, turn.gate = None, None, None
+        for message in hooks.written:  # the sender, as on any reply of this agent
+            if isinstance(message, AIMessage) and message.name is None:
+                message.name = agent.name
+        known = {m.id for m in turn.update.get("messages", ())}
+        new = [m for m in hooks.written if m.id not in known]
+        turn.update.setdefault("messages", []).extend(new)
+        control.new_messages += sum(1 for m in new if not isinstance(m, RemoveMessage))
+        turn.update.update(hooks.written_update())  # type: ignore[typeddict-item]
+        await hooks.leave(run_ends=True)
+        self._wrote(turn, hooks, len(hooks.written))
+        return turn.update
+
+    async def _leaving(
+        self, turn: Turn, hooks: StepHooks, result: StateUpdate | Command
+    ) -> StateUpdate | Command:
+        """``after_agent`` when the run ends on this agent or it hands off."""
+        ends = not isinstance(result, Command)
+        switched = "active_agent" in turn.update and turn.update["active_agent"] != hooks.agent_key
+        if ends or switched:
+            written = len(hooks.written)
+            await hooks.leave(run_ends=ends)
+            self._wrote(turn, hooks, written)
+        return result
+
+    @staticmethod
+    def _wrote(turn: Turn, hooks: StepHooks, since: int) -> None:
+        """Put what ``after_agent`` hooks wrote (from ``since`` on) into the step's update."""
+        later = hooks.written[since:]
+        if later:
+            turn.update.setdefault("messages", []).extend(later)
+            turn.control.new_messages += len(later)
+        turn.update.update(hooks.written_update())  # type: ignore[typeddict-item]
 
     # -- guardrails and preconditions: the gates a step waits at -------------------------
     @staticmethod

@@ -249,7 +249,7 @@ class PreparedRun(AbstractContextManager):
         step that failed would have written, see :attr:`SwarmError.unsaved`)."""
         if unsaved:
             final = _applied(final, unsaved)
-        new = final["messages"][self.start :]
+        new = self.new_messages(final)
         agent = self.runtime.agent_for(final.get("active_agent"), self.control)
         # With execute_tools=False the caller runs the tools: nothing waits for approval.
         waiting = (
@@ -277,6 +277,7 @@ class PreparedRun(AbstractContextManager):
             trajectory=list(self.control.ledger.trajectory),
             pending=pending,
             branches=branches,
+            stopped=None if self.control.stopped is None else vars(self.control.stopped).copy(),
         )
         response._langchain_messages = new
         return response
@@ -318,12 +319,27 @@ class PreparedRun(AbstractContextManager):
         elif isinstance(error, GraphRecursionError):
             raise self.step_limit() from error
 
+    def new_messages(self, final: SwarmState) -> list[AnyMessage]:
+        """The messages this run added: those after the caller's history, or, when a middleware
+        rewrote that history (``SummarizationMiddleware`` puts a summary in place of old
+        turns), those after the last of the caller's messages still there."""
+        messages, start = final["messages"], self.start
+        if not start or (len(messages) >= start and messages[start - 1].id == self._last_id()):
+            return messages[start:]
+        known = {m.id for m in self.state["messages"]}
+        kept = [i for i, m in enumerate(messages) if m.id in known]
+        return messages[kept[-1] + 1 :] if kept else messages
+
+    def _last_id(self) -> str | None:
+        history = self.state["messages"]
+        return history[-1].id if history else None
+
     def step_limit(self) -> StepLimitError:
         """LangGraph's recursion limit as a :class:`StepLimitError` that names the agent and
         the tools its last replies kept calling, holding the run's Response."""
         final = self.final
         calls: dict[str, int] = {}
-        for message in reversed(final["messages"][self.start :]):
+        for message in reversed(self.new_messages(final)):
             if isinstance(message, AIMessage):
                 if not message.tool_calls:
                     break  # a reply without tool calls: the loop began after it

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .approvals import PendingApproval
     from .effects import EffectLedger
     from .hooks import Observers
+    from .middleware import MiddlewareStop
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
@@ -320,6 +321,9 @@ class RunControl:
     #: Each feature's own state for this run, by feature (its module makes and reads it:
     #: graph/branches.py keeps a fan-out's records under "fan_out").
     features: dict[str, Any] = field(default_factory=dict)
+    #: The middleware that stopped the run (a hook's ``jump_to="end"``: graph/middleware.py's
+    #: ``MiddlewareStop``); ``Swarm.run``'s Response says who and why; no node goes on after it.
+    stopped: MiddlewareStop | None = None
     #: What observes the run (graph/hooks.py: tracing): ``None``, and the core's hook
     #: points are each one ``is None`` check.
     observers: Observers | None = None
@@ -369,6 +373,7 @@ class RunControl:
         return (
             (WAITING_KEY not in self.features or self.awaiting is None)
             and self.exceeded is None
+            and self.stopped is None
             and TRIPPED_KEY not in self.features
             and self.new_messages < self.max_turns
         )

@@ -35,10 +35,13 @@ from .state import StateUpdate, SwarmState
 from .types import Agent, AgentFunction
 
 if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentMiddleware
+
     from .approvals import WaitingCalls
     from .context_schema import ContextSchema
     from .effects import EffectLedger, RunEffects
     from .guardrails import Gate
+    from .middleware import MiddlewareStack
     from .tool_calls import ToolOutcome
 
 __all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "StepFeatures", "ToolPlan", "Turn"]
@@ -202,6 +205,10 @@ class GraphRuntime:
             from .context_changes import merge_rules_of
 
             self.context_reducers = merge_rules_of(schema.reducers)
+        #: The run's middleware (``Swarm``'s / ``build_swarm_graph``'s ``middleware=``), around
+        #: each agent's own (graph/middleware.py); one stack per agent's list, made on first use.
+        self.middleware: list[AgentMiddleware] = []
+        self._stacks: dict[tuple[int, ...], MiddlewareStack] = {}
         #: The check an agent passes before it takes the conversation in a parallel branch
         #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
@@ -376,14 +383,36 @@ class GraphRuntime:
         key = update.get("active_agent", state.get("active_agent"))
         return Command(update=update, goto=name if key is None else self.node_for(key, control))
 
+    # -- middleware ----------------------------------------------------------------
+    def stack_for(self, agent: Agent) -> MiddlewareStack | None:
+        """The middleware ``agent``'s steps call (the run's around its own), or None: a step
+        without middleware asks nothing more."""
+        own = agent.middleware
+        if not own and not self.middleware:
+            return None
+        key = tuple(map(id, own))
+        stack = self._stacks.get(key)
+        if stack is None:
+            from .middleware import MiddlewareStack
+
+            if len(self._stacks) > 512:  # agents created per request must not grow this forever
+                self._stacks.clear()
+            stack = self._stacks[key] = MiddlewareStack(self.middleware, own)
+        return stack
+
     # -- models ------------------------------------------------------------------
-    def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
-        """How to call ``agent``'s model: the runnable, the keyword arguments that carry
-        its bound tools, the tool functions. Cached per model and tool set."""
+    def chat_model(self, agent: Agent, control: RunControl) -> BaseChatModel:
+        """The chat model ``agent`` talks to in this run, its tools not bound."""
         name = control.model_override or agent.model
         model = self._models.get(name)
         if model is None:  # the resolver's own cache is behind a lock: this one is read freely
             model = self._models[name] = self.resolver.get(name)
+        return model
+
+    def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
+        """How to call ``agent``'s model: the runnable, the keyword arguments that carry
+        its bound tools, the tool functions. Cached per model and tool set."""
+        model = self.chat_model(agent, control)
         tools = agent.tools
         safe_names = type(model).__name__ in _SENDS_NAMES
         if not tools:

@@ -39,7 +39,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import Unpack
 
-from .builder import GraphSettings, build_graph_and_runtime
+from .builder import GraphSettings, build_graph_and_runtime, checked_middleware
 from .discovery import FUNCTIONS, Topology, find_topology
 from .models import ModelResolver
 from .node_names import FAN_OUT_MODES
@@ -84,6 +84,8 @@ class Swarm:
     answered that it was not run); ``"all"`` runs every target at once, as one
     :class:`~swarmgraph.graph.parallel.Parallel`, each transfer call answered with its own
     branch's answer.
+    ``middleware``: LangChain 1.x ``AgentMiddleware`` every agent's steps call, around each
+    agent's own ``Agent(middleware=...)`` (graph/middleware.py, docs/middleware.md).
     """
 
     def __init__(
@@ -95,6 +97,7 @@ class Swarm:
         step_limit: int = DEFAULT_STEP_LIMIT,
         parallel_handoffs: str = "last",
         context_schema: type | None = None,
+        middleware: Sequence[Any] = (),
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
@@ -127,6 +130,7 @@ class Swarm:
             lookup=self._agent_named,
             parallel_handoffs=parallel_handoffs,
             resumes_fan_outs=True,
+            middleware=checked_middleware(middleware),
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -68,6 +68,12 @@ if TYPE_CHECKING:
 _PARALLEL = f"{__package__}.parallel"
 
 _UNSET: Any = object()
+
+#: Runs a reply's calls another way (``runner, io, debug, observer``): through middleware's
+#: ``wrap_tool_call`` hooks (graph/tool_wrapping.py).
+CallsAround = Callable[
+    ["_Runner", Driver, "Callable[[str], None] | None", "ToolObserver | None"], Awaitable[None]
+]
 
 
 @dataclass
@@ -337,14 +343,9 @@ class _Runner:
             if isinstance(prepared, str):
                 self._answer(call, prepared)
                 continue
-            taken = self.outcome.handoff
-            if self.first_wins and taken is not None and _hands_off(prepared[0]):
-                # the first handoff stands: a later one is refused, not run and then ignored
-                self._answer(
-                    call,
-                    f"Error: {call.name} was not run: this reply already transferred the "
-                    f"conversation to {taken.name}.",
-                )
+            refused = self.refusal(call, prepared[0])
+            if refused is not None:
+                self._answer(call, refused)
                 continue
             yield call, *prepared
 
@@ -428,6 +429,25 @@ class _Runner:
                     f"reply handed the conversation to {later.name}."
                 )
 
+    def settled(self) -> ToolOutcome:
+        """The outcome once every call ran: Swarm applies the ``Result`` context updates after
+        the reply's last call."""
+        if self.later:
+            self.working_context().update(self.later)
+        self.outcome.context_variables = self.ctx  # the full working copy, None if untouched
+        return self.outcome
+
+    def refusal(self, call: _Call, func: Callable[..., Any]) -> str | None:
+        """Why ``call`` is not run although it can be: a later handoff when the first wins."""
+        taken = self.outcome.handoff
+        if self.first_wins and taken is not None and _hands_off(func):
+            # the first handoff stands: a later one is refused, not run and then ignored
+            return (
+                f"Error: {call.name} was not run: this reply already transferred the "
+                f"conversation to {taken.name}."
+            )
+        return None
+
     def _answer(self, call: _Call, content: str) -> None:
         self.outcome.messages.append(
             ToolMessage(content=content, tool_call_id=call.id, name=call.name)
@@ -442,7 +462,9 @@ class ToolRunOptions(TypedDict, total=False):
     ``idempotency_key`` (:data:`~swarmgraph.graph.schema.INJECTED`), e.g. ``{"long_term": ...}``;
     ``observer``: what each tool function is called through when something observes the run
     (graph/hooks.py);
-    ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module)."""
+    ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module);
+    ``around``: runs the calls through the step's middleware's ``wrap_tool_call`` hooks instead
+    (graph/tool_wrapping.py)."""
 
     debug: Callable[[str], None] | None
     schema: ContextSchema | None
@@ -450,6 +472,7 @@ class ToolRunOptions(TypedDict, total=False):
     inputs: Mapping[str, Any] | None
     observer: ToolObserver | None
     first_handoff_wins: bool
+    around: CallsAround | None
 
 
 def execute_tool_calls(
@@ -486,13 +509,16 @@ async def run_tool_calls(
     inputs: Mapping[str, Any] | None = None,
     observer: ToolObserver | None = None,
     first_handoff_wins: bool = False,
+    around: CallsAround | None = None,
 ) -> ToolOutcome:
-    """The one body of both: each call that can run is called through ``io`` (its driver:
-    graph/drivers.py), between its effect ledger's ``before`` and ``after`` when it has one
-    (sync store round trips, which the async driver takes off the event loop)."""
+    """The one body of both: each call that can run is called through ``io`` (graph/drivers.py),
+    between its effect ledger's ``before`` and ``after`` (off the event loop) when it has one."""
     runner = _Runner(
         reply, functions, context_variables, schema, effects, inputs, first_handoff_wins
     )
+    if around is not None:  # each call through the middleware's wrap_tool_call
+        await around(runner, io, debug, observer)
+        return runner.settled()
     for call, func, kwargs in runner.ready(debug):
         ledgered = effects is not None and effects.ledgered(func)
         if ledgered and not await io.off_loop(runner.start, call, func):
@@ -509,7 +535,4 @@ async def run_tool_calls(
             await io.off_loop(runner.finish, call, raw, error)
         else:
             runner.finish(call, raw, error)
-    if runner.later:  # Swarm applies the Result updates once every call of the reply has run
-        runner.working_context().update(runner.later)
-    runner.outcome.context_variables = runner.ctx  # the full working copy, None if untouched
-    return runner.outcome
+    return runner.settled()

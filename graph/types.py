@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -99,6 +99,16 @@ class Agent(BaseModel):
     # remember / recall / forget tools on the user's long-term memory (graph/memory_tools.py;
     # a Session with long_term=... supplies the memory they work on).
     memory_tools: bool = False
+    # LangChain 1.x AgentMiddleware this agent's steps call, inside the run's own
+    # (graph/middleware.py; docs/middleware.md).
+    middleware: list[Any] = Field(default_factory=list)
+
+    @field_validator("middleware")
+    @classmethod
+    def _middleware(cls, value: list[Any]) -> list[Any]:
+        if value:
+            check_middleware(value)
+        return value
 
     @field_validator("routes")
     @classmethod
@@ -281,6 +291,9 @@ class Response(BaseModel):
     pending: list = Field(default_factory=list)
     branches: list[dict] = Field(default_factory=list)
     context_conflicts: list[dict] = Field(default_factory=list)
+    #: A middleware stopped the run (a hook jumped to the end): ``{"middleware", "hook",
+    #: "reason"}``; None when the run ended as Swarm's do.
+    stopped: dict | None = None
     # Set by Swarm (and prepend_messages); read through langchain_messages.
     _langchain_messages: list[Any] | None = PrivateAttr(default=None)
 
@@ -355,3 +368,23 @@ class Result(BaseModel):
                 f"Result.agent takes an Agent, a compiled LangGraph graph or a Parallel: {value!r}"
             )
         return value
+
+
+def check_middleware(middleware: Sequence[Any]) -> list[Any]:
+    """``middleware`` as a list, each one checked to be a LangChain ``AgentMiddleware``.
+
+    Example:
+        >>> check_middleware([print])
+        Traceback (most recent call last):
+        ...
+        TypeError: middleware takes langchain.agents.middleware.AgentMiddleware objects ...
+    """
+    from langchain.agents.middleware import AgentMiddleware
+
+    for m in middleware:
+        if not isinstance(m, AgentMiddleware):
+            raise TypeError(
+                "middleware takes langchain.agents.middleware.AgentMiddleware objects (a class, "
+                f"or one made by @before_model, @wrap_tool_call...), not {m!r}"
+            )
+    return list(middleware)

@@ -53,6 +53,7 @@ RUN_CONTROL_FIELDS = (
     "hooks",
     "ledger",
     "features",
+    "stopped",
     "observers",
 )
 
@@ -68,7 +69,7 @@ def test_turn_keeps_the_cores_fields_only():
 
 def test_run_control_keeps_the_cores_fields_only():
     assert _names(RunControl) == RUN_CONTROL_FIELDS
-    assert len(RUN_CONTROL_FIELDS) <= 14
+    assert len(RUN_CONTROL_FIELDS) <= 15
 
 
 def test_a_turn_takes_no_attribute_outside_its_fields():

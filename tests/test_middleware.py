@@ -1,0 +1,452 @@
+"""LangChain 1.x AgentMiddleware on a swarm agent (graph/middleware.py): LangChain's built-ins
+and decorators, each on ``Swarm.run`` and on the compiled graph, each checked by what it does
+(a test here fails when the middleware is ignored)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
+    ModelRetryMiddleware,
+    PIIMiddleware,
+    SummarizationMiddleware,
+    ToolCallLimitMiddleware,
+    ToolRetryMiddleware,
+    after_agent,
+    before_agent,
+    before_model,
+    dynamic_prompt,
+    wrap_tool_call,
+)
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
+from typing_extensions import NotRequired
+
+from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
+
+HI = [{"role": "user", "content": "hi"}]
+
+
+def _both(agent: Agent, model: ScriptedChatModel, messages=HI, **swarm: Any):
+    """The same agent run by ``Swarm.run`` and by the compiled graph (fresh models, same
+    script): ``(response, final graph state)``."""
+    script = list(model.responses)  # type: ignore[attr-defined]
+    response = Swarm(chat_model=ScriptedChatModel(script), **swarm).run(agent, messages)
+    graph = build_swarm_graph([agent], chat_model=ScriptedChatModel(script), **swarm).compile()
+    state = graph.invoke({"messages": messages})
+    return response, state
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def tool(self, order: int) -> str:
+        self.calls += 1
+        return f"refunded {order}"
+
+
+def refund(order: int) -> str:
+    """Refund an order."""
+    return f"refunded {order}"
+
+
+# -- the call limits ------------------------------------------------------------------------
+def test_model_call_limit_ends_the_run_on_both_paths():
+    script = [scripted_tool_call("refund", {"order": 1}), "Done."]
+    agent = Agent(functions=[refund], middleware=[ModelCallLimitMiddleware(run_limit=1)])
+    response, state = _both(agent, ScriptedChatModel(script))
+    assert "limit" in response.messages[-1]["content"].lower()
+    assert response.messages[-1]["sender"] == "Agent"
+    assert response.stopped is not None and response.stopped["hook"] == "before_model"
+    assert "Done." not in [m["content"] for m in response.messages]
+    assert "limit" in state["messages"][-1].content.lower()
+    # ignored, the model would have answered
+    plain = Swarm(chat_model=ScriptedChatModel(script)).run(Agent(functions=[refund]), HI)
+    assert plain.messages[-1]["content"] == "Done." and plain.stopped is None
+
+
+def test_model_call_limit_counts_a_thread_across_invocations_and_a_run_per_invocation():
+    agent = Agent(middleware=[ModelCallLimitMiddleware(thread_limit=2, run_limit=1)])
+    graph = build_swarm_graph([agent], chat_model=ScriptedChatModel(["one", "two", "three"]))
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    said = [
+        app.invoke({"messages": [("user", str(i))]}, config)["messages"][-1].content
+        for i in range(3)
+    ]
+    assert said[:2] == ["one", "two"]  # the run limit starts afresh in each invocation
+    assert "thread limit (2/2)" in said[2]  # the thread limit is checkpointed
+
+
+def test_model_call_limit_async():
+    agent = Agent(middleware=[ModelCallLimitMiddleware(run_limit=1)])
+    script = [scripted_tool_call("refund", {"order": 1}), "Done."]
+    agent = Agent(functions=[refund], middleware=[ModelCallLimitMiddleware(run_limit=1)])
+    response = asyncio.run(Swarm(chat_model=ScriptedChatModel(script)).arun(agent, HI))
+    assert "limit" in response.messages[-1]["content"].lower()
+
+
+def test_tool_call_limit_refuses_the_call_past_the_limit_and_the_run_goes_on():
+    counter = Counter()
+
+    def refund(order: int) -> str:
+        return counter.tool(order)
+
+    script = [scripted_tool_calls([("refund", {"order": 1}), ("refund", {"order": 2})]), "Done."]
+    limit = ToolCallLimitMiddleware(tool_name="refund", run_limit=1, exit_behavior="continue")
+    agent = Agent(functions=[refund], middleware=[limit])
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(agent, HI)
+    first, second = (c["id"] for c in response.messages[0]["tool_calls"])
+    answers = {m["tool_call_id"]: m["content"] for m in response.messages if m["role"] == "tool"}
+    assert answers[first] == "refunded 1" and "limit" in answers[second].lower()
+    assert counter.calls == 1 and response.messages[-1]["content"] == "Done."
+    graph = build_swarm_graph([agent], chat_model=ScriptedChatModel(script)).compile()
+    state = graph.invoke({"messages": HI})
+    assert counter.calls == 2  # one more call, on the graph
+    tools = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert len(tools) == 2 and sorted(t.tool_call_id for t in tools) == sorted(
+        c["id"] for c in state["messages"][1].tool_calls
+    )
+
+
+def test_tool_call_limit_end_stops_the_run_with_every_call_answered():
+    counter = Counter()
+
+    def refund(order: int) -> str:
+        return counter.tool(order)
+
+    script = [scripted_tool_calls([("refund", {"order": 1}), ("refund", {"order": 2})]), "Done."]
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="end")
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(
+        Agent(functions=[refund], middleware=[limit]), HI
+    )
+    assert counter.calls == 0
+    assert sum(m["role"] == "tool" for m in response.messages) == 2
+    assert response.stopped is not None and response.stopped["hook"] == "after_model"
+
+
+# -- input and output checks -------------------------------------------------------------------
+def test_pii_middleware_redacts_what_the_model_reads_on_both_paths():
+    messages = [{"role": "user", "content": "mail me at ming@example.com"}]
+    pii = PIIMiddleware("email", strategy="redact", apply_to_input=True)
+    for run in ("swarm", "graph"):
+        model = ScriptedChatModel(["Sure."])
+        agent = Agent(middleware=[pii])
+        if run == "swarm":
+            Swarm(chat_model=model).run(agent, messages)
+        else:
+            build_swarm_graph([agent], chat_model=model).compile().invoke({"messages": messages})
+        seen = model.calls[0][-1].content
+        assert "ming@example.com" not in seen and "REDACTED" in seen.upper(), run
+
+
+# -- retries ----------------------------------------------------------------------------------
+def test_model_retry_calls_the_model_again_after_an_error():
+    script = [RuntimeError("overloaded"), "Hello."]
+    retry = ModelRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
+    response, state = _both(Agent(middleware=[retry]), ScriptedChatModel(script))
+    assert response.messages[-1]["content"] == "Hello."
+    assert state["messages"][-1].content == "Hello."
+    with pytest.raises(Exception, match="overloaded"):  # without it the error stops the run
+        Swarm(chat_model=ScriptedChatModel(script)).run(Agent(), HI)
+
+
+def test_tool_retry_runs_a_failing_tool_again():
+    tries: list[int] = []
+
+    def flaky(order: int) -> str:
+        tries.append(order)
+        if len(tries) % 2:
+            raise ConnectionError("try again")
+        return f"refunded {order}"
+
+    script = [scripted_tool_call("flaky", {"order": 3}), "Done."]
+    retry = ToolRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
+    response, state = _both(Agent(functions=[flaky], middleware=[retry]), ScriptedChatModel(script))
+    assert response.messages[1]["content"] == "refunded 3"
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["refunded 3"]
+    assert len(tries) == 4
+    plain = Swarm(chat_model=ScriptedChatModel(script)).run(Agent(functions=[flaky]), HI)
+    assert plain.messages[1]["content"].startswith("Error: flaky raised ConnectionError")
+
+
+def test_a_tool_that_still_fails_after_retries_is_answered_with_the_error():
+    def broken() -> str:
+        raise ValueError("no")
+
+    script = [scripted_tool_call("broken"), "Done."]
+    retry = ToolRetryMiddleware(max_retries=1, initial_delay=0, jitter=False, on_failure="error")
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(
+        Agent(functions=[broken], middleware=[retry]), HI
+    )
+    assert response.messages[1]["content"].startswith("Error: broken raised ValueError: no")
+    assert response.messages[-1]["content"] == "Done."
+
+
+# -- history ------------------------------------------------------------------------------------
+def test_summarization_replaces_old_messages_with_a_summary():
+    history = []
+    for i in range(6):
+        history += [
+            {"role": "user", "content": f"question {i}"},
+            {"role": "assistant", "content": f"answer {i}"},
+        ]
+    history.append({"role": "user", "content": "last question"})
+    summarizer = ScriptedChatModel(["SUMMARY: six questions"])
+    summary = SummarizationMiddleware(
+        model=summarizer, trigger=("messages", 8), keep=("messages", 3)
+    )
+    model = ScriptedChatModel(["Final."])
+    response = Swarm(chat_model=model).run(Agent(middleware=[summary]), history)
+    sent = model.calls[0]
+    assert any("SUMMARY: six questions" in str(m.content) for m in sent)
+    assert len(sent) < len(history)  # the old turns are not sent again
+    assert [m["content"] for m in response.messages] == ["Final."]
+    model = ScriptedChatModel(["Final."])
+    graph = build_swarm_graph([Agent(middleware=[summary])], chat_model=model).compile()
+    summarizer.responses.append("SUMMARY: six questions")  # type: ignore[attr-defined]
+    state = graph.invoke({"messages": history})
+    assert len(state["messages"]) < len(history)
+    assert state["messages"][-1].content == "Final."
+
+
+# -- human in the loop -------------------------------------------------------------------------
+def test_human_in_the_loop_interrupts_the_compiled_graph_and_resumes_without_asking_again():
+    counter = Counter()
+
+    def refund(order: int) -> str:
+        return counter.tool(order)
+
+    model = ScriptedChatModel([scripted_tool_call("refund", {"order": 7}), "Refunded."])
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"refund": True})
+    graph = build_swarm_graph([Agent(functions=[refund], middleware=[hitl])], chat_model=model)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "hitl"}}
+    paused = app.invoke({"messages": HI}, config)
+    (question,) = paused["__interrupt__"]
+    assert question.value["action_requests"][0]["name"] == "refund"
+    assert counter.calls == 0
+    done = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert counter.calls == 1 and done["messages"][-1].content == "Refunded."
+    assert len(model.calls) == 2  # the model was not asked again on resume
+
+
+def test_human_in_the_loop_reject_answers_the_call_without_running_it():
+    counter = Counter()
+
+    def refund(order: int) -> str:
+        return counter.tool(order)
+
+    model = ScriptedChatModel([scripted_tool_call("refund", {"order": 7}), "Not refunded."])
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"refund": True})
+    graph = build_swarm_graph([Agent(functions=[refund], middleware=[hitl])], chat_model=model)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "reject"}}
+    app.invoke({"messages": HI}, config)
+    done = app.invoke(
+        Command(resume={"decisions": [{"type": "reject", "message": "too much"}]}), config
+    )
+    assert counter.calls == 0
+    tool = next(m for m in done["messages"] if isinstance(m, ToolMessage))
+    assert "too much" in tool.content
+    assert done["messages"][-1].content == "Not refunded."
+
+
+# -- decorators, state and the run's own middleware ---------------------------------------------
+def test_dynamic_prompt_replaces_the_system_prompt_the_model_reads():
+    @dynamic_prompt
+    def terse(request) -> str:
+        return f"Be terse. ({len(request.messages)} messages)"
+
+    model = ScriptedChatModel(["Ok."])
+    Swarm(chat_model=model).run(Agent(instructions="Be verbose.", middleware=[terse]), HI)
+    assert model.calls[0][0] == SystemMessage("Be terse. (1 messages)")
+
+
+def test_wrap_tool_call_can_answer_without_running_the_tool():
+    counter = Counter()
+
+    def refund(order: int) -> str:
+        return counter.tool(order)
+
+    @wrap_tool_call
+    def deny(request, handler):
+        return ToolMessage(content="denied by policy", tool_call_id=request.tool_call["id"])
+
+    script = [scripted_tool_call("refund", {"order": 1}), "Ok."]
+    response, state = _both(Agent(functions=[refund], middleware=[deny]), ScriptedChatModel(script))
+    assert counter.calls == 0
+    assert response.messages[1]["content"] == "denied by policy"
+    answers = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert answers == ["denied by policy"]
+
+
+def test_wrap_tool_call_edited_arguments_are_checked_like_the_models():
+    @wrap_tool_call
+    def garble(request, handler):
+        return handler(request.override(tool_call={**request.tool_call, "args": {"order": "x"}}))
+
+    script = [scripted_tool_call("refund", {"order": 1}), "Ok."]
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(
+        Agent(functions=[refund], middleware=[garble]), HI
+    )
+    assert response.messages[1]["content"].startswith("Error:")
+
+
+class VisitState(AgentState):
+    visits: NotRequired[list[str]]
+
+
+class Visits(AgentMiddleware):
+    """Records each agent's entering and leaving in its own state field."""
+
+    state_schema = VisitState
+
+    def before_agent(self, state, runtime):
+        return {"visits": [*state.get("visits", []), "in"]}
+
+    def after_agent(self, state, runtime):
+        return {"visits": [*state.get("visits", []), "out"]}
+
+
+def test_a_middlewares_state_schema_joins_the_graph_state_and_before_after_agent_follow_handoffs():
+    sales = Agent(name="Sales", middleware=[Visits()])
+
+    def to_sales():
+        return sales
+
+    triage = Agent(name="Triage", functions=[to_sales], middleware=[Visits()])
+    model = ScriptedChatModel([scripted_tool_call("to_sales"), "Sales here."])
+    state = build_swarm_graph([triage], chat_model=model).compile().invoke({"messages": HI})
+    # Triage enters and leaves (handoff), Sales enters and leaves (the run ends on it)
+    assert state["visits"] == ["in", "out", "in", "out"]
+    assert state["messages"][-1].content == "Sales here."
+
+
+def test_swarm_level_middleware_runs_for_every_agent_and_before_agent_once_per_run():
+    seen: list[str] = []
+
+    @before_model
+    def note(state, runtime):
+        seen.append(f"model:{len(state['messages'])}")
+
+    @before_agent
+    def start(state, runtime):
+        seen.append("start")
+
+    @after_agent
+    def end(state, runtime):
+        seen.append("end")
+
+    sales = Agent(name="Sales")
+
+    def to_sales():
+        return sales
+
+    model = ScriptedChatModel([scripted_tool_call("to_sales"), "Sales here."])
+    Swarm(chat_model=model, middleware=[note, start, end]).run(
+        Agent(name="Triage", functions=[to_sales]), HI
+    )
+    assert seen == ["start", "model:1", "model:3", "end"]
+
+
+def test_middleware_must_be_agent_middleware():
+    with pytest.raises(TypeError, match="AgentMiddleware"):
+        Agent(middleware=[lambda state, runtime: None])
+    with pytest.raises(TypeError, match="AgentMiddleware"):
+        Swarm(middleware=[object()])
+
+
+def test_a_before_model_hook_that_adds_a_message_is_seen_by_the_model_and_kept():
+    @before_model
+    def remind(state, runtime):
+        if not any(m.content == "Reminder" for m in state["messages"]):
+            return {"messages": [HumanMessage("Reminder")]}
+        return None
+
+    model = ScriptedChatModel(["Ok."])
+    response = Swarm(chat_model=model).run(Agent(middleware=[remind]), HI)
+    assert [m.content for m in model.calls[0][1:]] == ["hi", "Reminder"]
+    assert [m["content"] for m in response.messages] == ["Reminder", "Ok."]
+    assert isinstance(model.calls[0][0], SystemMessage)
+    assert not isinstance(response.messages[-1], AIMessage)
+
+
+def test_human_in_the_loop_under_swarm_run_stops_and_says_why():
+    counter = Counter()
+
+    def refund(order: int) -> str:
+        return counter.tool(order)
+
+    model = ScriptedChatModel([scripted_tool_call("refund", {"order": 7}), "Refunded."])
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"refund": True})
+    response = Swarm(chat_model=model).run(Agent(functions=[refund], middleware=[hitl]), HI)
+    assert counter.calls == 0 and len(model.calls) == 1
+    assert response.stopped is not None
+    assert response.stopped["middleware"] == "HumanInTheLoopMiddleware"
+    assert "refund" in response.stopped["reason"]
+    assert response.messages[-1]["tool_calls"][0]["function"]["name"] == "refund"
+
+
+# -- the rate limit docs/internals.md walks (graph/rate_limit.py) --------------------------------
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_rate_limit_refuses_the_third_call_in_the_window_and_admits_after_it():
+    from swarmgraph.graph.rate_limit import RateLimitMiddleware
+
+    clock = Clock()
+    counter = Counter()
+
+    def refund(order: int) -> str:
+        return counter.tool(order)
+
+    limit = RateLimitMiddleware(max_calls=2, window=10.0, clock=clock)
+    agent = Agent(name="Billing", functions=[refund], middleware=[limit])
+    calls = [scripted_tool_call("refund", {"order": n}) for n in (1, 2, 3)]
+    response = Swarm(chat_model=ScriptedChatModel([*calls, "Done."])).run(agent, HI)
+    answers = [m["content"] for m in response.messages if m["role"] == "tool"]
+    assert answers[:2] == ["refunded 1", "refunded 2"] and "rate limit" in answers[2]
+    assert counter.calls == 2 and response.messages[-1]["content"] == "Done."
+    clock.now = 10.5  # the window has passed: the same agent may call again, on the graph too
+    graph = build_swarm_graph([agent], chat_model=ScriptedChatModel([calls[0], "Done."]))
+    state = graph.compile().invoke({"messages": HI})
+    assert counter.calls == 3 and state["messages"][2].content == "refunded 1"
+
+
+def test_rate_limit_is_per_agent_and_can_stop_the_run():
+    from swarmgraph.graph.rate_limit import RateLimitMiddleware
+
+    clock = Clock()
+    limit = RateLimitMiddleware(max_calls=1, window=10.0, clock=clock, exit_behavior="end")
+    script = [scripted_tool_calls([("refund", {"order": 1}), ("refund", {"order": 2})]), "Done."]
+    agent = Agent(name="Billing", functions=[refund], middleware=[limit])
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(agent, HI)
+    assert response.stopped is not None and "rate limit" in response.stopped["reason"]
+    answers = [m["content"] for m in response.messages if m["role"] == "tool"]
+    assert answers == [answers[0]] * 2 and answers[0].startswith("Error: rate limit")
+    one = [scripted_tool_call("refund", {"order": 1}), "Done."]
+    other = Agent(name="Sales", functions=[refund], middleware=[limit])  # its own count
+    assert Swarm(chat_model=ScriptedChatModel(one)).run(other, HI).messages[1]["content"] == (
+        "refunded 1"
+    )
+    again = Swarm(chat_model=ScriptedChatModel(one)).run(other, HI)
+    assert again.stopped is not None  # Sales' second call in the window: over its limit
+    # the batch that stopped Billing's run ran nothing, so it was not counted either
+    assert Swarm(chat_model=ScriptedChatModel(one)).run(agent, HI).messages[1]["content"] == (
+        "refunded 1"
+    )
