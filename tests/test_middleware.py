@@ -450,3 +450,62 @@ def test_rate_limit_is_per_agent_and_can_stop_the_run():
     assert Swarm(chat_model=ScriptedChatModel(one)).run(agent, HI).messages[1]["content"] == (
         "refunded 1"
     )
+
+
+# -- more built-ins: what docs/middleware.md lists as working ---------------------------------
+def test_model_fallback_answers_with_the_fallback_model_and_the_agents_tools():
+    from langchain.agents.middleware import ModelFallbackMiddleware
+
+    fallback = ScriptedChatModel([scripted_tool_call("refund", {"order": 2}), "Fallback done."])
+    middleware = ModelFallbackMiddleware(fallback)
+    script = [RuntimeError("primary down"), RuntimeError("primary down")]
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(
+        Agent(functions=[refund], middleware=[middleware]), HI
+    )
+    assert [m["content"] for m in response.messages][1:] == ["refunded 2", "Fallback done."]
+    assert fallback.bound_tools[-1][0]["function"]["name"] == "refund"  # bound on the fallback
+
+
+def test_context_editing_clears_old_tool_results_from_what_the_model_reads():
+    from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware
+
+    edit = ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=1, keep=0)])
+    model = ScriptedChatModel([scripted_tool_call("refund", {"order": 1}), "Done."])
+    Swarm(chat_model=model).run(Agent(functions=[refund], middleware=[edit]), HI)
+    second = model.calls[1]
+    answer = next(m for m in second if isinstance(m, ToolMessage))
+    assert answer.content != "refunded 1"  # cleared before the model read it again
+
+
+def test_tool_error_middleware_words_the_answer_of_a_failing_tool():
+    from langchain.agents.middleware import ToolErrorMiddleware
+
+    def broken() -> str:
+        raise ValueError("no stock")
+
+    middleware = ToolErrorMiddleware(on_error=lambda error, request: f"sorry: {error}")
+    response, state = _both(
+        Agent(functions=[broken], middleware=[middleware]),
+        ScriptedChatModel([scripted_tool_call("broken"), "Ok."]),
+    )
+    assert response.messages[1]["content"] == "sorry: no stock"
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == [
+        "sorry: no stock"
+    ]
+
+
+def test_llm_tool_emulator_answers_calls_without_running_the_tool():
+    from langchain.agents.middleware import LLMToolEmulator
+
+    counter = Counter()
+
+    def refund(order: int) -> str:
+        """Refund an order."""
+        return counter.tool(order)
+
+    emulator = LLMToolEmulator(model=ScriptedChatModel(["emulated: refunded 1"]))
+    script = [scripted_tool_call("refund", {"order": 1}), "Done."]
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(
+        Agent(functions=[refund], middleware=[emulator]), HI
+    )
+    assert counter.calls == 0 and response.messages[1]["content"] == "emulated: refunded 1"
