@@ -438,8 +438,11 @@ def ours_with(feature: str) -> Callable[[], Any]:
     - ``marked tools``: A also has an ``@needs_approval`` and an ``@effect`` tool the model
       never calls (approvals and effects attach, nothing waits);
     - ``history view``: B's model sees ``Agent(history=last(2))``: A's transfer call and its
-      answer, not the user's message before them.
+      answer, not the user's message before them;
+    - ``no-op middleware``: ``Swarm(middleware=[m])``, one LangChain ``AgentMiddleware`` whose
+      ``before_model`` counts the calls and changes nothing (the hook machinery's own cost).
     """
+    from langchain.agents.middleware import AgentMiddleware
     from pydantic import BaseModel
     from swarmgraph.graph import Budget, effect, needs_approval
     from swarmgraph.graph.history_views import last
@@ -464,6 +467,15 @@ def ours_with(feature: str) -> Callable[[], Any]:
         a.functions = [needs_approval(_refund), effect(_pay)]
     elif feature == "history view":
         b.history = last(2)
+    elif feature == "no-op middleware":
+
+        class Noop(AgentMiddleware):
+            calls = 0
+
+            def before_model(self, state: Any, runtime: Any) -> None:
+                Noop.calls += 1
+
+        swarm = Swarm(chat_model=model, middleware=[Noop()])
     else:
         raise ValueError(f"no feature row {feature!r}; known: {', '.join(FEATURES)}")
 
@@ -479,13 +491,22 @@ def ours_with(feature: str) -> Callable[[], Any]:
             assert response.pending == [] and len(a.functions) == 2
         elif feature == "history view":  # B's model was sent the view, not the whole chat
             assert [m.type for m in model.calls[-1] if m.type != "system"] == ["ai", "tool"]
+        elif feature == "no-op middleware":  # its hook ran before both model calls
+            assert Noop.calls >= 2
         return response
 
     return _reset_every(model, run)
 
 
 #: The per-feature rows: each is ``ours: Swarm.run`` with that one feature (see :func:`ours_with`).
-FEATURES = ("budget", "input guardrail", "typed context", "marked tools", "history view")
+FEATURES = (
+    "budget",
+    "input guardrail",
+    "typed context",
+    "marked tools",
+    "history view",
+    "no-op middleware",
+)
 
 
 def feature_costs(number: int, repeat: int) -> dict[str, Any]:

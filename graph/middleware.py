@@ -126,6 +126,14 @@ class MiddlewareStack:
         self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
         self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
         self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
+        self.enters = bool(self.entering["run"] or self.entering["own"])
+        self.leaves = bool(self.leaving["run"] or self.leaving["own"])
+        #: Each state hook's function, sync and async, read once (a step calls them often).
+        self.calls: dict[tuple[int, str, bool], Callable[..., Any]] = {}
+        for m in every:
+            for hook in ("before_agent", "before_model", "after_model", "after_agent"):
+                for awaited in (False, True):
+                    self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
 
 
 def middleware_state_schema(base: type, middleware: Sequence[AgentMiddleware]) -> type:
@@ -145,8 +153,11 @@ def middleware_state_schema(base: type, middleware: Sequence[AgentMiddleware]) -
         for key, hint in get_type_hints(each.state_schema, include_extras=True).items():
             if key not in _AGENT_STATE_KEYS and key not in fields:
                 fields[key] = hint
-    fields[ENTERED_KEY] = NotRequired[Annotated[str | None, UntrackedValue]]
-    fields[AFTER_MODEL_KEY] = NotRequired[str | None]
+    # the step's own keys, only where a hook needs them (every channel costs each step)
+    if any(_overrides(m, "before_agent") for m in middleware):
+        fields[ENTERED_KEY] = NotRequired[Annotated[str | None, UntrackedValue]]
+    if any(_overrides(m, "after_model") for m in middleware):
+        fields[AFTER_MODEL_KEY] = NotRequired[str | None]
     return TypedDict(f"{base.__name__}WithMiddleware", fields)  # type: ignore[operator]
 
 
@@ -170,7 +181,10 @@ class StepHooks:
         self.stack = stack
         self.io = io
         self.agent_key = agent_key
-        self.messages: list[BaseMessage] = list(state.get("messages", ()))
+        self.awaited = isinstance(io, AsyncDriver)
+        #: The conversation as the hooks see it; the state's own list until a hook writes
+        #: (``with_messages`` makes a new list, never changing the state's).
+        self.messages: list[BaseMessage] = state.get("messages") or []
         self.values: dict[str, Any] = {}
         self.written: list[BaseMessage] = []
         self.stopped: MiddlewareStop | None = None
@@ -211,8 +225,9 @@ class StepHooks:
 
     async def _run(self, hook: Hook, middleware: Sequence[AgentMiddleware]) -> bool:
         for m in middleware:
+            call = self.stack.calls[id(m), hook, self.awaited]
             try:
-                update = await _call_hook(m, hook, self.view(), self.runtime, self.io)
+                update = await call(self.view(), self.runtime)
             except GraphInterrupt as pause:  # interrupt(): who paused, and what it asks
                 self.paused_by = MiddlewareStop(m.name, hook, _asks(pause))
                 raise
@@ -225,7 +240,7 @@ class StepHooks:
         """``before_agent``: the run's middleware when the invocation starts, the agent's own
         when the run enters it. True: a hook stopped the run."""
         entered = self._state.get(ENTERED_KEY)
-        if entered == self.agent_key:
+        if not self.stack.enters or entered == self.agent_key:
             return False
         self.values[ENTERED_KEY] = self.agent_key
         if entered is None and await self._run("before_agent", self.stack.entering["run"]):
@@ -331,20 +346,23 @@ class StepHooks:
         return reply
 
 
-async def _call_hook(
-    middleware: AgentMiddleware, hook: Hook, state: dict[str, Any], runtime: Runtime, io: Driver
-) -> dict[str, Any] | None:
-    """One state hook, its async twin where the driver awaits and the middleware has one."""
-    kind = type(middleware)
+def _hook_function(middleware: AgentMiddleware, hook: str, awaited: bool) -> Callable[..., Any]:
+    """The function a step calls for ``hook`` of ``middleware``, always awaited: the async
+    twin under the async driver where the middleware has one, else the sync hook; an
+    async-only hook under the sync driver (its coroutine is driven in place)."""
     from langchain.agents.middleware import AgentMiddleware
 
+    kind = type(middleware)
+    sync = getattr(middleware, hook)
     has_sync = getattr(kind, hook) is not getattr(AgentMiddleware, hook)
-    if isinstance(io, AsyncDriver) or not has_sync:
-        async_hook = getattr(kind, f"a{hook}")
-        if async_hook is not getattr(AgentMiddleware, f"a{hook}") or not has_sync:
-            return await getattr(middleware, f"a{hook}")(state, runtime)
-    result: dict[str, Any] | None = getattr(middleware, hook)(state, runtime)
-    return result
+    has_async = getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+    if has_async and (awaited or not has_sync):
+        return cast("Callable[..., Any]", getattr(middleware, f"a{hook}"))
+
+    async def call(state: dict[str, Any], runtime: Runtime) -> Any:
+        return sync(state, runtime)
+
+    return call
 
 
 async def _through(

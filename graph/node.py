@@ -153,7 +153,7 @@ class AgentNode:
                 await self._gates(turn, io)
         if turn.ran is not None:  # tools run
             await self._tools(turn, io, hooks)
-        if hooks is None:
+        if hooks is None or not hooks.stack.leaves:
             return self._next(turn)
         return await self._leaving(turn, hooks, self._next(turn))
 
@@ -258,7 +258,11 @@ class AgentNode:
         written = len(hooks.written)
         update = turn.update
         if not resumed:
-            update["messages"] = [*hooks.written, *update.get("messages", ())]
+            if hooks.written:  # before_model's messages come before the reply
+                update["messages"] = [*hooks.written, *update.get("messages", ())]
+            if not hooks.stack.after_model:
+                update.update(hooks.written_update())  # type: ignore[typeddict-item]
+                return None
             hooks.messages = with_messages(hooks.messages, [reply])
         try:
             if hooks.stack.after_model and await hooks.after_model():
