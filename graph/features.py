@@ -75,6 +75,7 @@ CORE = frozenset(
         "state",
         "swarm",
         "tool_calls",
+        "tool_events",
         "tool_wrapping",
         "types",
     }

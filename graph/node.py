@@ -64,6 +64,7 @@ from .runtime import GraphRuntime, ModelCall, Turn
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
 from .tool_calls import CallsAround, ToolOutcome, run_tool_calls
+from .tool_events import tool_events_for
 from .types import CALLER, Agent, AgentFunction
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class AgentNode:
             hooks = StepHooks(stack, state, config, io, self.runtime.key_for(turn.agent, control))
             paused = hooks.paused_reply()
             if paused is not None:  # its after_model hooks paused the run: they go on first
-                return await self._resume_after_model(turn, paused, hooks, io)
+                return await self._resume_after_model(turn, paused, hooks, io, config)
             if await hooks.enter() or await hooks.before_model():
                 return await self._stopped(turn, hooks)
             if hooks.written:  # a hook changed the conversation: the prompt is read from it
@@ -152,12 +153,14 @@ class AgentNode:
             if turn.gate is not None:  # a final answer: output guardrails
                 await self._gates(turn, io)
         if turn.ran is not None:  # tools run
-            await self._tools(turn, io, hooks)
+            await self._tools(turn, io, hooks, config)
         if hooks is None or not hooks.stack.leaves:
             return self._next(turn)
         return await self._leaving(turn, hooks, self._next(turn))
 
-    async def _tools(self, turn: Turn, io: Driver, hooks: StepHooks | None) -> None:
+    async def _tools(
+        self, turn: Turn, io: Driver, hooks: StepHooks | None, config: RunnableConfig
+    ) -> None:
         """**Tools run here** (graph/tool_calls.py), ``context_variables`` injected; then the
         results are booked and a handoff switches the agent (``_after_tools``)."""
         control = turn.control
@@ -175,6 +178,7 @@ class AgentNode:
             observer=None if control.observers is None else control.observers.tools_of(turn.agent),
             first_handoff_wins=self.runtime.first_handoff_wins,
             around=None if hooks is None else self._around(hooks),
+            events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
         )
         self._after_tools(turn, turn.ran, outcome)
         if turn.gate is not None:  # a handoff: the target's precondition, input guardrails
@@ -293,7 +297,7 @@ class AgentNode:
         return None
 
     async def _resume_after_model(
-        self, turn: Turn, reply: AIMessage, hooks: StepHooks, io: Driver
+        self, turn: Turn, reply: AIMessage, hooks: StepHooks, io: Driver, config: RunnableConfig
     ) -> StateUpdate | Command:
         """The step after ``after_model`` hooks paused the run: they run again on the kept
         reply (a resumed ``interrupt()`` now returns the human's answer), then its calls run."""
@@ -306,7 +310,7 @@ class AgentNode:
         if after is not None:
             return after
         if turn.ran is not None:
-            await self._tools(turn, io, hooks)
+            await self._tools(turn, io, hooks, config)
         return await self._leaving(turn, hooks, self._next(turn))
 
     async def _stopped(self, turn: Turn, hooks: StepHooks) -> StateUpdate | Command:

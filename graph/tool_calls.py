@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from .effects import EffectCall, EffectOutcome, RunEffects
     from .hooks import ToolObserver
     from .parallel import Parallel
+    from .tool_events import ToolEvents
 
 _PARALLEL = f"{__package__}.parallel"
 
@@ -72,7 +73,14 @@ _UNSET: Any = object()
 #: Runs a reply's calls another way (``runner, io, debug, observer``): through middleware's
 #: ``wrap_tool_call`` hooks (graph/tool_wrapping.py).
 CallsAround = Callable[
-    ["_Runner", Driver, "Callable[[str], None] | None", "ToolObserver | None"], Awaitable[None]
+    [
+        "_Runner",
+        Driver,
+        "Callable[[str], None] | None",
+        "ToolObserver | None",
+        "ToolEvents | None",
+    ],
+    Awaitable[None],
 ]
 
 
@@ -464,7 +472,8 @@ class ToolRunOptions(TypedDict, total=False):
     (graph/hooks.py);
     ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module);
     ``around``: runs the calls through the step's middleware's ``wrap_tool_call`` hooks instead
-    (graph/tool_wrapping.py)."""
+    (graph/tool_wrapping.py); ``events``: LangChain's tool callbacks for each call, when a
+    handler listens (graph/tool_events.py)."""
 
     debug: Callable[[str], None] | None
     schema: ContextSchema | None
@@ -473,6 +482,7 @@ class ToolRunOptions(TypedDict, total=False):
     observer: ToolObserver | None
     first_handoff_wins: bool
     around: CallsAround | None
+    events: ToolEvents | None
 
 
 def execute_tool_calls(
@@ -510,6 +520,7 @@ async def run_tool_calls(
     observer: ToolObserver | None = None,
     first_handoff_wins: bool = False,
     around: CallsAround | None = None,
+    events: ToolEvents | None = None,
 ) -> ToolOutcome:
     """The one body of both: each call that can run is called through ``io`` (graph/drivers.py),
     between its effect ledger's ``before`` and ``after`` (off the event loop) when it has one."""
@@ -517,7 +528,7 @@ async def run_tool_calls(
         reply, functions, context_variables, schema, effects, inputs, first_handoff_wins
     )
     if around is not None:  # each call through the middleware's wrap_tool_call
-        await around(runner, io, debug, observer)
+        await around(runner, io, debug, observer, events)
         return runner.settled()
     for call, func, kwargs in runner.ready(debug):
         ledgered = effects is not None and effects.ledgered(func)
@@ -525,10 +536,7 @@ async def run_tool_calls(
             continue  # the ledger answered it
         error: Exception | None = None
         try:
-            if observer is None:
-                raw = await io.call_tool(func, kwargs)
-            else:  # an observed run (graph/hooks.py): around the tool call
-                raw = await observer.call(io, call, func, kwargs)
+            raw = await invoke_tool(io, call, func, kwargs, observer, events)
         except Exception as exc:
             raw, error = None, exc
         if ledgered:
@@ -536,3 +544,35 @@ async def run_tool_calls(
         else:
             runner.finish(call, raw, error)
     return runner.settled()
+
+
+async def invoke_tool(
+    io: Driver,
+    call: _Call,
+    func: Callable[..., Any],
+    kwargs: dict[str, Any],
+    observer: ToolObserver | None,
+    events: ToolEvents | None,
+) -> Any:
+    """One tool function called through ``io``: inside the observers' hook when something
+    observes the run (graph/hooks.py), between LangChain's tool events when a callback
+    handler listens (graph/tool_events.py)."""
+    if events is None and observer is None:
+        return await io.call_tool(func, kwargs)
+
+    async def run() -> Any:
+        if observer is None:
+            return await io.call_tool(func, kwargs)
+        return await observer.call(io, call, func, kwargs)  # around the tool call
+
+    if events is None:
+        return await run()
+    return await events.around(call.name, call.id, call.args, run, _shown)
+
+
+def _shown(raw: Any) -> str:
+    """The text the model reads of a tool's value (for the tool-end event)."""
+    try:
+        return to_result(raw).value
+    except Exception as exc:  # the runner answers this call with the error
+        return f"Error: {exc!r}"

@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from langchain_core.messages import ToolMessage
 
 from .drivers import Driver
-from .tool_calls import CallsAround, _Call, _Runner, to_result
+from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result
 
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
     from .hooks import ToolObserver
+    from .tool_events import ToolEvents
 
 __all__ = ["ToolWrapping", "calls_around"]
 
@@ -83,8 +84,9 @@ def calls_around(around: ToolWrapping) -> CallsAround:
         io: Driver,
         debug: Callable[[str], None] | None,
         observer: ToolObserver | None,
+        events: ToolEvents | None,
     ) -> None:
-        await _run_calls(runner, around, io, debug, observer)
+        await _run_calls(runner, around, io, debug, observer, events)
 
     return run_calls
 
@@ -95,6 +97,7 @@ async def _run_calls(
     io: Driver,
     debug: Callable[[str], None] | None,
     observer: ToolObserver | None,
+    events: ToolEvents | None,
 ) -> None:
     """Run ``runner``'s calls in order, each through ``around``'s ``wrap_tool_call`` hooks."""
     for call in list(runner.calls):
@@ -108,7 +111,7 @@ async def _run_calls(
         async def run(
             request: ToolCallRequest, call: _Call = call, attempt: _Attempt = attempt
         ) -> ToolMessage:
-            return await _run_once(runner, call, request, attempt, io, observer)
+            return await _run_once(runner, call, request, attempt, io, (observer, events))
 
         request = around.tool_request({"name": call.name, "args": call.args, "id": call.id})
         try:
@@ -124,7 +127,7 @@ async def _run_once(
     request: ToolCallRequest,
     attempt: _Attempt,
     io: Driver,
-    observer: ToolObserver | None,
+    watchers: tuple[ToolObserver | None, ToolEvents | None],
 ) -> ToolMessage:
     """The innermost handler: the call as the request has it, checked and run; the tool's
     exception propagates (the hooks around may retry)."""
@@ -150,10 +153,7 @@ async def _run_once(
         return runner.outcome.messages[-1]
     attempt.call, attempt.func = this, func
     try:
-        if observer is None:
-            attempt.raw = await io.call_tool(func, kwargs)
-        else:  # an observed run (graph/hooks.py): around the tool call
-            attempt.raw = await observer.call(io, this, func, kwargs)
+        attempt.raw = await invoke_tool(io, this, func, kwargs, *watchers)
     except Exception as exc:
         attempt.error = exc
         raise

@@ -367,10 +367,9 @@ PLAIN_PROGRAM = """
 
 def test_a_plain_swarm_program_loads_no_feature(tmp_path):
     """One handoff, no Budget, no marked tool, no guardrail: none of the features' modules is
-    imported, and the program loads at most 25 of our modules (41 before the split)."""
-    count, loaded = _run(PLAIN_PROGRAM, tmp_path).splitlines()[-2:]
+    imported (what the core loads is the core's business, not a count to pin)."""
+    loaded = _run(PLAIN_PROGRAM, tmp_path).splitlines()[-1]
     assert loaded == "[]"
-    assert int(count) <= 25
 
 
 def test_a_feature_attaches_when_the_program_uses_it(tmp_path):
