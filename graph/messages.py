@@ -14,6 +14,8 @@ Conventions (shared with the rest of the project):
   ``AIMessage.invalid_tool_calls`` with the raw string, so the engine can answer them with an
   error and they still round-trip.
 - tool ``{"role": "tool", "tool_call_id", "tool_name", "content"}`` <-> ``ToolMessage(name=...)``
+- an SDK message object in the input (``completion.choices[0].message``, any object with
+  ``model_dump()``) is read as the dict the openai client would send for it
 
 >>> msgs = to_langchain([{"role": "user", "content": "hi"},
 ...                      {"role": "assistant", "content": None, "sender": "Triage",
@@ -43,6 +45,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from pydantic import BaseModel as PydanticBaseModel
 
 __all__ = [
     "ai_message_from_openai",
@@ -177,6 +180,25 @@ def _as_dict(value: Any) -> Any:
     return dump() if callable(dump) else value
 
 
+def _sdk_message_as_dict(m: Any, index: int) -> Mapping[str, Any]:
+    """An SDK message object (openai's ``ChatCompletionMessage``, as Swarm programs append
+    ``completion.choices[0].message``) as the dict the openai client would send for it."""
+    dump = getattr(m, "model_dump", None)
+    if not callable(dump):
+        raise TypeError(
+            f"message {index}: expected a dict, a LangChain message or an OpenAI message "
+            f"object (with model_dump()), got {type(m).__name__}"
+        )
+    # What openai's client sends for a pydantic model: the fields it was given, as JSON.
+    data = dump(exclude_unset=True, mode="json") if isinstance(m, PydanticBaseModel) else dump()
+    if not isinstance(data, Mapping):
+        raise TypeError(
+            f"message {index}: {type(m).__name__}.model_dump() returned "
+            f"{type(data).__name__}, not a dict"
+        )
+    return data
+
+
 def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> BaseMessage:
     """Convert one message; ``index`` only labels errors.
 
@@ -191,9 +213,7 @@ def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> 
     if isinstance(m, BaseMessage):
         return m
     if not isinstance(m, Mapping):
-        raise TypeError(
-            f"message {index}: expected a dict or a LangChain message, got {type(m).__name__}"
-        )
+        m = _sdk_message_as_dict(m, index)
     role = m.get("role")
     content = m.get("content")
     if content is None:

@@ -126,6 +126,34 @@ def test_sdk_objects_are_read_like_dicts():
     assert out["sender"] == "Math"
 
 
+def test_message_objects_in_the_history_are_read_as_the_dicts_they_dump_to():
+    """``completion.choices[0].message`` (pydantic: the fields it was given) and any object
+    with ``model_dump()`` are messages; an object without one is a clear error."""
+    from openai.types.chat import ChatCompletionMessage
+
+    sdk = ChatCompletionMessage.model_validate({"role": "assistant", "content": "Hi."})
+
+    class Note:
+        def model_dump(self):
+            return {"role": "user", "content": "from a note"}
+
+    class Broken:
+        def model_dump(self):
+            return ["not", "a", "dict"]
+
+    ai, human = to_langchain([sdk, Note()])
+    assert (type(ai), ai.content, type(human), human.content) == (
+        AIMessage,
+        "Hi.",
+        HumanMessage,
+        "from a note",
+    )
+    with pytest.raises(TypeError, match=r"message 0: Broken.model_dump\(\) returned list"):
+        to_langchain([Broken()])
+    with pytest.raises(TypeError, match=r"message 1: expected a dict, .*OpenAI message object"):
+        to_langchain([sdk, object()])
+
+
 def test_content_none_becomes_empty_string_and_developer_is_system():
     lc = to_langchain(
         [

@@ -978,3 +978,87 @@ def test_agents_with_equal_fields_are_two_agents_where_swarms_are_equal():
     assert one != two and one == one and len({one, two}) == 2
     one.functions, two.functions = [lambda: two], [lambda: one]
     assert "Twin" in repr(one) and one != two
+
+
+# --------------------------------------------------------------------------- issue 40: on the wire
+
+
+def run_both_on_stub(
+    program: Callable[[Impl], tuple[Any, dict[str, Any]]],
+    replies: list[Any],
+    messages: list[Any],
+    **run_kwargs: Any,
+) -> tuple[Outcome, Outcome]:
+    """``run_both`` through a real ``openai.OpenAI`` client and the loopback server: what
+    each side sends is the JSON body the server received."""
+    import openai
+    from openai_stub import OpenAIStub
+
+    outcomes = []
+    for impl in (REFERENCE, OURS):
+        start, agents = program(impl)
+        with OpenAIStub(replies) as stub:
+            client = openai.OpenAI(base_url=stub.base_url, api_key="test", max_retries=0)
+            out = impl.Swarm(client=client).run(
+                agent=start, messages=copy.deepcopy(messages), **run_kwargs
+            )
+            assert stub.remaining == 0, f"{impl.name} left scripted replies unused"
+            requests = stub.requests
+        outcomes.append(Outcome(out, requests, agents))
+    return outcomes[0], outcomes[1]
+
+
+def assert_sent_as_swarm_sends(theirs: dict, mine: dict) -> None:
+    """Every key Swarm sent, with its value; a key only ours sent is a field of the full
+    assistant shape, null (the pinned "Message dicts have the fields of Swarm's time")."""
+    assert {k: mine.get(k, "<missing>") for k in theirs} == theirs
+    assert {k: mine[k] for k in mine.keys() - theirs.keys()} == dict.fromkeys(
+        mine.keys() - theirs.keys()
+    )
+
+
+def _sdk_message(reply: Any, tools: list[dict] | None = None) -> Any:
+    """``completion.choices[0].message`` from a real openai call (the Swarm idiom)."""
+    import openai
+    from openai_stub import OpenAIStub
+
+    with OpenAIStub([reply]) as stub:
+        client = openai.OpenAI(base_url=stub.base_url, api_key="test", max_retries=0)
+        extra = {"tools": tools} if tools else {}
+        completion = client.chat.completions.create(
+            model="gpt-4o", messages=[user("earlier")], **extra
+        )
+    return completion.choices[0].message
+
+
+def test_an_openai_message_object_in_the_history_is_sent_as_swarm_sends_it():
+    """``messages.append(completion.choices[0].message)``: Swarm forwards the SDK object,
+    which the openai client sends as the fields it holds; so do we (in the full shape)."""
+    from openai_stub import stub_text, stub_tool_call
+
+    answer = _sdk_message(stub_text("Earlier answer."))
+    tools = [swarm.util.function_to_json(lambda location: None)]
+    tools[0]["function"]["name"] = "get_weather"
+    asked = _sdk_message(stub_tool_call("get_weather", {"location": "Oslo"}, id="c9"), tools)
+    assert type(answer).__name__ == type(asked).__name__ == "ChatCompletionMessage"
+    history = [
+        user("earlier"),
+        answer,
+        user("and the weather?"),
+        asked,
+        {"role": "tool", "tool_call_id": "c9", "content": "cold"},
+        user("thanks"),
+    ]
+    ref, ours = run_both_on_stub(weather, [stub_text("You're welcome.")], history)
+    assert normalise(ours.response.messages) == normalise(ref.response.messages)
+    (theirs,), (mine,) = ref.requests, ours.requests
+    assert len(mine["messages"]) == len(theirs["messages"]) == 7
+    for sent_by_swarm, sent_by_us in zip(theirs["messages"], mine["messages"], strict=True):
+        assert_sent_as_swarm_sends(sent_by_swarm, sent_by_us)
+    assert mine["messages"][4]["tool_calls"][0]["function"] == {
+        "arguments": '{"location": "Oslo"}',
+        "name": "get_weather",
+    }
+    assert {k: v for k, v in mine.items() if k != "messages"} == {
+        k: v for k, v in theirs.items() if k != "messages"
+    }
