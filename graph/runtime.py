@@ -45,9 +45,12 @@ __all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "StepFeatures", "T
 
 # Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
 # others would forward an unknown keyword to their API, so they only get it when False.
-_PARALLEL_AWARE = {"ChatOpenAI", "AzureChatOpenAI", "OpenAIClientChatModel", "ScriptedChatModel"}
+_PARALLEL_AWARE = {
+    *("ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"),  # SwarmChatOpenAI: the default model
+    *("OpenAIClientChatModel", "ScriptedChatModel"),
+}
 # These send AIMessage.name (our sender) as OpenAI's "name", which rejects some characters.
-_SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI"}
+_SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 
 #: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
 #: one slot per name, the oldest names forgotten first, so the map cannot grow forever.

@@ -1062,3 +1062,77 @@ def test_an_openai_message_object_in_the_history_is_sent_as_swarm_sends_it():
     assert {k: v for k, v in mine.items() if k != "messages"} == {
         k: v for k, v in theirs.items() if k != "messages"
     }
+
+
+def run_both_default_path(
+    program: Callable[[Impl], tuple[Any, dict[str, Any]]],
+    replies: list[Any],
+    messages: list[Any],
+    monkeypatch: pytest.MonkeyPatch,
+    **run_kwargs: Any,
+) -> tuple[Outcome, Outcome]:
+    """Swarm with an ``openai.OpenAI`` client, ours on its default model (``ChatOpenAI``
+    from ``OPENAI_BASE_URL``), both against the loopback server."""
+    import openai
+    from openai_stub import OpenAIStub
+
+    outcomes = []
+    for impl in (REFERENCE, OURS):
+        start, agents = program(impl)
+        with OpenAIStub(replies) as stub:
+            monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+            monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+            client = openai.OpenAI(base_url=stub.base_url, api_key="test", max_retries=0)
+            swarm_ = impl.Swarm(client=client) if impl is REFERENCE else impl.Swarm()
+            out = swarm_.run(agent=start, messages=copy.deepcopy(messages), **run_kwargs)
+            events = None
+            if run_kwargs.get("stream"):
+                events = [e if "response" in e else copy.deepcopy(e) for e in out]
+                out = events[-1]["response"]
+            assert stub.remaining == 0, f"{impl.name} left scripted replies unused"
+            requests = stub.requests
+        outcomes.append(Outcome(out, requests, agents, events))
+    return outcomes[0], outcomes[1]
+
+
+def test_default_model_yields_a_null_opening_of_a_tool_call_reply_as_swarm_does(monkeypatch):
+    """A server that opens a streamed tool-call reply with ``{"role", "content": null}``
+    alone: Swarm yields that null (its REPL prints no ``S: :`` for it), and so does the
+    default ``ChatOpenAI`` path, whose chunks hold text only."""
+    from openai_stub import stub_text, stub_tool_call
+
+    opened = stub_tool_call("remember_order", {"order_id": 7}, id="c1")
+    opened.opening = {"role": "assistant", "content": None}
+    ref, ours = run_both_default_path(
+        triage_and_sales,
+        [opened, stub_text("Noted.")],
+        [user("7")],
+        monkeypatch,
+        context_variables={"name": "Ming"},
+        stream=True,
+    )
+    assert ours.events is not None and ref.events is not None
+    assert [_delta(e) for e in ours.events[:-1]] == [_delta(e) for e in ref.events[:-1]]
+    openings = [e for e in ours.events if e.get("role") == "assistant"]
+    assert [e["content"] for e in openings] == [None, ""]  # the tool-call reply, the text one
+
+
+def test_default_model_keeps_empty_content_beside_tool_calls_as_swarm_does(monkeypatch):
+    """Not streamed, a provider's ``content: ""`` beside tool calls stays ``""`` in the
+    message and in the next request on the default ``ChatOpenAI`` path too (ChatOpenAI alone
+    would send ``null``); OpenAI's ``null`` stays ``null``."""
+    from openai_stub import stub_text, stub_tool_call
+
+    for content in ("", None):
+        reply = stub_tool_call("remember_order", {"order_id": 7}, id="c1", content=content)
+        ref, ours = run_both_default_path(
+            triage_and_sales,
+            [reply, stub_text("Noted.")],
+            [user("7")],
+            monkeypatch,
+            context_variables={"name": "Ming"},
+        )
+        assert normalise(ours.response.messages) == normalise(ref.response.messages)
+        assert ours.response.messages[0]["content"] == content
+        theirs, mine = ref.requests[1]["messages"][2], ours.requests[1]["messages"][2]
+        assert theirs["content"] == mine["content"] == content
