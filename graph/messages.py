@@ -48,6 +48,7 @@ from langchain_core.messages import (
 from pydantic import BaseModel as PydanticBaseModel
 
 __all__ = [
+    "EXTRA_KEYS",
     "ai_message_from_openai",
     "message_to_langchain",
     "message_to_openai",
@@ -146,6 +147,24 @@ KEEP_EMPTY_CONTENT = "__openai_empty_content__"
 OPENED_WITH_NULL = "__openai_opened_with_null__"
 
 
+#: Keys of an input message beyond the ones its LangChain message holds (``timestamp``,
+#: ``id``, an assistant's or a tool message's ``name``): kept here so the message is sent
+#: with them, as Swarm sends the dict it was given (``Swarm(client=...)``); LangChain's
+#: converters ignore the key.
+EXTRA_KEYS = "__swarm_extra_keys__"
+
+#: The keys each role's message is rebuilt from; any other key is an extra (EXTRA_KEYS).
+_OWN_KEYS: dict[str, frozenset[str]] = {
+    "user": frozenset(("role", "content", "name")),
+    "system": frozenset(("role", "content", "name")),
+    "developer": frozenset(("role", "content", "name")),
+    "assistant": frozenset(
+        ("role", "content", "refusal", "audio", "function_call", "tool_calls", "sender")
+    ),
+    "tool": frozenset(("role", "tool_call_id", "tool_name", "content")),
+}
+
+
 def ai_message_from_openai(msg: Any, name: str | None = None) -> AIMessage:
     """Build an ``AIMessage`` from an OpenAI assistant message (dict or SDK object).
 
@@ -215,6 +234,16 @@ def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> 
     if not isinstance(m, Mapping):
         m = _sdk_message_as_dict(m, index)
     role = m.get("role")
+    message = _message_for_role(m, role, index)
+    # a known role here: _message_for_role refused any other
+    own = _OWN_KEYS[role]  # type: ignore[index]
+    extras = {key: value for key, value in m.items() if key not in own}
+    if extras:
+        message.additional_kwargs[EXTRA_KEYS] = extras
+    return message
+
+
+def _message_for_role(m: Mapping[str, Any], role: Any, index: int) -> BaseMessage:
     content = m.get("content")
     if content is None:
         content = ""
@@ -319,6 +348,14 @@ def message_to_openai(m: BaseMessage | Mapping[str, Any]) -> dict[str, Any]:
     """
     if isinstance(m, Mapping):
         return dict(m)
+    out = _openai_dict(m)
+    extras = m.additional_kwargs.get(EXTRA_KEYS)
+    if extras:  # an input message's own keys, sent back as Swarm sends its dicts
+        out.update(extras)
+    return out
+
+
+def _openai_dict(m: BaseMessage) -> dict[str, Any]:
     kind = m.type
     if kind == "ai":
         extra = m.additional_kwargs

@@ -391,7 +391,10 @@ class GraphRuntime:
         safe_names = type(model).__name__ in _SENDS_NAMES
         if not tools:
             streams = getattr(model, "streaming", False) is True
-            return ModelCall(model, _NO_KWARGS, tools, safe_names, streams)
+            # Swarm sends an agent's tool_choice without tools too; client= sends Swarm's request
+            choice = agent.tool_choice if type(model).__name__ == "OpenAIClientChatModel" else None
+            sent = _NO_KWARGS if choice is None else {"tool_choice": choice}
+            return ModelCall(model, sent, tools, safe_names, streams)
         # Keyed by the tools' specs, not the functions: agents built per request bring fresh
         # functions with the same schemas, and binding them again every turn costs.
         specs = tuple(map(tool_spec, tools))

@@ -1136,3 +1136,51 @@ def test_default_model_keeps_empty_content_beside_tool_calls_as_swarm_does(monke
         assert ours.response.messages[0]["content"] == content
         theirs, mine = ref.requests[1]["messages"][2], ours.requests[1]["messages"][2]
         assert theirs["content"] == mine["content"] == content
+
+
+def test_extra_keys_on_input_messages_are_sent_as_swarm_sends_them():
+    """``timestamp``, ``id``, an assistant's ``name``: Swarm sends the dicts it was given,
+    and so does ``Swarm(client=...)``, which claims to send Swarm's own request."""
+    transfer = {"arguments": "{}", "name": "transfer_to_sales"}
+    history = [
+        {**user("earlier"), "timestamp": "2026-12-01T09:00:00Z", "id": "m1"},
+        {
+            "content": None,
+            "refusal": None,
+            "role": "assistant",
+            "audio": None,
+            "function_call": None,
+            "tool_calls": [{"id": "c0", "function": transfer, "type": "function"}],
+            "sender": "Triage",
+            "name": "triage_bot",
+            "timestamp": "2026-12-01T09:00:01Z",
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c0",
+            "tool_name": "transfer_to_sales",
+            "content": '{"assistant": "Sales Agent"}',
+            "id": "m3",
+        },
+        {**user("now"), "timestamp": "2026-12-01T09:05:00Z", "metadata": {"channel": "web"}},
+    ]
+    ref, ours = run_both(
+        triage_and_sales, [text("Bees.")], history, context_variables={"name": "Ming"}
+    )
+    assert_same(ref, ours)
+    sent = ours.requests[0]["messages"]
+    assert [m.get("timestamp") for m in sent[1:]] == [m.get("timestamp") for m in history]
+    assert sent[2]["name"] == "triage_bot" and sent[3]["id"] == "m3"
+
+
+def test_tool_choice_without_functions_is_sent_as_swarm_sends_it():
+    """``Agent(tool_choice="required")`` with no functions: Swarm sends ``tools=None`` and
+    ``tool_choice="required"``; so does ``Swarm(client=...)``."""
+
+    def program(impl: Impl):
+        agent = impl.Agent(name="Forced", tool_choice="required")
+        return agent, {"forced": agent}
+
+    ref, ours = run_both(program, [text("ok")], [user("hi")])
+    assert_same(ref, ours)
+    assert (ours.requests[0]["tools"], ours.requests[0]["tool_choice"]) == (None, "required")
