@@ -69,6 +69,12 @@ PINNED: dict[str, list[str]] = {
         f"{DIFF}::test_postponed_annotations_give_real_types",
         f"{DIFF}::test_untyped_parameters_gain_docstring_descriptions",
     ],
+    "Tool signatures Swarm cannot call": [
+        f"{DIFF}::test_a_star_args_tool_is_refused_before_any_request_where_swarm_fails_on_the_call",
+        f"{DIFF}::test_kwargs_is_left_out_of_the_schema_and_extra_arguments_reach_it",
+        f"{DIFF}::test_a_partial_is_a_tool_where_swarm_cannot_describe_it",
+        f"{DIFF}::test_an_async_tool_is_awaited_where_swarm_sends_the_coroutine_repr",
+    ],
     "Dict, list and tuple tool results are sent as JSON": [
         f"{DIFF}::test_dict_and_list_results_are_sent_as_json",
         f"{DIFF}::test_other_results_are_str_as_in_swarm",

@@ -1184,3 +1184,96 @@ def test_tool_choice_without_functions_is_sent_as_swarm_sends_it():
     ref, ours = run_both(program, [text("ok")], [user("hi")])
     assert_same(ref, ours)
     assert (ours.requests[0]["tools"], ours.requests[0]["tool_choice"]) == (None, "required")
+
+
+# ------------------------------------------------ issue 40: tool signatures Swarm cannot call
+
+
+def _tool_program(*tools: Callable) -> Callable[[Impl], tuple[Any, dict[str, Any]]]:
+    def program(impl: Impl):
+        agent = impl.Agent(name="Tools", functions=list(tools))
+        return agent, {"tools": agent}
+
+    return program
+
+
+def test_a_star_args_tool_is_refused_before_any_request_where_swarm_fails_on_the_call():
+    """Pinned difference: Swarm tells the model ``args`` is a required string, then calls
+    ``f(args=...)``, a ``TypeError`` that ends the run; here the tool is refused with a
+    ``ToolSchemaError`` before the model is asked anything."""
+
+    def tag(*args):
+        """Tag things."""
+        return ",".join(args)
+
+    replies = [call("tag", {"args": "a"}), text("x")]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'args'"):
+        RefSwarm(client=ScriptedClient(replies)).run(RefAgent(functions=[tag]), [user("tag")])
+    assert swarm.util.function_to_json(tag)["function"]["parameters"]["required"] == ["args"]
+    client = ScriptedClient(replies)
+    with pytest.raises(swarmgraph.ToolSchemaError, match=r"'\*args' cannot be filled"):
+        swarmgraph.Swarm(client=client).run(swarmgraph.Agent(functions=[tag]), [user("tag")])
+    assert client.requests == []
+
+
+def test_kwargs_is_left_out_of_the_schema_and_extra_arguments_reach_it():
+    """Pinned difference: Swarm lists ``**kwargs`` as a required string parameter named
+    ``kwargs``; here it is not in the schema, and arguments the model sends beyond the
+    named ones reach it (unvalidated)."""
+    got: list[dict] = []
+
+    def note(topic: str, **kwargs):
+        """Note a topic."""
+        got.append(kwargs)
+        return f"noted {topic}"
+
+    theirs, ours = _schemas(note)
+    assert theirs["function"]["parameters"]["required"] == ["topic", "kwargs"]
+    assert ours["function"]["parameters"] == {
+        "type": "object",
+        "properties": {"topic": {"type": "string"}},
+        "required": ["topic"],
+    }
+    replies = [call("note", {"topic": "bees", "colour": "gold"}), text("ok")]
+    response, _, _ = _run_ours(_tool_program(note), replies, stream=False)
+    assert got == [{"colour": "gold"}] and response.messages[1]["content"] == "noted bees"
+
+
+def test_a_partial_is_a_tool_where_swarm_cannot_describe_it():
+    """Pinned difference: ``functools.partial`` has no ``__name__``, so Swarm's schema
+    step raises ``AttributeError``; here it is a tool named after its function, the
+    keywords it binds hidden from the model."""
+    import functools
+
+    def greet(greeting: str, name: str):
+        """Greet someone."""
+        return f"{greeting}, {name}"
+
+    hello = functools.partial(greet, greeting="Hello")
+    with pytest.raises(AttributeError, match="__name__"):
+        RefSwarm(client=ScriptedClient([text("x")])).run(RefAgent(functions=[hello]), [user("hi")])
+    replies = [call("greet", {"name": "Ming"}), text("Done.")]
+    response, _, client = _run_ours(_tool_program(hello), replies, stream=False)
+    assert response.messages[1]["content"] == "Hello, Ming"
+    assert client.requests[0]["tools"][0]["function"]["parameters"]["properties"] == {
+        "name": {"type": "string"}
+    }
+
+
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited")
+def test_an_async_tool_is_awaited_where_swarm_sends_the_coroutine_repr():
+    """Pinned difference: Swarm calls an ``async def`` tool and sends ``str()`` of the
+    coroutine it gets (``<coroutine object ...>``), never running it; here it is awaited
+    (in ``Swarm.run`` too) and its result is the answer."""
+    ran: list[str] = []
+
+    async def lookup(order_id: int):
+        """Look an order up."""
+        ran.append("ran")
+        return f"order {order_id}: shipped"
+
+    replies = [call("lookup", {"order_id": 7}), text("Shipped.")]
+    ref, ours = run_both(_tool_program(lookup), replies, [user("order 7?")])
+    assert ref.response.messages[1]["content"].startswith("<coroutine object")
+    assert ours.response.messages[1]["content"] == "order 7: shipped"
+    assert ran == ["ran"]  # once, ours: Swarm's coroutine never ran
