@@ -359,10 +359,13 @@ class TracingObserver(RunObserver):
         from opentelemetry.trace import SpanKind, set_span_in_context
 
         parent = self._agent_span(call.agent, call.branch)
-        model = call.model  # what the agent asked for (a stand-in model still reports it)
+        provider, named = _chat_model_params(call.runnable)
+        # The chat model's own name (a fixed chat_model= answers for every agent.model);
+        # what the agent asked for where the model stands in for any (ScriptedChatModel's).
+        model = named or call.model
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": _provider_name(call.runnable),
+            "gen_ai.provider.name": provider,
             "gen_ai.request.model": model,
             "gen_ai.agent.name": call.agent.name,
         }
@@ -613,10 +616,20 @@ def _same(one: SpanContext | None, other: SpanContext) -> bool:
     return one is not None and (one.trace_id, one.span_id) == (other.trace_id, other.span_id)
 
 
-def _provider_name(runnable: Any) -> str:
-    """The provider a chat model reports (LangChain's ``ls_provider``: ``openai``...), its
-    tools bound or not."""
+#: ScriptedChatModel's default ``model_name``: it stands in for whatever ``agent.model`` asks.
+_STAND_IN_NAME = "scripted"
+#: Each chat model's (provider, model name), by ``id``, the model kept beside them so the id
+#: cannot be reused while cached: LangChain's ``_get_ls_params`` costs each call otherwise.
+_PARAMS: dict[int, tuple[Any, str, str | None]] = {}
+
+
+def _chat_model_params(runnable: Any) -> tuple[str, str | None]:
+    """The provider a chat model reports (LangChain's ``ls_provider``: ``openai``...) and the
+    model it names (``ls_model_name``; ``None`` for a stand-in), its tools bound or not."""
     bound = getattr(runnable, "bound", runnable)
+    cached = _PARAMS.get(id(bound))
+    if cached is not None and cached[0] is bound:
+        return cached[1], cached[2]
     params: dict[str, Any] = {}
     get = getattr(bound, "_get_ls_params", None)
     if callable(get):
@@ -624,8 +637,13 @@ def _provider_name(runnable: Any) -> str:
             params = get()
         except Exception:  # a model's own params method must not fail the run
             params = {}
-    provider = params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown"
-    return str(provider)
+    provider = str(params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown")
+    named = params.get("ls_model_name")
+    name = str(named) if named and named != _STAND_IN_NAME else None
+    if len(_PARAMS) > 256:  # models made per request must not grow this forever
+        _PARAMS.clear()
+    _PARAMS[id(bound)] = (bound, provider, name)
+    return provider, name
 
 
 def _transfer_target(raw: Any) -> str | None:
