@@ -154,7 +154,21 @@ def observer_for(run: RunInfo) -> TracingObserver | None:
     provider = _provider()
     if provider is None:
         return None
-    return TracingObserver(provider.get_tracer(_SCOPE), capture_content=_captures())
+    return TracingObserver(_tracer_of(provider), capture_content=_captures())
+
+
+#: The tracer of the provider runs are traced with, kept: the SDK builds a new tracer (and its
+#: instrumentation scope) on every ``get_tracer``, which was a part of each traced run's cost.
+_kept_tracer: tuple[Any, Any] = (None, None)  # the provider, its tracer
+
+
+def _tracer_of(provider: TracerProvider) -> Tracer:
+    global _kept_tracer
+    kept, tracer = _kept_tracer
+    if kept is not provider:
+        tracer = provider.get_tracer(_SCOPE)
+        _kept_tracer = (provider, tracer)
+    return tracer
 
 
 class TracingObserver(RunObserver):
@@ -561,7 +575,7 @@ def memory_update(
     provider = _provider()
     if provider is None:
         return nullcontext()
-    tracer = provider.get_tracer(_SCOPE)
+    tracer = _tracer_of(provider)
     return _memory_span(tracer, conversation_id, turn_id, step, changes, origin)
 
 
