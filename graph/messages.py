@@ -239,8 +239,18 @@ def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> 
     own = _OWN_KEYS[role]  # type: ignore[index]
     extras = {key: value for key, value in m.items() if key not in own}
     if extras:
-        message.additional_kwargs[EXTRA_KEYS] = extras
+        kept = {key: value for key, value in extras.items() if _json_holds(value)}
+        if kept:  # a value JSON cannot hold could be neither sent nor stored: it stays out
+            message.additional_kwargs[EXTRA_KEYS] = kept
     return message
+
+
+def _json_holds(value: Any) -> bool:
+    try:
+        _dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _message_for_role(m: Mapping[str, Any], role: Any, index: int) -> BaseMessage:

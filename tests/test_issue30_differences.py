@@ -85,6 +85,7 @@ PINNED: dict[str, list[str]] = {
         f"{DIFF}::test_a_bare_null_reply_comes_back_as_empty_text",
         f"{DIFF}::test_default_model_keeps_empty_content_beside_tool_calls_as_swarm_does",
         f"{DIFF}::test_extra_keys_on_input_messages_are_sent_as_swarm_sends_them",
+        "test_messages.py::test_an_input_messages_own_keys_ride_along_and_go_back_out",
         "test_openai_paths.py::test_default_path_sends_openais_fields_only_and_no_tool_choice_without_tools",
         f"{DIFF}::test_an_openai_message_object_in_the_history_is_sent_as_swarm_sends_it",
     ],

@@ -242,3 +242,23 @@ def test_multimodal_user_content_is_kept():
     ]
     msg = {"role": "user", "content": parts}
     assert to_openai(to_langchain([msg])) == [msg]
+
+
+def test_an_input_messages_own_keys_ride_along_and_go_back_out():
+    """Keys beyond a role's own (``timestamp``, ``id``, an assistant's ``name``) are kept on
+    the LangChain message and written back by ``to_openai``; a value JSON cannot hold could
+    be neither sent nor stored, so it stays out (as every extra key did before)."""
+    import datetime
+
+    given = [
+        {"role": "user", "content": "hi", "timestamp": "t1", "when": datetime.date(2026, 12, 2)},
+        {"role": "assistant", "content": "yo", "sender": "Bot", "name": "bot", "id": "m2"},
+        {"role": "tool", "tool_call_id": "c1", "tool_name": "f", "content": "ok", "name": "f"},
+    ]
+    back = to_openai(to_langchain(given))
+    assert back[0] == {"role": "user", "content": "hi", "timestamp": "t1"}
+    assert (back[1]["sender"], back[1]["name"], back[1]["id"]) == ("Bot", "bot", "m2")
+    assert back[2] == {**given[2]}
+    assert to_openai(to_langchain([{"role": "user", "content": "plain"}])) == [
+        {"role": "user", "content": "plain"}
+    ]
