@@ -19,13 +19,50 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import KW_ONLY, dataclass
+from typing import TYPE_CHECKING, Any
 
 
 class SwarmgraphError(Exception):
     """The root of every error swarmgraph raises: ``except SwarmgraphError`` catches ours
-    (each also keeps its builtin base: ``except ValueError`` still works)."""
+    (each also keeps its builtin base: ``except ValueError`` still works).
+
+    An error pickles (a process pool, a served graph's worker) as itself, its message and
+    fields kept, whatever its ``__init__`` takes:
+
+    >>> import pickle
+    >>> error = BudgetExceeded("max_handoffs", 3, "Sales")
+    >>> back = pickle.loads(pickle.dumps(error))
+    >>> (back.limit, back.value, back.agent), str(back) == str(error)
+    (('max_handoffs', 3, 'Sales'), True)
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's own reduce calls cls(*self.args), and args holds the worded message,
+        # not the fields __init__ takes; rebuild without __init__, then restore the fields.
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
+
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """An error of ``cls`` with ``args`` and no ``__init__`` run (pickle then sets its fields)."""
+    return cls.__new__(cls, *args)
+
+
+if TYPE_CHECKING:  # the type checker reads the fields as a dataclass's
+    from dataclasses import dataclass as error_fields
+else:
+
+    def error_fields(cls):
+        """Declare an error's fields once, as a dataclass does (``__init__`` from them, then
+        ``__post_init__`` words the message), but leave the class a plain exception to
+        anything that serialises dataclasses by their fields: orjson does, so ``langgraph
+        dev`` sent a served graph's error as its fields and the SDK client read ``Exception:
+        None: None``. Identity equality and hashing and the exception's repr, as any
+        exception."""
+        made = dataclass(eq=False, repr=False)(cls)
+        del made.__dataclass_fields__
+        del made.__dataclass_params__
+        return made
 
 
 class SwarmgraphWarning(UserWarning):
@@ -39,8 +76,8 @@ class SwarmError(SwarmgraphError, RuntimeError):
     ``response`` holds what the run produced before it stopped (a ``Response``),
     so nothing the model or the tools already did is lost.
 
-    An error with fields is a dataclass (identity equality and hashing, as any exception: a
-    dataclass's field equality would make it unhashable; the exception's own repr): the
+    An error with fields declares them with :func:`error_fields` (a dataclass's ``__init__``;
+    identity equality and hashing and the exception's own repr, as any exception): the
     fields are declared once, and its ``__post_init__`` only words the message.
     """
 
@@ -50,7 +87,7 @@ class SwarmError(SwarmgraphError, RuntimeError):
     unsaved: Any = None
 
 
-@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
+@error_fields
 class HandoffLoopError(SwarmError):
     """Agents kept handing the conversation to each other without anyone replying."""
 
@@ -67,7 +104,7 @@ class HandoffLoopError(SwarmError):
         )
 
 
-@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
+@error_fields
 class StepLimitError(SwarmError):
     """A run took LangGraph's whole step budget (``recursion_limit``) without a final answer.
 
@@ -144,7 +181,7 @@ class ScriptExhaustedError(SwarmgraphError, RuntimeError):
     """The model was called more times than it had scripted replies (and has no ``respond``)."""
 
 
-@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
+@error_fields
 class BudgetExceeded(SwarmError):
     """A :class:`~swarmgraph.graph.budget.Budget` limit would be passed by the next step.
 
@@ -165,7 +202,7 @@ class BudgetExceeded(SwarmError):
         )
 
 
-@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
+@error_fields
 class ApprovalAlreadyDecided(SwarmError):
     """A decision about a pending tool call came second: the call was decided already (in
     this process or another, by this turn id or another), and the first decision stands.
@@ -216,7 +253,7 @@ class ContextSchemaWarning(SwarmgraphWarning):
     context was stored): the keys dropped or reset are named."""
 
 
-@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
+@error_fields
 class GuardrailTripped(SwarmError):
     """A guardrail refused: an agent's input guardrail when it was about to take the
     conversation (its model was never called), or its output guardrail on its final answer.
@@ -235,7 +272,8 @@ class GuardrailTripped(SwarmError):
     agent: str
     guardrail: str
     reason: str
-    kind: str = field(default="input", kw_only=True)
+    _: KW_ONLY
+    kind: str = "input"
 
     def __post_init__(self) -> None:
         super().__init__(
@@ -289,7 +327,7 @@ class ContextConflict(SwarmError):
         )
 
 
-@dataclass(eq=False, repr=False)  # identity hash and the exception's repr
+@error_fields
 class BranchFailed(SwarmError):
     """A parallel branch raised: the run stops at the join, once every other branch is done.
 

@@ -14,6 +14,8 @@ Conventions (shared with the rest of the project):
   ``AIMessage.invalid_tool_calls`` with the raw string, so the engine can answer them with an
   error and they still round-trip.
 - tool ``{"role": "tool", "tool_call_id", "tool_name", "content"}`` <-> ``ToolMessage(name=...)``
+- an SDK message object in the input (``completion.choices[0].message``, any object with
+  ``model_dump()``) is read as the dict the openai client would send for it
 
 >>> msgs = to_langchain([{"role": "user", "content": "hi"},
 ...                      {"role": "assistant", "content": None, "sender": "Triage",
@@ -43,8 +45,10 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from pydantic import BaseModel as PydanticBaseModel
 
 __all__ = [
+    "EXTRA_KEYS",
     "ai_message_from_openai",
     "message_to_langchain",
     "message_to_openai",
@@ -143,6 +147,24 @@ KEEP_EMPTY_CONTENT = "__openai_empty_content__"
 OPENED_WITH_NULL = "__openai_opened_with_null__"
 
 
+#: Keys of an input message beyond the ones its LangChain message holds (``timestamp``,
+#: ``id``, an assistant's or a tool message's ``name``): kept here so the message is sent
+#: with them, as Swarm sends the dict it was given (``Swarm(client=...)``); LangChain's
+#: converters ignore the key.
+EXTRA_KEYS = "__swarm_extra_keys__"
+
+#: The keys each role's message is rebuilt from; any other key is an extra (EXTRA_KEYS).
+_OWN_KEYS: dict[str, frozenset[str]] = {
+    "user": frozenset(("role", "content", "name")),
+    "system": frozenset(("role", "content", "name")),
+    "developer": frozenset(("role", "content", "name")),
+    "assistant": frozenset(
+        ("role", "content", "refusal", "audio", "function_call", "tool_calls", "sender")
+    ),
+    "tool": frozenset(("role", "tool_call_id", "tool_name", "content")),
+}
+
+
 def ai_message_from_openai(msg: Any, name: str | None = None) -> AIMessage:
     """Build an ``AIMessage`` from an OpenAI assistant message (dict or SDK object).
 
@@ -177,6 +199,25 @@ def _as_dict(value: Any) -> Any:
     return dump() if callable(dump) else value
 
 
+def _sdk_message_as_dict(m: Any, index: int) -> Mapping[str, Any]:
+    """An SDK message object (openai's ``ChatCompletionMessage``, as Swarm programs append
+    ``completion.choices[0].message``) as the dict the openai client would send for it."""
+    dump = getattr(m, "model_dump", None)
+    if not callable(dump):
+        raise TypeError(
+            f"message {index}: expected a dict, a LangChain message or an OpenAI message "
+            f"object (with model_dump()), got {type(m).__name__}"
+        )
+    # What openai's client sends for a pydantic model: the fields it was given, as JSON.
+    data = dump(exclude_unset=True, mode="json") if isinstance(m, PydanticBaseModel) else dump()
+    if not isinstance(data, Mapping):
+        raise TypeError(
+            f"message {index}: {type(m).__name__}.model_dump() returned "
+            f"{type(data).__name__}, not a dict"
+        )
+    return data
+
+
 def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> BaseMessage:
     """Convert one message; ``index`` only labels errors.
 
@@ -191,10 +232,28 @@ def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> 
     if isinstance(m, BaseMessage):
         return m
     if not isinstance(m, Mapping):
-        raise TypeError(
-            f"message {index}: expected a dict or a LangChain message, got {type(m).__name__}"
-        )
+        m = _sdk_message_as_dict(m, index)
     role = m.get("role")
+    message = _message_for_role(m, role, index)
+    # a known role here: _message_for_role refused any other
+    own = _OWN_KEYS[role]  # type: ignore[index]
+    extras = {key: value for key, value in m.items() if key not in own}
+    if extras:
+        kept = {key: value for key, value in extras.items() if _json_holds(value)}
+        if kept:  # a value JSON cannot hold could be neither sent nor stored: it stays out
+            message.additional_kwargs[EXTRA_KEYS] = kept
+    return message
+
+
+def _json_holds(value: Any) -> bool:
+    try:
+        _dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _message_for_role(m: Mapping[str, Any], role: Any, index: int) -> BaseMessage:
     content = m.get("content")
     if content is None:
         content = ""
@@ -299,6 +358,14 @@ def message_to_openai(m: BaseMessage | Mapping[str, Any]) -> dict[str, Any]:
     """
     if isinstance(m, Mapping):
         return dict(m)
+    out = _openai_dict(m)
+    extras = m.additional_kwargs.get(EXTRA_KEYS)
+    if extras:  # an input message's own keys, sent back as Swarm sends its dicts
+        out.update(extras)
+    return out
+
+
+def _openai_dict(m: BaseMessage) -> dict[str, Any]:
     kind = m.type
     if kind == "ai":
         extra = m.additional_kwargs

@@ -43,8 +43,9 @@ def _default_chat_model(model_name: str) -> BaseChatModel:
         raise MissingModelError(_MISSING_MODEL_TEXT.format(name=model_name))
     from .lazy import import_paused
 
-    # Heavy (langchain_openai and openai: ~0.5 s), so only when actually needed.
-    ChatOpenAI = import_paused("langchain_openai").ChatOpenAI
+    # Heavy (langchain_openai and openai: ~0.5 s), so only when actually needed. It is
+    # ChatOpenAI keeping the nulls Swarm passes on (chat_models/default_openai.py).
+    ChatOpenAI = import_paused(".chat_models.default_openai", __package__).SwarmChatOpenAI
 
     kwargs: dict[str, Any] = {"model": model_name, "api_key": api_key or _PLACEHOLDER_KEY}
     if base_url is not None:

@@ -48,9 +48,12 @@ __all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "StepFeatures", "T
 
 # Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
 # others would forward an unknown keyword to their API, so they only get it when False.
-_PARALLEL_AWARE = {"ChatOpenAI", "AzureChatOpenAI", "OpenAIClientChatModel", "ScriptedChatModel"}
+_PARALLEL_AWARE = {
+    *("ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"),  # SwarmChatOpenAI: the default model
+    *("OpenAIClientChatModel", "ScriptedChatModel"),
+}
 # These send AIMessage.name (our sender) as OpenAI's "name", which rejects some characters.
-_SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI"}
+_SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 
 #: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
 #: one slot per name, the oldest names forgotten first, so the map cannot grow forever.
@@ -417,7 +420,10 @@ class GraphRuntime:
         safe_names = type(model).__name__ in _SENDS_NAMES
         if not tools:
             streams = getattr(model, "streaming", False) is True
-            return ModelCall(model, _NO_KWARGS, tools, safe_names, streams)
+            # Swarm sends an agent's tool_choice without tools too; client= sends Swarm's request
+            choice = agent.tool_choice if type(model).__name__ == "OpenAIClientChatModel" else None
+            sent = _NO_KWARGS if choice is None else {"tool_choice": choice}
+            return ModelCall(model, sent, tools, safe_names, streams)
         # Keyed by the tools' specs, not the functions: agents built per request bring fresh
         # functions with the same schemas, and binding them again every turn costs.
         specs = tuple(map(tool_spec, tools))

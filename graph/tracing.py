@@ -154,7 +154,21 @@ def observer_for(run: RunInfo) -> TracingObserver | None:
     provider = _provider()
     if provider is None:
         return None
-    return TracingObserver(provider.get_tracer(_SCOPE), capture_content=_captures())
+    return TracingObserver(_tracer_of(provider), capture_content=_captures())
+
+
+#: The tracer of the provider runs are traced with, kept: the SDK builds a new tracer (and its
+#: instrumentation scope) on every ``get_tracer``, which was a part of each traced run's cost.
+_kept_tracer: tuple[Any, Any] = (None, None)  # the provider, its tracer
+
+
+def _tracer_of(provider: TracerProvider) -> Tracer:
+    global _kept_tracer
+    kept, tracer = _kept_tracer
+    if kept is not provider:
+        tracer = provider.get_tracer(_SCOPE)
+        _kept_tracer = (provider, tracer)
+    return tracer
 
 
 class TracingObserver(RunObserver):
@@ -359,10 +373,13 @@ class TracingObserver(RunObserver):
         from opentelemetry.trace import SpanKind, set_span_in_context
 
         parent = self._agent_span(call.agent, call.branch)
-        model = call.model  # what the agent asked for (a stand-in model still reports it)
+        provider, named = _chat_model_params(call.runnable)
+        # The chat model's own name (a fixed chat_model= answers for every agent.model);
+        # what the agent asked for where the model stands in for any (ScriptedChatModel's).
+        model = named or call.model
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": _provider_name(call.runnable),
+            "gen_ai.provider.name": provider,
             "gen_ai.request.model": model,
             "gen_ai.agent.name": call.agent.name,
         }
@@ -558,7 +575,7 @@ def memory_update(
     provider = _provider()
     if provider is None:
         return nullcontext()
-    tracer = provider.get_tracer(_SCOPE)
+    tracer = _tracer_of(provider)
     return _memory_span(tracer, conversation_id, turn_id, step, changes, origin)
 
 
@@ -613,10 +630,20 @@ def _same(one: SpanContext | None, other: SpanContext) -> bool:
     return one is not None and (one.trace_id, one.span_id) == (other.trace_id, other.span_id)
 
 
-def _provider_name(runnable: Any) -> str:
-    """The provider a chat model reports (LangChain's ``ls_provider``: ``openai``...), its
-    tools bound or not."""
+#: ScriptedChatModel's default ``model_name``: it stands in for whatever ``agent.model`` asks.
+_STAND_IN_NAME = "scripted"
+#: Each chat model's (provider, model name), by ``id``, the model kept beside them so the id
+#: cannot be reused while cached: LangChain's ``_get_ls_params`` costs each call otherwise.
+_PARAMS: dict[int, tuple[Any, str, str | None]] = {}
+
+
+def _chat_model_params(runnable: Any) -> tuple[str, str | None]:
+    """The provider a chat model reports (LangChain's ``ls_provider``: ``openai``...) and the
+    model it names (``ls_model_name``; ``None`` for a stand-in), its tools bound or not."""
     bound = getattr(runnable, "bound", runnable)
+    cached = _PARAMS.get(id(bound))
+    if cached is not None and cached[0] is bound:
+        return cached[1], cached[2]
     params: dict[str, Any] = {}
     get = getattr(bound, "_get_ls_params", None)
     if callable(get):
@@ -624,8 +651,13 @@ def _provider_name(runnable: Any) -> str:
             params = get()
         except Exception:  # a model's own params method must not fail the run
             params = {}
-    provider = params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown"
-    return str(provider)
+    provider = str(params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown")
+    named = params.get("ls_model_name")
+    name = str(named) if named and named != _STAND_IN_NAME else None
+    if len(_PARAMS) > 256:  # models made per request must not grow this forever
+        _PARAMS.clear()
+    _PARAMS[id(bound)] = (bound, provider, name)
+    return provider, name
 
 
 def _transfer_target(raw: Any) -> str | None:

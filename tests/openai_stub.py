@@ -50,6 +50,10 @@ class StubReply:
     #: A 200 body sent as is (``content_type``), instead of a completion.
     raw: bytes | None = None
     content_type: str = "text/html"
+    #: A streamed reply's first delta. OpenAI's (the default) has the role and ``content:
+    #: ""``; some servers open a tool-call reply with ``{"role": "assistant", "content":
+    #: None}``.
+    opening: dict[str, Any] | None = None
 
 
 _counter = 0
@@ -312,7 +316,7 @@ class OpenAIStub:
             handler.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             handler.wfile.flush()
 
-        send({"role": "assistant", "content": "", "refusal": None})
+        send(reply.opening or {"role": "assistant", "content": "", "refusal": None})
         if reply.content:
             for piece in _pieces(reply.content, 4):
                 send({"content": piece})

@@ -620,3 +620,35 @@ def test_empty_content_beside_tool_calls_is_sent_back_as_empty():
         reply = _completion(content, [_tc("c1", "add", '{"a":1,"b":2}')])
         out = OpenAIClientChatModel(DuckClient([reply]), "m").invoke("x")
         assert to_openai([out])[0]["content"] == content
+
+
+def test_standard_content_blocks_go_out_in_openais_shape_as_chatopenai_sends_them():
+    """LangChain's standard ``image`` / ``audio`` / ``file`` blocks (base64 or url) reach
+    the server in OpenAI's chat-completions shape, the body ChatOpenAI sends for them;
+    OpenAI's own blocks go as given."""
+    content = [
+        {"type": "text", "text": "What is in these?"},
+        {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"},
+        {"type": "image", "url": "https://example.com/bee.png"},
+        {"type": "audio", "base64": "UklGRg==", "mime_type": "audio/wav"},
+        {"type": "file", "base64": "JVBERi0=", "mime_type": "application/pdf", "filename": "a.pdf"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/hive.png"}},
+    ]
+    sent = []
+    for make in (
+        lambda url: OpenAIClientChatModel(openai.OpenAI(base_url=url, api_key="t", max_retries=0)),
+        lambda url: ChatOpenAI(model="gpt-4o", base_url=url, api_key="t", max_retries=0),
+    ):
+        with OpenAIStub([stub_text("bees")]) as stub:
+            assert make(stub.base_url).invoke([HumanMessage(content)]).content == "bees"
+            sent.append(stub.requests[0]["messages"][0]["content"])
+    ours, chat_openai = sent
+    assert ours == chat_openai
+    assert ours[1:] == [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "image_url", "image_url": {"url": "https://example.com/bee.png"}},
+        {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+        {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0=",
+                                  "filename": "a.pdf"}},
+        {"type": "image_url", "image_url": {"url": "https://example.com/hive.png"}},
+    ]  # fmt: skip

@@ -124,3 +124,52 @@ def test_errors_raised_by_the_library_are_caught_by_the_root():
             Swarm(chat_model=ScriptedChatModel(["hi"])), Agent(name="Here"), "hi"
         )
     assert any(issubclass(w.category, SwarmgraphWarning) for w in seen), seen
+
+
+def _guardrail_trip() -> swarmgraph.GuardrailTripped:
+    error = swarmgraph.GuardrailTripped("Refunds", "no_threats", "a threat", kind="output")
+    error.response = {"messages": ["kept"]}
+    return error
+
+
+def test_a_guardrail_trip_keeps_its_reason_in_str_repr_args_and_a_pickle_round_trip():
+    import pickle
+
+    error = _guardrail_trip()
+    worded = "Guardrail no_threats of Refunds tripped (output): a threat."
+    assert str(error).startswith(worded) and error.args == (str(error),)
+    assert repr(error).startswith(f"GuardrailTripped('{worded}")
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is swarmgraph.GuardrailTripped
+    assert (str(back), repr(back), back.args) == (str(error), repr(error), error.args)
+    assert (back.agent, back.guardrail, back.reason, back.kind) == (
+        "Refunds", "no_threats", "a threat", "output"
+    )  # fmt: skip
+    assert back.response == {"messages": ["kept"]}
+
+
+def test_every_error_with_fields_pickles_as_itself_with_its_message():
+    import pickle
+
+    from swarmgraph.graph.errors import BudgetExceeded, HandoffLoopError, StepLimitError
+
+    made = [
+        HandoffLoopError(["A", "B", "A"], 3),
+        BudgetExceeded("max_handoffs", 3, "Sales"),
+        StepLimitError(1000, "Agent", {"lookup": 498}),
+        _guardrail_trip(),
+    ]
+    for error in made:
+        back = pickle.loads(pickle.dumps(error))
+        assert (type(back), str(back), vars(back)) == (type(error), str(error), vars(error))
+
+
+def test_a_served_graphs_error_reaches_the_sdk_as_its_name_and_message():
+    """``langgraph dev`` publishes a run's error with its serde (orjson); the SDK client
+    raises ``Exception(f"{error}: {message}")`` from it. orjson writes a dataclass as its
+    fields, which read ``None: None`` there; our errors go as name and message."""
+    serde = pytest.importorskip("langgraph_api.serde", reason="needs the dev extra")
+    import json
+
+    sent = json.loads(serde.json_dumpb(_guardrail_trip()))
+    assert sent == {"error": "GuardrailTripped", "message": str(_guardrail_trip())}

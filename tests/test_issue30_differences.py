@@ -69,6 +69,12 @@ PINNED: dict[str, list[str]] = {
         f"{DIFF}::test_postponed_annotations_give_real_types",
         f"{DIFF}::test_untyped_parameters_gain_docstring_descriptions",
     ],
+    "Tool signatures Swarm cannot call": [
+        f"{DIFF}::test_a_star_args_tool_is_refused_before_any_request_where_swarm_fails_on_the_call",
+        f"{DIFF}::test_kwargs_is_left_out_of_the_schema_and_extra_arguments_reach_it",
+        f"{DIFF}::test_a_partial_is_a_tool_where_swarm_cannot_describe_it",
+        f"{DIFF}::test_an_async_tool_is_awaited_where_swarm_sends_the_coroutine_repr",
+    ],
     "Dict, list and tuple tool results are sent as JSON": [
         f"{DIFF}::test_dict_and_list_results_are_sent_as_json",
         f"{DIFF}::test_other_results_are_str_as_in_swarm",
@@ -77,10 +83,17 @@ PINNED: dict[str, list[str]] = {
         f"{DIFF}::test_sparse_history_messages_are_sent_in_full_shape",
         f"{DIFF}::test_empty_content_beside_tool_calls_is_kept_as_swarm_keeps_it",
         f"{DIFF}::test_a_bare_null_reply_comes_back_as_empty_text",
+        f"{DIFF}::test_default_model_keeps_empty_content_beside_tool_calls_as_swarm_does",
+        f"{DIFF}::test_extra_keys_on_input_messages_are_sent_as_swarm_sends_them",
+        "test_messages.py::test_an_input_messages_own_keys_ride_along_and_go_back_out",
+        "test_openai_paths.py::test_default_path_sends_openais_fields_only_and_no_tool_choice_without_tools",
+        f"{DIFF}::test_an_openai_message_object_in_the_history_is_sent_as_swarm_sends_it",
     ],
     "`tool_choice` is sent as OpenAI accepts it.": [
         f"{DIFF}::test_openai_tool_choices_are_sent_as_swarm_sends_them",
         f"{DIFF}::test_a_bare_tool_name_as_tool_choice_is_sent_as_openai_accepts_it",
+        f"{DIFF}::test_tool_choice_without_functions_is_sent_as_swarm_sends_it",
+        "test_openai_paths.py::test_default_path_sends_openais_fields_only_and_no_tool_choice_without_tools",
         "test_client_model.py::test_tool_choice_is_sent_as_openai_accepts_it",
         "test_client_model.py::test_tool_choice_naming_no_bound_tool_is_a_clear_error",
     ],
@@ -88,6 +101,7 @@ PINNED: dict[str, list[str]] = {
         f"{DIFF}::test_streamed_events_match_delta_for_delta",
         f"{DIFF}::test_streamed_response_has_the_non_streamed_shape",
         f"{DIFF}::test_streamed_tool_call_reply_opens_with_null_content",
+        f"{DIFF}::test_default_model_yields_a_null_opening_of_a_tool_call_reply_as_swarm_does",
     ],
     "What the default model is sent.": [
         "test_openai_paths.py::test_default_path_sends_assistant_messages_without_a_name_as_swarm_does",

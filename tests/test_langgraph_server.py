@@ -42,6 +42,15 @@ def research_server(tmp_path_factory) -> Iterator[str]:
     yield from _serve(config, tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def guarded_server(tmp_path_factory) -> Iterator[str]:
+    """``langgraph dev`` serving a swarm whose input guardrail trips (tests/procs)."""
+    config = tmp_path_factory.mktemp("guarded-config") / "langgraph.json"
+    graphs = {"guarded": str(ROOT / "tests" / "procs" / "served_guarded.py") + ":graph"}
+    config.write_text(json.dumps({"dependencies": [str(ROOT)], "graphs": graphs, "env": {}}))
+    yield from _serve(config, tmp_path_factory)
+
+
 def _serve(config: Path, tmp_path_factory) -> Iterator[str]:
     pytest.importorskip("langgraph_api", reason="needs the dev extra: langgraph-cli[inmem]")
     port = _free_port()
@@ -160,3 +169,23 @@ def test_a_fan_out_runs_through_the_sdk_with_each_branch_in_the_updates(research
         "FAO honey market report", "Beekeeping records 1900-2000", "Pesticide field studies"
     ]  # fmt: skip
     assert state["messages"][-1]["content"].startswith("Brief: Why did the bees decline?")
+
+
+def test_a_guardrail_trip_reaches_the_sdk_client_with_its_reason(guarded_server):
+    """The served graph's error reaches ``langgraph-sdk`` as its name and message (it read
+    ``Exception: None: None`` while the error was a dataclass: orjson wrote its fields)."""
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=guarded_server)
+    thread = client.threads.create()["thread_id"]
+    with pytest.raises(Exception) as raised:
+        client.runs.wait(
+            thread,
+            "guarded",
+            input={"messages": [{"role": "user", "content": "a refund, please"}]},
+            raise_error=True,
+        )
+    assert str(raised.value).startswith(
+        "GuardrailTripped: Guardrail no_refunds of Desk tripped (input): "
+        "refunds are handled by phone."
+    )

@@ -126,6 +126,34 @@ def test_sdk_objects_are_read_like_dicts():
     assert out["sender"] == "Math"
 
 
+def test_message_objects_in_the_history_are_read_as_the_dicts_they_dump_to():
+    """``completion.choices[0].message`` (pydantic: the fields it was given) and any object
+    with ``model_dump()`` are messages; an object without one is a clear error."""
+    from openai.types.chat import ChatCompletionMessage
+
+    sdk = ChatCompletionMessage.model_validate({"role": "assistant", "content": "Hi."})
+
+    class Note:
+        def model_dump(self):
+            return {"role": "user", "content": "from a note"}
+
+    class Broken:
+        def model_dump(self):
+            return ["not", "a", "dict"]
+
+    ai, human = to_langchain([sdk, Note()])
+    assert (type(ai), ai.content, type(human), human.content) == (
+        AIMessage,
+        "Hi.",
+        HumanMessage,
+        "from a note",
+    )
+    with pytest.raises(TypeError, match=r"message 0: Broken.model_dump\(\) returned list"):
+        to_langchain([Broken()])
+    with pytest.raises(TypeError, match=r"message 1: expected a dict, .*OpenAI message object"):
+        to_langchain([sdk, object()])
+
+
 def test_content_none_becomes_empty_string_and_developer_is_system():
     lc = to_langchain(
         [
@@ -214,3 +242,23 @@ def test_multimodal_user_content_is_kept():
     ]
     msg = {"role": "user", "content": parts}
     assert to_openai(to_langchain([msg])) == [msg]
+
+
+def test_an_input_messages_own_keys_ride_along_and_go_back_out():
+    """Keys beyond a role's own (``timestamp``, ``id``, an assistant's ``name``) are kept on
+    the LangChain message and written back by ``to_openai``; a value JSON cannot hold could
+    be neither sent nor stored, so it stays out (as every extra key did before)."""
+    import datetime
+
+    given = [
+        {"role": "user", "content": "hi", "timestamp": "t1", "when": datetime.date(2026, 12, 2)},
+        {"role": "assistant", "content": "yo", "sender": "Bot", "name": "bot", "id": "m2"},
+        {"role": "tool", "tool_call_id": "c1", "tool_name": "f", "content": "ok", "name": "f"},
+    ]
+    back = to_openai(to_langchain(given))
+    assert back[0] == {"role": "user", "content": "hi", "timestamp": "t1"}
+    assert (back[1]["sender"], back[1]["name"], back[1]["id"]) == ("Bot", "bot", "m2")
+    assert back[2] == {**given[2]}
+    assert to_openai(to_langchain([{"role": "user", "content": "plain"}])) == [
+        {"role": "user", "content": "plain"}
+    ]

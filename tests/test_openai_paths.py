@@ -229,3 +229,24 @@ def test_streamed_argument_text_is_listened_to_only_where_a_call_can_stream():
     assert listener_for(plain, {}, {"stream": True}) is not None
     messages_mode = {"callbacks": [StreamMessagesHandler(lambda chunk: None, subgraphs=False)]}
     assert listener_for(plain, messages_mode, {}) is not None
+
+
+def test_default_path_sends_openais_fields_only_and_no_tool_choice_without_tools(monkeypatch):
+    """Keys of your own on an input message stay on it but are not sent through ChatOpenAI,
+    and an agent's ``tool_choice`` without functions is not sent (OpenAI refuses one)."""
+    history = [
+        {"role": "user", "content": "earlier", "timestamp": "t1", "id": "m1"},
+        {"role": "assistant", "content": "Hi!", "sender": "Agent", "name": "bot", "id": "m2"},
+        {"role": "user", "content": "now", "timestamp": "t3"},
+    ]
+    with OpenAIStub([stub_text("ok")]) as stub:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        Swarm().run(Agent(tool_choice="required"), history)
+        (request,) = stub.requests
+    assert "tool_choice" not in request and "tools" not in request
+    assert request["messages"][1:] == [
+        {"role": "user", "content": "earlier"},
+        {"role": "assistant", "content": "Hi!"},
+        {"role": "user", "content": "now"},
+    ]

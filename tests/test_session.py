@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.graph.messages import to_openai
 from swarmgraph.memory import ContextSerializationError, Session, open_context_store, open_history
 from swarmgraph.memory.backends import open_store
 from swarmgraph.memory.compare import TURN_1, TURN_2, refund_agents, refund_rules
@@ -433,3 +434,14 @@ def test_kill_9_at_random_moments_leaves_whole_turns(url):
             assert mine == list(range(len(mine)))
             assert record.context[writer] == mine[-1]
     assert len({w for w, _ in turns}) == 4
+
+
+def test_an_input_messages_own_keys_are_stored_with_it_and_a_value_json_cannot_hold_is_not(url):
+    """A dict message's own keys (``timestamp``, ``id``) are stored with it and come back on
+    the next turn; a value JSON cannot hold stays out instead of failing the turn's save."""
+    swarm = Swarm(chat_model=ScriptedChatModel(["a", "b"]))
+    given = {"role": "user", "content": "hi", "id": "m1", "at": datetime.datetime(2026, 12, 2)}
+    Session("extras", url=url).run(swarm, Agent(), given)
+    stored = Session("extras", url=url).messages[0]
+    assert stored.content == "hi"
+    assert to_openai([stored]) == [{"role": "user", "content": "hi", "id": "m1"}]

@@ -31,10 +31,11 @@ import openai
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.load import dumpd
+from langchain_core.messages import HumanMessage
 from langchain_tests.integration_tests import ChatModelIntegrationTests
 from langchain_tests.unit_tests import ChatModelUnitTests
 from openai_stub import OpenAIStub, StubReply
-from swarmgraph.graph.chat_models.openai_client import OpenAIClientChatModel
+from swarmgraph.graph.chat_models.openai_client import OpenAIClientChatModel, wire_messages
 from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
 
 
@@ -224,8 +225,10 @@ class TestOpenAIClientChatModelIntegration(ChatModelIntegrationTests):
     def model_override_value(self) -> str:
         return "gpt-4o"
 
-    # The adapter passes multimodal content through as the caller gives it; these flags
-    # let the standard tests send it, and the stub answers as it answers any text.
+    # The adapter converts LangChain's standard image / PDF / audio blocks to OpenAI's shape
+    # as ChatOpenAI does (test_client_model.py checks the body the server gets); these
+    # flags let the standard tests send them, and the stub answers as it answers any text.
+    # Anthropic-format content it sends as given, so it does not claim that.
     @property
     def supports_json_mode(self) -> bool:
         return True
@@ -252,14 +255,28 @@ class TestOpenAIClientChatModelIntegration(ChatModelIntegrationTests):
 
     @property
     def supports_anthropic_inputs(self) -> bool:
-        return True
+        return False
 
     test_pdf_inputs = _downloads_its_fixture("test_pdf_inputs")
     test_audio_inputs = _downloads_its_fixture("test_audio_inputs")
     test_image_inputs = _downloads_its_fixture("test_image_inputs")
     test_image_tool_message = _downloads_its_fixture("test_image_tool_message")
     test_pdf_tool_message = _downloads_its_fixture("test_pdf_tool_message")
-    test_anthropic_inputs = _downloads_its_fixture("test_anthropic_inputs")
+
+    @_excluded_because(
+        "Anthropic-format content (tool_use, thinking, image source blocks) is sent as given: "
+        "the adapter converts LangChain's standard blocks only"
+    )
+    def test_anthropic_inputs(self, model: BaseChatModel) -> None:
+        """Checked: upstream skips without the flag, and an Anthropic block goes unconverted."""
+        source = _upstream_source(ChatModelIntegrationTests, "test_anthropic_inputs")
+        assert "if not self.supports_anthropic_inputs" in source
+        assert not self.supports_anthropic_inputs
+        block = {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": "x"},
+        }
+        assert wire_messages([HumanMessage([block])])[0]["content"] == [block]
 
     @_excluded_because("times a stream replayed from VCR cassettes; none are recorded offline")
     def test_stream_time(self) -> None:

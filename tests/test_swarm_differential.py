@@ -978,3 +978,302 @@ def test_agents_with_equal_fields_are_two_agents_where_swarms_are_equal():
     assert one != two and one == one and len({one, two}) == 2
     one.functions, two.functions = [lambda: two], [lambda: one]
     assert "Twin" in repr(one) and one != two
+
+
+# --------------------------------------------------------------------------- issue 40: on the wire
+
+
+def run_both_on_stub(
+    program: Callable[[Impl], tuple[Any, dict[str, Any]]],
+    replies: list[Any],
+    messages: list[Any],
+    **run_kwargs: Any,
+) -> tuple[Outcome, Outcome]:
+    """``run_both`` through a real ``openai.OpenAI`` client and the loopback server: what
+    each side sends is the JSON body the server received."""
+    import openai
+    from openai_stub import OpenAIStub
+
+    outcomes = []
+    for impl in (REFERENCE, OURS):
+        start, agents = program(impl)
+        with OpenAIStub(replies) as stub:
+            client = openai.OpenAI(base_url=stub.base_url, api_key="test", max_retries=0)
+            out = impl.Swarm(client=client).run(
+                agent=start, messages=copy.deepcopy(messages), **run_kwargs
+            )
+            assert stub.remaining == 0, f"{impl.name} left scripted replies unused"
+            requests = stub.requests
+        outcomes.append(Outcome(out, requests, agents))
+    return outcomes[0], outcomes[1]
+
+
+def assert_sent_as_swarm_sends(theirs: dict, mine: dict) -> None:
+    """Every key Swarm sent, with its value; a key only ours sent is a field of the full
+    assistant shape, null (the pinned "Message dicts have the fields of Swarm's time")."""
+    assert {k: mine.get(k, "<missing>") for k in theirs} == theirs
+    assert {k: mine[k] for k in mine.keys() - theirs.keys()} == dict.fromkeys(
+        mine.keys() - theirs.keys()
+    )
+
+
+def _sdk_message(reply: Any, tools: list[dict] | None = None) -> Any:
+    """``completion.choices[0].message`` from a real openai call (the Swarm idiom)."""
+    import openai
+    from openai_stub import OpenAIStub
+
+    with OpenAIStub([reply]) as stub:
+        client = openai.OpenAI(base_url=stub.base_url, api_key="test", max_retries=0)
+        extra = {"tools": tools} if tools else {}
+        completion = client.chat.completions.create(
+            model="gpt-4o", messages=[user("earlier")], **extra
+        )
+    return completion.choices[0].message
+
+
+def test_an_openai_message_object_in_the_history_is_sent_as_swarm_sends_it():
+    """``messages.append(completion.choices[0].message)``: Swarm forwards the SDK object,
+    which the openai client sends as the fields it holds; so do we (in the full shape)."""
+    from openai_stub import stub_text, stub_tool_call
+
+    answer = _sdk_message(stub_text("Earlier answer."))
+    tools = [swarm.util.function_to_json(lambda location: None)]
+    tools[0]["function"]["name"] = "get_weather"
+    asked = _sdk_message(stub_tool_call("get_weather", {"location": "Oslo"}, id="c9"), tools)
+    assert type(answer).__name__ == type(asked).__name__ == "ChatCompletionMessage"
+    history = [
+        user("earlier"),
+        answer,
+        user("and the weather?"),
+        asked,
+        {"role": "tool", "tool_call_id": "c9", "content": "cold"},
+        user("thanks"),
+    ]
+    ref, ours = run_both_on_stub(weather, [stub_text("You're welcome.")], history)
+    assert normalise(ours.response.messages) == normalise(ref.response.messages)
+    (theirs,), (mine,) = ref.requests, ours.requests
+    assert len(mine["messages"]) == len(theirs["messages"]) == 7
+    for sent_by_swarm, sent_by_us in zip(theirs["messages"], mine["messages"], strict=True):
+        assert_sent_as_swarm_sends(sent_by_swarm, sent_by_us)
+    assert mine["messages"][4]["tool_calls"][0]["function"] == {
+        "arguments": '{"location": "Oslo"}',
+        "name": "get_weather",
+    }
+    assert {k: v for k, v in mine.items() if k != "messages"} == {
+        k: v for k, v in theirs.items() if k != "messages"
+    }
+
+
+def run_both_default_path(
+    program: Callable[[Impl], tuple[Any, dict[str, Any]]],
+    replies: list[Any],
+    messages: list[Any],
+    monkeypatch: pytest.MonkeyPatch,
+    **run_kwargs: Any,
+) -> tuple[Outcome, Outcome]:
+    """Swarm with an ``openai.OpenAI`` client, ours on its default model (``ChatOpenAI``
+    from ``OPENAI_BASE_URL``), both against the loopback server."""
+    import openai
+    from openai_stub import OpenAIStub
+
+    outcomes = []
+    for impl in (REFERENCE, OURS):
+        start, agents = program(impl)
+        with OpenAIStub(replies) as stub:
+            monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+            monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+            client = openai.OpenAI(base_url=stub.base_url, api_key="test", max_retries=0)
+            swarm_ = impl.Swarm(client=client) if impl is REFERENCE else impl.Swarm()
+            out = swarm_.run(agent=start, messages=copy.deepcopy(messages), **run_kwargs)
+            events = None
+            if run_kwargs.get("stream"):
+                events = [e if "response" in e else copy.deepcopy(e) for e in out]
+                out = events[-1]["response"]
+            assert stub.remaining == 0, f"{impl.name} left scripted replies unused"
+            requests = stub.requests
+        outcomes.append(Outcome(out, requests, agents, events))
+    return outcomes[0], outcomes[1]
+
+
+def test_default_model_yields_a_null_opening_of_a_tool_call_reply_as_swarm_does(monkeypatch):
+    """A server that opens a streamed tool-call reply with ``{"role", "content": null}``
+    alone: Swarm yields that null (its REPL prints no ``S: :`` for it), and so does the
+    default ``ChatOpenAI`` path, whose chunks hold text only."""
+    from openai_stub import stub_text, stub_tool_call
+
+    opened = stub_tool_call("remember_order", {"order_id": 7}, id="c1")
+    opened.opening = {"role": "assistant", "content": None}
+    ref, ours = run_both_default_path(
+        triage_and_sales,
+        [opened, stub_text("Noted.")],
+        [user("7")],
+        monkeypatch,
+        context_variables={"name": "Ming"},
+        stream=True,
+    )
+    assert ours.events is not None and ref.events is not None
+    assert [_delta(e) for e in ours.events[:-1]] == [_delta(e) for e in ref.events[:-1]]
+    openings = [e for e in ours.events if e.get("role") == "assistant"]
+    assert [e["content"] for e in openings] == [None, ""]  # the tool-call reply, the text one
+
+
+def test_default_model_keeps_empty_content_beside_tool_calls_as_swarm_does(monkeypatch):
+    """Not streamed, a provider's ``content: ""`` beside tool calls stays ``""`` in the
+    message and in the next request on the default ``ChatOpenAI`` path too (ChatOpenAI alone
+    would send ``null``); OpenAI's ``null`` stays ``null``."""
+    from openai_stub import stub_text, stub_tool_call
+
+    for content in ("", None):
+        reply = stub_tool_call("remember_order", {"order_id": 7}, id="c1", content=content)
+        ref, ours = run_both_default_path(
+            triage_and_sales,
+            [reply, stub_text("Noted.")],
+            [user("7")],
+            monkeypatch,
+            context_variables={"name": "Ming"},
+        )
+        assert normalise(ours.response.messages) == normalise(ref.response.messages)
+        assert ours.response.messages[0]["content"] == content
+        theirs, mine = ref.requests[1]["messages"][2], ours.requests[1]["messages"][2]
+        assert theirs["content"] == mine["content"] == content
+
+
+def test_extra_keys_on_input_messages_are_sent_as_swarm_sends_them():
+    """``timestamp``, ``id``, an assistant's ``name``: Swarm sends the dicts it was given,
+    and so does ``Swarm(client=...)``, which claims to send Swarm's own request."""
+    transfer = {"arguments": "{}", "name": "transfer_to_sales"}
+    history = [
+        {**user("earlier"), "timestamp": "2026-12-01T09:00:00Z", "id": "m1"},
+        {
+            "content": None,
+            "refusal": None,
+            "role": "assistant",
+            "audio": None,
+            "function_call": None,
+            "tool_calls": [{"id": "c0", "function": transfer, "type": "function"}],
+            "sender": "Triage",
+            "name": "triage_bot",
+            "timestamp": "2026-12-01T09:00:01Z",
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c0",
+            "tool_name": "transfer_to_sales",
+            "content": '{"assistant": "Sales Agent"}',
+            "id": "m3",
+        },
+        {**user("now"), "timestamp": "2026-12-01T09:05:00Z", "metadata": {"channel": "web"}},
+    ]
+    ref, ours = run_both(
+        triage_and_sales, [text("Bees.")], history, context_variables={"name": "Ming"}
+    )
+    assert_same(ref, ours)
+    sent = ours.requests[0]["messages"]
+    assert [m.get("timestamp") for m in sent[1:]] == [m.get("timestamp") for m in history]
+    assert sent[2]["name"] == "triage_bot" and sent[3]["id"] == "m3"
+
+
+def test_tool_choice_without_functions_is_sent_as_swarm_sends_it():
+    """``Agent(tool_choice="required")`` with no functions: Swarm sends ``tools=None`` and
+    ``tool_choice="required"``; so does ``Swarm(client=...)``."""
+
+    def program(impl: Impl):
+        agent = impl.Agent(name="Forced", tool_choice="required")
+        return agent, {"forced": agent}
+
+    ref, ours = run_both(program, [text("ok")], [user("hi")])
+    assert_same(ref, ours)
+    assert (ours.requests[0]["tools"], ours.requests[0]["tool_choice"]) == (None, "required")
+
+
+# ------------------------------------------------ issue 40: tool signatures Swarm cannot call
+
+
+def _tool_program(*tools: Callable) -> Callable[[Impl], tuple[Any, dict[str, Any]]]:
+    def program(impl: Impl):
+        agent = impl.Agent(name="Tools", functions=list(tools))
+        return agent, {"tools": agent}
+
+    return program
+
+
+def test_a_star_args_tool_is_refused_before_any_request_where_swarm_fails_on_the_call():
+    """Pinned difference: Swarm tells the model ``args`` is a required string, then calls
+    ``f(args=...)``, a ``TypeError`` that ends the run; here the tool is refused with a
+    ``ToolSchemaError`` before the model is asked anything."""
+
+    def tag(*args):
+        """Tag things."""
+        return ",".join(args)
+
+    replies = [call("tag", {"args": "a"}), text("x")]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'args'"):
+        RefSwarm(client=ScriptedClient(replies)).run(RefAgent(functions=[tag]), [user("tag")])
+    assert swarm.util.function_to_json(tag)["function"]["parameters"]["required"] == ["args"]
+    client = ScriptedClient(replies)
+    with pytest.raises(swarmgraph.ToolSchemaError, match=r"'\*args' cannot be filled"):
+        swarmgraph.Swarm(client=client).run(swarmgraph.Agent(functions=[tag]), [user("tag")])
+    assert client.requests == []
+
+
+def test_kwargs_is_left_out_of_the_schema_and_extra_arguments_reach_it():
+    """Pinned difference: Swarm lists ``**kwargs`` as a required string parameter named
+    ``kwargs``; here it is not in the schema, and arguments the model sends beyond the
+    named ones reach it (unvalidated)."""
+    got: list[dict] = []
+
+    def note(topic: str, **kwargs):
+        """Note a topic."""
+        got.append(kwargs)
+        return f"noted {topic}"
+
+    theirs, ours = _schemas(note)
+    assert theirs["function"]["parameters"]["required"] == ["topic", "kwargs"]
+    assert ours["function"]["parameters"] == {
+        "type": "object",
+        "properties": {"topic": {"type": "string"}},
+        "required": ["topic"],
+    }
+    replies = [call("note", {"topic": "bees", "colour": "gold"}), text("ok")]
+    response, _, _ = _run_ours(_tool_program(note), replies, stream=False)
+    assert got == [{"colour": "gold"}] and response.messages[1]["content"] == "noted bees"
+
+
+def test_a_partial_is_a_tool_where_swarm_cannot_describe_it():
+    """Pinned difference: ``functools.partial`` has no ``__name__``, so Swarm's schema
+    step raises ``AttributeError``; here it is a tool named after its function, the
+    keywords it binds hidden from the model."""
+    import functools
+
+    def greet(greeting: str, name: str):
+        """Greet someone."""
+        return f"{greeting}, {name}"
+
+    hello = functools.partial(greet, greeting="Hello")
+    with pytest.raises(AttributeError, match="__name__"):
+        RefSwarm(client=ScriptedClient([text("x")])).run(RefAgent(functions=[hello]), [user("hi")])
+    replies = [call("greet", {"name": "Ming"}), text("Done.")]
+    response, _, client = _run_ours(_tool_program(hello), replies, stream=False)
+    assert response.messages[1]["content"] == "Hello, Ming"
+    assert client.requests[0]["tools"][0]["function"]["parameters"]["properties"] == {
+        "name": {"type": "string"}
+    }
+
+
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited")
+def test_an_async_tool_is_awaited_where_swarm_sends_the_coroutine_repr():
+    """Pinned difference: Swarm calls an ``async def`` tool and sends ``str()`` of the
+    coroutine it gets (``<coroutine object ...>``), never running it; here it is awaited
+    (in ``Swarm.run`` too) and its result is the answer."""
+    ran: list[str] = []
+
+    async def lookup(order_id: int):
+        """Look an order up."""
+        ran.append("ran")
+        return f"order {order_id}: shipped"
+
+    replies = [call("lookup", {"order_id": 7}), text("Shipped.")]
+    ref, ours = run_both(_tool_program(lookup), replies, [user("order 7?")])
+    assert ref.response.messages[1]["content"].startswith("<coroutine object")
+    assert ours.response.messages[1]["content"] == "order 7: shipped"
+    assert ran == ["ran"]  # once, ours: Swarm's coroutine never ran

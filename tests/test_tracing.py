@@ -1098,3 +1098,16 @@ def test_an_outbox_applied_later_in_another_process_is_under_the_applier_linked_
     assert late.end_time <= one(spans, "invoke_workflow Triage").start_time  # before the run
     assert parent_name(spans, own) == "invoke_workflow Triage"  # its own, right after it
     assert not own.links
+
+
+def test_a_chat_span_names_the_chat_models_own_model_not_the_agents(spans):
+    """A fixed ``chat_model=`` answers whatever ``agent.model`` says: the span names the
+    model that was asked (its ``ls_model_name``); a stand-in without a name of its own
+    (``ScriptedChatModel()``) reports the agent's."""
+    haiku = ScriptedChatModel(["Hi."], model_name="claude-3-5-haiku")
+    Swarm(chat_model=haiku).run(Agent(name="Named"), [user("hi")])
+    Swarm(chat_model=ScriptedChatModel(["Hi."])).run(Agent(name="Stand-in"), [user("hi")])
+    chat = one(spans, "chat claude-3-5-haiku")
+    assert chat.attributes["gen_ai.request.model"] == "claude-3-5-haiku"
+    assert parent_name(spans, chat) == "invoke_agent Named"
+    assert one(spans, "chat gpt-4o").attributes["gen_ai.request.model"] == "gpt-4o"

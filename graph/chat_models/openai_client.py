@@ -29,8 +29,15 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ToolCallChunk,
+    is_data_content_block,
+)
 from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.block_translators.openai import convert_to_openai_data_block
 from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
@@ -39,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..messages import OPENED_WITH_NULL, _get, ai_message_from_openai, to_openai
 
-__all__ = ["OpenAIClientChatModel", "openai_tool_choice"]
+__all__ = ["OpenAIClientChatModel", "openai_tool_choice", "wire_messages"]
 
 _DONE = object()
 _ASYNC_ONLY = (
@@ -109,6 +116,34 @@ def openai_tool_choice(tool_choice: Any, tool_names: Sequence[str]) -> Any:
         f"tool_choice {tool_choice!r} names no bound tool (tools: {', '.join(tool_names)}); "
         f"use one of them, or {', '.join(_OPENAI_TOOL_CHOICES)}"
     )
+
+
+def wire_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """Swarm's message dicts for ``messages``, with LangChain's standard content blocks
+    (``image``, ``audio``, ``file`` with ``base64``, ``url`` or ``file_id``) in OpenAI's
+    chat-completions shape, converted by LangChain's own converter as ``ChatOpenAI`` does.
+    Other blocks (``text``, OpenAI's own ``image_url``) go as given, as Swarm sends them.
+
+    >>> from langchain_core.messages import HumanMessage
+    >>> block = {"type": "image", "base64": "iVBO", "mime_type": "image/png"}
+    >>> wire_messages([HumanMessage([{"type": "text", "text": "what is it?"}, block])])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [{'role': 'user', 'content': [{'type': 'text', 'text': 'what is it?'},
+      {'type': 'image_url', 'image_url': {'url': 'data:image/png;base64,iVBO'}}]}]
+    """
+    out = to_openai(messages)
+    for message in out:
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(block, dict) and is_data_content_block(block) for block in content
+        ):
+            message["content"] = [
+                convert_to_openai_data_block(block)
+                if isinstance(block, dict) and is_data_content_block(block)
+                else block
+                for block in content
+            ]
+    return out
 
 
 def _is_async_callable(fn: Any) -> bool:
@@ -268,7 +303,7 @@ class OpenAIClientChatModel(BaseChatModel):
         tools = kwargs.get("tools") or None
         params: dict[str, Any] = {
             "model": self.model_name,
-            "messages": to_openai(messages),
+            "messages": wire_messages(messages),
             "tools": tools,
             "tool_choice": kwargs.get("tool_choice"),
             "stream": stream,
