@@ -140,6 +140,7 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     from .observed_graph import ObservedStateGraph
+    from .options import middleware_of
 
     # A compiled LangGraph graph with a name is a member too (graph/native.py runs it).
     members = [_member(a) for a in agents]
@@ -154,6 +155,7 @@ def build_swarm_graph(
         input_schema=input_schema,
         hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
         middleware=checked_middleware(middleware),
+        options=middleware_of,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members])
@@ -188,6 +190,9 @@ class GraphSettings:
     hooks: RunHooks = NO_HOOKS
     #: The run's middleware, around each agent's own (graph/middleware.py).
     middleware: tuple[Any, ...] = ()
+    #: What an agent's options install as middleware (graph/options.py's ``middleware_of``:
+    #: ``Agent(history=...)``); None, options install nothing.
+    options: Callable[[Agent], Sequence[Any]] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -229,6 +234,7 @@ def build_graph_and_runtime(
         topology.agents, resolver, settings.max_consecutive_handoffs, settings.lookup, schema
     )
     runtime.hooks = settings.hooks
+    runtime.options = settings.options
     every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
     if every:  # their state_schema fields are channels of the graph's state
         from .middleware import middleware_state_schema

@@ -66,6 +66,7 @@ CORE = frozenset(
         "models",
         "node",
         "node_names",
+        "options",  # our agent options as the middleware they install (names features lazily)
         "observed_graph",
         "prepared_run",
         "process_exit",

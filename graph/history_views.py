@@ -26,13 +26,23 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from types import SimpleNamespace
+from typing import Any, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 
-__all__ = ["HistoryView", "last", "since_handoff", "view_for", "without_tool_calls"]
+__all__ = [
+    "HistoryView",
+    "HistoryViewMiddleware",
+    "last",
+    "since_handoff",
+    "view_for",
+    "without_tool_calls",
+]
 
 HistoryView = Callable[[list[BaseMessage]], list[BaseMessage]]
 
@@ -53,6 +63,39 @@ def view_for(agent: object, messages: Sequence[BaseMessage]) -> Sequence[BaseMes
             f"messages, got {type(seen).__name__}"
         )
     return seen
+
+
+class HistoryViewMiddleware(AgentMiddleware):
+    """``Agent(history=view)`` as the middleware it installs: the agent's model request reads
+    ``view(messages)``; the state keeps the whole conversation. LangChain's built-ins edit the
+    state (``SummarizationMiddleware``) or the request by fixed rules (``ContextEditingMiddleware``
+    clears old tool results); a view is any function of the conversation, told which agent
+    looks (``since_handoff``), so it stays ours.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from langchain.agents.middleware import ModelRequest
+        >>> view = HistoryViewMiddleware(last(1), "Refunds")
+        >>> request = ModelRequest(model=None, messages=[HumanMessage("a"), HumanMessage("b")])
+        >>> view.wrap_model_call(request, lambda r: [m.content for m in r.messages])
+        ['b']
+    """
+
+    def __init__(self, view: HistoryView, agent: str) -> None:
+        super().__init__()
+        self._viewer = SimpleNamespace(history=view, name=agent)
+
+    def _seen(self, request: ModelRequest) -> ModelRequest:
+        seen = view_for(self._viewer, request.messages)
+        return request.override(messages=cast("list[AnyMessage]", list(seen)))
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[..., Any]) -> Any:
+        return handler(self._seen(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[..., Awaitable[Any]]
+    ) -> Any:
+        return await handler(self._seen(request))
 
 
 @contextmanager

@@ -16,7 +16,8 @@ A step's progress lives in one :class:`Turn`, which keeps the core's fields only
 docstring): features reach the step through ``turn.gate`` (checks it waits at) and
 ``turn.goto`` (where they send it instead), and keep their per-step state in
 ``turn.features``. Features are entered only when the run uses them (docs/internals.md):
-``Agent(history=...)`` narrows the prompt in ``_begin``; a ``Budget`` is asked before the model
+``Agent(history=...)`` installs a middleware that narrows the model request
+(graph/options.py); a ``Budget`` is asked before the model
 call (``_begin``), tools (``_admit``) and handoffs (``GraphRuntime.switch``); when a tool of the
 run is marked (graph/features.py; ``RunControl.features["decides"]``), approval-marked calls are
 held in ``_admit`` and decided at the start of the agent's next step (``decide``: ``Swarm.run``
@@ -193,8 +194,11 @@ class AgentNode:
         config: RunnableConfig,
         io: Driver,
     ) -> AIMessage:
-        """**The model is called here**: ``call`` with ``prompt``, through the driver."""
+        """**The model is called here**: ``call`` with ``prompt``, through the driver (the
+        senders' names made what the model's API takes, where it sends them)."""
         control = turn.control
+        if call.safe_names:
+            prompt = [_as_sent(m) for m in prompt]
         heard = None  # streamed argument text is held to the strict rule
         callbacks: Any = config.get("callbacks")
         if call.streams or getattr(callbacks, "handlers", callbacks):  # it may stream
@@ -246,9 +250,7 @@ class AgentNode:
 
     def _reprompt(self, turn: Turn, messages: Sequence[BaseMessage]) -> None:
         """The prompt again, from the conversation a ``before_model`` hook changed."""
-        prompt = self._prompt(turn.agent, turn.context, messages, turn.control)
-        assert turn.call is not None
-        turn.prompt = [_as_sent(m) for m in prompt] if turn.call.safe_names else prompt
+        turn.prompt = self._prompt(turn.agent, turn.context, messages, turn.control)
 
     async def _after_model(
         self, turn: Turn, call: ModelCall, reply: AIMessage, hooks: StepHooks, resumed: bool = False
@@ -398,7 +400,7 @@ class AgentNode:
                 return turn
         prompt = self._prompt(agent, context, messages, control)  # the system prompt first
         call = self.runtime.model_for(agent, control)
-        turn.prompt = [_as_sent(m) for m in prompt] if call.safe_names else prompt
+        turn.prompt = prompt  # as the agent reads it; as sent: _ask
         exceeded = (
             None if control.budget is None else control.ledger.before_model(agent.name, turn.prompt)
         )
@@ -441,13 +443,7 @@ class AgentNode:
                 extra = hook(agent, messages)
         if extra:
             instructions = f"{instructions}\n\n{extra}"
-        # Agent(history=...) narrows what this agent's model reads; the state stays whole.
-        seen: Sequence[BaseMessage] = messages
-        if agent.history is not None:
-            from .history_views import view_for
-
-            seen = view_for(agent, messages)
-        prompt: list[BaseMessage] = [SystemMessage(content=instructions), *seen]
+        prompt: list[BaseMessage] = [SystemMessage(content=instructions), *messages]
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         return prompt

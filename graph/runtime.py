@@ -212,6 +212,9 @@ class GraphRuntime:
         #: each agent's own (graph/middleware.py); one stack per agent's list, made on first use.
         self.middleware: list[AgentMiddleware] = []
         self._stacks: dict[tuple[int, ...], MiddlewareStack] = {}
+        #: The middleware an agent's own options install, around its ``Agent(middleware=)``
+        #: (graph/options.py's ``middleware_of``, handed over by the builder).
+        self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
         #: The check an agent passes before it takes the conversation in a parallel branch
         #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
@@ -391,6 +394,10 @@ class GraphRuntime:
         """The middleware ``agent``'s steps call (the run's around its own), or None: a step
         without middleware asks nothing more."""
         own = agent.middleware
+        if self.options is not None:  # options that install middleware (Agent(history=...))
+            implied = self.options(agent)
+            if implied:
+                own = [*implied, *own]
         if not own and not self.middleware:
             return None
         key = tuple(map(id, own))

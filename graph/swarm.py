@@ -43,6 +43,7 @@ from .builder import GraphSettings, build_graph_and_runtime, checked_middleware
 from .discovery import FUNCTIONS, Topology, find_topology
 from .models import ModelResolver
 from .node_names import FAN_OUT_MODES
+from .options import middleware_of
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
 from .run_control import DECIDES_KEY
 from .runtime import GraphRuntime
@@ -131,6 +132,7 @@ class Swarm:
             parallel_handoffs=parallel_handoffs,
             resumes_fan_outs=True,
             middleware=checked_middleware(middleware),
+            options=middleware_of,
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------
