@@ -20,7 +20,7 @@ from swarmgraph.app.ui.service import UiService
 EVENT = TypeAdapter(__import__("ag_ui.core", fromlist=["Event"]).Event)
 
 
-def swarm_agents(gate: threading.Event | None = None) -> tuple[Agent, Agent]:
+def swarm_agents(gate: Any = None) -> tuple[Agent, Agent]:
     """Triage (``set_order`` changes context, then hands off) and Sales (approval tool)."""
     sales = Agent(name="Sales")
 
@@ -30,8 +30,8 @@ def swarm_agents(gate: threading.Event | None = None) -> tuple[Agent, Agent]:
 
     def set_order(order_id: int) -> Result:
         """Remember the order the customer talks about."""
-        if gate is not None:
-            gate.wait(60)  # the test lets the turn go on when it has seen what it wants
+        if gate is not None:  # the test lets the turn go on when it has seen what it wants
+            assert gate.wait(60) if isinstance(gate, threading.Event) else gate()
         return Result(value="noted", context_variables={"order_id": order_id})
 
     @needs_approval
@@ -53,9 +53,7 @@ def handoff_script(text: str = "Sales here: order 7 it is.") -> list[Any]:
 
 
 @contextmanager
-def served(
-    script: list[Any], url: str, gate: threading.Event | None = None, **options: Any
-) -> Iterator[UiServer]:
+def served(script: list[Any], url: str, gate: Any = None, **options: Any) -> Iterator[UiServer]:
     triage, sales = swarm_agents(gate)
     swarm = Swarm(chat_model=ScriptedChatModel(script))
     service = UiService(swarm, triage, url=url, agents=[sales], **options)

@@ -76,6 +76,11 @@ class RunLog:
             self._done = True
             self._changed.notify_all()
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the run is over (or ``timeout`` seconds); whether it is."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._done, timeout)
+
     def follow(
         self, after: int = 0, *, heartbeat: float | None = None
     ) -> Iterator[tuple[int, str]]:
