@@ -4,7 +4,8 @@
 emits ``ag_ui.core`` event models: ``TEXT_MESSAGE_*`` and ``TOOL_CALL_*`` from Swarm's
 deltas and tool results; ``STEP_STARTED`` / ``STEP_FINISHED`` per agent step, each finished
 step followed by a ``STATE_DELTA`` (JSON Patch) of ``context_variables``, ``active_agent``
-and ``last_step`` (the keys the step changed, each with the tool(s) that answered in it).
+``last_step`` (the keys the step changed, each with the tool(s) that answered in it) and
+``changed_this_turn`` (the same, for every step of the turn so far).
 
 Example:
     >>> out = []
@@ -185,6 +186,10 @@ class AguiTurn:
                 "tools": list(self.step_tools),
                 "changed": {key: by for key in changed},
             }
+            if changed:  # what this turn changed so far, each key with its last changer
+                turn = dict(self.state.get("changed_this_turn") or {})
+                turn.update({key: by for key in changed})
+                new["changed_this_turn"] = turn
         self.delta_to(new)
         if self.step is not None:
             self.emit(StepFinishedEvent(step_name=self.step.agent))

@@ -76,6 +76,13 @@ class UiServer(ThreadingHTTPServer):
             self.socket = sock
             self.server_address = sock.getsockname()[:2]
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return  # a page closed or reloaded mid-answer: nothing went wrong here
+        super().handle_error(request, client_address)
+
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]

@@ -73,6 +73,7 @@ def state_of(session: Session, default_agent: str) -> dict[str, Any]:
         "active_agent": (record.active_agent if "context" in session.persist else None)
         or default_agent,
         "last_step": None,
+        "changed_this_turn": {},
     }
 
 
