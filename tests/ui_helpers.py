@@ -39,8 +39,12 @@ def swarm_agents(gate: Any = None) -> tuple[Agent, Agent]:
         """Refund an order."""
         return f"refunded {order_id}"
 
+    def note(text: str) -> Result:
+        """Keep a note about the customer."""
+        return Result(value="noted", context_variables={"note": text})
+
     sales.functions = [refund]
-    triage = Agent(name="Triage", functions=[set_order, transfer_to_sales])
+    triage = Agent(name="Triage", functions=[set_order, transfer_to_sales, note])
     return triage, sales
 
 

@@ -281,7 +281,7 @@ function renderRecall(value) {
 function handle(event) {
   switch (event.type) {
     case "RUN_STARTED":
-      status("running " + event.runId);
+      status("running " + event.runId + (ui.rejoined ? " (rejoined)" : ""));
       $("stop").disabled = false;
       break;
     case "STATE_SNAPSHOT":
@@ -420,6 +420,7 @@ async function follow(run, response) {
 }
 
 async function send(body) {
+  ui.rejoined = false;
   ui.ids = [];
   ui.lastId = 0;
   const response = await fetch("/agui", { method: "POST", headers: headers(true), body: JSON.stringify(body) });
@@ -462,6 +463,7 @@ async function loadView(thread) {
   status(view.running ? "rejoining " + view.running : "ready");
   await refreshConversations();
   if (view.running) {
+    ui.rejoined = true;
     ui.ids = [];
     ui.lastId = 0;
     await follow(view.running, null); // from its first event: this page has none of them
