@@ -9,7 +9,7 @@ import pytest
 from swarmgraph.memory import Session
 
 from swarmgraph import scripted_tool_call
-from tests.ui_helpers import EVENT, apply_state, handoff_script, post_run, run_input, served
+from tests.ui_helpers import EVENT, apply_state, handoff_script, post_run, run_input, served, sse
 
 
 @pytest.fixture
@@ -134,3 +134,31 @@ def test_the_graph_names_agents_and_handoffs(url: str) -> None:
     assert sorted(agents.values()) == ["Sales", "Triage"]
     edges = {(agents[e["from"]], agents[e["to"]]) for e in graph["edges"]}
     assert ("Triage", "Sales") in edges
+
+
+def test_a_failing_run_ends_with_run_error_and_saves_nothing(url: str) -> None:
+    with served([], url) as server:  # the scripted model has no reply to give
+        events = post_run(server.url, run_input("c5", "hello"))
+    last = EVENT.validate_python(events[-1][1])
+    assert last.type.value == "RUN_ERROR" and last.message
+    assert Session("c5", url=url).messages == []
+
+
+def test_stop_ends_the_run_cancelled_and_nothing_of_the_turn_is_saved(url: str) -> None:
+    import threading
+
+    release = threading.Event()
+    with served(handoff_script(), url, gate=release) as server:
+        body = run_input("c6", "refund order 7", run_id="stop-1")
+        with httpx.stream("POST", server.url + "agui", json=body, timeout=60) as response:
+            seen = []
+            for _, event in sse(response.iter_lines()):
+                seen.append(event)
+                if event["type"] == "TOOL_CALL_START":  # the run is about to wait in set_order
+                    stopped = httpx.post(server.url + "api/stop", json={"run": "stop-1"})
+                    assert stopped.json() == {"stopping": True}
+                    release.set()
+        last = EVENT.validate_python(seen[-1])
+    assert last.type.value == "RUN_FINISHED" and last.outcome.type == "cancelled"
+    session = Session("c6", url=url)
+    assert session.messages == [] and session.context_variables == {}
