@@ -162,3 +162,28 @@ def test_stop_ends_the_run_cancelled_and_nothing_of_the_turn_is_saved(url: str) 
     assert last.type.value == "RUN_FINISHED" and last.outcome.type == "cancelled"
     session = Session("c6", url=url)
     assert session.messages == [] and session.context_variables == {}
+
+
+def test_each_key_is_credited_to_the_tool_whose_result_set_it(url: str) -> None:
+    """The demo's first step runs two tools (set_name, record_order): each key names its own."""
+    import threading
+
+    from swarmgraph import Swarm
+    from swarmgraph.app.demo import demo_agents, demo_model
+    from swarmgraph.app.ui.server import make_server
+    from swarmgraph.app.ui.service import UiService
+
+    triage, sales, refunds = demo_agents()
+    service = UiService(Swarm(chat_model=demo_model()), triage, url=url, agents=[sales, refunds])
+    server = make_server(service)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        events = post_run(server.url, run_input("c7", "Hi, I'm Ming. Please refund order 7."))
+    finally:
+        server.shutdown()
+        server.server_close()
+    raw = [event for _, event in events]
+    first_delta = next(e for e in raw if e["type"] == "STATE_DELTA")
+    step = apply_state(raw[: raw.index(first_delta) + 1])["last_step"]
+    assert step["tools"] == ["set_name", "record_order"]
+    assert step["changed"] == {"name": "set_name", "order_id": "record_order"}

@@ -80,6 +80,7 @@ class AguiTurn:
         self.calls: dict[int, str] = {}  # tool-call index -> id, in the reply being streamed
         self.step: StepRecord | None = None
         self.step_tools: list[str] = []
+        self.step_keys: dict[str, str] = {}  # key -> the tool whose Result set it
         self.steps = 0
         self.recalled: list[str] = []
 
@@ -160,13 +161,16 @@ class AguiTurn:
                     value = {"agent": agent, "lines": self.recalled}
                     self.emit(CustomEvent(name=RECALL_EVENT, value=value))
                 continue
+            if record.kind == "keys":  # the keys one tool's Result set, in this step
+                self.step_keys.update(dict.fromkeys(record.tools, record.agent))
+                continue
             if record.kind == "end":
                 if self.step is not None and record.step == self.step.step:
                     self.step_tools = list(record.tools)
                 continue
             self._close_reply()
             self.finish_step(record.state)
-            self.step, self.step_tools = record, []
+            self.step, self.step_tools, self.step_keys = record, [], {}
             self.steps += 1
             self.emit(StepStartedEvent(step_name=record.agent))
 
@@ -184,16 +188,16 @@ class AguiTurn:
                 "number": self.steps,
                 "agent": self.step.agent,
                 "tools": list(self.step_tools),
-                "changed": {key: by for key in changed},
+                "changed": {key: self.step_keys.get(key, by) for key in changed},
             }
             if changed:  # what this turn changed so far, each key with its last changer
                 turn = dict(self.state.get("changed_this_turn") or {})
-                turn.update({key: by for key in changed})
+                turn.update(new["last_step"]["changed"])
                 new["changed_this_turn"] = turn
         self.delta_to(new)
         if self.step is not None:
             self.emit(StepFinishedEvent(step_name=self.step.agent))
-            self.step, self.step_tools = None, []
+            self.step, self.step_tools, self.step_keys = None, [], {}
 
     def delta_to(self, new: dict[str, Any]) -> None:
         """A ``STATE_DELTA`` from the state the client has to ``new`` (none if equal)."""

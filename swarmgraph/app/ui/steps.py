@@ -45,9 +45,10 @@ RECALL_OPEN, RECALL_CLOSE = "<memory>", "</memory>"
 class StepRecord:
     """One agent step starting (``state``: the context and active agent it starts from) or
     ending (``tools``: the tools that answered in it, in order); or a model call's prompt
-    holding long-term recall (``tools``: the recalled lines)."""
+    holding long-term recall (``tools``: the recalled lines); or the keys a tool's ``Result``
+    set (``agent``: the tool's name, ``tools``: the keys)."""
 
-    kind: str  # "start" | "end" | "recall"
+    kind: str  # "start" | "end" | "recall" | "keys"
     step: int
     agent: str
     state: dict[str, Any] = field(default_factory=dict)
@@ -151,6 +152,30 @@ _registered = False
 _register_lock = threading.Lock()
 
 
+def _tool_keys_observer(run: Any) -> Any:
+    """An observer of the run if a watcher is current where it starts (graph/hooks.py asks
+    every run): it queues, for each tool call that returned a ``Result`` with
+    ``context_variables``, which keys that tool set (``kind="keys"``), so a step that ran two
+    tools says which changed what. A tool that changed the live dict in place is not seen
+    here: its step's tools are named for it instead."""
+    watcher = _CURRENT.get()
+    if watcher is None:
+        return None
+    from ...graph.hooks import RunObserver
+
+    class ToolKeys(RunObserver):
+        async def around_tool_call(self, proceed: Any, call: Any) -> Any:
+            value = await proceed()
+            keys = getattr(value, "context_variables", None)
+            if isinstance(keys, dict) and keys:
+                record = StepRecord("keys", 0, str(call.name), tools=[str(k) for k in keys])
+                with watcher._lock:
+                    watcher._queue.append(record)
+            return value
+
+    return ToolKeys()
+
+
 @contextmanager
 def watching(watcher: StepWatcher) -> Iterator[StepWatcher]:
     """Make ``watcher`` see the runs started in this context (this thread, and the threads
@@ -158,7 +183,10 @@ def watching(watcher: StepWatcher) -> Iterator[StepWatcher]:
     global _registered
     with _register_lock:
         if not _registered:  # once per process: LangChain asks each hook on every run
+            from ...graph.hooks import register
+
             register_configure_hook(_CURRENT, inheritable=True)
+            register(_tool_keys_observer)  # which tool set which key (graph/hooks.py)
             _registered = True
     token = _CURRENT.set(watcher)
     try:
