@@ -126,6 +126,10 @@ class StepWatcher(BaseCallbackHandler):
         with self._lock:
             self._open.pop(run_id, None)
 
+    def queue(self, record: StepRecord) -> None:
+        with self._lock:
+            self._queue.append(record)
+
     def take(self) -> list[StepRecord]:
         """What was queued since the last take, oldest first."""
         with self._lock:
@@ -163,14 +167,14 @@ def _tool_keys_observer(run: Any) -> Any:
         return None
     from ...graph.hooks import RunObserver
 
+    queue = watcher.queue
+
     class ToolKeys(RunObserver):
         async def around_tool_call(self, proceed: Any, call: Any) -> Any:
             value = await proceed()
             keys = getattr(value, "context_variables", None)
             if isinstance(keys, dict) and keys:
-                record = StepRecord("keys", 0, str(call.name), tools=[str(k) for k in keys])
-                with watcher._lock:
-                    watcher._queue.append(record)
+                queue(StepRecord("keys", 0, str(call.name), tools=[str(k) for k in keys]))
             return value
 
     return ToolKeys()
