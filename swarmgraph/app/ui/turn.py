@@ -16,7 +16,7 @@ or ``RUN_ERROR``. Nothing here reads the request: a client that goes away stops 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -77,8 +77,9 @@ def state_of(session: Session, default_agent: str) -> dict[str, Any]:
     }
 
 
-def interrupts_of(session: Session) -> list[Interrupt]:
-    """The calls of ``session`` that wait for a decision, as AG-UI interrupts (id: the call's)."""
+def interrupts_of(session: Session, pending: Sequence[Any] | None = None) -> list[Interrupt]:
+    """The calls of ``session`` that wait for a decision (``pending``: the run's own list,
+    read instead of the store), as AG-UI interrupts (id: the call's)."""
     return [
         Interrupt(
             id=pending.id,
@@ -87,7 +88,7 @@ def interrupts_of(session: Session) -> list[Interrupt]:
             message=f"{pending.agent} wants to run {pending.describe()}",
             metadata={"swarmgraph": {"agent": pending.agent, "tool": pending.tool}},
         )
-        for pending in session.pending
+        for pending in (session.pending if pending is None else pending)
     ]
 
 
@@ -208,7 +209,7 @@ def _turn(
             ]
         )
     )
-    waiting = interrupts_of(session)
+    waiting = interrupts_of(session, getattr(response, "pending", None))
     outcome: Any = (
         RunFinishedInterruptOutcome(interrupts=waiting) if waiting else RunFinishedSuccessOutcome()
     )
