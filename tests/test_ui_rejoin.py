@@ -33,6 +33,7 @@ def _read(response: httpx.Response, count: int, into: list[tuple[int, dict]]) ->
     return True
 
 
+@pytest.mark.slow  # ~6 s: a dozen streamed turns
 def test_fifty_reconnects_at_random_moments_miss_nothing_and_repeat_nothing(url: str) -> None:
     rng = random.Random(38)
     release = threading.Event()  # each turn's tool waits until the client reconnected once

@@ -16,10 +16,10 @@ or ``RUN_ERROR``. Nothing here reads the request: a client that goes away stops 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ag_ui.core import (
     BaseEvent,
@@ -174,7 +174,8 @@ def _turn(
         approvals=request.approvals or None,
         tool_results=True,
     )
-    with watching(watcher), closing(events):
+    # Session.stream's iterator is a generator: closing it stops the run (a stop, an error).
+    with watching(watcher), closing(cast("Generator[dict[str, Any], None, None]", events)):
         for event in events:
             if not window_told:  # the turn has loaded: what the memory model sent is known
                 window_told = True
