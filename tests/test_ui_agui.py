@@ -187,3 +187,25 @@ def test_each_key_is_credited_to_the_tool_whose_result_set_it(url: str) -> None:
     step = apply_state(raw[: raw.index(first_delta) + 1])["last_step"]
     assert step["tools"] == ["set_name", "record_order"]
     assert step["changed"] == {"name": "set_name", "order_id": "record_order"}
+
+
+def test_messages_say_which_the_memory_model_put_in_the_prompt(url: str) -> None:
+    with served(["one", "two", "three"], url, memory="window:2") as server:
+        for text in ("a", "b"):
+            post_run(server.url, run_input("c8", text))
+        events = post_run(server.url, run_input("c8", "c"))
+    parsed = [EVENT.validate_python(event) for _, event in events]
+    (window,) = [e.value for e in parsed if e.type.value == "CUSTOM"]
+    assert window["policy"] == "WindowMemory(2)" and window["stored"] == 4
+    final = parsed[-2].messages
+    marks = [(m.content, m.metadata["swarmgraph"]["in_prompt"]) for m in final]
+    assert marks == [
+        ("a", False),
+        ("one", False),
+        ("b", True),
+        ("two", True),
+        ("c", True),
+        ("three", False),  # said after the last model call: no prompt held it yet
+    ]
+    assert [e for e in final if e.metadata["swarmgraph"]["this_turn"]] == final[-2:]
+    assert len(window["in_prompt"]) == 2
