@@ -95,6 +95,16 @@ def cmd_ui(args: argparse.Namespace, out: TextIO, tools: CliTools) -> int:
     if argv is None:
         raise RuntimeError("swarmgraph ui must be started as a command (it restarts itself)")
     starts = 0
+    child: subprocess.Popen[bytes] | None = None
+
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:  # SIGTERM: the run process ends with us
+        stopping.append(signum)  # (the loop's wait returns once the child has ended)
+        if child is not None:
+            child.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
     while True:
         starts += 1
         child = subprocess.Popen(argv, env=env, pass_fds=(sock.fileno(),))
@@ -106,6 +116,8 @@ def cmd_ui(args: argparse.Namespace, out: TextIO, tools: CliTools) -> int:
             return 130
         from .server import RESTART_EXIT
 
+        if stopping:
+            return 128 + stopping[0]
         if status != RESTART_EXIT:
             return status
         print(f"swarmgraph ui: restarted (run process {starts + 1})", file=out, flush=True)
@@ -125,11 +137,28 @@ def _serve(args: argparse.Namespace, fd: int, tools: CliTools) -> int:
     service = _service(args, tools)
     token = os.environ.get("SWARMGRAPH_UI_TOKEN") or None
     server = UiServer(sock.getsockname()[:2], service, token=token, sock=sock)
+    _end_with_parent(server)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         return 130
     return RESTART_EXIT if server.restart_requested.is_set() else 0
+
+
+def _end_with_parent(server: Any) -> None:
+    """Shut ``server`` down if the supervisor goes away without ending it (killed): a run
+    process must not outlive its command, holding the port."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while not server.restart_requested.wait(0.5):
+            if os.getppid() != parent:
+                server.shutdown()
+                return
+
+    threading.Thread(target=watch, name="swarmgraph-ui-parent", daemon=True).start()
 
 
 def _service(args: argparse.Namespace, tools: CliTools) -> Any:
