@@ -414,6 +414,7 @@ async function follow(run, response) {
       if (ui.finished) return;
     } catch (error) {
       status("reconnecting…");
+      await new Promise((done) => setTimeout(done, Math.min(2000, 100 * (attempt + 1)))); // backoff
     }
     response = null;
   }
