@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make sure the PostgreSQL and Redis *binaries* exist, so tests/conftest.py can start its own
 # throwaway servers on 127.0.0.1. Starts nothing itself, and never relies on a system cluster
-# (the Debian package may start one on 5432; the tests ignore it).
+# (the Debian package may start one on 5432; the tests ignore it). Also Debian's chromium,
+# which tests/test_ui_page.py drives headless through Playwright (no browser is downloaded).
 #
 # Idempotent and quick when everything is there. When something is missing and we are root,
 # installs the Debian packages (apt-get update once, then install). Not root: one clear line,
@@ -37,12 +38,20 @@ find_redis() {
     return 1
 }
 
+find_chromium() {
+    on_path chromium && return 0
+    [ -x /usr/bin/chromium ] && echo /usr/bin/chromium && return 0
+    return 1
+}
+
 pg_dir=$(find_pg_bindir || true)
 redis_bin=$(find_redis || true)
+chromium_bin=$(find_chromium || true)
 
 missing=()
 [ -n "$pg_dir" ] || missing+=(postgresql)
 [ -n "$redis_bin" ] || missing+=(redis-server)
+[ -n "$chromium_bin" ] || missing+=(chromium)
 
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
@@ -69,13 +78,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     rm -f "$log"
     pg_dir=$(find_pg_bindir || true)
     redis_bin=$(find_redis || true)
-    if [ -z "$pg_dir" ] || [ -z "$redis_bin" ]; then
+    chromium_bin=$(find_chromium || true)
+    if [ -z "$pg_dir" ] || [ -z "$redis_bin" ] || [ -z "$chromium_bin" ]; then
         echo "ensure_services: installed packages but still cannot find" \
-            "initdb/pg_ctl/postgres or redis-server." >&2
+            "initdb/pg_ctl/postgres, redis-server or chromium." >&2
         exit 1
     fi
 fi
 
 pg_ver=$("$pg_dir/postgres" --version | sed -n "s/.*(PostgreSQL) \([^ ]*\).*/\1/p")
 redis_ver=$("$redis_bin" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
-echo "ensure_services: postgres ${pg_ver} (${pg_dir}), redis-server ${redis_ver} (${redis_bin})"
+echo "ensure_services: postgres ${pg_ver} (${pg_dir}), redis-server ${redis_ver} (${redis_bin})," \
+    "chromium (${chromium_bin})"

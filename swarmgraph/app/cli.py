@@ -6,6 +6,7 @@
     swarmgraph history [--session ID] [--db URL] [--user ID]  # without --session: the list
     swarmgraph sessions [--db URL]                    # id, agent, messages, last change
     swarmgraph graph [AGENT] [--format mermaid|png] [--output PATH]
+    swarmgraph ui [--agents AGENT] [--db URL] [--conversation ID] [--user ID] [--memory POLICY]
 
 ``AGENT`` is your own agent, ``path/to/file.py:triage`` or ``package.module:triage``
 (:mod:`swarmgraph.app.loading`); without it, ``chat`` and ``graph`` use the demo swarm.
@@ -791,6 +792,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--session", metavar="ID", help="a turn of this stored conversation (saved by a worker)"
     )
     storage(durable)
+    from .ui.command import add_ui_parser  # its options only; the server loads on use
+
+    add_ui_parser(commands, storage, model, _memory_spec)
     return parser
 
 
@@ -808,6 +812,13 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from ..temporal.cli import cmd_run  # temporalio only for this command
 
     return cmd_run(args, out)
+
+
+def _cmd_ui(args: argparse.Namespace, out: TextIO) -> int:
+    from .ui.command import CliTools, cmd_ui  # ag-ui-protocol only for this command
+
+    tools = CliTools(_user_agent, _choose_model, _mark_for_approval, _prepare_store)
+    return cmd_ui(args, out, tools)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -913,6 +924,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "graph": cmd_graph,
         "worker": _cmd_worker,
         "run": _cmd_run,
+        "ui": _cmd_ui,
     }
     debug = bool(os.environ.get("SWARMGRAPH_DEBUG"))
     try:

@@ -49,7 +49,10 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "opentelemetry.sdk": "dev",
     # temporal: swarmgraph.temporal, `swarmgraph worker --temporal`
     "temporalio": "temporal",
+    # ui: `swarmgraph ui` (the AG-UI protocol's models)
+    "ag_ui": "ui",
     # dev: tests and notebooks
+    "playwright": "dev",
     "pytest": "dev",
     "pexpect": "dev",
     "hypothesis": "dev",

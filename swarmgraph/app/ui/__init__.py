@@ -1,0 +1,10 @@
+"""``swarmgraph ui``: a local page showing a running swarm's messages and context side by
+side, live; its wire is the AG-UI protocol (``POST /agui``, server-sent events), and a run's
+events can be rejoined after a reconnect. Needs the ``ui`` extra (``ag-ui-protocol``).
+
+:mod:`.server` (HTTP), :mod:`.service` (conversations and runs), :mod:`.turn` (one turn in
+its own thread), :mod:`.events` (Swarm events and graph steps as AG-UI events),
+:mod:`.steps` (the graph's steps from LangChain callbacks), :mod:`.runs` (rejoinable logs),
+:mod:`.messages` (stored messages, marked), :mod:`.command` (the command and its restarts).
+The page is ``static/`` (plain HTML, CSS and JavaScript; nothing fetched from elsewhere).
+"""

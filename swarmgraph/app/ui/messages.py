@@ -1,0 +1,96 @@
+"""Stored LangChain messages as AG-UI messages, each marked with what the memory model did.
+
+A message's ``metadata["swarmgraph"]`` says whether it is ``stored`` (in the Session's store)
+and whether it went ``in_prompt`` (into the history the memory model handed the last run:
+a window, a token trim, a summary or a retrieval shows here what it dropped, and a summary
+it added shows as a message that is in the prompt but not stored).
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> shown = agui_messages([HumanMessage("hi", id="m1"), AIMessage("yo", id="m2", name="Doc")],
+    ...                       in_prompt={"m2"})
+    >>> [(m.role, m.metadata["swarmgraph"]["in_prompt"]) for m in shown]
+    [('user', False), ('assistant', True)]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from ag_ui.core import (
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from langchain_core.messages import BaseMessage
+
+__all__ = ["agui_messages", "message_text"]
+
+
+def message_text(content: Any) -> str:
+    """A message's content as one text (a list of parts: their text joined)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part if isinstance(part, str) else str(part.get("text", ""))
+            for part in content
+            if isinstance(part, (str, dict))
+        )
+    return "" if content is None else str(content)
+
+
+def agui_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    in_prompt: Collection[str] = (),
+    stored: bool = True,
+    this_turn: Collection[str] = (),
+) -> list[Message]:
+    """``messages`` as AG-UI messages (ids kept), marked ``stored`` and ``in_prompt``."""
+    shown: list[Message] = []
+    for number, message in enumerate(messages):
+        mid = message.id or f"unstored-{number}"
+        marks: dict[str, bool | str] = {
+            "stored": stored,
+            "in_prompt": mid in in_prompt,
+            "this_turn": mid in this_turn,
+        }
+        meta = {"swarmgraph": marks}
+        text = message_text(message.content)
+        kind = message.type
+        if kind == "human":
+            shown.append(UserMessage(id=mid, content=text, metadata=meta))
+        elif kind == "ai":
+            calls = [
+                ToolCall(
+                    id=str(call.get("id") or f"{mid}-{index}"),
+                    function=FunctionCall(
+                        name=str(call.get("name", "")),
+                        arguments=json.dumps(call.get("args", {}), ensure_ascii=False),
+                    ),
+                )
+                for index, call in enumerate(getattr(message, "tool_calls", None) or [])
+            ]
+            shown.append(
+                AssistantMessage(
+                    id=mid,
+                    name=message.name,
+                    content=text or None,
+                    tool_calls=calls or None,
+                    metadata=meta,
+                )
+            )
+        elif kind == "tool":
+            call_id = str(getattr(message, "tool_call_id", "") or "")
+            marks["tool"] = message.name or ""
+            shown.append(ToolMessage(id=mid, tool_call_id=call_id, content=text, metadata=meta))
+        else:  # system (a summary the memory model wrote), or anything else, as system text
+            shown.append(SystemMessage(id=mid, content=text, metadata=meta))
+    return shown
