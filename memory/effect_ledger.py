@@ -245,8 +245,6 @@ class TurnLedger:
             "context": where.context,
             "agent": agent.name,
         }
-        if turn.nested:
-            entry["nested"] = list(turn.nested)
         rank = self.rank(agent)
         if rank:
             entry["rank"] = rank
@@ -258,6 +256,10 @@ class TurnLedger:
             meta = with_open(turn.latest.meta, turn.turn_id)
             if fan_out is not None:  # a retry resumes each branch from its record; read
                 entry["branches"] = fan_out.branches()  # in the save: the last one has all
+            # Read under the save lock too: a nested fan-out's call named since this entry
+            # was built must stay named (its retry warns about it), not be overwritten.
+            if turn.nested:
+                entry["nested"] = list(turn.nested)
             self._entry = entry
             records = [
                 turn_record(turn.turn_id, entry, first=claim),
