@@ -12,8 +12,8 @@ read as instructions. The recall block keeps each fact in its place:
   characters are escaped (``\\n``, ``\\u2028``...), and so are ``<`` and ``>`` and their
   look-alikes (full-width ``\\uff1c``/``\\uff1e``, small, CJK and mathematical angle brackets,
   single angle quotes: :data:`ANGLE_LOOK_ALIKES`), so no value can start a line of its own or
-  close the block, even for a reader that folds look-alikes. A key that is not a plain word is a JSON
-  string too.
+  close the block, even for a reader that folds look-alikes. A key that is not a plain word
+  is a JSON string too.
 * **Capped.** One fact's line takes at most :data:`FACT_TOKENS` tokens (a longer value is cut
   and the line says by how much); the whole block at most :data:`RECALL_TOKENS` (the facts
   that do not fit are left out, most relevant kept, and the block says how many). Tokens are
