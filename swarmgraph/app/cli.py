@@ -325,7 +325,7 @@ def _demo_spans() -> Any:
     """``demo --trace``: trace the demo's runs into an in-memory exporter (returned)."""
     from .extras import require_extra
 
-    require_extra("dev", "opentelemetry.sdk", purpose="demo --trace")
+    require_extra("tracing", "opentelemetry.sdk", purpose="demo --trace")
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
