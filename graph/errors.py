@@ -181,6 +181,12 @@ class ScriptExhaustedError(SwarmgraphError, RuntimeError):
     """The model was called more times than it had scripted replies (and has no ``respond``)."""
 
 
+class ScriptSharedError(SwarmgraphError, RuntimeError):
+    """One ``ScriptedChatModel``'s list of replies was asked for by two parallel branches of
+    one fan-out: which branch gets which reply would depend on timing. Give each agent its own
+    model, or script it with ``respond=`` (a function of the messages it is sent)."""
+
+
 @error_fields
 class BudgetExceeded(SwarmError):
     """A :class:`~swarmgraph.graph.budget.Budget` limit would be passed by the next step.

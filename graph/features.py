@@ -93,6 +93,7 @@ FEATURES = frozenset(
         "decisions",  # approvals and effects in an agent's step
         "effect_store",  # the effect ledger on a LangGraph store
         "effects",  # @effect: calls that run at most once
+        "fan_out_scope",  # which fan-out a parallel branch belongs to
         "guarded_switch",  # a switch into an agent that checks who comes in
         "guardrails",  # input/output guardrails, requires=
         "handback",  # CALLER: hand back to whoever handed off

@@ -5,7 +5,11 @@ function (or an async one) of ``(context_variables, messages)`` that returns ``N
 a reason to refuse; ``messages`` is the conversation so far as LangChain messages (the same
 objects ``Agent(history=...)`` views read): after a handoff it ends with the transfer call's
 answer, so an input guardrail reads the user's words from the ``human`` messages, not from
-``messages[-1]``. ``context_variables`` is the run's dict (read it, don't change it).
+``messages[-1]``. Every message's ``content`` is text: one whose content is a list of content
+blocks (an image beside the words, OpenAI's ``[{"type": "text", ...}]``) comes as a copy whose
+content is its text blocks, one a line, other blocks left out (:func:`as_text`), so
+``"or else" in m.content`` is a test on the words whatever the message's shape; the model
+still gets the blocks. ``context_variables`` is the run's dict (read it, don't change it).
 
 - **Input guardrails run whenever an agent takes the conversation**: the run's first agent
   (and a ``Session``'s stored active agent) when a user message arrives, a model-chosen handoff,
@@ -71,6 +75,7 @@ __all__ = [
     "Trip",
     "acheck_entry",
     "acheck_output",
+    "as_text",
     "branch_refusal",
     "check_entry",
     "check_output",
@@ -231,6 +236,37 @@ def _view(state: Mapping[str, Any]) -> tuple[dict[str, Any], list[BaseMessage]]:
     return state.get("context_variables") or {}, state.get("messages") or []
 
 
+def as_text(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` as a guardrail gets them: a message whose content is a list of content
+    blocks comes as a copy whose content is its text blocks (and plain strings), one a line;
+    an image, audio or a file is left out. Other messages are the same objects.
+
+    Example:
+        >>> said = HumanMessage([{"type": "text", "text": "refund,"},
+        ...                      {"type": "image_url", "image_url": {"url": "data:,"}},
+        ...                      {"type": "text", "text": "or else"}])
+        >>> as_text([said])[0].content
+        'refund,\\nor else'
+        >>> plain = HumanMessage("hi")
+        >>> as_text([plain])[0] is plain
+        True
+    """
+    return [
+        m.model_copy(update={"content": _text_of(m.content)}) if isinstance(m.content, list) else m
+        for m in messages
+    ]
+
+
+def _text_of(blocks: list[Any]) -> str:
+    texts = []
+    for block in blocks:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, Mapping) and block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+    return "\n".join(texts)
+
+
 def _outcome(g: Any, value: Any) -> GuardrailResult:
     if isinstance(value, GuardrailResult):
         return value
@@ -376,10 +412,12 @@ async def _checks(
         trip = _precondition(agent, context, control)
         if trip is not None:
             return trip
-    for g in agent.input_guardrails if when == "input" else agent.output_guardrails:
+    checks = agent.input_guardrails if when == "input" else agent.output_guardrails
+    shown = as_text(messages) if checks else messages  # text, whatever a message's shape
+    for g in checks:
         if not _affordable(g, agent, messages, control):
             return None
-        trip = _book(control, agent, when, g, await verdict(g, context, messages))
+        trip = _book(control, agent, when, g, await verdict(g, context, shown))
         if trip is not None:
             return trip
     return None

@@ -6,12 +6,12 @@ changes (``base`` -> ``new``) are replayed over what is stored now (``latest``):
 
 * a key only this turn changed takes this turn's value; a key only the other changed keeps
   theirs; a key this turn deleted is deleted;
-* a key both changed **to the same value** agrees: that value is kept, with no warning (as
-  the join of parallel branches treats equal writes). So two increments from 1 that both
-  wrote 2 are not reported: a counter needs a merge rule, below, to count both;
-* a key **both** changed, to different values (or with a merge rule, whatever the values) is
-  a conflict. With a merge rule for the key
-  (``Session(..., merge={"visits": operator.add})``) the rule combines them: it is called as
+* a key **both** changed from the same base is a conflict, whatever the values: **the same
+  value too**. Two turns that both wrote ``counter = 11`` over 10 each counted one, and the
+  stored 11 holds only one of them, so equal writes are reported like any other conflict
+  (unlike the join of one turn's parallel branches, whose equal writes agree). With a merge
+  rule for the key (``Session(..., merge={"visits": operator.add})``) the rule combines
+  them: it is called as
   ``rule(stored, change)``, where ``stored`` is the other turn's value and ``change`` is what
   this turn did to the key: for numbers the difference ``new - base`` (a missing base counts
   as 0), for lists and strings the part this turn appended (``new[len(base):]``, when ``new``
@@ -23,7 +23,8 @@ changes (``base`` -> ``new``) are replayed over what is stored now (``latest``):
   updates to the key.) Without a rule, or when the change is none of those shapes (a list
   edited in the middle, a dict), this turn's value is kept and the conflict is reported: a
   :class:`~swarmgraph.memory.errors.ContextConflictWarning` and an entry in
-  ``response.context_conflicts`` (``key``, ``base``, ``stored``, ``ours``, ``kept``).
+  ``response.context_conflicts`` (``key``, ``base``, ``stored``, ``ours``, ``kept``). For a
+  counter, ``stored - base`` of the report is the number of increments the kept value lost.
 
 Example:
     >>> import operator
@@ -37,10 +38,11 @@ Example:
     {'plan': 'pro'}
     >>> conflicts
     [{'key': 'plan', 'base': 'free', 'stored': 'gold', 'ours': 'pro', 'kept': 'pro'}]
-    >>> rebase({"plan": "pro"}, base={"plan": "free"}, new={"plan": "pro"}, conflicts=conflicts)
-    {'plan': 'pro'}
-    >>> len(conflicts)  # the same value twice: they agree
-    1
+    >>> conflicts.clear()
+    >>> rebase({"counter": 11}, base={"counter": 10}, new={"counter": 11}, conflicts=conflicts)
+    {'counter': 11}
+    >>> conflicts  # both wrote 11 over 10: one increment is lost, and said so
+    [{'key': 'counter', 'base': 10, 'stored': 11, 'ours': 11, 'kept': 11}]
 """
 
 from __future__ import annotations
@@ -76,10 +78,11 @@ def rebase(
             rebased[key] = copy.deepcopy(value)  # only this turn changed it
             continue
         # Both changed it. A merge rule combines the two changes (two increments that both
-        # wrote 2 count as two); without one, the same value written twice agrees.
+        # wrote 2 count as two); without one it is reported even when both wrote the same
+        # value: two turns that each counted one and wrote 11 over 10 lost one of them.
         kept = _merged(rules.get(key), stored, before, value)
         rebased[key] = copy.deepcopy(value if kept is MISSING else kept)
-        if kept is MISSING and conflicts is not None and not _same(stored, value):
+        if kept is MISSING and conflicts is not None:
             conflicts.append(_conflict(key, before, stored, value, value))
     for key, before in base.items():
         if key in new:
@@ -89,13 +92,6 @@ def rebase(
         if stored is not MISSING and stored != before and conflicts is not None:
             conflicts.append(_conflict(key, before, stored, MISSING, MISSING))
     return rebased
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return a is not MISSING and bool(a == b)
-    except Exception:  # an __eq__ that raises or returns an array: treat as different
-        return a is b
 
 
 def _merged(rule: MergeRule | None, stored: Any, before: Any, value: Any) -> Any:

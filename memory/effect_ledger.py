@@ -245,8 +245,6 @@ class TurnLedger:
             "context": where.context,
             "agent": agent.name,
         }
-        if turn.nested:
-            entry["nested"] = list(turn.nested)
         rank = self.rank(agent)
         if rank:
             entry["rank"] = rank
@@ -258,6 +256,10 @@ class TurnLedger:
             meta = with_open(turn.latest.meta, turn.turn_id)
             if fan_out is not None:  # a retry resumes each branch from its record; read
                 entry["branches"] = fan_out.branches()  # in the save: the last one has all
+            # Read under the save lock too: a nested fan-out's call named since this entry
+            # was built must stay named (its retry warns about it), not be overwritten.
+            if turn.nested:
+                entry["nested"] = list(turn.nested)
             self._entry = entry
             records = [
                 turn_record(turn.turn_id, entry, first=claim),
@@ -364,7 +366,11 @@ class TurnLedger:
         decided: dict[str, Any] = {}
         for question, value in recorded.items():
             call = questions[question]
-            if question in given and value.get("turn") != turn.turn_id:
+            # Decided by another turn, or by another run of this turn id with another decision
+            # (two callers answering at once under one turn id): the first decision stands.
+            if question in given and (
+                value.get("turn") != turn.turn_id or value.get("decision") != given[question]
+            ):
                 raise ApprovalAlreadyDecided(call.call_id, value.get("decision"), call.tool)
             decided[question] = value.get("decision")
         fresh = {q: d for q, d in given.items() if q in questions and q not in recorded}
@@ -381,15 +387,35 @@ class TurnLedger:
             call = questions[exists.key]
             stored = exists.stored if isinstance(exists.stored, dict) else {}
             raise ApprovalAlreadyDecided(call.call_id, stored.get("decision"), call.tool) from None
+        except TurnInProgress:  # another run of this turn id holds it: if it decided otherwise,
+            self._refuse_other_decision(questions, fresh)  # say that, as one after the other
+            raise
         decided.update(fresh)
         return decided
+
+    def _refuse_other_decision(
+        self, questions: Mapping[str, EffectCall], given: Mapping[str, Any]
+    ) -> None:
+        """Raise ``ApprovalAlreadyDecided`` for a question whose recorded decision is not the
+        one ``given``; for a question about a call in doubt (``<call>#n``) whose own decision
+        is not recorded, the decision that let the call run first counts."""
+        from ..graph.errors import ApprovalAlreadyDecided
+
+        wanted = {*given, *(questions[q].key for q in given)}
+        recorded = self.store.records(self.conversation_id, APPROVAL, sorted(wanted))
+        for question, decision in given.items():
+            call = questions[question]
+            value = recorded.get(question, recorded.get(call.key))
+            if isinstance(value, dict) and value.get("decision") != decision:
+                raise ApprovalAlreadyDecided(call.call_id, value.get("decision"), call.tool)
 
     def _check_in_flight(
         self, questions: Mapping[str, EffectCall], fresh: Mapping[str, Any]
     ) -> None:
         """A decision about a call in doubt is refused while the turn that started it is still
         open elsewhere (it may be running it right now): only a retry of that turn declares it
-        in doubt."""
+        in doubt. Elsewhere includes another run of this turn id, one that started the call
+        after this run loaded (two callers deciding at once under one turn id)."""
         from ..graph.errors import ApprovalAlreadyDecided
 
         doubted = {q: questions[q] for q in fresh if "#" in q[len(questions[q].key) :]}
@@ -398,17 +424,24 @@ class TurnLedger:
         found = recorded_outcomes(
             self.store, self.conversation_id, [c.key for c in doubted.values()]
         )
-        owners = {by for _, by in found.values() if by and by != self.turn.turn_id}
+        owners = {by for _, by in found.values() if by}
         if not owners:
             return
         entries = self.store.records(self.conversation_id, TURN, sorted(owners))
         for call in doubted.values():
             by = found.get(call.key, (None, None))[1]
             entry = entries.get(by or "")
-            if isinstance(entry, dict) and entry.get("status") == "open":
+            if isinstance(entry, dict) and entry.get("status") == "open" and not self._holds(entry):
                 first = self.store.records(self.conversation_id, APPROVAL, [call.key])
                 decision = first.get(call.key, {}).get("decision", "in flight")
                 raise ApprovalAlreadyDecided(call.call_id, decision, call.tool)
+
+    def _holds(self, entry: Mapping[str, Any]) -> bool:
+        """Whether the open turn ``entry`` is this run's: its own, or the one it took over."""
+        turn = self.turn
+        if entry.get("owner") == turn.owner:
+            return True
+        return turn.resumed and not turn.opened and entry == turn.taken_from
 
     def asked(self, question: str) -> bool:
         return True  # Session runs stop for decisions; they never interrupt()

@@ -368,11 +368,12 @@ class Session(TurnSteps, StreamedTurns, StoredConversation):
         if not self.persist:
             return None
         stored = find_turn(turn.snapshot, turn.turn_id)
+        if stored is not None and approvals:
+            # A replay (or a retry that takes over an open turn, another caller's under this
+            # turn id perhaps, answering at the same moment) must bring the decisions that
+            # turn recorded: another one is refused, as when the calls came one after the other.
+            replayed_decisions(self.store, self.conversation_id, turn.snapshot.messages, approvals)
         if stored is not None and stored.get("status", "done") == "done":
-            if approvals:  # a replay must bring the decisions that turn applied
-                replayed_decisions(
-                    self.store, self.conversation_id, turn.snapshot.messages, approvals
-                )
             return stored
         if stored is not None:  # open: resume it (a retry takes the turn over)
             from .turn_recovery import resume_open

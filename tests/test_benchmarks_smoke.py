@@ -211,6 +211,8 @@ def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(t
         )
         assert all(_finite_positive(row["ms_per_turn"]) for row in rows.values())
         assert set(out["pareto"][split]) <= set(rows) and out["pareto"][split]
+        # a row that put no current fact in the prompt is no trade-off (issue 40)
+        assert all(rows[name]["current_in_prompt"] > 0 for name in out["pareto"][split])
         for failures in out["failures"][split].values():
             assert all(f["qid"] and f["why"] for f in failures)
     dev, test = (means(out["rows"][s]) for s in ("dev", "test"))

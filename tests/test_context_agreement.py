@@ -1,6 +1,8 @@
-"""Two concurrent turns that write the same value to a context key agree, as the join of
-parallel branches treats equal writes: no ``ContextConflictWarning``, nothing in
-``response.context_conflicts``. Different values are still a conflict."""
+"""Two concurrent turns that change a context key from the same stored value conflict, whether
+they write the same value or different ones: a ``ContextConflictWarning`` and an entry in
+``response.context_conflicts`` either way (issue 40: two turns that each counted one and both
+wrote ``counter = 11`` over 10 lost an increment, and an equal write must not hide it; the
+join of one turn's parallel branches still treats equal writes as agreeing)."""
 
 from __future__ import annotations
 
@@ -46,10 +48,12 @@ def _overlapping_turns(url: str, outer_value: str, inner_value: str) -> tuple[Se
 
 
 @pytest.mark.parametrize("backend_url", BACKENDS, indirect=True)
-def test_the_same_value_written_by_two_concurrent_turns_agrees(backend_url):
+def test_the_same_value_written_by_two_concurrent_turns_is_reported(backend_url):
     stored, (response, warned) = _overlapping_turns(backend_url, "pro", "pro")
-    assert warned == []
-    assert response.context_conflicts == []
+    assert len(warned) == 1 and "'plan'" in str(warned[0].message)
+    assert response.context_conflicts == [
+        {"key": "plan", "base": "free", "stored": "pro", "ours": "pro", "kept": "pro"}
+    ]
     assert stored.context_variables["plan"] == "pro"
 
 

@@ -33,6 +33,7 @@ BUILTIN_BASE = {
     "BranchFailed": RuntimeError,
     "MissingModelError": RuntimeError,
     "ScriptExhaustedError": RuntimeError,
+    "ScriptSharedError": RuntimeError,
     "ToolSchemaError": TypeError,
     "ToolArgumentError": ValueError,
     "ContextValidationError": ValueError,

@@ -90,3 +90,59 @@ def test_a_module_of_no_extra_gets_no_install_hint():
     error = ModuleNotFoundError("No module named 'my_app'", name="my_app")
     assert install_hint(error) == "No module named 'my_app'"
     assert extra_for("langgraph") is None and extra_for("langgraph.store.postgres") == "postgres"
+
+
+def _requirements(extra: str | None) -> set[str]:
+    """The distributions ``pip install ".[extra]"`` asks for (``None``: the core), by name."""
+    import re
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] if extra is None else project["optional-dependencies"][extra]
+    return {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0].lower().replace("_", "-") for r in wanted}
+
+
+def test_the_tracing_extra_alone_installs_what_the_first_tracing_example_imports():
+    """docs/tracing.md's first example (and ``demo --trace``) runs after
+    ``pip install ".[tracing]"``: every distribution its imports come from is the core's or
+    the tracing extra's (issue 40: the SDK came only with ``dev``)."""
+    import ast
+    import importlib.metadata
+    import re
+
+    page = (ROOT / "docs" / "tracing.md").read_text()
+    first = re.search(r"```python\n(.*?)```", page, re.S)
+    assert first is not None
+    modules = set()
+    for node in ast.walk(ast.parse(first.group(1))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            modules.add(node.module)
+        elif isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+    assert "opentelemetry.sdk.trace" in modules
+    owners = importlib.metadata.packages_distributions()
+    installed = _requirements(None) | _requirements("tracing") | {"swarmgraph"}
+    for module in modules:
+        if module.split(".")[0] == "swarmgraph":
+            continue
+        dists = {d.lower().replace("_", "-") for d in owners.get(module.split(".")[0], [])}
+        # a namespace package (opentelemetry) spans distributions: the one holding the module
+        holding = {
+            d for d in dists
+            if any(str(f).replace("/", ".").startswith(module) for f in
+                   importlib.metadata.distribution(d).files or [])
+        }  # fmt: skip
+        assert holding & installed, f"{module} comes from {holding or dists}, not [tracing]"
+
+
+@pytest.mark.slow  # a subprocess
+def test_demo_trace_without_the_sdk_names_the_tracing_extra(tmp_path):
+    done = _without({"opentelemetry"}, ["demo", "--trace"], tmp_path)
+    assert done.returncode == 1, done.stderr
+    line = done.stderr.strip()
+    assert "Traceback" not in done.stderr and "opentelemetry.sdk" in line
+    assert "pip install 'swarmgraph[tracing]'" in line and "[dev]" not in line

@@ -63,7 +63,8 @@ def _installs(lines: list[str]) -> list[str]:
 def test_make_demo_installs_only_the_package(tmp_path):
     lines = _dry_run(tmp_path, "demo")
     assert lines[0].endswith("-m venv .venv")
-    assert _installs(lines) == [".venv/bin/python -m pip install -q -e ."]
+    quiet = 'PYTHONWARNINGS="ignore:Editable installation." '
+    assert _installs(lines) == [quiet + ".venv/bin/python -m pip install -q -e ."]
     assert lines[-1] == ".venv/bin/swarmgraph demo"
 
 
@@ -105,3 +106,45 @@ def test_the_demo_runs_without_any_extra(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "messages+context" in done.stdout
+
+
+def test_the_editable_install_is_quiet_about_shadowing_folders_and_only_about_that(tmp_path):
+    """setuptools' editable build of this project warns that folders may shadow the package
+    (noise here: graph/ and memory/ are mapped by a finder); the filter the Makefile puts on
+    its installs hides that warning and no other (issue 40: ``make demo`` printed it)."""
+    (tmp_path / "make").mkdir()
+    [line] = _installs(_dry_run(tmp_path / "make", "demo"))
+    assert line.startswith("PYTHONWARNINGS=")
+    filter_ = line.split(" ", 1)[0].split("=", 1)[1].strip('"')
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, project / name)
+    for name in ("swarmgraph", "graph", "memory"):
+        shutil.copytree(ROOT / name, project / name, ignore=shutil.ignore_patterns("__pycache__"))
+    build = textwrap.dedent(
+        """
+        import sys, warnings
+        from setuptools import build_meta
+        if sys.argv[1] == "other":  # a warning of another kind during the build still shows
+            warnings.warn("something else went wrong", UserWarning)
+        build_meta.build_editable(sys.argv[2])
+        """
+    )
+
+    def built(warnings_filter: str | None, other: bool = False) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+        if warnings_filter is not None:
+            env["PYTHONWARNINGS"] = warnings_filter
+        wheels = tmp_path / f"wheels-{warnings_filter is not None}-{other}"
+        args = [sys.executable, "-c", build, "other" if other else "plain", str(wheels)]
+        done = subprocess.run(
+            args, cwd=project, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        assert list(wheels.glob("swarmgraph-*.whl"))
+        return done.stderr
+
+    assert "Please be careful with folders" in built(None)  # what make demo printed
+    assert "Please be careful with folders" not in built(filter_)
+    assert "something else went wrong" in built(filter_, other=True)

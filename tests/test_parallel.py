@@ -277,7 +277,9 @@ def test_a_branch_may_run_its_own_tools_and_hand_off_inside_it():
 def test_duplicate_agents_get_numbered_labels():
     billing = Agent(name="Billing", model="billing")
     desk, desk_models = desk_with([billing, billing])
-    models = {"billing": ScriptedChatModel(["one", "two"])}
+    # One agent twice: its model is shared by both branches, so it answers by rule (a list
+    # of replies would go to whichever branch asked first: ScriptSharedError).
+    models = {"billing": ScriptedChatModel(respond=lambda messages: "checked")}
     response = swarm_of({**models, **desk_models}).run(desk, USER)
     assert set(joined(response)) == {"Billing", "Billing#2"}
     assert list(joined(response)) == ["Billing", "Billing#2"]

@@ -192,8 +192,10 @@ def test_unserialisable_context_saves_the_messages_and_raises_naming_the_key(url
     assert info.value.response.messages[-1]["content"] == "stamped it"
     assert [m.content for m in session.messages][::3] == ["stamp please", "stamped it"]
     record = session.store.load("c")
-    # The context stays as stored; the turn's id was logged (that write bumped the version).
+    # The context stays as stored, the active agent too (docs/storage.md, "What context can
+    # hold"); the turn's id was logged (that write bumped the version).
     assert (record.context, record.version) == ({"kept": 1}, 2)
+    assert record.active_agent is None  # the turn's agent A was not stored with it
     assert len(stored_turns(session.store, "c")) == 1
 
 

@@ -318,7 +318,8 @@ def test_the_worker_command_serves_with_the_cli_model_and_stops_on_sigterm(
     command += ["--temporal", temporal_address, "--task-queue", f"cli-{uuid.uuid4()}", "--offline"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
-    line = proc.stdout.readline()
+    note, line = proc.stdout.readline(), proc.stdout.readline()
+    assert "only knows the demo agents" in note, note  # why your agents' runs get echoes
     assert line.startswith("worker ready") and "agents Triage, Sales" in line, line
     assert "offline demo model" in line  # --offline: the model swarmgraph chat would use
     proc.terminate()
@@ -347,6 +348,7 @@ def test_the_run_command_starts_a_run_the_workers_answer(
         assert waiting.returncode == 3, waiting.stderr
         assert "waiting for approval: call_refund_" in waiting.stdout
         assert "refund(order_id=7)" in waiting.stdout
+        assert "decide_on_temporal(client.get_workflow_handle(" in waiting.stdout  # what next
     finally:
         served.stop()
     from swarmgraph import Session

@@ -35,10 +35,12 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from ..errors import ScriptExhaustedError
+from ..errors import ScriptExhaustedError, ScriptSharedError
+from ..features import loaded
 
 __all__ = [
     "ScriptExhaustedError",
+    "ScriptSharedError",
     "ScriptedChatModel",
     "ScriptedReply",
     "scripted_tool_call",
@@ -135,6 +137,8 @@ class ScriptedChatModel(BaseChatModel):
     _next: int = PrivateAttr(default=0)
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _bound_tools: list[list[dict[str, Any]] | None] = PrivateAttr(default_factory=list)
+    #: Fan-out id -> the branch that took this model's scripted replies there (see ``_take``).
+    _branch_of: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def __init__(self, responses: Sequence[Any] = (), /, **kwargs: Any) -> None:
         kwargs["responses"] = list(responses)  # positional, as the scripted replies read best
@@ -162,6 +166,7 @@ class ScriptedChatModel(BaseChatModel):
         """Forget recorded calls and start the script from the top."""
         with self._lock:
             self._next = 0
+            self._branch_of.clear()
             self._calls.clear()
             self._bound_tools.clear()
 
@@ -192,6 +197,8 @@ class ScriptedChatModel(BaseChatModel):
     def _take(self, messages: list[BaseMessage], tools: Any) -> tuple[Any, int]:
         with self._lock:
             n = self._next
+            if n < len(self.responses):
+                self._check_not_shared()
             self._next += 1
             self._calls.append(list(messages))
             self._bound_tools.append(tools)
@@ -203,6 +210,29 @@ class ScriptedChatModel(BaseChatModel):
             f"ScriptedChatModel ran out of replies: {len(self.responses)} scripted, "
             f"this is call {n + 1}. Last message sent: "
             f"{_describe(messages[-1] if messages else None)}"
+        )
+
+    def _check_not_shared(self) -> None:
+        """Refuse a scripted reply to a second branch of one fan-out: two concurrent branches
+        would take the replies in whichever order they ask, so a branch would get another's
+        reply, differently from one run to the next. A nested branch may follow its parent
+        (the parent waits for it); branches of fan-outs that ran one after the other may
+        share the model."""
+        scope = loaded("fan_out_scope")  # not imported: no fan-out ever ran here
+        where = scope.current_fan_out() if scope is not None else None
+        if where is None:
+            return
+        fan_out, path = where
+        first = self._branch_of.setdefault(fan_out, path)
+        if first == path or path.startswith(f"{first}/") or first.startswith(f"{path}/"):
+            return
+        one, other = sorted((first, path))
+        raise ScriptSharedError(
+            f"one ScriptedChatModel's scripted replies were asked for by parallel branches "
+            f"{one!r} and {other!r} of one fan-out: which branch gets which reply would depend "
+            "on timing. Give one model per agent (Swarm(chat_model={...}.__getitem__) keyed by "
+            "Agent(model=...)), or script a shared model with respond= (a function of the "
+            "messages each branch sends)"
         )
 
     def _reply(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:

@@ -326,7 +326,7 @@ def _demo_spans() -> Any:
     """``demo --trace``: trace the demo's runs into an in-memory exporter (returned)."""
     from .extras import require_extra
 
-    require_extra("dev", "opentelemetry.sdk", purpose="demo --trace")
+    require_extra("tracing", "opentelemetry.sdk", purpose="demo --trace")
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -767,13 +767,19 @@ def build_parser() -> argparse.ArgumentParser:
     serving = commands.add_parser(
         "worker", help="a Temporal worker for your agents' runs (extra temporal; docs/temporal.md)"
     )
-    serving.add_argument("agents", nargs="+", metavar="AGENT", help=agent_help)
+    serving.add_argument(
+        "agents", nargs="+", metavar="AGENT",
+        help="your agents, one or more (required; no demo default): path/to/file.py:name or "
+        "package.module:name, importable the same way by every worker",
+    )  # fmt: skip
     serving.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the server")
     serving.add_argument("--task-queue", required=True, metavar="Q", help="the queue to serve")
     serving.add_argument("--namespace", default="default", help="Temporal namespace")
     serving.add_argument(
-        "--chat-model", metavar="SPEC", help="file.py:name of a chat model or a function making one"
-    )
+        "--chat-model", metavar="SPEC",
+        help="file.py:name of a chat model or a function making one (default: --model / "
+        "OPENAI_API_KEY, else the offline demo model, which only knows the demo agents)",
+    )  # fmt: skip
     serving.add_argument(
         "--max-concurrent-activities", type=int, metavar="N",
         help="model and tool calls this worker runs at once (its capacity; default Temporal's)",
@@ -803,6 +809,15 @@ def _cmd_worker(args: argparse.Namespace, out: TextIO) -> int:
 
     def choose(asked: Sequence[str]) -> tuple[Any, str]:
         choice = _choose_model(args, asked)
+        if choice.offline:  # say why the worker's replies will only echo, before it serves
+            print(
+                "no OPENAI_API_KEY: the offline demo model answers, and it only knows the demo "
+                "agents, so your agents' runs get echoes (no tool calls, no handoffs); give "
+                "--chat-model file.py:name (a model, or a function making one), or set "
+                "OPENAI_API_KEY (or OPENAI_BASE_URL and --model NAME)",
+                file=out,
+                flush=True,
+            )
         return choice.swarm, choice.label
 
     return cmd_worker(args, out, choose)

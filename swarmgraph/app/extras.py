@@ -44,9 +44,8 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "langgraph.store.postgres": "postgres",
     # redis: Session on redis:// URLs
     "redis": "redis",
-    # tracing: OpenTelemetry spans (the API; `demo --trace` also needs the SDK, from dev)
+    # tracing: OpenTelemetry spans (the API, and the SDK `demo --trace` reads them back with)
     "opentelemetry": "tracing",
-    "opentelemetry.sdk": "dev",
     # temporal: swarmgraph.temporal, `swarmgraph worker --temporal`
     "temporalio": "temporal",
     # ui: `swarmgraph ui` (the AG-UI protocol's models)

@@ -15,7 +15,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-__all__ = ["ChooseModel", "cmd_run", "cmd_worker", "load_object"]
+__all__ = ["ChooseModel", "cmd_run", "cmd_worker", "load_object", "waiting_lines"]
 
 #: ``choose(model names) -> (Swarm, label)``: the CLI's model choice (swarmgraph/app/cli.py).
 ChooseModel = Callable[[Sequence[str]], tuple[Any, str]]
@@ -111,13 +111,43 @@ async def _run(args: argparse.Namespace, out: TextIO) -> int:
         await asyncio.wait({waiting}, timeout=0.5)
         if not waiting.done() and (pending := await pending_on_temporal(handle)):
             waiting.cancel()
-            for call in pending:
-                print(f"waiting for approval: {call.id} {call.describe()}", file=out)
+            lines = waiting_lines(pending, args.temporal, args.namespace, handle.id)
+            print("\n".join(lines), file=out)
             return 3
     response = waiting.result()
     name = response.agent.name if response.agent is not None else "?"
     print(f"{name}: {response.messages[-1].get('content') if response.messages else ''}", file=out)
     return 0
+
+
+def waiting_lines(
+    pending: Sequence[Any], address: str, namespace: str, workflow_id: str
+) -> list[str]:
+    """What ``swarmgraph run`` prints for a run that waits for approval: each call that waits,
+    then the next step (the workflow waits, holding no worker, until it is decided).
+
+    Example:
+        >>> from swarmgraph.graph.approvals import PendingApproval
+        >>> call = PendingApproval(id="c1", agent="Sales", tool="refund", arguments={"n": 7})
+        >>> print("\\n".join(waiting_lines([call], "127.0.0.1:7233", "default", "swarm-1")))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        waiting for approval: c1 refund(n=7)
+        next: the run waits (no worker held) until it is decided; from Python:
+          from swarmgraph.temporal import connect, decide_on_temporal
+          client = await connect('127.0.0.1:7233', 'default')
+          await decide_on_temporal(client.get_workflow_handle('swarm-1'), {'c1': True})
+          (False, or a reason, denies; docs/temporal.md, "An approval holds no worker")
+    """
+    lines = [f"waiting for approval: {call.id} {call.describe()}" for call in pending]
+    decisions = {call.id: True for call in pending}
+    lines += [
+        "next: the run waits (no worker held) until it is decided; from Python:",
+        "  from swarmgraph.temporal import connect, decide_on_temporal",
+        f"  client = await connect({address!r}, {namespace!r})",
+        f"  await decide_on_temporal(client.get_workflow_handle({workflow_id!r}), {decisions!r})",
+        '  (False, or a reason, denies; docs/temporal.md, "An approval holds no worker")',
+    ]
+    return lines
 
 
 def _is_factory(value: Any) -> bool:

@@ -1,7 +1,9 @@
 """Count visits in one conversation's context through Session turns, concurrently with other
 processes: ``visit_worker.py URL CONVERSATION N add|none``. Each turn's tool adds one to
 ``visits`` (read from its own context, written back: Swarm's usual read-modify-write);
-``add`` gives the Session ``merge={"visits": operator.add}``. Prints the conflicts reported."""
+``add`` gives the Session ``merge={"visits": operator.add}``. Prints the conflicts reported,
+and the increments they say were overwritten (``stored - base`` of each ``visits`` conflict:
+what the stored count held beyond the count this turn started from)."""
 
 import json
 import operator
@@ -29,11 +31,14 @@ merge = {"visits": operator.add} if rule == "add" else None
 session = Session(cid, url=url, merge=merge, window=4)
 swarm = Swarm(chat_model=ScriptedChatModel(respond=respond))
 agent = Agent(name="Counter", functions=[visit])
-reported = warned = 0
+reported = warned = overwritten = 0
 for i in range(times):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         response = session.run(swarm, agent, f"visit {i}")
     reported += len(response.context_conflicts)
+    overwritten += sum(
+        c["stored"] - (c["base"] or 0) for c in response.context_conflicts if c["key"] == "visits"
+    )
     warned += sum(issubclass(w.category, ContextConflictWarning) for w in caught)
-print(json.dumps({"reported": reported, "warned": warned}))
+print(json.dumps({"reported": reported, "warned": warned, "overwritten": overwritten}))
