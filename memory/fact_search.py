@@ -56,6 +56,18 @@ def _stem(word: str) -> str:
     return word
 
 
+def query_words(text: str) -> list[str]:
+    """``text``'s searchable words, unstemmed: case-folded words and numbers, stop words
+    dropped (what a database's full-text search gets, to stem its own way).
+
+    Example:
+        >>> query_words("What is my dog's NAME?")
+        ['dog', 'name']
+    """
+    words = _WORD.findall(_POSSESSIVE.sub("", str(text).casefold()))
+    return [w for w in words if w not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
+
+
 def tokenize(text: str) -> list[str]:
     """``text`` as search terms: case-folded words and numbers, stemmed, stop words dropped.
 
@@ -63,8 +75,7 @@ def tokenize(text: str) -> list[str]:
         >>> tokenize("I MOVED to Lyon; call 555-0142!")
         ['mov', 'lyon', 'call', '555', '0142']
     """
-    words = _WORD.findall(_POSSESSIVE.sub("", str(text).casefold()))
-    return [_stem(w) for w in words if w not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
+    return [_stem(w) for w in query_words(text)]
 
 
 def rank(query: str, documents: Sequence[str]) -> list[tuple[int, float]]:

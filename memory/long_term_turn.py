@@ -190,8 +190,8 @@ class LongTermTurn:
         if slot in self.staged:
             change = self.staged[slot][0]
             return change.value if isinstance(change, Remember) else None
-        found = [f for f in self.memory.facts(agent) if (f.scope, f.key) == (scope, key)]
-        return found[0].value if found else None
+        found = self.memory.get(key, scope, agent if scope == "agent" else None)  # type: ignore[arg-type]
+        return found.value if found is not None else None
 
     def _overlay(self, facts: Iterable[Fact], agent: str) -> list[Fact]:
         hidden = {slot for slot in self.staged if slot[0] != "agent" or slot[1] == agent}

@@ -1,0 +1,192 @@
+"""Lexical recall on the database's own full-text search: SQLite's FTS5 with its ``bm25()``
+ranking, Postgres's ``tsvector`` with ``ts_rank``. Both are kept by the database in the
+same transaction as the fact they index, so a rolled-back write never reaches the index, a
+superseded or forgotten value leaves it with the write that replaced it, and a write by any
+process (or any client of the same LangGraph table) is indexed.
+
+* **SQLite**: an FTS5 table (``porter unicode61`` tokenizer: case-folded words, English
+  stems, ``dog_name`` is two words) over each current fact's key, value and source text,
+  filled by triggers on LangGraph's ``store`` table (rows under ``swarmgraph.ltm.*``, not
+  tombstones). A small key table maps a fact's (namespace, key) to its FTS row, because
+  LangGraph writes with ``INSERT OR REPLACE``, which changes a row's rowid and fires no delete
+  trigger. A file written before this index existed is indexed once, when opened.
+* **Postgres**: a stored generated column ``swarmgraph_fts`` on LangGraph's ``store`` table
+  (``to_tsvector('english', key value text)`` for current facts, ``NULL`` for anything
+  else) with a GIN index.
+
+The query is the words of the question less stop words (:func:`.fact_search.query_words`),
+any of them matching (OR); the database stems them as it stemmed the facts. Results are
+confined to the namespaces asked for (the user's own, by exact prefix); ties go to the newer
+fact. A question with no searchable word gets the ``k`` newest facts.
+
+Example:
+    >>> fts_query(["dog", "name"]), fts_query([])
+    ('"dog" OR "name"', '')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.store.base import BaseStore, PutOp
+
+from .fact_search import query_words
+
+Record = dict[str, Any]
+Namespace = tuple[str, ...]
+
+#: The FTS5 table and the table mapping a fact's (prefix, key) to its FTS row.
+FTS_TABLE, FTS_KEYS = "swarmgraph_ltm_fts", "swarmgraph_ltm_fts_keys"
+_ROW = "new.prefix GLOB 'swarmgraph.ltm.*'"
+_BODY = (
+    "coalesce(json_extract(new.value, '$.key'), '') || ' ' || "
+    "coalesce(json_extract(new.value, '$.value'), '') || ' ' || "
+    "coalesce(json_extract(new.value, '$.text'), '')"
+)
+_INDEX_NEW = f"""
+    INSERT OR IGNORE INTO {FTS_KEYS} (prefix, key) VALUES (new.prefix, new.key);
+    DELETE FROM {FTS_TABLE} WHERE rowid =
+        (SELECT id FROM {FTS_KEYS} WHERE prefix = new.prefix AND key = new.key);
+    INSERT INTO {FTS_TABLE} (rowid, body)
+        SELECT id, {_BODY} FROM {FTS_KEYS} WHERE prefix = new.prefix AND key = new.key
+        AND coalesce(json_extract(new.value, '$.forgotten'), 0) = 0
+        AND json_extract(new.value, '$.key') IS NOT NULL;
+"""
+SQLITE_SCHEMA = [
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(body, tokenize='porter unicode61')",
+    f"CREATE TABLE IF NOT EXISTS {FTS_KEYS} (id INTEGER PRIMARY KEY, prefix TEXT NOT NULL, "
+    "key TEXT NOT NULL, UNIQUE (prefix, key))",
+    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ins AFTER INSERT ON store WHEN {_ROW} "
+    f"BEGIN {_INDEX_NEW} END",
+    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_upd AFTER UPDATE OF value ON store WHEN {_ROW} "
+    f"BEGIN {_INDEX_NEW} END",
+    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_del AFTER DELETE ON store "
+    "WHEN old.prefix GLOB 'swarmgraph.ltm.*' BEGIN "
+    f"DELETE FROM {FTS_TABLE} WHERE rowid = "
+    f"(SELECT id FROM {FTS_KEYS} WHERE prefix = old.prefix AND key = old.key); "
+    f"DELETE FROM {FTS_KEYS} WHERE prefix = old.prefix AND key = old.key; END",
+]
+
+
+def fts_query(words: Sequence[str]) -> str:
+    """An FTS5 query matching any of ``words`` (each quoted: no word is an operator)."""
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def setup_sqlite_fts(conn: Any) -> None:
+    """Create the FTS5 index and its triggers if the file has none, and index the facts
+    already there, in one ``IMMEDIATE`` transaction (another process opening the file at
+    the same time waits, then finds it done)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (FTS_TABLE,)
+        ).fetchone()
+        for statement in SQLITE_SCHEMA:
+            conn.execute(statement)
+        if exists is None:  # a file written before the index: index what it holds
+            conn.execute(
+                f"INSERT OR IGNORE INTO {FTS_KEYS} (prefix, key) SELECT prefix, key FROM store "
+                "WHERE prefix GLOB 'swarmgraph.ltm.*'"
+            )
+            conn.execute(
+                f"INSERT INTO {FTS_TABLE} (rowid, body) SELECT k.id, "
+                f"{_BODY.replace('new.value', 's.value')} FROM {FTS_KEYS} k JOIN store s "
+                "ON s.prefix = k.prefix AND s.key = k.key "
+                "WHERE coalesce(json_extract(s.value, '$.forgotten'), 0) = 0"
+            )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+class SqliteFtsIndex:
+    """Lexical recall on a SQLite file's FTS5 index (see the module docstring)."""
+
+    def apply(self, ops: Sequence[PutOp]) -> None:
+        """Nothing to do: the triggers indexed the write in its own transaction."""
+
+    def search(
+        self, store: BaseStore, namespaces: Sequence[Namespace], query: str, k: int
+    ) -> list[tuple[Record, float]]:
+        prefixes = [".".join(ns) for ns in namespaces]
+        marks = ", ".join("?" * len(prefixes))
+        words = query_words(query)
+        conn, lock = store.conn, store.lock  # type: ignore[attr-defined]
+        if words:
+            sql = (
+                f"SELECT s.value, bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
+                f"JOIN {FTS_KEYS} k ON k.id = {FTS_TABLE}.rowid "
+                "JOIN store s ON s.prefix = k.prefix AND s.key = k.key "
+                f"WHERE {FTS_TABLE} MATCH ? AND k.prefix IN ({marks}) "
+                "ORDER BY score, json_extract(s.value, '$.created_at') DESC LIMIT ?"
+            )
+            params: list[Any] = [fts_query(words), *prefixes, k]
+        else:
+            sql = (
+                f"SELECT value, 0.0 FROM store WHERE prefix IN ({marks}) "
+                "AND coalesce(json_extract(value, '$.forgotten'), 0) = 0 "
+                "ORDER BY json_extract(value, '$.created_at') DESC LIMIT ?"
+            )
+            params = [*prefixes, k]
+        with lock:
+            rows = conn.execute(sql, params).fetchall()
+        # FTS5's bm25() is lower for a better match: negated, so higher is better everywhere.
+        return [(json.loads(value), -float(score)) for value, score in rows]
+
+
+#: The generated column and its index on LangGraph's Postgres ``store`` table.
+PG_COLUMN = "swarmgraph_fts"
+PG_SCHEMA = [
+    f"""ALTER TABLE store ADD COLUMN IF NOT EXISTS {PG_COLUMN} tsvector GENERATED ALWAYS AS (
+        CASE WHEN prefix LIKE 'swarmgraph.ltm.%' AND value ? 'key'
+             AND coalesce(value->>'forgotten', 'false') <> 'true'
+        THEN to_tsvector('english'::regconfig, coalesce(value->>'key', '') || ' ' ||
+             coalesce(value->>'value', '') || ' ' || coalesce(value->>'text', ''))
+        END) STORED""",
+    f"CREATE INDEX IF NOT EXISTS store_{PG_COLUMN}_idx ON store USING gin ({PG_COLUMN})",
+]
+
+
+def setup_postgres_fts(conn: Any) -> None:
+    """Add the generated column and its GIN index (idempotent; the caller holds the
+    migration lock)."""
+    for statement in PG_SCHEMA:
+        conn.execute(statement)
+
+
+class PostgresFtsIndex:
+    """Lexical recall on Postgres's full-text search (see the module docstring)."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    def apply(self, ops: Sequence[PutOp]) -> None:
+        """Nothing to do: the column is computed in the write's own statement."""
+
+    def search(
+        self, store: BaseStore, namespaces: Sequence[Namespace], query: str, k: int
+    ) -> list[tuple[Record, float]]:
+        prefixes = [".".join(ns) for ns in namespaces]
+        words = query_words(query)
+        if words:
+            sql = (
+                f"SELECT value, ts_rank({PG_COLUMN}, q, 1) AS score "
+                "FROM store, to_tsquery('english', %s) q "
+                f"WHERE prefix = ANY(%s) AND {PG_COLUMN} @@ q "
+                "ORDER BY score DESC, value->>'created_at' DESC LIMIT %s"
+            )
+            params: tuple[Any, ...] = (" | ".join(words), prefixes, k)
+        else:
+            sql = (
+                "SELECT value, 0.0 AS score FROM store WHERE prefix = ANY(%s) "
+                "AND value ? 'key' AND coalesce(value->>'forgotten', 'false') <> 'true' "
+                "ORDER BY value->>'created_at' DESC LIMIT %s"
+            )
+            params = (prefixes, k)
+        with self._pool.connection() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [(dict(row["value"]), float(row["score"])) for row in rows]
