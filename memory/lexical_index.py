@@ -36,6 +36,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Protocol, cast
 
 from langgraph.store.base import BaseStore, Item, PutOp, SearchOp
@@ -166,8 +167,8 @@ class MemoryLexicalIndex:
     ) -> list[tuple[Record, float]]:
         spaces = [self._space(store, tuple(ns)) for ns in namespaces]
         terms = tokenize(query)
-        if not terms:
-            newest = [record for s in spaces for record, _, _ in reversed(s.docs.values())]
+        if not terms:  # each space's docs are in write order: its newest k are its last k
+            newest = [r for s in spaces for r, _, _ in islice(reversed(s.docs.values()), k)]
             newest.sort(key=lambda r: str(r.get("created_at") or ""), reverse=True)
             return [(record, 0.0) for record in newest[:k]]
         count = sum(len(s.docs) for s in spaces)

@@ -36,6 +36,8 @@ from .fact_search import query_words
 
 Record = dict[str, Any]
 Namespace = tuple[str, ...]
+#: Matches read past the ``k`` best, so a tie at the ``k``-th place goes to the newer fact.
+TIE_WINDOW = 8
 
 #: The FTS5 table and the table mapping a fact's (prefix, key) to its FTS row.
 FTS_TABLE, FTS_KEYS = "swarmgraph_ltm_fts", "swarmgraph_ltm_fts_keys"
@@ -49,13 +51,17 @@ _INDEX_NEW = f"""
     INSERT OR IGNORE INTO {FTS_KEYS} (prefix, key) VALUES (new.prefix, new.key);
     DELETE FROM {FTS_TABLE} WHERE rowid =
         (SELECT id FROM {FTS_KEYS} WHERE prefix = new.prefix AND key = new.key);
-    INSERT INTO {FTS_TABLE} (rowid, body)
-        SELECT id, {_BODY} FROM {FTS_KEYS} WHERE prefix = new.prefix AND key = new.key
+    INSERT INTO {FTS_TABLE} (rowid, prefix, body)
+        SELECT id, new.prefix, {_BODY} FROM {FTS_KEYS} WHERE prefix = new.prefix AND key = new.key
         AND coalesce(json_extract(new.value, '$.forgotten'), 0) = 0
         AND json_extract(new.value, '$.key') IS NOT NULL;
 """
 SQLITE_SCHEMA = [
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(body, tokenize='porter unicode61')",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} "
+    "USING fts5(prefix UNINDEXED, body, tokenize='porter unicode61')",
+    # The newest facts of a namespace without sorting all of them (a question with no word).
+    f"CREATE INDEX IF NOT EXISTS {FTS_TABLE}_newest ON store "
+    "(prefix, json_extract(value, '$.created_at'))",
     f"CREATE TABLE IF NOT EXISTS {FTS_KEYS} (id INTEGER PRIMARY KEY, prefix TEXT NOT NULL, "
     "key TEXT NOT NULL, UNIQUE (prefix, key))",
     f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ins AFTER INSERT ON store WHEN {_ROW} "
@@ -92,7 +98,7 @@ def setup_sqlite_fts(conn: Any) -> None:
                 "WHERE prefix GLOB 'swarmgraph.ltm.*'"
             )
             conn.execute(
-                f"INSERT INTO {FTS_TABLE} (rowid, body) SELECT k.id, "
+                f"INSERT INTO {FTS_TABLE} (rowid, prefix, body) SELECT k.id, k.prefix, "
                 f"{_BODY.replace('new.value', 's.value')} FROM {FTS_KEYS} k JOIN store s "
                 "ON s.prefix = k.prefix AND s.key = k.key "
                 "WHERE coalesce(json_extract(s.value, '$.forgotten'), 0) = 0"
@@ -113,29 +119,50 @@ class SqliteFtsIndex:
         self, store: BaseStore, namespaces: Sequence[Namespace], query: str, k: int
     ) -> list[tuple[Record, float]]:
         prefixes = [".".join(ns) for ns in namespaces]
-        marks = ", ".join("?" * len(prefixes))
         words = query_words(query)
         conn, lock = store.conn, store.lock  # type: ignore[attr-defined]
-        if words:
-            sql = (
-                f"SELECT s.value, bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
-                f"JOIN {FTS_KEYS} k ON k.id = {FTS_TABLE}.rowid "
-                "JOIN store s ON s.prefix = k.prefix AND s.key = k.key "
-                f"WHERE {FTS_TABLE} MATCH ? AND k.prefix IN ({marks}) "
-                "ORDER BY score, json_extract(s.value, '$.created_at') DESC LIMIT ?"
-            )
-            params: list[Any] = [fts_query(words), *prefixes, k]
-        else:
-            sql = (
-                f"SELECT value, 0.0 FROM store WHERE prefix IN ({marks}) "
-                "AND coalesce(json_extract(value, '$.forgotten'), 0) = 0 "
-                "ORDER BY json_extract(value, '$.created_at') DESC LIMIT ?"
-            )
-            params = [*prefixes, k]
         with lock:
-            rows = conn.execute(sql, params).fetchall()
-        # FTS5's bm25() is lower for a better match: negated, so higher is better everywhere.
-        return [(json.loads(value), -float(score)) for value, score in rows]
+            if not words:
+                return _newest(conn, prefixes, k)
+            # Rank inside FTS5 first (its own ORDER BY rank), read the few winners' values
+            # after: a common word's many matches are scored, never joined or parsed.
+            marks = ", ".join("?" * len(prefixes))
+            top = conn.execute(
+                f"SELECT rowid, rank FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+                f"AND prefix IN ({marks}) ORDER BY rank LIMIT ?",
+                [fts_query(words), *prefixes, k + TIE_WINDOW],
+            ).fetchall()
+            scores = {rowid: -float(rank) for rowid, rank in top}  # bm25(): lower is better
+            rows = conn.execute(
+                f"SELECT k.id, s.value FROM {FTS_KEYS} k JOIN store s "
+                f"ON s.prefix = k.prefix AND s.key = k.key "
+                f"WHERE k.id IN ({', '.join('?' * len(scores))})",
+                list(scores),
+            ).fetchall()
+        found = [(json.loads(value), scores[rowid]) for rowid, value in rows]
+        return best(found, k)
+
+
+def best(found: list[tuple[Record, float]], k: int) -> list[tuple[Record, float]]:
+    """The ``k`` best of ``found``: the higher score first, ties to the newer fact."""
+    found.sort(key=lambda pair: str(pair[0].get("created_at") or ""), reverse=True)
+    found.sort(key=lambda pair: -pair[1])
+    return found[:k]
+
+
+def _newest(conn: Any, prefixes: Sequence[str], k: int) -> list[tuple[Record, float]]:
+    """The ``k`` newest current facts of ``prefixes``: ``k`` per namespace by its index on
+    (prefix, created_at), merged."""
+    found: list[tuple[Record, float]] = []
+    for prefix in prefixes:
+        rows = conn.execute(
+            "SELECT value FROM store WHERE prefix = ? "
+            "AND coalesce(json_extract(value, '$.forgotten'), 0) = 0 "
+            "ORDER BY json_extract(value, '$.created_at') DESC LIMIT ?",
+            (prefix, k),
+        ).fetchall()
+        found.extend((json.loads(value), 0.0) for (value,) in rows)
+    return best(found, k)
 
 
 #: The generated column and its index on LangGraph's Postgres ``store`` table.
@@ -148,6 +175,8 @@ PG_SCHEMA = [
              coalesce(value->>'value', '') || ' ' || coalesce(value->>'text', ''))
         END) STORED""",
     f"CREATE INDEX IF NOT EXISTS store_{PG_COLUMN}_idx ON store USING gin ({PG_COLUMN})",
+    f"CREATE INDEX IF NOT EXISTS store_{PG_COLUMN}_newest "
+    "ON store (prefix, (value->>'created_at'))",
 ]
 
 
@@ -172,21 +201,23 @@ class PostgresFtsIndex:
     ) -> list[tuple[Record, float]]:
         prefixes = [".".join(ns) for ns in namespaces]
         words = query_words(query)
-        if words:
-            sql = (
-                f"SELECT value, ts_rank({PG_COLUMN}, q, 1) AS score "
-                "FROM store, to_tsquery('english', %s) q "
-                f"WHERE prefix = ANY(%s) AND {PG_COLUMN} @@ q "
-                "ORDER BY score DESC, value->>'created_at' DESC LIMIT %s"
-            )
-            params: tuple[Any, ...] = (" | ".join(words), prefixes, k)
-        else:
-            sql = (
-                "SELECT value, 0.0 AS score FROM store WHERE prefix = ANY(%s) "
-                "AND value ? 'key' AND coalesce(value->>'forgotten', 'false') <> 'true' "
-                "ORDER BY value->>'created_at' DESC LIMIT %s"
-            )
-            params = (prefixes, k)
         with self._pool.connection() as conn:
-            rows = conn.execute(sql, params).fetchall()
-        return [(dict(row["value"]), float(row["score"])) for row in rows]
+            if words:
+                rows = conn.execute(
+                    f"SELECT value, ts_rank({PG_COLUMN}, q, 1) AS score "
+                    "FROM store, to_tsquery('english', %s) q "
+                    f"WHERE prefix = ANY(%s) AND {PG_COLUMN} @@ q "
+                    "ORDER BY score DESC, value->>'created_at' DESC LIMIT %s",
+                    (" | ".join(words), prefixes, k),
+                ).fetchall()
+                return [(dict(row["value"]), float(row["score"])) for row in rows]
+            found: list[tuple[Record, float]] = []
+            for prefix in prefixes:  # each by its (prefix, created_at) index
+                rows = conn.execute(
+                    "SELECT value FROM store WHERE prefix = %s AND value ? 'key' "
+                    "AND coalesce(value->>'forgotten', 'false') <> 'true' "
+                    "ORDER BY value->>'created_at' DESC LIMIT %s",
+                    (prefix, k),
+                ).fetchall()
+                found.extend((dict(row["value"]), 0.0) for row in rows)
+        return best(found, k)
