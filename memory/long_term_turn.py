@@ -56,7 +56,14 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage
 
 from .extract import user_texts
-from .fact_extract import Extractor, FactChange, Forget, Remember, extracted
+from .fact_extract import (
+    Extractor,
+    FactChange,
+    Forget,
+    Remember,
+    extracted,
+    storable_changes,
+)
 from .long_term import MAX_TEXT_BYTES, Fact, LongTermMemory, check_name
 from .recall_block import RECALL_HEADER, block_text, render_facts
 from .store import Record
@@ -231,7 +238,9 @@ class LongTermTurn:
 
     def _extract(self, extractor: Extractor, new: Sequence[BaseMessage], agent: str) -> None:
         for text in user_texts(list(new)):
-            for change in extracted(extractor, text):
+            # A fact the store would refuse is refused here, with a warning naming it: queued,
+            # it would make the outbox, and so every later turn, fail.
+            for change in storable_changes(extracted(extractor, text)):
                 self.stage(change, agent)
 
     def outbox(self) -> Record | None:
