@@ -99,8 +99,8 @@ def is_fact_space(namespace: Namespace) -> bool:
 
 
 def searchable(record: Mapping[str, Any]) -> bool:
-    """A stored record recall may return: a fact, not a forget's tombstone."""
-    return "key" in record and not record.get("forgotten")
+    """A stored record recall may return: a fact, not a forget's tombstone nor a marker."""
+    return "key" in record and "value" in record and not record.get("forgotten")
 
 
 @dataclass

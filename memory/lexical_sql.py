@@ -5,14 +5,15 @@ superseded or forgotten value leaves it with the write that replaced it, and a w
 process (or any client of the same LangGraph table) is indexed.
 
 * **SQLite**: an FTS5 table (``porter unicode61`` tokenizer: case-folded words, English
-  stems, ``dog_name`` is two words) over each current fact's key, value and source text,
-  filled by triggers on LangGraph's ``store`` table (rows under ``swarmgraph.ltm.*``, not
-  tombstones). A small key table maps a fact's (namespace, key) to its FTS row, because
-  LangGraph writes with ``INSERT OR REPLACE``, which changes a row's rowid and fires no delete
+  stems, ``dog_name`` is two words) over each fact's key, value and source text, current
+  and past (:mod:`.fact_history`), filled by triggers on LangGraph's ``store`` table (rows
+  under ``swarmgraph.ltm.*`` and ``swarmgraph.ltm-history.*``; not tombstones or markers).
+  A small key table maps a fact's (namespace, key) to its FTS row, because LangGraph
+  writes with ``INSERT OR REPLACE``, which changes a row's rowid and fires no delete
   trigger. A file written before this index existed is indexed once, when opened.
 * **Postgres**: a stored generated column ``swarmgraph_fts`` on LangGraph's ``store`` table
-  (``to_tsvector('english', key value text)`` for current facts, ``NULL`` for anything
-  else) with a GIN index.
+  (``to_tsvector('english', key value text)`` for facts and their history, ``NULL`` for
+  anything else) with a GIN index.
 
 The query is the words of the question less stop words (:func:`.fact_search.query_words`),
 any of them matching (OR); the database stems them as it stemmed the facts. Results are
@@ -41,7 +42,9 @@ TIE_WINDOW = 8
 
 #: The FTS5 table and the table mapping a fact's (prefix, key) to its FTS row.
 FTS_TABLE, FTS_KEYS = "swarmgraph_ltm_fts", "swarmgraph_ltm_fts_keys"
-_ROW = "new.prefix GLOB 'swarmgraph.ltm.*'"
+#: Current facts and their history (a question about the past searches the latter).
+_SPACES = "({0}.prefix GLOB 'swarmgraph.ltm.*' OR {0}.prefix GLOB 'swarmgraph.ltm-history.*')"
+_ROW = _SPACES.format("new")
 _BODY = (
     "coalesce(json_extract(new.value, '$.key'), '') || ' ' || "
     "coalesce(json_extract(new.value, '$.value'), '') || ' ' || "
@@ -54,7 +57,7 @@ _INDEX_NEW = f"""
     INSERT INTO {FTS_TABLE} (rowid, prefix, body)
         SELECT id, new.prefix, {_BODY} FROM {FTS_KEYS} WHERE prefix = new.prefix AND key = new.key
         AND coalesce(json_extract(new.value, '$.forgotten'), 0) = 0
-        AND json_extract(new.value, '$.key') IS NOT NULL;
+        AND json_extract(new.value, '$.value') IS NOT NULL;
 """
 SQLITE_SCHEMA = [
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} "
@@ -69,7 +72,7 @@ SQLITE_SCHEMA = [
     f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_upd AFTER UPDATE OF value ON store WHEN {_ROW} "
     f"BEGIN {_INDEX_NEW} END",
     f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_del AFTER DELETE ON store "
-    "WHEN old.prefix GLOB 'swarmgraph.ltm.*' BEGIN "
+    f"WHEN {_SPACES.format('old')} BEGIN "
     f"DELETE FROM {FTS_TABLE} WHERE rowid = "
     f"(SELECT id FROM {FTS_KEYS} WHERE prefix = old.prefix AND key = old.key); "
     f"DELETE FROM {FTS_KEYS} WHERE prefix = old.prefix AND key = old.key; END",
@@ -95,13 +98,14 @@ def setup_sqlite_fts(conn: Any) -> None:
         if exists is None:  # a file written before the index: index what it holds
             conn.execute(
                 f"INSERT OR IGNORE INTO {FTS_KEYS} (prefix, key) SELECT prefix, key FROM store "
-                "WHERE prefix GLOB 'swarmgraph.ltm.*'"
+                f"WHERE {_SPACES.format('store')}"
             )
             conn.execute(
                 f"INSERT INTO {FTS_TABLE} (rowid, prefix, body) SELECT k.id, k.prefix, "
                 f"{_BODY.replace('new.value', 's.value')} FROM {FTS_KEYS} k JOIN store s "
                 "ON s.prefix = k.prefix AND s.key = k.key "
-                "WHERE coalesce(json_extract(s.value, '$.forgotten'), 0) = 0"
+                "WHERE coalesce(json_extract(s.value, '$.forgotten'), 0) = 0 "
+                "AND json_extract(s.value, '$.value') IS NOT NULL"
             )
     except BaseException:
         conn.execute("ROLLBACK")
@@ -169,7 +173,8 @@ def _newest(conn: Any, prefixes: Sequence[str], k: int) -> list[tuple[Record, fl
 PG_COLUMN = "swarmgraph_fts"
 PG_SCHEMA = [
     f"""ALTER TABLE store ADD COLUMN IF NOT EXISTS {PG_COLUMN} tsvector GENERATED ALWAYS AS (
-        CASE WHEN prefix LIKE 'swarmgraph.ltm.%' AND value ? 'key'
+        CASE WHEN (prefix LIKE 'swarmgraph.ltm.%' OR prefix LIKE 'swarmgraph.ltm-history.%')
+             AND value ? 'value'
              AND coalesce(value->>'forgotten', 'false') <> 'true'
         THEN to_tsvector('english'::regconfig, coalesce(value->>'key', '') || ' ' ||
              coalesce(value->>'value', '') || ' ' || coalesce(value->>'text', ''))

@@ -73,6 +73,7 @@ from .fact import (
     namespace_label,
     optional_text,
 )
+from .fact_history import with_spans
 from .fact_namespaces import (
     CURRENT,
     ROOT,
@@ -456,9 +457,9 @@ class LongTermMemory:
         return None if fact is None or fact.forgotten else fact
 
     def history(self, key: str, scope: Scope = "user", agent: str | None = None) -> list[Fact]:
-        """Every value ``key`` has had in ``scope``, oldest first: superseded values, then the
-        current one last; a forget shows as a tombstone (``forgotten=True``, value ``""``).
-        ``[]`` for a key never written (or purged).
+        """Every value ``key`` has had in ``scope``, oldest first: superseded values (each with
+        ``superseded_at``, when the next replaced it), then the current one last; a forget
+        shows as a tombstone (``forgotten=True``, value ``""``). ``[]``: never written.
 
         Example:
             >>> memory = LongTermMemory("memory://doctest-ltm-history", user_id="ming")
@@ -480,7 +481,7 @@ class LongTermMemory:
                 pair[0],
             )
         )
-        return [fact for _, fact in facts]
+        return with_spans([fact for _, fact in facts])  # each with when it was replaced
 
 
 def _applied(key: str) -> dict[str, Any]:
