@@ -1,4 +1,6 @@
-"""Lexical search over remembered facts: a tokenizer and BM25 ranking, offline and deterministic.
+"""Lexical search in process: a tokenizer and BM25 ranking, offline and deterministic. Used by
+``RetrievalMemory`` over past messages and (the tokenizer) by the ``memory://`` fact index
+(:mod:`.lexical_index`); SQLite and Postgres rank facts with their own full-text search.
 
 BM25 is the ``rank-bm25`` package's ``BM25Plus`` (the package langchain-community's
 ``BM25Retriever`` uses). Plus, not the usual Okapi: with the handful of facts one user has,
