@@ -41,7 +41,6 @@ from typing import Any, Protocol, cast
 
 from langgraph.store.base import BaseStore, Item, PutOp, SearchOp
 
-from .fact_namespaces import CURRENT, ROOT
 from .fact_search import tokenize
 
 #: Facts read per page when listing a namespace.
@@ -91,11 +90,6 @@ def list_namespace(store: BaseStore, namespace: Namespace, **filters: Any) -> li
         if len(page) < PAGE:
             return list(items.values())
         offset += PAGE
-
-
-def is_fact_space(namespace: Namespace) -> bool:
-    """True for a namespace of current facts (not their history)."""
-    return len(namespace) > 2 and namespace[0] == ROOT and namespace[1] == CURRENT
 
 
 def searchable(record: Mapping[str, Any]) -> bool:
