@@ -4,11 +4,11 @@ same transaction as the fact they index, so a rolled-back write never reaches th
 superseded or forgotten value leaves it with the write that replaced it, and a write by any
 process (or any client of the same LangGraph table) is indexed.
 
-* **SQLite**: an FTS5 table (``porter unicode61`` tokenizer: case-folded words, English
+* **SQLite**: FTS5 tables (``porter unicode61`` tokenizer: case-folded words, English
   stems, ``dog_name`` is two words) over each fact's key (weighted :data:`KEY_WEIGHT`),
-  value and source text, current
-  and past (:mod:`.fact_history`), filled by triggers on LangGraph's ``store`` table (rows
-  under ``swarmgraph.ltm.*`` and ``swarmgraph.ltm-history.*``; not tombstones or markers).
+  value and source text, one for current facts and one for their history
+  (:mod:`.fact_history`), filled by triggers on LangGraph's ``store`` table (rows under
+  ``swarmgraph.ltm.*``, ``swarmgraph.ltm-history.*``; not tombstones or markers).
   A small key table maps a fact's (namespace, key) to its FTS row, because LangGraph
   writes with ``INSERT OR REPLACE``, which changes a row's rowid and fires no delete
   trigger. A file written before this index existed is indexed once, when opened.
@@ -34,6 +34,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
 
+from .fact_namespaces import HISTORY
 from .fact_search import query_words
 
 Record = dict[str, Any]
@@ -47,42 +48,56 @@ KEY_WEIGHT = 2
 #: Matches read past the ``k`` best, so a tie at the ``k``-th place goes to the newer fact.
 TIE_WINDOW = 8
 
-#: The FTS5 table and the table mapping a fact's (prefix, key) to its FTS row.
-FTS_TABLE, FTS_KEYS = "swarmgraph_ltm_fts", "swarmgraph_ltm_fts_keys"
-#: Current facts and their history (a question about the past searches the latter).
-_SPACES = "({0}.prefix GLOB 'swarmgraph.ltm.*' OR {0}.prefix GLOB 'swarmgraph.ltm-history.*')"
-_ROW = _SPACES.format("new")
+#: The FTS5 tables (current facts; their history, searched for a question about the past,
+#: apart so that history's rows cost a current recall nothing) and the table mapping a
+#: fact's (prefix, key) to its FTS row.
+FTS_TABLE, FTS_HISTORY = "swarmgraph_ltm_fts", "swarmgraph_ltm_history_fts"
+FTS_KEYS = "swarmgraph_ltm_fts_keys"
+_GLOBS = {FTS_TABLE: "swarmgraph.ltm.*", FTS_HISTORY: "swarmgraph.ltm-history.*"}
 _BODY = (
     "coalesce(json_extract(new.value, '$.key'), ''), "
     "coalesce(json_extract(new.value, '$.value'), '') || ' ' || "
     "coalesce(json_extract(new.value, '$.text'), '')"
 )
-_INDEX_NEW = f"""
+
+
+def _triggers(table: str) -> list[str]:
+    """The statements that make ``table`` follow the store's rows under its glob."""
+    row = f"new.prefix GLOB '{_GLOBS[table]}'"
+    index_new = f"""
     INSERT OR IGNORE INTO {FTS_KEYS} (prefix, key) VALUES (new.prefix, new.key);
-    DELETE FROM {FTS_TABLE} WHERE rowid =
+    DELETE FROM {table} WHERE rowid =
         (SELECT id FROM {FTS_KEYS} WHERE prefix = new.prefix AND key = new.key);
-    INSERT INTO {FTS_TABLE} (rowid, prefix, key, body)
+    INSERT INTO {table} (rowid, prefix, key, body)
         SELECT id, new.prefix, {_BODY} FROM {FTS_KEYS} WHERE prefix = new.prefix AND key = new.key
         AND coalesce(json_extract(new.value, '$.forgotten'), 0) = 0
         AND json_extract(new.value, '$.value') IS NOT NULL;
-"""
+    """
+    return [
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} "
+        "USING fts5(prefix UNINDEXED, key, body, tokenize='porter unicode61')",
+        # The table's own rank: bm25() with the key's words weighted (stored in the file).
+        f"INSERT INTO {table} ({table}, rank) VALUES ('rank', 'bm25(0, {KEY_WEIGHT}, 1)')",
+        f"CREATE TRIGGER IF NOT EXISTS {table}_ins AFTER INSERT ON store WHEN {row} "
+        f"BEGIN {index_new} END",
+        f"CREATE TRIGGER IF NOT EXISTS {table}_upd AFTER UPDATE OF value ON store WHEN {row} "
+        f"BEGIN {index_new} END",
+        f"CREATE TRIGGER IF NOT EXISTS {table}_del AFTER DELETE ON store "
+        f"WHEN old.prefix GLOB '{_GLOBS[table]}' BEGIN "
+        f"DELETE FROM {table} WHERE rowid = "
+        f"(SELECT id FROM {FTS_KEYS} WHERE prefix = old.prefix AND key = old.key); "
+        f"DELETE FROM {FTS_KEYS} WHERE prefix = old.prefix AND key = old.key; END",
+    ]
+
+
 SQLITE_SCHEMA = [
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} "
-    "USING fts5(prefix UNINDEXED, key, body, tokenize='porter unicode61')",
+    f"CREATE TABLE IF NOT EXISTS {FTS_KEYS} (id INTEGER PRIMARY KEY, prefix TEXT NOT NULL, "
+    "key TEXT NOT NULL, UNIQUE (prefix, key))",
     # The newest facts of a namespace without sorting all of them (a question with no word).
     f"CREATE INDEX IF NOT EXISTS {FTS_TABLE}_newest ON store "
     "(prefix, json_extract(value, '$.created_at'))",
-    f"CREATE TABLE IF NOT EXISTS {FTS_KEYS} (id INTEGER PRIMARY KEY, prefix TEXT NOT NULL, "
-    "key TEXT NOT NULL, UNIQUE (prefix, key))",
-    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ins AFTER INSERT ON store WHEN {_ROW} "
-    f"BEGIN {_INDEX_NEW} END",
-    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_upd AFTER UPDATE OF value ON store WHEN {_ROW} "
-    f"BEGIN {_INDEX_NEW} END",
-    f"CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_del AFTER DELETE ON store "
-    f"WHEN {_SPACES.format('old')} BEGIN "
-    f"DELETE FROM {FTS_TABLE} WHERE rowid = "
-    f"(SELECT id FROM {FTS_KEYS} WHERE prefix = old.prefix AND key = old.key); "
-    f"DELETE FROM {FTS_KEYS} WHERE prefix = old.prefix AND key = old.key; END",
+    *_triggers(FTS_TABLE),
+    *_triggers(FTS_HISTORY),
 ]
 
 
@@ -103,17 +118,20 @@ def setup_sqlite_fts(conn: Any) -> None:
         for statement in SQLITE_SCHEMA:
             conn.execute(statement)
         if exists is None:  # a file written before the index: index what it holds
-            conn.execute(
-                f"INSERT OR IGNORE INTO {FTS_KEYS} (prefix, key) SELECT prefix, key FROM store "
-                f"WHERE {_SPACES.format('store')}"
-            )
-            conn.execute(
-                f"INSERT INTO {FTS_TABLE} (rowid, prefix, key, body) SELECT k.id, k.prefix, "
-                f"{_BODY.replace('new.value', 's.value')} FROM {FTS_KEYS} k JOIN store s "
-                "ON s.prefix = k.prefix AND s.key = k.key "
-                "WHERE coalesce(json_extract(s.value, '$.forgotten'), 0) = 0 "
-                "AND json_extract(s.value, '$.value') IS NOT NULL"
-            )
+            for table, glob in _GLOBS.items():
+                conn.execute(
+                    f"INSERT OR IGNORE INTO {FTS_KEYS} (prefix, key) SELECT prefix, key "
+                    "FROM store WHERE prefix GLOB ?",
+                    (glob,),
+                )
+                conn.execute(
+                    f"INSERT INTO {table} (rowid, prefix, key, body) SELECT k.id, k.prefix, "
+                    f"{_BODY.replace('new.value', 's.value')} FROM {FTS_KEYS} k JOIN store s "
+                    "ON s.prefix = k.prefix AND s.key = k.key WHERE k.prefix GLOB ? "
+                    "AND coalesce(json_extract(s.value, '$.forgotten'), 0) = 0 "
+                    "AND json_extract(s.value, '$.value') IS NOT NULL",
+                    (glob,),
+                )
     except BaseException:
         conn.execute("ROLLBACK")
         raise
@@ -132,6 +150,7 @@ class SqliteFtsIndex:
         prefixes = [".".join(ns) for ns in namespaces]
         words = query_words(query)
         conn, lock = store.conn, store.lock  # type: ignore[attr-defined]
+        table = FTS_HISTORY if namespaces and namespaces[0][1] == HISTORY else FTS_TABLE
         with lock:
             if not words:
                 return _newest(conn, prefixes, k)
@@ -139,8 +158,8 @@ class SqliteFtsIndex:
             # after: a common word's many matches are scored, never joined or parsed.
             marks = ", ".join("?" * len(prefixes))
             top = conn.execute(
-                f"SELECT rowid, bm25({FTS_TABLE}, 0, {KEY_WEIGHT}, 1) AS score FROM {FTS_TABLE} "
-                f"WHERE {FTS_TABLE} MATCH ? AND prefix IN ({marks}) ORDER BY score LIMIT ?",
+                f"SELECT rowid, rank FROM {table} "
+                f"WHERE {table} MATCH ? AND prefix IN ({marks}) ORDER BY rank LIMIT ?",
                 [fts_query(words), *prefixes, k + TIE_WINDOW],
             ).fetchall()
             scores = {rowid: -float(rank) for rowid, rank in top}  # bm25(): lower is better
