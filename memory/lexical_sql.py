@@ -76,8 +76,6 @@ def _triggers(table: str) -> list[str]:
     return [
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} "
         "USING fts5(prefix UNINDEXED, key, body, tokenize='porter unicode61')",
-        # The table's own rank: bm25() with the key's words weighted (stored in the file).
-        f"INSERT INTO {table} ({table}, rank) VALUES ('rank', 'bm25(0, {KEY_WEIGHT}, 1)')",
         f"CREATE TRIGGER IF NOT EXISTS {table}_ins AFTER INSERT ON store WHEN {row} "
         f"BEGIN {index_new} END",
         f"CREATE TRIGGER IF NOT EXISTS {table}_upd AFTER UPDATE OF value ON store WHEN {row} "
@@ -117,8 +115,13 @@ def setup_sqlite_fts(conn: Any) -> None:
         ).fetchone()
         for statement in SQLITE_SCHEMA:
             conn.execute(statement)
-        if exists is None:  # a file written before the index: index what it holds
+        if exists is None:  # made now; a file written before the index: index what it holds
             for table, glob in _GLOBS.items():
+                # The table's own rank, stored in the file: bm25() with the key weighted.
+                conn.execute(
+                    f"INSERT INTO {table} ({table}, rank) "
+                    f"VALUES ('rank', 'bm25(0, {KEY_WEIGHT}, 1)')"
+                )
                 conn.execute(
                     f"INSERT OR IGNORE INTO {FTS_KEYS} (prefix, key) SELECT prefix, key "
                     "FROM store WHERE prefix GLOB ?",
