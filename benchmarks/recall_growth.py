@@ -6,13 +6,16 @@ One user's facts are synthetic and deterministic (:func:`facts`): a kind of fact
 sentence that stated it; they are stored in bulk through the store's own atomic write, so
 the long-term index (SQLite's FTS5, the in-process index, the vector index) is filled as
 ``remember`` fills it. Each recall asks one of a fixed set of questions (:data:`QUESTIONS`),
-some naming a kind of fact (matching a fortieth of the facts), some a made-up word
+some naming a kind of fact (their words match from a fortieth to an eighth of the facts, and
+every match is scored, so the cost of these grows with the count), some a made-up word
 (matching a handful), one with no searchable word (the newest facts).
 
-Rows: ``memory://`` (lexical, in-process BM25), ``sqlite`` (lexical, FTS5), ``sqlite +
-WordLlama`` (hybrid: FTS5 fused with sqlite-vec's vector top k; when the
-``embeddings-local`` extra is installed), and a ``Session`` turn on SQLite (recall into the
-prompt, a scripted model, the turn's save). Time is this process's CPU
+Rows: ``memory://`` (lexical, in-process BM25), ``sqlite`` (lexical, FTS5), the same two
+asked only :data:`RARE` questions (``(rare words)``: what the index itself costs, without
+more matches to score), ``sqlite+wordllama`` (hybrid: FTS5 fused with the store's vector
+top k, which sqlite-vec finds by comparing every vector; when the ``embeddings-local`` extra
+is installed), and a ``Session`` turn on SQLite (recall into the prompt, a scripted model,
+the turn's save). Time is this process's CPU
 (``time.process_time``), the median of interleaved batches (:mod:`benchmarks.timing`).
 
 Targets: recall at 10,000 facts at most 3x recall at 1,000 on every row; a Session turn at
@@ -152,7 +155,13 @@ def fill(memory: LongTermMemory, count: int) -> None:
         store.write(ops)
 
 
+#: Questions whose words each name a handful of facts however many there are (a made-up
+#: word; no word at all): the ``(rare words)`` rows, where cost should not follow the count.
+RARE = ("Tell me about kalomi", "Is rusati what I said?", "what is it?")
+
+
 def _open(row: str, folder: Path, size: int) -> tuple[LongTermMemory, str]:
+    row = row.removesuffix(" (rare words)")
     if row == "memory":
         url = f"memory://recall-growth-{size}-{time.monotonic_ns()}"
         return LongTermMemory(url, user_id="ming"), url
@@ -164,9 +173,9 @@ def _open(row: str, folder: Path, size: int) -> tuple[LongTermMemory, str]:
     return LongTermMemory(url, user_id="ming", embeddings=WordLlamaEmbeddings()), url
 
 
-def _asker(memory: LongTermMemory) -> Callable[[], object]:
+def _asker(memory: LongTermMemory, questions: Sequence[str]) -> Callable[[], object]:
     turn = iter(range(10**9))
-    return lambda: memory.recall(QUESTIONS[next(turn) % len(QUESTIONS)], k=3)
+    return lambda: memory.recall(questions[next(turn) % len(questions)], k=3)
 
 
 def _turner(url: str, memory: LongTermMemory) -> Callable[[], object]:
@@ -191,8 +200,11 @@ def available_rows() -> tuple[str, ...]:
     try:
         import wordllama  # noqa: F401
     except ImportError:
-        return ("memory", "sqlite")
-    return ("memory", "sqlite", "sqlite+wordllama")
+        return LEXICAL
+    return (*LEXICAL, "sqlite+wordllama")
+
+
+LEXICAL = ("memory", "sqlite", "memory (rare words)", "sqlite (rare words)")
 
 
 def run_recall_growth(
@@ -211,7 +223,8 @@ def run_recall_growth(
             for size in sizes:
                 memory, url = _open(row, Path(folder), size)
                 fill(memory, size)
-                contenders[str(size)], _ = _asker(memory), urls.append(url)
+                questions = RARE if row.endswith("(rare words)") else QUESTIONS
+                contenders[str(size)], _ = _asker(memory, questions), urls.append(url)
             stats = interleaved(contenders, number=12, repeat=repeat, clock=time.process_time)
             out["recall_ms"][row] = {s: round(v.median * 1000, 3) for s, v in stats.items()}
             for url in urls:
@@ -256,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """``python -m benchmarks.recall_growth [--sizes ...] [--rows ...] [--json PATH]``."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.recall_growth")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    parser.add_argument("--rows", nargs="+", choices=("memory", "sqlite", "sqlite+wordllama"))
+    parser.add_argument("--rows", nargs="+", choices=(*LEXICAL, "sqlite+wordllama"))
     parser.add_argument("--turn-sizes", type=int, nargs="*", default=[10, 10_000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", help="write the figures to this file")
