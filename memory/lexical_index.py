@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -47,6 +48,8 @@ from .fact_search import tokenize
 PAGE = 500
 #: BM25Plus's parameters, as rank-bm25's defaults.
 K1, B, DELTA = 1.5, 0.75, 1.0
+#: Matches kept past the ``k`` best, so a tie at the ``k``-th place goes to the newer fact.
+TIE_WINDOW = 8
 
 Record = dict[str, Any]
 Namespace = tuple[str, ...]
@@ -102,7 +105,8 @@ class _Space:
     """One namespace's index. ``docs`` keeps write order: the newest fact is last."""
 
     docs: dict[str, tuple[Record, Counter[str], int]] = field(default_factory=dict)
-    postings: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: term -> {key: (term frequency, document length)}: scoring reads nothing else.
+    postings: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     length: int = 0
 
     def remove(self, key: str) -> None:
@@ -126,7 +130,7 @@ class _Space:
         size = sum(terms.values())
         self.docs[key] = (record, terms, size)
         for term, tf in terms.items():
-            self.postings.setdefault(term, {})[key] = tf
+            self.postings.setdefault(term, {})[key] = (tf, size)
         self.length += size
 
 
@@ -169,7 +173,7 @@ class MemoryLexicalIndex:
         if not count:
             return []
         average = sum(s.length for s in spaces) / count
-        scores: dict[tuple[int, str], float] = {}
+        scores: list[dict[str, float]] = [{} for _ in spaces]
         base = 0.0  # BM25Plus gives every document delta * idf of each query term
         for term in terms:  # a repeated query term counts again, as in rank-bm25
             frequency = sum(len(s.postings.get(term, ())) for s in spaces)
@@ -177,13 +181,19 @@ class MemoryLexicalIndex:
                 continue
             idf = math.log((count + 1) / frequency)
             base += idf * DELTA
-            for n, space in enumerate(spaces):
-                for key, tf in space.postings.get(term, {}).items():
-                    size = space.docs[key][2]
-                    norm = K1 * (1 - B + B * size / average) + tf
-                    gain = idf * tf * (K1 + 1) / norm
-                    scores[(n, key)] = scores.get((n, key), 0.0) + gain
-        ranked = [(spaces[n].docs[key][0], base + score) for (n, key), score in scores.items()]
+            gain, fixed, per_length = idf * (K1 + 1), K1 * (1 - B), K1 * B / average
+            for space, scored in zip(spaces, scores, strict=True):
+                for key, (tf, size) in space.postings.get(term, {}).items():
+                    scored[key] = scored.get(key, 0.0) + gain * tf / (
+                        fixed + per_length * size + tf
+                    )
+        # The best few by score, then ties among them to the newer fact.
+        best = heapq.nlargest(
+            k + TIE_WINDOW,
+            ((n, key, score) for n, scored in enumerate(scores) for key, score in scored.items()),
+            key=lambda found: found[2],
+        )
+        ranked = [(spaces[n].docs[key][0], base + score) for n, key, score in best]
         ranked.sort(key=lambda pair: str(pair[0].get("created_at") or ""), reverse=True)
         ranked.sort(key=lambda pair: -pair[1])  # stable: equal scores stay newest first
         return ranked[:k]
