@@ -1,5 +1,5 @@
 """The long-term memory tools an ``Agent(memory_tools=True)`` offers its model: ``remember``,
-``recall`` and ``forget``.
+``recall``, ``forget`` and ``history`` (every value a fact has had, with when it held).
 
 They are thin on purpose: each one's signature and docstring are what the model is told, and
 the work is done by the ``long_term`` object the run injects (a name of
@@ -10,12 +10,12 @@ or write another user's memory by naming one), the agent (whose notes ``scope="a
 means) and the turn (the provenance of a write, which commits with the turn). Only
 ``"user"`` and ``"agent"`` scopes are offered: ``"shared"`` facts are written by trusted
 application code, never by a model. The engine never imports ``memory/``: ``long_term`` is
-anything with the three methods of :class:`LongTermTools`.
+anything with the four methods of :class:`LongTermTools`.
 
 Example:
     >>> from swarmgraph.graph.schema import tool_spec
     >>> [tool_spec(f).name for f in MEMORY_TOOLS]
-    ['remember', 'recall', 'forget']
+    ['remember', 'recall', 'forget', 'history']
     >>> params = tool_spec(remember).schema["function"]["parameters"]
     >>> sorted(params["properties"]), params["properties"]["scope"]["enum"]
     (['key', 'scope', 'value'], ['user', 'agent'])
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-__all__ = ["MEMORY_TOOLS", "LongTermTools", "forget", "recall", "remember"]
+__all__ = ["MEMORY_TOOLS", "LongTermTools", "forget", "history", "recall", "remember"]
 
 #: The scopes a model may write: its user's facts, or its own notes about that user.
 ToolScope = Literal["user", "agent"]
@@ -42,6 +42,8 @@ class LongTermTools(Protocol):
     def recall(self, query: str) -> str: ...
 
     def forget(self, key: str, scope: str) -> str: ...
+
+    def history(self, key: str, scope: str) -> str: ...
 
 
 def remember(key: str, value: str, scope: ToolScope = "user", *, long_term: LongTermTools) -> str:
@@ -79,5 +81,16 @@ def forget(key: str, scope: ToolScope = "user", *, long_term: LongTermTools) -> 
     return long_term.forget(key, scope)
 
 
+def history(key: str, scope: ToolScope = "user", *, long_term: LongTermTools) -> str:
+    """Every value a fact about the user has had, oldest first, with when each earlier one
+    held: for questions about the past ("where did I live before?").
+
+    Args:
+        key: the fact's name, such as home_city.
+        scope: user or agent, as it was remembered.
+    """
+    return long_term.history(key, scope)
+
+
 #: The tools in the order an agent offers them.
-MEMORY_TOOLS = (remember, recall, forget)
+MEMORY_TOOLS = (remember, recall, forget, history)

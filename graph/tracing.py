@@ -16,7 +16,7 @@ attributes); a parallel branch is a ``branch {path}`` span under the agent that 
 agents' spans under it. Handoffs, routes, a budget stop, a guardrail trip, approvals asked and
 answered and an in-doubt effect are span events, each stamped as it happens on the turn it
 happens in; a Session's long-term recall is a ``search_memory`` span, the memory tools' calls
-(``remember``, ``recall``, ``forget``) hold ``update_memory``, ``search_memory`` and
+(``remember``, ``recall``/``history``, ``forget``) hold ``update_memory``, ``search_memory`` and
 ``delete_memory`` spans, and what a Session writes after its turn (extraction, the outbox) is
 an ``update_memory`` span of the turn's trace (:func:`memory_update`). docs/tracing.md lists
 every name.
@@ -101,6 +101,7 @@ _MEMORY_OPERATIONS = {
     "remember": "update_memory",
     "recall": "search_memory",
     "forget": "delete_memory",
+    "history": "search_memory",  # a read of the fact's past values
 }
 
 

@@ -174,6 +174,12 @@ class ContextConflictWarning(SwarmgraphWarning):
     ``response.context_conflicts``). ``Session(..., merge={key: rule})`` combines them."""
 
 
+class UnstorableFactWarning(SwarmgraphWarning):
+    """An extractor found a fact long-term memory cannot store (a value over 64 KiB or
+    empty, a key empty or over 256 bytes, a NUL or an unpaired surrogate in either): it was
+    refused at extraction, never queued, and the turn's other facts were stored."""
+
+
 class UnknownAgentWarning(SwarmgraphWarning):
     """The stored active agent is not among the Session's known agents; the given one runs."""
 

@@ -11,7 +11,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast, get_args
 
@@ -33,7 +33,7 @@ class Fact:
     agent whose note it is (``"agent"`` scope only); ``source_agent`` the agent (or code)
     that wrote it; ``text`` what it was taken from. ``version`` counts the writes of this key
     (1 for the first); ``forgotten`` marks the tombstone :meth:`LongTermMemory.forget`
-    leaves in history.
+    leaves in history; ``superseded_at`` (history only) when a later value replaced it.
 
     Example:
         >>> fact = Fact("city", "Lyon", "user", user_id="ming")
@@ -53,6 +53,9 @@ class Fact:
     text: str | None = None
     version: int = 1
     forgotten: bool = False
+    #: For a superseded value (from ``history``): when the next value replaced it. Not
+    #: stored: history works it out from the entry after.
+    superseded_at: datetime | None = field(default=None, compare=False, repr=False)
 
     def line(self) -> str:
         """The fact as one prompt line: ``key: value``."""

@@ -29,6 +29,8 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -36,6 +38,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel
 
 from .extract import Rule, extract_context
+from .fact import MAX_NAME_BYTES, MAX_TEXT_BYTES, check_name, check_text
 
 #: The scopes an extractor or a memory tool may write (``"shared"`` is for trusted code).
 WritableScope = Literal["user", "agent"]
@@ -133,3 +136,79 @@ def extracted(extract: Extractor, text: str) -> list[FactChange]:
                 f"an extractor returns Remember/Forget changes or a dict, got {change!r}"
             )
     return changes
+
+
+def refusal(change: FactChange) -> str | None:
+    """Why long-term memory could not store ``change`` (``None``: it can): a key empty, over
+    :data:`~.fact.MAX_NAME_BYTES` bytes, or with a NUL or an unpaired surrogate; a value
+    empty, over :data:`~.fact.MAX_TEXT_BYTES` bytes, or with a NUL or a surrogate.
+
+    Example:
+        >>> refusal(Remember("dog_name", "Rex")) is None
+        True
+        >>> refusal(Remember("note", "a\\x00b"))
+        "fact 'note' refused: fact value must not contain NUL ('\\\\x00')"
+        >>> refusal(Forget(""))
+        "fact '' refused: fact key must be a non-empty string, got ''"
+    """
+    try:
+        check_name(change.key, "fact key")
+        if isinstance(change, Remember):
+            if not isinstance(change.value, str) or not change.value.strip():
+                raise ValueError("fact value must be a non-empty string")
+            check_text(change.value, "fact value", MAX_TEXT_BYTES)
+    except ValueError as error:
+        return f"fact {_shown(change.key)} refused: {error}"
+    return None
+
+
+def storable(change: FactChange) -> FactChange:
+    """``change`` with a source text long-term memory can store: NUL and unpaired surrogates
+    replaced by U+FFFD, cut to a quarter of :data:`~.fact.MAX_TEXT_BYTES` characters (a
+    70 KiB message that stated a fact keeps its fact, and where it came from, in part).
+
+    Example:
+        >>> storable(Remember("dog_name", "Rex", "My dog\\x00 is Rex")).text
+        'My dog\ufffd is Rex'
+    """
+    text = change.text
+    if text is None:
+        return change
+    cleaned = text.replace("\x00", "\ufffd")
+    cleaned = cleaned.encode("utf-8", "replace").decode("utf-8")  # lone surrogates: "?"
+    cleaned = cleaned[: MAX_TEXT_BYTES // 4]
+    return change if cleaned == text else dataclasses.replace(change, text=cleaned)
+
+
+def storable_changes(changes: Iterable[FactChange]) -> list[FactChange]:
+    """``changes`` long-term memory can store (their source text made storable); each one
+    refused is named in an :class:`~.errors.UnstorableFactWarning` and left out, so it is
+    never queued for the turn's outbox, where it would fail every later turn.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     kept = storable_changes([Remember("", "v"), Remember("dog_name", "Rex")])
+        >>> kept
+        [Remember(key='dog_name', value='Rex', text=None)]
+        >>> str(caught[0].message)
+        "fact '' refused: fact key must be a non-empty string, got ''"
+    """
+    from .errors import UnstorableFactWarning
+
+    kept = []
+    for change in changes:
+        reason = refusal(change)
+        if reason is None:
+            kept.append(storable(change))
+        else:
+            warnings.warn(reason, UnstorableFactWarning, stacklevel=3)
+    return kept
+
+
+def _shown(key: object) -> str:
+    """``key`` as a warning names it: its repr, a long one cut (a 300-byte key stays readable)."""
+    shown = repr(key)
+    cut = MAX_NAME_BYTES // 4
+    return shown if len(shown) <= cut else f"{shown[:cut]}... ({len(str(key))} characters)"

@@ -1,14 +1,18 @@
-"""How :meth:`~.long_term.LongTermMemory.recall` picks facts: BM25 over the visible facts
-(:mod:`.fact_search`), the store's vector search when it has embeddings, or both fused
-(:mod:`.fact_ranking`).
+"""How :meth:`~.long_term.LongTermMemory.recall` picks facts: the store's own full-text
+index (:mod:`.lexical_sql` on SQLite and Postgres, :mod:`.lexical_index` elsewhere), its
+vector search when it has embeddings, or both fused (:mod:`.fact_ranking`). Each asks the
+store for the top few only: no recall lists a namespace, so its cost follows the matches,
+not the number of facts stored.
 
 Example:
-    >>> from swarmgraph.memory.fact import Fact
-    >>> facts = [Fact("dog_name", "Rex", "user"), Fact("city", "Lyon", "user")]
-    >>> [f.key for f in ranked_recall(None, "ming", facts, "What is my dog called?", 3, "bm25")]
+    >>> from langgraph.store.base import PutOp
+    >>> from swarmgraph.memory.long_term_store import open_long_term_store
+    >>> store = open_long_term_store("memory://doctest-fact-recall")
+    >>> ns = ("swarmgraph", "ltm", "user", "ming")
+    >>> store.write([PutOp(ns, "dog_name", Fact("dog_name", "Rex", "user").to_record()),
+    ...              PutOp(ns, "city", Fact("city", "Lyon", "user").to_record())])
+    >>> [f.key for f in ranked_recall(store, [ns], "What is my dog called?", 3, "bm25")]
     ['dog_name']
-    >>> [f.key for f in ranked_recall(None, "ming", facts, "what is it?", 1, "bm25")]
-    ['city']
     >>> indexed_text(Fact("home_city", "Lyon", "user"))
     'home city: Lyon'
 """
@@ -16,16 +20,14 @@ Example:
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import SearchOp
 
 from .fact import Fact
-from .fact_namespaces import SCOPE_ORDER, namespaces
+from .fact_namespaces import SCOPE_ORDER
 from .fact_ranking import Ranking, fuse
-from .fact_search import rank, tokenize
 
 if TYPE_CHECKING:
     from .long_term_store import LongTermStore
@@ -54,63 +56,70 @@ def indexed_text(fact: Fact) -> str:
     return f"{words}: {fact.value}"
 
 
+#: How deep each ranking is read before fusing (``"hybrid"``): a fact just below the ``k``
+#: in both lists can still make the fused top ``k``.
+FUSE_DEPTH = 10
+
+
 def ranked_recall(
-    store: LongTermStore | None,
-    user: str,
-    visible: Sequence[Fact],
+    store: LongTermStore,
+    spaces: Sequence[tuple[str, ...]],
     query: str,
     k: int,
     ranking: Ranking,
 ) -> list[Fact]:
-    """The ``k`` facts of ``visible`` that ``ranking`` puts first for ``query``.
+    """The ``k`` current facts of the namespaces ``spaces`` that ``ranking`` puts first.
 
-    ``"bm25"``: only facts sharing a word with the query, best first, ties to the newer fact,
-    then the more specific scope, then the key; a query with no searchable word gets the
-    ``k`` newest. ``"vector"``: the ``k`` most similar by the store's index. ``"hybrid"``:
-    both rankings fused by reciprocal rank. ``store`` is needed only for the last two.
+    ``"bm25"``: the store's full-text index, facts sharing a word with the query, best
+    first, ties to the newer fact; a query with no searchable word gets the ``k`` newest.
+    ``"vector"``: the ``k`` nearest by the store's vector index (``search(query=,
+    limit=k)``). ``"hybrid"``: the top of both lists fused by reciprocal rank.
     """
-    facts = sorted(
-        visible,
-        key=lambda f: (
-            -(f.created_at.timestamp() if f.created_at else 0.0),
-            SCOPE_ORDER[f.scope],
-            f.key,
-        ),
-    )
     searched = ranking != "bm25" and bool(query.strip())  # no text, nothing to embed
-    nearest = vector_order(cast("LongTermStore", store), user, query, facts) if searched else []
+    depth = max(k, FUSE_DEPTH) if ranking == "hybrid" else k
+    nearest = vector_top(store, spaces, query, depth) if searched else []
     if searched and ranking == "vector":
-        return [facts[i] for i in nearest[:k]]
-    documents = [" ".join((f.key, f.value, f.text or "")) for f in facts]
-    ranked = rank(query, documents)
-    if searched:  # hybrid
-        return [facts[i] for i in fuse([i for i, _ in ranked], nearest)[:k]]
-    if not ranked and not tokenize(query):
-        return facts[:k]
-    return [facts[i] for i, _ in ranked[:k]]
+        return nearest[:k]
+    lexical = [Fact.from_record(r) for r, _ in store.lexical_search(spaces, query, depth)]
+    if not searched:
+        return lexical[:k]
+    found: dict[tuple[str, str | None, str], Fact] = {}
+    for fact in (*lexical, *nearest):
+        found.setdefault(_slot(fact), fact)
+    order = sorted(found.values(), key=_newest_first)
+    position = {_slot(f): i for i, f in enumerate(order)}
+    fused = fuse([position[_slot(f)] for f in lexical], [position[_slot(f)] for f in nearest])
+    return [order[i] for i in fused[:k]]
 
 
-def vector_order(store: LongTermStore, user: str, query: str, facts: Sequence[Fact]) -> list[int]:
-    """Indices into ``facts`` by the store's vector similarity to ``query``, nearest first
-    (ties keep ``facts``' order). One search per namespace the facts are in, deep enough to
-    rank all of them; a fact with no vector (none was made for it) is left out."""
-    index = {(f.scope, f.agent, f.key): i for i, f in enumerate(facts)}
-    sizes = Counter((f.scope, f.agent) for f in facts)
-    spaces = {namespaces(user, s, a)[0]: size for (s, a), size in sizes.items()}
+def vector_top(
+    store: LongTermStore, spaces: Sequence[tuple[str, ...]], query: str, k: int
+) -> list[Fact]:
+    """The ``k`` current facts nearest ``query`` by the store's vector index: one search of
+    ``limit=k`` per namespace, merged by score (ties: the newer fact). A fact with no vector
+    (none was made for it) is not found."""
+    # Only namespaces holding a fact are searched: each search embeds the query again.
+    held = store.read([SearchOp(ns, limit=1) for ns in spaces])
+    spaces = [ns for ns, page in zip(spaces, held, strict=True) if page]
     pages = store.read(
-        [
-            SearchOp(ns, filter={"forgotten": False}, query=query, limit=size)
-            for ns, size in spaces.items()
-        ]
+        [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in spaces]
     )
-    scored: list[tuple[float, int]] = []
+    scored: list[tuple[float, Fact]] = []
     for namespace, page in zip(spaces, pages, strict=True):
         for item in cast(Sequence[Any], page or []):
-            if tuple(item.namespace) != namespace:  # a second guard: exact namespace
+            if tuple(item.namespace) != tuple(namespace):  # a second guard: exact namespace
                 continue
-            fact = Fact.from_record(item.value)
-            i = index.get((fact.scope, fact.agent, fact.key))
-            if i is not None and getattr(item, "score", None) is not None:
-                scored.append((float(item.score), i))
-    scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    return [i for _, i in scored]
+            if getattr(item, "score", None) is not None:
+                scored.append((float(item.score), Fact.from_record(item.value)))
+    newest = sorted(scored, key=lambda pair: _newest_first(pair[1]))
+    newest.sort(key=lambda pair: -pair[0])  # stable: equal scores keep the newer first
+    return [fact for _, fact in newest[:k]]
+
+
+def _slot(fact: Fact) -> tuple[str, str | None, str]:
+    return fact.scope, fact.agent, fact.key
+
+
+def _newest_first(fact: Fact) -> tuple[float, int, str]:
+    stamp = fact.created_at.timestamp() if fact.created_at else 0.0
+    return -stamp, SCOPE_ORDER[fact.scope], fact.key

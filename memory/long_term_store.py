@@ -47,10 +47,10 @@ Example:
 from __future__ import annotations
 
 import atexit
-import functools
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
@@ -59,13 +59,14 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, IndexConfig, Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
-from .sqlite_wal import BUSY_TIMEOUT_MS, use_wal
+from .lexical_index import LexicalIndex, MemoryLexicalIndex
+from .lexical_sql import PostgresFtsIndex, SqliteFtsIndex, setup_postgres_fts
+from .long_term_sqlite import open_sqlite
 from .urls import default_url, memory_namespace, redact_url, shown_url, sqlite_path, url_scheme
-from .vector_index import claim_sqlite_index, embed_missing, embeddings_name, require_pgvector
+from .vector_index import require_pgvector
 
 if TYPE_CHECKING:
     from langgraph.store.postgres import PostgresStore
-    from langgraph.store.sqlite import SqliteStore
 
 #: The field of a stored memory that the vector index embeds (see ``LongTermMemory``).
 EMBEDDED_FIELD = "memory"
@@ -90,6 +91,7 @@ class LongTermStore:
         lock: AbstractContextManager[Any] | None = None,
         embeddings: Embeddings | None = None,
         dims: int | None = None,
+        lexical: LexicalIndex | None = None,
     ) -> None:
         self.url = shown_url(url)
         self.scheme = url_scheme(url)
@@ -98,6 +100,8 @@ class LongTermStore:
         self.dims = dims
         # memory:// has no transactions of its own: one lock per name stands in for them.
         self._lock = lock
+        #: Lexical recall: the database's own full-text index, else one kept in process.
+        self.lexical: LexicalIndex = lexical if lexical is not None else MemoryLexicalIndex()
 
     @property
     def vector_search(self) -> bool:
@@ -116,6 +120,15 @@ class LongTermStore:
         """Apply ``ops`` atomically: all of them are committed, or none."""
         with self._guard():
             self.store.batch(ops)
+            self.lexical.apply(ops)  # an in-process index follows only committed writes
+
+    def lexical_search(
+        self, namespaces: Sequence[tuple[str, ...]], query: str, k: int
+    ) -> list[tuple[dict[str, Any], float]]:
+        """The ``k`` facts of ``namespaces`` best matching ``query`` by the lexical index
+        (records and scores, best first; no searchable word: the ``k`` newest)."""
+        with self._guard():
+            return self.lexical.search(self.store, namespaces, query, k)
 
     def __repr__(self) -> str:
         return f"LongTermStore({self.url!r}, {type(self.store).__name__})"
@@ -132,6 +145,7 @@ class _PostgresLongTermStore(LongTermStore):
             store,
             embeddings=index["embed"] if index else None,  # type: ignore[arg-type]
             dims=index["dims"] if index else None,
+            lexical=PostgresFtsIndex(pool),
         )
         self._raw_url = url
         self._pool = pool
@@ -140,6 +154,12 @@ class _PostgresLongTermStore(LongTermStore):
     def read(self, ops: Sequence[Op]) -> list[Result]:
         with _postgres_errors(self._raw_url):
             return self.store.batch(ops)
+
+    def lexical_search(
+        self, namespaces: Sequence[tuple[str, ...]], query: str, k: int
+    ) -> list[tuple[dict[str, Any], float]]:
+        with _postgres_errors(self._raw_url):
+            return self.lexical.search(self.store, namespaces, query, k)
 
     def write(self, ops: Sequence[PutOp]) -> None:
         from langgraph.store.postgres import PostgresStore
@@ -156,6 +176,9 @@ class _PostgresLongTermStore(LongTermStore):
 _lock = threading.Lock()
 _memory_stores: dict[str, LongTermStore] = {}
 _stores: dict[tuple[int, str], LongTermStore] = {}
+_wrapped: weakref.WeakKeyDictionary[BaseStore, tuple[Any, MemoryLexicalIndex]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def open_long_term_store(
@@ -199,9 +222,10 @@ def open_long_term_store(
                 index = _index(embeddings, dims) if embeddings is not None else None
                 store = LongTermStore(
                     url,
-                    _open_sqlite(path, index, url=url),
+                    open_sqlite(path, index, url=url),
                     embeddings=embeddings,
                     dims=index["dims"] if index else None,
+                    lexical=SqliteFtsIndex(),
                 )
                 _stores[key] = store
             else:
@@ -287,7 +311,11 @@ def store_for(store: BaseStore) -> LongTermStore:
         for known in (*_memory_stores.values(), *_stores.values()):
             if known.store is store:
                 return known
-    return LongTermStore("memory://", store, lock=threading.RLock())
+        # One lock and lexical index per outside store, so the index is built once; held
+        # weakly (neither refers to the store), so a store dropped by its owner goes.
+        lock, lexical = _wrapped.get(store) or (threading.RLock(), MemoryLexicalIndex())
+        _wrapped[store] = (lock, lexical)
+    return LongTermStore("memory://", store, lock=lock, lexical=lexical)
 
 
 def _index(embeddings: Embeddings, dims: int | None) -> IndexConfig:
@@ -332,103 +360,6 @@ def _open_memory(url: str, embeddings: Embeddings | None, dims: int | None) -> L
         else:
             _check_same_embeddings(store, embeddings, dims)
         return store
-
-
-@functools.cache  # one subclass, made on first use (langgraph.store.sqlite loads then)
-def _sqlite_store_class() -> type[SqliteStore]:
-    from langgraph.store.sqlite import SqliteStore
-
-    class _SqliteStore(SqliteStore):
-        """``SqliteStore`` that rolls back a failed batch and migrates atomically.
-
-        The upstream cursor commits in ``finally``, so a batch that failed halfway would
-        commit its first half; and its ``setup`` commits each migration separately, so two
-        processes starting at once could both apply one. Here a batch that raises rolls
-        back, and every pending migration runs in one ``BEGIN IMMEDIATE`` transaction.
-        """
-
-        @contextmanager
-        def _cursor(self, *, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
-            if not self.is_setup:
-                self.setup()
-            with self.lock:
-                cur = self.conn.cursor()
-                if not transaction:
-                    try:
-                        yield cur
-                    finally:
-                        cur.close()
-                    return
-                self.conn.execute("BEGIN")
-                try:
-                    yield cur
-                except BaseException:
-                    self.conn.execute("ROLLBACK")
-                    raise
-                else:
-                    self.conn.execute("COMMIT")
-                finally:
-                    cur.close()
-
-        def setup(self) -> None:
-            with self.lock:
-                if self.is_setup:
-                    return
-                self.conn.execute("BEGIN IMMEDIATE")  # waits out another process's setup
-                try:
-                    self.conn.execute(
-                        "CREATE TABLE IF NOT EXISTS store_migrations (v INTEGER PRIMARY KEY)"
-                    )
-                    row = self.conn.execute("SELECT max(v) FROM store_migrations").fetchone()
-                    done = -1 if row is None or row[0] is None else int(row[0])
-                    for version in range(done + 1, len(self.MIGRATIONS)):
-                        self.conn.execute(self.MIGRATIONS[version])  # one statement each
-                        self.conn.execute("INSERT INTO store_migrations (v) VALUES (?)", (version,))
-                    if self.index_config:  # the connection has sqlite-vec loaded
-                        self._migrate_vectors()
-                except BaseException:
-                    self.conn.execute("ROLLBACK")
-                    raise
-                self.conn.execute("COMMIT")
-                self.is_setup = True
-
-        def _migrate_vectors(self) -> None:
-            self.conn.execute(
-                "CREATE TABLE IF NOT EXISTS vector_migrations (v INTEGER PRIMARY KEY)"
-            )
-            row = self.conn.execute("SELECT max(v) FROM vector_migrations").fetchone()
-            done = -1 if row is None or row[0] is None else int(row[0])
-            for version in range(done + 1, len(self.VECTOR_MIGRATIONS)):
-                self.conn.execute(self.VECTOR_MIGRATIONS[version])
-                self.conn.execute("INSERT INTO vector_migrations (v) VALUES (?)", (version,))
-
-    return _SqliteStore
-
-
-def _open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") -> SqliteStore:
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    options: dict[str, Any] = {
-        "check_same_thread": False,  # the store's own lock serialises this process's threads
-        "isolation_level": None,  # the store issues BEGIN/COMMIT itself
-        "timeout": BUSY_TIMEOUT_MS / 1000,
-    }
-    if index is None:
-        conn = sqlite3.connect(path, **options)
-    else:
-        from .sqlite_vec_driver import connect_with_sqlite_vec
-
-        conn = connect_with_sqlite_vec(path, **options)
-    use_wal(conn)
-    # SqliteStore reads the fields to embed from "text_fields", not IndexConfig's "fields"
-    # (langgraph-checkpoint-sqlite 3.x); without it, it embeds the whole JSON document,
-    # timestamps and all.
-    sqlite_index = None if index is None else {**index, "text_fields": index["fields"]}
-    store = _sqlite_store_class()(conn, index=cast(Any, sqlite_index))
-    store.setup()
-    if index is not None:
-        claim_sqlite_index(store, url, embeddings_name(index["embed"]), index["dims"])  # type: ignore[arg-type]
-        embed_missing(store)
-    return store
 
 
 @contextmanager
@@ -485,6 +416,7 @@ def _open_postgres(url: str, index: IndexConfig | None = None) -> LongTermStore:
                 conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SETUP_LOCK,))
                 try:
                     PostgresStore(conn, index=cast(Any, index)).setup()
+                    setup_postgres_fts(conn)
                 finally:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SETUP_LOCK,))
         except BaseException:

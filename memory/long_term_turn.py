@@ -56,7 +56,15 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage
 
 from .extract import user_texts
-from .fact_extract import Extractor, FactChange, Forget, Remember, extracted
+from .fact_extract import (
+    Extractor,
+    FactChange,
+    Forget,
+    Remember,
+    extracted,
+    storable_changes,
+)
+from .fact_history import asks_about_past, with_earlier
 from .long_term import MAX_TEXT_BYTES, Fact, LongTermMemory, check_name
 from .recall_block import RECALL_HEADER, block_text, render_facts
 from .store import Record
@@ -148,7 +156,10 @@ class LongTermTurn:
         """The recall block for ``agent``'s next model call (``None``: nothing relevant)."""
         if not self.k:
             return None
-        facts = self.recall(last_user_text(messages), agent.name, self.k)
+        query = last_user_text(messages)
+        facts = self.recall(query, agent.name, self.k)
+        if asks_about_past(query):  # "before", "used to": the earlier values too
+            facts = with_earlier(self.memory, facts, query, agent.name, self.k)
         return block_text(render_facts(facts, screen=self.screen_for(agent)))
 
     def tool_inputs(self, agent: Agent) -> dict[str, Any]:
@@ -190,8 +201,8 @@ class LongTermTurn:
         if slot in self.staged:
             change = self.staged[slot][0]
             return change.value if isinstance(change, Remember) else None
-        found = [f for f in self.memory.facts(agent) if (f.scope, f.key) == (scope, key)]
-        return found[0].value if found else None
+        found = self.memory.get(key, scope, agent if scope == "agent" else None)  # type: ignore[arg-type]
+        return found.value if found is not None else None
 
     def _overlay(self, facts: Iterable[Fact], agent: str) -> list[Fact]:
         hidden = {slot for slot in self.staged if slot[0] != "agent" or slot[1] == agent}
@@ -231,7 +242,9 @@ class LongTermTurn:
 
     def _extract(self, extractor: Extractor, new: Sequence[BaseMessage], agent: str) -> None:
         for text in user_texts(list(new)):
-            for change in extracted(extractor, text):
+            # A fact the store would refuse is refused here, with a warning naming it: queued,
+            # it would make the outbox, and so every later turn, fail.
+            for change in storable_changes(extracted(extractor, text)):
                 self.stage(change, agent)
 
     def outbox(self) -> Record | None:
@@ -303,6 +316,26 @@ class AgentMemory:
         if out.withheld:
             lines.append(f"({len(out.withheld)} withheld: a guardrail refused it)")
         return "\n".join(lines) if lines else "Nothing remembered about that."
+
+    def history(self, key: str, scope: str = "user") -> str:
+        """Every value ``key`` has had, oldest first, each earlier one with when it held (the
+        same data rules as recall: escaped, capped, screened)."""
+        try:
+            check_name(key, "key")
+            chosen = _scope(scope)
+            past = self.turn.memory.history(key, chosen, self.agent if chosen == "agent" else None)
+        except ValueError as error:
+            return f"Error: {error}"
+        kept = [f for f in past if not f.forgotten]
+        if not kept:
+            return f"Nothing was ever remembered under {key} (scope {chosen})."
+        out = render_facts(kept, screen=self.turn.screen_for(self.guarded))
+        lines = [line if "(earlier value" in line else f"{line} (current)" for line in out.lines]
+        if past[-1].forgotten:
+            lines[-1:] = [lines[-1].replace(" (current)", ""), "(since forgotten)"]
+        if out.withheld:
+            lines.append(f"({len(out.withheld)} withheld: a guardrail refused it)")
+        return "\n".join(lines)
 
     def forget(self, key: str, scope: str = "user") -> str:
         try:

@@ -146,6 +146,10 @@ def fact_line(fact: Fact, max_tokens: int = FACT_TOKENS) -> tuple[str, str]:
         True
     """
     mark = _MARKS.get(fact.scope, "")
+    if fact.superseded_at is not None:  # a past value: said so, with when it held
+        from .fact_history import held
+
+        mark += f" ({held(fact)})"
     value = fact.value
     key = _key(fact.key, max_tokens)
     line = f"- {key}: {quoted(value)}{mark}"

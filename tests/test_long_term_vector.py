@@ -350,13 +350,16 @@ def test_the_vector_recall_figures_docs_long_term_memory_quotes(split):
 @pytest.mark.parametrize("split", _splits())
 def test_the_minilm_recall_figures_docs_long_term_memory_quotes(split):
     # docs/long_term_memory.md: "MiniLM's find nearly all by k=3", its hybrid within a point
-    # of vector from k=3, vector ahead at k=1; on test, ahead of WordLlama at k=1 and k=3.
+    # of vector from k=3, vector ahead at k=1 on test (tied on dev); on test, ahead of
+    # WordLlama at k=1 and k=3.
     from benchmarks.longterm_vector import run_vector_recall
 
     row = run_vector_recall(split=split, embeddings="minilm")["rankings"]
     assert all(r["leaks"] == 0 for r in row.values())
     assert row["vector"]["recall@3"] >= 0.99 and row["hybrid"]["recall@3"] >= 0.98
-    assert row["vector"]["recall@1"] > row["hybrid"]["recall@1"]
+    assert row["vector"]["recall@1"] >= row["hybrid"]["recall@1"]  # a tie on dev
+    if split == "test":
+        assert row["vector"]["recall@1"] > row["hybrid"]["recall@1"]
     for k in (3, 5):
         assert abs(row["hybrid"][f"recall@{k}"] - row["vector"][f"recall@{k}"]) <= 0.01
     if split == "test":

@@ -1,0 +1,127 @@
+"""LangGraph's ``SqliteStore`` as long-term memory opens it: a failed batch rolls back,
+migrations run atomically across processes, and the file carries its full-text index
+(:mod:`.lexical_sql`) and, with embeddings, its vector index (:mod:`.vector_index`).
+
+Example:
+    >>> import os, tempfile
+    >>> store = open_sqlite(os.path.join(tempfile.mkdtemp(), "ltm.db"))
+    >>> type(store).__name__
+    '_SqliteStore'
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+from langgraph.store.base import IndexConfig
+
+from .lexical_sql import setup_sqlite_fts
+from .sqlite_wal import BUSY_TIMEOUT_MS, use_wal
+from .vector_index import claim_sqlite_index, embed_missing, embeddings_name
+
+if TYPE_CHECKING:
+    from langgraph.store.sqlite import SqliteStore
+
+
+@functools.cache  # one subclass, made on first use (langgraph.store.sqlite loads then)
+def _sqlite_store_class() -> type[SqliteStore]:
+    from langgraph.store.sqlite import SqliteStore
+
+    class _SqliteStore(SqliteStore):
+        """``SqliteStore`` that rolls back a failed batch and migrates atomically.
+
+        The upstream cursor commits in ``finally``, so a batch that failed halfway would
+        commit its first half; and its ``setup`` commits each migration separately, so two
+        processes starting at once could both apply one. Here a batch that raises rolls
+        back, and every pending migration runs in one ``BEGIN IMMEDIATE`` transaction.
+        """
+
+        @contextmanager
+        def _cursor(self, *, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+            if not self.is_setup:
+                self.setup()
+            with self.lock:
+                cur = self.conn.cursor()
+                if not transaction:
+                    try:
+                        yield cur
+                    finally:
+                        cur.close()
+                    return
+                self.conn.execute("BEGIN")
+                try:
+                    yield cur
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+                else:
+                    self.conn.execute("COMMIT")
+                finally:
+                    cur.close()
+
+        def setup(self) -> None:
+            with self.lock:
+                if self.is_setup:
+                    return
+                self.conn.execute("BEGIN IMMEDIATE")  # waits out another process's setup
+                try:
+                    self.conn.execute(
+                        "CREATE TABLE IF NOT EXISTS store_migrations (v INTEGER PRIMARY KEY)"
+                    )
+                    row = self.conn.execute("SELECT max(v) FROM store_migrations").fetchone()
+                    done = -1 if row is None or row[0] is None else int(row[0])
+                    for version in range(done + 1, len(self.MIGRATIONS)):
+                        self.conn.execute(self.MIGRATIONS[version])  # one statement each
+                        self.conn.execute("INSERT INTO store_migrations (v) VALUES (?)", (version,))
+                    if self.index_config:  # the connection has sqlite-vec loaded
+                        self._migrate_vectors()
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+                self.conn.execute("COMMIT")
+                self.is_setup = True
+
+        def _migrate_vectors(self) -> None:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS vector_migrations (v INTEGER PRIMARY KEY)"
+            )
+            row = self.conn.execute("SELECT max(v) FROM vector_migrations").fetchone()
+            done = -1 if row is None or row[0] is None else int(row[0])
+            for version in range(done + 1, len(self.VECTOR_MIGRATIONS)):
+                self.conn.execute(self.VECTOR_MIGRATIONS[version])
+                self.conn.execute("INSERT INTO vector_migrations (v) VALUES (?)", (version,))
+
+    return _SqliteStore
+
+
+def open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") -> SqliteStore:
+    """The ``SqliteStore`` of the file ``path``, set up (tables, full-text index, vectors)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    options: dict[str, Any] = {
+        "check_same_thread": False,  # the store's own lock serialises this process's threads
+        "isolation_level": None,  # the store issues BEGIN/COMMIT itself
+        "timeout": BUSY_TIMEOUT_MS / 1000,
+    }
+    if index is None:
+        conn = sqlite3.connect(path, **options)
+    else:
+        from .sqlite_vec_driver import connect_with_sqlite_vec
+
+        conn = connect_with_sqlite_vec(path, **options)
+    use_wal(conn)
+    # SqliteStore reads the fields to embed from "text_fields", not IndexConfig's "fields"
+    # (langgraph-checkpoint-sqlite 3.x); without it, it embeds the whole JSON document,
+    # timestamps and all.
+    sqlite_index = None if index is None else {**index, "text_fields": index["fields"]}
+    store = _sqlite_store_class()(conn, index=cast(Any, sqlite_index))
+    store.setup()
+    setup_sqlite_fts(conn)
+    if index is not None:
+        claim_sqlite_index(store, url, embeddings_name(index["embed"]), index["dims"])  # type: ignore[arg-type]
+        embed_missing(store)
+    return store

@@ -1,0 +1,125 @@
+"""Lexical recall on each store's own index (issue 39): SQLite's FTS5, Postgres's tsvector,
+an in-process index on memory://. The index must follow every write in the write's own
+transaction: a superseded value, a forgotten or purged fact is never recalled, and a write
+that rolled back never reaches the index.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
+from scale_helpers import fresh_id
+from swarmgraph.memory import LongTermMemory
+from swarmgraph.memory.fact import Fact
+from swarmgraph.memory.fact_namespaces import namespaces
+from swarmgraph.memory.long_term import namespace_label
+from swarmgraph.memory.long_term_store import close_long_term_store, open_long_term_store
+
+STORES = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+TRANSACTIONAL = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def values(memory: LongTermMemory, query: str, k: int = 5) -> list[str]:
+    return [f.value for f in memory.recall(query, k=k)]
+
+
+@pytest.mark.parametrize("backend_url", STORES, indirect=True)
+def test_recall_follows_supersede_forget_and_purge(backend_url):
+    memory = LongTermMemory(backend_url, user_id=fresh_id("ming"))
+    memory.remember("dog_name", "Rex", text="My dog is called Rex.")
+    memory.remember("home_city", "Lyon", text="I live in Lyon.")
+    assert values(memory, "What is my dog called?") == ["Rex"]
+    assert values(memory, "Which city do I live in?") == ["Lyon"]
+
+    memory.remember("home_city", "Porto", text="I moved to Porto.")
+    assert values(memory, "Which city do I live in?") == ["Porto"]
+    assert values(memory, "Lyon") == []  # the superseded value left the index with it
+
+    assert memory.forget("dog_name")
+    assert values(memory, "What is my dog called?") == []
+    memory.remember("dog_name", "Bruno", text="Our new dog is Bruno.")
+    assert values(memory, "dog") == ["Bruno"]
+    assert memory.forget("dog_name", purge=True)
+    assert values(memory, "dog") == []
+    assert values(memory, "Bruno") == []
+
+    memory.remember("phone", "555-0142", text="My phone number is 555-0142")
+    assert values(memory, "what is it?", k=1) == ["555-0142"]  # no word: the newest
+    assert values(memory, "", k=5) == ["555-0142", "Porto"]
+
+
+@pytest.mark.parametrize("backend_url", STORES, indirect=True)
+def test_recall_stays_within_the_user_and_ranks_the_better_match_first(backend_url):
+    ming, ana = (LongTermMemory(backend_url, user_id=fresh_id(n)) for n in ("ming", "ana"))
+    ana.remember("dog_name", "Fido", text="My dog is called Fido.")
+    ming.remember("car", "a red dog-cart", text="I drive a red dog-cart.")
+    ming.remember("dog_name", "Rex", text="My dog is called Rex, my dog.")
+    ming.remember("city", "Lyon")
+    assert values(ming, "What is my dog's name?", k=5)[0] == "Rex"
+    assert "Fido" not in values(ming, "dog Fido", k=5)
+    assert values(ana, "dog", k=5) == ["Fido"]
+
+
+@pytest.mark.parametrize("backend_url", TRANSACTIONAL, indirect=True)
+def test_a_write_that_rolls_back_never_reaches_the_index(backend_url):
+    user = fresh_id("ming")
+    memory = LongTermMemory(backend_url, user_id=user)
+    memory.remember("city", "Lyon")
+    store = open_long_term_store(backend_url)
+    current, history = namespaces(namespace_label(user), "user", None)
+    fact = Fact("dog_name", "Rex", "user", user_id=user, text="My dog is Rex.").to_record()
+    if backend_url.startswith("sqlite"):
+        # The second put fails inside the transaction, after the first one was indexed.
+        store.store.conn.execute(
+            "CREATE TEMP TRIGGER IF NOT EXISTS boom BEFORE INSERT ON main.store "
+            "WHEN new.key = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END"
+        )
+        failing = PutOp(history, "boom", {"key": "boom"}, index=False)
+    else:
+        failing = PutOp(history, "boom", {"key": "boom", "value": "\x00"}, index=False)
+    with pytest.raises(Exception):  # noqa: B017 - the driver's own error, whichever it is
+        store.write([PutOp(current, "dog_name", fact), failing])
+    assert values(memory, "What is my dog called?") == []
+    assert values(memory, "Rex") == []
+    memory.remember("dog_name", "Rex", text="My dog is Rex.")  # the same write, committed
+    assert values(memory, "What is my dog called?") == ["Rex"]
+
+
+def test_a_sqlite_file_written_before_the_index_is_indexed_when_opened(tmp_path):
+    from langgraph.store.sqlite import SqliteStore
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    old = SqliteStore(conn)
+    old.setup()
+    current, _ = namespaces("ming", "user", None)
+    old.put(current, "dog_name", Fact("dog_name", "Rex", "user", user_id="ming").to_record())
+    conn.close()
+    memory = LongTermMemory(f"sqlite:///{path}", user_id="ming")
+    assert values(memory, "dog") == ["Rex"]
+    close_long_term_store(f"sqlite:///{path}")
+
+
+def test_a_sqlite_write_around_long_term_memory_is_indexed_too(tmp_path):
+    # The triggers index what reaches the table, whoever wrote it (another process, a
+    # graph writing through LangGraph's own store API).
+    url = f"sqlite:///{tmp_path / 'ltm.db'}"
+    memory = LongTermMemory(url, user_id="ming")
+    current, _ = namespaces("ming", "user", None)
+    memory.store.put(current, "dog_name", Fact("dog_name", "Rex", "user").to_record())
+    assert values(memory, "dog") == ["Rex"]
+    memory.store.delete(current, "dog_name")
+    assert values(memory, "dog") == []
+
+
+def test_an_outside_store_is_indexed_once_and_follows_later_writes():
+    store = InMemoryStore()
+    current, _ = namespaces("ming", "user", None)
+    store.put(current, "dog_name", Fact("dog_name", "Rex", "user").to_record())
+    first = LongTermMemory.from_store(store, user_id="ming")
+    assert values(first, "dog") == ["Rex"]  # written before: found by the first listing
+    LongTermMemory.from_store(store, user_id="ming").remember("dog_name", "Bruno")
+    assert values(first, "dog") == ["Bruno"]  # a later wrapper's write reached the index
