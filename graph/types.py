@@ -96,8 +96,8 @@ class Agent(BaseModel):
     output_guardrails: list[Callable[..., Any]] = Field(default_factory=list)
     on_trip: Any = None  # an Agent that takes the conversation when a guardrail trips
     requires: list[str] | Callable[..., Any] | None = None  # keys, or context -> None | reason
-    # remember / recall / forget tools on the user's long-term memory (graph/memory_tools.py;
-    # a Session with long_term=... supplies the memory they work on).
+    # remember / recall / forget / history tools on the user's long-term memory
+    # (graph/memory_tools.py; a Session with long_term=... supplies the memory they work on).
     memory_tools: bool = False
     # LangChain 1.x AgentMiddleware this agent's steps call, inside the run's own
     # (graph/middleware.py; docs/middleware.md).
@@ -189,8 +189,8 @@ class Agent(BaseModel):
     @property
     def tools(self) -> list[AgentFunction]:
         """``functions``, one generated ``transfer_to_<name>`` per ``handoffs`` entry,
-        ``transfer_back`` when ``can_return``, and ``remember``/``recall``/``forget`` when
-        ``memory_tools``."""
+        ``transfer_back`` when ``can_return``, and ``remember``/``recall``/``forget``/``history``
+        when ``memory_tools``."""
         if not self.handoffs and not self.can_return and not self.memory_tools:
             return self.functions
         tools = [*self.functions, *map(transfer_tool, self.handoffs)]
