@@ -278,6 +278,16 @@ class AgentNode:
                 raise
             if turn.control.swarm_run:  # stateless: nothing can resume it, so the run stops
                 hooks.stopped = hooks.paused_by
+                # every call gets its answer, so the conversation stays one a model can read
+                who = hooks.stopped.middleware if hooks.stopped else "a middleware"
+                reason = (
+                    f"Error: not run: {who} waits for a human's decision, and Swarm.run keeps no "
+                    "state to resume from (a compiled graph with a checkpointer does)."
+                )
+                hooks.written += [
+                    ToolMessage(content=reason, tool_call_id=c.get("id") or "", name=c["name"])
+                    for c in reply.tool_calls
+                ]
                 return await self._stopped(turn, hooks)
             turn.ran, turn.answers, turn.gate = None, [], None
             update.update(hooks.written_update())  # type: ignore[typeddict-item]

@@ -394,7 +394,10 @@ def test_human_in_the_loop_under_swarm_run_stops_and_says_why():
     assert response.stopped is not None
     assert response.stopped["middleware"] == "HumanInTheLoopMiddleware"
     assert "refund" in response.stopped["reason"]
-    assert response.messages[-1]["tool_calls"][0]["function"]["name"] == "refund"
+    assert response.messages[0]["tool_calls"][0]["function"]["name"] == "refund"
+    # every call is answered, so the history can be sent to a model again
+    assert response.messages[-1]["role"] == "tool"
+    assert "not run" in response.messages[-1]["content"]
 
 
 # -- the rate limit docs/internals.md walks (graph/rate_limit.py) --------------------------------
