@@ -21,10 +21,11 @@ doubt (after the retry of its turn id, which ``session.unfinished`` names), a ca
 done answered from its record (its tool not run again), one ``idempotency_key`` per call
 across the retries.
 
-Then two forked workers answer one pending approval at the same moment, 20 times per backend
-(10 approve/approve, 10 approve/deny): one decision is stored, the tool ran at most once, the
-loser gets ``ApprovalAlreadyDecided``. A race depends on timing, so it is repeated; each waits
-0.3 s for its start, so 50 a backend cost minutes for the same interleavings.
+Then two forked workers answer one pending approval at the same moment, 50 times (25
+approve/approve, 25 approve/deny): one decision is stored, the tool ran at most once, the
+loser gets ``ApprovalAlreadyDecided``. Unlike a kill point, a race depends on timing: each
+repetition is another chance at an interleaving (on a loaded machine, once, both Postgres
+workers of one of the 50 races were told they won), so these are not cut.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ KILL_POINTS = ("before", "inside", "after", "commit", "committed")
 #: A call that may have happened without its result being recorded must come back in doubt.
 IN_DOUBT = {"before", "inside", "after"}
 RUNS = 3
-RACES = 10  # per pair of decisions
+RACES = 25  # per pair of decisions: a race's repetitions are its power, keep them
 
 
 class Zygote:
