@@ -14,7 +14,7 @@ LAB_STAMP  := $(VENV)/.installed-lab
 # words) is silenced for our two installs; any other still shows (tests/test_make.py).
 QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation."
 
-.PHONY: demo test check lint typecheck bench notebooks lab clean
+.PHONY: demo test check docs-check lint typecheck bench notebooks lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,11 +43,19 @@ typecheck: $(STAMP)
 
 # Postgres and Redis for the storage tests are installed (if missing) by
 # scripts/ensure_services.sh and started on 127.0.0.1 by tests/conftest.py.
+# The figures docs/ and the README copy from benchmarks/RESULTS.md run once, as docs-check,
+# and the main pytest run leaves their folder out.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	bash scripts/typecheck.sh
 	bash scripts/ensure_services.sh
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/docs_figures
+	$(BIN)/python -m pytest -q --ignore=tests/docs_figures
+
+# Every figure README.md and docs/ quote from the committed benchmark run
+# (benchmarks/RESULTS.md, results.json) is the run's: seconds, no services needed.
+docs-check: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/docs_figures
 
 # The developer's loop: everything but the multi-process, subprocess, notebook and benchmark
 # tests (marked slow), which make test runs too. Needs the same services (started by fixtures).

@@ -4,11 +4,18 @@ The sources live in ``graph/``, ``memory/`` and ``swarmgraph/`` but install as
 ``swarmgraph.graph``, ``swarmgraph.memory`` and ``swarmgraph``. Left alone, pytest would import
 ``graph/node.py`` as a second module named ``graph.node``; here each doctest module is
 imported under its one real name instead.
+
+The session also gets a folder for the quick long-term benchmark's results
+(``SWARMGRAPH_LONGTERM_CACHE``, benchmarks/longterm_cache.py): four tests ask for the same run,
+and notebook 07's kernel inherits the variable, so the run is computed once per session.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -34,6 +41,21 @@ def installed_module_name(path: Path) -> str | None:
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join([INSTALLED_AS[parts[0]], *parts[1:]])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One cache folder per session for the offline long-term benchmark (see above); a folder
+    the caller set already (``SWARMGRAPH_LONGTERM_CACHE=...``) is used and kept."""
+    if os.environ.get("SWARMGRAPH_LONGTERM_CACHE"):
+        return
+    folder = tempfile.mkdtemp(prefix="swarmgraph-longterm-")
+    os.environ["SWARMGRAPH_LONGTERM_CACHE"] = folder
+
+    def remove() -> None:
+        os.environ.pop("SWARMGRAPH_LONGTERM_CACHE", None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    config.add_cleanup(remove)
 
 
 class InstalledDoctestModule(DoctestModule):

@@ -114,6 +114,7 @@ from swarmgraph.memory.store import NO_MESSAGES
 from swarmgraph.memory.urls import sqlite_path
 
 from benchmarks.longterm_answer import answer
+from benchmarks.longterm_cache import cached
 from benchmarks.longterm_data import Dataset, generate
 from benchmarks.longterm_extract import (
     BenchFacts,
@@ -657,9 +658,18 @@ def run_longterm(
         per_seed = {}
         for seed in seeds:
             data = generate(seed, split=split, **sizes)  # type: ignore[arg-type]
-            per_seed[seed] = run_dataset(
-                data, k=k, answer_model=answer_model, extract_model=extract_model, models=models
-            )
+
+            def run(data: Dataset = data) -> dict[str, Any]:
+                return run_dataset(
+                    data, k=k, answer_model=answer_model, extract_model=extract_model,
+                    models=models,
+                )  # fmt: skip
+
+            offline = answer_model is None and extract_model is None
+            chosen = None if models is None else list(models)
+            key = {"split": split, "seed": seed, "sizes": sizes, "k": k, "models": chosen}
+            # A test session computes each offline dataset once (benchmarks/longterm_cache.py)
+            per_seed[seed] = cached(key, run) if offline else run()
         first = per_seed[seeds[0]]
         out["counts"][split] = first["counts"]
         out["failures"][split] = {  # a few examples per row (results.json stays small)

@@ -5,6 +5,8 @@
   ``.start()``, ``.stopped()``, ``.new_database(name)``; restarted after the test if left down.
 - ``redis_url`` (session): ``redis://127.0.0.1:PORT/0``; ``redis_server`` (per test) likewise.
 - ``wheel_venv`` (session): the built wheel installed into a fresh venv (``tests/wheel_venv.py``).
+- ``quick`` (session): one ``python -m benchmarks --quick`` run, its folder and its results, for
+  the benchmark smoke tests (each section used to run again at its own sizes).
 - ``url`` (per test): a fresh store; a test module names the backends its tests run on with
   ``URL_BACKENDS = ("sqlite", "memory", "postgres", "redis")`` (any of them; each test then runs
   once per backend, ids ``[sqlite]``...); without it, one SQLite file.
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import TypeVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -98,6 +102,30 @@ def redis_server(_redis_session: RedisServer) -> Iterator[RedisServer]:
 def wheel_venv(tmp_path_factory) -> WheelVenv:
     """The wheel built from the sources, installed into a fresh venv (built once per run)."""
     return build_wheel_venv(tmp_path_factory.mktemp("wheel-venv"))
+
+
+@dataclass(frozen=True)
+class Quick:
+    """One ``python -m benchmarks --quick`` run: where it wrote, and what it measured."""
+
+    out: Path
+    results: dict[str, Any]
+
+    def __getitem__(self, section: str) -> dict[str, Any]:
+        return self.results[section]
+
+
+@pytest.fixture(scope="session")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> Quick:
+    """Every benchmark section at minimal sizes, once per session (~185 s on a quiet 2-CPU
+    machine: a test asking for it needs ``@pytest.mark.timeout(900)``, and ``slow``)."""
+    root = str(Path(__file__).resolve().parents[1])  # benchmarks/ is imported from the checkout
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from benchmarks.__main__ import main
+
+    out = tmp_path_factory.mktemp("bench-quick")
+    return Quick(out, main(["--quick", "--out", str(out)]))
 
 
 def _fresh_store(kind: str, request: pytest.FixtureRequest, tmp_path, filename: str) -> str:

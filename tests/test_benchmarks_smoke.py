@@ -1,10 +1,17 @@
 """Smoke test for benchmarks/: every measurement runs at minimal sizes and returns the
 structure RESULTS.md is built from, with its comparisons computed. No timing is asserted
-(speed is what the benchmarks report, not what tests check)."""
+(speed is what the benchmarks report, not what tests check).
+
+``python -m benchmarks --quick`` runs once per session (conftest.py's ``quick``): each
+section's test checks that run's figures, and the report test checks the RESULTS.md it wrote.
+Each section ran again at its own sizes before (issue 37 item 5: a third of the suite's time);
+the quick sizes are chosen so each check still has something to see (a saver size skipped,
+more turns than the window holds)."""
 
 from __future__ import annotations
 
 import math
+import shutil
 import sys
 from pathlib import Path
 
@@ -14,41 +21,37 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.__main__ import main
-from benchmarks.concurrency import run_concurrency
 from benchmarks.effects import BACKENDS as EFFECT_BACKENDS
 from benchmarks.effects import WARM_UP as EFFECT_WARM_UP
-from benchmarks.effects import run_effects
 from benchmarks.guarded import CONTENDERS as GUARDED_CONTENDERS
 from benchmarks.guarded import RATIOS as GUARDED_RATIOS
-from benchmarks.guarded import run_guarded
 from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
 from benchmarks.handoff import FEATURES as HANDOFF_FEATURES
-from benchmarks.handoff import RATIOS, run_handoff
+from benchmarks.handoff import RATIOS
 from benchmarks.longterm import POLICIES as LONGTERM_POLICIES
-from benchmarks.longterm import means, run_longterm
-from benchmarks.parallel import run_parallel
+from benchmarks.longterm import means
 from benchmarks.persistence import CONTENDERS as PERSISTENCE_CONTENDERS
-from benchmarks.persistence import run_persistence
 from benchmarks.report import handoff_section, render, verdict
-from benchmarks.rss import run_rss, run_service
-from benchmarks.startup import FIRST_FLOOR, run_startup
-from benchmarks.tokens import POLICIES, run_tokens
-from swarmgraph.app.recall import FACTS, pareto_front, run_recall
+from benchmarks.startup import FIRST_FLOOR
+from benchmarks.tokens import POLICIES
+from swarmgraph.app.recall import FACTS, pareto_front
 
-# Multi-process, subprocess or timing runs: `make check` leaves them to `make test`.
-pytestmark = pytest.mark.slow
+# Multi-process, subprocess or timing runs: `make check` leaves them to `make test`. The first
+# test to ask for `quick` (tests/conftest.py) runs every section at minimal sizes: ~185 s on a
+# quiet 2-CPU machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _finite_positive(x: float) -> bool:
     return isinstance(x, float) and math.isfinite(x) and x > 0
 
 
-def test_handoff_every_contender_does_the_handoff_and_ratios_are_computed():
+def test_handoff_every_contender_does_the_handoff_and_ratios_are_computed(quick):
     # Each contender's run asserts internally that B answered after a handoff, so a
     # contender that silently skipped the handoff would fail here.
     for factory in HANDOFF_CONTENDERS.values():
         factory()()  # one run each, outside timing
-    out = run_handoff(number=2, repeat=2)
+    out = quick["handoff"]
     assert set(out["contenders"]) == set(HANDOFF_CONTENDERS)
     for stats in out["contenders"].values():
         assert stats["min"] <= stats["median"] <= stats["max"]
@@ -58,10 +61,10 @@ def test_handoff_every_contender_does_the_handoff_and_ratios_are_computed():
         assert out["ratios"][name] == pytest.approx(expected)
 
 
-def test_handoff_reports_each_feature_on_its_own_against_the_plain_run():
+def test_handoff_reports_each_feature_on_its_own_against_the_plain_run(quick):
     # Each row's run asserts its feature took part (the guardrail ran, the context was
     # validated, the view is what B's model saw...) and that it is still the two-call handoff.
-    out = run_handoff(number=2, repeat=2)
+    out = quick["handoff"]
     features = out["features"]
     assert set(features["ratios"]) == set(HANDOFF_FEATURES)
     assert set(features["contenders"]) == {"plain", *HANDOFF_FEATURES}
@@ -74,21 +77,21 @@ def test_handoff_reports_each_feature_on_its_own_against_the_plain_run():
         assert f"| {feature} |" in text, feature
 
 
-def test_guarded_every_contender_hands_off_and_runs_its_checks():
+def test_guarded_every_contender_hands_off_and_runs_its_checks(quick):
     # Each contender asserts B answered and (guarded ones) that both guardrails ran.
     for factory in GUARDED_CONTENDERS.values():
         factory()()
-    out = run_guarded(number=2, repeat=2)
+    out = quick["guarded"]
     assert set(out["contenders"]) == set(GUARDED_CONTENDERS)
     for name, (num, den) in GUARDED_RATIOS.items():
         expected = out["contenders"][num]["median"] / out["contenders"][den]["median"]
         assert out["ratios"][name] == pytest.approx(expected)
 
 
-def test_persistence_reports_turns_storage_and_bytes_for_each_contender(tmp_path):
-    out = run_persistence(sizes=(6, 30), turns=2, saver_sizes=(6,))
-    assert set(out["results"]) == {"6", "30"}
-    small, large = out["results"]["6"], out["results"]["30"]
+def test_persistence_reports_turns_storage_and_bytes_for_each_contender(quick):
+    out = quick["persistence"]  # sizes=(10, 40), turns=2, saver_sizes=(10,)
+    assert set(out["results"]) == {"10", "40"}
+    small, large = out["results"]["10"], out["results"]["40"]
     assert set(small) == set(PERSISTENCE_CONTENDERS)
     for name, row in small.items():
         if name == "LangGraph DeltaChannel" and "error" in row:
@@ -98,13 +101,13 @@ def test_persistence_reports_turns_storage_and_bytes_for_each_contender(tmp_path
         assert _finite_positive(row["bytes_per_message"])
     assert "skipped" in large["LangGraph SqliteSaver"]  # outside saver_sizes
     ours = large["ours: Session(window=20)"]
-    assert ours["stored_messages"] == 30 + 2 * 3  # prefill + warm-up + 2 turns, nothing lost
+    assert ours["stored_messages"] == 40 + 2 * 3  # prefill + warm-up + 2 turns, nothing lost
     assert set(out["ratios"]) >= {"ours turn ms, largest / smallest N"}
-    assert "6->30" in out["marginal_bytes_per_message"]["ours: Session(window=20)"]
+    assert "10->40" in out["marginal_bytes_per_message"]["ours: Session(window=20)"]
 
 
-def test_effects_records_every_effect_call_and_compares_it_with_a_plain_one():
-    out = run_effects(turns=2, stateless=(2, 2))
+def test_effects_records_every_effect_call_and_compares_it_with_a_plain_one(quick):
+    out = quick["effects"]  # turns=2, stateless=(2, 2)
     # make test has the binaries: the section starts its own Postgres and Redis
     assert list(out["session"]) == list(EFFECT_BACKENDS) and not out["unavailable"]
     for name, row in out["session"].items():
@@ -130,9 +133,9 @@ def test_effects_records_every_effect_call_and_compares_it_with_a_plain_one():
     assert "every @effect call through a Session recorded started and done | met" in text
 
 
-def test_tokens_window_policy_sends_fewer_tokens_than_buffer(tmp_path):
-    plot = tmp_path / "tokens.png"
-    out = run_tokens(turns=30, plot_path=str(plot))
+def test_tokens_window_policy_sends_fewer_tokens_than_buffer(quick):
+    plot = quick.out / "tokens_per_turn.png"
+    out = quick["tokens"]  # turns=30
     assert set(out["policies"]) == set(POLICIES)
     buffer, window = out["policies"]["buffer"], out["policies"]["window:20"]
     assert len(buffer["per_turn"]) == 30
@@ -143,26 +146,30 @@ def test_tokens_window_policy_sends_fewer_tokens_than_buffer(tmp_path):
     assert plot.stat().st_size > 1000  # a real PNG was written
 
 
-def test_concurrency_counts_every_message():
-    out = run_concurrency(sessions=3, turns=2, latency=0.001, repeat=1, sequential_sample=1)
+def test_concurrency_counts_every_message(quick):
+    out = quick["concurrency"]  # sessions=4, turns=2
     swarm = out["swarm"]
-    assert swarm["messages_seen"] == swarm["messages_expected"] == 3 * 2 * 2
+    assert swarm["messages_seen"] == swarm["messages_expected"] == 4 * 2 * 2
     assert _finite_positive(swarm["ratio_concurrent_to_one"])
     assert _finite_positive(swarm["speedup_vs_sequential"])
     session = out["session"]
-    assert session["messages_stored"] == session["messages_expected"] == 12
+    assert session["messages_stored"] == session["messages_expected"] == 4 * 2 * 2
 
 
-def test_rss_runs_each_case_in_a_subprocess():
-    out = run_rss(sizes=(5, 20), naive=False)
-    assert set(out["cases"]) == {"ours window=20, 5 messages", "ours window=20, 20 messages"}
+def test_rss_runs_each_case_in_a_subprocess(quick):
+    out = quick["rss"]  # sizes=(10, 50), naive=True
+    assert set(out["cases"]) == {
+        "ours window=20, 10 messages",
+        "ours window=20, 50 messages",
+        "naive load-all, 50 messages",
+    }
     for case in out["cases"].values():
         assert case["peak_mb"] >= case["before_turn_mb"] > 10  # a Python process, measured
     assert _finite_positive(out["ratios"]["ours peak, largest / smallest N"])
 
 
-def test_startup_measures_fresh_processes_and_the_first_answer_on_loopback():
-    out = run_startup(repeat=1, first_repeat=1, importtime_runs=1)
+def test_startup_measures_fresh_processes_and_the_first_answer_on_loopback(quick):
+    out = quick["startup"]  # repeat=1, first_repeat=1, importtime_runs=1
     assert set(out["ratios"]) >= {"swarmgraph --version / python -c pass"}
     assert all(_finite_positive(p["median"]) for p in out["processes"].values())
     top = out["importtime"]["import swarmgraph"]["top_level_cumulative_ms"]
@@ -174,19 +181,19 @@ def test_startup_measures_fresh_processes_and_the_first_answer_on_loopback():
     assert _finite_positive(first["ratios"]["ours / floor (whole process)"])
 
 
-def test_recall_counts_tokens_and_the_facts_each_policy_lets_the_model_see(tmp_path):
-    out = run_recall(turns=24, plot_path=str(tmp_path / "pareto.png"))
+def test_recall_counts_tokens_and_the_facts_each_policy_lets_the_model_see(quick):
+    out = quick["recall"]  # turns=24
     policies = out["policies"]
     assert policies["buffer"]["facts_kept"] == len(FACTS)  # everything is in the prompt
     assert policies["window:20"]["facts_kept"] == 0  # the facts scrolled out of the window
     assert policies["context+window:4"]["facts_kept"] == len(FACTS)  # kept in context
     assert policies["context+window:4"]["total_tokens"] < policies["buffer"]["total_tokens"]
     assert "context+window:4" in pareto_front(policies)
-    assert (tmp_path / "pareto.png").stat().st_size > 1000
+    assert (quick.out / "tokens_vs_facts.png").stat().st_size > 1000
 
 
-def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(tmp_path):
-    out = run_longterm(seeds=(0,), quick=True, plot_path=str(tmp_path / "longterm.png"))
+def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(quick):
+    out = quick["longterm"]  # seeds=(0,), quick=True
     assert out["splits"] == ["dev", "test"]
     for split in out["splits"]:
         rows = means(out["rows"][split])
@@ -244,15 +251,15 @@ def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(t
         test["hybrid (vector) (gold)"]["current_in_prompt"]
         > test["hybrid (gold)"]["current_in_prompt"]
     )
-    assert (tmp_path / "longterm.png").stat().st_size > 1000
+    assert (quick.out / "longterm_recall_vs_tokens.png").stat().st_size > 1000
 
 
-def test_service_reports_rss_and_bounded_caches_per_mark():
-    out = run_service(marks=(4, 8), users=3)
+def test_service_reports_rss_and_bounded_caches_per_mark(quick):
+    out = quick["service"]  # marks=(5, 10), users=3
     per_request = out["cases"]["per-request"]
-    assert set(per_request) == {"4", "8"}
-    assert per_request["8"]["compiled_graphs"] <= 2  # one per topology, not per request
-    assert _finite_positive(per_request["8"]["rss_mb"])
+    assert set(per_request) == {"5", "10"}
+    assert per_request["10"]["compiled_graphs"] <= 2  # one per topology, not per request
+    assert _finite_positive(per_request["10"]["rss_mb"])
 
 
 def test_verdict_states_the_distance():
@@ -260,10 +267,9 @@ def test_verdict_states_the_distance():
     assert verdict(2.6, 1.3) == "not met: 2.6 vs target 1.3 (2.0x over)"
 
 
-@pytest.mark.timeout(900)  # every section at minimal sizes: ~185 s on a quiet 2-CPU machine
-def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
-    main(["--quick", "--out", str(tmp_path)])
-    text = (tmp_path / "RESULTS.md").read_text()
+def test_quick_run_writes_results_with_every_section_and_target(quick):
+    out = quick.out
+    text = (out / "RESULTS.md").read_text()
     for heading in (
         "## Targets",
         "## 0. Start-up",
@@ -295,13 +301,13 @@ def test_quick_run_writes_results_with_every_section_and_target(tmp_path):
         assert f"backends ({backend}): concurrent Session.arun loses no message | met" in text
     assert "floor: one LangGraph node calling ChatOpenAI" in text
     assert "effects: every @effect call through a Session recorded started and done | met" in text
-    assert (tmp_path / "tokens_per_turn.png").exists()
-    assert (tmp_path / "tokens_vs_facts.png").exists()
-    assert (tmp_path / "longterm_recall_vs_tokens.png").exists()
+    assert (out / "tokens_per_turn.png").exists()
+    assert (out / "tokens_vs_facts.png").exists()
+    assert (out / "longterm_recall_vs_tokens.png").exists()
     # the target is reported for BM25 and for each embedding model
     for recall in ("BM25 recall", "vector recall (WordLlama)", "vector recall (MiniLM)"):
         assert f"long-term (gold writes, test split, {recall}): >= 95% current in prompt" in text
-    assert (tmp_path / "results.json").exists()
+    assert (out / "results.json").exists()
 
 
 def test_render_handles_a_subset():
@@ -309,23 +315,24 @@ def test_render_handles_a_subset():
     assert "## Targets" in text and "## 1." not in text
 
 
-def test_merge_keeps_the_earlier_sections_and_says_what_was_rerun(tmp_path):
-    main(["--quick", "--only", "recall", "--out", str(tmp_path)])
-    main(["--quick", "--only", "tokens", "--merge", "--out", str(tmp_path)])
+def test_merge_keeps_the_earlier_sections_and_says_what_was_rerun(quick, tmp_path):
+    shutil.copy(quick.out / "results.json", tmp_path / "results.json")  # the earlier run
+    main(["--quick", "--only", "recall", "--merge", "--out", str(tmp_path)])
     text = (tmp_path / "RESULTS.md").read_text()
     assert "## 3. Tokens" in text and "## 3b. Tokens for what is remembered" in text
-    assert "Re-run later by `python -m benchmarks --quick --only tokens --merge" in text
+    assert "## 2c. What an effect call costs" in text  # every earlier section is kept
+    assert "Re-run later by `python -m benchmarks --quick --only recall --merge" in text
 
 
-def test_parallel_times_fan_out_against_one_after_another_and_checks_every_join():
-    out = run_parallel(branches=3, latency=0.002, repeat=2)
+def test_parallel_times_fan_out_against_one_after_another_and_checks_every_join(quick):
+    out = quick["parallel"]  # branches=4, latency=0.005, repeat=1
     for mode in ("arun", "run"):
         m = out["modes"][mode]
-        assert m["answers_checked"] == 2
+        assert m["answers_checked"] == out["repeat"] == 1
         for key in ("fan_out_s", "one_after_another_s", "separate_at_once_s"):
             assert m[key]["min"] <= m[key]["median"] <= m[key]["max"]
         assert m["speedup"] == pytest.approx(
             m["one_after_another_s"]["median"] / m["fan_out_s"]["median"]
         )
     text = render({"parallel": out}, command="x", elapsed_s=1.0, plot_name=None)
-    assert "Parallel handoffs" in text and "3 branches in `arun`" in text
+    assert "Parallel handoffs" in text and "4 branches in `arun`" in text

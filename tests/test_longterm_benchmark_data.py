@@ -19,6 +19,7 @@ from swarmgraph.memory.long_term import format_facts
 
 import benchmarks.longterm as runner_module
 import benchmarks.longterm_answer as answer_module
+import benchmarks.longterm_cache as cache_module
 import benchmarks.longterm_data as data_module
 import benchmarks.longterm_extract as extract_module
 import benchmarks.longterm_phrasing_test as test_phrasing_module
@@ -54,11 +55,45 @@ from benchmarks.longterm_score import Answer, score
 
 @pytest.mark.parametrize(
     "module",
-    [data_module, extract_module, score_module, test_phrasing_module, answer_module, runner_module],
+    [
+        data_module,
+        extract_module,
+        score_module,
+        test_phrasing_module,
+        answer_module,
+        runner_module,
+        cache_module,
+    ],
 )
 def test_the_benchmark_modules_doctests_pass(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_session_runs_each_offline_dataset_once_and_a_real_model_every_time(
+    tmp_path, monkeypatch
+):
+    """The smoke test, the doctest, ``--quick`` and notebook 07 share one computed run
+    through the session's cache folder; a run with a model of the caller's is never kept."""
+    monkeypatch.setenv(cache_module.CACHE_ENV, str(tmp_path))
+    computed: list[str] = []
+    real = runner_module.run_dataset
+
+    def counted(data, **kwargs):
+        computed.append(data.split)
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(runner_module, "run_dataset", counted)
+    ask = {"seeds": (0,), "quick": True, "splits": ("dev",), "models": ["buffer"]}
+    first = runner_module.run_longterm(**ask)
+    again = runner_module.run_longterm(**ask)
+    assert computed == ["dev"] and again["rows"] == first["rows"]
+    assert again["failures"] == first["failures"]  # popped from each caller's own copy
+    runner_module.run_longterm(**{**ask, "models": ["window:20"]})  # another key: computed
+    assert computed == ["dev", "dev"]
+    model = runner_module.ScriptedChatModel(respond=lambda messages: "I don't know.")
+    runner_module.run_longterm(**ask, answer_model=model)
+    assert computed == ["dev", "dev", "dev"]
 
 
 # -- the generator ----------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Smoke test of benchmarks/temporal_runs.py at minimal sizes: it runs and returns its
 figures, with its comparisons computed. No timing is asserted (speed is what the benchmark
-reports, not what tests check)."""
+reports, not what tests check). The figures are the session's ``python -m benchmarks --quick``
+run (conftest.py's ``quick``), which runs this section at these sizes (handoff_runs=2,
+concurrent=4, latency=0.01): the section is not run twice more here."""
 
 from __future__ import annotations
 
@@ -11,14 +13,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.temporal_runs import ACTIVITIES_PER_RUN, SLOTS, run_temporal
+from benchmarks.temporal_runs import ACTIVITIES_PER_RUN, SLOTS
 from swarmgraph.temporal.dev_server import PROMPT_TRANSFER
 
-pytestmark = pytest.mark.slow
+# the first test to ask for `quick` runs every benchmark section (conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-def test_the_temporal_benchmark_runs_at_minimal_sizes() -> None:
-    figures = run_temporal(handoff_runs=2, concurrent=4, latency=0.01)
+def test_the_temporal_benchmark_runs_at_minimal_sizes(quick) -> None:
+    figures = quick["temporal"]
     handoff, workers = figures["handoff"], figures["workers"]
     assert handoff["runs"] == 2 and handoff["in_process_ms"] > 0 and handoff["temporal_ms"] > 0
     # the ratio of the unrounded means: within rounding of the shown ones'
@@ -49,12 +52,9 @@ def test_the_temporal_benchmark_runs_at_minimal_sizes() -> None:
             assert measured["runs_per_s"] <= measured["runs_per_s_max"]
 
 
-def test_the_temporal_section_of_results_md_shows_the_figures_it_measured(tmp_path: Path) -> None:
-    from benchmarks.__main__ import main
-
-    results = main(["--quick", "--only", "temporal", "--out", str(tmp_path)])
-    text = (tmp_path / "RESULTS.md").read_text()
-    figures = results["temporal"]
+def test_the_temporal_section_of_results_md_shows_the_figures_it_measured(quick) -> None:
+    text = (quick.out / "RESULTS.md").read_text()
+    figures = quick["temporal"]
     assert "## 4c. Durable runs on Temporal" in text
     assert (
         f"| on Temporal (server's start to close) | {figures['handoff']['temporal_ms']:,.2f} |"

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
 RESULTS = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
 REPORT = (ROOT / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
 README = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
 DOC = " ".join((ROOT / "docs" / "temporal.md").read_text(encoding="utf-8").split())

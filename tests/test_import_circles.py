@@ -1,0 +1,170 @@
+"""Import circles inside graph/, counting the imports under ``if TYPE_CHECKING:`` too.
+
+A circle of files that import each other (even only for a type) is one file to a reader: none
+of them can be read, tested or replaced alone. This is the structure check that replaces the
+old field, line and function counts (issue 37 item 5): it walks every module of graph/, its
+subpackages included, and finds each circle as a strongly connected component of the import
+graph. An import names the module it imports from (``from .x import y`` -> ``x``, or ``x.y``
+when that is a module), not the packages above it, as ``python ../shared/tools/layers.py``
+counts them, so the two agree.
+
+Today graph/ has circles (:data:`KNOWN`); the coordinator of issue 37 is removing them. So:
+
+* every circle found must lie inside one known circle: no new circle can appear, and a known
+  one can only shrink or split (a hard test);
+* "no circle at all" is the goal, marked ``xfail(strict=True)``: once the last circle is gone
+  it passes, strict turns that into a failure, and the marker and :data:`KNOWN` go.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The circles of graph/ when this test was written (main a2d2c3c), as module names.
+KNOWN = (
+    frozenset(
+        {
+            "graph.discovery",
+            "graph.guarded_switch",
+            "graph.guardrails",
+            "graph.hooks",
+            "graph.native",
+            "graph.parallel",
+            "graph.run_control",
+            "graph.runtime",
+            "graph.tool_calls",
+        }
+    ),
+    frozenset({"graph.branches", "graph.decisions", "graph.node"}),
+    frozenset(
+        {
+            "graph",
+            "graph.builder",
+            "graph.observed_graph",
+            "graph.onetoone.pattern",
+            "graph.prepared_run",
+            "graph.swarm",
+        }
+    ),
+)
+
+
+def modules(root: Path, package: str = "graph") -> dict[str, Path]:
+    """Dotted name (``graph.onetoone.pattern``; a package by its folder) -> file."""
+    found = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The modules of ``known`` that ``name`` imports anywhere in its file: at module level,
+    inside functions and under ``if TYPE_CHECKING:``; ``swarmgraph.graph`` is ``graph``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = (node.module or "").replace("swarmgraph.graph", "graph", 1)
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name.replace("swarmgraph.graph", "graph", 1) for a in node.names)
+    return {m for m in found if m in known and m != name}
+
+
+def circles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Every strongly connected component of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(edges) + 100))
+    try:
+        for v in sorted(edges):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return found
+
+
+def graph_circles(root: Path = ROOT) -> list[frozenset[str]]:
+    known = modules(root)
+    return circles({name: imports(name, path, known) for name, path in known.items()})
+
+
+def _show(found: list[frozenset[str]]) -> str:
+    return "; ".join(" <-> ".join(sorted(c)) for c in sorted(found, key=sorted))
+
+
+def test_the_walker_finds_a_circle_made_of_a_type_only_import(tmp_path):
+    """The check can fail: a circle closed by a relative ``TYPE_CHECKING`` import, one by a
+    function-level import through the public name, and a subpackage's module are all seen."""
+    pkg = tmp_path / "graph"
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .b import B\n")
+    (pkg / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A\nB = 1\n"
+    )
+    (pkg / "core" / "step.py").write_text("def f():\n    from swarmgraph.graph.c import C\n")
+    (pkg / "c.py").write_text("from .core import step\n")
+    (pkg / "d.py").write_text("from .a import A\n")  # imports into a circle: not in one
+    found = graph_circles(tmp_path)
+    assert sorted(map(sorted, found)) == [["graph.a", "graph.b"], ["graph.c", "graph.core.step"]]
+
+
+def test_no_new_import_circle_appears_in_graph():
+    """Each circle found lies inside a circle graph/ had already (they may shrink or split)."""
+    new = [c for c in graph_circles() if not any(c <= old for old in KNOWN)]
+    assert new == [], f"new import circle(s) in graph/: {_show(new)}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="graph/ still has import circles (counting TYPE_CHECKING imports): "
+    + _show(list(KNOWN))
+    + ". Issue 37 removes them; when this passes, drop the marker and KNOWN.",
+)
+def test_graph_has_no_import_circle():
+    found = graph_circles()
+    assert found == [], f"import circles in graph/: {_show(found)}"
