@@ -255,4 +255,4 @@ def rule_model() -> ScriptedChatModel:
     """The offline stand-in: ``rule`` for every call, each one waiting
     ``$SWARMGRAPH_TEMPORAL_MODEL_S`` seconds first."""
     latency = float(os.environ.get("SWARMGRAPH_TEMPORAL_MODEL_S", "0"))
-    return RuleModel([rule] * 100_000, latency=latency)
+    return RuleModel([], respond=rule, latency=latency)
