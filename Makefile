@@ -50,7 +50,7 @@ test: $(STAMP)
 	bash scripts/typecheck.sh
 	bash scripts/ensure_services.sh
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/docs_figures
-	$(BIN)/python -m pytest -q --ignore=tests/docs_figures
+	$(BIN)/python -m pytest -q --durations=10 --ignore=tests/docs_figures
 
 # Every figure README.md and docs/ quote from the committed benchmark run
 # (benchmarks/RESULTS.md, results.json) is the run's: seconds, no services needed.
