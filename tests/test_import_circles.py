@@ -30,22 +30,22 @@ ROOT = Path(__file__).resolve().parent.parent
 KNOWN = (
     frozenset(
         {
-            "graph.discovery",
-            "graph.guarded_switch",
-            "graph.guardrails",
-            "graph.hooks",
-            "graph.native",
-            "graph.parallel",
-            "graph.run_control",
-            "graph.runtime",
-            "graph.tool_calls",
+            "graph.core.discovery",
+            "graph.features.guarded_switch",
+            "graph.features.guardrails",
+            "graph.core.hooks",
+            "graph.features.native",
+            "graph.features.parallel",
+            "graph.core.run_control",
+            "graph.core.runtime",
+            "graph.core.tool_calls",
         }
     ),
-    frozenset({"graph.branches", "graph.decisions", "graph.node"}),
+    frozenset({"graph.features.branches", "graph.features.decisions", "graph.core.node"}),
     frozenset(
         {
             "graph",
-            "graph.builder",
+            "graph.core.builder",
             "graph.observed_graph",
             "graph.onetoone.pattern",
             "graph.prepared_run",
