@@ -709,7 +709,7 @@ def test_docs_name_every_span_and_event_the_tracer_emits():
     import re
 
     doc = (ROOT / "docs" / "tracing.md").read_text()
-    source = (ROOT / "graph" / "tracing.py").read_text()
+    source = (ROOT / "graph" / "features" / "tracing.py").read_text()
     emitted = set(re.findall(r'"(swarmgraph\.[a-z_.]+)"', source))
     emitted |= {f"swarmgraph.{kind}.tripped" for kind in ("guardrail", "precondition")}
     assert emitted and {name for name in emitted if f"`{name}`" not in doc} == set()

@@ -33,8 +33,8 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any
 
+from .marks import plan_of
 from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
-from .runtime import plan_of
 from .types import CALLER, Agent, is_compiled_graph
 
 #: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).

@@ -50,12 +50,10 @@ from .state import current_branch
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
-    from langchain_core.runnables import RunnableConfig
 
     from ..features.approvals import PendingApproval
     from .drivers import Driver
     from .errors import BudgetExceeded
-    from .runtime import ModelCall, Turn
     from .types import Agent, Response
 
 __all__ = [
@@ -280,28 +278,16 @@ class Observers:
 
     async def model_call(
         self,
-        io: Driver,
-        turn: Turn,
-        call: ModelCall,
-        config: RunnableConfig,
-        prompt: list[BaseMessage] | None = None,
+        agent: Agent,
+        model: str,
+        call: Callable[[], Awaitable[Any]],
+        runnable: Any,
+        prompt: list[BaseMessage],
     ) -> Any:
-        """``turn``'s model call through ``io``, inside the observers' ``around_model_call``
-        (``prompt``: what a middleware's ``wrap_model_call`` sent instead of ``turn.prompt``)."""
-        agent = turn.agent
-        sent = turn.prompt if prompt is None else prompt
-        info = ModelCallInfo(
-            agent,
-            turn.control.model_override or agent.model,
-            sent,
-            call.runnable,
-            current_branch(),
-        )
-        return await self._around(
-            "around_model_call",
-            info,
-            lambda: io.invoke(call.runnable, sent, config, call.kwargs),
-        )
+        """``call()`` (``agent``'s call of ``model``: ``runnable`` with ``prompt``) inside the
+        observers' ``around_model_call``."""
+        info = ModelCallInfo(agent, model, prompt, runnable, current_branch())
+        return await self._around("around_model_call", info, call)
 
     def tools_of(self, agent: Agent) -> ToolObserver:
         """What the tool runner calls each tool through, for ``agent``'s calls."""

@@ -210,7 +210,13 @@ class AgentNode:
         if control.observers is None:
             reply = await io.invoke(call.runnable, prompt, sent, call.kwargs)
         else:  # an observed run (graph/core/hooks.py): around the model call
-            reply = await control.observers.model_call(io, turn, call, sent, prompt)
+            reply = await control.observers.model_call(
+                turn.agent,
+                control.model_override or turn.agent.model,
+                lambda: io.invoke(call.runnable, prompt, sent, call.kwargs),
+                call.runnable,
+                prompt,
+            )
         return heard.strict(reply) if heard and heard.calls else reply
 
     async def _ask_through(

@@ -26,11 +26,11 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
 from .errors import HandoffLoopError
-from .marks import decides
+from .marks import ToolPlan, plan_of
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
 from .run_control import DECIDES_KEY, NO_HOOKS, RunControl, RunHooks
-from .schema import IDEMPOTENCY_PARAM, tool_spec
+from .schema import tool_spec
 from .state import StateUpdate, SwarmState
 from .types import Agent, AgentFunction
 
@@ -67,31 +67,6 @@ class FanOutStep(Protocol):
     def __call__(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
     ) -> Command | None: ...
-
-
-class ToolPlan(NamedTuple):
-    """What an agent's tools ask of the run, read once per agent (:meth:`GraphRuntime.plan`):
-    ``decides``: a tool is marked ``@needs_approval`` or ``@effect`` (graph/core/marks.py), so
-    its
-    calls may wait for a decision or go through an effect ledger; ``keyed``: a tool takes
-    the injected ``idempotency_key``. Neither: those features are never entered."""
-
-    decides: bool
-    keyed: bool
-
-
-def plan_of(tools: Sequence[AgentFunction]) -> ToolPlan:
-    """What ``tools`` ask of a run (:class:`ToolPlan`).
-
-    Example:
-        >>> from swarmgraph.graph.features.approvals import needs_approval
-        >>> plan_of([lambda: "x"]), plan_of([needs_approval(lambda: "x")]).decides
-        (ToolPlan(decides=False, keyed=False), True)
-    """
-    return ToolPlan(
-        decides=any(map(decides, tools)),
-        keyed=any(IDEMPOTENCY_PARAM in tool_spec(f).injected for f in tools),
-    )
 
 
 class ModelCall(NamedTuple):
