@@ -43,7 +43,6 @@ from .core.builder import GraphSettings, build_graph_and_runtime, checked_middle
 from .core.discovery import FUNCTIONS, Topology, find_topology
 from .core.models import ModelResolver
 from .core.node_names import FAN_OUT_MODES
-from .core.run_control import DECIDES_KEY
 from .core.runtime import GraphRuntime
 from .core.schema import tool_spec
 from .core.state import SwarmState
@@ -209,13 +208,12 @@ class Swarm:
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
         # Discovery's marks (Topology.decides) hold while every agent's tools are the objects
         # it read (a tool added since may be marked: the run then reads them again).
-        features = run.control.features
-        if features.get(DECIDES_KEY) is None:
+        if run.control.decides is None:
             functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
             if len(functions) == len(topology.functions) and all(
                 map(is_, functions, topology.functions)
             ):
-                features[DECIDES_KEY] = topology.decides
+                run.control.decides = topology.decides
         return run
 
     # -- run --------------------------------------------------------------------------------

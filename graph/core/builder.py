@@ -400,6 +400,8 @@ def _graph(
     _add_node(builder, DYNAMIC_NODE, dynamic, dynamic_ends)
 
     resume = resumes and fan_out is not None
+    if resume:
+        from ..features.branches import FanOutRun
     if fixed_entry and not resume:
         builder.add_edge(START, runtime.default_node)
         return builder
@@ -410,7 +412,7 @@ def _graph(
     # graph's, and a typed context declares context_variables differently.
     def route_entry(state: Mapping[str, Any], config: RunnableConfig) -> str | list[Send]:
         control = current_control(config)
-        fanned = control.features.get("fan_out") if resume else None
+        fanned = control.state_of(FanOutRun) if resume else None
         if fanned is not None and fanned.resume is not None:  # a paused fan-out goes on
             sends, fanned.resume = fanned.resume, None
             return sends or JOIN_NODE

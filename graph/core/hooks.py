@@ -75,7 +75,7 @@ class RunInfo:
     """What an observer knows of its run: the agent it starts at, the Session's conversation
     (``None`` for a plain ``Swarm.run``), and the run's control (settings and counters:
     ``control.ledger`` holds usage and the trajectory, ``control.exceeded`` a budget stop,
-    ``control.tripped`` a guardrail's, ``control.features["approvals"]`` the decisions given)."""
+    ``control.stop_error()`` a guardrail's, each feature's own state in ``control.features``)."""
 
     agent: Agent
     conversation_id: str | None
@@ -229,10 +229,11 @@ class Observers:
         return bool(self.each)
 
     def watch(self, control: Any) -> None:
-        """Tell the observers of ``control``'s steps, budget stop and waiting calls as each
-        happens. Each feature already records them there (its ``ledger.trajectory``,
-        ``exceeded``, ``awaiting``), from a dozen places: watching those three keeps the
-        features free of observer call sites, and a run nobody observes is never watched.
+        """Tell the observers of ``control``'s steps and budget stop as each happens (calls
+        waiting for a human are told by the approvals feature: :meth:`asked`). Each feature
+        already records them there (its ``ledger.trajectory``, ``exceeded``), from a dozen
+        places: watching those two keeps the features free of observer call sites, and a run
+        nobody observes is never watched.
         (A compiled graph invoked directly makes a control per step: each is watched.)"""
         hooks = control.hooks
         if self.run.invoked and control is not self.run.control and hooks.prompt_context is None:
@@ -297,6 +298,11 @@ class Observers:
         """A parallel branch's run, inside the observers' ``around_branch``."""
         return await self._around("around_branch", BranchInfo(path, agent), run)
 
+    def asked(self, calls: list[PendingApproval]) -> None:
+        """The run (or a branch of it) stopped for ``calls``: every call it waits on now."""
+        for observer in self.each:
+            observer.on_asked(calls)
+
     def switched(self, agent: Agent, target: Agent, route: str | None) -> None:
         for observer in self.each:
             observer.on_switch(agent, target, route)
@@ -325,9 +331,6 @@ class _Watched:
         if name == "exceeded":
             for observer in observers.each:
                 observer.on_budget_stop(value)
-        elif name == "awaiting":
-            for observer in observers.each:
-                observer.on_asked(value)
 
 
 _watched_classes: dict[type, type] = {}

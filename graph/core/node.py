@@ -19,7 +19,7 @@ docstring): features reach the step through ``turn.gate`` (checks it waits at) a
 ``Agent(history=...)`` installs a middleware that narrows the model request
 (graph/options.py); a ``Budget`` is asked before the model
 call (``_begin``), tools (``_admit``) and handoffs (``GraphRuntime.switch``); when a tool of the
-run is marked (graph/core/marks.py; ``RunControl.features["decides"]``), approval-marked calls
+run is marked (graph/core/marks.py; ``RunControl.decides``), approval-marked calls
 are
 held in ``_admit`` and decided at the start of the agent's next step (``decide``: ``Swarm.run``
 stops, the compiled graph calls ``interrupt()``), and effect tools (graph/features/effects.py) run
@@ -61,7 +61,7 @@ from langgraph.types import Command, Overwrite
 from .drivers import ASYNC, SYNC, Driver, drive
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
-from .run_control import DECIDES_KEY, RunControl, current_control
+from .run_control import RunControl, current_control
 from .runtime import GraphRuntime, ModelCall, Turn
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
@@ -108,7 +108,7 @@ class AgentNode:
         through ``io`` (graph/core/drivers.py: in place, or awaited)."""
         control = current_control(config)
         ledger = None  # approvals and effects only for a run whose tools are marked
-        decides = control.features.get(DECIDES_KEY)
+        decides = control.decides
         if decides if decides is not None else self.runtime.decides(control):
             from ..features.effect_store import ledger_for
 
@@ -405,12 +405,12 @@ class AgentNode:
         if ledger is not None:
             turn.features["ledger"] = ledger
         schema = self.runtime.schema
-        if schema is not None and control.features.get(schema.STATE_KEY) is not context:
+        if schema is not None and schema.kept(control) is not context:
             self._validate(turn)
         messages = state["messages"]
         # Calls that wait for a decision, or a reply a step that died left with the effect
         # ledger: only a run whose tools are marked can have them (graph/features/decisions.py).
-        if control.features.get(DECIDES_KEY):
+        if control.decides:
             from ..features.decisions import decide_waiting
 
             if decide_waiting(self.runtime, turn, self._admit, self.name):
@@ -476,7 +476,8 @@ class AgentNode:
         if turn.context != given:
             turn.features["filled"] = True
         else:
-            turn.context = turn.control.features[schema.STATE_KEY] = given
+            turn.context = given
+            schema.keep(turn.control, given)
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
         """The agent this step runs: the node's own (the run's object of it, under Swarm), or
@@ -495,7 +496,7 @@ class AgentNode:
         budget are refused."""
         held: list[ToolCall] = []
         control = turn.control
-        if control.features.get(DECIDES_KEY):  # a marked tool (or one taking an idempotency key)
+        if control.decides:  # a marked tool (or one taking an idempotency key)
             from ..features.approvals import hold_marked_calls
             from ..features.decisions import effects_of
 
@@ -585,7 +586,7 @@ class AgentNode:
             # validated it): the step's context replaces the channel's, not merged again.
             update["context_variables"] = Overwrite(new)
             if self.runtime.schema is not None:
-                control.features[self.runtime.schema.STATE_KEY] = new
+                self.runtime.schema.keep(control, new)
         else:
             update["context_variables"] = new
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"

@@ -29,7 +29,7 @@ from .errors import HandoffLoopError
 from .marks import ToolPlan, plan_of
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
-from .run_control import DECIDES_KEY, NO_HOOKS, RunControl, RunHooks
+from .run_control import NO_HOOKS, RunControl, RunHooks
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
 from .types import Agent, AgentFunction
@@ -207,9 +207,8 @@ class GraphRuntime:
         """Whether any agent of this run has a tool whose calls may wait for a decision or
         go through an effect ledger, or that takes an ``idempotency_key`` (derived by the
         effect bookkeeping); when none does, approvals and effects are skipped. ``Swarm``
-        sets it from the topology (``Topology.decides``); kept in ``control.features``
-        (:data:`~swarmgraph.graph.core.run_control.DECIDES_KEY`)."""
-        known: bool | None = control.features.get(DECIDES_KEY)
+        sets it from the topology (``Topology.decides``); kept as ``control.decides``."""
+        known = control.decides
         if known is not None:
             return known
         if control.agents is None:  # the graph's own agents (read once), and unforeseen ones
@@ -219,7 +218,7 @@ class GraphRuntime:
         else:
             agents = [*control.agents.values(), *control.dynamic.values()]
             found = any(any(self.plan(agent)) for agent in agents)
-        control.features[DECIDES_KEY] = found
+        control.decides = found
         return found
 
     # -- names <-> agents ------------------------------------------------------
@@ -244,12 +243,8 @@ class GraphRuntime:
         while key in agents:
             key += "#dynamic"
         dynamic[key] = agent
-        if (
-            control is not None
-            and control.features.get(DECIDES_KEY) is False
-            and any(self.plan(agent))
-        ):
-            control.features[DECIDES_KEY] = True  # this run's own unforeseen agent brings approvals
+        if control is not None and control.decides is False and any(self.plan(agent)):
+            control.decides = True  # this run's own unforeseen agent brings approvals
         if dynamic is self.dynamic:
             self.dynamic_decides = self.dynamic_decides or any(self.plan(agent))
             self.dynamic.move_to_end(key)

@@ -66,7 +66,7 @@ from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import BranchFailed, ContextConflict, SwarmError
 from ..core.messages import to_langchain, to_openai
 from ..core.node_names import HELPER_NODES
-from ..core.run_control import EFFECTS_KEY, RunControl, current_control
+from ..core.run_control import RunControl, RunState, current_control
 from ..core.state import StateUpdate, SwarmState, branch_scope, current_branch
 from ..core.types import CALLER, Agent
 from .approvals import PendingApproval, open_calls
@@ -111,8 +111,8 @@ BRANCH_NODE, JOIN_NODE = HELPER_NODES
 
 
 @dataclass
-class FanOutRun:
-    """One run's fan-outs (this feature's state, kept in ``RunControl.features``): each
+class FanOutRun(RunState):
+    """One run's fan-outs (this feature's state, ``RunControl.own(FanOutRun)``): each
     finished branch's record, in the order they finished (``Response.branches`` sorts them),
     the fan-outs' ids in the order they happened, what a branch raised (the join re-raises
     it), and the fan-out a resumed run picks up (``Swarm.run(..., branches=)``)."""
@@ -132,11 +132,8 @@ class FanOutRun:
 
 
 def fan_out_run(control: RunControl) -> FanOutRun:
-    """The run's :class:`FanOutRun` (made on first use; ``dict.setdefault`` is atomic)."""
-    found = control.features.get("fan_out")
-    if found is None:
-        found = control.features.setdefault("fan_out", FanOutRun())
-    return cast("FanOutRun", found)
+    """The run's :class:`FanOutRun` (made on first use)."""
+    return control.own(FanOutRun)
 
 
 #: Where a joined answer (a ToolMessage) keeps its branches: ``additional_kwargs[BRANCHES_KEY]``,
@@ -264,7 +261,7 @@ class FanOut:
         plan = self._plan(turn, calls, targets)
         base = _open_until_joined(turn, fan_ids)
         tasks = _tasks(self.runtime, plan, calls, base, context, control)
-        if control.features.get(EFFECTS_KEY) is not None and current_branch() is None:
+        if control.hooks.effects is not None and current_branch() is None:
             _track(self.runtime, control, plan, (base, context), tasks, [])
         sends = [Send(BRANCH_NODE, task) for task in tasks]
         control.ledger.fanned_out(agent.name, ", ".join(c.tool for c in calls), plan["labels"])
@@ -484,7 +481,7 @@ class BranchNode:
         error: BaseException | None = None
         started = time.perf_counter()
         with branch_scope(task["label"]) as path, fan_out_scope(task["plan"]["id"], path):
-            if "/" not in path and control.features.get(EFFECTS_KEY) is not None:  # see progress_of
+            if "/" not in path and control.hooks.effects is not None:  # see progress_of
                 with fan_out_run(control).lock:
                     fan_out_run(control).live[path] = task
             refused = self._refused(task, states[0], control)
@@ -540,7 +537,7 @@ class BranchNode:
             isinstance(last, AIMessage) and own and not (last.tool_calls or last.invalid_tool_calls)
         ):
             status, answer = "answered", last.text
-        elif control.waiting_under(path):  # it (or a fan-out inside it) waits for a human
+        elif _waiting_under(control, path):  # it (or a fan-out inside it) waits for a human
             status = "waiting"
         else:
             status = "stopped"
@@ -873,7 +870,7 @@ def resume_fan_out(
     plan, tasks, done = found
     check_resumable(history, plan)
     tasks = resumed_tasks(plan, tasks, history)
-    if control.features.get(EFFECTS_KEY) is not None:
+    if control.hooks.effects is not None:
         top = [dict(r) for r in records if "/" not in str(r.get("branch", ""))]
         _track(runtime, control, plan, (list(history), dict(context or {})), tasks, top)
     fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
@@ -882,9 +879,7 @@ def resume_fan_out(
     pending: list[PendingApproval] = []
     for task in tasks:
         agent = runtime.agent_for(task["active_agent"], control)
-        waiting = runtime.waiting(
-            agent, task["messages"], control, control.features.get(EFFECTS_KEY)
-        )
+        waiting = runtime.waiting(agent, task["messages"], control, control.hooks.effects)
         if waiting is not None:
             pending.extend(waiting[1].pending)
     return pending
@@ -988,3 +983,11 @@ def progress_of(
         return FanOutSoFar(base, context, runtime.agent_for(fanned, control), branches)
 
     return record
+
+
+def _waiting_under(control: RunControl, path: str) -> bool:
+    """Whether branch ``path`` (or a branch nested in it) stopped for approval."""
+    from .approvals import ApprovalsRun
+
+    approvals = control.state_of(ApprovalsRun)
+    return approvals is not None and approvals.waiting_under(path)

@@ -65,7 +65,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from ..core.drivers import drive
 from ..core.errors import GuardrailTripped
-from ..core.run_control import RUN_CONTROL_KEY, TRIPPED_KEY, RunControl
+from ..core.run_control import RUN_CONTROL_KEY, RunControl, RunState
 from ..core.types import Agent
 from .preconditions import unmet
 
@@ -470,13 +470,27 @@ def branch_refusal(agent: Agent, state: Mapping[str, Any], control: RunControl) 
     return f"{agent.name} refused the conversation: {trip.reason}"
 
 
+@dataclass
+class Tripped(RunState):
+    """This feature's state for one run: the guardrail (or precondition) that stopped it,
+    which ``Swarm.run`` raises holding the Response (``RunControl.stop_error``)."""
+
+    error: GuardrailTripped | None = None
+
+    def halts(self) -> bool:
+        return self.error is not None
+
+    def stop_error(self) -> GuardrailTripped | None:
+        return self.error
+
+
 def stop(control: RunControl, trip: Trip) -> None:
     """End the run on ``trip``: ``Swarm.run`` raises it with the Response once the step is
-    booked (``control.tripped``); the compiled graph raises it from the node now."""
+    booked (:class:`Tripped`); the compiled graph raises it from the node now."""
     error = trip.error()
     if not control.swarm_run:
         raise error
-    control.features[TRIPPED_KEY] = error  # read as control.tripped
+    control.own(Tripped).error = error
 
 
 def _run_coroutine(awaitable: Awaitable[Any]) -> Any:

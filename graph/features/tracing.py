@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 from langgraph.errors import GraphInterrupt
 
 from ..core.hooks import RunObserver, register
+from ..core.marks import loaded
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -204,7 +205,9 @@ class TracingObserver(RunObserver):
         if run.conversation_id is not None:
             attributes["gen_ai.conversation.id"] = run.conversation_id
         self.root = self.tracer.start_span(f"invoke_workflow {workflow}", attributes=attributes)
-        for call_id, decision in (run.control.features.get("approvals") or {}).items():
+        module = loaded("approvals")  # a run's given decisions exist only once it is loaded
+        approvals = None if module is None else run.control.state_of(module.ApprovalsRun)
+        for call_id, decision in (approvals.given if approvals else {}).items():
             answered: dict[str, Any] = {
                 "gen_ai.tool.call.id": call_id,
                 "swarmgraph.approval.approved": decision is True,
@@ -233,7 +236,7 @@ class TracingObserver(RunObserver):
         tokens = self._tokens if run.invoked else [usage["input_tokens"], usage["output_tokens"]]
         root.set_attribute("gen_ai.usage.input_tokens", tokens[0])
         root.set_attribute("gen_ai.usage.output_tokens", tokens[1])
-        stopped = error or control.exceeded or control.tripped
+        stopped = error or control.exceeded or control.stop_error()
         if stopped is not None:
             if error is not None:
                 root.record_exception(error)
