@@ -8,13 +8,13 @@ graph. An import names the module it imports from (``from .x import y`` -> ``x``
 when that is a module), not the packages above it, as ``python ../shared/tools/layers.py``
 counts them, so the two agree.
 
-Today graph/ has circles (:data:`KNOWN`), and its core still imports some features
-(:data:`KNOWN_CORE_TO_FEATURES`); issue 37 removes both. So:
+graph/ has no circle (issue 37 removed the last ones), and a new one fails the suite. Its core
+still imports some features (:data:`KNOWN_CORE_TO_FEATURES`), which issue 37 removes as each
+feature becomes a middleware. So:
 
-* every circle found must lie inside one known circle: no new circle can appear, and a known
-  one can only shrink or split (a hard test);
-* "no circle at all" is the goal, marked ``xfail(strict=True)``: once the last circle is gone
-  it passes, strict turns that into a failure, and the marker and :data:`KNOWN` go.
+* the core may only lose imports of features: a new one fails (a hard test);
+* "no import of a feature at all" is the goal, marked ``xfail(strict=True)``: once the last
+  one is gone it passes, strict turns that into a failure, and the marker and the list go.
 """
 
 from __future__ import annotations
@@ -26,27 +26,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-
-#: The circles of graph/ left after its move into layers (issue 37), as module names.
-KNOWN = (
-    frozenset(
-        {
-            "graph.core.discovery",
-            "graph.core.runtime",
-            "graph.core.tool_calls",
-            "graph.features.guarded_switch",
-            "graph.features.native",
-            "graph.features.parallel",
-        }
-    ),
-    frozenset(
-        {
-            "graph.core.node",
-            "graph.features.branches",
-            "graph.features.decisions",
-        }
-    ),
-)
 
 #: The core's imports of features left (anywhere in a core module, type-only ones too), as
 #: ``(core module, feature module)``: each conversion of a feature into middleware removes its own.
@@ -70,7 +49,6 @@ KNOWN_CORE_TO_FEATURES = frozenset(
         ("graph.core.node", "graph.features.handback"),
         ("graph.core.node", "graph.features.routes"),
         ("graph.core.node", "graph.features.streamed_arguments"),
-        ("graph.core.run_control", "graph.features.approvals"),
         ("graph.core.run_control", "graph.features.effects"),
         ("graph.core.runtime", "graph.features.approvals"),
         ("graph.core.runtime", "graph.features.context_changes"),
@@ -80,7 +58,6 @@ KNOWN_CORE_TO_FEATURES = frozenset(
         ("graph.core.tool_calls", "graph.features.context_schema"),
         ("graph.core.tool_calls", "graph.features.effects"),
         ("graph.core.tool_calls", "graph.features.native"),
-        ("graph.core.tool_calls", "graph.features.parallel"),
         ("graph.core.types", "graph.features.memory_tools"),
     }
 )
@@ -184,19 +161,8 @@ def test_the_walker_finds_a_circle_made_of_a_type_only_import(tmp_path):
     assert sorted(map(sorted, found)) == [["graph.a", "graph.b"], ["graph.c", "graph.core.step"]]
 
 
-def test_no_new_import_circle_appears_in_graph():
-    """Each circle found lies inside a circle graph/ had already (they may shrink or split)."""
-    new = [c for c in graph_circles() if not any(c <= old for old in KNOWN)]
-    assert new == [], f"new import circle(s) in graph/: {_show(new)}"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="graph/ still has import circles (counting TYPE_CHECKING imports): "
-    + _show(list(KNOWN))
-    + ". Issue 37 removes them; when this passes, drop the marker and KNOWN.",
-)
 def test_graph_has_no_import_circle():
+    """graph/ has no import circle, counting type-only imports (issue 37)."""
     found = graph_circles()
     assert found == [], f"import circles in graph/: {_show(found)}"
 

@@ -62,10 +62,10 @@ from .drivers import ASYNC, SYNC, Driver, drive
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
 from .run_control import RunControl, current_control
-from .runtime import GraphRuntime, ModelCall, Turn
+from .runtime import GraphRuntime, ModelCall, ToolOutcome, Turn
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
-from .tool_calls import CallsAround, ToolOutcome, run_tool_calls
+from .tool_calls import CallsAround, run_tool_calls
 from .tool_events import tool_events_for
 from .types import CALLER, Agent, AgentFunction
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 from langchain_core.runnables import RunnableConfig
 
 from .errors import BudgetExceeded, SwarmError
+from .run_state import RunState
 from .state import BRANCH_LABEL
 
 if TYPE_CHECKING:
@@ -264,37 +265,6 @@ class RunHooks:
 
 #: A run without hooks (a plain Swarm.run).
 NO_HOOKS = RunHooks()
-
-
-class RunState:
-    """A feature's state for one run: one object per feature, kept by the run's
-    :class:`RunControl` under its class (:meth:`RunControl.own`, :meth:`RunControl.state_of`),
-    so every access to it is typed. The core knows one thing about it: whether the feature
-    stopped the run (:meth:`halts`), which :meth:`RunControl.turns_left` asks.
-
-    Example:
-        >>> from dataclasses import dataclass
-        >>> @dataclass
-        ... class Calls(RunState):
-        ...     made: int = 0
-        >>> control = RunControl()
-        >>> control.state_of(Calls) is None, control.own(Calls) is control.own(Calls)
-        (True, True)
-        >>> control.own(Calls).made += 1
-        >>> control.state_of(Calls), control.turns_left()
-        (Calls(made=1), True)
-    """
-
-    __slots__ = ()
-
-    def halts(self) -> bool:
-        """Whether the feature stopped the run here: no node goes on after it."""
-        return False
-
-    def stop_error(self) -> SwarmError | None:
-        """What ``Swarm.run`` raises, holding the Response, for the stop this feature made
-        (a tripped guardrail), if any."""
-        return None
 
 
 S = TypeVar("S", bound=RunState)

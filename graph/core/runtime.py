@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, TypedDict, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -42,9 +42,17 @@ if TYPE_CHECKING:
     from ..features.effects import EffectLedger, RunEffects
     from ..features.guardrails import Gate
     from .middleware import MiddlewareStack
-    from .tool_calls import ToolOutcome
 
-__all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "StepFeatures", "ToolPlan", "Turn"]
+__all__ = [
+    "MAX_DYNAMIC_AGENTS",
+    "GraphRuntime",
+    "HandoffValue",
+    "ModelCall",
+    "StepFeatures",
+    "ToolOutcome",
+    "ToolPlan",
+    "Turn",
+]
 
 # Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
 # others would forward an unknown keyword to their API, so they only get it when False.
@@ -58,6 +66,35 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 #: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
 #: one slot per name, the oldest names forgotten first, so the map cannot grow forever.
 MAX_DYNAMIC_AGENTS = 256
+
+
+class FanOutValue(Protocol):
+    """What a tool may return to hand the conversation to several agents at once: a feature's
+    value (graph/features/parallel.py's ``Parallel``), which the core passes on to the
+    feature; it reads its name and its targets only."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def targets(self) -> Sequence[Agent]: ...
+
+
+#: What a tool may hand off to: an Agent, or a fan-out value.
+HandoffValue: TypeAlias = "Agent | FanOutValue"
+
+
+@dataclass
+class ToolOutcome:
+    """What a reply's tool calls produced: answers, context updates, the handoff (if any)."""
+
+    messages: list[ToolMessage] = field(default_factory=list)
+    context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
+    handoff: HandoffValue | None = None  # the one taken: the last (Swarm), or the first
+    handoff_call: str | None = None  # the id of the tool call that handed off
+    #: Every handoff the reply made, ``(call id, target, the tool's value)``, in call order:
+    #: what ``Swarm(parallel_handoffs="all")`` fans out to.
+    handoffs: list[tuple[str, HandoffValue, str]] = field(default_factory=list)
 
 
 class FanOutStep(Protocol):

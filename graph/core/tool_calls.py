@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -57,13 +57,13 @@ from typing_extensions import Unpack
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
+from .runtime import FanOutValue, HandoffValue, ToolOutcome
 from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
 
 if TYPE_CHECKING:
     from ..features.context_schema import ContextSchema
     from ..features.effects import EffectCall, EffectOutcome, RunEffects
-    from ..features.parallel import Parallel
     from .hooks import ToolObserver
     from .tool_events import ToolEvents
 
@@ -83,19 +83,6 @@ CallsAround = Callable[
     ],
     Awaitable[None],
 ]
-
-
-@dataclass
-class ToolOutcome:
-    """What a reply's tool calls produced: answers, context updates, the handoff (if any)."""
-
-    messages: list[ToolMessage] = field(default_factory=list)
-    context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
-    handoff: Agent | Parallel | None = None  # the one taken: the last (Swarm), or the first
-    handoff_call: str | None = None  # the id of the tool call that handed off
-    #: Every handoff the reply made, ``(call id, target, the tool's value)``, in call order:
-    #: what ``Swarm(parallel_handoffs="all")`` fans out to.
-    handoffs: list[tuple[str, Agent | Parallel, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -427,7 +414,7 @@ class _Runner:
             outcome = replace(outcome, context_variables=changed or None)
         self.effects.after(effect, replace(outcome, attempt=effect.attempt))
 
-    def _reanswer(self, call_id: str | None, fan_out: Parallel, later: Agent | Parallel) -> None:
+    def _reanswer(self, call_id: str | None, fan_out: FanOutValue, later: HandoffValue) -> None:
         """Answer a fan-out call that a later handoff of the reply overtook: its branches
         never start (``parallel_handoffs="all"`` answers it again at its join if it does)."""
         names = ", ".join(agent.name for agent in fan_out.targets)

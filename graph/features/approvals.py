@@ -33,7 +33,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from ..core.marks import APPROVAL_MARK, is_marked, mark
-from ..core.run_control import RunControl, RunState
+from ..core.run_state import RunState
 from ..core.schema import tool_spec
 from ..core.state import current_branch
 
@@ -116,6 +116,12 @@ class PendingApproval(BaseModel):
 _NOTHING_KNOWN: Mapping[str, EffectOutcome] = MappingProxyType({})
 
 
+class HearsAsked(Protocol):
+    """Who is told of calls that wait for a human (the run's observers: graph/core/hooks.py)."""
+
+    def asked(self, calls: list[PendingApproval]) -> None: ...
+
+
 @dataclass
 class ApprovalsRun(RunState):
     """This feature's state for one run (``RunControl.own(ApprovalsRun)``): the decisions the
@@ -124,11 +130,12 @@ class ApprovalsRun(RunState):
     human stops no other branch.
 
     Example:
+        >>> from swarmgraph.graph.core.run_control import RunControl
         >>> control = RunControl()
         >>> approvals = control.own(ApprovalsRun)
         >>> approvals.awaiting() is None, control.turns_left()
         (True, True)
-        >>> approvals.wait([], control)
+        >>> approvals.wait([], control.observers)
         >>> approvals.awaiting(), control.turns_left()
         ([], False)
     """
@@ -144,11 +151,11 @@ class ApprovalsRun(RunState):
         ``Response.pending``; no node of the branch goes on after it."""
         return self.waiting.get(current_branch())
 
-    def wait(self, calls: list[PendingApproval], control: RunControl) -> None:
+    def wait(self, calls: list[PendingApproval], observers: HearsAsked | None) -> None:
         """Stop this branch (or the main run) for ``calls``; the run's observers hear of it."""
         self.waiting[current_branch()] = calls
-        if control.observers is not None:
-            control.observers.asked(calls)
+        if observers is not None:
+            observers.asked(calls)
 
     def waiting_under(self, branch: str) -> bool:
         """Whether branch ``branch`` (or a branch nested in it) stopped for approval."""

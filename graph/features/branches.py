@@ -66,7 +66,8 @@ from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import BranchFailed, ContextConflict, SwarmError
 from ..core.messages import to_langchain, to_openai
 from ..core.node_names import HELPER_NODES
-from ..core.run_control import RunControl, RunState, current_control
+from ..core.run_control import RunControl, current_control
+from ..core.run_state import RunState
 from ..core.state import StateUpdate, SwarmState, branch_scope, current_branch
 from ..core.types import CALLER, Agent
 from .approvals import PendingApproval, open_calls
@@ -83,9 +84,7 @@ from .parallel import (
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
-    from ..core.node import Turn
-    from ..core.runtime import GraphRuntime
-    from ..core.tool_calls import ToolOutcome
+    from ..core.runtime import GraphRuntime, ToolOutcome, Turn
     from .effects import FanOutSoFar
 
 __all__ = [
@@ -319,8 +318,9 @@ class FanOut:
                 ]
                 calls.append(_FanOutCall(call_id, tool, "json", branches, target))
             else:
-                seen = json.dumps({"assistant": target.name})
-                calls.append(_FanOutCall(call_id, tool, "text", [(target, None, seen)], None))
+                agent = cast("Agent", target)  # not a fan-out value: an Agent (or a member)
+                seen = json.dumps({"assistant": agent.name})
+                calls.append(_FanOutCall(call_id, tool, "text", [(agent, None, seen)], None))
         return calls
 
     def _remember(self, plan_id: str, rules: dict[str, MergeRule]) -> None:

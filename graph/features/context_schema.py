@@ -62,7 +62,8 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from typing_extensions import NotRequired, Required, TypedDict, is_typeddict
 
 from ..core.errors import ContextSchemaWarning, ContextValidationError
-from ..core.run_control import RunControl, RunState
+from ..core.run_control import RunControl
+from ..core.run_state import RunState
 from ..core.schema import typed_annotation  # noqa: F401  (where it lived before)
 
 __all__ = [

@@ -131,7 +131,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
     missing = [p for p in held.pending if p.id not in decisions]
     if missing and control.swarm_run:
         # Several branches of a fan-out may each stop for one: keep every call.
-        approvals.wait([*(approvals.awaiting() or []), *held.pending], control)
+        approvals.wait([*(approvals.awaiting() or []), *held.pending], control.observers)
         return
     if missing and ledger is not None:
         unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]

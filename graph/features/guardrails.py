@@ -65,7 +65,8 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from ..core.drivers import drive
 from ..core.errors import GuardrailTripped
-from ..core.run_control import RUN_CONTROL_KEY, RunControl, RunState
+from ..core.run_control import RUN_CONTROL_KEY, RunControl
+from ..core.run_state import RunState
 from ..core.types import Agent
 from .preconditions import unmet
 
