@@ -339,15 +339,18 @@ async def _throughput(
 SLOTS = 10
 
 
-#: The capacity-bound row (issue 40), chosen before measuring, not tuned: 2 model or tool
-#: calls at once a worker (a worker's share of a rate limit) bound one worker at
-#: 2 / (3 x 0.2 s) = 3.3 runs a second and two at 6.7, where the server, workers and client
-#: need ~0.1-0.2 s of CPU a run: under one core of the machine's two, so the CPU is not what
-#: bounds either. 20 runs offered keep every slot busy (each run has one call waiting at a
-#: time) and a round of both rows takes ~10 s.
+#: The capacity-bound row (issue 40): 2 model or tool calls at once a worker (a worker's
+#: share of a rate limit) and a 500 ms model bound one worker at 2 / (3 x 0.5 s) = 1.3 runs a
+#: second and two at 2.7, where the server, workers and client need ~0.15 s of CPU a run:
+#: about a fifth of the machine's two cores, so CPU should not be what bounds either, even
+#: with other work on the machine. (A first try at 200 ms, 6.7 runs/s for two workers, came
+#: to 1.86x on a quiet moment and 1.65x when other jobs kept the machine 99% busy: it needed
+#: a core, and under load the CPU left was its bound.) 16 runs offered keep every slot busy
+#: (each run has one call waiting at a time); a round of both rows takes ~18 s.
 CAPACITY_SLOTS = 2
-CAPACITY_RUNS = 20
+CAPACITY_RUNS = 16
 CAPACITY_REPEATS = 3
+CAPACITY_LATENCY = 0.5
 
 
 def run_temporal(
@@ -357,7 +360,7 @@ def run_temporal(
     repeats: int = 5,
     slots: int = SLOTS,
     capacity_runs: int = CAPACITY_RUNS,
-    capacity_latency: float = 0.2,
+    capacity_latency: float = CAPACITY_LATENCY,
     capacity_repeats: int = CAPACITY_REPEATS,
     capacity_slots: int = CAPACITY_SLOTS,
 ) -> dict:
@@ -644,9 +647,10 @@ def temporal_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[s
             f"{cap_ms:.0f} ms per call, on 1 and on 2 workers of `--max-concurrent-activities "
             f"{c['slots']}` each ({c['repeats']} rounds, as above): so few runs a second that "
             "the CPU of the server, the workers and the client stays a small share of the "
-            "machine, and the slots are each row's lower ceiling (benchmarks/temporal_runs.py "
-            "`CAPACITY_SLOTS`, `CAPACITY_RUNS`, chosen before measuring). What a second worker "
-            "adds where a worker's capacity, not the machine's CPU, is the limit:",
+            "machine, and the slots, not the CPU, should be each row's lower ceiling (the "
+            "last column says which was; benchmarks/temporal_runs.py `CAPACITY_SLOTS`, "
+            "`CAPACITY_RUNS`, `CAPACITY_LATENCY`). What a second worker adds where a worker's "
+            "capacity, not the machine's CPU, is the limit:",
             "",
             *_table(SCALING_COLUMNS, [_scaling_row(c, count) for count in (1, 2)]),
             "",
