@@ -2,7 +2,7 @@
 
 The sources live in ``graph/``, ``memory/`` and ``swarmgraph/`` but install as
 ``swarmgraph.graph``, ``swarmgraph.memory`` and ``swarmgraph``. Left alone, pytest would import
-``graph/node.py`` as a second module named ``graph.node``; here each doctest module is
+``graph/core/node.py`` as a second module named ``graph.node``; here each doctest module is
 imported under its one real name instead.
 
 The session also gets a folder for the quick long-term benchmark's results

@@ -46,7 +46,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.graph.effects import EffectLedger, effect
+from swarmgraph.graph.features.effects import EffectLedger, effect
 from swarmgraph.memory import Session
 from swarmgraph.memory.effect_ledger import DONE, EFFECT
 

@@ -445,7 +445,7 @@ def ours_with(feature: str) -> Callable[[], Any]:
     from langchain.agents.middleware import AgentMiddleware
     from pydantic import BaseModel
     from swarmgraph.graph import Budget, effect, needs_approval
-    from swarmgraph.graph.history_views import last
+    from swarmgraph.graph.features.history_views import last
 
     class _Desk(BaseModel):
         order_id: int | None = None

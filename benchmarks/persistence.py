@@ -36,7 +36,7 @@ from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
-from swarmgraph.graph.state import SwarmState, merge_context
+from swarmgraph.graph.core.state import SwarmState, merge_context
 from typing_extensions import NotRequired, TypedDict
 
 from benchmarks.backend_turns import TimedSwarm
@@ -107,7 +107,7 @@ def naive_history(path: str, n: int, turns: int) -> tuple[list[float], list[floa
     swarm = TimedSwarm(model=_model())
 
     def turn(text: str) -> None:
-        from swarmgraph.graph.messages import to_langchain
+        from swarmgraph.graph.core.messages import to_langchain
 
         messages = [*history.messages, HumanMessage(text)]
         response = swarm.run(agent, messages)

@@ -37,7 +37,7 @@ if mode == "ours":
     session.run(swarm, agent, "one more question")
 else:
     from langchain_community.chat_message_histories import SQLChatMessageHistory
-    from swarmgraph.graph.messages import to_langchain
+    from swarmgraph.graph.core.messages import to_langchain
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         history = SQLChatMessageHistory(session_id="bench", connection="sqlite:///" + path)
@@ -65,7 +65,7 @@ SERVICE = r"""
 import gc, json, sys
 import psutil
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.graph import schema
+from swarmgraph.graph.core import schema
 from swarmgraph.memory import Session
 
 mode, path, marks = sys.argv[1], sys.argv[2], [int(x) for x in sys.argv[3].split(",")]

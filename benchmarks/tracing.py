@@ -3,7 +3,7 @@ in-memory exporter), side by side with the plain handoff.
 
 Every contender runs the handoff of benchmarks/handoff.py through ``Swarm.run`` (A's model asks
 for ``transfer_to_b``, the tool runs, B answers; a zero-latency scripted model). They differ
-only by what the run's one check (``PreparedRun.prepare``, graph/tracing.py) finds:
+only by what the run's one check (``PreparedRun.prepare``, graph/features/tracing.py) finds:
 
 - ``no OpenTelemetry``: the API is not imported, so no provider can be set (the check stops at
   a ``sys.modules`` lookup): a program that never touches OpenTelemetry;
@@ -22,7 +22,7 @@ and the same handoff through a compiled graph invoked directly (``app.invoke``),
 
 One process runs all five, batches interleaved round-robin (benchmarks/timing.py). All but the
 traced one must look like a process where the run observers were never loaded, so around each
-of their runs the benchmark takes graph/hooks.py (and, for the first, ``opentelemetry.trace``)
+of their runs the benchmark takes graph/core/hooks.py (and, for the first, ``opentelemetry.trace``)
 out of ``sys.modules`` and puts it back after: the check reads nothing else.
 
 Run: ``.venv/bin/python -m benchmarks --only tracing`` (or ``python -m benchmarks.tracing``).
@@ -64,7 +64,7 @@ BASELINE = {
 }
 #: Issue 32's target for tracing off.
 TARGET = 1.02
-_HOOKS = "swarmgraph.graph.hooks"
+_HOOKS = "swarmgraph.graph.core.hooks"
 _OTEL = "opentelemetry.trace"
 
 
@@ -126,7 +126,7 @@ def contenders() -> dict[str, Callable[[], Any]]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from swarmgraph.graph.tracing import use_tracer_provider
+    from swarmgraph.graph.features.tracing import use_tracer_provider
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -153,7 +153,7 @@ def contenders() -> dict[str, Callable[[], Any]]:
 def run_tracing(number: int = 100, repeat: int = 9) -> dict[str, Any]:
     """CPU seconds per handoff for each contender (median of ``repeat`` interleaved batches of
     ``number`` runs, this process's CPU time) and the ratios to ``no OpenTelemetry``."""
-    from swarmgraph.graph.tracing import use_tracer_provider
+    from swarmgraph.graph.features.tracing import use_tracer_provider
 
     runs = contenders()
     # How many spans one traced handoff exports: counted, not assumed.

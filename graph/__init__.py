@@ -9,7 +9,7 @@ Example:
     'Hello!'
 """
 
-from .lazy import lazy_exports
+from .core.lazy import lazy_exports
 from .process_exit import register as _register_quick_exit
 
 _register_quick_exit()  # see process_exit: ~0.3 s less at interpreter exit
@@ -20,17 +20,18 @@ TYPE_CHECKING = False  # not from typing: the facade's cheap start-up imports th
 # derived from it; tests/test_layout.py checks the TYPE_CHECKING block below against it). Names
 # load on first use: ``from swarmgraph import Agent, Swarm`` must not pay for the OneToOne
 # pattern, the scripted model or the client adapter. Everything else stays importable from its
-# own module (``swarmgraph.graph.messages.to_openai``, ``swarmgraph.graph.schema.tool_spec``...).
+# own module (``swarmgraph.graph.core.messages.to_openai``,
+# ``swarmgraph.graph.core.schema.tool_spec``...).
 _EXPORTS: dict[str, str] = {
     # Swarm's objects, the run, the graph
-    "Agent": ".types",
-    "Result": ".types",
-    "Response": ".types",
+    "Agent": ".core.types",
+    "Result": ".core.types",
+    "Response": ".core.types",
     "Swarm": ".swarm",
-    "SwarmState": ".state",
-    "build_swarm_graph": ".builder",
-    "handoff_tool": ".member_handoff",
-    "function_to_json": ".schema",
+    "SwarmState": ".core.state",
+    "build_swarm_graph": ".core.builder",
+    "handoff_tool": ".features.member_handoff",
+    "function_to_json": ".core.schema",
     # chat models
     "ScriptedChatModel": ".chat_models.scripted",
     "scripted_tool_call": ".chat_models.scripted",
@@ -44,25 +45,25 @@ _EXPORTS: dict[str, str] = {
     "agent_answer": ".onetoone.views",
     "format_history": ".onetoone.formats",
     # control of a running swarm
-    "needs_approval": ".approvals",
-    "effect": ".effects",
-    "PendingApproval": ".approvals",
-    "Budget": ".budget",
-    "BudgetExceeded": ".errors",
-    "ApprovalAlreadyDecided": ".errors",
-    "CALLER": ".types",
-    "Route": ".routes",
-    "Parallel": ".parallel",
+    "needs_approval": ".features.approvals",
+    "effect": ".features.effects",
+    "PendingApproval": ".features.approvals",
+    "Budget": ".features.budget",
+    "BudgetExceeded": ".core.errors",
+    "ApprovalAlreadyDecided": ".core.errors",
+    "CALLER": ".core.types",
+    "Route": ".features.routes",
+    "Parallel": ".features.parallel",
     # errors a caller catches
-    "SwarmError": ".errors",
-    "HandoffLoopError": ".errors",
-    "StepLimitError": ".errors",
-    "ToolSchemaError": ".errors",
-    "MissingModelError": ".errors",
-    "GuardrailTripped": ".errors",
-    "ContextValidationError": ".errors",
-    "ContextConflict": ".errors",
-    "BranchFailed": ".errors",
+    "SwarmError": ".core.errors",
+    "HandoffLoopError": ".core.errors",
+    "StepLimitError": ".core.errors",
+    "ToolSchemaError": ".core.errors",
+    "MissingModelError": ".core.errors",
+    "GuardrailTripped": ".core.errors",
+    "ContextValidationError": ".core.errors",
+    "ContextConflict": ".core.errors",
+    "BranchFailed": ".core.errors",
 }
 
 __all__ = list(_EXPORTS)
@@ -72,13 +73,10 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
-    from .approvals import PendingApproval, needs_approval
-    from .budget import Budget
-    from .builder import build_swarm_graph
     from .chat_models.openai_client import OpenAIClientChatModel
     from .chat_models.scripted import ScriptedChatModel, scripted_tool_call, scripted_tool_calls
-    from .effects import effect
-    from .errors import (
+    from .core.builder import build_swarm_graph
+    from .core.errors import (
         ApprovalAlreadyDecided,
         BranchFailed,
         BudgetExceeded,
@@ -91,13 +89,16 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         SwarmError,
         ToolSchemaError,
     )
-    from .member_handoff import handoff_tool
+    from .core.schema import function_to_json
+    from .core.state import SwarmState
+    from .core.types import CALLER, Agent, Response, Result
+    from .features.approvals import PendingApproval, needs_approval
+    from .features.budget import Budget
+    from .features.effects import effect
+    from .features.member_handoff import handoff_tool
+    from .features.parallel import Parallel
+    from .features.routes import Route
     from .onetoone.formats import format_history
     from .onetoone.pattern import OneToOne, one_to_one
     from .onetoone.views import agent_answer, messages_for, split_last_turn
-    from .parallel import Parallel
-    from .routes import Route
-    from .schema import function_to_json
-    from .state import SwarmState
     from .swarm import Swarm
-    from .types import CALLER, Agent, Response, Result

@@ -1,5 +1,5 @@
 """The graph :func:`~swarmgraph.graph.build_swarm_graph` returns: a LangGraph ``StateGraph``
-whose compiled graph is observed (graph/hooks.py: traced) on each invoke of its own.
+whose compiled graph is observed (graph/core/hooks.py: traced) on each invoke of its own.
 
 ``Swarm.run`` starts and ends its run itself (graph/prepared_run.py); a compiled graph that a
 LangGraph user invokes (``build_swarm_graph(...).compile().invoke(...)``, a LangGraph server's
@@ -32,13 +32,13 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
-from .run_control import NO_HOOKS, OBSERVERS_KEY, RUN_CONTROL_KEY, RunHooks
+from .core.run_control import NO_HOOKS, OBSERVERS_KEY, RUN_CONTROL_KEY, RunHooks
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from .hooks import Observers
-    from .types import Agent
+    from .core.hooks import Observers
+    from .core.types import Agent
 
 __all__ = ["ObservedCompiledGraph", "ObservedStateGraph"]
 
@@ -121,9 +121,9 @@ def _observers(
     if not _observable(configurable, traced):
         return None
     if traced:
-        from . import tracing  # noqa: F401 (imported, it registers its observer)
-    from .hooks import RunInfo, observers_for
-    from .run_control import RunControl
+        from .features import tracing  # noqa: F401 (imported, it registers its observer)
+    from .core.hooks import RunInfo, observers_for
+    from .core.run_control import RunControl
 
     builder = graph.builder
     agents = dict(getattr(builder, "agents", None) or {})
@@ -141,7 +141,9 @@ def _observers(
             interrupts = graph.get_state(config or {}).interrupts
         decisions = _decisions(input.resume, interrupts)
         if decisions:  # what Swarm.run's observers read of approvals= (its decisions)
-            control.features["approvals"] = decisions
+            from .features.approvals import ApprovalsRun
+
+            control.own(ApprovalsRun).given = decisions
     info = RunInfo(first, conversation, control, invoked=True, workflow=named)
     return observers_for(info)
 
@@ -160,7 +162,7 @@ def _observable(configurable: Any, traced: bool) -> bool:
     a run observed already, and tracing on or the observer interface loaded."""
     if RUN_CONTROL_KEY in configurable or OBSERVERS_KEY in configurable:
         return False
-    return traced or f"{__package__}.hooks" in sys.modules
+    return traced or f"{__package__}.core.hooks" in sys.modules
 
 
 def _checkpointed(graph: ObservedCompiledGraph) -> bool:
@@ -188,7 +190,7 @@ def _decisions(resume: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
     """``{call id: decision}`` of ``Command(resume=resume)`` over the waiting ``interrupts``:
     one value for the one waiting, or a value per interrupt id (LangGraph's form for several).
     A value the graph will refuse gives none here (the graph raises its own error)."""
-    from .approvals import payload_pending, resume_decisions
+    from .features.approvals import payload_pending, resume_decisions
 
     by_id = resume if isinstance(resume, dict) else None
     decisions: dict[str, Any] = {}
@@ -211,8 +213,8 @@ def _decisions(resume: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
 
 def _asked(observers: Observers, interrupts: Sequence[Interrupt]) -> None:
     """The invoke stopped at ``interrupts``: each approval's calls, asked (as ``Swarm.run``'s
-    ``control.awaiting`` tells its observers)."""
-    from .approvals import payload_pending
+    ``ApprovalsRun.wait`` tells its observers)."""
+    from .features.approvals import payload_pending
 
     calls = [pending for each in interrupts for pending in payload_pending(each.value)]
     if calls:

@@ -1,12 +1,12 @@
 """Our agent options turned into the middleware they install: the API's side of the middleware
-core. ``Agent(history=view)`` is sugar for :class:`~swarmgraph.graph.history_views.
+core. ``Agent(history=view)`` is sugar for :class:`~swarmgraph.graph.features.history_views.
 HistoryViewMiddleware`; the builder hands :func:`middleware_of` to the graph's runtime, which
-puts what it returns inside the agent's own ``Agent(middleware=...)`` (graph/runtime.py's
+puts what it returns inside the agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's
 ``stack_for``). An agent that uses none of them gets none, and loads no feature.
 
 Example:
-    >>> from swarmgraph.graph.history_views import last
-    >>> from swarmgraph.graph.types import Agent
+    >>> from swarmgraph.graph.features.history_views import last
+    >>> from swarmgraph.graph.core.types import Agent
     >>> middleware_of(Agent())
     ()
     >>> [type(m).__name__ for m in middleware_of(Agent(name="Refunds", history=last(2)))]
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .types import Agent
+from .core.types import Agent
 
 __all__ = ["middleware_of"]
 
@@ -33,6 +33,6 @@ def middleware_of(agent: Agent) -> Sequence[Any]:
 
 @lru_cache(maxsize=512)  # one object per view and agent: a stack is cached by its members
 def _history_view(view: Callable[[list], list], name: str) -> Any:
-    from .history_views import HistoryViewMiddleware
+    from .features.history_views import HistoryViewMiddleware
 
     return HistoryViewMiddleware(view, name)

@@ -30,28 +30,24 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Overwrite
 
-from .errors import StepLimitError, SwarmError
-from .features import loaded
-from .messages import to_langchain, to_openai
-from .run_control import (
-    DECIDES_KEY,
-    EFFECTS_KEY,
+from .core.errors import StepLimitError, SwarmError
+from .core.marks import loaded
+from .core.messages import to_langchain, to_openai
+from .core.run_control import (
     NO_HOOKS,
-    TRIPPED_KEY,
-    WAITING_KEY,
     Books,
     PromptContext,
     RunControl,
     RunHooks,
     ToolInputs,
 )
-from .runtime import GraphRuntime
-from .state import SwarmState
-from .types import Agent, Response
+from .core.runtime import GraphRuntime
+from .core.state import SwarmState
+from .core.types import Agent, Response
 
 if TYPE_CHECKING:
-    from .budget import Budget
-    from .effects import EffectLedger
+    from .features.budget import Budget
+    from .features.effects import EffectLedger
 
 __all__ = [
     "NO_HOOKS",
@@ -79,9 +75,9 @@ class RunExtras(TypedDict, total=False):
 
 _HOOK_FIELDS = ("effects", "prompt_context", "tool_inputs", "conversation_id")
 _FOLDED = frozenset({*_HOOK_FIELDS, "hooks"})
-#: A run is observed (graph/hooks.py) only once that module is loaded (an observer was
+#: A run is observed (graph/core/hooks.py) only once that module is loaded (an observer was
 #: registered) or an OpenTelemetry tracer provider may be set (its API is imported).
-_HOOKS = f"{__package__}.hooks"
+_HOOKS = f"{__package__}.core.hooks"
 
 
 def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
@@ -198,23 +194,21 @@ class PreparedRun(AbstractContextManager):
             swarm_run=True,  # stateless, as Swarm: return Response.pending, raise trips with it
             hooks=request.hooks,
         )
-        if request.hooks.effects is not None:  # the effects feature's own state
-            control.features[EFFECTS_KEY] = request.hooks.effects
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
-            from .branches import resume_fan_out
+            from .features.branches import resume_fan_out
 
             paused = resume_fan_out(
                 runtime, history, request.branches, control, request.context_variables
             )
         if request.approvals is not None:
-            from .decisions import checked_approvals  # kept as the feature's state
+            from .features.decisions import checked_approvals  # kept as the feature's state
 
             checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy.deepcopy(request.context_variables or {})
         if runtime.schema is not None:  # a clear error now, before any model call
             context = runtime.schema.validate(context)
-            control.features[runtime.schema.STATE_KEY] = context
+            runtime.schema.keep(control, context)
         state: SwarmState = {
             "messages": history,
             "context_variables": context,
@@ -235,8 +229,8 @@ class PreparedRun(AbstractContextManager):
         )
         if traced or _HOOKS in sys.modules:
             if traced:
-                from . import tracing  # noqa: F401 (imported, it registers its observer)
-            from .hooks import RunInfo, observers_for
+                from .features import tracing  # noqa: F401 (imported, it registers its observer)
+            from .core.hooks import RunInfo, observers_for
 
             control.observers = observers_for(
                 RunInfo(agent, request.hooks.conversation_id, control)
@@ -255,20 +249,22 @@ class PreparedRun(AbstractContextManager):
         waiting = (
             self.control.execute_tools
             # no tool of the run waits for a decision
-            and self.control.features.get(DECIDES_KEY) is not False
+            and self.control.decides is not False
             and self.runtime.waiting(
-                agent, final["messages"], self.control, self.control.features.get(EFFECTS_KEY)
+                agent, final["messages"], self.control, self.control.hooks.effects
             )
         )
         branches: list[dict[str, Any]] = []
-        if "fan_out" in self.control.features:  # the run fanned out (graph/branches.py)
-            from .branches import branch_records
-
-            branches = branch_records(self.control)
+        fan_out = loaded("branches")  # the run may have fanned out (graph/features/branches.py)
+        if fan_out is not None and self.control.state_of(fan_out.FanOutRun) is not None:
+            branches = fan_out.branch_records(self.control)
         pending = waiting[1].pending if waiting else []
         if not pending and branches and any(b["status"] == "waiting" for b in branches):
             # inside branches of a fan-out: every branch's waiting calls
-            pending = [p for key, calls in self.control.waiting_in.items() if key for p in calls]
+            from .features.approvals import ApprovalsRun
+
+            waiting_in = self.control.own(ApprovalsRun).waiting
+            pending = [p for key, calls in waiting_in.items() if key for p in calls]
         response = Response(
             messages=to_openai(new),
             agent=agent,
@@ -286,13 +282,15 @@ class PreparedRun(AbstractContextManager):
         """The run's Response, or :class:`BudgetExceeded` / :class:`GuardrailTripped` (holding
         it) if a budget or a guardrail stopped it."""
         response = self.response(self.final)
-        if self.control.observers is not None:  # (graph/hooks.py: the run's end)
+        if self.control.observers is not None:  # (graph/core/hooks.py: the run's end)
             self.control.observers.ended(response)
-        stopped = self.control.exceeded or self.control.features.get(TRIPPED_KEY)
+        stopped = self.control.exceeded or self.control.stop_error()
         if stopped is not None:
             stopped.response = response
             raise stopped
-        waiting_in = self.control.features.get(WAITING_KEY)
+        approvals = loaded("approvals")  # calls wait only once its module is loaded
+        waiting = approvals and self.control.state_of(approvals.ApprovalsRun)
+        waiting_in = waiting.waiting if waiting else None
         nested = sorted(k for k in waiting_in if k and "/" in k) if waiting_in else []
         if nested and response.pending:
             error = SwarmError(
@@ -368,7 +366,7 @@ class PreparedRun(AbstractContextManager):
         """Swarm's stream: ``{"delim": ...}`` markers, deltas, then ``{"response": ...}``;
         with ``tool_results``, each tool answer too (``{"tool_result": message}``)."""
         if self.control.turns_left():  # max_turns <= 0: no model call, no events
-            from .swarm_events import SwarmEvents
+            from .features.swarm_events import SwarmEvents
 
             events = SwarmEvents(self, tool_results=tool_results)
             with self:
@@ -380,7 +378,7 @@ class PreparedRun(AbstractContextManager):
     async def aevents(self, *, tool_results: bool = False) -> AsyncIterator[dict[str, Any]]:
         """Async twin of :meth:`events`."""
         if self.control.turns_left():
-            from .swarm_events import SwarmEvents
+            from .features.swarm_events import SwarmEvents
 
             events = SwarmEvents(self, tool_results=tool_results)
             with self:

@@ -39,21 +39,20 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import Unpack
 
-from .builder import GraphSettings, build_graph_and_runtime, checked_middleware
-from .discovery import FUNCTIONS, Topology, find_topology
-from .models import ModelResolver
-from .node_names import FAN_OUT_MODES
+from .core.builder import GraphSettings, build_graph_and_runtime, checked_middleware
+from .core.discovery import FUNCTIONS, Topology, find_topology
+from .core.models import ModelResolver
+from .core.node_names import FAN_OUT_MODES
+from .core.runtime import GraphRuntime
+from .core.schema import tool_spec
+from .core.state import SwarmState
+from .core.types import Agent, Response
 from .options import middleware_of
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
-from .run_control import DECIDES_KEY
-from .runtime import GraphRuntime
-from .schema import tool_spec
-from .state import SwarmState
-from .types import Agent, Response
 
 if TYPE_CHECKING:
-    from .budget import Budget
-    from .context_schema import ContextSchema
+    from .features.budget import Budget
+    from .features.context_schema import ContextSchema
 
 __all__ = ["DEFAULT_STEP_LIMIT", "MAX_CACHED_GRAPHS", "MAX_CACHED_STARTS", "Swarm"]
 
@@ -78,15 +77,15 @@ class Swarm:
     raises :class:`StepLimitError` (each model reply and each tool round is one step).
     ``context_schema``: a pydantic model or ``TypedDict`` that types ``context_variables``
     (validated on entry and after every tool update, per-key reducers as ``Annotated[T, fn]``;
-    see :mod:`swarmgraph.graph.context_schema`); without it the context is a plain dict.
+    see :mod:`swarmgraph.graph.features.context_schema`); without it the context is a plain dict.
     ``parallel_handoffs``: when one reply calls several transfer tools, ``"last"`` (the
     default, Swarm's behaviour) runs them all, answers each with its own result and hands off
     to the last; ``"first"`` hands off to the first and does not run the later ones (each is
     answered that it was not run); ``"all"`` runs every target at once, as one
-    :class:`~swarmgraph.graph.parallel.Parallel`, each transfer call answered with its own
+    :class:`~swarmgraph.graph.features.parallel.Parallel`, each transfer call answered with its own
     branch's answer.
     ``middleware``: LangChain 1.x ``AgentMiddleware`` every agent's steps call, around each
-    agent's own ``Agent(middleware=...)`` (graph/middleware.py, docs/middleware.md).
+    agent's own ``Agent(middleware=...)`` (graph/core/middleware.py, docs/middleware.md).
     """
 
     def __init__(
@@ -110,7 +109,7 @@ class Swarm:
         #: The typed context (read once), or None: Swarm's plain dict.
         self.context_schema: ContextSchema | None = None
         if context_schema is not None:
-            from .context_schema import ContextSchema
+            from .features.context_schema import ContextSchema
 
             self.context_schema = ContextSchema.of(context_schema)
         self.client = client
@@ -209,13 +208,12 @@ class Swarm:
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
         # Discovery's marks (Topology.decides) hold while every agent's tools are the objects
         # it read (a tool added since may be marked: the run then reads them again).
-        features = run.control.features
-        if features.get(DECIDES_KEY) is None:
+        if run.control.decides is None:
             functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
             if len(functions) == len(topology.functions) and all(
                 map(is_, functions, topology.functions)
             ):
-                features[DECIDES_KEY] = topology.decides
+                run.control.decides = topology.decides
         return run
 
     # -- run --------------------------------------------------------------------------------
@@ -245,10 +243,10 @@ class Swarm:
 
         ``**extras`` (:class:`~swarmgraph.graph.prepared_run.RunExtras`): ``tool_results``
         (below) and ``hooks``, what a ``Session`` hands the run as one
-        :class:`~swarmgraph.graph.run_control.RunHooks` (its effect ledger, the prompt context
+        :class:`~swarmgraph.graph.core.run_control.RunHooks` (its effect ledger, the prompt context
         of its long-term recall, the injected tool inputs; each also accepted by its own name,
         ``effects=``, ``prompt_context=``, ``tool_inputs=``).
-        A tool that returns :class:`~swarmgraph.graph.parallel.Parallel` fans out: its
+        A tool that returns :class:`~swarmgraph.graph.features.parallel.Parallel` fans out: its
         agents run at once, each in its own branch, and ``Response.branches`` keeps each one's
         messages. If a branch stops for approval, resume with ``messages=history +
         response.messages``, ``approvals=`` and ``branches=response.branches``.
@@ -341,9 +339,9 @@ class Swarm:
 
 def _member(agent: Any) -> Agent:
     """``agent`` as a swarm member: an Agent as it is, a named compiled LangGraph graph as its
-    member (graph/native.py, loaded only then)."""
+    member (graph/features/native.py, loaded only then)."""
     if isinstance(agent, Agent):
         return agent
-    from .native import as_member
+    from .features.native import as_member
 
     return as_member(agent)

@@ -23,8 +23,8 @@ from .errors import UnknownAgentError, UnknownAgentWarning
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
+    from ..graph.core.types import Agent
     from ..graph.swarm import Swarm
-    from ..graph.types import Agent
     from .store import Snapshot
 
 
@@ -55,7 +55,7 @@ class KnownAgents:
         turn stores its active agent's place in this list (its rank) beside the name."""
         reachable = getattr(swarm, "reachable_agents", None)
         if reachable is None:  # a Swarm-like object of the caller's own
-            from ..graph.discovery import reachable_agents
+            from ..graph.core.discovery import reachable_agents
 
             found_all = reachable_agents([given])
         else:
@@ -122,7 +122,7 @@ class KnownAgents:
         namesakes = self.namesakes(given, stored_name, swarm)
         if namesakes:
             return namesakes[min(rank, len(namesakes) - 1)]
-        from ..graph.approvals import open_calls  # only a conversation nobody can resume
+        from ..graph.features.approvals import open_calls  # only a conversation nobody can resume
 
         found = None if turn is None else open_calls(turn.carried or turn.snapshot.messages)
         if found is not None:  # going on with ``given`` would leave these unanswered

@@ -30,7 +30,7 @@ from .approvals import already_decided, check_turn, pending_in, tail_outcomes
 from .fan_out_resume import paused_fan_out, paused_pending
 
 if TYPE_CHECKING:
-    from ..graph.approvals import PendingApproval
+    from ..graph.features.approvals import PendingApproval
     from .store import ConversationStore
 
 #: How many stored messages ``Session.pending`` reads: enough for one reply's tool answers.

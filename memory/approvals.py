@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ..graph.errors import SwarmgraphError
+from ..graph.core.errors import SwarmgraphError
 
 if TYPE_CHECKING:
     from .store import ConversationStore
@@ -60,7 +60,7 @@ def pending_in(
     ledger waits for nothing, one in flight elsewhere waits for its own turn, one in doubt is
     marked ``in_doubt``."""
     # The engine loads on first use, as elsewhere in memory/ (importing memory stays cheap).
-    from ..graph.approvals import as_pending, open_calls
+    from ..graph.features.approvals import as_pending, open_calls
 
     found = open_calls(messages)
     if found is None:
@@ -80,8 +80,8 @@ def tail_outcomes(
 ) -> dict[str, CallState]:
     """What the effect ledger holds for the unanswered calls ``messages`` end on, by call id
     (no read at all when every call is answered, the usual case)."""
-    from ..graph.approvals import open_calls
-    from ..graph.effects import effect_key
+    from ..graph.features.approvals import open_calls
+    from ..graph.features.effects import effect_key
     from .effect_ledger import recorded_outcomes
     from .turn_index import TURN
 
@@ -117,8 +117,8 @@ def already_decided(
     """Raise ``ApprovalAlreadyDecided`` for a decision about a call that no longer waits
     because someone decided it first (its decision is recorded): the loser of two people
     answering one approval, whichever turn id each used."""
-    from ..graph.effects import effect_key
-    from ..graph.errors import ApprovalAlreadyDecided
+    from ..graph.core.errors import ApprovalAlreadyDecided
+    from ..graph.features.effects import effect_key
 
     waiting = {p.id for p in pending}
     gone = [call_id for call_id in approvals if call_id not in waiting]
@@ -162,10 +162,10 @@ def replayed_decisions(
         >>> replayed_decisions(store, "conv", [asked], {"c1": False})
         Traceback (most recent call last):
         ...
-        swarmgraph.graph.errors.ApprovalAlreadyDecided: ...
+        swarmgraph.graph.core.errors.ApprovalAlreadyDecided: ...
     """
-    from ..graph.effects import effect_key
-    from ..graph.errors import ApprovalAlreadyDecided
+    from ..graph.core.errors import ApprovalAlreadyDecided
+    from ..graph.features.effects import effect_key
 
     asked: dict[str, tuple[str, str]] = {}  # ledger key -> (call id, tool)
     for message in messages:

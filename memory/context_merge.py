@@ -16,7 +16,7 @@ changes (``base`` -> ``new``) are replayed over what is stored now (``latest``):
   this turn did to the key: for numbers the difference ``new - base`` (a missing base counts
   as 0), for lists and strings the part this turn appended (``new[len(base):]``, when ``new``
   starts with ``base``; a missing base counts as empty; see
-  :func:`~swarmgraph.graph.context_changes.change_of`, which the join of parallel branches
+  :func:`~swarmgraph.graph.features.context_changes.change_of`, which the join of parallel branches
   uses too). So ``operator.add`` makes counters
   and append-only lists exact however turns interleave. (A typed context's additive reducer,
   ``Annotated[int, operator.add]``, is the same rule: the change is the sum of the run's own
@@ -51,7 +51,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..graph.context_changes import MISSING, change_of
+from ..graph.features.context_changes import MISSING, change_of
 
 #: A merge rule: ``rule(stored value, this turn's change) -> merged value``.
 MergeRule = Callable[[Any, Any], Any]

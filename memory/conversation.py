@@ -24,8 +24,8 @@ from .store import NO_MESSAGES, TurnWrite
 from .turn_index import ranked
 
 if TYPE_CHECKING:
-    from ..graph.approvals import PendingApproval
-    from ..graph.types import Agent
+    from ..graph.core.types import Agent
+    from ..graph.features.approvals import PendingApproval
     from .policies import MemoryPolicy
     from .store import ConversationStore
 

@@ -1,7 +1,8 @@
 """The effect ledger of a ``Session`` turn: effect tools recorded in the conversation's store.
 
 Every ``Session.run`` hands the engine one :class:`TurnLedger` (the
-:class:`~swarmgraph.graph.effects.EffectLedger` protocol), made on the run's first use of it
+:class:`~swarmgraph.graph.features.effects.EffectLedger` protocol), made on the run's first use of
+it
 (:mod:`~swarmgraph.memory.ledger_on_demand`). Records, beside the conversation's
 messages and context, on the same backend and with the same atomic, conditional saves:
 
@@ -35,8 +36,8 @@ come from any turn. So a decision meant for "may it run?" is never taken for "ru
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from swarmgraph.graph.effects import EffectCall, EffectOutcome, TurnSoFar
-    >>> from swarmgraph.graph.types import Agent
+    >>> from swarmgraph.graph.features.effects import EffectCall, EffectOutcome, TurnSoFar
+    >>> from swarmgraph.graph.core.types import Agent
     >>> from swarmgraph.memory.backends import open_store
     >>> store = open_store("memory://ledger-doc")
     >>> turn = TurnState("t-1", new=[HumanMessage("pay 7", id="h1")])
@@ -70,8 +71,8 @@ from .store import NO_MESSAGES, ConversationStore, Record, Snapshot, TurnWrite
 from .turn_index import TURN, turn_record, with_open
 
 if TYPE_CHECKING:
-    from ..graph.effects import EffectCall, EffectOutcome, TurnSoFar
-    from ..graph.types import Agent
+    from ..graph.core.types import Agent
+    from ..graph.features.effects import EffectCall, EffectOutcome, TurnSoFar
 
 __all__ = ["TurnLedger", "TurnState", "recorded_outcomes"]
 
@@ -126,7 +127,7 @@ def recorded_outcomes(
 ) -> dict[str, tuple[EffectOutcome, str | None]]:
     """What is recorded for the calls ``keys``: ``key -> (outcome, turn id that started it)``
     (two reads: the attempts started, the results)."""
-    from ..graph.effects import EffectOutcome
+    from ..graph.features.effects import EffectOutcome
 
     if not keys:
         return {}
@@ -147,7 +148,7 @@ def recorded_outcomes(
 
 
 class TurnLedger:
-    """The :class:`~swarmgraph.graph.effects.EffectLedger` of one ``Session`` turn; see the
+    """The :class:`~swarmgraph.graph.features.effects.EffectLedger` of one ``Session`` turn; see the
     module docstring. ``sent``: how many messages the run was given before its own (the
     history shown and the turn's messages so far); ``rank``: the rank of an agent among
     namesakes (stored with the turn, as its final save does)."""
@@ -228,7 +229,7 @@ class TurnLedger:
         """Record ``call`` started with the turn so far, in one save: the turn's open entry
         (the main conversation up to the reply that asked, or for a call in a parallel branch
         up to the fan-out, with every branch's record) and the call's ``started``."""
-        from ..graph.effects import EffectOutcome
+        from ..graph.features.effects import EffectOutcome
 
         turn = self.turn
         fan_out = turn_so_far.fan_out
@@ -287,8 +288,8 @@ class TurnLedger:
         the turn's start if it is the first effect). A crash there is not resumed: the retry
         asks the models again, and the calls they make are new effects; it warns about each
         call named (docs/parallel.md, "Effects inside branches after a crash", the limits)."""
-        from ..graph.effects import EffectOutcome
-        from ..graph.state import current_branch
+        from ..graph.core.state import current_branch
+        from ..graph.features.effects import EffectOutcome
 
         turn = self.turn
         started = {**EffectOutcome("started", attempt=call.attempt).as_record()}
@@ -359,7 +360,7 @@ class TurnLedger:
     def settle(
         self, questions: Mapping[str, EffectCall], given: Mapping[str, Any]
     ) -> dict[str, Any]:
-        from ..graph.errors import ApprovalAlreadyDecided
+        from ..graph.core.errors import ApprovalAlreadyDecided
 
         turn = self.turn
         recorded = self.store.records(self.conversation_id, APPROVAL, list(questions))
@@ -399,7 +400,7 @@ class TurnLedger:
         """Raise ``ApprovalAlreadyDecided`` for a question whose recorded decision is not the
         one ``given``; for a question about a call in doubt (``<call>#n``) whose own decision
         is not recorded, the decision that let the call run first counts."""
-        from ..graph.errors import ApprovalAlreadyDecided
+        from ..graph.core.errors import ApprovalAlreadyDecided
 
         wanted = {*given, *(questions[q].key for q in given)}
         recorded = self.store.records(self.conversation_id, APPROVAL, sorted(wanted))
@@ -416,7 +417,7 @@ class TurnLedger:
         open elsewhere (it may be running it right now): only a retry of that turn declares it
         in doubt. Elsewhere includes another run of this turn id, one that started the call
         after this run loaded (two callers deciding at once under one turn id)."""
-        from ..graph.errors import ApprovalAlreadyDecided
+        from ..graph.core.errors import ApprovalAlreadyDecided
 
         doubted = {q: questions[q] for q in fresh if "#" in q[len(questions[q].key) :]}
         if not doubted:
@@ -450,7 +451,7 @@ class TurnLedger:
         return None  # a Session resumes a turn from its open entry, not by position
 
     def idempotency_key(self, call: EffectCall) -> str:
-        from ..graph.effects import default_idempotency_key
+        from ..graph.features.effects import default_idempotency_key
 
         return default_idempotency_key(call.key, self.conversation_id)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 # Absolute: pytest imports memory/backends as a package of its own folder once (for its
 # setup), and a relative import out of memory/ fails there.
-from swarmgraph.graph.errors import SwarmgraphError, SwarmgraphWarning
+from swarmgraph.graph.core.errors import SwarmgraphError, SwarmgraphWarning
 
 from .urls import redact_url, scrub
 

@@ -22,8 +22,8 @@ from langchain_core.messages import BaseMessage
 from .store import Record
 
 if TYPE_CHECKING:
-    from ..graph.approvals import PendingApproval
-    from ..graph.types import Response
+    from ..graph.core.types import Response
+    from ..graph.features.approvals import PendingApproval
     from .store import ConversationStore
 
 #: The record a turn that paused inside a parallel branch is kept in (kind, key): the branches
@@ -57,7 +57,7 @@ def fan_out_records(response: Response, resumed: bool) -> list[Record]:
 
 def resume_branches(turn: Any, stored: dict, run_kwargs: dict[str, Any]) -> None:
     """An open turn that died inside parallel branches (an effect call in one of them was
-    recorded with every branch's progress, graph/branches.py ``progress_of``): the retry
+    recorded with every branch's progress, graph/features/branches.py ``progress_of``): the retry
     resumes each branch from its record (``Swarm.run(branches=)``), so a call recorded
     started comes back in doubt and one recorded done is answered from its record, never
     run again under a new name.
@@ -77,14 +77,14 @@ def resume_branches(turn: Any, stored: dict, run_kwargs: dict[str, Any]) -> None
 
 def paused_pending(paused: dict) -> list[PendingApproval]:
     """What a stored paused fan-out waits on, as ``PendingApproval`` s."""
-    from ..graph.approvals import PendingApproval
+    from ..graph.features.approvals import PendingApproval
 
     return [PendingApproval(**p) for p in paused.get("pending", [])]
 
 
 def open_call_ids(messages: Sequence[BaseMessage]) -> set[str]:
     """The ids of the tool calls the conversation ends on without an answer."""
-    from ..graph.approvals import open_calls
+    from ..graph.features.approvals import open_calls
 
     found = open_calls(messages)
     return {c.get("id") or "" for c in found[1]} if found else set()

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessage, BaseMessage
 
-    from ..graph.approvals import Decision
-    from ..graph.effects import EffectCall, EffectLedger, EffectOutcome, TurnSoFar
+    from ..graph.features.approvals import Decision
+    from ..graph.features.effects import EffectCall, EffectLedger, EffectOutcome, TurnSoFar
 
 __all__ = ["LedgerOnDemand"]
 
@@ -46,7 +46,8 @@ _MAKING = threading.Lock()
 
 class LedgerOnDemand(partial):
     """``LedgerOnDemand(make, *args, **kwargs)``: the
-    :class:`~swarmgraph.graph.effects.EffectLedger` ``make(*args, **kwargs)`` returns, made on
+    :class:`~swarmgraph.graph.features.effects.EffectLedger` ``make(*args, **kwargs)`` returns,
+    made on
     the first call of any of its methods (and only once); see the module docstring."""
 
     @property

@@ -38,7 +38,7 @@ from .long_term import LongTermMemory
 from .long_term_turn import LongTermTurn
 
 if TYPE_CHECKING:
-    from ..graph.types import Agent
+    from ..graph.core.types import Agent
 
 
 def long_term_hooks(*, recall: int = 3, user_key: str = "user_id") -> dict[str, Any]:

@@ -32,7 +32,7 @@ from .long_term_turn import OUTBOX, PENDING, LongTermTurn, apply_outbox
 from .store import Record
 
 if TYPE_CHECKING:
-    from ..graph.types import Agent
+    from ..graph.core.types import Agent
     from .fact_extract import Extractor
     from .store import ConversationStore
 

@@ -70,7 +70,7 @@ from .recall_block import RECALL_HEADER, block_text, render_facts
 from .store import Record
 
 if TYPE_CHECKING:
-    from ..graph.types import Agent
+    from ..graph.core.types import Agent
 
 #: The record kind of a turn's staged memory writes (key: the turn id).
 OUTBOX = "ltm-outbox"
@@ -85,7 +85,7 @@ __all__ = ["RECALL_HEADER", "TOOL_VALUE_CHARS", "AgentMemory", "LongTermTurn", "
 _WRITABLE = ("user", "agent")
 #: Loaded once a run was traced (a tracer provider is configured): then the writes after a
 #: turn are ``update_memory`` spans of its trace.
-_TRACING = "swarmgraph.graph.tracing"
+_TRACING = "swarmgraph.graph.features.tracing"
 
 
 def last_user_text(messages: Sequence[BaseMessage]) -> str:
@@ -171,7 +171,7 @@ class LongTermTurn:
         (``graph.guardrails.check_outside_text``; ``None``: it has none)."""
         if agent is None or not agent.input_guardrails:
             return None
-        from ..graph.guardrails import check_outside_text  # the engine loads on first use
+        from ..graph.features.guardrails import check_outside_text  # the engine loads on first use
 
         def screen(text: str) -> str | None:
             key = (id(agent), text)

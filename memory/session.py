@@ -28,7 +28,7 @@ Concurrent turns on one conversation never interleave messages; their context ch
 merged key by key (each run's changes applied over the latest stored version; a key both
 changed is reported, or combined by a ``merge=`` rule: :mod:`~swarmgraph.memory.context_merge`).
 A run that raises stores nothing: the turn did not happen, and the exception reaches the
-caller; except a run a :class:`~swarmgraph.graph.errors.SwarmError` stopped after it did
+caller; except a run a :class:`~swarmgraph.graph.core.errors.SwarmError` stopped after it did
 something (a budget, the step limit), which is saved as far as it got before the error is
 raised. A run's messages are stored as the engine made them (message ids, the model's usage
 and response metadata included), not rebuilt from ``Response.messages``' Swarm-style dicts.
@@ -68,8 +68,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import BaseMessage
 
-from ..graph.drivers import Step, arun_steps, run_steps
-from ..graph.errors import SwarmError
+from ..graph.core.drivers import Step, arun_steps, run_steps
+from ..graph.core.errors import SwarmError
 from ..graph.prepared_run import fold_hooks
 from ..graph.swarm import Swarm
 from .agent_resolution import KnownAgents
@@ -98,7 +98,7 @@ from .turn_write import MessageInput, as_messages, new_messages, saved_turn, tur
 from .urls import default_url
 
 if TYPE_CHECKING:
-    from ..graph.types import Agent, Response
+    from ..graph.core.types import Agent, Response
     from .fact_extract import Extractor
     from .long_term import LongTermMemory
 

@@ -13,7 +13,7 @@ A consumer that stops before that event (``break``, an exception in its loop bod
 of it, no context change, the active agent as it was, as for a ``Session.run`` that raised. An
 ``@effect`` tool that already ran is in the turn's effect ledger, as after a crash: a retry with
 the same ``turn_id`` resumes the turn without running it again (docs/storage.md,
-"Durability"). A run a :class:`~swarmgraph.graph.errors.SwarmError` stops (a budget) is saved
+"Durability"). A run a :class:`~swarmgraph.graph.core.errors.SwarmError` stops (a budget) is saved
 as far as it got, as ``run`` saves it, and the error is raised from the iterator. The run
 stops when the iterator is closed: at once with ``close()`` (``contextlib.closing``,
 ``contextlib.aclosing``), else when it is garbage-collected; it never saves after that.
@@ -45,11 +45,11 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
-from ..graph.drivers import Step
+from ..graph.core.drivers import Step
 
 if TYPE_CHECKING:
+    from ..graph.core.types import Agent, Response
     from ..graph.swarm import Swarm
-    from ..graph.types import Agent, Response
     from .turn_write import MessageInput
 
 __all__ = ["NOT_STREAMED", "StreamedTurns", "astream_steps", "stream_steps"]

@@ -27,8 +27,8 @@ from .context_merge import MergeRule, rebase
 from .errors import ContextConflictWarning
 
 if TYPE_CHECKING:
+    from ..graph.core.types import Response
     from ..graph.swarm import Swarm
-    from ..graph.types import Response
 
 
 def rebase_context(latest: dict, base: dict, new: dict) -> dict:
@@ -79,8 +79,8 @@ def merge_rules(swarm: Swarm, merge: dict[str, MergeRule]) -> dict[str, MergeRul
     schema = getattr(swarm, "context_schema", None)
     if schema is None:
         return merge
-    from ..graph.context_changes import ADDITIVE
-    from ..graph.context_schema import context_reducers
+    from ..graph.features.context_changes import ADDITIVE
+    from ..graph.features.context_schema import context_reducers
 
     additive = {k: r for k, r in context_reducers(schema).items() if r in ADDITIVE}
     return {**additive, **merge}

@@ -12,7 +12,8 @@ An entry is one of two kinds:
   held before them, ``new``: the caller's, ``run``: the run's, ``first``: the id of the first,
   so a replay checks it reads the right ones), and the agent holding the conversation after it
   (``agent``, with its ``rank`` among agents sharing that name);
-* ``open``: a turn in flight that ran an effect tool (graph/effects.py). Its messages so far
+* ``open``: a turn in flight that ran an effect tool (graph/features/effects.py). Its messages so
+far
   (the caller's, then the run's, up to the assistant message that called the tool), the
   context it started from (``base``) and has now, and its agent are kept here, not in the
   conversation, so concurrent turns never interleave messages; ``owner`` names the run that

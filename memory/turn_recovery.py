@@ -1,4 +1,4 @@
-"""A turn that did not finish cleanly: one a :class:`~swarmgraph.graph.errors.SwarmError`
+"""A turn that did not finish cleanly: one a :class:`~swarmgraph.graph.core.errors.SwarmError`
 stopped after it did something (kept as far as it got, every tool call answered), one an
 earlier attempt left open while it ran an effect tool (resumed from its entry, its messages
 carried over), and a save that finds the turn saved or held by another run.
@@ -27,8 +27,8 @@ from .turn_index import TURN, find_turn, stored_turn_messages
 from .turn_write import run_messages
 
 if TYPE_CHECKING:
-    from ..graph.errors import SwarmError
-    from ..graph.types import Response
+    from ..graph.core.errors import SwarmError
+    from ..graph.core.types import Response
     from .effect_ledger import TurnState
     from .store import ConversationStore
 
@@ -43,8 +43,8 @@ def replayed(
     """A stored turn (its entry, ``stored``) as a ``Response``: its run's messages from the
     store, and the stored ``context`` (``None``: the Session keeps none) as the run would
     have it. A turn id already stored is never run twice."""
-    from ..graph.messages import to_openai
-    from ..graph.types import Response
+    from ..graph.core.messages import to_openai
+    from ..graph.core.types import Response
     from .turn_context import restored
 
     size = stored["new"] + stored["run"]
@@ -58,7 +58,7 @@ def replayed(
 def answered(messages: list[BaseMessage], error: BaseException) -> list[BaseMessage]:
     """``messages`` with every tool call answered: a call the stop left unanswered gets an
     ``Error:`` saying why, so the stored conversation never ends on a call nobody answers."""
-    from ..graph.approvals import open_calls
+    from ..graph.features.approvals import open_calls
 
     found = open_calls(messages)
     if found is None:
@@ -87,7 +87,7 @@ def stopped_messages(
     on Temporal (swarmgraph/temporal/workflow.py) alike: ``run``, its messages, with every tool
     call answered; ``None`` when there is nothing to save (nothing happened and no earlier
     attempt ``opened`` the turn, or a decision that came second: ``ApprovalAlreadyDecided``)."""
-    from ..graph.errors import ApprovalAlreadyDecided
+    from ..graph.core.errors import ApprovalAlreadyDecided
 
     if isinstance(error, ApprovalAlreadyDecided) or error.response is None:
         return None

@@ -37,7 +37,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..graph.drivers import Step, run_steps
+from ..graph.core.drivers import Step, run_steps
 from .effect_ledger import TurnState
 from .policies import Folded
 from .store import Snapshot
@@ -45,9 +45,9 @@ from .store import Snapshot
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from ..graph.errors import SwarmError
+    from ..graph.core.errors import SwarmError
+    from ..graph.core.types import Agent, Response
     from ..graph.swarm import Swarm
-    from ..graph.types import Agent, Response
     from .long_term_turn import LongTermTurn
     from .turn_write import MessageInput
 

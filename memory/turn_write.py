@@ -26,8 +26,8 @@ from .turn_context import merge_rules, stored_form
 from .turn_index import LEGACY_LOG, TURN, done_entry, done_meta, legacy_records
 
 if TYPE_CHECKING:
+    from ..graph.core.types import Response
     from ..graph.swarm import Swarm
-    from ..graph.types import Response
     from .effect_ledger import TurnState
     from .long_term_session import LongTermSide
 
@@ -40,14 +40,14 @@ MessageInput: TypeAlias = (
 def as_messages(message: MessageInput) -> list[BaseMessage]:
     """The caller's new input as LangChain messages: a str is one user message; dicts
     (Swarm/OpenAI shape) and LangChain messages pass through
-    ``swarmgraph.graph.messages.to_langchain``.
+    ``swarmgraph.graph.core.messages.to_langchain``.
 
     Example:
         >>> [m.type for m in as_messages("hi")], [m.type for m in as_messages([
         ...     {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}])]
         (['human'], ['system', 'human'])
     """
-    from ..graph.messages import to_langchain
+    from ..graph.core.messages import to_langchain
 
     if isinstance(message, str):
         return [HumanMessage(message)]
@@ -76,7 +76,7 @@ def run_messages(response: Response) -> list[BaseMessage]:
         >>> [m.type for m in run_messages(Response(messages=[{"role": "user", "content": "hi"}]))]
         ['human']
     """
-    from ..graph.messages import to_langchain
+    from ..graph.core.messages import to_langchain
 
     native = response.langchain_messages
     if native is not None and len(native) == len(response.messages):

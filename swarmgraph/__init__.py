@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from .graph.lazy import lazy_exports
+from .graph.core.lazy import lazy_exports
 
 TYPE_CHECKING = False  # not from typing: importing typing costs every `swarmgraph --help`
 
@@ -32,14 +32,14 @@ __version__ = "0.2.0"
 # TYPE_CHECKING block below against it).
 _EXPORTS: dict[str, str] = {
     # the engine
-    "Agent": ".graph.types",
-    "Result": ".graph.types",
-    "Response": ".graph.types",
+    "Agent": ".graph.core.types",
+    "Result": ".graph.core.types",
+    "Response": ".graph.core.types",
     "Swarm": ".graph.swarm",
-    "SwarmState": ".graph.state",
-    "build_swarm_graph": ".graph.builder",
-    "handoff_tool": ".graph.member_handoff",
-    "function_to_json": ".graph.schema",
+    "SwarmState": ".graph.core.state",
+    "build_swarm_graph": ".graph.core.builder",
+    "handoff_tool": ".graph.features.member_handoff",
+    "function_to_json": ".graph.core.schema",
     # offline models
     "ScriptedChatModel": ".graph.chat_models.scripted",
     "scripted_tool_call": ".graph.chat_models.scripted",
@@ -53,23 +53,23 @@ _EXPORTS: dict[str, str] = {
     # Swarm's REPL helper, for any agent
     "run_demo_loop": ".app.demo_loop",
     # control of a running swarm (swarmgraph.history holds the views for Agent(history=...))
-    "needs_approval": ".graph.approvals",
-    "effect": ".graph.effects",
-    "PendingApproval": ".graph.approvals",
-    "Budget": ".graph.budget",
-    "BudgetExceeded": ".graph.errors",
-    "ApprovalAlreadyDecided": ".graph.errors",
-    "CALLER": ".graph.types",
-    "Route": ".graph.routes",
-    "Parallel": ".graph.parallel",
+    "needs_approval": ".graph.features.approvals",
+    "effect": ".graph.features.effects",
+    "PendingApproval": ".graph.features.approvals",
+    "Budget": ".graph.features.budget",
+    "BudgetExceeded": ".graph.core.errors",
+    "ApprovalAlreadyDecided": ".graph.core.errors",
+    "CALLER": ".graph.core.types",
+    "Route": ".graph.features.routes",
+    "Parallel": ".graph.features.parallel",
     # errors a caller catches (every one of ours derives from SwarmgraphError)
-    "SwarmgraphError": ".graph.errors",
-    "SwarmError": ".graph.errors",
-    "HandoffLoopError": ".graph.errors",
-    "ToolSchemaError": ".graph.errors",
-    "MissingModelError": ".graph.errors",
-    "GuardrailTripped": ".graph.errors",
-    "ContextConflict": ".graph.errors",
+    "SwarmgraphError": ".graph.core.errors",
+    "SwarmError": ".graph.core.errors",
+    "HandoffLoopError": ".graph.core.errors",
+    "ToolSchemaError": ".graph.core.errors",
+    "MissingModelError": ".graph.core.errors",
+    "GuardrailTripped": ".graph.core.errors",
+    "ContextConflict": ".graph.core.errors",
     "StorageUnavailable": ".memory.errors",
     "TurnOutcomeUnknown": ".memory.errors",
     "ContextSerializationError": ".memory.errors",
@@ -84,12 +84,9 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
     from .app.demo_loop import run_demo_loop
-    from .graph.approvals import PendingApproval, needs_approval
-    from .graph.budget import Budget
-    from .graph.builder import build_swarm_graph
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
-    from .graph.effects import effect
-    from .graph.errors import (
+    from .graph.core.builder import build_swarm_graph
+    from .graph.core.errors import (
         ApprovalAlreadyDecided,
         BudgetExceeded,
         ContextConflict,
@@ -100,14 +97,17 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         SwarmgraphError,
         ToolSchemaError,
     )
-    from .graph.member_handoff import handoff_tool
+    from .graph.core.schema import function_to_json
+    from .graph.core.state import SwarmState
+    from .graph.core.types import CALLER, Agent, Response, Result
+    from .graph.features.approvals import PendingApproval, needs_approval
+    from .graph.features.budget import Budget
+    from .graph.features.effects import effect
+    from .graph.features.member_handoff import handoff_tool
+    from .graph.features.parallel import Parallel
+    from .graph.features.routes import Route
     from .graph.onetoone.pattern import OneToOne, one_to_one
-    from .graph.parallel import Parallel
-    from .graph.routes import Route
-    from .graph.schema import function_to_json
-    from .graph.state import SwarmState
     from .graph.swarm import Swarm
-    from .graph.types import CALLER, Agent, Response, Result
     from .memory.backends import open_context_store, open_history
     from .memory.errors import (
         ContextSerializationError,

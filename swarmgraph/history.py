@@ -1,6 +1,6 @@
 """What the receiving agent sees: ready-made views for ``Agent(history=...)``.
 
-The views live in the engine (:mod:`swarmgraph.graph.history_views`); this module is their
+The views live in the engine (:mod:`swarmgraph.graph.features.history_views`); this module is their
 public home.
 
 Example:
@@ -14,6 +14,6 @@ Example:
 
 from __future__ import annotations
 
-from .graph.history_views import HistoryView, last, since_handoff, without_tool_calls
+from .graph.features.history_views import HistoryView, last, since_handoff, without_tool_calls
 
 __all__ = ["HistoryView", "last", "since_handoff", "without_tool_calls"]

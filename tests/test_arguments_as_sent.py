@@ -4,8 +4,8 @@ each one converts what it needs itself (tests/test_swarm_differential.py holds t
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage
-from swarmgraph.graph.memory_tools import remember
-from swarmgraph.graph.tool_calls import execute_tool_calls
+from swarmgraph.graph.core.tool_calls import execute_tool_calls
+from swarmgraph.graph.features.memory_tools import remember
 from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.long_term_turn import AgentMemory, LongTermTurn
 

@@ -8,9 +8,10 @@ import asyncio
 import gc
 import weakref
 
-from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, schema, scripted_tool_call
-from swarmgraph.graph.schema import tool_spec
-from swarmgraph.graph.types import transfer_tool
+from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.graph.core import schema
+from swarmgraph.graph.core.schema import tool_spec
+from swarmgraph.graph.core.types import transfer_tool
 
 
 def _user(text: str) -> dict:

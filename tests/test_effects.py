@@ -16,8 +16,8 @@ import pytest
 from pydantic import BaseModel
 from scale_helpers import fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.graph.parallel import Parallel
-from swarmgraph.graph.schema import function_to_json
+from swarmgraph.graph.core.schema import function_to_json
+from swarmgraph.graph.features.parallel import Parallel
 from swarmgraph.memory import Session
 from swarmgraph.memory.turn_index import stored_turns
 

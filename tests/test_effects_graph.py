@@ -1,5 +1,6 @@
 """Effect tools in the compiled graph: a checkpointer keeps the thread, LangGraph's store keeps
-the effect ledger (graph/effect_store.py). A process that dies inside a tool leaves the thread
+the effect ledger (graph/features/effect_store.py). A process that dies inside a tool leaves the
+thread
 at the checkpoint before that step; resuming it from a fresh process re-runs the step, which
 finds its reply in flight (no second model call), and the call in doubt (``interrupt()`` with
 ``in_doubt: True``) instead of running it again."""

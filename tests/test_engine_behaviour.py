@@ -340,7 +340,7 @@ def test_agents_are_found_through_closures_and_globals():
 
 
 def test_a_tool_that_declares_its_destination_is_taken_at_its_word():
-    from swarmgraph.graph.discovery import function_targets, handoff_targets
+    from swarmgraph.graph.core.discovery import function_targets, handoff_targets
 
     declared, named = Agent(name="Declared"), Agent(name="OnlyNamed")
 

@@ -9,14 +9,14 @@ import inspect
 import warnings
 
 import pytest
-from swarmgraph.graph.errors import SwarmgraphError, SwarmgraphWarning
+from swarmgraph.graph.core.errors import SwarmgraphError, SwarmgraphWarning
 
 import swarmgraph
 
 PUBLIC = ("swarmgraph", "swarmgraph.graph", "swarmgraph.memory")
 #: The modules that hold our errors: every class they define is checked, exported or not.
 ERROR_MODULES = (
-    "swarmgraph.graph.errors",
+    "swarmgraph.graph.core.errors",
     "swarmgraph.memory.errors",
     "swarmgraph.memory.approvals",
 )
@@ -152,7 +152,7 @@ def test_a_guardrail_trip_keeps_its_reason_in_str_repr_args_and_a_pickle_round_t
 def test_every_error_with_fields_pickles_as_itself_with_its_message():
     import pickle
 
-    from swarmgraph.graph.errors import BudgetExceeded, HandoffLoopError, StepLimitError
+    from swarmgraph.graph.core.errors import BudgetExceeded, HandoffLoopError, StepLimitError
 
     made = [
         HandoffLoopError(["A", "B", "A"], 3),

@@ -1,4 +1,5 @@
-"""The guardrail checks are one body for ``run`` and ``arun`` (graph/guardrails.py ``_checks``):
+"""The guardrail checks are one body for ``run`` and ``arun`` (graph/features/guardrails.py
+``_checks``):
 the same guardrails, sync or async, book the same trajectory and trip the same way on both
 paths, on the way into an agent and on its final answer."""
 

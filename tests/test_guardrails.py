@@ -12,13 +12,13 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from swarmgraph.graph.guardrails import (
+from swarmgraph.graph.core.run_control import RunControl
+from swarmgraph.graph.features.guardrails import (
     GuardrailResult,
     check_entry,
     guardrail,
     model_guardrail,
 )
-from swarmgraph.graph.run_control import RunControl
 
 from swarmgraph import (
     CALLER,

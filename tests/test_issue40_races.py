@@ -10,7 +10,7 @@ import threading
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from scale_helpers import BACKENDS, fresh_id
-from swarmgraph.graph.effects import EffectCall, FanOutSoFar, TurnSoFar
+from swarmgraph.graph.features.effects import EffectCall, FanOutSoFar, TurnSoFar
 from swarmgraph.memory.backends import open_store
 from swarmgraph.memory.effect_ledger import TurnLedger, TurnState
 from swarmgraph.memory.turn_index import TURN

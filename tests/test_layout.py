@@ -266,43 +266,38 @@ def test_non_editable_install_in_a_fresh_venv_next_to_a_users_graph_py(tmp_path,
     assert cli.returncode == 0 and "swarmgraph" in cli.stdout
 
 
-# -- the engine's core and its features (graph/features.py declares both) ---------------
+# -- the engine's layers: graph/core/ <- graph/features/ <- the API -------------------------
 GRAPH = ROOT / "graph"
+#: The API layer's modules, beside the two layer folders and the two subpackages.
+API = {"__init__", "swarm", "prepared_run", "observed_graph", "options", "process_exit"}
+SUBPACKAGES = {"core", "features", "chat_models", "onetoone"}
 
 
-def _features():
-    from swarmgraph.graph.features import CORE, FEATURES
-
-    return CORE, FEATURES
-
-
-def test_every_engine_module_is_core_or_a_feature():
-    core, features = _features()
-    modules = {path.stem for path in GRAPH.glob("*.py")}
-    assert not core & features
-    assert modules == core | features, (
-        f"unclassified: {sorted(modules - core - features)}, "
-        f"listed but missing: {sorted((core | features) - modules)}"
-    )
+def test_every_engine_module_is_in_a_layer():
+    """graph/ holds the API's modules and four folders: the core, the features, the model
+    adapters and OneToOne; a new module must say which layer it is by where it lives."""
+    top = {path.stem for path in GRAPH.glob("*.py")}
+    folders = {path.name for path in GRAPH.iterdir() if (path / "__init__.py").exists()}
+    assert top == API, f"modules outside the layers: {sorted(top - API)}"
+    assert folders == SUBPACKAGES
 
 
-def _module_level_imports(path: Path) -> set[str]:
-    """Sibling modules ``path`` imports at module level, outside ``if TYPE_CHECKING:``."""
+def _feature_imports(path: Path, module_level_only: bool) -> set[str]:
+    """The graph/features/ modules ``path`` (a graph/core/ module) imports, relatively."""
     found: set[str] = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                found.add(node.module.split(".")[0])
-            else:
-                found.update(alias.name for alias in node.names)
+    nodes = ast.parse(path.read_text()).body if module_level_only else None
+    for node in nodes if nodes is not None else ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+            head, _, rest = node.module.partition(".")
+            if head == "features":
+                found.add(rest or "features")
     return found
 
 
 def test_the_core_imports_no_feature_at_module_level():
-    core, features = _features()
     bad = {
-        name: sorted(_module_level_imports(GRAPH / f"{name}.py") & features)
-        for name in sorted(core)
+        path.stem: sorted(_feature_imports(path, module_level_only=True))
+        for path in sorted((GRAPH / "core").glob("*.py"))
     }
     assert {k: v for k, v in bad.items() if v} == {}
 
@@ -310,36 +305,17 @@ def test_the_core_imports_no_feature_at_module_level():
 def test_the_layout_check_sees_a_module_level_feature_import(tmp_path):
     fake = tmp_path / "fake.py"
     fake.write_text(
-        "from typing import TYPE_CHECKING\nfrom .budget import Budget\n"
-        "if TYPE_CHECKING:\n    from .effects import EffectLedger\n"
-        "def f():\n    from .routes import Route\n"
+        "from typing import TYPE_CHECKING\nfrom ..features.budget import Budget\n"
+        "if TYPE_CHECKING:\n    from ..features.effects import EffectLedger\n"
+        "def f():\n    from ..features.routes import Route\n"
     )
-    assert _module_level_imports(fake) == {"budget"}
-
-
-def test_no_two_engine_modules_import_each_other_even_for_types():
-    """Also counting ``TYPE_CHECKING`` imports: a pair of files that import each other is
-    read as one (approvals <-> effects, prepared_run <-> swarm_events were such pairs)."""
-    imports: dict[str, set[str]] = {}
-    for path in GRAPH.glob("*.py"):
-        found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                if node.module:
-                    found.add(node.module.split(".")[0])
-                else:
-                    found.update(alias.name for alias in node.names)
-        imports[path.stem] = found - {path.stem}
-    pairs = sorted(
-        {tuple(sorted((a, b))) for a in imports for b in imports[a] if a in imports.get(b, ())}
-    )
-    assert pairs == []
+    assert _feature_imports(fake, module_level_only=True) == {"budget"}
+    assert _feature_imports(fake, module_level_only=False) == {"budget", "effects", "routes"}
 
 
 PLAIN_PROGRAM = """
     import sys
     from swarmgraph import Agent, ScriptedChatModel, Swarm
-    from swarmgraph.graph.features import FEATURES
 
     sales = Agent(name="Sales", instructions="Sell bees.")
 
@@ -359,7 +335,8 @@ PLAIN_PROGRAM = """
     for _ in range(2):
         response = swarm.run(triage, [{"role": "user", "content": "I want bees"}])
     assert response.agent.name == "Sales" and response.usage["handoffs"] == 1, response
-    print(sorted(f for f in FEATURES if f"swarmgraph.graph.{f}" in sys.modules))
+    prefix = "swarmgraph.graph.features."
+    print(sorted(m[len(prefix):] for m in sys.modules if m.startswith(prefix)))
 """
 
 
@@ -406,10 +383,10 @@ def test_swarm_run_takes_swarms_own_parameters_and_a_few_of_ours():
 @pytest.mark.parametrize(
     "path, owner, name",
     [
-        ("graph/node.py", "AgentNode", "_prompt"),  # the instructions are built
-        ("graph/tool_calls.py", None, "run_tool_calls"),  # tools run
-        ("graph/node.py", "AgentNode", "_after_tools"),  # a handoff is found ...
-        ("graph/runtime.py", "GraphRuntime", "switch"),  # ... and the agent switches
+        ("graph/core/node.py", "AgentNode", "_prompt"),  # the instructions are built
+        ("graph/core/tool_calls.py", None, "run_tool_calls"),  # tools run
+        ("graph/core/node.py", "AgentNode", "_after_tools"),  # a handoff is found ...
+        ("graph/core/runtime.py", "GraphRuntime", "switch"),  # ... and the agent switches
     ],
 )
 def test_the_places_docs_internals_names_are_where_it_says(path, owner, name):

@@ -179,8 +179,8 @@ def test_a_model_supplied_user_id_is_rejected_and_changes_no_one(backend_url):
 
 
 def test_memory_tools_offer_no_user_id_and_no_shared_scope():
-    from swarmgraph.graph.memory_tools import MEMORY_TOOLS
-    from swarmgraph.graph.schema import tool_spec
+    from swarmgraph.graph.core.schema import tool_spec
+    from swarmgraph.graph.features.memory_tools import MEMORY_TOOLS
 
     for tool in MEMORY_TOOLS:
         spec = tool_spec(tool)

@@ -1,11 +1,11 @@
-"""Swarm/OpenAI dicts <-> LangChain messages (graph/messages.py)."""
+"""Swarm/OpenAI dicts <-> LangChain messages (graph/core/messages.py)."""
 
 from __future__ import annotations
 
 import copy
 
 import pytest
-import swarmgraph.graph.messages as messages_module
+import swarmgraph.graph.core.messages as messages_module
 from langchain_core.messages import (
     AIMessage,
     ChatMessage,
@@ -14,7 +14,12 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from swarmgraph.graph.messages import message_to_openai, parse_tool_calls, to_langchain, to_openai
+from swarmgraph.graph.core.messages import (
+    message_to_openai,
+    parse_tool_calls,
+    to_langchain,
+    to_openai,
+)
 
 
 def _assistant(content, tool_calls=None, sender="Triage", **extra):

@@ -1,4 +1,4 @@
-"""LangChain 1.x AgentMiddleware on a swarm agent (graph/middleware.py): LangChain's built-ins
+"""LangChain 1.x AgentMiddleware on a swarm agent (graph/core/middleware.py): LangChain's built-ins
 and decorators, each on ``Swarm.run`` and on the compiled graph, each checked by what it does
 (a test here fails when the middleware is ignored)."""
 
@@ -400,7 +400,8 @@ def test_human_in_the_loop_under_swarm_run_stops_and_says_why():
     assert "not run" in response.messages[-1]["content"]
 
 
-# -- the rate limit docs/internals.md walks (graph/rate_limit.py) --------------------------------
+# -- the rate limit docs/internals.md walks (graph/features/rate_limit.py)
+# --------------------------------
 class Clock:
     def __init__(self) -> None:
         self.now = 0.0
@@ -410,7 +411,7 @@ class Clock:
 
 
 def test_rate_limit_refuses_the_third_call_in_the_window_and_admits_after_it():
-    from swarmgraph.graph.rate_limit import RateLimitMiddleware
+    from swarmgraph.graph.features.rate_limit import RateLimitMiddleware
 
     clock = Clock()
     counter = Counter()
@@ -432,7 +433,7 @@ def test_rate_limit_refuses_the_third_call_in_the_window_and_admits_after_it():
 
 
 def test_rate_limit_is_per_agent_and_can_stop_the_run():
-    from swarmgraph.graph.rate_limit import RateLimitMiddleware
+    from swarmgraph.graph.features.rate_limit import RateLimitMiddleware
 
     clock = Clock()
     limit = RateLimitMiddleware(max_calls=1, window=10.0, clock=clock, exit_behavior="end")

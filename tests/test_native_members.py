@@ -14,7 +14,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
-from swarmgraph.graph.native import GraphAgent, as_member
+from swarmgraph.graph.features.native import GraphAgent, as_member
 from swarmgraph.memory import Session
 from typing_extensions import TypedDict
 
@@ -261,7 +261,7 @@ def test_a_failed_handoff_tool_call_is_not_a_handoff():
     triage = Agent(name="Triage")
     research = research_graph([], back_to=triage)
     member = as_member(research)
-    from swarmgraph.graph.native import GraphNode
+    from swarmgraph.graph.features.native import GraphNode
 
     node = GraphNode(type("R", (), {"max_consecutive_handoffs": 10})(), member)
     failed = ToolMessage("Error: boom", tool_call_id="1", name="transfer_to_triage", status="error")

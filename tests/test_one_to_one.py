@@ -11,6 +11,7 @@ import swarmgraph.graph.onetoone.pattern
 import swarmgraph.graph.onetoone.views  # noqa: F401 - imported for the doctest runner below
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from swarmgraph.graph.core.types import Agent, Response
 from swarmgraph.graph.onetoone.formats import OUTPUT_TYPES, format_history
 from swarmgraph.graph.onetoone.pattern import OneToOne, build_one_to_one_graph, one_to_one
 from swarmgraph.graph.onetoone.views import (
@@ -19,7 +20,6 @@ from swarmgraph.graph.onetoone.views import (
     messages_for,
     split_last_turn,
 )
-from swarmgraph.graph.types import Agent, Response
 
 
 class EchoAgent:

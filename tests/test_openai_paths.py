@@ -216,7 +216,7 @@ def test_streamed_argument_text_is_listened_to_only_where_a_call_can_stream():
     ``ChatOpenAI(streaming=True)``, ``stream=True``, or LangGraph's "messages" streaming."""
     from langchain_openai import ChatOpenAI
     from langgraph.pregel._messages import StreamMessagesHandler
-    from swarmgraph.graph.streamed_arguments import listener_for
+    from swarmgraph.graph.features.streamed_arguments import listener_for
 
     def greet(name: str) -> str:
         """Greet someone."""

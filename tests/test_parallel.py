@@ -20,8 +20,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 from swarmgraph.graph import BranchFailed
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
-from swarmgraph.graph.errors import DELETED
-from swarmgraph.graph.parallel import merge_contexts
+from swarmgraph.graph.core.errors import DELETED
+from swarmgraph.graph.features.parallel import merge_contexts
 
 from swarmgraph import (
     Agent,

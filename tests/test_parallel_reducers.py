@@ -12,8 +12,8 @@ from typing import Annotated, Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
-from swarmgraph.graph.context_changes import OnChange
-from swarmgraph.graph.parallel import merge_contexts, rule_by_reference, rule_reference
+from swarmgraph.graph.features.context_changes import OnChange
+from swarmgraph.graph.features.parallel import merge_contexts, rule_by_reference, rule_reference
 
 from swarmgraph import (
     Agent,

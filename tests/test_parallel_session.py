@@ -11,7 +11,7 @@ import time
 
 import pytest
 from scale_helpers import BACKENDS, fresh_id
-from swarmgraph.graph.branches import history_dicts
+from swarmgraph.graph.features.branches import history_dicts
 from swarmgraph.memory import Session
 from swarmgraph.memory.approvals import ApprovalPendingError
 from test_parallel import approval_desk, desk_with, swarm_of, writer_tool

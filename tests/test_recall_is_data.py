@@ -26,7 +26,7 @@ from swarmgraph.graph import (
     needs_approval,
     scripted_tool_call,
 )
-from swarmgraph.graph.guardrails import WITHHELD, check_outside_text
+from swarmgraph.graph.features.guardrails import WITHHELD, check_outside_text
 from swarmgraph.memory import LongTermMemory, Session, long_term_hooks
 from swarmgraph.memory.long_term import MAX_TEXT_BYTES
 from swarmgraph.memory.long_term_turn import TOOL_VALUE_CHARS

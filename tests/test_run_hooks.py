@@ -9,7 +9,7 @@ import asyncio
 
 from langchain_core.messages import HumanMessage
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
-from swarmgraph.graph.schema import INJECTED, tool_spec
+from swarmgraph.graph.core.schema import INJECTED, tool_spec
 
 USER = [{"role": "user", "content": "hello"}]
 

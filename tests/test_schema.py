@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 import pytest
 import typing_extensions
 from pydantic import BaseModel, Field, validate_call
-from swarmgraph.graph.schema import (
+from swarmgraph.graph.core.schema import (
     ToolArgumentError,
     ToolSchemaError,
     ToolSpec,

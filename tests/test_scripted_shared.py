@@ -7,7 +7,7 @@ branches of different fan-outs one after the other all still work."""
 from __future__ import annotations
 
 import pytest
-from swarmgraph.graph.errors import BranchFailed, ScriptSharedError
+from swarmgraph.graph.core.errors import BranchFailed, ScriptSharedError
 
 from swarmgraph import Agent, Parallel, ScriptedChatModel, Swarm, scripted_tool_call
 

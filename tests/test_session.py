@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.graph.messages import to_openai
+from swarmgraph.graph.core.messages import to_openai
 from swarmgraph.memory import ContextSerializationError, Session, open_context_store, open_history
 from swarmgraph.memory.backends import open_store
 from swarmgraph.memory.compare import TURN_1, TURN_2, refund_agents, refund_rules

@@ -58,7 +58,7 @@ class _Calls:
         # Every backend's save encodes through StoreBase.encode, in memory.store.
         writer = importlib.import_module("swarmgraph.memory.store")
         self._wrap(monkeypatch, writer, "encode_context", "encode")
-        messages = importlib.import_module("swarmgraph.graph.messages")
+        messages = importlib.import_module("swarmgraph.graph.core.messages")
         self._wrap(monkeypatch, messages, "to_langchain", "dict -> LangChain in Session")
         original = copy.deepcopy
 

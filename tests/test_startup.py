@@ -28,7 +28,7 @@ DEFERRED_BY_THE_ENGINE = (
     "swarmgraph.graph.onetoone",
     "swarmgraph.graph.chat_models",
     "langchain_core.tools",  # LangChain's tool classes: only for handoff_tool (a graph member)
-    "swarmgraph.graph.member_handoff",
+    "swarmgraph.graph.features.member_handoff",
 )
 
 

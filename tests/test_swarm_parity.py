@@ -13,7 +13,7 @@ from swarmgraph.graph.chat_models.scripted import (
     scripted_tool_call,
     scripted_tool_calls,
 )
-from swarmgraph.graph.node_names import assign_node_names
+from swarmgraph.graph.core.node_names import assign_node_names
 
 
 def user(text: str) -> dict:

@@ -47,7 +47,7 @@ def test_an_offline_worker_on_your_agents_says_why_it_only_echoes():
 
 
 def test_a_run_waiting_for_approval_prints_the_next_step():
-    from swarmgraph.graph.approvals import PendingApproval
+    from swarmgraph.graph.features.approvals import PendingApproval
 
     from swarmgraph.temporal.cli import waiting_lines
 

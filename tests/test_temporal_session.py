@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import temporal_agents as agents
 from langchain_core.messages import BaseMessage
-from swarmgraph.graph.effects import default_idempotency_key, effect_key
+from swarmgraph.graph.features.effects import default_idempotency_key, effect_key
 from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.effect_ledger import EFFECT
 from swarmgraph.memory.errors import TurnInProgress

@@ -78,7 +78,7 @@ def test_every_reachable_tool_is_found_by_agent_and_name() -> None:
 
 def test_the_model_activity_sends_names_as_the_in_process_step_does() -> None:
     """A model that sends ``name`` to OpenAI (ChatOpenAI) gets API-safe names and no
-    assistant names, on Temporal as in-process (graph/node.py)."""
+    assistant names, on Temporal as in-process (graph/core/node.py)."""
     from langchain_core.messages import AIMessage, HumanMessage
     from temporalio.testing import ActivityEnvironment
 

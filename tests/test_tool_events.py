@@ -1,4 +1,4 @@
-"""LangChain's tool callbacks for a swarm's tool calls (graph/tool_events.py): a handler, a
+"""LangChain's tool callbacks for a swarm's tool calls (graph/core/tool_events.py): a handler, a
 run collector and ``astream_events`` see each call start and end once, with its name, the
 arguments the model sent and the text the model reads; on ``Swarm.run`` and the graph."""
 
@@ -101,7 +101,7 @@ def test_astream_events_shows_the_tool_runs():
 
 
 def test_no_handler_no_events_object():
-    from swarmgraph.graph.tool_events import tool_events_for
+    from swarmgraph.graph.core.tool_events import tool_events_for
 
     assert tool_events_for({}, False) is None
     assert tool_events_for({"callbacks": []}, True) is None

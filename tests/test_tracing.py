@@ -1,4 +1,5 @@
-"""OpenTelemetry tracing (graph/tracing.py) through the run observers (graph/hooks.py): the span
+"""OpenTelemetry tracing (graph/features/tracing.py) through the run observers
+(graph/core/hooks.py): the span
 trees of a handoff, a fan-out, an approval, a budget stop and a Session turn, read back from
 the SDK's in-memory exporter; no content unless asked; nothing without a provider, nor without
 ``opentelemetry-api``."""
@@ -19,8 +20,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-from swarmgraph.graph import hooks, tracing
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
+from swarmgraph.graph.core import hooks
+from swarmgraph.graph.features import tracing
 
 from swarmgraph import (
     Agent,
@@ -648,7 +650,8 @@ def test_a_plain_program_runs_without_opentelemetry_installed():
         )
         print(reply.messages[-1]["content"])
         print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
-        print("swarmgraph.graph.hooks" in sys.modules, "swarmgraph.graph.tracing" in sys.modules)
+        print("swarmgraph.graph.core.hooks" in sys.modules, "swarmgraph.graph.features.tracing" in
+        sys.modules)
         """
     )
     assert done.returncode == 0, done.stderr
@@ -667,7 +670,7 @@ def test_the_global_provider_is_used_once_it_is_set():
 
         swarm = Swarm(chat_model=ScriptedChatModel(["Hi.", "Hi again."]))
         swarm.run(Agent(), [{"role": "user", "content": "hi"}])
-        print("swarmgraph.graph.hooks" in sys.modules)  # the default proxy: nobody observes
+        print("swarmgraph.graph.core.hooks" in sys.modules)  # the default proxy: nobody observes
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -710,7 +713,7 @@ def test_docs_name_every_span_and_event_the_tracer_emits():
     import re
 
     doc = (ROOT / "docs" / "tracing.md").read_text()
-    source = (ROOT / "graph" / "tracing.py").read_text()
+    source = (ROOT / "graph" / "features" / "tracing.py").read_text()
     emitted = set(re.findall(r'"(swarmgraph\.[a-z_.]+)"', source))
     emitted |= {f"swarmgraph.{kind}.tripped" for kind in ("guardrail", "precondition")}
     assert emitted and {name for name in emitted if f"`{name}`" not in doc} == set()
@@ -763,7 +766,7 @@ def test_the_tracing_benchmark_runs_each_contender_and_counts_the_spans(tmp_path
     out = run_tracing(number=2, repeat=2)
     assert out["spans_per_run"] == 6  # invoke_workflow, 2 invoke_agent, 2 chat, 1 execute_tool
     assert sorted(out["ratios"]) == sorted(RATIOS) and all(r > 0 for r in out["ratios"].values())
-    assert "swarmgraph.graph.hooks" in sys.modules  # put back after the hidden contenders
+    assert "swarmgraph.graph.core.hooks" in sys.modules  # put back after the hidden contenders
     assert tracing._chosen["provider"] is None  # the traced contender leaves tracing off
     bench(["--quick", "--only", "tracing", "--out", str(tmp_path)])
     text = (tmp_path / "RESULTS.md").read_text()

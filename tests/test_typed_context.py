@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, ConfigDict
 from swarmgraph.graph import ContextValidationError
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
-from swarmgraph.graph.context_schema import ContextSchema, context_reducers
+from swarmgraph.graph.features.context_schema import ContextSchema, context_reducers
 from typing_extensions import NotRequired, TypedDict
 
 from swarmgraph import (

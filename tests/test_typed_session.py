@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 from scale_helpers import BACKENDS
 from swarmgraph.graph import ContextValidationError
-from swarmgraph.graph.context_schema import ContextSchemaWarning
+from swarmgraph.graph.features.context_schema import ContextSchemaWarning
 from swarmgraph.memory import Session
 
 from swarmgraph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call

@@ -19,8 +19,8 @@ from collections.abc import Callable
 import pytest
 from scale_helpers import fresh_id
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.graph.discovery import reachable_agents
-from swarmgraph.graph.parallel import Parallel
+from swarmgraph.graph.core.discovery import reachable_agents
+from swarmgraph.graph.features.parallel import Parallel
 from swarmgraph.memory import Session
 from swarmgraph.memory.backends import open_store
 from swarmgraph.memory.errors import UnknownAgentError, UnknownAgentWarning

@@ -10,7 +10,9 @@ if __name__ == "__main__":
     args = main_parser("Library help desk: our Triage + a create_agent catalogue").parse_args()
     swarm, label = choose_swarm(rules, offline=args.offline)
     if label.startswith("real"):
-        from swarmgraph.graph.models import resolve_chat_model  # OPENAI_API_KEY / OPENAI_BASE_URL
+        from swarmgraph.graph.core.models import (
+            resolve_chat_model,  # OPENAI_API_KEY / OPENAI_BASE_URL
+        )
 
         member_model = resolve_chat_model(args.model or MODEL)
     else:

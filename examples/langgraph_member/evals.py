@@ -18,7 +18,9 @@ swarm = eval_swarm(rules)
 
 def member_model():
     if os.environ.get("SWARMGRAPH_EVALS") == "real":
-        from swarmgraph.graph.models import resolve_chat_model  # OPENAI_API_KEY / OPENAI_BASE_URL
+        from swarmgraph.graph.core.models import (
+            resolve_chat_model,  # OPENAI_API_KEY / OPENAI_BASE_URL
+        )
 
         return resolve_chat_model(MODEL)
     from swarmgraph import ScriptedChatModel

@@ -10,7 +10,7 @@ differences are visible to a Swarm program:
 - ``content: ""`` beside tool calls (vLLM, Ollama): Swarm keeps ``""`` in the message and
   sends it back as ``""``, where ``ChatOpenAI`` would send ``null``.
 
-Each is marked on the message with the adapter's own markers (graph/messages.py), which
+Each is marked on the message with the adapter's own markers (graph/core/messages.py), which
 ``ChatOpenAI`` itself ignores, as ``OpenAIClientChatModel`` marks them on ``Swarm(client=)``.
 Imported only when the default model is made (langchain_openai is heavy).
 
@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
-from ..messages import KEEP_EMPTY_CONTENT, OPENED_WITH_NULL
+from ..core.messages import KEEP_EMPTY_CONTENT, OPENED_WITH_NULL
 
 __all__ = ["SwarmChatOpenAI"]
 

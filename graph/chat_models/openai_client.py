@@ -44,7 +44,7 @@ from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..messages import OPENED_WITH_NULL, _get, ai_message_from_openai, to_openai
+from ..core.messages import OPENED_WITH_NULL, _get, ai_message_from_openai, to_openai
 
 __all__ = ["OpenAIClientChatModel", "openai_tool_choice", "wire_messages"]
 

@@ -35,8 +35,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from ..errors import ScriptExhaustedError, ScriptSharedError
-from ..features import loaded
+from ..core.errors import ScriptExhaustedError, ScriptSharedError
+from ..core.marks import loaded
 
 __all__ = [
     "ScriptExhaustedError",

@@ -36,7 +36,7 @@ from typing import Annotated, Any, Protocol, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from ..types import Agent
+from ..core.types import Agent
 from .formats import OutputType, format_history, validate_output_type
 from .views import agent_answer, messages_for, split_last_turn
 

@@ -208,7 +208,7 @@ def agent_answer(agent_or_output: Any, fallback: Any = None, *, name: str | None
     Anything else (numbers, unknown objects) -> ``fallback``.
 
     Example:
-        >>> from swarmgraph.graph.types import Response
+        >>> from swarmgraph.graph.core.types import Response
         >>> agent_answer(Response(messages=[
         ...     {"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]},
         ...     {"role": "tool", "tool_call_id": "1", "content": "42"},

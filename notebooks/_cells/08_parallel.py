@@ -367,7 +367,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from swarmgraph.graph.tracing import use_tracer_provider
+from swarmgraph.graph.features.tracing import use_tracer_provider
 
 exporter = InMemorySpanExporter()
 provider = TracerProvider()

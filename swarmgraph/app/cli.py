@@ -211,7 +211,7 @@ def _session(args: argparse.Namespace, conversation_id: str, agents: Sequence[An
 
 
 def _stored_dicts(session: Any) -> list[dict]:
-    from ..graph.branches import history_dicts
+    from ..graph.features.branches import history_dicts
 
     return history_dicts(session.messages)  # joined answers keep their parallel branches
 
@@ -290,7 +290,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
                 spans.clear()
     finally:
         if spans is not None:
-            from ..graph.tracing import use_tracer_provider
+            from ..graph.features.tracing import use_tracer_provider
 
             use_tracer_provider(None)
 
@@ -331,7 +331,7 @@ def _demo_spans() -> Any:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from ..graph.tracing import use_tracer_provider
+    from ..graph.features.tracing import use_tracer_provider
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -351,7 +351,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     user_agent = _user_agent(args.agent) if args.agent else None
     reachable: list[Any] = []
     if user_agent is not None:
-        from ..graph.discovery import reachable_agents
+        from ..graph.core.discovery import reachable_agents
 
         reachable = reachable_agents([user_agent])
     # Your agents ask for their own models (the start agent's first); a LangGraph member
@@ -434,7 +434,7 @@ def _mark_for_approval(agents: list, names: list[str]) -> None:
     functions stay unmarked (a marked copy replaces each in these agents only)."""
     import functools
 
-    from ..graph.approvals import needs_approval
+    from ..graph.features.approvals import needs_approval
 
     known = {f.__name__ for agent in agents for f in agent.functions}
     unknown = sorted(set(names) - known)
@@ -607,7 +607,7 @@ def _long_term_lines(args: argparse.Namespace, session: Any) -> list[str]:
 # -- graph ---------------------------------------------------------------------------------------
 def demo_app() -> Any:
     """The demo swarm compiled as a LangGraph app (offline model; only drawn, not run)."""
-    from ..graph.builder import build_swarm_graph
+    from ..graph.core.builder import build_swarm_graph
     from .demo import demo_agents, demo_model
 
     return build_swarm_graph(list(demo_agents()), chat_model=demo_model()).compile()
@@ -616,9 +616,9 @@ def demo_app() -> Any:
 def user_app(agent: Any) -> Any:
     """The user's swarm compiled for drawing (a scripted model: nothing runs). A compiled
     LangGraph graph that is not one of our agents is drawn as it is."""
-    from ..graph.builder import build_swarm_graph
     from ..graph.chat_models.scripted import ScriptedChatModel
-    from ..graph.types import Agent
+    from ..graph.core.builder import build_swarm_graph
+    from ..graph.core.types import Agent
 
     if not isinstance(agent, Agent):
         return agent
@@ -839,8 +839,8 @@ def _cmd_ui(args: argparse.Namespace, out: TextIO) -> int:
 def _user_errors() -> tuple[type[BaseException], ...]:
     import sqlite3
 
-    from ..graph.errors import SwarmError
-    from ..graph.models import MissingModelError
+    from ..graph.core.errors import SwarmError
+    from ..graph.core.models import MissingModelError
     from ..memory import ContextSerializationError, ContextVersionConflict
 
     errors: list[type[BaseException]] = [

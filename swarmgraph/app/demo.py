@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ..graph.chat_models.scripted import ScriptedChatModel, scripted_tool_calls
-from ..graph.types import Agent, Result
+from ..graph.core.types import Agent, Result
 from .demo_memory import memory_reply, recalled, with_memory_note
 
 __all__ = [

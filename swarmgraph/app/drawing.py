@@ -56,7 +56,7 @@ __all__ = [
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 _START, _END = "__start__", "__end__"
-_DYNAMIC = "dynamic_handoff"  # the engine's helper node (graph/node_names.py)
+_DYNAMIC = "dynamic_handoff"  # the engine's helper node (graph/core/node_names.py)
 _PARALLEL = ("parallel_branch", "parallel_join")  # a fan-out's (graph/node_names.HELPER_NODES)
 _BORDER = "#3b3b58"
 _HELPER_FILL = "#eeeeee"
@@ -166,7 +166,7 @@ def _agent_names(graph: Any) -> dict[str, str]:
 
     The first entry is the entry agent: the builder names the default agent's node first.
     """
-    from ..graph.builder import agents_of
+    from ..graph.core.builder import agents_of
 
     return {node: agent.name for node, agent in agents_of(graph).items()}
 

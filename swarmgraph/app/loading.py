@@ -101,13 +101,13 @@ def _import(where: str) -> ModuleType:
 
 
 def _is_member(value: Any) -> bool:
-    from ..graph.types import Agent, is_compiled_graph
+    from ..graph.core.types import Agent, is_compiled_graph
 
     return isinstance(value, Agent) or is_compiled_graph(value)
 
 
 def _agents_in(module: ModuleType) -> dict[str, Any]:
-    from ..graph.types import Agent
+    from ..graph.core.types import Agent
 
     return {k: v for k, v in vars(module).items() if isinstance(v, Agent) and not k.startswith("_")}
 

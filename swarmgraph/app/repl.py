@@ -241,7 +241,7 @@ class Repl:
         if count < self.seen:
             self.say("(another client cleared this conversation)")
         else:
-            from ..graph.messages import to_openai
+            from ..graph.core.messages import to_openai
 
             new = self.session.store.messages(self.session.conversation_id)[self.seen :]
             many = f"{len(new)} new message" + ("s" if len(new) != 1 else "")
@@ -388,7 +388,7 @@ def _context(repl: Repl, _: str) -> bool:
 
 
 def _history(repl: Repl, _: str) -> bool:
-    from ..graph.branches import history_dicts
+    from ..graph.features.branches import history_dicts
 
     lines = conversation_lines(history_dicts(repl.session.messages), repl.style)
     repl.say("\n".join(lines) if lines else "(no stored messages)")
@@ -435,7 +435,7 @@ def _reachable(repl: Repl) -> list[Any]:
         swarm = swarm.swarm  # a wrapper (LoopSwarm) around the Swarm
     if hasattr(swarm, "reachable_agents"):
         return list(swarm.reachable_agents(repl.agent))
-    from ..graph.discovery import reachable_agents
+    from ..graph.core.discovery import reachable_agents
 
     return reachable_agents([repl.agent])
 

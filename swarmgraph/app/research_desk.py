@@ -37,8 +37,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from ..graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
-from ..graph.parallel import Parallel
-from ..graph.types import Agent, Result
+from ..graph.core.types import Agent, Result
+from ..graph.features.parallel import Parallel
 
 __all__ = ["FINDINGS", "research_desk", "research_model"]
 

@@ -33,7 +33,7 @@ from langgraph.graph.state import CompiledStateGraph
 from swarmgraph.app.demo import demo_agents, demo_model
 from swarmgraph.app.research_desk import research_desk, research_model
 from swarmgraph.graph import build_swarm_graph
-from swarmgraph.graph.state import SwarmInput
+from swarmgraph.graph.core.state import SwarmInput
 
 __all__ = ["graph", "make_graph", "make_research_graph", "research_graph"]
 

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from ..graph.node import _as_sent
-from ..graph.runtime import _SENDS_NAMES
-from ..graph.schema import tool_spec
+from ..graph.core.node import _as_sent
+from ..graph.core.runtime import _SENDS_NAMES
+from ..graph.core.schema import tool_spec
 from .errors import TemporalInputError
 from .roster import Roster
 from .wire import check_json, context_in, context_out, encode_result, messages_in, messages_out
@@ -52,7 +52,9 @@ class SwarmActivities:
         its tools bound from their schemas (Temporal retries a failed call with backoff)."""
         model: Any = self.swarm.resolver.get(call["model"])
         prompt = messages_in(call["prompt"])
-        if type(model).__name__ in _SENDS_NAMES:  # as the in-process step sends (graph/node.py)
+        if (
+            type(model).__name__ in _SENDS_NAMES
+        ):  # as the in-process step sends (graph/core/node.py)
             prompt = [_as_sent(m) for m in prompt]
         kwargs = dict(call["kwargs"])
         tools = kwargs.pop("tools", None)

@@ -127,7 +127,7 @@ def waiting_lines(
     then the next step (the workflow waits, holding no worker, until it is decided).
 
     Example:
-        >>> from swarmgraph.graph.approvals import PendingApproval
+        >>> from swarmgraph.graph.features.approvals import PendingApproval
         >>> call = PendingApproval(id="c1", agent="Sales", tool="refund", arguments={"n": 7})
         >>> print("\\n".join(waiting_lines([call], "127.0.0.1:7233", "default", "swarm-1")))
         ... # doctest: +NORMALIZE_WHITESPACE

@@ -18,9 +18,9 @@ from typing import Any
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
-from ..graph.budget import Budget
-from ..graph.errors import BudgetExceeded
-from ..graph.types import Agent, Response
+from ..graph.core.errors import BudgetExceeded
+from ..graph.core.types import Agent, Response
+from ..graph.features.budget import Budget
 from .driver import ActivityOptions
 from .errors import TemporalInputError, TemporalRunFailed, TemporalUnavailable
 from .tracing import plugins_for
@@ -236,7 +236,7 @@ async def result_of(handle: WorkflowHandle[Any, Any], agent: Agent | str | None 
 
 async def pending_on_temporal(handle: WorkflowHandle[Any, Any]) -> list[Any]:
     """The calls the run waits on (``PendingApproval``s; ``[]`` when none)."""
-    from ..graph.approvals import PendingApproval
+    from ..graph.features.approvals import PendingApproval
 
     return [PendingApproval(**p) for p in await handle.query("pending")]
 

@@ -1,8 +1,8 @@
-"""The third driver (graph/drivers.py): the step's model call and tool calls as activities.
+"""The third driver (graph/core/drivers.py): the step's model call and tool calls as activities.
 
 The workflow runs the engine's own step, unchanged (``Swarm.arun``: handoffs, routes,
 guardrails, preconditions, budgets and the join of a fan-out are decided there, in the
-workflow, from the activities' recorded results); :data:`~swarmgraph.graph.drivers.STAND_IN`
+workflow, from the activities' recorded results); :data:`~swarmgraph.graph.core.drivers.STAND_IN`
 hands each call that leaves the process to :class:`TemporalDriver`:
 
 - the model call: the ``swarmgraph.model_call`` activity, retried with exponential backoff
@@ -31,9 +31,9 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
-from ..graph.drivers import AsyncDriver
-from ..graph.effects import default_idempotency_key
-from ..graph.schema import tool_spec
+from ..graph.core.drivers import AsyncDriver
+from ..graph.core.schema import tool_spec
+from ..graph.features.effects import default_idempotency_key
 from .activities import MODEL_ACTIVITY, TOOL_ACTIVITY
 from .errors import TemporalInputError, ToolInDoubt
 from .marks import is_idempotent
@@ -42,7 +42,7 @@ from .roster import Roster
 from .wire import check_json, context_in, context_out, decode_result, messages_in, messages_out
 
 if TYPE_CHECKING:
-    from ..graph.context_schema import ContextSchema
+    from ..graph.features.context_schema import ContextSchema
 
 __all__ = ["ActivityOptions", "TemporalDriver"]
 

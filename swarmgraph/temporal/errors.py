@@ -1,7 +1,7 @@
 """The errors of a swarm run on Temporal; each one derives from ``SwarmgraphError``.
 
 Example:
-    >>> from swarmgraph.graph.errors import SwarmgraphError
+    >>> from swarmgraph.graph.core.errors import SwarmgraphError
     >>> issubclass(TemporalRunFailed, SwarmgraphError), issubclass(TemporalInputError, ValueError)
     (True, True)
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph.errors import SwarmgraphError
+from ..graph.core.errors import SwarmgraphError
 
 __all__ = ["TemporalInputError", "TemporalRunFailed", "TemporalUnavailable", "ToolInDoubt"]
 

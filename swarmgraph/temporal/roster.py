@@ -2,7 +2,7 @@
 
 A run names its start agent by import path (``"app.agents:triage"`` or
 ``"path/to/app.py:triage"``): the workflow and every activity, on whichever worker, import it
-there and find the agents it can hand off to (handoff discovery, graph/discovery.py). A tool is
+there and find the agents it can hand off to (handoff discovery, graph/core/discovery.py). A tool is
 named by its agent and its own name; a handoff's target by its agent's name. So every agent and
 tool of a run must be importable by the workers, and reachable from the start agent.
 
@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph.discovery import reachable_agents
-from ..graph.schema import tool_spec
-from ..graph.types import Agent
+from ..graph.core.discovery import reachable_agents
+from ..graph.core.schema import tool_spec
+from ..graph.core.types import Agent
 from .errors import TemporalInputError
 
 __all__ = ["Roster"]

@@ -55,8 +55,8 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
-from ..graph.messages import to_langchain
-from ..graph.types import Agent
+from ..graph.core.messages import to_langchain
+from ..graph.core.types import Agent
 from .roster import Roster
 from .wire import check_json, context_out, messages_in, messages_out, response_in, response_out
 

@@ -1,7 +1,7 @@
 """One run on Temporal, one trace: temporalio's OpenTelemetry plugin on the client (and so on
 every worker made from it).
 
-The engine's spans (graph/tracing.py: ``invoke_workflow``, ``invoke_agent``, ``chat``,
+The engine's spans (graph/features/tracing.py: ``invoke_workflow``, ``invoke_agent``, ``chat``,
 ``execute_tool``) are made where the engine runs, in the workflow; the calls they wrap run in
 activities, on any worker. temporalio's ``OpenTelemetryPlugin`` carries the current span in
 the headers of everything the client starts and the workflow schedules: the workflow runs

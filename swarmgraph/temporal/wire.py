@@ -33,8 +33,8 @@ from langchain_core.messages import BaseMessage, messages_from_dict, messages_to
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ..graph.budget import Budget
-from ..graph.types import CALLER, Agent, Response, Result
+from ..graph.core.types import CALLER, Agent, Response, Result
+from ..graph.features.budget import Budget
 from .errors import TemporalInputError
 
 __all__ = [
@@ -111,7 +111,7 @@ def encode_result(raw: Any) -> dict[str, Any]:
     anything else as its text (what the engine would have made of it anyway)."""
     if isinstance(raw, Agent):
         return _agent_out(raw)
-    parallel = sys.modules.get("swarmgraph.graph.parallel")  # loaded once a tool fans out
+    parallel = sys.modules.get("swarmgraph.graph.features.parallel")  # loaded once a tool fans out
     if parallel is not None and isinstance(raw, parallel.Parallel):
         return {
             "parallel": {
@@ -158,7 +158,7 @@ def decode_result(data: Mapping[str, Any], agent_named: Callable[[str], Agent]) 
     if "text" in data:
         return data["text"]
     if "parallel" in data:
-        from ..graph.parallel import Parallel
+        from ..graph.features.parallel import Parallel
 
         fan = data["parallel"]
         join = None if fan["join"] is None else agent_named(fan["join"])
@@ -229,7 +229,7 @@ def response_out(response: Response) -> dict[str, Any]:
 def response_in(data: Mapping[str, Any], agent_named: Callable[[str], Agent | None]) -> Response:
     """The :class:`Response` :func:`response_out` wrote; its agent looked up by
     ``agent_named`` (an ``Agent`` of that name only, when the caller cannot import it)."""
-    from ..graph.approvals import PendingApproval
+    from ..graph.features.approvals import PendingApproval
 
     name = data.get("agent")
     agent = None if name is None else (agent_named(name) or Agent(name=name))

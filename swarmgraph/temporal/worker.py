@@ -17,7 +17,7 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from temporalio.workflow import NondeterminismError
 
-from ..graph.errors import SwarmgraphError
+from ..graph.core.errors import SwarmgraphError
 from ..graph.swarm import Swarm
 from .activities import SwarmActivities
 from .roster import Roster

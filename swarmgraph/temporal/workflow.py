@@ -21,9 +21,9 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
-from ..graph.drivers import STAND_IN
-from ..graph.errors import SwarmError, SwarmgraphError
-from ..graph.messages import to_langchain
+from ..graph.core.drivers import STAND_IN
+from ..graph.core.errors import SwarmError, SwarmgraphError
+from ..graph.core.messages import to_langchain
 from ..graph.swarm import Swarm
 from .driver import ActivityOptions, TemporalDriver
 from .errors import TemporalInputError
@@ -184,7 +184,7 @@ class SwarmRun:
         """What a run a ``SwarmError`` stopped saves, as ``Session.run`` does
         (``memory.turn_recovery.kept_run``): its messages so far, every tool call answered
         with why it did not run; nothing when nothing happened (or a decision came second)."""
-        from ..graph.messages import to_openai
+        from ..graph.core.messages import to_openai
         from ..memory.turn_recovery import stopped_messages
 
         ran = [*added, *error.response.messages] if error.response is not None else []

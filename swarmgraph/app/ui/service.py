@@ -139,9 +139,9 @@ class UiService:
 
     def graph(self) -> dict[str, Any]:
         """The swarm's agents (nodes) and handoff edges, from its compiled graph."""
-        from ...graph.builder import build_swarm_graph
         from ...graph.chat_models.scripted import ScriptedChatModel
-        from ...graph.discovery import reachable_agents
+        from ...graph.core.builder import build_swarm_graph
+        from ...graph.core.discovery import reachable_agents
 
         agents = reachable_agents([self.agent, *self.agents])
         builder = build_swarm_graph(agents, chat_model=ScriptedChatModel([]))

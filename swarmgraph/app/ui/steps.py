@@ -157,7 +157,7 @@ _register_lock = threading.Lock()
 
 
 def _tool_keys_observer(run: Any) -> Any:
-    """An observer of the run if a watcher is current where it starts (graph/hooks.py asks
+    """An observer of the run if a watcher is current where it starts (graph/core/hooks.py asks
     every run): it queues, for each tool call that returned a ``Result`` with
     ``context_variables``, which keys that tool set (``kind="keys"``), so a step that ran two
     tools says which changed what. A tool that changed the live dict in place is not seen
@@ -165,7 +165,7 @@ def _tool_keys_observer(run: Any) -> Any:
     watcher = _CURRENT.get()
     if watcher is None:
         return None
-    from ...graph.hooks import RunObserver
+    from ...graph.core.hooks import RunObserver
 
     queue = watcher.queue
 
@@ -187,10 +187,10 @@ def watching(watcher: StepWatcher) -> Iterator[StepWatcher]:
     global _registered
     with _register_lock:
         if not _registered:  # once per process: LangChain asks each hook on every run
-            from ...graph.hooks import register
+            from ...graph.core.hooks import register
 
             register_configure_hook(_CURRENT, inheritable=True)
-            register(_tool_keys_observer)  # which tool set which key (graph/hooks.py)
+            register(_tool_keys_observer)  # which tool set which key (graph/core/hooks.py)
             _registered = True
     token = _CURRENT.set(watcher)
     try:

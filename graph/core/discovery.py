@@ -1,0 +1,292 @@
+"""Find, before anything runs, which agents each agent can hand off to.
+
+A handoff is a tool that returns an ``Agent`` (or a ``Result`` carrying one). A tool that
+declares its destination (``__swarmgraph_target__``: the generated ``transfer_to_*`` tools of
+``handoffs=``, and ``transfer_back``) is taken at its word, as langgraph-swarm reads its handoff
+tools' metadata. A hand-written transfer function declares nothing, so its code is read
+instead: closure cells, module globals the function names, ``functools.partial`` arguments and
+the functions they wrap. A function that names an agent but never returns it still yields an
+edge: the graph shows every *possible* handoff, and a handoff nobody could see in advance still
+works at run time (see ``builder``).
+
+Example:
+    >>> from swarmgraph.graph.core.types import Agent
+    >>> sales = Agent(name="Sales")
+    >>> def transfer_to_sales():
+    ...     return sales
+    >>> triage = Agent(name="Triage", functions=[transfer_to_sales])
+    >>> [a.name for a in handoff_targets(triage)]
+    ['Sales']
+    >>> [a.name for a in reachable_agents([triage])]
+    ['Triage', 'Sales']
+    >>> list(find_topology([triage]).agents)  # node name -> agent, in the same order
+    ['Triage', 'Sales']
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
+from typing import Any
+
+from .marks import plan_of
+from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
+from .types import CALLER, Agent, is_compiled_graph
+
+#: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).
+_TARGET_ATTR = "__swarmgraph_target__"
+_UNDECLARED = object()
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):  # nested functions and comprehensions
+            names |= _code_names(const)
+    return names
+
+
+def _agents_in(value: Any) -> list[Agent]:
+    # CALLER stands for "whoever handed off here": never a node of its own.
+    if isinstance(value, Agent):
+        return [value] if value is not CALLER else []
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [a for v in value for a in _one_agent(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _one_agent(v)]
+    return _members(value)  # a named compiled LangGraph graph is a member too
+
+
+def _one_agent(value: Any) -> list[Agent]:
+    if isinstance(value, Agent):
+        return [value] if value is not CALLER else []
+    return _members(value)
+
+
+def _members(value: Any) -> list[Agent]:
+    """The members a value that is not an Agent holds: a named compiled LangGraph graph's
+    (graph/features/native.py, loaded only for one)."""
+    if not is_compiled_graph(value):
+        return []
+    from ..features.native import members_in
+
+    return members_in(value)
+
+
+def function_targets(func: Callable[..., Any]) -> list[Agent]:
+    """Agents a tool function may hand off to, in first-seen order: the destination the tool
+    declares (``__swarmgraph_target__``), else what its code, closure and partial arguments name.
+
+    Example:
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> a, b = Agent(name="A"), Agent(name="B")
+        >>> def make(target):
+        ...     def go():
+        ...         return target
+        ...     return go
+        >>> [t.name for t in function_targets(make(b))]
+        ['B']
+    """
+    found: list[Agent] = []
+    seen_funcs: set[int] = set()
+
+    def visit(f: Any) -> None:
+        if id(f) in seen_funcs:
+            return
+        seen_funcs.add(id(f))
+        target = getattr(f, _TARGET_ATTR, _UNDECLARED)
+        if target is not _UNDECLARED:  # the tool says where it goes: no need to read its code
+            found.extend(_agents_in(target))
+            return
+        if isinstance(f, functools.partial):
+            for value in (*f.args, *f.keywords.values()):
+                found.extend(_agents_in(value))
+            visit(f.func)
+            return
+        if isinstance(f, types.MethodType):
+            visit(f.__func__)
+            return
+        wrapped = getattr(f, "__wrapped__", None)
+        if wrapped is not None:
+            visit(wrapped)
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                found.extend(_agents_in(cell.cell_contents))
+            except ValueError:  # an empty cell (variable not bound yet)
+                continue
+        module_globals = getattr(f, "__globals__", {})
+        for name in sorted(_code_names(code)):
+            if name in module_globals:
+                found.extend(_agents_in(module_globals[name]))
+
+    visit(func)
+    unique: dict[int, Agent] = {}
+    for agent in found:
+        unique.setdefault(id(agent), agent)
+    return list(unique.values())
+
+
+def handoff_targets(agent: Agent) -> list[Agent]:
+    """Every agent ``agent`` may hand off to (never itself), in first-seen order."""
+    unique: dict[int, Agent] = {}
+    for func in agent.tools:
+        for target in function_targets(func):
+            if target is not agent:
+                unique.setdefault(id(target), target)
+    return list(unique.values())
+
+
+def discover(agents: Iterable[Agent]) -> tuple[list[Agent], dict[int, list[Agent]]]:
+    """The given agents plus every agent reachable from them through handoffs and routes,
+    in breadth-first order, and each one's handoff targets by ``id`` (each agent's tools
+    are read once: the walk, the builder and Swarm's topology key all need them)."""
+    order: list[Agent] = []
+    targets: dict[int, list[Agent]] = {}
+    queue = [a if isinstance(a, Agent) else _member(a) for a in agents]
+    while queue:
+        agent = queue.pop(0)
+        if id(agent) in targets:
+            continue
+        targets[id(agent)] = handoff_targets(agent)
+        order.append(agent)
+        queue.extend(targets[id(agent)])
+        if agent.routes:  # routes switch agents too
+            from ..features.routes import routes_of
+
+            queue.extend(route.to for route in routes_of(agent))
+        if agent.on_trip is not None:  # so does a tripped guardrail
+            queue.append(agent.on_trip)
+    return order, targets
+
+
+def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
+    """The given agents plus every agent reachable from them through handoffs (BFS order)."""
+    return discover(agents)[0]
+
+
+#: Reads an agent's ``functions`` (C-level, for the identity check in ``Swarm``).
+FUNCTIONS = attrgetter("functions")
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The agents reachable from a start, found once: what a compiled graph is built from.
+
+    ``agents``: node name -> agent, in discovery order (names from
+    :func:`~swarmgraph.graph.core.node_names.assign_node_names`); ``nodes``: the reverse;
+    ``targets``: each agent's handoff targets, by ``id``. ``key`` is what the compiled graph
+    depends on: every agent's node name, kind (ours or a LangGraph member), the nodes it can
+    hand off to, its routes' (node, label), ``can_return``, its ``on_trip`` fallback and what it
+    ``requires`` (both drawn). Two agent sets with the same
+    key share one compiled graph (``Swarm`` caches by it).
+    """
+
+    agents: dict[str, Agent]
+    nodes: dict[Agent, str]
+    targets: dict[int, list[Agent]]
+    key: tuple
+    #: Node names of the agents with a tool that may return ``Parallel`` (their graph gets
+    #: the branch and join nodes, see ``graph/features/branches.py``).
+    fan_out: frozenset[str] = frozenset()
+    #: A tool of these agents is marked ``@needs_approval`` / ``@effect`` or takes an
+    #: ``idempotency_key``: runs need the approvals and effects features
+    # (graph/features/decisions.py).
+    decides: bool = False
+    #: Every agent's ``functions`` as discovery read them: ``decides`` holds while they are
+    #: still these (``Swarm`` checks by identity before each run: an agent is a config
+    #: object a program may change between runs).
+    functions: tuple[Any, ...] = ()
+
+
+def find_topology(start: Iterable[Agent]) -> Topology:
+    """The :class:`Topology` of ``start`` and every agent reachable from it."""
+    everyone, targets = discover(start)
+    nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE, *HELPER_NODES])
+    fan_out = frozenset(nodes[a] for a in everyone if any(fans_out(f) for f in a.tools))
+    key = tuple(
+        (
+            nodes[agent],
+            type(agent),
+            tuple(nodes[t] for t in targets[id(agent)]),
+            tuple((nodes[r.to], r.label) for r in agent.routes),  # drawn, labelled edges
+            agent.can_return,
+            nodes[agent] in fan_out,
+            agent.on_trip and nodes[agent.on_trip],  # drawn edges: the fallback, what it needs
+            None if agent.requires is None else _requires_label(agent),
+            # the graph's state holds each middleware's state_schema fields
+            tuple(m.state_schema for m in getattr(agent, "middleware", ())),
+        )
+        for agent in everyone
+    )
+    agents = {node: agent for agent, node in nodes.items()}
+    decides = any(any(plan_of(agent.tools)) for agent in everyone)
+    functions = tuple(chain.from_iterable(map(FUNCTIONS, everyone)))
+    return Topology(agents, nodes, targets, key, fan_out, decides, functions)
+
+
+def _member(value: Any) -> Agent:
+    """A named compiled graph stands for its member (graph/features/native.py)."""
+    from ..features.native import as_member
+
+    return as_member(value)
+
+
+def _requires_label(agent: Agent) -> str | None:
+    from ..features.preconditions import requires_label
+
+    return requires_label(agent)
+
+
+#: Set on a tool (``True``/``False``) to say whether it may return ``Parallel``.
+FANS_OUT_ATTR = "__swarmgraph_fans_out__"
+
+
+def fans_out(func: Callable[..., Any]) -> bool:
+    """Whether a tool may return :class:`Parallel`: it says so (``__swarmgraph_fans_out__``),
+    or its code names ``Parallel`` (read as discovery reads handoff targets). The graph of an
+    agent with such a tool gets the branch and join nodes.
+
+    Example:
+        >>> from swarmgraph.graph.features.parallel import Parallel
+        >>> def ask_both():
+        ...     return Parallel(Agent(name="A"), Agent(name="B"))
+        >>> def lookup():
+        ...     return "42"
+        >>> fans_out(ask_both), fans_out(lookup)
+        (True, False)
+    """
+    seen: set[int] = set()
+
+    def visit(f: Any) -> bool:
+        if id(f) in seen:
+            return False
+        seen.add(id(f))
+        declared = getattr(f, FANS_OUT_ATTR, None)
+        if declared is not None:
+            return bool(declared)
+        if isinstance(f, functools.partial):
+            return visit(f.func)
+        if isinstance(f, types.MethodType):
+            return visit(f.__func__)
+        wrapped = getattr(f, "__wrapped__", None)
+        if wrapped is not None and visit(wrapped):
+            return True
+        code = getattr(f, "__code__", None)
+        return code is not None and "Parallel" in _names(code)
+
+    return visit(func)
+
+
+def _names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names

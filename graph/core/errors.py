@@ -1,0 +1,361 @@
+"""Every exception ``swarmgraph.graph`` raises, in one place, and the roots of all of ours.
+
+Every error swarmgraph raises (the engine's here, the memory side's in
+:mod:`swarmgraph.memory.errors`) derives from :class:`SwarmgraphError`, so one ``except``
+catches ours, and keeps the builtin base code catches today (``TypeError``, ``ValueError``,
+``ConnectionError``, ``RuntimeError``). Every warning derives from :class:`SwarmgraphWarning`
+(a ``UserWarning``). Errors that stop a run derive from :class:`SwarmError`; errors the model
+caused while a run goes on never reach the caller: the model gets them as ``Error:`` tool
+messages instead.
+
+Example:
+    >>> from swarmgraph.memory.errors import StorageUnavailable
+    >>> error = StorageUnavailable("sqlite:///x.db", "disk full")
+    >>> isinstance(error, SwarmgraphError), isinstance(error, ConnectionError)
+    (True, True)
+    >>> issubclass(ToolSchemaError, SwarmgraphError) and issubclass(ToolSchemaError, TypeError)
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from typing import TYPE_CHECKING, Any
+
+
+class SwarmgraphError(Exception):
+    """The root of every error swarmgraph raises: ``except SwarmgraphError`` catches ours
+    (each also keeps its builtin base: ``except ValueError`` still works).
+
+    An error pickles (a process pool, a served graph's worker) as itself, its message and
+    fields kept, whatever its ``__init__`` takes:
+
+    >>> import pickle
+    >>> error = BudgetExceeded("max_handoffs", 3, "Sales")
+    >>> back = pickle.loads(pickle.dumps(error))
+    >>> (back.limit, back.value, back.agent), str(back) == str(error)
+    (('max_handoffs', 3, 'Sales'), True)
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's own reduce calls cls(*self.args), and args holds the worded message,
+        # not the fields __init__ takes; rebuild without __init__, then restore the fields.
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
+
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """An error of ``cls`` with ``args`` and no ``__init__`` run (pickle then sets its fields)."""
+    return cls.__new__(cls, *args)
+
+
+if TYPE_CHECKING:  # the type checker reads the fields as a dataclass's
+    from dataclasses import dataclass as error_fields
+else:
+
+    def error_fields(cls):
+        """Declare an error's fields once, as a dataclass does (``__init__`` from them, then
+        ``__post_init__`` words the message), but leave the class a plain exception to
+        anything that serialises dataclasses by their fields: orjson does, so ``langgraph
+        dev`` sent a served graph's error as its fields and the SDK client read ``Exception:
+        None: None``. Identity equality and hashing and the exception's repr, as any
+        exception."""
+        made = dataclass(eq=False, repr=False)(cls)
+        del made.__dataclass_fields__
+        del made.__dataclass_params__
+        return made
+
+
+class SwarmgraphWarning(UserWarning):
+    """The root of every warning swarmgraph emits (``warnings.simplefilter("error",
+    SwarmgraphWarning)`` turns all of ours into errors)."""
+
+
+class SwarmError(SwarmgraphError, RuntimeError):
+    """Base class for errors that stop a run.
+
+    ``response`` holds what the run produced before it stopped (a ``Response``),
+    so nothing the model or the tools already did is lost.
+
+    An error with fields declares them with :func:`error_fields` (a dataclass's ``__init__``;
+    identity equality and hashing and the exception's own repr, as any exception): the
+    fields are declared once, and its ``__post_init__`` only words the message.
+    """
+
+    response: Any = None
+    #: What the failing step would have written to the state (the join's answers and merged
+    #: context when branches conflict): the Response attached to the error includes it.
+    unsaved: Any = None
+
+
+@error_fields
+class HandoffLoopError(SwarmError):
+    """Agents kept handing the conversation to each other without anyone replying."""
+
+    trail: list[str]
+    limit: int
+
+    def __post_init__(self) -> None:
+        self.trail = list(self.trail)
+        super().__init__(
+            f"Handoff loop: {' -> '.join(self.trail)} ({self.limit} handoffs in a row without "
+            "a reply). "
+            "The agents keep transferring to each other; give one of them a way to answer, "
+            "or pass max_turns to bound the run."
+        )
+
+
+@error_fields
+class StepLimitError(SwarmError):
+    """A run took LangGraph's whole step budget (``recursion_limit``) without a final answer.
+
+    Without ``max_turns`` that takes 1,000 steps: a model that keeps calling tools (an unknown
+    one, one that keeps failing, or one whose answer it never accepts) would otherwise end in
+    LangGraph's ``GraphRecursionError`` and lose the run. ``calls`` counts the tools called
+    by the replies since the last one that called none; ``response`` holds what the run
+    produced, every tool call answered; the original error is the ``__cause__``.
+
+    Example:
+        >>> print(StepLimitError(1000, "Agent", {"lookup": 498}))  # doctest: +NORMALIZE_WHITESPACE
+        The run took 1000 steps without a final answer: agent 'Agent' kept calling tools
+        (lookup x 498). Bound a run with max_turns= or budget=Budget(max_tool_calls=...);
+        .response holds what it produced.
+    """
+
+    limit: int
+    agent: str
+    calls: dict[str, int]
+
+    def __post_init__(self) -> None:
+        self.calls = dict(self.calls)
+        tools = ", ".join(f"{name} x {n}" for name, n in self.calls.items()) or "none"
+        super().__init__(
+            f"The run took {self.limit} steps without a final answer: agent {self.agent!r} "
+            "kept calling "
+            f"tools ({tools}). Bound a run with max_turns= or "
+            "budget=Budget(max_tool_calls=...); .response holds what it produced."
+        )
+
+
+class MissingModelError(SwarmgraphError, RuntimeError):
+    """No model was given and the environment does not configure OpenAI."""
+
+
+class ToolSchemaError(SwarmgraphError, TypeError):
+    """A tool's signature cannot be described to the model (raised when the schema is built).
+
+    Example:
+        >>> from swarmgraph.graph.core.schema import function_to_json
+        >>> class Pen: ...
+        >>> def pick(pen: Pen): ...
+        >>> try:  # doctest: +ELLIPSIS
+        ...     function_to_json(pick)
+        ... except ToolSchemaError as err:
+        ...     print(err)
+        tool 'pick': parameter 'pen': cannot describe annotation Pen as JSON schema ...
+    """
+
+
+class ToolArgumentError(SwarmgraphError, ValueError):
+    """The model's arguments for a tool are unusable; ``str()`` is meant for the model to read.
+
+    ``tool`` is the tool name and ``problems`` the individual complaints.
+
+    Example:
+        >>> from swarmgraph.graph.core.schema import tool_spec
+        >>> def lookup_order(order_id: int): ...
+        >>> try:
+        ...     tool_spec(lookup_order).parse_arguments('{"order_id": "abc"}')
+        ... except ToolArgumentError as err:
+        ...     print(err.tool, err.problems)
+        lookup_order ["argument 'order_id': Input should be a valid integer, \
+unable to parse string as an integer (got 'abc')"]
+    """
+
+    def __init__(self, tool: str, problems: list[str]):
+        self.tool = tool
+        self.problems = problems
+        super().__init__(f"{tool}: " + "; ".join(problems))
+
+
+class ScriptExhaustedError(SwarmgraphError, RuntimeError):
+    """The model was called more times than it had scripted replies (and has no ``respond``)."""
+
+
+class ScriptSharedError(SwarmgraphError, RuntimeError):
+    """One ``ScriptedChatModel``'s list of replies was asked for by two parallel branches of
+    one fan-out: which branch gets which reply would depend on timing. Give each agent its own
+    model, or script it with ``respond=`` (a function of the messages it is sent)."""
+
+
+@error_fields
+class BudgetExceeded(SwarmError):
+    """A :class:`~swarmgraph.graph.features.budget.Budget` limit would be passed by the next step.
+
+    ``limit`` names it (``"max_handoffs"``, or ``"per_agent['Sales'].max_model_calls"``),
+    ``value`` is the limit, ``agent`` the agent that was about to pass it. ``response`` holds
+    everything produced before the stop; every tool call in it is answered.
+    """
+
+    limit: str
+    value: int
+    agent: str
+
+    def __post_init__(self) -> None:
+        super().__init__(
+            f"Budget exceeded: {self.limit}={self.value} would be passed by agent "
+            f"{self.agent!r}. "
+            "The run stopped; .response holds what it produced so far."
+        )
+
+
+@error_fields
+class ApprovalAlreadyDecided(SwarmError):
+    """A decision about a pending tool call came second: the call was decided already (in
+    this process or another, by this turn id or another), and the first decision stands.
+
+    ``call_id`` names the call, ``decision`` is the stored one (``True``, ``False`` or a
+    reason, or the answer given for a call in doubt), ``tool`` the tool. The tool ran at most
+    once, under the first decision; nothing of the refused run was stored.
+
+    Example:
+        >>> print(ApprovalAlreadyDecided("call-7", False, tool="process_refund"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        process_refund call 'call-7' was already decided: False (the first decision stands;
+        nothing was run or stored for this one)
+    """
+
+    call_id: str
+    decision: Any
+    tool: str = ""
+
+    def __post_init__(self) -> None:
+        what = f"{self.tool} call" if self.tool else "call"
+        super().__init__(
+            f"{what} {self.call_id!r} was already decided: {self.decision!r} (the first decision "
+            "stands; nothing was run or stored for this one)"
+        )
+
+
+class ContextValidationError(SwarmgraphError, ValueError):
+    """``context_variables`` do not fit the run's ``context_schema``: raised for a caller's
+    input (``Swarm.run``, the compiled graph's input, a stored context) before any model call.
+    A tool's invalid update never raises: the tool call is answered ``Error: ...`` instead.
+
+    ``schema`` names the schema, ``problems`` lists what is wrong, one line each.
+
+    Example:
+        >>> print(ContextValidationError("Desk", ["'order_id' expects int, got 'seven' (str)"]))
+        context_variables do not fit Desk: 'order_id' expects int, got 'seven' (str)
+    """
+
+    def __init__(self, schema: str, problems: list[str]) -> None:
+        self.schema = schema
+        self.problems = list(problems)
+        super().__init__(f"context_variables do not fit {schema}: " + "; ".join(self.problems))
+
+
+class ContextSchemaWarning(SwarmgraphWarning):
+    """A stored context did not fit the ``context_schema`` any more (it changed since the
+    context was stored): the keys dropped or reset are named."""
+
+
+@error_fields
+class GuardrailTripped(SwarmError):
+    """A guardrail refused: an agent's input guardrail when it was about to take the
+    conversation (its model was never called), or its output guardrail on its final answer.
+
+    ``agent`` is the guarded agent's name, ``guardrail`` the guardrail's name, ``reason`` what
+    it returned, ``kind`` ``"input"`` or ``"output"``. ``response`` holds everything the run
+    produced before the stop, every tool call in it answered. ``Agent(on_trip=fallback)``
+    hands the conversation to ``fallback`` instead of raising.
+
+    Example:
+        >>> print(GuardrailTripped("Refunds", "no_threats", "a threat", kind="input"))
+        Guardrail no_threats of Refunds tripped (input): a threat. The run stopped; \
+.response holds what it produced so far.
+    """
+
+    agent: str
+    guardrail: str
+    reason: str
+    _: KW_ONLY
+    kind: str = "input"
+
+    def __post_init__(self) -> None:
+        super().__init__(
+            f"Guardrail {self.guardrail} of {self.agent} tripped ({self.kind}): {self.reason}. "
+            "The run stopped; .response holds what it produced so far."
+        )
+
+
+#: How a branch's deletion of a key shows in :attr:`ContextConflict.values`.
+DELETED = "<deleted>"
+
+
+class ContextConflict(SwarmError):
+    """Parallel branches wrote different values to the same context key, and no merge rule
+    says how to combine them (``Parallel(..., merge={key: rule})``).
+
+    ``key`` is the first conflicting key and ``values`` its value in each branch that
+    changed it (by branch label, in the order the agents were given; :data:`DELETED` for a
+    branch that deleted it); ``conflicts`` holds every conflicting key the same way, so no
+    write is dropped unreported. ``response`` holds the run so far: every tool call answered
+    (the fan-out call with every branch's answer), each branch's messages in
+    ``response.branches``, the context with every key that did not conflict merged.
+
+    Example:
+        >>> err = ContextConflict({"total": {"Billing": 5, "Tech": 7}})
+        >>> err.key, err.values
+        ('total', {'Billing': 5, 'Tech': 7})
+        >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
+        Parallel branches wrote different values to context_variables['total']: Billing=5,
+        Tech=7. Give Parallel(..., merge={'total': rule}) a rule that combines them (e.g.
+        operator.add), or let one branch own the key; .response holds every branch's answer.
+    """
+
+    def __init__(self, conflicts: dict[str, dict[str, Any]]) -> None:
+        self.conflicts = {key: dict(values) for key, values in conflicts.items()}
+        self.key = next(iter(self.conflicts))
+        self.values = self.conflicts[self.key]
+        described = "; ".join(
+            f"context_variables[{key!r}]: "
+            + ", ".join(
+                f"{label}={value!r}" if value != DELETED else f"{label} deleted it"
+                for label, value in values.items()
+            )
+            for key, values in self.conflicts.items()
+        )
+        keys = ", ".join(f"{key!r}: rule" for key in self.conflicts)
+        super().__init__(
+            f"Parallel branches wrote different values to {described}. Give "
+            f"Parallel(..., merge={{{keys}}}) a rule that combines them (e.g. operator.add), "
+            "or let one branch own the key; .response holds every branch's answer."
+        )
+
+
+@error_fields
+class BranchFailed(SwarmError):
+    """A parallel branch raised: the run stops at the join, once every other branch is done.
+
+    ``branch`` is the branch's label, ``agent`` the agent that was running in it; the
+    original exception is the ``__cause__`` (when the branch ran in this process).
+    ``response`` holds the run so far: the fan-out call answered (the failed branch's entry
+    says what it raised), every branch's messages in ``response.branches``.
+
+    Example:
+        >>> print(BranchFailed("Tech", "Tech", "ValueError: model down"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        Parallel branch 'Tech' (agent 'Tech') raised ValueError: model down; the run stopped
+        at the join. .response holds every branch's output, .response.branches their messages.
+    """
+
+    branch: str
+    agent: str
+    error: str
+
+    def __post_init__(self) -> None:
+        super().__init__(
+            f"Parallel branch {self.branch!r} (agent {self.agent!r}) raised {self.error}; the "
+            "run stopped at "
+            "the join. .response holds every branch's output, .response.branches their messages."
+        )

@@ -1,0 +1,428 @@
+"""LangChain 1.x ``AgentMiddleware`` on a swarm agent: its hooks, called at their moments of
+one Swarm step.
+
+``Agent(middleware=[...])``, ``Swarm(..., middleware=[...])`` and ``build_swarm_graph(...,
+middleware=[...])`` take any ``langchain.agents.middleware.AgentMiddleware``: LangChain's
+built-ins (``ModelCallLimitMiddleware``, ``ToolCallLimitMiddleware``, ``PIIMiddleware``,
+``SummarizationMiddleware``, ``ModelRetryMiddleware``, ``ToolRetryMiddleware``...) and what its
+decorators make (``@before_model``, ``@wrap_tool_call``, ``@dynamic_prompt``...). A step calls
+them where ``create_agent``'s loop would (see docs/middleware.md for each built-in):
+
+==================  ============================================================================
+``before_agent``    when an agent takes the conversation: the run's (``Swarm``'s, the graph's)
+                    middleware at the start of an invocation, an agent's own when the run enters
+                    it (its first step, or the step after a handoff to it)
+``before_model``    after the instructions are built, before the model is asked
+``wrap_model_call`` around the model call, with LangChain's ``ModelRequest``/``ModelResponse``
+``after_model``     once the reply is booked, before its tool calls run (a call the hook
+                    answered with a ``ToolMessage`` does not run)
+``wrap_tool_call``  around each tool call, with LangGraph's ``ToolCallRequest``; the handler
+                    raises what the tool raised, so retries see it, and a call that still fails
+                    is answered ``Error: ...`` as in Swarm
+``after_agent``     when the run ends on the agent (both lists), or it hands off (its own list)
+==================  ============================================================================
+
+A hook's state update is applied as a LangGraph node's would be: ``messages`` through
+``add_messages`` (so a message with a known id replaces it), other keys into the middleware's
+own ``state_schema`` fields, which the builder merges into the graph's state. ``jump_to="end"``
+stops the run where it is: the step writes what the hook added, goes nowhere next, and
+``Swarm.run``'s Response says who stopped it (``Response.stopped``). Run-level middleware wraps
+agent-level middleware; for each list the first is the outermost (LangChain's order: ``before_*``
+hooks in order, ``after_*`` hooks in reverse).
+
+Example:
+    >>> from langchain.agents.middleware import before_model
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+    >>> seen = []
+    >>> @before_model
+    ... def count(state, runtime):
+    ...     seen.append(len(state["messages"]))
+    >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hi."]))
+    >>> response = swarm.run(Agent(middleware=[count]), [{"role": "user", "content": "hi"}])
+    >>> response.messages[-1]["content"], seen
+    ('Hi.', [1])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast, get_type_hints
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langgraph.channels import UntrackedValue
+from langgraph.errors import GraphInterrupt
+from langgraph.graph.message import add_messages
+from langgraph.runtime import Runtime
+from typing_extensions import NotRequired, TypedDict
+
+from .drivers import AsyncDriver, Driver, drive
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+__all__ = [
+    "AFTER_MODEL_KEY",
+    "ENTERED_KEY",
+    "MiddlewareStack",
+    "MiddlewareStop",
+    "StepHooks",
+    "middleware_state_schema",
+    "with_messages",
+]
+
+Hook = Literal["before_agent", "before_model", "after_model", "after_agent"]
+#: The state key that says which agent's ``before_agent`` hooks ran in this invocation (an
+#: ``UntrackedValue``: never checkpointed, so every invocation starts without it).
+ENTERED_KEY = "middleware_entered"
+#: The state key that holds the id of a reply whose ``after_model`` hooks paused the run
+#: (``interrupt()``, as ``HumanInTheLoopMiddleware`` does): the reply is kept, and the agent's
+#: next step runs those hooks again before anything else, so a resumed run never asks the
+#: model twice. Checkpointed, as the pause is.
+AFTER_MODEL_KEY = "middleware_after_model"
+#: The keys of LangChain's ``AgentState`` that are not channels of ours: ``messages`` is ours
+#: already; ``jump_to`` is read from a hook's update; a swarm has no structured response.
+_AGENT_STATE_KEYS = {"messages", "jump_to", "structured_response"}
+
+
+@dataclass(frozen=True)
+class MiddlewareStop:
+    """Why a middleware stopped the run: its name, the hook, and the text it left (the last
+    message it wrote, e.g. ``ModelCallLimitMiddleware``'s "Model call limits exceeded")."""
+
+    middleware: str
+    hook: str
+    reason: str
+
+
+def _overrides(middleware: AgentMiddleware, hook: str) -> bool:
+    """Whether ``middleware`` implements ``hook`` (sync or async), as ``create_agent`` asks."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    kind = type(middleware)
+    return getattr(kind, hook) is not getattr(AgentMiddleware, hook) or getattr(
+        kind, f"a{hook}"
+    ) is not getattr(AgentMiddleware, f"a{hook}")
+
+
+class MiddlewareStack:
+    """The middleware one agent's steps call: the run's (``Swarm``/graph-level) around the
+    agent's own, each hook's implementers found once."""
+
+    def __init__(self, run: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]) -> None:
+        self.run, self.own = list(run), list(own)
+        every = [*self.run, *self.own]
+        self.entering = {
+            "run": [m for m in self.run if _overrides(m, "before_agent")],
+            "own": [m for m in self.own if _overrides(m, "before_agent")],
+        }
+        self.leaving = {
+            "run": [m for m in reversed(self.run) if _overrides(m, "after_agent")],
+            "own": [m for m in reversed(self.own) if _overrides(m, "after_agent")],
+        }
+        self.before_model = [m for m in every if _overrides(m, "before_model")]
+        self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
+        self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
+        self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
+        self.enters = bool(self.entering["run"] or self.entering["own"])
+        self.leaves = bool(self.leaving["run"] or self.leaving["own"])
+        #: Each state hook's function, sync and async, read once (a step calls them often).
+        self.calls: dict[tuple[int, str, bool], Callable[..., Any]] = {}
+        for m in every:
+            for hook in ("before_agent", "before_model", "after_model", "after_agent"):
+                for awaited in (False, True):
+                    self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
+
+
+def middleware_state_schema(base: type, middleware: Sequence[AgentMiddleware]) -> type:
+    """``base`` (the graph's state) with every middleware's ``state_schema`` fields and the
+    step's own bookkeeping key (:data:`ENTERED_KEY`), as one ``TypedDict``: LangGraph then keeps
+    ``ModelCallLimitMiddleware``'s counters like any channel (``UntrackedValue`` ones per run).
+
+    Example:
+        >>> from langchain.agents.middleware import ModelCallLimitMiddleware
+        >>> from swarmgraph.graph.core.state import SwarmState
+        >>> schema = middleware_state_schema(SwarmState, [ModelCallLimitMiddleware(run_limit=2)])
+        >>> sorted(k for k in schema.__annotations__ if "count" in k)
+        ['run_model_call_count', 'thread_model_call_count']
+    """
+    fields: dict[str, Any] = dict(get_type_hints(base, include_extras=True))
+    for each in middleware:
+        for key, hint in get_type_hints(each.state_schema, include_extras=True).items():
+            if key not in _AGENT_STATE_KEYS and key not in fields:
+                fields[key] = hint
+    # the step's own keys, only where a hook needs them (every channel costs each step)
+    if any(_overrides(m, "before_agent") for m in middleware):
+        fields[ENTERED_KEY] = NotRequired[Annotated[str | None, UntrackedValue]]
+    if any(_overrides(m, "after_model") for m in middleware):
+        fields[AFTER_MODEL_KEY] = NotRequired[str | None]
+    return TypedDict(f"{base.__name__}WithMiddleware", fields)  # type: ignore[operator]
+
+
+class StepHooks:
+    """One step's middleware calls, and what they wrote: the working state they see (the
+    step's input with their updates applied), the messages they wrote in order, their other
+    state keys, and the stop, if one jumped to the end.
+
+    The step (graph/core/node.py) asks it at each moment; everything the hooks wrote goes into
+    the step's update through :meth:`written_update`.
+    """
+
+    def __init__(
+        self,
+        stack: MiddlewareStack,
+        state: Mapping[str, Any],
+        config: RunnableConfig,
+        io: Driver,
+        agent_key: str,
+    ) -> None:
+        self.stack = stack
+        self.io = io
+        self.agent_key = agent_key
+        self.awaited = isinstance(io, AsyncDriver)
+        #: The conversation as the hooks see it; the state's own list until a hook writes
+        #: (``with_messages`` makes a new list, never changing the state's).
+        self.messages: list[BaseMessage] = state.get("messages") or []
+        self.values: dict[str, Any] = {}
+        self.written: list[BaseMessage] = []
+        self.stopped: MiddlewareStop | None = None
+        #: The hook that paused the run with ``interrupt()``, and what it asked.
+        self.paused_by: MiddlewareStop | None = None
+        self.jump: str | None = None
+        self._state = state
+        configurable = config.get("configurable") or {}
+        self.runtime: Runtime = configurable.get("__pregel_runtime") or Runtime()
+
+    # -- the state hooks see ---------------------------------------------------------------
+    def view(self) -> dict[str, Any]:
+        """The state as a hook sees it: the step's input, with every hook update so far."""
+        return {**self._state, **self.values, "messages": self.messages}
+
+    def apply(self, update: Mapping[str, Any] | None, by: AgentMiddleware, hook: str) -> bool:
+        """Apply one hook's update; True when it jumped to the end (the run stops)."""
+        if not update:
+            return False
+        update = dict(update)
+        jump = update.pop("jump_to", None)
+        update.pop("structured_response", None)
+        added = update.pop("messages", None)
+        if added:
+            added = list(added)
+            self.messages = with_messages(self.messages, added)  # ids given, as by the channel
+            self.written.extend(added)
+        self.values.update(update)
+        if jump is None:
+            return False
+        self.jump = jump
+        if jump == "end":
+            said = next((m for m in reversed(added or ()) if isinstance(m, BaseMessage)), None)
+            reason = said.text if said is not None else f"{by.name} ended the run in {hook}"
+            self.stopped = MiddlewareStop(by.name, hook, reason)
+            return True
+        return False
+
+    async def _run(self, hook: Hook, middleware: Sequence[AgentMiddleware]) -> bool:
+        for m in middleware:
+            call = self.stack.calls[id(m), hook, self.awaited]
+            try:
+                update = await call(self.view(), self.runtime)
+            except GraphInterrupt as pause:  # interrupt(): who paused, and what it asks
+                self.paused_by = MiddlewareStop(m.name, hook, _asks(pause))
+                raise
+            if self.apply(update, m, hook):
+                return True
+        return False
+
+    # -- the moments ---------------------------------------------------------------------
+    async def enter(self) -> bool:
+        """``before_agent``: the run's middleware when the invocation starts, the agent's own
+        when the run enters it. True: a hook stopped the run."""
+        entered = self._state.get(ENTERED_KEY)
+        if not self.stack.enters or entered == self.agent_key:
+            return False
+        self.values[ENTERED_KEY] = self.agent_key
+        if entered is None and await self._run("before_agent", self.stack.entering["run"]):
+            return True
+        return await self._run("before_agent", self.stack.entering["own"])
+
+    async def before_model(self) -> bool:
+        """``before_model``, in order. True: a hook stopped the run."""
+        return await self._run("before_model", self.stack.before_model)
+
+    async def after_model(self) -> bool:
+        """``after_model``, in reverse order. True: a hook stopped the run."""
+        return await self._run("after_model", self.stack.after_model)
+
+    def paused_reply(self) -> AIMessage | None:
+        """The reply whose ``after_model`` hooks paused the run (see :data:`AFTER_MODEL_KEY`),
+        when this step resumes it."""
+        pending = self._state.get(AFTER_MODEL_KEY)
+        last = self.messages[-1] if self.messages else None
+        if pending and isinstance(last, AIMessage) and last.id == pending:
+            return last
+        return None
+
+    async def leave(self, run_ends: bool) -> None:
+        """``after_agent``: the agent's own when it hands off or the run ends on it, then the
+        run's when the run ends."""
+        if await self._run("after_agent", self.stack.leaving["own"]) or not run_ends:
+            return
+        await self._run("after_agent", self.stack.leaving["run"])
+
+    # -- around the model and the tools -------------------------------------------------------
+    async def call_model(
+        self,
+        request: ModelRequest,
+        call: Callable[[ModelRequest], Awaitable[AIMessage]],
+    ) -> AIMessage:
+        """The model call through every ``wrap_model_call``, the first outermost; ``call``
+        asks the model for a request (the step's own call when nothing changed it)."""
+        from langchain.agents.middleware import ModelResponse
+
+        async def inner(req: ModelRequest) -> ModelResponse:
+            return ModelResponse(result=[await call(req)])
+
+        result = await _through(
+            self.stack.model_wrappers, "wrap_model_call", request, inner, self.io
+        )
+        return _reply_of(result)
+
+    async def call_tool(
+        self,
+        request: ToolCallRequest,
+        run: Callable[[ToolCallRequest], Awaitable[ToolMessage]],
+    ) -> Any:
+        """A tool call through every ``wrap_tool_call``, the first outermost."""
+        return await _through(self.stack.tool_wrappers, "wrap_tool_call", request, run, self.io)
+
+    def tool_request(self, call: Mapping[str, Any]) -> ToolCallRequest:
+        """LangGraph's ``ToolCallRequest`` for one call of the reply (``tool`` is None: a
+        swarm's tools are plain functions; their schema is in the model request's tools)."""
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        tool_call = {"name": call["name"], "args": call["args"], "id": call["id"]}
+        return ToolCallRequest(
+            tool_call={**tool_call, "type": "tool_call"},  # type: ignore[typeddict-item]
+            tool=None,
+            state=self.view(),
+            runtime=self.runtime,  # type: ignore[arg-type]
+        )
+
+    def model_request(
+        self, model: Any, prompt: Sequence[BaseMessage], tools: list[dict[str, Any]], choice: Any
+    ) -> ModelRequest:
+        """LangChain's ``ModelRequest`` for the step's prompt (its first message the system
+        prompt, the instructions) and the agent's tools as OpenAI schemas."""
+        from langchain.agents.middleware import ModelRequest
+
+        system = prompt[0] if prompt and isinstance(prompt[0], SystemMessage) else None
+        return ModelRequest(
+            model=model,
+            messages=list(prompt[1:] if system is not None else prompt),  # type: ignore[arg-type]
+            system_message=system,
+            tool_choice=choice,
+            tools=list(tools),
+            state=self.view(),  # type: ignore[arg-type]
+            runtime=self.runtime,
+        )
+
+    # -- what the step writes ----------------------------------------------------------------
+    def written_update(self) -> dict[str, Any]:
+        """The hooks' state keys for the step's update (their messages go in separately, in
+        the order they were written)."""
+        return dict(self.values)
+
+    def answered(self) -> set[str]:
+        """The tool call ids a hook answered (those calls do not run)."""
+        return {m.tool_call_id for m in self.written if isinstance(m, ToolMessage)}
+
+    def current(self, reply: AIMessage) -> AIMessage:
+        """``reply`` as the hooks left it (a hook that rewrote it wrote one with its id)."""
+        for message in reversed(self.messages):
+            if message.id == reply.id and isinstance(message, AIMessage):
+                return message
+        return reply
+
+
+def _hook_function(middleware: AgentMiddleware, hook: str, awaited: bool) -> Callable[..., Any]:
+    """The function a step calls for ``hook`` of ``middleware``, always awaited: the async
+    twin under the async driver where the middleware has one, else the sync hook; an
+    async-only hook under the sync driver (its coroutine is driven in place)."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    kind = type(middleware)
+    sync = getattr(middleware, hook)
+    has_sync = getattr(kind, hook) is not getattr(AgentMiddleware, hook)
+    has_async = getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+    if has_async and (awaited or not has_sync):
+        return cast("Callable[..., Any]", getattr(middleware, f"a{hook}"))
+
+    async def call(state: dict[str, Any], runtime: Runtime) -> Any:
+        return sync(state, runtime)
+
+    return call
+
+
+async def _through(
+    wrappers: Sequence[AgentMiddleware],
+    hook: Literal["wrap_model_call", "wrap_tool_call"],
+    request: Any,
+    inner: Callable[[Any], Awaitable[Any]],
+    io: Driver,
+) -> Any:
+    """``request`` through ``wrappers`` (the first outermost) down to ``inner``: the async
+    hooks awaited under the async driver, the sync ones with a handler that drives ``inner``
+    in place (the sync driver never suspends)."""
+    if isinstance(io, AsyncDriver):
+        handler: Callable[[Any], Awaitable[Any]] = inner
+        for m in reversed(wrappers):
+            handler = _async_layer(m, hook, handler)
+        return await handler(request)
+
+    def sync_handler(req: Any) -> Any:
+        return drive(cast("Coroutine[Any, Any, Any]", inner(req)))
+
+    handle: Callable[[Any], Any] = sync_handler
+    for m in reversed(wrappers):
+        handle = _sync_layer(m, hook, handle)
+    return handle(request)
+
+
+def _sync_layer(m: AgentMiddleware, hook: str, inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    wrap = getattr(m, hook)
+    return lambda request: wrap(request, inner)
+
+
+def _async_layer(
+    m: AgentMiddleware, hook: str, inner: Callable[[Any], Awaitable[Any]]
+) -> Callable[[Any], Awaitable[Any]]:
+    wrap = getattr(m, f"a{hook}")
+    return lambda request: wrap(request, inner)
+
+
+def with_messages(messages: list[BaseMessage], more: Sequence[Any]) -> list[BaseMessage]:
+    """``messages`` with ``more`` applied as the ``messages`` channel applies an update
+    (``add_messages``: a known id replaces, ``RemoveMessage`` removes, new ones get ids)."""
+    return cast("list[BaseMessage]", add_messages(cast("Any", messages), cast("Any", list(more))))
+
+
+def _asks(pause: GraphInterrupt) -> str:
+    """What an ``interrupt()`` asked, as text (its values, e.g. HumanInTheLoopMiddleware's
+    action requests)."""
+    found = pause.args[0] if pause.args else ()
+    values = [getattr(i, "value", i) for i in found] if isinstance(found, Sequence) else [found]
+    return f"waiting for a human: {values!r}"
+
+
+def _reply_of(result: Any) -> AIMessage:
+    """The AIMessage a ``wrap_model_call`` chain returned (a ``ModelResponse``, an
+    ``ExtendedModelResponse``, or the message itself)."""
+    if isinstance(result, AIMessage):
+        return result
+    response = getattr(result, "model_response", result)
+    for message in reversed(getattr(response, "result", ())):
+        if isinstance(message, AIMessage):
+            return message
+    raise TypeError(f"wrap_model_call returned no AIMessage: {result!r}")

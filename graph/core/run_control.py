@@ -1,0 +1,407 @@
+"""Per-run settings and counters that ``Swarm.run`` hands to the graph through its config.
+
+They live in ``config["configurable"]`` rather than in the state because they belong
+to one call (``max_turns``, ``model_override``, ``debug``), not to the conversation:
+a checkpointed thread must not remember them.
+
+Example:
+    >>> control = RunControl(max_turns=3)
+    >>> config = control.config()
+    >>> current_control(config) is control
+    True
+    >>> current_control({}).max_turns
+    inf
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
+
+from langchain_core.runnables import RunnableConfig
+
+from .errors import BudgetExceeded, SwarmError
+from .state import BRANCH_LABEL
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from ..features.effects import EffectLedger
+    from .hooks import Observers
+    from .middleware import MiddlewareStop
+    from .types import Agent
+
+RUN_CONTROL_KEY = "__swarmgraph_run"
+#: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
+OBSERVERS_KEY = "__swarmgraph_observers"
+
+
+class Limits(Protocol):
+    """What the run asks of its budget (graph/features/budget.py's ``Budget``): the books that
+    check it."""
+
+    def ledger(self) -> Books: ...
+
+
+#: What the books count, in total and per agent.
+COUNTS = ("model_calls", "input_tokens", "output_tokens", "tool_calls", "handoffs")
+
+
+@dataclass(eq=False)
+class Books:
+    """One run's counters and trajectory (kept in the run's ``RunControl`` as ``ledger``),
+    by plain counting: without a budget every check admits the step (a ``Budget`` brings its
+    own books, ``budget.Ledger``, which checks).
+
+    Example:
+        >>> books = Books()
+        >>> books.model_called("Triage", "gpt-4o", input_tokens=10, output_tokens=2, tool_calls=[])
+        >>> books.handed_off("Triage", "Sales")
+        >>> books.usage["model_calls"], books.usage["by_agent"]["Triage"]["handoffs"]
+        (1, 1)
+        >>> [step["kind"] for step in books.trajectory]
+        ['model', 'handoff']
+        >>> books.before_model("Triage", []) is None
+        True
+    """
+
+    totals: dict[str, int] = field(
+        default_factory=cast("Callable[[], dict[str, int]]", partial(dict.fromkeys, COUNTS, 0))
+    )
+    by_agent: dict[str, dict[str, int]] = field(default_factory=dict)
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+    #: ``time.perf_counter()`` when the run began: branch times are seconds since then.
+    started: float = field(default_factory=time.perf_counter)
+    #: The run's budget: none here (see graph/features/budget.py's Ledger).
+    budget: Any = None
+    # Parallel branches book from several threads (or tasks) at once.
+    _lock: Any = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """``Response.usage``: the totals plus ``by_agent`` (copies)."""
+        by_agent = self.by_agent  # each agent's counts copied (by map: no comprehension frame)
+        copies = dict(zip(by_agent, map(dict, by_agent.values()), strict=True))
+        return {**self.totals, "by_agent": copies}
+
+    # -- checks: without a budget every step is admitted -------------------------------
+    def before_model(self, agent: str, prompt: Sequence[BaseMessage]) -> BudgetExceeded | None:
+        """The limit one more model call would pass: none without a budget."""
+        return None
+
+    def tool_allowance(self, agent: str, wanted: int = 0) -> tuple[float, BudgetExceeded | None]:
+        """How many more tool calls ``agent`` may make: any number without a budget."""
+        return math.inf, None
+
+    def before_handoff(self, agent: str, count: int = 1) -> BudgetExceeded | None:
+        """The limit ``count`` more handoffs would pass: none without a budget."""
+        return None
+
+    # -- records (after a step) -------------------------------------------------------
+    def model_called(
+        self, agent: str, model: str, *, input_tokens: int, output_tokens: int, tool_calls: list
+    ) -> None:
+        entry = {
+            "agent": agent,
+            "kind": "model",
+            "name": model,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "tool_calls": list(map(itemgetter("name"), tool_calls)),
+        }
+        counts = {"model_calls": 1, "input_tokens": input_tokens, "output_tokens": output_tokens}
+        self._book(agent, entry, counts)
+
+    def tool_called(
+        self, agent: str, name: str, call_id: str, arguments: Any, **extra: Any
+    ) -> None:
+        entry = {
+            "agent": agent,
+            "kind": "tool",
+            "name": name,
+            "id": call_id,
+            "arguments": arguments,
+        }
+        self._book(agent, entry | extra, {"tool_calls": 1})
+
+    def tool_denied(self, agent: str, name: str, call_id: str, answer: str) -> None:
+        """A call a human denied: on the trajectory, not counted as a tool call."""
+        entry = {"agent": agent, "kind": "tool", "name": name, "id": call_id, "denied": answer}
+        self._book(agent, entry, {})
+
+    def handed_off(self, agent: str, to: str, *, route: str | None = None) -> None:
+        if route is None:
+            entry = {"agent": agent, "kind": "handoff", "name": to}
+        else:
+            entry = {"agent": agent, "kind": "route", "name": route, "to": to}
+        self._book(agent, entry, {"handoffs": 1})
+
+    def fanned_out(self, agent: str, tool: str, labels: Sequence[str]) -> None:
+        """``agent``'s tool ``tool`` handed the conversation to parallel branches ``labels``
+        (one handoff each)."""
+        entry = {"agent": agent, "kind": "fan_out", "name": tool, "branches": list(labels)}
+        self._book(agent, entry, {"handoffs": len(labels)})
+
+    def branch_ran(self, label: str, agent: str, started: float, ended: float, status: str) -> None:
+        """Branch ``label`` (started at ``agent``) ran from ``started`` to ``ended``
+        (``time.perf_counter()`` values, stored as seconds since the run began)."""
+        with self._lock:
+            self.trajectory.append(
+                {
+                    "agent": agent,
+                    "kind": "branch",
+                    "name": label,
+                    "branch": label,
+                    "status": status,
+                    "start": round(started - self.started, 6),
+                    "end": round(ended - self.started, 6),
+                }
+            )
+
+    def joined(self, agent: str, labels: Sequence[str], conflicts: Sequence[str] = ()) -> None:
+        """The branches ``labels`` joined; ``agent`` speaks next."""
+        entry: dict[str, Any] = {"agent": agent, "kind": "join", "branches": list(labels)}
+        if conflicts:
+            entry["conflicts"] = list(conflicts)
+        self._book(agent, entry, {})
+
+    def checked(
+        self,
+        agent: str,
+        kind: str,
+        name: str,
+        reason: str | None,
+        *,
+        when: str | None = None,
+        model: str | None = None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> None:
+        """A guardrail or precondition ran on ``agent`` (``kind``: ``"guardrail"`` or
+        ``"precondition"``): on the trajectory, passed or not; a guardrail's own model call
+        (``model`` or tokens given) counts as a model call of ``agent``, with its tokens."""
+        entry: dict[str, Any] = {"agent": agent, "kind": kind, "name": name}
+        if when is not None:
+            entry["when"] = when
+        entry["passed"] = reason is None
+        if reason is not None:
+            entry["reason"] = reason
+        counts: dict[str, int] = {}
+        if model is not None or input_tokens or output_tokens:
+            counts = {
+                "model_calls": 1,
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+            }
+            entry.update(model=model, input_tokens=input_tokens, output_tokens=output_tokens)
+        self._book(agent, entry, counts, labelled=False)  # as it ran, outside a branch label
+
+    # -- internals ----------------------------------------------------------------------
+    def _book(
+        self, agent: str, entry: dict[str, Any], counts: dict[str, int], labelled: bool = True
+    ) -> None:
+        """Count ``counts`` for ``agent`` and the run, and put ``entry`` on the trajectory
+        (``labelled``: with the branch it ran in). An agent is in ``by_agent`` once
+        something of its own was counted."""
+        branch = BRANCH_LABEL.get() if labelled else None
+        if branch is not None:
+            entry["branch"] = branch
+        with self._lock:
+            if counts:
+                mine = self.by_agent.get(agent)
+                if mine is None:
+                    mine = self.by_agent[agent] = dict.fromkeys(COUNTS, 0)
+                for key, value in counts.items():
+                    self.totals[key] += value
+                    mine[key] += value
+            self.trajectory.append(entry)
+
+
+#: ``(active agent, the conversation's messages) -> text or None``, asked before every model
+#: call: text to append to that agent's system prompt (a Session's long-term recall: what it
+#: remembers about the user that is relevant now, from the scopes that agent may read).
+PromptContext: TypeAlias = "Callable[[Agent, Sequence[BaseMessage]], str | None]"
+#: ``active agent -> {injected parameter: value}``: the values of the injected tool
+#: parameters (``graph.schema.INJECTED``) other than ``context_variables``, for the tools of
+#: the agent whose calls run now (e.g. ``{"long_term": <the user's memory as it sees it>}``).
+ToolInputs: TypeAlias = "Callable[[Agent], Mapping[str, Any]]"
+
+
+@dataclass(frozen=True)
+class RunHooks:
+    """What a caller like ``Session`` hands one run, as one object (``Swarm.run(hooks=)``,
+    kept in ``RunControl.hooks``); a compiled graph's own (``build_swarm_graph``'s
+    ``prompt_context=``/``tool_inputs=``) are one too, ``GraphRuntime.hooks``.
+
+    ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and after
+    they run (an :class:`~swarmgraph.graph.features.effects.EffectLedger`, which the effects
+    feature reads here). ``prompt_context(agent, messages) -> str | None``
+    is asked before every model call; its text is appended to that agent's system prompt (a
+    Session's long-term recall: :data:`PromptContext`). ``tool_inputs(agent) -> {name:
+    value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g.
+    ``long_term``) of the agent whose calls run (:data:`ToolInputs`). ``conversation_id``: the
+    Session's conversation the run is a turn of (what a trace records as
+    ``gen_ai.conversation.id``).
+
+    Example:
+        >>> hooks = RunHooks(prompt_context=lambda agent, messages: "Today is Monday.")
+        >>> hooks.tool_inputs is None, RunControl().hooks == RunHooks()
+        (True, True)
+    """
+
+    effects: EffectLedger | None = None
+    prompt_context: PromptContext | None = None
+    tool_inputs: ToolInputs | None = None
+    conversation_id: str | None = None
+
+
+#: A run without hooks (a plain Swarm.run).
+NO_HOOKS = RunHooks()
+
+
+class RunState:
+    """A feature's state for one run: one object per feature, kept by the run's
+    :class:`RunControl` under its class (:meth:`RunControl.own`, :meth:`RunControl.state_of`),
+    so every access to it is typed. The core knows one thing about it: whether the feature
+    stopped the run (:meth:`halts`), which :meth:`RunControl.turns_left` asks.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Calls(RunState):
+        ...     made: int = 0
+        >>> control = RunControl()
+        >>> control.state_of(Calls) is None, control.own(Calls) is control.own(Calls)
+        (True, True)
+        >>> control.own(Calls).made += 1
+        >>> control.state_of(Calls), control.turns_left()
+        (Calls(made=1), True)
+    """
+
+    __slots__ = ()
+
+    def halts(self) -> bool:
+        """Whether the feature stopped the run here: no node goes on after it."""
+        return False
+
+    def stop_error(self) -> SwarmError | None:
+        """What ``Swarm.run`` raises, holding the Response, for the stop this feature made
+        (a tripped guardrail), if any."""
+        return None
+
+
+S = TypeVar("S", bound=RunState)
+
+
+@dataclass
+class RunControl:
+    """One run's settings (Swarm.run's arguments) and its running counters: the core's only.
+
+    A feature keeps its state for the run as one typed object (a :class:`RunState`, made on
+    first use by :meth:`own`, read by :meth:`state_of`); what a caller hands the run is one
+    :class:`RunHooks`. ``exceeded`` stays a field: ``Swarm.run`` takes a ``budget``, and why the
+    run stopped is the core's to know (``turns_left`` reads it, and tracing watches it being
+    set).
+    """
+
+    model_override: str | None = None
+    max_turns: float = math.inf
+    execute_tools: bool = True
+    debug: bool = False
+    new_messages: int = 0
+    budget: Limits | None = None  # a Budget (graph/features/budget.py)
+    #: The run is ``Swarm.run``'s, which ends by returning a Response: it stops for approval
+    #: (``Response.pending``) instead of calling ``interrupt()``, and a tripped guardrail is
+    #: raised with the Response once the step is booked (:meth:`stop_error`), not from the
+    #: node. False: the compiled graph, which has no Response to give. (Swarm.run's
+    #: ``approvals`` are the approvals feature's own state: ``ApprovalsRun.given``.)
+    swarm_run: bool = False
+    #: The budget limit that stopped the run (``Swarm.run`` raises it, holding the Response);
+    #: no node goes on after it.
+    exceeded: BudgetExceeded | None = None
+    #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
+    #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
+    agents: dict[str, Agent] | None = None
+    #: Agents a tool handed off to that no node was built for, by state key (this run only).
+    dynamic: dict[str, Agent] = field(default_factory=dict)
+    #: What the caller hands the run (:class:`RunHooks`: a Session's prompt context and tool
+    #: inputs); a hook it leaves unset is the graph's own (``GraphRuntime.hooks``).
+    hooks: RunHooks = NO_HOOKS
+    #: Usage in total and by agent and the trajectory (:class:`Books`); a run with a budget
+    #: passes the budget's own, which checks too (``Budget.ledger()``: graph/features/budget.py).
+    ledger: Books = field(default_factory=Books)
+    #: Whether an agent of this run has a tool marked ``@needs_approval`` or ``@effect``, or one
+    #: that takes an ``idempotency_key`` (graph/core/marks.py; ``GraphRuntime.decides`` finds
+    #: out once, ``Swarm`` sets it from the topology). False: approvals and effects are never
+    #: entered; None: not found out yet.
+    decides: bool | None = None
+    #: Each feature's state for this run, by its class (:meth:`own`, :meth:`state_of`).
+    features: dict[type[RunState], RunState] = field(default_factory=dict)
+    #: The middleware that stopped the run (a hook's ``jump_to="end"``: graph/core/middleware.py's
+    #: ``MiddlewareStop``); ``Swarm.run``'s Response says who and why; no node goes on after it.
+    stopped: MiddlewareStop | None = None
+    #: What observes the run (graph/core/hooks.py: tracing): ``None``, and the core's hook
+    #: points are each one ``is None`` check.
+    observers: Observers | None = None
+
+    def state_of(self, kind: type[S]) -> S | None:
+        """The run's state of the feature whose state is ``kind``, if it made one."""
+        return cast("S | None", self.features.get(kind))
+
+    def own(self, kind: type[S]) -> S:
+        """The run's state of the feature whose state is ``kind``, made (``kind()``) if new."""
+        found = self.features.get(kind)
+        if found is None:  # parallel branches may ask at once: setdefault keeps the first
+            found = self.features.setdefault(kind, kind())
+        return cast("S", found)
+
+    def stop_error(self) -> SwarmError | None:
+        """The error a feature that stopped the run has ``Swarm.run`` raise (holding the
+        Response), if one did (:meth:`RunState.stop_error`)."""
+        for state in self.features.values():
+            error = state.stop_error()
+            if error is not None:
+                return error
+        return None
+
+    def config(self, recursion_limit: int | None = None) -> RunnableConfig:
+        config: RunnableConfig = {"configurable": {RUN_CONTROL_KEY: self}}
+        if recursion_limit is not None:
+            config["recursion_limit"] = recursion_limit
+        return config
+
+    def turns_left(self) -> bool:
+        return (
+            self.exceeded is None
+            and self.stopped is None
+            and self.new_messages < self.max_turns
+            and not (self.features and any(state.halts() for state in self.features.values()))
+        )
+
+    def debug_print(self, *args: Any) -> None:
+        """Swarm's ``debug_print``: timestamped grey lines on stdout."""
+        if not self.debug:
+            return
+        timestamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+        message = " ".join(map(str, args))
+        print(f"\033[97m[\033[90m{timestamp}\033[97m]\033[90m {message}\033[0m")
+
+
+def current_control(config: RunnableConfig | None) -> RunControl:
+    """The run's control object, or a fresh default one when the graph is used directly."""
+    configurable = (config or {}).get("configurable") or {}
+    control = configurable.get(RUN_CONTROL_KEY)
+    if control is None:
+        control = RunControl()
+        observers = configurable.get(OBSERVERS_KEY)
+        if observers is not None:  # an observed invoke (graph/observed_graph.py)
+            control.observers = observers
+            observers.watch(control)
+    return control

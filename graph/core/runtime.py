@@ -1,0 +1,476 @@
+"""What the nodes of one compiled swarm graph share: :class:`GraphRuntime`.
+
+Agents by node name (the graph's own, or each run's through :class:`RunControl`), the chat
+models with their tools bound, the routing after a step, and the handoff switch. The builder
+makes one per graph and returns it beside the graph (``Swarm`` keeps the pair); the nodes hold it.
+
+Example:
+    >>> from swarmgraph.graph.core.models import ModelResolver
+    >>> from swarmgraph.graph.core.types import Agent
+    >>> sales = Agent(name="Sales")
+    >>> runtime = GraphRuntime({"Sales": sales}, ModelResolver(), max_consecutive_handoffs=10)
+    >>> runtime.key_for(sales), runtime.agent_for("Sales") is sales
+    ('Sales', True)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableBinding
+from langgraph.types import Command
+
+from .errors import HandoffLoopError
+from .marks import ToolPlan, plan_of
+from .models import ModelResolver
+from .node_names import DYNAMIC_NODE
+from .run_control import NO_HOOKS, RunControl, RunHooks
+from .schema import tool_spec
+from .state import StateUpdate, SwarmState
+from .types import Agent, AgentFunction
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentMiddleware
+
+    from ..features.approvals import WaitingCalls
+    from ..features.context_schema import ContextSchema
+    from ..features.effects import EffectLedger, RunEffects
+    from ..features.guardrails import Gate
+    from .middleware import MiddlewareStack
+    from .tool_calls import ToolOutcome
+
+__all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "StepFeatures", "ToolPlan", "Turn"]
+
+# Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
+# others would forward an unknown keyword to their API, so they only get it when False.
+_PARALLEL_AWARE = {
+    *("ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"),  # SwarmChatOpenAI: the default model
+    *("OpenAIClientChatModel", "ScriptedChatModel"),
+}
+# These send AIMessage.name (our sender) as OpenAI's "name", which rejects some characters.
+_SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
+
+#: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
+#: one slot per name, the oldest names forgotten first, so the map cannot grow forever.
+MAX_DYNAMIC_AGENTS = 256
+
+
+class FanOutStep(Protocol):
+    """What an agent node calls once its tools ran: the fan-out (``Command`` with a ``Send``
+    per branch) if a tool returned ``Parallel``, else ``None`` (graph/features/branches.py)."""
+
+    def __call__(
+        self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
+    ) -> Command | None: ...
+
+
+class ModelCall(NamedTuple):
+    """One model call's recipe: ``runnable.invoke(prompt, config, **kwargs)``."""
+
+    runnable: Runnable
+    kwargs: dict[str, Any]
+    tools: list[AgentFunction]
+    safe_names: bool  # the model sends senders as OpenAI "name"s: rewrite unsafe ones
+    #: The model streams of itself (``streaming=True``, a bound ``stream=True``): its
+    #: streamed tool-call arguments are listened to (graph/features/streamed_arguments.py) even when
+    #: the run's config asks for no stream.
+    streams: bool = False
+
+
+class StepFeatures(TypedDict, total=False):
+    """A step's feature state (``Turn.features``), each key its feature's own: absent while
+    the step does not use it, so a plain step holds none.
+
+    ``ledger``: the run's effect ledger (graph/features/effect_store.py's ``ledger_for``; absent:
+    effect tools run as any tool); ``effects``: the effect bookkeeping of the reply whose
+    calls run now (graph/features/decisions.py's ``effects_of``, handed to the tool runner);
+    ``filled``: the step's typed context is not the one the state holds (its defaults were
+    filled in: ``AgentNode._validate``), so the step writes it.
+    """
+
+    ledger: EffectLedger
+    effects: RunEffects
+    filled: bool
+
+
+@dataclass(slots=True)
+class Turn:
+    """One step of one agent's node (graph/core/node.py), filled in as it goes: what the step
+    does next is what is set here.
+
+    ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
+    resume, or the budget allows no model call). ``ran``: the tool calls to run now, with
+    ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
+    denied). ``update``: what the step returns.
+
+    Features reach the step at two points only, besides their own state in ``features``:
+    ``gate``, checks the step waits at before it goes on (guardrails, a handoff's
+    precondition: graph/features/guarded_switch.py), and ``goto``, where a feature sends the step
+    instead (a fan-out's branches, graph/features/branches.py; the same node again, for a call in
+    doubt asked about in a step of its own, graph/features/decisions.py). tests/test_core_state.py
+    pins these fields: a feature's new state goes in :class:`StepFeatures`.
+    """
+
+    agent: Agent
+    control: RunControl
+    state: SwarmState
+    context: dict[str, Any]
+    update: StateUpdate = field(default_factory=StateUpdate)
+    call: ModelCall | None = None
+    prompt: list[BaseMessage] = field(default_factory=list)
+    ran: AIMessage | None = None
+    tools: list[AgentFunction] = field(default_factory=list)
+    answers: list[ToolMessage] = field(default_factory=list)
+    #: Checks that must pass before the step goes on (guardrails, a handoff's preconditions).
+    gate: Gate | None = None
+    #: Where the step goes instead of where the core would send it (set by a feature).
+    goto: Command | None = None
+    #: Each feature's state for this step (:class:`StepFeatures`); the core only passes it on:
+    #: ``effects`` to the tool runner, ``filled`` into the update, a ``ledger`` to the effects.
+    features: StepFeatures = field(default_factory=cast("Callable[[], StepFeatures]", dict))
+
+
+class GraphRuntime:
+    """What the nodes of one compiled swarm graph share: agents by node name, models, caches.
+
+    ``agents`` are the agents the graph was built from, by node name (see
+    :mod:`swarmgraph.graph.core.node_names`: an agent's own name unless LangGraph cannot take it
+    or another agent holds it). ``Swarm`` compiles one graph per topology and hands each run
+    its own agents (``RunControl.agents``, same names), so the run's objects, not the first
+    ones, are what the nodes read. ``lookup`` finds an agent outside this graph by name (a
+    caller that handed off to this graph's start agent in an earlier run of the same Swarm).
+    ``hooks``: the graph's own ``prompt_context`` and ``tool_inputs`` (``build_swarm_graph``'s,
+    one :class:`~swarmgraph.graph.core.run_control.RunHooks`), each used when a run brings none
+    (``Swarm.run``'s come in ``RunControl.hooks``).
+    ``schema`` is the typed context the nodes validate (``None``: Swarm's plain dict).
+    """
+
+    def __init__(
+        self,
+        agents: dict[str, Agent],
+        resolver: ModelResolver,
+        max_consecutive_handoffs: int,
+        lookup: Callable[[str], Agent | None] | None = None,
+        schema: ContextSchema | None = None,
+    ) -> None:
+        self.agents = agents
+        #: The typed context (``context_schema=``), or None: a plain dict, as in Swarm.
+        self.schema = schema
+        self.dynamic: OrderedDict[str, Agent] = OrderedDict()
+        self.resolver = resolver
+        self.max_consecutive_handoffs = max_consecutive_handoffs
+        self.lookup = lookup
+        self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any], bool]] = {}
+        self._models: dict[str, BaseChatModel] = {}
+        self._own_decides: bool | None = None  # see decides()
+        #: An unforeseen agent of this graph (outside any run roster) has a deciding tool.
+        self.dynamic_decides = False
+        self.default_node, self.default = next(iter(agents.items()))
+        self.hooks: RunHooks = NO_HOOKS
+        #: The fan-out step of a graph with branch and join nodes (graph/features/branches.py: set
+        # by the
+        #: builder when an agent can fan out), else None.
+        self.fan_out: FanOutStep | None = None
+        #: ``parallel_handoffs="first"``: a reply's first handoff is taken, not Swarm's last.
+        self.first_handoff_wins = False
+        #: How the join combines context keys branches both wrote, besides Parallel(merge=):
+        #: a typed context's reducers, by key (an additive one takes each branch's change).
+        self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
+        if schema is not None:
+            from ..features.context_changes import merge_rules_of
+
+            self.context_reducers = merge_rules_of(schema.reducers)
+        #: The run's middleware (``Swarm``'s / ``build_swarm_graph``'s ``middleware=``), around
+        #: each agent's own (graph/core/middleware.py); one stack per agent's list, made on first
+        # use.
+        self.middleware: list[AgentMiddleware] = []
+        self._stacks: dict[tuple[int, ...], MiddlewareStack] = {}
+        #: The middleware an agent's own options install, around its ``Agent(middleware=)``
+        #: (graph/options.py's ``middleware_of``, handed over by the builder).
+        self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
+        #: The check an agent passes before it takes the conversation in a parallel branch
+        #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
+        self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
+
+    # -- what the agents' tools need ------------------------------------------------
+    def plan(self, agent: Agent) -> ToolPlan:
+        """:class:`ToolPlan` of ``agent``'s tools (read on the paths that need it only: an
+        unforeseen agent, a run with an effect ledger)."""
+        return plan_of(agent.tools)
+
+    def decides(self, control: RunControl) -> bool:
+        """Whether any agent of this run has a tool whose calls may wait for a decision or
+        go through an effect ledger, or that takes an ``idempotency_key`` (derived by the
+        effect bookkeeping); when none does, approvals and effects are skipped. ``Swarm``
+        sets it from the topology (``Topology.decides``); kept as ``control.decides``."""
+        known = control.decides
+        if known is not None:
+            return known
+        if control.agents is None:  # the graph's own agents (read once), and unforeseen ones
+            if self._own_decides is None:
+                self._own_decides = any(any(self.plan(a)) for a in self.agents.values())
+            found = self._own_decides or self.dynamic_decides
+        else:
+            agents = [*control.agents.values(), *control.dynamic.values()]
+            found = any(any(self.plan(agent)) for agent in agents)
+        control.decides = found
+        return found
+
+    # -- names <-> agents ------------------------------------------------------
+    def roster(self, control: RunControl | None) -> dict[str, Agent]:
+        """This run's agents by node name (``Swarm`` passes each run's own in ``control``)."""
+        return _maps(self, control)[0]
+
+    def key_for(self, agent: Agent, control: RunControl | None = None) -> str:
+        """The state key for ``agent``: its node name, or a unique key for unforeseen agents."""
+        if control is not None and control.agents is not None:  # a Swarm run's own agents
+            agents, dynamic = control.agents, control.dynamic
+        else:
+            agents, dynamic = self.agents, self.dynamic
+        if agents.get(agent.name) is agent:  # the usual case: the node has the agent's name
+            return agent.name
+        for node, known in agents.items():  # a mapped node name ("Sales|EU", a second "Agent")
+            if known is agent:
+                return node
+        # One slot per name, newest object wins: a tool that builds a fresh Agent on every
+        # call must not grow this map (and the process) forever.
+        key = agent.name
+        while key in agents:
+            key += "#dynamic"
+        dynamic[key] = agent
+        if control is not None and control.decides is False and any(self.plan(agent)):
+            control.decides = True  # this run's own unforeseen agent brings approvals
+        if dynamic is self.dynamic:
+            self.dynamic_decides = self.dynamic_decides or any(self.plan(agent))
+            self.dynamic.move_to_end(key)
+            while len(self.dynamic) > MAX_DYNAMIC_AGENTS:
+                self.dynamic.popitem(last=False)
+        return key
+
+    def agent_for(self, key: str | None, control: RunControl | None = None) -> Agent:
+        """The agent a state key names (``state["active_agent"]``); the default agent for none."""
+        if control is not None and control.agents is not None:  # a Swarm run's own agents
+            agents, dynamic = control.agents, control.dynamic
+        else:
+            agents, dynamic = self.agents, self.dynamic
+        default = agents.get(self.default_node) or self.default
+        if key is None:
+            return default
+        return agents.get(key) or dynamic.get(key) or default
+
+    def agent_named(self, name: str | None, control: RunControl | None = None) -> Agent | None:
+        """The agent a message's sender names (a handoff back, approvals of another agent)."""
+        if name is None:
+            return None
+        agents, dynamic = _maps(self, control)
+        found = agents.get(name) or dynamic.get(name) or dynamic.get(f"{name}#dynamic")
+        if found is None:  # a mapped node name: senders are the agents' real names
+            found = next((a for a in agents.values() if a.name == name), None)
+        if found is None and self.lookup is not None:
+            found = self.lookup(name)
+        return found
+
+    def node_for(self, key: str, control: RunControl | None = None) -> str:
+        """The node that runs the agent a state key names."""
+        if control is not None and control.agents is not None:  # a Swarm run's own agents
+            agents, dynamic = control.agents, control.dynamic
+        else:
+            agents, dynamic = self.agents, self.dynamic
+        if key in agents:
+            return key
+        if key in dynamic:
+            return DYNAMIC_NODE
+        # A checkpoint written by another process may name an unforeseen agent this
+        # process never saw; the default agent picks the conversation up.
+        return self.default_node
+
+    # -- approvals ------------------------------------------------------------------
+    def waiting(
+        self,
+        agent: Agent,
+        messages: Sequence[BaseMessage],
+        control: RunControl | None,
+        ledger: EffectLedger | None = None,
+    ) -> tuple[Agent, WaitingCalls] | None:
+        """The calls ``messages`` end on that wait for a decision (approval-marked, or in
+        doubt) or that ``ledger`` holds an outcome for, and the agent whose tools they are
+        (``agent``, or the sender of the reply that asked for them)."""
+        if not self.decides(control or RunControl()):  # no tool of this run waits or is recorded
+            return None
+        from ..features.approvals import held_calls, open_calls
+        from ..features.effects import recorded
+
+        found = open_calls(messages)  # the usual case after tools ran: every call answered
+        if found is None:
+            return None
+        reply = found[0]
+        owner = agent
+        if reply.name not in (None, agent.name):
+            owner = self.agent_named(reply.name, control) or agent
+        known = recorded(ledger, reply, found[1], owner.tools) if ledger is not None else {}
+        held = held_calls(found, owner.tools, known)
+        return None if held is None else (owner, held)
+
+    # -- handoffs and routing ---------------------------------------------------------
+    def switch(
+        self,
+        agent: Agent,
+        target: Agent,
+        state: SwarmState,
+        update: StateUpdate,
+        control: RunControl,
+        route: str | None = None,
+    ) -> bool:
+        """Hand the conversation from ``agent`` to ``target`` in ``update`` (the handoff
+        trail and its loop check, the active agent, the ledger), unless the budget's
+        ``max_handoffs`` would be passed: then the run halts and this returns False. Our
+        agents' nodes and LangGraph members' nodes both switch through here."""
+        if control.budget is not None:
+            exceeded = control.ledger.before_handoff(agent.name)
+            if exceeded is not None:
+                control.exceeded = exceeded
+                return False
+        trail = [*state.get("handoff_trail", ()), agent.name]
+        if len(trail) >= self.max_consecutive_handoffs:
+            raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)
+        update["handoff_trail"] = trail
+        update["active_agent"] = self.key_for(target, control)
+        control.ledger.handed_off(agent.name, target.name, route=route)
+        if control.observers is not None:  # (graph/core/hooks.py: on_switch)
+            control.observers.switched(agent, target, route)
+        return True
+
+    def next_node(
+        self, name: str, update: StateUpdate, state: SwarmState, control: RunControl
+    ) -> StateUpdate | Command:
+        """Where node ``name`` goes after ``update``: a plain update ends the run (the model
+        answered, or ``max_turns`` is used up); otherwise ``Command(goto=...)`` to the same
+        node (tools ran, nobody handed off) or to the active agent's node (a handoff)."""
+        added = update.get("messages")
+        last = added[-1] if added else (state["messages"][-1] if state["messages"] else None)
+        if last is None or not control.turns_left():  # (turns_left: also approvals, budgets)
+            return update
+        # An assistant message whose tool calls all wait for approval goes on: the active
+        # agent's node asks for the decisions. Any other assistant message ends the run.
+        if isinstance(last, AIMessage) and not (last.tool_calls and control.execute_tools):
+            return update
+        key = update.get("active_agent", state.get("active_agent"))
+        return Command(update=update, goto=name if key is None else self.node_for(key, control))
+
+    # -- middleware ----------------------------------------------------------------
+    def stack_for(self, agent: Agent) -> MiddlewareStack | None:
+        """The middleware ``agent``'s steps call (the run's around its own), or None: a step
+        without middleware asks nothing more."""
+        own = agent.middleware
+        if self.options is not None:  # options that install middleware (Agent(history=...))
+            implied = self.options(agent)
+            if implied:
+                own = [*implied, *own]
+        if not own and not self.middleware:
+            return None
+        key = tuple(map(id, own))
+        stack = self._stacks.get(key)
+        if stack is None:
+            from .middleware import MiddlewareStack
+
+            if len(self._stacks) > 512:  # agents created per request must not grow this forever
+                self._stacks.clear()
+            stack = self._stacks[key] = MiddlewareStack(self.middleware, own)
+        return stack
+
+    # -- models ------------------------------------------------------------------
+    def chat_model(self, agent: Agent, control: RunControl) -> BaseChatModel:
+        """The chat model ``agent`` talks to in this run, its tools not bound."""
+        name = control.model_override or agent.model
+        model = self._models.get(name)
+        if model is None:  # the resolver's own cache is behind a lock: this one is read freely
+            model = self._models[name] = self.resolver.get(name)
+        return model
+
+    def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
+        """How to call ``agent``'s model: the runnable, the keyword arguments that carry
+        its bound tools, the tool functions. Cached per model and tool set."""
+        model = self.chat_model(agent, control)
+        tools = agent.tools
+        safe_names = type(model).__name__ in _SENDS_NAMES
+        if not tools:
+            streams = getattr(model, "streaming", False) is True
+            # Swarm sends an agent's tool_choice without tools too; client= sends Swarm's request
+            choice = agent.tool_choice if type(model).__name__ == "OpenAIClientChatModel" else None
+            sent = _NO_KWARGS if choice is None else {"tool_choice": choice}
+            return ModelCall(model, sent, tools, safe_names, streams)
+        # Keyed by the tools' specs, not the functions: agents built per request bring fresh
+        # functions with the same schemas, and binding them again every turn costs.
+        specs = tuple(map(tool_spec, tools))
+        key = (id(model), tuple(map(id, specs)), agent.tool_choice, agent.parallel_tool_calls)
+        cached = self._bound.get(key)
+        if cached is not None and cached[0][0] is model and cached[0][1] == specs:
+            return ModelCall(cached[1], cached[2], tools, safe_names, cached[3])
+        kwargs: dict[str, Any] = {}
+        if agent.tool_choice is not None:
+            kwargs["tool_choice"] = agent.tool_choice
+        if type(model).__name__ in _PARALLEL_AWARE or not agent.parallel_tool_calls:
+            kwargs["parallel_tool_calls"] = agent.parallel_tool_calls
+        bound = model.bind_tools([spec.schema for spec in specs], **kwargs)
+        runnable, call_kwargs = _unwrap_binding(bound)
+        if len(self._bound) > 512:  # agents created per request must not grow this forever
+            self._bound.clear()
+        streams = _streams_itself(runnable, call_kwargs)
+        self._bound[key] = ((model, specs), runnable, call_kwargs, streams)
+        return ModelCall(runnable, call_kwargs, tools, safe_names, streams)
+
+
+_NO_KWARGS: dict[str, Any] = {}
+
+
+def _maps(
+    runtime: GraphRuntime, control: RunControl | None
+) -> tuple[dict[str, Agent], dict[str, Agent]]:
+    """(agents by node name, unforeseen agents by key) for this run: ``Swarm`` passes each
+    run's own in ``control``; a graph used directly has its own."""
+    if control is not None and control.agents is not None:
+        return control.agents, control.dynamic
+    return runtime.agents, runtime.dynamic
+
+
+def _streams_itself(model: Any, kwargs: Mapping[str, Any]) -> bool:
+    """Whether calls of ``model`` with ``kwargs`` stream whatever the config says: a
+    ``stream=True`` keyword, or ``streaming=True`` / a bound ``stream=True`` on the model or
+    on what it wraps."""
+    if kwargs.get("stream"):
+        return True
+    while model is not None:
+        if getattr(model, "streaming", False) is True:
+            return True
+        if (getattr(model, "kwargs", None) or {}).get("stream"):
+            return True
+        model = getattr(model, "bound", None)
+    return False
+
+
+def _unwrap_binding(bound: Runnable) -> tuple[Runnable, dict[str, Any]]:
+    """``(runnable, kwargs)`` such that ``runnable.invoke(x, config, **kwargs)`` is
+    ``bound.invoke(x, config)``.
+
+    ``bind_tools`` returns a ``RunnableBinding`` (or LangChain's typing-only subclass of
+    it) with no config of its own; its ``invoke`` only re-merges that empty config into
+    ours and forwards the bound kwargs, about 6% of a zero-latency handoff. Calling the
+    chat model with the kwargs is the same call. Anything else (a config, config
+    factories, a subclass that overrides invoke) is called as given.
+    """
+    kind = type(bound)
+    if (
+        isinstance(bound, RunnableBinding)
+        and kind.invoke is RunnableBinding.invoke
+        and kind.ainvoke is RunnableBinding.ainvoke
+        and not bound.config
+        and not bound.config_factories
+        and isinstance(bound.bound, BaseChatModel)
+    ):
+        return bound.bound, dict(bound.kwargs)
+    return bound, _NO_KWARGS

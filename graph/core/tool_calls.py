@@ -1,0 +1,581 @@
+"""Run the tool calls of one model reply, the way Swarm does, without ever crashing.
+
+Every tool call gets exactly one ``ToolMessage`` answer. Anything that goes wrong
+(unknown tool, malformed or wrong-typed arguments, a tool that raises) becomes a message
+starting ``Error:`` that the model reads on its next call, and the run goes on.
+
+As in Swarm's ``handle_tool_calls``: every call of the reply runs, in order; each gets the
+live ``context_variables`` (an in-place write is seen by the calls after it), while the
+``Result(context_variables=...)`` updates are applied after the last call, in call order;
+when several calls hand off, the last one's agent takes over and each call is answered
+with its own result. ``first_handoff_wins=True`` (``Swarm(parallel_handoffs="first")``)
+keeps the first handoff instead, and a later call of a tool that hands off is not run.
+
+An effect tool (``@effect``, ``@needs_approval``) runs between its ledger's ``before`` and
+``after`` when the run has one (``effects=``, see :mod:`swarmgraph.graph.features.effects`); a call
+the
+ledger already holds is answered from it instead of running again.
+
+Example:
+    >>> from langchain_core.messages import AIMessage
+    >>> from swarmgraph.graph.core.types import Result
+    >>> def remember(order_id: int):
+    ...     return Result(value="ok", context_variables={"order_id": order_id})
+    >>> reply = AIMessage("", tool_calls=[
+    ...     {"name": "remember", "args": {"order_id": 7}, "id": "c1"},
+    ...     {"name": "nope", "args": {}, "id": "c2"}])
+    >>> out = execute_tool_calls(reply, [remember], {})
+    >>> [m.content for m in out.messages], out.context_variables
+    (['ok', 'Error: Tool nope not found.'], {'order_id': 7})
+    >>> from swarmgraph.graph.core.types import Agent
+    >>> a, b = Agent(name="A"), Agent(name="B")
+    >>> def to_a():
+    ...     return a
+    >>> def to_b():
+    ...     return b
+    >>> both = AIMessage("", tool_calls=[
+    ...     {"name": "to_a", "args": {}, "id": "c1"}, {"name": "to_b", "args": {}, "id": "c2"}])
+    >>> out = execute_tool_calls(both, [to_a, to_b], {})
+    >>> out.handoff.name, [m.content for m in out.messages]  # Swarm's rule: the last wins
+    ('B', ['{"assistant": "A"}', '{"assistant": "B"}'])
+    >>> out = execute_tool_calls(both, [to_a, to_b], {}, first_handoff_wins=True)
+    >>> out.handoff.name, out.messages[1].content
+    ('A', 'Error: to_b was not run: this reply already transferred the conversation to A.')
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from langchain_core.messages import AIMessage, ToolMessage
+from pydantic import BaseModel, ValidationError
+from typing_extensions import Unpack
+
+from .drivers import ASYNC, SYNC, Driver, drive
+from .errors import ContextValidationError
+from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, tool_spec
+from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
+
+if TYPE_CHECKING:
+    from ..features.context_schema import ContextSchema
+    from ..features.effects import EffectCall, EffectOutcome, RunEffects
+    from ..features.parallel import Parallel
+    from .hooks import ToolObserver
+    from .tool_events import ToolEvents
+
+_PARALLEL = f"{__package__.rpartition('.')[0]}.features.parallel"
+
+_UNSET: Any = object()
+
+#: Runs a reply's calls another way (``runner, io, debug, observer``): through middleware's
+#: ``wrap_tool_call`` hooks (graph/core/tool_wrapping.py).
+CallsAround = Callable[
+    [
+        "_Runner",
+        Driver,
+        "Callable[[str], None] | None",
+        "ToolObserver | None",
+        "ToolEvents | None",
+    ],
+    Awaitable[None],
+]
+
+
+@dataclass
+class ToolOutcome:
+    """What a reply's tool calls produced: answers, context updates, the handoff (if any)."""
+
+    messages: list[ToolMessage] = field(default_factory=list)
+    context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
+    handoff: Agent | Parallel | None = None  # the one taken: the last (Swarm), or the first
+    handoff_call: str | None = None  # the id of the tool call that handed off
+    #: Every handoff the reply made, ``(call id, target, the tool's value)``, in call order:
+    #: what ``Swarm(parallel_handoffs="all")`` fans out to.
+    handoffs: list[tuple[str, Agent | Parallel, str]] = field(default_factory=list)
+
+
+@dataclass
+class _Call:
+    id: str
+    name: str
+    args: Any  # a dict, or the raw string of arguments that were not valid JSON
+    parse_error: str | None = None
+
+
+def to_result(raw: Any) -> Result:
+    """Swarm's rule for tool return values, plus JSON for dicts and lists.
+
+    Example:
+        >>> to_result({"ok": True}).value
+        '{"ok": true}'
+        >>> to_result(Agent(name="Sales")).value
+        '{"assistant": "Sales"}'
+    """
+    # No Parallel exists before graph/features/parallel.py is imported: a run that never fans out
+    # never loads it.
+    parallel = sys.modules.get(_PARALLEL)
+    if isinstance(raw, Result):
+        if raw.agent is not None and is_compiled_graph(raw.agent):
+            raw = raw.model_copy(update={"agent": _member(raw.agent)})
+        return raw
+    if parallel is not None and isinstance(raw, parallel.Parallel):  # a fan-out: answered
+        return Result(agent=raw)  # at the join (graph/features/branches.py)
+    if not isinstance(raw, Agent) and is_compiled_graph(raw):  # a named LangGraph graph
+        raw = _member(raw)
+    if isinstance(raw, Agent):  # a handoff: valid as it is (no validator to run)
+        # every field given: model_construct would otherwise inspect the default factory's
+        # signature on each call (pydantic 2.10+), ~10 µs per handoff
+        handoff = json.dumps({"assistant": raw.name})
+        return Result.model_construct(value=handoff, agent=raw, context_variables={})
+    if isinstance(raw, str):
+        return Result(value=raw)
+    if isinstance(raw, (dict, list, tuple)):
+        try:
+            return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
+        except (TypeError, ValueError):
+            pass
+    return Result(value=str(raw))
+
+
+def _hands_off(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` is seen to hand off: it declares a destination, or its code names an
+    agent (graph/core/discovery.py, read only when a reply hands off twice under the first rule)."""
+    from .discovery import function_targets
+
+    return bool(function_targets(func))
+
+
+def _member(value: Any) -> Any:
+    from ..features.native import members_in
+
+    found = members_in(value)
+    return found[0] if found else value
+
+
+class _Runner:
+    """Shared bookkeeping for the sync and async paths."""
+
+    def __init__(
+        self,
+        reply: AIMessage,
+        functions: Sequence[Callable[..., Any]],
+        ctx: dict,
+        schema: ContextSchema | None = None,
+        effects: RunEffects | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        first_handoff_wins: bool = False,
+    ):
+        self.calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
+        for bad in reply.invalid_tool_calls:  # answered with what is wrong with them
+            self.calls.append(
+                _Call(bad.get("id") or "", bad.get("name") or "", bad.get("args"), bad.get("error"))
+            )
+        self.by_name = {tool_spec(f).name: f for f in functions}
+        self.base_ctx = ctx
+        self.inputs = inputs or {}
+        self.ctx: dict[str, Any] | None = None
+        #: ``Result(context_variables=...)`` of the calls so far, applied after the last one
+        #: (Swarm's ``partial_response.context_variables``); a typed context's go in at once.
+        self.later: dict[str, Any] = {}
+        self.first_wins = first_handoff_wins
+        self.outcome = ToolOutcome()
+        self.effects = effects
+        self.running: dict[str, EffectCall] = {}  # effect calls between before and after
+        self.before_call: dict[str, dict[str, Any]] = {}  # their context when they started
+        # A typed context (context_schema=): each call's changes are validated, and undone
+        # when invalid; ``before`` is the context the current call started from.
+        self.schema = schema
+        self.before: dict[str, Any] | None = None
+        self.touched = False
+        self.typed: BaseModel | None = None  # the instance a ``context_variables: Model`` got
+
+    def working_context(self) -> dict[str, Any]:
+        # Copy on first use: the state's dict is never mutated in place.
+        if self.ctx is None:
+            self.ctx = dict(self.base_ctx)
+        return self.ctx
+
+    def prepare(self, call: _Call) -> tuple[Callable[..., Any], dict[str, Any]] | str:
+        """The function and its keyword arguments, or the error text for the model."""
+        func = self.by_name.get(call.name)
+        if func is None:
+            return f"Error: Tool {call.name} not found."
+        if call.parse_error is not None or not isinstance(call.args, (dict, type(None))):
+            raw = call.args if isinstance(call.args, str) else json.dumps(call.args, default=str)
+            try:  # let the spec explain exactly what is wrong with the raw text
+                tool_spec(func).parse_arguments(raw)
+            except ToolArgumentError as exc:
+                return f"Error: {exc}"
+            if raw.strip() == "null":  # valid JSON that the spec alone reads as no arguments
+                return f"Error: {call.name}: arguments must be a JSON object, got null"
+            return f"Error: {call.name}: arguments are not valid JSON: {raw!r}"
+        spec = tool_spec(func)
+        try:
+            kwargs = spec.parse_arguments(call.args)
+        except ToolArgumentError as exc:
+            return f"Error: {exc}"
+        for name in spec.injected:  # the framework's values, never the model's (schema.INJECTED)
+            if name in (CTX_VARS_NAME, IDEMPOTENCY_PARAM):
+                continue  # below: the live dict (or a typed instance), the call's own key
+            if name in self.inputs:
+                kwargs[name] = self.inputs[name]
+            elif name not in spec.injected_optional:
+                return (
+                    f"Error: {call.name} needs {name!r} ({INJECTED[name]}), and this run has "
+                    "none. Carry on without this tool."
+                )
+        if self.schema is not None:
+            self.before = None if self.ctx is None else dict(self.ctx)
+        self.touched = spec.wants_context
+        if spec.wants_context:
+            context = self.working_context()
+            if spec.context_model is not None:  # ``context_variables: Model``: an instance
+                try:
+                    kwargs[CTX_VARS_NAME] = self.typed = self._instance(spec.context_model)
+                except ValidationError as exc:
+                    problems = "; ".join(e["msg"] for e in exc.errors(include_url=False))
+                    name = spec.context_model.__name__
+                    return f"Error: {call.name}: context_variables do not fit {name}: {problems}"
+            else:
+                kwargs[CTX_VARS_NAME] = context
+        if IDEMPOTENCY_PARAM in spec.injected:
+            kwargs[IDEMPOTENCY_PARAM] = self._idempotency_key(call)
+        return func, kwargs
+
+    def _instance(self, model: type[BaseModel]) -> BaseModel:
+        context = self.working_context()
+        if self.schema is not None and self.schema.model is model:
+            return self.schema.instance(context)  # valid already: no second validation
+        return model.model_validate(context)
+
+    def settle_context(self, update: dict[str, Any] | None) -> str | None:
+        """The call's changes into the working context: a typed instance's fields written
+        back, then ``Result.context_variables`` (through the schema's reducers, when typed).
+        With a schema the result is validated: the error text for the model when it does not
+        fit, the context as it was before the call restored."""
+        typed, self.typed = self.typed, None
+        if typed is not None:  # the fields the tool assigned are in-place writes
+            context = self.working_context()
+            for key, value in typed:
+                if context.get(key, _UNSET) is not value:
+                    context[key] = value
+        schema = self.schema
+        if schema is None:
+            if update:
+                self.later.update(update)
+            return None
+        if not update and (not self.touched or self.ctx is None):
+            return None
+        try:
+            if update:
+                schema.update(self.working_context(), update)
+            assert self.ctx is not None
+            valid = schema.validate(self.ctx)
+        except ContextValidationError as exc:
+            self.ctx = self.before
+            problems = "; ".join(exc.problems)
+            return (
+                f"wrote context_variables that do not fit {exc.schema}: {problems}. "
+                "The context keeps its last valid values."
+            )
+        context = self.ctx
+        changed = any(context.get(k, _UNSET) is not v for k, v in valid.items())
+        if changed or len(valid) != len(context):  # coerced values, refilled defaults
+            context.clear()
+            context.update(valid)
+        return None
+
+    def _idempotency_key(self, call: _Call) -> str:
+        if self.effects is None:
+            from ..features.effects import default_idempotency_key
+
+            return default_idempotency_key(call.id)
+        return self.effects.idempotency_key(self.effects.call(call.id, call.name, call.args))
+
+    def start(self, call: _Call, func: Callable[..., Any]) -> bool:
+        """Whether ``call`` runs now. An effect call is recorded as started first; one its
+        ledger already holds is answered from there (done) or refused (in doubt) instead."""
+        effects = self.effects
+        if effects is None or not effects.ledgered(func):
+            return True
+        effect = effects.call(call.id, call.name, call.args)
+        prior = effects.before(effect, self.working_context())
+        if prior is None:
+            self.running[call.id] = effect
+            self.before_call[call.id] = dict(self.working_context())
+            return True
+        self.replay(call, prior)
+        return False
+
+    def replay(self, call: _Call, prior: EffectOutcome) -> None:
+        """Answer ``call`` from what its ledger holds, without running it."""
+        if prior.status != "done":  # started elsewhere: never run again on a guess
+            self._answer(
+                call,
+                f"Error: {call.name} was started by another run of this turn and may or may "
+                "not have happened; it was not run again. A human decides it (in doubt).",
+            )
+            return
+        if prior.error:
+            self._answer(call, prior.value)
+            return
+        agent = None
+        if prior.handoff is not None and self.effects is not None:
+            agent = self.effects.resolve(prior.handoff)
+        update = prior.context_variables or {}
+        if self.schema is None and update:
+            # The record holds the call's in-place writes, which the calls after it saw
+            # when it ran, with its Result update: applied now, as the writes were.
+            self.working_context().update(update)
+            update = {}
+        self.finish(call, Result(value=prior.value, context_variables=update, agent=agent))
+
+    def ready(
+        self, debug: Callable[[str], None] | None
+    ) -> Iterator[tuple[_Call, Callable[..., Any], dict[str, Any]]]:
+        """The calls that can run, in order; the others are answered with their error here.
+
+        ``debug`` gets Swarm's debug lines: the arguments as the model sent them (never
+        the injected ``context_variables``), or that the tool does not exist.
+        """
+        for call in self.calls:
+            prepared = self.prepare(call)
+            if debug is not None:
+                if call.name not in self.by_name:
+                    debug(f"Tool {call.name} not found in function map.")
+                else:
+                    debug(f"Processing tool call: {call.name} with arguments {call.args}")
+            if isinstance(prepared, str):
+                self._answer(call, prepared)
+                continue
+            refused = self.refusal(call, prepared[0])
+            if refused is not None:
+                self._answer(call, refused)
+                continue
+            yield call, *prepared
+
+    def finish(self, call: _Call, raw: Any = None, error: BaseException | None = None) -> None:
+        if error is not None:
+            content = f"Error: {call.name} raised {type(error).__name__}: {error}"
+            rejected = self.settle_context(None)  # what it wrote before raising stays if valid
+            content = content if rejected is None else f"{content}; it also {rejected}"
+            self._answer(call, content)
+            if self.running:
+                self._done(call, value=content, error=True)
+            return
+        try:
+            result = to_result(raw)
+        except Exception as exc:  # a __str__ that raises is still only the model's problem
+            self.settle_context(None)
+            content = f"Error: {call.name} returned an unprintable value: {exc!r}"
+            self._answer(call, content)
+            if self.running:
+                self._done(call, value=content, error=True)
+            return
+        rejected = None
+        if result.context_variables or self.typed is not None or self.schema is not None:
+            rejected = self.settle_context(result.context_variables)
+        if rejected is not None:  # the call failed: no handoff either
+            content = f"Error: {call.name} {rejected}"
+            self._answer(call, content)
+            if self.running:
+                self._done(call, value=content, error=True)
+            return
+        content = result.value
+        handoff = getattr(result.agent, "name", None)
+        if result.agent is not None:
+            taken = self.outcome.handoff
+            if taken is None or not self.first_wins:  # Swarm: the last agent returned wins
+                if taken is not None and not isinstance(taken, Agent):  # a Parallel, not run
+                    self._reanswer(self.outcome.handoff_call, taken, result.agent)
+                self.outcome.handoffs.append((call.id, result.agent, content))
+                self.outcome.handoff = result.agent
+                self.outcome.handoff_call = call.id
+            else:  # a tool not seen to hand off did, after the first: it ran, say so
+                content = (
+                    f"{call.name} ran, but its handoff to {result.agent.name} was not taken: "
+                    f"this reply already transferred the conversation to {taken.name}."
+                )
+                handoff = None
+        self._answer(call, content)
+        if self.running:  # an effect call: its outcome is recorded
+            update = dict(result.context_variables) if result.context_variables else None
+            self._done(call, value=content, context_variables=update, handoff=handoff)
+
+    def _done(self, call: _Call, **done: Any) -> None:
+        """Record an effect call's outcome (``EffectOutcome("done", **done)``) right after it
+        ran (nothing for other calls).
+
+        Its context change is what a replay applies again: for a plain dict context every key
+        the call set, in place or through ``Result`` (Swarm's tools write the live dict); for
+        a typed context its ``Result`` update, which the schema's reducers apply again."""
+        effect = self.running.pop(call.id, None)
+        if effect is None or self.effects is None:
+            return
+        from ..features.effects import EffectOutcome
+
+        outcome = EffectOutcome("done", **done)
+        before = self.before_call.pop(call.id, None)
+        if self.schema is None and before is not None and not outcome.error:
+            now = self.working_context()
+            changed = {k: v for k, v in now.items() if k not in before or before[k] is not v}
+            changed.update(outcome.context_variables or {})  # its Result's: applied later
+            outcome = replace(outcome, context_variables=changed or None)
+        self.effects.after(effect, replace(outcome, attempt=effect.attempt))
+
+    def _reanswer(self, call_id: str | None, fan_out: Parallel, later: Agent | Parallel) -> None:
+        """Answer a fan-out call that a later handoff of the reply overtook: its branches
+        never start (``parallel_handoffs="all"`` answers it again at its join if it does)."""
+        names = ", ".join(agent.name for agent in fan_out.targets)
+        for message in self.outcome.messages:
+            if message.tool_call_id == call_id:
+                message.content = (
+                    f"Error: the fan-out to {names} was not started: a later call of this "
+                    f"reply handed the conversation to {later.name}."
+                )
+
+    def settled(self) -> ToolOutcome:
+        """The outcome once every call ran: Swarm applies the ``Result`` context updates after
+        the reply's last call."""
+        if self.later:
+            self.working_context().update(self.later)
+        self.outcome.context_variables = self.ctx  # the full working copy, None if untouched
+        return self.outcome
+
+    def refusal(self, call: _Call, func: Callable[..., Any]) -> str | None:
+        """Why ``call`` is not run although it can be: a later handoff when the first wins."""
+        taken = self.outcome.handoff
+        if self.first_wins and taken is not None and _hands_off(func):
+            # the first handoff stands: a later one is refused, not run and then ignored
+            return (
+                f"Error: {call.name} was not run: this reply already transferred the "
+                f"conversation to {taken.name}."
+            )
+        return None
+
+    def _answer(self, call: _Call, content: str) -> None:
+        self.outcome.messages.append(
+            ToolMessage(content=content, tool_call_id=call.id, name=call.name)
+        )
+
+
+class ToolRunOptions(TypedDict, total=False):
+    """The keywords of :func:`execute_tool_calls` and :func:`aexecute_tool_calls`: ``debug``
+    gets Swarm's debug lines; ``schema``: the typed context each call's changes are validated
+    against; ``effects``: the effect bookkeeping of this reply (the run's ledger), if any;
+    ``inputs``: values for the injected parameters other than ``context_variables`` and
+    ``idempotency_key`` (:data:`~swarmgraph.graph.core.schema.INJECTED`), e.g. ``{"long_term":
+    ...}``;
+    ``observer``: what each tool function is called through when something observes the run
+    (graph/core/hooks.py);
+    ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module);
+    ``around``: runs the calls through the step's middleware's ``wrap_tool_call`` hooks instead
+    (graph/core/tool_wrapping.py); ``events``: LangChain's tool callbacks for each call, when a
+    handler listens (graph/core/tool_events.py)."""
+
+    debug: Callable[[str], None] | None
+    schema: ContextSchema | None
+    effects: RunEffects | None
+    inputs: Mapping[str, Any] | None
+    observer: ToolObserver | None
+    first_handoff_wins: bool
+    around: CallsAround | None
+    events: ToolEvents | None
+
+
+def execute_tool_calls(
+    reply: AIMessage,
+    functions: Sequence[Callable[..., Any]],
+    context_variables: dict[str, Any],
+    **options: Unpack[ToolRunOptions],
+) -> ToolOutcome:
+    """Run every tool call in ``reply`` in order (sync path; async tools are awaited here);
+    ``options``: :class:`ToolRunOptions`."""
+    return drive(run_tool_calls(reply, functions, context_variables, SYNC, **options))
+
+
+async def aexecute_tool_calls(
+    reply: AIMessage,
+    functions: Sequence[Callable[..., Any]],
+    context_variables: dict[str, Any],
+    **options: Unpack[ToolRunOptions],
+) -> ToolOutcome:
+    """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called.
+    (A ledger's ``before``/``after`` are sync: a store round trip each, around the tool.)"""
+    return await run_tool_calls(reply, functions, context_variables, ASYNC, **options)
+
+
+async def run_tool_calls(
+    reply: AIMessage,
+    functions: Sequence[Callable[..., Any]],
+    context_variables: dict[str, Any],
+    io: Driver,
+    *,
+    debug: Callable[[str], None] | None = None,
+    schema: ContextSchema | None = None,
+    effects: RunEffects | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    observer: ToolObserver | None = None,
+    first_handoff_wins: bool = False,
+    around: CallsAround | None = None,
+    events: ToolEvents | None = None,
+) -> ToolOutcome:
+    """The one body of both: each call that can run is called through ``io``
+    (graph/core/drivers.py),
+    between its effect ledger's ``before`` and ``after`` (off the event loop) when it has one."""
+    runner = _Runner(
+        reply, functions, context_variables, schema, effects, inputs, first_handoff_wins
+    )
+    if around is not None:  # each call through the middleware's wrap_tool_call
+        await around(runner, io, debug, observer, events)
+        return runner.settled()
+    for call, func, kwargs in runner.ready(debug):
+        ledgered = effects is not None and effects.ledgered(func)
+        if ledgered and not await io.off_loop(runner.start, call, func):
+            continue  # the ledger answered it
+        error: Exception | None = None
+        try:
+            raw = await invoke_tool(io, call, func, kwargs, observer, events)
+        except Exception as exc:
+            raw, error = None, exc
+        if ledgered:
+            await io.off_loop(runner.finish, call, raw, error)
+        else:
+            runner.finish(call, raw, error)
+    return runner.settled()
+
+
+async def invoke_tool(
+    io: Driver,
+    call: _Call,
+    func: Callable[..., Any],
+    kwargs: dict[str, Any],
+    observer: ToolObserver | None,
+    events: ToolEvents | None,
+) -> Any:
+    """One tool function called through ``io``: inside the observers' hook when something
+    observes the run (graph/core/hooks.py), between LangChain's tool events when a callback
+    handler listens (graph/core/tool_events.py)."""
+    if events is None and observer is None:
+        return await io.call_tool(func, kwargs)
+
+    async def run() -> Any:
+        if observer is None:
+            return await io.call_tool(func, kwargs)
+        return await observer.call(io, call, func, kwargs)  # around the tool call
+
+    if events is None:
+        return await run()
+    return await events.around(call.name, call.id, call.args, run, _shown)
+
+
+def _shown(raw: Any) -> str:
+    """The text the model reads of a tool's value (for the tool-end event)."""
+    try:
+        return to_result(raw).value
+    except Exception as exc:  # the runner answers this call with the error
+        return f"Error: {exc!r}"

@@ -1,0 +1,196 @@
+"""Each tool call of a reply through the middleware's ``wrap_tool_call`` hooks.
+
+The innermost handler is the tool runner's own call (arguments checked, ``context_variables``
+injected) and it *raises* what the tool raised, so a ``ToolRetryMiddleware`` sees the failure
+and can try again; whatever still fails once the hooks are done is answered ``Error: ...``, as
+every failing call is (graph/core/tool_calls.py). A hook that changes the call's arguments gets
+them checked like the model's; a hook that answers without calling the handler answers the
+call, and the tool never runs. A tool that ran keeps its ``Result`` (context update, handoff)
+even when a hook rewrites the text the model reads.
+
+Example:
+    >>> from langchain.agents.middleware import wrap_tool_call
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+    >>> def lookup(city: str) -> str:
+    ...     return f"sunny in {city}"
+    >>> @wrap_tool_call
+    ... def shout(request, handler):
+    ...     answer = handler(request)
+    ...     return answer.model_copy(update={"content": answer.content.upper()})
+    >>> model = ScriptedChatModel([scripted_tool_call("lookup", {"city": "Oslo"}), "Done."])
+    >>> agent = Agent(functions=[lookup], middleware=[shout])
+    >>> response = Swarm(chat_model=model).run(agent, [{"role": "user", "content": "weather?"}])
+    >>> response.messages[1]["content"]
+    'SUNNY IN OSLO'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from langchain_core.messages import ToolMessage
+
+from .drivers import Driver
+from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result
+
+if TYPE_CHECKING:
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    from .hooks import ToolObserver
+    from .tool_events import ToolEvents
+
+__all__ = ["ToolWrapping", "calls_around"]
+
+
+class ToolWrapping(Protocol):
+    """What the tool runner asks of the step's middleware (graph/core/middleware.py's
+    ``StepHooks``)."""
+
+    def tool_request(self, call: dict[str, Any]) -> ToolCallRequest: ...
+
+    async def call_tool(
+        self,
+        request: ToolCallRequest,
+        run: Callable[[ToolCallRequest], Awaitable[ToolMessage]],
+    ) -> Any: ...
+
+
+class _Attempt:
+    """What the last run of one call did: the call as run, its function, its raw value or
+    error (``None`` before the tool was reached)."""
+
+    def __init__(self) -> None:
+        self.call: _Call | None = None
+        self.func: Callable[..., Any] | None = None
+        self.raw: Any = None
+        self.error: Exception | None = None
+        self.answer: ToolMessage | None = None  # the message the handler returned
+        #: An effect tool's ledger was asked (once per call, whatever the retries): True, it
+        #: runs; False, the ledger answered the call itself (graph/features/effects.py).
+        self.ledgered: bool | None = None
+
+    def again(self) -> None:
+        """A retry starts afresh (the ledger is asked once per call)."""
+        self.call, self.func, self.raw, self.error, self.answer = None, None, None, None, None
+
+
+def calls_around(around: ToolWrapping) -> CallsAround:
+    """What the tool runner runs a reply's calls with (its ``around=``): each call through
+    ``around``'s ``wrap_tool_call`` hooks."""
+
+    async def run_calls(
+        runner: _Runner,
+        io: Driver,
+        debug: Callable[[str], None] | None,
+        observer: ToolObserver | None,
+        events: ToolEvents | None,
+    ) -> None:
+        await _run_calls(runner, around, io, debug, observer, events)
+
+    return run_calls
+
+
+async def _run_calls(
+    runner: _Runner,
+    around: ToolWrapping,
+    io: Driver,
+    debug: Callable[[str], None] | None,
+    observer: ToolObserver | None,
+    events: ToolEvents | None,
+) -> None:
+    """Run ``runner``'s calls in order, each through ``around``'s ``wrap_tool_call`` hooks."""
+    for call in list(runner.calls):
+        if debug is not None:
+            if call.name not in runner.by_name:
+                debug(f"Tool {call.name} not found in function map.")
+            else:
+                debug(f"Processing tool call: {call.name} with arguments {call.args}")
+        attempt = _Attempt()
+
+        async def run(
+            request: ToolCallRequest, call: _Call = call, attempt: _Attempt = attempt
+        ) -> ToolMessage:
+            return await _run_once(runner, call, request, attempt, io, (observer, events))
+
+        request = around.tool_request({"name": call.name, "args": call.args, "id": call.id})
+        try:
+            answer: Any = await around.call_tool(request, run)
+        except Exception as exc:  # the tool's own error, re-raised by a hook, or a hook's
+            answer, attempt.error = None, attempt.error or exc
+        await _settle(runner, call, attempt, answer, io)
+
+
+async def _run_once(
+    runner: _Runner,
+    call: _Call,
+    request: ToolCallRequest,
+    attempt: _Attempt,
+    io: Driver,
+    watchers: tuple[ToolObserver | None, ToolEvents | None],
+) -> ToolMessage:
+    """The innermost handler: the call as the request has it, checked and run; the tool's
+    exception propagates (the hooks around may retry)."""
+    asked = request.tool_call
+    this = call if asked["args"] is call.args else _Call(call.id, call.name, asked["args"])
+    attempt.again()
+    prepared = runner.prepare(this)
+    if isinstance(prepared, str):  # arguments the tool cannot take: the model reads why
+        attempt.answer = _message(call, prepared, error=True)
+        return attempt.answer
+    func, kwargs = prepared
+    refused = runner.refusal(this, func)
+    if refused is not None:
+        attempt.answer = _message(call, refused, error=True)
+        return attempt.answer
+    effects = runner.effects
+    if attempt.ledgered is None and effects is not None and effects.ledgered(func):
+        attempt.ledgered = await io.off_loop(runner.start, this, func)
+        if not attempt.ledgered:  # the ledger answered it (it ran before a step died)
+            attempt.answer = runner.outcome.messages[-1]
+            return attempt.answer
+    elif attempt.ledgered is False:
+        return runner.outcome.messages[-1]
+    attempt.call, attempt.func = this, func
+    try:
+        attempt.raw = await invoke_tool(io, this, func, kwargs, *watchers)
+    except Exception as exc:
+        attempt.error = exc
+        raise
+    try:
+        shown = to_result(attempt.raw).value
+    except Exception as exc:  # settled as the runner settles it, below
+        shown = f"Error: {call.name} returned an unprintable value: {exc!r}"
+    attempt.answer = _message(call, shown)
+    return attempt.answer
+
+
+async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, io: Driver) -> None:
+    """Book the call's outcome in the runner: a tool that ran (or raised) is finished as the
+    runner finishes any call; the text the model reads is the hooks' last word."""
+    if attempt.ledgered is False:
+        return  # the ledger answered the call (its answer is in the runner already)
+    if attempt.func is not None and attempt.call is not None:
+        error = attempt.error
+        if attempt.ledgered:
+            await io.off_loop(runner.finish, attempt.call, attempt.raw, error)
+        else:
+            runner.finish(attempt.call, attempt.raw, error)
+        if answer is not None and answer is not attempt.answer:  # a hook rewrote the text
+            runner.outcome.messages[-1].content = _content(answer)
+        return
+    if answer is None:  # a hook raised before the tool was reached
+        error = attempt.error
+        runner._answer(call, f"Error: {call.name}: {type(error).__name__}: {error}")
+        return
+    runner._answer(call, _content(answer))  # the hook answered, or the arguments were refused
+
+
+def _message(call: _Call, content: str, *, error: bool = False) -> ToolMessage:
+    status = "error" if error else "success"
+    return ToolMessage(content=content, tool_call_id=call.id, name=call.name, status=status)
+
+
+def _content(answer: Any) -> str:
+    content = getattr(answer, "content", answer)
+    return content if isinstance(content, str) else str(content)

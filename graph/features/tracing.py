@@ -1,0 +1,765 @@
+"""OpenTelemetry spans of a run, in the GenAI semantic conventions: the first observer
+(graph/core/hooks.py) of the engine.
+
+It attaches whenever a tracer provider is configured: the global one
+(``opentelemetry.trace.set_tracer_provider``, or ``OTEL_PYTHON_TRACER_PROVIDER``), unless it is
+the API's default proxy or a no-op, or the one given to :func:`use_tracer_provider`. Without
+one nothing is imported beyond that check and nothing is emitted; without ``opentelemetry-api``
+installed (the ``tracing`` extra) a run is what it always was.
+
+One run is one trace (its root span a child of whatever span is current when it starts): an
+``invoke_workflow {workflow}`` span (a compiled graph's name, else the first agent's); under it
+an ``invoke_agent {agent}`` span per agent turn (until the agent hands off, or the run ends: a
+LangGraph member's turn too); under that a ``chat {model}`` span per model call and an
+``execute_tool {tool}`` span per tool call (a handoff's with the conventions' transfer
+attributes); a parallel branch is a ``branch {path}`` span under the agent that fanned out, its
+agents' spans under it. Handoffs, routes, a budget stop, a guardrail trip, approvals asked and
+answered and an in-doubt effect are span events, each stamped as it happens on the turn it
+happens in; a Session's long-term recall is a ``search_memory`` span, the memory tools' calls
+(``remember``, ``recall``/``history``, ``forget``) hold ``update_memory``, ``search_memory`` and
+``delete_memory`` spans, and what a Session writes after its turn (extraction, the outbox) is
+an ``update_memory`` span of the turn's trace (:func:`memory_update`). docs/tracing.md lists
+every name.
+
+Privacy by default: no message text, tool arguments or results, context values, approval or
+guardrail reasons unless content capture is on (``use_tracer_provider(capture_content=True)``,
+or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` as the community GenAI
+instrumentations read it); no URL is ever recorded.
+
+Example:
+    >>> from opentelemetry.sdk.trace import TracerProvider
+    >>> from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    >>> from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+    >>> exporter = InMemorySpanExporter()
+    >>> provider = TracerProvider()
+    >>> provider.add_span_processor(SimpleSpanProcessor(exporter))
+    >>> use_tracer_provider(provider)
+    >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hi."]))
+    >>> _ = swarm.run(Agent(), [{"role": "user", "content": "hi"}])
+    >>> use_tracer_provider(None)
+    >>> [span.name for span in exporter.get_finished_spans()]
+    ['chat gpt-4o', 'invoke_agent Agent', 'invoke_workflow Agent']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
+
+    from ..core.errors import BudgetExceeded
+    from ..core.hooks import BranchInfo, ModelCallInfo, Proceed, RunInfo, ToolCallInfo
+    from ..core.types import Agent, Response
+    from .approvals import PendingApproval
+
+from langgraph.errors import GraphInterrupt
+
+from ..core.hooks import RunObserver, register
+from ..core.marks import loaded
+from ..core.state import current_branch
+
+__all__ = [
+    "CAPTURE_CONTENT_ENV",
+    "TracingObserver",
+    "memory_update",
+    "observer_for",
+    "run_traceparent",
+    "use_tracer_provider",
+]
+
+#: The switch the community GenAI instrumentations read for content capture.
+CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_CAPTURE_ON = {"true", "1", "yes", "span_only", "span_and_event", "event_only"}
+_SCOPE = "swarmgraph"
+
+_chosen: dict[str, Any] = {"provider": None, "capture": None}
+
+
+class _EndedRun:
+    """The last run that ended in this context, of a conversation: a Session's writes after
+    its turn (:func:`memory_update`) join its trace. ``applied``: its outbox's first apply
+    came (the one right after the turn); a later one is another turn's work."""
+
+    def __init__(self, conversation: str, context: SpanContext) -> None:
+        self.conversation = conversation
+        self.context = context
+        self.applied = False
+
+
+_LAST_RUN: ContextVar[_EndedRun | None] = ContextVar("swarmgraph_last_traced_run", default=None)
+#: The memory tools (graph/features/memory_tools.py) as the GenAI conventions' memory operations.
+_MEMORY_OPERATIONS = {
+    "remember": "update_memory",
+    "recall": "search_memory",
+    "forget": "delete_memory",
+    "history": "search_memory",  # a read of the fact's past values
+}
+
+
+def use_tracer_provider(
+    provider: TracerProvider | None, *, capture_content: bool | None = None
+) -> None:
+    """Trace every run with ``provider`` from now on (``None``: the global one again, if any);
+    ``capture_content`` overrides :data:`CAPTURE_CONTENT_ENV` (``None``: read it per run).
+
+    Example:
+        >>> from opentelemetry.sdk.trace import TracerProvider
+        >>> from swarmgraph.graph.core.hooks import RunInfo
+        >>> from swarmgraph.graph.core.run_control import RunControl
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> run = RunInfo(Agent(), None, RunControl())
+        >>> use_tracer_provider(TracerProvider(), capture_content=True)
+        >>> observer_for(run).capture
+        True
+        >>> use_tracer_provider(None)  # back to the global provider: none is set here
+        >>> observer_for(run) is None
+        True
+    """
+    _chosen["provider"] = provider
+    _chosen["capture"] = capture_content
+
+
+def _provider() -> TracerProvider | None:
+    """The provider runs are traced with: the chosen one, else the global one unless it is
+    the API's default (a proxy that records nothing) or a no-op."""
+    if _chosen["provider"] is not None:
+        return _chosen["provider"]
+    otel = sys.modules.get("opentelemetry.trace")  # nobody set a provider before importing it
+    if otel is None:
+        return None
+    provider = otel.get_tracer_provider()
+    if isinstance(provider, (otel.ProxyTracerProvider, otel.NoOpTracerProvider)):
+        return None
+    return provider
+
+
+def _captures() -> bool:
+    chosen = _chosen["capture"]
+    if chosen is not None:
+        return bool(chosen)
+    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CAPTURE_ON
+
+
+def observer_for(run: RunInfo) -> TracingObserver | None:
+    """A :class:`TracingObserver` of ``run`` when a tracer provider is configured, else
+    ``None``."""
+    provider = _provider()
+    if provider is None:
+        return None
+    return TracingObserver(_tracer_of(provider), capture_content=_captures())
+
+
+#: ``opentelemetry.trace`` and ``opentelemetry.context``, bound by the first observer (a run
+#: with a provider: the API is there). Each span's call used to import its names again (a
+#: ``from ... import`` in the function: a module lookup and an attribute fetch each time).
+_trace: Any = None
+_context: Any = None
+_types: Any = None  # graph/core/types.py (Agent, Result), bound with them
+
+
+def _bind_api() -> None:
+    global _trace, _context, _types
+    if _trace is None:
+        from opentelemetry import context, trace
+
+        from ..core import types
+
+        _context, _trace, _types = context, trace, types
+
+
+def _failed(span: Span, exc: Exception) -> None:
+    """What OpenTelemetry's ``use_span`` does when its block raises: the exception recorded
+    on ``span`` and its status set to an error (inlined: its two nested generator context
+    managers per span were a measurable part of a traced handoff)."""
+    if span.is_recording():
+        span.record_exception(exc)
+        span.set_status(_trace.Status(_trace.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+
+
+#: The tracer of the provider runs are traced with, kept: the SDK builds a new tracer (and its
+#: instrumentation scope) on every ``get_tracer``, which was a part of each traced run's cost.
+_kept_tracer: tuple[Any, Any] = (None, None)  # the provider, its tracer
+
+
+def _tracer_of(provider: TracerProvider) -> Tracer:
+    global _kept_tracer
+    kept, tracer = _kept_tracer
+    if kept is not provider:
+        tracer = provider.get_tracer(_SCOPE)
+        _kept_tracer = (provider, tracer)
+    return tracer
+
+
+class TracingObserver(RunObserver):
+    """One run's spans. Agent turns span several graph steps, so their spans are started
+    and ended explicitly (per parallel branch: branches run at once, in threads or tasks);
+    model and tool calls are the current span around their call, so a LangChain
+    instrumentation's own spans nest under ``chat``."""
+
+    def __init__(self, tracer: Tracer, *, capture_content: bool = False) -> None:
+        _bind_api()
+        self.tracer = tracer
+        self.capture = capture_content
+        self.root: Span | None = None
+        self.conversation: str | None = None
+        self._agents: dict[str | None, tuple[Agent, Span]] = {}  # open agent span, by branch
+        self._branches: dict[str, Span] = {}
+        self._lock = threading.Lock()
+        self._roster: dict[str, Agent] = {}  # the run's agents by name (events name them)
+        self._asked: set[str] = set()  # calls whose asking is stamped already
+        self._stop: Any = None  # the budget stop stamped already
+        self._tokens = [0, 0]  # input, output: the chat spans' (an invoked graph has no ledger)
+
+    # -- the run ----------------------------------------------------------------------
+    def run_started(self, run: RunInfo) -> None:
+        self.conversation = run.conversation_id
+        self._roster = {a.name: a for a in (run.control.agents or {}).values()}
+        workflow = run.workflow or run.agent.name  # Swarm's run is named by its first agent
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_workflow",
+            "gen_ai.workflow.name": workflow,
+            "swarmgraph.agent.first": run.agent.name,
+        }
+        if run.conversation_id is not None:
+            attributes["gen_ai.conversation.id"] = run.conversation_id
+        self.root = self.tracer.start_span(f"invoke_workflow {workflow}", attributes=attributes)
+        module = loaded("approvals")  # a run's given decisions exist only once it is loaded
+        approvals = None if module is None else run.control.state_of(module.ApprovalsRun)
+        for call_id, decision in (approvals.given if approvals else {}).items():
+            answered: dict[str, Any] = {
+                "gen_ai.tool.call.id": call_id,
+                "swarmgraph.approval.approved": decision is True,
+            }
+            if self.capture and isinstance(decision, str):
+                answered["swarmgraph.approval.answer"] = decision
+            self.root.add_event("swarmgraph.approval.answered", answered)
+        hooks = run.control.hooks
+        if hooks.prompt_context is not None:  # a Session's long-term recall
+            run.control.hooks = replace(hooks, prompt_context=self._recalling(hooks.prompt_context))
+
+    def run_ended(
+        self, run: RunInfo, response: Response | None, error: BaseException | None
+    ) -> None:
+        root = self.root
+        assert root is not None
+        with self._lock:
+            open_spans = [span for _, span in self._agents.values()]
+            self._agents.clear()
+        control = run.control
+        usage = control.ledger.totals
+        tokens = self._tokens if run.invoked else [usage["input_tokens"], usage["output_tokens"]]
+        ended: dict[str, Any] = {
+            "gen_ai.usage.input_tokens": tokens[0],
+            "gen_ai.usage.output_tokens": tokens[1],
+        }
+        if response is not None and response.agent is not None:
+            ended["swarmgraph.agent.final"] = response.agent.name
+        root.set_attributes(ended)  # one call (and one lock of the span) for all
+        stopped = error or control.exceeded or control.stop_error()
+        if stopped is not None:
+            if error is not None:
+                root.record_exception(error)
+            root.set_status(_trace.Status(_trace.StatusCode.ERROR, type(stopped).__name__))
+        for span in open_spans:
+            span.end()
+        root.end()
+        if run.conversation_id is not None:  # what the turn writes next joins its trace
+            _LAST_RUN.set(_EndedRun(run.conversation_id, root.get_span_context()))
+
+    # -- agent turns --------------------------------------------------------------------
+    def _agent_span(self, agent: Agent, branch: str | None) -> Span:
+        """The open ``invoke_agent`` span of ``agent`` in ``branch``: started when another
+        agent's was open there, or none."""
+        with self._lock:
+            open_ = self._agents.get(branch)
+            if open_ is not None and open_[0] is agent:
+                return open_[1]
+            if open_ is not None:
+                open_[1].end()
+            parent = self._branches.get(branch) if branch is not None else None
+            attributes: dict[str, Any] = {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": agent.name,
+            }
+            if self.conversation is not None:
+                attributes["gen_ai.conversation.id"] = self.conversation
+            if branch is not None:
+                attributes["swarmgraph.branch"] = branch
+            span = self.tracer.start_span(
+                f"invoke_agent {agent.name}",
+                context=_trace.set_span_in_context(parent or self.root),
+                attributes=attributes,
+            )
+            self._agents[branch] = (agent, span)
+            return span
+
+    def on_switch(self, agent: Agent, target: Agent, route: str | None) -> None:
+        branch = current_branch()
+        with self._lock:
+            open_ = self._agents.pop(branch, None)
+        if open_ is None:
+            return
+        span = open_[1]
+        if route is None:
+            span.add_event("swarmgraph.handoff", {"swarmgraph.handoff.to": target.name})
+        else:
+            span.add_event(
+                "swarmgraph.route",
+                {"swarmgraph.route.label": route, "swarmgraph.handoff.to": target.name},
+            )
+        span.end()
+
+    def around_member(self, agent: Agent, branch: str | None) -> AbstractContextManager[Any]:
+        """A LangGraph member's turn is its ``invoke_agent`` span, current while its graph
+        runs (an instrumentation of LangChain or LangGraph nests the member's own model and
+        tool calls under it)."""
+        from opentelemetry.trace import use_span
+
+        return use_span(self._agent_span(agent, branch), end_on_exit=False)
+
+    # -- what happens during a turn: stamped as it happens, on the turn it belongs to ----
+    def _turn_of(self, name: str | None) -> Span:
+        """The open ``invoke_agent`` span of the current branch (the turn something happened
+        in); none open: the turn of agent ``name`` starts here (an input guardrail runs
+        before the agent's first model call), or, for an agent not in the run's roster,
+        the branch's or the run's span."""
+        branch = current_branch()
+        with self._lock:
+            open_ = self._agents.get(branch)
+        if open_ is not None:
+            return open_[1]
+        agent = self._roster.get(name) if name is not None else None
+        if agent is not None:
+            return self._agent_span(agent, branch)
+        with self._lock:
+            return self._branches.get(branch or "") or self.root  # type: ignore[return-value]
+
+    def on_step(self, step: Mapping[str, Any]) -> None:
+        kind = step["kind"]
+        # Every check that refused: also one whose agent's on_trip took over (the run went
+        # on), and preconditions (requires=). Handoffs and routes: on_switch.
+        if kind not in ("guardrail", "precondition") or step.get("passed", True):
+            return
+        tripped: dict[str, Any] = {
+            "swarmgraph.guardrail.name": step["name"],
+            "swarmgraph.guardrail.kind": step.get("when") or kind,
+            "gen_ai.agent.name": step["agent"],
+        }
+        if self.capture and step.get("reason") is not None:
+            tripped["swarmgraph.guardrail.reason"] = str(step["reason"])
+        self._turn_of(step["agent"]).add_event(f"swarmgraph.{kind}.tripped", tripped)
+
+    def on_budget_stop(self, stop: BudgetExceeded) -> None:
+        if stop is self._stop:
+            return
+        self._stop = stop
+        self._turn_of(stop.agent).add_event(
+            "swarmgraph.budget.exceeded",
+            {
+                "swarmgraph.budget.limit": stop.limit,
+                "swarmgraph.budget.value": stop.value,
+                "gen_ai.agent.name": stop.agent,
+            },
+        )
+
+    def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+        self._stamp_asked(calls, self._turn_of)
+
+    def _stamp_asked(
+        self, calls: Sequence[PendingApproval], turn_of: Callable[[str], Span]
+    ) -> None:
+        """Each of ``calls`` not stamped yet, on ``turn_of(its agent)``."""
+        for pending in calls:
+            with self._lock:  # awaiting grows: [*already asked, *new]
+                if pending.id in self._asked:
+                    continue
+                self._asked.add(pending.id)
+            asked: dict[str, Any] = {
+                "gen_ai.tool.name": pending.tool,
+                "gen_ai.tool.call.id": pending.id,
+                "gen_ai.agent.name": pending.agent,
+                "swarmgraph.effect.in_doubt": pending.in_doubt,
+            }
+            span = turn_of(pending.agent)
+            span.add_event("swarmgraph.approval.asked", asked)
+            if pending.in_doubt:
+                span.add_event("swarmgraph.effect.in_doubt", asked)
+
+    # -- calls --------------------------------------------------------------------------
+    async def around_model_call(self, proceed: Proceed, call: ModelCallInfo) -> Any:
+        parent = self._agent_span(call.agent, call.branch)
+        provider, named = _chat_model_params(call.runnable)
+        # The chat model's own name (a fixed chat_model= answers for every agent.model);
+        # what the agent asked for where the model stands in for any (ScriptedChatModel's).
+        model = named or call.model
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": model,
+            "gen_ai.agent.name": call.agent.name,
+        }
+        if self.conversation is not None:
+            attributes["gen_ai.conversation.id"] = self.conversation
+        if self.capture:
+            attributes["gen_ai.input.messages"] = _messages_json(call.prompt)
+        span = self.tracer.start_span(
+            f"chat {model}",
+            context=_trace.set_span_in_context(parent),
+            kind=_trace.SpanKind.CLIENT,
+            attributes=attributes,
+        )
+        # The span current around the call (as start_as_current_span would make it, without
+        # its two generator context managers): a LangChain instrumentation nests under it.
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
+            reply = await proceed()
+            meta = getattr(reply, "response_metadata", None) or {}
+            finish = meta.get("finish_reason") or (
+                "tool_calls" if getattr(reply, "tool_calls", None) else "stop"
+            )
+            answered: dict[str, Any] = {"gen_ai.response.finish_reasons": [str(finish)]}
+            usage = getattr(reply, "usage_metadata", None)
+            if usage:
+                tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+                answered["gen_ai.usage.input_tokens"] = tokens[0]
+                answered["gen_ai.usage.output_tokens"] = tokens[1]
+                with self._lock:
+                    self._tokens[0] += tokens[0]
+                    self._tokens[1] += tokens[1]
+            if meta.get("model_name"):
+                answered["gen_ai.response.model"] = str(meta["model_name"])
+            if self.capture:
+                answered["gen_ai.output.messages"] = _messages_json([reply])
+            span.set_attributes(answered)  # one call (and one lock of the span) for all
+            return reply
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
+
+    async def around_tool_call(self, proceed: Proceed, call: ToolCallInfo) -> Any:
+        parent = self._agent_span(call.agent, call.branch)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.agent.name": call.agent.name,
+        }
+        if self.capture:
+            attributes["gen_ai.tool.call.arguments"] = _json(call.arguments)
+        memory = _MEMORY_OPERATIONS.get(call.name) if call.agent.memory_tools else None
+        span = self.tracer.start_span(
+            f"execute_tool {call.name}",
+            context=_trace.set_span_in_context(parent),
+            attributes=attributes,
+        )
+        token = _context.attach(_trace.set_span_in_context(span))  # as around_model_call's
+        try:
+            if memory is None:
+                raw = await proceed()
+            else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
+                scope = call.arguments.get("scope") if isinstance(call.arguments, dict) else None
+                with self.tracer.start_as_current_span(
+                    memory,
+                    attributes={
+                        "gen_ai.operation.name": memory,
+                        "gen_ai.agent.name": call.agent.name,
+                        "swarmgraph.memory.scope": str(scope or "user"),
+                    },
+                ):
+                    raw = await proceed()
+            done: dict[str, Any] = {}
+            target = _transfer_target(raw)
+            if target is not None:  # the GenAI conventions' transfer (a Swarm handoff)
+                done["gen_ai.transfer.mode"] = "pass_control"
+                done["gen_ai.transfer.target.type"] = "agent"
+                done["gen_ai.transfer.target.name"] = target
+            if self.capture:
+                done["gen_ai.tool.call.result"] = _result_text(raw)
+            if done:
+                span.set_attributes(done)
+            return raw
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
+
+    async def around_branch(self, proceed: Proceed, branch: BranchInfo) -> Any:
+        from opentelemetry.trace import set_span_in_context
+
+        outer = branch.path.rpartition("/")[0] or None
+        with self._lock:
+            fanned = self._agents.get(outer)
+        parent = fanned[1] if fanned is not None else self._branches.get(outer or "", self.root)
+        span = self.tracer.start_span(
+            f"branch {branch.path}",
+            context=set_span_in_context(parent),  # type: ignore[arg-type]
+            attributes={"swarmgraph.branch": branch.path, "gen_ai.agent.name": branch.agent.name},
+        )
+        with self._lock:
+            self._branches[branch.path] = span
+        try:
+            return await proceed()
+        except GraphInterrupt as stop:  # a compiled graph's branch asks: on its turn, now
+            from .approvals import payload_pending
+
+            with self._lock:
+                open_ = self._agents.get(branch.path)
+            if open_ is not None:
+                calls = [c for each in stop.args[0] for c in payload_pending(each.value)]
+                self._stamp_asked(calls, lambda _: open_[1])
+            raise
+        finally:
+            with self._lock:  # the branch's agents are done with it
+                inside = [k for k in self._agents if k == branch.path]
+                ended = [self._agents.pop(k)[1] for k in inside]
+                self._branches.pop(branch.path, None)
+            for each in ended:
+                each.end()
+            span.end()
+
+    # -- long-term memory -------------------------------------------------------------
+    def _recalling(self, hook: Any) -> Any:
+        """``hook`` (the run's prompt context: a Session's long-term recall) as a
+        ``search_memory`` span under the asking agent."""
+        from opentelemetry.trace import set_span_in_context
+
+        def recall(agent: Agent, messages: Sequence[BaseMessage]) -> str | None:
+            parent = self._agent_span(agent, current_branch())
+            with self.tracer.start_as_current_span(
+                "search_memory",
+                context=set_span_in_context(parent),
+                attributes={
+                    "gen_ai.operation.name": "search_memory",
+                    "gen_ai.agent.name": agent.name,
+                },
+            ) as span:
+                text = hook(agent, messages)
+                span.set_attribute("swarmgraph.memory.recalled", bool(text))
+                if self.capture and text:
+                    span.set_attribute("swarmgraph.memory.text", str(text))
+                return text
+
+        return recall
+
+
+def run_traceparent(conversation_id: str | None) -> str | None:
+    """The W3C ``traceparent`` of the last traced run of ``conversation_id`` that ended in
+    this context (``None``: none, or no provider): what a turn's outbox carries, so whoever
+    applies it later, in any process, links its ``update_memory`` span to the turn.
+
+    Example:
+        >>> run_traceparent("conv-1") is None  # no provider configured here
+        True
+    """
+    last = _LAST_RUN.get()
+    if _provider() is None or last is None or last.conversation != conversation_id:
+        return None
+    from opentelemetry.trace import NonRecordingSpan, set_span_in_context
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    carrier: dict[str, str] = {}
+    context = set_span_in_context(NonRecordingSpan(last.context))
+    TraceContextTextMapPropagator().inject(carrier, context=context)
+    return carrier.get("traceparent")
+
+
+def _origin(traceparent: Any) -> SpanContext | None:
+    """The span context a ``traceparent`` names (``None``: none, or not a valid one)."""
+    if not isinstance(traceparent, str):
+        return None
+    from opentelemetry.trace import get_current_span
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    context = TraceContextTextMapPropagator().extract({"traceparent": traceparent})
+    found = get_current_span(context).get_span_context()
+    return found if found.is_valid else None
+
+
+def memory_update(
+    conversation_id: str | None,
+    turn_id: str | None,
+    step: str,
+    changes: Sequence[Mapping[str, Any]] | None = None,
+    origin: str | None = None,
+) -> AbstractContextManager[Span | None]:
+    """An ``update_memory`` span around a write to long-term memory outside the run (a
+    Session's, after its turn: ``step`` ``"extract"``, the extractor staging what the
+    user's messages say, or ``"apply"``, a turn's outbox written to the store); nothing
+    without a tracer provider. ``changes``: the outbox's records (counted; their keys only
+    with content capture); ``origin``: the ``traceparent`` of the run that staged them
+    (:func:`run_traceparent`, carried by the outbox).
+
+    Its parent: the extraction, and an outbox's first apply right after its own run, are in
+    the trace of that run (the last of ``conversation_id`` that ended in this context); an
+    outbox applied later (by a later turn, maybe in another process: the store failed after
+    the save, or the process died) is work of the applier's time, so it is under the current
+    span, with a span link to the run that staged it (the OpenTelemetry way to point at a
+    trace that ended).
+
+    Example:
+        >>> with memory_update("conv-1", "t1", "apply", []) as span:
+        ...     span is None  # no provider configured here
+        True
+    """
+    provider = _provider()
+    if provider is None:
+        return nullcontext()
+    tracer = _tracer_of(provider)
+    return _memory_span(tracer, conversation_id, turn_id, step, changes, origin)
+
+
+@contextmanager
+def _memory_span(
+    tracer: Tracer,
+    conversation_id: str | None,
+    turn_id: str | None,
+    step: str,
+    changes: Sequence[Mapping[str, Any]] | None,
+    origin: str | None,
+) -> Iterator[Span]:
+    from opentelemetry.trace import Link, NonRecordingSpan, set_span_in_context
+
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "update_memory",
+        "swarmgraph.memory.step": step,
+    }
+    if conversation_id is not None:
+        attributes["gen_ai.conversation.id"] = conversation_id
+    if turn_id is not None:
+        attributes["swarmgraph.memory.turn_id"] = turn_id
+    if changes is not None:
+        attributes["swarmgraph.memory.remembered"] = sum(
+            1 for c in changes if c.get("op") == "remember"
+        )
+        attributes["swarmgraph.memory.forgotten"] = sum(
+            1 for c in changes if c.get("op") != "remember"
+        )
+        if _captures():
+            attributes["swarmgraph.memory.keys"] = [str(c.get("key")) for c in changes]
+    last = _LAST_RUN.get()
+    if last is not None and (conversation_id is None or last.conversation != conversation_id):
+        last = None  # another conversation's run: not this write's
+    parent, links = None, []
+    if step != "apply":  # the extraction: right after its run, in its context
+        parent = last.context if last is not None else None
+    else:
+        staged_by = _origin(origin)
+        if last is not None and not last.applied and _same(staged_by, last.context):
+            parent, last.applied = last.context, True  # right after the turn that staged it
+        elif staged_by is not None:  # later: the applier's, pointing at the turn
+            links = [Link(staged_by, {"swarmgraph.memory.link": "staged_by"})]
+    context = None if parent is None else set_span_in_context(NonRecordingSpan(parent))
+    with tracer.start_as_current_span(
+        "update_memory", context=context, attributes=attributes, links=links
+    ) as span:
+        yield span
+
+
+def _same(one: SpanContext | None, other: SpanContext) -> bool:
+    return one is not None and (one.trace_id, one.span_id) == (other.trace_id, other.span_id)
+
+
+#: ScriptedChatModel's default ``model_name``: it stands in for whatever ``agent.model`` asks.
+_STAND_IN_NAME = "scripted"
+#: Each chat model's (provider, model name), by ``id``, the model kept beside them so the id
+#: cannot be reused while cached: LangChain's ``_get_ls_params`` costs each call otherwise.
+_PARAMS: dict[int, tuple[Any, str, str | None]] = {}
+
+
+def _chat_model_params(runnable: Any) -> tuple[str, str | None]:
+    """The provider a chat model reports (LangChain's ``ls_provider``: ``openai``...) and the
+    model it names (``ls_model_name``; ``None`` for a stand-in), its tools bound or not."""
+    cached = _PARAMS.get(id(runnable))  # the model as called: no attribute looked up
+    if cached is not None and cached[0] is runnable:
+        return cached[1], cached[2]
+    # (A missing attribute of a pydantic model raises inside its __getattr__: too dear to
+    # ask each call whether the model is a binding.)
+    bound = getattr(runnable, "bound", runnable)
+    cached = _PARAMS.get(id(bound))
+    if cached is not None and cached[0] is bound:
+        _keep_params(runnable, cached[1], cached[2])
+        return cached[1], cached[2]
+    params: dict[str, Any] = {}
+    get = getattr(bound, "_get_ls_params", None)
+    if callable(get):
+        try:
+            params = get()
+        except Exception:  # a model's own params method must not fail the run
+            params = {}
+    provider = str(params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown")
+    named = params.get("ls_model_name")
+    name = str(named) if named and named != _STAND_IN_NAME else None
+    _keep_params(bound, provider, name)
+    _keep_params(runnable, provider, name)
+    return provider, name
+
+
+def _keep_params(model: Any, provider: str, name: str | None) -> None:
+    if len(_PARAMS) > 256:  # models (or bindings) made per request must not grow this forever
+        _PARAMS.clear()
+    _PARAMS[id(model)] = (model, provider, name)
+
+
+def _transfer_target(raw: Any) -> str | None:
+    """The agent a tool's return value hands the conversation to (an ``Agent``, or a
+    ``Result`` with one): Swarm's own way to say a call is a transfer, so no guess from
+    the tool's name."""
+    agent = raw.agent if isinstance(raw, _types.Result) else raw
+    return agent.name if isinstance(agent, _types.Agent) else None
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _messages_json(messages: Sequence[Any]) -> str:
+    """Messages as the GenAI conventions' ``{role, parts}`` records (content capture only)."""
+    roles = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+    records = []
+    for message in messages:
+        record: dict[str, Any] = {
+            "role": roles.get(getattr(message, "type", ""), "user"),
+            "parts": [{"type": "text", "content": str(getattr(message, "content", message))}],
+        }
+        for call in getattr(message, "tool_calls", None) or []:
+            record["parts"].append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": call["name"],
+                    "arguments": call["args"],
+                }
+            )
+        records.append(record)
+    return _json(records)
+
+
+def _result_text(raw: Any) -> str:
+    value = getattr(raw, "value", raw)  # a Result's value
+    name = getattr(raw, "name", None)
+    if value is raw and name is not None and hasattr(raw, "instructions"):  # an Agent
+        return _json({"assistant": name})
+    return value if isinstance(value, str) else _json(value)
+
+
+register(observer_for)  # imported: every run asks whether a provider is configured
