@@ -79,7 +79,14 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
                 sessions=4, turns=2, latency=0.002, repeat=1, sequential_sample=2
             ),
             "parallel": lambda: run_parallel(branches=4, latency=0.005, repeat=1),
-            "temporal": lambda: run_temporal(handoff_runs=2, concurrent=4, latency=0.01),
+            "temporal": lambda: run_temporal(
+                handoff_runs=2,
+                concurrent=4,
+                latency=0.01,
+                capacity_runs=4,
+                capacity_latency=0.01,
+                capacity_repeats=1,
+            ),
             "rss": lambda: run_rss(sizes=(10, 50), naive=True),
             "service": lambda: run_service(marks=(5, 10), users=3),
         }

@@ -268,6 +268,8 @@ class Observers:
 
     async def _around(self, hook: str, info: Any, call: Proceed) -> Any:
         """``call`` inside every observer's ``hook``, the first observer outermost."""
+        if len(self.each) == 1:  # the usual case (tracing alone): no chain of closures
+            return await getattr(self.each[0], hook)(call, info)
 
         async def step(index: int) -> Any:
             if index == len(self.each):
