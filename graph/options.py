@@ -35,9 +35,7 @@ _GUARDS: dict[int, tuple[Agent, Any]] = {}
 def middleware_of(agent: Agent) -> Sequence[Any]:
     """The middleware ``agent``'s options install (none for a plain agent): its contracts
     outermost (a refused message never reaches a view), then its history view."""
-    guarded = (
-        agent.input_guardrails or agent.output_guardrails or agent.requires is not None
-    )
+    guarded = agent.input_guardrails or agent.output_guardrails or agent.requires is not None
     if agent.history is None:
         return (_guard(agent),) if guarded else ()
     view = _history_view(agent.history, agent.name)

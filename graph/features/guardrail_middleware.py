@@ -27,14 +27,14 @@ conversation and the context, with a fallback agent, and they see every way into
 the handoffs a ``create_agent`` loop does not have: so they stay ours.
 
 Example:
-    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
     >>> def no_threats(context_variables, messages):
     ...     said = [m.content for m in messages if m.type == "human"]
     ...     return "a threat" if "or else" in said[-1] else None
+    >>> from swarmgraph.graph.options import middleware_of
     >>> humans = Agent(name="Humans")
     >>> refunds = Agent(name="Refunds", input_guardrails=[no_threats], on_trip=humans)
-    >>> [type(m).__name__ for m in __import__("swarmgraph.graph.options").graph.options
-    ...  .middleware_of(refunds)]
+    >>> [type(m).__name__ for m in middleware_of(refunds)]
     ['GuardrailsMiddleware']
     >>> model = ScriptedChatModel(["A human will call you."])
     >>> response = Swarm(chat_model=model).run(refunds, [{"role": "user", "content": "or else"}])
@@ -110,9 +110,7 @@ class GuardrailsMiddleware(AgentMiddleware):
         control = _control()
         return self._entered(control, check_entry(self.agent, state, control, requires=False))
 
-    async def abefore_model(
-        self, state: Mapping[str, Any], runtime: Any
-    ) -> dict[str, Any] | None:
+    async def abefore_model(self, state: Mapping[str, Any], runtime: Any) -> dict[str, Any] | None:
         if not self._user_message(state):
             return None
         control = _control()
