@@ -65,7 +65,7 @@ from typing_extensions import NotRequired, TypedDict
 from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import BranchFailed, ContextConflict, SwarmError
 from ..core.messages import to_langchain, to_openai
-from ..core.middleware import HandTo, Handoff, handoff_verdict
+from ..core.middleware import Handoff, HandTo, handoff_verdict
 from ..core.node_names import HELPER_NODES
 from ..core.run_control import EFFECTS_KEY, RunControl, current_control
 from ..core.state import StateUpdate, SwarmState, branch_scope, current_branch

@@ -44,7 +44,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +52,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, HumanMessage
 
 from ..core.hook_context import step_control
-from ..core.middleware import HandTo, Handoff
+from ..core.middleware import Handoff, HandTo
 from ..core.run_control import RunControl
 from ..core.types import Agent
 from .guardrails import Trip, acheck_entry, acheck_output, check_entry, check_output, stop
@@ -120,10 +120,9 @@ class GuardrailsMiddleware(AgentMiddleware):
     def _user_message(self, state: Mapping[str, Any]) -> bool:
         """A user message is what the agent takes now (handoffs into it were checked where
         they switched: ``before_handoff``)."""
-        messages = state.get("messages") or ()
-        return bool(self.agent.input_guardrails and messages) and isinstance(
-            messages[-1], HumanMessage
-        )
+        messages: Sequence[Any] = state.get("messages") or []
+        last = messages[-1] if messages else None
+        return bool(self.agent.input_guardrails) and isinstance(last, HumanMessage)
 
     def _entered(self, control: RunControl, trip: Trip | None) -> dict[str, Any] | None:
         """The verdict on the agent taking a user message: a trip means its model is never
@@ -152,7 +151,7 @@ class GuardrailsMiddleware(AgentMiddleware):
         return self._answered(control, await acheck_output(self.agent, state, control))
 
     def _final_answer(self, state: Mapping[str, Any]) -> bool:
-        messages = state.get("messages") or ()
+        messages: Sequence[Any] = state.get("messages") or []
         reply = messages[-1] if messages else None
         return (
             bool(self.agent.output_guardrails)
