@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast, get_type_hints
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
@@ -68,7 +69,7 @@ from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired, TypedDict
 
-from .drivers import AsyncDriver, Driver, drive
+from .drivers import SYNC, AsyncDriver, Driver, drive
 from .hook_context import hook_control
 
 if TYPE_CHECKING:
@@ -178,7 +179,8 @@ async def handoff_verdict(
     order, about ``handoff``, up to the first that does not let it through: its verdict, or
     ``None`` (every hook let it through). Under the async driver a middleware's
     ``abefore_handoff`` is awaited where it has one; under the sync driver its
-    ``before_handoff`` is called (an async-only one is driven in place). ``control``: the
+    ``before_handoff`` is called (an async-only one runs to its end in place, as an async tool
+    does on ``run``). ``control``: the
     run's ``RunControl``, what the hooks read with ``hook_context.step_control()``.
 
     Example:
@@ -195,10 +197,12 @@ async def handoff_verdict(
     for m in hooks:
         sync, asynchronous = getattr(m, "before_handoff", None), getattr(m, "abefore_handoff", None)
         with hook_control(control):
-            if asynchronous is not None and (awaited or sync is None):
+            if asynchronous is not None and awaited:
                 verdict = await asynchronous(handoff)
-            else:
-                verdict = sync(handoff)  # type: ignore[misc]
+            elif sync is not None:
+                verdict = sync(handoff)
+            else:  # async only, on run: to its end here, as an async tool runs on run
+                verdict = await SYNC.call_tool(partial(asynchronous, handoff), {})
         if verdict is not None:
             return cast("Verdict", verdict)
     return None
