@@ -12,13 +12,21 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage
 from swarmgraph.graph.core.hook_context import step_control
 from swarmgraph.graph.core.middleware import Handoff, HandTo
 from swarmgraph.graph.core.run_control import RunControl
 
-from swarmgraph import Agent, Parallel, ScriptedChatModel, Swarm, build_swarm_graph
+from swarmgraph import (
+    Agent,
+    GuardrailTripped,
+    Parallel,
+    ScriptedChatModel,
+    Swarm,
+    build_swarm_graph,
+)
 from swarmgraph import scripted_tool_call as call
 
 
@@ -170,3 +178,27 @@ def test_a_branch_asks_the_hook_and_a_refusal_refuses_that_branch_only():
     assert [h.way for h in door.seen] == ["branch"] and models["refunds"].calls == []
     joined = json.loads(next(m for m in response.messages if m["role"] == "tool")["content"])
     assert joined["Refunds"] == "Error: Refunds takes no branches"
+
+
+class Sign(AgentMiddleware):
+    """Says what the graph draws on the edges into its agent."""
+
+    handoff_label = "members only"
+
+
+def test_a_middleware_labels_the_edges_into_its_agent():
+    refunds = Agent(name="Refunds", middleware=[Sign()])
+    triage = Agent(name="Triage", handoffs=[refunds])
+    drawn = build_swarm_graph([triage]).compile().get_graph()
+    labels = {(e.source, e.target): e.data for e in drawn.edges}
+    assert labels[("Triage", "Refunds")] == "members only"
+
+
+def test_a_tripped_guardrail_stops_the_run_as_a_trip_not_as_a_middleware_stop():
+    def no_threats(context_variables, messages):
+        return "a threat" if "or else" in messages[-1].content else None
+
+    refunds = Agent(name="Refunds", input_guardrails=[no_threats])
+    with pytest.raises(GuardrailTripped) as caught:
+        Swarm(chat_model=ScriptedChatModel(["Refunded."])).run(refunds, user("now, or else"))
+    assert caught.value.response.stopped is None  # the trip is the reason, and the only one
