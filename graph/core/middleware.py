@@ -195,14 +195,18 @@ async def handoff_verdict(
     """
     awaited = isinstance(io, AsyncDriver)
     for m in hooks:
-        sync, asynchronous = getattr(m, "before_handoff", None), getattr(m, "abefore_handoff", None)
+        sync: Callable[..., Any] | None = getattr(m, "before_handoff", None)
+        asynchronous: Callable[..., Any] | None = getattr(m, "abefore_handoff", None)
         with hook_control(control):
-            if asynchronous is not None and awaited:
-                verdict = await asynchronous(handoff)
+            if asynchronous is not None and (awaited or sync is None):
+                if awaited:
+                    verdict = await asynchronous(handoff)
+                else:  # async only, on run: to its end here, as an async tool runs on run
+                    verdict = await SYNC.call_tool(partial(asynchronous, handoff), {})
             elif sync is not None:
                 verdict = sync(handoff)
-            else:  # async only, on run: to its end here, as an async tool runs on run
-                verdict = await SYNC.call_tool(partial(asynchronous, handoff), {})
+            else:
+                continue
         if verdict is not None:
             return cast("Verdict", verdict)
     return None
