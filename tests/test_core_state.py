@@ -21,7 +21,7 @@ def test_a_turn_takes_no_attribute_outside_its_fields():
     turn = Turn(Agent(), RunControl(), {"messages": []}, {})
     with pytest.raises(AttributeError):
         turn.fanned = None  # type: ignore[attr-defined]
-    assert turn.features == {} and turn.goto is None and turn.gate is None
+    assert turn.features == {} and turn.goto is None
 
 
 def test_step_features_are_each_optional():

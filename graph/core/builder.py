@@ -251,7 +251,6 @@ def build_graph_and_runtime(
     parallel_state: type = state_schema  # what the join reads (a fan-out only)
     if fanning:
         from ..features.branches import FanOut, ParallelState
-        from ..features.guardrails import branch_refusal
 
         # What the join reads: the state plus a fan-out's channels (typed like the state).
         parallel_state = ParallelState
@@ -259,9 +258,6 @@ def build_graph_and_runtime(
             from ..features.context_schema import state_schema_for
 
             parallel_state = state_schema_for(schema, ParallelState)
-        # Every way into an agent is checked, a parallel branch's too
-        # (graph/features/guardrails.py).
-        runtime.entry_check = branch_refusal
         # A branch's own graph fans out again only if an agent a branch can reach does.
         nested = _reachable_fanning(topology, fanning)
 
@@ -373,7 +369,7 @@ def _graph(
         only = fanning[agent][1] if agent in fanning else set()
         entered.update(t for t in targets[agent] if t not in only)
     for agent, name in nodes.items():
-        ends = destinations(agent, nodes, targets)
+        ends = destinations(agent, nodes, targets, runtime.options)
         if agent in fanning:
             for target in fanning[agent][1]:
                 ends.pop(target, None)
@@ -452,13 +448,17 @@ def agents_of(graph: Any) -> dict[str, Agent]:
 
 
 def destinations(
-    agent: Agent, nodes: dict[Agent, str], targets: dict[Agent, list[str]]
+    agent: Agent,
+    nodes: dict[Agent, str],
+    targets: dict[Agent, list[str]],
+    options: Callable[[Agent], Sequence[Any]] | None = None,
 ) -> dict[str, str]:
     """Where ``agent``'s node may go, each with its edge label (LangGraph draws a label that
     differs from the node's name): handoff targets, its own node, the callers a
     ``transfer_back`` returns to, and each route's target, labelled with the route's name;
-    the fallbacks a tripped guardrail hands to (``on_trip``); an edge into an agent with
-    ``requires=`` says what it needs."""
+    the fallbacks a tripped guardrail hands to (``on_trip``); an edge into an agent says what
+    the target's middleware says of it (``handoff_label``, e.g. what ``requires=`` needs:
+    ``options`` is graph/options.py's ``middleware_of``)."""
     name = nodes[agent]
     ends = dict.fromkeys([name, *targets[agent]])
     if agent.can_return:  # transfer_back goes to whoever can hand off here
@@ -479,13 +479,12 @@ def destinations(
     labelled = {node: node for node in ends}
     for target_agent, target in nodes.items():
         entering = target != name and (target in ends or target in labels)
-        needs = None
-        if entering and target_agent.requires is not None:
-            from ..features.preconditions import requires_label
-
-            needs = requires_label(target_agent)
-        if needs is not None:
-            labels.setdefault(target, []).append(needs)
+        if entering:
+            said = [*(options(target_agent) if options else ()), *target_agent.middleware]
+            for m in said:
+                label = getattr(m, "handoff_label", None)
+                if isinstance(label, str):
+                    labels.setdefault(target, []).append(label)
     labelled.update({target: " / ".join(names) for target, names in labels.items() if names})
     return labelled
 

@@ -219,7 +219,7 @@ def find_topology(start: Iterable[Agent]) -> Topology:
             agent.can_return,
             nodes[agent] in fan_out,
             agent.on_trip and nodes[agent.on_trip],  # drawn edges: the fallback, what it needs
-            None if agent.requires is None else _requires_label(agent),
+            _drawn(agent.requires),
             # the graph's state holds each middleware's state_schema fields
             tuple(m.state_schema for m in getattr(agent, "middleware", ())),
         )
@@ -238,10 +238,12 @@ def _member(value: Any) -> Agent:
     return as_member(value)
 
 
-def _requires_label(agent: Agent) -> str | None:
-    from ..features.preconditions import requires_label
-
-    return requires_label(agent)
+def _drawn(requires: Any) -> Any:
+    """What the drawing of the edges into an agent depends on, of its ``requires``: the keys,
+    or a function's name (agents built per request bring fresh functions with one name)."""
+    if requires is None or not callable(requires):
+        return None if requires is None else tuple(requires)
+    return getattr(requires, "__name__", type(requires).__name__)
 
 
 #: Set on a tool (``True``/``False``) to say whether it may return ``Parallel``.

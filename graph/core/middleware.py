@@ -22,6 +22,18 @@ them where ``create_agent``'s loop would (see docs/middleware.md for each built-
 ``after_agent``     when the run ends on the agent (both lists), or it hands off (its own list)
 ==================  ============================================================================
 
+One moment a swarm has and ``create_agent`` lacks, the **handoff**, is an extension on the same
+objects (docs/middleware.md, "The handoff moment"): a middleware may define
+``before_handoff(handoff)`` (and/or ``async abefore_handoff``), which the core calls with a
+:class:`Handoff` whenever the active agent is about to switch, on the middleware of the agent
+taking the conversation (the run's, then that agent's own); it returns ``None`` (go on), a
+reason (the switch is refused: the transfer call is answered ``Error: <reason>``), or a
+:class:`HandTo` (hand the conversation to that agent instead, through its own hooks in turn).
+A ``before_model``/``after_model`` hook may also return ``{"jump_to": HandTo(agent)}``: the
+step hands the conversation to ``agent`` there (no model call after ``before_model``; no tool
+call after ``after_model``). A middleware may also say what the graph draws on the edges into
+its agent (``handoff_label``, a string).
+
 A hook's state update is applied as a LangGraph node's would be: ``messages`` through
 ``add_messages`` (so a message with a known id replaces it), other keys into the middleware's
 own ``state_schema`` fields, which the builder merges into the graph's state. ``jump_to="end"``
@@ -47,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast, get_type_hints
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
@@ -56,19 +69,25 @@ from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired, TypedDict
 
-from .drivers import AsyncDriver, Driver, drive
+from .drivers import SYNC, AsyncDriver, Driver, drive
+from .hook_context import hook_control
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
     from langchain_core.runnables import RunnableConfig
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
+    from .types import Agent
+
 __all__ = [
     "AFTER_MODEL_KEY",
     "ENTERED_KEY",
+    "HandTo",
+    "Handoff",
     "MiddlewareStack",
     "MiddlewareStop",
     "StepHooks",
+    "handoff_verdict",
     "middleware_state_schema",
     "with_messages",
 ]
@@ -95,6 +114,102 @@ class MiddlewareStop:
     middleware: str
     hook: str
     reason: str
+
+
+#: How the conversation comes into an agent, as :attr:`Handoff.way` says.
+Way = Literal["handoff", "route", "jump", "branch"]
+
+
+@dataclass(frozen=True)
+class HandTo:
+    """Where a hook sends the conversation: ``agent``. A ``before_handoff`` hook returns one
+    to redirect a switch; a ``before_model``/``after_model`` hook returns ``{"jump_to":
+    HandTo(agent)}`` to hand the conversation over from its step. ``note`` travels to the
+    next :class:`Handoff`'s hooks (``Handoff.note``): why, in the hook's own terms.
+
+    Example:
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> HandTo(Agent(name="Humans"), note="a threat").agent.name
+        'Humans'
+    """
+
+    agent: Agent
+    note: Any = None
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """The active agent about to switch from ``source`` to ``target``: what a
+    ``before_handoff`` hook reads (docs/middleware.md, "The handoff moment").
+
+    ``state``: ``messages`` and ``context_variables`` as ``target`` would take them (the
+    transfer call's answer included). ``way``: ``"handoff"`` (a transfer tool, a ``CALLER``
+    return, a LangGraph member's handoff tool), ``"route"`` (``route`` is its label),
+    ``"jump"`` (a hook's ``HandTo``), ``"branch"`` (a parallel branch starting: not a switch of
+    the run's active agent; a refusal refuses that branch only, and a ``HandTo`` is refused
+    too, a branch has no fallback). ``note``: the ``HandTo.note`` that sent the conversation
+    here (``None`` for a model's or a route's choice); ``redirects``: how many hooks redirected
+    this switch before (a chain of fallbacks).
+    """
+
+    source: Agent
+    target: Agent
+    state: Mapping[str, Any]
+    way: Way = "handoff"
+    route: str | None = None
+    note: Any = None
+    redirects: int = 0
+
+
+#: A ``before_handoff`` hook's answer: go on (``None``), refused (the reason), or elsewhere.
+Verdict = str | HandTo | None
+
+
+def _extends(middleware: Any, hook: str) -> bool:
+    """Whether ``middleware`` defines the swarm extension ``hook`` (sync or ``a``-async)."""
+    return callable(getattr(middleware, hook, None)) or callable(
+        getattr(middleware, f"a{hook}", None)
+    )
+
+
+async def handoff_verdict(
+    hooks: Sequence[Any], handoff: Handoff, io: Driver, control: object | None = None
+) -> Verdict:
+    """Ask each ``before_handoff`` hook of ``hooks`` (:attr:`MiddlewareStack.handoff`), in
+    order, about ``handoff``, up to the first that does not let it through: its verdict, or
+    ``None`` (every hook let it through). Under the async driver a middleware's
+    ``abefore_handoff`` is awaited where it has one; under the sync driver its
+    ``before_handoff`` is called (an async-only one runs to its end in place, as an async tool
+    does on ``run``). ``control``: the
+    run's ``RunControl``, what the hooks read with ``hook_context.step_control()``.
+
+    Example:
+        >>> from swarmgraph.graph.core.drivers import SYNC
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> class Closed:
+        ...     def before_handoff(self, handoff):
+        ...         return f"{handoff.target.name} is closed"
+        >>> move = Handoff(Agent(name="Triage"), Agent(name="Refunds"), {"messages": []})
+        >>> drive(handoff_verdict([Closed()], move, SYNC))
+        'Refunds is closed'
+    """
+    awaited = isinstance(io, AsyncDriver)
+    for m in hooks:
+        sync: Callable[..., Any] | None = getattr(m, "before_handoff", None)
+        asynchronous: Callable[..., Any] | None = getattr(m, "abefore_handoff", None)
+        with hook_control(control):
+            if asynchronous is not None and (awaited or sync is None):
+                if awaited:
+                    verdict = await asynchronous(handoff)
+                else:  # async only, on run: to its end here, as an async tool runs on run
+                    verdict = await SYNC.call_tool(partial(asynchronous, handoff), {})
+            elif sync is not None:
+                verdict = sync(handoff)
+            else:
+                continue
+        if verdict is not None:
+            return cast("Verdict", verdict)
+    return None
 
 
 def _overrides(middleware: AgentMiddleware, hook: str) -> bool:
@@ -126,6 +241,8 @@ class MiddlewareStack:
         self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
         self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
         self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
+        #: The swarm's own extension: each middleware with a ``before_handoff`` hook, in order.
+        self.handoff = [m for m in every if _extends(m, "before_handoff")]
         self.enters = bool(self.entering["run"] or self.entering["own"])
         self.leaves = bool(self.leaving["run"] or self.leaving["own"])
         #: Each state hook's function, sync and async, read once (a step calls them often).
@@ -177,8 +294,11 @@ class StepHooks:
         config: RunnableConfig,
         io: Driver,
         agent_key: str,
+        control: object | None = None,
     ) -> None:
         self.stack = stack
+        #: The run's ``RunControl``, for hooks that read it (``hook_context.step_control``).
+        self.control = control
         self.io = io
         self.agent_key = agent_key
         self.awaited = isinstance(io, AsyncDriver)
@@ -191,6 +311,8 @@ class StepHooks:
         #: The hook that paused the run with ``interrupt()``, and what it asked.
         self.paused_by: MiddlewareStop | None = None
         self.jump: str | None = None
+        #: Where a hook handed the conversation (``jump_to=HandTo(agent)``), or None.
+        self.handed: HandTo | None = None
         self._state = state
         configurable = config.get("configurable") or {}
         self.runtime: Runtime = configurable.get("__pregel_runtime") or Runtime()
@@ -215,6 +337,9 @@ class StepHooks:
         self.values.update(update)
         if jump is None:
             return False
+        if isinstance(jump, HandTo):  # the swarm's jump: to another agent
+            self.handed = jump
+            return True
         self.jump = jump
         if jump == "end":
             said = next((m for m in reversed(added or ()) if isinstance(m, BaseMessage)), None)
@@ -227,7 +352,8 @@ class StepHooks:
         for m in middleware:
             call = self.stack.calls[id(m), hook, self.awaited]
             try:
-                update = await call(self.view(), self.runtime)
+                with hook_control(self.control):
+                    update = await call(self.view(), self.runtime)
             except GraphInterrupt as pause:  # interrupt(): who paused, and what it asks
                 self.paused_by = MiddlewareStop(m.name, hook, _asks(pause))
                 raise
@@ -238,7 +364,7 @@ class StepHooks:
     # -- the moments ---------------------------------------------------------------------
     async def enter(self) -> bool:
         """``before_agent``: the run's middleware when the invocation starts, the agent's own
-        when the run enters it. True: a hook stopped the run."""
+        when the run enters it. True: a hook stopped the run (or handed it over: ``handed``)."""
         entered = self._state.get(ENTERED_KEY)
         if not self.stack.enters or entered == self.agent_key:
             return False

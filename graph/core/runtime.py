@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from langgraph.types import Command
 
 from .errors import HandoffLoopError
 from .marks import ToolPlan, plan_of
+from .messages import reanswer
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
 from .run_control import NO_HOOKS, RunControl, RunHooks
@@ -40,8 +42,8 @@ if TYPE_CHECKING:
     from ..features.approvals import WaitingCalls
     from ..features.context_schema import ContextSchema
     from ..features.effects import EffectLedger, RunEffects
-    from ..features.guardrails import Gate
-    from .middleware import MiddlewareStack
+    from .drivers import Driver
+    from .middleware import MiddlewareStack, Way
 
 __all__ = [
     "MAX_DYNAMIC_AGENTS",
@@ -145,12 +147,12 @@ class Turn:
     ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
     denied). ``update``: what the step returns.
 
-    Features reach the step at two points only, besides their own state in ``features``:
-    ``gate``, checks the step waits at before it goes on (guardrails, a handoff's
-    precondition: graph/features/guarded_switch.py), and ``goto``, where a feature sends the step
-    instead (a fan-out's branches, graph/features/branches.py; the same node again, for a call in
-    doubt asked about in a step of its own, graph/features/decisions.py). tests/test_core_state.py
-    pins these fields: a feature's new state goes in :class:`StepFeatures`.
+    Features reach the step through their middleware's hooks (graph/core/middleware.py: a
+    guarded agent's checks are its middleware's ``before_model``, ``after_model`` and
+    ``before_handoff``) and, besides their own state in ``features``, at one point: ``goto``,
+    where a feature sends the step instead (a fan-out's branches, graph/features/branches.py;
+    the same node again, for a call in doubt asked about in a step of its own,
+    graph/features/decisions.py). A feature's new state goes in :class:`StepFeatures`.
     """
 
     agent: Agent
@@ -163,8 +165,6 @@ class Turn:
     ran: AIMessage | None = None
     tools: list[AgentFunction] = field(default_factory=list)
     answers: list[ToolMessage] = field(default_factory=list)
-    #: Checks that must pass before the step goes on (guardrails, a handoff's preconditions).
-    gate: Gate | None = None
     #: Where the step goes instead of where the core would send it (set by a feature).
     goto: Command | None = None
     #: Each feature's state for this step (:class:`StepFeatures`); the core only passes it on:
@@ -230,8 +230,9 @@ class GraphRuntime:
         #: The middleware an agent's own options install, around its ``Agent(middleware=)``
         #: (graph/options.py's ``middleware_of``, handed over by the builder).
         self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
-        #: The check an agent passes before it takes the conversation in a parallel branch
-        #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
+        #: A check of its own that an agent passes before it takes the conversation in a
+        #: parallel branch ``(agent, state, control) -> refusal or None``; None: the branch
+        #: agent's ``before_handoff`` hooks decide (graph/features/branches.py).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
 
     # -- what the agents' tools need ------------------------------------------------
@@ -380,6 +381,68 @@ class GraphRuntime:
         control.ledger.handed_off(agent.name, target.name, route=route)
         if control.observers is not None:  # (graph/core/hooks.py: on_switch)
             control.observers.switched(agent, target, route)
+        return True
+
+    async def hand_off(
+        self,
+        source: Agent,
+        target: Agent,
+        state: SwarmState,
+        update: StateUpdate,
+        control: RunControl,
+        context: Mapping[str, Any],
+        io: Driver,
+        *,
+        way: Way = "handoff",
+        route: str | None = None,
+        call_id: str | None = None,
+        note: Any = None,
+    ) -> bool:
+        """**The active agent switches here**: from ``source`` to ``target`` in ``update``,
+        once the ``before_handoff`` hooks of ``target``'s middleware (the run's, then its own:
+        graph/core/middleware.py) let it through, then :meth:`switch`. A hook that refuses
+        leaves the active agent as it is, and the transfer call ``call_id`` (if any) is
+        answered ``Error: <reason>``; one that redirects (``HandTo``) sends the conversation to
+        its agent instead, through that agent's hooks in turn, and the transfer call's answer
+        names it. False: nobody took over (refused, or the budget stopped it). An agent without
+        middleware switches at once: a plain handoff asks nothing more."""
+        redirects = 0
+        while True:
+            stack = self.stack_for(target)
+            verdict = None
+            if stack is not None and stack.handoff:
+                from .middleware import Handoff, handoff_verdict
+
+                messages = [*state["messages"], *update.get("messages", ())]
+                moving = Handoff(
+                    source,
+                    target,
+                    {"messages": messages, "context_variables": context},
+                    way,
+                    route,
+                    note,
+                    redirects,
+                )
+                verdict = await handoff_verdict(stack.handoff, moving, io, control)
+            if verdict is None:
+                break
+            added = update.setdefault("messages", [])
+            if isinstance(verdict, str):
+                reanswer(added, call_id, f"Error: {verdict}")
+                return False
+            redirects += 1
+            if redirects > self.max_consecutive_handoffs:  # hooks that redirect in a circle
+                raise HandoffLoopError(
+                    [source.name, target.name, verdict.agent.name], self.max_consecutive_handoffs
+                )
+            old, new = json.dumps({"assistant": target.name}), {"assistant": verdict.agent.name}
+            reanswer(added, call_id, json.dumps(new), only_if=old)
+            target, note, way = verdict.agent, verdict.note, "jump"
+        if not self.switch(source, target, state, update, control, route=route):
+            reanswer(update.setdefault("messages", []), call_id, f"Error: {control.exceeded}")
+            return False
+        if route is not None:
+            control.debug_print(f"{source.name} \u21d2 {target.name} (route)")
         return True
 
     def next_node(

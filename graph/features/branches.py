@@ -65,6 +65,7 @@ from typing_extensions import NotRequired, TypedDict
 from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import BranchFailed, ContextConflict, SwarmError
 from ..core.messages import to_langchain, to_openai
+from ..core.middleware import Handoff, HandTo, handoff_verdict
 from ..core.node_names import HELPER_NODES
 from ..core.run_control import RunControl, current_control
 from ..core.run_state import RunState
@@ -484,7 +485,7 @@ class BranchNode:
             if "/" not in path and control.hooks.effects is not None:  # see progress_of
                 with fan_out_run(control).lock:
                     fan_out_run(control).live[path] = task
-            refused = self._refused(task, states[0], control)
+            refused = await self._refused(task, states[0], control, io)
             try:
                 if refused is None:
                     app, inner = self.fan_out.branch_app(), _branch_config(config, path)
@@ -501,17 +502,31 @@ class BranchNode:
                 error = exc
             return self._finish(task, states[-1], error, started, path, control, refused)
 
-    def _refused(self, task: BranchTask, state: dict[str, Any], control: RunControl) -> str | None:
-        """Why the branch's agent will not take the conversation, or ``None``: the entry check
-        (``GraphRuntime.entry_check``: preconditions, input guardrails) every way into an agent
-        passes, here before the branch runs. Only a branch that starts fresh is checked (a
-        resumed one was checked when it started). A refused branch never runs; its answer in
-        the join is the refusal, and the others go on."""
-        check = self.runtime.entry_check
-        if check is None or len(task["messages"]) > task["start"]:
+    async def _refused(
+        self, task: BranchTask, state: dict[str, Any], control: RunControl, io: Driver
+    ) -> str | None:
+        """Why the branch's agent will not take the conversation, or ``None``: a branch is a
+        way into an agent like a handoff, so the agent's ``before_handoff`` hooks are asked
+        (``way="branch"``: a guarded agent's precondition and input guardrails,
+        graph/features/guardrail_middleware.py), or ``GraphRuntime.entry_check`` where one is
+        set. Only a branch that starts fresh is checked (a resumed one was checked when it
+        started). A refused branch never runs; its answer in the join is the refusal, and the
+        others go on."""
+        if len(task["messages"]) > task["start"]:
             return None
         agent = self.runtime.agent_for(task["agent"], control)
-        return check(agent, cast("SwarmState", state), control)
+        check = self.runtime.entry_check
+        if check is not None:
+            return check(agent, cast("SwarmState", state), control)
+        stack = self.runtime.stack_for(agent)
+        if stack is None or not stack.handoff:
+            return None
+        source = self.runtime.agent_for(task["plan"]["agent"], control)
+        entering = Handoff(source, agent, state, "branch")
+        verdict = await handoff_verdict(stack.handoff, entering, io, control)
+        if isinstance(verdict, HandTo):  # a branch has no fallback
+            return f"{agent.name} would hand the branch to {verdict.agent.name}: refused"
+        return verdict
 
     def _finish(
         self,
