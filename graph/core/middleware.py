@@ -57,6 +57,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import NotRequired, TypedDict
 
 from .drivers import AsyncDriver, Driver, drive
+from .middleware_tools import middleware_tools
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -126,6 +127,10 @@ class MiddlewareStack:
         self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
         self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
         self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
+        #: Every middleware's ``tools`` (``AgentMiddleware.tools``), as step functions: they
+        #: join the agent's own in its model's tool list (``GraphRuntime.tools_of``).
+        brings = any(getattr(m, "tools", None) for m in every)
+        self.tools = middleware_tools(every) if brings else []
         self.enters = bool(self.entering["run"] or self.entering["own"])
         self.leaves = bool(self.leaving["run"] or self.leaving["own"])
         #: Each state hook's function, sync and async, read once (a step calls them often).

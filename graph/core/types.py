@@ -378,7 +378,8 @@ class Result(BaseModel):
 
 
 def check_middleware(middleware: Sequence[Any]) -> list[Any]:
-    """``middleware`` as a list, each one checked to be a LangChain ``AgentMiddleware``.
+    """``middleware`` as a list, each one checked to be a LangChain ``AgentMiddleware`` whose
+    ``tools`` a swarm step can run (graph/core/middleware_tools.py).
 
     Example:
         >>> check_middleware([print])
@@ -394,4 +395,8 @@ def check_middleware(middleware: Sequence[Any]) -> list[Any]:
                 "middleware takes langchain.agents.middleware.AgentMiddleware objects (a class, "
                 f"or one made by @before_model, @wrap_tool_call...), not {m!r}"
             )
+    if any(getattr(m, "tools", None) for m in middleware):  # a tool the step cannot run fails now
+        from .middleware_tools import middleware_tools
+
+        middleware_tools(middleware)
     return list(middleware)
