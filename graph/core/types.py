@@ -98,9 +98,9 @@ class Agent(BaseModel):
     output_guardrails: list[Callable[..., Any]] = Field(default_factory=list)
     on_trip: Any = None  # an Agent that takes the conversation when a guardrail trips
     requires: list[str] | Callable[..., Any] | None = None  # keys, or context -> None | reason
-    # remember / recall / forget / history tools on the user's long-term memory
-    # (graph/features/memory_tools.py; a Session with long_term=... supplies the memory they work
-    # on).
+    # remember / recall / forget / history tools on the user's long-term memory: installs
+    # graph/features/memory_tools.py's middleware (graph/options.py), whose tools join the
+    # agent's; a Session with long_term=... supplies the memory they work on.
     memory_tools: bool = False
     # LangChain 1.x AgentMiddleware this agent's steps call, inside the run's own
     # (graph/core/middleware.py; docs/middleware.md).
@@ -191,20 +191,15 @@ class Agent(BaseModel):
 
     @property
     def tools(self) -> list[AgentFunction]:
-        """``functions``, one generated ``transfer_to_<name>`` per ``handoffs`` entry,
-        ``transfer_back`` when ``can_return``, and ``remember``/``recall``/``forget``/``history``
-        when ``memory_tools``."""
-        if not self.handoffs and not self.can_return and not self.memory_tools:
+        """``functions``, one generated ``transfer_to_<name>`` per ``handoffs`` entry, and
+        ``transfer_back`` when ``can_return``. The tools a middleware brings (``memory_tools``'s
+        ``remember``/``recall``/``forget``/``history`` among them) join these in the step
+        (``GraphRuntime.tools_of``)."""
+        if not self.handoffs and not self.can_return:
             return self.functions
         tools = [*self.functions, *map(transfer_tool, self.handoffs)]
         if self.can_return:
             tools.append(transfer_back)
-        if self.memory_tools:
-            from ..features.memory_tools import (
-                MEMORY_TOOLS,  # a feature: loaded only when asked for
-            )
-
-            tools.extend(MEMORY_TOOLS)
         return tools
 
 
