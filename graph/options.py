@@ -1,10 +1,14 @@
 """Our agent options turned into the middleware they install: the API's side of the middleware
 core. ``Agent(history=view)`` is sugar for :class:`~swarmgraph.graph.features.history_views.
 HistoryViewMiddleware`, ``Agent(memory_tools=True)`` for :class:`~swarmgraph.graph.features.
-memory_tools.MemoryToolsMiddleware` (its tools join the agent's); the builder hands
-:func:`middleware_of` to the graph's runtime, which puts what it returns inside the agent's own
-``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``). An agent that uses none of
-them gets none, and loads no feature.
+memory_tools.MemoryToolsMiddleware` (its tools join the agent's), ``Agent(routes=[...])`` for
+:class:`~swarmgraph.graph.features.routes.RoutesMiddleware`, and ``can_return=True`` (or a tool
+that names ``CALLER``) for :class:`~swarmgraph.graph.features.handback.HandBackMiddleware` (both
+through the step's ``next_agent`` hook, graph/core/middleware.py's ``Takeover``). The builder
+hands :func:`middleware_of` to the graph's runtime, which puts what it returns inside the
+agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), and to discovery,
+which reads the routes' destinations from it. An agent that uses none of them gets none, and
+loads no feature.
 
 Example:
     >>> from swarmgraph.graph.features.history_views import last
@@ -15,29 +19,58 @@ Example:
     ['HistoryViewMiddleware']
     >>> [type(m).__name__ for m in middleware_of(Agent(memory_tools=True))]
     ['MemoryToolsMiddleware']
+    >>> [type(m).__name__ for m in middleware_of(Agent(can_return=True))]
+    ['HandBackMiddleware']
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .core.types import Agent
+from .core.discovery import holds
+from .core.discovery import reachable_agents as _reachable
+from .core.types import CALLER, Agent
 
-__all__ = ["middleware_of"]
+__all__ = ["middleware_of", "reachable_agents"]
 
 
 def middleware_of(agent: Agent) -> Sequence[Any]:
     """The middleware ``agent``'s options install (none for a plain agent)."""
-    if agent.history is None and not agent.memory_tools:
+    if (
+        agent.history is None
+        and not agent.memory_tools
+        and not agent.routes
+        and not agent.can_return
+        and not agent.functions
+    ):
         return ()
     found: list[Any] = []
     if agent.history is not None:
         found.append(_history_view(agent.history, agent.name))
     if agent.memory_tools:
         found.append(_memory_tools())
+    if agent.can_return or (agent.functions and _hands_back(agent)):
+        found.append(_hand_back())  # before routes: a failed hand-back may still route
+    if agent.routes:
+        found.append(_routes(agent))
     return tuple(found)
+
+
+def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
+    """The given agents plus every agent reachable from them (BFS order): through handoffs,
+    routes and the other destinations the agents' options declare.
+
+    Example:
+        >>> from swarmgraph.graph.features.routes import Route
+        >>> done = Agent(name="Done")
+        >>> start = Agent(name="Start", routes=[Route(when=lambda ctx: True, to=done)])
+        >>> [a.name for a in reachable_agents([start])]
+        ['Start', 'Done']
+    """
+    return _reachable(agents, middleware_of)
 
 
 @lru_cache(maxsize=512)  # one object per view and agent: a stack is cached by its members
@@ -52,3 +85,46 @@ def _memory_tools() -> Any:
     from .features.memory_tools import MemoryToolsMiddleware
 
     return MemoryToolsMiddleware()
+
+
+@lru_cache(maxsize=1)  # stateless: one for every agent, so their stacks share it
+def _hand_back() -> Any:
+    from .features.handback import HandBackMiddleware
+
+    return HandBackMiddleware()
+
+
+def _hands_back(agent: Agent) -> bool:
+    """A tool of ``agent`` names ``CALLER`` (read as discovery reads handoffs; once per tool,
+    and without loading the feature, which only an agent that hands back needs)."""
+    return any(map(_names_caller, agent.functions))
+
+
+def _names_caller(func: Any) -> bool:
+    try:
+        return _NAMES_CALLER[func]
+    except KeyError:
+        pass
+    except TypeError:  # not weak-referenceable or unhashable: read it every time
+        return holds(func, CALLER)
+    found = _NAMES_CALLER[func] = holds(func, CALLER)
+    return found
+
+
+#: Whether a tool names ``CALLER``, per tool, for as long as the tool lives.
+_NAMES_CALLER: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
+def _routes(agent: Agent) -> Any:
+    """The agent's :class:`RoutesMiddleware`, one per list of routes (a stack is cached by its
+    members), kept on the agent (``Agent._options``): a cache here would keep the routes'
+    target agents alive after a request that built them."""
+    routes = tuple(agent.routes)
+    cached = agent._options
+    if cached is not None and cached[0] == routes:
+        return cached[1]
+    from .features.routes import RoutesMiddleware
+
+    made = RoutesMiddleware(routes, agent.name)
+    agent._options = (routes, made)
+    return made

@@ -36,6 +36,8 @@ from pydantic import Field
 
 # types.Agent's tool type, not imported: types.check_middleware calls this module
 AgentFunction = Callable[..., Any]
+# ``Annotated`` indexed with a tuple made at run time (the field's metadata)
+_ANNOTATED: Any = Annotated
 
 __all__ = ["as_function", "middleware_tools"]
 
@@ -105,7 +107,7 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
         )
     parameters = []
     for name, info in fields.items():
-        hint = Annotated[(info.annotation, Field(description=info.description), *info.metadata)]
+        hint = _ANNOTATED[(info.annotation, Field(description=info.description), *info.metadata)]
         default = inspect.Parameter.empty if info.is_required() else info.get_default()
         keyword = inspect.Parameter.KEYWORD_ONLY
         parameters.append(inspect.Parameter(name, keyword, default=default, annotation=hint))
@@ -126,4 +128,4 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     function.__doc__ = tool.description
     function.__signature__ = inspect.Signature(parameters)
     function.__swarmgraph_tool__ = tool  # what it runs, for a reader of the step's tools
-    return function  # type: ignore[no-any-return]
+    return function

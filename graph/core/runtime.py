@@ -407,7 +407,7 @@ class GraphRuntime:
         """The middleware ``agent``'s steps call (the run's around its own), or None: a step
         without middleware asks nothing more."""
         own = agent.middleware
-        if self.options is not None:  # options that install middleware (Agent(history=...))
+        if self.options is not None:  # options that install middleware (history=, routes=...)
             implied = self.options(agent)
             if implied:
                 own = [*implied, *own]

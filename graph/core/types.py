@@ -167,6 +167,9 @@ class Agent(BaseModel):
     # agent itself: a global cache keyed by the agent would keep every agent ever handed to
     # alive (the tool holds its target), so a service that builds agents per request grew.
     _transfer: Any = PrivateAttr(default=None)
+    # What the API's options made for this agent, with what they were made from (graph/options.py
+    # keeps a route's middleware here): it lives as long as the agent, as ``_transfer`` does.
+    _options: Any = PrivateAttr(default=None)
 
     def __eq__(self, other: object) -> bool:
         return self is other
