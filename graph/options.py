@@ -2,10 +2,10 @@
 core. ``Agent(history=view)`` is sugar for :class:`~swarmgraph.graph.features.history_views.
 HistoryViewMiddleware`, ``Agent(memory_tools=True)`` for :class:`~swarmgraph.graph.features.
 memory_tools.MemoryToolsMiddleware` (its tools join the agent's), ``Agent(routes=[...])`` for
-:class:`~swarmgraph.graph.features.routes.RoutesMiddleware`, and ``can_return=True`` (or a tool
-that names ``CALLER``) for :class:`~swarmgraph.graph.features.handback.HandBackMiddleware` (both
-through the step's ``next_agent`` hook, graph/core/middleware.py's ``Takeover``). The builder
-hands :func:`middleware_of` to the graph's runtime, which puts what it returns inside the
+:class:`~swarmgraph.graph.features.routes.RoutesMiddleware`; and a tool's ``CALLER`` brings
+:class:`~swarmgraph.graph.features.handback.HandBackMiddleware` (:func:`middleware_for_target`;
+both act through the step's ``next_agent`` hook, graph/core/middleware.py's ``Takeover``). The
+builder hands :func:`middleware_of` to the graph's runtime, which puts what it returns inside the
 agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), and to discovery,
 which reads the routes' destinations from it. An agent that uses none of them gets none, and
 loads no feature.
@@ -19,44 +19,48 @@ Example:
     ['HistoryViewMiddleware']
     >>> [type(m).__name__ for m in middleware_of(Agent(memory_tools=True))]
     ['MemoryToolsMiddleware']
-    >>> [type(m).__name__ for m in middleware_of(Agent(can_return=True))]
-    ['HandBackMiddleware']
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .core.discovery import holds
 from .core.discovery import reachable_agents as _reachable
 from .core.types import CALLER, Agent
 
-__all__ = ["middleware_of", "reachable_agents"]
+__all__ = ["middleware_for_target", "middleware_of", "reachable_agents"]
 
 
 def middleware_of(agent: Agent) -> Sequence[Any]:
     """The middleware ``agent``'s options install (none for a plain agent)."""
-    if (
-        agent.history is None
-        and not agent.memory_tools
-        and not agent.routes
-        and not agent.can_return
-        and not agent.functions
-    ):
+    if agent.history is None and not agent.memory_tools and not agent.routes:
         return ()
     found: list[Any] = []
     if agent.history is not None:
         found.append(_history_view(agent.history, agent.name))
     if agent.memory_tools:
         found.append(_memory_tools())
-    if agent.can_return or (agent.functions and _hands_back(agent)):
-        found.append(_hand_back())  # before routes: a failed hand-back may still route
     if agent.routes:
         found.append(_routes(agent))
     return tuple(found)
+
+
+def middleware_for_target(target: Agent) -> Sequence[Any]:
+    """The middleware a handoff target brings into the step that handed to it: ``CALLER``
+    brings the hand-back that resolves it (asked first, so a failed hand-back may still
+    route); any other target, none.
+
+    Example:
+        >>> [type(m).__name__ for m in middleware_for_target(CALLER)]
+        ['HandBackMiddleware']
+        >>> middleware_for_target(Agent())
+        ()
+    """
+    if target is CALLER:
+        return (_hand_back(),)
+    return ()
 
 
 def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
@@ -92,27 +96,6 @@ def _hand_back() -> Any:
     from .features.handback import HandBackMiddleware
 
     return HandBackMiddleware()
-
-
-def _hands_back(agent: Agent) -> bool:
-    """A tool of ``agent`` names ``CALLER`` (read as discovery reads handoffs; once per tool,
-    and without loading the feature, which only an agent that hands back needs)."""
-    return any(map(_names_caller, agent.functions))
-
-
-def _names_caller(func: Any) -> bool:
-    try:
-        return _NAMES_CALLER[func]
-    except KeyError:
-        pass
-    except TypeError:  # not weak-referenceable or unhashable: read it every time
-        return holds(func, CALLER)
-    found = _NAMES_CALLER[func] = holds(func, CALLER)
-    return found
-
-
-#: Whether a tool names ``CALLER``, per tool, for as long as the tool lives.
-_NAMES_CALLER: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 def _routes(agent: Agent) -> Any:

@@ -11,8 +11,11 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
+from swarmgraph.graph.core.builder import build_graph_and_runtime
+from swarmgraph.graph.core.discovery import find_topology
 from swarmgraph.graph.core.middleware import Destination, Takeover
-from swarmgraph.graph.options import middleware_of, reachable_agents
+from swarmgraph.graph.core.models import ModelResolver
+from swarmgraph.graph.options import middleware_for_target, middleware_of, reachable_agents
 
 from swarmgraph import (
     CALLER,
@@ -82,24 +85,21 @@ def test_routes_and_hand_back_are_middleware_the_options_install():
     done = Agent(name="Done")
     route = Route(when=lambda ctx: True, to=done, name="finished")
 
-    def give_back() -> Result:
-        """Give the conversation back."""
-        return Result(value="back", agent=CALLER)
-
     def lookup() -> str:
         """Look something up."""
         return "x"
 
-    routed = middleware_of(Agent(routes=[route]))
+    start = Agent(name="Start", routes=[route])
+    routed = middleware_of(start)
     assert [type(m).__name__ for m in routed] == ["RoutesMiddleware"]
     assert [(d.agent, d.label) for d in routed[0].destinations] == [(done, "finished")]
-    assert [type(m).__name__ for m in middleware_of(Agent(can_return=True))] == [
-        "HandBackMiddleware"
-    ]
-    assert [type(m).__name__ for m in middleware_of(Agent(functions=[give_back]))] == [
-        "HandBackMiddleware"
-    ]
-    assert middleware_of(Agent(functions=[lookup], handoffs=[done])) == ()
+    assert middleware_of(start)[0] is routed[0]  # one object: stacks are cached by it
+    start.routes = [route, Route(when=lambda ctx: False, to=done)]
+    assert len(middleware_of(start)[0].destinations) == 2  # changed routes: made anew
+    assert [type(m).__name__ for m in middleware_for_target(CALLER)] == ["HandBackMiddleware"]
+    assert middleware_for_target(done) == ()
+    plain = Agent(functions=[lookup], handoffs=[done], can_return=True)
+    assert middleware_of(plain) == ()  # a plain agent (its transfer_back is a core tool)
     assert reachable_agents([Agent(name="Start", routes=[route])])[1] is done
 
 
@@ -111,22 +111,25 @@ def test_the_core_imports_neither_routes_nor_hand_back():
         assert "features.routes" not in text and "features.handback" not in text, name
 
 
-def test_a_caller_nothing_resolves_is_an_error_for_the_model_never_a_node():
-    def sneaky() -> Any:
-        """Give the conversation back, by a road code reading cannot follow."""
-        return vars(importlib.import_module("swarmgraph"))["CAL" + "LER"]
+def _sneaky() -> Any:
+    """Give the conversation back, by a road no reading of the code can follow."""
+    return vars(importlib.import_module("swarmgraph"))["CAL" + "LER"]
 
-    lonely = Agent(name="Lonely", functions=[sneaky])
-    assert middleware_of(lonely) == ()  # its code does not name CALLER
-    model = ScriptedChatModel([scripted_tool_call("sneaky"), "Staying."])
+
+def test_any_caller_a_tool_returns_brings_its_hand_back():
+    lonely = Agent(name="Lonely", functions=[_sneaky])
+    model = ScriptedChatModel([scripted_tool_call("_sneaky"), "Staying."])
     response = Swarm(chat_model=model).run(lonely, [{"role": "user", "content": "hi"}])
     assert response.agent is lonely and response.messages[-1]["content"] == "Staying."
-    answer = response.messages[1]["content"]
-    assert answer.startswith("Error: CALLER stands for the agent that handed")
-    app = build_swarm_graph(
-        [lonely], chat_model=ScriptedChatModel([scripted_tool_call("sneaky"), "Staying."])
-    ).compile()
-    state = app.invoke({"messages": [("user", "hi")]})
+    assert response.messages[1]["content"].startswith("Error: nobody handed the conversation")
+
+
+def test_a_caller_nothing_resolves_is_an_error_for_the_model_never_a_node():
+    # A runtime built without the API's options: nothing brings the hand-back.
+    lonely = Agent(name="Lonely", functions=[_sneaky])
+    model = ScriptedChatModel([scripted_tool_call("_sneaky"), "Staying."])
+    builder, _ = build_graph_and_runtime(find_topology([lonely]), ModelResolver(chat_model=model))
+    state = builder.compile().invoke({"messages": [("user", "hi")]})
     told = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
-    assert told[0].startswith("Error: CALLER stands for")
+    assert told[0].startswith("Error: CALLER stands for the agent that handed")
     assert state.get("active_agent") in (None, "Lonely") and state["messages"][-1].name == "Lonely"

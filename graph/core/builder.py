@@ -144,7 +144,7 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     from ..observed_graph import ObservedStateGraph
-    from ..options import middleware_of
+    from ..options import middleware_for_target, middleware_of
 
     # A compiled LangGraph graph with a name is a member too (graph/features/native.py runs it).
     members = [_member(a) for a in agents]
@@ -160,6 +160,7 @@ def build_swarm_graph(
         hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
         middleware=checked_middleware(middleware),
         options=middleware_of,
+        target_options=middleware_for_target,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members], middleware_of)
@@ -197,6 +198,9 @@ class GraphSettings:
     #: What an agent's options install as middleware (graph/options.py's ``middleware_of``:
     #: ``Agent(history=...)``); None, options install nothing.
     options: Callable[[Agent], Sequence[Any]] | None = None
+    #: The middleware a handoff target brings (graph/options.py's ``middleware_for_target``:
+    #: ``CALLER`` brings the hand-back that resolves it); None, targets bring none.
+    target_options: Callable[[Agent], Sequence[Any]] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -239,6 +243,7 @@ def build_graph_and_runtime(
     )
     runtime.hooks = settings.hooks
     runtime.options = settings.options
+    runtime.target_options = settings.target_options
     every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
     if every:  # their state_schema fields are channels of the graph's state
         from .middleware import middleware_state_schema

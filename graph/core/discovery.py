@@ -77,32 +77,10 @@ def _members(value: Any) -> list[Agent]:
     return members_in(value)
 
 
-def holds(func: Callable[..., Any], value: Any) -> bool:
-    """Whether tool ``func`` names ``value`` (by identity): its declared target, its partial
-    arguments, its closure or the module globals its code names, read as
-    :func:`function_targets` reads them (a list, tuple, set or dict of them counts).
-
-    Example:
-        >>> sales = Agent(name="Sales")
-        >>> def go():
-        ...     return sales
-        >>> holds(go, sales), holds(go, Agent(name="Other"))
-        (True, False)
-    """
-    for held in _held(func):
-        if held is value:
-            return True
-        if isinstance(held, (list, tuple, set, frozenset)):
-            if any(v is value for v in held):
-                return True
-        elif isinstance(held, dict) and any(v is value for v in held.values()):
-            return True
-    return False
-
-
 def _held(func: Callable[..., Any]) -> list[Any]:
-    """What ``func`` names: its declared target (then nothing else), partial arguments, closure
-    cells and the module globals its code names, wrapped functions included."""
+    """What ``func`` names, where :func:`function_targets` looks for agents: its declared
+    target (then nothing else), partial arguments, closure cells and the module globals its
+    code names, wrapped functions included."""
     found: list[Any] = []
     seen: set[int] = set()
     add = found.append

@@ -620,8 +620,12 @@ class AgentNode:
             reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
             target = None
         stack = self.runtime.stack_for(agent)
-        if stack is not None and stack.choosers:  # middleware that picks who takes over
-            target, label, call_id = self._chosen(turn, stack.choosers, target, context, call_id)
+        choosers = [] if stack is None else stack.choosers  # middleware that picks who takes over
+        brings = self.runtime.target_options
+        if target is not None and brings is not None:  # a placeholder brings its resolution
+            choosers = [*brings(target), *choosers]
+        if choosers:
+            target, label, call_id = self._chosen(turn, choosers, target, context, call_id)
         if target is CALLER:  # a placeholder no middleware resolved: never a node of its own
             reanswer(
                 turn.update.get("messages", []),

@@ -218,6 +218,9 @@ class GraphRuntime:
         #: The middleware an agent's own options install, around its ``Agent(middleware=)``
         #: (graph/options.py's ``middleware_of``, handed over by the builder).
         self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
+        #: The middleware a handoff target brings, asked after a tool handed off (graph/options.py's
+        #: ``middleware_for_target``: ``CALLER`` brings the hand-back that resolves it).
+        self.target_options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
         #: The check an agent passes before it takes the conversation in a parallel branch
         #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None

@@ -6,11 +6,11 @@ the agent that handed it to the current one. The stack is read from the conversa
 a switch from X to Y pushes X, unless Y is on top already, in which case it is a return and pops.
 So A -> B -> C, then C returns to B, then B returns to A; and A <-> B ping-pong never grows it.
 
-The hand-back attaches as middleware: ``can_return=True``, or a tool whose code names
-``CALLER`` (read as discovery reads handoffs: graph/core/discovery.py's ``holds``), installs
-:class:`HandBackMiddleware` (graph/options.py's ``middleware_of``), whose ``next_agent`` hook
-(the step's "who takes over" moment, graph/core/middleware.py's ``Takeover``) resolves
-``CALLER`` to the caller.
+The hand-back attaches as middleware: a tool that hands to ``CALLER`` brings
+:class:`HandBackMiddleware` into that step (graph/options.py's ``middleware_for_target``, which
+the runtime asks after a tool handed off), whose ``next_agent`` hook (the step's "who takes
+over" moment, graph/core/middleware.py's ``Takeover``) resolves ``CALLER`` to the caller.
+``can_return=True`` only adds the ``transfer_back`` tool that returns ``CALLER``.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -72,8 +72,8 @@ def caller_of(messages: Sequence[BaseMessage]) -> str | None:
 
 
 class HandBackMiddleware(AgentMiddleware):
-    """``CALLER`` resolved, as the middleware an agent that may hand back gets: when a tool of
-    the step handed to ``CALLER``, ``next_agent`` hands to the agent that handed the
+    """``CALLER`` resolved, as the middleware ``CALLER`` brings into a step: when a tool of the
+    step handed to ``CALLER``, ``next_agent`` hands to the agent that handed the
     conversation to this one (read from the conversation, :func:`caller_of`), and the call's
     answer names it; with nobody to return to, the call's answer says so and nobody takes over.
 
