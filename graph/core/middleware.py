@@ -22,8 +22,8 @@ them where ``create_agent``'s loop would (see docs/middleware.md for each built-
 ``after_agent``     when the run ends on the agent (both lists), or it hands off (its own list)
 ==================  ============================================================================
 
-One moment a swarm has and ``create_agent`` lacks, the **handoff**, is an extension on the same
-objects (docs/middleware.md, "The handoff moment"): a middleware may define
+Two moments a swarm has and ``create_agent`` lacks are extensions on the same objects. The
+**handoff** (docs/middleware.md, "The handoff moment"): a middleware may define
 ``before_handoff(handoff)`` (and/or ``async abefore_handoff``), which the core calls with a
 :class:`Handoff` whenever the active agent is about to switch, on the middleware of the agent
 taking the conversation (the run's, then that agent's own); it returns ``None`` (go on), a
@@ -33,6 +33,15 @@ A ``before_model``/``after_model`` hook may also return ``{"jump_to": HandTo(age
 step hands the conversation to ``agent`` there (no model call after ``before_model``; no tool
 call after ``after_model``). A middleware may also say what the graph draws on the edges into
 its agent (``handoff_label``, a string).
+
+The **takeover**: after a step's tools ran (and no
+budget stopped the run), each middleware that defines ``next_agent(takeover)`` is asked, in
+order, who takes over (a :class:`Takeover`; it returns one changed with ``replace`` or None
+for no change): it may pick an agent when no tool handed off (routes), resolve a placeholder
+a tool handed to (``CALLER``), or reword the handing call's answer. A middleware that may
+switch so lists the agents in ``destinations`` (:class:`Destination`), which discovery walks
+and the builder draws. ``Agent(routes=)`` and the ``CALLER`` hand-back are such middleware
+(graph/features/routes.py, graph/features/handback.py, installed by graph/options.py).
 
 A hook's state update is applied as a LangGraph node's would be: ``messages`` through
 ``add_messages`` (so a message with a known id replaces it), other keys into the middleware's
@@ -58,9 +67,9 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, cast, get_type_hints
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.channels import UntrackedValue
@@ -71,6 +80,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from .drivers import SYNC, AsyncDriver, Driver, drive
 from .hook_context import hook_control
+from .middleware_tools import middleware_tools
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -82,11 +92,13 @@ if TYPE_CHECKING:
 __all__ = [
     "AFTER_MODEL_KEY",
     "ENTERED_KEY",
+    "Destination",
     "HandTo",
     "Handoff",
     "MiddlewareStack",
     "MiddlewareStop",
     "StepHooks",
+    "Takeover",
     "handoff_verdict",
     "middleware_state_schema",
     "with_messages",
@@ -212,6 +224,56 @@ async def handoff_verdict(
     return None
 
 
+class Destination(NamedTuple):
+    """An agent a middleware may hand the conversation to, and the label of its drawn edge.
+
+    A middleware that switches agents through :meth:`Takeover`'s hook (``next_agent``) lists
+    them in its ``destinations`` attribute, as langgraph-swarm's handoff tools carry their
+    destination in their metadata: discovery (graph/core/discovery.py) walks them, so each one
+    is a node of the graph before anything runs, and the builder draws the edge."""
+
+    agent: Agent
+    label: str
+
+
+@dataclass(frozen=True)
+class Takeover:
+    """Who takes over after a step's tools ran: what the step hands each middleware's
+    ``next_agent`` hook (our one extension of LangChain's hooks, for the moment a swarm has and
+    ``create_agent`` lacks), and what the hook hands back, changed with :meth:`replace`.
+
+    ``agent``: whose step it is; ``target``: who takes over so far (a tool's handoff, which may
+    be a placeholder such as ``CALLER`` for a hook to resolve, or None: nobody handed off);
+    ``label``: the drawn edge's label when the switch is not a tool's handoff (a route's name);
+    ``call_id``: the tool call that handed off; ``answer``: a new text for that call's answer
+    (``answer_if``: only where the answer still reads so). ``context``: the run's
+    ``context_variables`` after the tools; ``history`` and ``added``: the conversation before
+    this step, and what this step added; ``find``: an agent of this run by name.
+
+    Example:
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> me = Agent(name="Refunds")
+        >>> now = Takeover(me, None, {}, [], [], lambda name: None)
+        >>> now.replace(target=Agent(name="Triage"), label="done").label
+        'done'
+    """
+
+    agent: Agent
+    target: Agent | None
+    context: dict[str, Any]
+    history: Sequence[BaseMessage]
+    added: Sequence[BaseMessage]
+    find: Callable[[str], Agent | None]
+    label: str | None = None
+    call_id: str | None = None
+    answer: str | None = None
+    answer_if: str | None = None
+
+    def replace(self, **changes: Any) -> Takeover:
+        """This takeover with ``changes`` (its fields by name)."""
+        return replace(self, **changes)
+
+
 def _overrides(middleware: AgentMiddleware, hook: str) -> bool:
     """Whether ``middleware`` implements ``hook`` (sync or async), as ``create_agent`` asks."""
     from langchain.agents.middleware import AgentMiddleware
@@ -243,6 +305,12 @@ class MiddlewareStack:
         self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
         #: The swarm's own extension: each middleware with a ``before_handoff`` hook, in order.
         self.handoff = [m for m in every if _extends(m, "before_handoff")]
+        #: Every middleware's ``tools`` (``AgentMiddleware.tools``), as step functions: they
+        #: join the agent's own in its model's tool list (``GraphRuntime.tools_of``).
+        brings = any(getattr(m, "tools", None) for m in every)
+        self.tools = middleware_tools(every) if brings else []
+        #: The middleware with a ``next_agent`` hook (:class:`Takeover`), in order.
+        self.choosers = [m for m in every if callable(getattr(m, "next_agent", None))]
         self.enters = bool(self.entering["run"] or self.entering["own"])
         self.leaves = bool(self.leaving["run"] or self.leaving["own"])
         #: Each state hook's function, sync and async, read once (a step calls them often).

@@ -8,10 +8,11 @@ the async driver of graph/core/drivers.py); the three places the seed's sequence
 - **tools run** in :func:`swarmgraph.graph.core.tool_calls.run_tool_calls`, called from ``_step``
   once the model replied;
 - **the active agent switches** in :meth:`AgentNode._tools`, where a tool returned an
-  Agent (:meth:`AgentNode._next_agent` also resolves ``CALLER`` and the agent's routes) and
-  :meth:`GraphRuntime.hand_off` asks the target's ``before_handoff`` hooks, then sets
-  ``update["active_agent"]``; :meth:`GraphRuntime.next_node` then sends the run to that
-  agent's node with ``Command(goto=...)``.
+  Agent (:meth:`AgentNode._next_agent` asks the middleware's ``next_agent`` hooks, which
+  resolve ``CALLER`` and take the agent's routes) and :meth:`GraphRuntime.hand_off` asks the
+  target's ``before_handoff`` hooks, then sets ``update["active_agent"]``;
+  :meth:`GraphRuntime.next_node` then sends the run to that agent's node with
+  ``Command(goto=...)``.
 
 A step's progress lives in one :class:`Turn`, which keeps the core's fields only (see its
 docstring): features reach the step through their middleware's hooks and ``turn.goto``
@@ -38,7 +39,6 @@ prompt in ``_begin`` and give the tools their injected parameters.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -640,8 +640,9 @@ class AgentNode:
         """Who takes over after this step's tools: ``(agent, route label or None, the
         transfer's tool call id or None)``.
 
-        A tool's handoff first (``CALLER`` resolved to the agent that handed off to this
-        one), else the first route whose condition holds. The budget is checked by the
+        A tool's handoff, as the agent's middleware's ``next_agent`` hooks leave it
+        (:meth:`_chosen`: ``Agent(routes=)`` picks one when no tool handed off, ``CALLER`` is
+        resolved to the agent that handed off to this one). The budget is checked by the
         switch itself (:meth:`GraphRuntime.switch`).
         """
         agent, control = turn.agent, turn.control
@@ -651,35 +652,59 @@ class AgentNode:
         if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
             reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
             target = None
-        if target is CALLER:
-            added = turn.update.get("messages", [])
-            from ..features.handback import caller_of
-
-            caller = caller_of([*turn.state["messages"], *added])
-            target = self.runtime.agent_named(caller, control)
-            if target is None:
-                reanswer(
-                    added,
-                    call_id,
-                    f"Error: nobody handed the conversation to {agent.name}, so there is no "
-                    "caller to return to. Carry on with the conversation yourself.",
-                )
-            else:  # Swarm's handoff answer names the agent, not the placeholder
-                reanswer(
-                    added,
-                    call_id,
-                    json.dumps({"assistant": target.name}),
-                    only_if=json.dumps({"assistant": CALLER.name}),
-                )
-        if target is None and agent.routes:
-            from ..features.routes import first_route
-
-            route = first_route(agent, context)
-            if route is not None:
-                target, label, call_id = route.to, route.label, None
+        stack = self.runtime.stack_for(agent)
+        choosers = [] if stack is None else stack.choosers  # middleware that picks who takes over
+        brings = self.runtime.target_options
+        if target is not None and brings is not None:  # a placeholder brings its resolution
+            choosers = [*brings(target), *choosers]
+        if choosers:
+            target, label, call_id = self._chosen(turn, choosers, target, context, call_id)
+        if target is CALLER:  # a placeholder no middleware resolved: never a node of its own
+            reanswer(
+                turn.update.get("messages", []),
+                call_id,
+                f"Error: {CALLER.name} stands for the agent that handed the conversation to "
+                f"{agent.name}, and nothing in this run resolves it. Carry on with the "
+                "conversation yourself.",
+            )
+            target = None
         if target is None:
             return None, None, None
         return target, label, call_id
+
+    def _chosen(
+        self,
+        turn: Turn,
+        choosers: Sequence[Any],
+        target: Agent | None,
+        context: dict[str, Any],
+        call_id: str | None,
+    ) -> tuple[Agent | None, str | None, str | None]:
+        """Each middleware's ``next_agent`` hook, in order, on who takes over (graph/core/
+        middleware.py's ``Takeover``: a route picks one, a hand-back resolves ``CALLER``); the
+        handing call's answer is reworded where a hook says so."""
+        from .middleware import Takeover
+
+        control = turn.control
+        added = turn.update.setdefault("messages", [])
+        takeover = Takeover(
+            turn.agent,
+            target,
+            context,
+            turn.state["messages"],
+            added,
+            lambda name: self.runtime.agent_named(name, control),
+            call_id=call_id,
+        )
+        for m in choosers:
+            changed = m.next_agent(takeover)
+            if changed is None:
+                continue
+            if changed.answer is not None:  # reworded now: a later hook may hand elsewhere
+                reanswer(added, changed.call_id, changed.answer, only_if=changed.answer_if)
+                changed = changed.replace(answer=None, answer_if=None)
+            takeover = changed
+        return takeover.target, takeover.label, takeover.call_id
 
 
 _NO_FAN_OUT = (

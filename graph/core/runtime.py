@@ -230,16 +230,28 @@ class GraphRuntime:
         #: The middleware an agent's own options install, around its ``Agent(middleware=)``
         #: (graph/options.py's ``middleware_of``, handed over by the builder).
         self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
+        #: The middleware a handoff target brings, asked after a tool handed off (graph/options.py's
+        #: ``middleware_for_target``: ``CALLER`` brings the hand-back that resolves it).
+        self.target_options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
         #: A check of its own that an agent passes before it takes the conversation in a
         #: parallel branch ``(agent, state, control) -> refusal or None``; None: the branch
         #: agent's ``before_handoff`` hooks decide (graph/features/branches.py).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
 
     # -- what the agents' tools need ------------------------------------------------
+    def tools_of(self, agent: Agent) -> list[AgentFunction]:
+        """``agent.tools``, then the tools its middleware brings (``AgentMiddleware.tools``, the
+        run's and its own, graph/core/middleware_tools.py), as ``create_agent`` binds them."""
+        tools = agent.tools
+        stack = self.stack_for(agent)
+        if stack is not None and stack.tools:
+            tools = [*tools, *stack.tools]
+        return tools
+
     def plan(self, agent: Agent) -> ToolPlan:
         """:class:`ToolPlan` of ``agent``'s tools (read on the paths that need it only: an
         unforeseen agent, a run with an effect ledger)."""
-        return plan_of(agent.tools)
+        return plan_of(self.tools_of(agent))
 
     def decides(self, control: RunControl) -> bool:
         """Whether any agent of this run has a tool whose calls may wait for a decision or
@@ -350,8 +362,9 @@ class GraphRuntime:
         owner = agent
         if reply.name not in (None, agent.name):
             owner = self.agent_named(reply.name, control) or agent
-        known = recorded(ledger, reply, found[1], owner.tools) if ledger is not None else {}
-        held = held_calls(found, owner.tools, known)
+        tools = self.tools_of(owner)
+        known = recorded(ledger, reply, found[1], tools) if ledger is not None else {}
+        held = held_calls(found, tools, known)
         return None if held is None else (owner, held)
 
     # -- handoffs and routing ---------------------------------------------------------
@@ -467,7 +480,7 @@ class GraphRuntime:
         """The middleware ``agent``'s steps call (the run's around its own), or None: a step
         without middleware asks nothing more."""
         own = agent.middleware
-        if self.options is not None:  # options that install middleware (Agent(history=...))
+        if self.options is not None:  # options that install middleware (history=, routes=...)
             implied = self.options(agent)
             if implied:
                 own = [*implied, *own]
@@ -494,9 +507,10 @@ class GraphRuntime:
 
     def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
         """How to call ``agent``'s model: the runnable, the keyword arguments that carry
-        its bound tools, the tool functions. Cached per model and tool set."""
+        its bound tools, the tool functions (the agent's and its middleware's: ``tools_of``).
+        Cached per model and tool set."""
         model = self.chat_model(agent, control)
-        tools = agent.tools
+        tools = self.tools_of(agent)
         safe_names = type(model).__name__ in _SENDS_NAMES
         if not tools:
             streams = getattr(model, "streaming", False) is True

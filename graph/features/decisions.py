@@ -159,7 +159,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
             effects.after(call, EffectOutcome("done", content, error=failed))
     turn.update.setdefault("messages", [])
     turn.features["effects"] = effects
-    admit(turn, ran, agent.tools, hold=False)
+    admit(turn, ran, runtime.tools_of(agent), hold=False)  # its middleware's too
     turn.answers[:0] = answered
 
 

@@ -141,7 +141,7 @@ class UiService:
         """The swarm's agents (nodes) and handoff edges, from its compiled graph."""
         from ...graph.chat_models.scripted import ScriptedChatModel
         from ...graph.core.builder import build_swarm_graph
-        from ...graph.core.discovery import reachable_agents
+        from ...graph.options import reachable_agents
 
         agents = reachable_agents([self.agent, *self.agents])
         builder = build_swarm_graph(agents, chat_model=ScriptedChatModel([]))
