@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # not from typing: the names below load on first use
 _EXPORTS: dict[str, str] = {
     # one conversation, load / run / save
     "Session": ".session",
+    # a turn run in its own thread, its events kept for any reader to rejoin
+    "RunningTurn": ".session_rejoin",
     # what the model is shown of it
     "MemoryPolicy": ".policies",
     "BufferMemory": ".policies",
@@ -42,6 +44,9 @@ _EXPORTS: dict[str, str] = {
     "ContextSerializationError": ".errors",
     "ContextVersionConflict": ".errors",
     "UnknownAgentError": ".errors",
+    "EventsDropped": ".turn_events",
+    "NoTurnEvents": ".turn_events",
+    "TurnEventsAbandoned": ".turn_events",
 }
 
 __all__ = list(_EXPORTS)
@@ -84,6 +89,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs (tests/test_memory_names.py keep
     from .policies import TokenTrimMemory as TokenTrimMemory
     from .policies import WindowMemory as WindowMemory
     from .policies import parse_memory as parse_memory
+    from .session_rejoin import RunningTurn as RunningTurn
+    from .turn_events import EventsDropped as EventsDropped
+    from .turn_events import NoTurnEvents as NoTurnEvents
+    from .turn_events import TurnEventsAbandoned as TurnEventsAbandoned
     from .retrieval_memory import HybridMemory as HybridMemory
     from .retrieval_memory import RetrievalMemory as RetrievalMemory
     from .session import Session as Session
