@@ -3,8 +3,9 @@
 =================  ==============================================================================
 backend            a turn's log
 =================  ==============================================================================
-``memory://``      a dict per namespace in this process (the values kept as given, copied out as
-                   JSON on each read, so a reader never shares an object with the writer)
+``memory://``      a dict per namespace in this process, each event kept as its JSON text (what
+                   the other backends store: text costs the garbage collector nothing, where a
+                   finished log's dicts, kept until the conversation's next turn, would)
 ``sqlite:///``     tables ``swarm_turn_logs`` (one row a turn: status, first and last number,
                    when touched) and ``swarm_turn_events`` (``(conversation_id, turn_id,
                    number) -> event`` JSON text), in the conversations' file
@@ -107,7 +108,7 @@ class MemoryEventLog:
     ) -> None:
         with self._lock:
             kept = self._logs.setdefault((cid, turn_id), _Kept())
-            kept.events.extend(events)
+            kept.events.extend((number, _encode(value)) for number, value in events)
             kept.last, kept.touched = events[-1][0], now
             if len(kept.events) > limit:
                 del kept.events[: len(kept.events) - limit]
@@ -131,8 +132,7 @@ class MemoryEventLog:
             start = max(0, after + 1 - kept.first)
             batch = kept.events[start : start + count]
             page = EventPage([], kept.first, kept.last, kept.status, kept.touched)
-        # Copies, made outside the lock: a reader never holds the writer's objects.
-        page.events = [(number, json.loads(_encode(value))) for number, value in batch]
+        page.events = [(number, json.loads(text)) for number, text in batch]
         return page
 
     def drop(self, cid: str, turn_id: str) -> None:

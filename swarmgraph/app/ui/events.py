@@ -23,7 +23,7 @@ Example:
     >>> out[4]["delta"][0]
     {'op': 'add', 'path': '/context_variables/seen', 'value': True}
     >>> wire(out[2])
-    'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"...","delta":"Hi"}\\n\\n'
+    'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"msg-run-...-1","delta":"Hi"}\\n\\n'
 """
 
 from __future__ import annotations
@@ -134,8 +134,10 @@ class AguiTurn:
     date as deltas go out.
     """
 
-    def __init__(self, emit: Emit, state: dict[str, Any]) -> None:
+    def __init__(self, emit: Emit, state: dict[str, Any], ids: str = "") -> None:
         self.emit = emit
+        # Ids of the replies and calls told here: the run's own, counted (no random source).
+        self._ids, self._made = ids or f"run-{uuid.uuid4().hex}", 0
         self.state = plain(state)
         self.step: str | None = None  # the agent of the step going on
         self.step_tools: list[str] = []
@@ -187,7 +189,7 @@ class AguiTurn:
 
     def _text(self, reply: _Reply, content: str) -> None:
         if reply.message_id is None:
-            reply.message_id = f"msg-{uuid.uuid4().hex}"
+            reply.message_id = self._new_id("msg")
         if not reply.text_open:
             self.emit(
                 {"type": "TEXT_MESSAGE_START", "messageId": reply.message_id,
@@ -199,7 +201,7 @@ class AguiTurn:
     def _call_delta(self, reply: _Reply, call: dict[str, Any]) -> None:
         index = int(call.get("index") or 0)
         if index not in reply.calls:
-            call_id = str(call.get("id") or f"call-{uuid.uuid4().hex}")
+            call_id = str(call.get("id") or self._new_id("call"))
             reply.calls[index] = call_id
             started = {
                 "type": "TOOL_CALL_START",
@@ -214,6 +216,10 @@ class AguiTurn:
             self.emit(
                 {"type": "TOOL_CALL_ARGS", "toolCallId": reply.calls[index], "delta": str(arguments)}
             )
+
+    def _new_id(self, kind: str) -> str:
+        self._made += 1
+        return f"{kind}-{self._ids}-{self._made}"
 
     def _close(self, reply: _Reply) -> None:
         if reply.text_open and reply.message_id is not None:

@@ -151,7 +151,7 @@ def _turn(
             ],
         }
     )
-    turn = AguiTurn(emit, state)
+    turn = AguiTurn(emit, state, ids=run)
     # Once the turn has loaded (its first step starts), what the memory model sent is known.
     turn.first_step = lambda: emit(
         {"type": "CUSTOM", "name": WINDOW_EVENT, "value": _window(session, shown)}
@@ -175,7 +175,7 @@ def _turn(
         "active_agent": getattr(response.agent, "name", None) or turn.state.get("active_agent"),
     }
     turn.end(final)
-    stored = list(session.messages)
+    stored = _stored_after(session, shown)
     sent = {m.id for m in session.last_sent if m.id}
     mine = {m.id for m in stored[len(shown) :] if m.id}
     kept = {s.id for s in stored}
@@ -194,6 +194,16 @@ def _turn(
     if waiting:
         outcome = {"type": "interrupt", "interrupts": _dump(waiting)}
     emit({"type": "RUN_FINISHED", "threadId": thread, "runId": run, "outcome": outcome})
+
+
+def _stored_after(session: Session, shown: list[BaseMessage]) -> list[BaseMessage]:
+    """The conversation as stored now: ``shown`` (read when the turn started) and what was
+    stored after it, read from its position on (the earlier messages are not decoded again).
+    A conversation cleared meanwhile is read whole."""
+    from ...memory.store import Window
+
+    later = session.store.load(session.conversation_id, window=Window(start=len(shown)))
+    return [*shown[: later.start or 0], *later.messages]
 
 
 def _window(session: Session, shown: list[BaseMessage]) -> dict[str, Any]:
