@@ -89,12 +89,12 @@ if TYPE_CHECKING:  # for type checkers and IDEs (tests/test_memory_names.py keep
     from .policies import TokenTrimMemory as TokenTrimMemory
     from .policies import WindowMemory as WindowMemory
     from .policies import parse_memory as parse_memory
-    from .session_rejoin import RunningTurn as RunningTurn
-    from .turn_events import EventsDropped as EventsDropped
-    from .turn_events import NoTurnEvents as NoTurnEvents
-    from .turn_events import TurnEventsAbandoned as TurnEventsAbandoned
     from .retrieval_memory import HybridMemory as HybridMemory
     from .retrieval_memory import RetrievalMemory as RetrievalMemory
     from .session import Session as Session
+    from .session_rejoin import RunningTurn as RunningTurn
     from .store import ConversationStore as ConversationStore
     from .store_closing import close_stores as close_stores
+    from .turn_events import EventsDropped as EventsDropped
+    from .turn_events import NoTurnEvents as NoTurnEvents
+    from .turn_events import TurnEventsAbandoned as TurnEventsAbandoned

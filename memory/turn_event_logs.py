@@ -163,7 +163,9 @@ _OPEN = (
     "VALUES (:cid, :turn, 'running', :now) ON CONFLICT (conversation_id, turn_id) "
     "DO UPDATE SET status = 'running', touched = :now RETURNING last_number"
 )
-_INSERT = f"INSERT INTO {EVENTS} (conversation_id, turn_id, number, event) VALUES (:cid, :turn, :n, :e)"
+_INSERT = (
+    f"INSERT INTO {EVENTS} (conversation_id, turn_id, number, event) VALUES (:cid, :turn, :n, :e)"
+)
 _TRIM = f"DELETE FROM {EVENTS} WHERE conversation_id = :cid AND turn_id = :turn AND number < :first"
 _APPENDED = (
     f"UPDATE {LOGS} SET last_number = :last, first_number = max(first_number, :first), "
@@ -352,12 +354,11 @@ class PostgresEventLog:
         last = events[-1][0]
         first = max(1, last - limit + 1)
         rows = [(key["key"], turn_id, n, _encode(v)) for n, v in events if n >= first]
-        with write_transaction(self.url) as conn:
-            with conn.cursor() as cursor:
-                if rows:
-                    cursor.executemany(_PG_INSERT, rows)
-                cursor.execute(_PG_TRIM, {**key, "first": first})
-                cursor.execute(_PG_APPENDED, {**key, "last": last, "first": first, "now": now})
+        with write_transaction(self.url) as conn, conn.cursor() as cursor:
+            if rows:
+                cursor.executemany(_PG_INSERT, rows)
+            cursor.execute(_PG_TRIM, {**key, "first": first})
+            cursor.execute(_PG_APPENDED, {**key, "last": last, "first": first, "now": now})
 
     def touch(self, cid: str, turn_id: str, now: float) -> None:
         self._write((_PG_TOUCH, {**self._key(cid, turn_id), "now": now}))
@@ -382,7 +383,11 @@ class PostgresEventLog:
 
 
 # -- Redis ----------------------------------------------------------------------------------------
-LOG_PREFIX, EVENTS_PREFIX, TURNS_PREFIX = "swarm_turn_log:", "swarm_turn_events:", "swarm_turn_logs:"
+LOG_PREFIX, EVENTS_PREFIX, TURNS_PREFIX = (
+    "swarm_turn_log:",
+    "swarm_turn_events:",
+    "swarm_turn_logs:",
+)
 
 
 class RedisEventLog:
@@ -417,7 +422,10 @@ class RedisEventLog:
                     continue
                 log, events = self._keys(cid, name)
                 status = self._client.hget(log, "status")
-                if status is None or (status.decode() if isinstance(status, bytes) else status) == DONE:
+                if (
+                    status is None
+                    or (status.decode() if isinstance(status, bytes) else status) == DONE
+                ):
                     self._client.delete(log, events)
                     self._client.srem(turns, name)
             log, _ = self._keys(cid, turn_id)

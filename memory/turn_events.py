@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import weakref
@@ -231,7 +232,12 @@ class TurnEventWriter:
                 batch, self._pending = self._pending, []
             now = time.time()
             if batch:
-                self._log.append(self.conversation_id, self.turn_id, batch, self.limit, now)
+                try:
+                    self._log.append(self.conversation_id, self.turn_id, batch, self.limit, now)
+                except BaseException:  # not written: kept first in line, never a gap
+                    with self._lock:
+                        self._pending[:0] = batch
+                    raise
                 self._touched = now
             elif not self._done and now - self._touched >= self.heartbeat:
                 self._log.touch(self.conversation_id, self.turn_id, now)
@@ -283,10 +289,10 @@ class _Flusher:
                     self._lock.wait()
                 writers = list(self._writers)
             for writer in writers:
-                try:
+                # The store is down: the events stay pending, the next flush (or the turn's
+                # finish, which raises what it meets) writes them.
+                with contextlib.suppress(Exception):
                     writer.flush()
-                except Exception:  # the store is down: the turn's finish says so, or retries
-                    pass
             time.sleep(min(w.flush_every for w in writers))
 
 
@@ -341,8 +347,7 @@ def follow_turn_events(
                 "(read the conversation again and rejoin from its last event)"
             )
         if page.events:
-            for number, value in page.events:
-                yield number, value
+            yield from page.events
             position = page.events[-1][0]
             quiet_since = time.monotonic()
             continue

@@ -144,7 +144,7 @@ class AguiTurn:
         self.step_keys: dict[str, str] = {}  # key -> the tool whose Result set it
         self.steps = 0
         self.recalled_lines: list[str] = []
-        self.first_step: Callable[[], None] | None = None  # told once, when the first starts
+        self.first_step: Callable[[], object] | None = None  # told once, when the first starts
         self._replies: dict[int, _Reply] = {}
         self._lock = threading.RLock()
 
@@ -214,7 +214,11 @@ class AguiTurn:
         arguments = call.get("args")
         if arguments:
             self.emit(
-                {"type": "TOOL_CALL_ARGS", "toolCallId": reply.calls[index], "delta": str(arguments)}
+                {
+                    "type": "TOOL_CALL_ARGS",
+                    "toolCallId": reply.calls[index],
+                    "delta": str(arguments),
+                }
             )
 
     def _new_id(self, kind: str) -> str:
@@ -264,10 +268,10 @@ class AguiTurn:
                     continue
                 tools.append(str(getattr(message, "name", None) or "tool"))
                 call_id = str(getattr(message, "tool_call_id", "") or "")
+                result_id = str(message.id or f"result-{call_id}")
                 self.emit(
-                    {"type": "TOOL_CALL_RESULT", "messageId": str(message.id or f"result-{call_id}"),
-                     "toolCallId": call_id, "content": message_text(message.content),
-                     "role": "tool"}
+                    {"type": "TOOL_CALL_RESULT", "messageId": result_id, "toolCallId": call_id,
+                     "content": message_text(message.content), "role": "tool"}
                 )  # fmt: skip
             if self.step is not None:
                 self.step_tools = tools

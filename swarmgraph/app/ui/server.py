@@ -235,7 +235,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _frame(self, number: int, event: Any) -> None:
         # The AG-UI model is built here, for a client that reads, never for a run alone.
-        self.wfile.write(f"id: {number}\n{wire(event)}".encode() if number else b": still running\n\n")
+        self.wfile.write(
+            f"id: {number}\n{wire(event)}".encode() if number else b": still running\n\n"
+        )
         self.wfile.flush()
 
     def _static(self, name: str) -> None:

@@ -109,7 +109,9 @@ class StepWatcher(BaseCallbackHandler):
 class TokenWatcher(StepWatcher, _StreamingCallbackHandler):
     """A :class:`StepWatcher` that makes each model stream its reply, told token by token."""
 
-    def on_llm_new_token(self, token: str, *, chunk: Any = None, **kwargs: Any) -> None:
+    def on_llm_new_token(  # LangChain's token is str | list of parts
+        self, token: Any, *, chunk: Any = None, **kwargs: Any
+    ) -> None:
         message = getattr(chunk, "message", None)
         calls = list(getattr(message, "tool_call_chunks", None) or [])
         content = token if isinstance(token, str) else ""

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TurnRequest", "interrupts_of", "start_turn", "state_of"]
 
+
 @dataclass
 class TurnRequest:
     """What one run is asked to do: a new user message, or decisions on waiting calls."""
