@@ -15,8 +15,6 @@ TYPE_CHECKING = False  # not from typing: the names below load on first use
 _EXPORTS: dict[str, str] = {
     # one conversation, load / run / save
     "Session": ".session",
-    # a turn run in its own thread, its events kept for any reader to rejoin
-    "RunningTurn": ".session_rejoin",
     # what the model is shown of it
     "MemoryPolicy": ".policies",
     "BufferMemory": ".policies",
@@ -44,9 +42,6 @@ _EXPORTS: dict[str, str] = {
     "ContextSerializationError": ".errors",
     "ContextVersionConflict": ".errors",
     "UnknownAgentError": ".errors",
-    "EventsDropped": ".turn_events",
-    "NoTurnEvents": ".turn_events",
-    "TurnEventsAbandoned": ".turn_events",
 }
 
 __all__ = list(_EXPORTS)
@@ -92,9 +87,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs (tests/test_memory_names.py keep
     from .retrieval_memory import HybridMemory as HybridMemory
     from .retrieval_memory import RetrievalMemory as RetrievalMemory
     from .session import Session as Session
-    from .session_rejoin import RunningTurn as RunningTurn
     from .store import ConversationStore as ConversationStore
     from .store_closing import close_stores as close_stores
-    from .turn_events import EventsDropped as EventsDropped
-    from .turn_events import NoTurnEvents as NoTurnEvents
-    from .turn_events import TurnEventsAbandoned as TurnEventsAbandoned

@@ -33,12 +33,57 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from .store import ConversationStore
-from .turn_events import DONE, RUNNING, EventLog, EventPage
 
-__all__ = ["log_for"]
+__all__ = ["DONE", "RUNNING", "EventLog", "EventPage", "log_for"]
+
+#: A log's status: its turn is running, or over (its last event is in).
+RUNNING, DONE = "running", "done"
+
+
+@dataclass
+class EventPage:
+    """One read of a log: ``events`` after the number asked for (``(number, value)``, in
+    order), the oldest number the log keeps (``first``), its ``last``, its ``status`` and when
+    its writer last touched it (``touched``, seconds since the epoch)."""
+
+    events: list[tuple[int, Any]] = field(default_factory=list)
+    first: int = 1
+    last: int = 0
+    status: str = RUNNING
+    touched: float = 0.0
+
+
+class EventLog(Protocol):
+    """What a backend offers for turn event logs (:mod:`.turn_event_logs`)."""
+
+    def open(self, cid: str, turn_id: str) -> int:
+        """Create the turn's log (status running), or take over the one stored; returns the
+        last number it holds (0 for a new one). Deletes the conversation's finished logs."""
+        ...
+
+    def append(
+        self, cid: str, turn_id: str, events: list[tuple[int, Any]], limit: int, now: float
+    ) -> None:
+        """Add ``events`` (numbered already), keep the newest ``limit``, touch the log."""
+        ...
+
+    def touch(self, cid: str, turn_id: str, now: float) -> None: ...
+
+    def finish(self, cid: str, turn_id: str, now: float) -> None:
+        """Mark the log over (its events are all in)."""
+        ...
+
+    def read(self, cid: str, turn_id: str, after: int, count: int) -> EventPage | None:
+        """Up to ``count`` events after ``after`` and the log's state, in one consistent
+        read; ``None`` when there is no such log."""
+        ...
+
+    def drop(self, cid: str, turn_id: str) -> None: ...
+
 
 _logs: dict[int, tuple[ConversationStore, EventLog]] = {}
 _logs_lock = threading.Lock()

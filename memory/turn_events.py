@@ -44,10 +44,10 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from .ids import check_conversation_id, check_turn_id
+from .turn_event_logs import DONE, RUNNING, EventLog, EventPage, log_for
 
 __all__ = [
     "DONE",
@@ -61,8 +61,6 @@ __all__ = [
     "follow_turn_events",
 ]
 
-#: A log's status: its turn is running, or over (its last event is in).
-RUNNING, DONE = "running", "done"
 #: Events a log keeps by default (the oldest go first).
 LIMIT = 10_000
 
@@ -72,55 +70,14 @@ class EventsDropped(LookupError):
 
 
 class NoTurnEvents(LookupError):
-    """No event log for that turn: never kept, deleted (a newer turn of the conversation
-    finished), or the conversation was cleared."""
+    """No event log for that turn: never kept, or deleted (the conversation's next kept turn
+    started; ``Session.clear`` leaves logs alone, the next turn's start deletes them)."""
 
 
 class TurnEventsAbandoned(RuntimeError):
     """A log that says its turn runs, but whose writer has not touched it for longer than
     the reader's ``stale_after``: the process running the turn is gone (see the module
     docstring for what a crash costs)."""
-
-
-@dataclass
-class EventPage:
-    """One read of a log: ``events`` after the number asked for (``(number, value)``, in
-    order), the oldest number the log keeps (``first``), its ``last``, its ``status`` and when
-    its writer last touched it (``touched``, seconds since the epoch)."""
-
-    events: list[tuple[int, Any]] = field(default_factory=list)
-    first: int = 1
-    last: int = 0
-    status: str = RUNNING
-    touched: float = 0.0
-
-
-class EventLog(Protocol):
-    """What a backend offers for turn event logs (:mod:`.turn_event_logs`)."""
-
-    def open(self, cid: str, turn_id: str) -> int:
-        """Create the turn's log (status running), or take over the one stored; returns the
-        last number it holds (0 for a new one). Deletes the conversation's finished logs."""
-        ...
-
-    def append(
-        self, cid: str, turn_id: str, events: list[tuple[int, Any]], limit: int, now: float
-    ) -> None:
-        """Add ``events`` (numbered already), keep the newest ``limit``, touch the log."""
-        ...
-
-    def touch(self, cid: str, turn_id: str, now: float) -> None: ...
-
-    def finish(self, cid: str, turn_id: str, now: float) -> None:
-        """Mark the log over (its events are all in)."""
-        ...
-
-    def read(self, cid: str, turn_id: str, after: int, count: int) -> EventPage | None:
-        """Up to ``count`` events after ``after`` and the log's state, in one consistent
-        read; ``None`` when there is no such log."""
-        ...
-
-    def drop(self, cid: str, turn_id: str) -> None: ...
 
 
 def event_log(url: str) -> EventLog:
@@ -131,7 +88,6 @@ def event_log(url: str) -> EventLog:
         True
     """
     from .backends import open_store
-    from .turn_event_logs import log_for
 
     return log_for(open_store(url))
 

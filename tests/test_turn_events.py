@@ -11,8 +11,15 @@ import time
 import uuid
 
 import pytest
-from swarmgraph.memory import EventsDropped, NoTurnEvents, Session, TurnEventsAbandoned
-from swarmgraph.memory.turn_events import TurnEventWriter, _flusher, follow_turn_events
+from swarmgraph.memory import Session
+from swarmgraph.memory.turn_events import (
+    EventsDropped,
+    NoTurnEvents,
+    TurnEventsAbandoned,
+    TurnEventWriter,
+    _flusher,
+    follow_turn_events,
+)
 
 from swarmgraph import ScriptedChatModel, Swarm
 from tests.ui_helpers import handoff_script, swarm_agents

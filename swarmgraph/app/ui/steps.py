@@ -26,6 +26,7 @@ Example:
     >>> with watching(StepWatcher(Shown())):
     ...     _ = Swarm(chat_model=ScriptedChatModel(["Hi."])).run(Agent(name="Doc"), [])
     step_started Doc
+    reply_started Doc
     reply_done Doc
     step_ended
 """
