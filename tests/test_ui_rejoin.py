@@ -89,11 +89,13 @@ def test_a_client_that_goes_away_stops_nothing(url: str) -> None:
 def test_a_reader_too_far_behind_is_told_so_not_given_a_gap(url: str) -> None:
     from swarmgraph.app.ui.runs import Runs
 
-    with served(handoff_script(LONG), url) as server:
+    release = threading.Event()  # the run waits in set_order (its 8th event) for the reader
+    with served(handoff_script(LONG), url, gate=release) as server:
         server.service.runs = Runs(limit=10)
         body = run_input("far", "go", run_id="far-1")
         with httpx.stream("POST", server.url + "agui", json=body, timeout=60) as response:
             next(sse(response.iter_lines()))
+        release.set()
         log = server.service.runs.get("far-1")
         assert log.wait(60)
         answer = httpx.get(server.url + "agui/runs/far-1", headers={"Last-Event-ID": "1"})
