@@ -28,8 +28,8 @@ from benchmarks.guarded import RATIOS as GUARDED_RATIOS
 from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
 from benchmarks.handoff import FEATURES as HANDOFF_FEATURES
 from benchmarks.handoff import RATIOS
+from benchmarks.longterm import MIN_RECALL, QUICK_LONG_MODELS, means, table_rows
 from benchmarks.longterm import POLICIES as LONGTERM_POLICIES
-from benchmarks.longterm import means
 from benchmarks.persistence import CONTENDERS as PERSISTENCE_CONTENDERS
 from benchmarks.report import handoff_section, render, verdict
 from benchmarks.startup import FIRST_FLOOR
@@ -218,11 +218,42 @@ def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(q
         )
         assert all(_finite_positive(row["ms_per_turn"]) for row in rows.values())
         assert set(out["pareto"][split]) <= set(rows) and out["pareto"][split]
-        # a row that put no current fact in the prompt is no trade-off (issue 40)
-        assert all(rows[name]["current_in_prompt"] > 0 for name in out["pareto"][split])
+        # a row below the stated minimum recall is no trade-off (issues 40 and 39)
+        assert out["min_recall"] == MIN_RECALL
+        assert all(rows[name]["current_in_prompt"] >= MIN_RECALL for name in out["pareto"][split])
+        # a gold row is charged the extraction a deployment pays for its writes; others not
+        for name, row in rows.items():
+            free = name.endswith(("(gold)", "(gold-opaque)"))
+            assert (row["extraction_tokens"] > 0) == free, name
+            assert row["deployed_tokens"] == row["whole_run_tokens"] + row["extraction_tokens"]
+        # the headline shows old values shown beside the new, and distracted prompts
+        header = table_rows(out["rows"][split])[0]
+        assert "old value shown beside" in header and "distracted" in header
+        assert buffer["stale_shown"] == 1.0  # the buffer shows every old value
         for failures in out["failures"][split].values():
             assert all(f["qid"] and f["why"] for f in failures)
     dev, test = (means(out["rows"][s]) for s in ("dev", "test"))
+    # The dev split's other question kinds: the buffer holds every value, and long-term
+    # memory recalls the value before X (issue 39); the test split asks none of them.
+    assert dev["buffer"]["temporal_in_prompt"] == 1.0
+    assert dev["buffer"]["aggregate_in_prompt"] == 1.0
+    assert dev["long-term (gold)"]["temporal_in_prompt"] == 1.0
+    assert all(math.isnan(row["temporal_in_prompt"]) for row in test.values())
+    # The key-naming ablation: opaque keys lose what the key's words gave lexical recall.
+    assert (
+        dev["long-term (gold-opaque)"]["current_in_prompt"]
+        < dev["long-term (gold)"]["current_in_prompt"]
+    )
+    # Two session profiles; --quick runs the long one on dev with a few rows.
+    assert list(out["profiles"]) == ["short", "long"]
+    long = out["profiles"]["long"]
+    assert long["splits"] == ["dev"] and list(long["rows"]["dev"]) == list(QUICK_LONG_MODELS)
+    longer = means(long["rows"]["dev"])
+    assert long["counts"]["dev"]["turns"] > out["counts"]["dev"]["turns"]
+    # buffer pays the whole thread; context and long-term only their last HISTORY messages
+    assert longer["buffer"]["whole_run_tokens"] > dev["buffer"]["whole_run_tokens"]
+    share = "share_of_buffer"
+    assert longer["long-term (gold)"][share] < dev["long-term (gold)"][share]
     # The stand-ins were written for dev: on test their writes and answers fall apart.
     assert (
         out["writes"]["dev"]["model"]["right"]["mean"]
