@@ -675,6 +675,7 @@ def render(
     note: str = "",
     longterm_plot: str | None = None,
     machine_line: str | None = None,
+    growth_plot: str | None = None,
 ) -> str:
     """The whole RESULTS.md text (``machine_line``: the first run's, for a ``--merge``)."""
     targets: list[dict[str, str]] = []
@@ -701,6 +702,10 @@ def render(
         body += recall_section(results["recall"], recall_plot, targets)
     if "longterm" in results:
         body += longterm_section(results["longterm"], longterm_plot, targets)
+    if "growth" in results:  # (benchmarks/recall_growth.py renders its own section)
+        from benchmarks.recall_growth import growth_section
+
+        body += growth_section(results["growth"], targets, growth_plot)
     if "concurrency" in results:
         body += concurrency_section(results["concurrency"], targets)
     if "parallel" in results:

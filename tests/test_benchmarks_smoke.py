@@ -285,6 +285,15 @@ def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(q
     assert (quick.out / "longterm_recall_vs_tokens.png").stat().st_size > 1000
 
 
+def test_growth_measures_each_row_at_each_size(quick):
+    out = quick["growth"]  # sizes 10 and 100, memory and sqlite, no Session turns
+    assert list(out["recall_ms"]) == ["memory", "sqlite"]
+    for by_size in out["recall_ms"].values():
+        assert sorted(by_size) == ["10", "100"]
+        assert all(_finite_positive(ms) for ms in by_size.values())
+    assert out["targets"] == {}  # the ratios need 1,000 and 10,000 facts
+
+
 def test_service_reports_rss_and_bounded_caches_per_mark(quick):
     out = quick["service"]  # marks=(5, 10), users=3
     per_request = out["cases"]["per-request"]
@@ -306,6 +315,7 @@ def test_quick_run_writes_results_with_every_section_and_target(quick):
         "## 0. Start-up",
         "## 3b. Tokens for what is remembered",
         "## 3c. Long-term memory",
+        "## 3d. Recall growth",
         "## 6. A long-running service",
         "## 1. Handoff",
         "## 1b. What contracts cost a handoff",
@@ -335,6 +345,8 @@ def test_quick_run_writes_results_with_every_section_and_target(quick):
     assert (out / "tokens_per_turn.png").exists()
     assert (out / "tokens_vs_facts.png").exists()
     assert (out / "longterm_recall_vs_tokens.png").exists()
+    assert (out / "recall_growth.png").stat().st_size > 1000
+    assert "recall growth: recall memory" not in text  # quick sizes stop at 100 facts
     # the target is reported for BM25 and for each embedding model
     for recall in ("BM25 recall", "vector recall (WordLlama)", "vector recall (MiniLM)"):
         assert f"long-term (gold writes, test split, {recall}): >= 95% current in prompt" in text
