@@ -157,8 +157,8 @@ SHORT_TERM = ("buffer", "window:20", "tokens:1500", "summary", "retrieval")
 #: history and context rows none, so the two were charged differently for the same dialogue.
 HISTORY = 6
 #: Session-length profiles: ``short`` (the generator's defaults: two small-talk turns a
-#: conversation, about 5 turns each) and ``long`` (eight, about 11 turns each); the facts
-#: and what is said of them are drawn alike, the long sessions hold more small talk.
+#: conversation, about 5 turns each) and ``long`` (eight, about 11 turns each): the same
+#: sizes of everything else, more small talk a conversation (the seed draws them apart).
 PROFILES: dict[str, dict[str, int]] = {"short": {}, "long": {"chatter_per_session": 8}}
 QUICK_PROFILES: dict[str, dict[str, int]] = {"short": {}, "long": {"chatter_per_session": 5}}
 #: ``--quick`` runs the long profile on its first split and these rows only (the test
@@ -770,14 +770,16 @@ def run_longterm(
     models: Sequence[str] | None = None,
     plot_path: str | None = None,
     profiles: Sequence[str] = ("short", "long"),
+    profile_seeds: Mapping[str, Sequence[int]] | None = None,
 ) -> dict[str, Any]:
     """Every memory model on each split x seed (``quick``: 2 users, 3 sessions, 8 facts),
     at each session-length profile of :data:`PROFILES`. Returns per split, for the first
     profile (``short``): ``rows`` (metric -> mean/min/max over seeds), ``writes`` (stage 1
     per extractor), ``per_seed``, ``failures`` (a few examples per row, first seed),
     ``pareto`` (on deployed tokens, among rows at :data:`MIN_RECALL` or more), the counts of
-    the first seed; the same under ``profiles[name]`` for every profile; and the target's
-    check on the test split (short profile)."""
+    the first seed; the same under ``profiles[name]`` for every profile (with its
+    ``seeds``: ``profile_seeds`` may give a profile fewer); and the target's check on the
+    test split (short profile)."""
     table = QUICK_PROFILES if quick else PROFILES
     unknown = [p for p in profiles if p not in table]
     if unknown or not profiles:
@@ -795,12 +797,14 @@ def run_longterm(
         if quick and n:  # see QUICK_LONG_MODELS
             chosen = [m for m in (models or model_names()) if m in QUICK_LONG_MODELS]
             where = splits[:1]
-        out["profiles"][profile] = {"splits": list(where), **_run_profile(
-            seeds, where, sizes, k=k, answer_model=answer_model,
+        mine = tuple((profile_seeds or {}).get(profile, seeds))
+        out["profiles"][profile] = {"splits": list(where), "seeds": list(mine), **_run_profile(
+            mine, where, sizes, k=k, answer_model=answer_model,
             extract_model=extract_model, models=chosen,
         )}  # fmt: skip
     headline = dict(out["profiles"][profiles[0]])  # the headline: the first profile
     headline.pop("splits")
+    out["seeds"] = headline.pop("seeds")
     out.update(headline)
     if plot_path:
         plot_recall_vs_tokens({s: means(out["rows"][s]) for s in splits}, plot_path)

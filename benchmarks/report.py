@@ -928,6 +928,9 @@ def _longterm_split(
     c = result["counts"][split]
     header, body = table_rows(result["rows"][split])
     title = f"### {split} split" + (f", {profile} sessions" if named else "")
+    seeds = result.get("seeds", r["seeds"])
+    if seeds != r["seeds"]:
+        title += f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} only)"
     lines = [
         title,
         "",
