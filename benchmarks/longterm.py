@@ -797,6 +797,9 @@ def run_longterm(
         if quick and n:  # see QUICK_LONG_MODELS
             chosen = [m for m in (models or model_names()) if m in QUICK_LONG_MODELS]
             where = splits[:1]
+            if not chosen:  # none of the rows asked for runs there
+                del out["profile_sizes"][profile]
+                continue
         mine = tuple((profile_seeds or {}).get(profile, seeds))
         out["profiles"][profile] = {"splits": list(where), "seeds": list(mine), **_run_profile(
             mine, where, sizes, k=k, answer_model=answer_model,
