@@ -80,6 +80,8 @@ def text_of(nb: nbformat.NotebookNode) -> str:
 _VOLATILE = [
     (re.compile(r"<tmp>/[\w.-]+"), "<tmp>/…"),
     (re.compile(r"0x[0-9a-f]{6,}"), "0x…"),
+    # when an earlier value held (notebook 07's recall block): the day the notebook ran
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<date>"),
 ]
 
 
