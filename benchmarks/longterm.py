@@ -34,7 +34,7 @@ Issue 39 made the comparison one a researcher can cite:
   model (context, long-term) sees the last :data:`HISTORY` messages of its conversation,
   what retrieval and hybrid keep (``keep_last=6``); each question is a new conversation.
 * **Two session-length profiles** (:data:`PROFILES`): ``short`` and ``long`` (more small
-  talk a conversation, the same facts drawn alike); the headline keys are the first's,
+  talk a conversation); the headline keys are the first's,
   every profile's figures under ``profiles``.
 * **Columns**: *old value shown beside* (``stale_shown``) and *distracted* join the
   headline; *+ extraction (gold)*: what a model extractor would send for the writes a gold
