@@ -771,6 +771,7 @@ def run_longterm(
     plot_path: str | None = None,
     profiles: Sequence[str] = ("short", "long"),
     profile_seeds: Mapping[str, Sequence[int]] | None = None,
+    profile_splits: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Every memory model on each split x seed (``quick``: 2 users, 3 sessions, 8 facts),
     at each session-length profile of :data:`PROFILES`. Returns per split, for the first
@@ -778,8 +779,8 @@ def run_longterm(
     per extractor), ``per_seed``, ``failures`` (a few examples per row, first seed),
     ``pareto`` (on deployed tokens, among rows at :data:`MIN_RECALL` or more), the counts of
     the first seed; the same under ``profiles[name]`` for every profile (with its
-    ``seeds``: ``profile_seeds`` may give a profile fewer); and the target's check on the
-    test split (short profile)."""
+    ``seeds`` and ``splits``: ``profile_seeds`` and ``profile_splits`` may give a profile
+    fewer); and the target's check on the test split (short profile)."""
     table = QUICK_PROFILES if quick else PROFILES
     unknown = [p for p in profiles if p not in table]
     if unknown or not profiles:
@@ -793,7 +794,7 @@ def run_longterm(
     }  # fmt: skip
     for n, profile in enumerate(profiles):
         sizes = {**(QUICK if quick else {}), **table[profile]}
-        chosen, where = models, splits
+        chosen, where = models, tuple((profile_splits or {}).get(profile, splits))
         if quick and n:  # see QUICK_LONG_MODELS
             chosen = [m for m in (models or model_names()) if m in QUICK_LONG_MODELS]
             where = splits[:1]
