@@ -136,9 +136,9 @@ def figures_39() -> dict[str, str]:
         "lt_abstain": pct(dev["long-term (gold)"], "abstained"),
         "buf_abstain": pct(dev["buffer"], "abstained"),
         "history": str(run["history"]),
-        "lt_short_share": f"{test['long-term (gold)']['share_of_buffer']['mean']:.1%}",
-        "lt_long_share": f"{long['test']['long-term (gold)']['share_of_buffer']['mean']:.1%}",
-        "lt_deployed": f"{test['long-term (gold)']['deployed_share']['mean']:.1%}",
+        "lt_short_share": f"{dev['long-term (gold)']['share_of_buffer']['mean']:.1%}",
+        "lt_long_share": f"{long['dev']['long-term (gold)']['share_of_buffer']['mean']:.1%}",
+        "lt_deployed": f"{dev['long-term (gold)']['deployed_share']['mean']:.1%}",
         "opaque_test": pct(test["long-term (gold-opaque)"], "current_in_prompt"),
         "lt_gold_test": pct(test["long-term (gold)"], "current_in_prompt"),
         "opaque_mini_test": pct(test["long-term (minilm) (gold-opaque)"], "current_in_prompt"),
@@ -152,7 +152,7 @@ def issue_39_sentences(f: dict[str, str]) -> list[str]:
     return [
         f"context and long-term rows see the last {f['history']} messages of a conversation",
         f"long-term memory with gold writes costs {f['lt_short_share']} of buffer's whole-run "
-        f"tokens on short sessions and {f['lt_long_share']} on long ones (test split)",
+        f"tokens on short sessions and {f['lt_long_share']} on long ones (dev split",
         f"{f['lt_deployed']} once a model extractor's tokens for its writes are counted",
         f"the value before X is in the prompt for {f['lt_before']} of such questions with "
         f"long-term memory (gold writes), {f['ctx_before']} with `context_variables`, "
