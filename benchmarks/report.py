@@ -993,9 +993,10 @@ def _longterm_split(
             ),
             "",
         ]
-    least = f", among rows at >= {r['min_recall']:.0%}" if "min_recall" in r else ""
+    # a run from before issue 39 drew its front on whole-run tokens, among every row
+    least = f"deployed tokens, among rows at >= {r['min_recall']:.0%}" if "min_recall" in r else ""
     lines += [
-        f"Pareto front (current in prompt vs deployed tokens{least}): "
+        f"Pareto front (current in prompt vs {least or 'whole-run tokens'}): "
         + (", ".join(result["pareto"][split]) or "none")
         + ".",
         "",
