@@ -97,7 +97,7 @@ def test_the_long_term_memory_page_quotes_the_committed_run():
     ):
         assert sentence in section, sentence
     assert f["vec_leaks"] == "0"  # "still no leakage"
-    for question in ("What do I drive?", "Where did I study?"):  # the misses quoted
+    for question in ("Which firm am I with at the moment?", "Where did I study?"):  # quoted
         assert question in f["vec_missed"] and f'"{question}"' in section, question
 
 
@@ -122,7 +122,7 @@ def figures_39() -> dict[str, str]:
     ablation, from the committed run."""
     run = json.loads((ROOT / "benchmarks" / "results.json").read_text())["longterm"]
     dev, test = run["rows"]["dev"], run["rows"]["test"]
-    long = run["profiles"]["long"]["rows"]
+    long = run["profiles"].get("long", {}).get("rows")  # (a run may have the short one only)
 
     def pct(row: dict, metric: str) -> str:
         return _pct(row[metric])
@@ -137,13 +137,15 @@ def figures_39() -> dict[str, str]:
         "buf_abstain": pct(dev["buffer"], "abstained"),
         "history": str(run["history"]),
         "lt_short_share": f"{dev['long-term (gold)']['share_of_buffer']['mean']:.1%}",
-        "lt_long_share": f"{long['dev']['long-term (gold)']['share_of_buffer']['mean']:.1%}",
+        "lt_long_share": (
+            f"{long['dev']['long-term (gold)']['share_of_buffer']['mean']:.1%}" if long else ""
+        ),
         "lt_deployed": f"{dev['long-term (gold)']['deployed_share']['mean']:.1%}",
         "opaque_test": pct(test["long-term (gold-opaque)"], "current_in_prompt"),
         "lt_gold_test": pct(test["long-term (gold)"], "current_in_prompt"),
         "opaque_mini_test": pct(test["long-term (minilm) (gold-opaque)"], "current_in_prompt"),
         "mini_test": pct(test["long-term (minilm) (gold)"], "current_in_prompt"),
-        "long_seeds": ", ".join(str(s) for s in run["profiles"]["long"]["seeds"]),
+        "seeds": ", ".join(str(s) for s in run["seeds"]),
     }
 
 
@@ -152,7 +154,11 @@ def issue_39_sentences(f: dict[str, str]) -> list[str]:
     return [
         f"context and long-term rows see the last {f['history']} messages of a conversation",
         f"long-term memory with gold writes costs {f['lt_short_share']} of buffer's whole-run "
-        f"tokens on short sessions and {f['lt_long_share']} on long ones (dev split",
+        + (
+            f"tokens on short sessions and {f['lt_long_share']} on long ones (dev split"
+            if f["lt_long_share"]
+            else "tokens (dev split, short sessions"
+        ),
         f"{f['lt_deployed']} once a model extractor's tokens for its writes are counted",
         f"the value before X is in the prompt for {f['lt_before']} of such questions with "
         f"long-term memory (gold writes), {f['ctx_before']} with `context_variables`, "
