@@ -1014,7 +1014,8 @@ def longterm_section(r: dict[str, Any], plot_name: str | None, targets: list) ->
     lines = [
         "## 3c. Long-term memory: every memory model x extractor, dev and test splits",
         "",
-        f"`benchmarks/longterm.py` (`python -m benchmarks --only longterm`), seeds {seeds}"
+        f"`benchmarks/longterm.py` (`python -m benchmarks --only longterm`), "
+        f"seed{'s' if len(r['seeds']) > 1 else ''} {seeds}"
         f"{' (quick sizes)' if r['quick'] else ''}: percentages are the mean over seeds "
         "(min-max). Real `Session` turns over SQLite. Three stages, measured apart: **what is "
         "written** (the extractor: `gold` = the generator's own ground-truth writes, i.e. "

@@ -97,7 +97,7 @@ def test_the_long_term_memory_page_quotes_the_committed_run():
     ):
         assert sentence in section, sentence
     assert f["vec_leaks"] == "0"  # "still no leakage"
-    for question in ("Which firm am I with at the moment?", "Where did I study?"):  # quoted
+    for question in ("What do I drive?", "Where did I study?"):  # the misses quoted
         assert question in f["vec_missed"] and f'"{question}"' in section, question
 
 
