@@ -358,7 +358,7 @@ def growth_section(r: dict[str, Any], targets: list, plot_name: str | None) -> l
         ...        "10000": 2.5}}, "turn_ms": {}, "targets": {"recall sqlite 10k/1k":
         ...        {"ratio": 2.5, "met": True}}}
         >>> targets = []
-        >>> "| sqlite | 1.0 | 2.5 |" in growth_section(out, targets, None)
+        >>> "| sqlite | 1.0 | 2.5 | 2.5x |" in growth_section(out, targets, None)
         True
         >>> targets[0]["verdict"]
         'met'
@@ -372,7 +372,9 @@ def growth_section(r: dict[str, Any], targets: list, plot_name: str | None) -> l
         "`LongTermMemory.recall(k=3)` for one user holding N synthetic facts (40 kinds, "
         "made-up values), each question of a fixed set in turn; this process's CPU, the "
         "median of interleaved batches; Postgres rows are wall ms (its work is in its server, "
-        "a throwaway loopback one on the same machine). `(rare words)` rows ask only questions "
+        "a throwaway loopback one on the same machine, so each recall's round trip and the "
+        "machine's load are in them, and their ratio says little about the index). "
+        "`(rare words)` rows ask only questions "
         "whose words match a handful of facts: what the index costs without more matches to "
         "score. Vector rows (`sqlite+wordllama`, `sqlite+minilm`) fuse FTS5 with the store's "
         "vector top k (sqlite-vec compares every vector). Targets: 10,000 facts <= 3x 1,000 "
