@@ -46,8 +46,9 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
+from .event_log_backends import log_for
 from .ids import check_conversation_id, check_turn_id
-from .turn_event_logs import DONE, RUNNING, EventLog, EventPage, log_for
+from .turn_event_logs import DONE, RUNNING, EventLog, EventPage
 
 __all__ = [
     "DONE",
