@@ -187,6 +187,27 @@ def _failed(span: Span, exc: Exception) -> None:
         span.set_status(_trace.Status(_trace.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
 
 
+class _Current:
+    """``span`` made the current span around a call, recorded as failed if the call raises,
+    and ended. A plain class, not ``start_as_current_span`` or a generator: one span per model
+    and tool call is on the traced run's hot path."""
+
+    __slots__ = ("span", "token")
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    def __enter__(self) -> Span:
+        self.token = _context.attach(_trace.set_span_in_context(self.span))
+        return self.span
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if isinstance(exc, Exception):
+            _failed(self.span, exc)
+        _context.detach(self.token)
+        self.span.end()
+
+
 #: The tracer of the provider runs are traced with, kept: the SDK builds a new tracer (and its
 #: instrumentation scope) on every ``get_tracer``, which was a part of each traced run's cost.
 _kept_tracer: tuple[Any, Any] = (None, None)  # the provider, its tracer
@@ -421,8 +442,7 @@ class TracingObserver(RunObserver):
         )
         # The span current around the call (as start_as_current_span would make it, without
         # its two generator context managers): a LangChain instrumentation nests under it.
-        token = _context.attach(_trace.set_span_in_context(span))
-        try:
+        with _Current(span):
             reply = await proceed()
             meta = getattr(reply, "response_metadata", None) or {}
             finish = meta.get("finish_reason") or (
@@ -443,12 +463,6 @@ class TracingObserver(RunObserver):
                 answered["gen_ai.output.messages"] = _messages_json([reply])
             span.set_attributes(answered)  # one call (and one lock of the span) for all
             return reply
-        except Exception as exc:
-            _failed(span, exc)
-            raise
-        finally:
-            _context.detach(token)
-            span.end()
 
     async def around_tool_call(self, proceed: Proceed, call: ToolCallInfo) -> Any:
         parent = self._agent_span(call.agent, call.branch)
@@ -467,8 +481,7 @@ class TracingObserver(RunObserver):
             context=_trace.set_span_in_context(parent),
             attributes=attributes,
         )
-        token = _context.attach(_trace.set_span_in_context(span))  # as around_model_call's
-        try:
+        with _Current(span):
             if memory is None:
                 raw = await proceed()
             else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
@@ -493,12 +506,6 @@ class TracingObserver(RunObserver):
             if done:
                 span.set_attributes(done)
             return raw
-        except Exception as exc:
-            _failed(span, exc)
-            raise
-        finally:
-            _context.detach(token)
-            span.end()
 
     async def around_branch(self, proceed: Proceed, branch: BranchInfo) -> Any:
         from opentelemetry.trace import set_span_in_context
