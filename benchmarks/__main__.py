@@ -96,6 +96,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
                 handoff_runs=2,
                 concurrent=4,
                 latency=0.01,
+                repeats=2,
                 capacity_runs=4,
                 capacity_latency=0.01,
                 capacity_repeats=1,
