@@ -20,7 +20,17 @@ them where ``create_agent``'s loop would (see docs/middleware.md for each built-
                     raises what the tool raised, so retries see it, and a call that still fails
                     is answered ``Error: ...`` as in Swarm
 ``after_agent``     when the run ends on the agent (both lists), or it hands off (its own list)
+``before_handoff``  a swarm's own moment, which LangChain lacks (an extension, see below):
+                    before the agent hands the conversation to others (a handoff, a route, a
+                    fan-out's branches); a refusal stops the run there
 ==================  ============================================================================
+
+``before_handoff(agent, targets, state) -> str | None`` is the one extension: a middleware that
+defines it is asked, in order, before ``agent`` hands the conversation to ``targets`` (one
+agent for a handoff or a route, every branch's agent for a fan-out); text it returns refuses the
+handoff: the transfer's tool call is answered ``Error: <text>``, nothing switches, and the run
+stops with a :class:`MiddlewareStop` (``hook="before_handoff"``). A budget's ``max_handoffs``
+is one (graph/features/budget.py).
 
 A hook's state update is applied as a LangGraph node's would be: ``messages`` through
 ``add_messages`` (so a message with a known id replaces it), other keys into the middleware's
@@ -63,11 +73,14 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
+    from .types import Agent
+
 __all__ = [
     "AFTER_MODEL_KEY",
     "ENTERED_KEY",
     "MiddlewareStack",
     "MiddlewareStop",
+    "RunMiddleware",
     "StepHooks",
     "middleware_state_schema",
     "with_messages",
@@ -126,6 +139,8 @@ class MiddlewareStack:
         self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
         self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
         self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
+        #: The extension: middleware that may refuse a handoff (see the module docstring).
+        self.handoff_checks = [m for m in every if callable(getattr(m, "before_handoff", None))]
         self.enters = bool(self.entering["run"] or self.entering["own"])
         self.leaves = bool(self.leaving["run"] or self.leaving["own"])
         #: Each state hook's function, sync and async, read once (a step calls them often).
@@ -134,6 +149,58 @@ class MiddlewareStack:
             for hook in ("before_agent", "before_model", "after_model", "after_agent"):
                 for awaited in (False, True):
                     self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
+
+
+    def refuse_handoff(
+        self, agent: Agent, targets: Sequence[Agent], state: Mapping[str, Any]
+    ) -> MiddlewareStop | None:
+        """The first ``before_handoff`` refusal of ``agent`` handing the conversation to
+        ``targets`` (see the module docstring), or None: the handoff goes ahead."""
+        for m in self.handoff_checks:
+            reason = m.before_handoff(agent, targets, state)  # type: ignore[attr-defined]
+            if reason is not None:
+                return MiddlewareStop(m.name, "before_handoff", str(reason))
+        return None
+
+
+class RunMiddleware:
+    """Middleware one run's own options install (``Swarm.run(budget=...)``, made by
+    graph/prepared_run.py): ``of(agent)`` gives an agent's list, outermost, around the graph's
+    (``Swarm(middleware=)``) and the agent's own. Kept in ``RunControl.middleware``; a run
+    without such options has none, and its steps ask nothing more. The stacks are the run's
+    own (its middleware objects live and die with it).
+
+    Example:
+        >>> from langchain.agents.middleware import AgentMiddleware
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> class Watch(AgentMiddleware):
+        ...     def before_model(self, state, runtime):
+        ...         return None
+        >>> watch = Watch()
+        >>> run = RunMiddleware(lambda agent: (watch,))
+        >>> stack = run.stack_for(Agent(), [], [])
+        >>> stack.before_model == [watch], run.stack_for(Agent(), [], []) is stack
+        (True, True)
+    """
+
+    def __init__(self, of: Callable[[Agent], Sequence[AgentMiddleware]]) -> None:
+        self.of = of
+        self._stacks: dict[tuple[tuple[int, ...], tuple[int, ...]], MiddlewareStack] = {}
+
+    def stack_for(
+        self, agent: Agent, graph: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]
+    ) -> MiddlewareStack | None:
+        """``agent``'s stack: this run's middleware for it around ``graph``'s (the run-level
+        list the graph was built with) around ``own``; None when all three are empty."""
+        mine = self.of(agent)
+        if not mine and not graph and not own:
+            return None
+        run = [*mine, *graph]
+        key = (tuple(map(id, run)), tuple(map(id, own)))
+        stack = self._stacks.get(key)
+        if stack is None:
+            stack = self._stacks[key] = MiddlewareStack(run, own)
+        return stack
 
 
 def middleware_state_schema(base: type, middleware: Sequence[AgentMiddleware]) -> type:

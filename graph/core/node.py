@@ -17,8 +17,8 @@ docstring): features reach the step through ``turn.gate`` (checks it waits at) a
 ``turn.goto`` (where they send it instead), and keep their per-step state in
 ``turn.features``. Features are entered only when the run uses them (docs/internals.md):
 ``Agent(history=...)`` installs a middleware that narrows the model request
-(graph/options.py); a ``Budget`` is asked before the model
-call (``_begin``), tools (``_admit``) and handoffs (``GraphRuntime.switch``); when a tool of the
+(graph/options.py), and ``Swarm.run(budget=)`` one for the run (``RunControl.middleware``:
+its ``before_model``, ``after_model`` and ``before_handoff`` hooks); when a tool of the
 run is marked (graph/core/marks.py; ``RunControl.features["decides"]``), approval-marked calls
 are
 held in ``_admit`` and decided at the start of the agent's next step (``decide``: ``Swarm.run``
@@ -129,7 +129,7 @@ class AgentNode:
         if turn.gate is not None:  # an agent taking the conversation: its input guardrails
             await self._gates(turn, io)
         hooks = None  # the agent's middleware (graph/core/middleware.py), for a step that asks
-        stack = self.runtime.stack_for(turn.agent)
+        stack = self.runtime.stack_for(turn.agent, control)
         if stack is not None and turn.call is not None:
             from .middleware import StepHooks
 
@@ -412,14 +412,7 @@ class AgentNode:
         prompt = self._prompt(agent, context, messages, control)  # the system prompt first
         call = self.runtime.model_for(agent, control)
         turn.prompt = prompt  # as the agent reads it; as sent: _ask
-        exceeded = (
-            None if control.budget is None else control.ledger.before_model(agent.name, turn.prompt)
-        )
-        if exceeded is None:
-            turn.call = call
-        else:  # the budget allows no more model calls: the run halts here
-            control.exceeded = exceeded
-            control.debug_print(str(exceeded))
+        turn.call = call
         # A user message: the agent takes the conversation (a run's first agent, a resumed
         # Session's); handoffs into it were checked where they switched.
         if agent.input_guardrails and messages and isinstance(messages[-1], HumanMessage):
@@ -485,8 +478,8 @@ class AgentNode:
         self, turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
     ) -> None:
         """``turn.ran``: ``reply`` narrowed to the calls that run now; ``turn.answers`` for
-        those that do not: approval-marked calls are held (left unanswered), calls past the
-        budget are refused."""
+        those that do not: approval-marked calls are held (left unanswered). (Calls a
+        middleware refuses, a budget's past its allowance, it answers in ``after_model``.)"""
         held: list[ToolCall] = []
         control = turn.control
         if control.features.get(DECIDES_KEY):  # a marked tool (or one taking an idempotency key)
@@ -498,22 +491,18 @@ class AgentNode:
             if hold:
                 reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
-        calls = reply.tool_calls
-        if control.budget is None:  # no limits: every call runs
-            turn.ran = reply
-            return
-        room, bound = control.ledger.tool_allowance(turn.agent.name, len(calls))
-        if len(calls) <= room:
-            turn.ran = reply
-            return
-        assert bound is not None
-        turn.control.exceeded = bound
-        # The run stops here: held calls are answered too, so every call has its answer.
-        turn.answers = [
-            ToolMessage(content=f"Error: {bound}", tool_call_id=c.get("id") or "", name=c["name"])
-            for c in [*calls[int(room) :], *held]
-        ]
-        turn.ran = reply.model_copy(update={"tool_calls": calls[: int(room)]})
+        turn.ran = reply
+        if held and control.exceeded is not None:
+            # A limit stopped the run (a middleware refused calls of this reply): the held
+            # calls are answered too, so every call has its answer.
+            turn.answers = [
+                ToolMessage(
+                    content=f"Error: {control.exceeded}",
+                    tool_call_id=c.get("id") or "",
+                    name=c["name"],
+                )
+                for c in held
+            ]
 
     # -- after the model answered ---------------------------------------------------
     def _replied(self, turn: Turn, call: ModelCall, reply: Any) -> None:
@@ -597,7 +586,8 @@ class AgentNode:
             )
             turn.gate = switch.to(target)
         elif not self.runtime.switch(agent, target, state, update, control, route=label):
-            reanswer(update.setdefault("messages", []), call_id, f"Error: {control.exceeded}")
+            refused = control.stopped.reason if control.stopped else control.exceeded
+            reanswer(update.setdefault("messages", []), call_id, f"Error: {refused}")
         elif label is not None and control.debug:
             control.debug_print(f"{agent.name} \u21d2 {target.name} (route)")
 
@@ -608,11 +598,11 @@ class AgentNode:
         transfer's tool call id or None)``.
 
         A tool's handoff first (``CALLER`` resolved to the agent that handed off to this
-        one), else the first route whose condition holds. The budget is checked by the
-        switch itself (:meth:`GraphRuntime.switch`).
+        one), else the first route whose condition holds. Whether the handoff may happen is
+        asked by the switch itself (:meth:`GraphRuntime.switch`: ``before_handoff``).
         """
         agent, control = turn.agent, turn.control
-        if control.exceeded is not None:  # a budget stopped the run (refused calls, above)
+        if control.exceeded is not None:  # a limit stopped the run (refused calls, above)
             return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
         if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run

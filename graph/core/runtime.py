@@ -357,14 +357,11 @@ class GraphRuntime:
         route: str | None = None,
     ) -> bool:
         """Hand the conversation from ``agent`` to ``target`` in ``update`` (the handoff
-        trail and its loop check, the active agent, the ledger), unless the budget's
-        ``max_handoffs`` would be passed: then the run halts and this returns False. Our
-        agents' nodes and LangGraph members' nodes both switch through here."""
-        if control.budget is not None:
-            exceeded = control.ledger.before_handoff(agent.name)
-            if exceeded is not None:
-                control.exceeded = exceeded
-                return False
+        trail and its loop check, the active agent, the ledger), unless a middleware's
+        ``before_handoff`` refuses it (:meth:`refuse_handoff`): then the run halts and this
+        returns False. Our agents' nodes and LangGraph members' nodes both switch through here."""
+        if self.refuse_handoff(agent, (target,), state, control):
+            return False
         trail = [*state.get("handoff_trail", ()), agent.name]
         if len(trail) >= self.max_consecutive_handoffs:
             raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)
@@ -375,6 +372,23 @@ class GraphRuntime:
             control.observers.switched(agent, target, route)
         return True
 
+    def refuse_handoff(
+        self, agent: Agent, targets: Sequence[Agent], state: SwarmState, control: RunControl
+    ) -> bool:
+        """Whether a middleware of ``agent`` refuses its handoff to ``targets`` (the
+        ``before_handoff`` extension, graph/core/middleware.py): True, and the run stops
+        (``control.stopped`` says who and why; the caller answers the transfer with it)."""
+        stack = self.stack_for(agent, control)
+        if stack is None or not stack.handoff_checks:
+            return False
+        refused = stack.refuse_handoff(agent, targets, state)
+        if refused is None:
+            return False
+        if control.stopped is None:
+            control.stopped = refused
+        control.debug_print(f"{refused.middleware} refused the handoff: {refused.reason}")
+        return True
+
     def next_node(
         self, name: str, update: StateUpdate, state: SwarmState, control: RunControl
     ) -> StateUpdate | Command:
@@ -383,7 +397,7 @@ class GraphRuntime:
         node (tools ran, nobody handed off) or to the active agent's node (a handoff)."""
         added = update.get("messages")
         last = added[-1] if added else (state["messages"][-1] if state["messages"] else None)
-        if last is None or not control.turns_left():  # (turns_left: also approvals, budgets)
+        if last is None or not control.turns_left():  # (also approvals, a limit, a stop)
             return update
         # An assistant message whose tool calls all wait for approval goes on: the active
         # agent's node asks for the decisions. Any other assistant message ends the run.
@@ -393,14 +407,17 @@ class GraphRuntime:
         return Command(update=update, goto=name if key is None else self.node_for(key, control))
 
     # -- middleware ----------------------------------------------------------------
-    def stack_for(self, agent: Agent) -> MiddlewareStack | None:
+    def stack_for(self, agent: Agent, control: RunControl | None = None) -> MiddlewareStack | None:
         """The middleware ``agent``'s steps call (the run's around its own), or None: a step
-        without middleware asks nothing more."""
+        without middleware asks nothing more. ``control``: the run, whose own options may
+        install middleware too (``RunControl.middleware``: ``Swarm.run(budget=)``)."""
         own = agent.middleware
         if self.options is not None:  # options that install middleware (Agent(history=...))
             implied = self.options(agent)
             if implied:
                 own = [*implied, *own]
+        if control is not None and control.middleware is not None:  # the run's own options
+            return control.middleware.stack_for(agent, self.middleware, own)
         if not own and not self.middleware:
             return None
         key = tuple(map(id, own))

@@ -256,8 +256,10 @@ class FanOut:
         fan_ids = {call.id for call in calls}
         targets = [target for call in calls for target, _, _ in call.branches]
         stop = control.exceeded or (None if control.turns_left() else _NOT_RUN)
-        if stop is None:  # a fan-out to n agents is n handoffs, admitted together or not at all
-            stop = control.exceeded = control.ledger.before_handoff(agent.name, len(targets))
+        # A fan-out to n agents is n handoffs, admitted together or not at all (a middleware's
+        # before_handoff: a budget's max_handoffs).
+        if stop is None and self.runtime.refuse_handoff(agent, targets, turn.state, control):
+            stop = control.stopped.reason if control.stopped else control.exceeded
         if stop is not None:
             _answer_calls(added, fan_ids, f"Error: {stop}")
             return None

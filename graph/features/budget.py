@@ -1,10 +1,24 @@
-"""Hard limits on a run (:class:`Budget`) and the books that check them (:class:`Ledger`).
+"""Hard limits on a run (:class:`Budget`), the books that check them (:class:`Ledger`), and
+the middleware that asks them (:class:`BudgetMiddleware`).
 
-A feature: a run without a ``Budget`` keeps plain books (``run_control.Books``: usage and
-the trajectory, by counting) and never enters this module's checks. With one, the agent node
-asks the ledger *before* every model call, tool call and handoff whether the step fits; a
-step that would pass a limit is not taken, the run stops and ``Swarm.run`` raises
-:class:`~swarmgraph.graph.core.errors.BudgetExceeded` with everything produced so far.
+A feature, attached as middleware: ``Swarm.run(budget=Budget(...))`` is sugar that gives the
+run a :class:`Ledger` as its books and installs a :class:`BudgetMiddleware` for each agent of
+the run (``RunControl.middleware``, graph/core/middleware.py's ``RunMiddleware``), outermost,
+around ``Swarm(middleware=)`` and the agent's own. A run without a ``Budget`` keeps plain books
+(``run_control.Books``: usage and the trajectory, by counting) and never enters this module.
+The middleware's hooks, at the step's moments:
+
+- ``before_model``: a model call that would pass ``max_model_calls`` or ``max_tokens`` is not
+  made; the hook jumps to the end (``Response.stopped`` names it);
+- ``after_model``: the reply's tool calls past ``max_tool_calls`` are answered
+  ``Error: Budget exceeded: ...`` and do not run; the calls within it run, then the run stops;
+- ``before_handoff`` (the swarm's extension hook): a handoff, route or fan-out that would pass
+  ``max_handoffs`` is refused, its transfer answered ``Error: Budget exceeded: ...``.
+
+Each stop sets ``RunControl.exceeded`` (the core's "a limit refused the next step"), and
+``Swarm.run`` raises it: :class:`~swarmgraph.graph.core.errors.BudgetExceeded`, with
+everything produced so far. Other features that make a model call of their own (a guardrail
+that calls a model, a LangGraph member's turn) ask :func:`refuses_model_call` first.
 
 Parallel branches share one ledger and one budget. A check and what it admits are one atomic
 step: the admitted step is *held* against the limit until it is booked, so two branches that
@@ -35,14 +49,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.runtime import Runtime
 
 from ..core.errors import BudgetExceeded
-from ..core.run_control import COUNTS, Books
+from ..core.marks import APPROVAL_MARK, is_marked
+from ..core.middleware import RunMiddleware
+from ..core.run_control import COUNTS, DECIDES_KEY, Books, RunControl
+from ..core.schema import tool_spec
 from ..core.state import branch_scope, current_branch
+from ..core.types import Agent
 
-__all__ = ["Budget", "BudgetExceeded", "Ledger", "branch_scope", "current_branch"]
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+    "BudgetMiddleware",
+    "Ledger",
+    "attach",
+    "branch_scope",
+    "current_branch",
+    "refuses_model_call",
+]
 
 
 @dataclass(frozen=True)
@@ -85,8 +114,7 @@ class Budget:
                 raise ValueError(f"Budget.per_agent[{name!r}] cannot have a per_agent of its own")
 
     def ledger(self) -> Ledger:
-        """The books a run with this budget keeps: :class:`Ledger` (how ``RunControl``
-        attaches the feature without importing it)."""
+        """The books a run with this budget keeps: :class:`Ledger`."""
         return Ledger(self)
 
 
@@ -226,3 +254,137 @@ class Ledger(Books):
     def _over(self, agent: str, key: str, field_name: str, more: int) -> BudgetExceeded | None:
         room, bound = self._room(agent, key, field_name)
         return bound if room < more else None
+
+
+class BudgetMiddleware(AgentMiddleware):
+    """One agent's side of a run's budget: its hooks ask the run's :class:`Ledger` before
+    each model call (``before_model``), before the reply's tool calls run (``after_model``)
+    and before a handoff (``before_handoff``, the swarm's extension hook). :func:`attach`
+    makes one per agent of a run; a stop sets ``control.exceeded`` (see the module).
+
+    Example:
+        >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+        >>> from swarmgraph.graph.core.errors import BudgetExceeded
+        >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hi."]))
+        >>> try:
+        ...     swarm.run(Agent(), [{"role": "user", "content": "hi"}],
+        ...               budget=Budget(max_model_calls=0))
+        ... except BudgetExceeded as stop:
+        ...     print(stop.limit, stop.response.stopped["middleware"])
+        max_model_calls BudgetMiddleware
+    """
+
+    def __init__(self, ledger: Ledger, control: RunControl, agent: Agent) -> None:
+        super().__init__()
+        self.ledger, self.control, self.agent = ledger, control, agent
+        self._held: set[str] | None = None  # the agent's approval-marked tools (read once)
+
+    def _stop(self, over: BudgetExceeded) -> None:
+        if self.control.exceeded is None:
+            self.control.exceeded = over
+        self.control.debug_print(str(over))
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        """No model call past ``max_model_calls`` or ``max_tokens``: the run ends here."""
+        over = self.ledger.before_model(self.agent.name, state["messages"])
+        if over is None:
+            return None
+        self._stop(over)
+        return {"jump_to": "end"}
+
+    def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        """The reply's calls past ``max_tool_calls`` answered ``Error: ...`` (they do not
+        run); the others run, then the run stops. Calls that wait for approval are not
+        counted (they do not run now), nor calls another hook answered."""
+        if not self.control.execute_tools:  # the caller runs the tools
+            return None
+        messages = state["messages"]
+        at = len(messages) - 1
+        while at >= 0 and not isinstance(messages[at], AIMessage):
+            at -= 1
+        reply = messages[at] if at >= 0 else None
+        if not isinstance(reply, AIMessage) or not reply.tool_calls:
+            return None
+        answered = {m.tool_call_id for m in messages[at + 1 :] if isinstance(m, ToolMessage)}
+        held = self._waiting_tools()
+        calls = [c for c in reply.tool_calls if c.get("id") not in answered]
+        calls = [c for c in calls if c["name"] not in held]
+        room, bound = self.ledger.tool_allowance(self.agent.name, len(calls))
+        if len(calls) <= room:
+            return None
+        assert bound is not None
+        self._stop(bound)
+        refused = [
+            ToolMessage(content=f"Error: {bound}", tool_call_id=c.get("id") or "", name=c["name"])
+            for c in calls[int(room) :]
+        ]
+        return {"messages": refused}
+
+    def before_handoff(
+        self, agent: Agent, targets: Sequence[Agent], state: Mapping[str, Any]
+    ) -> str | None:
+        """No handoff (route, branches of a fan-out: one each) past ``max_handoffs``."""
+        over = self.ledger.before_handoff(agent.name, len(targets))
+        if over is None:
+            return None
+        self._stop(over)
+        return str(over)
+
+    def _waiting_tools(self) -> set[str]:
+        """The agent's approval-marked tools: their calls are held, not run, in this step."""
+        if not self.control.features.get(DECIDES_KEY):
+            return set()
+        if self._held is None:
+            tools = self.agent.tools
+            self._held = {tool_spec(f).name for f in tools if is_marked(f, APPROVAL_MARK)}
+        return self._held
+
+
+def attach(budget: Budget, control: RunControl) -> None:
+    """Give the run ``control`` the budget: its books (a :class:`Ledger`) and a
+    :class:`BudgetMiddleware` for each of its agents (``control.middleware``): what
+    ``Swarm.run(budget=)`` does (graph/prepared_run.py).
+
+    Example:
+        >>> control = RunControl()
+        >>> attach(Budget(max_handoffs=1), control)
+        >>> [type(m).__name__ for m in control.middleware.of(Agent(name="Sales"))]
+        ['BudgetMiddleware']
+    """
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, got {type(budget).__name__}")
+    ledger = control.ledger = budget.ledger()
+    made: dict[int, tuple[Agent, tuple[BudgetMiddleware]]] = {}
+
+    def of(agent: Agent) -> tuple[BudgetMiddleware]:
+        known = made.get(id(agent))
+        if known is None:  # one per agent object of the run (kept with it: ids stay unique)
+            known = made[id(agent)] = (agent, (BudgetMiddleware(ledger, control, agent),))
+        return known[1]
+
+    control.middleware = RunMiddleware(of)
+
+
+def refuses_model_call(
+    control: RunControl, agent: str, prompt: Sequence[BaseMessage]
+) -> BudgetExceeded | None:
+    """For a feature's own model call (a guardrail that calls a model, a LangGraph member's
+    turn): the budget limit it would pass, if the run has a budget (then the run stops:
+    ``control.exceeded`` is set); None, and the call is admitted.
+
+    Example:
+        >>> control = RunControl()
+        >>> refuses_model_call(control, "Triage", []) is None  # no budget
+        True
+        >>> attach(Budget(max_model_calls=0), control)
+        >>> refuses_model_call(control, "Triage", []).limit, control.exceeded.limit
+        ('max_model_calls', 'max_model_calls')
+    """
+    ledger = control.ledger
+    if not isinstance(ledger, Ledger):
+        return None
+    over = ledger.before_model(agent, prompt)
+    if over is not None and control.exceeded is None:
+        control.exceeded = over
+    return over

@@ -319,13 +319,11 @@ _Verdict = Callable[[Any, dict[str, Any], list[BaseMessage]], Awaitable[Guardrai
 def _affordable(g: Any, agent: Agent, messages: list[BaseMessage], control: RunControl) -> bool:
     """The budget first: a guardrail that calls a model is a model call (False: the run stops
     with ``BudgetExceeded`` and the guardrail does not run)."""
-    if not uses_model(g):
+    if not uses_model(g) or control.middleware is None:  # no model, or no budget
         return True
-    exceeded = control.ledger.before_model(agent.name, messages)
-    if exceeded is not None:
-        control.exceeded = exceeded
-        return False
-    return True
+    from .budget import refuses_model_call
+
+    return refuses_model_call(control, agent.name, messages) is None
 
 
 def _book(
