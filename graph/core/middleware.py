@@ -202,6 +202,18 @@ class RunMiddleware:
             stack = self._stacks[key] = MiddlewareStack(run, own)
         return stack
 
+    def refuses_model_call(self, agent: Agent, messages: Sequence[BaseMessage]) -> bool:
+        """For a model call a feature makes for ``agent`` outside its step (a guardrail that
+        calls a model, a LangGraph member's turn): whether a ``before_model`` hook of this
+        run's own middleware ends the run instead (a budget with no model call left). Only
+        the run's options are asked: the user's middleware wraps the agent's own model."""
+        for m in self.of(agent):
+            if _overrides(m, "before_model"):
+                update = m.before_model(cast("Any", {"messages": list(messages)}), Runtime())
+                if update and update.get("jump_to") == "end":
+                    return True
+        return False
+
 
 def middleware_state_schema(base: type, middleware: Sequence[AgentMiddleware]) -> type:
     """``base`` (the graph's state) with every middleware's ``state_schema`` fields and the

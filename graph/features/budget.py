@@ -18,7 +18,8 @@ The middleware's hooks, at the step's moments:
 Each stop sets ``RunControl.exceeded`` (the core's "a limit refused the next step"), and
 ``Swarm.run`` raises it: :class:`~swarmgraph.graph.core.errors.BudgetExceeded`, with
 everything produced so far. Other features that make a model call of their own (a guardrail
-that calls a model, a LangGraph member's turn) ask :func:`refuses_model_call` first.
+that calls a model, a LangGraph member's turn) ask the run's own middleware first
+(``RunMiddleware.refuses_model_call``: this ``before_model``), without importing this module.
 
 Parallel branches share one ledger and one budget. A check and what it admits are one atomic
 step: the admitted step is *held* against the limit until it is booked, so two branches that
@@ -70,7 +71,6 @@ __all__ = [
     "attach",
     "branch_scope",
     "current_branch",
-    "refuses_model_call",
 ]
 
 
@@ -365,26 +365,3 @@ def attach(budget: Budget, control: RunControl) -> None:
 
     control.middleware = RunMiddleware(of)
 
-
-def refuses_model_call(
-    control: RunControl, agent: str, prompt: Sequence[BaseMessage]
-) -> BudgetExceeded | None:
-    """For a feature's own model call (a guardrail that calls a model, a LangGraph member's
-    turn): the budget limit it would pass, if the run has a budget (then the run stops:
-    ``control.exceeded`` is set); None, and the call is admitted.
-
-    Example:
-        >>> control = RunControl()
-        >>> refuses_model_call(control, "Triage", []) is None  # no budget
-        True
-        >>> attach(Budget(max_model_calls=0), control)
-        >>> refuses_model_call(control, "Triage", []).limit, control.exceeded.limit
-        ('max_model_calls', 'max_model_calls')
-    """
-    ledger = control.ledger
-    if not isinstance(ledger, Ledger):
-        return None
-    over = ledger.before_model(agent, prompt)
-    if over is not None and control.exceeded is None:
-        control.exceeded = over
-    return over

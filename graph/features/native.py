@@ -254,11 +254,8 @@ def _stamped(message: BaseMessage, sender: str) -> BaseMessage:
 def _over_budget(agent: GraphAgent, control: RunControl, state: SwarmState) -> bool:
     """A budget is asked before the member's turn (it runs its own loop inside it): a run
     with one has its middleware (``control.middleware``, graph/features/budget.py)."""
-    if control.middleware is None:
-        return False
-    from .budget import refuses_model_call
-
-    return refuses_model_call(control, agent.name, state["messages"]) is not None
+    run = control.middleware
+    return run is not None and run.refuses_model_call(agent, state["messages"])
 
 
 def _count_usage(control: RunControl, added: list[BaseMessage], sender: str) -> None:
