@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
+from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
+from swarmgraph.graph.features.budget import BudgetMiddleware
+from swarmgraph.graph.prepared_run import RunRequest
 
 from swarmgraph import (
     Agent,
@@ -27,9 +30,6 @@ from swarmgraph import (
     build_swarm_graph,
     scripted_tool_call,
 )
-from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
-from swarmgraph.graph.features.budget import BudgetMiddleware
-from swarmgraph.graph.prepared_run import RunRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = [{"role": "user", "content": "go"}]
@@ -97,8 +97,13 @@ def test_a_budget_refusing_a_handoff_is_the_before_handoff_hook():
 
 def test_without_running_tools_a_budget_leaves_the_calls_to_the_caller():
     """``execute_tools=False``: the caller runs the calls, so none is refused."""
-    worker = Agent(name="Worker", functions=[lambda: "x"])
-    model = ScriptedChatModel([scripted_tool_calls([("<lambda>", {}, "c1"), ("<lambda>", {}, "c2")])])
+
+    def look() -> str:
+        """Look."""
+        return "x"
+
+    worker = Agent(name="Worker", functions=[look])
+    model = ScriptedChatModel([scripted_tool_calls([("look", {}, "c1"), ("look", {}, "c2")])])
     response = Swarm(chat_model=model).run(
         worker, USER, execute_tools=False, budget=Budget(max_tool_calls=1)
     )

@@ -111,13 +111,22 @@ class MiddlewareStop:
 
 
 def _overrides(middleware: AgentMiddleware, hook: str) -> bool:
-    """Whether ``middleware`` implements ``hook`` (sync or async), as ``create_agent`` asks."""
-    from langchain.agents.middleware import AgentMiddleware
-
+    """Whether ``middleware`` implements ``hook`` (sync or async), as ``create_agent`` asks
+    (found once per class: a run's own middleware makes a stack per run)."""
     kind = type(middleware)
-    return getattr(kind, hook) is not getattr(AgentMiddleware, hook) or getattr(
-        kind, f"a{hook}"
-    ) is not getattr(AgentMiddleware, f"a{hook}")
+    found = _OVERRIDES.get((kind, hook))
+    if found is None:
+        from langchain.agents.middleware import AgentMiddleware
+
+        if len(_OVERRIDES) > 4096:  # classes made at run time (decorators) must not grow it
+            _OVERRIDES.clear()
+        found = _OVERRIDES[kind, hook] = getattr(kind, hook) is not getattr(
+            AgentMiddleware, hook
+        ) or getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+    return found
+
+
+_OVERRIDES: dict[tuple[type, str], bool] = {}
 
 
 class MiddlewareStack:
@@ -147,9 +156,10 @@ class MiddlewareStack:
         self.calls: dict[tuple[int, str, bool], Callable[..., Any]] = {}
         for m in every:
             for hook in ("before_agent", "before_model", "after_model", "after_agent"):
+                if not _overrides(m, hook):
+                    continue  # never called: no function to read
                 for awaited in (False, True):
                     self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
-
 
     def refuse_handoff(
         self, agent: Agent, targets: Sequence[Agent], state: Mapping[str, Any]

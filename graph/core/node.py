@@ -270,7 +270,11 @@ class AgentNode:
             if not hooks.stack.after_model:
                 update.update(hooks.written_update())  # type: ignore[typeddict-item]
                 return None
-            hooks.messages = with_messages(hooks.messages, [reply])
+            known = reply.id is not None and any(m.id == reply.id for m in hooks.messages)
+            if reply.id is None or known:  # the channel's rules (an id given, or replaced)
+                hooks.messages = with_messages(hooks.messages, [reply])
+            else:  # a new reply with its id: appended, as add_messages would
+                hooks.messages = [*hooks.messages, reply]
         try:
             if hooks.stack.after_model and await hooks.after_model():
                 return await self._stopped(turn, hooks)

@@ -361,9 +361,9 @@ class GraphRuntime:
         ``before_handoff`` refuses it (:meth:`refuse_handoff`): then the run halts and this
         returns False. Our agents' nodes and LangGraph members' nodes both switch through here."""
         stack = self.stack_for(agent, control)  # None for a plain run: nothing to ask
-        if stack is not None and stack.handoff_checks:
-            if self.refuse_handoff(agent, (target,), state, control):
-                return False
+        refusing = stack is not None and bool(stack.handoff_checks)
+        if refusing and self.refuse_handoff(agent, (target,), state, control):
+            return False
         trail = [*state.get("handoff_trail", ()), agent.name]
         if len(trail) >= self.max_consecutive_handoffs:
             raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)

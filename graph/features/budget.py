@@ -364,4 +364,3 @@ def attach(budget: Budget, control: RunControl) -> None:
         return known[1]
 
     control.middleware = RunMiddleware(of)
-
