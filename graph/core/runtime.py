@@ -129,7 +129,7 @@ class Turn:
     does next is what is set here.
 
     ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
-    resume, or the budget allows no model call). ``ran``: the tool calls to run now, with
+    resume). ``ran``: the tool calls to run now, with
     ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
     denied). ``update``: what the step returns.
 
