@@ -95,6 +95,20 @@ def test_a_budget_refusing_a_handoff_is_the_before_handoff_hook():
     assert response.agent.name == "Triage"
 
 
+def test_max_tokens_counts_the_instructions_the_model_would_be_sent():
+    """The estimate is of the prompt as sent: a long system prompt passes the limit before
+    the first call, where the one-word conversation alone would not."""
+    model = ScriptedChatModel(["hi"])
+    wordy = Agent(name="Wordy", instructions=lambda context_variables: "Be brief. " * 100)
+    with pytest.raises(BudgetExceeded, match="max_tokens=100"):
+        Swarm(chat_model=model).run(wordy, USER, budget=Budget(max_tokens=100))
+    assert model.calls == []
+    response = Swarm(chat_model=ScriptedChatModel(["hi"])).run(
+        Agent(name="Terse", instructions="Be brief."), USER, budget=Budget(max_tokens=100)
+    )
+    assert response.messages[-1]["content"] == "hi"
+
+
 def test_without_running_tools_a_budget_leaves_the_calls_to_the_caller():
     """``execute_tools=False``: the caller runs the calls, so none is refused."""
 

@@ -46,12 +46,13 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 
@@ -80,8 +81,10 @@ class Budget:
     own steps, by agent name (``per_agent={"Sales": Budget(max_model_calls=2)}``).
 
     ``max_tokens`` bounds input plus output tokens. It is checked before each model call against
-    what is known then: the tokens used so far plus an estimate of the prompt about to be sent,
-    so the reply itself may end a little past it (nobody knows a reply's length in advance).
+    what is known then: the tokens used so far plus an estimate of the prompt about to be sent
+    (the agent's instructions and the conversation; for a guardrail's or a LangGraph member's
+    own model call, the agent's instructions and what that call is sent), so the reply itself
+    may end a little past it (nobody knows a reply's length in advance).
 
     Example:
         >>> Budget(max_handoffs=3).max_handoffs
@@ -173,6 +176,11 @@ class Ledger(Books):
             if over is None:
                 self._hold(agent, "handoffs", count)
         return over
+
+    def counts_tokens(self, agent: str) -> bool:
+        """Whether a ``max_tokens`` limit applies to ``agent``'s model calls (then the prompt
+        is estimated before each)."""
+        return bool(self._limits("max_tokens", agent))
 
     # -- records (after a step): what was admitted is no longer held -----------------
     def model_called(
@@ -287,7 +295,10 @@ class BudgetMiddleware(AgentMiddleware):
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         """No model call past ``max_model_calls`` or ``max_tokens``: the run ends here."""
-        over = self.ledger.before_model(self.agent.name, state["messages"])
+        messages = state["messages"]
+        if self.ledger.counts_tokens(self.agent.name):  # the prompt as sent: instructions first
+            messages = [self._instructions(state), *messages]
+        over = self.ledger.before_model(self.agent.name, messages)
         if over is None:
             return None
         self._stop(over)
@@ -330,6 +341,14 @@ class BudgetMiddleware(AgentMiddleware):
             return None
         self._stop(over)
         return str(over)
+
+    def _instructions(self, state: Mapping[str, Any]) -> SystemMessage:
+        """The agent's instructions as the step built them a moment ago (a function of the
+        context is called with it, as Swarm calls it before every model call)."""
+        instructions = self.agent.instructions
+        if callable(instructions):
+            instructions = instructions(defaultdict(str, state.get("context_variables") or {}))
+        return SystemMessage(content=str(instructions))
 
     def _waiting_tools(self) -> set[str]:
         """The agent's approval-marked tools: their calls are held, not run, in this step."""
