@@ -164,7 +164,7 @@ class Ledger(Books):
         with self._lock:
             room, bound = self._room(agent, "tool_calls", "max_tool_calls")
             self._hold(agent, "tool_calls", int(min(room, wanted)))
-        return room, bound
+        return room, None if bound is None else BudgetExceeded(*bound, agent)
 
     def before_handoff(self, agent: str, count: int = 1) -> BudgetExceeded | None:
         """The limit ``count`` more handoffs (or routes, or branches of a fan-out) from
@@ -250,18 +250,20 @@ class Ledger(Books):
             )
         return found
 
-    def _room(self, agent: str, key: str, field_name: str) -> tuple[float, BudgetExceeded | None]:
+    def _room(self, agent: str, key: str, field_name: str) -> tuple[float, tuple[str, int] | None]:
+        """How many more ``key`` steps ``agent`` may take, and the ``(label, limit)`` that
+        bounds them (the error itself is made only for a stop: most checks pass)."""
         room: float = math.inf
-        bound: BudgetExceeded | None = None
+        bound: tuple[str, int] | None = None
         for label, limit, counters, scope in self._limits(field_name, agent):
             left = max(limit - counters[key] - self._held.get((scope, key), 0), 0)
             if left < room:
-                room, bound = left, BudgetExceeded(label, limit, agent)
+                room, bound = left, (label, limit)
         return room, bound
 
     def _over(self, agent: str, key: str, field_name: str, more: int) -> BudgetExceeded | None:
         room, bound = self._room(agent, key, field_name)
-        return bound if room < more else None
+        return BudgetExceeded(*bound, agent) if bound is not None and room < more else None
 
 
 class BudgetMiddleware(AgentMiddleware):
