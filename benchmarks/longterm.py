@@ -28,6 +28,24 @@ Three stages, measured apart:
    :mod:`benchmarks.longterm_answer` (an offline stand-in written against ``dev``) unless
    a real model answers.
 
+Issue 39 made the comparison one a researcher can cite:
+
+* **The same history for every row.** A row whose memory model is not itself a history
+  model (context, long-term) sees the last :data:`HISTORY` messages of its conversation,
+  what retrieval and hybrid keep (``keep_last=6``); each question is a new conversation.
+* **Two session-length profiles** (:data:`PROFILES`): ``short`` and ``long`` (more small
+  talk a conversation); the headline keys are the first's,
+  every profile's figures under ``profiles``.
+* **Columns**: *old value shown beside* (``stale_shown``) and *distracted* join the
+  headline; *+ extraction (gold)*: what a model extractor would send for the writes a gold
+  row gets free (:func:`extraction_tokens`), and the *deployed* share that counts it; the
+  Pareto front is drawn on deployed tokens among rows at :data:`MIN_RECALL` or more.
+* **The key-naming ablation**: ``(gold-opaque)`` rows, the gold writes under opaque keys
+  (:func:`opaque_key`).
+* **Other question kinds**, on ``dev`` only (:mod:`benchmarks.longterm_data`'s ``BEFORE``,
+  ``HOW_MANY``, ``NEVER_SAID``): the value before X, how many values a fact has had, and
+  facts never mentioned (abstain), scored by :func:`benchmarks.longterm_score.score_kinds`.
+
 Memory models (the short-term ones, and retrieval and hybrid, get every session of a user
 as **one** thread, which favours them: over separate conversations they would see nothing):
 
@@ -38,9 +56,10 @@ as **one** thread, which favours them: over separate conversations they would se
 ``summary``                  ``SummaryMemory(ExtractiveSummaryModel(), keep_last=10)``
 ``retrieval``                ``RetrievalMemory(k, keep_last=6)``: BM25 over the user's messages
 ``context (E)``              ``context_variables`` written by extractor E, shown by the
-                             instructions (all of them), no earlier text
+                             instructions (all of them), one conversation per session with the
+                             shared history, the context carried into the next
 ``long-term (E)``            ``Session(long_term=..., extract=E, recall=k)``, one conversation per
-                             session
+                             session with the shared history
 ``long-term (vector) (E)``  the same, the store with ``embeddings=WordLlamaEmbeddings()``
                              (:mod:`swarmgraph.memory.local_embeddings`) in a SQLite file of its
                              own: recall ranks BM25 and vectors fused (the library's default with
@@ -115,7 +134,7 @@ from swarmgraph.memory.urls import sqlite_path
 
 from benchmarks.longterm_answer import answer
 from benchmarks.longterm_cache import cached
-from benchmarks.longterm_data import Dataset, generate
+from benchmarks.longterm_data import SLOTS, Dataset, generate
 from benchmarks.longterm_extract import (
     BenchFacts,
     Forget,
@@ -125,13 +144,32 @@ from benchmarks.longterm_extract import (
     operations,
     rule_extract,
 )
-from benchmarks.longterm_score import Answer, Score, score
+from benchmarks.longterm_score import Answer, Score, score, score_kinds
 
 SPLITS = ("dev", "test")
 FAILURE_EXAMPLES = 5  # questions kept per row as examples of what went wrong (first seed)
 SEEDS = (0, 1, 2)
 EXTRACTORS = ("gold", "rules", "model")
 SHORT_TERM = ("buffer", "window:20", "tokens:1500", "summary", "retrieval")
+#: The conversation history every row that is not itself a history model sees (context and
+#: long-term rows): the last 6 messages of the conversation, as ``retrieval`` and ``hybrid``
+#: keep (``keep_last=6``). Before issue 39 long-term rows got their conversation's whole
+#: history and context rows none, so the two were charged differently for the same dialogue.
+HISTORY = 6
+#: Session-length profiles: ``short`` (the generator's defaults: two small-talk turns a
+#: conversation, about 5 turns each) and ``long`` (eight, about 11 turns each): the same
+#: sizes of everything else, more small talk a conversation (the seed draws them apart).
+PROFILES: dict[str, dict[str, int]] = {"short": {}, "long": {"chatter_per_session": 8}}
+QUICK_PROFILES: dict[str, dict[str, int]] = {"short": {}, "long": {"chatter_per_session": 5}}
+#: ``--quick`` runs the long profile on its first split and these rows only (the test
+#: suite runs the quick benchmark once a session; its long profile checks the wiring).
+QUICK_LONG_MODELS = ("buffer", "window:20", "context (gold)", "long-term (gold)")
+#: The Pareto front is drawn among rows at or above this share of current facts in the
+#: prompt: a row that shows less is no trade-off a deployment would take, however cheap.
+MIN_RECALL = 0.5
+#: The key-naming ablation: the gold writes, each kind of fact under an opaque key
+#: (``k07``) instead of a descriptive one (``home_city``); run on the long-term rows.
+ABLATION_EXTRACTOR = "gold-opaque"
 
 
 def own_file(url: str, name: str) -> str:
@@ -190,7 +228,7 @@ def model_names(
         >>> model_names()[:6]
         ('buffer', 'window:20', 'tokens:1500', 'summary', 'retrieval', 'context (gold)')
         >>> model_names(["long-term"], ["hybrid"])[-4:]
-        ('long-term (model)', 'hybrid (gold)', 'hybrid (rules)', 'hybrid (model)')
+        ('hybrid (gold)', 'hybrid (rules)', 'hybrid (model)', 'long-term (gold-opaque)')
     """
     out = list(SHORT_TERM)
     out += [f"context ({e})" for e in EXTRACTORS]
@@ -198,6 +236,8 @@ def model_names(
         out += [f"{variant} ({e})" for e in EXTRACTORS]
     for hybrid in hybrids if hybrids is not None else HYBRID_VARIANTS:
         out += [f"{hybrid} ({e})" for e in EXTRACTORS]
+    for variant in variants if variants is not None else LONG_TERM_VARIANTS:
+        out.append(f"{variant} ({ABLATION_EXTRACTOR})")
     return tuple(out)
 
 
@@ -258,6 +298,58 @@ def gold_extractor(data: Dataset) -> Callable[[str], list[Operation]]:
     return extract
 
 
+def opaque_key(key: str) -> str:
+    """The key-naming ablation's key for a kind of fact: its place among the kinds, no word.
+
+    Example:
+        >>> opaque_key("dog_name"), opaque_key("home_city")
+        ('k00', 'k02')
+    """
+    return f"k{[slot.key for slot in SLOTS].index(key):02d}"
+
+
+def opaque_extractor(data: Dataset) -> Callable[[str], list[Operation]]:
+    """The gold writes, each under :func:`opaque_key` (the key-naming ablation).
+
+    Example:
+        >>> data = generate(0, **QUICK)
+        >>> plant = next(t for _, t in data.turns() if t.kind == "plant")
+        >>> [op.key for op in opaque_extractor(data)(plant.text)] == [opaque_key(plant.key)]
+        True
+    """
+    gold = gold_extractor(data)
+
+    def extract(text: str) -> list[Operation]:
+        return [
+            Forget(opaque_key(op.key), op.text)
+            if isinstance(op, Forget)
+            else Remember(opaque_key(op.key), op.value, op.text)
+            for op in gold(text)
+        ]
+
+    return extract
+
+
+def extraction_tokens(data: Dataset) -> int:
+    """The tokens a model extractor sends over the whole dialogue (one request per user
+    message: its prompt, the message, the schema): what a deployment pays for the writes the
+    ``gold`` rows get for free.
+
+    Example:
+        >>> data = generate(0, **QUICK)
+        >>> counted = extractors(data)["model"]
+        >>> for _, turn in data.turns():
+        ...     _ = counted(turn.text)
+        >>> extraction_tokens(data) == counted.tokens
+        True
+    """
+    return sum(
+        count_tokens_approximately([SystemMessage(EXTRACT_PROMPT), HumanMessage(f"User: {t.text}")])
+        + _SCHEMA_TOKENS
+        for _, t in data.turns()
+    )
+
+
 def model_extractor(model: Any) -> Callable[[str], list[Operation]]:
     """An extractor that asks a real chat model for :data:`BenchFacts` (structured output)."""
 
@@ -278,6 +370,9 @@ def extractors(
         "gold": CountedExtractor("gold", gold_extractor(data), calls_model=False),
         "rules": CountedExtractor("rules", rule_extract, calls_model=False),
         "model": CountedExtractor("model", model, calls_model=True),
+        ABLATION_EXTRACTOR: CountedExtractor(
+            ABLATION_EXTRACTOR, opaque_extractor(data), calls_model=False
+        ),
     }
     if caches is not None and extract_model is not None:
         made["model"].cache = caches.setdefault("model", {})
@@ -362,7 +457,7 @@ class Assistant:
 
     def __init__(self, data: Dataset, answer_model: Any = None) -> None:
         self.replies = {t.text: t.reply for _, t in data.turns()}
-        self.questions = {q.text for q in data.questions}
+        self.questions = {q.text for q in data.all_questions()}
         self.answer_model = answer_model
         self.asked: list[list[BaseMessage]] = []
         self.tokens = 0
@@ -429,7 +524,7 @@ def _run_thread(
                     run.turn_s, lambda s=session, t=turn: s.run(assistant.swarm(), agent, t.text)
                 )
                 run.summariser_tokens += memory.last_input_tokens
-        for q in (q for q in data.questions if q.user_id == user):
+        for q in (q for q in data.all_questions() if q.user_id == user):
             run.answers[q.qid] = _ask_thread(session, q.text, agent, assistant, run)
             run.prompts[q.qid] = assistant.asked[-1]
     return run
@@ -446,23 +541,33 @@ def _run_context(
     data: Dataset, url: str, assistant: Assistant, extract: Callable[[str], list[Operation]]
 ) -> ModelRun:
     """context_variables written by ``extract`` (a forget sets ``None``), shown by the
-    instructions; no earlier text."""
+    instructions; one Session per conversation with the shared history (:data:`HISTORY`),
+    the user's context carried into the next conversation (an application keeping a
+    profile); each question in a new conversation that starts from that context."""
     run = ModelRun()
     agent = Agent(name="Assistant", instructions=_context_instructions)
+    kept = ("messages", "context")
     for user in data.users:
-        session = Session(f"{user}-context", url=url, persist=("context",))
+        profile: dict[str, Any] = {}
         for conversation in data.conversations_of(user):
-            for turn in conversation.turns:
+            session = Session(
+                conversation.conversation_id, url=url, persist=kept, memory=WindowMemory(HISTORY)
+            )
+            for n, turn in enumerate(conversation.turns):
+                first = profile if n == 0 else None  # the profile opens the conversation
 
-                def one(s: Session = session, t: Any = turn) -> None:
-                    update: dict[str, Any] = {}
+                def one(s: Session = session, t: Any = turn, carried: dict | None = first) -> None:
+                    update: dict[str, Any] = dict(carried or {})
                     for op in extract(t.text):
                         update[op.key] = op.value if isinstance(op, Remember) else None
                     s.run(assistant.swarm(), agent, t.text, context_variables=update)
 
                 _timed(run.turn_s, one)
-        for q in (q for q in data.questions if q.user_id == user):
-            reply = session.run(assistant.swarm(), agent, q.text)
+            if conversation.turns:  # (an empty one stored nothing: the profile stands)
+                profile = dict(session.context_variables)
+        for q in (q for q in data.all_questions() if q.user_id == user):
+            asked = Session(f"{user}-ask-{q.qid}", url=url, persist=kept)
+            reply = asked.run(assistant.swarm(), agent, q.text, context_variables=profile)
             run.prompts[q.qid] = assistant.asked[-1]
             run.answers[q.qid] = str(reply.messages[-1]["content"])
     return run
@@ -476,20 +581,24 @@ def _run_long_term(
     extract: Callable[[str], list[Operation]],
     k: int,
 ) -> ModelRun:
-    """One Session per conversation with long-term memory written by ``extract``; each
-    question in a new conversation of the user, ``k`` facts recalled into its prompt."""
+    """One Session per conversation with long-term memory written by ``extract`` and the
+    shared history (:data:`HISTORY`); each question in a new conversation of the user, ``k``
+    facts recalled into its prompt."""
     run = ModelRun()
     agent = Agent(name="Assistant", instructions=INSTRUCTIONS)
     for user in data.users:
         kwargs: dict[str, Any] = {"long_term": memory.for_user(user), "recall": k}
         for conversation in data.conversations_of(user):
-            session = Session(conversation.conversation_id, url=url, extract=extract, **kwargs)
+            session = Session(
+                conversation.conversation_id, url=url, extract=extract,
+                memory=WindowMemory(HISTORY), **kwargs,
+            )  # fmt: skip
             for turn in conversation.turns:
                 _timed(
                     run.turn_s, lambda s=session, t=turn: s.run(assistant.swarm(), agent, t.text)
                 )
-        for q in (q for q in data.questions if q.user_id == user):
-            reply = Session(f"{user}-ask-{q.key}", url=url, **kwargs).run(
+        for q in (q for q in data.all_questions() if q.user_id == user):
+            reply = Session(f"{user}-ask-{q.qid}", url=url, **kwargs).run(
                 assistant.swarm(), agent, q.text
             )
             run.prompts[q.qid] = assistant.asked[-1]
@@ -503,12 +612,26 @@ def _prompt_text(messages: Sequence[BaseMessage]) -> str:
 
 
 def _row(data: Dataset, run: ModelRun, tokens: int) -> dict[str, Any]:
+    facts = {q.qid for q in data.questions}
     per_q = {qid: count_tokens_approximately(p) for qid, p in run.prompts.items()}
     shown = score(
-        data.questions, [Answer(q, _prompt_text(p), per_q[q]) for q, p in run.prompts.items()]
+        data.questions,
+        [Answer(q, _prompt_text(p), per_q[q]) for q, p in run.prompts.items() if q in facts],
     )
-    said = score(data.questions, [Answer(q, a, per_q[q]) for q, a in run.answers.items()])
+    said = score(
+        data.questions, [Answer(q, a, per_q[q]) for q, a in run.answers.items() if q in facts]
+    )
+    values = {v for f in data.facts for v in f.values} | {
+        t.value for _, t in data.turns() if t.kind == "distractor" and t.value
+    }
+    kinds = score_kinds(
+        data.extra_questions,
+        {q: _prompt_text(p) for q, p in run.prompts.items()},
+        run.answers,
+        values,
+    )
     return {
+        **kinds,
         "current_in_prompt": shown.current_recall,
         "superseded_as_current": shown.superseded_as_current,
         "deleted_shown": shown.deleted_shown,
@@ -581,10 +704,16 @@ def run_dataset(
             tokens = assistant.tokens + run.summariser_tokens + (extract.tokens if extract else 0)
             rows[name] = _row(data, run, tokens)
     buffer = rows.get("buffer", {}).get("whole_run_tokens")
-    for row in rows.values():
+    extraction = extraction_tokens(data)
+    for name, row in rows.items():
         row["share_of_buffer"] = row["whole_run_tokens"] / buffer if buffer else float("nan")
+        # A gold row's writes come free here; deployed, a model extracts them (issue 39).
+        free = name.endswith(("(gold)", f"({ABLATION_EXTRACTOR})"))
+        row["extraction_tokens"] = extraction if free else 0
+        row["deployed_tokens"] = row["whole_run_tokens"] + row["extraction_tokens"]
+        row["deployed_share"] = row["deployed_tokens"] / buffer if buffer else float("nan")
     made = extractors(data, extract_model, caches)
-    writes = {name: written(data, e) for name, e in made.items()}
+    writes = {name: written(data, e) for name, e in made.items() if name in EXTRACTORS}
     return {"rows": rows, "writes": writes, "counts": data.counts()}
 
 
@@ -640,19 +769,67 @@ def run_longterm(
     extract_model: Any = None,
     models: Sequence[str] | None = None,
     plot_path: str | None = None,
+    profiles: Sequence[str] = ("short", "long"),
+    profile_seeds: Mapping[str, Sequence[int]] | None = None,
+    profile_splits: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """Every memory model on each split x seed (``quick``: 2 users, 3 sessions, 8 facts).
-    Returns per split: ``rows`` (metric -> mean/min/max over seeds), ``writes`` (stage 1 per
-    extractor), ``per_seed``, ``failures`` (a few examples per row, first seed), ``pareto``
-    (on whole-run tokens), the counts of the first seed; and the target's check on the test
-    split."""
-    sizes = QUICK if quick else {}
+    """Every memory model on each split x seed (``quick``: 2 users, 3 sessions, 8 facts),
+    at each session-length profile of :data:`PROFILES`. Returns per split, for the first
+    profile (``short``): ``rows`` (metric -> mean/min/max over seeds), ``writes`` (stage 1
+    per extractor), ``per_seed``, ``failures`` (a few examples per row, first seed),
+    ``pareto`` (on deployed tokens, among rows at :data:`MIN_RECALL` or more), the counts of
+    the first seed; the same under ``profiles[name]`` for every profile (with its
+    ``seeds`` and ``splits``: ``profile_seeds`` and ``profile_splits`` may give a profile
+    fewer); and the target's check on the test split (short profile)."""
+    table = QUICK_PROFILES if quick else PROFILES
+    unknown = [p for p in profiles if p not in table]
+    if unknown or not profiles:
+        raise ValueError(f"unknown session profiles {unknown}; choose from {list(table)}")
     out: dict[str, Any] = {
         "seeds": list(seeds), "splits": list(splits), "quick": quick, "k": k,
         "answers_by": "real model" if answer_model is not None else "answering stand-in",
         "extraction_by": "real model" if extract_model is not None else "scripted stand-in",
+        "target": dict(TARGET), "history": HISTORY, "min_recall": MIN_RECALL,
+        "profile_sizes": {p: table[p] for p in profiles}, "profiles": {},
+    }  # fmt: skip
+    for n, profile in enumerate(profiles):
+        sizes = {**(QUICK if quick else {}), **table[profile]}
+        chosen, where = models, tuple((profile_splits or {}).get(profile, splits))
+        if quick and n:  # see QUICK_LONG_MODELS
+            chosen = [m for m in (models or model_names()) if m in QUICK_LONG_MODELS]
+            where = splits[:1]
+            if not chosen:  # none of the rows asked for runs there
+                del out["profile_sizes"][profile]
+                continue
+        mine = tuple((profile_seeds or {}).get(profile, seeds))
+        out["profiles"][profile] = {"splits": list(where), "seeds": list(mine), **_run_profile(
+            mine, where, sizes, k=k, answer_model=answer_model,
+            extract_model=extract_model, models=chosen,
+        )}  # fmt: skip
+    headline = dict(out["profiles"][profiles[0]])  # the headline: the first profile
+    headline.pop("splits")
+    out["seeds"] = headline.pop("seeds")
+    out.update(headline)
+    if plot_path:
+        plot_recall_vs_tokens({s: means(out["rows"][s]) for s in splits}, plot_path)
+    out["target_check"] = target_check(out)  # lexical recall (BM25), the library's default
+    out["target_checks"] = {name: target_check(out, name) for name in TARGET_MODELS}
+    return out
+
+
+def _run_profile(
+    seeds: Sequence[int],
+    splits: Sequence[str],
+    sizes: Mapping[str, int],
+    *,
+    k: int,
+    answer_model: Any,
+    extract_model: Any,
+    models: Sequence[str] | None,
+) -> dict[str, Any]:
+    """One session profile of :func:`run_longterm`: every split x seed at ``sizes``."""
+    out: dict[str, Any] = {
         "rows": {}, "writes": {}, "per_seed": {}, "failures": {}, "counts": {}, "pareto": {},
-        "target": dict(TARGET),
     }  # fmt: skip
     for split in splits:
         per_seed = {}
@@ -667,7 +844,8 @@ def run_longterm(
 
             offline = answer_model is None and extract_model is None
             chosen = None if models is None else list(models)
-            key = {"split": split, "seed": seed, "sizes": sizes, "k": k, "models": chosen}
+            key = {"split": split, "seed": seed, "sizes": dict(sizes), "k": k, "models": chosen,
+                   "version": 39}  # fmt: skip
             # A test session computes each offline dataset once (benchmarks/longterm_cache.py)
             per_seed[seed] = cached(key, run) if offline else run()
         first = per_seed[seeds[0]]
@@ -695,10 +873,6 @@ def run_longterm(
         }
         out["per_seed"][split] = {str(s): per_seed[s]["rows"] for s in seeds}
         out["pareto"][split] = pareto_front(means(out["rows"][split]))
-    if plot_path:
-        plot_recall_vs_tokens({s: means(out["rows"][s]) for s in splits}, plot_path)
-    out["target_check"] = target_check(out)  # lexical recall (BM25), the library's default
-    out["target_checks"] = {name: target_check(out, name) for name in TARGET_MODELS}
     return out
 
 
@@ -735,28 +909,40 @@ def target_check(out: Mapping[str, Any], model: str = "long-term (gold)") -> dic
     }
 
 
-def pareto_front(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Models no other beats on both current-in-prompt (higher) and whole-run tokens (fewer).
-    A model that put no current fact in the prompt is no trade-off, however cheap: it is left
-    out (issue 40: ``context (rules)`` at 0% on test was on the front for its few tokens).
+def cost(row: Mapping[str, Any]) -> float:
+    """A row's deployed tokens: its whole-run tokens, plus, for a gold row, what a model
+    extractor would send for its writes (rows run before issue 39 have whole-run only)."""
+    return float(row.get("deployed_tokens", row["whole_run_tokens"]))
+
+
+def pareto_front(
+    rows: Mapping[str, Mapping[str, Any]], min_recall: float = MIN_RECALL
+) -> list[str]:
+    """Models no other beats on both current-in-prompt (higher) and deployed tokens (fewer,
+    :func:`cost`), among the rows that put at least ``min_recall`` of current facts in the
+    prompt: below it a row is no trade-off, however cheap (issue 40: ``context (rules)`` at
+    0% on test was on the front for its few tokens; issue 39: so was a row at 2%).
 
     Example:
         >>> pareto_front({"a": {"current_in_prompt": 1.0, "whole_run_tokens": 100},
         ...               "b": {"current_in_prompt": 0.9, "whole_run_tokens": 10},
         ...               "c": {"current_in_prompt": 0.8, "whole_run_tokens": 50},
-        ...               "d": {"current_in_prompt": 0.0, "whole_run_tokens": 1}})
+        ...               "d": {"current_in_prompt": 0.3, "whole_run_tokens": 1}})
         ['a', 'b']
+        >>> pareto_front({"gold": {"current_in_prompt": 1.0, "whole_run_tokens": 10,
+        ...                        "deployed_tokens": 90},
+        ...               "model": {"current_in_prompt": 1.0, "whole_run_tokens": 80}})
+        ['model']
     """
+    eligible = {n: r for n, r in rows.items() if r["current_in_prompt"] >= min_recall}
     front = []
-    for name, r in rows.items():
-        if r["current_in_prompt"] <= 0:
-            continue
-        mine = (r["current_in_prompt"], r["whole_run_tokens"])
+    for name, r in eligible.items():
+        mine = (r["current_in_prompt"], cost(r))
         beaten = any(
             o["current_in_prompt"] >= mine[0]
-            and o["whole_run_tokens"] <= mine[1]
-            and (o["current_in_prompt"], o["whole_run_tokens"]) != mine
-            for o in rows.values()
+            and cost(o) <= mine[1]
+            and (o["current_in_prompt"], cost(o)) != mine
+            for o in eligible.values()
         )
         if not beaten:
             front.append(name)
@@ -810,7 +996,7 @@ def plot_recall_vs_tokens(
     )
     for ax, (split, rows) in zip(axes[0], by_split.items(), strict=True):
         front = set(pareto_front(rows))
-        xs = [max(r["whole_run_tokens"], 1) for r in rows.values()]
+        xs = [max(cost(r), 1) for r in rows.values()]
         low, high = min(xs) / 2, max(xs) * 3
         buffer = rows.get("buffer", {}).get("whole_run_tokens")
         if buffer:
@@ -821,22 +1007,23 @@ def plot_recall_vs_tokens(
             )  # fmt: skip
         placed: list[tuple[float, float, float, float]] = []  # label boxes, axes fractions
         span = math.log(high / low)
-        for name, r in sorted(rows.items(), key=lambda item: item[1]["whole_run_tokens"]):
-            x, y = max(r["whole_run_tokens"], 1), r["current_in_prompt"]
+        for name, r in sorted(rows.items(), key=lambda item: cost(item[1])):
+            x, y = max(cost(r), 1), r["current_in_prompt"]
             color = "tab:green" if name in front else "tab:grey"
             ax.scatter([x], [y], s=40, color=color, zorder=3)
             dy = _label_offset(math.log(x / low) / span, y / 1.05, len(name), placed)
             ax.annotate(name, (x, y), textcoords="offset points", xytext=(5, 3 + dy), fontsize=7)
         line = sorted(
-            (max(r["whole_run_tokens"], 1), r["current_in_prompt"])
-            for n, r in rows.items()
-            if n in front
+            (max(cost(r), 1), r["current_in_prompt"]) for n, r in rows.items() if n in front
         )
         ax.plot([p[0] for p in line], [p[1] for p in line], color="tab:green", linewidth=1)
+        ax.axhline(MIN_RECALL, color="tab:grey", linewidth=0.8, linestyle=":",
+                   label=f"front drawn among rows at >= {MIN_RECALL:.0%}")  # fmt: skip
         ax.set_xscale("log")
         ax.set_xlim(low, high)
         ax.set_ylim(0, 1.05)
-        ax.set_xlabel("whole-run tokens (every prompt of every call; log scale)")
+        ax.set_xlabel("deployed tokens (every prompt of every call, gold rows + a model's "
+                      "extraction; log scale)")  # fmt: skip
         ax.set_ylabel("current value in the answering prompt")
         ax.set_title(f"{split} split (mean over seeds; green: Pareto front)")
         ax.grid(alpha=0.3)
@@ -856,12 +1043,24 @@ def _pct(cell: Mapping[str, float], single: bool) -> str:
 COLUMNS = (
     ("current_in_prompt", "current in prompt"),
     ("superseded_as_current", "superseded as current"),
+    ("stale_shown", "old value shown beside"),
     ("deleted_shown", "deleted still shown"),
+    ("distracted", "distracted"),
     ("leakage", "leakage"),
     ("whole_run_tokens", "whole-run tokens"),
     ("share_of_buffer", "of buffer"),
+    ("extraction_tokens", "+ extraction (gold)"),
+    ("deployed_share", "deployed, of buffer"),
     ("ms_per_turn", "ms/turn"),
     ("answer_accuracy", "answer accuracy (reader-bound)"),
+)
+#: The dev split's other question kinds (:data:`benchmarks.longterm_score.KIND_METRICS`).
+KIND_COLUMNS = (
+    ("temporal_in_prompt", "before X: in prompt"),
+    ("temporal_accuracy", "before X: answered (reader-bound)"),
+    ("aggregate_in_prompt", "how many: every value in prompt"),
+    ("aggregate_accuracy", "how many: answered (reader-bound)"),
+    ("abstained", "never said: abstained (reader-bound)"),
 )
 
 
@@ -876,23 +1075,67 @@ def table_rows(
         >>> header[:3], body[0][:2]
         (['memory model', 'current in prompt', 'superseded as current'], ['m', '50% (40%-60%)'])
     """
-    columns = [c for c in COLUMNS if timing or c[0] != "ms_per_turn"]
+    columns = [c for c in columns_for(rows) if timing or c[0] != "ms_per_turn"]
     body = []
     for name, r in rows.items():
         cells = [name]
         for key, _ in columns:
             cell = r[key]
-            if key == "leakage":
+            if cell["mean"] != cell["mean"]:  # nan: the split asks no such question
+                cells.append("-")
+            elif key == "leakage":
                 cells.append(f"{cell['max']:.0f}")
             elif key == "whole_run_tokens":
                 cells.append(f"{cell['mean']:,.0f}")
+            elif key == "extraction_tokens":
+                cells.append(f"+{cell['mean']:,.0f}" if cell["mean"] else "")
             elif key == "ms_per_turn":
                 cells.append(f"{cell['mean']:.1f}")
-            elif key == "share_of_buffer":
+            elif key in ("share_of_buffer", "deployed_share"):
                 cells.append(f"{cell['mean']:.1%}")
             else:
                 cells.append(_pct(cell, False))
         body.append(cells)
+    return ["memory model", *(label for _, label in columns)], body
+
+
+def columns_for(
+    rows: Mapping[str, Mapping[str, Any]], kinds: bool = False
+) -> tuple[tuple[str, str], ...]:
+    """The headline columns (``kinds``: the other question kinds' columns) that ``rows``
+    have: a run from before issue 39 lacks the newer ones.
+
+    Example:
+        >>> [label for _, label in columns_for({"m": {"current_in_prompt": 1}})]
+        ['current in prompt']
+    """
+    first = next(iter(rows.values()), {})
+    return tuple(c for c in (KIND_COLUMNS if kinds else COLUMNS) if c[0] in first)
+
+
+def kind_rows(
+    rows: Mapping[str, Mapping[str, Mapping[str, float]]],
+) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the other question kinds' table (dev split): percentages as
+    mean (min-max over seeds).
+
+    Example:
+        >>> cell = {"mean": 0.5, "min": 0.4, "max": 0.6}
+        >>> header, body = kind_rows({"m": {key: cell for key, _ in KIND_COLUMNS}})
+        >>> header[1], body[0][1]
+        ('before X: in prompt', '50% (40%-60%)')
+    """
+    columns = columns_for(rows, kinds=True)
+    body = [
+        [
+            name,
+            *(
+                "-" if r[key]["mean"] != r[key]["mean"] else _pct(r[key], False)
+                for key, _ in columns
+            ),
+        ]
+        for name, r in rows.items()
+    ]  # fmt: skip  (nan: the split asks no such question)
     return ["memory model", *(label for _, label in columns)], body
 
 
@@ -926,6 +1169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     parser.add_argument("--split", choices=SPLITS, action="append")
     parser.add_argument("--models", nargs="+", help=f"a subset of {', '.join(POLICIES)}")
+    parser.add_argument("--profile", choices=list(PROFILES), action="append",
+                        help="session-length profiles (default: short and long)")  # fmt: skip
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args(argv)
     model = None
@@ -940,11 +1185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         answer_model=model,
         extract_model=model,
         models=args.models,
+        profiles=args.profile or tuple(PROFILES),
     )
-    for split in out["splits"]:
-        print(f"\n{split} split, seeds {out['seeds']} (extraction: {out['extraction_by']}, "
-              f"answers: {out['answers_by']})")  # fmt: skip
-        print(format_rows(out["rows"][split]))
+    for profile, result in out["profiles"].items():
+        for split in result["splits"]:
+            print(f"\n{split} split, {profile} sessions, seeds {out['seeds']} (extraction: "
+                  f"{out['extraction_by']}, answers: {out['answers_by']})")  # fmt: skip
+            print(format_rows(result["rows"][split]))
     for check in out["target_checks"].values():
         print("\ntarget (test split, gold writes):", check)
     if args.json:

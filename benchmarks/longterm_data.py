@@ -84,6 +84,10 @@ Split = Literal["dev", "test"]
 Phrasing = Literal["canonical", "paraphrase", "casual"]
 Kind = Literal["plant", "update", "delete", "restate", "distractor", "chatter"]
 Status = Literal["current", "updated", "deleted"]
+#: ``fact``: the value a fact has now (one per fact, both splits); the dev split adds
+#: ``temporal`` ("Which city did I live in before Porto?"), ``aggregate`` ("How many cities
+#: have I lived in?") and ``abstain`` (a fact the user never mentioned).
+QuestionKind = Literal["fact", "temporal", "aggregate", "abstain"]
 PHRASINGS: tuple[Phrasing, ...] = ("canonical", "paraphrase", "casual")
 #: The test split's statement phrasings (:mod:`benchmarks.longterm_phrasing_test`).
 TEST_STATEMENTS = ("state", "no_cue", "multi", "correct", "relative")
@@ -539,6 +543,10 @@ class Question:
     stale: tuple[str, ...]
     foreign: tuple[str, ...]
     distractors: tuple[str, ...] = ()
+    kind: QuestionKind = "fact"
+    #: Values the prompt must hold for this question (``temporal``: the earlier value;
+    #: ``aggregate``: every value the fact had); empty for the other kinds.
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -552,6 +560,13 @@ class Dataset:
     questions: tuple[Question, ...]
     config: tuple[tuple[str, float | str], ...] = field(default=())
     split: Split = "dev"
+    #: The dev split's other question kinds (:data:`QuestionKind`; none on test): asked
+    #: like :attr:`questions`, scored apart (:func:`benchmarks.longterm_score.score_kinds`).
+    extra_questions: tuple[Question, ...] = ()
+
+    def all_questions(self) -> tuple[Question, ...]:
+        """Every question asked at the end: one per fact, then the other kinds."""
+        return self.questions + self.extra_questions
 
     def conversations_of(self, user_id: str) -> list[Conversation]:
         return [c for c in self.conversations if c.user_id == user_id]
@@ -614,6 +629,8 @@ class Dataset:
         )
         for status in ("current", "updated", "deleted"):
             out[f"questions_{status}"] = sum(q.status == status for q in self.questions)
+        for kind in ("temporal", "aggregate", "abstain"):
+            out[f"questions_{kind}"] = sum(q.kind == kind for q in self.extra_questions)
         return out
 
 
@@ -739,6 +756,8 @@ def generate(
             turns = tuple(turn for s, turn in plan if s == index)
             conversations.append(Conversation(user, index, f"{user}-s{index}", turns))
     questions = _questions(user_ids, facts, conversations, phraser, rng)
+    # Drawn last, so the rest of the dataset is the same as before these kinds existed.
+    extra = _extra_questions(questions, facts, rng) if split == "dev" else ()
     config = tuple(
         sorted(
             {
@@ -759,7 +778,9 @@ def generate(
             }.items()
         )
     )
-    return Dataset(seed, user_ids, tuple(conversations), tuple(facts), questions, config, split)
+    return Dataset(
+        seed, user_ids, tuple(conversations), tuple(facts), questions, config, split, extra
+    )
 
 
 class _DevPhraser:
@@ -1022,3 +1043,91 @@ def _questions(
             )
         )
     return tuple(questions)
+
+
+#: Dev only: a past-value question per updatable kind of fact, ``{v}`` the current value.
+BEFORE: dict[str, str] = {
+    "dog_vet": "Who was my dog's vet before {v}?",
+    "home_city": "Which city did I live in before {v}?",
+    "work_company": "Which company did I work for before {v}?",
+    "phone_number": "What was my phone number before {v}?",
+    "partner_name": "What was my partner's name before {v}?",
+    "car_model": "What car did I drive before the {v}?",
+    "job_title": "What was my job title before {v}?",
+    "language": "Which language was I learning before {v}?",
+    "doctor_name": "Who was my doctor before {v}?",
+    "sport": "Which sport did I play before {v}?",
+    "instrument": "Which instrument did I play before the {v}?",
+    "favourite_food": "What was my favourite food before {v}?",
+    "bank": "Which bank was I with before {v}?",
+}
+#: Dev only: how many values a kind of fact has had, over every session.
+HOW_MANY: dict[str, str] = {
+    "home_city": "How many cities have I lived in?",
+    "work_company": "How many companies have I worked for?",
+    "car_model": "How many cars have I driven?",
+    "job_title": "How many job titles have I had?",
+    "bank": "How many banks have I been with?",
+}
+#: Dev only: facts no user ever mentions, some worded like a kind that is there (a city, a
+#: car, a dog) but about someone the dialogue never names: the right answer is "I don't know".
+NEVER_SAID: tuple[str, ...] = (
+    "Which city does my grandmother live in?",
+    "What car does my boss drive?",
+    "What is my nephew's dog called?",
+    "Which gym do I go to?",
+    "What is my blood type?",
+    "What is my horse called?",
+)
+ABSTAIN_PER_USER = 2
+
+
+def _extra_questions(
+    questions: Sequence[Question], facts: Sequence[GoldFact], rng: random.Random
+) -> tuple[Question, ...]:
+    """The dev split's other kinds of question, per user: one ``temporal`` per updated fact
+    (the value before the current one), one ``aggregate`` per :data:`HOW_MANY` kind the user
+    has (the count of distinct values it had), :data:`ABSTAIN_PER_USER` ``abstain``.
+
+    Example:
+        >>> data = generate(seed=3, users=2, sessions=3, facts_per_user=8, updates_per_user=2)
+        >>> [q.kind for q in data.extra_questions if q.user_id == "u0"].count("temporal")
+        2
+        >>> t = next(q for q in data.extra_questions if q.kind == "temporal")
+        >>> fact = next(f for f in data.facts if (f.user_id, f.key) == (t.user_id, t.key))
+        >>> t.text == BEFORE[t.key].format(v=fact.values[-1]), t.answer == fact.values[-2]
+        (True, True)
+    """
+    foreign = {q.user_id: q.foreign for q in questions}
+    out: list[Question] = []
+    for user in dict.fromkeys(q.user_id for q in questions):
+        mine = [f for f in facts if f.user_id == user]
+        for fact in mine:
+            if fact.status == "updated" and fact.key in BEFORE:
+                before = fact.values[-2]
+                out.append(
+                    Question(
+                        qid=f"{user}:before:{fact.key}", user_id=user, key=fact.key,
+                        text=BEFORE[fact.key].format(v=fact.values[-1]), status="updated",
+                        answer=before, stale=(), foreign=foreign[user], kind="temporal",
+                        needs=(before,),
+                    )
+                )  # fmt: skip
+        for fact in mine:
+            if fact.key in HOW_MANY and fact.status != "deleted":
+                values = tuple(dict.fromkeys(fact.values))
+                out.append(
+                    Question(
+                        qid=f"{user}:how_many:{fact.key}", user_id=user, key=fact.key,
+                        text=HOW_MANY[fact.key], status=fact.status, answer=str(len(values)),
+                        stale=(), foreign=foreign[user], kind="aggregate", needs=values,
+                    )
+                )  # fmt: skip
+        for n, text in enumerate(rng.sample(NEVER_SAID, ABSTAIN_PER_USER)):
+            out.append(
+                Question(
+                    qid=f"{user}:never:{n}", user_id=user, key="", text=text, status="deleted",
+                    answer=None, stale=(), foreign=foreign[user], kind="abstain",
+                )
+            )  # fmt: skip
+    return tuple(out)

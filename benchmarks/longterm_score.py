@@ -26,6 +26,12 @@ that text against the gold data, value by value, as whole words and ignoring cas
 ``tokens_per_question``  mean tokens the policy sent per question
 =======================  ===================================================================
 
+The dev split's other question kinds are scored apart, by :func:`score_kinds`: a
+``temporal`` question ("before Porto?") or an ``aggregate`` one ("how many cities?") is
+*in prompt* when every value it needs is; answered right when the answer says the earlier
+value, or the count; an ``abstain`` question (a fact never mentioned) is answered right
+when the answer gives none of the values of the dataset (the user's own or anyone's).
+
 Example:
     >>> from benchmarks.longterm_data import Question
     >>> q = Question("u0:city", "u0", "home_city", "Which city do I live in?", "updated",
@@ -163,3 +169,47 @@ def score(questions: Sequence[Question], answers: Iterable[Answer]) -> Score:
         superseded_as_current=_share(sum(r.superseded_as_current for r in updated), len(updated)),
         accuracy=_share(sum(r.correct for r in results), len(results)),
     )
+
+
+#: The other question kinds' figures (:func:`score_kinds`), as table columns.
+KIND_METRICS = (
+    "temporal_in_prompt",
+    "temporal_accuracy",
+    "aggregate_in_prompt",
+    "aggregate_accuracy",
+    "abstained",
+)
+
+
+def score_kinds(
+    questions: Sequence[Question],
+    shown: dict[str, str],
+    said: dict[str, str],
+    values: Iterable[str] = (),
+) -> dict[str, float]:
+    """The dev split's ``temporal``, ``aggregate`` and ``abstain`` questions (the others in
+    ``questions`` are skipped): ``shown`` and ``said`` map each one's qid to its prompt's text
+    and its answer; ``values``: every value of the dataset (an ``abstain`` answer that gives
+    one did not abstain). A kind the data does not ask gives ``nan``.
+
+    Example:
+        >>> from benchmarks.longterm_data import Question
+        >>> t = Question("u0:b", "u0", "home_city", "Which city did I live in before Porto?",
+        ...              "updated", "Lyon", (), (), kind="temporal", needs=("Lyon",))
+        >>> n = Question("u0:n", "u0", "", "Which gym do I go to?", "deleted", None, (), (),
+        ...              kind="abstain")
+        >>> out = score_kinds([t, n], {"u0:b": "Lyon, then Porto", "u0:n": ""},
+        ...                   {"u0:b": "Porto", "u0:n": "Lyon"}, values=["Lyon", "Porto"])
+        >>> out["temporal_in_prompt"], out["temporal_accuracy"], out["abstained"]
+        (1.0, 0.0, 0.0)
+    """
+    known = list(values)
+    hits: dict[str, list[bool]] = {m: [] for m in KIND_METRICS}
+    for q in questions:
+        if q.kind in ("temporal", "aggregate"):
+            hits[f"{q.kind}_in_prompt"].append(all(mentions(shown[q.qid], v) for v in q.needs))
+            assert q.answer is not None
+            hits[f"{q.kind}_accuracy"].append(mentions(said[q.qid], q.answer))
+        elif q.kind == "abstain":
+            hits["abstained"].append(not any(mentions(said[q.qid], v) for v in known))
+    return {m: sum(h) / len(h) if h else float("nan") for m, h in hits.items()}

@@ -675,6 +675,7 @@ def render(
     note: str = "",
     longterm_plot: str | None = None,
     machine_line: str | None = None,
+    growth_plot: str | None = None,
 ) -> str:
     """The whole RESULTS.md text (``machine_line``: the first run's, for a ``--merge``)."""
     targets: list[dict[str, str]] = []
@@ -689,6 +690,10 @@ def render(
         from benchmarks.tracing import tracing_section
 
         body += tracing_section(results["tracing"], targets)
+    if "ui" in results:  # (benchmarks/ui_stream.py renders its own section)
+        from benchmarks.ui_stream import ui_section
+
+        body += ui_section(results["ui"], targets)
     if "persistence" in results:
         body += persistence_section(results["persistence"], targets)
     if "backends" in results:
@@ -701,6 +706,10 @@ def render(
         body += recall_section(results["recall"], recall_plot, targets)
     if "longterm" in results:
         body += longterm_section(results["longterm"], longterm_plot, targets)
+    if "growth" in results:  # (benchmarks/recall_growth.py renders its own section)
+        from benchmarks.recall_growth import growth_section
+
+        body += growth_section(results["growth"], targets, growth_plot)
     if "concurrency" in results:
         body += concurrency_section(results["concurrency"], targets)
     if "parallel" in results:
@@ -904,49 +913,71 @@ def recall_section(r: dict[str, Any], plot_name: str | None, targets: list[dict]
     return lines
 
 
-def longterm_section(r: dict[str, Any], plot_name: str | None, targets: list) -> list[str]:
-    """Issue 28: every memory model x extractor, dev and test splits, three stages apart."""
-    from benchmarks.longterm import table_rows
+def _profile_words(sizes: dict[str, Any]) -> str:
+    """A session profile's sizes in words.
 
-    seeds = ", ".join(str(s) for s in r["seeds"])
+    Example:
+        >>> _profile_words({}), _profile_words({"chatter_per_session": 8})
+        ('2 small-talk turns a conversation', '8 small-talk turns a conversation')
+    """
+    return f"{sizes.get('chatter_per_session', 2)} small-talk turns a conversation"
+
+
+def _longterm_split(
+    r: dict[str, Any], result: dict[str, Any], profile: str, split: str, named: bool
+) -> list[str]:
+    """One profile x split of the long-term section: its counts, tables and Pareto front."""
+    from benchmarks.longterm import kind_rows, table_rows
+
+    c = result["counts"][split]
+    header, body = table_rows(result["rows"][split])
+    title = f"### {split} split" + (f", {profile} sessions" if named else "")
+    seeds = result.get("seeds", r["seeds"])
+    if seeds != r["seeds"]:
+        title += f" (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} only)"
     lines = [
-        "## 3c. Long-term memory: every memory model x extractor, dev and test splits",
+        title,
         "",
-        f"`benchmarks/longterm.py` (`python -m benchmarks --only longterm`), seeds {seeds}"
-        f"{' (quick sizes)' if r['quick'] else ''}: percentages are the mean over seeds "
-        "(min-max). Real `Session` turns over SQLite. Three stages, measured apart: **what is "
-        "written** (the extractor: `gold` = the generator's own ground-truth writes, i.e. "
-        "perfect extraction, the upper bound that isolates the memory model; `rules`; "
-        f"`model` = structured output, here the {r['extraction_by']}); **what reaches the "
-        "prompt** (the memory model; the headline columns, no reader involved: *current in "
-        "prompt* over facts still true, *superseded as current* = an updated fact whose "
-        "prompt holds an old value and not the new one, *deleted still shown*, *leakage* = "
-        "another user's value, worst seed, must be 0, *whole-run tokens* = every prompt of "
-        "every call of the run: dialogue turns, questions, extraction calls with their "
-        "schema, summariser calls); **what is answered**: *answer accuracy* is bound by its "
-        f"reader, the {r['answers_by']} (abstaining on a deleted fact counts as correct). "
-        "The offline stand-ins were written against `dev` only; `test` is phrasing written "
-        "apart (`benchmarks/longterm_phrasing_test.py`: other styles, no cue words, two "
-        "facts a message, corrections naming the old value, relative updates, deletions by "
-        "negation, other relations, reworded questions), so the dev-test gap measures how "
-        "far a stand-in generalises. Short-term models, retrieval and hybrid get each user's "
-        "sessions as one thread (favourable to them).",
+        f"{c['users']} users x {c['conversations'] // c['users']} conversations, "
+        f"{c['turns']} turns ({c['planted']} facts planted, {c['updated']} updated, "
+        f"{c['deleted']} deleted, {c['restated']} restated, {c['distractors']} about other "
+        f"people, {c['multi_fact']} messages with two facts), {c['questions']} questions "
+        + (
+            f"and {c['questions_temporal']} before X, {c['questions_aggregate']} how many, "
+            f"{c['questions_abstain']} never said "
+            if c.get("questions_temporal")
+            else ""
+        )
+        + "(first seed's counts).",
+        "",
+        *_table(header, body),
         "",
     ]
-    for split in r["splits"]:
-        c = r["counts"][split]
-        header, body = table_rows(r["rows"][split])
+    kind_header, kind_body = kind_rows(result["rows"][split])
+    if len(kind_header) > 1 and any(cell != "-" for row in kind_body for cell in row[1:]):
+        lines += ["The other question kinds (dev only):", "", *_table(kind_header, kind_body), ""]
+    ablation = [
+        (name, name.replace("(gold-opaque)", "(gold)"))
+        for name in result["rows"][split]
+        if name.endswith("(gold-opaque)")
+        and name.replace("(gold-opaque)", "(gold)") in result["rows"][split]
+    ]
+    if ablation:
+        rows = result["rows"][split]
         lines += [
-            f"### {split} split",
+            "Key-naming ablation (current in prompt, descriptive keys vs opaque): "
+            + "; ".join(
+                f"{gold.removesuffix(' (gold)')}: "
+                f"{rows[gold]['current_in_prompt']['mean']:.0%} vs "
+                f"{rows[opaque]['current_in_prompt']['mean']:.0%}"
+                for opaque, gold in ablation
+            )
+            + ".",
             "",
-            f"{c['users']} users x {c['conversations'] // c['users']} conversations, "
-            f"{c['turns']} turns ({c['planted']} facts planted, {c['updated']} updated, "
-            f"{c['deleted']} deleted, {c['restated']} restated, {c['distractors']} about other "
-            f"people, {c['multi_fact']} messages with two facts), {c['questions']} questions "
-            "(first seed's counts).",
-            "",
-            *_table(header, body),
-            "",
+        ]
+    writes = result.get("writes", {}).get(split)
+    if writes:
+        lines += [
             "What each extractor wrote (stage 1, replayed over the dialogue): *right* = facts "
             "still true stored with their current value; *superseded kept*, *deleted kept*; "
             "*wrong* = stored values that are none of the user's values for that kind.",
@@ -961,15 +992,84 @@ def longterm_section(r: dict[str, Any], plot_name: str | None, targets: list) ->
                             for m in ("right", "superseded_kept", "deleted_kept", "wrong")
                         ),
                     ]
-                    for e, w in r["writes"][split].items()
+                    for e, w in writes.items()
                 ],
             ),
             "",
-            "Pareto front (current in prompt vs whole-run tokens): "
-            + ", ".join(r["pareto"][split])
-            + ".",
+        ]
+    # a run from before issue 39 drew its front on whole-run tokens, among every row
+    least = f"deployed tokens, among rows at >= {r['min_recall']:.0%}" if "min_recall" in r else ""
+    lines += [
+        f"Pareto front (current in prompt vs {least or 'whole-run tokens'}): "
+        + (", ".join(result["pareto"][split]) or "none")
+        + ".",
+        "",
+    ]
+    return lines
+
+
+def longterm_section(r: dict[str, Any], plot_name: str | None, targets: list) -> list[str]:
+    """Issue 28: every memory model x extractor, dev and test splits, three stages apart;
+    issue 39: the same history for every row, two session profiles, the other question
+    kinds, deployed tokens, the key-naming ablation."""
+
+    seeds = ", ".join(str(s) for s in r["seeds"])
+    history = r.get("history")
+    lines = [
+        "## 3c. Long-term memory: every memory model x extractor, dev and test splits",
+        "",
+        f"`benchmarks/longterm.py` (`python -m benchmarks --only longterm`), "
+        f"seed{'s' if len(r['seeds']) > 1 else ''} {seeds}"
+        f"{' (quick sizes)' if r['quick'] else ''}: percentages are the mean over seeds "
+        "(min-max). Real `Session` turns over SQLite. Three stages, measured apart: **what is "
+        "written** (the extractor: `gold` = the generator's own ground-truth writes, i.e. "
+        "perfect extraction, the upper bound that isolates the memory model; `rules`; "
+        f"`model` = structured output, here the {r['extraction_by']}); **what reaches the "
+        "prompt** (the memory model; the headline columns, no reader involved: *current in "
+        "prompt* over facts still true, *superseded as current* = an updated fact whose "
+        "prompt holds an old value and not the new one, *old value shown beside* = an "
+        "updated or deleted fact whose prompt holds an old value, with the new one or not "
+        "(the scorer's `stale_shown`), *deleted still shown*, *distracted* = another "
+        "person's value of the same kind in the prompt (\"my sister's dog\"), *leakage* = "
+        "another user's value, worst seed, must be 0, *whole-run tokens* = every prompt of "
+        "every call of the run: dialogue turns, questions, extraction calls with their "
+        "schema, summariser calls); **what is answered**: *answer accuracy* is bound by its "
+        f"reader, the {r['answers_by']} (abstaining on a deleted fact counts as correct). "
+        "The offline stand-ins were written against `dev` only; `test` is phrasing written "
+        "apart (`benchmarks/longterm_phrasing_test.py`: other styles, no cue words, two "
+        "facts a message, corrections naming the old value, relative updates, deletions by "
+        "negation, other relations, reworded questions), so the dev-test gap measures how "
+        "far a stand-in generalises. Short-term models, retrieval and hybrid get each user's "
+        "sessions as one thread (favourable to them).",
+        "",
+    ]
+    if history is not None:
+        lines += [
+            f"**The same history for every row.** Context and long-term rows see the last "
+            f"{history} messages of the current conversation (`WindowMemory({history})`, the "
+            f"`keep_last={history}` of retrieval and hybrid); each question is asked in a new "
+            "conversation (context rows carry the user's context into it). *+ extraction "
+            "(gold)*: the tokens a model extractor sends for the writes a gold row gets for "
+            "free (one request per user message, with the schema); *deployed, of buffer* "
+            "counts them. The Pareto front is drawn on deployed tokens, among the rows with "
+            f"at least {r['min_recall']:.0%} of current facts in the prompt. "
+            "`(gold-opaque)` rows are the key-naming ablation: the gold writes under opaque "
+            "keys (`k02`) instead of descriptive ones (`home_city`). Session profiles: "
+            + "; ".join(
+                f"`{name}` ({_profile_words(sizes)})" for name, sizes in r["profile_sizes"].items()
+            )
+            + '. On `dev` the users are also asked about the past (*before X*: "Which city '
+            'did I live in before Porto?", the earlier value must be in the prompt), to count '
+            '(*how many*: "How many cities have I lived in?", every value the fact had must '
+            'be in the prompt) and about facts nobody mentioned (*never said*: "Which gym do '
+            'I go to?", "What car does my boss drive?"; *abstained* = the answer gives no '
+            "value of the dataset); written against `dev` only, asked on no other split.",
             "",
         ]
+    profiles = r.get("profiles") or {"short": {**r, "splits": r["splits"]}}
+    for profile, result in profiles.items():
+        for split in result["splits"]:
+            lines += _longterm_split(r, result, profile, split, len(profiles) > 1)
     if plot_name:
         lines += [f"![current in prompt vs whole-run tokens]({plot_name})", ""]
     lines += [

@@ -4,8 +4,7 @@ render of the stored messages (``window.__ui.lastRenderMs``), over several page 
 
     .venv/bin/python -m benchmarks.ui_render [--messages 1000] [--loads 7]
 
-Not part of ``make bench`` yet and not a timed test: the figure is printed, with the
-machine's CPU count, for docs/ui.md.
+``make bench`` runs it in its ``ui`` section (:func:`run_ui_render`); not a timed test.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import os
 import statistics
 import tempfile
 import threading
+from typing import Any
 
 from swarmgraph.memory import Session
 
@@ -28,11 +28,8 @@ ARGS = [
 ]  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=1000)
-    parser.add_argument("--loads", type=int, default=7)
-    options = parser.parse_args()
+def run_ui_render(messages: int = 1000, loads: int = 7) -> dict[str, Any]:
+    """The page's render of a ``messages``-message conversation: median ms over ``loads``."""
     from playwright.sync_api import expect, sync_playwright
 
     with tempfile.TemporaryDirectory() as folder:
@@ -40,28 +37,48 @@ def main() -> None:
         swarm = Swarm(chat_model=ScriptedChatModel(["ok"]))
         said = [
             {"role": "user", "content": f"message {i}: " + "lorem ipsum " * 8}
-            for i in range(options.messages - 1)
+            for i in range(messages - 1)
         ]
         Session("big", url=url).run(swarm, Agent(), said)  # one turn: n-1 given, 1 answer
         service = UiService(swarm, Agent(), url=url, thread="big")
         server = make_server(service)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         times = []
-        with sync_playwright() as driver:
-            browser = driver.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            for _ in range(options.loads):
-                page.goto(server.url)
-                expect(page.locator("#status")).to_have_text("ready", timeout=120_000)
-                count = page.locator("#messages li").count()
-                assert count == options.messages, count
-                times.append(page.evaluate("() => window.__ui.lastRenderMs"))
-            browser.close()
-        server.shutdown()
+        try:
+            with sync_playwright() as driver:
+                browser = driver.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                page = browser.new_page(viewport={"width": 1280, "height": 800})
+                for _ in range(loads):
+                    page.goto(server.url)
+                    expect(page.locator("#status")).to_have_text("ready", timeout=120_000)
+                    count = page.locator("#messages li").count()
+                    if count != messages:
+                        raise RuntimeError(f"the page shows {count} messages, not {messages}")
+                    times.append(float(page.evaluate("() => window.__ui.lastRenderMs")))
+                browser.close()
+        finally:
+            server.shutdown()
+            server.server_close()
+    return {
+        "messages": messages,
+        "loads": loads,
+        "median_ms": statistics.median(times),
+        "min_ms": min(times),
+        "max_ms": max(times),
+        "cpus": os.cpu_count(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument("--loads", type=int, default=7)
+    options = parser.parse_args()
+    got = run_ui_render(options.messages, options.loads)
     print(
-        f"{options.messages} messages rendered in {statistics.median(times):.0f} ms "
-        f"(median of {len(times)} loads; min {min(times):.0f}, max {max(times):.0f}) "
-        f"in headless Chromium, {os.cpu_count()} CPUs"
+        f"{got['messages']} messages rendered in {got['median_ms']:.0f} ms "
+        f"(median of {got['loads']} loads; min {got['min_ms']:.0f}, max {got['max_ms']:.0f}) "
+        f"in headless Chromium, {got['cpus']} CPUs"
     )
 
 

@@ -1,11 +1,19 @@
 """What the AG-UI event stream of ``swarmgraph ui`` costs a turn with a handoff, no client
-attached: ``UiService.start`` (``Session.stream``, the step watcher, every event encoded into
-the run log) against ``Session.run`` of the same turn, both on ``memory://``, interleaved.
+attached, and how fast its page renders a long conversation (``make bench``'s ``ui`` section).
+
+Side by side, interleaved, on ``memory://``, as CPU time of the process (its threads
+included: a run of the page is driven by a thread of its own, and its events are written by
+the flusher thread), medians of ``turns``:
+
+* ``Session.run``: the turn alone;
+* ``UiService.start`` (nobody reading): the observers, every AG-UI event kept in the store's
+  log (memory/turn_events.py), each reply told whole;
+* the same with ``tokens=True`` (what a run a client posted does: the model streams);
+* ``Session.stream`` of the same turn, for comparison.
 
     .venv/bin/python -m benchmarks.ui_stream [--turns 200]
 
-Also ``Session.stream`` of the same turn alone, to tell the engine's streaming cost from the
-page's. Not part of ``make bench`` yet and not a timed test: it prints the medians' ratios.
+The render figure is :mod:`benchmarks.ui_render`'s (headless Chromium).
 """
 
 from __future__ import annotations
@@ -13,11 +21,16 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from typing import Any
 
 from swarmgraph.memory import Session
 
 from swarmgraph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
 from swarmgraph.app.ui.service import UiService
+
+#: The target: a handoff with the event stream attached, no client, against one without.
+TARGET = 1.05
+CONTENDERS = ("Session.run", "page, no client", "page, no client, tokens", "Session.stream")
 
 
 def _swarm() -> tuple[Swarm, Agent]:
@@ -32,40 +45,101 @@ def _swarm() -> tuple[Swarm, Agent]:
     return Swarm(chat_model=ScriptedChatModel(script)), triage
 
 
+def run_ui_stream(turns: int = 200, warmup: int = 20) -> dict[str, Any]:
+    """Each contender's median CPU ms a turn, and the ratios to ``Session.run``."""
+    swarm, triage = _swarm()
+    service = UiService(swarm, triage, url="memory://bench-ui-stream", persist=("messages",))
+    times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
+
+    def body(tag: str, number: int) -> dict[str, Any]:
+        return {
+            "threadId": f"{tag}-{number}",
+            "runId": f"{tag}-run-{number}",
+            "messages": [{"id": f"u{number}", "role": "user", "content": "hi"}],
+        }
+
+    for number in range(turns + warmup):
+        for name in CONTENDERS:
+            start = time.process_time()
+            if name == "Session.run":
+                Session(f"run-{number}", url="memory://bench-ui-run", persist=("messages",)).run(
+                    swarm, triage, "hi"
+                )
+            elif name == "Session.stream":
+                session = Session(
+                    f"stream-{number}", url="memory://bench-ui-stream-s", persist=("messages",)
+                )
+                for _ in session.stream(swarm, triage, "hi", tool_results=True):
+                    pass
+            else:
+                tokens = name.endswith("tokens")
+                log = service.start(body("t" if tokens else "p", number), tokens=tokens)
+                assert log.wait(60)
+            if number >= warmup:  # imports, the compiled graph, the first sessions
+                times[name].append(time.process_time() - start)
+    medians = {name: statistics.median(values) * 1e3 for name, values in times.items()}
+    base = medians["Session.run"]
+    return {
+        "turns": turns,
+        "ms": medians,
+        "ratios": {name: medians[name] / base for name in CONTENDERS},
+        "target": TARGET,
+    }
+
+
+def ui_section(results: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
+    """RESULTS.md's section for the ``ui`` benchmarks (benchmarks/report.py calls it)."""
+    from benchmarks.report import _table, verdict
+
+    stream, render = results.get("stream"), results.get("render")
+    lines = ["## 1d. The page's event stream and render (`swarmgraph ui`)", ""]
+    if stream is not None:
+        rows = [
+            [name, f"{stream['ms'][name]:.2f}", f"{stream['ratios'][name]:.2f}"]
+            for name in CONTENDERS
+        ]
+        lines += [
+            "The handoff turn through a `Session` on `memory://`, interleaved, CPU ms of the "
+            f"process a turn (median of {stream['turns']}): `Session.run`; the page's run with "
+            "nobody reading (`UiService.start`: every AG-UI event kept in the store's log, "
+            "replies whole); the same with token streaming; `Session.stream` "
+            "(`benchmarks/ui_stream.py`).",
+            "",
+            *_table(["contender", "median CPU ms", "x Session.run"], rows),
+            "",
+        ]
+        ratio = stream["ratios"]["page, no client"]
+        targets.append(
+            {
+                "target": f"a handoff with the event stream attached (no client) <= "
+                f"{stream['target']}x one without",
+                "verdict": verdict(ratio, stream["target"]),
+                "why": f"{ratio:.2f}x",
+            }
+        )
+    if render is not None:
+        lines += [
+            f"The page renders a {render['messages']:,}-message conversation in "
+            f"{render['median_ms']:.0f} ms (median of {render['loads']} loads, headless "
+            "Chromium, `benchmarks/ui_render.py`).",
+            "",
+        ]
+        targets.append(
+            {
+                "target": f"the page renders {render['messages']:,} messages in <= 1 s",
+                "verdict": verdict(render["median_ms"] / 1000, 1.0),
+                "why": f"{render['median_ms']:.0f} ms",
+            }
+        )
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200)
-    turns = parser.parse_args().turns
-    swarm, triage = _swarm()
-    service = UiService(swarm, triage, url="memory://ui-stream", persist=("messages",))
-    plain, relayed, streamed = [], [], []
-    for number in range(turns + 20):
-        start = time.perf_counter()
-        Session(f"plain-{number}", url="memory://ui-plain", persist=("messages",)).run(
-            swarm, triage, "hi"
-        )
-        after_run = time.perf_counter()
-        session = Session(f"relay-{number}", url="memory://ui-relay", persist=("messages",))
-        for _ in session.stream(swarm, triage, "hi", tool_results=True):
-            pass
-        middle = time.perf_counter()
-        body = {
-            "threadId": f"ui-{number}",
-            "runId": f"run-{number}",
-            "messages": [{"id": f"u{number}", "role": "user", "content": "hi"}],
-        }
-        assert service.start(body).wait(60)
-        end = time.perf_counter()
-        if number >= 20:  # warm-up: imports, the compiled graph, the first sessions
-            plain.append(after_run - start)
-            relayed.append(middle - after_run)
-            streamed.append(end - middle)
-    a, r, b = (statistics.median(x) for x in (plain, relayed, streamed))
-    print(
-        f"handoff turn (medians of {turns}): Session.run {a * 1e3:.2f} ms; Session.stream "
-        f"{r * 1e3:.2f} ms ({r / a:.2f}x); with the AG-UI stream, no client, "
-        f"{b * 1e3:.2f} ms ({b / a:.2f}x of run, {b / r:.2f}x of stream)"
-    )
+    result = run_ui_stream(parser.parse_args().turns)
+    for name in CONTENDERS:
+        print(f"{name:26s} {result['ms'][name]:7.2f} CPU ms  {result['ratios'][name]:.2f}x")
 
 
 if __name__ == "__main__":

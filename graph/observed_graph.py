@@ -141,7 +141,9 @@ def _observers(
             interrupts = graph.get_state(config or {}).interrupts
         decisions = _decisions(input.resume, interrupts)
         if decisions:  # what Swarm.run's observers read of approvals= (its decisions)
-            control.features["approvals"] = decisions
+            from .features.approvals import ApprovalsRun
+
+            control.own(ApprovalsRun).given = decisions
     info = RunInfo(first, conversation, control, invoked=True, workflow=named)
     return observers_for(info)
 
@@ -211,7 +213,7 @@ def _decisions(resume: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
 
 def _asked(observers: Observers, interrupts: Sequence[Interrupt]) -> None:
     """The invoke stopped at ``interrupts``: each approval's calls, asked (as ``Swarm.run``'s
-    ``control.awaiting`` tells its observers)."""
+    ``ApprovalsRun.wait`` tells its observers)."""
     from .features.approvals import payload_pending
 
     calls = [pending for each in interrupts for pending in payload_pending(each.value)]

@@ -1,8 +1,16 @@
 """Our agent options turned into the middleware they install: the API's side of the middleware
 core. ``Agent(history=view)`` is sugar for :class:`~swarmgraph.graph.features.history_views.
-HistoryViewMiddleware`; the builder hands :func:`middleware_of` to the graph's runtime, which
-puts what it returns inside the agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's
-``stack_for``). An agent that uses none of them gets none, and loads no feature.
+HistoryViewMiddleware`, ``Agent(input_guardrails=..., output_guardrails=..., on_trip=...,
+requires=...)`` for :class:`~swarmgraph.graph.features.guardrail_middleware.GuardrailsMiddleware`,
+``Agent(memory_tools=True)`` for :class:`~swarmgraph.graph.features.memory_tools.
+MemoryToolsMiddleware` (its tools join the agent's), ``Agent(routes=[...])`` for
+:class:`~swarmgraph.graph.features.routes.RoutesMiddleware`; and a tool's ``CALLER`` brings
+:class:`~swarmgraph.graph.features.handback.HandBackMiddleware` (:func:`middleware_for_target`;
+both act through the step's ``next_agent`` hook, graph/core/middleware.py's ``Takeover``). The
+builder hands :func:`middleware_of` to the graph's runtime, which puts what it returns inside the
+agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), and to discovery,
+which reads the routes' destinations from it. An agent that uses none of them gets none, and
+loads no feature.
 
 Example:
     >>> from swarmgraph.graph.features.history_views import last
@@ -11,24 +19,88 @@ Example:
     ()
     >>> [type(m).__name__ for m in middleware_of(Agent(name="Refunds", history=last(2)))]
     ['HistoryViewMiddleware']
+    >>> [type(m).__name__ for m in middleware_of(Agent(requires=["order_id"], history=last(2)))]
+    ['GuardrailsMiddleware', 'HistoryViewMiddleware']
+    >>> [type(m).__name__ for m in middleware_of(Agent(memory_tools=True))]
+    ['MemoryToolsMiddleware']
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .core.types import Agent
+from .core.discovery import reachable_agents as _reachable
+from .core.types import CALLER, Agent
 
-__all__ = ["middleware_of"]
+__all__ = ["middleware_for_target", "middleware_of", "reachable_agents"]
+
+#: One GuardrailsMiddleware per Agent object, by id (the agent kept, to check the id is still
+#: its): a stack is cached by its members, so the same agent must get the same object.
+_GUARDS: dict[int, tuple[Agent, Any]] = {}
 
 
 def middleware_of(agent: Agent) -> Sequence[Any]:
-    """The middleware ``agent``'s options install (none for a plain agent)."""
-    if agent.history is None:
+    """The middleware ``agent``'s options install (none for a plain agent): its contracts
+    outermost (a refused message never reaches a view), then its history view, memory tools
+    and routes."""
+    guarded = agent.input_guardrails or agent.output_guardrails or agent.requires is not None
+    if not guarded and agent.history is None and not agent.memory_tools and not agent.routes:
         return ()
-    return (_history_view(agent.history, agent.name),)
+    found: list[Any] = []
+    if guarded:
+        found.append(_guard(agent))
+    if agent.history is not None:
+        found.append(_history_view(agent.history, agent.name))
+    if agent.memory_tools:
+        found.append(_memory_tools())
+    if agent.routes:
+        found.append(_routes(agent))
+    return tuple(found)
+
+
+def _guard(agent: Agent) -> Any:
+    known = _GUARDS.get(id(agent))
+    if known is not None and known[0] is agent:
+        return known[1]
+    from .features.guardrail_middleware import GuardrailsMiddleware
+
+    if len(_GUARDS) > 512:  # agents created per request must not grow this forever
+        _GUARDS.clear()
+    guard = GuardrailsMiddleware(agent)
+    _GUARDS[id(agent)] = (agent, guard)
+    return guard
+
+
+def middleware_for_target(target: Agent) -> Sequence[Any]:
+    """The middleware a handoff target brings into the step that handed to it: ``CALLER``
+    brings the hand-back that resolves it (asked first, so a failed hand-back may still
+    route); any other target, none.
+
+    Example:
+        >>> [type(m).__name__ for m in middleware_for_target(CALLER)]
+        ['HandBackMiddleware']
+        >>> middleware_for_target(Agent())
+        ()
+    """
+    if target is CALLER:
+        return (_hand_back(),)
+    return ()
+
+
+def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
+    """The given agents plus every agent reachable from them (BFS order): through handoffs,
+    routes and the other destinations the agents' options declare.
+
+    Example:
+        >>> from swarmgraph.graph.features.routes import Route
+        >>> done = Agent(name="Done")
+        >>> start = Agent(name="Start", routes=[Route(when=lambda ctx: True, to=done)])
+        >>> [a.name for a in reachable_agents([start])]
+        ['Start', 'Done']
+    """
+    return _reachable(agents, middleware_of)
 
 
 @lru_cache(maxsize=512)  # one object per view and agent: a stack is cached by its members
@@ -36,3 +108,32 @@ def _history_view(view: Callable[[list], list], name: str) -> Any:
     from .features.history_views import HistoryViewMiddleware
 
     return HistoryViewMiddleware(view, name)
+
+
+@lru_cache(maxsize=1)  # stateless: one for every agent, so their stacks share it
+def _memory_tools() -> Any:
+    from .features.memory_tools import MemoryToolsMiddleware
+
+    return MemoryToolsMiddleware()
+
+
+@lru_cache(maxsize=1)  # stateless: one for every agent, so their stacks share it
+def _hand_back() -> Any:
+    from .features.handback import HandBackMiddleware
+
+    return HandBackMiddleware()
+
+
+def _routes(agent: Agent) -> Any:
+    """The agent's :class:`RoutesMiddleware`, one per list of routes (a stack is cached by its
+    members), kept on the agent (``Agent._options``): a cache here would keep the routes'
+    target agents alive after a request that built them."""
+    routes = tuple(agent.routes)
+    cached = agent._options
+    if cached is not None and cached[0] == routes:
+        return cached[1]
+    from .features.routes import RoutesMiddleware
+
+    made = RoutesMiddleware(routes, agent.name)
+    agent._options = (routes, made)
+    return made

@@ -34,18 +34,14 @@ from .core.errors import StepLimitError, SwarmError
 from .core.marks import loaded
 from .core.messages import to_langchain, to_openai
 from .core.run_control import (
-    DECIDES_KEY,
-    EFFECTS_KEY,
     NO_HOOKS,
-    TRIPPED_KEY,
-    WAITING_KEY,
     PromptContext,
     RunControl,
     RunHooks,
     ToolInputs,
 )
 from .core.runtime import GraphRuntime
-from .core.state import SwarmState
+from .core.state import SwarmState, start_context
 from .core.types import Agent, Response
 
 if TYPE_CHECKING:
@@ -197,8 +193,6 @@ class PreparedRun(AbstractContextManager):
             from .features.budget import attach
 
             attach(request.budget, control)
-        if request.hooks.effects is not None:  # the effects feature's own state
-            control.features[EFFECTS_KEY] = request.hooks.effects
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
             from .features.branches import resume_fan_out
@@ -210,10 +204,10 @@ class PreparedRun(AbstractContextManager):
             from .features.decisions import checked_approvals  # kept as the feature's state
 
             checked_approvals(runtime, agent, history, request.approvals, control, paused)
-        context = copy.deepcopy(request.context_variables or {})
+        context = start_context(request.context_variables)
         if runtime.schema is not None:  # a clear error now, before any model call
             context = runtime.schema.validate(context)
-            control.features[runtime.schema.STATE_KEY] = context
+            runtime.schema.keep(control, context)
         state: SwarmState = {
             "messages": history,
             "context_variables": context,
@@ -254,20 +248,22 @@ class PreparedRun(AbstractContextManager):
         waiting = (
             self.control.execute_tools
             # no tool of the run waits for a decision
-            and self.control.features.get(DECIDES_KEY) is not False
+            and self.control.decides is not False
             and self.runtime.waiting(
-                agent, final["messages"], self.control, self.control.features.get(EFFECTS_KEY)
+                agent, final["messages"], self.control, self.control.hooks.effects
             )
         )
         branches: list[dict[str, Any]] = []
-        if "fan_out" in self.control.features:  # the run fanned out (graph/features/branches.py)
-            from .features.branches import branch_records
-
-            branches = branch_records(self.control)
+        fan_out = loaded("branches")  # the run may have fanned out (graph/features/branches.py)
+        if fan_out is not None and self.control.state_of(fan_out.FanOutRun) is not None:
+            branches = fan_out.branch_records(self.control)
         pending = waiting[1].pending if waiting else []
         if not pending and branches and any(b["status"] == "waiting" for b in branches):
             # inside branches of a fan-out: every branch's waiting calls
-            pending = [p for key, calls in self.control.waiting_in.items() if key for p in calls]
+            from .features.approvals import ApprovalsRun
+
+            waiting_in = self.control.own(ApprovalsRun).waiting
+            pending = [p for key, calls in waiting_in.items() if key for p in calls]
         response = Response(
             messages=to_openai(new),
             agent=agent,
@@ -288,11 +284,13 @@ class PreparedRun(AbstractContextManager):
         response = self.response(self.final)
         if self.control.observers is not None:  # (graph/core/hooks.py: the run's end)
             self.control.observers.ended(response)
-        stopped = self.control.exceeded or self.control.features.get(TRIPPED_KEY)
+        stopped = self.control.exceeded or self.control.stop_error()
         if stopped is not None:
             stopped.response = response
             raise stopped
-        waiting_in = self.control.features.get(WAITING_KEY)
+        approvals = loaded("approvals")  # calls wait only once its module is loaded
+        waiting = approvals and self.control.state_of(approvals.ApprovalsRun)
+        waiting_in = waiting.waiting if waiting else None
         nested = sorted(k for k in waiting_in if k and "/" in k) if waiting_in else []
         if nested and response.pending:
             error = SwarmError(

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import is_
 from typing import TYPE_CHECKING, Any, cast
@@ -40,15 +40,15 @@ from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import Unpack
 
 from .core.builder import GraphSettings, build_graph_and_runtime, checked_middleware
-from .core.discovery import FUNCTIONS, Topology, find_topology
+from .core.discovery import FUNCTIONS, Topology
+from .core.discovery import find_topology as _find_topology
 from .core.models import ModelResolver
 from .core.node_names import FAN_OUT_MODES
-from .core.run_control import DECIDES_KEY
 from .core.runtime import GraphRuntime
 from .core.schema import tool_spec
 from .core.state import SwarmState
 from .core.types import Agent, Response
-from .options import middleware_of
+from .options import middleware_for_target, middleware_of
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
 
 if TYPE_CHECKING:
@@ -133,6 +133,7 @@ class Swarm:
             resumes_fan_outs=True,
             middleware=checked_middleware(middleware),
             options=middleware_of,
+            target_options=middleware_for_target,
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------
@@ -209,13 +210,12 @@ class Swarm:
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
         # Discovery's marks (Topology.decides) hold while every agent's tools are the objects
         # it read (a tool added since may be marked: the run then reads them again).
-        features = run.control.features
-        if features.get(DECIDES_KEY) is None:
+        if run.control.decides is None:
             functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
             if len(functions) == len(topology.functions) and all(
                 map(is_, functions, topology.functions)
             ):
-                features[DECIDES_KEY] = topology.decides
+                run.control.decides = topology.decides
         return run
 
     # -- run --------------------------------------------------------------------------------
@@ -337,6 +337,12 @@ class Swarm:
                 async for values in run.app.astream(run.state, run.config, stream_mode="values"):
                     run.final = cast("SwarmState", values)
         return run.finish()
+
+
+def find_topology(start: Iterable[Agent]) -> Topology:
+    """The :class:`Topology` from ``start``, the destinations the agents' options declare
+    (routes: graph/options.py's ``middleware_of``) walked too."""
+    return _find_topology(start, middleware_of)
 
 
 def _member(agent: Any) -> Agent:

@@ -55,7 +55,7 @@ class KnownAgents:
         turn stores its active agent's place in this list (its rank) beside the name."""
         reachable = getattr(swarm, "reachable_agents", None)
         if reachable is None:  # a Swarm-like object of the caller's own
-            from ..graph.core.discovery import reachable_agents
+            from ..graph.options import reachable_agents
 
             found_all = reachable_agents([given])
         else:

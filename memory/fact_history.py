@@ -1,5 +1,6 @@
 """What a fact used to be: each superseded value with when it held, and recall of those
-values when a question is about the past ("before", "used to", "previously", "last year").
+values when a question is about the past ("before", "used to", "previously", "last year")
+or counts what there has been ("how many cities have I lived in?").
 
 :meth:`~.long_term.LongTermMemory.history` keeps every value a key has had; each superseded
 one carries ``superseded_at``, when the next value (or a forget) replaced it, so it held from
@@ -40,7 +41,9 @@ if TYPE_CHECKING:
 PAST = re.compile(
     r"\b(before|used to|use to|previous(ly)?|formerly|former|earlier|originally|at first|"
     r"no longer|any ?more|my old|last (year|month|week|time|summer|winter|spring|autumn)|"
-    r"(years?|months?|weeks?) ago|in the past|back then|once upon)\b",
+    r"(years?|months?|weeks?) ago|in the past|back then|once upon|"
+    # "How many cities have I lived in?" counts every value a fact has had (issue 39)
+    r"how many\b.*\b(have|had|did) (i|we)\b)\b",
     re.IGNORECASE,
 )
 #: Earlier values shown per recalled fact, newest first.
@@ -52,6 +55,8 @@ def asks_about_past(text: str) -> bool:
 
     Example:
         >>> asks_about_past("What car did I use to drive?"), asks_about_past("My car?")
+        (True, False)
+        >>> asks_about_past("How many cities have I lived in?"), asks_about_past("How many?")
         (True, False)
     """
     return bool(PAST.search(text or ""))

@@ -89,6 +89,7 @@ from .ids import check_conversation_id, check_turn_id
 from .ledger_on_demand import LedgerOnDemand
 from .long_term_session import LongTermSide, deliver_outbox, drain_outboxes, start_long_term_turn
 from .policies import BufferMemory, Folded, MemoryPolicy, WindowMemory
+from .session_rejoin import RejoinableTurns
 from .session_stream import NOT_STREAMED, StreamedTurns
 from .store import NO_MESSAGES, Snapshot
 from .turn_context import rebase_context
@@ -114,7 +115,7 @@ __all__ = [
 ]
 
 
-class Session(TurnSteps, StreamedTurns, StoredConversation):
+class Session(TurnSteps, StreamedTurns, RejoinableTurns, StoredConversation):
     """One conversation that outlives a run; see the module docstring for ``persist``.
 
     What is stored (``messages``, ``context_variables``, ``pending``, ``clear()``...) is read

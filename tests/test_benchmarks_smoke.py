@@ -28,8 +28,8 @@ from benchmarks.guarded import RATIOS as GUARDED_RATIOS
 from benchmarks.handoff import CONTENDERS as HANDOFF_CONTENDERS
 from benchmarks.handoff import FEATURES as HANDOFF_FEATURES
 from benchmarks.handoff import RATIOS
+from benchmarks.longterm import MIN_RECALL, QUICK_LONG_MODELS, means, table_rows
 from benchmarks.longterm import POLICIES as LONGTERM_POLICIES
-from benchmarks.longterm import means
 from benchmarks.persistence import CONTENDERS as PERSISTENCE_CONTENDERS
 from benchmarks.report import handoff_section, render, verdict
 from benchmarks.startup import FIRST_FLOOR
@@ -218,11 +218,42 @@ def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(q
         )
         assert all(_finite_positive(row["ms_per_turn"]) for row in rows.values())
         assert set(out["pareto"][split]) <= set(rows) and out["pareto"][split]
-        # a row that put no current fact in the prompt is no trade-off (issue 40)
-        assert all(rows[name]["current_in_prompt"] > 0 for name in out["pareto"][split])
+        # a row below the stated minimum recall is no trade-off (issues 40 and 39)
+        assert out["min_recall"] == MIN_RECALL
+        assert all(rows[name]["current_in_prompt"] >= MIN_RECALL for name in out["pareto"][split])
+        # a gold row is charged the extraction a deployment pays for its writes; others not
+        for name, row in rows.items():
+            free = name.endswith(("(gold)", "(gold-opaque)"))
+            assert (row["extraction_tokens"] > 0) == free, name
+            assert row["deployed_tokens"] == row["whole_run_tokens"] + row["extraction_tokens"]
+        # the headline shows old values shown beside the new, and distracted prompts
+        header = table_rows(out["rows"][split])[0]
+        assert "old value shown beside" in header and "distracted" in header
+        assert buffer["stale_shown"] == 1.0  # the buffer shows every old value
         for failures in out["failures"][split].values():
             assert all(f["qid"] and f["why"] for f in failures)
     dev, test = (means(out["rows"][s]) for s in ("dev", "test"))
+    # The dev split's other question kinds: the buffer holds every value, and long-term
+    # memory recalls the value before X (issue 39); the test split asks none of them.
+    assert dev["buffer"]["temporal_in_prompt"] == 1.0
+    assert dev["buffer"]["aggregate_in_prompt"] == 1.0
+    assert dev["long-term (gold)"]["temporal_in_prompt"] == 1.0
+    assert all(math.isnan(row["temporal_in_prompt"]) for row in test.values())
+    # The key-naming ablation: opaque keys lose what the key's words gave lexical recall.
+    assert (
+        dev["long-term (gold-opaque)"]["current_in_prompt"]
+        < dev["long-term (gold)"]["current_in_prompt"]
+    )
+    # Two session profiles; --quick runs the long one on dev with a few rows.
+    assert list(out["profiles"]) == ["short", "long"]
+    long = out["profiles"]["long"]
+    assert long["splits"] == ["dev"] and list(long["rows"]["dev"]) == list(QUICK_LONG_MODELS)
+    longer = means(long["rows"]["dev"])
+    assert long["counts"]["dev"]["turns"] > out["counts"]["dev"]["turns"]
+    # buffer pays the whole thread; context and long-term only their last HISTORY messages
+    assert longer["buffer"]["whole_run_tokens"] > dev["buffer"]["whole_run_tokens"]
+    share = "share_of_buffer"
+    assert longer["long-term (gold)"][share] < dev["long-term (gold)"][share]
     # The stand-ins were written for dev: on test their writes and answers fall apart.
     assert (
         out["writes"]["dev"]["model"]["right"]["mean"]
@@ -254,6 +285,15 @@ def test_longterm_runs_every_model_and_extractor_and_measures_the_stages_apart(q
     assert (quick.out / "longterm_recall_vs_tokens.png").stat().st_size > 1000
 
 
+def test_growth_measures_each_row_at_each_size(quick):
+    out = quick["growth"]  # sizes 10 and 100, memory and sqlite, no Session turns
+    assert list(out["recall_ms"]) == ["memory", "sqlite"]
+    for by_size in out["recall_ms"].values():
+        assert sorted(by_size) == ["10", "100"]
+        assert all(_finite_positive(ms) for ms in by_size.values())
+    assert out["targets"] == {}  # the ratios need 1,000 and 10,000 facts
+
+
 def test_service_reports_rss_and_bounded_caches_per_mark(quick):
     out = quick["service"]  # marks=(5, 10), users=3
     per_request = out["cases"]["per-request"]
@@ -275,6 +315,7 @@ def test_quick_run_writes_results_with_every_section_and_target(quick):
         "## 0. Start-up",
         "## 3b. Tokens for what is remembered",
         "## 3c. Long-term memory",
+        "## 3d. Recall growth",
         "## 6. A long-running service",
         "## 1. Handoff",
         "## 1b. What contracts cost a handoff",
@@ -304,6 +345,8 @@ def test_quick_run_writes_results_with_every_section_and_target(quick):
     assert (out / "tokens_per_turn.png").exists()
     assert (out / "tokens_vs_facts.png").exists()
     assert (out / "longterm_recall_vs_tokens.png").exists()
+    assert (out / "recall_growth.png").stat().st_size > 1000
+    assert "recall growth: recall memory" not in text  # quick sizes stop at 100 facts
     # the target is reported for BM25 and for each embedding model
     for recall in ("BM25 recall", "vector recall (WordLlama)", "vector recall (MiniLM)"):
         assert f"long-term (gold writes, test split, {recall}): >= 95% current in prompt" in text

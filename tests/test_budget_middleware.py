@@ -3,14 +3,15 @@ the swarm's one extension hook it uses, ``before_handoff`` (graph/core/middlewar
 
 What a budget does is checked in tests/test_control.py, test_parallel.py, test_guardrails.py,
 test_native_members.py and test_tracing.py; here: how it attaches (only when asked for, as
-middleware of the run, with the core naming no budget) and the handoff hook on its own, on
-``Swarm.run`` and on the compiled graph."""
+middleware of the run, with the core naming no budget) and how it meets the one handoff hook
+(``before_handoff(handoff)``): asked last, about a switch that happens, a fan-out once with
+every branch (on ``Swarm.run`` and on the compiled graph). The hook on its own:
+tests/test_handoff_hook.py."""
 
 from __future__ import annotations
 
 import io
 import tokenize
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
+from swarmgraph.graph.core.middleware import Handoff, HandTo
 from swarmgraph.graph.features.budget import BudgetMiddleware
 from swarmgraph.graph.prepared_run import RunRequest
 
@@ -25,6 +27,7 @@ from swarmgraph import (
     Agent,
     Budget,
     BudgetExceeded,
+    Parallel,
     ScriptedChatModel,
     Swarm,
     build_swarm_graph,
@@ -44,21 +47,18 @@ def to_sales() -> ScriptedChatModel:
     return ScriptedChatModel([scripted_tool_call("transfer_to_sales", id="t1"), "Bees."])
 
 
-class NoHandoffsTo(AgentMiddleware):
-    """Refuses every handoff to the agent named ``name`` (the extension hook alone)."""
+class Door(AgentMiddleware):
+    """A ``before_handoff`` hook (graph/core/middleware.py's ``Handoff``) that records what it
+    is asked and answers with the next of ``verdicts`` (then lets everything through)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, *verdicts: Any) -> None:
         super().__init__()
-        self.target = name
-        self.asked: list[tuple[str, list[str]]] = []
+        self.verdicts = list(verdicts)
+        self.seen: list[Handoff] = []
 
-    def before_handoff(
-        self, agent: Agent, targets: Sequence[Agent], state: Mapping[str, Any]
-    ) -> str | None:
-        self.asked.append((agent.name, [t.name for t in targets]))
-        if any(t.name == self.target for t in targets):
-            return f"{agent.name} may not hand off to {self.target}"
-        return None
+    def before_handoff(self, handoff: Handoff) -> Any:
+        self.seen.append(handoff)
+        return self.verdicts.pop(0) if self.verdicts else None
 
 
 def test_a_plain_run_gets_no_run_middleware_and_a_budget_gets_one_per_agent():
@@ -147,34 +147,112 @@ def test_calls_another_middleware_answered_are_not_counted_by_the_budget():
     assert ran == [2] and response.messages[-1]["content"] == "done"
 
 
-def test_the_handoff_hook_refuses_on_swarm_run_and_on_the_compiled_graph():
-    triage, _ = two_agents()
-    refuse = NoHandoffsTo("Sales")
-    response = Swarm(chat_model=to_sales(), middleware=[refuse]).run(triage, USER)
-    assert refuse.asked == [("Triage", ["Sales"])]
-    assert response.agent.name == "Triage"  # nothing switched
-    assert response.messages[-1]["content"] == "Error: Triage may not hand off to Sales"
-    assert response.stopped == {
-        "middleware": "NoHandoffsTo",
-        "hook": "before_handoff",
-        "reason": "Triage may not hand off to Sales",
+def test_the_budget_is_asked_last_and_only_about_a_switch_that_happens():
+    """Sales's own hook refuses the first transfer: the budget (one handoff) is not spent on
+    it, and the second transfer goes through. Asked before the door, it would have held its
+    one handoff for a switch that never happened."""
+    door = Door("Sales opens at nine")
+    sales = Agent(name="Sales", model="sales", middleware=[door])
+    triage = Agent(name="Triage", model="triage", handoffs=[sales])
+    models = {
+        "triage": ScriptedChatModel(
+            [
+                scripted_tool_call("transfer_to_sales", id="t1"),
+                scripted_tool_call("transfer_to_sales", id="t2"),
+            ]
+        ),
+        "sales": ScriptedChatModel(["Bees."]),
     }
+    swarm = Swarm(chat_model=lambda name: models[name])
+    response = swarm.run(triage, USER, budget=Budget(max_handoffs=1))
+    assert [h.target.name for h in door.seen] == ["Sales", "Sales"]
+    first = next(m for m in response.messages if m.get("tool_call_id") == "t1")
+    assert first["content"] == "Error: Sales opens at nine"
+    assert response.agent is sales and response.messages[-1]["content"] == "Bees."
+    assert response.usage["handoffs"] == 1
 
-    graph = build_swarm_graph([triage], chat_model=to_sales(), middleware=[refuse]).compile()
-    state = graph.invoke({"messages": [("user", "go")]})
-    assert state["messages"][-1].content == "Error: Triage may not hand off to Sales"
-    assert state.get("active_agent") in (None, "Triage")
+
+def redirected(max_handoffs: int) -> Any:
+    """Triage hands off to Sales, whose hook sends the conversation to Humans instead."""
+    humans = Agent(name="Humans", model="humans")
+    sales = Agent(name="Sales", model="sales", middleware=[Door(HandTo(humans))])
+    triage = Agent(name="Triage", model="triage", handoffs=[sales])
+    models = {
+        "triage": ScriptedChatModel([scripted_tool_call("transfer_to_sales", id="t1")]),
+        "humans": ScriptedChatModel(["A human here."]),
+    }
+    swarm = Swarm(chat_model=lambda name: models[name])
+    return swarm.run(triage, USER, budget=Budget(max_handoffs=max_handoffs))
 
 
-def test_a_handoff_the_hook_lets_through_switches_as_usual():
-    triage, _ = two_agents()
-    watch = NoHandoffsTo("Nobody")
-    response = Swarm(chat_model=to_sales()).run(
-        Agent(name="Triage", handoffs=triage.handoffs, middleware=[watch]), USER
-    )
-    assert watch.asked == [("Triage", ["Sales"])]
-    assert response.agent.name == "Sales" and response.messages[-1]["content"] == "Bees."
-    assert response.stopped is None
+def test_a_redirected_switch_counts_once_against_the_agent_handing_off():
+    response = redirected(1)
+    assert response.agent.name == "Humans" and response.messages[-1]["content"] == "A human here."
+    assert response.usage["by_agent"]["Triage"]["handoffs"] == 1
+    with pytest.raises(BudgetExceeded, match="max_handoffs=0") as caught:
+        redirected(0)
+    assert caught.value.response.agent.name == "Triage"
+
+
+def fan_out_desk(door: Door) -> tuple[Agent, Agent, dict[str, ScriptedChatModel]]:
+    billing = Agent(name="Billing", model="billing")
+    tech = Agent(name="Tech", model="tech")
+    lead = Agent(name="Lead", model="lead", middleware=[door])
+
+    def ask_both() -> Parallel:
+        """Ask billing and tech, then the lead sums up."""
+        return Parallel(billing, tech, join=lead)
+
+    desk = Agent(name="Desk", model="desk", functions=[ask_both], middleware=[door])
+    models = {
+        "desk": ScriptedChatModel([scripted_tool_call("ask_both", id="f1")]),
+        "billing": ScriptedChatModel(["Billed."]),
+        "tech": ScriptedChatModel(["Fixed."]),
+        "lead": ScriptedChatModel(["Summed up."]),
+    }
+    return desk, lead, models
+
+
+def test_a_fan_out_is_one_handoff_per_branch_asked_once_of_the_agent_fanning_out():
+    """The fan-out's ``Handoff`` (``way="fan_out"``) carries every branch's agent; the join
+    into ``Parallel(join=)``'s agent is a switch too (``way="join"``)."""
+    door = Door()
+    desk, lead, models = fan_out_desk(door)
+    swarm = Swarm(chat_model=lambda name: models[name])
+    response = swarm.run(desk, USER, budget=Budget(max_handoffs=3))
+    assert response.agent is lead and response.messages[-1]["content"] == "Summed up."
+    ways = [(h.way, h.source.name, h.target.name, [b.name for b in h.branches]) for h in door.seen]
+    assert ways == [
+        ("fan_out", "Desk", "Desk", ["Billing", "Tech"]),
+        ("join", "Desk", "Lead", []),
+    ]
+    assert response.usage["handoffs"] == 3
+    # two branches and the join: one handoff short, the join is refused and the run stops
+    door2 = Door()
+    desk, _, models = fan_out_desk(door2)
+    with pytest.raises(BudgetExceeded, match="max_handoffs=2") as caught:
+        Swarm(chat_model=lambda name: models[name]).run(desk, USER, budget=Budget(max_handoffs=2))
+    assert caught.value.response.agent is desk and models["lead"].calls == []
+    assert [b["status"] for b in caught.value.response.branches] == ["answered", "answered"]
+
+
+def test_a_fan_out_refused_by_a_hook_starts_no_branch_on_the_compiled_graph_too():
+    door = Door("no fan-outs today")
+    desk, _, models = fan_out_desk(door)
+    models["desk"] = ScriptedChatModel([scripted_tool_call("ask_both", id="f1"), "Alone then."])
+    response = Swarm(chat_model=lambda name: models[name]).run(desk, USER)
+    answer = next(m for m in response.messages if m.get("tool_call_id") == "f1")
+    assert answer["content"] == "Error: no fan-outs today" and response.branches == []
+    assert models["billing"].calls == [] and response.messages[-1]["content"] == "Alone then."
+
+    door = Door("no fan-outs today")
+    desk, _, models = fan_out_desk(door)
+    models["desk"] = ScriptedChatModel([scripted_tool_call("ask_both", id="f1"), "Alone then."])
+    app = build_swarm_graph([desk], chat_model=lambda name: models[name]).compile()
+    state = app.invoke({"messages": [("user", "go")]})
+    answer = next(m for m in state["messages"] if getattr(m, "tool_call_id", None) == "f1")
+    assert answer.content == "Error: no fan-outs today" and models["billing"].calls == []
+    assert [h.way for h in door.seen] == ["fan_out"]
 
 
 def test_the_core_names_no_budget():

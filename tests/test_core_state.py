@@ -11,7 +11,7 @@ import typing
 import pytest
 from langchain_core.messages import HumanMessage
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
-from swarmgraph.graph.core.run_control import DECIDES_KEY, NO_HOOKS, RunControl, RunHooks
+from swarmgraph.graph.core.run_control import NO_HOOKS, RunControl, RunHooks
 from swarmgraph.graph.core.runtime import StepFeatures, Turn
 from swarmgraph.graph.prepared_run import RunRequest
 
@@ -21,7 +21,7 @@ def test_a_turn_takes_no_attribute_outside_its_fields():
     turn = Turn(Agent(), RunControl(), {"messages": []}, {})
     with pytest.raises(AttributeError):
         turn.fanned = None  # type: ignore[attr-defined]
-    assert turn.features == {} and turn.goto is None and turn.gate is None
+    assert turn.features == {} and turn.goto is None
 
 
 def test_step_features_are_each_optional():
@@ -43,7 +43,7 @@ def test_a_plain_run_holds_no_feature_state_but_the_decides_answer():
     request = RunRequest(Agent(), [{"role": "user", "content": "hi"}])
     control = swarm._start(request).control
     assert control.hooks is NO_HOOKS
-    assert control.features == {DECIDES_KEY: False}
+    assert control.features == {} and control.decides is False
 
 
 def test_swarm_run_takes_the_hooks_as_one_object_or_one_by_one():

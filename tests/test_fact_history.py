@@ -101,6 +101,24 @@ def test_only_a_question_about_the_past_shows_earlier_values(backend_url):
     assert not any("Fiat" in line for line in car)  # forgotten: its past is not recalled
 
 
+@pytest.mark.parametrize("backend_url", STORES[:2], indirect=True)
+def test_a_how_many_question_gets_every_value_the_fact_had(backend_url):
+    # "How many cities have I lived in?" (the benchmark's aggregation kind) needs Lyon too
+    user = fresh_id("ming")
+    memory = LongTermMemory(backend_url, user_id=user)
+    memory.remember("home_city", "Lyon", text="I live in Lyon.")
+    memory.remember("home_city", "Porto", text="I moved to Porto.")
+    model = ScriptedChatModel(["ok"] * 2)
+    for question in ("Which city do I live in?", "How many cities have I lived in?"):
+        Session(fresh_id("c"), url=backend_url, user_id=user, long_term=True).run(
+            Swarm(chat_model=model), Agent(name="Concierge"), question
+        )
+    now, counted = (memory_lines(call) for call in model.calls)
+    assert now == ['- home_city: "Porto"']
+    assert counted[0] == '- home_city: "Porto"'
+    assert counted[1].startswith('- home_city: "Lyon" (earlier value, held from ')
+
+
 @pytest.mark.parametrize("backend_url", STORES, indirect=True)
 def test_the_history_tool_shows_every_value_with_when_it_held(backend_url):
     user = fresh_id("ming")

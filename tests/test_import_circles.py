@@ -8,12 +8,13 @@ graph. An import names the module it imports from (``from .x import y`` -> ``x``
 when that is a module), not the packages above it, as ``python ../shared/tools/layers.py``
 counts them, so the two agree.
 
-Today graph/ has circles (:data:`KNOWN`); the coordinator of issue 37 is removing them. So:
+graph/ has no circle (issue 37 removed the last ones), and a new one fails the suite. Its core
+still imports some features (:data:`KNOWN_CORE_TO_FEATURES`), which issue 37 removes as each
+feature becomes a middleware. So:
 
-* every circle found must lie inside one known circle: no new circle can appear, and a known
-  one can only shrink or split (a hard test);
-* "no circle at all" is the goal, marked ``xfail(strict=True)``: once the last circle is gone
-  it passes, strict turns that into a failure, and the marker and :data:`KNOWN` go.
+* the core may only lose imports of features: a new one fails (a hard test);
+* "no import of a feature at all" is the goal, marked ``xfail(strict=True)``: once the last
+  one is gone it passes, strict turns that into a failure, and the marker and the list go.
 """
 
 from __future__ import annotations
@@ -26,32 +27,29 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The circles of graph/ when this test was written (main a2d2c3c), as module names.
-KNOWN = (
-    frozenset(
-        {
-            "graph.core.discovery",
-            "graph.features.guarded_switch",
-            "graph.features.guardrails",
-            "graph.core.hooks",
-            "graph.features.native",
-            "graph.features.parallel",
-            "graph.core.run_control",
-            "graph.core.runtime",
-            "graph.core.tool_calls",
-        }
-    ),
-    frozenset({"graph.features.branches", "graph.features.decisions", "graph.core.node"}),
-    frozenset(
-        {
-            "graph",
-            "graph.core.builder",
-            "graph.observed_graph",
-            "graph.onetoone.pattern",
-            "graph.prepared_run",
-            "graph.swarm",
-        }
-    ),
+#: The core's imports of features left (anywhere in a core module, type-only ones too), as
+#: ``(core module, feature module)``: each conversion of a feature into middleware removes its own.
+KNOWN_CORE_TO_FEATURES = frozenset(
+    {
+        ("graph.core.builder", "graph.features.branches"),
+        ("graph.core.builder", "graph.features.context_schema"),
+        ("graph.core.builder", "graph.features.native"),
+        ("graph.core.discovery", "graph.features.native"),
+        ("graph.core.hooks", "graph.features.approvals"),
+        ("graph.core.node", "graph.features.approvals"),
+        ("graph.core.node", "graph.features.decisions"),
+        ("graph.core.node", "graph.features.effect_store"),
+        ("graph.core.node", "graph.features.effects"),
+        ("graph.core.node", "graph.features.streamed_arguments"),
+        ("graph.core.run_control", "graph.features.effects"),
+        ("graph.core.runtime", "graph.features.approvals"),
+        ("graph.core.runtime", "graph.features.context_changes"),
+        ("graph.core.runtime", "graph.features.context_schema"),
+        ("graph.core.runtime", "graph.features.effects"),
+        ("graph.core.tool_calls", "graph.features.context_schema"),
+        ("graph.core.tool_calls", "graph.features.effects"),
+        ("graph.core.tool_calls", "graph.features.native"),
+    }
 )
 
 
@@ -153,18 +151,45 @@ def test_the_walker_finds_a_circle_made_of_a_type_only_import(tmp_path):
     assert sorted(map(sorted, found)) == [["graph.a", "graph.b"], ["graph.c", "graph.core.step"]]
 
 
-def test_no_new_import_circle_appears_in_graph():
-    """Each circle found lies inside a circle graph/ had already (they may shrink or split)."""
-    new = [c for c in graph_circles() if not any(c <= old for old in KNOWN)]
-    assert new == [], f"new import circle(s) in graph/: {_show(new)}"
+def test_graph_has_no_import_circle():
+    """graph/ has no import circle, counting type-only imports (issue 37)."""
+    found = graph_circles()
+    assert found == [], f"import circles in graph/: {_show(found)}"
+
+
+def core_to_features(root: Path = ROOT) -> set[tuple[str, str]]:
+    """Every import of a graph/features/ module by a graph/core/ module, anywhere in it."""
+    known = modules(root)
+    return {
+        (name, target)
+        for name, path in known.items()
+        if name.startswith("graph.core")
+        for target in imports(name, path, known)
+        if target.startswith("graph.features")
+    }
+
+
+def test_the_walker_finds_a_lazy_core_import_of_a_feature(tmp_path):
+    pkg = tmp_path / "graph"
+    for folder in ("core", "features"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "features" / "budget.py").write_text("B = 1\n")
+    (pkg / "core" / "node.py").write_text("def f():\n    from ..features.budget import B\n")
+    assert core_to_features(tmp_path) == {("graph.core.node", "graph.features.budget")}
+
+
+def test_the_core_reaches_no_new_feature():
+    """The core may only lose imports of features (graph/core/ <- graph/features/)."""
+    new = sorted(core_to_features() - KNOWN_CORE_TO_FEATURES)
+    assert new == [], f"new imports of a feature by the core: {new}"
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="graph/ still has import circles (counting TYPE_CHECKING imports): "
-    + _show(list(KNOWN))
-    + ". Issue 37 removes them; when this passes, drop the marker and KNOWN.",
+    reason="the core still imports features (KNOWN_CORE_TO_FEATURES); issue 37 removes them.",
 )
-def test_graph_has_no_import_circle():
-    found = graph_circles()
-    assert found == [], f"import circles in graph/: {_show(found)}"
+def test_the_core_imports_no_feature():
+    found = sorted(core_to_features())
+    assert found == [], f"the core imports features: {found}"

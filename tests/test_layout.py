@@ -383,14 +383,17 @@ def test_swarm_run_takes_swarms_own_parameters_and_a_few_of_ours():
 @pytest.mark.parametrize(
     "path, owner, name",
     [
+        ("graph/core/state.py", None, "start_context"),  # context copied at the run's start
         ("graph/core/node.py", "AgentNode", "_prompt"),  # the instructions are built
-        ("graph/core/tool_calls.py", None, "run_tool_calls"),  # tools run
+        ("graph/core/tool_calls.py", None, "run_tool_calls"),  # tools run ...
+        ("graph/core/tool_calls.py", "_Runner", "inject"),  # ... with context injected
         ("graph/core/node.py", "AgentNode", "_after_tools"),  # a handoff is found ...
         ("graph/core/runtime.py", "GraphRuntime", "switch"),  # ... and the agent switches
     ],
 )
 def test_the_places_docs_internals_names_are_where_it_says(path, owner, name):
-    """Each of the four places is a function of the file docs/internals.md names (how long it
+    """Each of the four places (and the two steps around them) is a function of the file
+    docs/internals.md names (how long it
     is is the reader's call, not a count pinned here)."""
     tree = ast.parse((ROOT / path).read_text())
     scope = tree.body

@@ -84,7 +84,8 @@ def test_a_session_runs_each_offline_dataset_once_and_a_real_model_every_time(
         return real(data, **kwargs)
 
     monkeypatch.setattr(runner_module, "run_dataset", counted)
-    ask = {"seeds": (0,), "quick": True, "splits": ("dev",), "models": ["buffer"]}
+    ask = {"seeds": (0,), "quick": True, "splits": ("dev",), "models": ["buffer"],
+           "profiles": ("short",)}  # fmt: skip
     first = runner_module.run_longterm(**ask)
     again = runner_module.run_longterm(**ask)
     assert computed == ["dev"] and again["rows"] == first["rows"]

@@ -41,7 +41,7 @@ def test_a_real_chat_model_extracts_and_answers_with_well_formed_requests(tmp_pa
         out_file = tmp_path / "out.json"
         code = main(
             ["--model", "stub-model", "--quick", "--seeds", "0", "--split", "dev",
-             "--models", "long-term (model)", "--json", str(out_file)]
+             "--models", "long-term (model)", "--profile", "short", "--json", str(out_file)]
         )  # fmt: skip
         requests = list(stub.requests)
     assert code == 0

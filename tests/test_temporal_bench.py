@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.temporal_runs import ACTIVITIES_PER_RUN, SLOTS
+from benchmarks.temporal_runs import ACTIVITIES_PER_RUN, CAPACITY_SLOTS, SLOTS, ours_machine_pct
 from swarmgraph.temporal.dev_server import PROMPT_TRANSFER
 
 # the first test to ask for `quick` runs every benchmark section (conftest.py)
@@ -42,7 +42,18 @@ def test_the_temporal_benchmark_runs_at_minimal_sizes(quick) -> None:
     assert prompt["dynamic_config"] == dict(PROMPT_TRANSFER) and prompt["temporal_ms"] > 0
     bounded = figures["workers_bounded"]
     assert bounded["slots"] == SLOTS and bounded["runs_per_s_2_workers"] > 0
-    for row in (workers, bounded):
+    # the capacity-bound row (issue 40): its own runs and model latency (the quick sizes),
+    # workers of CAPACITY_SLOTS slots, the ratio of its two rates
+    capacity = figures["workers_capacity"]
+    assert (capacity["slots"], capacity["runs"], capacity["model_latency_s"]) == (
+        CAPACITY_SLOTS,
+        4,
+        0.01,
+    )
+    assert capacity["ratio"] == pytest.approx(
+        capacity["runs_per_s_2_workers"] / capacity["runs_per_s_1_worker"], abs=0.02
+    )
+    for row in (workers, bounded, capacity):
         for measured in (row["one"], row["two"]):
             # the CPU ceiling is the CPU left to ours over the CPU measured per run
             assert 0 < measured["cpu_left_pct"] <= figures["cpus"] * 100
@@ -72,6 +83,22 @@ def test_the_temporal_section_of_results_md_shows_the_figures_it_measured(quick)
         f"against {figures['handoff']['bare_per_activity_ms']:,.2f} ms "
         f"({figures['handoff_prompt_transfer']['bare_per_activity_ms']:,.2f} ms) per activity"
         in text
+    )
+    capacity, cpus = figures["workers_capacity"], figures["cpus"]
+    ours = ours_machine_pct(capacity["two"], cpus)
+    assert (
+        f"Capacity-bound, two workers run {capacity['ratio']:.2f}x the runs per second of one "
+        f"(of the 2.00x their slots allow), the server, workers and client using "
+        f"{ours_machine_pct(capacity['one'], cpus):.0f}% and {ours:.0f}% of the machine's "
+        f"{cpus} CPUs" in text
+    )
+    assert f"| 2 | {CAPACITY_SLOTS} | {capacity['two']['runs_per_s']:,.2f} | " in text
+    # its verdict needs both: the ratio, and the CPU low enough that CPU is not the bound
+    met = "met" if capacity["ratio"] >= 1.7 and ours < 60 else "not met"
+    assert (
+        "| temporal, capacity-bound: 2 workers >= 1.7x the runs/s of 1 (4 concurrent runs, "
+        f"{CAPACITY_SLOTS} activity slots a worker, 10 ms model, ours < 60% CPU) | {met} | "
+        f"{capacity['ratio']:.2f}x; server, workers and client {ours:.0f}% of {cpus} CPUs" in text
     )
     met = "met" if workers["ratio"] >= 1.7 else "not met"
     assert (

@@ -46,7 +46,9 @@ def test_fifty_reconnects_at_random_moments_miss_nothing_and_repeat_nothing(url:
             release.clear()
             run_id = f"turn-{turns}"
             got: list[tuple[int, dict]] = []
-            body = run_input("rejoin", f"turn {turns}", run_id=run_id)
+            # A conversation a turn: each starts at Triage, whose set_order waits for the gate
+            # (a second turn of one conversation would start at Sales, and never wait).
+            body = run_input(f"rejoin-{turns}", f"turn {turns}", run_id=run_id)
             with httpx.stream("POST", base + "agui", json=body, timeout=60) as first:
                 done = _read(first, rng.randint(1, 6), got)  # then the client drops
             while not done:
@@ -67,7 +69,8 @@ def test_fifty_reconnects_at_random_moments_miss_nothing_and_repeat_nothing(url:
             assert got[-1][1]["type"] == "RUN_FINISHED"
     assert reconnects >= 50
     assert live_reconnects >= turns  # every turn was rejoined while it still ran
-    assert len(Session("rejoin", url=url).messages) == 6 * turns
+    for turn in range(1, turns + 1):
+        assert len(Session(f"rejoin-{turn}", url=url).messages) == 6
 
 
 def test_a_client_that_goes_away_stops_nothing(url: str) -> None:
@@ -86,11 +89,13 @@ def test_a_client_that_goes_away_stops_nothing(url: str) -> None:
 def test_a_reader_too_far_behind_is_told_so_not_given_a_gap(url: str) -> None:
     from swarmgraph.app.ui.runs import Runs
 
-    with served(handoff_script(LONG), url) as server:
+    release = threading.Event()  # the run waits in set_order (its 8th event) for the reader
+    with served(handoff_script(LONG), url, gate=release) as server:
         server.service.runs = Runs(limit=10)
         body = run_input("far", "go", run_id="far-1")
         with httpx.stream("POST", server.url + "agui", json=body, timeout=60) as response:
             next(sse(response.iter_lines()))
+        release.set()
         log = server.service.runs.get("far-1")
         assert log.wait(60)
         answer = httpx.get(server.url + "agui/runs/far-1", headers={"Last-Event-ID": "1"})

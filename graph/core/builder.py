@@ -144,7 +144,7 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     from ..observed_graph import ObservedStateGraph
-    from ..options import middleware_of
+    from ..options import middleware_for_target, middleware_of
 
     # A compiled LangGraph graph with a name is a member too (graph/features/native.py runs it).
     members = [_member(a) for a in agents]
@@ -160,9 +160,10 @@ def build_swarm_graph(
         hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
         middleware=checked_middleware(middleware),
         options=middleware_of,
+        target_options=middleware_for_target,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
-    topology = find_topology([default, *members])
+    topology = find_topology([default, *members], middleware_of)
     builder, _ = build_graph_and_runtime(
         topology, ModelResolver(client=client, chat_model=chat_model), settings
     )
@@ -197,6 +198,9 @@ class GraphSettings:
     #: What an agent's options install as middleware (graph/options.py's ``middleware_of``:
     #: ``Agent(history=...)``); None, options install nothing.
     options: Callable[[Agent], Sequence[Any]] | None = None
+    #: The middleware a handoff target brings (graph/options.py's ``middleware_for_target``:
+    #: ``CALLER`` brings the hand-back that resolves it); None, targets bring none.
+    target_options: Callable[[Agent], Sequence[Any]] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -239,6 +243,7 @@ def build_graph_and_runtime(
     )
     runtime.hooks = settings.hooks
     runtime.options = settings.options
+    runtime.target_options = settings.target_options
     every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
     if every:  # their state_schema fields are channels of the graph's state
         from .middleware import middleware_state_schema
@@ -251,7 +256,6 @@ def build_graph_and_runtime(
     parallel_state: type = state_schema  # what the join reads (a fan-out only)
     if fanning:
         from ..features.branches import FanOut, ParallelState
-        from ..features.guardrails import branch_refusal
 
         # What the join reads: the state plus a fan-out's channels (typed like the state).
         parallel_state = ParallelState
@@ -259,9 +263,6 @@ def build_graph_and_runtime(
             from ..features.context_schema import state_schema_for
 
             parallel_state = state_schema_for(schema, ParallelState)
-        # Every way into an agent is checked, a parallel branch's too
-        # (graph/features/guardrails.py).
-        runtime.entry_check = branch_refusal
         # A branch's own graph fans out again only if an agent a branch can reach does.
         nested = _reachable_fanning(topology, fanning)
 
@@ -310,7 +311,7 @@ def _fanning_agents(topology: Topology, mode: str) -> dict[Agent, tuple[set[str]
             for func in agent.tools:
                 found = {topology.nodes[t] for t in function_targets(func) if t in topology.nodes}
                 (named if fans_out(func) else plain).update(found)
-            only = named - plain - {topology.nodes[r.to] for r in agent.routes}
+            only = named - plain - {topology.nodes[to] for to, _ in topology.declared_of(agent)}
             fanning[agent] = (named, only)
         elif mode == "all" and len(every) > 1:  # several transfer calls in one reply
             fanning[agent] = (every, set())
@@ -329,7 +330,7 @@ def _reachable_fanning(
             continue
         seen.add(id(agent))
         queue.extend(topology.targets[id(agent)])
-        queue.extend(route.to for route in agent.routes)
+        queue.extend(to for to, _ in topology.declared_of(agent))
         queue.extend(topology.agents[n] for n in fanning.get(agent, (set(), set()))[0])
     return {agent: ends for agent, ends in fanning.items() if id(agent) in seen}
 
@@ -368,12 +369,13 @@ def _graph(
     # node -> "branch" -> each agent it may run -> "answered" -> the join -> "joined" -> back.
     branched = {t for runs, _ in fanning.values() for t in runs}
     # An agent only a fan-out runs never answers the run itself: its answer goes to the join.
-    entered = {runtime.default_node, *(nodes[r.to] for a in nodes for r in a.routes)}
+    declared = {agent: topology.declared_of(agent) for agent in nodes}
+    entered = {runtime.default_node, *(nodes[to] for a in nodes for to, _ in declared[a])}
     for agent in nodes:
         only = fanning[agent][1] if agent in fanning else set()
         entered.update(t for t in targets[agent] if t not in only)
     for agent, name in nodes.items():
-        ends = destinations(agent, nodes, targets)
+        ends = destinations(agent, nodes, targets, declared, runtime.options)
         if agent in fanning:
             for target in fanning[agent][1]:
                 ends.pop(target, None)
@@ -400,6 +402,8 @@ def _graph(
     _add_node(builder, DYNAMIC_NODE, dynamic, dynamic_ends)
 
     resume = resumes and fan_out is not None
+    if resume:
+        from ..features.branches import FanOutRun
     if fixed_entry and not resume:
         builder.add_edge(START, runtime.default_node)
         return builder
@@ -410,7 +414,7 @@ def _graph(
     # graph's, and a typed context declares context_variables differently.
     def route_entry(state: Mapping[str, Any], config: RunnableConfig) -> str | list[Send]:
         control = current_control(config)
-        fanned = control.features.get("fan_out") if resume else None
+        fanned = control.state_of(FanOutRun) if resume else None
         if fanned is not None and fanned.resume is not None:  # a paused fan-out goes on
             sends, fanned.resume = fanned.resume, None
             return sends or JOIN_NODE
@@ -450,23 +454,31 @@ def agents_of(graph: Any) -> dict[str, Agent]:
 
 
 def destinations(
-    agent: Agent, nodes: dict[Agent, str], targets: dict[Agent, list[str]]
+    agent: Agent,
+    nodes: dict[Agent, str],
+    targets: dict[Agent, list[str]],
+    declared: Mapping[Agent, list[tuple[Agent, str]]] | None = None,
+    options: Callable[[Agent], Sequence[Any]] | None = None,
 ) -> dict[str, str]:
     """Where ``agent``'s node may go, each with its edge label (LangGraph draws a label that
     differs from the node's name): handoff targets, its own node, the callers a
-    ``transfer_back`` returns to, and each route's target, labelled with the route's name;
-    the fallbacks a tripped guardrail hands to (``on_trip``); an edge into an agent with
-    ``requires=`` says what it needs."""
+    ``transfer_back`` returns to, and each destination its middleware declares
+    (``declared``: ``Topology.declared_of``, e.g. a route's target, labelled with its name);
+    the fallbacks a tripped guardrail hands to (``on_trip``); an edge into an agent says what
+    the target's middleware says of it (``handoff_label``, e.g. what ``requires=`` needs:
+    ``options`` is graph/options.py's ``middleware_of``)."""
     name = nodes[agent]
     ends = dict.fromkeys([name, *targets[agent]])
+    declared = declared or {}
     if agent.can_return:  # transfer_back goes to whoever can hand off here
         ends.update(dict.fromkeys(nodes[a] for a in nodes if name in targets[a]))
-        ends.update(dict.fromkeys(nodes[a] for a in nodes if any(r.to is agent for r in a.routes)))
+        routed = [a for a in nodes if any(to is agent for to, _ in declared.get(a, ()))]
+        ends.update(dict.fromkeys(nodes[a] for a in routed))
     labels: dict[str, list[str]] = {}
-    for route in agent.routes:  # checked by discover()
-        target = nodes.get(route.to)
-        if target is not None and route.label not in labels.setdefault(target, []):
-            labels[target].append(route.label)
+    for to, label in declared.get(agent, ()):  # found by discover()
+        target = nodes.get(to)
+        if target is not None and label not in labels.setdefault(target, []):
+            labels[target].append(label)
     # A tripped guardrail hands to a fallback: this agent's own, or one of an agent it enters.
     by_node = {node: a for a, node in nodes.items()}
     for entered in [by_node[n] for n in [*ends, *labels] if n in by_node]:
@@ -477,13 +489,12 @@ def destinations(
     labelled = {node: node for node in ends}
     for target_agent, target in nodes.items():
         entering = target != name and (target in ends or target in labels)
-        needs = None
-        if entering and target_agent.requires is not None:
-            from ..features.preconditions import requires_label
-
-            needs = requires_label(target_agent)
-        if needs is not None:
-            labels.setdefault(target, []).append(needs)
+        if entering:
+            said = [*(options(target_agent) if options else ()), *target_agent.middleware]
+            for m in said:
+                drawn = getattr(m, "handoff_label", None)
+                if isinstance(drawn, str):
+                    labels.setdefault(target, []).append(drawn)
     labelled.update({target: " / ".join(names) for target, names in labels.items() if names})
     return labelled
 

@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter
 from typing import Any
 
+from .marks import plan_of
 from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
-from .runtime import plan_of
 from .types import CALLER, Agent, is_compiled_graph
 
 #: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).
@@ -77,6 +77,50 @@ def _members(value: Any) -> list[Agent]:
     return members_in(value)
 
 
+def _held(func: Callable[..., Any]) -> list[Any]:
+    """What ``func`` names, where :func:`function_targets` looks for agents: its declared
+    target (then nothing else), partial arguments, closure cells and the module globals its
+    code names, wrapped functions included."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    add = found.append
+
+    def visit(f: Any) -> None:
+        if id(f) in seen:
+            return
+        seen.add(id(f))
+        target = getattr(f, _TARGET_ATTR, _UNDECLARED)
+        if target is not _UNDECLARED:
+            add(target)
+            return
+        if isinstance(f, functools.partial):
+            for value in (*f.args, *f.keywords.values()):
+                add(value)
+            visit(f.func)
+            return
+        if isinstance(f, types.MethodType):
+            visit(f.__func__)
+            return
+        wrapped = getattr(f, "__wrapped__", None)
+        if wrapped is not None:
+            visit(wrapped)
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                add(cell.cell_contents)
+            except ValueError:  # an empty cell (variable not bound yet)
+                continue
+        module_globals = getattr(f, "__globals__", {})
+        for name in sorted(_code_names(code)):
+            if name in module_globals:
+                add(module_globals[name])
+
+    visit(func)
+    return found
+
+
 def function_targets(func: Callable[..., Any]) -> list[Agent]:
     """Agents a tool function may hand off to, in first-seen order: the destination the tool
     declares (``__swarmgraph_target__``), else what its code, closure and partial arguments name.
@@ -91,42 +135,7 @@ def function_targets(func: Callable[..., Any]) -> list[Agent]:
         >>> [t.name for t in function_targets(make(b))]
         ['B']
     """
-    found: list[Agent] = []
-    seen_funcs: set[int] = set()
-
-    def visit(f: Any) -> None:
-        if id(f) in seen_funcs:
-            return
-        seen_funcs.add(id(f))
-        target = getattr(f, _TARGET_ATTR, _UNDECLARED)
-        if target is not _UNDECLARED:  # the tool says where it goes: no need to read its code
-            found.extend(_agents_in(target))
-            return
-        if isinstance(f, functools.partial):
-            for value in (*f.args, *f.keywords.values()):
-                found.extend(_agents_in(value))
-            visit(f.func)
-            return
-        if isinstance(f, types.MethodType):
-            visit(f.__func__)
-            return
-        wrapped = getattr(f, "__wrapped__", None)
-        if wrapped is not None:
-            visit(wrapped)
-        code = getattr(f, "__code__", None)
-        if code is None:
-            return
-        for cell in getattr(f, "__closure__", None) or ():
-            try:
-                found.extend(_agents_in(cell.cell_contents))
-            except ValueError:  # an empty cell (variable not bound yet)
-                continue
-        module_globals = getattr(f, "__globals__", {})
-        for name in sorted(_code_names(code)):
-            if name in module_globals:
-                found.extend(_agents_in(module_globals[name]))
-
-    visit(func)
+    found = [agent for value in _held(func) for agent in _agents_in(value)]
     unique: dict[int, Agent] = {}
     for agent in found:
         unique.setdefault(id(agent), agent)
@@ -143,32 +152,55 @@ def handoff_targets(agent: Agent) -> list[Agent]:
     return list(unique.values())
 
 
-def discover(agents: Iterable[Agent]) -> tuple[list[Agent], dict[int, list[Agent]]]:
-    """The given agents plus every agent reachable from them through handoffs and routes,
-    in breadth-first order, and each one's handoff targets by ``id`` (each agent's tools
-    are read once: the walk, the builder and Swarm's topology key all need them)."""
+#: What an agent's options install as middleware (graph/options.py's ``middleware_of``), as
+#: the builder and ``Swarm`` hand it to discovery.
+Options = Callable[[Agent], Sequence[Any]]
+
+
+def declared_destinations(agent: Agent, options: Options | None = None) -> list[tuple[Agent, str]]:
+    """``(agent, edge label)`` for every destination ``agent``'s middleware declares (the
+    ``destinations`` of what its options install, then of its own ``Agent(middleware=)``:
+    graph/core/middleware.py's ``Destination``), e.g. its routes' targets."""
+    found: list[tuple[Agent, str]] = []
+    every = [*(options(agent) if options is not None else ()), *getattr(agent, "middleware", ())]
+    for m in every:
+        for destination in getattr(m, "destinations", None) or ():
+            found.append((destination[0], destination[1]))
+    return found
+
+
+def discover(
+    agents: Iterable[Agent], options: Options | None = None
+) -> tuple[list[Agent], dict[int, list[Agent]], dict[int, list[tuple[Agent, str]]]]:
+    """The given agents plus every agent reachable from them through handoffs and the
+    destinations their middleware declares (routes), in breadth-first order; each one's
+    handoff targets by ``id``; and each one's declared destinations with their labels, by
+    ``id`` (each agent's tools are read once: the walk, the builder and Swarm's topology key
+    all need them). ``options``: what an agent's options install (graph/options.py's
+    ``middleware_of``); without it only ``Agent(middleware=)``'s declarations are read."""
     order: list[Agent] = []
     targets: dict[int, list[Agent]] = {}
+    declared: dict[int, list[tuple[Agent, str]]] = {}
     queue = [a if isinstance(a, Agent) else _member(a) for a in agents]
     while queue:
         agent = queue.pop(0)
         if id(agent) in targets:
             continue
         targets[id(agent)] = handoff_targets(agent)
+        declared[id(agent)] = declared_destinations(agent, options)
         order.append(agent)
         queue.extend(targets[id(agent)])
-        if agent.routes:  # routes switch agents too
-            from ..features.routes import routes_of
-
-            queue.extend(route.to for route in routes_of(agent))
+        queue.extend(to for to, _ in declared[id(agent)])  # middleware switch agents too
         if agent.on_trip is not None:  # so does a tripped guardrail
             queue.append(agent.on_trip)
-    return order, targets
+    return order, targets, declared
 
 
-def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
-    """The given agents plus every agent reachable from them through handoffs (BFS order)."""
-    return discover(agents)[0]
+def reachable_agents(agents: Iterable[Agent], options: Options | None = None) -> list[Agent]:
+    """The given agents plus every agent reachable from them through handoffs (BFS order);
+    ``options`` as :func:`discover` takes it (graph/options.py's ``reachable_agents`` passes
+    the API's, so routes' targets are found)."""
+    return discover(agents, options)[0]
 
 
 #: Reads an agent's ``functions`` (C-level, for the identity check in ``Swarm``).
@@ -181,11 +213,12 @@ class Topology:
 
     ``agents``: node name -> agent, in discovery order (names from
     :func:`~swarmgraph.graph.core.node_names.assign_node_names`); ``nodes``: the reverse;
-    ``targets``: each agent's handoff targets, by ``id``. ``key`` is what the compiled graph
-    depends on: every agent's node name, kind (ours or a LangGraph member), the nodes it can
-    hand off to, its routes' (node, label), ``can_return``, its ``on_trip`` fallback and what it
-    ``requires`` (both drawn). Two agent sets with the same
-    key share one compiled graph (``Swarm`` caches by it).
+    ``targets``: each agent's handoff targets, by ``id``; ``declared``: the destinations its
+    middleware declares (routes), ``(agent, label)`` by ``id``. ``key`` is what the compiled
+    graph depends on: every agent's node name, kind (ours or a LangGraph member), the nodes it
+    can hand off to, its declared destinations' (node, label), ``can_return``, its ``on_trip``
+    fallback and what it ``requires`` (both drawn). Two agent sets with the same key share one
+    compiled graph (``Swarm`` caches by it).
     """
 
     agents: dict[str, Agent]
@@ -203,11 +236,18 @@ class Topology:
     #: still these (``Swarm`` checks by identity before each run: an agent is a config
     #: object a program may change between runs).
     functions: tuple[Any, ...] = ()
+    #: Each agent's middleware-declared destinations (routes), ``(agent, label)``, by ``id``.
+    declared: dict[int, list[tuple[Agent, str]]] = field(default_factory=dict)
+
+    def declared_of(self, agent: Agent) -> list[tuple[Agent, str]]:
+        """``agent``'s declared destinations (none for an agent this topology did not find)."""
+        return self.declared.get(id(agent), [])
 
 
-def find_topology(start: Iterable[Agent]) -> Topology:
-    """The :class:`Topology` of ``start`` and every agent reachable from it."""
-    everyone, targets = discover(start)
+def find_topology(start: Iterable[Agent], options: Options | None = None) -> Topology:
+    """The :class:`Topology` of ``start`` and every agent reachable from it (``options``: what
+    an agent's options install, as :func:`discover` takes it)."""
+    everyone, targets, declared = discover(start, options)
     nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE, *HELPER_NODES])
     fan_out = frozenset(nodes[a] for a in everyone if any(fans_out(f) for f in a.tools))
     key = tuple(
@@ -215,11 +255,11 @@ def find_topology(start: Iterable[Agent]) -> Topology:
             nodes[agent],
             type(agent),
             tuple(nodes[t] for t in targets[id(agent)]),
-            tuple((nodes[r.to], r.label) for r in agent.routes),  # drawn, labelled edges
+            tuple((nodes[to], label) for to, label in declared[id(agent)]),  # drawn, labelled
             agent.can_return,
             nodes[agent] in fan_out,
             agent.on_trip and nodes[agent.on_trip],  # drawn edges: the fallback, what it needs
-            None if agent.requires is None else _requires_label(agent),
+            _drawn(agent.requires),
             # the graph's state holds each middleware's state_schema fields
             tuple(m.state_schema for m in getattr(agent, "middleware", ())),
         )
@@ -228,7 +268,7 @@ def find_topology(start: Iterable[Agent]) -> Topology:
     agents = {node: agent for agent, node in nodes.items()}
     decides = any(any(plan_of(agent.tools)) for agent in everyone)
     functions = tuple(chain.from_iterable(map(FUNCTIONS, everyone)))
-    return Topology(agents, nodes, targets, key, fan_out, decides, functions)
+    return Topology(agents, nodes, targets, key, fan_out, decides, functions, declared)
 
 
 def _member(value: Any) -> Agent:
@@ -238,10 +278,12 @@ def _member(value: Any) -> Agent:
     return as_member(value)
 
 
-def _requires_label(agent: Agent) -> str | None:
-    from ..features.preconditions import requires_label
-
-    return requires_label(agent)
+def _drawn(requires: Any) -> Any:
+    """What the drawing of the edges into an agent depends on, of its ``requires``: the keys,
+    or a function's name (agents built per request bring fresh functions with one name)."""
+    if requires is None or not callable(requires):
+        return None if requires is None else tuple(requires)
+    return getattr(requires, "__name__", type(requires).__name__)
 
 
 #: Set on a tool (``True``/``False``) to say whether it may return ``Parallel``.

@@ -2,9 +2,9 @@
 
 The agent step (graph/core/node.py) and the tool runner (graph/core/tool_calls.py) are each one
 coroutine that hands every call that may wait to a driver: the model call, a tool call, a
-guardrail gate, a sync store round trip. :data:`SYNC` does each one in place and never
+middleware hook, a sync store round trip. :data:`SYNC` does each one in place and never
 suspends, so :func:`drive` runs the coroutine to its end without an event loop; :data:`ASYNC`
-awaits (``ainvoke``, async tools and guardrails, ``asyncio.to_thread`` for sync stores). A fix
+awaits (``ainvoke``, async tools and hooks, ``asyncio.to_thread`` for sync stores). A fix
 to the step is made once: the two paths differ only in this module (the pattern of httpx's
 shared client logic, and of a sans-IO protocol handing its I/O to the caller).
 
@@ -73,10 +73,6 @@ class Driver:
         """``func(*args)``: sync work that must not hold up an event loop (a store)."""
         return func(*args)
 
-    async def gate(self, gate: Any, control: Any) -> Any:
-        """A gate's checks (guardrails, preconditions): its next gate, or None."""
-        return gate.run(control)
-
     async def stream(
         self, app: Any, state: Any, config: RunnableConfig, seen: Callable[[Any], None]
     ) -> None:
@@ -114,9 +110,6 @@ class AsyncDriver(Driver):
         if other is not None:
             return await other.off_loop(func, *args)
         return await asyncio.to_thread(func, *args)
-
-    async def gate(self, gate: Any, control: Any) -> Any:
-        return await gate.arun(control)
 
     async def stream(
         self, app: Any, state: Any, config: RunnableConfig, seen: Callable[[Any], None]

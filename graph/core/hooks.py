@@ -50,12 +50,10 @@ from .state import current_branch
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
-    from langchain_core.runnables import RunnableConfig
 
     from ..features.approvals import PendingApproval
     from .drivers import Driver
     from .errors import BudgetExceeded
-    from .runtime import ModelCall, Turn
     from .types import Agent, Response
 
 __all__ = [
@@ -77,7 +75,7 @@ class RunInfo:
     """What an observer knows of its run: the agent it starts at, the Session's conversation
     (``None`` for a plain ``Swarm.run``), and the run's control (settings and counters:
     ``control.ledger`` holds usage and the trajectory, ``control.exceeded`` a budget stop,
-    ``control.tripped`` a guardrail's, ``control.features["approvals"]`` the decisions given)."""
+    ``control.stop_error()`` a guardrail's, each feature's own state in ``control.features``)."""
 
     agent: Agent
     conversation_id: str | None
@@ -231,10 +229,11 @@ class Observers:
         return bool(self.each)
 
     def watch(self, control: Any) -> None:
-        """Tell the observers of ``control``'s steps, budget stop and waiting calls as each
-        happens. Each feature already records them there (its ``ledger.trajectory``,
-        ``exceeded``, ``awaiting``), from a dozen places: watching those three keeps the
-        features free of observer call sites, and a run nobody observes is never watched.
+        """Tell the observers of ``control``'s steps and budget stop as each happens (calls
+        waiting for a human are told by the approvals feature: :meth:`asked`). Each feature
+        already records them there (its ``ledger.trajectory``, ``exceeded``), from a dozen
+        places: watching those two keeps the features free of observer call sites, and a run
+        nobody observes is never watched.
         (A compiled graph invoked directly makes a control per step: each is watched.)"""
         hooks = control.hooks
         if self.run.invoked and control is not self.run.control and hooks.prompt_context is None:
@@ -269,6 +268,8 @@ class Observers:
 
     async def _around(self, hook: str, info: Any, call: Proceed) -> Any:
         """``call`` inside every observer's ``hook``, the first observer outermost."""
+        if len(self.each) == 1:  # the usual case (tracing alone): no chain of closures
+            return await getattr(self.each[0], hook)(call, info)
 
         async def step(index: int) -> Any:
             if index == len(self.each):
@@ -280,28 +281,16 @@ class Observers:
 
     async def model_call(
         self,
-        io: Driver,
-        turn: Turn,
-        call: ModelCall,
-        config: RunnableConfig,
-        prompt: list[BaseMessage] | None = None,
+        agent: Agent,
+        model: str,
+        call: Callable[[], Awaitable[Any]],
+        runnable: Any,
+        prompt: list[BaseMessage],
     ) -> Any:
-        """``turn``'s model call through ``io``, inside the observers' ``around_model_call``
-        (``prompt``: what a middleware's ``wrap_model_call`` sent instead of ``turn.prompt``)."""
-        agent = turn.agent
-        sent = turn.prompt if prompt is None else prompt
-        info = ModelCallInfo(
-            agent,
-            turn.control.model_override or agent.model,
-            sent,
-            call.runnable,
-            current_branch(),
-        )
-        return await self._around(
-            "around_model_call",
-            info,
-            lambda: io.invoke(call.runnable, sent, config, call.kwargs),
-        )
+        """``call()`` (``agent``'s call of ``model``: ``runnable`` with ``prompt``) inside the
+        observers' ``around_model_call``."""
+        info = ModelCallInfo(agent, model, prompt, runnable, current_branch())
+        return await self._around("around_model_call", info, call)
 
     def tools_of(self, agent: Agent) -> ToolObserver:
         """What the tool runner calls each tool through, for ``agent``'s calls."""
@@ -310,6 +299,11 @@ class Observers:
     async def branch(self, path: str, agent: Agent, run: Proceed) -> Any:
         """A parallel branch's run, inside the observers' ``around_branch``."""
         return await self._around("around_branch", BranchInfo(path, agent), run)
+
+    def asked(self, calls: list[PendingApproval]) -> None:
+        """The run (or a branch of it) stopped for ``calls``: every call it waits on now."""
+        for observer in self.each:
+            observer.on_asked(calls)
 
     def switched(self, agent: Agent, target: Agent, route: str | None) -> None:
         for observer in self.each:
@@ -339,9 +333,6 @@ class _Watched:
         if name == "exceeded":
             for observer in observers.each:
                 observer.on_budget_stop(value)
-        elif name == "awaiting":
-            for observer in observers.each:
-                observer.on_asked(value)
 
 
 _watched_classes: dict[type, type] = {}

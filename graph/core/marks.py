@@ -22,17 +22,24 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from .schema import IDEMPOTENCY_PARAM, tool_spec
+
+if TYPE_CHECKING:
+    from .types import AgentFunction
 
 __all__ = [
     "APPROVAL_MARK",
     "EFFECT_MARK",
+    "ToolPlan",
     "decides",
     "is_marked",
     "loaded",
     "mark",
+    "plan_of",
 ]
 
 
@@ -85,3 +92,28 @@ def decides(func: Any) -> bool:
     """Whether calls of ``func`` may wait for a decision or go through an effect ledger
     (marked ``@needs_approval`` or ``@effect``)."""
     return is_marked(func, APPROVAL_MARK) or is_marked(func, EFFECT_MARK)
+
+
+class ToolPlan(NamedTuple):
+    """What an agent's tools ask of the run, read once per agent (:meth:`GraphRuntime.plan`):
+    ``decides``: a tool is marked ``@needs_approval`` or ``@effect`` (graph/core/marks.py), so
+    its
+    calls may wait for a decision or go through an effect ledger; ``keyed``: a tool takes
+    the injected ``idempotency_key``. Neither: those features are never entered."""
+
+    decides: bool
+    keyed: bool
+
+
+def plan_of(tools: Sequence[AgentFunction]) -> ToolPlan:
+    """What ``tools`` ask of a run (:class:`ToolPlan`).
+
+    Example:
+        >>> from swarmgraph.graph.features.approvals import needs_approval
+        >>> plan_of([lambda: "x"]), plan_of([needs_approval(lambda: "x")]).decides
+        (ToolPlan(decides=False, keyed=False), True)
+    """
+    return ToolPlan(
+        decides=any(map(decides, tools)),
+        keyed=any(IDEMPOTENCY_PARAM in tool_spec(f).injected for f in tools),
+    )

@@ -21,16 +21,34 @@ them where ``create_agent``'s loop would (see docs/middleware.md for each built-
                     is answered ``Error: ...`` as in Swarm
 ``after_agent``     when the run ends on the agent (both lists), or it hands off (its own list)
 ``before_handoff``  a swarm's own moment, which LangChain lacks (an extension, see below):
-                    before the agent hands the conversation to others (a handoff, a route, a
-                    fan-out's branches); a refusal stops the run there
+                    before the active agent switches (a handoff, a route, a hook's ``HandTo``),
+                    a parallel branch starts, or an agent fans out
 ==================  ============================================================================
 
-``before_handoff(agent, targets, state) -> str | None`` is the one extension: a middleware that
-defines it is asked, in order, before ``agent`` hands the conversation to ``targets`` (one
-agent for a handoff or a route, every branch's agent for a fan-out); text it returns refuses the
-handoff: the transfer's tool call is answered ``Error: <text>``, nothing switches, and the run
-stops with a :class:`MiddlewareStop` (``hook="before_handoff"``). A budget's ``max_handoffs``
-is one (graph/features/budget.py).
+Two moments a swarm has and ``create_agent`` lacks are extensions on the same objects. The
+**handoff** (docs/middleware.md, "The handoff moment"): a middleware may define
+``before_handoff(handoff)`` (and/or ``async abefore_handoff``), which the core calls with a
+:class:`Handoff` whenever the active agent is about to switch, on the middleware of the agent
+taking the conversation (the run's, then that agent's own, then what the run's own options
+install, such as ``Swarm.run(budget=)``'s: :class:`RunMiddleware`); it returns ``None`` (go
+on), a reason (the switch is refused: the transfer call is answered ``Error: <reason>``), or a
+:class:`HandTo` (hand the conversation to that agent instead, through its own hooks in turn).
+A fan-out is asked once, before any branch starts, on the stack of the agent that fans out
+(``way="fan_out"``, ``Handoff.branches`` every branch's agent: admitted together or not at
+all); each branch then comes into its agent with ``way="branch"``.
+A ``before_model``/``after_model`` hook may also return ``{"jump_to": HandTo(agent)}``: the
+step hands the conversation to ``agent`` there (no model call after ``before_model``; no tool
+call after ``after_model``). A middleware may also say what the graph draws on the edges into
+its agent (``handoff_label``, a string).
+
+The **takeover**: after a step's tools ran (and no
+limit stopped the run), each middleware that defines ``next_agent(takeover)`` is asked, in
+order, who takes over (a :class:`Takeover`; it returns one changed with ``replace`` or None
+for no change): it may pick an agent when no tool handed off (routes), resolve a placeholder
+a tool handed to (``CALLER``), or reword the handing call's answer. A middleware that may
+switch so lists the agents in ``destinations`` (:class:`Destination`), which discovery walks
+and the builder draws. ``Agent(routes=)`` and the ``CALLER`` hand-back are such middleware
+(graph/features/routes.py, graph/features/handback.py, installed by graph/options.py).
 
 A hook's state update is applied as a LangGraph node's would be: ``messages`` through
 ``add_messages`` (so a message with a known id replaces it), other keys into the middleware's
@@ -56,8 +74,9 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast, get_type_hints
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, cast, get_type_hints
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.channels import UntrackedValue
@@ -66,7 +85,9 @@ from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired, TypedDict
 
-from .drivers import AsyncDriver, Driver, drive
+from .drivers import SYNC, AsyncDriver, Driver, drive
+from .hook_context import hook_control
+from .middleware_tools import middleware_tools
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -78,10 +99,15 @@ if TYPE_CHECKING:
 __all__ = [
     "AFTER_MODEL_KEY",
     "ENTERED_KEY",
+    "Destination",
+    "HandTo",
+    "Handoff",
     "MiddlewareStack",
     "MiddlewareStop",
     "RunMiddleware",
     "StepHooks",
+    "Takeover",
+    "handoff_verdict",
     "middleware_state_schema",
     "with_messages",
 ]
@@ -108,6 +134,166 @@ class MiddlewareStop:
     middleware: str
     hook: str
     reason: str
+
+
+#: How the conversation comes into an agent, as :attr:`Handoff.way` says.
+Way = Literal["handoff", "route", "jump", "branch", "fan_out", "join"]
+
+
+@dataclass(frozen=True)
+class HandTo:
+    """Where a hook sends the conversation: ``agent``. A ``before_handoff`` hook returns one
+    to redirect a switch; a ``before_model``/``after_model`` hook returns ``{"jump_to":
+    HandTo(agent)}`` to hand the conversation over from its step. ``note`` travels to the
+    next :class:`Handoff`'s hooks (``Handoff.note``): why, in the hook's own terms.
+
+    Example:
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> HandTo(Agent(name="Humans"), note="a threat").agent.name
+        'Humans'
+    """
+
+    agent: Agent
+    note: Any = None
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """The active agent about to switch from ``source`` to ``target``: what a
+    ``before_handoff`` hook reads (docs/middleware.md, "The handoff moment").
+
+    ``state``: ``messages`` and ``context_variables`` as ``target`` would take them (the
+    transfer call's answer included). ``way``: ``"handoff"`` (a transfer tool, a ``CALLER``
+    return, a LangGraph member's handoff tool), ``"route"`` (``route`` is its label),
+    ``"jump"`` (a hook's ``HandTo``), ``"branch"`` (a parallel branch starting: not a switch of
+    the run's active agent; a refusal refuses that branch only, and a ``HandTo`` is refused
+    too, a branch has no fallback), ``"fan_out"`` (``source`` hands the conversation to
+    ``branches``, every branch's agent, at once: asked once on ``source``'s stack, ``target``
+    is ``source``, which takes the conversation back at the join; a refusal refuses every
+    branch, a ``HandTo`` too), ``"join"`` (a fan-out's join hands the conversation to
+    ``Parallel(join=)``'s agent). A hook a way does not concern lets
+    it through (guardrails check ``"fan_out"`` and ``"join"`` nowhere: each branch is checked
+    as it starts). ``note``: the ``HandTo.note`` that sent the conversation here (``None`` for
+    a model's or a route's choice); ``redirects``: how many hooks redirected this switch
+    before (a chain of fallbacks).
+
+    Example:
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> desk, a, b = Agent(name="Desk"), Agent(name="A"), Agent(name="B")
+        >>> fan = Handoff(desk, desk, {"messages": []}, "fan_out", branches=(a, b))
+        >>> fan.way, [agent.name for agent in fan.branches]
+        ('fan_out', ['A', 'B'])
+    """
+
+    source: Agent
+    target: Agent
+    state: Mapping[str, Any]
+    way: Way = "handoff"
+    route: str | None = None
+    note: Any = None
+    redirects: int = 0
+    branches: tuple[Agent, ...] = ()
+
+
+#: A ``before_handoff`` hook's answer: go on (``None``), refused (the reason), or elsewhere.
+Verdict = str | HandTo | None
+
+
+def _extends(middleware: Any, hook: str) -> bool:
+    """Whether ``middleware`` defines the swarm extension ``hook`` (sync or ``a``-async)."""
+    return callable(getattr(middleware, hook, None)) or callable(
+        getattr(middleware, f"a{hook}", None)
+    )
+
+
+async def handoff_verdict(
+    hooks: Sequence[Any], handoff: Handoff, io: Driver, control: object | None = None
+) -> Verdict:
+    """Ask each ``before_handoff`` hook of ``hooks`` (:attr:`MiddlewareStack.handoff`), in
+    order, about ``handoff``, up to the first that does not let it through: its verdict, or
+    ``None`` (every hook let it through). Under the async driver a middleware's
+    ``abefore_handoff`` is awaited where it has one; under the sync driver its
+    ``before_handoff`` is called (an async-only one runs to its end in place, as an async tool
+    does on ``run``). ``control``: the
+    run's ``RunControl``, what the hooks read with ``hook_context.step_control()``.
+
+    Example:
+        >>> from swarmgraph.graph.core.drivers import SYNC
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> class Closed:
+        ...     def before_handoff(self, handoff):
+        ...         return f"{handoff.target.name} is closed"
+        >>> move = Handoff(Agent(name="Triage"), Agent(name="Refunds"), {"messages": []})
+        >>> drive(handoff_verdict([Closed()], move, SYNC))
+        'Refunds is closed'
+    """
+    awaited = isinstance(io, AsyncDriver)
+    for m in hooks:
+        sync: Callable[..., Any] | None = getattr(m, "before_handoff", None)
+        asynchronous: Callable[..., Any] | None = getattr(m, "abefore_handoff", None)
+        with hook_control(control):
+            if asynchronous is not None and (awaited or sync is None):
+                if awaited:
+                    verdict = await asynchronous(handoff)
+                else:  # async only, on run: to its end here, as an async tool runs on run
+                    verdict = await SYNC.call_tool(partial(asynchronous, handoff), {})
+            elif sync is not None:
+                verdict = sync(handoff)
+            else:
+                continue
+        if verdict is not None:
+            return cast("Verdict", verdict)
+    return None
+
+
+class Destination(NamedTuple):
+    """An agent a middleware may hand the conversation to, and the label of its drawn edge.
+
+    A middleware that switches agents through :meth:`Takeover`'s hook (``next_agent``) lists
+    them in its ``destinations`` attribute, as langgraph-swarm's handoff tools carry their
+    destination in their metadata: discovery (graph/core/discovery.py) walks them, so each one
+    is a node of the graph before anything runs, and the builder draws the edge."""
+
+    agent: Agent
+    label: str
+
+
+@dataclass(frozen=True)
+class Takeover:
+    """Who takes over after a step's tools ran: what the step hands each middleware's
+    ``next_agent`` hook (our one extension of LangChain's hooks, for the moment a swarm has and
+    ``create_agent`` lacks), and what the hook hands back, changed with :meth:`replace`.
+
+    ``agent``: whose step it is; ``target``: who takes over so far (a tool's handoff, which may
+    be a placeholder such as ``CALLER`` for a hook to resolve, or None: nobody handed off);
+    ``label``: the drawn edge's label when the switch is not a tool's handoff (a route's name);
+    ``call_id``: the tool call that handed off; ``answer``: a new text for that call's answer
+    (``answer_if``: only where the answer still reads so). ``context``: the run's
+    ``context_variables`` after the tools; ``history`` and ``added``: the conversation before
+    this step, and what this step added; ``find``: an agent of this run by name.
+
+    Example:
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> me = Agent(name="Refunds")
+        >>> now = Takeover(me, None, {}, [], [], lambda name: None)
+        >>> now.replace(target=Agent(name="Triage"), label="done").label
+        'done'
+    """
+
+    agent: Agent
+    target: Agent | None
+    context: dict[str, Any]
+    history: Sequence[BaseMessage]
+    added: Sequence[BaseMessage]
+    find: Callable[[str], Agent | None]
+    label: str | None = None
+    call_id: str | None = None
+    answer: str | None = None
+    answer_if: str | None = None
+
+    def replace(self, **changes: Any) -> Takeover:
+        """This takeover with ``changes`` (its fields by name)."""
+        return replace(self, **changes)
 
 
 def _overrides(middleware: AgentMiddleware, hook: str) -> bool:
@@ -148,8 +334,14 @@ class MiddlewareStack:
         self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
         self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
         self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
-        #: The extension: middleware that may refuse a handoff (see the module docstring).
-        self.handoff_checks = [m for m in every if callable(getattr(m, "before_handoff", None))]
+        #: The swarm's own extension: each middleware with a ``before_handoff`` hook, in order.
+        self.handoff = [m for m in every if _extends(m, "before_handoff")]
+        #: Every middleware's ``tools`` (``AgentMiddleware.tools``), as step functions: they
+        #: join the agent's own in its model's tool list (``GraphRuntime.tools_of``).
+        brings = any(getattr(m, "tools", None) for m in every)
+        self.tools = middleware_tools(every) if brings else []
+        #: The middleware with a ``next_agent`` hook (:class:`Takeover`), in order.
+        self.choosers = [m for m in every if callable(getattr(m, "next_agent", None))]
         self.enters = bool(self.entering["run"] or self.entering["own"])
         self.leaves = bool(self.leaving["run"] or self.leaving["own"])
         #: Each state hook's function, sync and async, read once (a step calls them often).
@@ -161,17 +353,6 @@ class MiddlewareStack:
                 for awaited in (False, True):
                     self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
 
-    def refuse_handoff(
-        self, agent: Agent, targets: Sequence[Agent], state: Mapping[str, Any]
-    ) -> MiddlewareStop | None:
-        """The first ``before_handoff`` refusal of ``agent`` handing the conversation to
-        ``targets`` (see the module docstring), or None: the handoff goes ahead."""
-        for m in self.handoff_checks:
-            reason = m.before_handoff(agent, targets, state)  # type: ignore[attr-defined]
-            if reason is not None:
-                return MiddlewareStop(m.name, "before_handoff", str(reason))
-        return None
-
 
 class RunMiddleware:
     """Middleware one run's own options install (``Swarm.run(budget=...)``, made by
@@ -179,6 +360,11 @@ class RunMiddleware:
     (``Swarm(middleware=)``) and the agent's own. Kept in ``RunControl.middleware``; a run
     without such options has none, and its steps ask nothing more. The stacks are the run's
     own (its middleware objects live and die with it).
+
+    Its ``before_handoff`` hooks are asked last, after every other hook let the switch
+    through: one that admits a switch may hold it against a limit until it is booked (a
+    budget's ``max_handoffs``), so it is asked only about a switch that happens, and once
+    about a switch another hook redirected.
 
     Example:
         >>> from langchain.agents.middleware import AgentMiddleware
@@ -191,6 +377,13 @@ class RunMiddleware:
         >>> stack = run.stack_for(Agent(), [], [])
         >>> stack.before_model == [watch], run.stack_for(Agent(), [], []) is stack
         (True, True)
+        >>> class Door(AgentMiddleware):
+        ...     def before_handoff(self, handoff):
+        ...         return None
+        >>> door, mine = Door(), Door()
+        >>> RunMiddleware(lambda agent: (mine,)).stack_for(Agent(), [door], []).handoff == [
+        ...     door, mine]
+        True
     """
 
     def __init__(self, of: Callable[[Agent], Sequence[AgentMiddleware]]) -> None:
@@ -210,6 +403,9 @@ class RunMiddleware:
         stack = self._stacks.get(key)
         if stack is None:
             stack = self._stacks[key] = MiddlewareStack(run, own)
+            if mine and stack.handoff:  # the run's options' handoff hooks last (see above)
+                first = [m for m in stack.handoff if all(m is not x for x in mine)]
+                stack.handoff = [*first, *(m for m in stack.handoff if m not in first)]
         return stack
 
     def refuses_model_call(self, agent: Agent, messages: Sequence[BaseMessage]) -> bool:
@@ -266,8 +462,11 @@ class StepHooks:
         config: RunnableConfig,
         io: Driver,
         agent_key: str,
+        control: object | None = None,
     ) -> None:
         self.stack = stack
+        #: The run's ``RunControl``, for hooks that read it (``hook_context.step_control``).
+        self.control = control
         self.io = io
         self.agent_key = agent_key
         self.awaited = isinstance(io, AsyncDriver)
@@ -280,6 +479,8 @@ class StepHooks:
         #: The hook that paused the run with ``interrupt()``, and what it asked.
         self.paused_by: MiddlewareStop | None = None
         self.jump: str | None = None
+        #: Where a hook handed the conversation (``jump_to=HandTo(agent)``), or None.
+        self.handed: HandTo | None = None
         self._state = state
         configurable = config.get("configurable") or {}
         self.runtime: Runtime = configurable.get("__pregel_runtime") or Runtime()
@@ -304,6 +505,9 @@ class StepHooks:
         self.values.update(update)
         if jump is None:
             return False
+        if isinstance(jump, HandTo):  # the swarm's jump: to another agent
+            self.handed = jump
+            return True
         self.jump = jump
         if jump == "end":
             said = next((m for m in reversed(added or ()) if isinstance(m, BaseMessage)), None)
@@ -316,7 +520,8 @@ class StepHooks:
         for m in middleware:
             call = self.stack.calls[id(m), hook, self.awaited]
             try:
-                update = await call(self.view(), self.runtime)
+                with hook_control(self.control):
+                    update = await call(self.view(), self.runtime)
             except GraphInterrupt as pause:  # interrupt(): who paused, and what it asks
                 self.paused_by = MiddlewareStop(m.name, hook, _asks(pause))
                 raise
@@ -327,7 +532,7 @@ class StepHooks:
     # -- the moments ---------------------------------------------------------------------
     async def enter(self) -> bool:
         """``before_agent``: the run's middleware when the invocation starts, the agent's own
-        when the run enters it. True: a hook stopped the run."""
+        when the run enters it. True: a hook stopped the run (or handed it over: ``handed``)."""
         entered = self._state.get(ENTERED_KEY)
         if not self.stack.enters or entered == self.agent_key:
             return False

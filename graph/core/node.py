@@ -7,37 +7,38 @@ the async driver of graph/core/drivers.py); the three places the seed's sequence
   the current ``context_variables`` when it is a function), which also picks the model;
 - **tools run** in :func:`swarmgraph.graph.core.tool_calls.run_tool_calls`, called from ``_step``
   once the model replied;
-- **the active agent switches** in :meth:`AgentNode._after_tools`, where a tool returned an
-  Agent (:meth:`AgentNode._next_agent` also resolves ``CALLER`` and the agent's routes) and
-  :meth:`GraphRuntime.switch` sets ``update["active_agent"]``; :meth:`GraphRuntime.next_node`
-  then sends the run to that agent's node with ``Command(goto=...)``.
+- **the active agent switches** in :meth:`AgentNode._tools`, where a tool returned an
+  Agent (:meth:`AgentNode._next_agent` asks the middleware's ``next_agent`` hooks, which
+  resolve ``CALLER`` and take the agent's routes) and :meth:`GraphRuntime.hand_off` asks the
+  target's ``before_handoff`` hooks, then sets ``update["active_agent"]``;
+  :meth:`GraphRuntime.next_node` then sends the run to that agent's node with
+  ``Command(goto=...)``.
 
 A step's progress lives in one :class:`Turn`, which keeps the core's fields only (see its
-docstring): features reach the step through ``turn.gate`` (checks it waits at) and
-``turn.goto`` (where they send it instead), and keep their per-step state in
-``turn.features``. Features are entered only when the run uses them (docs/internals.md):
-``Agent(history=...)`` installs a middleware that narrows the model request
-(graph/options.py), and ``Swarm.run(budget=)`` one for the run (``RunControl.middleware``:
-its ``before_model``, ``after_model`` and ``before_handoff`` hooks); when a tool of the
-run is marked (graph/core/marks.py; ``RunControl.features["decides"]``), approval-marked calls
-are
-held in ``_admit`` and decided at the start of the agent's next step (``decide``: ``Swarm.run``
-stops, the compiled graph calls ``interrupt()``), and effect tools (graph/features/effects.py) run
-through the run's ledger (``_begin`` asks it what the calls a conversation ends on left, and
-whether a step that died had already asked the model). Contracts are gates the step waits at
-(``turn.gate``, run by ``_gates`` through the driver, so async guardrails are awaited): an
-agent taking a user message, a final answer, a handoff into an agent with a precondition or
-input guardrails (:mod:`~swarmgraph.graph.features.guarded_switch`); a fallback that takes over
-switches the agent, and the step goes to its node. A fan-out (graph/features/branches.py) sends the
-step to its branches (``turn.goto``). A typed context (``runtime.schema``) is validated in
-``_begin`` and by the tool runner. The run's hooks (``RunControl.hooks``: a ``Session`` with
-long-term memory supplies ``prompt_context`` and ``tool_inputs``) add to the system prompt in
-``_begin`` and give the tools their injected parameters.
+docstring): features reach the step through their middleware's hooks and ``turn.goto``
+(where they send it instead), and keep their per-step state in ``turn.features``. Features
+are entered only when the run uses them (docs/internals.md): ``Agent(history=...)``
+installs a middleware that narrows the model request (graph/options.py), and
+``Swarm.run(budget=)`` one for the run (``RunControl.middleware``: its ``before_model``,
+``after_model`` and ``before_handoff`` hooks); when a tool of the run is marked
+(graph/core/marks.py; ``RunControl.decides``), approval-marked calls are held in ``_admit`` and
+decided at the start of the agent's next step (``decide``: ``Swarm.run`` stops, the compiled
+graph calls ``interrupt()``), and effect tools (graph/features/effects.py) run through the
+run's ledger (``_begin`` asks it what the calls a conversation ends on left, and whether a
+step that died had already asked the model). Contracts (``input_guardrails=``,
+``output_guardrails=``, ``requires=``) are a middleware graph/options.py installs
+(graph/features/guardrail_middleware.py): its ``before_model`` checks a user message, its
+``after_model`` a final answer, its ``before_handoff`` an agent coming in; a hook that hands
+the conversation to a fallback (``jump_to=HandTo(...)``) switches the agent here
+(``_handed``), and the step goes to its node. A fan-out (graph/features/branches.py) sends
+the step to its branches (``turn.goto``). A typed context (``runtime.schema``) is validated
+in ``_begin`` and by the tool runner. The run's hooks (``RunControl.hooks``: a ``Session``
+with long-term memory supplies ``prompt_context`` and ``tool_inputs``) add to the system
+prompt in ``_begin`` and give the tools their injected parameters.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -46,7 +47,6 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
-    HumanMessage,
     RemoveMessage,
     SystemMessage,
     ToolCall,
@@ -59,13 +59,14 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Overwrite
 
 from .drivers import ASYNC, SYNC, Driver, drive
+from .hook_context import call_context
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
-from .run_control import DECIDES_KEY, RunControl, current_control
-from .runtime import GraphRuntime, ModelCall, Turn
+from .run_control import RunControl, current_control
+from .runtime import GraphRuntime, ModelCall, ToolOutcome, Turn
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
-from .tool_calls import CallsAround, ToolOutcome, run_tool_calls
+from .tool_calls import CallsAround, run_tool_calls
 from .tool_events import tool_events_for
 from .types import CALLER, Agent, AgentFunction
 
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest
 
     from ..features.effects import EffectLedger
-    from .middleware import StepHooks
+    from .middleware import HandTo, StepHooks
 
 __all__ = ["DYNAMIC_NODE", "AgentNode", "Turn"]
 
@@ -104,11 +105,11 @@ class AgentNode:
     async def _step(
         self, state: SwarmState, config: RunnableConfig, io: Driver
     ) -> StateUpdate | Command:
-        """The step, for ``step`` and ``astep`` alike: its model call, tool calls and gates go
+        """The step, for ``step`` and ``astep`` alike: its model call, tool calls and hooks go
         through ``io`` (graph/core/drivers.py: in place, or awaited)."""
         control = current_control(config)
         ledger = None  # approvals and effects only for a run whose tools are marked
-        decides = control.features.get(DECIDES_KEY)
+        decides = control.decides
         if decides if decides is not None else self.runtime.decides(control):
             from ..features.effect_store import ledger_for
 
@@ -126,18 +127,19 @@ class AgentNode:
             turn = self._begin(state, control, ledger)
         if turn.goto is not None:  # a feature sends the step elsewhere before it runs
             return turn.goto
-        if turn.gate is not None:  # an agent taking the conversation: its input guardrails
-            await self._gates(turn, io)
         hooks = None  # the agent's middleware (graph/core/middleware.py), for a step that asks
         stack = self.runtime.stack_for(turn.agent, control)
         if stack is not None and turn.call is not None:
             from .middleware import StepHooks
 
-            hooks = StepHooks(stack, state, config, io, self.runtime.key_for(turn.agent, control))
+            key = self.runtime.key_for(turn.agent, control)
+            hooks = StepHooks(stack, state, config, io, key, control)
             paused = hooks.paused_reply()
             if paused is not None:  # its after_model hooks paused the run: they go on first
                 return await self._resume_after_model(turn, paused, hooks, io, config)
             if await hooks.enter() or await hooks.before_model():
+                if hooks.handed is not None:  # a hook hands the conversation over: no model call
+                    return await self._handed(turn, hooks, hooks.handed, io)
                 return await self._stopped(turn, hooks)
             if hooks.written:  # a hook changed the conversation: the prompt is read from it
                 self._reprompt(turn, hooks.messages)
@@ -152,8 +154,8 @@ class AgentNode:
                 after = await self._after_model(turn, call, reply, hooks)
                 if after is not None:  # the run stops here, or pauses before the tools
                     return after
-            if turn.gate is not None:  # a final answer: output guardrails
-                await self._gates(turn, io)
+                if hooks.handed is not None:  # a hook hands the conversation over
+                    return await self._handed(turn, hooks, hooks.handed, io)
         if turn.ran is not None:  # tools run
             await self._tools(turn, io, hooks, config)
         if hooks is None or not hooks.stack.leaves:
@@ -164,7 +166,8 @@ class AgentNode:
         self, turn: Turn, io: Driver, hooks: StepHooks | None, config: RunnableConfig
     ) -> None:
         """**Tools run here** (graph/core/tool_calls.py), ``context_variables`` injected; then the
-        results are booked and a handoff switches the agent (``_after_tools``)."""
+        results are booked (``_after_tools``) and a handoff switches the agent
+        (:meth:`GraphRuntime.hand_off`)."""
         control = turn.control
         assert turn.ran is not None
         hook = control.hooks.tool_inputs or self.runtime.hooks.tool_inputs
@@ -182,9 +185,20 @@ class AgentNode:
             around=None if hooks is None else self._around(hooks),
             events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
         )
-        self._after_tools(turn, turn.ran, outcome)
-        if turn.gate is not None:  # a handoff: the target's precondition, input guardrails
-            await self._gates(turn, io)
+        target, label, call_id = self._after_tools(turn, turn.ran, outcome)
+        if target is not None:  # a tool (or a route) hands off: the agent switches here
+            await self.runtime.hand_off(
+                turn.agent,
+                target,
+                turn.state,
+                turn.update,
+                turn.control,
+                turn.context if outcome.context_variables is None else outcome.context_variables,
+                io,
+                way="handoff" if label is None else "route",
+                route=label,
+                call_id=call_id,
+            )
 
     # -- middleware (graph/core/middleware.py): the model call, what the hooks wrote ------------
     async def _ask(
@@ -210,7 +224,13 @@ class AgentNode:
         if control.observers is None:
             reply = await io.invoke(call.runnable, prompt, sent, call.kwargs)
         else:  # an observed run (graph/core/hooks.py): around the model call
-            reply = await control.observers.model_call(io, turn, call, sent, prompt)
+            reply = await control.observers.model_call(
+                turn.agent,
+                control.model_override or turn.agent.model,
+                lambda: io.invoke(call.runnable, prompt, sent, call.kwargs),
+                call.runnable,
+                prompt,
+            )
         return heard.strict(reply) if heard and heard.calls else reply
 
     async def _ask_through(
@@ -277,6 +297,8 @@ class AgentNode:
                 hooks.messages = [*hooks.messages, reply]
         try:
             if hooks.stack.after_model and await hooks.after_model():
+                if hooks.handed is not None:  # handed over: the step switches (_handed)
+                    return None
                 return await self._stopped(turn, hooks)
         except GraphInterrupt:
             if resumed:  # the pause itself: LangGraph keeps the run here until it is resumed
@@ -294,7 +316,7 @@ class AgentNode:
                     for c in reply.tool_calls
                 ]
                 return await self._stopped(turn, hooks)
-            turn.ran, turn.answers, turn.gate = None, [], None
+            turn.ran, turn.answers = None, []
             update.update(hooks.written_update())  # type: ignore[typeddict-item]
             update[AFTER_MODEL_KEY] = reply.id  # type: ignore[literal-required]
             return Command(update=update, goto=self.name)
@@ -326,6 +348,8 @@ class AgentNode:
         after = await self._after_model(turn, call, reply, hooks, resumed=True)
         if after is not None:
             return after
+        if hooks.handed is not None:
+            return await self._handed(turn, hooks, hooks.handed, io)
         if turn.ran is not None:
             await self._tools(turn, io, hooks, config)
         return await self._leaving(turn, hooks, self._next(turn))
@@ -334,9 +358,10 @@ class AgentNode:
         """A hook jumped to the end: the step writes what the hooks wrote and the run stops
         here, with the reason where ``Swarm.run``'s Response reads it."""
         control, agent = turn.control, turn.agent
-        control.stopped = hooks.stopped
+        if control.exceeded is None and control.stop_error() is None:  # the first reason stands
+            control.stopped = hooks.stopped
         control.debug_print(f"{hooks.stopped}")
-        turn.call, turn.ran, turn.gate = None, None, None
+        turn.call, turn.ran = None, None
         for message in hooks.written:  # the sender, as on any reply of this agent
             if isinstance(message, AIMessage) and message.name is None:
                 message.name = agent.name
@@ -370,13 +395,45 @@ class AgentNode:
             turn.control.new_messages += len(later)
         turn.update.update(hooks.written_update())  # type: ignore[typeddict-item]
 
-    # -- guardrails and preconditions: the gates a step waits at -------------------------
-    @staticmethod
-    async def _gates(turn: Turn, io: Driver) -> None:
-        """Run the gates the step waits at, each one's verdict deciding the next."""
-        while turn.gate is not None and turn.control.exceeded is None:
-            gate, turn.gate = turn.gate, None
-            turn.gate = await io.gate(gate, turn.control)
+    async def _handed(
+        self, turn: Turn, hooks: StepHooks, to: HandTo, io: Driver
+    ) -> StateUpdate | Command:
+        """A ``before_model`` or ``after_model`` hook handed the conversation to ``to.agent``
+        (``jump_to=HandTo(...)``): what the hooks wrote goes into the update, a tool call of
+        the reply that has no answer is answered (nothing runs it now), and the agent switches
+        through the target's ``before_handoff`` hooks; the step then goes to its node."""
+        control, update = turn.control, turn.update
+        known = {m.id for m in update.get("messages", ())}
+        new = [m for m in hooks.written if m.id not in known]
+        if turn.ran is not None:
+            done = {*hooks.answered(), *(m.tool_call_id for m in turn.answers)}
+            new += [
+                ToolMessage(
+                    content=f"Error: not run: the conversation went to {to.agent.name}.",
+                    tool_call_id=c.get("id") or "",
+                    name=c["name"],
+                )
+                for c in turn.ran.tool_calls
+                if c.get("id") not in done
+            ]
+            new[:0] = turn.answers
+        turn.call, turn.ran, turn.answers = None, None, []
+        if new:
+            update.setdefault("messages", []).extend(new)
+            control.new_messages += sum(1 for m in new if not isinstance(m, RemoveMessage))
+        update.update(hooks.written_update())  # type: ignore[typeddict-item]
+        await self.runtime.hand_off(
+            turn.agent,
+            to.agent,
+            turn.state,
+            update,
+            control,
+            turn.context,
+            io,
+            way="jump",
+            note=to.note,
+        )
+        return await self._leaving(turn, hooks, self._next(turn))
 
     def _next(self, turn: Turn) -> StateUpdate | Command:
         """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
@@ -388,7 +445,7 @@ class AgentNode:
             return turn.goto
         if turn.ran is not None:
             return self.runtime.next_node(self.name, turn.update, turn.state, control)
-        # No tools ran, yet the agent switched: a fallback took over (guarded_switch.py).
+        # No tools ran, yet the agent switched: a hook handed the conversation over (_handed).
         key = turn.update.get("active_agent")
         if key is not None and control.turns_left():
             return Command(update=turn.update, goto=self.runtime.node_for(key, control))
@@ -403,12 +460,12 @@ class AgentNode:
         if ledger is not None:
             turn.features["ledger"] = ledger
         schema = self.runtime.schema
-        if schema is not None and control.features.get(schema.STATE_KEY) is not context:
+        if schema is not None and schema.kept(control) is not context:
             self._validate(turn)
         messages = state["messages"]
         # Calls that wait for a decision, or a reply a step that died left with the effect
         # ledger: only a run whose tools are marked can have them (graph/features/decisions.py).
-        if control.features.get(DECIDES_KEY):
+        if control.decides:
             from ..features.decisions import decide_waiting
 
             if decide_waiting(self.runtime, turn, self._admit, self.name):
@@ -417,12 +474,6 @@ class AgentNode:
         call = self.runtime.model_for(agent, control)
         turn.prompt = prompt  # as the agent reads it; as sent: _ask
         turn.call = call
-        # A user message: the agent takes the conversation (a run's first agent, a resumed
-        # Session's); handoffs into it were checked where they switched.
-        if agent.input_guardrails and messages and isinstance(messages[-1], HumanMessage):
-            from ..features.guarded_switch import entry_gate
-
-            turn.gate = entry_gate(self.runtime, turn)
         return turn
 
     def _prompt(
@@ -445,11 +496,7 @@ class AgentNode:
         hook = control.hooks.prompt_context or self.runtime.hooks.prompt_context
         extra = None
         if hook is not None:
-            from ..features.guardrails import (
-                call_context,  # what check_outside_text gives guardrails
-            )
-
-            with call_context(context):
+            with call_context(context):  # what the hook's helpers read as the run's context
                 extra = hook(agent, messages)
         if extra:
             instructions = f"{instructions}\n\n{extra}"
@@ -467,7 +514,8 @@ class AgentNode:
         if turn.context != given:
             turn.features["filled"] = True
         else:
-            turn.context = turn.control.features[schema.STATE_KEY] = given
+            turn.context = given
+            schema.keep(turn.control, given)
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
         """The agent this step runs: the node's own (the run's object of it, under Swarm), or
@@ -486,7 +534,7 @@ class AgentNode:
         middleware refuses, a budget's past its allowance, it answers in ``after_model``.)"""
         held: list[ToolCall] = []
         control = turn.control
-        if control.features.get(DECIDES_KEY):  # a marked tool (or one taking an idempotency key)
+        if control.decides:  # a marked tool (or one taking an idempotency key)
             from ..features.approvals import hold_marked_calls
             from ..features.decisions import effects_of
 
@@ -549,15 +597,13 @@ class AgentNode:
         else:
             if control.debug:
                 control.debug_print("Ending turn.")
-            if agent.output_guardrails and not asks:
-                from ..features.guarded_switch import answer_gate
 
-                turn.gate = answer_gate(self.runtime, turn, reply)
-
-    def _after_tools(self, turn: Turn, ran: AIMessage, outcome: ToolOutcome) -> None:
-        """Book the tool results into the update and, when a tool (or a route) hands off,
-        switch the active agent (through the target's checks: ``turn.gate``)."""
-        agent, control, state, update = turn.agent, turn.control, turn.state, turn.update
+    def _after_tools(
+        self, turn: Turn, ran: AIMessage, outcome: ToolOutcome
+    ) -> tuple[Agent | None, str | None, str | None]:
+        """Book the tool results into the update, and say who takes over when a tool (or a
+        route) hands off (:meth:`_next_agent`)."""
+        agent, control, update = turn.agent, turn.control, turn.update
         for call in ran.tool_calls:
             control.ledger.tool_called(agent.name, call["name"], call.get("id") or "", call["args"])
         update.setdefault("messages", []).extend([*turn.answers, *outcome.messages])
@@ -572,28 +618,14 @@ class AgentNode:
             # validated it): the step's context replaces the channel's, not merged again.
             update["context_variables"] = Overwrite(new)
             if self.runtime.schema is not None:
-                control.features[self.runtime.schema.STATE_KEY] = new
+                self.runtime.schema.keep(control, new)
         else:
             update["context_variables"] = new
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
             turn.goto = self.runtime.fan_out(turn, outcome, context)
             if turn.goto is not None:
-                return
-        target, label, call_id = self._next_agent(turn, outcome, context)
-        if target is None:
-            return
-        if target.input_guardrails or target.requires is not None:  # it checks who comes in
-            from ..features.guarded_switch import GuardedSwitch
-
-            switch = GuardedSwitch(
-                self.runtime, agent, state, update, control, context, label=label, call_id=call_id
-            )
-            turn.gate = switch.to(target)
-        elif not self.runtime.switch(agent, target, state, update, control, route=label):
-            refused = control.stopped.reason if control.stopped else control.exceeded
-            reanswer(update.setdefault("messages", []), call_id, f"Error: {refused}")
-        elif label is not None and control.debug:
-            control.debug_print(f"{agent.name} \u21d2 {target.name} (route)")
+                return None, None, None
+        return self._next_agent(turn, outcome, context)
 
     def _next_agent(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
@@ -601,9 +633,10 @@ class AgentNode:
         """Who takes over after this step's tools: ``(agent, route label or None, the
         transfer's tool call id or None)``.
 
-        A tool's handoff first (``CALLER`` resolved to the agent that handed off to this
-        one), else the first route whose condition holds. Whether the handoff may happen is
-        asked by the switch itself (:meth:`GraphRuntime.switch`: ``before_handoff``).
+        A tool's handoff, as the agent's middleware's ``next_agent`` hooks leave it
+        (:meth:`_chosen`: ``Agent(routes=)`` picks one when no tool handed off, ``CALLER`` is
+        resolved to the agent that handed off to this one). Whether the switch may happen is
+        asked where it happens (:meth:`GraphRuntime.hand_off`: ``before_handoff``).
         """
         agent, control = turn.agent, turn.control
         if control.exceeded is not None:  # a limit stopped the run (refused calls, above)
@@ -612,35 +645,59 @@ class AgentNode:
         if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
             reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
             target = None
-        if target is CALLER:
-            added = turn.update.get("messages", [])
-            from ..features.handback import caller_of
-
-            caller = caller_of([*turn.state["messages"], *added])
-            target = self.runtime.agent_named(caller, control)
-            if target is None:
-                reanswer(
-                    added,
-                    call_id,
-                    f"Error: nobody handed the conversation to {agent.name}, so there is no "
-                    "caller to return to. Carry on with the conversation yourself.",
-                )
-            else:  # Swarm's handoff answer names the agent, not the placeholder
-                reanswer(
-                    added,
-                    call_id,
-                    json.dumps({"assistant": target.name}),
-                    only_if=json.dumps({"assistant": CALLER.name}),
-                )
-        if target is None and agent.routes:
-            from ..features.routes import first_route
-
-            route = first_route(agent, context)
-            if route is not None:
-                target, label, call_id = route.to, route.label, None
+        stack = self.runtime.stack_for(agent, control)
+        choosers = [] if stack is None else stack.choosers  # middleware that picks who takes over
+        brings = self.runtime.target_options
+        if target is not None and brings is not None:  # a placeholder brings its resolution
+            choosers = [*brings(target), *choosers]
+        if choosers:
+            target, label, call_id = self._chosen(turn, choosers, target, context, call_id)
+        if target is CALLER:  # a placeholder no middleware resolved: never a node of its own
+            reanswer(
+                turn.update.get("messages", []),
+                call_id,
+                f"Error: {CALLER.name} stands for the agent that handed the conversation to "
+                f"{agent.name}, and nothing in this run resolves it. Carry on with the "
+                "conversation yourself.",
+            )
+            target = None
         if target is None:
             return None, None, None
         return target, label, call_id
+
+    def _chosen(
+        self,
+        turn: Turn,
+        choosers: Sequence[Any],
+        target: Agent | None,
+        context: dict[str, Any],
+        call_id: str | None,
+    ) -> tuple[Agent | None, str | None, str | None]:
+        """Each middleware's ``next_agent`` hook, in order, on who takes over (graph/core/
+        middleware.py's ``Takeover``: a route picks one, a hand-back resolves ``CALLER``); the
+        handing call's answer is reworded where a hook says so."""
+        from .middleware import Takeover
+
+        control = turn.control
+        added = turn.update.setdefault("messages", [])
+        takeover = Takeover(
+            turn.agent,
+            target,
+            context,
+            turn.state["messages"],
+            added,
+            lambda name: self.runtime.agent_named(name, control),
+            call_id=call_id,
+        )
+        for m in choosers:
+            changed = m.next_agent(takeover)
+            if changed is None:
+                continue
+            if changed.answer is not None:  # reworded now: a later hook may hand elsewhere
+                reanswer(added, changed.call_id, changed.answer, only_if=changed.answer_if)
+                changed = changed.replace(answer=None, answer_if=None)
+            takeover = changed
+        return takeover.target, takeover.label, takeover.call_id
 
 
 _NO_FAN_OUT = (

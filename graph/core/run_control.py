@@ -23,36 +23,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 
-from .errors import BudgetExceeded, GuardrailTripped
-from .state import BRANCH_LABEL, current_branch
+from .errors import BudgetExceeded, SwarmError
+from .run_state import RunState
+from .state import BRANCH_LABEL
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from ..features.approvals import PendingApproval
     from ..features.effects import EffectLedger
     from .hooks import Observers
     from .middleware import MiddlewareStop, RunMiddleware
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
-#: The approvals feature's key in ``RunControl.features`` for the calls waiting on a human.
-WAITING_KEY = "waiting"
-#: The guardrails feature's key in ``RunControl.features`` for the guardrail that stopped the run.
-TRIPPED_KEY = "tripped"
-#: The effects feature's key in ``RunControl.features`` for the run's own effect ledger (an
-#: ``EffectLedger``, graph/features/effects.py: ``Session`` passes one to every run; absent, a
-#: compiled graph with a store uses the store, else nothing is recorded).
-EFFECTS_KEY = "effects"
-#: The approvals and effects features' key in ``RunControl.features``: whether an agent of this
-#: run has a tool marked ``@needs_approval`` or ``@effect``, or one that takes an
-#: ``idempotency_key`` (``GraphRuntime.decides`` finds out once; ``Swarm`` sets it from the
-#: topology). False, and approvals and effects are never entered; absent, not found out yet.
-DECIDES_KEY = "decides"
 #: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
 OBSERVERS_KEY = "__swarmgraph_observers"
 
@@ -231,9 +218,8 @@ class RunHooks:
     ``prompt_context=``/``tool_inputs=``) are one too, ``GraphRuntime.hooks``.
 
     ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and after
-    they run (an :class:`~swarmgraph.graph.features.effects.EffectLedger`: the effects feature
-    keeps it
-    as its state, ``features["effects"]``). ``prompt_context(agent, messages) -> str | None``
+    they run (an :class:`~swarmgraph.graph.features.effects.EffectLedger`, which the effects
+    feature reads here). ``prompt_context(agent, messages) -> str | None``
     is asked before every model call; its text is appended to that agent's system prompt (a
     Session's long-term recall: :data:`PromptContext`). ``tool_inputs(agent) -> {name:
     value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g.
@@ -257,14 +243,15 @@ class RunHooks:
 NO_HOOKS = RunHooks()
 
 
+S = TypeVar("S", bound=RunState)
+
+
 @dataclass
 class RunControl:
     """One run's settings (Swarm.run's arguments) and its running counters: the core's only.
 
-    A feature keeps its state for the run in ``features``, under its own key (approvals:
-    :data:`WAITING_KEY` and ``"approvals"``, guardrails: :data:`TRIPPED_KEY`, effects:
-    :data:`EFFECTS_KEY`, approvals and effects: :data:`DECIDES_KEY`, fan-out: ``"fan_out"``,
-    typed context: ``ContextSchema.STATE_KEY``); what a caller hands the run is one
+    A feature keeps its state for the run as one typed object (a :class:`RunState`, made on
+    first use by :meth:`own`, read by :meth:`state_of`); what a caller hands the run is one
     :class:`RunHooks`. Middleware the run's own options install (``Swarm.run(budget=)``) is
     ``middleware``. ``exceeded`` stays a field: a limit that refused the next step is why the
     run stopped, and that is the core's to know (``turns_left`` reads it, tracing watches it
@@ -281,10 +268,9 @@ class RunControl:
     middleware: RunMiddleware | None = None
     #: The run is ``Swarm.run``'s, which ends by returning a Response: it stops for approval
     #: (``Response.pending``) instead of calling ``interrupt()``, and a tripped guardrail is
-    #: raised with the Response once the step is booked (``tripped``), not from the node.
-    #: False: the compiled graph, which has no Response to give. (Swarm.run's ``approvals``
-    #: are the approvals feature's own state: ``features["approvals"]``,
-    # graph/features/decisions.py.)
+    #: raised with the Response once the step is booked (:meth:`stop_error`), not from the
+    #: node. False: the compiled graph, which has no Response to give. (Swarm.run's
+    #: ``approvals`` are the approvals feature's own state: ``ApprovalsRun.given``.)
     swarm_run: bool = False
     #: The limit that refused the run's next step (a budget's: ``Swarm.run`` raises it, holding
     #: the Response); set by the feature that checks it; no node goes on after it.
@@ -300,9 +286,13 @@ class RunControl:
     #: Usage in total and by agent and the trajectory (:class:`Books`); a run with a budget
     #: passes the budget's own subclass, which checks too (graph/features/budget.py).
     ledger: Books = field(default_factory=Books)
-    #: Each feature's own state for this run, by feature (its module makes and reads it:
-    #: graph/features/branches.py keeps a fan-out's records under "fan_out").
-    features: dict[str, Any] = field(default_factory=dict)
+    #: Whether an agent of this run has a tool marked ``@needs_approval`` or ``@effect``, or one
+    #: that takes an ``idempotency_key`` (graph/core/marks.py; ``GraphRuntime.decides`` finds
+    #: out once, ``Swarm`` sets it from the topology). False: approvals and effects are never
+    #: entered; None: not found out yet.
+    decides: bool | None = None
+    #: Each feature's state for this run, by its class (:meth:`own`, :meth:`state_of`).
+    features: dict[type[RunState], RunState] = field(default_factory=dict)
     #: The middleware that stopped the run (a hook's ``jump_to="end"``: graph/core/middleware.py's
     #: ``MiddlewareStop``); ``Swarm.run``'s Response says who and why; no node goes on after it.
     stopped: MiddlewareStop | None = None
@@ -310,40 +300,25 @@ class RunControl:
     #: points are each one ``is None`` check.
     observers: Observers | None = None
 
-    @property
-    def tripped(self) -> GuardrailTripped | None:
-        """The guardrail that stopped the run (``Swarm.run`` raises it, holding the Response);
-        no node goes on after it. The guardrails feature's own state (``features["tripped"]``,
-        set by graph/features/guardrails.py's ``stop``)."""
-        return self.features.get(TRIPPED_KEY)
+    def state_of(self, kind: type[S]) -> S | None:
+        """The run's state of the feature whose state is ``kind``, if it made one."""
+        return cast("S | None", self.features.get(kind))
 
-    @property
-    def waiting_in(self) -> dict[str | None, list[PendingApproval]]:
-        """The approval-marked calls the run stopped for, by parallel branch (``None``: the
-        main run): the approvals feature's own state (``features["waiting"]``, set through
-        :attr:`awaiting`); empty while nothing waits."""
-        return self.features.get(WAITING_KEY) or {}
+    def own(self, kind: type[S]) -> S:
+        """The run's state of the feature whose state is ``kind``, made (``kind()``) if new."""
+        found = self.features.get(kind)
+        if found is None:  # parallel branches may ask at once: setdefault keeps the first
+            found = self.features.setdefault(kind, kind())
+        return cast("S", found)
 
-    @property
-    def awaiting(self) -> list[PendingApproval] | None:
-        """The approval-marked calls the run stopped for (``Swarm.run`` returns them as
-        ``Response.pending``); no node goes on after it. Inside a parallel branch, that
-        branch's own: one branch waiting for a human stops no other branch."""
-        return self.waiting_in.get(current_branch())
-
-    @awaiting.setter
-    def awaiting(self, calls: list[PendingApproval] | None) -> None:
-        if calls is None:
-            self.waiting_in.pop(current_branch(), None)
-        else:  # (an attribute set, so that a watched run's observers hear of it: hooks.py)
-            self.features.setdefault(WAITING_KEY, {})[current_branch()] = calls
-
-    def waiting_under(self, branch: str) -> bool:
-        """Whether branch ``branch`` (or a branch nested in it) stopped for approval."""
-        return any(
-            key is not None and (key == branch or key.startswith(f"{branch}/"))
-            for key in self.waiting_in
-        )
+    def stop_error(self) -> SwarmError | None:
+        """The error a feature that stopped the run has ``Swarm.run`` raise (holding the
+        Response), if one did (:meth:`RunState.stop_error`)."""
+        for state in self.features.values():
+            error = state.stop_error()
+            if error is not None:
+                return error
+        return None
 
     def config(self, recursion_limit: int | None = None) -> RunnableConfig:
         config: RunnableConfig = {"configurable": {RUN_CONTROL_KEY: self}}
@@ -353,11 +328,10 @@ class RunControl:
 
     def turns_left(self) -> bool:
         return (
-            (WAITING_KEY not in self.features or self.awaiting is None)
-            and self.exceeded is None
+            self.exceeded is None
             and self.stopped is None
-            and TRIPPED_KEY not in self.features
             and self.new_messages < self.max_turns
+            and not (self.features and any(state.halts() for state in self.features.values()))
         )
 
     def debug_print(self, *args: Any) -> None:

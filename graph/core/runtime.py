@@ -15,10 +15,11 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, TypedDict, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -26,11 +27,12 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
 from .errors import HandoffLoopError
-from .marks import decides
+from .marks import ToolPlan, plan_of
+from .messages import reanswer
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
-from .run_control import DECIDES_KEY, NO_HOOKS, RunControl, RunHooks
-from .schema import IDEMPOTENCY_PARAM, tool_spec
+from .run_control import NO_HOOKS, RunControl, RunHooks
+from .schema import tool_spec
 from .state import StateUpdate, SwarmState
 from .types import Agent, AgentFunction
 
@@ -40,11 +42,19 @@ if TYPE_CHECKING:
     from ..features.approvals import WaitingCalls
     from ..features.context_schema import ContextSchema
     from ..features.effects import EffectLedger, RunEffects
-    from ..features.guardrails import Gate
-    from .middleware import MiddlewareStack
-    from .tool_calls import ToolOutcome
+    from .drivers import Driver
+    from .middleware import MiddlewareStack, Way
 
-__all__ = ["MAX_DYNAMIC_AGENTS", "GraphRuntime", "ModelCall", "StepFeatures", "ToolPlan", "Turn"]
+__all__ = [
+    "MAX_DYNAMIC_AGENTS",
+    "GraphRuntime",
+    "HandoffValue",
+    "ModelCall",
+    "StepFeatures",
+    "ToolOutcome",
+    "ToolPlan",
+    "Turn",
+]
 
 # Chat models known to accept Swarm's parallel_tool_calls argument in bind_tools;
 # others would forward an unknown keyword to their API, so they only get it when False.
@@ -60,6 +70,35 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 MAX_DYNAMIC_AGENTS = 256
 
 
+class FanOutValue(Protocol):
+    """What a tool may return to hand the conversation to several agents at once: a feature's
+    value (graph/features/parallel.py's ``Parallel``), which the core passes on to the
+    feature; it reads its name and its targets only."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def targets(self) -> Sequence[Agent]: ...
+
+
+#: What a tool may hand off to: an Agent, or a fan-out value.
+HandoffValue: TypeAlias = "Agent | FanOutValue"
+
+
+@dataclass
+class ToolOutcome:
+    """What a reply's tool calls produced: answers, context updates, the handoff (if any)."""
+
+    messages: list[ToolMessage] = field(default_factory=list)
+    context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
+    handoff: HandoffValue | None = None  # the one taken: the last (Swarm), or the first
+    handoff_call: str | None = None  # the id of the tool call that handed off
+    #: Every handoff the reply made, ``(call id, target, the tool's value)``, in call order:
+    #: what ``Swarm(parallel_handoffs="all")`` fans out to.
+    handoffs: list[tuple[str, HandoffValue, str]] = field(default_factory=list)
+
+
 class FanOutStep(Protocol):
     """What an agent node calls once its tools ran: the fan-out (``Command`` with a ``Send``
     per branch) if a tool returned ``Parallel``, else ``None`` (graph/features/branches.py)."""
@@ -67,31 +106,6 @@ class FanOutStep(Protocol):
     def __call__(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
     ) -> Command | None: ...
-
-
-class ToolPlan(NamedTuple):
-    """What an agent's tools ask of the run, read once per agent (:meth:`GraphRuntime.plan`):
-    ``decides``: a tool is marked ``@needs_approval`` or ``@effect`` (graph/core/marks.py), so
-    its
-    calls may wait for a decision or go through an effect ledger; ``keyed``: a tool takes
-    the injected ``idempotency_key``. Neither: those features are never entered."""
-
-    decides: bool
-    keyed: bool
-
-
-def plan_of(tools: Sequence[AgentFunction]) -> ToolPlan:
-    """What ``tools`` ask of a run (:class:`ToolPlan`).
-
-    Example:
-        >>> from swarmgraph.graph.features.approvals import needs_approval
-        >>> plan_of([lambda: "x"]), plan_of([needs_approval(lambda: "x")]).decides
-        (ToolPlan(decides=False, keyed=False), True)
-    """
-    return ToolPlan(
-        decides=any(map(decides, tools)),
-        keyed=any(IDEMPOTENCY_PARAM in tool_spec(f).injected for f in tools),
-    )
 
 
 class ModelCall(NamedTuple):
@@ -133,12 +147,12 @@ class Turn:
     ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
     denied). ``update``: what the step returns.
 
-    Features reach the step at two points only, besides their own state in ``features``:
-    ``gate``, checks the step waits at before it goes on (guardrails, a handoff's
-    precondition: graph/features/guarded_switch.py), and ``goto``, where a feature sends the step
-    instead (a fan-out's branches, graph/features/branches.py; the same node again, for a call in
-    doubt asked about in a step of its own, graph/features/decisions.py). tests/test_core_state.py
-    pins these fields: a feature's new state goes in :class:`StepFeatures`.
+    Features reach the step through their middleware's hooks (graph/core/middleware.py: a
+    guarded agent's checks are its middleware's ``before_model``, ``after_model`` and
+    ``before_handoff``) and, besides their own state in ``features``, at one point: ``goto``,
+    where a feature sends the step instead (a fan-out's branches, graph/features/branches.py;
+    the same node again, for a call in doubt asked about in a step of its own,
+    graph/features/decisions.py). A feature's new state goes in :class:`StepFeatures`.
     """
 
     agent: Agent
@@ -151,8 +165,6 @@ class Turn:
     ran: AIMessage | None = None
     tools: list[AgentFunction] = field(default_factory=list)
     answers: list[ToolMessage] = field(default_factory=list)
-    #: Checks that must pass before the step goes on (guardrails, a handoff's preconditions).
-    gate: Gate | None = None
     #: Where the step goes instead of where the core would send it (set by a feature).
     goto: Command | None = None
     #: Each feature's state for this step (:class:`StepFeatures`); the core only passes it on:
@@ -218,23 +230,35 @@ class GraphRuntime:
         #: The middleware an agent's own options install, around its ``Agent(middleware=)``
         #: (graph/options.py's ``middleware_of``, handed over by the builder).
         self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
-        #: The check an agent passes before it takes the conversation in a parallel branch
-        #: ``(agent, state, control) -> refusal or None`` (preconditions, input guardrails).
+        #: The middleware a handoff target brings, asked after a tool handed off (graph/options.py's
+        #: ``middleware_for_target``: ``CALLER`` brings the hand-back that resolves it).
+        self.target_options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
+        #: A check of its own that an agent passes before it takes the conversation in a
+        #: parallel branch ``(agent, state, control) -> refusal or None``; None: the branch
+        #: agent's ``before_handoff`` hooks decide (graph/features/branches.py).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
 
     # -- what the agents' tools need ------------------------------------------------
+    def tools_of(self, agent: Agent) -> list[AgentFunction]:
+        """``agent.tools``, then the tools its middleware brings (``AgentMiddleware.tools``, the
+        run's and its own, graph/core/middleware_tools.py), as ``create_agent`` binds them."""
+        tools = agent.tools
+        stack = self.stack_for(agent)
+        if stack is not None and stack.tools:
+            tools = [*tools, *stack.tools]
+        return tools
+
     def plan(self, agent: Agent) -> ToolPlan:
         """:class:`ToolPlan` of ``agent``'s tools (read on the paths that need it only: an
         unforeseen agent, a run with an effect ledger)."""
-        return plan_of(agent.tools)
+        return plan_of(self.tools_of(agent))
 
     def decides(self, control: RunControl) -> bool:
         """Whether any agent of this run has a tool whose calls may wait for a decision or
         go through an effect ledger, or that takes an ``idempotency_key`` (derived by the
         effect bookkeeping); when none does, approvals and effects are skipped. ``Swarm``
-        sets it from the topology (``Topology.decides``); kept in ``control.features``
-        (:data:`~swarmgraph.graph.core.run_control.DECIDES_KEY`)."""
-        known: bool | None = control.features.get(DECIDES_KEY)
+        sets it from the topology (``Topology.decides``); kept as ``control.decides``."""
+        known = control.decides
         if known is not None:
             return known
         if control.agents is None:  # the graph's own agents (read once), and unforeseen ones
@@ -244,7 +268,7 @@ class GraphRuntime:
         else:
             agents = [*control.agents.values(), *control.dynamic.values()]
             found = any(any(self.plan(agent)) for agent in agents)
-        control.features[DECIDES_KEY] = found
+        control.decides = found
         return found
 
     # -- names <-> agents ------------------------------------------------------
@@ -269,12 +293,8 @@ class GraphRuntime:
         while key in agents:
             key += "#dynamic"
         dynamic[key] = agent
-        if (
-            control is not None
-            and control.features.get(DECIDES_KEY) is False
-            and any(self.plan(agent))
-        ):
-            control.features[DECIDES_KEY] = True  # this run's own unforeseen agent brings approvals
+        if control is not None and control.decides is False and any(self.plan(agent)):
+            control.decides = True  # this run's own unforeseen agent brings approvals
         if dynamic is self.dynamic:
             self.dynamic_decides = self.dynamic_decides or any(self.plan(agent))
             self.dynamic.move_to_end(key)
@@ -342,8 +362,9 @@ class GraphRuntime:
         owner = agent
         if reply.name not in (None, agent.name):
             owner = self.agent_named(reply.name, control) or agent
-        known = recorded(ledger, reply, found[1], owner.tools) if ledger is not None else {}
-        held = held_calls(found, owner.tools, known)
+        tools = self.tools_of(owner)
+        known = recorded(ledger, reply, found[1], tools) if ledger is not None else {}
+        held = held_calls(found, tools, known)
         return None if held is None else (owner, held)
 
     # -- handoffs and routing ---------------------------------------------------------
@@ -355,15 +376,10 @@ class GraphRuntime:
         update: StateUpdate,
         control: RunControl,
         route: str | None = None,
-    ) -> bool:
+    ) -> None:
         """Hand the conversation from ``agent`` to ``target`` in ``update`` (the handoff
-        trail and its loop check, the active agent, the ledger), unless a middleware's
-        ``before_handoff`` refuses it (:meth:`refuse_handoff`): then the run halts and this
-        returns False. Our agents' nodes and LangGraph members' nodes both switch through here."""
-        stack = self.stack_for(agent, control)  # None for a plain run: nothing to ask
-        refusing = stack is not None and bool(stack.handoff_checks)
-        if refusing and self.refuse_handoff(agent, (target,), state, control):
-            return False
+        trail and its loop check, the active agent, the ledger), once the ``before_handoff``
+        hooks let it through (:meth:`hand_off`, which every switch goes through)."""
         trail = [*state.get("handoff_trail", ()), agent.name]
         if len(trail) >= self.max_consecutive_handoffs:
             raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)
@@ -372,23 +388,66 @@ class GraphRuntime:
         control.ledger.handed_off(agent.name, target.name, route=route)
         if control.observers is not None:  # (graph/core/hooks.py: on_switch)
             control.observers.switched(agent, target, route)
-        return True
 
-    def refuse_handoff(
-        self, agent: Agent, targets: Sequence[Agent], state: SwarmState, control: RunControl
+    async def hand_off(
+        self,
+        source: Agent,
+        target: Agent,
+        state: SwarmState,
+        update: StateUpdate,
+        control: RunControl,
+        context: Mapping[str, Any],
+        io: Driver,
+        *,
+        way: Way = "handoff",
+        route: str | None = None,
+        call_id: str | None = None,
+        note: Any = None,
     ) -> bool:
-        """Whether a middleware of ``agent`` refuses its handoff to ``targets`` (the
-        ``before_handoff`` extension, graph/core/middleware.py): True, and the run stops
-        (``control.stopped`` says who and why; the caller answers the transfer with it)."""
-        stack = self.stack_for(agent, control)
-        if stack is None or not stack.handoff_checks:
-            return False
-        refused = stack.refuse_handoff(agent, targets, state)
-        if refused is None:
-            return False
-        if control.stopped is None:
-            control.stopped = refused
-        control.debug_print(f"{refused.middleware} refused the handoff: {refused.reason}")
+        """**The active agent switches here**: from ``source`` to ``target`` in ``update``,
+        once the ``before_handoff`` hooks of ``target``'s middleware (the run's, then its own,
+        then the run's own options', e.g. a budget's: graph/core/middleware.py) let it
+        through, then :meth:`switch`. A hook that refuses leaves the active agent as it is, and
+        the transfer call ``call_id`` (if any) is answered ``Error: <reason>``; one that
+        redirects (``HandTo``) sends the conversation to its agent instead, through that
+        agent's hooks in turn, and the transfer call's answer names it. False: nobody took
+        over. An agent without middleware switches at once: a plain handoff asks nothing
+        more."""
+        redirects = 0
+        while True:
+            stack = self.stack_for(target, control)
+            verdict = None
+            if stack is not None and stack.handoff:
+                from .middleware import Handoff, handoff_verdict
+
+                messages = [*state["messages"], *update.get("messages", ())]
+                moving = Handoff(
+                    source,
+                    target,
+                    {"messages": messages, "context_variables": context},
+                    way,
+                    route,
+                    note,
+                    redirects,
+                )
+                verdict = await handoff_verdict(stack.handoff, moving, io, control)
+            if verdict is None:
+                break
+            added = update.setdefault("messages", [])
+            if isinstance(verdict, str):
+                reanswer(added, call_id, f"Error: {verdict}")
+                return False
+            redirects += 1
+            if redirects > self.max_consecutive_handoffs:  # hooks that redirect in a circle
+                raise HandoffLoopError(
+                    [source.name, target.name, verdict.agent.name], self.max_consecutive_handoffs
+                )
+            old, new = json.dumps({"assistant": target.name}), {"assistant": verdict.agent.name}
+            reanswer(added, call_id, json.dumps(new), only_if=old)
+            target, note, way = verdict.agent, verdict.note, "jump"
+        self.switch(source, target, state, update, control, route=route)
+        if route is not None:
+            control.debug_print(f"{source.name} \u21d2 {target.name} (route)")
         return True
 
     def next_node(
@@ -414,7 +473,7 @@ class GraphRuntime:
         without middleware asks nothing more. ``control``: the run, whose own options may
         install middleware too (``RunControl.middleware``: ``Swarm.run(budget=)``)."""
         own = agent.middleware
-        if self.options is not None:  # options that install middleware (Agent(history=...))
+        if self.options is not None:  # options that install middleware (history=, routes=...)
             implied = self.options(agent)
             if implied:
                 own = [*implied, *own]
@@ -443,9 +502,10 @@ class GraphRuntime:
 
     def model_for(self, agent: Agent, control: RunControl) -> ModelCall:
         """How to call ``agent``'s model: the runnable, the keyword arguments that carry
-        its bound tools, the tool functions. Cached per model and tool set."""
+        its bound tools, the tool functions (the agent's and its middleware's: ``tools_of``).
+        Cached per model and tool set."""
         model = self.chat_model(agent, control)
-        tools = agent.tools
+        tools = self.tools_of(agent)
         safe_names = type(model).__name__ in _SENDS_NAMES
         if not tools:
             streams = getattr(model, "streaming", False) is True

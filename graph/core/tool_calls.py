@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -57,13 +57,13 @@ from typing_extensions import Unpack
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
-from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, tool_spec
+from .runtime import FanOutValue, HandoffValue, ToolOutcome
+from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
 
 if TYPE_CHECKING:
     from ..features.context_schema import ContextSchema
     from ..features.effects import EffectCall, EffectOutcome, RunEffects
-    from ..features.parallel import Parallel
     from .hooks import ToolObserver
     from .tool_events import ToolEvents
 
@@ -83,19 +83,6 @@ CallsAround = Callable[
     ],
     Awaitable[None],
 ]
-
-
-@dataclass
-class ToolOutcome:
-    """What a reply's tool calls produced: answers, context updates, the handoff (if any)."""
-
-    messages: list[ToolMessage] = field(default_factory=list)
-    context_variables: dict[str, Any] | None = None  # the full working copy, None if untouched
-    handoff: Agent | Parallel | None = None  # the one taken: the last (Swarm), or the first
-    handoff_call: str | None = None  # the id of the tool call that handed off
-    #: Every handoff the reply made, ``(call id, target, the tool's value)``, in call order:
-    #: what ``Swarm(parallel_handoffs="all")`` fans out to.
-    handoffs: list[tuple[str, Agent | Parallel, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -139,6 +126,19 @@ def to_result(raw: Any) -> Result:
         except (TypeError, ValueError):
             pass
     return Result(value=str(raw))
+
+
+def _unreadable(call: _Call, func: Callable[..., Any]) -> str:
+    """The error text for arguments that are not a JSON object: the tool's spec explains
+    exactly what is wrong with the raw text where it can."""
+    raw = call.args if isinstance(call.args, str) else json.dumps(call.args, default=str)
+    try:
+        tool_spec(func).parse_arguments(raw)
+    except ToolArgumentError as exc:
+        return f"Error: {exc}"
+    if raw.strip() == "null":  # valid JSON that the spec alone reads as no arguments
+        return f"Error: {call.name}: arguments must be a JSON object, got null"
+    return f"Error: {call.name}: arguments are not valid JSON: {raw!r}"
 
 
 def _hands_off(func: Callable[..., Any]) -> bool:
@@ -205,19 +205,21 @@ class _Runner:
         if func is None:
             return f"Error: Tool {call.name} not found."
         if call.parse_error is not None or not isinstance(call.args, (dict, type(None))):
-            raw = call.args if isinstance(call.args, str) else json.dumps(call.args, default=str)
-            try:  # let the spec explain exactly what is wrong with the raw text
-                tool_spec(func).parse_arguments(raw)
-            except ToolArgumentError as exc:
-                return f"Error: {exc}"
-            if raw.strip() == "null":  # valid JSON that the spec alone reads as no arguments
-                return f"Error: {call.name}: arguments must be a JSON object, got null"
-            return f"Error: {call.name}: arguments are not valid JSON: {raw!r}"
+            return _unreadable(call, func)
         spec = tool_spec(func)
         try:
             kwargs = spec.parse_arguments(call.args)
         except ToolArgumentError as exc:
             return f"Error: {exc}"
+        refused = self.inject(call, spec, kwargs)
+        return (func, kwargs) if refused is None else refused
+
+    def inject(self, call: _Call, spec: ToolSpec, kwargs: dict[str, Any]) -> str | None:
+        """**``context_variables`` are injected here**: a tool that declares the parameter gets
+        the live dict (an in-place write is seen by the calls after it, as in Swarm), or an
+        instance of the model it annotates; the model's schema never shows the parameter, so it
+        cannot forge it. The other injected parameters (``schema.INJECTED``) come from the run.
+        None, or the error text for the model."""
         for name in spec.injected:  # the framework's values, never the model's (schema.INJECTED)
             if name in (CTX_VARS_NAME, IDEMPOTENCY_PARAM):
                 continue  # below: the live dict (or a typed instance), the call's own key
@@ -244,7 +246,7 @@ class _Runner:
                 kwargs[CTX_VARS_NAME] = context
         if IDEMPOTENCY_PARAM in spec.injected:
             kwargs[IDEMPOTENCY_PARAM] = self._idempotency_key(call)
-        return func, kwargs
+        return None
 
     def _instance(self, model: type[BaseModel]) -> BaseModel:
         context = self.working_context()
@@ -427,7 +429,7 @@ class _Runner:
             outcome = replace(outcome, context_variables=changed or None)
         self.effects.after(effect, replace(outcome, attempt=effect.attempt))
 
-    def _reanswer(self, call_id: str | None, fan_out: Parallel, later: Agent | Parallel) -> None:
+    def _reanswer(self, call_id: str | None, fan_out: FanOutValue, later: HandoffValue) -> None:
         """Answer a fan-out call that a later handoff of the reply overtook: its branches
         never start (``parallel_handoffs="all"`` answers it again at its join if it does)."""
         names = ", ".join(agent.name for agent in fan_out.targets)

@@ -98,9 +98,9 @@ class Agent(BaseModel):
     output_guardrails: list[Callable[..., Any]] = Field(default_factory=list)
     on_trip: Any = None  # an Agent that takes the conversation when a guardrail trips
     requires: list[str] | Callable[..., Any] | None = None  # keys, or context -> None | reason
-    # remember / recall / forget / history tools on the user's long-term memory
-    # (graph/features/memory_tools.py; a Session with long_term=... supplies the memory they work
-    # on).
+    # remember / recall / forget / history tools on the user's long-term memory: installs
+    # graph/features/memory_tools.py's middleware (graph/options.py), whose tools join the
+    # agent's; a Session with long_term=... supplies the memory they work on.
     memory_tools: bool = False
     # LangChain 1.x AgentMiddleware this agent's steps call, inside the run's own
     # (graph/core/middleware.py; docs/middleware.md).
@@ -167,6 +167,9 @@ class Agent(BaseModel):
     # agent itself: a global cache keyed by the agent would keep every agent ever handed to
     # alive (the tool holds its target), so a service that builds agents per request grew.
     _transfer: Any = PrivateAttr(default=None)
+    # What the API's options made for this agent, with what they were made from (graph/options.py
+    # keeps a route's middleware here): it lives as long as the agent, as ``_transfer`` does.
+    _options: Any = PrivateAttr(default=None)
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -191,20 +194,15 @@ class Agent(BaseModel):
 
     @property
     def tools(self) -> list[AgentFunction]:
-        """``functions``, one generated ``transfer_to_<name>`` per ``handoffs`` entry,
-        ``transfer_back`` when ``can_return``, and ``remember``/``recall``/``forget``/``history``
-        when ``memory_tools``."""
-        if not self.handoffs and not self.can_return and not self.memory_tools:
+        """``functions``, one generated ``transfer_to_<name>`` per ``handoffs`` entry, and
+        ``transfer_back`` when ``can_return``. The tools a middleware brings (``memory_tools``'s
+        ``remember``/``recall``/``forget``/``history`` among them) join these in the step
+        (``GraphRuntime.tools_of``)."""
+        if not self.handoffs and not self.can_return:
             return self.functions
         tools = [*self.functions, *map(transfer_tool, self.handoffs)]
         if self.can_return:
             tools.append(transfer_back)
-        if self.memory_tools:
-            from ..features.memory_tools import (
-                MEMORY_TOOLS,  # a feature: loaded only when asked for
-            )
-
-            tools.extend(MEMORY_TOOLS)
         return tools
 
 
@@ -378,7 +376,8 @@ class Result(BaseModel):
 
 
 def check_middleware(middleware: Sequence[Any]) -> list[Any]:
-    """``middleware`` as a list, each one checked to be a LangChain ``AgentMiddleware``.
+    """``middleware`` as a list, each one checked to be a LangChain ``AgentMiddleware`` whose
+    ``tools`` a swarm step can run (graph/core/middleware_tools.py).
 
     Example:
         >>> check_middleware([print])
@@ -394,4 +393,8 @@ def check_middleware(middleware: Sequence[Any]) -> list[Any]:
                 "middleware takes langchain.agents.middleware.AgentMiddleware objects (a class, "
                 f"or one made by @before_model, @wrap_tool_call...), not {m!r}"
             )
+    if any(getattr(m, "tools", None) for m in middleware):  # a tool the step cannot run fails now
+        from .middleware_tools import middleware_tools
+
+        middleware_tools(middleware)
     return list(middleware)

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -32,7 +33,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from ..core.marks import APPROVAL_MARK, is_marked, mark
+from ..core.run_state import RunState
 from ..core.schema import tool_spec
+from ..core.state import current_branch
 
 
 class EffectOutcome(Protocol):
@@ -111,6 +114,55 @@ class PendingApproval(BaseModel):
 
 
 _NOTHING_KNOWN: Mapping[str, EffectOutcome] = MappingProxyType({})
+
+
+class HearsAsked(Protocol):
+    """Who is told of calls that wait for a human (the run's observers: graph/core/hooks.py)."""
+
+    def asked(self, calls: list[PendingApproval]) -> None: ...
+
+
+@dataclass
+class ApprovalsRun(RunState):
+    """This feature's state for one run (``RunControl.own(ApprovalsRun)``): the decisions the
+    caller gave (``Swarm.run(approvals=)``, checked; or a resumed graph's), and the calls the
+    run stopped for, by parallel branch (``None``: the main run). One branch waiting for a
+    human stops no other branch.
+
+    Example:
+        >>> from swarmgraph.graph.core.run_control import RunControl
+        >>> control = RunControl()
+        >>> approvals = control.own(ApprovalsRun)
+        >>> approvals.awaiting() is None, control.turns_left()
+        (True, True)
+        >>> approvals.wait([], control.observers)
+        >>> approvals.awaiting(), control.turns_left()
+        ([], False)
+    """
+
+    given: dict[str, Any] = field(default_factory=dict)
+    waiting: dict[str | None, list[PendingApproval]] = field(default_factory=dict)
+
+    def halts(self) -> bool:
+        return self.waiting.get(current_branch()) is not None
+
+    def awaiting(self) -> list[PendingApproval] | None:
+        """The calls this branch (or the main run) stopped for: ``Swarm.run`` returns them as
+        ``Response.pending``; no node of the branch goes on after it."""
+        return self.waiting.get(current_branch())
+
+    def wait(self, calls: list[PendingApproval], observers: HearsAsked | None) -> None:
+        """Stop this branch (or the main run) for ``calls``; the run's observers hear of it."""
+        self.waiting[current_branch()] = calls
+        if observers is not None:
+            observers.asked(calls)
+
+    def waiting_under(self, branch: str) -> bool:
+        """Whether branch ``branch`` (or a branch nested in it) stopped for approval."""
+        return any(
+            key is not None and (key == branch or key.startswith(f"{branch}/"))
+            for key in self.waiting
+        )
 
 
 class WaitingCalls(NamedTuple):

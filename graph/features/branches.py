@@ -65,8 +65,10 @@ from typing_extensions import NotRequired, TypedDict
 from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import BranchFailed, ContextConflict, SwarmError
 from ..core.messages import to_langchain, to_openai
+from ..core.middleware import Handoff, HandTo, handoff_verdict
 from ..core.node_names import HELPER_NODES
-from ..core.run_control import EFFECTS_KEY, RunControl, current_control
+from ..core.run_control import RunControl, current_control
+from ..core.run_state import RunState
 from ..core.state import StateUpdate, SwarmState, branch_scope, current_branch
 from ..core.types import CALLER, Agent
 from .approvals import PendingApproval, open_calls
@@ -83,9 +85,7 @@ from .parallel import (
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
-    from ..core.node import Turn
-    from ..core.runtime import GraphRuntime
-    from ..core.tool_calls import ToolOutcome
+    from ..core.runtime import GraphRuntime, ToolOutcome, Turn
     from .effects import FanOutSoFar
 
 __all__ = [
@@ -111,8 +111,8 @@ BRANCH_NODE, JOIN_NODE = HELPER_NODES
 
 
 @dataclass
-class FanOutRun:
-    """One run's fan-outs (this feature's state, kept in ``RunControl.features``): each
+class FanOutRun(RunState):
+    """One run's fan-outs (this feature's state, ``RunControl.own(FanOutRun)``): each
     finished branch's record, in the order they finished (``Response.branches`` sorts them),
     the fan-outs' ids in the order they happened, what a branch raised (the join re-raises
     it), and the fan-out a resumed run picks up (``Swarm.run(..., branches=)``)."""
@@ -132,11 +132,8 @@ class FanOutRun:
 
 
 def fan_out_run(control: RunControl) -> FanOutRun:
-    """The run's :class:`FanOutRun` (made on first use; ``dict.setdefault`` is atomic)."""
-    found = control.features.get("fan_out")
-    if found is None:
-        found = control.features.setdefault("fan_out", FanOutRun())
-    return cast("FanOutRun", found)
+    """The run's :class:`FanOutRun` (made on first use)."""
+    return control.own(FanOutRun)
 
 
 #: Where a joined answer (a ToolMessage) keeps its branches: ``additional_kwargs[BRANCHES_KEY]``,
@@ -256,17 +253,17 @@ class FanOut:
         fan_ids = {call.id for call in calls}
         targets = [target for call in calls for target, _, _ in call.branches]
         stop = control.exceeded or (None if control.turns_left() else _NOT_RUN)
-        # A fan-out to n agents is n handoffs, admitted together or not at all (a middleware's
-        # before_handoff: a budget's max_handoffs).
-        if stop is None and self.runtime.refuse_handoff(agent, targets, turn.state, control):
-            stop = control.stopped.reason if control.stopped else control.exceeded
+        if stop is None:
+            stop = _fan_out_refused(self.runtime, turn, targets)
+            if stop is not None:  # refused: the agent carries on, its answer is the refusal
+                outcome.handoff = None
         if stop is not None:
             _answer_calls(added, fan_ids, f"Error: {stop}")
             return None
         plan = self._plan(turn, calls, targets)
         base = _open_until_joined(turn, fan_ids)
         tasks = _tasks(self.runtime, plan, calls, base, context, control)
-        if control.features.get(EFFECTS_KEY) is not None and current_branch() is None:
+        if control.hooks.effects is not None and current_branch() is None:
             _track(self.runtime, control, plan, (base, context), tasks, [])
         sends = [Send(BRANCH_NODE, task) for task in tasks]
         control.ledger.fanned_out(agent.name, ", ".join(c.tool for c in calls), plan["labels"])
@@ -324,8 +321,9 @@ class FanOut:
                 ]
                 calls.append(_FanOutCall(call_id, tool, "json", branches, target))
             else:
-                seen = json.dumps({"assistant": target.name})
-                calls.append(_FanOutCall(call_id, tool, "text", [(target, None, seen)], None))
+                agent = cast("Agent", target)  # not a fan-out value: an Agent (or a member)
+                seen = json.dumps({"assistant": agent.name})
+                calls.append(_FanOutCall(call_id, tool, "text", [(agent, None, seen)], None))
         return calls
 
     def _remember(self, plan_id: str, rules: dict[str, MergeRule]) -> None:
@@ -486,10 +484,10 @@ class BranchNode:
         error: BaseException | None = None
         started = time.perf_counter()
         with branch_scope(task["label"]) as path, fan_out_scope(task["plan"]["id"], path):
-            if "/" not in path and control.features.get(EFFECTS_KEY) is not None:  # see progress_of
+            if "/" not in path and control.hooks.effects is not None:  # see progress_of
                 with fan_out_run(control).lock:
                     fan_out_run(control).live[path] = task
-            refused = self._refused(task, states[0], control)
+            refused = await self._refused(task, states[0], control, io)
             try:
                 if refused is None:
                     app, inner = self.fan_out.branch_app(), _branch_config(config, path)
@@ -506,17 +504,31 @@ class BranchNode:
                 error = exc
             return self._finish(task, states[-1], error, started, path, control, refused)
 
-    def _refused(self, task: BranchTask, state: dict[str, Any], control: RunControl) -> str | None:
-        """Why the branch's agent will not take the conversation, or ``None``: the entry check
-        (``GraphRuntime.entry_check``: preconditions, input guardrails) every way into an agent
-        passes, here before the branch runs. Only a branch that starts fresh is checked (a
-        resumed one was checked when it started). A refused branch never runs; its answer in
-        the join is the refusal, and the others go on."""
-        check = self.runtime.entry_check
-        if check is None or len(task["messages"]) > task["start"]:
+    async def _refused(
+        self, task: BranchTask, state: dict[str, Any], control: RunControl, io: Driver
+    ) -> str | None:
+        """Why the branch's agent will not take the conversation, or ``None``: a branch is a
+        way into an agent like a handoff, so the agent's ``before_handoff`` hooks are asked
+        (``way="branch"``: a guarded agent's precondition and input guardrails,
+        graph/features/guardrail_middleware.py), or ``GraphRuntime.entry_check`` where one is
+        set. Only a branch that starts fresh is checked (a resumed one was checked when it
+        started). A refused branch never runs; its answer in the join is the refusal, and the
+        others go on."""
+        if len(task["messages"]) > task["start"]:
             return None
         agent = self.runtime.agent_for(task["agent"], control)
-        return check(agent, cast("SwarmState", state), control)
+        check = self.runtime.entry_check
+        if check is not None:
+            return check(agent, cast("SwarmState", state), control)
+        stack = self.runtime.stack_for(agent, control)
+        if stack is None or not stack.handoff:
+            return None
+        source = self.runtime.agent_for(task["plan"]["agent"], control)
+        entering = Handoff(source, agent, state, "branch")
+        verdict = await handoff_verdict(stack.handoff, entering, io, control)
+        if isinstance(verdict, HandTo):  # a branch has no fallback
+            return f"{agent.name} would hand the branch to {verdict.agent.name}: refused"
+        return verdict
 
     def _finish(
         self,
@@ -542,7 +554,7 @@ class BranchNode:
             isinstance(last, AIMessage) and own and not (last.tool_calls or last.invalid_tool_calls)
         ):
             status, answer = "answered", last.text
-        elif control.waiting_under(path):  # it (or a fan-out inside it) waits for a human
+        elif _waiting_under(control, path):  # it (or a fan-out inside it) waits for a human
             status = "waiting"
         else:
             status = "stopped"
@@ -618,12 +630,14 @@ class JoinNode:
         self.name = JOIN_NODE
 
     def step(self, state: ParallelState, config: RunnableConfig) -> StateUpdate | Command:
-        return self._join(state, current_control(config))
+        return drive(self._join(state, current_control(config), SYNC))
 
     async def astep(self, state: ParallelState, config: RunnableConfig) -> StateUpdate | Command:
-        return self._join(state, current_control(config))
+        return await self._join(state, current_control(config), ASYNC)
 
-    def _join(self, state: ParallelState, control: RunControl) -> StateUpdate | Command:
+    async def _join(
+        self, state: ParallelState, control: RunControl, io: Driver
+    ) -> StateUpdate | Command:
         plan = state.get("parallel_fan_out")
         earlier: list[BranchResult] = []
         if plan is None and fan_out_run(control).resumed is not None:  # a paused fan-out, resumed
@@ -672,9 +686,12 @@ class JoinNode:
         if control.exceeded is not None:
             return cast("StateUpdate", update)  # the run stops; Swarm.run raises the budget
         routed = cast("StateUpdate", update)
-        if plan["join"] != plan["agent"]:
+        if plan["join"] != plan["agent"]:  # Parallel(join=): a switch, through its hooks
             join = self.runtime.agent_for(plan["join"], control)
-            if not self.runtime.switch(fanned, join, state, routed, control):
+            context = merged.context
+            if not await self.runtime.hand_off(
+                fanned, join, state, routed, control, context, io, way="join"
+            ):
                 return routed
         return self.runtime.next_node(JOIN_NODE, routed, state, control)
 
@@ -875,7 +892,7 @@ def resume_fan_out(
     plan, tasks, done = found
     check_resumable(history, plan)
     tasks = resumed_tasks(plan, tasks, history)
-    if control.features.get(EFFECTS_KEY) is not None:
+    if control.hooks.effects is not None:
         top = [dict(r) for r in records if "/" not in str(r.get("branch", ""))]
         _track(runtime, control, plan, (list(history), dict(context or {})), tasks, top)
     fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
@@ -884,9 +901,7 @@ def resume_fan_out(
     pending: list[PendingApproval] = []
     for task in tasks:
         agent = runtime.agent_for(task["active_agent"], control)
-        waiting = runtime.waiting(
-            agent, task["messages"], control, control.features.get(EFFECTS_KEY)
-        )
+        waiting = runtime.waiting(agent, task["messages"], control, control.hooks.effects)
         if waiting is not None:
             pending.extend(waiting[1].pending)
     return pending
@@ -990,3 +1005,30 @@ def progress_of(
         return FanOutSoFar(base, context, runtime.agent_for(fanned, control), branches)
 
     return record
+
+
+def _fan_out_refused(runtime: GraphRuntime, turn: Turn, targets: list[Agent]) -> str | None:
+    """Why the fan-out of ``turn.agent`` to ``targets`` may not happen, or None: a fan-out to n
+    agents is n handoffs, admitted together or not at all, so the ``before_handoff`` hooks of
+    the agent fanning out are asked once (``way="fan_out"``; a budget's ``max_handoffs``). The
+    step is synchronous here: its hooks' ``before_handoff`` is called (an async-only hook is
+    run to its end in place, which a running event loop refuses: give it a sync one too)."""
+    agent, control = turn.agent, turn.control
+    stack = runtime.stack_for(agent, control)
+    if stack is None or not stack.handoff:  # a plain run: nothing to ask
+        return None
+    messages = [*turn.state["messages"], *turn.update.get("messages", ())]
+    state = {"messages": messages, "context_variables": turn.context}
+    fanning = Handoff(agent, agent, state, "fan_out", branches=tuple(targets))
+    verdict = drive(handoff_verdict(stack.handoff, fanning, SYNC, control))
+    if isinstance(verdict, HandTo):  # a fan-out has no fallback
+        return f"{agent.name} would hand its fan-out to {verdict.agent.name}: refused"
+    return verdict
+
+
+def _waiting_under(control: RunControl, path: str) -> bool:
+    """Whether branch ``path`` (or a branch nested in it) stopped for approval."""
+    from .approvals import ApprovalsRun
+
+    approvals = control.state_of(ApprovalsRun)
+    return approvals is not None and approvals.waiting_under(path)

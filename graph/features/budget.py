@@ -12,10 +12,16 @@ The middleware's hooks, at the step's moments:
   made; the hook jumps to the end (``Response.stopped`` names it);
 - ``after_model``: the reply's tool calls past ``max_tool_calls`` are answered
   ``Error: Budget exceeded: ...`` and do not run; the calls within it run, then the run stops;
-- ``before_handoff`` (the swarm's extension hook): a handoff, route or fan-out that would pass
-  ``max_handoffs`` is refused, its transfer answered ``Error: Budget exceeded: ...``.
+- ``before_handoff`` (the swarm's extension hook, with a ``Handoff``): a switch (a handoff, a
+  route, a hook's ``HandTo``, a fan-out's join) or a fan-out (``way="fan_out"``: one per
+  branch, all admitted or none) that would pass ``max_handoffs`` is refused, its transfer
+  answered ``Error: Budget exceeded: ...``. It is asked on the stack of the agent taking the
+  conversation, after that agent's other hooks let the switch through (a run's own options'
+  hooks come last), and counts against the agent handing off (``Handoff.source``); a branch
+  starting (``way="branch"``) was counted when its fan-out was admitted.
 
-Each stop sets ``RunControl.exceeded`` (the core's "a limit refused the next step"), and
+Each stop sets ``RunControl.exceeded`` (the core's "a limit refused the next step") and
+``RunControl.stopped`` (``Response.stopped``: this middleware, and the hook), and
 ``Swarm.run`` raises it: :class:`~swarmgraph.graph.core.errors.BudgetExceeded`, with
 everything produced so far. Other features that make a model call of their own (a guardrail
 that calls a model, a LangGraph member's turn) ask the run's own middleware first
@@ -58,8 +64,8 @@ from langgraph.runtime import Runtime
 
 from ..core.errors import BudgetExceeded
 from ..core.marks import APPROVAL_MARK, is_marked
-from ..core.middleware import RunMiddleware
-from ..core.run_control import COUNTS, DECIDES_KEY, Books, RunControl
+from ..core.middleware import Handoff, MiddlewareStop, RunMiddleware
+from ..core.run_control import COUNTS, Books, RunControl
 from ..core.schema import tool_spec
 from ..core.state import branch_scope, current_branch
 from ..core.types import Agent
@@ -289,10 +295,15 @@ class BudgetMiddleware(AgentMiddleware):
         self.ledger, self.control, self.agent = ledger, control, agent
         self._held: set[str] | None = None  # the agent's approval-marked tools (read once)
 
-    def _stop(self, over: BudgetExceeded) -> None:
-        if self.control.exceeded is None:
-            self.control.exceeded = over
-        self.control.debug_print(str(over))
+    def _stop(self, over: BudgetExceeded, hook: str) -> None:
+        """The run stops on ``over`` (the first reason stands): ``Swarm.run`` raises it, and
+        ``Response.stopped`` names this middleware and ``hook``."""
+        control = self.control
+        if control.exceeded is None:
+            control.exceeded = over
+        if control.stopped is None:
+            control.stopped = MiddlewareStop(self.name, hook, str(over))
+        control.debug_print(str(over))
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
@@ -303,7 +314,7 @@ class BudgetMiddleware(AgentMiddleware):
         over = self.ledger.before_model(self.agent.name, messages)
         if over is None:
             return None
-        self._stop(over)
+        self._stop(over, "before_model")
         return {"jump_to": "end"}
 
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
@@ -327,21 +338,36 @@ class BudgetMiddleware(AgentMiddleware):
         if len(calls) <= room:
             return None
         assert bound is not None
-        self._stop(bound)
+        self._stop(bound, "after_model")
         refused = [
             ToolMessage(content=f"Error: {bound}", tool_call_id=c.get("id") or "", name=c["name"])
             for c in calls[int(room) :]
         ]
         return {"messages": refused}
 
-    def before_handoff(
-        self, agent: Agent, targets: Sequence[Agent], state: Mapping[str, Any]
-    ) -> str | None:
-        """No handoff (route, branches of a fan-out: one each) past ``max_handoffs``."""
-        over = self.ledger.before_handoff(agent.name, len(targets))
+    def before_handoff(self, handoff: Handoff) -> str | None:
+        """No switch past ``max_handoffs`` (a handoff, a route, a hook's ``HandTo``, a join:
+        one each; a fan-out: one per branch, admitted together), counted against the agent
+        handing off; a branch starting was counted with its fan-out.
+
+        Example:
+            >>> control, sales = RunControl(), Agent(name="Sales")
+            >>> attach(Budget(max_handoffs=1), control)
+            >>> (mine,) = control.middleware.of(sales)
+            >>> desk = Agent(name="Desk")
+            >>> two = Handoff(desk, desk, {}, "fan_out", branches=(sales, sales))
+            >>> mine.before_handoff(two)[:43]
+            'Budget exceeded: max_handoffs=1 would be pa'
+            >>> control.stopped.hook, mine.before_handoff(Handoff(desk, sales, {}))
+            ('before_handoff', None)
+        """
+        if handoff.way == "branch":
+            return None
+        count = len(handoff.branches) if handoff.way == "fan_out" else 1
+        over = self.ledger.before_handoff(handoff.source.name, count)
         if over is None:
             return None
-        self._stop(over)
+        self._stop(over, "before_handoff")
         return str(over)
 
     def _instructions(self, state: Mapping[str, Any]) -> SystemMessage:
@@ -354,7 +380,7 @@ class BudgetMiddleware(AgentMiddleware):
 
     def _waiting_tools(self) -> set[str]:
         """The agent's approval-marked tools: their calls are held, not run, in this step."""
-        if not self.control.features.get(DECIDES_KEY):
+        if not self.control.decides:
             return set()
         if self._held is None:
             tools = self.agent.tools

@@ -54,6 +54,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, get_args, get_origin, get_type_hints
 
 import typing_extensions
@@ -61,6 +62,8 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from typing_extensions import NotRequired, Required, TypedDict, is_typeddict
 
 from ..core.errors import ContextSchemaWarning, ContextValidationError
+from ..core.run_control import RunControl
+from ..core.run_state import RunState
 from ..core.schema import typed_annotation  # noqa: F401  (where it lived before)
 
 __all__ = [
@@ -125,6 +128,13 @@ def _fields_of(instance: BaseModel) -> dict[str, Any]:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class ValidContext(RunState):
+    """The typed context's state for one run: the context dict last validated."""
+
+    context: dict[str, Any] | None = None
 
 
 class ContextSchema:
@@ -201,11 +211,19 @@ class ContextSchema:
     def __repr__(self) -> str:
         return f"ContextSchema({self.name})"
 
-    #: The typed context's own state for one run, under this key in ``RunControl.features``:
-    #: the context dict last validated (on entry, after a tool update). A node reading that
-    #: very object skips validating it again (the nodes read and write it by this key, not
-    #: through a method: it is on every step's path).
-    STATE_KEY: ClassVar[str] = "typed_context"
+    # -- the run's last valid context (:class:`ValidContext`) ----------------------
+    @staticmethod
+    def kept(control: RunControl) -> dict[str, Any] | None:
+        """The context dict last validated in ``control``'s run: a node reading that very
+        object skips validating it again."""
+        state = control.state_of(ValidContext)
+        return None if state is None else state.context
+
+    @staticmethod
+    def keep(control: RunControl, context: dict[str, Any]) -> None:
+        """Remember ``context`` as valid for ``control``'s run (on entry, after a tool
+        update)."""
+        control.own(ValidContext).context = context
 
     # -- validation ---------------------------------------------------------------
     def problems(self, data: Mapping[str, Any]) -> list[str]:

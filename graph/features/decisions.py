@@ -3,7 +3,7 @@ decision (``@needs_approval``, or an ``@effect`` call in doubt), decided through
 effect ledger and the caller (``Swarm.run(approvals=)``) or LangGraph's ``interrupt()``.
 
 A feature: the agent node (graph/core/node.py) enters this module only when a tool of the run is
-marked (``RunControl.features["decides"]``, graph/core/marks.py); a swarm without marked tools
+marked (``RunControl.decides``, graph/core/marks.py); a swarm without marked tools
 never loads it.
 :func:`decide_waiting` is what ``AgentNode._begin`` asks first; ``AgentNode._admit`` holds
 a reply's approval-marked calls (``approvals.hold_marked_calls``) for the next step to decide.
@@ -35,11 +35,12 @@ from typing import TYPE_CHECKING, cast
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command, interrupt
 
-from ..core.run_control import EFFECTS_KEY, RunControl
+from ..core.run_control import RunControl
 from ..core.runtime import GraphRuntime
 from ..core.state import SwarmState, current_branch
 from ..core.types import Agent
 from .approvals import (
+    ApprovalsRun,
     Decision,
     PendingApproval,
     WaitingCalls,
@@ -123,13 +124,14 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
     effects = effects_of(runtime, turn, held.reply)
     stored = cast("Mapping[str, EffectOutcome]", held.known)  # the ledger's own outcomes
     effects.known.update({effect_key(i, held.reply.id): o for i, o in stored.items()})
-    given = dict(control.features.get("approvals") or {})  # Swarm.run(approvals=), checked
+    approvals = control.own(ApprovalsRun)
+    given = dict(approvals.given)  # Swarm.run(approvals=), checked
     questions = _questions(held, effects, given)
     decisions = {**given, **_settled(ledger, questions, given)}
     missing = [p for p in held.pending if p.id not in decisions]
     if missing and control.swarm_run:
         # Several branches of a fan-out may each stop for one: keep every call.
-        control.awaiting = [*(control.awaiting or []), *held.pending]
+        approvals.wait([*(approvals.awaiting() or []), *held.pending], control.observers)
         return
     if missing and ledger is not None:
         unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]
@@ -157,7 +159,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
             effects.after(call, EffectOutcome("done", content, error=failed))
     turn.update.setdefault("messages", [])
     turn.features["effects"] = effects
-    admit(turn, ran, agent.tools, hold=False)
+    admit(turn, ran, runtime.tools_of(agent), hold=False)  # its middleware's too
     turn.answers[:0] = answered
 
 
@@ -210,11 +212,12 @@ def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffect
             break
     control = turn.control
     progress = None
-    if "fan_out" in control.features and current_branch() is not None:
+    if current_branch() is not None:
         # A call inside a branch records where the fan-out is, for a retry after a crash.
-        from .branches import progress_of
+        from .branches import FanOutRun, progress_of
 
-        progress = progress_of(runtime, turn)
+        if control.state_of(FanOutRun) is not None:
+            progress = progress_of(runtime, turn)
     return RunEffects(
         ledger,
         reply,
@@ -236,12 +239,12 @@ def checked_approvals(
     """``approvals``, checked against the calls the history waits on (or, resuming a fan-out,
     ``paused``: the calls its branches wait on): a decision for a call that is not waiting is
     a clear error (a typo would otherwise be silently ignored). Kept as this feature's state
-    for the run (``control.features["approvals"]``), and returned."""
+    for the run (``ApprovalsRun.given``), and returned."""
     decisions = check_decisions(approvals)
     if paused is not None:
         ids = {p.id for p in paused}
     else:
-        waiting = runtime.waiting(agent, history, control, control.features.get(EFFECTS_KEY))
+        waiting = runtime.waiting(agent, history, control, control.hooks.effects)
         ids = set()
         if waiting is not None:  # and calls the ledger holds (decided and run by someone
             ids = {p.id for p in waiting[1].pending} | set(waiting[1].known)  # else: it says so)
@@ -258,5 +261,5 @@ def checked_approvals(
             f"waiting: {sorted(ids) or 'none'}. Pass the messages of the run that stopped "
             f"(history + response.messages) and the ids in response.pending.{hint}"
         )
-    control.features["approvals"] = decisions
+    control.own(ApprovalsRun).given = decisions
     return decisions

@@ -46,7 +46,7 @@ from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, mes
 from langchain_core.runnables import RunnableConfig
 
 from ..core.errors import ApprovalAlreadyDecided
-from ..core.run_control import EFFECTS_KEY, RunControl
+from ..core.run_control import RunControl
 from .approvals import Decision
 from .effects import (
     EffectCall,
@@ -70,7 +70,7 @@ def ledger_for(control: RunControl, config: RunnableConfig | None) -> EffectLedg
         >>> ledger_for(RunControl(), {"configurable": {}}) is None
         True
     """
-    given: EffectLedger | None = control.features.get(EFFECTS_KEY)  # Session's, for this run
+    given: EffectLedger | None = control.hooks.effects  # Session's, for this run
     if given is not None:
         return given
     configurable = (config or {}).get("configurable") or {}

@@ -1,5 +1,10 @@
 """Guardrails: contracts on every way into an agent, and on its final answer.
 
+They attach as middleware: ``Agent(input_guardrails=..., output_guardrails=..., on_trip=...,
+requires=...)`` installs :class:`~swarmgraph.graph.features.guardrail_middleware.
+GuardrailsMiddleware` (graph/options.py), whose hooks run the checks of this module at each
+moment below; the core names none of it.
+
 ``Agent(input_guardrails=[f], output_guardrails=[g], on_trip=fallback)``. A guardrail is a plain
 function (or an async one) of ``(context_variables, messages)`` that returns ``None`` to pass or
 a reason to refuse; ``messages`` is the conversation so far as LangChain messages (the same
@@ -17,7 +22,8 @@ still gets the blocks. ``context_variables`` is the run's dict (read it, don't c
   :func:`check_entry`) any other entry a caller builds. A tripped input guardrail means the
   agent's model is never called. Preconditions (``Agent(requires=...)``,
   :mod:`~swarmgraph.graph.features.preconditions`) are checked first on every entry but the run's
-  first.
+  first. A parallel branch is a way in too: a refused branch never runs, its answer in the join
+  is the refusal, and the other branches go on (a branch has no fallback).
 - **Text from outside the conversation passes them too** (:func:`check_outside_text`): a
   recalled long-term memory before it joins the system prompt (a refused one is left out),
   and the text a person types when answering an approval before it goes to the model as tool
@@ -53,31 +59,29 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from ..core.drivers import drive
 from ..core.errors import GuardrailTripped
-from ..core.run_control import RUN_CONTROL_KEY, TRIPPED_KEY, RunControl
+from ..core.hook_context import current_call_context
+from ..core.run_control import RUN_CONTROL_KEY, RunControl
+from ..core.run_state import RunState
 from ..core.types import Agent
 from .preconditions import unmet
 
 __all__ = [
-    "Gate",
     "GuardrailResult",
     "GuardrailTripped",
     "Trip",
     "acheck_entry",
     "acheck_output",
     "as_text",
-    "branch_refusal",
     "check_entry",
     "check_output",
     "check_outside_text",
@@ -346,11 +350,6 @@ def _precondition(agent: Agent, context: Mapping[str, Any], control: RunControl)
     return None if reason is None else Trip(agent, "precondition", "requires", reason)
 
 
-def guarded(agent: Agent, *, requires: bool = True) -> bool:
-    """Whether taking the conversation into ``agent`` runs any check (the fast path skips)."""
-    return bool(agent.input_guardrails) or (requires and agent.requires is not None)
-
-
 def check_entry(
     agent: Agent, state: Mapping[str, Any], control: RunControl, *, requires: bool = True
 ) -> Trip | None:
@@ -420,58 +419,26 @@ async def _checks(
 
 
 @dataclass
-class Gate:
-    """Checks that must pass before a step goes on, and what to do with their verdict.
+class Tripped(RunState):
+    """This feature's state for one run: the guardrail (or precondition) that stopped it,
+    which ``Swarm.run`` raises holding the Response (``RunControl.stop_error``)."""
 
-    ``settle(trip)`` acts on the verdict (``None``: passed) and may return the next gate (a
-    fallback's own checks). A node runs gates with ``run`` on its sync path and ``arun`` on
-    its async one, which is all the two paths differ by.
-    """
+    error: GuardrailTripped | None = None
 
-    agent: Agent
-    kind: Literal["entry", "output"]
-    state: Mapping[str, Any]
-    settle: Callable[[Trip | None], Gate | None]
-    requires: bool = True
+    def halts(self) -> bool:
+        return self.error is not None
 
-    def run(self, control: RunControl) -> Gate | None:
-        if self.kind == "output":
-            return self.settle(check_output(self.agent, self.state, control))
-        return self.settle(check_entry(self.agent, self.state, control, requires=self.requires))
-
-    async def arun(self, control: RunControl) -> Gate | None:
-        if self.kind == "output":
-            return self.settle(await acheck_output(self.agent, self.state, control))
-        trip = await acheck_entry(self.agent, self.state, control, requires=self.requires)
-        return self.settle(trip)
-
-
-def branch_refusal(agent: Agent, state: Mapping[str, Any], control: RunControl) -> str | None:
-    """``GraphRuntime.entry_check``: a parallel branch is a way into ``agent`` too. Its
-    precondition and input guardrails run before the branch does; the refusal (``None``: it
-    may run) is what the join answers for that branch, and the other branches go on. (A branch
-    has no fallback: ``on_trip`` applies to a run's conversation, not to one branch of it.)
-
-    Example:
-        >>> refunds = Agent(name="Refunds", requires=["order_id"])
-        >>> branch_refusal(refunds, {"messages": [], "context_variables": {}}, RunControl())
-        'Refunds needs order_id'
-    """
-    trip = check_entry(agent, state, control)
-    if trip is None:  # passed, or a budget stopped the run: the branch stops as budgets stop it
-        return None
-    if trip.kind == "precondition":
-        return trip.reason
-    return f"{agent.name} refused the conversation: {trip.reason}"
+    def stop_error(self) -> GuardrailTripped | None:
+        return self.error
 
 
 def stop(control: RunControl, trip: Trip) -> None:
     """End the run on ``trip``: ``Swarm.run`` raises it with the Response once the step is
-    booked (``control.tripped``); the compiled graph raises it from the node now."""
+    booked (:class:`Tripped`); the compiled graph raises it from the node now."""
     error = trip.error()
     if not control.swarm_run:
         raise error
-    control.features[TRIPPED_KEY] = error  # read as control.tripped
+    control.own(Tripped).error = error
 
 
 def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
@@ -490,29 +457,7 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-def final_answer(reply: AIMessage) -> bool:
-    """A reply that ends the agent's turn: no tool calls asked."""
-    return not (reply.tool_calls or reply.invalid_tool_calls)
-
-
 # -- text from outside the conversation ---------------------------------------------------
-
-#: The context of the model call a ``prompt_context`` hook is asked for (set by the runtime
-#: around the hook): what :func:`check_outside_text` gives the guardrails when not told.
-_CALL_CONTEXT: ContextVar[Mapping[str, Any] | None] = ContextVar(
-    "swarmgraph_call_context", default=None
-)
-
-
-@contextmanager
-def call_context(context: Mapping[str, Any]) -> Iterator[None]:
-    """While the runtime asks a ``prompt_context`` hook: ``context`` is the context the
-    model call is built from (what :func:`check_outside_text` passes to guardrails)."""
-    token = _CALL_CONTEXT.set(context)
-    try:
-        yield
-    finally:
-        _CALL_CONTEXT.reset(token)
 
 
 def check_outside_text(
@@ -545,7 +490,7 @@ def check_outside_text(
     if not agent.input_guardrails:
         return None
     if context_variables is None:
-        context_variables = _CALL_CONTEXT.get() or {}
+        context_variables = current_call_context() or {}
     context = context_variables if isinstance(context_variables, dict) else dict(context_variables)
     messages: list[BaseMessage] = [HumanMessage(text)]
     control = _running_control()

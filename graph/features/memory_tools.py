@@ -1,6 +1,11 @@
 """The long-term memory tools an ``Agent(memory_tools=True)`` offers its model: ``remember``,
 ``recall``, ``forget`` and ``history`` (every value a fact has had, with when it held).
 
+They attach as middleware: ``memory_tools=True`` is sugar that installs
+:class:`MemoryToolsMiddleware` (graph/options.py's ``middleware_of``), whose ``tools`` the step
+binds beside the agent's own (``AgentMiddleware.tools``, graph/core/middleware_tools.py); the
+core never names them.
+
 They are thin on purpose: each one's signature and docstring are what the model is told, and
 the work is done by the ``long_term`` object the run injects (a name of
 :data:`swarmgraph.graph.core.schema.INJECTED`, so it is hidden from the schema and a value the
@@ -21,13 +26,25 @@ Example:
     (['key', 'scope', 'value'], ['user', 'agent'])
     >>> tool_spec(remember).injected
     ('long_term',)
+    >>> [f.__name__ for f in MemoryToolsMiddleware().tools]
+    ['remember', 'recall', 'forget', 'history']
 """
 
 from __future__ import annotations
 
 from typing import Literal, Protocol
 
-__all__ = ["MEMORY_TOOLS", "LongTermTools", "forget", "history", "recall", "remember"]
+from langchain.agents.middleware import AgentMiddleware
+
+__all__ = [
+    "MEMORY_TOOLS",
+    "LongTermTools",
+    "MemoryToolsMiddleware",
+    "forget",
+    "history",
+    "recall",
+    "remember",
+]
 
 #: The scopes a model may write: its user's facts, or its own notes about that user.
 ToolScope = Literal["user", "agent"]
@@ -94,3 +111,14 @@ def history(key: str, scope: ToolScope = "user", *, long_term: LongTermTools) ->
 
 #: The tools in the order an agent offers them.
 MEMORY_TOOLS = (remember, recall, forget, history)
+
+
+class MemoryToolsMiddleware(AgentMiddleware):
+    """``Agent(memory_tools=True)`` as the middleware it installs: no hooks, only ``tools``
+    (:data:`MEMORY_TOOLS`), which the step binds after the agent's own. The ``long_term``
+    object they call is the run's (a ``Session`` with long-term memory supplies it through
+    the run's ``tool_inputs``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tools = list(MEMORY_TOOLS)  # type: ignore[arg-type]

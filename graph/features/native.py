@@ -38,15 +38,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Overwrite
 from pydantic import ConfigDict, Field
 
+from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import ContextValidationError
 from ..core.run_control import RunControl, current_control
 from ..core.state import StateUpdate, SwarmState
 from ..core.types import Agent, is_compiled_graph
-from .guarded_switch import GuardedSwitch
 
 if TYPE_CHECKING:
     from ..core.runtime import GraphRuntime
-    from .guardrails import Gate
 
 __all__ = ["GraphAgent", "GraphNode", "as_member"]
 
@@ -162,10 +161,7 @@ class GraphNode:
         else:  # an observed run (graph/core/hooks.py): around the member's turn
             with control.observers.member_turn(agent):
                 output = agent.graph.invoke(self._input(agent, state), config)
-        update, gate = self._update(agent, state, output, control)
-        while gate is not None and control.exceeded is None:  # the target's checks
-            gate = gate.run(control)
-        return update
+        return drive(self._update(agent, state, output, control, SYNC))
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> StateUpdate:
         control = current_control(config)
@@ -177,15 +173,13 @@ class GraphNode:
         else:  # an observed run (graph/core/hooks.py): around the member's turn
             with control.observers.member_turn(agent):
                 output = await agent.graph.ainvoke(self._input(agent, state), config)
-        update, gate = self._update(agent, state, output, control)
-        while gate is not None and control.exceeded is None:
-            gate = await gate.arun(control)
-        return update
+        return await self._update(agent, state, output, control, ASYNC)
 
-    def _update(
-        self, agent: GraphAgent, state: SwarmState, output: Any, control: RunControl
-    ) -> tuple[StateUpdate, Gate | None]:
-        """The member's turn as an update, and the gate its handoff waits at (if any)."""
+    async def _update(
+        self, agent: GraphAgent, state: SwarmState, output: Any, control: RunControl, io: Driver
+    ) -> StateUpdate:
+        """The member's turn as an update; a handoff it made switches the agent through the
+        target's ``before_handoff`` hooks (:meth:`GraphRuntime.hand_off`)."""
         seen = {m.id for m in state["messages"]}
         added = [m for m in _messages(output) if m.id is None or m.id not in seen]
         added = [_stamped(m, agent.name) for m in added]
@@ -196,15 +190,15 @@ class GraphNode:
         if written is not None and written != context:
             context = self._context(agent, written, update, control) or context
         answer = _handoff_answer(agent, added)
-        if answer is not None:  # the member handed off: through the target's checks
+        if answer is not None:  # the member handed off: through the target's hooks
             target = as_member(agent.handoff_by_tool[answer.name or ""])
-            switch = GuardedSwitch(
-                self.runtime, agent, state, update, control, context, call_id=answer.tool_call_id
+            await self.runtime.hand_off(
+                agent, target, state, update, control, context, io, call_id=answer.tool_call_id
             )
-            return update, switch.to(target)
+            return update
         if added and isinstance(added[-1], AIMessage) and state.get("handoff_trail"):
             update["handoff_trail"] = []  # the member answered: the handoff chain is over
-        return update, None
+        return update
 
     def _context(
         self, agent: GraphAgent, written: Any, update: StateUpdate, control: RunControl

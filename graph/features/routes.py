@@ -5,6 +5,11 @@ would be called again, the first route whose ``when(context_variables)`` holds s
 active agent, with no model call. In the graph a route is a conditional edge labelled with the
 route's name.
 
+Routes attach as middleware: ``routes=`` is sugar that installs :class:`RoutesMiddleware`
+(graph/options.py's ``middleware_of``), whose ``next_agent`` hook (the step's "who takes over"
+moment, graph/core/middleware.py's ``Takeover``) picks the first route that holds when no
+tool handed off, and whose ``destinations`` tell discovery and the drawn graph where routes go.
+
 Example:
     >>> from swarmgraph.graph.core.types import Agent
     >>> triage = Agent(name="Triage")
@@ -14,15 +19,22 @@ Example:
     'Triage'
     >>> first_route(refunds, {"refund_status": "pending"}) is None
     True
+    >>> [(d.agent.name, d.label) for d in RoutesMiddleware(refunds.routes, "Refunds").destinations]
+    [('Triage', 'Triage')]
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain.agents.middleware import AgentMiddleware
+
+from ..core.middleware import Destination, Takeover
 from ..core.types import Agent
+
+__all__ = ["Route", "RoutesMiddleware", "first_route", "routes_of"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +80,43 @@ def first_route(agent: Agent, context: Mapping[str, Any]) -> Route | None:
         if route.when(context):
             return route
     return None
+
+
+class RoutesMiddleware(AgentMiddleware):
+    """``Agent(routes=[...])`` as the middleware it installs: when no tool of the step handed
+    off, the first route whose condition holds takes over (``next_agent``); ``destinations``
+    lists every route's target with its label. Anything but a :class:`Route` is refused here,
+    so the first walk of a roster says so.
+
+    Example:
+        >>> from swarmgraph.graph.core.middleware import Takeover
+        >>> billing = Agent(name="Billing")
+        >>> paid = RoutesMiddleware([Route(when=lambda c: c.get("paid"), to=billing)], "Shop")
+        >>> def now(context):
+        ...     return Takeover(Agent(name="Shop"), None, context, [], [], lambda n: None)
+        >>> paid.next_agent(now({"paid": True})).target.name
+        'Billing'
+        >>> paid.next_agent(now({})) is None
+        True
+    """
+
+    def __init__(self, routes: Sequence[Any], agent: str) -> None:
+        super().__init__()
+        for route in routes:
+            if not isinstance(route, Route):
+                raise TypeError(f"agent {agent!r}: routes must be Route objects, got {route!r}")
+        self.routes: tuple[Route, ...] = tuple(routes)
+        self.destinations = [Destination(route.to, route.label) for route in self.routes]
+
+    @property
+    def name(self) -> str:
+        return "RoutesMiddleware"
+
+    def next_agent(self, takeover: Takeover) -> Takeover | None:
+        """The first route that holds, when no tool handed off."""
+        if takeover.target is not None:
+            return None
+        for route in self.routes:
+            if route.when(takeover.context):
+                return takeover.replace(target=route.to, label=route.label, call_id=None)
+        return None

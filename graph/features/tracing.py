@@ -66,6 +66,8 @@ if TYPE_CHECKING:
 from langgraph.errors import GraphInterrupt
 
 from ..core.hooks import RunObserver, register
+from ..core.marks import loaded
+from ..core.state import current_branch
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -158,6 +160,54 @@ def observer_for(run: RunInfo) -> TracingObserver | None:
     return TracingObserver(_tracer_of(provider), capture_content=_captures())
 
 
+#: ``opentelemetry.trace`` and ``opentelemetry.context``, bound by the first observer (a run
+#: with a provider: the API is there). Each span's call used to import its names again (a
+#: ``from ... import`` in the function: a module lookup and an attribute fetch each time).
+_trace: Any = None
+_context: Any = None
+_types: Any = None  # graph/core/types.py (Agent, Result), bound with them
+
+
+def _bind_api() -> None:
+    global _trace, _context, _types
+    if _trace is None:
+        from opentelemetry import context, trace
+
+        from ..core import types
+
+        _context, _trace, _types = context, trace, types
+
+
+def _failed(span: Span, exc: Exception) -> None:
+    """What OpenTelemetry's ``use_span`` does when its block raises: the exception recorded
+    on ``span`` and its status set to an error (inlined: its two nested generator context
+    managers per span were a measurable part of a traced handoff)."""
+    if span.is_recording():
+        span.record_exception(exc)
+        span.set_status(_trace.Status(_trace.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+
+
+class _Current:
+    """``span`` made the current span around a call, recorded as failed if the call raises,
+    and ended. A plain class, not ``start_as_current_span`` or a generator: one span per model
+    and tool call is on the traced run's hot path."""
+
+    __slots__ = ("span", "token")
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    def __enter__(self) -> Span:
+        self.token = _context.attach(_trace.set_span_in_context(self.span))
+        return self.span
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if isinstance(exc, Exception):
+            _failed(self.span, exc)
+        _context.detach(self.token)
+        self.span.end()
+
+
 #: The tracer of the provider runs are traced with, kept: the SDK builds a new tracer (and its
 #: instrumentation scope) on every ``get_tracer``, which was a part of each traced run's cost.
 _kept_tracer: tuple[Any, Any] = (None, None)  # the provider, its tracer
@@ -179,6 +229,7 @@ class TracingObserver(RunObserver):
     instrumentation's own spans nest under ``chat``."""
 
     def __init__(self, tracer: Tracer, *, capture_content: bool = False) -> None:
+        _bind_api()
         self.tracer = tracer
         self.capture = capture_content
         self.root: Span | None = None
@@ -204,7 +255,9 @@ class TracingObserver(RunObserver):
         if run.conversation_id is not None:
             attributes["gen_ai.conversation.id"] = run.conversation_id
         self.root = self.tracer.start_span(f"invoke_workflow {workflow}", attributes=attributes)
-        for call_id, decision in (run.control.features.get("approvals") or {}).items():
+        module = loaded("approvals")  # a run's given decisions exist only once it is loaded
+        approvals = None if module is None else run.control.state_of(module.ApprovalsRun)
+        for call_id, decision in (approvals.given if approvals else {}).items():
             answered: dict[str, Any] = {
                 "gen_ai.tool.call.id": call_id,
                 "swarmgraph.approval.approved": decision is True,
@@ -219,25 +272,26 @@ class TracingObserver(RunObserver):
     def run_ended(
         self, run: RunInfo, response: Response | None, error: BaseException | None
     ) -> None:
-        from opentelemetry.trace import Status, StatusCode
-
         root = self.root
         assert root is not None
         with self._lock:
             open_spans = [span for _, span in self._agents.values()]
             self._agents.clear()
         control = run.control
-        if response is not None and response.agent is not None:
-            root.set_attribute("swarmgraph.agent.final", response.agent.name)
         usage = control.ledger.totals
         tokens = self._tokens if run.invoked else [usage["input_tokens"], usage["output_tokens"]]
-        root.set_attribute("gen_ai.usage.input_tokens", tokens[0])
-        root.set_attribute("gen_ai.usage.output_tokens", tokens[1])
-        stopped = error or control.exceeded or control.tripped
+        ended: dict[str, Any] = {
+            "gen_ai.usage.input_tokens": tokens[0],
+            "gen_ai.usage.output_tokens": tokens[1],
+        }
+        if response is not None and response.agent is not None:
+            ended["swarmgraph.agent.final"] = response.agent.name
+        root.set_attributes(ended)  # one call (and one lock of the span) for all
+        stopped = error or control.exceeded or control.stop_error()
         if stopped is not None:
             if error is not None:
                 root.record_exception(error)
-            root.set_status(Status(StatusCode.ERROR, type(stopped).__name__))
+            root.set_status(_trace.Status(_trace.StatusCode.ERROR, type(stopped).__name__))
         for span in open_spans:
             span.end()
         root.end()
@@ -248,8 +302,6 @@ class TracingObserver(RunObserver):
     def _agent_span(self, agent: Agent, branch: str | None) -> Span:
         """The open ``invoke_agent`` span of ``agent`` in ``branch``: started when another
         agent's was open there, or none."""
-        from opentelemetry.trace import set_span_in_context
-
         with self._lock:
             open_ = self._agents.get(branch)
             if open_ is not None and open_[0] is agent:
@@ -267,15 +319,13 @@ class TracingObserver(RunObserver):
                 attributes["swarmgraph.branch"] = branch
             span = self.tracer.start_span(
                 f"invoke_agent {agent.name}",
-                context=set_span_in_context(parent or self.root),  # type: ignore[arg-type]
+                context=_trace.set_span_in_context(parent or self.root),
                 attributes=attributes,
             )
             self._agents[branch] = (agent, span)
             return span
 
     def on_switch(self, agent: Agent, target: Agent, route: str | None) -> None:
-        from ..core.state import current_branch
-
         branch = current_branch()
         with self._lock:
             open_ = self._agents.pop(branch, None)
@@ -305,8 +355,6 @@ class TracingObserver(RunObserver):
         in); none open: the turn of agent ``name`` starts here (an input guardrail runs
         before the agent's first model call), or, for an agent not in the run's roster,
         the branch's or the run's span."""
-        from ..core.state import current_branch
-
         branch = current_branch()
         with self._lock:
             open_ = self._agents.get(branch)
@@ -371,8 +419,6 @@ class TracingObserver(RunObserver):
 
     # -- calls --------------------------------------------------------------------------
     async def around_model_call(self, proceed: Proceed, call: ModelCallInfo) -> Any:
-        from opentelemetry.trace import SpanKind, set_span_in_context
-
         parent = self._agent_span(call.agent, call.branch)
         provider, named = _chat_model_params(call.runnable)
         # The chat model's own name (a fixed chat_model= answers for every agent.model);
@@ -388,35 +434,37 @@ class TracingObserver(RunObserver):
             attributes["gen_ai.conversation.id"] = self.conversation
         if self.capture:
             attributes["gen_ai.input.messages"] = _messages_json(call.prompt)
-        with self.tracer.start_as_current_span(
+        span = self.tracer.start_span(
             f"chat {model}",
-            context=set_span_in_context(parent),
-            kind=SpanKind.CLIENT,
+            context=_trace.set_span_in_context(parent),
+            kind=_trace.SpanKind.CLIENT,
             attributes=attributes,
-        ) as span:
+        )
+        # The span current around the call (as start_as_current_span would make it, without
+        # its two generator context managers): a LangChain instrumentation nests under it.
+        with _Current(span):
             reply = await proceed()
-            usage = getattr(reply, "usage_metadata", None)
-            if usage:
-                tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-                span.set_attribute("gen_ai.usage.input_tokens", tokens[0])
-                span.set_attribute("gen_ai.usage.output_tokens", tokens[1])
-                with self._lock:
-                    self._tokens[0] += tokens[0]
-                    self._tokens[1] += tokens[1]
             meta = getattr(reply, "response_metadata", None) or {}
             finish = meta.get("finish_reason") or (
                 "tool_calls" if getattr(reply, "tool_calls", None) else "stop"
             )
-            span.set_attribute("gen_ai.response.finish_reasons", [str(finish)])
+            answered: dict[str, Any] = {"gen_ai.response.finish_reasons": [str(finish)]}
+            usage = getattr(reply, "usage_metadata", None)
+            if usage:
+                tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+                answered["gen_ai.usage.input_tokens"] = tokens[0]
+                answered["gen_ai.usage.output_tokens"] = tokens[1]
+                with self._lock:
+                    self._tokens[0] += tokens[0]
+                    self._tokens[1] += tokens[1]
             if meta.get("model_name"):
-                span.set_attribute("gen_ai.response.model", str(meta["model_name"]))
+                answered["gen_ai.response.model"] = str(meta["model_name"])
             if self.capture:
-                span.set_attribute("gen_ai.output.messages", _messages_json([reply]))
+                answered["gen_ai.output.messages"] = _messages_json([reply])
+            span.set_attributes(answered)  # one call (and one lock of the span) for all
             return reply
 
     async def around_tool_call(self, proceed: Proceed, call: ToolCallInfo) -> Any:
-        from opentelemetry.trace import set_span_in_context
-
         parent = self._agent_span(call.agent, call.branch)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -428,9 +476,12 @@ class TracingObserver(RunObserver):
         if self.capture:
             attributes["gen_ai.tool.call.arguments"] = _json(call.arguments)
         memory = _MEMORY_OPERATIONS.get(call.name) if call.agent.memory_tools else None
-        with self.tracer.start_as_current_span(
-            f"execute_tool {call.name}", context=set_span_in_context(parent), attributes=attributes
-        ) as span:
+        span = self.tracer.start_span(
+            f"execute_tool {call.name}",
+            context=_trace.set_span_in_context(parent),
+            attributes=attributes,
+        )
+        with _Current(span):
             if memory is None:
                 raw = await proceed()
             else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
@@ -444,13 +495,16 @@ class TracingObserver(RunObserver):
                     },
                 ):
                     raw = await proceed()
+            done: dict[str, Any] = {}
             target = _transfer_target(raw)
             if target is not None:  # the GenAI conventions' transfer (a Swarm handoff)
-                span.set_attribute("gen_ai.transfer.mode", "pass_control")
-                span.set_attribute("gen_ai.transfer.target.type", "agent")
-                span.set_attribute("gen_ai.transfer.target.name", target)
+                done["gen_ai.transfer.mode"] = "pass_control"
+                done["gen_ai.transfer.target.type"] = "agent"
+                done["gen_ai.transfer.target.name"] = target
             if self.capture:
-                span.set_attribute("gen_ai.tool.call.result", _result_text(raw))
+                done["gen_ai.tool.call.result"] = _result_text(raw)
+            if done:
+                span.set_attributes(done)
             return raw
 
     async def around_branch(self, proceed: Proceed, branch: BranchInfo) -> Any:
@@ -492,8 +546,6 @@ class TracingObserver(RunObserver):
         """``hook`` (the run's prompt context: a Session's long-term recall) as a
         ``search_memory`` span under the asking agent."""
         from opentelemetry.trace import set_span_in_context
-
-        from ..core.state import current_branch
 
         def recall(agent: Agent, messages: Sequence[BaseMessage]) -> str | None:
             parent = self._agent_span(agent, current_branch())
@@ -641,9 +693,15 @@ _PARAMS: dict[int, tuple[Any, str, str | None]] = {}
 def _chat_model_params(runnable: Any) -> tuple[str, str | None]:
     """The provider a chat model reports (LangChain's ``ls_provider``: ``openai``...) and the
     model it names (``ls_model_name``; ``None`` for a stand-in), its tools bound or not."""
+    cached = _PARAMS.get(id(runnable))  # the model as called: no attribute looked up
+    if cached is not None and cached[0] is runnable:
+        return cached[1], cached[2]
+    # (A missing attribute of a pydantic model raises inside its __getattr__: too dear to
+    # ask each call whether the model is a binding.)
     bound = getattr(runnable, "bound", runnable)
     cached = _PARAMS.get(id(bound))
     if cached is not None and cached[0] is bound:
+        _keep_params(runnable, cached[1], cached[2])
         return cached[1], cached[2]
     params: dict[str, Any] = {}
     get = getattr(bound, "_get_ls_params", None)
@@ -655,20 +713,23 @@ def _chat_model_params(runnable: Any) -> tuple[str, str | None]:
     provider = str(params.get("ls_provider") or getattr(bound, "_llm_type", None) or "unknown")
     named = params.get("ls_model_name")
     name = str(named) if named and named != _STAND_IN_NAME else None
-    if len(_PARAMS) > 256:  # models made per request must not grow this forever
-        _PARAMS.clear()
-    _PARAMS[id(bound)] = (bound, provider, name)
+    _keep_params(bound, provider, name)
+    _keep_params(runnable, provider, name)
     return provider, name
+
+
+def _keep_params(model: Any, provider: str, name: str | None) -> None:
+    if len(_PARAMS) > 256:  # models (or bindings) made per request must not grow this forever
+        _PARAMS.clear()
+    _PARAMS[id(model)] = (model, provider, name)
 
 
 def _transfer_target(raw: Any) -> str | None:
     """The agent a tool's return value hands the conversation to (an ``Agent``, or a
     ``Result`` with one): Swarm's own way to say a call is a transfer, so no guess from
     the tool's name."""
-    from ..core.types import Agent, Result
-
-    agent = raw.agent if isinstance(raw, Result) else raw
-    return agent.name if isinstance(agent, Agent) else None
+    agent = raw.agent if isinstance(raw, _types.Result) else raw
+    return agent.name if isinstance(agent, _types.Agent) else None
 
 
 def _json(value: Any) -> str:

@@ -480,6 +480,132 @@ for name in ("window:20", "tokens:1000", "summary:10"):
     )
 
 # %% [markdown]
+# ## Which memory for which kind of question
+#
+# The policies above decide what part of *one* conversation the model sees. Users also ask
+# across conversations, and not only for a fact's current value. Four kinds of question,
+# after three conversations in which the user said "I live in Lyon", chatted, and later
+# "I moved to Porto":
+#
+# * **now**: "Which city do I live in?" needs Porto;
+# * **before X**: "Which city did I live in before Porto?" needs Lyon;
+# * **how many**: "How many cities have I lived in?" needs both;
+# * **never said**: "Which gym do I go to?": nothing holds it; the reader must say so.
+#
+# Four memories, each asked in the way it would be deployed: `buffer` and a 4-message
+# `window` over one thread of the three conversations, `context_variables` filled by
+# `extract_context` rules (one value per key), and long-term memory
+# (`Session(user_id=..., long_term=True, extract=...)`, each conversation and each question
+# a new conversation). We read off each prompt which cities it holds.
+# %%
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel
+
+from swarmgraph.memory import FactExtractor
+from swarmgraph.memory.extract import extract_context
+
+
+class Home(BaseModel):
+    home_city: str | None = None
+
+
+CITY_RULE = {"home_city": r"(?:live in|moved to) (?P<value>[A-Z]\w+)"}
+conversations = [
+    ["I live in Lyon.", "Any tips for a rainy weekend?"],
+    ["What is a good stretch after sitting all day?", "How long should I boil an egg?"],
+    ["I moved to Porto.", "Which is better for a beginner, running or cycling?"],
+]
+kinds = {
+    "now": "Which city do I live in?",
+    "before X": "Which city did I live in before Porto?",
+    "how many": "How many cities have I lived in?",
+    "never said": "Which gym do I go to?",
+}
+needs = {"now": {"Porto"}, "before X": {"Lyon"}, "how many": {"Lyon", "Porto"}, "never said": set()}
+kind_url = f"sqlite:///{workdir / 'kinds.db'}"
+echo = ScriptedChatModel(respond=lambda messages: "Noted.")
+plain = Agent(name="Assistant", instructions="You are a helpful assistant.")
+
+
+def cities(messages):
+    """The cities the prompt holds, in order (a list: a set prints in any order)."""
+    return [c for c in ("Lyon", "Porto") if any(c in str(m.content) for m in messages)]
+
+
+def thread(policy, name):
+    session = Session(name, url=kind_url, persist=("messages",), memory=policy)
+    for said in conversations:
+        for text in said:
+            session.run(Swarm(chat_model=echo), plain, text)
+    shown = {}
+    for kind, question in kinds.items():  # asked on the thread, not saved
+        asked = policy.arrange(policy.fold(session.store.load(name)).shown, [])
+        shown[kind] = cities([*asked, HumanMessage(question)])
+    return shown
+
+
+def context_row():
+    known = {}
+    for said in conversations:
+        for text in said:
+            known.update(extract_context(text, Home, rules=CITY_RULE))
+    instructions = f"You are a helpful assistant. The user: {known}"
+    return {kind: cities([SystemMessage(instructions)]) for kind in kinds}
+
+
+def long_term_row():
+    extract = FactExtractor(Home, rules=CITY_RULE)
+    for n, said in enumerate(conversations):
+        session = Session(f"lt-{n}", url=kind_url, user_id="ming", long_term=True, extract=extract)
+        for text in said:
+            session.run(Swarm(chat_model=echo), plain, text)
+    shown = {}
+    for kind, question in kinds.items():
+        before = len(echo.calls)
+        Session(f"lt-ask-{kind}", url=kind_url, user_id="ming", long_term=True).run(
+            Swarm(chat_model=echo), plain, question
+        )
+        shown[kind] = cities(echo.calls[before])
+    return shown
+
+
+table = {
+    "buffer": thread(BufferMemory(), "kinds-buffer"),
+    "window (4 msgs)": thread(WindowMemory(4), "kinds-window"),
+    "context_variables": context_row(),
+    "long-term memory": long_term_row(),
+}
+print(f"{'memory':18} " + " ".join(f"{k:>12}" for k in kinds))
+for name, shown in table.items():
+    marks = ["yes" if needs[k] and needs[k] <= set(shown[k]) else "-" for k in kinds]
+    print(f"{name:18} " + " ".join(f"{m:>12}" for m in marks))
+check("now: every memory shows Porto, said last (the window only because it was)",
+      [name for name, s in table.items() if "Porto" in s["now"]], list(table))  # fmt: skip
+check("before X: only buffer and long-term memory show Lyon",
+      [name for name, s in table.items() if "Lyon" in s["before X"]],
+      ["buffer", "long-term memory"])  # fmt: skip
+check("context_variables keep one value per key: the move erased Lyon",
+      table["context_variables"]["before X"], ["Porto"])  # fmt: skip
+check("how many: buffer and long-term memory show both cities",
+      [name for name, s in table.items() if s["how many"] == ["Lyon", "Porto"]],
+      ["buffer", "long-term memory"])  # fmt: skip
+check("long-term memory shows Porto alone for 'now', with Lyon only when asked about the past",
+      (table["long-term memory"]["now"], table["long-term memory"]["before X"]),
+      (["Porto"], ["Lyon", "Porto"]))  # fmt: skip
+
+# %% [markdown]
+# So, per kind of question (notebook 07 measures the same kinds on its multi-session
+# benchmark, `benchmarks/RESULTS.md` section 3c at full size):
+#
+# * **now**: `context_variables` for a few known fields, long-term memory across
+#   conversations; buffer too, but it shows Lyon beside Porto, and the reader must work out
+#   which is current. A short window keeps only what was said last: here Porto, never Lyon.
+# * **before X** and **how many**: long-term memory, which keeps every value with when it
+#   held and recalls the earlier ones for a question about the past; buffer while the whole
+#   history still fits. Not `context_variables`: one value per key.
+# * **never said**: no memory holds it; what matters is that the reader says it does not
+#   know rather than answer from a near miss (notebook 07 measures it).
+# %% [markdown]
 # ## What you saw
 #
 # * Over 64 turns, buffer's request grew on every turn (twice the turns cost about four times
@@ -496,6 +622,9 @@ for name in ("window:20", "tokens:1000", "summary:10"):
 #   user asked for it (the question shares its words), answering it for a fraction of
 #   buffer's tokens.
 # * Whatever the policy, the store held all 128 messages.
+# * Across three conversations, the earlier city (before X) and the count of cities (how
+#   many) were in the prompt of buffer and long-term memory only; `context_variables` had
+#   kept one value per key, and the window had lost both.
 # * With ten facts over 200 turns, only context-backed (`extract_context` into
 #   `context_variables` plus a 4-message window) was on the Pareto front: all ten facts, a
 #   few percent of buffer's tokens, with rules written for exactly those sentences (perfect

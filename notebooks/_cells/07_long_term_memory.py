@@ -48,10 +48,13 @@ import swarmgraph
 # package's own location (installed editable from the checkout), not from the working directory.
 sys.path.insert(0, str(Path(swarmgraph.__file__).resolve().parents[1]))
 from benchmarks.longterm import (
+    HISTORY,
     HYBRID_VARIANTS,
     LONG_TERM_VARIANTS,
+    MIN_RECALL,
     POLICIES,
     format_rows,
+    kind_rows,
     means,
     plot_recall_vs_tokens,
     run_longterm,
@@ -70,10 +73,11 @@ else:
     real_model = None
     print("no OPENAI_API_KEY: every model below is an offline stand-in, labelled where it is used")
 check(
-    "the benchmark's rows: five memory models without an extractor, and context, each "
-    "long-term store and each hybrid with each of the three extractors",
+    "the benchmark's rows: five memory models without an extractor, context, each "
+    "long-term store and each hybrid with each of the three extractors, and each long-term "
+    "store with opaque keys (the key-naming ablation)",
     len(POLICIES),
-    5 + 3 * (1 + len(LONG_TERM_VARIANTS) + len(HYBRID_VARIANTS)),
+    5 + 3 * (1 + len(LONG_TERM_VARIANTS) + len(HYBRID_VARIANTS)) + len(LONG_TERM_VARIANTS),
 )
 WITH_EXTRACTOR = ("context", *LONG_TERM_VARIANTS, *HYBRID_VARIANTS)  # each row's name before (E)
 
@@ -125,6 +129,11 @@ def plays_the_agents(messages):
         return scripted_tool_call("transfer_to_sales")
     if "other users" in said:  # a model tricked into naming another user
         return scripted_tool_call("recall", {"query": "dog", "user_id": "ana"})
+    if "before" in said:  # a question about the past: the earlier value the recall shows
+        for line in str(messages[0].content).splitlines():
+            if line.startswith("- home_city: ") and "(earlier value" in line:
+                return f"Before that you lived in {line.split(chr(34))[1]}."
+        return "I don't know."
     return "OK."
 
 
@@ -200,9 +209,13 @@ check(
 
 # %% [markdown]
 # **Updates supersede, and forget removes.** The user moves: the extractor writes the new
-# city over the old one (kept in `history`), and recall only ever shows the current value.
-# Then the user asks the agent to forget where they live: its `forget` call removes the fact
-# from recall (history keeps a tombstone; `forget(..., purge=True)` in code erases it).
+# city over the old one (kept in `history`, each superseded value with when it held), and
+# recall shows the current value. A question about the past ("before", "used to", "how many
+# ... have I") gets the earlier values too, each marked as earlier, so "Where did I live
+# before Porto?" is answered from long-term memory in a conversation where nobody said Lyon.
+# (An agent with `memory_tools=True` also has a `history` tool that lists them.) Then the
+# user asks the agent to forget where they live: its `forget` call removes the fact from
+# recall, its past included (history keeps a tombstone; `forget(..., purge=True)` erases it).
 # %%
 turn("ming-4", "Big news: I moved to Porto.")
 _, prompts = turn("ming-5", "Which city do I live in, and how far is the honey farm?")
@@ -215,6 +228,15 @@ check(
     [f.value for f in memory.history("home_city")],
     ["Lyon", "Porto"],
 )
+response, prompts = turn("ming-5b", "Where did I live before Porto?")
+print(prompts[0])
+check(
+    "a question about the past recalls the earlier value, marked as earlier",
+    '- home_city: "Lyon" (earlier value, held from ' in prompts[0],
+)
+answered = response.messages[-1]["content"]
+assert answered == "Before that you lived in Lyon.", answered  # from long-term memory alone
+check("and it is answered from long-term memory", answered, "Before that you lived in Lyon.")
 turn("ming-6", "Please forget where I live.")
 _, prompts = turn("ming-7", "Which city do I live in?")
 check("after forget, the city is not recalled", "home_city" not in prompts[0])
@@ -320,10 +342,23 @@ check(
 # off the answering prompt, no reader involved: *current in prompt*, *superseded as current*
 # (an updated fact whose prompt holds the old value and not the new), *deleted still shown*,
 # *leakage* (another user's value), and *whole-run tokens* (every prompt of every call:
-# dialogue turns, questions, extraction calls with their schema, summariser calls).
+# dialogue turns, questions, extraction calls with their schema, summariser calls). Beside
+# them: *old value shown beside* (an old value in the prompt, with the new one or not: a
+# memory that dumps everything scores 100% current yet shows this), *distracted* (another
+# person's value of the same kind), and *deployed* tokens: a `gold` row gets its writes free,
+# so it is also charged what a model extractor would send for them.
 #
-# The notebook runs small sizes (2 users x 3 conversations, 8 facts, one seed) so it stays
-# fast; `benchmarks/RESULTS.md` (section 3c) has the full sizes and three seeds.
+# Every row sees the **same conversation history**: context and long-term rows the last six
+# messages of the conversation (`WindowMemory(6)`, what retrieval and hybrid keep), one
+# conversation per session, each question a new conversation. Rows run at two **session
+# lengths** (`short`, and `long`: more small talk a conversation). `(gold-opaque)` rows
+# store the gold facts under opaque keys (`k02` for `home_city`): the key-naming ablation.
+# On `dev` the users are also asked about the past ("Which city did I live in before
+# Porto?"), to count ("How many cities have I lived in?") and about facts nobody mentioned.
+#
+# The notebook runs small sizes (2 users x 3 conversations, 8 facts, one seed; the long
+# profile on dev and four rows) so it stays fast; `benchmarks/RESULTS.md` (section 3c) has
+# the full sizes, both profiles and three seeds.
 # %%
 out = run_longterm(seeds=(0,), quick=True, answer_model=real_model, extract_model=real_model)
 rows = {split: means(out["rows"][split]) for split in out["splits"]}
@@ -462,9 +497,10 @@ if not REAL:
 # ## Current in prompt against whole-run tokens
 #
 # One point per row (mean over seeds), one panel per split; the Pareto front (no other row
-# has both more current facts in the prompt and fewer whole-run tokens; a row that put no
-# current fact in the prompt is no trade-off, however cheap, and is left out) in green; the
-# shaded corner is the issue's target: at least 95% at no more than 15% of buffer's tokens.
+# has both more current facts in the prompt and fewer deployed tokens, among the rows with
+# at least half the current facts in the prompt: below that a row is no trade-off, however
+# cheap) in green; the shaded corner is the issue's target: at least 95% at no more than 15%
+# of buffer's tokens.
 # %%
 chart = workdir / "recall_vs_tokens.png"
 plot_recall_vs_tokens(rows, str(chart))
@@ -472,9 +508,11 @@ display(Image(filename=str(chart)))
 for split in out["splits"]:
     print(f"Pareto front, {split}:", ", ".join(out["pareto"][split]))
 check(
-    "each split has a Pareto front of rows from the table, none at 0% in the prompt",
+    f"each split has a Pareto front of rows from the table, none under {MIN_RECALL:.0%}",
     all(
-        set(f) <= set(POLICIES) and f and all(rows[s][n]["current_in_prompt"] > 0 for n in f)
+        set(f) <= set(POLICIES)
+        and f
+        and all(rows[s][n]["current_in_prompt"] >= MIN_RECALL for n in f)
         for s, f in out["pareto"].items()
     ),
 )
@@ -523,18 +561,73 @@ if not REAL:
     )
 
 # %% [markdown]
+# ## Each kind of question, and what answers it
+#
+# The dev split's other questions, per memory model (*in prompt*: every value the question
+# needs; *answered* and *abstained* are the answering stand-in's, reader-bound). A value
+# before X is only where something kept it: buffer's transcript, or long-term memory's
+# history, which a question about the past recalls; `context_variables` hold one value per
+# key, so an update erases the old one. Then the key-naming ablation, and the long sessions.
+# %%
+header, body = kind_rows(out["rows"]["dev"])
+print(" | ".join(header))
+for cells in body:
+    print(" | ".join(cells))
+d = rows["dev"]
+check(
+    "before X: buffer and long-term (gold) have the earlier value in the prompt",
+    (d["buffer"]["temporal_in_prompt"], d["long-term (gold)"]["temporal_in_prompt"]),
+    (1.0, 1.0),
+)
+check(
+    "context (gold) never does: its update overwrote it",
+    d["context (gold)"]["temporal_in_prompt"],
+    0.0,
+)
+check(
+    "how many: long-term (gold) shows every value the fact had, as buffer does",
+    (d["long-term (gold)"]["aggregate_in_prompt"], d["buffer"]["aggregate_in_prompt"]),
+    (1.0, 1.0),
+)
+for split in ("dev", "test"):
+    check(
+        f"{split}: descriptive keys put more current facts in the prompt than opaque ones (BM25)",
+        rows[split]["long-term (gold)"]["current_in_prompt"]
+        > rows[split]["long-term (gold-opaque)"]["current_in_prompt"],
+    )
+long = means(out["profiles"]["long"]["rows"]["dev"])
+print(
+    f"long sessions: long-term (gold) costs {long['long-term (gold)']['share_of_buffer']:.1%} of "
+    f"buffer (short: {d['long-term (gold)']['share_of_buffer']:.1%}); it reads the last "
+    f"{HISTORY} messages however long the conversation"
+)
+check(
+    "the longer the sessions, the smaller long-term memory's share of buffer's tokens",
+    long["long-term (gold)"]["share_of_buffer"] < d["long-term (gold)"]["share_of_buffer"],
+)
+
+# %% [markdown]
 # ## Which to pick
 #
 # * **A conversation that fits in the context window**: buffer or token trim; they show
-#   everything (the withdrawn facts too) and cost the most tokens per turn.
-# * **A few known fields, read by tools**: `context_variables`, as good as the extractor that
-#   fills them (notebook 03); every field is in every prompt.
-# * **Facts across conversations**: long-term memory, with the best extractor you can afford
-#   (a real model; measure it on your own wording, not ours), and vector recall
-#   (`embeddings=`) when the questions will not share words with the facts.
-# * **Unknown wording, or facts nobody extracted**: `RetrievalMemory` over past messages, or
-#   `HybridMemory` (facts plus retrieval); both can quote a withdrawn or superseded statement,
-#   so tell the model later messages correct earlier ones.
+#   everything (the withdrawn facts too, and every old value beside the new: a reader must
+#   work out which is current) and cost the most tokens per turn.
+# * **What a fact is now** ("Which city do I live in?"): `context_variables` for a few known
+#   fields read by tools (every field in every prompt), or long-term memory for facts across
+#   conversations, with vector recall (`embeddings=`) when the questions will not share words
+#   with the facts; both as good as their extractor (a real model; measure it on your own
+#   wording, not ours). Keep descriptive keys: lexical recall finds a fact through its key's
+#   words, and opaque keys lose that.
+# * **What a fact was** ("before Porto", "used to") **and how many values it had**:
+#   long-term memory, which keeps every value with when it held and recalls the earlier ones
+#   for such a question; not `context_variables`, which keep only the last value.
+# * **A fact nobody mentioned**: no memory holds it, so the reader must say it does not know;
+#   what a memory adds is a chance to answer from the wrong fact ("my grandmother's city"
+#   read as the user's), so measure abstention with your reader.
+# * **No extractor at all**: `RetrievalMemory` over past messages, or `HybridMemory` (facts
+#   plus retrieval); they find a statement only through shared words, miss implied facts,
+#   and can quote a withdrawn or superseded statement, so tell the model later messages
+#   correct earlier ones.
 # %% [markdown]
 # ## What you saw
 #
@@ -553,3 +646,8 @@ if not REAL:
 #   tokens of its own.
 # * The answering stand-in, written for dev's questions, could not answer reworded ones even
 #   from a prompt that held the answer: answer-level figures are bound by their reader.
+# * "Where did I live before Porto?" was answered from long-term memory in a new
+#   conversation; on the benchmark, values before X and counts were in long-term memory's
+#   prompts and never in `context_variables`; opaque keys cost lexical recall; and with
+#   every row given the same history, longer sessions made long-term memory cheaper next to
+#   buffer.

@@ -351,7 +351,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     user_agent = _user_agent(args.agent) if args.agent else None
     reachable: list[Any] = []
     if user_agent is not None:
-        from ..graph.core.discovery import reachable_agents
+        from ..graph.options import reachable_agents
 
         reachable = reachable_agents([user_agent])
     # Your agents ask for their own models (the start agent's first); a LangGraph member

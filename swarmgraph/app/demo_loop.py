@@ -115,7 +115,7 @@ def run_demo_loop(
     ``swarm`` (ours): the :class:`~swarmgraph.Swarm` to run; default ``Swarm()``, which needs
     ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL``.
     """
-    from ..graph.core.discovery import reachable_agents
+    from ..graph.options import reachable_agents
     from ..graph.swarm import Swarm
     from ..memory import Session
     from .repl import chat_loop

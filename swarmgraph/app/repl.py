@@ -435,7 +435,7 @@ def _reachable(repl: Repl) -> list[Any]:
         swarm = swarm.swarm  # a wrapper (LoopSwarm) around the Swarm
     if hasattr(swarm, "reachable_agents"):
         return list(swarm.reachable_agents(repl.agent))
-    from ..graph.core.discovery import reachable_agents
+    from ..graph.options import reachable_agents
 
     return reachable_agents([repl.agent])
 

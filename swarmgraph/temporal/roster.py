@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph.core.discovery import reachable_agents
 from ..graph.core.schema import tool_spec
 from ..graph.core.types import Agent
+from ..graph.options import reachable_agents
 from .errors import TemporalInputError
 
 __all__ = ["Roster"]

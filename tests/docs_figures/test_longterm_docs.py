@@ -114,3 +114,66 @@ def test_the_benchmarks_page_row_quotes_the_committed_run():
     assert ("(not met either)" in row) == (f["vec_target_met"] == "False")
     assert f"with MiniLM vector recall {f['mini_gold_test']} at {f['mini_gold_share']}" in row
     assert f"model stand-in writes {f['model_dev']} right on dev, {f['model_test']} on test" in row
+
+
+def figures_39() -> dict[str, str]:
+    """Issue 39's figures the long-term memory page quotes: the dev split's other question
+    kinds (short sessions), the long profile, the deployed tokens and the key-naming
+    ablation, from the committed run."""
+    run = json.loads((ROOT / "benchmarks" / "results.json").read_text())["longterm"]
+    dev, test = run["rows"]["dev"], run["rows"]["test"]
+    long = run["profiles"].get("long", {}).get("rows")  # (a run may have the short one only)
+
+    def pct(row: dict, metric: str) -> str:
+        return _pct(row[metric])
+
+    return {
+        "lt_before": pct(dev["long-term (gold)"], "temporal_in_prompt"),
+        "ctx_before": pct(dev["context (gold)"], "temporal_in_prompt"),
+        "buf_before": pct(dev["buffer"], "temporal_in_prompt"),
+        "lt_many": pct(dev["long-term (gold)"], "aggregate_in_prompt"),
+        "ctx_many": pct(dev["context (gold)"], "aggregate_in_prompt"),
+        "lt_abstain": pct(dev["long-term (gold)"], "abstained"),
+        "buf_abstain": pct(dev["buffer"], "abstained"),
+        "history": str(run["history"]),
+        "lt_short_share": f"{dev['long-term (gold)']['share_of_buffer']['mean']:.1%}",
+        "lt_long_share": (
+            f"{long['dev']['long-term (gold)']['share_of_buffer']['mean']:.1%}" if long else ""
+        ),
+        "lt_deployed": f"{dev['long-term (gold)']['deployed_share']['mean']:.1%}",
+        "opaque_test": pct(test["long-term (gold-opaque)"], "current_in_prompt"),
+        "lt_gold_test": pct(test["long-term (gold)"], "current_in_prompt"),
+        "opaque_mini_test": pct(test["long-term (minilm) (gold-opaque)"], "current_in_prompt"),
+        "mini_test": pct(test["long-term (minilm) (gold)"], "current_in_prompt"),
+        "seeds": ", ".join(str(s) for s in run["seeds"]),
+    }
+
+
+def issue_39_sentences(f: dict[str, str]) -> list[str]:
+    """The sentences of the page that quote :func:`figures_39` (whitespace folded)."""
+    return [
+        f"context and long-term rows see the last {f['history']} messages of a conversation",
+        f"long-term memory with gold writes costs {f['lt_short_share']} of buffer's whole-run "
+        + (
+            f"tokens on short sessions and {f['lt_long_share']} on long ones (dev split"
+            if f["lt_long_share"]
+            else "tokens (dev split, short sessions"
+        ),
+        f"{f['lt_deployed']} once a model extractor's tokens for its writes are counted",
+        f"the value before X is in the prompt for {f['lt_before']} of such questions with "
+        f"long-term memory (gold writes), {f['ctx_before']} with `context_variables`, "
+        f"{f['buf_before']} with buffer",
+        f"every value a fact had for {f['lt_many']} with long-term memory and "
+        f"{f['ctx_many']} with `context_variables`",
+        f"the answering stand-in abstains on {f['lt_abstain']} of them with long-term "
+        f"memory's prompt and {f['buf_abstain']} with buffer's",
+        f"BM25 recall on test falls from {f['lt_gold_test']} to {f['opaque_test']}; MiniLM's "
+        f"from {f['mini_test']} to {f['opaque_mini_test']}",
+    ]
+
+
+def test_the_long_term_memory_page_quotes_issue_39s_run():
+    text = " ".join((ROOT / "docs" / "long_term_memory.md").read_text().split())
+    section = text.split("## The benchmark")[1].split("## Limits")[0]
+    for sentence in issue_39_sentences(figures_39()):
+        assert sentence in section, sentence

@@ -3,8 +3,9 @@ side, live; its wire is the AG-UI protocol (``POST /agui``, server-sent events),
 events can be rejoined after a reconnect. Needs the ``ui`` extra (``ag-ui-protocol``).
 
 :mod:`.server` (HTTP), :mod:`.service` (conversations and runs), :mod:`.turn` (one turn in
-its own thread), :mod:`.events` (Swarm events and graph steps as AG-UI events),
-:mod:`.steps` (the graph's steps from LangChain callbacks), :mod:`.runs` (rejoinable logs),
+its own thread), :mod:`.events` (replies and graph steps as AG-UI events), :mod:`.steps`
+(the run's observers: LangChain callbacks and a run observer), :mod:`.runs` (rejoinable runs,
+their events kept in the conversation's store: ``swarmgraph.memory.turn_events``),
 :mod:`.messages` (stored messages, marked), :mod:`.command` (the command and its restarts).
 The page is ``static/`` (plain HTML, CSS and JavaScript; nothing fetched from elsewhere).
 """

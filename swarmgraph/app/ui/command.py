@@ -167,7 +167,7 @@ def _service(args: argparse.Namespace, tools: CliTools) -> Any:
     from .service import UiService
 
     if args.agents:
-        from ...graph.core.discovery import reachable_agents
+        from ...graph.options import reachable_agents
 
         start = tools.load_agent(args.agents)
         agents = reachable_agents([start])

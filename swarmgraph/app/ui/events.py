@@ -1,49 +1,43 @@
-"""One Session turn as AG-UI events: Swarm's stream events and the steps the graph took.
+"""One Session turn as AG-UI events: what the run's observers (:mod:`.steps`) tell it.
 
-:class:`AguiTurn` is told what happens, in the order the driver (:mod:`.turn`) sees it, and
-emits ``ag_ui.core`` event models: ``TEXT_MESSAGE_*`` and ``TOOL_CALL_*`` from Swarm's
-deltas and tool results; ``STEP_STARTED`` / ``STEP_FINISHED`` per agent step, each finished
-step followed by a ``STATE_DELTA`` (JSON Patch) of ``context_variables``, ``active_agent``
-``last_step`` (the keys the step changed, each with the tool(s) that answered in it) and
-``changed_this_turn`` (the same, for every step of the turn so far).
+:class:`AguiTurn` is told what happens, in order, and emits AG-UI events as the JSON the wire
+carries (``{"type": "TEXT_MESSAGE_CONTENT", "messageId": ..., "delta": ...}``): plain dicts,
+kept in the turn's event log as they are, and checked against ``ag_ui.core``'s event models
+only when a client reads them (:func:`wire`), so a run nobody watches builds no model and
+encodes nothing. The events: ``TEXT_MESSAGE_*`` and ``TOOL_CALL_*`` per reply (token by token
+when the model streams, else the whole reply at once), ``TOOL_CALL_RESULT`` per tool answer;
+``STEP_STARTED`` / ``STEP_FINISHED`` per agent step, each finished step preceded by a
+``STATE_DELTA`` (JSON Patch) of ``context_variables``, ``active_agent``, ``last_step`` (the
+keys the step changed, each with the tool(s) that answered in it) and ``changed_this_turn``
+(the same, for every step of the turn so far).
 
 Example:
     >>> out = []
     >>> turn = AguiTurn(out.append, {"context_variables": {}, "active_agent": "Doc"})
-    >>> turn.feed({"delim": "start"}, [])
-    >>> turn.feed({"role": "assistant", "sender": "Doc", "content": "Hi"}, [])
-    >>> turn.feed({"delim": "end"}, [])
-    >>> [e.type.value for e in out]
-    ['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END']
+    >>> turn.step_started("Doc", {"context_variables": {}, "active_agent": "Doc"})
+    >>> turn.reply_started("Doc"); turn.reply_delta("Hi", []); turn.reply_done("Doc", None)
+    >>> turn.end({"context_variables": {"seen": True}})
+    >>> [e["type"] for e in out]  # doctest: +NORMALIZE_WHITESPACE
+    ['STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END',
+     'STATE_DELTA', 'STEP_FINISHED']
+    >>> out[4]["delta"][0]
+    {'op': 'add', 'path': '/context_variables/seen', 'value': True}
+    >>> wire(out[2])
+    'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"msg-run-...-1","delta":"Hi"}\\n\\n'
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import jsonpatch
-from ag_ui.core import (
-    BaseEvent,
-    CustomEvent,
-    StateDeltaEvent,
-    StepFinishedEvent,
-    StepStartedEvent,
-    TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
-
 from .messages import message_text
-from .steps import StepRecord
+from .steps import plain
 
-__all__ = ["RECALL_EVENT", "WINDOW_EVENT", "AguiTurn", "changed_keys"]
+__all__ = ["RECALL_EVENT", "WINDOW_EVENT", "AguiTurn", "changed_keys", "state_patch", "wire"]
 
 #: CUSTOM events, for what AG-UI has no event for: the long-term facts recalled into a prompt
 #: (``{"agent", "lines"}``), and what the memory model put into the run's history
@@ -51,7 +45,7 @@ __all__ = ["RECALL_EVENT", "WINDOW_EVENT", "AguiTurn", "changed_keys"]
 RECALL_EVENT = "swarmgraph.recall"
 WINDOW_EVENT = "swarmgraph.memory_window"
 
-Emit = Callable[[BaseEvent], Any]
+Emit = Callable[[dict[str, Any]], Any]
 
 
 def changed_keys(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -65,114 +59,222 @@ def changed_keys(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return [k for k in keys if k not in before or k not in after or before[k] != after[k]]
 
 
+def _pointer(*parts: str) -> str:
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def state_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """A JSON Patch from ``before`` to ``after`` (the UI state: ``context_variables`` patched
+    key by key, the other top-level fields replaced whole), without diffing deep values.
+
+    Example:
+        >>> state_patch({"context_variables": {"a": 1, "b/c": 2}, "active_agent": "A"},
+        ...             {"context_variables": {"b/c": 3}, "active_agent": "B"})
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [{'op': 'remove', 'path': '/context_variables/a'},
+         {'op': 'replace', 'path': '/context_variables/b~1c', 'value': 3},
+         {'op': 'replace', 'path': '/active_agent', 'value': 'B'}]
+    """
+    patch: list[dict[str, Any]] = []
+    for field in dict.fromkeys([*before, *after]):
+        old, new = before.get(field), after.get(field)
+        if field not in after:
+            patch.append({"op": "remove", "path": _pointer(field)})
+        elif field not in before:
+            patch.append({"op": "add", "path": _pointer(field), "value": new})
+        elif field == "context_variables" and isinstance(old, dict) and isinstance(new, dict):
+            for key in changed_keys(old, new):
+                path = _pointer(field, key)
+                if key not in new:
+                    patch.append({"op": "remove", "path": path})
+                else:
+                    op = "replace" if key in old else "add"
+                    patch.append({"op": op, "path": path, "value": new[key]})
+        elif old != new:
+            patch.append({"op": "replace", "path": _pointer(field), "value": new})
+    return patch
+
+
+def wire(event: dict[str, Any]) -> str:
+    """An event as the SSE ``data:`` frame ``ag_ui.encoder`` writes, checked against its
+    ``ag_ui.core`` model first (a malformed event fails here, not in the client)."""
+    from ag_ui.encoder import EventEncoder
+
+    return EventEncoder().encode(_EVENT().validate_python(event))
+
+
+_adapter: Any = None
+
+
+def _EVENT() -> Any:
+    global _adapter
+    if _adapter is None:
+        from ag_ui.core import Event
+        from pydantic import TypeAdapter
+
+        _adapter = TypeAdapter(Event)
+    return _adapter
+
+
+class _Reply:
+    """The reply being told in one thread (a fan-out's branches reply in their own)."""
+
+    def __init__(self, sender: str) -> None:
+        self.sender = sender
+        self.message_id: str | None = None
+        self.text_open = False
+        self.calls: dict[int, str] = {}  # tool-call index -> id
+        self.streamed = False
+
+
 class AguiTurn:
-    """Turns one run's Swarm events and step records into AG-UI events (see module doc).
+    """Turns what a run's observers tell into AG-UI events (see the module docstring).
 
     ``state`` is the state the client was last sent (a ``STATE_SNAPSHOT``); it is kept up to
     date as deltas go out.
     """
 
-    def __init__(self, emit: Emit, state: dict[str, Any]) -> None:
+    def __init__(self, emit: Emit, state: dict[str, Any], ids: str = "") -> None:
         self.emit = emit
-        self.state = json.loads(json.dumps(state))
-        self.message_id: str | None = None  # the reply being streamed
-        self.text_open = False
-        self.calls: dict[int, str] = {}  # tool-call index -> id, in the reply being streamed
-        self.step: StepRecord | None = None
+        # Ids of the replies and calls told here: the run's own, counted (no random source).
+        self._ids, self._made = ids or f"run-{uuid.uuid4().hex}", 0
+        self.state = plain(state)
+        self.step: str | None = None  # the agent of the step going on
         self.step_tools: list[str] = []
         self.step_keys: dict[str, str] = {}  # key -> the tool whose Result set it
         self.steps = 0
-        self.recalled: list[str] = []
+        self.recalled_lines: list[str] = []
+        self.first_step: Callable[[], object] | None = None  # told once, when the first starts
+        self._replies: dict[int, _Reply] = {}
+        self._lock = threading.RLock()
 
-    # -- Swarm's events ------------------------------------------------------------------
-    def feed(self, event: dict[str, Any], records: Sequence[StepRecord]) -> None:
-        """One of Swarm's stream events; ``records``: the steps seen since the last event
-        (taken only where every earlier step is over: at a reply's start)."""
-        if event.get("delim") == "start":
-            self.steps_seen(records)
-            return
-        if event.get("delim") == "end":
-            self._close_reply()
-            return
-        if "tool_result" in event:
-            result = event["tool_result"]
+    # -- replies ---------------------------------------------------------------------------
+    def reply_started(self, sender: str) -> None:
+        with self._lock:
+            self._replies[threading.get_ident()] = _Reply(sender)
+
+    def reply_delta(self, content: str, calls: Sequence[dict[str, Any]]) -> None:
+        """Part of a reply as the model streams it: text, and tool-call chunks."""
+        with self._lock:
+            reply = self._reply()
+            reply.streamed = True
+            if content:
+                self._text(reply, content)
+            for call in calls:
+                self._call_delta(reply, call)
+
+    def reply_done(self, sender: str, message: Any) -> None:
+        """The model's reply is in: told whole unless it was streamed; then it is closed."""
+        with self._lock:
+            reply = self._reply()
+            if not reply.streamed and message is not None:
+                text = message_text(getattr(message, "content", ""))
+                if text:
+                    self._text(reply, text)
+                for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+                    arguments = json.dumps(call.get("args", {}), ensure_ascii=False)
+                    self._call_delta(
+                        reply,
+                        {"index": index, "id": call.get("id"), "name": call.get("name"),
+                         "args": arguments},
+                    )  # fmt: skip
+            self._close(reply)
+            self._replies.pop(threading.get_ident(), None)
+
+    def _reply(self) -> _Reply:
+        found = self._replies.get(threading.get_ident())
+        if found is None:
+            found = self._replies[threading.get_ident()] = _Reply(self.step or "assistant")
+        return found
+
+    def _text(self, reply: _Reply, content: str) -> None:
+        if reply.message_id is None:
+            reply.message_id = self._new_id("msg")
+        if not reply.text_open:
             self.emit(
-                ToolCallResultEvent(
-                    message_id=str(result.get("id") or f"result-{result.get('tool_call_id')}"),
-                    tool_call_id=str(result.get("tool_call_id", "")),
-                    content=message_text(result.get("content")),
-                    role="tool",
-                )
-            )
-            return
-        if event.get("role"):  # the first delta of a reply (parallel branches: each one's)
-            self._close_reply()
-            self.message_id = f"msg-{uuid.uuid4().hex}"
-            self._sender = str(event.get("sender") or "assistant")
-        content = event.get("content")
-        if content:
-            if self.message_id is None:
-                self.message_id = f"msg-{uuid.uuid4().hex}"
-                self._sender = str(event.get("sender") or "assistant")
-            if not self.text_open:
-                self.emit(
-                    TextMessageStartEvent(
-                        message_id=self.message_id, role="assistant", name=self._sender
-                    )
-                )
-                self.text_open = True
-            self.emit(TextMessageContentEvent(message_id=self.message_id, delta=content))
-        for call in event.get("tool_calls") or []:
-            self._tool_call_delta(call)
+                {"type": "TEXT_MESSAGE_START", "messageId": reply.message_id,
+                 "role": "assistant", "name": reply.sender}
+            )  # fmt: skip
+            reply.text_open = True
+        self.emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": reply.message_id, "delta": content})
 
-    def _tool_call_delta(self, call: dict[str, Any]) -> None:
+    def _call_delta(self, reply: _Reply, call: dict[str, Any]) -> None:
         index = int(call.get("index") or 0)
-        function = call.get("function") or {}
-        if index not in self.calls:
-            call_id = str(call.get("id") or f"call-{uuid.uuid4().hex}")
-            self.calls[index] = call_id
-            self.emit(
-                ToolCallStartEvent(
-                    tool_call_id=call_id,
-                    tool_call_name=str(function.get("name") or "tool"),
-                    parent_message_id=self.message_id,
-                )
-            )
-        arguments = function.get("arguments")
+        if index not in reply.calls:
+            call_id = str(call.get("id") or self._new_id("call"))
+            reply.calls[index] = call_id
+            started = {
+                "type": "TOOL_CALL_START",
+                "toolCallId": call_id,
+                "toolCallName": str(call.get("name") or "tool"),
+            }
+            if reply.message_id is not None:
+                started["parentMessageId"] = reply.message_id
+            self.emit(started)
+        arguments = call.get("args")
         if arguments:
-            self.emit(ToolCallArgsEvent(tool_call_id=self.calls[index], delta=str(arguments)))
+            self.emit(
+                {
+                    "type": "TOOL_CALL_ARGS",
+                    "toolCallId": reply.calls[index],
+                    "delta": str(arguments),
+                }
+            )
 
-    def _close_reply(self) -> None:
-        if self.text_open and self.message_id is not None:
-            self.emit(TextMessageEndEvent(message_id=self.message_id))
-        for call_id in self.calls.values():
-            self.emit(ToolCallEndEvent(tool_call_id=call_id))
-        self.text_open, self.calls, self.message_id = False, {}, None
+    def _new_id(self, kind: str) -> str:
+        self._made += 1
+        return f"{kind}-{self._ids}-{self._made}"
 
-    # -- the graph's steps -----------------------------------------------------------------
-    def steps_seen(self, records: Sequence[StepRecord]) -> None:
-        """Steps that started or ended: the step before a start is over (its state delta,
-        then ``STEP_FINISHED``), and the new one starts."""
-        for record in records:
-            if record.kind == "recall":  # what long-term memory put in this prompt
-                if record.tools != self.recalled:
-                    self.recalled = list(record.tools)
-                    agent = self.step.agent if self.step is not None else None
-                    value = {"agent": agent, "lines": self.recalled}
-                    self.emit(CustomEvent(name=RECALL_EVENT, value=value))
-                continue
-            if record.kind == "keys":  # the keys one tool's Result set, in this step
-                self.step_keys.update(dict.fromkeys(record.tools, record.agent))
-                continue
-            if record.kind == "end":
-                if self.step is not None and record.step == self.step.step:
-                    self.step_tools = list(record.tools)
-                continue
-            self._close_reply()
-            self.finish_step(record.state)
-            self.step, self.step_tools, self.step_keys = record, [], {}
+    def _close(self, reply: _Reply) -> None:
+        if reply.text_open and reply.message_id is not None:
+            self.emit({"type": "TEXT_MESSAGE_END", "messageId": reply.message_id})
+        for call_id in reply.calls.values():
+            self.emit({"type": "TOOL_CALL_END", "toolCallId": call_id})
+        reply.text_open, reply.calls = False, {}
+
+    # -- what else a step tells ----------------------------------------------------------------
+    def recalled(self, agent: str, lines: list[str]) -> None:
+        """Long-term memory put ``lines`` into a prompt (told when they change)."""
+        with self._lock:
+            if lines != self.recalled_lines:
+                self.recalled_lines = list(lines)
+                value = {"agent": agent, "lines": self.recalled_lines}
+                self.emit({"type": "CUSTOM", "name": RECALL_EVENT, "value": value})
+
+    def keys_set(self, tool: str, keys: list[str]) -> None:
+        """The keys one tool's ``Result`` set, in the step going on."""
+        with self._lock:
+            self.step_keys.update(dict.fromkeys(keys, tool))
+
+    # -- steps ---------------------------------------------------------------------------------
+    def step_started(self, agent: str, state: dict[str, Any]) -> None:
+        """An agent step starts from ``state``: the step before it is over (its delta, then
+        ``STEP_FINISHED``), and this one starts."""
+        with self._lock:
+            if self.first_step is not None:
+                told, self.first_step = self.first_step, None
+                told()
+            self.finish_step(state)
+            self.step, self.step_tools, self.step_keys = agent, [], {}
             self.steps += 1
-            self.emit(StepStartedEvent(step_name=record.agent))
+            self.emit({"type": "STEP_STARTED", "stepName": agent})
+
+    def step_ended(self, messages: Sequence[Any]) -> None:
+        """The step's update is in: its tool answers (``TOOL_CALL_RESULT`` each)."""
+        with self._lock:
+            tools = []
+            for message in messages:
+                if getattr(message, "type", None) != "tool":
+                    continue
+                tools.append(str(getattr(message, "name", None) or "tool"))
+                call_id = str(getattr(message, "tool_call_id", "") or "")
+                result_id = str(message.id or f"result-{call_id}")
+                self.emit(
+                    {"type": "TOOL_CALL_RESULT", "messageId": result_id, "toolCallId": call_id,
+                     "content": message_text(message.content), "role": "tool"}
+                )  # fmt: skip
+            if self.step is not None:
+                self.step_tools = tools
 
     def finish_step(self, after: dict[str, Any]) -> None:
         """The open step (if any) is over and left ``after`` (context and active agent)."""
@@ -186,7 +288,7 @@ class AguiTurn:
             by = ", ".join(dict.fromkeys(self.step_tools)) or None
             new["last_step"] = {
                 "number": self.steps,
-                "agent": self.step.agent,
+                "agent": self.step,
                 "tools": list(self.step_tools),
                 "changed": {key: self.step_keys.get(key, by) for key in changed},
             }
@@ -194,21 +296,18 @@ class AguiTurn:
                 turn = dict(self.state.get("changed_this_turn") or {})
                 turn.update(new["last_step"]["changed"])
                 new["changed_this_turn"] = turn
-        self.delta_to(new)
+        patch = state_patch(self.state, new)
+        if patch:
+            self.emit({"type": "STATE_DELTA", "delta": patch})
+        self.state = new
         if self.step is not None:
-            self.emit(StepFinishedEvent(step_name=self.step.agent))
+            self.emit({"type": "STEP_FINISHED", "stepName": self.step})
             self.step, self.step_tools, self.step_keys = None, [], {}
 
-    def delta_to(self, new: dict[str, Any]) -> None:
-        """A ``STATE_DELTA`` from the state the client has to ``new`` (none if equal)."""
-        new = json.loads(json.dumps(new, default=repr))
-        patch = jsonpatch.make_patch(self.state, new).patch
-        if patch:
-            self.emit(StateDeltaEvent.model_validate({"delta": patch}))
-        self.state = new
-
-    def end(self, records: Sequence[StepRecord], final: dict[str, Any]) -> None:
-        """The run returned: the steps not told yet, then the last step's end at ``final``."""
-        self._close_reply()
-        self.steps_seen(records)
-        self.finish_step(final)
+    def end(self, final: dict[str, Any]) -> None:
+        """The run returned: the open reply closed, the last step's end at ``final``."""
+        with self._lock:
+            for reply in list(self._replies.values()):
+                self._close(reply)
+            self._replies.clear()
+            self.finish_step(plain(final))

@@ -19,18 +19,10 @@ import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from ag_ui.core import (
-    AssistantMessage,
-    FunctionCall,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
+from ag_ui.core import Message
 from langchain_core.messages import BaseMessage
 
-__all__ = ["agui_messages", "message_text"]
+__all__ = ["agui_message_dicts", "agui_messages", "message_text"]
 
 
 def message_text(content: Any) -> str:
@@ -54,7 +46,29 @@ def agui_messages(
     this_turn: Collection[str] = (),
 ) -> list[Message]:
     """``messages`` as AG-UI messages (ids kept), marked ``stored`` and ``in_prompt``."""
-    shown: list[Message] = []
+    from pydantic import TypeAdapter
+
+    shown = agui_message_dicts(messages, in_prompt=in_prompt, stored=stored, this_turn=this_turn)
+    return TypeAdapter(list[Message]).validate_python(shown)
+
+
+def agui_message_dicts(
+    messages: Sequence[BaseMessage],
+    *,
+    in_prompt: Collection[str] = (),
+    stored: bool = True,
+    this_turn: Collection[str] = (),
+) -> list[dict[str, Any]]:
+    """:func:`agui_messages` as the JSON the wire carries (what a run's log keeps: no model
+    is built until a client reads it).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> agui_message_dicts([HumanMessage("hi", id="m1")])  # doctest: +NORMALIZE_WHITESPACE
+        [{'role': 'user', 'id': 'm1', 'content': 'hi',
+          'metadata': {'swarmgraph': {'stored': True, 'in_prompt': False, 'this_turn': False}}}]
+    """
+    shown: list[dict[str, Any]] = []
     for number, message in enumerate(messages):
         mid = message.id or f"unstored-{number}"
         marks: dict[str, bool | str] = {
@@ -66,31 +80,35 @@ def agui_messages(
         text = message_text(message.content)
         kind = message.type
         if kind == "human":
-            shown.append(UserMessage(id=mid, content=text, metadata=meta))
+            shown.append({"role": "user", "id": mid, "content": text, "metadata": meta})
         elif kind == "ai":
             calls = [
-                ToolCall(
-                    id=str(call.get("id") or f"{mid}-{index}"),
-                    function=FunctionCall(
-                        name=str(call.get("name", "")),
-                        arguments=json.dumps(call.get("args", {}), ensure_ascii=False),
-                    ),
-                )
+                {
+                    "id": str(call.get("id") or f"{mid}-{index}"),
+                    "type": "function",
+                    "function": {
+                        "name": str(call.get("name", "")),
+                        "arguments": json.dumps(call.get("args", {}), ensure_ascii=False),
+                    },
+                }
                 for index, call in enumerate(getattr(message, "tool_calls", None) or [])
             ]
-            shown.append(
-                AssistantMessage(
-                    id=mid,
-                    name=message.name,
-                    content=text or None,
-                    tool_calls=calls or None,
-                    metadata=meta,
-                )
-            )
+            said: dict[str, Any] = {"role": "assistant", "id": mid}
+            if message.name is not None:
+                said["name"] = message.name
+            if text:
+                said["content"] = text
+            if calls:
+                said["toolCalls"] = calls
+            said["metadata"] = meta
+            shown.append(said)
         elif kind == "tool":
             call_id = str(getattr(message, "tool_call_id", "") or "")
             marks["tool"] = message.name or ""
-            shown.append(ToolMessage(id=mid, tool_call_id=call_id, content=text, metadata=meta))
+            shown.append(
+                {"role": "tool", "id": mid, "toolCallId": call_id, "content": text,
+                 "metadata": meta}
+            )  # fmt: skip
         else:  # system (a summary the memory model wrote), or anything else, as system text
-            shown.append(SystemMessage(id=mid, content=text, metadata=meta))
+            shown.append({"role": "system", "id": mid, "content": text, "metadata": meta})
     return shown

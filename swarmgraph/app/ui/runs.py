@@ -1,20 +1,23 @@
-"""A run's events, numbered and kept so a client that lost its connection can rejoin.
+"""The runs of ``swarmgraph ui``: each one's events numbered and kept in the conversation's
+store (:mod:`swarmgraph.memory.turn_events`), so a client that lost its connection rejoins.
 
-Every event a run emits gets the next number (its SSE ``id:``) and is kept in the run's
-:class:`RunLog` until the run is over and a few newer runs have started (``keep_finished``),
-within ``limit`` events a run. A reader asks for what follows the last id it has (the
-``Last-Event-ID`` a browser sends on reconnecting): it gets what it missed, then waits for
-the live events, so nothing comes twice and nothing is skipped. Readers never drive the
-run: the run is driven by its own thread, so a reader that goes away stops nothing.
+Every event a run emits gets the next number (its SSE ``id:``) and goes to the turn's event
+log in the Session's store (the run id is the turn id), bounded by ``limit`` events; the log
+of a conversation's last finished run stays until its next run starts. A reader asks for
+what follows the last id it has (the ``Last-Event-ID`` a browser sends on reconnecting): it
+gets what it missed, then waits for the live events, so nothing comes twice and nothing is
+skipped. Readers never drive the run: the run is driven by its own thread, so a reader that
+goes away stops nothing. :class:`Runs` knows the runs this process drives (one at a time per
+conversation); any process can read any run's events from the store.
 
 Example:
     >>> runs = Runs()
-    >>> log = runs.open("run-1", "conv-1")
-    >>> log.append("a"), log.append("b"), log.append("c")
+    >>> log = runs.open("run-1", "conv-1", "memory://doc-runs")
+    >>> log.append({"n": "a"}), log.append({"n": "b"}), log.append({"n": "c"})
     (1, 2, 3)
     >>> log.finish()
     >>> [item for item in runs.get("run-1").follow(after=1)]
-    [(2, 'b'), (3, 'c')]
+    [(2, {'n': 'b'}), (3, {'n': 'c'})]
 """
 
 from __future__ import annotations
@@ -22,12 +25,18 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["EventsDropped", "RunBusy", "RunLog", "Runs"]
+from ...memory.turn_events import (
+    LIMIT,
+    EventsDropped,
+    NoTurnEvents,
+    TurnEventWriter,
+    event_log,
+    follow_turn_events,
+)
 
-
-class EventsDropped(LookupError):
-    """A reader asked for events older than the oldest the log still keeps."""
+__all__ = ["EventsDropped", "NoTurnEvents", "RunBusy", "RunLog", "Runs", "follow"]
 
 
 class RunBusy(RuntimeError):
@@ -35,100 +44,76 @@ class RunBusy(RuntimeError):
 
 
 class RunLog:
-    """One run's events (already encoded text), numbered from 1, the newest ``limit`` kept."""
+    """One run driven here: its event writer, its stop switch, its end."""
 
-    def __init__(self, run_id: str, thread_id: str, limit: int = 50_000) -> None:
-        self.run_id, self.thread_id, self.limit = run_id, thread_id, limit
-        self._events: list[str] = []
-        self._first = 1  # the number of self._events[0]
-        self._done = False
-        self._changed = threading.Condition()
-        #: Set to ask the run to stop at its next event (the stop button).
+    def __init__(self, run_id: str, thread_id: str, url: str, limit: int = LIMIT) -> None:
+        self.run_id, self.thread_id, self.url, self.limit = run_id, thread_id, url, limit
+        self.writer = TurnEventWriter(url, thread_id, run_id, limit=limit, flush_every=0.02)
+        self._finished = threading.Event()
+        #: Set to ask the run to stop at its next model or tool call (the stop button).
         self.stop_requested = threading.Event()
 
     @property
     def done(self) -> bool:
-        with self._changed:
-            return self._done
+        return self._finished.is_set()
 
     @property
     def last_id(self) -> int:
-        with self._changed:
-            return self._first + len(self._events) - 1
+        return self.writer.last
 
-    def append(self, text: str) -> int:
-        """Keep ``text`` as the next event; returns its number."""
-        with self._changed:
-            if self._done:
-                raise RuntimeError(f"run {self.run_id} is over; nothing more is kept")
-            self._events.append(text)
-            number = self._first + len(self._events) - 1
-            if len(self._events) > self.limit:  # bounded: the oldest go first
-                drop = len(self._events) - self.limit
-                del self._events[:drop]
-                self._first += drop
-            self._changed.notify_all()
-            return number
+    def append(self, event: dict[str, Any]) -> int:
+        """Keep ``event`` (an AG-UI event as wire JSON) as the next; returns its number."""
+        return self.writer.append(event)
 
     def finish(self) -> None:
-        """The run is over: readers get what is left, then their stream ends."""
-        with self._changed:
-            self._done = True
-            self._changed.notify_all()
+        """The run is over: its last events are written, readers get them, then stop."""
+        try:
+            self.writer.finish()
+        finally:
+            self._finished.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the run is over (or ``timeout`` seconds); whether it is."""
-        with self._changed:
-            return self._changed.wait_for(lambda: self._done, timeout)
+        return self._finished.wait(timeout)
 
     def follow(
         self, after: int = 0, *, heartbeat: float | None = None
-    ) -> Iterator[tuple[int, str]]:
-        """``(number, text)`` of every event after ``after``, then the live ones, until the
-        run is over. With ``heartbeat``, ``(0, "")`` comes after that many seconds without
-        an event (a server writes a comment, and so learns the client went away)."""
-        position = after + 1
-        while True:
-            with self._changed:
-                if position < self._first:
-                    raise EventsDropped(
-                        f"run {self.run_id} keeps events from {self._first} on; asked from "
-                        f"{position} (read the state again and rejoin from the last event)"
-                    )
-                while position > self._first + len(self._events) - 1 and not self._done:
-                    if not self._changed.wait(heartbeat) and heartbeat is not None:
-                        break
-                start = position - self._first
-                batch = self._events[start:]
-                done = self._done
-            if not batch:
-                if done:
-                    return
-                yield 0, ""
-                continue
-            for offset, text in enumerate(batch):
-                yield position + offset, text
-            position += len(batch)
+    ) -> Iterator[tuple[int, Any]]:
+        """The run's events after ``after``, then live (see :func:`follow`)."""
+        return follow(self.url, self.thread_id, self.run_id, after, heartbeat=heartbeat)
+
+
+def follow(
+    url: str, thread_id: str, run_id: str, after: int = 0, *, heartbeat: float | None = None
+) -> Iterator[tuple[int, Any]]:
+    """``(number, event)`` of every event of the run after ``after``, read from the store,
+    then the live ones, until the run is over; with ``heartbeat``, ``(0, None)`` after that
+    many quiet seconds. :class:`EventsDropped` when ``after`` is older than the log keeps,
+    :class:`NoTurnEvents` when no log of that run is kept."""
+    return follow_turn_events(url, thread_id, run_id, after, heartbeat=heartbeat, poll=0.1)
 
 
 class Runs:
-    """Every run's log by run id: the running ones, and the last ``keep_finished`` others."""
+    """The runs this process drives, by run id: the running ones, and the last
+    ``keep_finished`` others (whose conversation a rejoin by run id alone needs)."""
 
-    def __init__(self, keep_finished: int = 32, limit: int = 50_000) -> None:
+    def __init__(self, keep_finished: int = 32, limit: int = LIMIT) -> None:
         self.keep_finished, self.limit = keep_finished, limit
         self._logs: OrderedDict[str, RunLog] = OrderedDict()
         self._lock = threading.Lock()
 
-    def open(self, run_id: str, thread_id: str) -> RunLog:
-        """A new log for ``run_id``; :class:`RunBusy` if ``thread_id`` has a run going, and
-        ``ValueError`` for a run id already used."""
+    def open(self, run_id: str, thread_id: str, url: str) -> RunLog:
+        """A new run's log in the store at ``url``; :class:`RunBusy` if ``thread_id`` has a
+        run going, and ``ValueError`` for a run id already used on that conversation."""
         with self._lock:
             if run_id in self._logs:
                 raise ValueError(f"run id {run_id!r} was used already; send a new one")
             busy = self._running(thread_id)
             if busy is not None:
                 raise RunBusy(f"conversation {thread_id!r} has a run going: {busy.run_id}")
-            log = RunLog(run_id, thread_id, self.limit)
+            if event_log(url).read(thread_id, run_id, 0, 1) is not None:
+                raise ValueError(f"run id {run_id!r} was used already; send a new one")
+            log = RunLog(run_id, thread_id, url, self.limit)
             self._logs[run_id] = log
             finished = [key for key, each in self._logs.items() if each.done]
             for key in finished[: max(0, len(finished) - self.keep_finished)]:

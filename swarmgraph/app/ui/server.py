@@ -7,9 +7,11 @@ thread (:mod:`.turn`), so a request only reads a run's log and may end at any mo
 ``GET /``, ``GET /static/NAME``           the page (static files shipped in the package)
 ``POST /agui``                            an AG-UI ``RunAgentInput``: a run, its events as
                                           server-sent events (``id:`` numbered from 1)
-``GET /agui/runs/RUN``                    the same run's events after ``Last-Event-ID``
-                                          (header, or ``?after=N``): what was missed, then
-                                          live; 410 when those events are no longer kept
+``GET /agui/runs/RUN[?thread=ID]``        the same run's events after ``Last-Event-ID``
+                                          (header, or ``?after=N``), read from the store:
+                                          what was missed, then live; 410 when those events
+                                          are no longer kept (``thread``: for a run another
+                                          process drove, or one this process forgot)
 ``GET /api/view?thread=ID``               the stored conversation, and the run going on it
 ``GET /api/conversations``, ``/api/graph`` the stored conversations; agents and handoffs
 ``POST /api/stop``, ``POST /api/restart`` stop a run; end this process (``{"run": ID}``)
@@ -33,7 +35,8 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .runs import EventsDropped, RunBusy, RunLog
+from .events import wire
+from .runs import EventsDropped, NoTurnEvents, RunBusy, follow
 from .service import UiService
 
 __all__ = ["RESTART_EXIT", "UiServer", "make_server"]
@@ -162,12 +165,14 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/api/graph":
                 self._json(HTTPStatus.OK, service.graph())
             elif path.startswith("/agui/runs/"):
-                log = service.runs.get(path.removeprefix("/agui/runs/"))
-                if log is None:
-                    self._json(HTTPStatus.NOT_FOUND, {"error": "no such run (or long over)"})
+                run = path.removeprefix("/agui/runs/")
+                log = service.runs.get(run)
+                thread = log.thread_id if log is not None else (query.get("thread") or [""])[0]
+                if not thread:
+                    self._json(HTTPStatus.NOT_FOUND, {"error": "no such run here: give ?thread="})
                     return
                 after = self.headers.get("Last-Event-ID") or (query.get("after") or ["0"])[0]
-                self._stream(log, int(after or 0))
+                self._stream(_thread(thread), run, int(after or 0))
             else:
                 self._json(HTTPStatus.NOT_FOUND, {"error": f"nothing at {path}"})
         except _Refused as refused:
@@ -183,8 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._body()
             if parts.path == "/agui":
-                log = service.start(body)
-                self._stream(log, 0)
+                log = service.start(body, tokens=True)  # its client reads: stream the tokens
+                self._stream(log.thread_id, log.run_id, 0)
             elif parts.path == "/api/stop":
                 self._json(HTTPStatus.OK, {"stopping": service.stop(str(body.get("run", "")))})
             elif parts.path == "/api/restart":
@@ -201,29 +206,38 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.BAD_REQUEST, {"error": str(error)})
 
     # -- answers ---------------------------------------------------------------------------
-    def _stream(self, log: RunLog, after: int) -> None:
+    def _stream(self, thread: str, run: str, after: int) -> None:
         """The run's events after ``after``, then live, as server-sent events."""
+        url = self.server.service.url
         try:
-            events = log.follow(after, heartbeat=_HEARTBEAT)
+            events = follow(url, thread, run, after, heartbeat=_HEARTBEAT)
             first = next(events, None)
         except EventsDropped as dropped:
             self._json(HTTPStatus.GONE, {"error": str(dropped)})
             return
+        except NoTurnEvents:
+            self._json(HTTPStatus.NOT_FOUND, {"error": "no such run (or long over)"})
+            return
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Run-Id", log.run_id)
+        self.send_header("X-Run-Id", run)
         self.end_headers()
         try:
             if first is not None:
                 self._frame(*first)
-            for number, text in events:
-                self._frame(number, text)
+            for number, event in events:
+                self._frame(number, event)
         except (BrokenPipeError, ConnectionResetError, EventsDropped):
             return  # the client went away (or fell too far behind): the run goes on
+        except Exception as error:  # the store failed mid-stream: say so, as an SSE comment
+            self.wfile.write(f": stream ended: {type(error).__name__}\n\n".encode())
 
-    def _frame(self, number: int, text: str) -> None:
-        self.wfile.write(f"id: {number}\n{text}".encode() if number else b": still running\n\n")
+    def _frame(self, number: int, event: Any) -> None:
+        # The AG-UI model is built here, for a client that reads, never for a run alone.
+        self.wfile.write(
+            f"id: {number}\n{wire(event)}".encode() if number else b": still running\n\n"
+        )
         self.wfile.flush()
 
     def _static(self, name: str) -> None:

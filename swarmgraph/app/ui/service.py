@@ -7,7 +7,7 @@ Example:
     ...                     url="memory://doc-ui")
     >>> log = service.start({"threadId": "t", "runId": "r1",
     ...                      "messages": [{"id": "u1", "role": "user", "content": "hey"}]})
-    >>> [text.split('"type":"')[1].split('"')[0] for _, text in log.follow()][-2:]
+    >>> [event["type"] for _, event in log.follow()][-2:]
     ['MESSAGES_SNAPSHOT', 'RUN_FINISHED']
     >>> [m.content for m in service.session("t").messages]
     ['hey', 'Hi!']
@@ -72,13 +72,17 @@ class UiService:
             return found
 
     # -- a run ---------------------------------------------------------------------------
-    def start(self, received: dict[str, Any] | RunAgentInput) -> RunLog:
+    def start(self, received: dict[str, Any] | RunAgentInput, *, tokens: bool = False) -> RunLog:
         """Start the run an AG-UI ``RunAgentInput`` asks for; returns its log. The new
         message is the input's last user message (the Session keeps the history: the other
         messages a client sends are not taken as history); ``resume`` entries answer the
         waiting calls (``resolved``: approve, unless its payload says ``{"approved": false}``
         or gives a reason; ``cancelled``: deny). The input's ``state`` is not read: a client
-        cannot set ``context_variables`` (tools and the stored turn do)."""
+        cannot set ``context_variables`` (tools and the stored turn do).
+
+        ``tokens``: the model streams its replies token by token (the server asks for it: the
+        client that posted reads the stream); else each reply is told whole, which a run no
+        client watches costs next to nothing."""
         given = (
             received
             if isinstance(received, RunAgentInput)
@@ -93,9 +97,9 @@ class UiService:
             last = users[-1]
             message = HumanMessage(message_text(_content(last.content)), id=last.id)
         session = self.session(given.thread_id)
-        log = self.runs.open(given.run_id, given.thread_id)
+        log = self.runs.open(given.run_id, given.thread_id, self.url)
         request = TurnRequest(given.thread_id, given.run_id, message, approvals)
-        start_turn(session, self.swarm, self.agent, request, log)
+        start_turn(session, self.swarm, self.agent, request, log, tokens=tokens)
         return log
 
     def stop(self, run_id: str) -> bool:
@@ -141,7 +145,7 @@ class UiService:
         """The swarm's agents (nodes) and handoff edges, from its compiled graph."""
         from ...graph.chat_models.scripted import ScriptedChatModel
         from ...graph.core.builder import build_swarm_graph
-        from ...graph.core.discovery import reachable_agents
+        from ...graph.options import reachable_agents
 
         agents = reachable_agents([self.agent, *self.agents])
         builder = build_swarm_graph(agents, chat_model=ScriptedChatModel([]))

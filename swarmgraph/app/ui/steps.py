@@ -1,25 +1,34 @@
-"""Each agent step of a run as it starts and ends, read from LangChain's callbacks.
+"""What a run does, as it does it, told to the turn's :class:`~.events.AguiTurn`.
 
-``Session.stream`` yields Swarm's events (text and tool-call deltas, tool results): none of
-them carries ``context_variables`` or says which agent a step belongs to. The compiled
-graph knows both, step by step: each agent step is one node of it, and LangGraph hands a
-node's input (the whole state: ``context_variables``, ``active_agent``) to the callbacks
-when the node starts, and its update when it ends. A :class:`StepWatcher` made current in
-the thread that drives the turn (:func:`watching`) collects those, for that turn only: the
-callback hook reads a context variable, so runs in other threads are not seen, and a thread
-with no watcher costs one lookup per runnable.
+The turn runs as ``Session.run`` runs it (no LangGraph stream: nothing runs in another
+thread, nothing is queued), and two observers made current in the thread that drives it
+(:func:`watching`) tell the turn what happens, in order:
 
-Callbacks fire in the node's thread, ahead of the stream items the driver relays, so the
-watcher only queues what it sees; the driver takes the queue (:meth:`StepWatcher.take`) at
-moments when every earlier step is over (a new reply starts, the run returns).
+* a LangChain callback handler (:class:`StepWatcher`) sees each agent step start (LangGraph
+  hands a node the whole state: ``context_variables``, ``active_agent``) and end (its update:
+  the tool answers), and, when the turn streams tokens, each token of a reply;
+* a run observer (graph/core/hooks.py) sees each model call (its prompt: what long-term memory
+  recalled into it; its reply, told whole when no token was streamed) and each tool call
+  (the keys a tool's ``Result`` set), and stops the run at the next call once asked to.
+
+Whether the model streams tokens is the watcher's class: :class:`TokenWatcher` is a
+LangChain streaming handler, so a model asked through ``invoke`` streams to it (what a
+client watching the reply appear wants); :class:`StepWatcher` is not, so with nobody
+listening a reply is told whole, for the cost of a plain run. The callback hook reads a
+context variable, so runs in other threads are not seen, and a thread with no watcher costs
+one lookup per runnable.
 
 Example:
     >>> from swarmgraph.graph import Agent, Swarm, ScriptedChatModel
-    >>> watcher = StepWatcher()
-    >>> with watching(watcher):
+    >>> class Shown:
+    ...     def __getattr__(self, name):
+    ...         return lambda *args: print(name, *[a for a in args if isinstance(a, str)])
+    >>> with watching(StepWatcher(Shown())):
     ...     _ = Swarm(chat_model=ScriptedChatModel(["Hi."])).run(Agent(name="Doc"), [])
-    >>> [(s.kind, s.agent) for s in watcher.take()]
-    [('start', 'Doc'), ('end', 'Doc')]
+    step_started Doc
+    reply_started Doc
+    reply_done Doc
+    step_ended
 """
 
 from __future__ import annotations
@@ -28,42 +37,35 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
-__all__ = ["StepRecord", "StepWatcher", "watching"]
+__all__ = ["StepWatcher", "TokenWatcher", "TurnStopped", "watching"]
 
 #: How long-term recall marks its block in a system prompt (memory/recall_block.py).
 RECALL_OPEN, RECALL_CLOSE = "<memory>", "</memory>"
 
 
-@dataclass
-class StepRecord:
-    """One agent step starting (``state``: the context and active agent it starts from) or
-    ending (``tools``: the tools that answered in it, in order); or a model call's prompt
-    holding long-term recall (``tools``: the recalled lines); or the keys a tool's ``Result``
-    set (``agent``: the tool's name, ``tools``: the keys)."""
-
-    kind: str  # "start" | "end" | "recall" | "keys"
-    step: int
-    agent: str
-    state: dict[str, Any] = field(default_factory=dict)
-    tools: list[str] = field(default_factory=list)
+class TurnStopped(Exception):
+    """Raised into a run whose stop was asked for (the page's stop button): the run ends
+    there, and, as for any run that raises, nothing of the turn is saved."""
 
 
 class StepWatcher(BaseCallbackHandler):
-    """Queues the top-level graph nodes' starts and ends of the run it watches."""
+    """Tells ``turn`` (an :class:`~.events.AguiTurn`) the top-level graph nodes' starts and
+    ends, and holds what the run observer needs (``stop``: set to stop the run)."""
 
     run_inline = True  # called in the node's own thread, in order
 
-    def __init__(self) -> None:
+    def __init__(self, turn: Any, stop: threading.Event | None = None) -> None:
+        self.turn = turn
+        self.stop = stop or threading.Event()
+        self._open: dict[UUID, str] = {}
         self._lock = threading.Lock()
-        self._queue: list[StepRecord] = []
-        self._open: dict[UUID, tuple[int, str]] = {}
 
     def on_chain_start(
         self,
@@ -83,69 +85,61 @@ class StepWatcher(BaseCallbackHandler):
         if "messages" not in inputs:
             return
         agent = str(inputs.get("active_agent") or node)
-        step = int((metadata or {}).get("langgraph_step", 0))
         state = {
-            "context_variables": _plain(inputs.get("context_variables") or {}),
+            "context_variables": plain(inputs.get("context_variables") or {}),
             "active_agent": agent,
         }
         with self._lock:
-            self._open[run_id] = (step, agent)
-            self._queue.append(StepRecord("start", step, agent, state))
+            self._open[run_id] = agent
+        self.turn.step_started(agent, state)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
-            opened = self._open.pop(run_id, None)
-        if opened is None:
+            agent = self._open.pop(run_id, None)
+        if agent is None:
             return
         update = getattr(outputs, "update", outputs)  # a node may return a Command
         messages = update.get("messages", []) if isinstance(update, dict) else []
-        tools = [
-            str(getattr(m, "name", None) or "tool")
-            for m in messages
-            if getattr(m, "type", None) == "tool"
-        ]
-        with self._lock:
-            self._queue.append(StepRecord("end", opened[0], opened[1], tools=tools))
-
-    def on_chat_model_start(
-        self, serialized: dict[str, Any] | None, messages: list[list[Any]], **kwargs: Any
-    ) -> None:
-        """A model call's prompt: the long-term recall block it holds, if any, is queued
-        (``kind="recall"``, its lines in ``tools``): what was recalled into *this* prompt."""
-        for prompt in messages:
-            for message in prompt:
-                text = message.content if isinstance(message.content, str) else ""
-                start, end = text.find(RECALL_OPEN), text.find(RECALL_CLOSE)
-                if getattr(message, "type", None) == "system" and 0 <= start < end:
-                    lines = text[start + len(RECALL_OPEN) : end].strip().splitlines()
-                    with self._lock:
-                        self._queue.append(StepRecord("recall", 0, "", tools=lines))
-                    return
+        self.turn.step_ended(messages)
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
             self._open.pop(run_id, None)
 
-    def queue(self, record: StepRecord) -> None:
-        with self._lock:
-            self._queue.append(record)
 
-    def take(self) -> list[StepRecord]:
-        """What was queued since the last take, oldest first."""
-        with self._lock:
-            taken, self._queue = self._queue, []
-        return taken
+class TokenWatcher(StepWatcher, _StreamingCallbackHandler):
+    """A :class:`StepWatcher` that makes each model stream its reply, told token by token."""
+
+    def on_llm_new_token(  # LangChain's token is str | list of parts
+        self, token: Any, *, chunk: Any = None, **kwargs: Any
+    ) -> None:
+        message = getattr(chunk, "message", None)
+        calls = list(getattr(message, "tool_call_chunks", None) or [])
+        content = token if isinstance(token, str) else ""
+        if content or calls:
+            self.turn.reply_delta(content, calls)
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
+        return output
+
+    def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
+        return output
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-ready copy (a typed context is a pydantic model; anything else odd is text)."""
+def plain(value: Any) -> Any:
+    """A JSON-ready copy (a typed context is a pydantic model; anything else odd is text).
+
+    Example:
+        >>> plain({"a": (1, object)})["a"][0], type(plain({"a": (1, object)})["a"][1])
+        (1, <class 'str'>)
+    """
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         value = dump(mode="json")
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return repr(value)
@@ -156,28 +150,51 @@ _registered = False
 _register_lock = threading.Lock()
 
 
-def _tool_keys_observer(run: Any) -> Any:
+def _ui_observer(run: Any) -> Any:
     """An observer of the run if a watcher is current where it starts (graph/core/hooks.py asks
-    every run): it queues, for each tool call that returned a ``Result`` with
-    ``context_variables``, which keys that tool set (``kind="keys"``), so a step that ran two
-    tools says which changed what. A tool that changed the live dict in place is not seen
-    here: its step's tools are named for it instead."""
+    every run): model calls (recall in the prompt, the reply, the stop) and tool calls (which
+    keys a tool's ``Result`` set, so a step that ran two tools says which changed what; a
+    tool that changed the live dict in place is not seen here: its step's tools are named
+    for it instead)."""
     watcher = _CURRENT.get()
     if watcher is None:
         return None
     from ...graph.core.hooks import RunObserver
 
-    queue = watcher.queue
+    turn, stop = watcher.turn, watcher.stop
 
-    class ToolKeys(RunObserver):
+    class UiObserver(RunObserver):
+        async def around_model_call(self, proceed: Any, call: Any) -> Any:
+            if stop.is_set():
+                raise TurnStopped("stopped by the page")
+            lines = _recalled(call.prompt)
+            if lines is not None:
+                turn.recalled(call.agent.name, lines)
+            turn.reply_started(call.agent.name)
+            reply = await proceed()
+            turn.reply_done(call.agent.name, reply)
+            return reply
+
         async def around_tool_call(self, proceed: Any, call: Any) -> Any:
+            if stop.is_set():
+                raise TurnStopped("stopped by the page")
             value = await proceed()
             keys = getattr(value, "context_variables", None)
             if isinstance(keys, dict) and keys:
-                queue(StepRecord("keys", 0, str(call.name), tools=[str(k) for k in keys]))
+                turn.keys_set(str(call.name), [str(k) for k in keys])
             return value
 
-    return ToolKeys()
+    return UiObserver()
+
+
+def _recalled(prompt: Any) -> list[str] | None:
+    """The lines of the long-term recall block a prompt's system message holds, if any."""
+    for message in prompt:
+        text = message.content if isinstance(message.content, str) else ""
+        start, end = text.find(RECALL_OPEN), text.find(RECALL_CLOSE)
+        if getattr(message, "type", None) == "system" and 0 <= start < end:
+            return text[start + len(RECALL_OPEN) : end].strip().splitlines()
+    return None
 
 
 @contextmanager
@@ -190,7 +207,7 @@ def watching(watcher: StepWatcher) -> Iterator[StepWatcher]:
             from ...graph.core.hooks import register
 
             register_configure_hook(_CURRENT, inheritable=True)
-            register(_tool_keys_observer)  # which tool set which key (graph/core/hooks.py)
+            register(_ui_observer)
             _registered = True
     token = _CURRENT.set(watcher)
     try:

@@ -1,8 +1,8 @@
 """One turn of a conversation, driven in its own thread, its AG-UI events into a run log.
 
-The turn is ``Session.stream``'s (so it is loaded, checked and saved as ``Session.run``
-saves it), with each tool answer streamed too; the graph's steps come from a
-:class:`~.steps.StepWatcher`. The events, in order: ``RUN_STARTED``, ``STATE_SNAPSHOT``
+The turn is ``Session.run``'s (loaded, checked and saved as always), watched as it runs by
+the observers of :mod:`.steps`: no LangGraph stream, so a turn nobody watches costs about what
+a plain ``Session.run`` costs. The events, in order: ``RUN_STARTED``, ``STATE_SNAPSHOT``
 (``context_variables`` and the active agent as stored), ``MESSAGES_SNAPSHOT`` (the stored
 conversation and the new message), then per step ``STEP_STARTED``, the replies' text and tool
 calls, the tool results, a ``STATE_DELTA`` and ``STEP_FINISHED``; a ``CUSTOM``
@@ -16,30 +16,16 @@ or ``RUN_ERROR``. Nothing here reads the request: a client that goes away stops 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Generator, Sequence
-from contextlib import closing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from ag_ui.core import (
-    BaseEvent,
-    CustomEvent,
-    Interrupt,
-    MessagesSnapshotEvent,
-    RunErrorEvent,
-    RunFinishedCancelledOutcome,
-    RunFinishedEvent,
-    RunFinishedInterruptOutcome,
-    RunFinishedSuccessOutcome,
-    RunStartedEvent,
-    StateSnapshotEvent,
-)
-from ag_ui.encoder import EventEncoder
+from ag_ui.core import Interrupt
 
 from .events import WINDOW_EVENT, AguiTurn
-from .messages import agui_messages
+from .messages import agui_message_dicts
 from .runs import RunLog
-from .steps import StepWatcher, watching
+from .steps import StepWatcher, TokenWatcher, TurnStopped, watching
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -47,8 +33,6 @@ if TYPE_CHECKING:
     from ...memory import Session
 
 __all__ = ["TurnRequest", "interrupts_of", "start_turn", "state_of"]
-
-_ENCODER = EventEncoder()
 
 
 @dataclass
@@ -105,11 +89,15 @@ def start_turn(
     request: TurnRequest,
     log: RunLog,
     on_done: Callable[[], None] = lambda: None,
+    *,
+    tokens: bool = True,
 ) -> threading.Thread:
-    """Drive ``request`` in a new thread (named after the run); returns it, started."""
+    """Drive ``request`` in a new thread (named after the run); returns it, started.
+    ``tokens``: make the model stream its replies token by token (a client watches); else
+    each reply is told whole, for the cost of a plain run."""
     thread = threading.Thread(
         target=_drive,
-        args=(session, swarm, agent, request, log, on_done),
+        args=(session, swarm, agent, request, log, on_done, tokens),
         name=f"swarmgraph-ui-{request.run_id}",
         daemon=True,
     )
@@ -124,97 +112,99 @@ def _drive(
     request: TurnRequest,
     log: RunLog,
     on_done: Callable[[], None],
+    tokens: bool,
 ) -> None:
-    def emit(event: BaseEvent) -> None:
-        log.append(_ENCODER.encode(event))
-
     try:
-        _turn(session, swarm, agent, request, log, emit)
+        _turn(session, swarm, agent, request, log, tokens)
     except BaseException as error:
         from ..terminal import one_line
 
-        emit(RunErrorEvent(message=one_line(error, session.url), code=type(error).__name__))
+        log.append(
+            {"type": "RUN_ERROR", "message": one_line(error, session.url),
+             "code": type(error).__name__}
+        )  # fmt: skip
     finally:
         log.finish()
         on_done()
 
 
+def _dump(models: Sequence[Any]) -> list[dict[str, Any]]:
+    return [m.model_dump(mode="json", by_alias=True, exclude_none=True) for m in models]
+
+
 def _turn(
-    session: Session,
-    swarm: Any,
-    agent: Any,
-    request: TurnRequest,
-    log: RunLog,
-    emit: Callable[[BaseEvent], None],
+    session: Session, swarm: Any, agent: Any, request: TurnRequest, log: RunLog, tokens: bool
 ) -> None:
+    emit = log.append
     thread, run = request.thread_id, request.run_id
-    emit(RunStartedEvent(thread_id=thread, run_id=run))
+    emit({"type": "RUN_STARTED", "threadId": thread, "runId": run})
     state = state_of(session, agent.name)
-    emit(StateSnapshotEvent(snapshot=state))
+    emit({"type": "STATE_SNAPSHOT", "snapshot": state})
     shown = list(session.messages)
     new = [request.message] if request.message is not None else []
+    this_turn = {m.id for m in new if m.id}
     emit(
-        MessagesSnapshotEvent(
-            messages=[
-                *agui_messages(shown),
-                *agui_messages(new, stored=False, this_turn={m.id for m in new if m.id}),
-            ]
-        )
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                *agui_message_dicts(shown),
+                *agui_message_dicts(new, stored=False, this_turn=this_turn),
+            ],
+        }
     )
-    turn = AguiTurn(emit, state)
-    watcher = StepWatcher()
-    window_told = False
-    response = None
-    stopped = False
-    events = session.stream(
-        swarm,
-        agent,
-        request.message,
-        turn_id=run,
-        approvals=request.approvals or None,
-        tool_results=True,
+    turn = AguiTurn(emit, state, ids=run)
+    # Once the turn has loaded (its first step starts), what the memory model sent is known.
+    turn.first_step = lambda: emit(
+        {"type": "CUSTOM", "name": WINDOW_EVENT, "value": _window(session, shown)}
     )
-    # Session.stream's iterator is a generator: closing it stops the run (a stop, an error).
-    with watching(watcher), closing(cast("Generator[dict[str, Any], None, None]", events)):
-        for event in events:
-            if not window_told:  # the turn has loaded: what the memory model sent is known
-                window_told = True
-                emit(CustomEvent(name=WINDOW_EVENT, value=_window(session, shown)))
-            if "response" in event:
-                response = event["response"]
-                break
-            if log.stop_requested.is_set():
-                stopped = True  # closing the stream stops the run; nothing of it is saved
-                break
-            starts = event.get("delim") == "start"
-            turn.feed(event, watcher.take() if starts else ())
-    if stopped or response is None:
-        turn.end(watcher.take(), {})
-        emit(MessagesSnapshotEvent(messages=agui_messages(session.messages)))
-        emit(RunFinishedEvent(thread_id=thread, run_id=run, outcome=RunFinishedCancelledOutcome()))
+    watcher = (TokenWatcher if tokens else StepWatcher)(turn, log.stop_requested)
+    try:
+        with watching(watcher):
+            response = session.run(
+                swarm, agent, request.message, turn_id=run, approvals=request.approvals or None
+            )
+    except TurnStopped:  # raised into the run: it stopped there, and nothing of it is saved
+        turn.end({})
+        emit({"type": "MESSAGES_SNAPSHOT", "messages": agui_message_dicts(session.messages)})
+        emit(
+            {"type": "RUN_FINISHED", "threadId": thread, "runId": run,
+             "outcome": {"type": "cancelled"}}
+        )  # fmt: skip
         return
     final = {
         "context_variables": dict(response.context_variables or {}),
         "active_agent": getattr(response.agent, "name", None) or turn.state.get("active_agent"),
     }
-    turn.end(watcher.take(), final)
-    stored = list(session.messages)
+    turn.end(final)
+    stored = _stored_after(session, shown)
     sent = {m.id for m in session.last_sent if m.id}
     mine = {m.id for m in stored[len(shown) :] if m.id}
-    added = [m for m in session.last_sent if m.id is None or m.id not in {s.id for s in stored}]
+    kept = {s.id for s in stored}
+    added = [m for m in session.last_sent if m.id is None or m.id not in kept]
     emit(
-        MessagesSnapshotEvent(
-            messages=[
-                *agui_messages(added, stored=False, in_prompt={m.id for m in added if m.id}),
-                *agui_messages(stored, in_prompt=sent, this_turn=mine),
-            ]
-        )
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                *agui_message_dicts(added, stored=False, in_prompt={m.id for m in added if m.id}),
+                *agui_message_dicts(stored, in_prompt=sent, this_turn=mine),
+            ],
+        }
     )
     waiting = interrupts_of(session, getattr(response, "pending", None))
-    outcome: Any = (
-        RunFinishedInterruptOutcome(interrupts=waiting) if waiting else RunFinishedSuccessOutcome()
-    )
-    emit(RunFinishedEvent(thread_id=thread, run_id=run, outcome=outcome))
+    outcome: dict[str, Any] = {"type": "success"}
+    if waiting:
+        outcome = {"type": "interrupt", "interrupts": _dump(waiting)}
+    emit({"type": "RUN_FINISHED", "threadId": thread, "runId": run, "outcome": outcome})
+
+
+def _stored_after(session: Session, shown: list[BaseMessage]) -> list[BaseMessage]:
+    """The conversation as stored now: ``shown`` (read when the turn started) and what was
+    stored after it, read from its position on (the earlier messages are not decoded again).
+    A conversation cleared meanwhile is read whole."""
+    from ...memory.store import Window
+
+    later = session.store.load(session.conversation_id, window=Window(start=len(shown)))
+    return [*shown[: later.start or 0], *later.messages]
 
 
 def _window(session: Session, shown: list[BaseMessage]) -> dict[str, Any]:

@@ -404,7 +404,8 @@ async function follow(run, response) {
   for (let attempt = 0; attempt < 50 && ui.run === run; attempt++) {
     try {
       if (!response) {
-        response = await fetch("/agui/runs/" + encodeURIComponent(run), {
+        const where = "?thread=" + encodeURIComponent(ui.thread || "");
+        response = await fetch("/agui/runs/" + encodeURIComponent(run) + where, {
           headers: { ...headers(false), "Last-Event-ID": String(ui.lastId) },
           cache: "no-store",
         });

@@ -1,0 +1,131 @@
+"""The tools a middleware brings (``AgentMiddleware.tools``), as the functions a swarm step runs.
+
+LangChain's ``create_agent`` binds every middleware's ``tools`` beside the agent's own; a swarm
+step does the same (``GraphRuntime.tools_of``): they join the agent's ``functions`` in the
+model's tool list and run in the step like them (``context_variables`` and the run's injected
+parameters included, ``wrap_tool_call`` around them, a returned ``Agent``/``Result`` handing off).
+A tool is a plain function (read as any swarm tool is) or a LangChain ``BaseTool`` (a ``@tool``),
+which becomes a function with the tool's name, description and argument schema that calls
+``tool.invoke`` (``ainvoke`` for an async-only tool). A ``BaseTool`` whose function takes
+arguments LangGraph injects (``ToolRuntime``, ``InjectedToolCallId``, ``InjectedState``) is
+refused with a clear error: a swarm step fills only its own injected parameters
+(graph/core/schema.py's ``INJECTED``).
+
+Example:
+    >>> from langchain_core.tools import tool
+    >>> @tool
+    ... def add(a: int, b: int = 2) -> int:
+    ...     '''Add two numbers.'''
+    ...     return a + b
+    >>> run = as_function(add)
+    >>> run.__name__, run(a=1), as_function(add) is run
+    ('add', 3, True)
+    >>> from swarmgraph.graph.core.schema import tool_spec
+    >>> tool_spec(run).schema["function"]["parameters"]["required"]
+    ['a']
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from pydantic import Field
+
+# types.Agent's tool type, not imported: types.check_middleware calls this module
+AgentFunction = Callable[..., Any]
+# ``Annotated`` indexed with a tuple made at run time (the field's metadata)
+_ANNOTATED: Any = Annotated
+
+__all__ = ["as_function", "middleware_tools"]
+
+# One function per LangChain tool (by identity: a pydantic tool is not hashable), so its schema
+# is built once; holding the tool, so its id is not reused while it is here; bounded.
+_made: OrderedDict[int, tuple[Any, AgentFunction]] = OrderedDict()
+_MADE_MAX = 1024
+
+
+def middleware_tools(middleware: Sequence[Any]) -> list[AgentFunction]:
+    """Every tool of ``middleware`` (each one's ``tools``, in order), as step functions.
+
+    Example:
+        >>> from langchain.agents.middleware import AgentMiddleware
+        >>> def ping() -> str:
+        ...     '''Ping.'''
+        ...     return "pong"
+        >>> class Pinging(AgentMiddleware):
+        ...     tools = [ping]
+        >>> [f.__name__ for f in middleware_tools([Pinging(), AgentMiddleware()])]
+        ['ping']
+    """
+    found: list[AgentFunction] = []
+    for m in middleware:
+        for tool in getattr(m, "tools", None) or ():
+            found.append(as_function(tool, owner=getattr(m, "name", type(m).__name__)))
+    return found
+
+
+def as_function(tool: Any, owner: str = "a middleware") -> AgentFunction:
+    """``tool`` as a function a swarm step runs: a plain callable as it is, a LangChain
+    ``BaseTool`` wrapped (the same function for the same tool)."""
+    from langchain_core.tools import BaseTool
+
+    if not isinstance(tool, BaseTool):
+        if not callable(tool):
+            raise TypeError(
+                f"{owner}: tools takes LangChain tools (BaseTool, @tool) or functions, not {tool!r}"
+            )
+        return tool
+    hit = _made.get(id(tool))
+    if hit is not None and hit[0] is tool:
+        return hit[1]
+    made = _wrap(tool, owner)
+    _made[id(tool)] = (tool, made)
+    while len(_made) > _MADE_MAX:
+        _made.popitem(last=False)
+    return made
+
+
+def _wrap(tool: Any, owner: str) -> AgentFunction:
+    """The function for one LangChain tool: its signature is the tool's call schema (what the
+    model is told), its body ``tool.invoke`` with the arguments the model sent."""
+    injected = sorted(getattr(tool, "_injected_args_keys", ()) or ())
+    if injected:
+        raise TypeError(
+            f"{owner}: tool {tool.name!r} takes arguments LangGraph injects ({', '.join(injected)})"
+            "; a swarm step does not fill them (it injects context_variables and its own "
+            "parameters, graph/core/schema.py's INJECTED)"
+        )
+    schema = tool.tool_call_schema
+    fields = getattr(schema, "model_fields", None)
+    if fields is None:  # a JSON-schema dict: no annotations to validate the arguments with
+        raise TypeError(
+            f"{owner}: tool {tool.name!r} describes its arguments as a JSON schema; give it a "
+            "pydantic args_schema (or use a function)"
+        )
+    parameters = []
+    for name, info in fields.items():
+        hint = _ANNOTATED[(info.annotation, Field(description=info.description), *info.metadata)]
+        default = inspect.Parameter.empty if info.is_required() else info.get_default()
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        parameters.append(inspect.Parameter(name, keyword, default=default, annotation=hint))
+    only_async = getattr(tool, "func", True) is None and getattr(tool, "coroutine", None)
+    if only_async:
+
+        async def run_async(**arguments: Any) -> Any:
+            return await tool.ainvoke(arguments)
+
+        function: Any = run_async
+    else:
+
+        def run(**arguments: Any) -> Any:
+            return tool.invoke(arguments)
+
+        function = run
+    function.__name__ = function.__qualname__ = tool.name
+    function.__doc__ = tool.description
+    function.__signature__ = inspect.Signature(parameters)
+    function.__swarmgraph_tool__ = tool  # what it runs, for a reader of the step's tools
+    return function
