@@ -88,6 +88,13 @@ def scripted_tool_calls(
     return AIMessage(content=content, tool_calls=tool_calls)
 
 
+class _Shown(str):
+    """Text a repr shows as is (no quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _describe(message: BaseMessage | None) -> str:
     if message is None:
         return "(no messages)"
@@ -151,6 +158,23 @@ class ScriptedChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {"scripted_replies": len(self.responses), "latency": self.latency}
+
+    def __repr_args__(self) -> Any:
+        """The script as its length past a few replies.
+
+        LangChain reprs a model it cannot serialize the first time a callback sees a call
+        (``BaseChatModel._serialized``): a benchmark's script of 100,000 replies took 40 s
+        of one run there.
+
+        >>> ScriptedChatModel(["ok"] * 1000)
+        ScriptedChatModel(...responses=<1000 scripted replies>)
+        >>> ScriptedChatModel(["ok"])
+        ScriptedChatModel(...responses=['ok'])
+        """
+        for name, value in super().__repr_args__():
+            if name == "responses" and len(value) > 8:
+                value = _Shown(f"<{len(value)} scripted replies>")
+            yield name, value
 
     @property
     def calls(self) -> list[list[BaseMessage]]:
