@@ -432,7 +432,10 @@ def ours_with(feature: str) -> Callable[[], Any]:
     """The handoff of ``ours: Swarm.run`` with one feature switched on, and nothing else: the
     run asserts the feature took part (a feature that silently did nothing would be free).
 
-    - ``budget``: ``Swarm.run(budget=Budget(...))`` whose limits the run stays under;
+    - ``budget``: ``Swarm.run(budget=Budget(...))`` whose limits the run just fits (two model
+      calls, one tool call, one handoff: a budget that counted one step too many would stop
+      it); the same swarm with a budget one handoff short is checked to stop, once, before
+      timing (the budget's middleware takes part). A plain run installs no middleware;
     - ``input guardrail``: B has one input guardrail, checked on the handoff (it passes);
     - ``typed context``: ``Swarm(context_schema=...)``, a two-key context validated on entry;
     - ``marked tools``: A also has an ``@needs_approval`` and an ``@effect`` tool the model
@@ -444,7 +447,7 @@ def ours_with(feature: str) -> Callable[[], Any]:
     """
     from langchain.agents.middleware import AgentMiddleware
     from pydantic import BaseModel
-    from swarmgraph.graph import Budget, effect, needs_approval
+    from swarmgraph.graph import Budget, BudgetExceeded, effect, needs_approval
     from swarmgraph.graph.features.history_views import last
 
     class _Desk(BaseModel):
@@ -457,7 +460,15 @@ def ours_with(feature: str) -> Callable[[], Any]:
     kwargs: dict[str, Any] = {}
     swarm = Swarm(chat_model=model)
     if feature == "budget":
-        kwargs["budget"] = Budget(max_model_calls=10, max_tool_calls=10, max_handoffs=5)
+        kwargs["budget"] = Budget(max_model_calls=2, max_tool_calls=1, max_handoffs=1)
+        short = Budget(max_model_calls=2, max_tool_calls=1, max_handoffs=0)
+        try:
+            swarm.run(a, [{"role": "user", "content": PING}], budget=short)
+        except BudgetExceeded as stop:
+            assert stop.limit == "max_handoffs", stop
+        else:  # pragma: no cover - the budget did nothing: its row would be free
+            raise AssertionError("a budget one handoff short did not stop the run")
+        model.reset()
     elif feature == "input guardrail":
         b.input_guardrails = [_passes]
     elif feature == "typed context":

@@ -35,7 +35,6 @@ from .core.marks import loaded
 from .core.messages import to_langchain, to_openai
 from .core.run_control import (
     NO_HOOKS,
-    Books,
     PromptContext,
     RunControl,
     RunHooks,
@@ -172,8 +171,6 @@ class PreparedRun(AbstractContextManager):
     ) -> PreparedRun:
         """The graph's input and config for ``request``, starting at ``agent`` (a member of
         ``roster``, this run's agents by node name)."""
-        if request.budget is not None and not callable(getattr(request.budget, "ledger", None)):
-            raise TypeError(f"budget must be a Budget, got {type(request.budget).__name__}")
         # Swarm deep-copies both inputs; dicts are rebuilt by to_langchain, and
         # LangChain messages are copied so add_messages never stamps ids on the caller's.
         copies = [
@@ -189,11 +186,13 @@ class PreparedRun(AbstractContextManager):
             execute_tools=request.execute_tools,
             debug=request.debug,
             agents=roster,
-            budget=request.budget,
-            ledger=Books() if request.budget is None else request.budget.ledger(),
             swarm_run=True,  # stateless, as Swarm: return Response.pending, raise trips with it
             hooks=request.hooks,
         )
+        if request.budget is not None:  # sugar: the budget's books and middleware
+            from .features.budget import attach
+
+            attach(request.budget, control)
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
             from .features.branches import resume_fan_out
@@ -280,7 +279,8 @@ class PreparedRun(AbstractContextManager):
 
     def finish(self) -> Response:
         """The run's Response, or :class:`BudgetExceeded` / :class:`GuardrailTripped` (holding
-        it) if a budget or a guardrail stopped it."""
+        it) if a budget (``control.exceeded``, set by its middleware) or a guardrail stopped
+        it."""
         response = self.response(self.final)
         if self.control.observers is not None:  # (graph/core/hooks.py: the run's end)
             self.control.observers.ended(response)

@@ -20,22 +20,29 @@ them where ``create_agent``'s loop would (see docs/middleware.md for each built-
                     raises what the tool raised, so retries see it, and a call that still fails
                     is answered ``Error: ...`` as in Swarm
 ``after_agent``     when the run ends on the agent (both lists), or it hands off (its own list)
+``before_handoff``  a swarm's own moment, which LangChain lacks (an extension, see below):
+                    before the active agent switches (a handoff, a route, a hook's ``HandTo``),
+                    a parallel branch starts, or an agent fans out
 ==================  ============================================================================
 
 Two moments a swarm has and ``create_agent`` lacks are extensions on the same objects. The
 **handoff** (docs/middleware.md, "The handoff moment"): a middleware may define
 ``before_handoff(handoff)`` (and/or ``async abefore_handoff``), which the core calls with a
 :class:`Handoff` whenever the active agent is about to switch, on the middleware of the agent
-taking the conversation (the run's, then that agent's own); it returns ``None`` (go on), a
-reason (the switch is refused: the transfer call is answered ``Error: <reason>``), or a
+taking the conversation (the run's, then that agent's own, then what the run's own options
+install, such as ``Swarm.run(budget=)``'s: :class:`RunMiddleware`); it returns ``None`` (go
+on), a reason (the switch is refused: the transfer call is answered ``Error: <reason>``), or a
 :class:`HandTo` (hand the conversation to that agent instead, through its own hooks in turn).
+A fan-out is asked once, before any branch starts, on the stack of the agent that fans out
+(``way="fan_out"``, ``Handoff.branches`` every branch's agent: admitted together or not at
+all); each branch then comes into its agent with ``way="branch"``.
 A ``before_model``/``after_model`` hook may also return ``{"jump_to": HandTo(agent)}``: the
 step hands the conversation to ``agent`` there (no model call after ``before_model``; no tool
 call after ``after_model``). A middleware may also say what the graph draws on the edges into
 its agent (``handoff_label``, a string).
 
 The **takeover**: after a step's tools ran (and no
-budget stopped the run), each middleware that defines ``next_agent(takeover)`` is asked, in
+limit stopped the run), each middleware that defines ``next_agent(takeover)`` is asked, in
 order, who takes over (a :class:`Takeover`; it returns one changed with ``replace`` or None
 for no change): it may pick an agent when no tool handed off (routes), resolve a placeholder
 a tool handed to (``CALLER``), or reword the handing call's answer. A middleware that may
@@ -97,6 +104,7 @@ __all__ = [
     "Handoff",
     "MiddlewareStack",
     "MiddlewareStop",
+    "RunMiddleware",
     "StepHooks",
     "Takeover",
     "handoff_verdict",
@@ -129,7 +137,7 @@ class MiddlewareStop:
 
 
 #: How the conversation comes into an agent, as :attr:`Handoff.way` says.
-Way = Literal["handoff", "route", "jump", "branch"]
+Way = Literal["handoff", "route", "jump", "branch", "fan_out", "join"]
 
 
 @dataclass(frozen=True)
@@ -159,9 +167,22 @@ class Handoff:
     return, a LangGraph member's handoff tool), ``"route"`` (``route`` is its label),
     ``"jump"`` (a hook's ``HandTo``), ``"branch"`` (a parallel branch starting: not a switch of
     the run's active agent; a refusal refuses that branch only, and a ``HandTo`` is refused
-    too, a branch has no fallback). ``note``: the ``HandTo.note`` that sent the conversation
-    here (``None`` for a model's or a route's choice); ``redirects``: how many hooks redirected
-    this switch before (a chain of fallbacks).
+    too, a branch has no fallback), ``"fan_out"`` (``source`` hands the conversation to
+    ``branches``, every branch's agent, at once: asked once on ``source``'s stack, ``target``
+    is ``source``, which takes the conversation back at the join; a refusal refuses every
+    branch, a ``HandTo`` too), ``"join"`` (a fan-out's join hands the conversation to
+    ``Parallel(join=)``'s agent). A hook a way does not concern lets
+    it through (guardrails check ``"fan_out"`` and ``"join"`` nowhere: each branch is checked
+    as it starts). ``note``: the ``HandTo.note`` that sent the conversation here (``None`` for
+    a model's or a route's choice); ``redirects``: how many hooks redirected this switch
+    before (a chain of fallbacks).
+
+    Example:
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> desk, a, b = Agent(name="Desk"), Agent(name="A"), Agent(name="B")
+        >>> fan = Handoff(desk, desk, {"messages": []}, "fan_out", branches=(a, b))
+        >>> fan.way, [agent.name for agent in fan.branches]
+        ('fan_out', ['A', 'B'])
     """
 
     source: Agent
@@ -171,6 +192,7 @@ class Handoff:
     route: str | None = None
     note: Any = None
     redirects: int = 0
+    branches: tuple[Agent, ...] = ()
 
 
 #: A ``before_handoff`` hook's answer: go on (``None``), refused (the reason), or elsewhere.
@@ -275,13 +297,22 @@ class Takeover:
 
 
 def _overrides(middleware: AgentMiddleware, hook: str) -> bool:
-    """Whether ``middleware`` implements ``hook`` (sync or async), as ``create_agent`` asks."""
-    from langchain.agents.middleware import AgentMiddleware
-
+    """Whether ``middleware`` implements ``hook`` (sync or async), as ``create_agent`` asks
+    (found once per class: a run's own middleware makes a stack per run)."""
     kind = type(middleware)
-    return getattr(kind, hook) is not getattr(AgentMiddleware, hook) or getattr(
-        kind, f"a{hook}"
-    ) is not getattr(AgentMiddleware, f"a{hook}")
+    found = _OVERRIDES.get((kind, hook))
+    if found is None:
+        from langchain.agents.middleware import AgentMiddleware
+
+        if len(_OVERRIDES) > 4096:  # classes made at run time (decorators) must not grow it
+            _OVERRIDES.clear()
+        found = _OVERRIDES[kind, hook] = getattr(kind, hook) is not getattr(
+            AgentMiddleware, hook
+        ) or getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+    return found
+
+
+_OVERRIDES: dict[tuple[type, str], bool] = {}
 
 
 class MiddlewareStack:
@@ -317,8 +348,77 @@ class MiddlewareStack:
         self.calls: dict[tuple[int, str, bool], Callable[..., Any]] = {}
         for m in every:
             for hook in ("before_agent", "before_model", "after_model", "after_agent"):
+                if not _overrides(m, hook):
+                    continue  # never called: no function to read
                 for awaited in (False, True):
                     self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
+
+
+class RunMiddleware:
+    """Middleware one run's own options install (``Swarm.run(budget=...)``, made by
+    graph/prepared_run.py): ``of(agent)`` gives an agent's list, outermost, around the graph's
+    (``Swarm(middleware=)``) and the agent's own. Kept in ``RunControl.middleware``; a run
+    without such options has none, and its steps ask nothing more. The stacks are the run's
+    own (its middleware objects live and die with it).
+
+    Its ``before_handoff`` hooks are asked last, after every other hook let the switch
+    through: one that admits a switch may hold it against a limit until it is booked (a
+    budget's ``max_handoffs``), so it is asked only about a switch that happens, and once
+    about a switch another hook redirected.
+
+    Example:
+        >>> from langchain.agents.middleware import AgentMiddleware
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> class Watch(AgentMiddleware):
+        ...     def before_model(self, state, runtime):
+        ...         return None
+        >>> watch = Watch()
+        >>> run = RunMiddleware(lambda agent: (watch,))
+        >>> stack = run.stack_for(Agent(), [], [])
+        >>> stack.before_model == [watch], run.stack_for(Agent(), [], []) is stack
+        (True, True)
+        >>> class Door(AgentMiddleware):
+        ...     def before_handoff(self, handoff):
+        ...         return None
+        >>> door, mine = Door(), Door()
+        >>> RunMiddleware(lambda agent: (mine,)).stack_for(Agent(), [door], []).handoff == [
+        ...     door, mine]
+        True
+    """
+
+    def __init__(self, of: Callable[[Agent], Sequence[AgentMiddleware]]) -> None:
+        self.of = of
+        self._stacks: dict[tuple[tuple[int, ...], tuple[int, ...]], MiddlewareStack] = {}
+
+    def stack_for(
+        self, agent: Agent, graph: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]
+    ) -> MiddlewareStack | None:
+        """``agent``'s stack: this run's middleware for it around ``graph``'s (the run-level
+        list the graph was built with) around ``own``; None when all three are empty."""
+        mine = self.of(agent)
+        if not mine and not graph and not own:
+            return None
+        run = [*mine, *graph]
+        key = (tuple(map(id, run)), tuple(map(id, own)))
+        stack = self._stacks.get(key)
+        if stack is None:
+            stack = self._stacks[key] = MiddlewareStack(run, own)
+            if mine and stack.handoff:  # the run's options' handoff hooks last (see above)
+                first = [m for m in stack.handoff if all(m is not x for x in mine)]
+                stack.handoff = [*first, *(m for m in stack.handoff if m not in first)]
+        return stack
+
+    def refuses_model_call(self, agent: Agent, messages: Sequence[BaseMessage]) -> bool:
+        """For a model call a feature makes for ``agent`` outside its step (a guardrail that
+        calls a model, a LangGraph member's turn): whether a ``before_model`` hook of this
+        run's own middleware ends the run instead (a budget with no model call left). Only
+        the run's options are asked: the user's middleware wraps the agent's own model."""
+        for m in self.of(agent):
+            if _overrides(m, "before_model"):
+                update = m.before_model(cast("Any", {"messages": list(messages)}), Runtime())
+                if update and update.get("jump_to") == "end":
+                    return True
+        return False
 
 
 def middleware_state_schema(base: type, middleware: Sequence[AgentMiddleware]) -> type:

@@ -18,10 +18,10 @@ A step's progress lives in one :class:`Turn`, which keeps the core's fields only
 docstring): features reach the step through their middleware's hooks and ``turn.goto``
 (where they send it instead), and keep their per-step state in ``turn.features``. Features
 are entered only when the run uses them (docs/internals.md): ``Agent(history=...)``
-installs a middleware that narrows the model request (graph/options.py); a ``Budget`` is
-asked before the model call (``_begin``), tools (``_admit``) and handoffs
-(``GraphRuntime.switch``); when a tool of the run is marked (graph/core/marks.py;
-``RunControl.decides``), approval-marked calls are held in ``_admit`` and
+installs a middleware that narrows the model request (graph/options.py), and
+``Swarm.run(budget=)`` one for the run (``RunControl.middleware``: its ``before_model``,
+``after_model`` and ``before_handoff`` hooks); when a tool of the run is marked
+(graph/core/marks.py; ``RunControl.decides``), approval-marked calls are held in ``_admit`` and
 decided at the start of the agent's next step (``decide``: ``Swarm.run`` stops, the compiled
 graph calls ``interrupt()``), and effect tools (graph/features/effects.py) run through the
 run's ledger (``_begin`` asks it what the calls a conversation ends on left, and whether a
@@ -128,7 +128,7 @@ class AgentNode:
         if turn.goto is not None:  # a feature sends the step elsewhere before it runs
             return turn.goto
         hooks = None  # the agent's middleware (graph/core/middleware.py), for a step that asks
-        stack = self.runtime.stack_for(turn.agent)
+        stack = self.runtime.stack_for(turn.agent, control)
         if stack is not None and turn.call is not None:
             from .middleware import StepHooks
 
@@ -290,7 +290,11 @@ class AgentNode:
             if not hooks.stack.after_model:
                 update.update(hooks.written_update())  # type: ignore[typeddict-item]
                 return None
-            hooks.messages = with_messages(hooks.messages, [reply])
+            known = reply.id is not None and any(m.id == reply.id for m in hooks.messages)
+            if reply.id is None or known:  # the channel's rules (an id given, or replaced)
+                hooks.messages = with_messages(hooks.messages, [reply])
+            else:  # a new reply with its id: appended, as add_messages would
+                hooks.messages = [*hooks.messages, reply]
         try:
             if hooks.stack.after_model and await hooks.after_model():
                 if hooks.handed is not None:  # handed over: the step switches (_handed)
@@ -469,14 +473,7 @@ class AgentNode:
         prompt = self._prompt(agent, context, messages, control)  # the system prompt first
         call = self.runtime.model_for(agent, control)
         turn.prompt = prompt  # as the agent reads it; as sent: _ask
-        exceeded = (
-            None if control.budget is None else control.ledger.before_model(agent.name, turn.prompt)
-        )
-        if exceeded is None:
-            turn.call = call
-        else:  # the budget allows no more model calls: the run halts here
-            control.exceeded = exceeded
-            control.debug_print(str(exceeded))
+        turn.call = call
         return turn
 
     def _prompt(
@@ -533,8 +530,8 @@ class AgentNode:
         self, turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
     ) -> None:
         """``turn.ran``: ``reply`` narrowed to the calls that run now; ``turn.answers`` for
-        those that do not: approval-marked calls are held (left unanswered), calls past the
-        budget are refused."""
+        those that do not: approval-marked calls are held (left unanswered). (Calls a
+        middleware refuses, a budget's past its allowance, it answers in ``after_model``.)"""
         held: list[ToolCall] = []
         control = turn.control
         if control.decides:  # a marked tool (or one taking an idempotency key)
@@ -546,22 +543,18 @@ class AgentNode:
             if hold:
                 reply, held = hold_marked_calls(reply, tools)
         turn.tools = tools
-        calls = reply.tool_calls
-        if control.budget is None:  # no limits: every call runs
-            turn.ran = reply
-            return
-        room, bound = control.ledger.tool_allowance(turn.agent.name, len(calls))
-        if len(calls) <= room:
-            turn.ran = reply
-            return
-        assert bound is not None
-        turn.control.exceeded = bound
-        # The run stops here: held calls are answered too, so every call has its answer.
-        turn.answers = [
-            ToolMessage(content=f"Error: {bound}", tool_call_id=c.get("id") or "", name=c["name"])
-            for c in [*calls[int(room) :], *held]
-        ]
-        turn.ran = reply.model_copy(update={"tool_calls": calls[: int(room)]})
+        turn.ran = reply
+        if held and control.exceeded is not None:
+            # A limit stopped the run (a middleware refused calls of this reply): the held
+            # calls are answered too, so every call has its answer.
+            turn.answers = [
+                ToolMessage(
+                    content=f"Error: {control.exceeded}",
+                    tool_call_id=c.get("id") or "",
+                    name=c["name"],
+                )
+                for c in held
+            ]
 
     # -- after the model answered ---------------------------------------------------
     def _replied(self, turn: Turn, call: ModelCall, reply: Any) -> None:
@@ -642,17 +635,17 @@ class AgentNode:
 
         A tool's handoff, as the agent's middleware's ``next_agent`` hooks leave it
         (:meth:`_chosen`: ``Agent(routes=)`` picks one when no tool handed off, ``CALLER`` is
-        resolved to the agent that handed off to this one). The budget is checked by the
-        switch itself (:meth:`GraphRuntime.switch`).
+        resolved to the agent that handed off to this one). Whether the switch may happen is
+        asked where it happens (:meth:`GraphRuntime.hand_off`: ``before_handoff``).
         """
         agent, control = turn.agent, turn.control
-        if control.exceeded is not None:  # a budget stopped the run (refused calls, above)
+        if control.exceeded is not None:  # a limit stopped the run (refused calls, above)
             return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
         if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
             reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
             target = None
-        stack = self.runtime.stack_for(agent)
+        stack = self.runtime.stack_for(agent, control)
         choosers = [] if stack is None else stack.choosers  # middleware that picks who takes over
         brings = self.runtime.target_options
         if target is not None and brings is not None:  # a placeholder brings its resolution

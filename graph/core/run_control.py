@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 
@@ -36,19 +36,12 @@ if TYPE_CHECKING:
 
     from ..features.effects import EffectLedger
     from .hooks import Observers
-    from .middleware import MiddlewareStop
+    from .middleware import MiddlewareStop, RunMiddleware
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
 #: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
 OBSERVERS_KEY = "__swarmgraph_observers"
-
-
-class Limits(Protocol):
-    """What the run asks of its budget (graph/features/budget.py's ``Budget``): the books that
-    check it."""
-
-    def ledger(self) -> Books: ...
 
 
 #: What the books count, in total and per agent.
@@ -58,8 +51,8 @@ COUNTS = ("model_calls", "input_tokens", "output_tokens", "tool_calls", "handoff
 @dataclass(eq=False)
 class Books:
     """One run's counters and trajectory (kept in the run's ``RunControl`` as ``ledger``),
-    by plain counting: without a budget every check admits the step (a ``Budget`` brings its
-    own books, ``budget.Ledger``, which checks).
+    by plain counting. A feature that limits a run may bring a subclass that also checks (a
+    ``Budget``'s ``Ledger``, graph/features/budget.py); the core only books.
 
     Example:
         >>> books = Books()
@@ -69,8 +62,6 @@ class Books:
         (1, 1)
         >>> [step["kind"] for step in books.trajectory]
         ['model', 'handoff']
-        >>> books.before_model("Triage", []) is None
-        True
     """
 
     totals: dict[str, int] = field(
@@ -80,8 +71,6 @@ class Books:
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     #: ``time.perf_counter()`` when the run began: branch times are seconds since then.
     started: float = field(default_factory=time.perf_counter)
-    #: The run's budget: none here (see graph/features/budget.py's Ledger).
-    budget: Any = None
     # Parallel branches book from several threads (or tasks) at once.
     _lock: Any = field(default_factory=threading.Lock, repr=False)
 
@@ -91,19 +80,6 @@ class Books:
         by_agent = self.by_agent  # each agent's counts copied (by map: no comprehension frame)
         copies = dict(zip(by_agent, map(dict, by_agent.values()), strict=True))
         return {**self.totals, "by_agent": copies}
-
-    # -- checks: without a budget every step is admitted -------------------------------
-    def before_model(self, agent: str, prompt: Sequence[BaseMessage]) -> BudgetExceeded | None:
-        """The limit one more model call would pass: none without a budget."""
-        return None
-
-    def tool_allowance(self, agent: str, wanted: int = 0) -> tuple[float, BudgetExceeded | None]:
-        """How many more tool calls ``agent`` may make: any number without a budget."""
-        return math.inf, None
-
-    def before_handoff(self, agent: str, count: int = 1) -> BudgetExceeded | None:
-        """The limit ``count`` more handoffs would pass: none without a budget."""
-        return None
 
     # -- records (after a step) -------------------------------------------------------
     def model_called(
@@ -276,9 +252,10 @@ class RunControl:
 
     A feature keeps its state for the run as one typed object (a :class:`RunState`, made on
     first use by :meth:`own`, read by :meth:`state_of`); what a caller hands the run is one
-    :class:`RunHooks`. ``exceeded`` stays a field: ``Swarm.run`` takes a ``budget``, and why the
-    run stopped is the core's to know (``turns_left`` reads it, and tracing watches it being
-    set).
+    :class:`RunHooks`. Middleware the run's own options install (``Swarm.run(budget=)``) is
+    ``middleware``. ``exceeded`` stays a field: a limit that refused the next step is why the
+    run stopped, and that is the core's to know (``turns_left`` reads it, tracing watches it
+    being set); a feature sets it (a budget's middleware, graph/features/budget.py).
     """
 
     model_override: str | None = None
@@ -286,15 +263,17 @@ class RunControl:
     execute_tools: bool = True
     debug: bool = False
     new_messages: int = 0
-    budget: Limits | None = None  # a Budget (graph/features/budget.py)
+    #: Middleware this run's own options install for each agent (``Swarm.run(budget=)``:
+    #: graph/prepared_run.py), around the graph's; None (a plain run): none.
+    middleware: RunMiddleware | None = None
     #: The run is ``Swarm.run``'s, which ends by returning a Response: it stops for approval
     #: (``Response.pending``) instead of calling ``interrupt()``, and a tripped guardrail is
     #: raised with the Response once the step is booked (:meth:`stop_error`), not from the
     #: node. False: the compiled graph, which has no Response to give. (Swarm.run's
     #: ``approvals`` are the approvals feature's own state: ``ApprovalsRun.given``.)
     swarm_run: bool = False
-    #: The budget limit that stopped the run (``Swarm.run`` raises it, holding the Response);
-    #: no node goes on after it.
+    #: The limit that refused the run's next step (a budget's: ``Swarm.run`` raises it, holding
+    #: the Response); set by the feature that checks it; no node goes on after it.
     exceeded: BudgetExceeded | None = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
@@ -305,7 +284,7 @@ class RunControl:
     #: inputs); a hook it leaves unset is the graph's own (``GraphRuntime.hooks``).
     hooks: RunHooks = NO_HOOKS
     #: Usage in total and by agent and the trajectory (:class:`Books`); a run with a budget
-    #: passes the budget's own, which checks too (``Budget.ledger()``: graph/features/budget.py).
+    #: passes the budget's own subclass, which checks too (graph/features/budget.py).
     ledger: Books = field(default_factory=Books)
     #: Whether an agent of this run has a tool marked ``@needs_approval`` or ``@effect``, or one
     #: that takes an ``idempotency_key`` (graph/core/marks.py; ``GraphRuntime.decides`` finds

@@ -143,7 +143,7 @@ class Turn:
     does next is what is set here.
 
     ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
-    resume, or the budget allows no model call). ``ran``: the tool calls to run now, with
+    resume). ``ran``: the tool calls to run now, with
     ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
     denied). ``update``: what the step returns.
 
@@ -376,16 +376,10 @@ class GraphRuntime:
         update: StateUpdate,
         control: RunControl,
         route: str | None = None,
-    ) -> bool:
+    ) -> None:
         """Hand the conversation from ``agent`` to ``target`` in ``update`` (the handoff
-        trail and its loop check, the active agent, the ledger), unless the budget's
-        ``max_handoffs`` would be passed: then the run halts and this returns False. Our
-        agents' nodes and LangGraph members' nodes both switch through here."""
-        if control.budget is not None:
-            exceeded = control.ledger.before_handoff(agent.name)
-            if exceeded is not None:
-                control.exceeded = exceeded
-                return False
+        trail and its loop check, the active agent, the ledger), once the ``before_handoff``
+        hooks let it through (:meth:`hand_off`, which every switch goes through)."""
         trail = [*state.get("handoff_trail", ()), agent.name]
         if len(trail) >= self.max_consecutive_handoffs:
             raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)
@@ -394,7 +388,6 @@ class GraphRuntime:
         control.ledger.handed_off(agent.name, target.name, route=route)
         if control.observers is not None:  # (graph/core/hooks.py: on_switch)
             control.observers.switched(agent, target, route)
-        return True
 
     async def hand_off(
         self,
@@ -412,16 +405,17 @@ class GraphRuntime:
         note: Any = None,
     ) -> bool:
         """**The active agent switches here**: from ``source`` to ``target`` in ``update``,
-        once the ``before_handoff`` hooks of ``target``'s middleware (the run's, then its own:
-        graph/core/middleware.py) let it through, then :meth:`switch`. A hook that refuses
-        leaves the active agent as it is, and the transfer call ``call_id`` (if any) is
-        answered ``Error: <reason>``; one that redirects (``HandTo``) sends the conversation to
-        its agent instead, through that agent's hooks in turn, and the transfer call's answer
-        names it. False: nobody took over (refused, or the budget stopped it). An agent without
-        middleware switches at once: a plain handoff asks nothing more."""
+        once the ``before_handoff`` hooks of ``target``'s middleware (the run's, then its own,
+        then the run's own options', e.g. a budget's: graph/core/middleware.py) let it
+        through, then :meth:`switch`. A hook that refuses leaves the active agent as it is, and
+        the transfer call ``call_id`` (if any) is answered ``Error: <reason>``; one that
+        redirects (``HandTo``) sends the conversation to its agent instead, through that
+        agent's hooks in turn, and the transfer call's answer names it. False: nobody took
+        over. An agent without middleware switches at once: a plain handoff asks nothing
+        more."""
         redirects = 0
         while True:
-            stack = self.stack_for(target)
+            stack = self.stack_for(target, control)
             verdict = None
             if stack is not None and stack.handoff:
                 from .middleware import Handoff, handoff_verdict
@@ -451,9 +445,7 @@ class GraphRuntime:
             old, new = json.dumps({"assistant": target.name}), {"assistant": verdict.agent.name}
             reanswer(added, call_id, json.dumps(new), only_if=old)
             target, note, way = verdict.agent, verdict.note, "jump"
-        if not self.switch(source, target, state, update, control, route=route):
-            reanswer(update.setdefault("messages", []), call_id, f"Error: {control.exceeded}")
-            return False
+        self.switch(source, target, state, update, control, route=route)
         if route is not None:
             control.debug_print(f"{source.name} \u21d2 {target.name} (route)")
         return True
@@ -466,7 +458,7 @@ class GraphRuntime:
         node (tools ran, nobody handed off) or to the active agent's node (a handoff)."""
         added = update.get("messages")
         last = added[-1] if added else (state["messages"][-1] if state["messages"] else None)
-        if last is None or not control.turns_left():  # (turns_left: also approvals, budgets)
+        if last is None or not control.turns_left():  # (also approvals, a limit, a stop)
             return update
         # An assistant message whose tool calls all wait for approval goes on: the active
         # agent's node asks for the decisions. Any other assistant message ends the run.
@@ -476,14 +468,17 @@ class GraphRuntime:
         return Command(update=update, goto=name if key is None else self.node_for(key, control))
 
     # -- middleware ----------------------------------------------------------------
-    def stack_for(self, agent: Agent) -> MiddlewareStack | None:
+    def stack_for(self, agent: Agent, control: RunControl | None = None) -> MiddlewareStack | None:
         """The middleware ``agent``'s steps call (the run's around its own), or None: a step
-        without middleware asks nothing more."""
+        without middleware asks nothing more. ``control``: the run, whose own options may
+        install middleware too (``RunControl.middleware``: ``Swarm.run(budget=)``)."""
         own = agent.middleware
         if self.options is not None:  # options that install middleware (history=, routes=...)
             implied = self.options(agent)
             if implied:
                 own = [*implied, *own]
+        if control is not None and control.middleware is not None:  # the run's own options
+            return control.middleware.stack_for(agent, self.middleware, own)
         if not own and not self.middleware:
             return None
         key = tuple(map(id, own))

@@ -253,8 +253,10 @@ class FanOut:
         fan_ids = {call.id for call in calls}
         targets = [target for call in calls for target, _, _ in call.branches]
         stop = control.exceeded or (None if control.turns_left() else _NOT_RUN)
-        if stop is None:  # a fan-out to n agents is n handoffs, admitted together or not at all
-            stop = control.exceeded = control.ledger.before_handoff(agent.name, len(targets))
+        if stop is None:
+            stop = _fan_out_refused(self.runtime, turn, targets)
+            if stop is not None:  # refused: the agent carries on, its answer is the refusal
+                outcome.handoff = None
         if stop is not None:
             _answer_calls(added, fan_ids, f"Error: {stop}")
             return None
@@ -518,7 +520,7 @@ class BranchNode:
         check = self.runtime.entry_check
         if check is not None:
             return check(agent, cast("SwarmState", state), control)
-        stack = self.runtime.stack_for(agent)
+        stack = self.runtime.stack_for(agent, control)
         if stack is None or not stack.handoff:
             return None
         source = self.runtime.agent_for(task["plan"]["agent"], control)
@@ -628,12 +630,14 @@ class JoinNode:
         self.name = JOIN_NODE
 
     def step(self, state: ParallelState, config: RunnableConfig) -> StateUpdate | Command:
-        return self._join(state, current_control(config))
+        return drive(self._join(state, current_control(config), SYNC))
 
     async def astep(self, state: ParallelState, config: RunnableConfig) -> StateUpdate | Command:
-        return self._join(state, current_control(config))
+        return await self._join(state, current_control(config), ASYNC)
 
-    def _join(self, state: ParallelState, control: RunControl) -> StateUpdate | Command:
+    async def _join(
+        self, state: ParallelState, control: RunControl, io: Driver
+    ) -> StateUpdate | Command:
         plan = state.get("parallel_fan_out")
         earlier: list[BranchResult] = []
         if plan is None and fan_out_run(control).resumed is not None:  # a paused fan-out, resumed
@@ -682,9 +686,12 @@ class JoinNode:
         if control.exceeded is not None:
             return cast("StateUpdate", update)  # the run stops; Swarm.run raises the budget
         routed = cast("StateUpdate", update)
-        if plan["join"] != plan["agent"]:
+        if plan["join"] != plan["agent"]:  # Parallel(join=): a switch, through its hooks
             join = self.runtime.agent_for(plan["join"], control)
-            if not self.runtime.switch(fanned, join, state, routed, control):
+            context = merged.context
+            if not await self.runtime.hand_off(
+                fanned, join, state, routed, control, context, io, way="join"
+            ):
                 return routed
         return self.runtime.next_node(JOIN_NODE, routed, state, control)
 
@@ -998,6 +1005,25 @@ def progress_of(
         return FanOutSoFar(base, context, runtime.agent_for(fanned, control), branches)
 
     return record
+
+
+def _fan_out_refused(runtime: GraphRuntime, turn: Turn, targets: list[Agent]) -> str | None:
+    """Why the fan-out of ``turn.agent`` to ``targets`` may not happen, or None: a fan-out to n
+    agents is n handoffs, admitted together or not at all, so the ``before_handoff`` hooks of
+    the agent fanning out are asked once (``way="fan_out"``; a budget's ``max_handoffs``). The
+    step is synchronous here: its hooks' ``before_handoff`` is called (an async-only hook is
+    run to its end in place, which a running event loop refuses: give it a sync one too)."""
+    agent, control = turn.agent, turn.control
+    stack = runtime.stack_for(agent, control)
+    if stack is None or not stack.handoff:  # a plain run: nothing to ask
+        return None
+    messages = [*turn.state["messages"], *turn.update.get("messages", ())]
+    state = {"messages": messages, "context_variables": turn.context}
+    fanning = Handoff(agent, agent, state, "fan_out", branches=tuple(targets))
+    verdict = drive(handoff_verdict(stack.handoff, fanning, SYNC, control))
+    if isinstance(verdict, HandTo):  # a fan-out has no fallback
+        return f"{agent.name} would hand its fan-out to {verdict.agent.name}: refused"
+    return verdict
 
 
 def _waiting_under(control: RunControl, path: str) -> bool:

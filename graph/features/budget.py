@@ -1,10 +1,31 @@
-"""Hard limits on a run (:class:`Budget`) and the books that check them (:class:`Ledger`).
+"""Hard limits on a run (:class:`Budget`), the books that check them (:class:`Ledger`), and
+the middleware that asks them (:class:`BudgetMiddleware`).
 
-A feature: a run without a ``Budget`` keeps plain books (``run_control.Books``: usage and
-the trajectory, by counting) and never enters this module's checks. With one, the agent node
-asks the ledger *before* every model call, tool call and handoff whether the step fits; a
-step that would pass a limit is not taken, the run stops and ``Swarm.run`` raises
-:class:`~swarmgraph.graph.core.errors.BudgetExceeded` with everything produced so far.
+A feature, attached as middleware: ``Swarm.run(budget=Budget(...))`` is sugar that gives the
+run a :class:`Ledger` as its books and installs a :class:`BudgetMiddleware` for each agent of
+the run (``RunControl.middleware``, graph/core/middleware.py's ``RunMiddleware``), outermost,
+around ``Swarm(middleware=)`` and the agent's own. A run without a ``Budget`` keeps plain books
+(``run_control.Books``: usage and the trajectory, by counting) and never enters this module.
+The middleware's hooks, at the step's moments:
+
+- ``before_model``: a model call that would pass ``max_model_calls`` or ``max_tokens`` is not
+  made; the hook jumps to the end (``Response.stopped`` names it);
+- ``after_model``: the reply's tool calls past ``max_tool_calls`` are answered
+  ``Error: Budget exceeded: ...`` and do not run; the calls within it run, then the run stops;
+- ``before_handoff`` (the swarm's extension hook, with a ``Handoff``): a switch (a handoff, a
+  route, a hook's ``HandTo``, a fan-out's join) or a fan-out (``way="fan_out"``: one per
+  branch, all admitted or none) that would pass ``max_handoffs`` is refused, its transfer
+  answered ``Error: Budget exceeded: ...``. It is asked on the stack of the agent taking the
+  conversation, after that agent's other hooks let the switch through (a run's own options'
+  hooks come last), and counts against the agent handing off (``Handoff.source``); a branch
+  starting (``way="branch"``) was counted when its fan-out was admitted.
+
+Each stop sets ``RunControl.exceeded`` (the core's "a limit refused the next step") and
+``RunControl.stopped`` (``Response.stopped``: this middleware, and the hook), and
+``Swarm.run`` raises it: :class:`~swarmgraph.graph.core.errors.BudgetExceeded`, with
+everything produced so far. Other features that make a model call of their own (a guardrail
+that calls a model, a LangGraph member's turn) ask the run's own middleware first
+(``RunMiddleware.refuses_model_call``: this ``before_model``), without importing this module.
 
 Parallel branches share one ledger and one budget. A check and what it admits are one atomic
 step: the admitted step is *held* against the limit until it is booked, so two branches that
@@ -31,18 +52,33 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.runtime import Runtime
 
 from ..core.errors import BudgetExceeded
-from ..core.run_control import COUNTS, Books
+from ..core.marks import APPROVAL_MARK, is_marked
+from ..core.middleware import Handoff, MiddlewareStop, RunMiddleware
+from ..core.run_control import COUNTS, Books, RunControl
+from ..core.schema import tool_spec
 from ..core.state import branch_scope, current_branch
+from ..core.types import Agent
 
-__all__ = ["Budget", "BudgetExceeded", "Ledger", "branch_scope", "current_branch"]
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+    "BudgetMiddleware",
+    "Ledger",
+    "attach",
+    "branch_scope",
+    "current_branch",
+]
 
 
 @dataclass(frozen=True)
@@ -51,8 +87,10 @@ class Budget:
     own steps, by agent name (``per_agent={"Sales": Budget(max_model_calls=2)}``).
 
     ``max_tokens`` bounds input plus output tokens. It is checked before each model call against
-    what is known then: the tokens used so far plus an estimate of the prompt about to be sent,
-    so the reply itself may end a little past it (nobody knows a reply's length in advance).
+    what is known then: the tokens used so far plus an estimate of the prompt about to be sent
+    (the agent's instructions and the conversation; for a guardrail's or a LangGraph member's
+    own model call, the agent's instructions and what that call is sent), so the reply itself
+    may end a little past it (nobody knows a reply's length in advance).
 
     Example:
         >>> Budget(max_handoffs=3).max_handoffs
@@ -85,8 +123,7 @@ class Budget:
                 raise ValueError(f"Budget.per_agent[{name!r}] cannot have a per_agent of its own")
 
     def ledger(self) -> Ledger:
-        """The books a run with this budget keeps: :class:`Ledger` (how ``RunControl``
-        attaches the feature without importing it)."""
+        """The books a run with this budget keeps: :class:`Ledger`."""
         return Ledger(self)
 
 
@@ -133,7 +170,7 @@ class Ledger(Books):
         with self._lock:
             room, bound = self._room(agent, "tool_calls", "max_tool_calls")
             self._hold(agent, "tool_calls", int(min(room, wanted)))
-        return room, bound
+        return room, None if bound is None else BudgetExceeded(*bound, agent)
 
     def before_handoff(self, agent: str, count: int = 1) -> BudgetExceeded | None:
         """The limit ``count`` more handoffs (or routes, or branches of a fan-out) from
@@ -145,6 +182,11 @@ class Ledger(Books):
             if over is None:
                 self._hold(agent, "handoffs", count)
         return over
+
+    def counts_tokens(self, agent: str) -> bool:
+        """Whether a ``max_tokens`` limit applies to ``agent``'s model calls (then the prompt
+        is estimated before each)."""
+        return bool(self._limits("max_tokens", agent))
 
     # -- records (after a step): what was admitted is no longer held -----------------
     def model_called(
@@ -214,15 +256,158 @@ class Ledger(Books):
             )
         return found
 
-    def _room(self, agent: str, key: str, field_name: str) -> tuple[float, BudgetExceeded | None]:
+    def _room(self, agent: str, key: str, field_name: str) -> tuple[float, tuple[str, int] | None]:
+        """How many more ``key`` steps ``agent`` may take, and the ``(label, limit)`` that
+        bounds them (the error itself is made only for a stop: most checks pass)."""
         room: float = math.inf
-        bound: BudgetExceeded | None = None
+        bound: tuple[str, int] | None = None
         for label, limit, counters, scope in self._limits(field_name, agent):
             left = max(limit - counters[key] - self._held.get((scope, key), 0), 0)
             if left < room:
-                room, bound = left, BudgetExceeded(label, limit, agent)
+                room, bound = left, (label, limit)
         return room, bound
 
     def _over(self, agent: str, key: str, field_name: str, more: int) -> BudgetExceeded | None:
         room, bound = self._room(agent, key, field_name)
-        return bound if room < more else None
+        return BudgetExceeded(*bound, agent) if bound is not None and room < more else None
+
+
+class BudgetMiddleware(AgentMiddleware):
+    """One agent's side of a run's budget: its hooks ask the run's :class:`Ledger` before
+    each model call (``before_model``), before the reply's tool calls run (``after_model``)
+    and before a handoff (``before_handoff``, the swarm's extension hook). :func:`attach`
+    makes one per agent of a run; a stop sets ``control.exceeded`` (see the module).
+
+    Example:
+        >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
+        >>> from swarmgraph.graph.core.errors import BudgetExceeded
+        >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hi."]))
+        >>> try:
+        ...     swarm.run(Agent(), [{"role": "user", "content": "hi"}],
+        ...               budget=Budget(max_model_calls=0))
+        ... except BudgetExceeded as stop:
+        ...     print(stop.limit, stop.response.stopped["middleware"])
+        max_model_calls BudgetMiddleware
+    """
+
+    def __init__(self, ledger: Ledger, control: RunControl, agent: Agent) -> None:
+        super().__init__()
+        self.ledger, self.control, self.agent = ledger, control, agent
+        self._held: set[str] | None = None  # the agent's approval-marked tools (read once)
+
+    def _stop(self, over: BudgetExceeded, hook: str) -> None:
+        """The run stops on ``over`` (the first reason stands): ``Swarm.run`` raises it, and
+        ``Response.stopped`` names this middleware and ``hook``."""
+        control = self.control
+        if control.exceeded is None:
+            control.exceeded = over
+        if control.stopped is None:
+            control.stopped = MiddlewareStop(self.name, hook, str(over))
+        control.debug_print(str(over))
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        """No model call past ``max_model_calls`` or ``max_tokens``: the run ends here."""
+        messages = state["messages"]
+        if self.ledger.counts_tokens(self.agent.name):  # the prompt as sent: instructions first
+            messages = [self._instructions(state), *messages]
+        over = self.ledger.before_model(self.agent.name, messages)
+        if over is None:
+            return None
+        self._stop(over, "before_model")
+        return {"jump_to": "end"}
+
+    def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        """The reply's calls past ``max_tool_calls`` answered ``Error: ...`` (they do not
+        run); the others run, then the run stops. Calls that wait for approval are not
+        counted (they do not run now), nor calls another hook answered."""
+        if not self.control.execute_tools:  # the caller runs the tools
+            return None
+        messages = state["messages"]
+        at = len(messages) - 1
+        while at >= 0 and not isinstance(messages[at], AIMessage):
+            at -= 1
+        reply = messages[at] if at >= 0 else None
+        if not isinstance(reply, AIMessage) or not reply.tool_calls:
+            return None
+        answered = {m.tool_call_id for m in messages[at + 1 :] if isinstance(m, ToolMessage)}
+        held = self._waiting_tools()
+        calls = [c for c in reply.tool_calls if c.get("id") not in answered]
+        calls = [c for c in calls if c["name"] not in held]
+        room, bound = self.ledger.tool_allowance(self.agent.name, len(calls))
+        if len(calls) <= room:
+            return None
+        assert bound is not None
+        self._stop(bound, "after_model")
+        refused = [
+            ToolMessage(content=f"Error: {bound}", tool_call_id=c.get("id") or "", name=c["name"])
+            for c in calls[int(room) :]
+        ]
+        return {"messages": refused}
+
+    def before_handoff(self, handoff: Handoff) -> str | None:
+        """No switch past ``max_handoffs`` (a handoff, a route, a hook's ``HandTo``, a join:
+        one each; a fan-out: one per branch, admitted together), counted against the agent
+        handing off; a branch starting was counted with its fan-out.
+
+        Example:
+            >>> control, sales = RunControl(), Agent(name="Sales")
+            >>> attach(Budget(max_handoffs=1), control)
+            >>> (mine,) = control.middleware.of(sales)
+            >>> desk = Agent(name="Desk")
+            >>> two = Handoff(desk, desk, {}, "fan_out", branches=(sales, sales))
+            >>> mine.before_handoff(two)[:43]
+            'Budget exceeded: max_handoffs=1 would be pa'
+            >>> control.stopped.hook, mine.before_handoff(Handoff(desk, sales, {}))
+            ('before_handoff', None)
+        """
+        if handoff.way == "branch":
+            return None
+        count = len(handoff.branches) if handoff.way == "fan_out" else 1
+        over = self.ledger.before_handoff(handoff.source.name, count)
+        if over is None:
+            return None
+        self._stop(over, "before_handoff")
+        return str(over)
+
+    def _instructions(self, state: Mapping[str, Any]) -> SystemMessage:
+        """The agent's instructions as the step built them a moment ago (a function of the
+        context is called with it, as Swarm calls it before every model call)."""
+        instructions = self.agent.instructions
+        if callable(instructions):
+            instructions = instructions(defaultdict(str, state.get("context_variables") or {}))
+        return SystemMessage(content=str(instructions))
+
+    def _waiting_tools(self) -> set[str]:
+        """The agent's approval-marked tools: their calls are held, not run, in this step."""
+        if not self.control.decides:
+            return set()
+        if self._held is None:
+            tools = self.agent.tools
+            self._held = {tool_spec(f).name for f in tools if is_marked(f, APPROVAL_MARK)}
+        return self._held
+
+
+def attach(budget: Budget, control: RunControl) -> None:
+    """Give the run ``control`` the budget: its books (a :class:`Ledger`) and a
+    :class:`BudgetMiddleware` for each of its agents (``control.middleware``): what
+    ``Swarm.run(budget=)`` does (graph/prepared_run.py).
+
+    Example:
+        >>> control = RunControl()
+        >>> attach(Budget(max_handoffs=1), control)
+        >>> [type(m).__name__ for m in control.middleware.of(Agent(name="Sales"))]
+        ['BudgetMiddleware']
+    """
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, got {type(budget).__name__}")
+    ledger = control.ledger = budget.ledger()
+    made: dict[int, tuple[Agent, tuple[BudgetMiddleware]]] = {}
+
+    def of(agent: Agent) -> tuple[BudgetMiddleware]:
+        known = made.get(id(agent))
+        if known is None:  # one per agent object of the run (kept with it: ids stay unique)
+            known = made[id(agent)] = (agent, (BudgetMiddleware(ledger, control, agent),))
+        return known[1]
+
+    control.middleware = RunMiddleware(of)

@@ -185,8 +185,14 @@ class GuardrailsMiddleware(AgentMiddleware):
         return self._verdict(handoff, control, trip)
 
     def _unchecked(self, handoff: Handoff) -> bool:
-        """Not this agent's way in, or a fallback taking a user message (its node checks it)."""
-        return handoff.target is not self.agent or isinstance(handoff.note, _UserMessage)
+        """Not this agent's way in, or a fallback taking a user message (its node checks it).
+        A fan-out is checked branch by branch as each starts (``way="branch"``), and a fan-out's
+        join brings no message from outside the run: neither is a way a contract checks."""
+        return (
+            handoff.target is not self.agent
+            or handoff.way in ("fan_out", "join")
+            or isinstance(handoff.note, _UserMessage)
+        )
 
     def _verdict(self, handoff: Handoff, control: RunControl, trip: Trip | None) -> Any:
         """The switch's fate: through (``None``), refused (the reason the transfer call is

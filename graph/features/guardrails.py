@@ -323,13 +323,8 @@ _Verdict = Callable[[Any, dict[str, Any], list[BaseMessage]], Awaitable[Guardrai
 def _affordable(g: Any, agent: Agent, messages: list[BaseMessage], control: RunControl) -> bool:
     """The budget first: a guardrail that calls a model is a model call (False: the run stops
     with ``BudgetExceeded`` and the guardrail does not run)."""
-    if not uses_model(g):
-        return True
-    exceeded = control.ledger.before_model(agent.name, messages)
-    if exceeded is not None:
-        control.exceeded = exceeded
-        return False
-    return True
+    run = control.middleware  # the run's own options' middleware: a budget's before_model
+    return not uses_model(g) or run is None or not run.refuses_model_call(agent, messages)
 
 
 def _book(

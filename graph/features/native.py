@@ -246,11 +246,10 @@ def _stamped(message: BaseMessage, sender: str) -> BaseMessage:
 
 
 def _over_budget(agent: GraphAgent, control: RunControl, state: SwarmState) -> bool:
-    """A budget is asked before the member's turn (it runs its own loop inside it)."""
-    exceeded = control.ledger.before_model(agent.name, state["messages"])
-    if exceeded is not None:
-        control.exceeded = exceeded
-    return exceeded is not None
+    """A budget is asked before the member's turn (it runs its own loop inside it): a run
+    with one has its middleware (``control.middleware``, graph/features/budget.py)."""
+    run = control.middleware
+    return run is not None and run.refuses_model_call(agent, state["messages"])
 
 
 def _count_usage(control: RunControl, added: list[BaseMessage], sender: str) -> None:
