@@ -31,10 +31,12 @@ step that died had already asked the model). Contracts (``input_guardrails=``,
 ``after_model`` a final answer, its ``before_handoff`` an agent coming in; a hook that hands
 the conversation to a fallback (``jump_to=HandTo(...)``) switches the agent here
 (``_handed``), and the step goes to its node. A fan-out (graph/features/branches.py) sends
-the step to its branches (``turn.goto``). A typed context (``runtime.schema``) is validated
-in ``_begin`` and by the tool runner. The run's hooks (``RunControl.hooks``: a ``Session``
-with long-term memory supplies ``prompt_context`` and ``tool_inputs``) add to the system
-prompt in ``_begin`` and give the tools their injected parameters.
+the step to its branches (``turn.goto``). A typed context's rules (``runtime.schema``, a
+:class:`~swarmgraph.graph.core.context_rules.ContextRules` the API hands the builder for
+``context_schema=``) are asked in ``_begin`` and by the tool runner. The run's hooks
+(``RunControl.hooks``: a ``Session`` with long-term memory supplies ``prompt_context`` and
+``tool_inputs``) add to the system prompt in ``_begin`` and give the tools their injected
+parameters.
 """
 
 from __future__ import annotations
@@ -509,8 +511,9 @@ class AgentNode:
         return prompt
 
     def _validate(self, turn: Turn) -> None:
-        """A typed context (``context_schema=``): the compiled graph's input may lack
-        defaults (then the step writes them); a valid one is not checked twice."""
+        """A typed context (``context_schema=``, its rules: graph/core/context_rules.py): the
+        compiled graph's input may lack defaults (then the step writes them); a valid one is not
+        checked twice."""
         schema, given = self.runtime.schema, turn.context
         assert schema is not None
         turn.context = schema.validate(given)

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
 
     from ..features.approvals import WaitingCalls
-    from ..features.context_schema import ContextSchema
     from ..features.effects import EffectLedger, RunEffects
+    from .context_rules import ContextRules
     from .drivers import Driver
     from .middleware import MiddlewareStack, Way
 
@@ -184,7 +184,8 @@ class GraphRuntime:
     ``hooks``: the graph's own ``prompt_context`` and ``tool_inputs`` (``build_swarm_graph``'s,
     one :class:`~swarmgraph.graph.core.run_control.RunHooks`), each used when a run brings none
     (``Swarm.run``'s come in ``RunControl.hooks``).
-    ``schema`` is the typed context the nodes validate (``None``: Swarm's plain dict).
+    ``schema``: the rules of a typed context the nodes validate (graph/core/context_rules.py;
+    ``None``: Swarm's plain dict).
     """
 
     def __init__(
@@ -193,10 +194,10 @@ class GraphRuntime:
         resolver: ModelResolver,
         max_consecutive_handoffs: int,
         lookup: Callable[[str], Agent | None] | None = None,
-        schema: ContextSchema | None = None,
+        schema: ContextRules | None = None,
     ) -> None:
         self.agents = agents
-        #: The typed context (``context_schema=``), or None: a plain dict, as in Swarm.
+        #: The typed context's rules (``context_schema=``), or None: a plain dict, as in Swarm.
         self.schema = schema
         self.dynamic: OrderedDict[str, Agent] = OrderedDict()
         self.resolver = resolver
@@ -219,9 +220,7 @@ class GraphRuntime:
         #: a typed context's reducers, by key (an additive one takes each branch's change).
         self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
         if schema is not None:
-            from ..features.context_changes import merge_rules_of
-
-            self.context_reducers = merge_rules_of(schema.reducers)
+            self.context_reducers = schema.merge_rules()
         #: The run's middleware (``Swarm``'s / ``build_swarm_graph``'s ``middleware=``), around
         #: each agent's own (graph/core/middleware.py); one stack per agent's list, made on first
         # use.
