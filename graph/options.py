@@ -12,9 +12,11 @@ agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), a
 which reads the routes' destinations from it. An agent that uses none of them gets none, and
 loads no feature.
 
-An option of the whole graph attaches the same way, by an object the builder hands the core:
+Two options of the whole graph attach the same way, by an object the builder hands the core:
 ``context_schema=`` becomes the graph's :class:`~swarmgraph.graph.core.context_rules.
-ContextRules` (:func:`context_rules_of`: graph/features/context_schema.py's ``ContextSchema``).
+ContextRules` (:func:`context_rules_of`: graph/features/context_schema.py's ``ContextSchema``),
+and a model call that may stream is listened to by :func:`stream_listener`
+(graph/features/streamed_arguments.py, loaded on the first call that may stream).
 
 Example:
     >>> from swarmgraph.graph.features.history_views import last
@@ -40,12 +42,14 @@ from .core.types import CALLER, Agent
 
 if TYPE_CHECKING:
     from .core.context_rules import ContextRules
+    from .core.runtime import ModelListener
 
 __all__ = [
     "context_rules_of",
     "middleware_for_target",
     "middleware_of",
     "reachable_agents",
+    "stream_listener",
 ]
 
 #: One GuardrailsMiddleware per Agent object, by id (the agent kept, to check the id is still
@@ -168,3 +172,21 @@ def context_rules_of(schema: Any) -> ContextRules | None:
     from .features.context_schema import ContextSchema
 
     return ContextSchema.of(schema)
+
+
+def stream_listener(model: Any, config: Any, kwargs: Any) -> ModelListener | None:
+    """What listens to a model call that may stream: streamed tool-call arguments held to the
+    rule of non-streamed ones (graph/features/streamed_arguments.py's ``listener_for``; None
+    when the call cannot stream). The builder hands it to the core (``GraphRuntime.listen``),
+    which asks it only for a call that may stream: a plain run never loads the feature.
+
+    Example:
+        >>> from swarmgraph.graph import ScriptedChatModel
+        >>> stream_listener(ScriptedChatModel(["hi"]), {}, {}) is None
+        True
+        >>> type(stream_listener(ScriptedChatModel(["hi"]), {}, {"stream": True})).__name__
+        'StreamedArguments'
+    """
+    from .features.streamed_arguments import listener_for
+
+    return listener_for(model, config, kwargs)

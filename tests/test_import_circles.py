@@ -39,7 +39,6 @@ KNOWN_CORE_TO_FEATURES = frozenset(
         ("graph.core.node", "graph.features.decisions"),
         ("graph.core.node", "graph.features.effect_store"),
         ("graph.core.node", "graph.features.effects"),
-        ("graph.core.node", "graph.features.streamed_arguments"),
         ("graph.core.run_control", "graph.features.effects"),
         ("graph.core.runtime", "graph.features.approvals"),
         ("graph.core.runtime", "graph.features.effects"),

@@ -53,6 +53,7 @@ except ImportError:  # pragma: no cover - older/newer LangGraph layouts
 if TYPE_CHECKING:
     from ..features.branches import BranchNode, FanOut, JoinNode
     from .context_rules import ContextRules
+    from .runtime import ModelListener
 
 __all__ = [
     "GraphSettings",
@@ -144,7 +145,7 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     from ..observed_graph import ObservedStateGraph
-    from ..options import context_rules_of, middleware_for_target, middleware_of
+    from ..options import context_rules_of, middleware_for_target, middleware_of, stream_listener
 
     # A compiled LangGraph graph with a name is a member too (graph/features/native.py runs it).
     members = [_member(a) for a in agents]
@@ -161,6 +162,7 @@ def build_swarm_graph(
         middleware=checked_middleware(middleware),
         options=middleware_of,
         target_options=middleware_for_target,
+        listen=stream_listener,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members], middleware_of)
@@ -203,6 +205,9 @@ class GraphSettings:
     #: The middleware a handoff target brings (graph/options.py's ``middleware_for_target``:
     #: ``CALLER`` brings the hand-back that resolves it); None, targets bring none.
     target_options: Callable[[Agent], Sequence[Any]] | None = None
+    #: What listens to a model call that may stream (graph/options.py's ``stream_listener``:
+    #: streamed tool-call arguments held to the rule of non-streamed ones); None, nothing.
+    listen: Callable[[Any, Any, Any], ModelListener | None] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -243,6 +248,7 @@ def build_graph_and_runtime(
     runtime.hooks = settings.hooks
     runtime.options = settings.options
     runtime.target_options = settings.target_options
+    runtime.listen = settings.listen
     every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
     if every:  # their state_schema fields are channels of the graph's state
         from .middleware import middleware_state_schema

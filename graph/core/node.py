@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -216,13 +216,13 @@ class AgentNode:
         control = turn.control
         if call.safe_names:
             prompt = [_as_sent(m) for m in prompt]
-        heard = None  # streamed argument text is held to the strict rule
+        heard = None  # what listens to a call that may stream (GraphRuntime.listen)
         callbacks: Any = config.get("callbacks")
         if call.streams or getattr(callbacks, "handlers", callbacks):  # it may stream
-            from ..features.streamed_arguments import listener_for
-
-            heard = listener_for(call.runnable, config, call.kwargs)
-        sent = config if heard is None else merge_configs(config, {"callbacks": [heard]})
+            listen = self.runtime.listen
+            heard = None if listen is None else listen(call.runnable, config, call.kwargs)
+        # (a ModelListener is a LangChain callback handler: typed as any, it goes in the config)
+        sent = config if heard is None else merge_configs(config, {"callbacks": [cast(Any, heard)]})
         if control.observers is None:
             reply = await io.invoke(call.runnable, prompt, sent, call.kwargs)
         else:  # an observed run (graph/core/hooks.py): around the model call
@@ -233,7 +233,7 @@ class AgentNode:
                 call.runnable,
                 prompt,
             )
-        return heard.strict(reply) if heard and heard.calls else reply
+        return reply if heard is None else heard.finish(reply)
 
     async def _ask_through(
         self, turn: Turn, call: ModelCall, hooks: StepHooks, config: RunnableConfig, io: Driver
