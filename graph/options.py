@@ -12,6 +12,12 @@ agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), a
 which reads the routes' destinations from it. An agent that uses none of them gets none, and
 loads no feature.
 
+Two options of the whole graph attach the same way, by an object the builder hands the core:
+``context_schema=`` becomes the graph's :class:`~swarmgraph.graph.core.context_rules.
+ContextRules` (:func:`context_rules_of`: graph/features/context_schema.py's ``ContextSchema``),
+and a model call that may stream is listened to by :func:`stream_listener`
+(graph/features/streamed_arguments.py, loaded on the first call that may stream).
+
 Example:
     >>> from swarmgraph.graph.features.history_views import last
     >>> from swarmgraph.graph.core.types import Agent
@@ -29,12 +35,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .core.discovery import reachable_agents as _reachable
 from .core.types import CALLER, Agent
 
-__all__ = ["middleware_for_target", "middleware_of", "reachable_agents"]
+if TYPE_CHECKING:
+    from .core.context_rules import ContextRules
+    from .core.runtime import ModelListener
+
+__all__ = [
+    "context_rules_of",
+    "middleware_for_target",
+    "middleware_of",
+    "reachable_agents",
+    "stream_listener",
+]
 
 #: One GuardrailsMiddleware per Agent object, by id (the agent kept, to check the id is still
 #: its): a stack is cached by its members, so the same agent must get the same object.
@@ -137,3 +153,40 @@ def _routes(agent: Agent) -> Any:
     made = RoutesMiddleware(routes, agent.name)
     agent._options = (routes, made)
     return made
+
+
+def context_rules_of(schema: Any) -> ContextRules | None:
+    """The rules ``context_schema=`` installs: a pydantic model or ``TypedDict`` read once as a
+    :class:`~swarmgraph.graph.features.context_schema.ContextSchema` (one it is already is kept);
+    None for None (Swarm's plain dict: the feature is not loaded).
+
+    Example:
+        >>> from typing_extensions import TypedDict
+        >>> class Desk(TypedDict):
+        ...     order_id: int
+        >>> context_rules_of(Desk), context_rules_of(None)
+        (ContextSchema(Desk), None)
+    """
+    if schema is None:
+        return None
+    from .features.context_schema import ContextSchema
+
+    return ContextSchema.of(schema)
+
+
+def stream_listener(model: Any, config: Any, kwargs: Any) -> ModelListener | None:
+    """What listens to a model call that may stream: streamed tool-call arguments held to the
+    rule of non-streamed ones (graph/features/streamed_arguments.py's ``listener_for``; None
+    when the call cannot stream). The builder hands it to the core (``GraphRuntime.listen``),
+    which asks it only for a call that may stream: a plain run never loads the feature.
+
+    Example:
+        >>> from swarmgraph.graph import ScriptedChatModel
+        >>> stream_listener(ScriptedChatModel(["hi"]), {}, {}) is None
+        True
+        >>> type(stream_listener(ScriptedChatModel(["hi"]), {}, {"stream": True})).__name__
+        'StreamedArguments'
+    """
+    from .features.streamed_arguments import listener_for
+
+    return listener_for(model, config, kwargs)

@@ -646,3 +646,69 @@ def test_a_budget_or_max_turns_stops_the_same_run_early_without_an_error():
     agent, model = _runaway()
     response = Swarm(chat_model=model).run(agent=agent, messages=[user("x")], max_turns=9)
     assert len(response.messages) == 9 and len(model.calls) == 3
+
+
+# -- a model call that may stream: the listener the API hands the builder ----------------------
+def _unfinished_greeting() -> AIMessage:
+    """A reply whose tool call's argument text the model never finished (streamed, LangChain's
+    assembly would repair it into ``{"name": "Bo"}``)."""
+    bad = {"name": "greet", "args": '{"name": "Bo"', "id": "c1", "error": None}
+    return AIMessage(content="", invalid_tool_calls=[bad])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_the_compiled_graph_streamed_answers_unfinished_arguments_with_an_error(use_async):
+    ran: list[str] = []
+
+    def greet(name: str) -> str:
+        ran.append(name)
+        return f"hi {name}"
+
+    model = ScriptedChatModel([_unfinished_greeting(), "Sorry."])
+    app = build_swarm_graph([Agent(functions=[greet])], chat_model=model).compile()
+    given = {"messages": [HumanMessage("greet Bo")]}
+    if use_async:
+
+        async def stream() -> list:
+            return [c async for c in app.astream(given, stream_mode=["messages", "values"])]
+
+        chunks = asyncio.run(stream())
+    else:
+        chunks = list(app.stream(given, stream_mode=["messages", "values"]))
+    final = [data for mode, data in chunks if mode == "values"][-1]
+    answer = final["messages"][2]
+    assert ran == []  # the tool never saw arguments the model did not finish
+    assert answer.tool_call_id == "c1"
+    assert answer.content.startswith("Error: greet: arguments are not valid JSON")
+    assert final["messages"][-1].content == "Sorry."
+
+
+def test_a_graph_built_without_a_listener_streams_as_langchain_assembles():
+    """The listener is what the API hands the builder (``GraphSettings.listen``), not the core's
+    own: a graph built without one runs the tool on LangChain's repaired arguments, and one
+    built with a listener of its own hands it each call that may stream, then the reply."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
+    from swarmgraph.graph.core.discovery import find_topology
+    from swarmgraph.graph.core.models import ModelResolver
+
+    heard: list[str] = []
+
+    class Listener(BaseCallbackHandler):  # it goes in the call's config
+        def finish(self, reply: AIMessage) -> AIMessage:
+            heard.append(reply.tool_calls[0]["name"] if reply.tool_calls else reply.content)
+            return reply
+
+    def greet(name: str) -> str:
+        return f"hi {name}"
+
+    given = {"messages": [HumanMessage("greet Bo")]}
+    for listen in (None, lambda model, config, kwargs: Listener()):
+        model = ScriptedChatModel([_unfinished_greeting(), "Done."])
+        settings = GraphSettings(listen=listen)
+        topology = find_topology([Agent(functions=[greet])])
+        builder, _ = build_graph_and_runtime(topology, ModelResolver(chat_model=model), settings)
+        chunks = list(builder.compile().stream(given, stream_mode=["messages", "values"]))
+        final = [data for mode, data in chunks if mode == "values"][-1]
+        assert final["messages"][2].content == "hi Bo"  # repaired: nothing held it to the rule
+    assert heard == ["greet", "Done."]

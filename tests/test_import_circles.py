@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 KNOWN_CORE_TO_FEATURES = frozenset(
     {
         ("graph.core.builder", "graph.features.branches"),
-        ("graph.core.builder", "graph.features.context_schema"),
         ("graph.core.builder", "graph.features.native"),
         ("graph.core.discovery", "graph.features.native"),
         ("graph.core.hooks", "graph.features.approvals"),
@@ -40,13 +39,9 @@ KNOWN_CORE_TO_FEATURES = frozenset(
         ("graph.core.node", "graph.features.decisions"),
         ("graph.core.node", "graph.features.effect_store"),
         ("graph.core.node", "graph.features.effects"),
-        ("graph.core.node", "graph.features.streamed_arguments"),
         ("graph.core.run_control", "graph.features.effects"),
         ("graph.core.runtime", "graph.features.approvals"),
-        ("graph.core.runtime", "graph.features.context_changes"),
-        ("graph.core.runtime", "graph.features.context_schema"),
         ("graph.core.runtime", "graph.features.effects"),
-        ("graph.core.tool_calls", "graph.features.context_schema"),
         ("graph.core.tool_calls", "graph.features.effects"),
         ("graph.core.tool_calls", "graph.features.native"),
     }

@@ -448,3 +448,66 @@ def test_generated_tool_updates_keep_the_context_valid(ops):
     final = response.context_variables
     Desk.model_validate(final)
     assert final == expected(ops)  # the reducers' totals included
+
+
+def test_the_core_asks_any_context_rules_it_is_handed():
+    """The core names no schema: it calls the ``ContextRules`` the API hands the builder
+    (graph/core/context_rules.py). Rules of one's own (every value an ``int``) are asked on
+    entry and after each tool, and a tool's write they refuse is answered ``Error: ...`` and
+    undone, as a ``context_schema=`` would have it."""
+    from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
+    from swarmgraph.graph.core.discovery import find_topology
+    from swarmgraph.graph.core.models import ModelResolver
+
+    asked: list[dict] = []
+
+    class Ints:
+        model = None
+
+        def validate(self, data):
+            asked.append(dict(data))
+            bad = [f"{k!r} expects int" for k, v in data.items() if not isinstance(v, int)]
+            if bad:
+                raise ContextValidationError("Ints", bad)
+            return dict(data)
+
+        def update(self, context, update):
+            context.update(update)
+
+        def instance(self, context):
+            raise AssertionError("no tool asks for a model instance here")
+
+        def kept(self, control):
+            return None
+
+        def keep(self, control, context):
+            pass
+
+        def merge_rules(self):
+            return {}
+
+        def state_schema(self, base):
+            return base
+
+    def count(n: int, context_variables: dict):
+        return Result(value="counted", context_variables={"n": n})
+
+    def spoil(context_variables: dict):
+        context_variables["n"] = "many"
+        return "spoilt"
+
+    model = ScriptedChatModel(
+        [scripted_tool_call("count", {"n": 2}), scripted_tool_call("spoil"), "Done."]
+    )
+    topology = find_topology([Agent(functions=[count, spoil])])
+    settings = GraphSettings(context_schema=Ints())
+    builder, _ = build_graph_and_runtime(topology, ModelResolver(chat_model=model), settings)
+    out = builder.compile().invoke({"messages": [("user", "go")], "context_variables": {"n": 1}})
+    answers = [m.content for m in out["messages"] if m.type == "tool"]
+    assert answers[0] == "counted"
+    assert (
+        answers[1] == "Error: spoil wrote context_variables that do not fit Ints: 'n' expects "
+        "int. The context keeps its last valid values."
+    )
+    assert out["context_variables"] == {"n": 2}
+    assert {"n": 1} in asked and {"n": "many"} in asked

@@ -52,7 +52,8 @@ except ImportError:  # pragma: no cover - older/newer LangGraph layouts
 
 if TYPE_CHECKING:
     from ..features.branches import BranchNode, FanOut, JoinNode
-    from ..features.context_schema import ContextSchema
+    from .context_rules import ContextRules
+    from .runtime import ModelListener
 
 __all__ = [
     "GraphSettings",
@@ -115,8 +116,8 @@ def build_swarm_graph(
     ``context_variables`` or ``active_agent`` itself (see swarmgraph/app/served.py).
 
     ``context_schema`` types ``context_variables`` (a pydantic model or a ``TypedDict``, with
-    per-key reducers as ``Annotated[T, fn]``; see :mod:`swarmgraph.graph.features.context_schema`):
-    the
+    per-key reducers as ``Annotated[T, fn]``; see :mod:`swarmgraph.graph.features.context_schema`,
+    installed as the graph's :class:`~swarmgraph.graph.core.context_rules.ContextRules`): the
     state declares its fields, the input and every tool update are validated. Without it the
     context is Swarm's plain dict. ``runtime_schema`` is LangGraph's own run-time context
     (``StateGraph(context_schema=...)``, read with ``get_runtime()``), passed through.
@@ -144,14 +145,14 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     from ..observed_graph import ObservedStateGraph
-    from ..options import middleware_for_target, middleware_of
+    from ..options import context_rules_of, middleware_for_target, middleware_of, stream_listener
 
     # A compiled LangGraph graph with a name is a member too (graph/features/native.py runs it).
     members = [_member(a) for a in agents]
     default = _member(default_agent) if default_agent is not None else members[0]
     settings = GraphSettings(
         state_schema=state_schema,
-        context_schema=context_schema,
+        context_schema=context_rules_of(context_schema),
         runtime_schema=runtime_schema,
         max_consecutive_handoffs=max_consecutive_handoffs,
         fixed_entry=fixed_entry,
@@ -161,6 +162,7 @@ def build_swarm_graph(
         middleware=checked_middleware(middleware),
         options=middleware_of,
         target_options=middleware_for_target,
+        listen=stream_listener,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members], middleware_of)
@@ -179,10 +181,12 @@ class GraphSettings:
     ``Swarm`` makes one per Swarm). See :func:`build_swarm_graph` for each; ``lookup`` finds
     an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes_fan_outs``: the
     entry can pick up a fan-out that paused for approval in a stateless run
-    (``Swarm.run(..., branches=)``)."""
+    (``Swarm.run(..., branches=)``). ``context_schema``: the typed context's rules
+    (graph/core/context_rules.py; the API makes them of ``context_schema=``: graph/options.py's
+    ``context_rules_of``), None for Swarm's plain dict."""
 
     state_schema: type = SwarmState
-    context_schema: type | ContextSchema | None = None
+    context_schema: ContextRules | None = None
     runtime_schema: type | None = None
     max_consecutive_handoffs: int = 10
     fixed_entry: bool = False
@@ -201,6 +205,9 @@ class GraphSettings:
     #: The middleware a handoff target brings (graph/options.py's ``middleware_for_target``:
     #: ``CALLER`` brings the hand-back that resolves it); None, targets bring none.
     target_options: Callable[[Agent], Sequence[Any]] | None = None
+    #: What listens to a model call that may stream (graph/options.py's ``stream_listener``:
+    #: streamed tool-call arguments held to the rule of non-streamed ones); None, nothing.
+    listen: Callable[[Any, Any, Any], ModelListener | None] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -232,18 +239,16 @@ def build_graph_and_runtime(
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
     own_state = state_schema is SwarmState  # the channels join the output only over our state
-    schema: ContextSchema | None = None
-    if context_schema is not None:  # context_variables declared with the typed fields
-        from ..features.context_schema import ContextSchema, state_schema_for
-
-        schema = ContextSchema.of(context_schema)
-        state_schema = state_schema_for(schema, state_schema)
+    schema = context_schema
+    if schema is not None:  # context_variables declared as the rules type it
+        state_schema = schema.state_schema(state_schema)
     runtime = GraphRuntime(
         topology.agents, resolver, settings.max_consecutive_handoffs, settings.lookup, schema
     )
     runtime.hooks = settings.hooks
     runtime.options = settings.options
     runtime.target_options = settings.target_options
+    runtime.listen = settings.listen
     every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
     if every:  # their state_schema fields are channels of the graph's state
         from .middleware import middleware_state_schema
@@ -260,9 +265,7 @@ def build_graph_and_runtime(
         # What the join reads: the state plus a fan-out's channels (typed like the state).
         parallel_state = ParallelState
         if schema is not None:
-            from ..features.context_schema import state_schema_for
-
-            parallel_state = state_schema_for(schema, ParallelState)
+            parallel_state = schema.state_schema(ParallelState)
         # A branch's own graph fans out again only if an agent a branch can reach does.
         nested = _reachable_fanning(topology, fanning)
 

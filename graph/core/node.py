@@ -31,10 +31,12 @@ step that died had already asked the model). Contracts (``input_guardrails=``,
 ``after_model`` a final answer, its ``before_handoff`` an agent coming in; a hook that hands
 the conversation to a fallback (``jump_to=HandTo(...)``) switches the agent here
 (``_handed``), and the step goes to its node. A fan-out (graph/features/branches.py) sends
-the step to its branches (``turn.goto``). A typed context (``runtime.schema``) is validated
-in ``_begin`` and by the tool runner. The run's hooks (``RunControl.hooks``: a ``Session``
-with long-term memory supplies ``prompt_context`` and ``tool_inputs``) add to the system
-prompt in ``_begin`` and give the tools their injected parameters.
+the step to its branches (``turn.goto``). A typed context's rules (``runtime.schema``, a
+:class:`~swarmgraph.graph.core.context_rules.ContextRules` the API hands the builder for
+``context_schema=``) are asked in ``_begin`` and by the tool runner. The run's hooks
+(``RunControl.hooks``: a ``Session`` with long-term memory supplies ``prompt_context`` and
+``tool_inputs``) add to the system prompt in ``_begin`` and give the tools their injected
+parameters.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -214,13 +216,13 @@ class AgentNode:
         control = turn.control
         if call.safe_names:
             prompt = [_as_sent(m) for m in prompt]
-        heard = None  # streamed argument text is held to the strict rule
+        heard = None  # what listens to a call that may stream (GraphRuntime.listen)
         callbacks: Any = config.get("callbacks")
         if call.streams or getattr(callbacks, "handlers", callbacks):  # it may stream
-            from ..features.streamed_arguments import listener_for
-
-            heard = listener_for(call.runnable, config, call.kwargs)
-        sent = config if heard is None else merge_configs(config, {"callbacks": [heard]})
+            listen = self.runtime.listen
+            heard = None if listen is None else listen(call.runnable, config, call.kwargs)
+        # (a ModelListener is a LangChain callback handler: typed as any, it goes in the config)
+        sent = config if heard is None else merge_configs(config, {"callbacks": [cast(Any, heard)]})
         if control.observers is None:
             reply = await io.invoke(call.runnable, prompt, sent, call.kwargs)
         else:  # an observed run (graph/core/hooks.py): around the model call
@@ -231,7 +233,7 @@ class AgentNode:
                 call.runnable,
                 prompt,
             )
-        return heard.strict(reply) if heard and heard.calls else reply
+        return reply if heard is None else heard.finish(reply)
 
     async def _ask_through(
         self, turn: Turn, call: ModelCall, hooks: StepHooks, config: RunnableConfig, io: Driver
@@ -506,8 +508,9 @@ class AgentNode:
         return prompt
 
     def _validate(self, turn: Turn) -> None:
-        """A typed context (``context_schema=``): the compiled graph's input may lack
-        defaults (then the step writes them); a valid one is not checked twice."""
+        """A typed context (``context_schema=``, its rules: graph/core/context_rules.py): the
+        compiled graph's input may lack defaults (then the step writes them); a valid one is not
+        checked twice."""
         schema, given = self.runtime.schema, turn.context
         assert schema is not None
         turn.context = schema.validate(given)

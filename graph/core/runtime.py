@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
 
     from ..features.approvals import WaitingCalls
-    from ..features.context_schema import ContextSchema
     from ..features.effects import EffectLedger, RunEffects
+    from .context_rules import ContextRules
     from .drivers import Driver
     from .middleware import MiddlewareStack, Way
 
@@ -50,6 +50,7 @@ __all__ = [
     "GraphRuntime",
     "HandoffValue",
     "ModelCall",
+    "ModelListener",
     "StepFeatures",
     "ToolOutcome",
     "ToolPlan",
@@ -115,10 +116,21 @@ class ModelCall(NamedTuple):
     kwargs: dict[str, Any]
     tools: list[AgentFunction]
     safe_names: bool  # the model sends senders as OpenAI "name"s: rewrite unsafe ones
-    #: The model streams of itself (``streaming=True``, a bound ``stream=True``): its
-    #: streamed tool-call arguments are listened to (graph/features/streamed_arguments.py) even when
-    #: the run's config asks for no stream.
+    #: The model streams of itself (``streaming=True``, a bound ``stream=True``): the call is
+    #: listened to (:attr:`GraphRuntime.listen`) even when the run's config asks for no stream.
     streams: bool = False
+
+
+class ModelListener(Protocol):
+    """What listens to one model call that may stream: a LangChain callback handler (a
+    ``BaseCallbackHandler``: it is put in the call's config), which then leaves the reply the
+    call assembled as it should be
+    (graph/features/streamed_arguments.py's ``StreamedArguments`` holds streamed tool-call
+    arguments to the rule of non-streamed ones). Made per call by :attr:`GraphRuntime.listen`."""
+
+    def finish(self, reply: AIMessage) -> AIMessage:
+        """``reply`` once the call is over: itself, or a corrected copy."""
+        ...
 
 
 class StepFeatures(TypedDict, total=False):
@@ -184,7 +196,8 @@ class GraphRuntime:
     ``hooks``: the graph's own ``prompt_context`` and ``tool_inputs`` (``build_swarm_graph``'s,
     one :class:`~swarmgraph.graph.core.run_control.RunHooks`), each used when a run brings none
     (``Swarm.run``'s come in ``RunControl.hooks``).
-    ``schema`` is the typed context the nodes validate (``None``: Swarm's plain dict).
+    ``schema``: the rules of a typed context the nodes validate (graph/core/context_rules.py;
+    ``None``: Swarm's plain dict).
     """
 
     def __init__(
@@ -193,10 +206,10 @@ class GraphRuntime:
         resolver: ModelResolver,
         max_consecutive_handoffs: int,
         lookup: Callable[[str], Agent | None] | None = None,
-        schema: ContextSchema | None = None,
+        schema: ContextRules | None = None,
     ) -> None:
         self.agents = agents
-        #: The typed context (``context_schema=``), or None: a plain dict, as in Swarm.
+        #: The typed context's rules (``context_schema=``), or None: a plain dict, as in Swarm.
         self.schema = schema
         self.dynamic: OrderedDict[str, Agent] = OrderedDict()
         self.resolver = resolver
@@ -219,9 +232,7 @@ class GraphRuntime:
         #: a typed context's reducers, by key (an additive one takes each branch's change).
         self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
         if schema is not None:
-            from ..features.context_changes import merge_rules_of
-
-            self.context_reducers = merge_rules_of(schema.reducers)
+            self.context_reducers = schema.merge_rules()
         #: The run's middleware (``Swarm``'s / ``build_swarm_graph``'s ``middleware=``), around
         #: each agent's own (graph/core/middleware.py); one stack per agent's list, made on first
         # use.
@@ -233,6 +244,11 @@ class GraphRuntime:
         #: The middleware a handoff target brings, asked after a tool handed off (graph/options.py's
         #: ``middleware_for_target``: ``CALLER`` brings the hand-back that resolves it).
         self.target_options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
+        #: What listens to a model call that may stream (a handler in the config, a model that
+        #: streams of itself): ``(runnable, config, kwargs) -> ModelListener or None``, asked
+        #: only for such a call (graph/options.py's ``stream_listener``, handed over by the
+        #: builder); None: nothing listens.
+        self.listen: Callable[[Any, Any, Any], ModelListener | None] | None = None
         #: A check of its own that an agent passes before it takes the conversation in a
         #: parallel branch ``(agent, state, control) -> refusal or None``; None: the branch
         #: agent's ``before_handoff`` hooks decide (graph/features/branches.py).

@@ -62,8 +62,8 @@ from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, to
 from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
 
 if TYPE_CHECKING:
-    from ..features.context_schema import ContextSchema
     from ..features.effects import EffectCall, EffectOutcome, RunEffects
+    from .context_rules import ContextRules
     from .hooks import ToolObserver
     from .tool_events import ToolEvents
 
@@ -164,7 +164,7 @@ class _Runner:
         reply: AIMessage,
         functions: Sequence[Callable[..., Any]],
         ctx: dict,
-        schema: ContextSchema | None = None,
+        schema: ContextRules | None = None,
         effects: RunEffects | None = None,
         inputs: Mapping[str, Any] | None = None,
         first_handoff_wins: bool = False,
@@ -467,11 +467,11 @@ class _Runner:
 
 class ToolRunOptions(TypedDict, total=False):
     """The keywords of :func:`execute_tool_calls` and :func:`aexecute_tool_calls`: ``debug``
-    gets Swarm's debug lines; ``schema``: the typed context each call's changes are validated
-    against; ``effects``: the effect bookkeeping of this reply (the run's ledger), if any;
-    ``inputs``: values for the injected parameters other than ``context_variables`` and
-    ``idempotency_key`` (:data:`~swarmgraph.graph.core.schema.INJECTED`), e.g. ``{"long_term":
-    ...}``;
+    gets Swarm's debug lines; ``schema``: the typed context's rules each call's changes are
+    validated against (graph/core/context_rules.py); ``effects``: the effect bookkeeping of
+    this reply (the run's ledger), if any; ``inputs``: values for the injected parameters
+    other than ``context_variables`` and ``idempotency_key``
+    (:data:`~swarmgraph.graph.core.schema.INJECTED`), e.g. ``{"long_term": ...}``;
     ``observer``: what each tool function is called through when something observes the run
     (graph/core/hooks.py);
     ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module);
@@ -480,7 +480,7 @@ class ToolRunOptions(TypedDict, total=False):
     handler listens (graph/core/tool_events.py)."""
 
     debug: Callable[[str], None] | None
-    schema: ContextSchema | None
+    schema: ContextRules | None
     effects: RunEffects | None
     inputs: Mapping[str, Any] | None
     observer: ToolObserver | None
@@ -518,7 +518,7 @@ async def run_tool_calls(
     io: Driver,
     *,
     debug: Callable[[str], None] | None = None,
-    schema: ContextSchema | None = None,
+    schema: ContextRules | None = None,
     effects: RunEffects | None = None,
     inputs: Mapping[str, Any] | None = None,
     observer: ToolObserver | None = None,

@@ -8,6 +8,13 @@ tool runs on arguments the model never finished. :class:`StreamedArguments` list
 chunks of one model call and keeps each tool call's argument text as the provider sent it;
 :meth:`StreamedArguments.strict` then holds the assembled reply to the non-streamed rule.
 
+How it attaches: the core names no listener. ``Swarm`` and ``build_swarm_graph`` hand the
+builder graph/options.py's ``stream_listener`` (this module's :func:`listener_for`, imported on
+the first call that may stream), which the core keeps as ``GraphRuntime.listen``; a step asks it
+only for a model call that may stream (a callback handler in the config, a model that streams of
+itself), puts the listener in the call's config, and hands the reply to its ``finish``
+(graph/core/runtime.py's ``ModelListener``). A plain run asks nothing and loads nothing.
+
 Example:
     >>> import uuid
     >>> from langchain_core.messages import AIMessage, AIMessageChunk
@@ -104,6 +111,10 @@ class StreamedArguments(BaseCallbackHandler):
             slot = self.calls.setdefault(piece.get("index") or 0, {"id": None, "args": ""})
             slot["id"] = slot["id"] or piece.get("id")
             slot["args"] += piece.get("args") or ""
+
+    def finish(self, reply: AIMessage) -> AIMessage:
+        """The reply once the call is over (the core's ``ModelListener``): :meth:`strict`."""
+        return self.strict(reply) if self.calls else reply
 
     def strict(self, reply: AIMessage) -> AIMessage:
         """``reply`` with each tool call whose streamed argument text is not a JSON object
