@@ -28,6 +28,30 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 Rule = str | re.Pattern | Callable[[str], Any]
 
+
+class Structured:
+    """``model.with_structured_output(schema)``, made once and kept: pass it as
+    :func:`extract_context`'s ``model`` to call it as is.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> from swarmgraph.graph import ScriptedChatModel, scripted_tool_call
+        >>> class Pet(BaseModel):
+        ...     name: str | None = None
+        >>> llm = ScriptedChatModel([scripted_tool_call("Pet", {"name": "Rex"})] * 2)
+        >>> ask = Structured(llm, Pet)
+        >>> [extract_context("my dog is Rex", Pet, model=ask) for _ in range(2)]
+        [{'name': 'Rex'}, {'name': 'Rex'}]
+    """
+
+    def __init__(self, model: Any, schema: type[BaseModel]) -> None:
+        self.model, self.schema = model, schema
+        self.runnable = model.with_structured_output(schema)
+
+    def invoke(self, messages: list[BaseMessage]) -> Any:
+        return self.runnable.invoke(messages)
+
+
 EXTRACT_PROMPT = (
     "Extract the requested fields from what the user said. Use only facts the user stated; "
     "leave a field empty when the user did not give it."
@@ -123,7 +147,10 @@ def extract_context(
                 break
     missing = [name for name in fields if name not in found]
     if model is not None and missing and texts:
-        extractor = model.with_structured_output(schema)
+        # A runnable given as ``model`` is taken as the structured call itself (what
+        # FactExtractor keeps: LangChain converts the schema to a tool on every
+        # ``with_structured_output``, ~10 ms a call here).
+        extractor = model if isinstance(model, Structured) else model.with_structured_output(schema)
         said = "\n".join(f"User: {t}" for t in texts)
         result = extractor.invoke([SystemMessage(EXTRACT_PROMPT), HumanMessage(said)])
         if isinstance(result, BaseModel):

@@ -37,7 +37,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
-from .extract import Rule, extract_context
+from .extract import Rule, Structured, extract_context
 from .fact import MAX_NAME_BYTES, MAX_TEXT_BYTES, check_name, check_text
 
 #: The scopes an extractor or a memory tool may write (``"shared"`` is for trusted code).
@@ -109,13 +109,20 @@ class FactExtractor:
         if rules is None and model is None:
             raise ValueError("FactExtractor needs rules=..., model=..., or both")
         self.schema, self.rules, self.model = schema, dict(rules or {}), model
+        self._asks: Structured | None = None  # the model's structured call, made once
+
+    def _structured(self) -> Structured | None:
+        asks = self._asks
+        if self.model is not None and (asks is None or asks.model is not self.model):
+            self._asks = Structured(self.model, self.schema)
+        return self._asks
 
     def __repr__(self) -> str:
         kinds = [k for k, v in (("rules", self.rules), ("model", self.model)) if v]
         return f"FactExtractor({self.schema.__name__}, {' + '.join(kinds)})"
 
     def __call__(self, text: str) -> list[FactChange]:
-        found = extract_context(text, self.schema, model=self.model, rules=self.rules)
+        found = extract_context(text, self.schema, model=self._structured(), rules=self.rules)
         return changes_from(found, text)
 
 
