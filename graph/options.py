@@ -32,9 +32,14 @@ from functools import lru_cache
 from typing import Any
 
 from .core.discovery import reachable_agents as _reachable
-from .core.types import CALLER, Agent
+from .core.members import load_kind_on
+from .core.types import CALLER, Agent, is_compiled_graph
 
 __all__ = ["middleware_for_target", "middleware_of", "reachable_agents"]
+
+# A named compiled LangGraph graph stands for an agent (graph/features/native.py registers its
+# member kind): loaded the first time the core meets one, never for a program without one.
+load_kind_on(is_compiled_graph, f"{__package__}.features.native")
 
 #: One GuardrailsMiddleware per Agent object, by id (the agent kept, to check the id is still
 #: its): a stack is cached by its members, so the same agent must get the same object.

@@ -33,8 +33,6 @@ KNOWN_CORE_TO_FEATURES = frozenset(
     {
         ("graph.core.builder", "graph.features.branches"),
         ("graph.core.builder", "graph.features.context_schema"),
-        ("graph.core.builder", "graph.features.native"),
-        ("graph.core.discovery", "graph.features.native"),
         ("graph.core.hooks", "graph.features.approvals"),
         ("graph.core.node", "graph.features.approvals"),
         ("graph.core.node", "graph.features.decisions"),
@@ -48,7 +46,6 @@ KNOWN_CORE_TO_FEATURES = frozenset(
         ("graph.core.runtime", "graph.features.effects"),
         ("graph.core.tool_calls", "graph.features.context_schema"),
         ("graph.core.tool_calls", "graph.features.effects"),
-        ("graph.core.tool_calls", "graph.features.native"),
     }
 )
 

@@ -35,7 +35,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 
 from .discovery import Topology, fans_out, find_topology, function_targets
-from .marks import loaded
+from .members import MemberNode, as_member, member_kinds, node_of
 from .models import ModelResolver
 from .node import AgentNode
 from .node_names import DYNAMIC_NODE, FAN_OUT_MODES, HELPER_NODES
@@ -89,8 +89,8 @@ def build_swarm_graph(
     thread), else to ``default_agent`` (default: the first agent). Compile it with
     any checkpointer or store you like. A compiled LangGraph graph with a name (e.g. from
     ``langchain.agents.create_agent(..., name=...)``) may stand for an agent here, in
-    ``handoffs`` and as a transfer function's return value (see
-    :mod:`swarmgraph.graph.features.native`).
+    ``handoffs`` and as a transfer function's return value (a member of another kind:
+    graph/core/members.py).
 
     Models come from ``chat_model`` (a LangChain chat model, or ``model_name ->
     chat model``), or ``client`` (an OpenAI-compatible client), or else
@@ -146,9 +146,9 @@ def build_swarm_graph(
     from ..observed_graph import ObservedStateGraph
     from ..options import middleware_for_target, middleware_of
 
-    # A compiled LangGraph graph with a name is a member too (graph/features/native.py runs it).
-    members = [_member(a) for a in agents]
-    default = _member(default_agent) if default_agent is not None else members[0]
+    # A compiled LangGraph graph with a name is a member too (another kind: graph/core/members.py).
+    members = [as_member(a) for a in agents]
+    default = as_member(default_agent) if default_agent is not None else members[0]
     settings = GraphSettings(
         state_schema=state_schema,
         context_schema=context_schema,
@@ -502,11 +502,11 @@ def destinations(
 def _add_node(
     builder: StateGraph, name: str, node: Any, destinations: list[str] | dict[str, str]
 ) -> None:
-    if not isinstance(node, AgentNode):  # a LangGraph member (native.py) returns a plain update
+    if not isinstance(node, AgentNode):  # another kind's member node returns a plain update
         node = _Routed(node, name)
     if RunnableCallable is not None:
-        # Untraced: our nodes stream their model's tokens themselves. A LangGraph member
-        # (native.py) is traced, so the messages it adds reach stream_mode="messages" whole.
+        # Untraced: our nodes stream their model's tokens themselves. Another kind's member
+        # node may be traced, so the messages it adds reach stream_mode="messages" whole.
         trace = getattr(node, "traced", False)
         runnable = RunnableCallable(node.step, node.astep, name=name, trace=trace)
         builder.add_node(name, runnable, destinations=_ends(destinations))
@@ -578,46 +578,35 @@ def _branch(route: Callable[[Mapping[str, Any], RunnableConfig], Any]) -> Any:
     return RunnableCallable(route, aroute, name=route.__name__, trace=False)
 
 
-def _member(value: Any) -> Agent:
-    """An Agent as it is; a named compiled LangGraph graph as its member
-    (graph/features/native.py)."""
-    if isinstance(value, Agent):
-        return value
-    from ..features.native import as_member
-
-    return as_member(value)
-
-
 def _node_for(runtime: GraphRuntime, agent: Agent, name: str) -> Any:
-    """The node for ``agent``: ours, or a LangGraph member's (graph/features/native.py; no member
-    exists before that module is loaded)."""
-    native = loaded("native")
-    if native is not None and isinstance(agent, native.GraphAgent):
-        return native.GraphNode(runtime, agent, name)
-    return AgentNode(runtime, agent, name)
+    """The node for ``agent``: ours, or its member kind's (graph/core/members.py)."""
+    theirs = node_of(runtime, agent, name) if member_kinds() else None
+    return theirs if theirs is not None else AgentNode(runtime, agent, name)
 
 
 class _DynamicNode:
-    """The dynamic-handoff node: runs whichever unforeseen member is active, ours or a
-    LangGraph member (graph/features/native.py, only once a member exists)."""
+    """The dynamic-handoff node: runs whichever unforeseen member is active, ours or another
+    kind's (graph/core/members.py: only once a kind is registered)."""
 
     traced = True
 
     def __init__(self, runtime: GraphRuntime, ours: AgentNode) -> None:
         self.ours = ours
         self.runtime = runtime
-        self._graph_node: Any = None
+        self._theirs: dict[int, MemberNode] = {}  # by kind: the node that runs its members
 
     def _pick(self, state: SwarmState, config: RunnableConfig) -> Any:
-        native = loaded("native")
-        if native is None:
+        kinds = member_kinds()
+        if not kinds:
             return self.ours
         agent = self.runtime.agent_for(state.get("active_agent"), current_control(config))
-        if not isinstance(agent, native.GraphAgent):
-            return self.ours
-        if self._graph_node is None:
-            self._graph_node = native.GraphNode(self.runtime, None)
-        return self._graph_node
+        for kind in kinds:
+            if kind.owns(agent):
+                node = self._theirs.get(id(kind))
+                if node is None:
+                    node = self._theirs.setdefault(id(kind), kind.node(self.runtime, None, ""))
+                return node
+        return self.ours
 
     def step(self, state: SwarmState, config: RunnableConfig) -> Any:
         return self._pick(state, config).step(state, config)

@@ -57,9 +57,10 @@ from typing_extensions import Unpack
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
+from .members import members_in
 from .runtime import FanOutValue, HandoffValue, ToolOutcome
 from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, tool_spec
-from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
+from .types import CTX_VARS_NAME, Agent, Result
 
 if TYPE_CHECKING:
     from ..features.context_schema import ContextSchema
@@ -106,20 +107,20 @@ def to_result(raw: Any) -> Result:
     # never loads it.
     parallel = sys.modules.get(_PARALLEL)
     if isinstance(raw, Result):
-        if raw.agent is not None and is_compiled_graph(raw.agent):
+        if raw.agent is not None and not isinstance(raw.agent, Agent):
             raw = raw.model_copy(update={"agent": _member(raw.agent)})
         return raw
-    if parallel is not None and isinstance(raw, parallel.Parallel):  # a fan-out: answered
-        return Result(agent=raw)  # at the join (graph/features/branches.py)
-    if not isinstance(raw, Agent) and is_compiled_graph(raw):  # a named LangGraph graph
-        raw = _member(raw)
+    if isinstance(raw, str):
+        return Result(value=raw)
+    if not isinstance(raw, Agent):
+        if parallel is not None and isinstance(raw, parallel.Parallel):  # a fan-out: answered
+            return Result(agent=raw)  # at the join (graph/features/branches.py)
+        raw = _member(raw)  # another kind of member (graph/core/members.py) hands off too
     if isinstance(raw, Agent):  # a handoff: valid as it is (no validator to run)
         # every field given: model_construct would otherwise inspect the default factory's
         # signature on each call (pydantic 2.10+), ~10 µs per handoff
         handoff = json.dumps({"assistant": raw.name})
         return Result.model_construct(value=handoff, agent=raw, context_variables={})
-    if isinstance(raw, str):
-        return Result(value=raw)
     if isinstance(raw, (dict, list, tuple)):
         try:
             return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
@@ -150,8 +151,7 @@ def _hands_off(func: Callable[..., Any]) -> bool:
 
 
 def _member(value: Any) -> Any:
-    from ..features.native import members_in
-
+    """The member ``value`` stands for (a registered kind's), else ``value`` itself."""
     found = members_in(value)
     return found[0] if found else value
 
