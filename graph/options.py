@@ -29,13 +29,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .core.discovery import reachable_agents as _reachable
 from .core.members import load_kind_on
 from .core.types import CALLER, Agent, is_compiled_graph
 
-__all__ = ["middleware_for_target", "middleware_of", "reachable_agents"]
+if TYPE_CHECKING:
+    from .core.graph_extension import GraphExtension, GraphPlan
+
+__all__ = ["fan_out_nodes", "middleware_for_target", "middleware_of", "reachable_agents"]
 
 # A named compiled LangGraph graph stands for an agent (graph/features/native.py registers its
 # member kind): loaded the first time the core meets one, never for a program without one.
@@ -142,3 +145,30 @@ def _routes(agent: Agent) -> Any:
     made = RoutesMiddleware(routes, agent.name)
     agent._options = (routes, made)
     return made
+
+
+def fan_out_nodes(plan: GraphPlan) -> GraphExtension | None:
+    """The branch and join nodes of a fan-out, for a graph with an agent that can fan out (a
+    tool that may return ``Parallel``, or several handoffs under ``parallel_handoffs="all"``):
+    graph/features/fan_out_nodes.py, through the builder's extension
+    (graph/core/graph_extension.py), loaded only for such a graph; ``None`` for any other.
+
+    Example:
+        >>> from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
+        >>> from swarmgraph.graph.core.discovery import find_topology
+        >>> from swarmgraph.graph.core.models import ModelResolver
+        >>> plain = find_topology([Agent(name="Triage", handoffs=[Agent(name="Sales")])])
+        >>> settings = GraphSettings(extensions=(fan_out_nodes,))
+        >>> _, runtime = build_graph_and_runtime(plain, ModelResolver(), settings)
+        >>> runtime.fan_out is None  # nothing fans out: the feature is not even loaded
+        True
+    """
+    topology = plan.topology
+    several = plan.settings.parallel_handoffs == "all" and any(
+        len(targets) > 1 for targets in topology.targets.values()
+    )
+    if not topology.fan_out and not several:
+        return None
+    from .features.fan_out_nodes import fan_out_nodes as nodes
+
+    return nodes(plan)

@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: ``(core module, feature module)``: each conversion of a feature into middleware removes its own.
 KNOWN_CORE_TO_FEATURES = frozenset(
     {
-        ("graph.core.builder", "graph.features.branches"),
         ("graph.core.builder", "graph.features.context_schema"),
         ("graph.core.hooks", "graph.features.approvals"),
         ("graph.core.node", "graph.features.approvals"),
