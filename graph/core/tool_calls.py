@@ -46,7 +46,6 @@ Example:
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -58,7 +57,7 @@ from typing_extensions import Unpack
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
 from .members import members_in
-from .runtime import FanOutValue, HandoffValue, ToolOutcome
+from .runtime import FAN_OUT_VALUE_ATTR, FanOutValue, HandoffValue, ToolOutcome
 from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
 
@@ -67,8 +66,6 @@ if TYPE_CHECKING:
     from ..features.effects import EffectCall, EffectOutcome, RunEffects
     from .hooks import ToolObserver
     from .tool_events import ToolEvents
-
-_PARALLEL = f"{__package__.rpartition('.')[0]}.features.parallel"
 
 _UNSET: Any = object()
 
@@ -103,9 +100,6 @@ def to_result(raw: Any) -> Result:
         >>> to_result(Agent(name="Sales")).value
         '{"assistant": "Sales"}'
     """
-    # No Parallel exists before graph/features/parallel.py is imported: a run that never fans out
-    # never loads it.
-    parallel = sys.modules.get(_PARALLEL)
     if isinstance(raw, Result):
         if raw.agent is not None and not isinstance(raw.agent, Agent):
             raw = raw.model_copy(update={"agent": _member(raw.agent)})
@@ -113,8 +107,8 @@ def to_result(raw: Any) -> Result:
     if isinstance(raw, str):
         return Result(value=raw)
     if not isinstance(raw, Agent):
-        if parallel is not None and isinstance(raw, parallel.Parallel):  # a fan-out: answered
-            return Result(agent=raw)  # at the join (graph/features/branches.py)
+        if getattr(type(raw), FAN_OUT_VALUE_ATTR, False):  # a fan-out (FanOutValue): answered
+            return Result(agent=raw)  # at the join, by the feature that fans out
         raw = _member(raw)  # another kind of member (graph/core/members.py) hands off too
     if isinstance(raw, Agent):  # a handoff: valid as it is (no validator to run)
         # every field given: model_construct would otherwise inspect the default factory's
