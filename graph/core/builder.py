@@ -100,13 +100,12 @@ def build_swarm_graph(
     as ``Swarm`` does (it starts every run at the agent it is given).
 
     An agent with a tool that returns :class:`~swarmgraph.graph.features.parallel.Parallel` (its
-    code
-    names ``Parallel``) fans out: the graph gets a ``parallel_branch`` node (one task per
-    branch, sent with ``Send``) and a ``parallel_join`` node (see
-    :mod:`swarmgraph.graph.features.branches`). ``parallel_handoffs="all"`` also fans out a reply
-    that
-    calls several transfer tools (``"last"``, the default, takes the last, as Swarm does;
-    ``"first"`` takes the first and does not run the later ones).
+    code names ``Parallel``) fans out: the graph gets a ``parallel_branch`` node (one task per
+    branch, sent with ``Send``) and a ``parallel_join`` node, added through the builder's
+    extension (graph/core/graph_extension.py; graph/features/fan_out_nodes.py adds them).
+    ``parallel_handoffs="all"`` also fans out a reply that calls several transfer tools
+    (``"last"``, the default, takes the last, as Swarm does; ``"first"`` takes the first and
+    does not run the later ones).
     ``input_schema``: what a caller may write when it invokes the graph (LangGraph's own
     option; other keys of the input are dropped). A graph served to clients should take
     messages only (:data:`~swarmgraph.graph.core.state.SwarmInput`): otherwise a client can set
@@ -177,8 +176,8 @@ class GraphSettings:
     """The builder's options, as one object (:func:`build_swarm_graph` takes them as keywords;
     ``Swarm`` makes one per Swarm). See :func:`build_swarm_graph` for each; ``lookup`` finds
     an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes_fan_outs``: the
-    entry can pick up a fan-out that paused for approval in a stateless run
-    (``Swarm.run(..., branches=)``)."""
+    entry asks the extensions where a resumed run goes on (a fan-out that paused for approval
+    in a stateless run: ``Swarm.run(..., branches=)``)."""
 
     state_schema: type = SwarmState
     context_schema: type | ContextSchema | None = None

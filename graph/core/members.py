@@ -137,7 +137,7 @@ def _loaded_for(value: Any) -> bool:
     """Load the kinds whose test ``value`` passes; whether any was loaded."""
     due = [entry for entry in _loaders if entry[0](value)]
     for entry in due:
-        importlib.import_module(entry[1])
+        importlib.import_module(entry[1])  # which registers its kind
         with _lock:
             if entry in _loaders:
                 _loaders.remove(entry)
@@ -158,26 +158,25 @@ def as_member(value: Any) -> Agent:
     """
     if isinstance(value, Agent):
         return value
-    for _ in range(2):  # a second time after loading the kind the value asks for
-        for kind in member_kinds():
-            found = kind.as_member(value)
-            if found is not None:
-                return found
-        if not _loaders or not _loaded_for(value):
-            break
+    for kind in _kinds:
+        found = kind.as_member(value)
+        if found is not None:
+            return found
+    if _loaders and _loaded_for(value):  # its kind is loaded now: ask again
+        return as_member(value)
     raise TypeError(f"not an Agent or a compiled LangGraph graph: {value!r}")
 
 
 def members_in(value: Any) -> list[Agent]:
     """The members a value that is not an ``Agent`` holds (``[]``: none), as the registered
-    kinds find them."""
-    for _ in range(2):
-        for kind in member_kinds():
-            found = kind.members_in(value)
-            if found:
-                return found
-        if not _loaders or not _loaded_for(value):
-            break
+    kinds find them. Asked of every value a tool returns or a tool's code names, so it does
+    no more than ask each kind (and each kind not loaded yet, its test)."""
+    for kind in _kinds:
+        found = kind.members_in(value)
+        if found:
+            return found
+    if _loaders and _loaded_for(value):
+        return members_in(value)
     return []
 
 

@@ -106,6 +106,11 @@ def to_result(raw: Any) -> Result:
         return raw
     if isinstance(raw, str):
         return Result(value=raw)
+    if isinstance(raw, (dict, list, tuple)):  # plain data, never a handoff: its JSON
+        try:
+            return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
+        except (TypeError, ValueError):
+            return Result(value=str(raw))
     if not isinstance(raw, Agent):
         if getattr(type(raw), FAN_OUT_VALUE_ATTR, False):  # a fan-out (FanOutValue): answered
             return Result(agent=raw)  # at the join, by the feature that fans out
@@ -115,11 +120,6 @@ def to_result(raw: Any) -> Result:
         # signature on each call (pydantic 2.10+), ~10 µs per handoff
         handoff = json.dumps({"assistant": raw.name})
         return Result.model_construct(value=handoff, agent=raw, context_variables={})
-    if isinstance(raw, (dict, list, tuple)):
-        try:
-            return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
-        except (TypeError, ValueError):
-            pass
     return Result(value=str(raw))
 
 
