@@ -38,19 +38,26 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .core.discovery import reachable_agents as _reachable
-from .core.types import CALLER, Agent
+from .core.members import load_kind_on
+from .core.types import CALLER, Agent, is_compiled_graph
 
 if TYPE_CHECKING:
     from .core.context_rules import ContextRules
+    from .core.graph_extension import GraphExtension, GraphPlan
     from .core.runtime import ModelListener
 
 __all__ = [
     "context_rules_of",
+    "fan_out_nodes",
     "middleware_for_target",
     "middleware_of",
     "reachable_agents",
     "stream_listener",
 ]
+
+# A named compiled LangGraph graph stands for an agent (graph/features/native.py registers its
+# member kind): loaded the first time the core meets one, never for a program without one.
+load_kind_on(is_compiled_graph, f"{__package__}.features.native")
 
 #: One GuardrailsMiddleware per Agent object, by id (the agent kept, to check the id is still
 #: its): a stack is cached by its members, so the same agent must get the same object.
@@ -190,3 +197,30 @@ def stream_listener(model: Any, config: Any, kwargs: Any) -> ModelListener | Non
     from .features.streamed_arguments import listener_for
 
     return listener_for(model, config, kwargs)
+
+
+def fan_out_nodes(plan: GraphPlan) -> GraphExtension | None:
+    """The branch and join nodes of a fan-out, for a graph with an agent that can fan out (a
+    tool that may return ``Parallel``, or several handoffs under ``parallel_handoffs="all"``):
+    graph/features/fan_out_nodes.py, through the builder's extension
+    (graph/core/graph_extension.py), loaded only for such a graph; ``None`` for any other.
+
+    Example:
+        >>> from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
+        >>> from swarmgraph.graph.core.discovery import find_topology
+        >>> from swarmgraph.graph.core.models import ModelResolver
+        >>> plain = find_topology([Agent(name="Triage", handoffs=[Agent(name="Sales")])])
+        >>> settings = GraphSettings(extensions=(fan_out_nodes,))
+        >>> _, runtime = build_graph_and_runtime(plain, ModelResolver(), settings)
+        >>> runtime.fan_out is None  # nothing fans out: the feature is not even loaded
+        True
+    """
+    topology = plan.topology
+    several = plan.settings.parallel_handoffs == "all" and any(
+        len(targets) > 1 for targets in topology.targets.values()
+    )
+    if not topology.fan_out and not several:
+        return None
+    from .features.fan_out_nodes import fan_out_nodes as nodes
+
+    return nodes(plan)

@@ -48,7 +48,7 @@ from .core.runtime import GraphRuntime
 from .core.schema import tool_spec
 from .core.state import SwarmState
 from .core.types import Agent, Response
-from .options import middleware_for_target, middleware_of, stream_listener
+from .options import fan_out_nodes, middleware_for_target, middleware_of, stream_listener
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
 
 if TYPE_CHECKING:
@@ -135,6 +135,7 @@ class Swarm:
             options=middleware_of,
             target_options=middleware_for_target,
             listen=stream_listener,
+            extensions=(fan_out_nodes,),
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------

@@ -31,9 +31,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: ``(core module, feature module)``: each conversion of a feature into middleware removes its own.
 KNOWN_CORE_TO_FEATURES = frozenset(
     {
-        ("graph.core.builder", "graph.features.branches"),
-        ("graph.core.builder", "graph.features.native"),
-        ("graph.core.discovery", "graph.features.native"),
         ("graph.core.hooks", "graph.features.approvals"),
         ("graph.core.node", "graph.features.approvals"),
         ("graph.core.node", "graph.features.decisions"),
@@ -43,7 +40,6 @@ KNOWN_CORE_TO_FEATURES = frozenset(
         ("graph.core.runtime", "graph.features.approvals"),
         ("graph.core.runtime", "graph.features.effects"),
         ("graph.core.tool_calls", "graph.features.effects"),
-        ("graph.core.tool_calls", "graph.features.native"),
     }
 )
 

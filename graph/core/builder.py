@@ -34,11 +34,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 
-from .discovery import Topology, fans_out, find_topology, function_targets
-from .marks import loaded
+from .discovery import Topology, find_topology
+from .graph_extension import ExtraNode, GraphExtension, GraphPlan, MakeExtension
+from .members import MemberNode, as_member, member_kinds, node_of
 from .models import ModelResolver
 from .node import AgentNode
-from .node_names import DYNAMIC_NODE, FAN_OUT_MODES, HELPER_NODES
+from .node_names import DYNAMIC_NODE, FAN_OUT_MODES
 from .run_control import NO_HOOKS, PromptContext, RunHooks, ToolInputs, current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
@@ -51,7 +52,6 @@ except ImportError:  # pragma: no cover - older/newer LangGraph layouts
     RunnableCallable = None  # type: ignore[assignment,misc]
 
 if TYPE_CHECKING:
-    from ..features.branches import BranchNode, FanOut, JoinNode
     from .context_rules import ContextRules
     from .runtime import ModelListener
 
@@ -62,8 +62,6 @@ __all__ = [
     "build_swarm_graph",
     "destinations",
 ]
-
-BRANCH_NODE, JOIN_NODE = HELPER_NODES  # a fan-out's nodes (graph/features/branches.py)
 
 
 def build_swarm_graph(
@@ -90,8 +88,8 @@ def build_swarm_graph(
     thread), else to ``default_agent`` (default: the first agent). Compile it with
     any checkpointer or store you like. A compiled LangGraph graph with a name (e.g. from
     ``langchain.agents.create_agent(..., name=...)``) may stand for an agent here, in
-    ``handoffs`` and as a transfer function's return value (see
-    :mod:`swarmgraph.graph.features.native`).
+    ``handoffs`` and as a transfer function's return value (a member of another kind:
+    graph/core/members.py).
 
     Models come from ``chat_model`` (a LangChain chat model, or ``model_name ->
     chat model``), or ``client`` (an OpenAI-compatible client), or else
@@ -103,13 +101,12 @@ def build_swarm_graph(
     as ``Swarm`` does (it starts every run at the agent it is given).
 
     An agent with a tool that returns :class:`~swarmgraph.graph.features.parallel.Parallel` (its
-    code
-    names ``Parallel``) fans out: the graph gets a ``parallel_branch`` node (one task per
-    branch, sent with ``Send``) and a ``parallel_join`` node (see
-    :mod:`swarmgraph.graph.features.branches`). ``parallel_handoffs="all"`` also fans out a reply
-    that
-    calls several transfer tools (``"last"``, the default, takes the last, as Swarm does;
-    ``"first"`` takes the first and does not run the later ones).
+    code names ``Parallel``) fans out: the graph gets a ``parallel_branch`` node (one task per
+    branch, sent with ``Send``) and a ``parallel_join`` node, added through the builder's
+    extension (graph/core/graph_extension.py; graph/features/fan_out_nodes.py adds them).
+    ``parallel_handoffs="all"`` also fans out a reply that calls several transfer tools
+    (``"last"``, the default, takes the last, as Swarm does; ``"first"`` takes the first and
+    does not run the later ones).
     ``input_schema``: what a caller may write when it invokes the graph (LangGraph's own
     option; other keys of the input are dropped). A graph served to clients should take
     messages only (:data:`~swarmgraph.graph.core.state.SwarmInput`): otherwise a client can set
@@ -145,11 +142,17 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     from ..observed_graph import ObservedStateGraph
-    from ..options import context_rules_of, middleware_for_target, middleware_of, stream_listener
+    from ..options import (
+        context_rules_of,
+        fan_out_nodes,
+        middleware_for_target,
+        middleware_of,
+        stream_listener,
+    )
 
-    # A compiled LangGraph graph with a name is a member too (graph/features/native.py runs it).
-    members = [_member(a) for a in agents]
-    default = _member(default_agent) if default_agent is not None else members[0]
+    # A compiled LangGraph graph with a name is a member too (another kind: graph/core/members.py).
+    members = [as_member(a) for a in agents]
+    default = as_member(default_agent) if default_agent is not None else members[0]
     settings = GraphSettings(
         state_schema=state_schema,
         context_schema=context_rules_of(context_schema),
@@ -164,6 +167,7 @@ def build_swarm_graph(
         target_options=middleware_for_target,
         listen=stream_listener,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
+        extensions=(fan_out_nodes,),
     )
     topology = find_topology([default, *members], middleware_of)
     builder, _ = build_graph_and_runtime(
@@ -180,10 +184,10 @@ class GraphSettings:
     """The builder's options, as one object (:func:`build_swarm_graph` takes them as keywords;
     ``Swarm`` makes one per Swarm). See :func:`build_swarm_graph` for each; ``lookup`` finds
     an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes_fan_outs``: the
-    entry can pick up a fan-out that paused for approval in a stateless run
-    (``Swarm.run(..., branches=)``). ``context_schema``: the typed context's rules
-    (graph/core/context_rules.py; the API makes them of ``context_schema=``: graph/options.py's
-    ``context_rules_of``), None for Swarm's plain dict."""
+    entry asks the extensions where a resumed run goes on (a fan-out that paused for approval
+    in a stateless run: ``Swarm.run(..., branches=)``). ``context_schema``: the typed context's
+    rules (graph/core/context_rules.py; the API makes them of ``context_schema=``:
+    graph/options.py's ``context_rules_of``), None for Swarm's plain dict."""
 
     state_schema: type = SwarmState
     context_schema: ContextRules | None = None
@@ -211,6 +215,9 @@ class GraphSettings:
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
+    #: Factories of the features that add nodes of their own (graph/core/graph_extension.py:
+    #: graph/options.py's ``fan_out_nodes``, the branch and join nodes of a fan-out).
+    extensions: tuple[MakeExtension, ...] = ()
 
 
 def build_graph_and_runtime(
@@ -256,42 +263,20 @@ def build_graph_and_runtime(
         runtime.middleware = list(settings.middleware)
         state_schema = middleware_state_schema(state_schema, every)
     runtime.first_handoff_wins = parallel_handoffs == "first"
-    fanning = _fanning_agents(topology, parallel_handoffs)
-    fan_out: FanOut | None = None
-    parallel_state: type = state_schema  # what the join reads (a fan-out only)
-    if fanning:
-        from ..features.branches import FanOut, ParallelState
 
-        # What the join reads: the state plus a fan-out's channels (typed like the state).
-        parallel_state = ParallelState
-        if schema is not None:
-            parallel_state = schema.state_schema(ParallelState)
-        # A branch's own graph fans out again only if an agent a branch can reach does.
-        nested = _reachable_fanning(topology, fanning)
-
-        def branch_graph() -> Any:
-            graph = _graph(
-                topology,
-                runtime,
-                fan_out,
-                nested,
-                state_schema,
-                parallel_state,
-                runtime_schema,
-                outputs=own_state,
-            )
-            return graph.compile()  # no checkpointer of its own: a subgraph uses the run's
-
-        fan_out = runtime.fan_out = FanOut(
-            runtime, branch_graph, parallel_handoffs, nested=bool(nested)
+    def graph(extensions: Sequence[GraphExtension]) -> StateGraph:  # a subgraph's (a branch's)
+        return _graph(
+            topology, runtime, extensions, state_schema, runtime_schema, outputs=own_state
         )
+
+    # Features with nodes of their own (a fan-out's branch and join): graph/core/graph_extension.py.
+    plan = GraphPlan(topology, runtime, settings, state_schema, graph)
+    extensions = [e for make in settings.extensions if (e := make(plan)) is not None]
     builder = _graph(
         topology,
         runtime,
-        fan_out,
-        fanning,
+        extensions,
         state_schema,
-        parallel_state,
         runtime_schema,
         outputs=own_state,
         fixed_entry=settings.fixed_entry,
@@ -302,49 +287,11 @@ def build_graph_and_runtime(
     return builder, runtime
 
 
-def _fanning_agents(topology: Topology, mode: str) -> dict[Agent, tuple[set[str], set[str]]]:
-    """The agents that can fan out, each with (the nodes its branches may run, the nodes only
-    its fan-out tools name: drawn through the branch and join nodes, not as handoffs)."""
-    fanning: dict[Agent, tuple[set[str], set[str]]] = {}
-    for agent, name in topology.nodes.items():
-        every = {topology.nodes[t] for t in topology.targets[id(agent)]}
-        if name in topology.fan_out:
-            named: set[str] = set()
-            plain: set[str] = set()
-            for func in agent.tools:
-                found = {topology.nodes[t] for t in function_targets(func) if t in topology.nodes}
-                (named if fans_out(func) else plain).update(found)
-            only = named - plain - {topology.nodes[to] for to, _ in topology.declared_of(agent)}
-            fanning[agent] = (named, only)
-        elif mode == "all" and len(every) > 1:  # several transfer calls in one reply
-            fanning[agent] = (every, set())
-    return fanning
-
-
-def _reachable_fanning(
-    topology: Topology, fanning: dict[Agent, tuple[set[str], set[str]]]
-) -> dict[Agent, tuple[set[str], set[str]]]:
-    """The fanning agents a branch can reach (from any agent a fan-out may run)."""
-    queue = [topology.agents[n] for runs, _ in fanning.values() for n in runs]
-    seen: set[int] = set()
-    while queue:
-        agent = queue.pop()
-        if id(agent) in seen:
-            continue
-        seen.add(id(agent))
-        queue.extend(topology.targets[id(agent)])
-        queue.extend(to for to, _ in topology.declared_of(agent))
-        queue.extend(topology.agents[n] for n in fanning.get(agent, (set(), set()))[0])
-    return {agent: ends for agent, ends in fanning.items() if id(agent) in seen}
-
-
 def _graph(
     topology: Topology,
     runtime: GraphRuntime,
-    fan_out: FanOut | None,
-    fanning: dict[Agent, tuple[set[str], set[str]]],
+    extensions: Sequence[GraphExtension],
     state_schema: type,
-    parallel_state: type,
     runtime_schema: type | None,
     *,
     outputs: bool = False,
@@ -353,74 +300,50 @@ def _graph(
     input_schema: type | None = None,
     kind: type[StateGraph] = StateGraph,
 ) -> StateGraph:
-    """The StateGraph of ``topology``'s agents (its nodes share ``runtime``); with the branch
-    and join nodes when an agent can fan out. ``resumes``: the entry picks up a fan-out that
-    paused for approval (``Swarm.run(..., branches=)``); a branch's own graph never does."""
+    """The StateGraph of ``topology``'s agents (its nodes share ``runtime``), with what the
+    ``extensions`` add. ``resumes``: the entry asks them where a resumed run goes on
+    (``Swarm.run(..., branches=)``); a branch's own graph never does."""
     nodes = topology.nodes
-    # A fan-out's own channels are part of the output, so LangGraph's server streams each
-    # branch's result in "updates" (it leaves out what the output schema does not name).
-    fans = bool(fanning) and fan_out is not None and outputs
+    # An extension's own channels are part of the output, so LangGraph's server streams
+    # them in "updates" (it leaves out what the output schema does not name).
+    output = [e.output_schema for e in extensions if e.output_schema is not None]
     builder: StateGraph = kind(
         state_schema,
         context_schema=runtime_schema,
         input_schema=input_schema,
-        output_schema=parallel_state if fans else None,
+        output_schema=output[0] if output and outputs else None,
     )
     names = list(topology.agents)
     targets = {agent: [nodes[t] for t in topology.targets[id(agent)]] for agent in nodes}
-    # The picture of a fan-out (destinations only draw): the agent -> "fan out" -> the branch
-    # node -> "branch" -> each agent it may run -> "answered" -> the join -> "joined" -> back.
-    branched = {t for runs, _ in fanning.values() for t in runs}
-    # An agent only a fan-out runs never answers the run itself: its answer goes to the join.
     declared = {agent: topology.declared_of(agent) for agent in nodes}
-    entered = {runtime.default_node, *(nodes[to] for a in nodes for to, _ in declared[a])}
-    for agent in nodes:
-        only = fanning[agent][1] if agent in fanning else set()
-        entered.update(t for t in targets[agent] if t not in only)
     for agent, name in nodes.items():
         ends = destinations(agent, nodes, targets, declared, runtime.options)
-        if agent in fanning:
-            for target in fanning[agent][1]:
-                ends.pop(target, None)
-            ends[BRANCH_NODE] = "fan out"
-        if name in branched:
-            ends[JOIN_NODE] = "answered"
-            if name not in entered:
-                ends.pop(END, None)
+        for extension in extensions:  # e.g. a fanning agent's step goes to the branch node
+            extension.agent_ends(agent, name, ends)
         _add_node(builder, name, _node_for(runtime, agent, name), ends)
     dynamic = _DynamicNode(runtime, AgentNode(runtime, None, DYNAMIC_NODE))
     dynamic_ends = [*names, DYNAMIC_NODE, END]
     entry_ends = [*names, DYNAMIC_NODE, END]
-    if fanning and fan_out is not None:
-        from ..features.branches import BranchNode, JoinNode
-
-        dynamic_ends.append(BRANCH_NODE)
-        branch = BranchNode(runtime, fan_out)
-        runs = {t: "branch" for t in names if t in branched} or {JOIN_NODE: "answered"}
-        _add_step(builder, BRANCH_NODE, branch, runs, None)  # it reads its Send's BranchTask
-        joins = {nodes[a]: "joined" for a in fanning}
-        join = JoinNode(runtime, fan_out)
-        ends = {**joins, END: "stopped"}
-        _add_step(builder, JOIN_NODE, join, ends, parallel_state, defer=True)
+    for extension in extensions:
+        dynamic_ends.extend(extension.dynamic_ends)
+        for extra in extension.nodes():
+            _add_step(builder, extra)
     _add_node(builder, DYNAMIC_NODE, dynamic, dynamic_ends)
 
-    resume = resumes and fan_out is not None
-    if resume:
-        from ..features.branches import FanOutRun
-    if fixed_entry and not resume:
+    entering = list(extensions) if resumes else []
+    if fixed_entry and not entering:
         builder.add_edge(START, runtime.default_node)
         return builder
-    if resume:
-        entry_ends += [BRANCH_NODE, JOIN_NODE]
+    resumed = [n for e in entering for n in e.entry_ends]
 
     # ``Mapping``, not ``SwarmState``: LangGraph adds a branch's annotated input schema to the
     # graph's, and a typed context declares context_variables differently.
     def route_entry(state: Mapping[str, Any], config: RunnableConfig) -> str | list[Send]:
+        for extension in entering:  # a paused run goes on where an extension left it
+            goes = extension.entry(state, config)
+            if goes is not None:
+                return goes
         control = current_control(config)
-        fanned = control.state_of(FanOutRun) if resume else None
-        if fanned is not None and fanned.resume is not None:  # a paused fan-out goes on
-            sends, fanned.resume = fanned.resume, None
-            return sends or JOIN_NODE
         if not control.turns_left():
             return END
         key = state.get("active_agent")
@@ -428,8 +351,7 @@ def _graph(
             return runtime.default_node
         return runtime.node_for(key, control)
 
-    if fixed_entry:
-        entry_ends = [runtime.default_node, BRANCH_NODE, JOIN_NODE, END]
+    entry_ends = [runtime.default_node, *resumed, END] if fixed_entry else entry_ends + resumed
     builder.add_conditional_edges(START, _branch(route_entry), entry_ends)
     return builder
 
@@ -505,11 +427,11 @@ def destinations(
 def _add_node(
     builder: StateGraph, name: str, node: Any, destinations: list[str] | dict[str, str]
 ) -> None:
-    if not isinstance(node, AgentNode):  # a LangGraph member (native.py) returns a plain update
+    if not isinstance(node, AgentNode):  # another kind's member node returns a plain update
         node = _Routed(node, name)
     if RunnableCallable is not None:
-        # Untraced: our nodes stream their model's tokens themselves. A LangGraph member
-        # (native.py) is traced, so the messages it adds reach stream_mode="messages" whole.
+        # Untraced: our nodes stream their model's tokens themselves. Another kind's member
+        # node may be traced, so the messages it adds reach stream_mode="messages" whole.
         trace = getattr(node, "traced", False)
         runnable = RunnableCallable(node.step, node.astep, name=name, trace=trace)
         builder.add_node(name, runnable, destinations=_ends(destinations))
@@ -517,22 +439,20 @@ def _add_node(
         builder.add_node(name, node.step, destinations=_ends(destinations))
 
 
-def _add_step(
-    builder: StateGraph,
-    name: str,
-    node: BranchNode | JoinNode,
-    destinations: dict[str, str],
-    input_schema: type | None,
-    *,
-    defer: bool = False,
-) -> None:
-    """A fan-out node: it routes itself (``Command``), and reads ``input_schema`` (a ``Send``'s
-    task, or the state with what a fan-out keeps until its join)."""
+def _add_step(builder: StateGraph, extra: ExtraNode) -> None:
+    """An extension's node (graph/core/graph_extension.py): it routes itself (``Command``), and
+    reads ``extra.input_schema`` (e.g. a ``Send``'s task, or the state with what a fan-out keeps
+    until its join)."""
+    node, name = extra.node, extra.name
     runnable: Any = node.step
     if RunnableCallable is not None:
         runnable = RunnableCallable(node.step, node.astep, name=name, trace=False)
     builder.add_node(
-        name, runnable, destinations=destinations, input_schema=input_schema, defer=defer
+        name,
+        runnable,
+        destinations=extra.destinations,
+        input_schema=extra.input_schema,
+        defer=extra.defer,
     )
 
 
@@ -581,46 +501,35 @@ def _branch(route: Callable[[Mapping[str, Any], RunnableConfig], Any]) -> Any:
     return RunnableCallable(route, aroute, name=route.__name__, trace=False)
 
 
-def _member(value: Any) -> Agent:
-    """An Agent as it is; a named compiled LangGraph graph as its member
-    (graph/features/native.py)."""
-    if isinstance(value, Agent):
-        return value
-    from ..features.native import as_member
-
-    return as_member(value)
-
-
 def _node_for(runtime: GraphRuntime, agent: Agent, name: str) -> Any:
-    """The node for ``agent``: ours, or a LangGraph member's (graph/features/native.py; no member
-    exists before that module is loaded)."""
-    native = loaded("native")
-    if native is not None and isinstance(agent, native.GraphAgent):
-        return native.GraphNode(runtime, agent, name)
-    return AgentNode(runtime, agent, name)
+    """The node for ``agent``: ours, or its member kind's (graph/core/members.py)."""
+    theirs = node_of(runtime, agent, name) if member_kinds() else None
+    return theirs if theirs is not None else AgentNode(runtime, agent, name)
 
 
 class _DynamicNode:
-    """The dynamic-handoff node: runs whichever unforeseen member is active, ours or a
-    LangGraph member (graph/features/native.py, only once a member exists)."""
+    """The dynamic-handoff node: runs whichever unforeseen member is active, ours or another
+    kind's (graph/core/members.py: only once a kind is registered)."""
 
     traced = True
 
     def __init__(self, runtime: GraphRuntime, ours: AgentNode) -> None:
         self.ours = ours
         self.runtime = runtime
-        self._graph_node: Any = None
+        self._theirs: dict[int, MemberNode] = {}  # by kind: the node that runs its members
 
     def _pick(self, state: SwarmState, config: RunnableConfig) -> Any:
-        native = loaded("native")
-        if native is None:
+        kinds = member_kinds()
+        if not kinds:
             return self.ours
         agent = self.runtime.agent_for(state.get("active_agent"), current_control(config))
-        if not isinstance(agent, native.GraphAgent):
-            return self.ours
-        if self._graph_node is None:
-            self._graph_node = native.GraphNode(self.runtime, None)
-        return self._graph_node
+        for kind in kinds:
+            if kind.owns(agent):
+                node = self._theirs.get(id(kind))
+                if node is None:
+                    node = self._theirs.setdefault(id(kind), kind.node(self.runtime, None, ""))
+                return node
+        return self.ours
 
     def step(self, state: SwarmState, config: RunnableConfig) -> Any:
         return self._pick(state, config).step(state, config)

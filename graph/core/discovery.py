@@ -34,8 +34,9 @@ from operator import attrgetter
 from typing import Any
 
 from .marks import plan_of
+from .members import as_member, members_in
 from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
-from .types import CALLER, Agent, is_compiled_graph
+from .types import CALLER, Agent
 
 #: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).
 _TARGET_ATTR = "__swarmgraph_target__"
@@ -58,22 +59,12 @@ def _agents_in(value: Any) -> list[Agent]:
         return [a for v in value for a in _one_agent(v)]
     if isinstance(value, dict):
         return [a for v in value.values() for a in _one_agent(v)]
-    return _members(value)  # a named compiled LangGraph graph is a member too
+    return members_in(value)  # another kind of member (graph/core/members.py)
 
 
 def _one_agent(value: Any) -> list[Agent]:
     if isinstance(value, Agent):
         return [value] if value is not CALLER else []
-    return _members(value)
-
-
-def _members(value: Any) -> list[Agent]:
-    """The members a value that is not an Agent holds: a named compiled LangGraph graph's
-    (graph/features/native.py, loaded only for one)."""
-    if not is_compiled_graph(value):
-        return []
-    from ..features.native import members_in
-
     return members_in(value)
 
 
@@ -181,7 +172,7 @@ def discover(
     order: list[Agent] = []
     targets: dict[int, list[Agent]] = {}
     declared: dict[int, list[tuple[Agent, str]]] = {}
-    queue = [a if isinstance(a, Agent) else _member(a) for a in agents]
+    queue = [a if isinstance(a, Agent) else as_member(a) for a in agents]
     while queue:
         agent = queue.pop(0)
         if id(agent) in targets:
@@ -215,7 +206,7 @@ class Topology:
     :func:`~swarmgraph.graph.core.node_names.assign_node_names`); ``nodes``: the reverse;
     ``targets``: each agent's handoff targets, by ``id``; ``declared``: the destinations its
     middleware declares (routes), ``(agent, label)`` by ``id``. ``key`` is what the compiled
-    graph depends on: every agent's node name, kind (ours or a LangGraph member), the nodes it
+    graph depends on: every agent's node name, type (ours, or another member kind's), the nodes it
     can hand off to, its declared destinations' (node, label), ``can_return``, its ``on_trip``
     fallback and what it ``requires`` (both drawn). Two agent sets with the same key share one
     compiled graph (``Swarm`` caches by it).
@@ -269,13 +260,6 @@ def find_topology(start: Iterable[Agent], options: Options | None = None) -> Top
     decides = any(any(plan_of(agent.tools)) for agent in everyone)
     functions = tuple(chain.from_iterable(map(FUNCTIONS, everyone)))
     return Topology(agents, nodes, targets, key, fan_out, decides, functions, declared)
-
-
-def _member(value: Any) -> Agent:
-    """A named compiled graph stands for its member (graph/features/native.py)."""
-    from ..features.native import as_member
-
-    return as_member(value)
 
 
 def _drawn(requires: Any) -> Any:

@@ -71,10 +71,16 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 MAX_DYNAMIC_AGENTS = 256
 
 
+#: A fan-out value's class sets this to ``True`` (:class:`FanOutValue`): how the tool runner
+#: tells one from any other return value without naming the feature.
+FAN_OUT_VALUE_ATTR = "__swarmgraph_fan_out__"
+
+
 class FanOutValue(Protocol):
     """What a tool may return to hand the conversation to several agents at once: a feature's
-    value (graph/features/parallel.py's ``Parallel``), which the core passes on to the
-    feature; it reads its name and its targets only."""
+    value (graph/features/parallel.py's ``Parallel``, whose class sets
+    :data:`FAN_OUT_VALUE_ATTR`), which the core passes on to the feature; it reads its name and
+    its targets only."""
 
     @property
     def name(self) -> str: ...

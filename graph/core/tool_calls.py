@@ -46,7 +46,6 @@ Example:
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -57,17 +56,16 @@ from typing_extensions import Unpack
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
-from .runtime import FanOutValue, HandoffValue, ToolOutcome
+from .members import members_in
+from .runtime import FAN_OUT_VALUE_ATTR, FanOutValue, HandoffValue, ToolOutcome
 from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, tool_spec
-from .types import CTX_VARS_NAME, Agent, Result, is_compiled_graph
+from .types import CTX_VARS_NAME, Agent, Result
 
 if TYPE_CHECKING:
     from ..features.effects import EffectCall, EffectOutcome, RunEffects
     from .context_rules import ContextRules
     from .hooks import ToolObserver
     from .tool_events import ToolEvents
-
-_PARALLEL = f"{__package__.rpartition('.')[0]}.features.parallel"
 
 _UNSET: Any = object()
 
@@ -102,29 +100,26 @@ def to_result(raw: Any) -> Result:
         >>> to_result(Agent(name="Sales")).value
         '{"assistant": "Sales"}'
     """
-    # No Parallel exists before graph/features/parallel.py is imported: a run that never fans out
-    # never loads it.
-    parallel = sys.modules.get(_PARALLEL)
     if isinstance(raw, Result):
-        if raw.agent is not None and is_compiled_graph(raw.agent):
+        if raw.agent is not None and not isinstance(raw.agent, Agent):
             raw = raw.model_copy(update={"agent": _member(raw.agent)})
         return raw
-    if parallel is not None and isinstance(raw, parallel.Parallel):  # a fan-out: answered
-        return Result(agent=raw)  # at the join (graph/features/branches.py)
-    if not isinstance(raw, Agent) and is_compiled_graph(raw):  # a named LangGraph graph
-        raw = _member(raw)
+    if isinstance(raw, str):
+        return Result(value=raw)
+    if isinstance(raw, (dict, list, tuple)):  # plain data, never a handoff: its JSON
+        try:
+            return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
+        except (TypeError, ValueError):
+            return Result(value=str(raw))
+    if not isinstance(raw, Agent):
+        if getattr(type(raw), FAN_OUT_VALUE_ATTR, False):  # a fan-out (FanOutValue): answered
+            return Result(agent=raw)  # at the join, by the feature that fans out
+        raw = _member(raw)  # another kind of member (graph/core/members.py) hands off too
     if isinstance(raw, Agent):  # a handoff: valid as it is (no validator to run)
         # every field given: model_construct would otherwise inspect the default factory's
         # signature on each call (pydantic 2.10+), ~10 µs per handoff
         handoff = json.dumps({"assistant": raw.name})
         return Result.model_construct(value=handoff, agent=raw, context_variables={})
-    if isinstance(raw, str):
-        return Result(value=raw)
-    if isinstance(raw, (dict, list, tuple)):
-        try:
-            return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
-        except (TypeError, ValueError):
-            pass
     return Result(value=str(raw))
 
 
@@ -150,8 +145,7 @@ def _hands_off(func: Callable[..., Any]) -> bool:
 
 
 def _member(value: Any) -> Any:
-    from ..features.native import members_in
-
+    """The member ``value`` stands for (a registered kind's), else ``value`` itself."""
     found = members_in(value)
     return found[0] if found else value
 

@@ -14,6 +14,10 @@ tool to
   give it when you build it: the call ends its turn (``return_direct``) and the swarm
   switches to the target.
 
+It attaches as a member kind (graph/core/members.py's ``MemberKind``): importing this module
+registers :data:`LANGGRAPH_MEMBERS`, and the API layer (graph/options.py) has the core import it
+the first time it meets a compiled graph, so a program that never uses one never loads it.
+
 Example:
     >>> from langchain.agents import create_agent
     >>> from swarmgraph import Agent, ScriptedChatModel, Swarm, handoff_tool, scripted_tool_call
@@ -40,6 +44,7 @@ from pydantic import ConfigDict, Field
 
 from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import ContextValidationError
+from ..core.members import register_member_kind
 from ..core.run_control import RunControl, current_control
 from ..core.state import StateUpdate, SwarmState
 from ..core.types import Agent, is_compiled_graph
@@ -47,7 +52,7 @@ from ..core.types import Agent, is_compiled_graph
 if TYPE_CHECKING:
     from ..core.runtime import GraphRuntime
 
-__all__ = ["GraphAgent", "GraphNode", "as_member"]
+__all__ = ["LANGGRAPH_MEMBERS", "GraphAgent", "GraphNode", "LangGraphMembers", "as_member"]
 
 # LangGraph names a compiled graph "LangGraph" when nobody gave it a name.
 _UNNAMED = "LangGraph"
@@ -275,3 +280,32 @@ def _count_usage(control: RunControl, added: list[BaseMessage], sender: str) -> 
             output_tokens=tokens[1],
             tool_calls=message.tool_calls,
         )
+
+
+class LangGraphMembers:
+    """Named compiled LangGraph graphs as a member kind (graph/core/members.py): the core asks
+    it for a value that is not an ``Agent`` and for the node of a :class:`GraphAgent`."""
+
+    def as_member(self, value: Any) -> Agent | None:
+        """The graph's :class:`GraphAgent`; ``None`` for a value that is not a compiled graph."""
+        return as_member(value) if is_compiled_graph(value) else None
+
+    def members_in(self, value: Any) -> list[Agent]:
+        """A named graph's member (an unnamed one is no member: ``[]``)."""
+        return members_in(value)
+
+    def owns(self, agent: Agent) -> bool:
+        """Whether ``agent`` is a graph's member."""
+        return isinstance(agent, GraphAgent)
+
+    def node(self, runtime: GraphRuntime, agent: Agent | None, name: str) -> GraphNode:
+        """One turn of the member's graph (``agent=None``: whichever member is active)."""
+        if agent is None:
+            return GraphNode(runtime, None)
+        assert isinstance(agent, GraphAgent)  # the core asks only for an agent it owns
+        return GraphNode(runtime, agent, name)
+
+
+#: The kind this module registers when it is imported.
+LANGGRAPH_MEMBERS = LangGraphMembers()
+register_member_kind(LANGGRAPH_MEMBERS)

@@ -87,6 +87,9 @@ class Parallel:
         ValueError: Parallel needs at least one agent to run
     """
 
+    #: How the tool runner knows a fan-out (graph/core/runtime.py's ``FanOutValue``).
+    __swarmgraph_fan_out__ = True
+
     def __init__(
         self,
         *targets: Any,
