@@ -110,8 +110,18 @@ class StoredConversation:
         return list(meta.get("open_turns", []))
 
     def clear(self) -> None:
-        """Forget this conversation: messages, context, agent, turn log, in one write."""
+        """Forget this conversation: messages, context, agent, turn log, in one write; then
+        the events its turns kept for rejoining (memory/turn_events.py), which would
+        otherwise show what was said until the conversation's next turn. A turn still
+        running meanwhile writes its own log again."""
+        from .event_log_backends import log_for
+
         self.store.clear(self.conversation_id)
+        try:
+            log = log_for(self.store)
+        except TypeError:  # a store of another kind keeps no events
+            return
+        log.forget(self.conversation_id)
 
     def switch_agent(self, agent: Agent) -> None:
         """Hand the conversation to ``agent``: the next run starts with it, as if a handoff

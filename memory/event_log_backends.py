@@ -107,6 +107,8 @@ _PG_READ = (
 )
 _PG_DROP_EVENTS = f"DELETE FROM {EVENTS} WHERE conversation_key = %(key)s AND turn_id = %(turn)s"
 _PG_DROP_LOG = f"DELETE FROM {LOGS} WHERE conversation_key = %(key)s AND turn_id = %(turn)s"
+_PG_FORGET_EVENTS = f"DELETE FROM {EVENTS} WHERE conversation_key = %(key)s"
+_PG_FORGET_LOGS = f"DELETE FROM {LOGS} WHERE conversation_key = %(key)s"
 
 
 class PostgresEventLog:
@@ -180,6 +182,14 @@ class PostgresEventLog:
     def drop(self, cid: str, turn_id: str) -> None:
         key = self._key(cid, turn_id)
         self._write((_PG_DROP_EVENTS, key), (_PG_DROP_LOG, key))
+
+    def forget(self, cid: str) -> None:
+        key = {"key": self._key(cid, "")["key"]}
+        self._write((_PG_FORGET_EVENTS, key), (_PG_FORGET_LOGS, key))
+
+
+def _str(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 # -- Redis ----------------------------------------------------------------------------------------
@@ -301,3 +311,9 @@ class RedisEventLog:
         with self._errors():
             self._client.delete(*self._keys(cid, turn_id))
             self._client.srem(TURNS_PREFIX + cid, turn_id)
+
+    def forget(self, cid: str) -> None:
+        with self._errors():
+            turns = self._client.smembers(TURNS_PREFIX + cid)
+            keys = [key for turn in turns for key in self._keys(cid, _str(turn))]
+            self._client.delete(TURNS_PREFIX + cid, *keys)

@@ -93,6 +93,10 @@ class EventLog(Protocol):
 
     def drop(self, cid: str, turn_id: str) -> None: ...
 
+    def forget(self, cid: str) -> None:
+        """Drop every log of the conversation (``Session.clear``)."""
+        ...
+
 
 def encode(value: Any) -> str:
     """An event as the JSON text every backend stores."""
@@ -168,6 +172,11 @@ class MemoryEventLog:
         with self._lock:
             self._logs.pop((cid, turn_id), None)
 
+    def forget(self, cid: str) -> None:
+        with self._lock:
+            for key in [k for k in self._logs if k[0] == cid]:
+                del self._logs[key]
+
 
 # -- SQLite ---------------------------------------------------------------------------------------
 LOGS, EVENTS = "swarm_turn_logs", "swarm_turn_events"
@@ -215,6 +224,8 @@ _READ = (
 )
 _DROP_EVENTS = f"DELETE FROM {EVENTS} WHERE conversation_id = :cid AND turn_id = :turn"
 _DROP_LOG = f"DELETE FROM {LOGS} WHERE conversation_id = :cid AND turn_id = :turn"
+_FORGET_EVENTS = f"DELETE FROM {EVENTS} WHERE conversation_id = :cid"
+_FORGET_LOGS = f"DELETE FROM {LOGS} WHERE conversation_id = :cid"
 
 
 class SQLiteEventLog:
@@ -279,3 +290,6 @@ class SQLiteEventLog:
     def drop(self, cid: str, turn_id: str) -> None:
         key = {"cid": cid, "turn": turn_id}
         self._run((_DROP_EVENTS, key), (_DROP_LOG, key))
+
+    def forget(self, cid: str) -> None:
+        self._run((_FORGET_EVENTS, {"cid": cid}), (_FORGET_LOGS, {"cid": cid}))

@@ -103,6 +103,18 @@ def test_the_next_turn_replaces_a_finished_log_and_a_dead_writer_is_reported(url
         list(follow_turn_events(url, other, "never"))
 
 
+def test_clearing_a_conversation_forgets_its_turns_events_and_no_one_elses(url: str) -> None:
+    cid, other = _cid(), _cid()
+    for conversation in (cid, other):
+        writer = TurnEventWriter(url, conversation, "t1")
+        writer.append("what was said")
+        writer.finish()
+    Session(cid, url=url).clear()
+    with pytest.raises(NoTurnEvents):  # a rejoin shows nothing of a cleared conversation
+        list(follow_turn_events(url, cid, "t1"))
+    assert list(follow_turn_events(url, other, "t1")) == [(1, "what was said")]
+
+
 @pytest.mark.parametrize("url", ["sqlite"], indirect=True)
 def test_a_stopped_turn_ends_its_events_and_saves_nothing(url: str) -> None:
     gate = threading.Event()
