@@ -250,9 +250,7 @@ class PreparedRun(AbstractContextManager):
             self.control.execute_tools
             # no tool of the run waits for a decision
             and self.control.decides is not False
-            and self.runtime.waiting(
-                agent, final["messages"], self.control, self.control.hooks.effects
-            )
+            and self.runtime.waiting(agent, final["messages"], self.control, self._ledger())
         )
         branches: list[dict[str, Any]] = []
         fan_out = loaded("branches")  # the run may have fanned out (graph/features/branches.py)
@@ -316,6 +314,12 @@ class PreparedRun(AbstractContextManager):
             error.response = self.response(self.final, error.unsaved)
         elif isinstance(error, GraphRecursionError):
             raise self.step_limit() from error
+
+    def _ledger(self) -> EffectLedger | None:
+        """The run's effect ledger (``RunHooks.effects``), as the effects feature reads it."""
+        from .features.effects import run_ledger
+
+        return run_ledger(self.control)
 
     def new_messages(self, final: SwarmState) -> list[AnyMessage]:
         """The messages this run added: those after the caller's history, or, when a middleware

@@ -891,10 +891,12 @@ def resume_fan_out(
     fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
     fan_out_run(control).resumed = (plan, done)
     fan_out_run(control).fan_outs.append(plan["id"])
+    from .effects import run_ledger
+
     pending: list[PendingApproval] = []
     for task in tasks:
         agent = runtime.agent_for(task["active_agent"], control)
-        waiting = runtime.waiting(agent, task["messages"], control, control.hooks.effects)
+        waiting = runtime.waiting(agent, task["messages"], control, run_ledger(control))
         if waiting is not None:
             pending.extend(waiting[1].pending)
     return pending

@@ -58,6 +58,7 @@ from .effects import (
     effect_key,
     is_effect,
     question_key,
+    run_ledger,
 )
 from .guardrails import screen_decisions
 
@@ -244,7 +245,7 @@ def checked_approvals(
     if paused is not None:
         ids = {p.id for p in paused}
     else:
-        waiting = runtime.waiting(agent, history, control, control.hooks.effects)
+        waiting = runtime.waiting(agent, history, control, run_ledger(control))
         ids = set()
         if waiting is not None:  # and calls the ledger holds (decided and run by someone
             ids = {p.id for p in waiting[1].pending} | set(waiting[1].known)  # else: it says so)

@@ -48,7 +48,7 @@ import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage
 
@@ -58,6 +58,7 @@ from ..core.state import current_branch
 from .approvals import Decision
 
 if TYPE_CHECKING:
+    from ..core.run_control import RunControl
     from ..core.types import Agent
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "is_effect",
     "question_key",
     "recorded",
+    "run_ledger",
     "stamp_id",
 ]
 
@@ -273,6 +275,18 @@ class EffectLedger(Protocol):
     def asked(self, question: str) -> bool: ...
     def in_flight(self, messages: Sequence[BaseMessage]) -> AIMessage | None: ...
     def idempotency_key(self, call: EffectCall) -> str: ...
+
+
+def run_ledger(control: RunControl) -> EffectLedger | None:
+    """The effect ledger the caller handed the run (``RunHooks.effects``: ``Session``'s), if
+    any. The core carries it untyped; this feature is the one that reads it.
+
+    Example:
+        >>> from swarmgraph.graph.core.run_control import RunControl
+        >>> run_ledger(RunControl()) is None
+        True
+    """
+    return cast("EffectLedger | None", control.hooks.effects)
 
 
 @dataclass
