@@ -45,7 +45,6 @@ KNOWN_CORE_TO_FEATURES = frozenset(
         ("graph.core.runtime", "graph.features.context_schema"),
         ("graph.core.runtime", "graph.features.effects"),
         ("graph.core.tool_calls", "graph.features.context_schema"),
-        ("graph.core.tool_calls", "graph.features.effects"),
         ("graph.core.tool_calls", "graph.features.native"),
     }
 )

@@ -47,9 +47,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DYNAMIC_AGENTS",
+    "CallRecords",
     "GraphRuntime",
     "HandoffValue",
     "ModelCall",
+    "RecordedOutcome",
     "StepFeatures",
     "ToolOutcome",
     "ToolPlan",
@@ -84,6 +86,57 @@ class FanOutValue(Protocol):
 
 #: What a tool may hand off to: an Agent, or a fan-out value.
 HandoffValue: TypeAlias = "Agent | FanOutValue"
+
+
+class RecordedOutcome(Protocol):
+    """What a record of a call that ran once holds, as the tool runner reads it to answer the
+    call again without running it (a feature's value: graph/features/effects.py's
+    ``EffectOutcome``). ``status``: ``"done"``, or anything else for a call that started and
+    may or may not have happened; ``value``: the answer the model read (an ``Error:`` when
+    ``error``); ``context_variables``: the context change the call made; ``handoff``: the name
+    of the agent it handed off to."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def value(self) -> str: ...
+
+    @property
+    def context_variables(self) -> dict[str, Any] | None: ...
+
+    @property
+    def handoff(self) -> str | None: ...
+
+    @property
+    def error(self) -> bool: ...
+
+
+class CallRecords(Protocol):
+    """Where the tool runner (graph/core/tool_calls.py) records the calls of one reply that
+    must run at most once, around each: a feature's bookkeeping (graph/features/effects.py's
+    ``RunEffects``), which a step hands the runner as ``effects=``; the core calls only this.
+
+    ``ledgered(func)``: whether calls of ``func`` are recorded; ``call(id, tool, args)``: the
+    record's name for a call (passed back to the other methods as it is); ``before(call,
+    context)``: record it started, or what an earlier attempt left (then it is answered from
+    that, not run); ``done(call, value, context_variables, handoff, error)``: record it done,
+    right after it ran; ``idempotency_key(call)``: the injected ``idempotency_key``;
+    ``resolve(name)``: the agent a recorded handoff names."""
+
+    def ledgered(self, func: Any) -> bool: ...
+    def call(self, call_id: str, tool: str, arguments: Any) -> Any: ...
+    def before(self, call: Any, context: dict[str, Any]) -> RecordedOutcome | None: ...
+    def done(
+        self,
+        call: Any,
+        value: str,
+        context_variables: dict[str, Any] | None,
+        handoff: str | None,
+        error: bool,
+    ) -> None: ...
+    def idempotency_key(self, call: Any) -> str: ...
+    def resolve(self, name: str) -> Agent | None: ...
 
 
 @dataclass

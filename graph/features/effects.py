@@ -44,7 +44,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, runtime
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ..core.marks import EFFECT_MARK, decides, mark
+from ..core.marks import EFFECT_MARK, decides, default_idempotency_key, mark
 from ..core.schema import tool_spec
 from ..core.state import current_branch
 from .approvals import Decision
@@ -119,18 +118,6 @@ def effect_key(call_id: str, reply_id: str | None) -> str:
         'call_1@run-9f'
     """
     return f"{call_id}@{reply_id or ''}"
-
-
-def default_idempotency_key(key: str, scope: str = "") -> str:
-    """32 hex digits, stable for one call (``key``) in one conversation (``scope``).
-
-    Example:
-        >>> default_idempotency_key("c1@r1", "conv-7") == default_idempotency_key("c1@r1", "conv-7")
-        True
-        >>> len(default_idempotency_key("c1@r1"))
-        32
-    """
-    return hashlib.sha256(f"{scope}\x00{key}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def question_key(key: str, in_doubt: int | None = None) -> str:
@@ -291,7 +278,8 @@ def run_ledger(control: RunControl) -> EffectLedger | None:
 
 @dataclass
 class RunEffects:
-    """The effect bookkeeping of one reply's tool calls (what ``execute_tool_calls`` needs).
+    """The effect bookkeeping of one reply's tool calls (what ``execute_tool_calls`` needs: it
+    is a :class:`~swarmgraph.graph.core.tool_calls.CallRecords`, the core's word for it).
 
     ``reply`` is the whole assistant message (held calls too), ``history`` the conversation
     before it, ``ledger`` the run's (``None``: effect tools run as any tool, and
@@ -348,6 +336,19 @@ class RunEffects:
         if self.ledger is not None:
             self.ledger.after(call, outcome)
             self.known[call.key] = outcome
+
+    def done(
+        self,
+        call: EffectCall,
+        value: str,
+        context_variables: dict[str, Any] | None,
+        handoff: str | None,
+        error: bool,
+    ) -> None:
+        """Record ``call`` done (the tool runner's word, right after it ran): the answer the
+        model read, the context change a replay applies again, the handoff it made."""
+        outcome = EffectOutcome("done", value, context_variables, handoff, error, call.attempt)
+        self.after(call, outcome)
 
 
 def recorded(
