@@ -40,10 +40,8 @@ KNOWN_CORE_TO_FEATURES = frozenset(
         ("graph.core.node", "graph.features.effect_store"),
         ("graph.core.node", "graph.features.effects"),
         ("graph.core.node", "graph.features.streamed_arguments"),
-        ("graph.core.runtime", "graph.features.approvals"),
         ("graph.core.runtime", "graph.features.context_changes"),
         ("graph.core.runtime", "graph.features.context_schema"),
-        ("graph.core.runtime", "graph.features.effects"),
         ("graph.core.tool_calls", "graph.features.context_schema"),
         ("graph.core.tool_calls", "graph.features.native"),
     }

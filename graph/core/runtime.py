@@ -39,9 +39,7 @@ from .types import Agent, AgentFunction
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
 
-    from ..features.approvals import WaitingCalls
     from ..features.context_schema import ContextSchema
-    from ..features.effects import EffectLedger, RunEffects
     from .drivers import Driver
     from .middleware import MiddlewareStack, Way
 
@@ -178,15 +176,16 @@ class StepFeatures(TypedDict, total=False):
     """A step's feature state (``Turn.features``), each key its feature's own: absent while
     the step does not use it, so a plain step holds none.
 
-    ``ledger``: the run's effect ledger (graph/features/effect_store.py's ``ledger_for``; absent:
+    ``ledger``: the run's effect ledger, which only that feature reads (graph/features/
+    effect_store.py's ``ledger_for``; absent:
     effect tools run as any tool); ``effects``: the effect bookkeeping of the reply whose
     calls run now (graph/features/decisions.py's ``effects_of``, handed to the tool runner);
     ``filled``: the step's typed context is not the one the state holds (its defaults were
     filled in: ``AgentNode._validate``), so the step writes it.
     """
 
-    ledger: EffectLedger
-    effects: RunEffects
+    ledger: object
+    effects: CallRecords
     filled: bool
 
 
@@ -391,34 +390,6 @@ class GraphRuntime:
         # A checkpoint written by another process may name an unforeseen agent this
         # process never saw; the default agent picks the conversation up.
         return self.default_node
-
-    # -- approvals ------------------------------------------------------------------
-    def waiting(
-        self,
-        agent: Agent,
-        messages: Sequence[BaseMessage],
-        control: RunControl | None,
-        ledger: EffectLedger | None = None,
-    ) -> tuple[Agent, WaitingCalls] | None:
-        """The calls ``messages`` end on that wait for a decision (approval-marked, or in
-        doubt) or that ``ledger`` holds an outcome for, and the agent whose tools they are
-        (``agent``, or the sender of the reply that asked for them)."""
-        if not self.decides(control or RunControl()):  # no tool of this run waits or is recorded
-            return None
-        from ..features.approvals import held_calls, open_calls
-        from ..features.effects import recorded
-
-        found = open_calls(messages)  # the usual case after tools ran: every call answered
-        if found is None:
-            return None
-        reply = found[0]
-        owner = agent
-        if reply.name not in (None, agent.name):
-            owner = self.agent_named(reply.name, control) or agent
-        tools = self.tools_of(owner)
-        known = recorded(ledger, reply, found[1], tools) if ledger is not None else {}
-        held = held_calls(found, tools, known)
-        return None if held is None else (owner, held)
 
     # -- handoffs and routing ---------------------------------------------------------
     def switch(

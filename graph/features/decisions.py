@@ -60,6 +60,7 @@ from .effects import (
     question_key,
     run_ledger,
 )
+from .effects import waiting as waiting_in
 from .guardrails import screen_decisions
 
 if TYPE_CHECKING:
@@ -75,11 +76,11 @@ def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -
     """Plan ``turn`` (a step of node ``node``) around the calls its conversation ends on that
     wait for a decision (the reply's owner's tools), or around the reply a step that died
     left with the ledger; False when there are none (the model is asked as usual)."""
-    state, control, ledger = turn.state, turn.control, turn.features.get("ledger")
+    state, control, ledger = turn.state, turn.control, _ledger(turn)
     messages, agent = state["messages"], turn.agent
     # Calls wait for a human only after a reply or tool answers, never after a user message.
     if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
-        waiting = runtime.waiting(agent, messages, control, ledger)
+        waiting = waiting_in(runtime, agent, messages, control, ledger)
         if waiting is not None:  # decide, then run the approved
             turn.agent, held = waiting
             decide(runtime, turn, held, admit, node)
@@ -92,13 +93,18 @@ def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -
     resumed = ledger.in_flight(messages)
     if resumed is None:
         return False
-    waiting = runtime.waiting(agent, [*messages, resumed], control, ledger)
+    waiting = waiting_in(runtime, agent, [*messages, resumed], control, ledger)
     if waiting is None:
         return False
     turn.agent, held = waiting
     turn.update = {"messages": [resumed]}
     decide(runtime, turn, held, admit, node)
     return True
+
+
+def _ledger(turn: Turn) -> EffectLedger | None:
+    """The step's effect ledger (``AgentNode._begin`` keeps it in ``turn.features``)."""
+    return cast("EffectLedger | None", turn.features.get("ledger"))
 
 
 def asks_ledger(agent: Agent, state: SwarmState) -> bool:
@@ -121,7 +127,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
     are answered from it; a call in doubt approved again runs as its next attempt. The
     compiled graph asks about a call found in doubt in a step of its own: the step goes back
     to its node (``node``) first, ``turn.goto`` (see ``EffectLedger.asked``)."""
-    control, agent, ledger = turn.control, turn.agent, turn.features.get("ledger")
+    control, agent, ledger = turn.control, turn.agent, _ledger(turn)
     effects = effects_of(runtime, turn, held.reply)
     stored = cast("Mapping[str, EffectOutcome]", held.known)  # the ledger's own outcomes
     effects.known.update({effect_key(i, held.reply.id): o for i, o in stored.items()})
@@ -202,7 +208,7 @@ def _settled(
 def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffects:
     """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
     that asked, the run's ledger."""
-    ledger = turn.features.get("ledger")
+    ledger = _ledger(turn)
     if ledger is None:  # nothing is recorded: no conversation to hand it
         return RunEffects(None, reply, (), turn.agent)
     messages = [*turn.state["messages"], *turn.update.get("messages", ())]
@@ -245,7 +251,7 @@ def checked_approvals(
     if paused is not None:
         ids = {p.id for p in paused}
     else:
-        waiting = runtime.waiting(agent, history, control, run_ledger(control))
+        waiting = waiting_in(runtime, agent, history, control, run_ledger(control))
         ids = set()
         if waiting is not None:  # and calls the ledger holds (decided and run by someone
             ids = {p.id for p in waiting[1].pending} | set(waiting[1].known)  # else: it says so)

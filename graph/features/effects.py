@@ -54,10 +54,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from ..core.marks import EFFECT_MARK, decides, default_idempotency_key, mark
 from ..core.schema import tool_spec
 from ..core.state import current_branch
-from .approvals import Decision
+from .approvals import Decision, WaitingCalls, held_calls, open_calls
 
 if TYPE_CHECKING:
     from ..core.run_control import RunControl
+    from ..core.runtime import GraphRuntime
     from ..core.types import Agent
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "recorded",
     "run_ledger",
     "stamp_id",
+    "waiting",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -379,3 +381,46 @@ def recorded(
         return {}
     found = ledger.prior(asked)
     return {call.call_id: found[call.key] for call in asked if call.key in found}
+
+
+def waiting(
+    runtime: GraphRuntime,
+    agent: Agent,
+    messages: Sequence[BaseMessage],
+    control: RunControl | None,
+    ledger: EffectLedger | None = None,
+) -> tuple[Agent, WaitingCalls] | None:
+    """The calls ``messages`` end on that wait for a decision (approval-marked, or in doubt)
+    or that ``ledger`` holds an outcome for, and the agent whose tools they are (``agent``, or
+    the sender of the reply that asked for them); ``None`` for a run none of whose tools is
+    marked (``runtime.decides``).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from swarmgraph.graph.core.models import ModelResolver
+        >>> from swarmgraph.graph.core.runtime import GraphRuntime
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> from swarmgraph.graph.features.approvals import needs_approval
+        >>> refunds = Agent(name="Refunds", functions=[needs_approval(lambda: "refunded")])
+        >>> runtime = GraphRuntime({"Refunds": refunds}, ModelResolver(), 10)
+        >>> reply = AIMessage("", name="Refunds", tool_calls=[
+        ...     {"name": "<lambda>", "args": {}, "id": "c1"}])
+        >>> owner, held = waiting(runtime, refunds, [HumanMessage("go"), reply], None)
+        >>> owner.name, [p.id for p in held.pending]
+        ('Refunds', ['c1'])
+    """
+    from ..core.run_control import RunControl
+
+    if not runtime.decides(control or RunControl()):  # no tool of this run waits or is recorded
+        return None
+    found = open_calls(messages)  # the usual case after tools ran: every call answered
+    if found is None:
+        return None
+    reply = found[0]
+    owner = agent
+    if reply.name not in (None, agent.name):
+        owner = runtime.agent_named(reply.name, control) or agent
+    tools = runtime.tools_of(owner)
+    known = recorded(ledger, reply, found[1], tools) if ledger is not None else {}
+    held = held_calls(found, tools, known)
+    return None if held is None else (owner, held)
