@@ -6,7 +6,10 @@ requires=...)`` for :class:`~swarmgraph.graph.features.guardrail_middleware.Guar
 MemoryToolsMiddleware` (its tools join the agent's), ``Agent(routes=[...])`` for
 :class:`~swarmgraph.graph.features.routes.RoutesMiddleware`; and a tool's ``CALLER`` brings
 :class:`~swarmgraph.graph.features.handback.HandBackMiddleware` (:func:`middleware_for_target`;
-both act through the step's ``next_agent`` hook, graph/core/middleware.py's ``Takeover``). The
+both act through the step's ``next_agent`` hook, graph/core/middleware.py's ``Takeover``); a
+run whose tools are marked (``@needs_approval``, ``@effect``) gets
+:class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware` (:func:`middleware_for_marked`:
+its ``before_step`` and ``hold_calls`` hooks). The
 builder hands :func:`middleware_of` to the graph's runtime, which puts what it returns inside the
 agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), and to discovery,
 which reads the routes' destinations from it. An agent that uses none of them gets none, and
@@ -34,7 +37,12 @@ from typing import Any
 from .core.discovery import reachable_agents as _reachable
 from .core.types import CALLER, Agent
 
-__all__ = ["middleware_for_target", "middleware_of", "reachable_agents"]
+__all__ = [
+    "middleware_for_marked",
+    "middleware_for_target",
+    "middleware_of",
+    "reachable_agents",
+]
 
 #: One GuardrailsMiddleware per Agent object, by id (the agent kept, to check the id is still
 #: its): a stack is cached by its members, so the same agent must get the same object.
@@ -87,6 +95,22 @@ def middleware_for_target(target: Agent) -> Sequence[Any]:
     if target is CALLER:
         return (_hand_back(),)
     return ()
+
+
+@lru_cache(maxsize=1)
+def middleware_for_marked() -> Sequence[Any]:
+    """The middleware a run gets when a tool of it is marked ``@needs_approval`` or
+    ``@effect`` (or takes an ``idempotency_key``: graph/core/marks.py, ``RunControl.decides``):
+    approvals and effects (:class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware`).
+    A run without such a tool never gets it, nor loads the feature.
+
+    Example:
+        >>> [type(m).__name__ for m in middleware_for_marked()]
+        ['DecisionsMiddleware']
+    """
+    from .features.decisions import DecisionsMiddleware
+
+    return (DecisionsMiddleware(),)
 
 
 def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:

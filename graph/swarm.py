@@ -48,7 +48,7 @@ from .core.runtime import GraphRuntime
 from .core.schema import tool_spec
 from .core.state import SwarmState
 from .core.types import Agent, Response
-from .options import middleware_for_target, middleware_of
+from .options import middleware_for_marked, middleware_for_target, middleware_of
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
 
 if TYPE_CHECKING:
@@ -134,6 +134,7 @@ class Swarm:
             middleware=checked_middleware(middleware),
             options=middleware_of,
             target_options=middleware_for_target,
+            marked_options=middleware_for_marked,
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------

@@ -144,7 +144,7 @@ def build_swarm_graph(
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
     from ..observed_graph import ObservedStateGraph
-    from ..options import middleware_for_target, middleware_of
+    from ..options import middleware_for_marked, middleware_for_target, middleware_of
 
     # A compiled LangGraph graph with a name is a member too (graph/features/native.py runs it).
     members = [_member(a) for a in agents]
@@ -161,6 +161,7 @@ def build_swarm_graph(
         middleware=checked_middleware(middleware),
         options=middleware_of,
         target_options=middleware_for_target,
+        marked_options=middleware_for_marked,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members], middleware_of)
@@ -201,6 +202,9 @@ class GraphSettings:
     #: The middleware a handoff target brings (graph/options.py's ``middleware_for_target``:
     #: ``CALLER`` brings the hand-back that resolves it); None, targets bring none.
     target_options: Callable[[Agent], Sequence[Any]] | None = None
+    #: The middleware a run whose tools are marked gets (graph/options.py's
+    #: ``middleware_for_marked``: approvals and effects); None, it gets none.
+    marked_options: Callable[[], Sequence[Any]] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -244,6 +248,7 @@ def build_graph_and_runtime(
     runtime.hooks = settings.hooks
     runtime.options = settings.options
     runtime.target_options = settings.target_options
+    runtime.marked_options = settings.marked_options
     every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
     if every:  # their state_schema fields are channels of the graph's state
         from .middleware import middleware_state_schema

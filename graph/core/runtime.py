@@ -19,7 +19,16 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, TypedDict, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    NamedTuple,
+    Protocol,
+    TypeAlias,
+    TypedDict,
+    TypeVar,
+    cast,
+)
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -38,6 +47,7 @@ from .types import Agent, AgentFunction
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.runnables import RunnableConfig
 
     from ..features.context_schema import ContextSchema
     from .drivers import Driver
@@ -51,6 +61,7 @@ __all__ = [
     "ModelCall",
     "RecordedOutcome",
     "StepFeatures",
+    "StepStart",
     "ToolOutcome",
     "ToolPlan",
     "Turn",
@@ -176,17 +187,14 @@ class StepFeatures(TypedDict, total=False):
     """A step's feature state (``Turn.features``), each key its feature's own: absent while
     the step does not use it, so a plain step holds none.
 
-    ``ledger``: the run's effect ledger, which only that feature reads (graph/features/
-    effect_store.py's ``ledger_for``; absent:
-    effect tools run as any tool); ``effects``: the effect bookkeeping of the reply whose
-    calls run now (graph/features/decisions.py's ``effects_of``, handed to the tool runner);
     ``filled``: the step's typed context is not the one the state holds (its defaults were
     filled in: ``AgentNode._validate``), so the step writes it.
     """
 
-    ledger: object
-    effects: CallRecords
     filled: bool
+
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -197,14 +205,25 @@ class Turn:
     ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
     resume, or the budget allows no model call). ``ran``: the tool calls to run now, with
     ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
-    denied). ``update``: what the step returns.
+    denied). ``update``: what the step returns. ``records``: where the tool runner records
+    the calls that must run at most once (:class:`CallRecords`; set by a middleware's
+    ``hold_calls`` hook, graph/core/middleware.py).
 
     Features reach the step through their middleware's hooks (graph/core/middleware.py: a
     guarded agent's checks are its middleware's ``before_model``, ``after_model`` and
-    ``before_handoff``) and, besides their own state in ``features``, at one point: ``goto``,
-    where a feature sends the step instead (a fan-out's branches, graph/features/branches.py;
-    the same node again, for a call in doubt asked about in a step of its own,
-    graph/features/decisions.py). A feature's new state goes in :class:`StepFeatures`.
+    ``before_handoff``; calls left waiting are answered in ``before_step``) and, besides their
+    own state (:meth:`own`, :meth:`state_of`), at one point: ``goto``, where a feature sends
+    the step instead (a fan-out's branches, graph/features/branches.py; the same node again,
+    for a call in doubt asked about in a step of its own, graph/features/decisions.py).
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Seen:
+        ...     calls: int = 0
+        >>> turn = Turn(Agent(), RunControl(), {"messages": []}, {})
+        >>> turn.state_of(Seen) is None, turn.own(Seen) is turn.own(Seen)
+        (True, True)
     """
 
     agent: Agent
@@ -220,8 +239,47 @@ class Turn:
     #: Where the step goes instead of where the core would send it (set by a feature).
     goto: Command | None = None
     #: Each feature's state for this step (:class:`StepFeatures`); the core only passes it on:
-    #: ``effects`` to the tool runner, ``filled`` into the update, a ``ledger`` to the effects.
+    #: ``filled`` into the update.
     features: StepFeatures = field(default_factory=cast("Callable[[], StepFeatures]", dict))
+    #: The tool runner's records of calls that must run at most once (None: no call is).
+    records: CallRecords | None = None
+    #: The middleware the step asks (``GraphRuntime.stack_for``), None: none.
+    stack: MiddlewareStack | None = None
+    #: A middleware's own state for this step, by its class (:meth:`own`, :meth:`state_of`).
+    states: dict[type, Any] = field(default_factory=dict)
+
+    def state_of(self, kind: type[T]) -> T | None:
+        """This step's state of the middleware whose state is ``kind``, if it made one."""
+        return cast("T | None", self.states.get(kind))
+
+    def own(self, kind: type[T]) -> T:
+        """This step's state of the middleware whose state is ``kind``, made (``kind()``) if
+        new."""
+        found = self.states.get(kind)
+        if found is None:
+            found = self.states[kind] = kind()
+        return cast("T", found)
+
+
+@dataclass(frozen=True)
+class StepStart:
+    """The moment before a step asks the model: what a middleware's ``before_step`` hook reads
+    (graph/core/middleware.py), which may plan the step itself: answer calls an earlier step
+    (or a process that died) left waiting, instead of asking the model.
+
+    ``turn``: the step so far (its agent, state, context); a hook that plans it sets
+    ``turn.agent``, ``turn.update`` and, through ``admit(turn, reply, tools)``, the calls that
+    run now (``turn.ran``; the budget may refuse some: ``turn.answers``), or sends the step
+    elsewhere (``turn.goto``). ``runtime``: the graph's; ``config``: the step's; ``io``: the
+    step's driver (``io.off_loop`` for blocking work); ``node``: the step's node.
+    """
+
+    turn: Turn
+    runtime: GraphRuntime
+    config: RunnableConfig
+    io: Driver
+    node: str
+    admit: Callable[[Turn, AIMessage, list[AgentFunction]], None]
 
 
 class GraphRuntime:
@@ -282,6 +340,10 @@ class GraphRuntime:
         #: The middleware an agent's own options install, around its ``Agent(middleware=)``
         #: (graph/options.py's ``middleware_of``, handed over by the builder).
         self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
+        #: The middleware a run gets when a tool of it is marked (``@needs_approval``,
+        #: ``@effect``: graph/core/marks.py, :meth:`decides`), around the run's own
+        #: (graph/options.py's ``middleware_for_marked``, handed over by the builder).
+        self.marked_options: Callable[[], Sequence[AgentMiddleware]] | None = None
         #: The middleware a handoff target brings, asked after a tool handed off (graph/options.py's
         #: ``middleware_for_target``: ``CALLER`` brings the hand-back that resolves it).
         self.target_options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
@@ -500,24 +562,31 @@ class GraphRuntime:
         return Command(update=update, goto=name if key is None else self.node_for(key, control))
 
     # -- middleware ----------------------------------------------------------------
-    def stack_for(self, agent: Agent) -> MiddlewareStack | None:
+    def stack_for(self, agent: Agent, marked: bool = False) -> MiddlewareStack | None:
         """The middleware ``agent``'s steps call (the run's around its own), or None: a step
-        without middleware asks nothing more."""
+        without middleware asks nothing more. ``marked``: the run has a tool marked
+        (graph/core/marks.py; :meth:`decides`), so the middleware marked tools bring
+        (``marked_options``) join the run's."""
         own = agent.middleware
         if self.options is not None:  # options that install middleware (history=, routes=...)
             implied = self.options(agent)
             if implied:
                 own = [*implied, *own]
-        if not own and not self.middleware:
+        run = self.middleware
+        if marked and self.marked_options is not None:
+            run = [*run, *self.marked_options()]
+        if not own and not run:
             return None
         key = tuple(map(id, own))
+        if run is not self.middleware:
+            key = (*key, *(map(id, run)), -1)  # (the run's list is not the graph's)
         stack = self._stacks.get(key)
         if stack is None:
             from .middleware import MiddlewareStack
 
             if len(self._stacks) > 512:  # agents created per request must not grow this forever
                 self._stacks.clear()
-            stack = self._stacks[key] = MiddlewareStack(self.middleware, own)
+            stack = self._stacks[key] = MiddlewareStack(run, own)
         return stack
 
     # -- models ------------------------------------------------------------------

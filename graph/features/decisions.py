@@ -30,26 +30,30 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langgraph.types import Command, interrupt
 
 from ..core.run_control import RunControl
 from ..core.runtime import GraphRuntime
 from ..core.state import SwarmState, current_branch
-from ..core.types import Agent
+from ..core.types import Agent, AgentFunction
 from .approvals import (
     ApprovalsRun,
     Decision,
     PendingApproval,
     WaitingCalls,
     check_decisions,
+    hold_marked_calls,
     open_calls,
     pending_as_payload,
     resume_decisions,
     split_by_decision,
 )
+from .effect_store import ledger_for
 from .effects import (
     EffectCall,
     EffectLedger,
@@ -59,17 +63,26 @@ from .effects import (
     is_effect,
     question_key,
     run_ledger,
+    stamp_id,
 )
 from .effects import waiting as waiting_in
 from .guardrails import screen_decisions
 
 if TYPE_CHECKING:
-    from ..core.runtime import Turn
+    from ..core.runtime import StepStart, Turn
 
-#: ``AgentNode._admit``: narrow a reply to the calls that run now (graph/core/node.py).
-Admit = Callable[..., None]
+#: ``StepStart.admit``: narrow a reply to the calls that run now (graph/core/node.py).
+Admit: TypeAlias = "Callable[[Turn, AIMessage, list[AgentFunction]], None]"
 
-__all__ = ["asks_ledger", "checked_approvals", "decide", "decide_waiting", "effects_of"]
+__all__ = [
+    "DecisionStep",
+    "DecisionsMiddleware",
+    "asks_ledger",
+    "checked_approvals",
+    "decide",
+    "decide_waiting",
+    "effects_of",
+]
 
 
 def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -> bool:
@@ -102,9 +115,65 @@ def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -
     return True
 
 
+@dataclass
+class DecisionStep:
+    """This feature's state for one step (``Turn.own(DecisionStep)``): the run's effect ledger
+    (the one ``Session`` gave, or the compiled graph's store for this thread; ``None``: effect
+    tools run as any tool), found at the step's start, and the graph's runtime."""
+
+    ledger: EffectLedger | None = None
+    runtime: GraphRuntime | None = None
+
+
 def _ledger(turn: Turn) -> EffectLedger | None:
-    """The step's effect ledger (``AgentNode._begin`` keeps it in ``turn.features``)."""
-    return cast("EffectLedger | None", turn.features.get("ledger"))
+    """The step's effect ledger (:meth:`DecisionsMiddleware.before_step` finds it)."""
+    found = turn.state_of(DecisionStep)
+    return None if found is None else found.ledger
+
+
+class DecisionsMiddleware(AgentMiddleware):
+    """Approvals and effects as a middleware: installed for a run whose tools are marked
+    (graph/options.py's ``middleware_for_marked``; ``RunControl.decides``), it acts at the two
+    moments of a step the core gives for it (graph/core/middleware.py): ``before_step`` answers
+    the calls the conversation ends on that wait for a decision, or picks up the reply a step
+    that died left with the ledger (:func:`decide_waiting`), and ``hold_calls`` holds a reply's
+    approval-marked calls for the next step to decide, and hands the tool runner the reply's
+    effect bookkeeping (:func:`effects_of`). LangChain's ``HumanInTheLoopMiddleware`` asks
+    about a call through ``interrupt()`` only; this one also stops ``Swarm.run`` (which keeps
+    no state to resume from) with ``Response.pending``, and keeps the decisions and the
+    effects' outcomes in a ledger, so a call runs at most once across crashes and retries.
+
+    Example:
+        >>> from swarmgraph.graph.core.middleware import MiddlewareStack
+        >>> stack = MiddlewareStack([DecisionsMiddleware()], [])
+        >>> len(stack.step_starts), len(stack.holders)
+        (1, 1)
+    """
+
+    async def before_step(self, start: StepStart) -> bool:
+        turn = start.turn
+        ledger = ledger_for(turn.control, start.config)
+        mine = turn.own(DecisionStep)
+        mine.ledger, mine.runtime = ledger, start.runtime
+        if ledger is not None and asks_ledger(turn.agent, turn.state):
+            # Its reads and writes are sync (a database, or a store whose sync calls must not
+            # run on the event loop): off the loop, only for steps that touch it.
+            return bool(
+                await start.io.off_loop(
+                    decide_waiting, start.runtime, turn, start.admit, start.node
+                )
+            )
+        return decide_waiting(start.runtime, turn, start.admit, start.node)
+
+    def hold_calls(
+        self, turn: Turn, reply: AIMessage, tools: list[AgentFunction]
+    ) -> tuple[AIMessage, list[ToolCall]]:
+        mine = turn.state_of(DecisionStep)
+        if turn.records is None and mine is not None and mine.runtime is not None:
+            if reply.tool_calls and mine.ledger is not None:
+                stamp_id(reply)  # its calls are named by it in the ledger
+            turn.records = effects_of(mine.runtime, turn, reply)
+        return hold_marked_calls(reply, tools)
 
 
 def asks_ledger(agent: Agent, state: SwarmState) -> bool:
@@ -165,8 +234,8 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
             failed = content.startswith("Error:")
             effects.after(call, EffectOutcome("done", content, error=failed))
     turn.update.setdefault("messages", [])
-    turn.features["effects"] = effects
-    admit(turn, ran, runtime.tools_of(agent), hold=False)  # its middleware's too
+    turn.records = effects
+    admit(turn, ran, runtime.tools_of(agent))  # its middleware's too; none held: decided
     turn.answers[:0] = answered
 
 
