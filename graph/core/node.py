@@ -16,16 +16,17 @@ the async driver of graph/core/drivers.py); the three places the seed's sequence
 
 A step's progress lives in one :class:`Turn`, which keeps the core's fields only (see its
 docstring): features reach the step through their middleware's hooks and ``turn.goto``
-(where they send it instead), and keep their per-step state in ``turn.features``. Features
-are entered only when the run uses them (docs/internals.md): ``Agent(history=...)``
+(where they send it instead), and keep their per-step state typed (``turn.own(Kind)``).
+Features are entered only when the run uses them (docs/internals.md): ``Agent(history=...)``
 installs a middleware that narrows the model request (graph/options.py); a ``Budget`` is
 asked before the model call (``_begin``), tools (``_admit``) and handoffs
 (``GraphRuntime.switch``); when a tool of the run is marked (graph/core/marks.py;
-``RunControl.decides``), approval-marked calls are held in ``_admit`` and
-decided at the start of the agent's next step (``decide``: ``Swarm.run`` stops, the compiled
-graph calls ``interrupt()``), and effect tools (graph/features/effects.py) run through the
-run's ledger (``_begin`` asks it what the calls a conversation ends on left, and whether a
-step that died had already asked the model). Contracts (``input_guardrails=``,
+``RunControl.decides``), the run's middleware gets the one marked tools bring
+(graph/features/decisions.py, ``GraphRuntime.stack_for(agent, marked)``): its ``hold_calls``
+hook holds approval-marked calls in ``_admit``, its ``before_step`` hook (``_started``, before
+``_begin``) decides them at the start of the agent's next step (``Swarm.run`` stops, the
+compiled graph calls ``interrupt()``) and picks up a reply a step that died left with the
+effect ledger, and effect calls run through ``turn.records``. Contracts (``input_guardrails=``,
 ``output_guardrails=``, ``requires=``) are a middleware graph/options.py installs
 (graph/features/guardrail_middleware.py): its ``before_model`` checks a user message, its
 ``after_model`` a final answer, its ``before_handoff`` an agent coming in; a hook that hands
