@@ -245,16 +245,19 @@ class Turn:
     records: CallRecords | None = None
     #: The middleware the step asks (``GraphRuntime.stack_for``), None: none.
     stack: MiddlewareStack | None = None
-    #: A middleware's own state for this step, by its class (:meth:`own`, :meth:`state_of`).
-    states: dict[type, Any] = field(default_factory=dict)
+    #: A middleware's own state for this step, by its class (:meth:`own`, :meth:`state_of`;
+    #: None until one makes some: a plain step allocates nothing for it).
+    states: dict[type, Any] | None = None
 
     def state_of(self, kind: type[T]) -> T | None:
         """This step's state of the middleware whose state is ``kind``, if it made one."""
-        return cast("T | None", self.states.get(kind))
+        return None if self.states is None else cast("T | None", self.states.get(kind))
 
     def own(self, kind: type[T]) -> T:
         """This step's state of the middleware whose state is ``kind``, made (``kind()``) if
         new."""
+        if self.states is None:
+            self.states = {}
         found = self.states.get(kind)
         if found is None:
             found = self.states[kind] = kind()

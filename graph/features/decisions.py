@@ -2,11 +2,14 @@
 decision (``@needs_approval``, or an ``@effect`` call in doubt), decided through the run's
 effect ledger and the caller (``Swarm.run(approvals=)``) or LangGraph's ``interrupt()``.
 
-A feature: the agent node (graph/core/node.py) enters this module only when a tool of the run is
-marked (``RunControl.decides``, graph/core/marks.py); a swarm without marked tools
-never loads it.
-:func:`decide_waiting` is what ``AgentNode._begin`` asks first; ``AgentNode._admit`` holds
-a reply's approval-marked calls (``approvals.hold_marked_calls``) for the next step to decide.
+A middleware, :class:`DecisionsMiddleware`: graph/options.py's ``middleware_for_marked``
+installs it only in a run one of whose tools is marked (``RunControl.decides``,
+graph/core/marks.py), so a swarm without marked tools never loads this module. It acts at the
+two moments of a step the core offers any middleware (graph/core/middleware.py): its
+``before_step`` hook (:func:`decide_waiting`) runs before the model is asked, and its
+``hold_calls`` hook holds a reply's approval-marked calls (``approvals.hold_marked_calls``) for
+the next step to decide and hands the tool runner the reply's effect bookkeeping
+(:func:`effects_of`, ``Turn.records``). Its state for a step is typed: ``Turn.own(DecisionStep)``.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call

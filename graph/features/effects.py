@@ -3,8 +3,10 @@
 A tool marked :func:`effect` (and every ``@needs_approval`` tool) pays, sends, deletes: running
 it twice is a bug nobody can undo. When a run carries an :class:`EffectLedger`
 (``Session`` gives every run one; a compiled graph with a store gets one from it, see
-:mod:`swarmgraph.graph.features.effect_store`), the engine asks it around each such call, in the one
-place tools run (:mod:`swarmgraph.graph.core.tool_calls`):
+:mod:`swarmgraph.graph.features.effect_store`), it is asked around each such call, in the one
+place tools run (:mod:`swarmgraph.graph.core.tool_calls`), through :class:`RunEffects`: the
+core's ``CallRecords`` (graph/core/runtime.py), which the approvals-and-effects middleware
+(graph/features/decisions.py's ``hold_calls``) hands the tool runner as ``Turn.records``:
 
 - ``before(call, turn)``: record the call as **started**, together with the turn so far (the
   assistant message that asked for it), *before* the tool runs; it answers with what an earlier
