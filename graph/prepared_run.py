@@ -45,6 +45,7 @@ from .core.state import SwarmState, start_context
 from .core.types import Agent, Response
 
 if TYPE_CHECKING:
+    from .features.approvals import WaitingCalls
     from .features.budget import Budget
     from .features.effects import EffectLedger
 
@@ -249,9 +250,7 @@ class PreparedRun(AbstractContextManager):
             self.control.execute_tools
             # no tool of the run waits for a decision
             and self.control.decides is not False
-            and self.runtime.waiting(
-                agent, final["messages"], self.control, self.control.hooks.effects
-            )
+            and self._waiting(agent, final["messages"])
         )
         branches: list[dict[str, Any]] = []
         fan_out = loaded("branches")  # the run may have fanned out (graph/features/branches.py)
@@ -316,6 +315,15 @@ class PreparedRun(AbstractContextManager):
             error.response = self.response(self.final, error.unsaved)
         elif isinstance(error, GraphRecursionError):
             raise self.step_limit() from error
+
+    def _waiting(
+        self, agent: Agent, messages: Sequence[AnyMessage]
+    ) -> tuple[Agent, WaitingCalls] | None:
+        """The calls the run's last messages wait on for a decision (the approvals and effects
+        feature's ``waiting``, with the run's effect ledger), and whose tools they are."""
+        from .features.effects import run_ledger, waiting
+
+        return waiting(self.runtime, agent, messages, self.control, run_ledger(self.control))
 
     def new_messages(self, final: SwarmState) -> list[AnyMessage]:
         """The messages this run added: those after the caller's history, or, when a middleware

@@ -48,7 +48,13 @@ from .core.runtime import GraphRuntime
 from .core.schema import tool_spec
 from .core.state import SwarmState
 from .core.types import Agent, Response
-from .options import fan_out_nodes, middleware_for_target, middleware_of, stream_listener
+from .options import (
+    fan_out_nodes,
+    middleware_for_marked,
+    middleware_for_target,
+    middleware_of,
+    stream_listener,
+)
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
 
 if TYPE_CHECKING:
@@ -136,6 +142,7 @@ class Swarm:
             target_options=middleware_for_target,
             listen=stream_listener,
             extensions=(fan_out_nodes,),
+            marked_options=middleware_for_marked,
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------

@@ -8,13 +8,10 @@ graph. An import names the module it imports from (``from .x import y`` -> ``x``
 when that is a module), not the packages above it, as ``python ../shared/tools/layers.py``
 counts them, so the two agree.
 
-graph/ has no circle (issue 37 removed the last ones), and a new one fails the suite. Its core
-still imports some features (:data:`KNOWN_CORE_TO_FEATURES`), which issue 37 removes as each
-feature becomes a middleware. So:
-
-* the core may only lose imports of features: a new one fails (a hard test);
-* "no import of a feature at all" is the goal, marked ``xfail(strict=True)``: once the last
-  one is gone it passes, strict turns that into a failure, and the marker and the list go.
+graph/ has no circle (issue 37 removed the last ones), and a new one fails the suite; the core
+(graph/core/) imports no feature (graph/features/), not even for a type: features reach the
+core through its interfaces (middleware hooks, the member kinds, the builder's extension,
+the context's rules), installed by the API layer (graph/options.py).
 """
 
 from __future__ import annotations
@@ -23,25 +20,7 @@ import ast
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
-
-#: The core's imports of features left (anywhere in a core module, type-only ones too), as
-#: ``(core module, feature module)``: each conversion of a feature into middleware removes its own.
-KNOWN_CORE_TO_FEATURES = frozenset(
-    {
-        ("graph.core.hooks", "graph.features.approvals"),
-        ("graph.core.node", "graph.features.approvals"),
-        ("graph.core.node", "graph.features.decisions"),
-        ("graph.core.node", "graph.features.effect_store"),
-        ("graph.core.node", "graph.features.effects"),
-        ("graph.core.run_control", "graph.features.effects"),
-        ("graph.core.runtime", "graph.features.approvals"),
-        ("graph.core.runtime", "graph.features.effects"),
-        ("graph.core.tool_calls", "graph.features.effects"),
-    }
-)
 
 
 def modules(root: Path, package: str = "graph") -> dict[str, Path]:
@@ -171,16 +150,7 @@ def test_the_walker_finds_a_lazy_core_import_of_a_feature(tmp_path):
     assert core_to_features(tmp_path) == {("graph.core.node", "graph.features.budget")}
 
 
-def test_the_core_reaches_no_new_feature():
-    """The core may only lose imports of features (graph/core/ <- graph/features/)."""
-    new = sorted(core_to_features() - KNOWN_CORE_TO_FEATURES)
-    assert new == [], f"new imports of a feature by the core: {new}"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the core still imports features (KNOWN_CORE_TO_FEATURES); issue 37 removes them.",
-)
 def test_the_core_imports_no_feature():
+    """Anywhere in a core module, type-only imports too."""
     found = sorted(core_to_features())
     assert found == [], f"the core imports features: {found}"

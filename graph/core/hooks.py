@@ -44,14 +44,13 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .state import current_branch
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from ..features.approvals import PendingApproval
     from .drivers import Driver
     from .errors import BudgetExceeded
     from .types import Agent, Response
@@ -63,11 +62,30 @@ __all__ = [
     "RunInfo",
     "RunObserver",
     "ToolCallInfo",
+    "WaitingCall",
     "observers_for",
     "register",
 ]
 
 Proceed = Callable[[], Awaitable[Any]]
+
+
+class WaitingCall(Protocol):
+    """A tool call a run stopped for, waiting for a decision, as an observer reads it
+    (:meth:`RunObserver.on_asked`): a feature's value (graph/features/approvals.py's
+    ``PendingApproval``). ``in_doubt``: it started once and may or may not have happened."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def agent(self) -> str: ...
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def in_doubt(self) -> bool: ...
 
 
 @dataclass
@@ -170,7 +188,7 @@ class RunObserver:
     def on_budget_stop(self, stop: BudgetExceeded) -> None:
         """A budget limit stopped the run, as it did (``run.control.exceeded``)."""
 
-    def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+    def on_asked(self, calls: Sequence[WaitingCall]) -> None:
         """The run (or the parallel branch it runs in) stopped for these calls' decisions, as
         it did: approval-marked calls and ``@effect`` calls in doubt (``in_doubt``)."""
 
@@ -300,7 +318,7 @@ class Observers:
         """A parallel branch's run, inside the observers' ``around_branch``."""
         return await self._around("around_branch", BranchInfo(path, agent), run)
 
-    def asked(self, calls: list[PendingApproval]) -> None:
+    def asked(self, calls: Sequence[WaitingCall]) -> None:
         """The run (or a branch of it) stopped for ``calls``: every call it waits on now."""
         for observer in self.each:
             observer.on_asked(calls)

@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import hashlib
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -36,6 +37,7 @@ __all__ = [
     "EFFECT_MARK",
     "ToolPlan",
     "decides",
+    "default_idempotency_key",
     "is_marked",
     "loaded",
     "mark",
@@ -117,3 +119,17 @@ def plan_of(tools: Sequence[AgentFunction]) -> ToolPlan:
         decides=any(map(decides, tools)),
         keyed=any(IDEMPOTENCY_PARAM in tool_spec(f).injected for f in tools),
     )
+
+
+def default_idempotency_key(key: str, scope: str = "") -> str:
+    """32 hex digits, stable for one call (``key``) in one conversation (``scope``): the
+    injected ``idempotency_key`` of a tool whose run keeps no ledger that names it
+    (graph/features/effects.py re-exports it; a ledger scopes it to its conversation).
+
+    Example:
+        >>> default_idempotency_key("c1@r1", "conv-7") == default_idempotency_key("c1@r1", "conv-7")
+        True
+        >>> len(default_idempotency_key("c1@r1"))
+        32
+    """
+    return hashlib.sha256(f"{scope}\x00{key}".encode("utf-8", "surrogatepass")).hexdigest()[:32]

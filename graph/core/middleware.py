@@ -50,6 +50,20 @@ switch so lists the agents in ``destinations`` (:class:`Destination`), which dis
 and the builder draws. ``Agent(routes=)`` and the ``CALLER`` hand-back are such middleware
 (graph/features/routes.py, graph/features/handback.py, installed by graph/options.py).
 
+Two more moments of a step, for what outlives one step (calls left waiting for a decision,
+calls that must run at most once: graph/features/decisions.py, installed for a run whose tools
+are marked). The **step's start**: a middleware may define ``async def before_step(start)``;
+before the model is asked, the core awaits it with a ``StepStart`` (graph/core/runtime.py: the
+step's ``Turn``, the runtime, config, driver and node, and ``admit`` to run calls); it returns
+True when it planned the step itself (it answered calls an earlier step, or a process that
+died, left waiting: the model is not asked), False to go on. Blocking work goes through
+``start.io.off_loop``. The **calls about to run**: a middleware may define
+``hold_calls(turn, reply, tools)``, called once the reply's calls are admitted (after the
+model, and again after ``after_model`` hooks answered some); it returns ``(reply narrowed to
+the calls that run now, the calls it holds)``: held calls stay unanswered (a later step's
+``before_step`` answers them), and it may set ``turn.records`` (the tool runner's
+``CallRecords``).
+
 A hook's state update is applied as a LangGraph node's would be: ``messages`` through
 ``add_messages`` (so a message with a known id replaces it), other keys into the middleware's
 own ``state_schema`` fields, which the builder merges into the graph's state. ``jump_to="end"``
@@ -342,6 +356,13 @@ class MiddlewareStack:
         self.tools = middleware_tools(every) if brings else []
         #: The middleware with a ``next_agent`` hook (:class:`Takeover`), in order.
         self.choosers = [m for m in every if callable(getattr(m, "next_agent", None))]
+        #: The middleware with a ``before_step`` hook (the step's start: it may answer calls
+        #: left waiting instead of asking the model), and with a ``hold_calls`` hook (the
+        #: reply's calls about to run: it may hold some unanswered), in order.
+        self.step_starts: list[Any] = [
+            m for m in every if callable(getattr(m, "before_step", None))
+        ]
+        self.holders: list[Any] = [m for m in every if callable(getattr(m, "hold_calls", None))]
         self.enters = bool(self.entering["run"] or self.entering["own"])
         self.leaves = bool(self.leaving["run"] or self.leaving["own"])
         #: Each state hook's function, sync and async, read once (a step calls them often).

@@ -16,16 +16,18 @@ the async driver of graph/core/drivers.py); the three places the seed's sequence
 
 A step's progress lives in one :class:`Turn`, which keeps the core's fields only (see its
 docstring): features reach the step through their middleware's hooks and ``turn.goto``
-(where they send it instead), and keep their per-step state in ``turn.features``. Features
-are entered only when the run uses them (docs/internals.md): ``Agent(history=...)``
+(where they send it instead), and keep their per-step state typed (``turn.own(Kind)``).
+Features are entered only when the run uses them (docs/internals.md): ``Agent(history=...)``
 installs a middleware that narrows the model request (graph/options.py), and
 ``Swarm.run(budget=)`` one for the run (``RunControl.middleware``: its ``before_model``,
 ``after_model`` and ``before_handoff`` hooks); when a tool of the run is marked
-(graph/core/marks.py; ``RunControl.decides``), approval-marked calls are held in ``_admit`` and
-decided at the start of the agent's next step (``decide``: ``Swarm.run`` stops, the compiled
-graph calls ``interrupt()``), and effect tools (graph/features/effects.py) run through the
-run's ledger (``_begin`` asks it what the calls a conversation ends on left, and whether a
-step that died had already asked the model). Contracts (``input_guardrails=``,
+(graph/core/marks.py; ``RunControl.decides``), the run's middleware gets the one marked tools
+bring (graph/features/decisions.py, ``GraphRuntime.stack_for(agent, control)``): its
+``hold_calls`` hook holds approval-marked calls in ``_admit``, its ``before_step`` hook
+(``_started``, before ``_begin``) decides them at the start of the agent's next step
+(``Swarm.run`` stops, the compiled graph calls ``interrupt()``) and picks up a reply a step
+that died left with the effect ledger, and effect calls run through ``turn.records``.
+Contracts (``input_guardrails=``,
 ``output_guardrails=``, ``requires=``) are a middleware graph/options.py installs
 (graph/features/guardrail_middleware.py): its ``before_model`` checks a user message, its
 ``after_model`` a final answer, its ``before_handoff`` an agent coming in; a hook that hands
@@ -65,7 +67,7 @@ from .hook_context import call_context
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
 from .run_control import RunControl, current_control
-from .runtime import GraphRuntime, ModelCall, ToolOutcome, Turn
+from .runtime import GraphRuntime, ModelCall, StepStart, ToolOutcome, Turn
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
 from .tool_calls import CallsAround, run_tool_calls
@@ -75,7 +77,6 @@ from .types import CALLER, Agent, AgentFunction
 if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest
 
-    from ..features.effects import EffectLedger
     from .middleware import HandTo, StepHooks
 
 __all__ = ["DYNAMIC_NODE", "AgentNode", "Turn"]
@@ -110,27 +111,16 @@ class AgentNode:
         """The step, for ``step`` and ``astep`` alike: its model call, tool calls and hooks go
         through ``io`` (graph/core/drivers.py: in place, or awaited)."""
         control = current_control(config)
-        ledger = None  # approvals and effects only for a run whose tools are marked
-        decides = control.decides
-        if decides if decides is not None else self.runtime.decides(control):
-            from ..features.effect_store import ledger_for
-
-            ledger = ledger_for(control, config)
-        if ledger is not None:
-            from ..features.decisions import asks_ledger
-
-            # Its reads and writes are sync (a database, or a store whose sync calls must not
-            # run on the event loop): off the loop, only for steps that touch it.
-            if asks_ledger(self._agent_of(state, control), state):
-                turn = await io.off_loop(self._begin, state, control, ledger)
-            else:
-                turn = self._begin(state, control, ledger)
-        else:
-            turn = self._begin(state, control, ledger)
+        if control.decides is None:  # a tool of the run is marked: its middleware joins the run's
+            self.runtime.decides(control)
+        turn = self._turn(state, control)
+        stack = turn.stack = self.runtime.stack_for(turn.agent, control)
+        if stack is None or not stack.step_starts or not await self._started(turn, config, io):
+            self._begin(turn)
         if turn.goto is not None:  # a feature sends the step elsewhere before it runs
             return turn.goto
+        stack = turn.stack
         hooks = None  # the agent's middleware (graph/core/middleware.py), for a step that asks
-        stack = self.runtime.stack_for(turn.agent, control)
         if stack is not None and turn.call is not None:
             from .middleware import StepHooks
 
@@ -180,7 +170,7 @@ class AgentNode:
             io,
             debug=control.debug_print if control.debug else None,
             schema=self.runtime.schema,
-            effects=turn.features.get("effects"),
+            effects=turn.records,  # calls that run at most once (a middleware's hold_calls)
             inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
             observer=None if control.observers is None else control.observers.tools_of(turn.agent),
             first_handoff_wins=self.runtime.first_handoff_wins,
@@ -453,30 +443,38 @@ class AgentNode:
             return Command(update=turn.update, goto=self.runtime.node_for(key, control))
         return turn.update
 
-    # -- before the model: decisions that were waiting, or the prompt ------------------
-    def _begin(self, state: SwarmState, control: RunControl, ledger: EffectLedger | None) -> Turn:
-        """The step's plan: run the calls that waited for approval, or ask the model."""
-        agent = self._agent_of(state, control)
+    # -- before the model: calls that were waiting, or the prompt ----------------------
+    def _turn(self, state: SwarmState, control: RunControl) -> Turn:
+        """The step as it starts: its agent, state and (typed: checked) context."""
         context = state.get("context_variables") or {}
-        turn = Turn(agent, control, state, context)
-        if ledger is not None:
-            turn.features["ledger"] = ledger
+        turn = Turn(self._agent_of(state, control), control, state, context)
         schema = self.runtime.schema
         if schema is not None and schema.kept(control) is not context:
             self._validate(turn)
-        messages = state["messages"]
-        # Calls that wait for a decision, or a reply a step that died left with the effect
-        # ledger: only a run whose tools are marked can have them (graph/features/decisions.py).
-        if control.decides:
-            from ..features.decisions import decide_waiting
+        return turn
 
-            if decide_waiting(self.runtime, turn, self._admit, self.name):
-                return turn
-        prompt = self._prompt(agent, context, messages, control)  # the system prompt first
+    async def _started(self, turn: Turn, config: RunnableConfig, io: Driver) -> bool:
+        """The middleware's ``before_step`` hooks (graph/core/middleware.py), in order, up to
+        the first that planned the step itself (calls an earlier step left waiting run or are
+        answered now): True, the model is not asked."""
+        stack = turn.stack
+        assert stack is not None
+        start = StepStart(turn, self.runtime, config, io, self.name, self._admit_all)
+        agent = turn.agent
+        for m in stack.step_starts:
+            if await m.before_step(start):
+                if turn.agent is not agent:  # the calls' owner's middleware, from here on
+                    turn.stack = self.runtime.stack_for(turn.agent, turn.control)
+                return True
+        return False
+
+    def _begin(self, turn: Turn) -> None:
+        """The step's plan: ask the model (``turn.call``), with the prompt it reads."""
+        agent, control = turn.agent, turn.control
+        prompt = self._prompt(agent, turn.context, turn.state["messages"], control)
         call = self.runtime.model_for(agent, control)
         turn.prompt = prompt  # as the agent reads it; as sent: _ask
         turn.call = call
-        return turn
 
     def _prompt(
         self,
@@ -529,22 +527,24 @@ class AgentNode:
             return control.agents[self.name]
         return self.agent
 
+    def _admit_all(self, turn: Turn, reply: AIMessage, tools: list[AgentFunction]) -> None:
+        """:meth:`_admit` with no call held: calls that were decided (``StepStart.admit``)."""
+        self._admit(turn, reply, tools, hold=False)
+
     def _admit(
         self, turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
     ) -> None:
         """``turn.ran``: ``reply`` narrowed to the calls that run now; ``turn.answers`` for
-        those that do not: approval-marked calls are held (left unanswered). (Calls a
-        middleware refuses, a budget's past its allowance, it answers in ``after_model``.)"""
+        those that do not: calls a middleware's ``hold_calls`` hook holds are left unanswered
+        (``hold=False``: none is, they were decided). (Calls a middleware refuses, a budget's
+        past its allowance, it answers in ``after_model``.)"""
         held: list[ToolCall] = []
         control = turn.control
-        if control.decides:  # a marked tool (or one taking an idempotency key)
-            from ..features.approvals import hold_marked_calls
-            from ..features.decisions import effects_of
-
-            if "effects" not in turn.features:
-                turn.features["effects"] = effects_of(self.runtime, turn, reply)
-            if hold:
-                reply, held = hold_marked_calls(reply, tools)
+        stack = turn.stack
+        if hold and stack is not None and stack.holders:  # (approvals: graph/features/decisions.py)
+            for m in stack.holders:
+                reply, more = m.hold_calls(turn, reply, tools)
+                held += more
         turn.tools = tools
         turn.ran = reply
         if held and control.exceeded is not None:
@@ -566,10 +566,6 @@ class AgentNode:
         agent, control = turn.agent, turn.control
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
-        if reply.tool_calls and "ledger" in turn.features:
-            from ..features.effects import stamp_id
-
-            stamp_id(reply)  # its calls are named by it in the ledger
         if reply.name != agent.name:  # the sender, as Swarm stamps it
             # Assigned, not copied: the reply is this call's own object (add_messages
             # stamps its id the same way), and a copy cost ~3% of a handoff.

@@ -34,7 +34,6 @@ from .state import BRANCH_LABEL
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from ..features.effects import EffectLedger
     from .hooks import Observers
     from .middleware import MiddlewareStop, RunMiddleware
     from .types import Agent
@@ -218,9 +217,10 @@ class RunHooks:
     ``prompt_context=``/``tool_inputs=``) are one too, ``GraphRuntime.hooks``.
 
     ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and after
-    they run (an :class:`~swarmgraph.graph.features.effects.EffectLedger`, which the effects
-    feature reads here). ``prompt_context(agent, messages) -> str | None``
-    is asked before every model call; its text is appended to that agent's system prompt (a
+    they run (an :class:`~swarmgraph.graph.features.effects.EffectLedger`): the core only
+    carries it to the effects feature, which reads it here (``effects.run_ledger``).
+    ``prompt_context(agent, messages) -> str | None`` is asked before every model call; its
+    text is appended to that agent's system prompt (a
     Session's long-term recall: :data:`PromptContext`). ``tool_inputs(agent) -> {name:
     value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g.
     ``long_term``) of the agent whose calls run (:data:`ToolInputs`). ``conversation_id``: the
@@ -233,7 +233,7 @@ class RunHooks:
         (True, True)
     """
 
-    effects: EffectLedger | None = None
+    effects: object | None = None
     prompt_context: PromptContext | None = None
     tool_inputs: ToolInputs | None = None
     conversation_id: str | None = None

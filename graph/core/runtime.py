@@ -19,7 +19,16 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, TypedDict, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    NamedTuple,
+    Protocol,
+    TypeAlias,
+    TypedDict,
+    TypeVar,
+    cast,
+)
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -38,20 +47,22 @@ from .types import Agent, AgentFunction
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.runnables import RunnableConfig
 
-    from ..features.approvals import WaitingCalls
-    from ..features.effects import EffectLedger, RunEffects
     from .context_rules import ContextRules
     from .drivers import Driver
     from .middleware import MiddlewareStack, Way
 
 __all__ = [
     "MAX_DYNAMIC_AGENTS",
+    "CallRecords",
     "GraphRuntime",
     "HandoffValue",
     "ModelCall",
     "ModelListener",
+    "RecordedOutcome",
     "StepFeatures",
+    "StepStart",
     "ToolOutcome",
     "ToolPlan",
     "Turn",
@@ -91,6 +102,57 @@ class FanOutValue(Protocol):
 
 #: What a tool may hand off to: an Agent, or a fan-out value.
 HandoffValue: TypeAlias = "Agent | FanOutValue"
+
+
+class RecordedOutcome(Protocol):
+    """What a record of a call that ran once holds, as the tool runner reads it to answer the
+    call again without running it (a feature's value: graph/features/effects.py's
+    ``EffectOutcome``). ``status``: ``"done"``, or anything else for a call that started and
+    may or may not have happened; ``value``: the answer the model read (an ``Error:`` when
+    ``error``); ``context_variables``: the context change the call made; ``handoff``: the name
+    of the agent it handed off to."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def value(self) -> str: ...
+
+    @property
+    def context_variables(self) -> dict[str, Any] | None: ...
+
+    @property
+    def handoff(self) -> str | None: ...
+
+    @property
+    def error(self) -> bool: ...
+
+
+class CallRecords(Protocol):
+    """Where the tool runner (graph/core/tool_calls.py) records the calls of one reply that
+    must run at most once, around each: a feature's bookkeeping (graph/features/effects.py's
+    ``RunEffects``), which a step hands the runner as ``effects=``; the core calls only this.
+
+    ``ledgered(func)``: whether calls of ``func`` are recorded; ``call(id, tool, args)``: the
+    record's name for a call (passed back to the other methods as it is); ``before(call,
+    context)``: record it started, or what an earlier attempt left (then it is answered from
+    that, not run); ``done(call, value, context_variables, handoff, error)``: record it done,
+    right after it ran; ``idempotency_key(call)``: the injected ``idempotency_key``;
+    ``resolve(name)``: the agent a recorded handoff names."""
+
+    def ledgered(self, func: Any) -> bool: ...
+    def call(self, call_id: str, tool: str, arguments: Any) -> Any: ...
+    def before(self, call: Any, context: dict[str, Any]) -> RecordedOutcome | None: ...
+    def done(
+        self,
+        call: Any,
+        value: str,
+        context_variables: dict[str, Any] | None,
+        handoff: str | None,
+        error: bool,
+    ) -> None: ...
+    def idempotency_key(self, call: Any) -> str: ...
+    def resolve(self, name: str) -> Agent | None: ...
 
 
 @dataclass
@@ -143,16 +205,14 @@ class StepFeatures(TypedDict, total=False):
     """A step's feature state (``Turn.features``), each key its feature's own: absent while
     the step does not use it, so a plain step holds none.
 
-    ``ledger``: the run's effect ledger (graph/features/effect_store.py's ``ledger_for``; absent:
-    effect tools run as any tool); ``effects``: the effect bookkeeping of the reply whose
-    calls run now (graph/features/decisions.py's ``effects_of``, handed to the tool runner);
     ``filled``: the step's typed context is not the one the state holds (its defaults were
     filled in: ``AgentNode._validate``), so the step writes it.
     """
 
-    ledger: EffectLedger
-    effects: RunEffects
     filled: bool
+
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -163,14 +223,25 @@ class Turn:
     ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
     resume). ``ran``: the tool calls to run now, with
     ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
-    denied). ``update``: what the step returns.
+    denied). ``update``: what the step returns. ``records``: where the tool runner records
+    the calls that must run at most once (:class:`CallRecords`; set by a middleware's
+    ``hold_calls`` hook, graph/core/middleware.py).
 
     Features reach the step through their middleware's hooks (graph/core/middleware.py: a
     guarded agent's checks are its middleware's ``before_model``, ``after_model`` and
-    ``before_handoff``) and, besides their own state in ``features``, at one point: ``goto``,
-    where a feature sends the step instead (a fan-out's branches, graph/features/branches.py;
-    the same node again, for a call in doubt asked about in a step of its own,
-    graph/features/decisions.py). A feature's new state goes in :class:`StepFeatures`.
+    ``before_handoff``; calls left waiting are answered in ``before_step``) and, besides their
+    own state (:meth:`own`, :meth:`state_of`), at one point: ``goto``, where a feature sends
+    the step instead (a fan-out's branches, graph/features/branches.py; the same node again,
+    for a call in doubt asked about in a step of its own, graph/features/decisions.py).
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Seen:
+        ...     calls: int = 0
+        >>> turn = Turn(Agent(), RunControl(), {"messages": []}, {})
+        >>> turn.state_of(Seen) is None, turn.own(Seen) is turn.own(Seen)
+        (True, True)
     """
 
     agent: Agent
@@ -186,8 +257,50 @@ class Turn:
     #: Where the step goes instead of where the core would send it (set by a feature).
     goto: Command | None = None
     #: Each feature's state for this step (:class:`StepFeatures`); the core only passes it on:
-    #: ``effects`` to the tool runner, ``filled`` into the update, a ``ledger`` to the effects.
+    #: ``filled`` into the update.
     features: StepFeatures = field(default_factory=cast("Callable[[], StepFeatures]", dict))
+    #: The tool runner's records of calls that must run at most once (None: no call is).
+    records: CallRecords | None = None
+    #: The middleware the step asks (``GraphRuntime.stack_for``), None: none.
+    stack: MiddlewareStack | None = None
+    #: A middleware's own state for this step, by its class (:meth:`own`, :meth:`state_of`;
+    #: None until one makes some: a plain step allocates nothing for it).
+    states: dict[type, Any] | None = None
+
+    def state_of(self, kind: type[T]) -> T | None:
+        """This step's state of the middleware whose state is ``kind``, if it made one."""
+        return None if self.states is None else cast("T | None", self.states.get(kind))
+
+    def own(self, kind: type[T]) -> T:
+        """This step's state of the middleware whose state is ``kind``, made (``kind()``) if
+        new."""
+        if self.states is None:
+            self.states = {}
+        found = self.states.get(kind)
+        if found is None:
+            found = self.states[kind] = kind()
+        return cast("T", found)
+
+
+@dataclass(frozen=True)
+class StepStart:
+    """The moment before a step asks the model: what a middleware's ``before_step`` hook reads
+    (graph/core/middleware.py), which may plan the step itself: answer calls an earlier step
+    (or a process that died) left waiting, instead of asking the model.
+
+    ``turn``: the step so far (its agent, state, context); a hook that plans it sets
+    ``turn.agent``, ``turn.update`` and, through ``admit(turn, reply, tools)``, the calls that
+    run now (``turn.ran``; the budget may refuse some: ``turn.answers``), or sends the step
+    elsewhere (``turn.goto``). ``runtime``: the graph's; ``config``: the step's; ``io``: the
+    step's driver (``io.off_loop`` for blocking work); ``node``: the step's node.
+    """
+
+    turn: Turn
+    runtime: GraphRuntime
+    config: RunnableConfig
+    io: Driver
+    node: str
+    admit: Callable[[Turn, AIMessage, list[AgentFunction]], None]
 
 
 class GraphRuntime:
@@ -247,6 +360,10 @@ class GraphRuntime:
         #: The middleware an agent's own options install, around its ``Agent(middleware=)``
         #: (graph/options.py's ``middleware_of``, handed over by the builder).
         self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
+        #: The middleware a run gets when a tool of it is marked (``@needs_approval``,
+        #: ``@effect``: graph/core/marks.py, :meth:`decides`), around the run's own
+        #: (graph/options.py's ``middleware_for_marked``, handed over by the builder).
+        self.marked_options: Callable[[], Sequence[AgentMiddleware]] | None = None
         #: The middleware a handoff target brings, asked after a tool handed off (graph/options.py's
         #: ``middleware_for_target``: ``CALLER`` brings the hand-back that resolves it).
         self.target_options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
@@ -361,34 +478,6 @@ class GraphRuntime:
         # process never saw; the default agent picks the conversation up.
         return self.default_node
 
-    # -- approvals ------------------------------------------------------------------
-    def waiting(
-        self,
-        agent: Agent,
-        messages: Sequence[BaseMessage],
-        control: RunControl | None,
-        ledger: EffectLedger | None = None,
-    ) -> tuple[Agent, WaitingCalls] | None:
-        """The calls ``messages`` end on that wait for a decision (approval-marked, or in
-        doubt) or that ``ledger`` holds an outcome for, and the agent whose tools they are
-        (``agent``, or the sender of the reply that asked for them)."""
-        if not self.decides(control or RunControl()):  # no tool of this run waits or is recorded
-            return None
-        from ..features.approvals import held_calls, open_calls
-        from ..features.effects import recorded
-
-        found = open_calls(messages)  # the usual case after tools ran: every call answered
-        if found is None:
-            return None
-        reply = found[0]
-        owner = agent
-        if reply.name not in (None, agent.name):
-            owner = self.agent_named(reply.name, control) or agent
-        tools = self.tools_of(owner)
-        known = recorded(ledger, reply, found[1], tools) if ledger is not None else {}
-        held = held_calls(found, tools, known)
-        return None if held is None else (owner, held)
-
     # -- handoffs and routing ---------------------------------------------------------
     def switch(
         self,
@@ -493,24 +582,32 @@ class GraphRuntime:
     def stack_for(self, agent: Agent, control: RunControl | None = None) -> MiddlewareStack | None:
         """The middleware ``agent``'s steps call (the run's around its own), or None: a step
         without middleware asks nothing more. ``control``: the run, whose own options may
-        install middleware too (``RunControl.middleware``: ``Swarm.run(budget=)``)."""
+        install middleware too (``RunControl.middleware``: ``Swarm.run(budget=)``), and which
+        may have a tool marked (graph/core/marks.py; ``control.decides``, set by
+        :meth:`decides`): then the middleware marked tools bring (``marked_options``) join
+        the run's."""
         own = agent.middleware
         if self.options is not None:  # options that install middleware (history=, routes=...)
             implied = self.options(agent)
             if implied:
                 own = [*implied, *own]
+        run = self.middleware
+        if control is not None and control.decides and self.marked_options is not None:
+            run = [*run, *self.marked_options()]
         if control is not None and control.middleware is not None:  # the run's own options
-            return control.middleware.stack_for(agent, self.middleware, own)
-        if not own and not self.middleware:
+            return control.middleware.stack_for(agent, run, own)
+        if not own and not run:
             return None
         key = tuple(map(id, own))
+        if run is not self.middleware:
+            key = (*key, *(map(id, run)), -1)  # (the run's list is not the graph's)
         stack = self._stacks.get(key)
         if stack is None:
             from .middleware import MiddlewareStack
 
             if len(self._stacks) > 512:  # agents created per request must not grow this forever
                 self._stacks.clear()
-            stack = self._stacks[key] = MiddlewareStack(self.middleware, own)
+            stack = self._stacks[key] = MiddlewareStack(run, own)
         return stack
 
     # -- models ------------------------------------------------------------------

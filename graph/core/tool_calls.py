@@ -11,10 +11,11 @@ when several calls hand off, the last one's agent takes over and each call is an
 with its own result. ``first_handoff_wins=True`` (``Swarm(parallel_handoffs="first")``)
 keeps the first handoff instead, and a later call of a tool that hands off is not run.
 
-An effect tool (``@effect``, ``@needs_approval``) runs between its ledger's ``before`` and
-``after`` when the run has one (``effects=``, see :mod:`swarmgraph.graph.features.effects`); a call
-the
-ledger already holds is answered from it instead of running again.
+A call whose tool must run at most once runs between its records' ``before`` and ``done``
+when the step hands the runner some (``effects=``, a
+:class:`~swarmgraph.graph.core.runtime.CallRecords`: the effects feature's, see
+:mod:`swarmgraph.graph.features.effects`); a call they already hold is answered from them
+instead of running again.
 
 Example:
     >>> from langchain_core.messages import AIMessage
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -56,13 +57,20 @@ from typing_extensions import Unpack
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
+from .marks import default_idempotency_key
 from .members import members_in
-from .runtime import FAN_OUT_VALUE_ATTR, FanOutValue, HandoffValue, ToolOutcome
+from .runtime import (
+    FAN_OUT_VALUE_ATTR,
+    CallRecords,
+    FanOutValue,
+    HandoffValue,
+    RecordedOutcome,
+    ToolOutcome,
+)
 from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, tool_spec
 from .types import CTX_VARS_NAME, Agent, Result
 
 if TYPE_CHECKING:
-    from ..features.effects import EffectCall, EffectOutcome, RunEffects
     from .context_rules import ContextRules
     from .hooks import ToolObserver
     from .tool_events import ToolEvents
@@ -159,7 +167,7 @@ class _Runner:
         functions: Sequence[Callable[..., Any]],
         ctx: dict,
         schema: ContextRules | None = None,
-        effects: RunEffects | None = None,
+        effects: CallRecords | None = None,
         inputs: Mapping[str, Any] | None = None,
         first_handoff_wins: bool = False,
     ):
@@ -178,7 +186,7 @@ class _Runner:
         self.first_wins = first_handoff_wins
         self.outcome = ToolOutcome()
         self.effects = effects
-        self.running: dict[str, EffectCall] = {}  # effect calls between before and after
+        self.running: dict[str, Any] = {}  # recorded calls between before and done
         self.before_call: dict[str, dict[str, Any]] = {}  # their context when they started
         # A typed context (context_schema=): each call's changes are validated, and undone
         # when invalid; ``before`` is the context the current call started from.
@@ -287,8 +295,6 @@ class _Runner:
 
     def _idempotency_key(self, call: _Call) -> str:
         if self.effects is None:
-            from ..features.effects import default_idempotency_key
-
             return default_idempotency_key(call.id)
         return self.effects.idempotency_key(self.effects.call(call.id, call.name, call.args))
 
@@ -307,7 +313,7 @@ class _Runner:
         self.replay(call, prior)
         return False
 
-    def replay(self, call: _Call, prior: EffectOutcome) -> None:
+    def replay(self, call: _Call, prior: RecordedOutcome) -> None:
         """Answer ``call`` from what its ledger holds, without running it."""
         if prior.status != "done":  # started elsewhere: never run again on a guess
             self._answer(
@@ -402,9 +408,16 @@ class _Runner:
             update = dict(result.context_variables) if result.context_variables else None
             self._done(call, value=content, context_variables=update, handoff=handoff)
 
-    def _done(self, call: _Call, **done: Any) -> None:
-        """Record an effect call's outcome (``EffectOutcome("done", **done)``) right after it
-        ran (nothing for other calls).
+    def _done(
+        self,
+        call: _Call,
+        value: str,
+        context_variables: dict[str, Any] | None = None,
+        handoff: str | None = None,
+        error: bool = False,
+    ) -> None:
+        """Record a recorded call's outcome (:meth:`CallRecords.done`) right after it ran
+        (nothing for other calls).
 
         Its context change is what a replay applies again: for a plain dict context every key
         the call set, in place or through ``Result`` (Swarm's tools write the live dict); for
@@ -412,16 +425,13 @@ class _Runner:
         effect = self.running.pop(call.id, None)
         if effect is None or self.effects is None:
             return
-        from ..features.effects import EffectOutcome
-
-        outcome = EffectOutcome("done", **done)
         before = self.before_call.pop(call.id, None)
-        if self.schema is None and before is not None and not outcome.error:
+        if self.schema is None and before is not None and not error:
             now = self.working_context()
             changed = {k: v for k, v in now.items() if k not in before or before[k] is not v}
-            changed.update(outcome.context_variables or {})  # its Result's: applied later
-            outcome = replace(outcome, context_variables=changed or None)
-        self.effects.after(effect, replace(outcome, attempt=effect.attempt))
+            changed.update(context_variables or {})  # its Result's: applied later
+            context_variables = changed or None
+        self.effects.done(effect, value, context_variables, handoff, error)
 
     def _reanswer(self, call_id: str | None, fan_out: FanOutValue, later: HandoffValue) -> None:
         """Answer a fan-out call that a later handoff of the reply overtook: its branches
@@ -475,7 +485,7 @@ class ToolRunOptions(TypedDict, total=False):
 
     debug: Callable[[str], None] | None
     schema: ContextRules | None
-    effects: RunEffects | None
+    effects: CallRecords | None
     inputs: Mapping[str, Any] | None
     observer: ToolObserver | None
     first_handoff_wins: bool
@@ -513,7 +523,7 @@ async def run_tool_calls(
     *,
     debug: Callable[[str], None] | None = None,
     schema: ContextRules | None = None,
-    effects: RunEffects | None = None,
+    effects: CallRecords | None = None,
     inputs: Mapping[str, Any] | None = None,
     observer: ToolObserver | None = None,
     first_handoff_wins: bool = False,

@@ -898,12 +898,14 @@ def resume_fan_out(
     fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
     fan_out_run(control).resumed = (plan, done)
     fan_out_run(control).fan_outs.append(plan["id"])
+    from .effects import run_ledger, waiting
+
     pending: list[PendingApproval] = []
     for task in tasks:
         agent = runtime.agent_for(task["active_agent"], control)
-        waiting = runtime.waiting(agent, task["messages"], control, control.hooks.effects)
-        if waiting is not None:
-            pending.extend(waiting[1].pending)
+        held = waiting(runtime, agent, task["messages"], control, run_ledger(control))
+        if held is not None:
+            pending.extend(held[1].pending)
     return pending
 
 

@@ -2,11 +2,14 @@
 decision (``@needs_approval``, or an ``@effect`` call in doubt), decided through the run's
 effect ledger and the caller (``Swarm.run(approvals=)``) or LangGraph's ``interrupt()``.
 
-A feature: the agent node (graph/core/node.py) enters this module only when a tool of the run is
-marked (``RunControl.decides``, graph/core/marks.py); a swarm without marked tools
-never loads it.
-:func:`decide_waiting` is what ``AgentNode._begin`` asks first; ``AgentNode._admit`` holds
-a reply's approval-marked calls (``approvals.hold_marked_calls``) for the next step to decide.
+A middleware, :class:`DecisionsMiddleware`: graph/options.py's ``middleware_for_marked``
+installs it only in a run one of whose tools is marked (``RunControl.decides``,
+graph/core/marks.py), so a swarm without marked tools never loads this module. It acts at the
+two moments of a step the core offers any middleware (graph/core/middleware.py): its
+``before_step`` hook (:func:`decide_waiting`) runs before the model is asked, and its
+``hold_calls`` hook holds a reply's approval-marked calls (``approvals.hold_marked_calls``) for
+the next step to decide and hands the tool runner the reply's effect bookkeeping
+(:func:`effects_of`, ``Turn.records``). Its state for a step is typed: ``Turn.own(DecisionStep)``.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
@@ -30,26 +33,30 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langgraph.types import Command, interrupt
 
 from ..core.run_control import RunControl
 from ..core.runtime import GraphRuntime
 from ..core.state import SwarmState, current_branch
-from ..core.types import Agent
+from ..core.types import Agent, AgentFunction
 from .approvals import (
     ApprovalsRun,
     Decision,
     PendingApproval,
     WaitingCalls,
     check_decisions,
+    hold_marked_calls,
     open_calls,
     pending_as_payload,
     resume_decisions,
     split_by_decision,
 )
+from .effect_store import ledger_for
 from .effects import (
     EffectCall,
     EffectLedger,
@@ -58,27 +65,38 @@ from .effects import (
     effect_key,
     is_effect,
     question_key,
+    run_ledger,
+    stamp_id,
 )
+from .effects import waiting as waiting_in
 from .guardrails import screen_decisions
 
 if TYPE_CHECKING:
-    from ..core.runtime import Turn
+    from ..core.runtime import StepStart, Turn
 
-#: ``AgentNode._admit``: narrow a reply to the calls that run now (graph/core/node.py).
-Admit = Callable[..., None]
+#: ``StepStart.admit``: narrow a reply to the calls that run now (graph/core/node.py).
+Admit: TypeAlias = "Callable[[Turn, AIMessage, list[AgentFunction]], None]"
 
-__all__ = ["asks_ledger", "checked_approvals", "decide", "decide_waiting", "effects_of"]
+__all__ = [
+    "DecisionStep",
+    "DecisionsMiddleware",
+    "asks_ledger",
+    "checked_approvals",
+    "decide",
+    "decide_waiting",
+    "effects_of",
+]
 
 
 def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -> bool:
     """Plan ``turn`` (a step of node ``node``) around the calls its conversation ends on that
     wait for a decision (the reply's owner's tools), or around the reply a step that died
     left with the ledger; False when there are none (the model is asked as usual)."""
-    state, control, ledger = turn.state, turn.control, turn.features.get("ledger")
+    state, control, ledger = turn.state, turn.control, _ledger(turn)
     messages, agent = state["messages"], turn.agent
     # Calls wait for a human only after a reply or tool answers, never after a user message.
     if messages and isinstance(messages[-1], (AIMessage, ToolMessage)):
-        waiting = runtime.waiting(agent, messages, control, ledger)
+        waiting = waiting_in(runtime, agent, messages, control, ledger)
         if waiting is not None:  # decide, then run the approved
             turn.agent, held = waiting
             decide(runtime, turn, held, admit, node)
@@ -91,13 +109,74 @@ def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -
     resumed = ledger.in_flight(messages)
     if resumed is None:
         return False
-    waiting = runtime.waiting(agent, [*messages, resumed], control, ledger)
+    waiting = waiting_in(runtime, agent, [*messages, resumed], control, ledger)
     if waiting is None:
         return False
     turn.agent, held = waiting
     turn.update = {"messages": [resumed]}
     decide(runtime, turn, held, admit, node)
     return True
+
+
+@dataclass
+class DecisionStep:
+    """This feature's state for one step (``Turn.own(DecisionStep)``): the run's effect ledger
+    (the one ``Session`` gave, or the compiled graph's store for this thread; ``None``: effect
+    tools run as any tool), found at the step's start, and the graph's runtime."""
+
+    ledger: EffectLedger | None = None
+    runtime: GraphRuntime | None = None
+
+
+def _ledger(turn: Turn) -> EffectLedger | None:
+    """The step's effect ledger (:meth:`DecisionsMiddleware.before_step` finds it)."""
+    found = turn.state_of(DecisionStep)
+    return None if found is None else found.ledger
+
+
+class DecisionsMiddleware(AgentMiddleware):
+    """Approvals and effects as a middleware: installed for a run whose tools are marked
+    (graph/options.py's ``middleware_for_marked``; ``RunControl.decides``), it acts at the two
+    moments of a step the core gives for it (graph/core/middleware.py): ``before_step`` answers
+    the calls the conversation ends on that wait for a decision, or picks up the reply a step
+    that died left with the ledger (:func:`decide_waiting`), and ``hold_calls`` holds a reply's
+    approval-marked calls for the next step to decide, and hands the tool runner the reply's
+    effect bookkeeping (:func:`effects_of`). LangChain's ``HumanInTheLoopMiddleware`` asks
+    about a call through ``interrupt()`` only; this one also stops ``Swarm.run`` (which keeps
+    no state to resume from) with ``Response.pending``, and keeps the decisions and the
+    effects' outcomes in a ledger, so a call runs at most once across crashes and retries.
+
+    Example:
+        >>> from swarmgraph.graph.core.middleware import MiddlewareStack
+        >>> stack = MiddlewareStack([DecisionsMiddleware()], [])
+        >>> len(stack.step_starts), len(stack.holders)
+        (1, 1)
+    """
+
+    async def before_step(self, start: StepStart) -> bool:
+        turn = start.turn
+        ledger = ledger_for(turn.control, start.config)
+        mine = turn.own(DecisionStep)
+        mine.ledger, mine.runtime = ledger, start.runtime
+        if ledger is not None and asks_ledger(turn.agent, turn.state):
+            # Its reads and writes are sync (a database, or a store whose sync calls must not
+            # run on the event loop): off the loop, only for steps that touch it.
+            return bool(
+                await start.io.off_loop(
+                    decide_waiting, start.runtime, turn, start.admit, start.node
+                )
+            )
+        return decide_waiting(start.runtime, turn, start.admit, start.node)
+
+    def hold_calls(
+        self, turn: Turn, reply: AIMessage, tools: list[AgentFunction]
+    ) -> tuple[AIMessage, list[ToolCall]]:
+        mine = turn.state_of(DecisionStep)
+        if turn.records is None and mine is not None and mine.runtime is not None:
+            if reply.tool_calls and mine.ledger is not None:
+                stamp_id(reply)  # its calls are named by it in the ledger
+            turn.records = effects_of(mine.runtime, turn, reply)
+        return hold_marked_calls(reply, tools)
 
 
 def asks_ledger(agent: Agent, state: SwarmState) -> bool:
@@ -120,7 +199,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
     are answered from it; a call in doubt approved again runs as its next attempt. The
     compiled graph asks about a call found in doubt in a step of its own: the step goes back
     to its node (``node``) first, ``turn.goto`` (see ``EffectLedger.asked``)."""
-    control, agent, ledger = turn.control, turn.agent, turn.features.get("ledger")
+    control, agent, ledger = turn.control, turn.agent, _ledger(turn)
     effects = effects_of(runtime, turn, held.reply)
     stored = cast("Mapping[str, EffectOutcome]", held.known)  # the ledger's own outcomes
     effects.known.update({effect_key(i, held.reply.id): o for i, o in stored.items()})
@@ -158,8 +237,8 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
             failed = content.startswith("Error:")
             effects.after(call, EffectOutcome("done", content, error=failed))
     turn.update.setdefault("messages", [])
-    turn.features["effects"] = effects
-    admit(turn, ran, runtime.tools_of(agent), hold=False)  # its middleware's too
+    turn.records = effects
+    admit(turn, ran, runtime.tools_of(agent))  # its middleware's too; none held: decided
     turn.answers[:0] = answered
 
 
@@ -201,7 +280,7 @@ def _settled(
 def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffects:
     """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
     that asked, the run's ledger."""
-    ledger = turn.features.get("ledger")
+    ledger = _ledger(turn)
     if ledger is None:  # nothing is recorded: no conversation to hand it
         return RunEffects(None, reply, (), turn.agent)
     messages = [*turn.state["messages"], *turn.update.get("messages", ())]
@@ -244,7 +323,7 @@ def checked_approvals(
     if paused is not None:
         ids = {p.id for p in paused}
     else:
-        waiting = runtime.waiting(agent, history, control, control.hooks.effects)
+        waiting = waiting_in(runtime, agent, history, control, run_ledger(control))
         ids = set()
         if waiting is not None:  # and calls the ledger holds (decided and run by someone
             ids = {p.id for p in waiting[1].pending} | set(waiting[1].known)  # else: it says so)

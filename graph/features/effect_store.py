@@ -54,6 +54,7 @@ from .effects import (
     EffectOutcome,
     TurnSoFar,
     default_idempotency_key,
+    run_ledger,
 )
 
 __all__ = ["StoreEffectLedger", "ledger_for"]
@@ -70,7 +71,7 @@ def ledger_for(control: RunControl, config: RunnableConfig | None) -> EffectLedg
         >>> ledger_for(RunControl(), {"configurable": {}}) is None
         True
     """
-    given: EffectLedger | None = control.hooks.effects  # Session's, for this run
+    given = run_ledger(control)  # Session's, for this run
     if given is not None:
         return given
     configurable = (config or {}).get("configurable") or {}

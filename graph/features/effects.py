@@ -3,8 +3,10 @@
 A tool marked :func:`effect` (and every ``@needs_approval`` tool) pays, sends, deletes: running
 it twice is a bug nobody can undo. When a run carries an :class:`EffectLedger`
 (``Session`` gives every run one; a compiled graph with a store gets one from it, see
-:mod:`swarmgraph.graph.features.effect_store`), the engine asks it around each such call, in the one
-place tools run (:mod:`swarmgraph.graph.core.tool_calls`):
+:mod:`swarmgraph.graph.features.effect_store`), it is asked around each such call, in the one
+place tools run (:mod:`swarmgraph.graph.core.tool_calls`), through :class:`RunEffects`: the
+core's ``CallRecords`` (graph/core/runtime.py), which the approvals-and-effects middleware
+(graph/features/decisions.py's ``hold_calls``) hands the tool runner as ``Turn.records``:
 
 - ``before(call, turn)``: record the call as **started**, together with the turn so far (the
   assistant message that asked for it), *before* the tool runs; it answers with what an earlier
@@ -44,20 +46,21 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ..core.marks import EFFECT_MARK, decides, mark
+from ..core.marks import EFFECT_MARK, decides, default_idempotency_key, mark
 from ..core.schema import tool_spec
 from ..core.state import current_branch
-from .approvals import Decision
+from .approvals import Decision, WaitingCalls, held_calls, open_calls
 
 if TYPE_CHECKING:
+    from ..core.run_control import RunControl
+    from ..core.runtime import GraphRuntime
     from ..core.types import Agent
 
 __all__ = [
@@ -73,7 +76,9 @@ __all__ = [
     "is_effect",
     "question_key",
     "recorded",
+    "run_ledger",
     "stamp_id",
+    "waiting",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -117,18 +122,6 @@ def effect_key(call_id: str, reply_id: str | None) -> str:
         'call_1@run-9f'
     """
     return f"{call_id}@{reply_id or ''}"
-
-
-def default_idempotency_key(key: str, scope: str = "") -> str:
-    """32 hex digits, stable for one call (``key``) in one conversation (``scope``).
-
-    Example:
-        >>> default_idempotency_key("c1@r1", "conv-7") == default_idempotency_key("c1@r1", "conv-7")
-        True
-        >>> len(default_idempotency_key("c1@r1"))
-        32
-    """
-    return hashlib.sha256(f"{scope}\x00{key}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def question_key(key: str, in_doubt: int | None = None) -> str:
@@ -275,9 +268,22 @@ class EffectLedger(Protocol):
     def idempotency_key(self, call: EffectCall) -> str: ...
 
 
+def run_ledger(control: RunControl) -> EffectLedger | None:
+    """The effect ledger the caller handed the run (``RunHooks.effects``: ``Session``'s), if
+    any. The core carries it untyped; this feature is the one that reads it.
+
+    Example:
+        >>> from swarmgraph.graph.core.run_control import RunControl
+        >>> run_ledger(RunControl()) is None
+        True
+    """
+    return cast("EffectLedger | None", control.hooks.effects)
+
+
 @dataclass
 class RunEffects:
-    """The effect bookkeeping of one reply's tool calls (what ``execute_tool_calls`` needs).
+    """The effect bookkeeping of one reply's tool calls (what ``execute_tool_calls`` needs: it
+    is a :class:`~swarmgraph.graph.core.tool_calls.CallRecords`, the core's word for it).
 
     ``reply`` is the whole assistant message (held calls too), ``history`` the conversation
     before it, ``ledger`` the run's (``None``: effect tools run as any tool, and
@@ -335,6 +341,19 @@ class RunEffects:
             self.ledger.after(call, outcome)
             self.known[call.key] = outcome
 
+    def done(
+        self,
+        call: EffectCall,
+        value: str,
+        context_variables: dict[str, Any] | None,
+        handoff: str | None,
+        error: bool,
+    ) -> None:
+        """Record ``call`` done (the tool runner's word, right after it ran): the answer the
+        model read, the context change a replay applies again, the handoff it made."""
+        outcome = EffectOutcome("done", value, context_variables, handoff, error, call.attempt)
+        self.after(call, outcome)
+
 
 def recorded(
     ledger: EffectLedger, reply: AIMessage, calls: Sequence[Any], tools: Sequence[Any]
@@ -364,3 +383,46 @@ def recorded(
         return {}
     found = ledger.prior(asked)
     return {call.call_id: found[call.key] for call in asked if call.key in found}
+
+
+def waiting(
+    runtime: GraphRuntime,
+    agent: Agent,
+    messages: Sequence[BaseMessage],
+    control: RunControl | None,
+    ledger: EffectLedger | None = None,
+) -> tuple[Agent, WaitingCalls] | None:
+    """The calls ``messages`` end on that wait for a decision (approval-marked, or in doubt)
+    or that ``ledger`` holds an outcome for, and the agent whose tools they are (``agent``, or
+    the sender of the reply that asked for them); ``None`` for a run none of whose tools is
+    marked (``runtime.decides``).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from swarmgraph.graph.core.models import ModelResolver
+        >>> from swarmgraph.graph.core.runtime import GraphRuntime
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> from swarmgraph.graph.features.approvals import needs_approval
+        >>> refunds = Agent(name="Refunds", functions=[needs_approval(lambda: "refunded")])
+        >>> runtime = GraphRuntime({"Refunds": refunds}, ModelResolver(), 10)
+        >>> reply = AIMessage("", name="Refunds", tool_calls=[
+        ...     {"name": "<lambda>", "args": {}, "id": "c1"}])
+        >>> owner, held = waiting(runtime, refunds, [HumanMessage("go"), reply], None)
+        >>> owner.name, [p.id for p in held.pending]
+        ('Refunds', ['c1'])
+    """
+    from ..core.run_control import RunControl
+
+    if not runtime.decides(control or RunControl()):  # no tool of this run waits or is recorded
+        return None
+    found = open_calls(messages)  # the usual case after tools ran: every call answered
+    if found is None:
+        return None
+    reply = found[0]
+    owner = agent
+    if reply.name not in (None, agent.name):
+        owner = runtime.agent_named(reply.name, control) or agent
+    tools = runtime.tools_of(owner)
+    known = recorded(ledger, reply, found[1], tools) if ledger is not None else {}
+    held = held_calls(found, tools, known)
+    return None if held is None else (owner, held)

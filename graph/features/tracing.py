@@ -59,9 +59,15 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
     from ..core.errors import BudgetExceeded
-    from ..core.hooks import BranchInfo, ModelCallInfo, Proceed, RunInfo, ToolCallInfo
+    from ..core.hooks import (
+        BranchInfo,
+        ModelCallInfo,
+        Proceed,
+        RunInfo,
+        ToolCallInfo,
+        WaitingCall,
+    )
     from ..core.types import Agent, Response
-    from .approvals import PendingApproval
 
 from langgraph.errors import GraphInterrupt
 
@@ -394,12 +400,10 @@ class TracingObserver(RunObserver):
             },
         )
 
-    def on_asked(self, calls: Sequence[PendingApproval]) -> None:
+    def on_asked(self, calls: Sequence[WaitingCall]) -> None:
         self._stamp_asked(calls, self._turn_of)
 
-    def _stamp_asked(
-        self, calls: Sequence[PendingApproval], turn_of: Callable[[str], Span]
-    ) -> None:
+    def _stamp_asked(self, calls: Sequence[WaitingCall], turn_of: Callable[[str], Span]) -> None:
         """Each of ``calls`` not stamped yet, on ``turn_of(its agent)``."""
         for pending in calls:
             with self._lock:  # awaiting grows: [*already asked, *new]
