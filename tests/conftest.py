@@ -193,3 +193,19 @@ def _close_sqlite_stores() -> Iterator[None]:
         from swarmgraph.memory import close_stores
 
         close_stores("sqlite")
+
+
+#: Session fixtures that take a minute or more to make: under ``pytest -n 2`` (make test) the
+#: tests asking for one run on one worker (``--dist loadgroup``), so it is made once, not once
+#: per worker.
+ONE_WORKER = ("quick", "wheel_venv")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the tests of each :data:`ONE_WORKER` fixture (``xdist_group``)."""
+    for item in items:
+        for name in ONE_WORKER:
+            if name in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(name))
+                break

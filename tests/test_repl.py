@@ -201,7 +201,8 @@ def test_session_default_and_cli_share_one_store_and_one_variable(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "moved.db").exists()
-    shown = run(tmp_path, "history", "--session", "from-script", SWARMGRAPH_DB=moved)
+    # wide enough that the table's title shows the whole path (a worker's tmp_path is long)
+    shown = run(tmp_path, "history", "--session", "from-script", SWARMGRAPH_DB=moved, COLUMNS="400")
     assert shown.returncode == 0 and "moved.db" in shown.stdout
 
 
