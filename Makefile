@@ -45,14 +45,14 @@ typecheck: $(STAMP)
 # scripts/ensure_services.sh and started on 127.0.0.1 by tests/conftest.py.
 # The figures docs/ and the README copy from benchmarks/RESULTS.md run once, as docs-check,
 # and the main pytest run leaves their folder out. The main run takes both CPUs (-n 2: many
-# tests wait on subprocesses, servers and sleeps); the tests sharing a slow session fixture
-# (the quick benchmark run, the wheel's venv) go to one worker (tests/conftest.py).
+# tests wait on subprocesses, servers and sleeps); a slow session fixture (the quick benchmark
+# run, the wheel's venv) is made once, by the first worker to ask (tests/conftest.py).
 test: $(STAMP)
 	$(BIN)/ruff check .
 	bash scripts/typecheck.sh
 	bash scripts/ensure_services.sh
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/docs_figures
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=10 --ignore=tests/docs_figures
+	$(BIN)/python -m pytest -q -n 2 --durations=10 --ignore=tests/docs_figures
 
 # Every figure README.md and docs/ quote from the committed benchmark run
 # (benchmarks/RESULTS.md, results.json) is the run's: seconds, no services needed.

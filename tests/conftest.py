@@ -16,8 +16,15 @@ Missing binaries make these fixtures fail, never skip: ``make test`` installs th
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
+import shlex
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +41,7 @@ except ImportError:  # pragma: no cover
 # Scripts the multi-process tests start; importing one runs it.
 collect_ignore = ["procs"]
 
+ROOT = Path(__file__).resolve().parents[1]  # benchmarks/ runs from the checkout
 ServerT = TypeVar("ServerT", PostgresServer, RedisServer)
 
 
@@ -98,10 +106,40 @@ def redis_server(_redis_session: RedisServer) -> Iterator[RedisServer]:
     _redis_session.start()
 
 
+def _shared(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder of this run every pytest-xdist worker sees (``make test`` runs two): the
+    workers' base temp folders share a parent."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@contextmanager
+def _one_at_a_time(folder: Path) -> Iterator[None]:
+    """Hold ``folder``'s lock: the first worker makes what is in it, the others wait and read
+    it (xdist's own grouping of tests by a fixture fails on pytest 9: it renames a node id
+    field pytest no longer reads)."""
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def wheel_venv(tmp_path_factory) -> WheelVenv:
-    """The wheel built from the sources, installed into a fresh venv (built once per run)."""
-    return build_wheel_venv(tmp_path_factory.mktemp("wheel-venv"))
+    """The wheel built from the sources, installed into a fresh venv (built once per run, by
+    the first worker that asks)."""
+    folder = _shared(tmp_path_factory, "wheel-venv")
+    with _one_at_a_time(folder):
+        ready = folder / "ready.json"
+        if not ready.exists():
+            made = build_wheel_venv(folder)
+            ready.write_text(json.dumps({"python": made.python, "site": made.site}))
+        kept = json.loads(ready.read_text())
+    return WheelVenv(python=kept["python"], bin=Path(kept["python"]).parent, site=kept["site"])
 
 
 @dataclass(frozen=True)
@@ -115,17 +153,64 @@ class Quick:
         return self.results[section]
 
 
-@pytest.fixture(scope="session")
-def quick(tmp_path_factory: pytest.TempPathFactory) -> Quick:
-    """Every benchmark section at minimal sizes, once per session (~185 s on a quiet 2-CPU
-    machine: a test asking for it needs ``@pytest.mark.timeout(900)``, and ``slow``)."""
-    root = str(Path(__file__).resolve().parents[1])  # benchmarks/ is imported from the checkout
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    from benchmarks.__main__ import main
+#: The quick benchmark run (``python -m benchmarks --quick``, ~2-3 minutes) starts in the
+#: background as soon as a run has collected a test that asks for it, and those tests run last:
+#: under ``make test``'s two workers neither waits for it idle (tests/test_benchmarks_smoke.py).
+QUICK = "quick"
+_quick_run: subprocess.Popen | None = None
 
-    out = tmp_path_factory.mktemp("bench-quick")
-    return Quick(out, main(["--quick", "--out", str(out)]))
+
+def _quick_folder(config: pytest.Config) -> Path:
+    """The quick run's folder, one for every worker of this pytest run (pytest's own temp
+    folders, which it cleans: a worker's base temp folder's parent is shared)."""
+    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+    base = factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "bench-quick"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of the quick run last (their order otherwise kept)."""
+    items.sort(key=lambda item: QUICK in getattr(item, "fixturenames", ()))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the quick run in the background, once for all workers (the first one here)."""
+    global _quick_run
+    if not any(QUICK in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    folder = _quick_folder(session.config)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(folder / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:  # another worker started it
+        return
+    out, log = shlex.quote(str(folder)), shlex.quote(str(folder / "log"))
+    run = f"{shlex.quote(sys.executable)} -m benchmarks --quick --out {out} > {log} 2>&1"
+    exit_file = shlex.quote(str(folder / "exit"))
+    _quick_run = subprocess.Popen(["sh", "-c", f"{run}; echo $? > {exit_file}"], cwd=ROOT)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _quick_run is not None and _quick_run.poll() is None:  # the run was cut short
+        _quick_run.kill()
+
+
+@pytest.fixture(scope="session")
+def quick(request: pytest.FixtureRequest) -> Quick:
+    """Every benchmark section at minimal sizes, once per pytest run, for every worker: what
+    the background run (above) wrote. A test asking for it needs ``@pytest.mark.timeout(900)``
+    and ``slow``."""
+    folder = _quick_folder(request.config)
+    exit_file = folder / "exit"
+    deadline = time.monotonic() + 840
+    while not exit_file.exists() or not exit_file.read_text().strip():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the quick benchmark run did not finish; see {folder / 'log'}")
+        time.sleep(0.5)
+    if exit_file.read_text().strip() != "0":
+        log = (folder / "log").read_text()[-4000:]
+        pytest.fail(f"python -m benchmarks --quick failed:\n{log}", pytrace=False)
+    return Quick(folder, json.loads((folder / "results.json").read_text()))
 
 
 def _fresh_store(kind: str, request: pytest.FixtureRequest, tmp_path, filename: str) -> str:
@@ -193,19 +278,3 @@ def _close_sqlite_stores() -> Iterator[None]:
         from swarmgraph.memory import close_stores
 
         close_stores("sqlite")
-
-
-#: Session fixtures that take a minute or more to make: under ``pytest -n 2`` (make test) the
-#: tests asking for one run on one worker (``--dist loadgroup``), so it is made once, not once
-#: per worker.
-ONE_WORKER = ("quick", "wheel_venv")
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests of each :data:`ONE_WORKER` fixture (``xdist_group``)."""
-    for item in items:
-        for name in ONE_WORKER:
-            if name in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(name))
-                break
