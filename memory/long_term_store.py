@@ -67,6 +67,7 @@ from .vector_index import require_pgvector
 
 if TYPE_CHECKING:
     from langgraph.store.postgres import PostgresStore
+    from langgraph.store.sqlite import SqliteStore
 
 #: The field of a stored memory that the vector index embeds (see ``LongTermMemory``).
 EMBEDDED_FIELD = "memory"
@@ -129,6 +130,18 @@ class LongTermStore:
         (records and scores, best first; no searchable word: the ``k`` newest)."""
         with self._guard():
             return self.lexical.search(self.store, namespaces, query, k)
+
+    def nearest(
+        self, namespaces: Sequence[tuple[str, ...]], query: str, k: int
+    ) -> list[tuple[dict[str, Any], float]]:
+        """SQLite with embeddings: the ``k`` current facts of ``namespaces`` nearest
+        ``query`` by the file's vector index (records and similarities, best first), read
+        without parsing every row (:func:`.vector_index.sqlite_nearest`)."""
+        from .vector_index import sqlite_nearest
+
+        if self.scheme != "sqlite" or self.embeddings is None:
+            raise ValueError(f"{self.url} has no SQLite vector index")
+        return sqlite_nearest(cast("SqliteStore", self.store), namespaces, query, k)
 
     def __repr__(self) -> str:
         return f"LongTermStore({self.url!r}, {type(self.store).__name__})"

@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import PutOp
@@ -25,6 +26,7 @@ __all__ = [
     "embed_missing",
     "embeddings_name",
     "require_pgvector",
+    "sqlite_nearest",
 ]
 
 
@@ -97,6 +99,60 @@ def embed_missing(store: SqliteStore) -> None:
                 for prefix, key, value in rows[start : start + 100]
             ]
         )
+
+
+def sqlite_nearest(
+    store: SqliteStore, namespaces: Sequence[tuple[str, ...]], query: str, k: int
+) -> list[tuple[dict[str, Any], float]]:
+    """The ``k`` current facts of ``namespaces`` (exactly these, none below them) nearest
+    ``query`` in a SQLite file's vector index, with their cosine similarity, best first.
+
+    The same ranking as ``SqliteStore.search(query=..., limit=k)`` (its score, ``1 -
+    vec_distance_cosine``, over the query embedded as it embeds one), asked differently:
+    that search joins every vector of the namespace to its row and parses each row's JSON
+    (its ``forgotten`` filter) before sorting them all, values included, so its cost
+    followed the facts stored (48 ms at 10,000 facts). Here sqlite-vec ranks the vectors
+    alone, by the table's primary key on ``prefix``, and only the winners' rows are read; a
+    forgotten fact's stale vector (a tombstone is written unindexed, which leaves it) is
+    skipped, and the search widens when skipping left fewer than ``k``.
+    """
+    import sqlite_vec
+
+    if not namespaces or k < 1:
+        return []
+    prefixes = [".".join(ns) for ns in namespaces]
+    marks = ", ".join("?" * len(prefixes))
+    # A search query is embedded as SqliteStore embeds one (embed_documents, not _query).
+    vector = sqlite_vec.serialize_float32(store.embeddings.embed_documents([query])[0])
+    conn, limit = store.conn, k
+    with store.lock:
+        while True:
+            top = conn.execute(
+                "SELECT prefix, key, 1.0 - vec_distance_cosine(embedding, ?) AS score "
+                f"FROM store_vectors WHERE prefix IN ({marks}) ORDER BY score DESC LIMIT ?",
+                [vector, *prefixes, limit],
+            ).fetchall()
+            scores: dict[tuple[str, str], float] = {}
+            for prefix, key, score in top:  # one vector per field: a fact's best counts
+                scores.setdefault((prefix, key), float(score))
+            rows = (
+                conn.execute(
+                    "SELECT prefix, key, value FROM store WHERE (prefix, key) IN "
+                    f"(VALUES {', '.join(['(?, ?)'] * len(scores))})",
+                    [part for pair in scores for part in pair],
+                ).fetchall()
+                if scores
+                else []
+            )
+            found = []
+            for prefix, key, value in rows:
+                record = json.loads(value)
+                if not record.get("forgotten"):
+                    found.append((record, scores[(prefix, key)]))
+            if len(found) >= k or len(top) < limit:
+                found.sort(key=lambda pair: -pair[1])
+                return found[:k]
+            limit *= 4  # forgotten facts took places: look deeper
 
 
 def require_pgvector(conn: Any, url: str) -> None:

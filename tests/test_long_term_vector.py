@@ -181,6 +181,46 @@ def test_superseded_and_forgotten_values_never_come_back_through_vectors(tmp_pat
     assert "employer" not in keys(memory.recall("Acme Corp", k=10, ranking="hybrid"))
 
 
+def test_vector_recall_on_sqlite_ranks_as_langgraphs_own_search(tmp_path):
+    # Recall reads the vectors itself (scores only, then the winners' rows); LangGraph's
+    # SqliteStore.search(query=..., limit=k) is the definition: the same facts and scores.
+    # Forgotten facts keep their stale vectors and are the nearest here, so the search must
+    # look past them (three times k of them), in the user's and the shared namespace.
+    from langgraph.store.base import SearchOp
+    from swarmgraph.memory.fact_namespaces import visible
+
+    memory = LongTermMemory(
+        sqlite_url(tmp_path), user_id="ming", embeddings=HashingEmbeddings(), trusted=True
+    )
+    words = ["dog", "cat", "city", "lyon", "paris", "phone", "car", "blue", "red", "tea"]
+    for n in range(40):
+        memory.remember(f"note_{n}", " ".join(words[(n * 7 + i) % 10] for i in range(n % 3 + 1)))
+        memory.remember(f"team_{n}", words[n % 10], scope="shared")
+    for n in range(12):  # nearest to "dog dog dog", then forgotten
+        memory.remember(f"gone_{n}", "dog dog dog")
+        memory.forget(f"gone_{n}")
+    spaces = visible(memory.user_id, None)
+    for query in ["dog dog dog", "city lyon", "blue tea", "phone"]:
+        for k in (1, 3):
+            found = memory.recall(query, k=k, ranking="vector")
+            pages = memory.store.batch(
+                [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in spaces]
+            )
+            oracle = sorted(
+                ((item.score, item.value["key"]) for page in pages for item in page),
+                key=lambda pair: -pair[0],
+            )
+            nearest = memory._store.nearest(spaces, query, k)
+            assert [s for _, s in nearest] == [s for s, _ in oracle[:k]], (query, k)
+            last = oracle[k - 1][0]  # equal scores come in no set order, from either
+            assert {r["key"] for r, s in nearest if s > last} == {
+                key for s, key in oracle[:k] if s > last
+            }
+            assert {r["key"] for r, _ in nearest} <= {key for s, key in oracle if s >= last}
+            assert {f.key for f in found} <= {key for _, key in oracle}
+            assert len(found) == k and not any(f.key.startswith("gone_") for f in found)
+
+
 def test_bm25_stays_the_default_without_embeddings(tmp_path):
     plain = LongTermMemory(sqlite_url(tmp_path), user_id="ming")
     remember_all(plain)
