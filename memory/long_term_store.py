@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from langgraph.store.postgres import PostgresStore
     from langgraph.store.sqlite import SqliteStore
 
+    from .vector_cache import VectorCache
+
 #: The field of a stored memory that the vector index embeds (see ``LongTermMemory``).
 EMBEDDED_FIELD = "memory"
 SCHEMES = ("memory", "sqlite", "postgresql")
@@ -103,6 +105,7 @@ class LongTermStore:
         self._lock = lock
         #: Lexical recall: the database's own full-text index, else one kept in process.
         self.lexical: LexicalIndex = lexical if lexical is not None else MemoryLexicalIndex()
+        self._vectors: VectorCache | None = None  # SQLite vectors held in process, on first use
 
     @property
     def vector_search(self) -> bool:
@@ -137,11 +140,14 @@ class LongTermStore:
         """SQLite with embeddings: the ``k`` current facts of ``namespaces`` nearest
         ``query`` by the file's vector index (records and similarities, best first), read
         without parsing every row (:func:`.vector_index.sqlite_nearest`)."""
+        from .vector_cache import VectorCache
         from .vector_index import sqlite_nearest
 
-        if self.scheme != "sqlite" or self.embeddings is None:
+        if self.scheme != "sqlite" or self.embeddings is None or self.dims is None:
             raise ValueError(f"{self.url} has no SQLite vector index")
-        return sqlite_nearest(cast("SqliteStore", self.store), namespaces, query, k)
+        if self._vectors is None:
+            self._vectors = VectorCache(self.dims)
+        return sqlite_nearest(cast("SqliteStore", self.store), self._vectors, namespaces, query, k)
 
     def __repr__(self) -> str:
         return f"LongTermStore({self.url!r}, {type(self.store).__name__})"

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import PutOp
 
+from .vector_cache import VectorCache, approximate, candidates, owners
+
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langgraph.store.sqlite import SqliteStore
@@ -102,57 +104,74 @@ def embed_missing(store: SqliteStore) -> None:
 
 
 def sqlite_nearest(
-    store: SqliteStore, namespaces: Sequence[tuple[str, ...]], query: str, k: int
+    store: SqliteStore,
+    cache: VectorCache,
+    namespaces: Sequence[tuple[str, ...]],
+    query: str,
+    k: int,
 ) -> list[tuple[dict[str, Any], float]]:
     """The ``k`` current facts of ``namespaces`` (exactly these, none below them) nearest
     ``query`` in a SQLite file's vector index, with their cosine similarity, best first.
 
     The same ranking as ``SqliteStore.search(query=..., limit=k)`` (its score, ``1 -
-    vec_distance_cosine``, over the query embedded as it embeds one), asked differently:
+    vec_distance_cosine``, over the query embedded as it embeds one), found differently:
     that search joins every vector of the namespace to its row and parses each row's JSON
     (its ``forgotten`` filter) before sorting them all, values included, so its cost
-    followed the facts stored (48 ms at 10,000 facts). Here sqlite-vec ranks the vectors
-    alone, by the table's primary key on ``prefix``, and only the winners' rows are read; a
-    forgotten fact's stale vector (a tombstone is written unindexed, which leaves it) is
-    skipped, and the search widens when skipping left fewer than ``k``.
+    followed the facts stored. Here the namespaces' vectors, held in process
+    (:class:`.vector_cache.VectorCache`), are multiplied by the query once; sqlite-vec
+    scores the few nearest, and only the winners' rows are read. A forgotten fact's stale
+    vector (a tombstone is written unindexed, which leaves it) is skipped, and the search
+    widens when skipping left fewer than ``k``.
     """
+    import numpy as np
     import sqlite_vec
 
     if not namespaces or k < 1:
         return []
     prefixes = [".".join(ns) for ns in namespaces]
-    marks = ", ".join("?" * len(prefixes))
     # A search query is embedded as SqliteStore embeds one (embed_documents, not _query).
-    vector = sqlite_vec.serialize_float32(store.embeddings.embed_documents([query])[0])
+    embedded = store.embeddings.embed_documents([query])[0]
+    vector = sqlite_vec.serialize_float32(embedded)
     conn, limit = store.conn, k
     with store.lock:
+        matrices = cache.matrices(conn, prefixes)
+        approx = approximate(matrices, np.asarray(embedded, dtype=np.float32))
         while True:
-            top = conn.execute(
-                "SELECT prefix, key, 1.0 - vec_distance_cosine(embedding, ?) AS score "
-                f"FROM store_vectors WHERE prefix IN ({marks}) ORDER BY score DESC LIMIT ?",
-                [vector, *prefixes, limit],
-            ).fetchall()
-            scores: dict[tuple[str, str], float] = {}
-            for prefix, key, score in top:  # one vector per field: a fact's best counts
-                scores.setdefault((prefix, key), float(score))
-            rows = (
-                conn.execute(
-                    "SELECT prefix, key, value FROM store WHERE (prefix, key) IN "
-                    f"(VALUES {', '.join(['(?, ?)'] * len(scores))})",
-                    [part for pair in scores for part in pair],
+            pairs = owners(prefixes, matrices, candidates(approx, limit))
+            top = []
+            for start in range(0, len(pairs), 400):  # under SQLite's variable limit
+                chunk = pairs[start : start + 400]
+                rows = ", ".join(["(?, ?)"] * len(chunk))
+                top += conn.execute(
+                    "SELECT prefix, key, 1.0 - vec_distance_cosine(embedding, ?) FROM "
+                    f"store_vectors WHERE (prefix, key) IN (VALUES {rows})",
+                    [vector, *(part for pair in chunk for part in pair)],
                 ).fetchall()
-                if scores
-                else []
-            )
-            found = []
-            for prefix, key, value in rows:
-                record = json.loads(value)
-                if not record.get("forgotten"):
-                    found.append((record, scores[(prefix, key)]))
-            if len(found) >= k or len(top) < limit:
+            top = sorted((row for row in top if row[2] is not None), key=lambda row: -row[2])
+            scores: dict[tuple[str, str], float] = {}
+            for prefix, key, score in top[:limit]:  # one vector per field: a fact's best counts
+                scores.setdefault((prefix, key), float(score))
+            found = [
+                (record, scores[(prefix, key)])
+                for prefix, key, record in _records(conn, list(scores))
+                if not record.get("forgotten")
+            ]
+            if len(found) >= k or limit >= len(approx):
                 found.sort(key=lambda pair: -pair[1])
                 return found[:k]
             limit *= 4  # forgotten facts took places: look deeper
+
+
+def _records(conn: Any, keys: Sequence[tuple[str, str]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The stored records of ``keys`` (prefix, key) that are still there."""
+    if not keys:
+        return []
+    rows = conn.execute(
+        "SELECT prefix, key, value FROM store WHERE (prefix, key) IN "
+        f"(VALUES {', '.join(['(?, ?)'] * len(keys))})",
+        [part for pair in keys for part in pair],
+    ).fetchall()
+    return [(prefix, key, json.loads(value)) for prefix, key, value in rows]
 
 
 def require_pgvector(conn: Any, url: str) -> None:

@@ -26,6 +26,7 @@ from langchain_core.embeddings import Embeddings
 from scale_helpers import fresh_id
 from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.errors import StorageConfigurationError
+from swarmgraph.memory.fact import Fact
 from swarmgraph.memory.fact_search import tokenize
 from swarmgraph.memory.sqlite_vec_driver import (
     can_load_extensions,
@@ -219,6 +220,41 @@ def test_vector_recall_on_sqlite_ranks_as_langgraphs_own_search(tmp_path):
             assert {r["key"] for r, _ in nearest} <= {key for s, key in oracle if s >= last}
             assert {f.key for f in found} <= {key for _, key in oracle}
             assert len(found) == k and not any(f.key.startswith("gone_") for f in found)
+
+
+@pytest.mark.parametrize("cache_bytes", [1, 2**26], ids=["evicting", "holding"])
+def test_vector_recall_on_sqlite_follows_writes_from_any_connection(
+    tmp_path, cache_bytes, monkeypatch
+):
+    # Recall keeps each namespace's vectors in process; a write through another connection
+    # (another process alike) or through LangGraph's store API must still be seen at once,
+    # and a namespace dropped from the cache (1 byte: always) read again.
+    from swarmgraph.memory import vector_cache
+    from swarmgraph.memory.fact_namespaces import namespaces
+    from swarmgraph.memory.long_term_sqlite import open_sqlite
+    from swarmgraph.memory.long_term_store import _index
+
+    monkeypatch.setattr(vector_cache, "CACHE_BYTES", cache_bytes)
+    url = sqlite_url(tmp_path)
+    memory = LongTermMemory(url, user_id="ming", embeddings=HashingEmbeddings())
+    bob = memory.for_user("bob")
+    remember_all(memory)
+    remember_all(bob)
+    assert keys(memory.recall("zebra stripes", k=1, ranking="vector")) != ["pet"]
+    assert keys(bob.recall("dog name", k=1, ranking="vector")) == ["dog_name"]
+    other = open_sqlite(str(tmp_path / "ltm.db"), _index(HashingEmbeddings(), None))
+    current, _ = namespaces("ming", "user", None)
+    record = {**Fact("pet", "zebra stripes", "user").to_record(), "memory": "pet: zebra stripes"}
+    other.put(current, "pet", record)
+    assert keys(memory.recall("zebra stripes", k=1, ranking="vector")) == ["pet"]
+    assert "pet" not in keys(bob.recall("zebra stripes", k=5, ranking="vector"))
+    other.delete(current, "pet")
+    assert "pet" not in keys(memory.recall("zebra stripes", k=5, ranking="vector"))
+    memory.store.put(
+        current, "hat", {**Fact("hat", "zebra", "user").to_record(), "memory": "hat: zebra"}
+    )
+    assert keys(memory.recall("zebra", k=1, ranking="vector")) == ["hat"]
+    other.conn.close()
 
 
 def test_bm25_stays_the_default_without_embeddings(tmp_path):
