@@ -96,8 +96,9 @@ def vector_top(
     store: LongTermStore, spaces: Sequence[tuple[str, ...]], query: str, k: int
 ) -> list[Fact]:
     """The ``k`` current facts nearest ``query`` by the store's vector index: one search of
-    ``limit=k`` per namespace, merged by score (ties: the newer fact). A fact with no vector
-    (none was made for it) is not found."""
+    ``limit=k`` per namespace (on SQLite one for all: :meth:`.LongTermStore.nearest`),
+    merged by score (ties: the newer fact). A fact with no vector (none was made for it) is
+    not found."""
     scored: list[tuple[float, Fact]] = []
     if store.scheme == "sqlite":  # the vectors ranked alone, the winners' rows read after
         for record, score in store.nearest(spaces, query, k):

@@ -164,14 +164,16 @@ def sqlite_nearest(
 
 def _records(conn: Any, keys: Sequence[tuple[str, str]]) -> list[tuple[str, str, dict[str, Any]]]:
     """The stored records of ``keys`` (prefix, key) that are still there."""
-    if not keys:
-        return []
-    rows = conn.execute(
-        "SELECT prefix, key, value FROM store WHERE (prefix, key) IN "
-        f"(VALUES {', '.join(['(?, ?)'] * len(keys))})",
-        [part for pair in keys for part in pair],
-    ).fetchall()
-    return [(prefix, key, json.loads(value)) for prefix, key, value in rows]
+    found = []
+    for start in range(0, len(keys), 400):  # under SQLite's variable limit
+        chunk = keys[start : start + 400]
+        rows = conn.execute(
+            "SELECT prefix, key, value FROM store WHERE (prefix, key) IN "
+            f"(VALUES {', '.join(['(?, ?)'] * len(chunk))})",
+            [part for pair in chunk for part in pair],
+        ).fetchall()
+        found += [(prefix, key, json.loads(value)) for prefix, key, value in rows]
+    return found
 
 
 def require_pgvector(conn: Any, url: str) -> None:
