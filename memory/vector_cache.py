@@ -139,7 +139,13 @@ def approximate(matrices: Sequence[_Matrix], query: Any) -> Any:
 
 def candidates(scores: Any, limit: int) -> Any:
     """Indexes of ``scores`` within :data:`MARGIN` of the ``limit``-th best (all of them
-    when there are no more than ``limit``)."""
+    when there are no more than ``limit``).
+
+    Example:
+        >>> import numpy as np
+        >>> candidates(np.array([0.9, 0.1, 0.5, 0.4999, -np.inf]), 2).tolist()
+        [0, 2, 3]
+    """
     import numpy as np
 
     if len(scores) <= limit:
