@@ -68,8 +68,8 @@ def setup_vector_versions(conn: Any) -> None:
 class _Matrix:
     version: int
     keys: list[str]
-    vectors: Any  # float32, one row per key
-    norms: Any
+    vectors: Any  # float32, one row per key, scaled to unit length
+    norms: Any  # the rows' lengths before
 
     @property
     def size(self) -> int:
@@ -118,7 +118,10 @@ class VectorCache:
         rows = [(key, blob) for key, blob in rows if blob and len(blob) == 4 * self.dims]
         vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
         vectors = vectors.reshape(len(rows), self.dims)
-        return _Matrix(version, [key for key, _ in rows], vectors, np.linalg.norm(vectors, axis=1))
+        norms = np.linalg.norm(vectors, axis=1)
+        with np.errstate(all="ignore"):  # unit rows: a recall's product is the cosine itself
+            unit = (vectors / norms[:, None]).astype(np.float32)
+        return _Matrix(version, [key for key, _ in rows], unit, norms)
 
 
 def approximate(matrices: Sequence[_Matrix], query: Any) -> Any:
@@ -127,11 +130,13 @@ def approximate(matrices: Sequence[_Matrix], query: Any) -> Any:
     import numpy as np
 
     scores = []
-    norm = float(np.linalg.norm(query))
     with np.errstate(all="ignore"):
+        unit = (query / np.linalg.norm(query)).astype(np.float32)
         for matrix in matrices:
-            # einsum's own loop, not BLAS: one thread, none woken (see .embed_threads)
-            scores.append(np.einsum("ij,j->i", matrix.vectors, query) / (matrix.norms * norm))
+            if len(matrix.keys):
+                # einsum's own loop, not BLAS: one thread, none woken (see .embed_threads);
+                # a zero vector's row is NaN, so its score is too
+                scores.append(np.einsum("ij,j->i", matrix.vectors, unit))
     joined = np.concatenate(scores) if scores else np.zeros(0, dtype=np.float32)
     joined[~np.isfinite(joined)] = -np.inf
     return joined
