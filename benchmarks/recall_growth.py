@@ -14,7 +14,8 @@ Rows: ``memory://`` (lexical, in-process BM25), ``sqlite`` (lexical, FTS5), ``po
 (lexical, ``tsvector``/``ts_rank``; a throwaway loopback server unless ``--postgres URL``),
 each also asked only :data:`RARE` questions (``(rare words)``: what the index itself costs,
 without more matches to score), ``sqlite+wordllama`` and ``sqlite+minilm`` (hybrid: FTS5
-fused with the store's vector top k, which sqlite-vec finds by comparing every vector; when
+fused with the store's vector top k: every vector compared with the query in one numpy
+product over a matrix held in process, sqlite-vec scoring the nearest few; when
 the ``embeddings-local`` extra is installed, MiniLM's wheel too), and a ``Session`` turn on
 SQLite (recall into the prompt, a scripted model, the turn's save). Time is this process's
 CPU (``time.process_time``), the median of interleaved batches (:mod:`benchmarks.timing`),
@@ -377,7 +378,8 @@ def growth_section(r: dict[str, Any], targets: list, plot_name: str | None) -> l
         "`(rare words)` rows ask only questions "
         "whose words match a handful of facts: what the index costs without more matches to "
         "score. Vector rows (`sqlite+wordllama`, `sqlite+minilm`) fuse FTS5 with the store's "
-        "vector top k (sqlite-vec compares every vector). Targets: 10,000 facts <= 3x 1,000 "
+        "vector top k (every vector compared in one product over a matrix held in process, "
+        "sqlite-vec scoring the nearest few). Targets: 10,000 facts <= 3x 1,000 "
         "on every row; a Session turn at 10,000 facts <= 2x one at 10.",
         "",
         "| ms per recall(k=3) | " + " | ".join(f"{int(s):,}" for s in sizes) + " | 10k / 1k |",

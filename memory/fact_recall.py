@@ -96,15 +96,21 @@ def vector_top(
     store: LongTermStore, spaces: Sequence[tuple[str, ...]], query: str, k: int
 ) -> list[Fact]:
     """The ``k`` current facts nearest ``query`` by the store's vector index: one search of
-    ``limit=k`` per namespace, merged by score (ties: the newer fact). A fact with no vector
-    (none was made for it) is not found."""
-    # Only namespaces holding a fact are searched: each search embeds the query again.
-    held = store.read([SearchOp(ns, limit=1) for ns in spaces])
-    spaces = [ns for ns, page in zip(spaces, held, strict=True) if page]
-    pages = store.read(
-        [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in spaces]
-    )
+    ``limit=k`` per namespace (on SQLite one for all: :meth:`.LongTermStore.nearest`),
+    merged by score (ties: the newer fact). A fact with no vector (none was made for it) is
+    not found."""
     scored: list[tuple[float, Fact]] = []
+    if store.scheme == "sqlite":  # the vectors ranked alone, the winners' rows read after
+        for record, score in store.nearest(spaces, query, k):
+            scored.append((score, Fact.from_record(record)))
+        spaces, pages = [], []
+    else:
+        # Only namespaces holding a fact are searched: each search embeds the query again.
+        held = store.read([SearchOp(ns, limit=1) for ns in spaces])
+        spaces = [ns for ns, page in zip(spaces, held, strict=True) if page]
+        pages = store.read(
+            [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in spaces]
+        )
     for namespace, page in zip(spaces, pages, strict=True):
         for item in cast(Sequence[Any], page or []):
             if tuple(item.namespace) != tuple(namespace):  # a second guard: exact namespace

@@ -36,7 +36,6 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Protocol, cast
 
@@ -100,25 +99,74 @@ def searchable(record: Mapping[str, Any]) -> bool:
     return "key" in record and "value" in record and not record.get("forgotten")
 
 
-@dataclass
-class _Space:
-    """One namespace's index. ``docs`` keeps write order: the newest fact is last."""
+class _Postings:
+    """One term's postings: the slots of the facts holding it and its count in each, in
+    arrays that grow by doubling (a fact's removal moves the last entry into its place), so
+    a recall scores a term's matches in one vectorised expression."""
 
-    docs: dict[str, tuple[Record, Counter[str], int]] = field(default_factory=dict)
-    #: term -> {key: (term frequency, document length)}: scoring reads nothing else.
-    postings: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    length: int = 0
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.slots = np.empty(4, dtype=np.int64)
+        self.counts = np.empty(4, dtype=np.float64)
+        self.size = 0
+        self.where: dict[int, int] = {}  # slot -> its position in the arrays
+
+    def add(self, slot: int, count: int) -> None:
+        if self.size == len(self.slots):
+            self.slots, self.counts = _grown(self.slots), _grown(self.counts)
+        self.slots[self.size], self.counts[self.size] = slot, count
+        self.where[slot] = self.size
+        self.size += 1
+
+    def remove(self, slot: int) -> None:
+        at, last = self.where.pop(slot), self.size - 1
+        if at != last:
+            moved = int(self.slots[last])
+            self.slots[at], self.counts[at] = moved, self.counts[last]
+            self.where[moved] = at
+        self.size = last
+
+
+def _grown(array: Any) -> Any:
+    import numpy as np
+
+    bigger = np.empty(2 * len(array), dtype=array.dtype)
+    bigger[: len(array)] = array
+    return bigger
+
+
+class _Space:
+    """One namespace's index. ``docs`` keeps write order: the newest fact is last. Each
+    fact has a slot (reused after its removal) where its length and write sequence sit in
+    arrays; its postings name it by slot."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        #: key -> (record, term counts, length, slot)
+        self.docs: dict[str, tuple[Record, Counter[str], int, int]] = {}
+        self.postings: dict[str, _Postings] = {}
+        self.length = 0
+        self.sizes = np.zeros(4, dtype=np.float64)  # slot -> the fact's length in terms
+        self.order = np.zeros(4, dtype=np.int64)  # slot -> when it was (re)added
+        self.keys: list[str] = []  # slot -> key
+        self.written: list[tuple[int, int]] = []  # slot -> (length, order), as Python ints
+        self.free: list[int] = []
+        self.added = 0
 
     def remove(self, key: str) -> None:
         old = self.docs.pop(key, None)
         if old is None:
             return
-        for term in old[1]:
+        _, terms, size, slot = old
+        for term in terms:
             posting = self.postings[term]
-            del posting[key]
-            if not posting:
+            posting.remove(slot)
+            if not posting.size:
                 del self.postings[term]
-        self.length -= old[2]
+        self.length -= size
+        self.free.append(slot)
 
     def add(self, key: str, record: Record) -> None:
         self.remove(key)
@@ -128,9 +176,23 @@ class _Space:
         text = " ".join((*fields, record.get("text") or ""))
         terms = Counter(tokenize(text))
         size = sum(terms.values())
-        self.docs[key] = (record, terms, size)
+        if self.free:
+            slot = self.free.pop()
+            self.keys[slot], self.written[slot] = key, (size, self.added)
+        else:
+            slot = len(self.keys)
+            self.keys.append(key)
+            self.written.append((size, self.added))
+            if slot == len(self.sizes):
+                self.sizes, self.order = _grown(self.sizes), _grown(self.order)
+        self.sizes[slot], self.order[slot] = size, self.added
+        self.added += 1
+        self.docs[key] = (record, terms, size, slot)
         for term, tf in terms.items():
-            self.postings.setdefault(term, {})[key] = (tf, size)
+            posting = self.postings.get(term)
+            if posting is None:
+                posting = self.postings[term] = _Postings()
+            posting.add(slot, tf)
         self.length += size
 
 
@@ -166,34 +228,92 @@ class MemoryLexicalIndex:
         spaces = [self._space(store, tuple(ns)) for ns in namespaces]
         terms = tokenize(query)
         if not terms:  # each space's docs are in write order: its newest k are its last k
-            newest = [r for s in spaces for r, _, _ in islice(reversed(s.docs.values()), k)]
+            newest = [d[0] for s in spaces for d in islice(reversed(s.docs.values()), k)]
             newest.sort(key=lambda r: str(r.get("created_at") or ""), reverse=True)
             return [(record, 0.0) for record in newest[:k]]
         count = sum(len(s.docs) for s in spaces)
         if not count:
             return []
         average = sum(s.length for s in spaces) / count
-        scores: list[dict[str, float]] = [{} for _ in spaces]
-        base = 0.0  # BM25Plus gives every document delta * idf of each query term
-        for term in terms:  # a repeated query term counts again, as in rank-bm25
-            frequency = sum(len(s.postings.get(term, ())) for s in spaces)
+        base, plan, matches = 0.0, [], 0  # BM25Plus gives every document delta * idf per term
+        for position, term in enumerate(terms):  # a repeated term counts again (rank-bm25)
+            found = [s.postings.get(term) for s in spaces]
+            frequency = sum(p.size for p in found if p is not None)
             if not frequency:
                 continue
             idf = math.log((count + 1) / frequency)
             base += idf * DELTA
-            gain, fixed, per_length = idf * (K1 + 1), K1 * (1 - B), K1 * B / average
-            for space, scored in zip(spaces, scores, strict=True):
-                for key, (tf, size) in space.postings.get(term, {}).items():
-                    scored[key] = scored.get(key, 0.0) + gain * tf / (
-                        fixed + per_length * size + tf
-                    )
-        # The best few by score, then ties among them to the newer fact.
-        best = heapq.nlargest(
-            k + TIE_WINDOW,
-            ((n, key, score) for n, scored in enumerate(scores) for key, score in scored.items()),
-            key=lambda found: found[2],
-        )
-        ranked = [(spaces[n].docs[key][0], base + score) for n, key, score in best]
+            plan.append((position, idf * (K1 + 1), K1 * B / average, found))
+            matches += frequency
+        score = _score_few if matches <= FEW else _score_many
+        picks = score(spaces, plan, len(terms), k + TIE_WINDOW)
+        ranked = [
+            (spaces[n].docs[spaces[n].keys[slot]][0], base + value) for n, slot, value in picks
+        ]
         ranked.sort(key=lambda pair: str(pair[0].get("created_at") or ""), reverse=True)
         ranked.sort(key=lambda pair: -pair[1])  # stable: equal scores stay newest first
         return ranked[:k]
+
+
+#: A term's matches (a query's postings, all terms together) up to which they are scored
+#: one by one; more are scored as arrays, whose fixed cost a few matches would not repay.
+FEW = 128
+#: Per query term: its position in the query, idf * (k1 + 1), k1 * b / average length, and
+#: its postings in each namespace searched (``None``: none there).
+Plan = list[tuple[int, float, float, list[_Postings | None]]]
+#: A match picked: the namespace's position, the fact's slot, its score (without the base).
+Pick = tuple[int, int, float]
+
+
+def _score_few(spaces: Sequence[_Space], plan: Plan, unmatched: int, wanted: int) -> list[Pick]:
+    """BM25Plus per document, then the ``wanted`` best, ties in scan order: namespace, the
+    first query term matched, write order (as a scan of every fact would meet them)."""
+    fixed = K1 * (1 - B)
+    scored: dict[tuple[int, int], list[Any]] = {}  # (namespace, slot) -> [score, first term]
+    for position, gain, per_length, found in plan:
+        for n, posting in enumerate(found):
+            if posting is None:
+                continue
+            written = spaces[n].written
+            slots, counts = posting.slots[: posting.size], posting.counts[: posting.size]
+            for slot, tf in zip(slots.tolist(), counts.tolist(), strict=True):
+                entry = scored.setdefault((n, slot), [0.0, position])
+                entry[0] += gain * tf / (fixed + per_length * written[slot][0] + tf)
+    # Only those at or above the wanted-th best score are sorted, on the full order.
+    floor = min(heapq.nlargest(wanted, (entry[0] for entry in scored.values())), default=0.0)
+    ranked = sorted(
+        ((-value, n, first, spaces[n].written[slot][1], slot)
+         for (n, slot), (value, first) in scored.items() if value >= floor)
+    )[:wanted]  # fmt: skip
+    return [(n, slot, -negated) for negated, n, _, _, slot in ranked]
+
+
+def _score_many(spaces: Sequence[_Space], plan: Plan, unmatched: int, wanted: int) -> list[Pick]:
+    """As :func:`_score_few`, on arrays: per namespace a score and the first query term
+    matched (``unmatched``: none) for every slot; the few at or above the ``wanted``-th
+    best score are sorted."""
+    import numpy as np
+
+    fixed = K1 * (1 - B)
+    scores = [np.zeros(len(s.keys)) for s in spaces]
+    first = [np.full(len(s.keys), unmatched, dtype=np.int64) for s in spaces]
+    for position, gain, per_length, found in plan:
+        for space, posting, scored, seen in zip(spaces, found, scores, first, strict=True):
+            if posting is None:
+                continue
+            slots, tf = posting.slots[: posting.size], posting.counts[: posting.size]
+            # The same arithmetic, in the same order, as the per-document formula.
+            scored[slots] += gain * tf / (fixed + per_length * space.sizes[slots] + tf)
+            seen[slots] = np.minimum(seen[slots], position)
+    parts = [(n, np.flatnonzero(seen < unmatched)) for n, seen in enumerate(first)]
+    score = np.concatenate([scores[n][hit] for n, hit in parts])
+    among = np.concatenate([np.full(len(hit), n) for n, hit in parts])
+    slot = np.concatenate([hit for _, hit in parts])
+    term = np.concatenate([first[n][hit] for n, hit in parts])
+    order = np.concatenate([spaces[n].order[hit] for n, hit in parts])
+    if len(score) > wanted:  # only those at or above the wanted-th best score are sorted
+        floor = np.partition(score, len(score) - wanted)[len(score) - wanted]
+        keep = np.flatnonzero(score >= floor)
+        score, among, slot, term, order = (a[keep] for a in (score, among, slot, term, order))
+    picked = np.lexsort((order, term, among, -score))[:wanted]
+    return [(int(among[i]), int(slot[i]), float(score[i])) for i in picked]

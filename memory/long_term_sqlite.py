@@ -22,6 +22,7 @@ from langgraph.store.base import IndexConfig
 
 from .lexical_sql import setup_sqlite_fts
 from .sqlite_wal import BUSY_TIMEOUT_MS, use_wal
+from .vector_cache import setup_vector_versions
 from .vector_index import claim_sqlite_index, embed_missing, embeddings_name
 
 if TYPE_CHECKING:
@@ -123,5 +124,13 @@ def open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") -
     setup_sqlite_fts(conn)
     if index is not None:
         claim_sqlite_index(store, url, embeddings_name(index["embed"]), index["dims"])  # type: ignore[arg-type]
+        with store.lock:  # the versions that tell a recall its vectors changed
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                setup_vector_versions(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         embed_missing(store)
     return store

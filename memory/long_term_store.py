@@ -67,6 +67,9 @@ from .vector_index import require_pgvector
 
 if TYPE_CHECKING:
     from langgraph.store.postgres import PostgresStore
+    from langgraph.store.sqlite import SqliteStore
+
+    from .vector_cache import VectorCache
 
 #: The field of a stored memory that the vector index embeds (see ``LongTermMemory``).
 EMBEDDED_FIELD = "memory"
@@ -102,6 +105,7 @@ class LongTermStore:
         self._lock = lock
         #: Lexical recall: the database's own full-text index, else one kept in process.
         self.lexical: LexicalIndex = lexical if lexical is not None else MemoryLexicalIndex()
+        self._vectors: VectorCache | None = None  # SQLite vectors held in process, on first use
 
     @property
     def vector_search(self) -> bool:
@@ -129,6 +133,21 @@ class LongTermStore:
         (records and scores, best first; no searchable word: the ``k`` newest)."""
         with self._guard():
             return self.lexical.search(self.store, namespaces, query, k)
+
+    def nearest(
+        self, namespaces: Sequence[tuple[str, ...]], query: str, k: int
+    ) -> list[tuple[dict[str, Any], float]]:
+        """SQLite with embeddings: the ``k`` current facts of ``namespaces`` nearest
+        ``query`` by the file's vector index (records and similarities, best first), read
+        without parsing every row (:func:`.vector_index.sqlite_nearest`)."""
+        from .vector_cache import VectorCache
+        from .vector_index import sqlite_nearest
+
+        if self.scheme != "sqlite" or self.embeddings is None or self.dims is None:
+            raise ValueError(f"{self.url} has no SQLite vector index")
+        if self._vectors is None:
+            self._vectors = VectorCache(self.dims)
+        return sqlite_nearest(cast("SqliteStore", self.store), self._vectors, namespaces, query, k)
 
     def __repr__(self) -> str:
         return f"LongTermStore({self.url!r}, {type(self.store).__name__})"

@@ -11,9 +11,12 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import PutOp
+
+from .vector_cache import VectorCache, approximate, candidates, owners
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -25,6 +28,7 @@ __all__ = [
     "embed_missing",
     "embeddings_name",
     "require_pgvector",
+    "sqlite_nearest",
 ]
 
 
@@ -97,6 +101,79 @@ def embed_missing(store: SqliteStore) -> None:
                 for prefix, key, value in rows[start : start + 100]
             ]
         )
+
+
+def sqlite_nearest(
+    store: SqliteStore,
+    cache: VectorCache,
+    namespaces: Sequence[tuple[str, ...]],
+    query: str,
+    k: int,
+) -> list[tuple[dict[str, Any], float]]:
+    """The ``k`` current facts of ``namespaces`` (exactly these, none below them) nearest
+    ``query`` in a SQLite file's vector index, with their cosine similarity, best first.
+
+    The same ranking as ``SqliteStore.search(query=..., limit=k)`` (its score, ``1 -
+    vec_distance_cosine``, over the query embedded as it embeds one), found differently:
+    that search joins every vector of the namespace to its row and parses each row's JSON
+    (its ``forgotten`` filter) before sorting them all, values included, so its cost
+    followed the facts stored. Here the namespaces' vectors, held in process
+    (:class:`.vector_cache.VectorCache`), are multiplied by the query once; sqlite-vec
+    scores the few nearest, and only the winners' rows are read. A forgotten fact's stale
+    vector (a tombstone is written unindexed, which leaves it) is skipped, and the search
+    widens when skipping left fewer than ``k``.
+    """
+    import numpy as np
+    import sqlite_vec
+
+    if not namespaces or k < 1:
+        return []
+    prefixes = [".".join(ns) for ns in namespaces]
+    # A search query is embedded as SqliteStore embeds one (embed_documents, not _query).
+    embedded = store.embeddings.embed_documents([query])[0]
+    vector = sqlite_vec.serialize_float32(embedded)
+    conn, limit = store.conn, k
+    with store.lock:
+        matrices = cache.matrices(conn, prefixes)
+        approx = approximate(matrices, np.asarray(embedded, dtype=np.float32))
+        while True:
+            pairs = owners(prefixes, matrices, candidates(approx, limit))
+            top = []
+            for start in range(0, len(pairs), 400):  # under SQLite's variable limit
+                chunk = pairs[start : start + 400]
+                rows = ", ".join(["(?, ?)"] * len(chunk))
+                top += conn.execute(
+                    "SELECT prefix, key, 1.0 - vec_distance_cosine(embedding, ?) FROM "
+                    f"store_vectors WHERE (prefix, key) IN (VALUES {rows})",
+                    [vector, *(part for pair in chunk for part in pair)],
+                ).fetchall()
+            top = sorted((row for row in top if row[2] is not None), key=lambda row: -row[2])
+            scores: dict[tuple[str, str], float] = {}
+            for prefix, key, score in top[:limit]:  # one vector per field: a fact's best counts
+                scores.setdefault((prefix, key), float(score))
+            found = [
+                (record, scores[(prefix, key)])
+                for prefix, key, record in _records(conn, list(scores))
+                if not record.get("forgotten")
+            ]
+            if len(found) >= k or limit >= len(approx):
+                found.sort(key=lambda pair: -pair[1])
+                return found[:k]
+            limit *= 4  # forgotten facts took places: look deeper
+
+
+def _records(conn: Any, keys: Sequence[tuple[str, str]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The stored records of ``keys`` (prefix, key) that are still there."""
+    found = []
+    for start in range(0, len(keys), 400):  # under SQLite's variable limit
+        chunk = keys[start : start + 400]
+        rows = conn.execute(
+            "SELECT prefix, key, value FROM store WHERE (prefix, key) IN "
+            f"(VALUES {', '.join(['(?, ?)'] * len(chunk))})",
+            [part for pair in chunk for part in pair],
+        ).fetchall()
+        found += [(prefix, key, json.loads(value)) for prefix, key, value in rows]
+    return found
 
 
 def require_pgvector(conn: Any, url: str) -> None:

@@ -123,3 +123,100 @@ def test_an_outside_store_is_indexed_once_and_follows_later_writes():
     assert values(first, "dog") == ["Rex"]  # written before: found by the first listing
     LongTermMemory.from_store(store, user_id="ming").remember("dog_name", "Bruno")
     assert values(first, "dog") == ["Bruno"]  # a later wrapper's write reached the index
+
+
+def scan_bm25(records_by_space, query: str, k: int):
+    """The memory:// ranking as a plain scan of every fact (the index's definition, as it
+    was before the index had arrays): BM25Plus over the facts sharing a term, the best
+    ``k + 8`` in scan order, ties among them to the newer fact."""
+    import heapq
+    import math
+    from collections import Counter
+
+    from swarmgraph.memory.fact_search import tokenize
+
+    docs = [
+        {key: Counter(tokenize(" ".join((r["key"], r["value"], r.get("text") or ""))))
+         for key, r in space.items()}
+        for space in records_by_space
+    ]  # fmt: skip
+    count = sum(len(d) for d in docs)
+    average = sum(sum(c.values()) for d in docs for c in d.values()) / count
+    scores: list[dict[str, float]] = [{} for _ in docs]
+    base = 0.0
+    for term in tokenize(query):
+        frequency = sum(1 for d in docs for c in d.values() if term in c)
+        if not frequency:
+            continue
+        idf = math.log((count + 1) / frequency)
+        base += idf
+        for space, scored in zip(docs, scores, strict=True):
+            for key, terms in space.items():
+                if term in terms:
+                    tf, size = terms[term], sum(terms.values())
+                    scored[key] = scored.get(key, 0.0) + idf * 2.5 * tf / (
+                        1.5 * 0.25 + 1.5 * 0.75 / average * size + tf
+                    )
+    best = heapq.nlargest(
+        k + 8, ((n, key, s) for n, d in enumerate(scores) for key, s in d.items()),
+        key=lambda found: found[2],
+    )  # fmt: skip
+    ranked = [(records_by_space[n][key], base + s) for n, key, s in best]
+    ranked.sort(key=lambda pair: pair[0]["created_at"], reverse=True)
+    ranked.sort(key=lambda pair: -pair[1])
+    return ranked[:k]
+
+
+@pytest.mark.parametrize("few", [0, 10**6], ids=["arrays", "one-by-one"])
+def test_the_memory_index_ranks_as_a_scan_of_every_fact_after_any_writes(few, monkeypatch):
+    # The index scores a query's postings one by one when they are few, as arrays when
+    # many (``few`` forces one way), with slots reused after removals; a scan of every
+    # fact is the definition: the same facts, order and scores, ties included (many facts
+    # here tie: the same words, the same length).
+    import random
+
+    from swarmgraph.memory import lexical_index
+    from swarmgraph.memory.lexical_index import MemoryLexicalIndex
+
+    monkeypatch.setattr(lexical_index, "FEW", few)
+
+    rng = random.Random(39)
+    words = ["dog", "cat", "lyon", "paris", "name", "city", "rex", "bruno", "blue", "car"]
+    spaces = [("swarmgraph", "ltm", "user", "ming"), ("swarmgraph", "ltm", "shared")]
+    store, index = InMemoryStore(), MemoryLexicalIndex()
+    held: list[dict[str, dict]] = [{}, {}]
+    for n in range(60):  # written before the first search: the first search lists them
+        key = f"{rng.choice(words)}_{n}"
+        record = Fact(key, " ".join(rng.choices(words[:4], k=2)), "user").to_record()
+        store.put(spaces[0], key, record)
+        held[0][key] = {**record, "created_at": f"{n:05d}"}
+        store.put(spaces[0], key, held[0][key])
+    index.search(store, spaces, "dog", 3)
+    searched: list[list] = []
+    for step in range(600):
+        n = rng.randrange(2)
+        key = f"{rng.choice(words)}_{rng.randrange(80)}"
+        if rng.random() < 0.25 and key in held[n]:
+            ops = [PutOp(spaces[n], key, None)]
+            del held[n][key]
+        else:
+            value = " ".join(rng.choices(words[:4], k=rng.randint(1, 2)))
+            record = {**Fact(key, value, "user").to_record(), "created_at": f"{1000 + step:05d}"}
+            held[n].pop(key, None)  # a rewritten fact is scanned last, as the newest
+            if rng.random() < 0.1:
+                record["forgotten"] = True  # a tombstone: in the store, never recalled
+            else:
+                held[n][key] = record
+            ops = [PutOp(spaces[n], key, record)]
+        store.batch(ops)
+        index.apply(ops)
+        if step % 10 == 0:
+            query = " ".join(rng.choices(words, k=rng.randint(1, 3)))
+            k = rng.randint(1, 6)
+            expected = scan_bm25(held, query, k) if any(held) else []
+            found = index.search(store, spaces, query, k)
+            assert [(r["key"], s) for r, s in found] == [(r["key"], s) for r, s in expected]
+            searched.append(found)
+    # not vacuous: most searches found facts, and some had ties the order had to decide
+    assert sum(1 for found in searched if found) >= 20
+    assert sum(1 for found in searched if len({s for _, s in found}) == 1 < len(found)) >= 5

@@ -26,6 +26,7 @@ from langchain_core.embeddings import Embeddings
 from scale_helpers import fresh_id
 from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.errors import StorageConfigurationError
+from swarmgraph.memory.fact import Fact
 from swarmgraph.memory.fact_search import tokenize
 from swarmgraph.memory.sqlite_vec_driver import (
     can_load_extensions,
@@ -179,6 +180,81 @@ def test_superseded_and_forgotten_values_never_come_back_through_vectors(tmp_pat
     assert "Lyon" not in [f.value for f in found] and "phone" not in keys(found)
     memory.forget("employer", purge=True)
     assert "employer" not in keys(memory.recall("Acme Corp", k=10, ranking="hybrid"))
+
+
+def test_vector_recall_on_sqlite_ranks_as_langgraphs_own_search(tmp_path):
+    # Recall reads the vectors itself (scores only, then the winners' rows); LangGraph's
+    # SqliteStore.search(query=..., limit=k) is the definition: the same facts and scores.
+    # Forgotten facts keep their stale vectors and are the nearest here, so the search must
+    # look past them (three times k of them), in the user's and the shared namespace.
+    from langgraph.store.base import SearchOp
+    from swarmgraph.memory.fact_namespaces import visible
+
+    memory = LongTermMemory(
+        sqlite_url(tmp_path), user_id="ming", embeddings=HashingEmbeddings(), trusted=True
+    )
+    words = ["dog", "cat", "city", "lyon", "paris", "phone", "car", "blue", "red", "tea"]
+    for n in range(40):
+        memory.remember(f"note_{n}", " ".join(words[(n * 7 + i) % 10] for i in range(n % 3 + 1)))
+        memory.remember(f"team_{n}", words[n % 10], scope="shared")
+    for n in range(12):  # nearest to "dog dog dog", then forgotten
+        memory.remember(f"gone_{n}", "dog dog dog")
+        memory.forget(f"gone_{n}")
+    spaces = visible(memory.user_id, None)
+    for query in ["dog dog dog", "city lyon", "blue tea", "phone"]:
+        for k in (1, 3):
+            found = memory.recall(query, k=k, ranking="vector")
+            pages = memory.store.batch(
+                [SearchOp(ns, filter={"forgotten": False}, query=query, limit=k) for ns in spaces]
+            )
+            oracle = sorted(
+                ((item.score, item.value["key"]) for page in pages for item in page),
+                key=lambda pair: -pair[0],
+            )
+            nearest = memory._store.nearest(spaces, query, k)
+            assert [s for _, s in nearest] == [s for s, _ in oracle[:k]], (query, k)
+            last = oracle[k - 1][0]  # equal scores come in no set order, from either
+            assert {r["key"] for r, s in nearest if s > last} == {
+                key for s, key in oracle[:k] if s > last
+            }
+            assert {r["key"] for r, _ in nearest} <= {key for s, key in oracle if s >= last}
+            assert {f.key for f in found} <= {key for _, key in oracle}
+            assert len(found) == k and not any(f.key.startswith("gone_") for f in found)
+
+
+@pytest.mark.parametrize("cache_bytes", [1, 2**26], ids=["evicting", "holding"])
+def test_vector_recall_on_sqlite_follows_writes_from_any_connection(
+    tmp_path, cache_bytes, monkeypatch
+):
+    # Recall keeps each namespace's vectors in process; a write through another connection
+    # (another process alike) or through LangGraph's store API must still be seen at once,
+    # and a namespace dropped from the cache (1 byte: always) read again.
+    from swarmgraph.memory import vector_cache
+    from swarmgraph.memory.fact_namespaces import namespaces
+    from swarmgraph.memory.long_term_sqlite import open_sqlite
+    from swarmgraph.memory.long_term_store import _index
+
+    monkeypatch.setattr(vector_cache, "CACHE_BYTES", cache_bytes)
+    url = sqlite_url(tmp_path)
+    memory = LongTermMemory(url, user_id="ming", embeddings=HashingEmbeddings())
+    bob = memory.for_user("bob")
+    remember_all(memory)
+    remember_all(bob)
+    assert keys(memory.recall("zebra stripes", k=1, ranking="vector")) != ["pet"]
+    assert keys(bob.recall("dog name", k=1, ranking="vector")) == ["dog_name"]
+    other = open_sqlite(str(tmp_path / "ltm.db"), _index(HashingEmbeddings(), None))
+    current, _ = namespaces("ming", "user", None)
+    record = {**Fact("pet", "zebra stripes", "user").to_record(), "memory": "pet: zebra stripes"}
+    other.put(current, "pet", record)
+    assert keys(memory.recall("zebra stripes", k=1, ranking="vector")) == ["pet"]
+    assert "pet" not in keys(bob.recall("zebra stripes", k=5, ranking="vector"))
+    other.delete(current, "pet")
+    assert "pet" not in keys(memory.recall("zebra stripes", k=5, ranking="vector"))
+    memory.store.put(
+        current, "hat", {**Fact("hat", "zebra", "user").to_record(), "memory": "hat: zebra"}
+    )
+    assert keys(memory.recall("zebra", k=1, ranking="vector")) == ["hat"]
+    other.conn.close()
 
 
 def test_bm25_stays_the_default_without_embeddings(tmp_path):

@@ -1,0 +1,173 @@
+"""Vector recall on SQLite from a matrix kept in process: one matrix-vector product over a
+namespace's vectors finds the few nearest, and sqlite-vec scores only those.
+
+LangGraph keeps a SQLite file's vectors in its ``store_vectors`` table, and ranking them in
+SQL means reading and scoring every one on each recall (sqlite-vec compares each vector in
+turn): 4.4 ms at 3,000 256-dimension vectors here, against 0.67 ms at 1,000. Here each
+namespace's vectors are read once into a numpy matrix; a recall multiplies it by the query
+(cosine similarity, float32) and sends only the rows within :data:`MARGIN` of the best few
+to sqlite-vec, whose ``1 - vec_distance_cosine`` gives the scores and order, the same as
+LangGraph's own search (``SqliteStore.search(query=..., limit=k)``) gives.
+
+A matrix stays right across processes and connections through a version per namespace
+that the file keeps itself: triggers on ``store_vectors`` count every insert, update and
+delete in :data:`VERSIONS_TABLE` in the writer's own transaction, so a recall that finds a
+namespace's version changed reads its vectors again. Matrices are held up to
+:data:`CACHE_BYTES` in all, the least recently used dropped first.
+
+Example:
+    >>> import sqlite3
+    >>> conn = sqlite3.connect(":memory:")
+    >>> _ = conn.execute("CREATE TABLE store_vectors (prefix TEXT, key TEXT, "
+    ...                  "field_name TEXT, embedding BLOB, PRIMARY KEY (prefix, key, field_name))")
+    >>> setup_vector_versions(conn)
+    >>> _ = conn.execute("INSERT INTO store_vectors VALUES ('p', 'k', 'memory', x'')")
+    >>> conn.execute(f"SELECT prefix, version FROM {VERSIONS_TABLE}").fetchall()
+    [('p', 1)]
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Each namespace's vector version, kept by triggers on ``store_vectors``.
+VERSIONS_TABLE = "swarmgraph_vector_versions"
+#: How far below the ``limit``-th best approximate score a vector is still scored exactly.
+#: The float32 product and sqlite-vec's own sums differ by far less (about 1e-7 for
+#: unit-length 256- or 384-dimension vectors), so the exact top ``limit`` is always inside.
+MARGIN = 1e-3
+#: The vectors held in process, all namespaces together (64 MiB: 65,000 384-dimension
+#: vectors); past it the least recently used namespace is dropped (read again when asked).
+CACHE_BYTES = 64 * 2**20
+
+_BUMP = (
+    f"INSERT INTO {VERSIONS_TABLE} (prefix, version) VALUES ({{row}}.prefix, 1) "
+    "ON CONFLICT (prefix) DO UPDATE SET version = version + 1;"
+)
+VERSIONS_SCHEMA = [
+    f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} "
+    "(prefix TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS {VERSIONS_TABLE}_{event.lower()} AFTER {event} ON "
+        f"store_vectors BEGIN {_BUMP.format(row=row)} END"
+        for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old"))
+    ),
+]
+
+
+def setup_vector_versions(conn: Any) -> None:
+    """Create the versions table and its triggers if the file has none (idempotent)."""
+    for statement in VERSIONS_SCHEMA:
+        conn.execute(statement)
+
+
+@dataclass
+class _Matrix:
+    version: int
+    keys: list[str]
+    vectors: Any  # float32, one row per key, scaled to unit length
+    norms: Any  # the rows' lengths before
+
+    @property
+    def size(self) -> int:
+        return int(self.vectors.nbytes)
+
+
+class VectorCache:
+    """The matrices of one SQLite file's namespaces (see the module docstring)."""
+
+    def __init__(self, dims: int, max_bytes: int | None = None) -> None:
+        self.dims = dims
+        self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
+        self._held: OrderedDict[str, _Matrix] = OrderedDict()
+
+    def matrices(self, conn: Any, prefixes: Sequence[str]) -> list[_Matrix]:
+        """The current matrix of each prefix (read again where its version moved)."""
+        marks = ", ".join("?" * len(prefixes))
+        versions = dict(
+            conn.execute(
+                f"SELECT prefix, version FROM {VERSIONS_TABLE} WHERE prefix IN ({marks})",
+                list(prefixes),
+            ).fetchall()
+        )
+        found = []
+        for prefix in prefixes:
+            version = int(versions.get(prefix, 0))
+            held = self._held.get(prefix)
+            if held is None or held.version != version:
+                # The version was read first: a write between the two reads moves it
+                # again, so the next recall reads these vectors afresh.
+                held = self._held[prefix] = self._read(conn, prefix, version)
+            self._held.move_to_end(prefix)
+            found.append(held)
+        total = sum(m.size for m in self._held.values())
+        while total > self.max_bytes and len(self._held) > len(prefixes):
+            _, dropped = self._held.popitem(last=False)
+            total -= dropped.size
+        return found
+
+    def _read(self, conn: Any, prefix: str, version: int) -> _Matrix:
+        import numpy as np
+
+        rows = conn.execute(
+            "SELECT key, embedding FROM store_vectors WHERE prefix = ?", (prefix,)
+        ).fetchall()
+        rows = [(key, blob) for key, blob in rows if blob and len(blob) == 4 * self.dims]
+        vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+        vectors = vectors.reshape(len(rows), self.dims)
+        norms = np.linalg.norm(vectors, axis=1)
+        with np.errstate(all="ignore"):  # unit rows: a recall's product is the cosine itself
+            unit = (vectors / norms[:, None]).astype(np.float32)
+        return _Matrix(version, [key for key, _ in rows], unit, norms)
+
+
+def approximate(matrices: Sequence[_Matrix], query: Any) -> Any:
+    """Cosine similarity of ``query`` to every row of ``matrices``, in one array (rows in
+    order); a zero vector's is ``-inf`` (sqlite-vec gives it no score)."""
+    import numpy as np
+
+    scores = []
+    with np.errstate(all="ignore"):
+        unit = (query / np.linalg.norm(query)).astype(np.float32)
+        for matrix in matrices:
+            if len(matrix.keys):
+                # einsum's own loop, not BLAS: one thread, none woken (see .embed_threads);
+                # a zero vector's row is NaN, so its score is too
+                scores.append(np.einsum("ij,j->i", matrix.vectors, unit))
+    joined = np.concatenate(scores) if scores else np.zeros(0, dtype=np.float32)
+    joined[~np.isfinite(joined)] = -np.inf
+    return joined
+
+
+def candidates(scores: Any, limit: int) -> Any:
+    """Indexes of ``scores`` within :data:`MARGIN` of the ``limit``-th best (all of them
+    when there are no more than ``limit``).
+
+    Example:
+        >>> import numpy as np
+        >>> candidates(np.array([0.9, 0.1, 0.5, 0.4999, -np.inf]), 2).tolist()
+        [0, 2, 3]
+    """
+    import numpy as np
+
+    if len(scores) <= limit:
+        return np.flatnonzero(scores > -np.inf)
+    floor = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+    return np.flatnonzero((scores >= floor - MARGIN) & (scores > -np.inf))
+
+
+def owners(
+    prefixes: Sequence[str], matrices: Sequence[_Matrix], rows: Any
+) -> list[tuple[str, str]]:
+    """The (prefix, key) of each of ``rows``, indexes into :func:`approximate`'s array."""
+    import numpy as np
+
+    ends = np.cumsum([len(m.keys) for m in matrices])
+    found = []
+    for row in rows.tolist():
+        n = int(np.searchsorted(ends, row, side="right"))
+        found.append((prefixes[n], matrices[n].keys[row - (int(ends[n - 1]) if n else 0)]))
+    return found
