@@ -190,9 +190,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _quick_run = subprocess.Popen(["sh", "-c", f"{run}; echo $? > {exit_file}"], cwd=ROOT)
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _quick_run is not None and _quick_run.poll() is None:  # the run was cut short
-        _quick_run.kill()
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A quick run still going when this worker is done: another worker may be waiting for
+    it, so it is waited for (killed only when the test run was interrupted)."""
+    if _quick_run is None or _quick_run.poll() is not None:
+        return
+    if exitstatus != pytest.ExitCode.INTERRUPTED:
+        try:
+            _quick_run.wait(timeout=840)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    _quick_run.kill()
 
 
 @pytest.fixture(scope="session")
