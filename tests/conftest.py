@@ -164,8 +164,7 @@ def _quick_folder(config: pytest.Config) -> Path:
     """The quick run's folder, one for every worker of this pytest run (pytest's own temp
     folders, which it cleans: a worker's base temp folder's parent is shared)."""
     factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
-    base = factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "bench-quick"
+    return _shared(factory, "bench-quick")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -179,7 +178,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not any(QUICK in getattr(item, "fixturenames", ()) for item in session.items):
         return
     folder = _quick_folder(session.config)
-    folder.mkdir(parents=True, exist_ok=True)
     try:
         os.close(os.open(folder / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:  # another worker started it

@@ -644,7 +644,7 @@ class AgentNode:
         if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
             reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
             target = None
-        stack = self.runtime.stack_for(agent, control)
+        stack = turn.stack  # the agent's, as the step's start found it (or _started moved it)
         choosers = [] if stack is None else stack.choosers  # middleware that picks who takes over
         brings = self.runtime.target_options
         if target is not None and brings is not None:  # a placeholder brings its resolution
