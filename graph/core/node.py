@@ -1,44 +1,29 @@
 """One agent node: a Swarm turn as one graph step.
 
-Read :meth:`AgentNode._step` top-down (``step`` and ``astep`` both run it, with the sync or
-the async driver of graph/core/drivers.py); the three places the seed's sequence diagram names are:
+Read :meth:`AgentNode._step` top-down, as openai/swarm's ``core.py`` ``run`` loop (``step``
+and ``astep`` both run it, with the sync or the async driver of graph/core/drivers.py):
 
-- **instructions are built** in :meth:`AgentNode._begin` (``agent.instructions``, called with
-  the current ``context_variables`` when it is a function), which also picks the model;
-- **tools run** in :func:`swarmgraph.graph.core.tool_calls.run_tool_calls`, called from ``_step``
-  once the model replied;
-- **the active agent switches** in :meth:`AgentNode._tools`, where a tool returned an
-  Agent (:meth:`AgentNode._next_agent` asks the middleware's ``next_agent`` hooks, which
-  resolve ``CALLER`` and take the agent's routes) and :meth:`GraphRuntime.hand_off` asks the
-  target's ``before_handoff`` hooks, then sets ``update["active_agent"]``;
-  :meth:`GraphRuntime.next_node` then sends the run to that agent's node with
-  ``Command(goto=...)``.
+- **the instructions are built** in :meth:`AgentNode._prompt` (``agent.instructions``,
+  called with the current ``context_variables`` when it is a function), and the model is
+  picked, in :meth:`AgentNode._begin`;
+- **the model is called** in :meth:`AgentNode._ask`; :meth:`AgentNode._replied` books the
+  reply and admits its tool calls;
+- **tools run** in :meth:`AgentNode._tools`, through
+  :func:`~swarmgraph.graph.core.tool_calls.run_tool_calls` (``context_variables`` injected
+  by ``_Runner.inject``); :meth:`AgentNode._after_tools` books the results and
+  :meth:`AgentNode._next_agent` says who takes over when a tool returned an Agent;
+- **the active agent switches** in :meth:`GraphRuntime.hand_off`, called from ``_tools``
+  (the target's ``before_handoff`` hooks, then :meth:`GraphRuntime.switch` sets
+  ``update["active_agent"]``); :meth:`AgentNode._next` sends the run to that agent's node
+  with ``Command(goto=...)``, to the same node after tools, or ends the run.
 
 A step's progress lives in one :class:`Turn`, which keeps the core's fields only (see its
-docstring): features reach the step through their middleware's hooks and ``turn.goto``
-(where they send it instead), and keep their per-step state typed (``turn.own(Kind)``).
-Features are entered only when the run uses them (docs/internals.md): ``Agent(history=...)``
-installs a middleware that narrows the model request (graph/options.py), and
-``Swarm.run(budget=)`` one for the run (``RunControl.middleware``: its ``before_model``,
-``after_model`` and ``before_handoff`` hooks); when a tool of the run is marked
-(graph/core/marks.py; ``RunControl.decides``), the run's middleware gets the one marked tools
-bring (graph/features/decisions.py, ``GraphRuntime.stack_for(agent, control)``): its
-``hold_calls`` hook holds approval-marked calls in ``_admit``, its ``before_step`` hook
-(``_started``, before ``_begin``) decides them at the start of the agent's next step
-(``Swarm.run`` stops, the compiled graph calls ``interrupt()``) and picks up a reply a step
-that died left with the effect ledger, and effect calls run through ``turn.records``.
-Contracts (``input_guardrails=``,
-``output_guardrails=``, ``requires=``) are a middleware graph/options.py installs
-(graph/features/guardrail_middleware.py): its ``before_model`` checks a user message, its
-``after_model`` a final answer, its ``before_handoff`` an agent coming in; a hook that hands
-the conversation to a fallback (``jump_to=HandTo(...)``) switches the agent here
-(``_handed``), and the step goes to its node. A fan-out (graph/features/branches.py) sends
-the step to its branches (``turn.goto``). A typed context's rules (``runtime.schema``, a
-:class:`~swarmgraph.graph.core.context_rules.ContextRules` the API hands the builder for
-``context_schema=``) are asked in ``_begin`` and by the tool runner. The run's hooks
-(``RunControl.hooks``: a ``Session`` with long-term memory supplies ``prompt_context`` and
-``tool_inputs``) add to the system prompt in ``_begin`` and give the tools their injected
-parameters.
+docstring). Features reach the step through their middleware (LangChain 1.x
+``AgentMiddleware`` and the swarm's extensions on the same objects: graph/core/middleware.py)
+and ``turn.goto`` (where they send it instead, e.g. a fan-out's branches): an agent without
+middleware runs only the code of this module; what a step with middleware does at each hook's
+moment (a hook that stops the run, pauses it, hands the conversation over, wraps the model or
+tool calls) is :class:`~swarmgraph.graph.core.hooked_step.HookedStep`, this node's base.
 """
 
 from __future__ import annotations
@@ -51,7 +36,6 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
-    RemoveMessage,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -59,25 +43,22 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
-from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Overwrite
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .hook_context import call_context
+from .hooked_step import HookedStep
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
 from .run_control import RunControl, current_control
-from .runtime import GraphRuntime, ModelCall, StepStart, ToolOutcome, Turn
-from .schema import tool_spec
+from .runtime import GraphRuntime, ModelCall, ToolOutcome, Turn
 from .state import StateUpdate, SwarmState
-from .tool_calls import CallsAround, run_tool_calls
+from .tool_calls import run_tool_calls
 from .tool_events import tool_events_for
 from .types import CALLER, Agent, AgentFunction
 
 if TYPE_CHECKING:
-    from langchain.agents.middleware import ModelRequest
-
-    from .middleware import HandTo, StepHooks
+    from .middleware import StepHooks
 
 __all__ = ["DYNAMIC_NODE", "AgentNode", "Turn"]
 
@@ -86,7 +67,7 @@ __all__ = ["DYNAMIC_NODE", "AgentNode", "Turn"]
 _UNSAFE_NAME = re.compile(r"[\s<|\\/>]")
 
 
-class AgentNode:
+class AgentNode(HookedStep):
     """The node for one agent, or (``agent=None``) for whichever unforeseen agent is active.
 
     A step returns ``Command(goto=...)`` to the next node (itself after tools ran, the
@@ -192,7 +173,7 @@ class AgentNode:
                 call_id=call_id,
             )
 
-    # -- middleware (graph/core/middleware.py): the model call, what the hooks wrote ------------
+    # -- the model call ------------------------------------------------------------------------
     async def _ask(
         self,
         turn: Turn,
@@ -225,208 +206,6 @@ class AgentNode:
             )
         return reply if heard is None else heard.finish(reply)
 
-    async def _ask_through(
-        self, turn: Turn, call: ModelCall, hooks: StepHooks, config: RunnableConfig, io: Driver
-    ) -> AIMessage:
-        """The model call through each ``wrap_model_call``: a request the middleware left as it
-        was is the step's own call; a changed one (model, tools, settings) is bound anew."""
-        model = self.runtime.chat_model(turn.agent, turn.control)
-        tools = [tool_spec(f).schema for f in call.tools]
-        request = hooks.model_request(model, turn.prompt, tools, turn.agent.tool_choice)
-
-        async def ask(req: ModelRequest) -> AIMessage:
-            prompt: list[BaseMessage] = [*([req.system_message] if req.system_message else [])]
-            prompt += req.messages
-            same = req.model is model and req.tools is request.tools
-            if same and req.tool_choice == request.tool_choice and not req.model_settings:
-                return await self._ask(turn, call, prompt, config, io)
-            settings = req.model_settings
-            bound = (
-                req.model.bind_tools(req.tools, tool_choice=req.tool_choice, **settings)
-                if req.tools
-                else req.model.bind(**settings)
-            )
-            return await self._ask(
-                turn, call._replace(runnable=bound, kwargs={}), prompt, config, io
-            )
-
-        return await hooks.call_model(request, ask)
-
-    @staticmethod
-    def _around(hooks: StepHooks) -> CallsAround | None:
-        """The tool calls through the middleware's ``wrap_tool_call`` hooks, if any has one."""
-        if not hooks.stack.tool_wrappers:
-            return None
-        from .tool_wrapping import calls_around
-
-        return calls_around(hooks)
-
-    def _reprompt(self, turn: Turn, messages: Sequence[BaseMessage]) -> None:
-        """The prompt again, from the conversation a ``before_model`` hook changed."""
-        turn.prompt = self._prompt(turn.agent, turn.context, messages, turn.control)
-
-    async def _after_model(
-        self, turn: Turn, call: ModelCall, reply: AIMessage, hooks: StepHooks, resumed: bool = False
-    ) -> StateUpdate | Command | None:
-        """``after_model`` on the booked reply: None, the step goes on; else where it goes (a
-        hook stopped the run, or paused it: the reply is kept and the hooks run again in the
-        agent's next step). A hook that rewrote the reply (same id) or answered some of its
-        calls changes what runs."""
-        from .middleware import AFTER_MODEL_KEY, with_messages
-
-        written = len(hooks.written)
-        update = turn.update
-        if not resumed:
-            if hooks.written:  # before_model's messages come before the reply
-                update["messages"] = [*hooks.written, *update.get("messages", ())]
-            if not hooks.stack.after_model:
-                update.update(hooks.written_update())  # type: ignore[typeddict-item]
-                return None
-            known = reply.id is not None and any(m.id == reply.id for m in hooks.messages)
-            if reply.id is None or known:  # the channel's rules (an id given, or replaced)
-                hooks.messages = with_messages(hooks.messages, [reply])
-            else:  # a new reply with its id: appended, as add_messages would
-                hooks.messages = [*hooks.messages, reply]
-        try:
-            if hooks.stack.after_model and await hooks.after_model():
-                if hooks.handed is not None:  # handed over: the step switches (_handed)
-                    return None
-                return await self._stopped(turn, hooks)
-        except GraphInterrupt:
-            if resumed:  # the pause itself: LangGraph keeps the run here until it is resumed
-                raise
-            if turn.control.swarm_run:  # stateless: nothing can resume it, so the run stops
-                hooks.stopped = hooks.paused_by
-                # every call gets its answer, so the conversation stays one a model can read
-                who = hooks.stopped.middleware if hooks.stopped else "a middleware"
-                reason = (
-                    f"Error: not run: {who} waits for a human's decision, and Swarm.run keeps no "
-                    "state to resume from (a compiled graph with a checkpointer does)."
-                )
-                hooks.written += [
-                    ToolMessage(content=reason, tool_call_id=c.get("id") or "", name=c["name"])
-                    for c in reply.tool_calls
-                ]
-                return await self._stopped(turn, hooks)
-            turn.ran, turn.answers = None, []
-            update.update(hooks.written_update())  # type: ignore[typeddict-item]
-            update[AFTER_MODEL_KEY] = reply.id  # type: ignore[literal-required]
-            return Command(update=update, goto=self.name)
-        after = hooks.written[written:]
-        if after:
-            update["messages"].extend(after)
-            turn.control.new_messages += sum(1 for m in after if m.id != reply.id)
-            now, answered = hooks.current(reply), hooks.answered()
-            calls = [c for c in now.tool_calls if c.get("id") not in answered]
-            turn.ran, turn.answers = None, []
-            if turn.control.execute_tools and now.tool_calls:
-                # every call a hook left unanswered runs; none left, the model is asked again
-                self._admit(turn, now.model_copy(update={"tool_calls": calls}), call.tools)
-        update.update(hooks.written_update())  # type: ignore[typeddict-item]
-        if resumed:
-            update[AFTER_MODEL_KEY] = None  # type: ignore[literal-required]
-        return None
-
-    async def _resume_after_model(
-        self, turn: Turn, reply: AIMessage, hooks: StepHooks, io: Driver, config: RunnableConfig
-    ) -> StateUpdate | Command:
-        """The step after ``after_model`` hooks paused the run: they run again on the kept
-        reply (a resumed ``interrupt()`` now returns the human's answer), then its calls run."""
-        call = turn.call
-        assert call is not None
-        turn.call, turn.update = None, {"messages": []}
-        if reply.tool_calls and turn.control.execute_tools:
-            self._admit(turn, reply, call.tools)
-        after = await self._after_model(turn, call, reply, hooks, resumed=True)
-        if after is not None:
-            return after
-        if hooks.handed is not None:
-            return await self._handed(turn, hooks, hooks.handed, io)
-        if turn.ran is not None:
-            await self._tools(turn, io, hooks, config)
-        return await self._leaving(turn, hooks, self._next(turn))
-
-    async def _stopped(self, turn: Turn, hooks: StepHooks) -> StateUpdate | Command:
-        """A hook jumped to the end: the step writes what the hooks wrote and the run stops
-        here, with the reason where ``Swarm.run``'s Response reads it."""
-        control, agent = turn.control, turn.agent
-        if control.exceeded is None and control.stop_error() is None:  # the first reason stands
-            control.stopped = hooks.stopped
-        control.debug_print(f"{hooks.stopped}")
-        turn.call, turn.ran = None, None
-        for message in hooks.written:  # the sender, as on any reply of this agent
-            if isinstance(message, AIMessage) and message.name is None:
-                message.name = agent.name
-        known = {m.id for m in turn.update.get("messages", ())}
-        new = [m for m in hooks.written if m.id not in known]
-        turn.update.setdefault("messages", []).extend(new)
-        control.new_messages += sum(1 for m in new if not isinstance(m, RemoveMessage))
-        turn.update.update(hooks.written_update())  # type: ignore[typeddict-item]
-        await hooks.leave(run_ends=True)
-        self._wrote(turn, hooks, len(hooks.written))
-        return turn.update
-
-    async def _leaving(
-        self, turn: Turn, hooks: StepHooks, result: StateUpdate | Command
-    ) -> StateUpdate | Command:
-        """``after_agent`` when the run ends on this agent or it hands off."""
-        ends = not isinstance(result, Command)
-        switched = "active_agent" in turn.update and turn.update["active_agent"] != hooks.agent_key
-        if ends or switched:
-            written = len(hooks.written)
-            await hooks.leave(run_ends=ends)
-            self._wrote(turn, hooks, written)
-        return result
-
-    @staticmethod
-    def _wrote(turn: Turn, hooks: StepHooks, since: int) -> None:
-        """Put what ``after_agent`` hooks wrote (from ``since`` on) into the step's update."""
-        later = hooks.written[since:]
-        if later:
-            turn.update.setdefault("messages", []).extend(later)
-            turn.control.new_messages += len(later)
-        turn.update.update(hooks.written_update())  # type: ignore[typeddict-item]
-
-    async def _handed(
-        self, turn: Turn, hooks: StepHooks, to: HandTo, io: Driver
-    ) -> StateUpdate | Command:
-        """A ``before_model`` or ``after_model`` hook handed the conversation to ``to.agent``
-        (``jump_to=HandTo(...)``): what the hooks wrote goes into the update, a tool call of
-        the reply that has no answer is answered (nothing runs it now), and the agent switches
-        through the target's ``before_handoff`` hooks; the step then goes to its node."""
-        control, update = turn.control, turn.update
-        known = {m.id for m in update.get("messages", ())}
-        new = [m for m in hooks.written if m.id not in known]
-        if turn.ran is not None:
-            done = {*hooks.answered(), *(m.tool_call_id for m in turn.answers)}
-            new += [
-                ToolMessage(
-                    content=f"Error: not run: the conversation went to {to.agent.name}.",
-                    tool_call_id=c.get("id") or "",
-                    name=c["name"],
-                )
-                for c in turn.ran.tool_calls
-                if c.get("id") not in done
-            ]
-            new[:0] = turn.answers
-        turn.call, turn.ran, turn.answers = None, None, []
-        if new:
-            update.setdefault("messages", []).extend(new)
-            control.new_messages += sum(1 for m in new if not isinstance(m, RemoveMessage))
-        update.update(hooks.written_update())  # type: ignore[typeddict-item]
-        await self.runtime.hand_off(
-            turn.agent,
-            to.agent,
-            turn.state,
-            update,
-            control,
-            turn.context,
-            io,
-            way="jump",
-            note=to.note,
-        )
-        return await self._leaving(turn, hooks, self._next(turn))
-
     def _next(self, turn: Turn) -> StateUpdate | Command:
         """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
         fallback took over, its node; else nowhere (the run ends here)."""
@@ -452,21 +231,6 @@ class AgentNode:
         if schema is not None and schema.kept(control) is not context:
             self._validate(turn)
         return turn
-
-    async def _started(self, turn: Turn, config: RunnableConfig, io: Driver) -> bool:
-        """The middleware's ``before_step`` hooks (graph/core/middleware.py), in order, up to
-        the first that planned the step itself (calls an earlier step left waiting run or are
-        answered now): True, the model is not asked."""
-        stack = turn.stack
-        assert stack is not None
-        start = StepStart(turn, self.runtime, config, io, self.name, self._admit_all)
-        agent = turn.agent
-        for m in stack.step_starts:
-            if await m.before_step(start):
-                if turn.agent is not agent:  # the calls' owner's middleware, from here on
-                    turn.stack = self.runtime.stack_for(turn.agent, turn.control)
-                return True
-        return False
 
     def _begin(self, turn: Turn) -> None:
         """The step's plan: ask the model (``turn.call``), with the prompt it reads."""
@@ -663,40 +427,6 @@ class AgentNode:
         if target is None:
             return None, None, None
         return target, label, call_id
-
-    def _chosen(
-        self,
-        turn: Turn,
-        choosers: Sequence[Any],
-        target: Agent | None,
-        context: dict[str, Any],
-        call_id: str | None,
-    ) -> tuple[Agent | None, str | None, str | None]:
-        """Each middleware's ``next_agent`` hook, in order, on who takes over (graph/core/
-        middleware.py's ``Takeover``: a route picks one, a hand-back resolves ``CALLER``); the
-        handing call's answer is reworded where a hook says so."""
-        from .middleware import Takeover
-
-        control = turn.control
-        added = turn.update.setdefault("messages", [])
-        takeover = Takeover(
-            turn.agent,
-            target,
-            context,
-            turn.state["messages"],
-            added,
-            lambda name: self.runtime.agent_named(name, control),
-            call_id=call_id,
-        )
-        for m in choosers:
-            changed = m.next_agent(takeover)
-            if changed is None:
-                continue
-            if changed.answer is not None:  # reworded now: a later hook may hand elsewhere
-                reanswer(added, changed.call_id, changed.answer, only_if=changed.answer_if)
-                changed = changed.replace(answer=None, answer_if=None)
-            takeover = changed
-        return takeover.target, takeover.label, takeover.call_id
 
 
 _NO_FAN_OUT = (
