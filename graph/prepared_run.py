@@ -31,6 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Overwrite
 
 from .core.errors import StepLimitError, SwarmError
+from .core.loop import copy_context
 from .core.marks import loaded
 from .core.messages import to_langchain, to_openai
 from .core.run_control import (
@@ -41,7 +42,7 @@ from .core.run_control import (
     ToolInputs,
 )
 from .core.runtime import GraphRuntime
-from .core.state import SwarmState, start_context
+from .core.state import SwarmState
 from .core.types import Agent, Response
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ class PreparedRun(AbstractContextManager):
             from .features.decisions import checked_approvals  # kept as the feature's state
 
             checked_approvals(runtime, agent, history, request.approvals, control, paused)
-        context = start_context(request.context_variables)
+        context = copy_context(request.context_variables)
         if runtime.schema is not None:  # a clear error now, before any model call
             context = runtime.schema.validate(context)
             runtime.schema.keep(control, context)

@@ -383,12 +383,16 @@ def test_swarm_run_takes_swarms_own_parameters_and_a_few_of_ours():
 @pytest.mark.parametrize(
     "path, owner, name",
     [
-        ("graph/core/state.py", None, "start_context"),  # context copied at the run's start
-        ("graph/core/node.py", "AgentNode", "_prompt"),  # the instructions are built
-        ("graph/core/tool_calls.py", None, "run_tool_calls"),  # tools run ...
-        ("graph/core/tool_calls.py", "_Runner", "inject"),  # ... with context injected
-        ("graph/core/node.py", "AgentNode", "_after_tools"),  # a handoff is found ...
-        ("graph/core/runtime.py", "GraphRuntime", "switch"),  # ... and the agent switches
+        ("graph/core/loop.py", None, "copy_context"),  # context copied at the run's start
+        ("graph/core/loop.py", None, "instructions"),  # the instructions are built
+        ("graph/core/loop.py", None, "inject_context"),  # context injected into a tool
+        ("graph/core/loop.py", None, "switch_agent"),  # the agent switches
+        ("graph/core/node.py", "AgentNode", "_step"),  # the step that calls them, top-down
+        ("graph/core/node.py", "AgentNode", "_prompt"),  # ... the prompt of a model call
+        ("graph/core/tool_calls.py", None, "run_tool_calls"),  # ... tools run
+        ("graph/core/tool_calls.py", "_Runner", "inject"),  # ... what a tool call is given
+        ("graph/core/node.py", "AgentNode", "_after_tools"),  # ... a handoff is found
+        ("graph/core/runtime.py", "GraphRuntime", "switch"),  # ... and switched to
     ],
 )
 def test_the_places_docs_internals_names_are_where_it_says(path, owner, name):

@@ -1,7 +1,9 @@
 """One agent node: a Swarm turn as one graph step.
 
 Read :meth:`AgentNode._step` top-down, as openai/swarm's ``core.py`` ``run`` loop (``step``
-and ``astep`` both run it, with the sync or the async driver of graph/core/drivers.py):
+and ``astep`` both run it, with the sync or the async driver of graph/core/drivers.py). Swarm's
+own semantics at its four places are the four functions of graph/core/loop.py, called here and
+by the tool runner and the runtime:
 
 - **the instructions are built** in :meth:`AgentNode._prompt` (``agent.instructions``,
   called with the current ``context_variables`` when it is a function), and the model is
@@ -29,7 +31,6 @@ tool calls) is :class:`~swarmgraph.graph.core.hooked_step.HookedStep`, this node
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -48,6 +49,7 @@ from langgraph.types import Command, Overwrite
 from .drivers import ASYNC, SYNC, Driver, drive
 from .hook_context import call_context
 from .hooked_step import HookedStep
+from .loop import instructions
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
 from .run_control import RunControl, current_control
@@ -250,11 +252,7 @@ class AgentNode(HookedStep):
         """**The instructions are built here**: ``agent.instructions`` (called with the current
         context when it is a function) as the system prompt, then what the agent reads of the
         conversation."""
-        # Instructions are rebuilt on every model call from the current context;
-        # missing keys read as "" exactly as in Swarm.
-        instructions = agent.instructions
-        if callable(instructions):
-            instructions = instructions(defaultdict(str, context))
+        text = instructions(agent, context)
         # The run's prompt context (a Session's long-term recall) is asked per model call and
         # per agent: a handoff changes the agent, and so what it may be told.
         hook = control.hooks.prompt_context or self.runtime.hooks.prompt_context
@@ -263,8 +261,8 @@ class AgentNode(HookedStep):
             with call_context(context):  # what the hook's helpers read as the run's context
                 extra = hook(agent, messages)
         if extra:
-            instructions = f"{instructions}\n\n{extra}"
-        prompt: list[BaseMessage] = [SystemMessage(content=instructions), *messages]
+            text = f"{text}\n\n{extra}"
+        prompt: list[BaseMessage] = [SystemMessage(content=text), *messages]
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         return prompt

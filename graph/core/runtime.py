@@ -36,6 +36,7 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
 from .errors import HandoffLoopError
+from .loop import switch_agent
 from .marks import ToolPlan, plan_of
 from .messages import reanswer
 from .models import ModelResolver
@@ -491,11 +492,9 @@ class GraphRuntime:
         """Hand the conversation from ``agent`` to ``target`` in ``update`` (the handoff
         trail and its loop check, the active agent, the ledger), once the ``before_handoff``
         hooks let it through (:meth:`hand_off`, which every switch goes through)."""
-        trail = [*state.get("handoff_trail", ()), agent.name]
-        if len(trail) >= self.max_consecutive_handoffs:
-            raise HandoffLoopError([*trail, target.name], self.max_consecutive_handoffs)
-        update["handoff_trail"] = trail
-        update["active_agent"] = self.key_for(target, control)
+        trail = state.get("handoff_trail", ())
+        key = self.key_for(target, control)
+        switch_agent(update, trail, agent, target.name, key, limit=self.max_consecutive_handoffs)
         control.ledger.handed_off(agent.name, target.name, route=route)
         if control.observers is not None:  # (graph/core/hooks.py: on_switch)
             control.observers.switched(agent, target, route)

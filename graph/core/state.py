@@ -11,8 +11,7 @@ Example:
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Annotated, Any
@@ -21,21 +20,6 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from langgraph.types import Overwrite
 from typing_extensions import NotRequired, TypedDict
-
-
-def start_context(context_variables: Mapping[str, Any] | None) -> dict[str, Any]:
-    """**``context_variables`` are copied at the start of a run**, deeply, as Swarm does: a
-    tool's in-place writes change the run's copy, never the caller's dict, and the run's final
-    values come back in ``Response.context_variables``.
-
-    Example:
-        >>> given = {"user": {"name": "Ming"}}
-        >>> run = start_context(given)
-        >>> run["user"]["name"] = "Lee"
-        >>> given["user"]["name"], start_context(None)
-        ('Ming', {})
-    """
-    return copy.deepcopy(dict(context_variables or {}))
 
 
 def merge_context(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:

@@ -57,6 +57,7 @@ from typing_extensions import Unpack
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
+from .loop import inject_context
 from .marks import default_idempotency_key
 from .members import members_in
 from .runtime import (
@@ -245,7 +246,7 @@ class _Runner:
                     name = spec.context_model.__name__
                     return f"Error: {call.name}: context_variables do not fit {name}: {problems}"
             else:
-                kwargs[CTX_VARS_NAME] = context
+                inject_context(kwargs, context)
         if IDEMPOTENCY_PARAM in spec.injected:
             kwargs[IDEMPOTENCY_PARAM] = self._idempotency_key(call)
         return None
