@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "PendingApproval": ".features.approvals",
     "Budget": ".features.budget",
     "BudgetExceeded": ".core.errors",
-    "ApprovalAlreadyDecided": ".core.errors",
+    "ApprovalAlreadyDecided": ".features.errors",
     "CALLER": ".core.types",
     "Route": ".features.routes",
     "Parallel": ".features.parallel",
@@ -60,10 +60,10 @@ _EXPORTS: dict[str, str] = {
     "StepLimitError": ".core.errors",
     "ToolSchemaError": ".core.errors",
     "MissingModelError": ".core.errors",
-    "GuardrailTripped": ".core.errors",
+    "GuardrailTripped": ".features.errors",
     "ContextValidationError": ".core.errors",
-    "ContextConflict": ".core.errors",
-    "BranchFailed": ".core.errors",
+    "ContextConflict": ".features.errors",
+    "BranchFailed": ".features.errors",
 }
 
 __all__ = list(_EXPORTS)
@@ -77,12 +77,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .chat_models.scripted import ScriptedChatModel, scripted_tool_call, scripted_tool_calls
     from .core.builder import build_swarm_graph
     from .core.errors import (
-        ApprovalAlreadyDecided,
-        BranchFailed,
         BudgetExceeded,
-        ContextConflict,
         ContextValidationError,
-        GuardrailTripped,
         HandoffLoopError,
         MissingModelError,
         StepLimitError,
@@ -95,6 +91,12 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .features.approvals import PendingApproval, needs_approval
     from .features.budget import Budget
     from .features.effects import effect
+    from .features.errors import (
+        ApprovalAlreadyDecided,
+        BranchFailed,
+        ContextConflict,
+        GuardrailTripped,
+    )
     from .features.member_handoff import handoff_tool
     from .features.parallel import Parallel
     from .features.routes import Route

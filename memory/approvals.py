@@ -117,8 +117,8 @@ def already_decided(
     """Raise ``ApprovalAlreadyDecided`` for a decision about a call that no longer waits
     because someone decided it first (its decision is recorded): the loser of two people
     answering one approval, whichever turn id each used."""
-    from ..graph.core.errors import ApprovalAlreadyDecided
     from ..graph.features.effects import effect_key
+    from ..graph.features.errors import ApprovalAlreadyDecided
 
     waiting = {p.id for p in pending}
     gone = [call_id for call_id in approvals if call_id not in waiting]
@@ -162,10 +162,10 @@ def replayed_decisions(
         >>> replayed_decisions(store, "conv", [asked], {"c1": False})
         Traceback (most recent call last):
         ...
-        swarmgraph.graph.core.errors.ApprovalAlreadyDecided: ...
+        swarmgraph.graph.features.errors.ApprovalAlreadyDecided: ...
     """
-    from ..graph.core.errors import ApprovalAlreadyDecided
     from ..graph.features.effects import effect_key
+    from ..graph.features.errors import ApprovalAlreadyDecided
 
     asked: dict[str, tuple[str, str]] = {}  # ledger key -> (call id, tool)
     for message in messages:

@@ -360,7 +360,7 @@ class TurnLedger:
     def settle(
         self, questions: Mapping[str, EffectCall], given: Mapping[str, Any]
     ) -> dict[str, Any]:
-        from ..graph.core.errors import ApprovalAlreadyDecided
+        from ..graph.features.errors import ApprovalAlreadyDecided
 
         turn = self.turn
         recorded = self.store.records(self.conversation_id, APPROVAL, list(questions))
@@ -400,7 +400,7 @@ class TurnLedger:
         """Raise ``ApprovalAlreadyDecided`` for a question whose recorded decision is not the
         one ``given``; for a question about a call in doubt (``<call>#n``) whose own decision
         is not recorded, the decision that let the call run first counts."""
-        from ..graph.core.errors import ApprovalAlreadyDecided
+        from ..graph.features.errors import ApprovalAlreadyDecided
 
         wanted = {*given, *(questions[q].key for q in given)}
         recorded = self.store.records(self.conversation_id, APPROVAL, sorted(wanted))
@@ -417,7 +417,7 @@ class TurnLedger:
         open elsewhere (it may be running it right now): only a retry of that turn declares it
         in doubt. Elsewhere includes another run of this turn id, one that started the call
         after this run loaded (two callers deciding at once under one turn id)."""
-        from ..graph.core.errors import ApprovalAlreadyDecided
+        from ..graph.features.errors import ApprovalAlreadyDecided
 
         doubted = {q: questions[q] for q in fresh if "#" in q[len(questions[q].key) :]}
         if not doubted:

@@ -87,7 +87,7 @@ def stopped_messages(
     on Temporal (swarmgraph/temporal/workflow.py) alike: ``run``, its messages, with every tool
     call answered; ``None`` when there is nothing to save (nothing happened and no earlier
     attempt ``opened`` the turn, or a decision that came second: ``ApprovalAlreadyDecided``)."""
-    from ..graph.core.errors import ApprovalAlreadyDecided
+    from ..graph.features.errors import ApprovalAlreadyDecided
 
     if isinstance(error, ApprovalAlreadyDecided) or error.response is None:
         return None

@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     "PendingApproval": ".graph.features.approvals",
     "Budget": ".graph.features.budget",
     "BudgetExceeded": ".graph.core.errors",
-    "ApprovalAlreadyDecided": ".graph.core.errors",
+    "ApprovalAlreadyDecided": ".graph.features.errors",
     "CALLER": ".graph.core.types",
     "Route": ".graph.features.routes",
     "Parallel": ".graph.features.parallel",
@@ -68,8 +68,8 @@ _EXPORTS: dict[str, str] = {
     "HandoffLoopError": ".graph.core.errors",
     "ToolSchemaError": ".graph.core.errors",
     "MissingModelError": ".graph.core.errors",
-    "GuardrailTripped": ".graph.core.errors",
-    "ContextConflict": ".graph.core.errors",
+    "GuardrailTripped": ".graph.features.errors",
+    "ContextConflict": ".graph.features.errors",
     "StorageUnavailable": ".memory.errors",
     "TurnOutcomeUnknown": ".memory.errors",
     "ContextSerializationError": ".memory.errors",
@@ -87,10 +87,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
     from .graph.core.builder import build_swarm_graph
     from .graph.core.errors import (
-        ApprovalAlreadyDecided,
         BudgetExceeded,
-        ContextConflict,
-        GuardrailTripped,
         HandoffLoopError,
         MissingModelError,
         SwarmError,
@@ -103,6 +100,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.features.approvals import PendingApproval, needs_approval
     from .graph.features.budget import Budget
     from .graph.features.effects import effect
+    from .graph.features.errors import ApprovalAlreadyDecided, ContextConflict, GuardrailTripped
     from .graph.features.member_handoff import handoff_tool
     from .graph.features.parallel import Parallel
     from .graph.features.routes import Route

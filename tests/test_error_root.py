@@ -17,6 +17,8 @@ PUBLIC = ("swarmgraph", "swarmgraph.graph", "swarmgraph.memory")
 #: The modules that hold our errors: every class they define is checked, exported or not.
 ERROR_MODULES = (
     "swarmgraph.graph.core.errors",
+    "swarmgraph.graph.features.errors",
+    "swarmgraph.graph.chat_models.scripted",
     "swarmgraph.memory.errors",
     "swarmgraph.memory.approvals",
 )

@@ -20,7 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 from swarmgraph.graph import BranchFailed
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
-from swarmgraph.graph.core.errors import DELETED
+from swarmgraph.graph.features.errors import DELETED
 from swarmgraph.graph.features.parallel import merge_contexts
 
 from swarmgraph import (

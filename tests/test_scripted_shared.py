@@ -7,7 +7,8 @@ branches of different fan-outs one after the other all still work."""
 from __future__ import annotations
 
 import pytest
-from swarmgraph.graph.core.errors import BranchFailed, ScriptSharedError
+from swarmgraph.graph.chat_models.scripted import ScriptSharedError
+from swarmgraph.graph.features.errors import BranchFailed
 
 from swarmgraph import Agent, Parallel, ScriptedChatModel, Swarm, scripted_tool_call
 

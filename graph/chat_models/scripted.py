@@ -35,7 +35,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from ..core.errors import ScriptExhaustedError, ScriptSharedError
+from ..core.errors import SwarmgraphError
 from ..core.marks import loaded
 
 __all__ = [
@@ -46,6 +46,17 @@ __all__ = [
     "scripted_tool_call",
     "scripted_tool_calls",
 ]
+
+
+class ScriptExhaustedError(SwarmgraphError, RuntimeError):
+    """The model was called more times than it had scripted replies (and has no ``respond``)."""
+
+
+class ScriptSharedError(SwarmgraphError, RuntimeError):
+    """One ``ScriptedChatModel``'s list of replies was asked for by two parallel branches of
+    one fan-out: which branch gets which reply would depend on timing. Give each agent its own
+    model, or script it with ``respond=`` (a function of the messages it is sent)."""
+
 
 #: One scripted reply: a message, its text, an exception to raise (simulates an API error),
 #: or a function of the messages the model was sent that returns one of those.

@@ -17,8 +17,8 @@ Three steps, each one place in the graph:
   its own branch's answer), the branches' context changes are merged
   (:func:`~swarmgraph.graph.features.parallel.merge_contexts`), and the agent that fanned out (or
   ``join=``) speaks next. A branch that raised, or context writes that conflict, stop the run
-  here with :class:`~swarmgraph.graph.core.errors.BranchFailed` /
-  :class:`~swarmgraph.graph.core.errors.ContextConflict` (``.response`` holds everything).
+  here with :class:`~swarmgraph.graph.features.errors.BranchFailed` /
+  :class:`~swarmgraph.graph.features.errors.ContextConflict` (``.response`` holds everything).
 
 Each branch's own messages are kept in ``Response.branches`` (see :func:`branch_records`),
 never in the main conversation: it gets the one joined answer.
@@ -63,7 +63,7 @@ from langgraph.types import Command, Overwrite, Send
 from typing_extensions import NotRequired, TypedDict
 
 from ..core.drivers import ASYNC, SYNC, Driver, drive
-from ..core.errors import BranchFailed, ContextConflict, SwarmError
+from ..core.errors import SwarmError
 from ..core.messages import to_langchain, to_openai
 from ..core.middleware import Handoff, HandTo, handoff_verdict
 from ..core.node_names import HELPER_NODES
@@ -72,6 +72,7 @@ from ..core.run_state import RunState
 from ..core.state import StateUpdate, SwarmState, branch_scope, current_branch
 from ..core.types import CALLER, Agent
 from .approvals import PendingApproval, open_calls
+from .errors import BranchFailed, ContextConflict
 from .fan_out_scope import fan_out_scope
 from .parallel import (
     MergeRule,

@@ -45,7 +45,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, messages_from_dict
 from langchain_core.runnables import RunnableConfig
 
-from ..core.errors import ApprovalAlreadyDecided
 from ..core.run_control import RunControl
 from .approvals import Decision
 from .effects import (
@@ -56,6 +55,7 @@ from .effects import (
     default_idempotency_key,
     run_ledger,
 )
+from .errors import ApprovalAlreadyDecided
 
 __all__ = ["StoreEffectLedger", "ledger_for"]
 

@@ -20,7 +20,7 @@ approval with ``in_doubt=True``. Approving it runs it again, denying answers the
 error, a string answers it as the tool's result. ``settle`` records one decision per question
 (:func:`question_key`: "may it run?" for an approval, "did attempt n happen?" for a call in
 doubt); the first wins, a later one from another turn gets
-:class:`~swarmgraph.graph.core.errors.ApprovalAlreadyDecided`, and a recorded decision is used
+:class:`~swarmgraph.graph.features.errors.ApprovalAlreadyDecided`, and a recorded decision is used
 without asking again.
 
 A call is named by its tool call id *and* the id of the assistant message that asked for it
@@ -247,7 +247,8 @@ class EffectLedger(Protocol):
     pending questions (:func:`question_key` -> call) and the decisions the caller gives now
     (by question) and returns every decision there is, by question: those recorded earlier,
     and the given ones, recorded now; a question another turn decided first raises
-    :class:`~swarmgraph.graph.core.errors.ApprovalAlreadyDecided` when a decision is given for it.
+    :class:`~swarmgraph.graph.features.errors.ApprovalAlreadyDecided` when a decision is given
+    for it.
     ``asked`` says whether a question was put to a human in an earlier step, and notes that
     it is now (a compiled graph asks through ``interrupt()``, whose answers LangGraph replays
     by position when a step runs again: a question found in a step that ran again is asked in

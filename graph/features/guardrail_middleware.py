@@ -10,7 +10,7 @@ Its three hooks are the three ways a contract is met (the checks themselves are
 - ``before_model`` (``abefore_model`` on ``arun``, so async guardrails are awaited): a user
   message arriving (the run's first agent, a ``Session``'s stored active agent, a checkpointed
   thread's): the agent's input guardrails. A trip means its model is never called: the run
-  stops (:class:`~swarmgraph.graph.core.errors.GuardrailTripped`), or the hook returns
+  stops (:class:`~swarmgraph.graph.features.errors.GuardrailTripped`), or the hook returns
   ``{"jump_to": HandTo(on_trip)}`` and the fallback's node takes the message (and checks it).
 - ``after_model``: a final answer (a reply without tool calls): the output guardrails. A trip
   stops the run, the answer kept, or hands the conversation to the fallback, whose entry

@@ -31,7 +31,7 @@ still gets the blocks. ``context_variables`` is the run's dict (read it, don't c
   ``"approval"``.
 - **Output guardrails run on an agent's final answer** (a reply without tool calls), before the
   run ends.
-- **A trip** raises :class:`~swarmgraph.graph.core.errors.GuardrailTripped` (``Swarm.run``: with
+- **A trip** raises :class:`~swarmgraph.graph.features.errors.GuardrailTripped` (``Swarm.run``: with
   ``.response``, everything so far, every tool call answered; the compiled graph raises it from
   the node), or, with ``Agent(on_trip=fallback)``, hands the conversation to ``fallback`` (whose
   own checks then run). A guardrail that raises trips (fail closed), naming the exception.
@@ -68,11 +68,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from ..core.drivers import drive
-from ..core.errors import GuardrailTripped
 from ..core.hook_context import current_call_context
 from ..core.run_control import RUN_CONTROL_KEY, RunControl
 from ..core.run_state import RunState
 from ..core.types import Agent
+from .errors import GuardrailTripped
 from .preconditions import unmet
 
 __all__ = [

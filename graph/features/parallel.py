@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.discovery import fans_out  # read with the handoffs (core)
-from ..core.errors import DELETED
 from ..core.node_names import FAN_OUT_MODES  # the builder's option (core)
 from ..core.types import CALLER, Agent
 from .context_changes import MISSING, OnChange, change_of
+from .errors import DELETED
 from .native import as_member
 
 __all__ = [
