@@ -425,13 +425,7 @@ class ContextSchema:
             return False
         return True
 
-    # -- a tool's typed view -----------------------------------------------------
-    def instance(self, context: Mapping[str, Any]) -> BaseModel:
-        """The context as an instance of the model (no second validation: it is valid)."""
-        assert self.model is not None
-        return self.model.model_construct(**context)
-
-    # -- what the core asks of it (graph/core/context_rules.py) ---------------------
+    # -- what the middleware asks of it ---------------------------------------------
     def merge_rules(self) -> dict[str, Reducer]:
         """How a join combines a key several runs wrote (graph/features/context_changes.py's
         :func:`~swarmgraph.graph.features.context_changes.merge_rules_of` of the reducers: an
@@ -447,10 +441,6 @@ class ContextSchema:
             {'visits': OnChange(rule=<built-in function add>)}
         """
         return merge_rules_of(self.reducers)
-
-    def state_schema(self, base: type) -> type:
-        """``base`` with ``context_variables`` typed by this schema: :func:`state_schema_for`."""
-        return state_schema_for(self, base)
 
     # -- the graph's state --------------------------------------------------------
     def typed_dict(self) -> type:
