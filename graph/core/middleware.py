@@ -62,7 +62,15 @@ died, left waiting: the model is not asked), False to go on. Blocking work goes 
 model, and again after ``after_model`` hooks answered some); it returns ``(reply narrowed to
 the calls that run now, the calls it holds)``: held calls stay unanswered (a later step's
 ``before_step`` answers them), and it may set ``turn.records`` (the tool runner's
-``CallRecords``).
+``CallRecords``). A ``before_step`` hook may also replace the step's context
+(``turn.context``): the step reads it, its hooks see it, and it writes it. The **context's
+rules**: a middleware may define ``tool_context(control)``, which returns the run's
+``ContextWrites`` (graph/core/tool_calls.py): how each tool call's ``Result`` update goes in,
+and what the context must fit after each call (a call whose change does not fit is answered
+``Error: ...`` and undone). The typed context (``context_schema=``,
+graph/features/context_middleware.py) is that middleware, and declares the
+``context_variables`` channel in its ``state_schema`` (the one core channel a middleware may
+declare again, :func:`middleware_state_schema`).
 
 A hook's state update is applied as a LangGraph node's would be: ``messages`` through
 ``add_messages`` (so a message with a known id replaces it), other keys into the middleware's
