@@ -553,3 +553,9 @@ def test_the_typed_context_is_the_outermost_middleware_the_users_run_inside(how)
     assert wrapped == ["spoil"]
     assert answers[0].startswith("Error: spoil wrote context_variables that do not fit Desk")
     assert context == valid  # the refused write is undone
+    if how == "graph":  # no context given: the middleware fills the defaults in, at the start
+        seen.clear()
+        model.reset()
+        out = graph.invoke({"messages": [("user", "go")]})
+        defaults = {"order_id": None, "visits": 0, "tags": [], "status": "open"}
+        assert seen[0] == defaults and out["context_variables"] == defaults

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from langchain.agents.middleware import AgentMiddleware
 
 from ..core.run_control import RunControl
-from .context_schema import ContextSchema, ValidContext, state_schema_for
+from .context_schema import ContextSchema, state_schema_for
 
 if TYPE_CHECKING:
     from ..core.runtime import StepStart
@@ -107,7 +107,7 @@ class _ToolWrites:
         valid = self.schema.validate(context)
         # The runner keeps ``context`` (the values of ``valid`` written into it): the dict the
         # step writes to the state.
-        self.control.own(ValidContext).context = context
+        self.schema.keep(self.control, context)
         return valid
 
 
