@@ -126,9 +126,8 @@ class AgentNode:
             from .middleware import StepHooks
 
             key = self.runtime.key_for(turn.agent, control)
-            given = state.get("context_variables")
-            if turn.context is not given and (given is not None or turn.context):
-                state = {**state, "context_variables": turn.context}  # as a hook replaced it
+            if _replaced(turn):  # the hooks see the context as a before_step hook replaced it
+                state = {**state, "context_variables": turn.context}
             hooks = StepHooks(stack, state, config, io, key, control)
             paused = hooks.paused_reply()
             if paused is not None:  # its after_model hooks paused the run: they go on first
@@ -437,11 +436,8 @@ class AgentNode:
         """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
         fallback took over, its node; else nowhere (the run ends here)."""
         control = turn.control
-        if turn.stack is not None and "context_variables" not in turn.update:
-            given = turn.state.get("context_variables")
-            if turn.context is not given and (given is not None or turn.context):
-                # A hook replaced the step's context (a typed one's defaults filled in)
-                turn.update["context_variables"] = Overwrite(turn.context)
+        if turn.stack is not None and "context_variables" not in turn.update and _replaced(turn):
+            turn.update["context_variables"] = Overwrite(turn.context)  # written as it is
         if turn.goto is not None:  # a feature sends it (a fan-out's branches)
             return turn.goto
         if turn.ran is not None:
@@ -695,6 +691,14 @@ _NO_FAN_OUT = (
     "tool that returns Parallel must name Parallel in its code, or set "
     "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
 )
+
+
+def _replaced(turn: Turn) -> bool:
+    """Whether a ``before_step`` hook replaced the step's context (a typed context's, its
+    defaults filled in): then the step writes it. A step whose state holds no context starts
+    from ``{}``, which is not a replacement."""
+    given = turn.state.get("context_variables")
+    return turn.context is not given and (given is not None or bool(turn.context))
 
 
 def _as_sent(message: BaseMessage) -> BaseMessage:
