@@ -15,11 +15,12 @@ agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), a
 which reads the routes' destinations from it. An agent that uses none of them gets none, and
 loads no feature.
 
-Two options of the whole graph attach the same way, by an object the builder hands the core:
-``context_schema=`` becomes the graph's :class:`~swarmgraph.graph.core.context_rules.
-ContextRules` (:func:`context_rules_of`: graph/features/context_schema.py's ``ContextSchema``),
-and a model call that may stream is listened to by :func:`stream_listener`
-(graph/features/streamed_arguments.py, loaded on the first call that may stream).
+An option of the whole graph is a middleware of the whole graph: ``context_schema=`` installs
+:class:`~swarmgraph.graph.features.context_middleware.ContextSchemaMiddleware` first in the
+graph's run middleware (:func:`context_middleware_of`), so it wraps every agent's step. A model
+call that may stream is listened to by :func:`stream_listener`
+(graph/features/streamed_arguments.py, loaded on the first call that may stream), an object the
+builder hands the core.
 
 Example:
     >>> from swarmgraph.graph.features.history_views import last
@@ -36,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -45,12 +47,11 @@ from .core.members import load_kind_on
 from .core.types import CALLER, Agent, is_compiled_graph
 
 if TYPE_CHECKING:
-    from .core.context_rules import ContextRules
     from .core.graph_extension import GraphExtension, GraphPlan
     from .core.runtime import ModelListener
 
 __all__ = [
-    "context_rules_of",
+    "context_middleware_of",
     "fan_out_nodes",
     "middleware_for_marked",
     "middleware_for_target",
@@ -182,23 +183,35 @@ def _routes(agent: Agent) -> Any:
     return made
 
 
-def context_rules_of(schema: Any) -> ContextRules | None:
-    """The rules ``context_schema=`` installs: a pydantic model or ``TypedDict`` read once as a
-    :class:`~swarmgraph.graph.features.context_schema.ContextSchema` (one it is already is kept);
-    None for None (Swarm's plain dict: the feature is not loaded).
+def context_middleware_of(schema: Any) -> tuple[Any, ...]:
+    """The middleware ``context_schema=`` installs, first of the graph's run middleware: a
+    :class:`~swarmgraph.graph.features.context_middleware.ContextSchemaMiddleware` for a
+    pydantic model or ``TypedDict`` (or a ``ContextSchema``), one per schema (a stack is cached
+    by its members); none for None (Swarm's plain dict: the feature is not loaded).
 
     Example:
         >>> from typing_extensions import TypedDict
         >>> class Desk(TypedDict):
         ...     order_id: int
-        >>> context_rules_of(Desk), context_rules_of(None)
-        (ContextSchema(Desk), None)
+        >>> context_middleware_of(Desk), context_middleware_of(None)
+        ((ContextSchemaMiddleware(Desk),), ())
+        >>> context_middleware_of(Desk)[0] is context_middleware_of(Desk)[0]
+        True
     """
     if schema is None:
-        return None
+        return ()
+    from .features.context_middleware import ContextSchemaMiddleware
     from .features.context_schema import ContextSchema
 
-    return ContextSchema.of(schema)
+    typed = ContextSchema.of(schema)
+    found = _TYPED.get(typed.schema)
+    if found is None:
+        found = _TYPED.setdefault(typed.schema, ContextSchemaMiddleware(typed))
+    return (found,)
+
+
+#: One ContextSchemaMiddleware per schema class (weakly: a schema made per request dies).
+_TYPED: weakref.WeakKeyDictionary[type, Any] = weakref.WeakKeyDictionary()
 
 
 def stream_listener(model: Any, config: Any, kwargs: Any) -> ModelListener | None:

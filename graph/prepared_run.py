@@ -207,9 +207,13 @@ class PreparedRun(AbstractContextManager):
 
             checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy_context(request.context_variables)
-        if runtime.schema is not None:  # a clear error now, before any model call
-            context = runtime.schema.validate(context)
-            runtime.schema.keep(control, context)
+        if runtime.middleware:  # a typed context: a clear error now, before any model call
+            from .features.context_middleware import schema_in
+
+            schema = schema_in(runtime.middleware)
+            if schema is not None:
+                context = schema.validate(context)
+                schema.keep(control, context)  # its middleware does not check it again
         state: SwarmState = {
             "messages": history,
             "context_variables": context,

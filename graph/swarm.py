@@ -49,6 +49,7 @@ from .core.schema import tool_spec
 from .core.state import SwarmState
 from .core.types import Agent, Response
 from .options import (
+    context_middleware_of,
     fan_out_nodes,
     middleware_for_marked,
     middleware_for_target,
@@ -131,13 +132,16 @@ class Swarm:
         self._lock = threading.Lock()
         #: How this Swarm's graphs are built: each run starts at the agent it is given.
         self._settings = GraphSettings(
-            context_schema=self.context_schema,
             max_consecutive_handoffs=max_consecutive_handoffs,
             fixed_entry=True,
             lookup=self._agent_named,
             parallel_handoffs=parallel_handoffs,
             resumes_fan_outs=True,
-            middleware=checked_middleware(middleware),
+            # a typed context's middleware first: it wraps the user's (graph/options.py)
+            middleware=(
+                *context_middleware_of(self.context_schema),
+                *checked_middleware(middleware),
+            ),
             options=middleware_of,
             target_options=middleware_for_target,
             listen=stream_listener,

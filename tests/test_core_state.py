@@ -12,7 +12,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
 from swarmgraph.graph.core.run_control import NO_HOOKS, RunControl, RunHooks
-from swarmgraph.graph.core.runtime import StepFeatures, Turn
+from swarmgraph.graph.core.runtime import Turn
 from swarmgraph.graph.prepared_run import RunRequest
 
 
@@ -21,19 +21,7 @@ def test_a_turn_takes_no_attribute_outside_its_fields():
     turn = Turn(Agent(), RunControl(), {"messages": []}, {})
     with pytest.raises(AttributeError):
         turn.fanned = None  # type: ignore[attr-defined]
-    assert turn.features == {} and turn.goto is None
-
-
-def test_step_features_are_each_optional():
-    """Absent while the step does not use the feature: a plain step holds none."""
-    assert StepFeatures.__required_keys__ == frozenset()
-    assert typing.get_type_hints(StepFeatures, localns=_effects_names())  # each key resolves
-
-
-def _effects_names() -> dict[str, object]:
-    from swarmgraph.graph.features.effects import EffectLedger, RunEffects
-
-    return {"EffectLedger": EffectLedger, "RunEffects": RunEffects}
+    assert turn.states is None and turn.goto is None
 
 
 def test_a_plain_run_holds_no_feature_state_but_the_decides_answer():

@@ -450,19 +450,19 @@ def test_generated_tool_updates_keep_the_context_valid(ops):
     assert final == expected(ops)  # the reducers' totals included
 
 
-def test_the_core_asks_any_context_rules_it_is_handed():
-    """The core names no schema: it calls the ``ContextRules`` the API hands the builder
-    (graph/core/context_rules.py). Rules of one's own (every value an ``int``) are asked on
-    entry and after each tool, and a tool's write they refuse is answered ``Error: ...`` and
-    undone, as a ``context_schema=`` would have it."""
-    from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
-    from swarmgraph.graph.core.discovery import find_topology
-    from swarmgraph.graph.core.models import ModelResolver
+def test_the_core_asks_any_middleware_that_rules_the_context():
+    """The core names no schema: a typed context is a middleware, and any middleware with the
+    same swarm hooks is asked the same way (graph/core/tool_calls.py's ``ContextWrites``, through
+    ``tool_context``; ``before_step`` at each step's start). Rules of one's own (every value an
+    ``int``) are asked at the step's start and after each tool, and a tool's write they refuse
+    is answered ``Error: ...`` and undone, as a ``context_schema=`` would have it."""
+    from langchain.agents.middleware import AgentMiddleware
 
     asked: list[dict] = []
 
     class Ints:
-        model = None
+        def update(self, context, update):
+            context.update(update)
 
         def validate(self, data):
             asked.append(dict(data))
@@ -471,23 +471,13 @@ def test_the_core_asks_any_context_rules_it_is_handed():
                 raise ContextValidationError("Ints", bad)
             return dict(data)
 
-        def update(self, context, update):
-            context.update(update)
+    class IntsOnly(AgentMiddleware):
+        async def before_step(self, start):
+            Ints().validate(start.turn.context)
+            return False
 
-        def instance(self, context):
-            raise AssertionError("no tool asks for a model instance here")
-
-        def kept(self, control):
-            return None
-
-        def keep(self, control, context):
-            pass
-
-        def merge_rules(self):
-            return {}
-
-        def state_schema(self, base):
-            return base
+        def tool_context(self, control):
+            return Ints()
 
     def count(n: int, context_variables: dict):
         return Result(value="counted", context_variables={"n": n})
@@ -499,10 +489,10 @@ def test_the_core_asks_any_context_rules_it_is_handed():
     model = ScriptedChatModel(
         [scripted_tool_call("count", {"n": 2}), scripted_tool_call("spoil"), "Done."]
     )
-    topology = find_topology([Agent(functions=[count, spoil])])
-    settings = GraphSettings(context_schema=Ints())
-    builder, _ = build_graph_and_runtime(topology, ModelResolver(chat_model=model), settings)
-    out = builder.compile().invoke({"messages": [("user", "go")], "context_variables": {"n": 1}})
+    graph = build_swarm_graph(
+        [Agent(functions=[count, spoil])], chat_model=model, middleware=[IntsOnly()]
+    ).compile()
+    out = graph.invoke({"messages": [("user", "go")], "context_variables": {"n": 1}})
     answers = [m.content for m in out["messages"] if m.type == "tool"]
     assert answers[0] == "counted"
     assert (
@@ -511,3 +501,61 @@ def test_the_core_asks_any_context_rules_it_is_handed():
     )
     assert out["context_variables"] == {"n": 2}
     assert {"n": 1} in asked and {"n": "many"} in asked
+    with pytest.raises(ContextValidationError):  # checked at the step's start
+        graph.invoke({"messages": [("user", "go")], "context_variables": {"n": "one"}})
+
+
+@pytest.mark.parametrize("how", ["swarm", "graph"])
+def test_the_typed_context_is_the_outermost_middleware_the_users_run_inside(how):
+    """``context_schema=`` installs a middleware, first of the graph's run middleware: the
+    user's ``before_model`` and ``wrap_tool_call`` run inside it, so they read the context as
+    it validated it (defaults filled in, ``"7"`` made ``7``), and a tool's write they wrap is
+    checked by it (refused: ``Error: ...``, undone)."""
+    from langchain.agents.middleware import before_model, wrap_tool_call
+    from swarmgraph.graph.features.context_middleware import ContextSchemaMiddleware
+
+    seen: list[dict] = []
+    wrapped: list[str] = []
+
+    @before_model
+    def look(state, runtime):
+        seen.append(dict(state["context_variables"]))
+
+    @wrap_tool_call
+    def watch(request, handler):
+        wrapped.append(request.tool_call["name"])
+        return handler(request)
+
+    def spoil(context_variables: dict):
+        context_variables["order_id"] = "seven"
+        return "spoilt"
+
+    model = ScriptedChatModel([scripted_tool_call("spoil"), "Done."])
+    agent = Agent(name="Desk", functions=[spoil])
+    if how == "swarm":
+        swarm = Swarm(chat_model=model, context_schema=Desk, middleware=[look, watch])
+        _, runtime = swarm.graph_for(agent)
+        stack = runtime.stack_for(agent)
+        assert stack is not None and [type(m) for m in stack.run[:1]] == [ContextSchemaMiddleware]
+        assert stack.run[1:] == [look, watch]  # the user's, inside it
+        response = swarm.run(agent, [user("go")], context_variables={"order_id": "7"})
+        messages, context = response.messages, response.context_variables
+        answers = [m["content"] for m in messages if m["role"] == "tool"]
+    else:
+        graph = build_swarm_graph(
+            [agent], chat_model=model, context_schema=Desk, middleware=[look, watch]
+        ).compile()
+        out = graph.invoke({"messages": [("user", "go")], "context_variables": {"order_id": "7"}})
+        context = out["context_variables"]
+        answers = [m.content for m in out["messages"] if m.type == "tool"]
+    valid = {"order_id": 7, "visits": 0, "tags": [], "status": "open"}
+    assert seen[0] == valid  # the user's hook reads the context the middleware validated
+    assert wrapped == ["spoil"]
+    assert answers[0].startswith("Error: spoil wrote context_variables that do not fit Desk")
+    assert context == valid  # the refused write is undone
+    if how == "graph":  # no context given: the middleware fills the defaults in, at the start
+        seen.clear()
+        model.reset()
+        out = graph.invoke({"messages": [("user", "go")]})
+        defaults = {"order_id": None, "visits": 0, "tags": [], "status": "open"}
+        assert seen[0] == defaults and out["context_variables"] == defaults

@@ -52,7 +52,6 @@ except ImportError:  # pragma: no cover - older/newer LangGraph layouts
     RunnableCallable = None  # type: ignore[assignment,misc]
 
 if TYPE_CHECKING:
-    from .context_rules import ContextRules
     from .runtime import ModelListener
 
 __all__ = [
@@ -114,8 +113,9 @@ def build_swarm_graph(
 
     ``context_schema`` types ``context_variables`` (a pydantic model or a ``TypedDict``, with
     per-key reducers as ``Annotated[T, fn]``; see :mod:`swarmgraph.graph.features.context_schema`,
-    installed as the graph's :class:`~swarmgraph.graph.core.context_rules.ContextRules`): the
-    state declares its fields, the input and every tool update are validated. Without it the
+    installed as the first of the graph's ``middleware``: graph/features/context_middleware.py's
+    ``ContextSchemaMiddleware``): the state declares its fields, the input and every tool
+    update are validated. Without it the
     context is Swarm's plain dict. ``runtime_schema`` is LangGraph's own run-time context
     (``StateGraph(context_schema=...)``, read with ``get_runtime()``), passed through.
 
@@ -143,7 +143,7 @@ def build_swarm_graph(
         raise ValueError("build_swarm_graph needs at least one agent")
     from ..observed_graph import ObservedStateGraph
     from ..options import (
-        context_rules_of,
+        context_middleware_of,
         fan_out_nodes,
         middleware_for_marked,
         middleware_for_target,
@@ -156,14 +156,13 @@ def build_swarm_graph(
     default = as_member(default_agent) if default_agent is not None else members[0]
     settings = GraphSettings(
         state_schema=state_schema,
-        context_schema=context_rules_of(context_schema),
         runtime_schema=runtime_schema,
         max_consecutive_handoffs=max_consecutive_handoffs,
         fixed_entry=fixed_entry,
         parallel_handoffs=parallel_handoffs,
         input_schema=input_schema,
         hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
-        middleware=checked_middleware(middleware),
+        middleware=(*context_middleware_of(context_schema), *checked_middleware(middleware)),
         options=middleware_of,
         target_options=middleware_for_target,
         listen=stream_listener,
@@ -187,12 +186,9 @@ class GraphSettings:
     ``Swarm`` makes one per Swarm). See :func:`build_swarm_graph` for each; ``lookup`` finds
     an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes_fan_outs``: the
     entry asks the extensions where a resumed run goes on (a fan-out that paused for approval
-    in a stateless run: ``Swarm.run(..., branches=)``). ``context_schema``: the typed context's
-    rules (graph/core/context_rules.py; the API makes them of ``context_schema=``:
-    graph/options.py's ``context_rules_of``), None for Swarm's plain dict."""
+    in a stateless run: ``Swarm.run(..., branches=)``)."""
 
     state_schema: type = SwarmState
-    context_schema: ContextRules | None = None
     runtime_schema: type | None = None
     max_consecutive_handoffs: int = 10
     fixed_entry: bool = False
@@ -240,7 +236,7 @@ def build_graph_and_runtime(
         >>> list(runtime.agents), runtime.default is triage
         (['Triage', 'Sales'], True)
     """
-    state_schema, context_schema = settings.state_schema, settings.context_schema
+    state_schema = settings.state_schema
     parallel_handoffs, runtime_schema = settings.parallel_handoffs, settings.runtime_schema
     if parallel_handoffs not in FAN_OUT_MODES:
         raise ValueError(
@@ -251,11 +247,8 @@ def build_graph_and_runtime(
         for func in agent.tools:
             tool_spec(func)  # raises ToolSchemaError now rather than mid-run
     own_state = state_schema is SwarmState  # the channels join the output only over our state
-    schema = context_schema
-    if schema is not None:  # context_variables declared as the rules type it
-        state_schema = schema.state_schema(state_schema)
     runtime = GraphRuntime(
-        topology.agents, resolver, settings.max_consecutive_handoffs, settings.lookup, schema
+        topology.agents, resolver, settings.max_consecutive_handoffs, settings.lookup
     )
     runtime.hooks = settings.hooks
     runtime.options = settings.options

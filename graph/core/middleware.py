@@ -62,7 +62,15 @@ died, left waiting: the model is not asked), False to go on. Blocking work goes 
 model, and again after ``after_model`` hooks answered some); it returns ``(reply narrowed to
 the calls that run now, the calls it holds)``: held calls stay unanswered (a later step's
 ``before_step`` answers them), and it may set ``turn.records`` (the tool runner's
-``CallRecords``).
+``CallRecords``). A ``before_step`` hook may also replace the step's context
+(``turn.context``): the step reads it, its hooks see it, and it writes it. The **context's
+rules**: a middleware may define ``tool_context(control)``, which returns the run's
+``ContextWrites`` (graph/core/tool_calls.py): how each tool call's ``Result`` update goes in,
+and what the context must fit after each call (a call whose change does not fit is answered
+``Error: ...`` and undone). The typed context (``context_schema=``,
+graph/features/context_middleware.py) is that middleware, and declares the
+``context_variables`` channel in its ``state_schema`` (the one core channel a middleware may
+declare again, :func:`middleware_state_schema`).
 
 A hook's state update is applied as a LangGraph node's would be: ``messages`` through
 ``add_messages`` (so a message with a known id replaces it), other keys into the middleware's
@@ -138,6 +146,10 @@ AFTER_MODEL_KEY = "middleware_after_model"
 #: The keys of LangChain's ``AgentState`` that are not channels of ours: ``messages`` is ours
 #: already; ``jump_to`` is read from a hook's update; a swarm has no structured response.
 _AGENT_STATE_KEYS = {"messages", "jump_to", "structured_response"}
+#: The core's channels a middleware may declare again, its type and reducer replacing the
+#: core's (the first middleware that does wins): ``context_variables``, Swarm's plain dict until
+#: a middleware types it (graph/features/context_middleware.py, for ``context_schema=``).
+_REDECLARED = {"context_variables"}
 
 
 @dataclass(frozen=True)
@@ -363,6 +375,12 @@ class MiddlewareStack:
             m for m in every if callable(getattr(m, "before_step", None))
         ]
         self.holders: list[Any] = [m for m in every if callable(getattr(m, "hold_calls", None))]
+        #: The first middleware with a ``tool_context`` hook: how the tool runner applies and
+        #: checks each call's ``context_variables`` change (``tool_context(control)`` gives
+        #: graph/core/tool_calls.py's ``ContextWrites``); None, Swarm's plain dict rules.
+        self.context_writer: Any = next(
+            (m for m in every if callable(getattr(m, "tool_context", None))), None
+        )
         self.enters = bool(self.entering["run"] or self.entering["own"])
         self.leaves = bool(self.leaving["run"] or self.leaving["own"])
         #: Each state hook's function, sync and async, read once (a step calls them often).
@@ -455,10 +473,16 @@ def middleware_state_schema(base: type, middleware: Sequence[AgentMiddleware]) -
         ['run_model_call_count', 'thread_model_call_count']
     """
     fields: dict[str, Any] = dict(get_type_hints(base, include_extras=True))
+    redeclared: set[str] = set()
     for each in middleware:
         for key, hint in get_type_hints(each.state_schema, include_extras=True).items():
-            if key not in _AGENT_STATE_KEYS and key not in fields:
+            if key in _AGENT_STATE_KEYS:
+                continue
+            if key not in fields:
                 fields[key] = hint
+            elif key in _REDECLARED and key not in redeclared:
+                fields[key] = hint
+                redeclared.add(key)
     # the step's own keys, only where a hook needs them (every channel costs each step)
     if any(_overrides(m, "before_agent") for m in middleware):
         fields[ENTERED_KEY] = NotRequired[Annotated[str | None, UntrackedValue]]

@@ -108,6 +108,8 @@ class AgentNode(HookedStep):
             from .middleware import StepHooks
 
             key = self.runtime.key_for(turn.agent, control)
+            if _replaced(turn):  # the hooks see the context as a before_step hook replaced it
+                state = {**state, "context_variables": turn.context}
             hooks = StepHooks(stack, state, config, io, key, control)
             paused = hooks.paused_reply()
             if paused is not None:  # its after_model hooks paused the run: they go on first
@@ -146,13 +148,15 @@ class AgentNode(HookedStep):
         control = turn.control
         assert turn.ran is not None
         hook = control.hooks.tool_inputs or self.runtime.hooks.tool_inputs
+        writer = None if turn.stack is None else turn.stack.context_writer
+        writes = None if writer is None else writer.tool_context(control)
         outcome = await run_tool_calls(
             turn.ran,
             turn.tools,
             turn.context,
             io,
             debug=control.debug_print if control.debug else None,
-            schema=self.runtime.schema,
+            writes=writes,  # a middleware's rules for each call's context change
             effects=turn.records,  # calls that run at most once (a middleware's hold_calls)
             inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
             observer=None if control.observers is None else control.observers.tools_of(turn.agent),
@@ -160,7 +164,7 @@ class AgentNode(HookedStep):
             around=None if hooks is None else self._around(hooks),
             events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
         )
-        target, label, call_id = self._after_tools(turn, turn.ran, outcome)
+        target, label, call_id = self._after_tools(turn, turn.ran, outcome, writes is not None)
         if target is not None:  # a tool (or a route) hands off: the agent switches here
             await self.runtime.hand_off(
                 turn.agent,
@@ -212,8 +216,8 @@ class AgentNode(HookedStep):
         """Where the step goes: after tools, where :meth:`GraphRuntime.next_node` says; after a
         fallback took over, its node; else nowhere (the run ends here)."""
         control = turn.control
-        if "filled" in turn.features and "context_variables" not in turn.update:
-            turn.update["context_variables"] = Overwrite(turn.context)
+        if turn.stack is not None and "context_variables" not in turn.update and _replaced(turn):
+            turn.update["context_variables"] = Overwrite(turn.context)  # written as it is
         if turn.goto is not None:  # a feature sends it (a fan-out's branches)
             return turn.goto
         if turn.ran is not None:
@@ -226,13 +230,9 @@ class AgentNode(HookedStep):
 
     # -- before the model: calls that were waiting, or the prompt ----------------------
     def _turn(self, state: SwarmState, control: RunControl) -> Turn:
-        """The step as it starts: its agent, state and (typed: checked) context."""
+        """The step as it starts: its agent, state and context."""
         context = state.get("context_variables") or {}
-        turn = Turn(self._agent_of(state, control), control, state, context)
-        schema = self.runtime.schema
-        if schema is not None and schema.kept(control) is not context:
-            self._validate(turn)
-        return turn
+        return Turn(self._agent_of(state, control), control, state, context)
 
     def _begin(self, turn: Turn) -> None:
         """The step's plan: ask the model (``turn.call``), with the prompt it reads."""
@@ -266,19 +266,6 @@ class AgentNode(HookedStep):
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         return prompt
-
-    def _validate(self, turn: Turn) -> None:
-        """A typed context (``context_schema=``, its rules: graph/core/context_rules.py): the
-        compiled graph's input may lack defaults (then the step writes them); a valid one is not
-        checked twice."""
-        schema, given = self.runtime.schema, turn.context
-        assert schema is not None
-        turn.context = schema.validate(given)
-        if turn.context != given:
-            turn.features["filled"] = True
-        else:
-            turn.context = given
-            schema.keep(turn.control, given)
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
         """The agent this step runs: the node's own (the run's object of it, under Swarm), or
@@ -360,10 +347,11 @@ class AgentNode(HookedStep):
                 control.debug_print("Ending turn.")
 
     def _after_tools(
-        self, turn: Turn, ran: AIMessage, outcome: ToolOutcome
+        self, turn: Turn, ran: AIMessage, outcome: ToolOutcome, written: bool = False
     ) -> tuple[Agent | None, str | None, str | None]:
         """Book the tool results into the update, and say who takes over when a tool (or a
-        route) hands off (:meth:`_next_agent`)."""
+        route) hands off (:meth:`_next_agent`). ``written``: a middleware's ``ContextWrites``
+        applied the calls' context changes (the result is final)."""
         agent, control, update = turn.agent, turn.control, turn.update
         for call in ran.tool_calls:
             control.ledger.tool_called(agent.name, call["name"], call.get("id") or "", call["args"])
@@ -373,13 +361,11 @@ class AgentNode(HookedStep):
         context = turn.context if new is None else new
         if new is None:
             pass
-        elif self.runtime.schema is not None or any(key not in new for key in turn.context):
-            # A tool deleted a key in place (Swarm hands tools the live dict), or a typed
-            # context's reducers already ran on the tools' updates (and the tool runner
-            # validated it): the step's context replaces the channel's, not merged again.
+        elif written or any(key not in new for key in turn.context):
+            # A tool deleted a key in place (Swarm hands tools the live dict), or a middleware's
+            # rules already applied the tools' updates (a typed context's reducers, and
+            # checked it): the step's context replaces the channel's, not merged again.
             update["context_variables"] = Overwrite(new)
-            if self.runtime.schema is not None:
-                self.runtime.schema.keep(control, new)
         else:
             update["context_variables"] = new
         if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
@@ -432,6 +418,14 @@ _NO_FAN_OUT = (
     "tool that returns Parallel must name Parallel in its code, or set "
     "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
 )
+
+
+def _replaced(turn: Turn) -> bool:
+    """Whether a ``before_step`` hook replaced the step's context (a typed context's, its
+    defaults filled in): then the step writes it. A step whose state holds no context starts
+    from ``{}``, which is not a replacement."""
+    given = turn.state.get("context_variables")
+    return turn.context is not given and (given is not None or bool(turn.context))
 
 
 def _as_sent(message: BaseMessage) -> BaseMessage:

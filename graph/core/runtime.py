@@ -25,7 +25,6 @@ from typing import (
     NamedTuple,
     Protocol,
     TypeAlias,
-    TypedDict,
     TypeVar,
     cast,
 )
@@ -50,7 +49,6 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.runnables import RunnableConfig
 
-    from .context_rules import ContextRules
     from .drivers import Driver
     from .middleware import MiddlewareStack, Way
 
@@ -62,7 +60,6 @@ __all__ = [
     "ModelCall",
     "ModelListener",
     "RecordedOutcome",
-    "StepFeatures",
     "StepStart",
     "ToolOutcome",
     "ToolPlan",
@@ -202,17 +199,6 @@ class ModelListener(Protocol):
         ...
 
 
-class StepFeatures(TypedDict, total=False):
-    """A step's feature state (``Turn.features``), each key its feature's own: absent while
-    the step does not use it, so a plain step holds none.
-
-    ``filled``: the step's typed context is not the one the state holds (its defaults were
-    filled in: ``AgentNode._validate``), so the step writes it.
-    """
-
-    filled: bool
-
-
 T = TypeVar("T")
 
 
@@ -257,9 +243,6 @@ class Turn:
     answers: list[ToolMessage] = field(default_factory=list)
     #: Where the step goes instead of where the core would send it (set by a feature).
     goto: Command | None = None
-    #: Each feature's state for this step (:class:`StepFeatures`); the core only passes it on:
-    #: ``filled`` into the update.
-    features: StepFeatures = field(default_factory=cast("Callable[[], StepFeatures]", dict))
     #: The tool runner's records of calls that must run at most once (None: no call is).
     records: CallRecords | None = None
     #: The middleware the step asks (``GraphRuntime.stack_for``), None: none.
@@ -316,8 +299,6 @@ class GraphRuntime:
     ``hooks``: the graph's own ``prompt_context`` and ``tool_inputs`` (``build_swarm_graph``'s,
     one :class:`~swarmgraph.graph.core.run_control.RunHooks`), each used when a run brings none
     (``Swarm.run``'s come in ``RunControl.hooks``).
-    ``schema``: the rules of a typed context the nodes validate (graph/core/context_rules.py;
-    ``None``: Swarm's plain dict).
     """
 
     def __init__(
@@ -326,11 +307,8 @@ class GraphRuntime:
         resolver: ModelResolver,
         max_consecutive_handoffs: int,
         lookup: Callable[[str], Agent | None] | None = None,
-        schema: ContextRules | None = None,
     ) -> None:
         self.agents = agents
-        #: The typed context's rules (``context_schema=``), or None: a plain dict, as in Swarm.
-        self.schema = schema
         self.dynamic: OrderedDict[str, Agent] = OrderedDict()
         self.resolver = resolver
         self.max_consecutive_handoffs = max_consecutive_handoffs
@@ -348,11 +326,6 @@ class GraphRuntime:
         self.fan_out: FanOutStep | None = None
         #: ``parallel_handoffs="first"``: a reply's first handoff is taken, not Swarm's last.
         self.first_handoff_wins = False
-        #: How the join combines context keys branches both wrote, besides Parallel(merge=):
-        #: a typed context's reducers, by key (an additive one takes each branch's change).
-        self.context_reducers: dict[str, Callable[[Any, Any], Any]] = {}
-        if schema is not None:
-            self.context_reducers = schema.merge_rules()
         #: The run's middleware (``Swarm``'s / ``build_swarm_graph``'s ``middleware=``), around
         #: each agent's own (graph/core/middleware.py); one stack per agent's list, made on first
         # use.

@@ -49,7 +49,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
@@ -72,7 +72,6 @@ from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, to
 from .types import CTX_VARS_NAME, Agent, Result
 
 if TYPE_CHECKING:
-    from .context_rules import ContextRules
     from .hooks import ToolObserver
     from .tool_events import ToolEvents
 
@@ -90,6 +89,26 @@ CallsAround = Callable[
     ],
     Awaitable[None],
 ]
+
+
+class ContextWrites(Protocol):
+    """How each call's ``context_variables`` change goes in, when a middleware says so (its
+    ``tool_context`` hook, graph/core/middleware.py; the typed context's,
+    graph/features/context_middleware.py). Without one, Swarm's rule: ``Result`` updates are
+    applied after the reply's last call, key by key, and nothing is checked.
+
+    With one, a call's ``Result(context_variables=...)`` goes in at once (:meth:`update`), and
+    the context is checked after every call that could change it (:meth:`validate`): a call
+    whose change does not fit is answered ``Error: ...`` and undone."""
+
+    def update(self, context: dict[str, Any], update: Mapping[str, Any]) -> None:
+        """Apply a call's ``Result`` update to ``context`` in place (not checked here)."""
+        ...
+
+    def validate(self, context: dict[str, Any]) -> dict[str, Any]:
+        """``context`` as it must be (a new dict), or raise
+        :class:`~swarmgraph.graph.core.errors.ContextValidationError` naming each problem."""
+        ...
 
 
 @dataclass
@@ -167,7 +186,7 @@ class _Runner:
         reply: AIMessage,
         functions: Sequence[Callable[..., Any]],
         ctx: dict,
-        schema: ContextRules | None = None,
+        writes: ContextWrites | None = None,
         effects: CallRecords | None = None,
         inputs: Mapping[str, Any] | None = None,
         first_handoff_wins: bool = False,
@@ -182,16 +201,16 @@ class _Runner:
         self.inputs = inputs or {}
         self.ctx: dict[str, Any] | None = None
         #: ``Result(context_variables=...)`` of the calls so far, applied after the last one
-        #: (Swarm's ``partial_response.context_variables``); a typed context's go in at once.
+        #: (Swarm's ``partial_response.context_variables``); with ``writes``, they go in at once.
         self.later: dict[str, Any] = {}
         self.first_wins = first_handoff_wins
         self.outcome = ToolOutcome()
         self.effects = effects
         self.running: dict[str, Any] = {}  # recorded calls between before and done
         self.before_call: dict[str, dict[str, Any]] = {}  # their context when they started
-        # A typed context (context_schema=): each call's changes are validated, and undone
-        # when invalid; ``before`` is the context the current call started from.
-        self.schema = schema
+        # A middleware's rules for the context (ContextWrites): each call's changes are checked,
+        # and undone when they do not fit; ``before`` is the context the current call started from.
+        self.writes = writes
         self.before: dict[str, Any] | None = None
         self.touched = False
         self.typed: BaseModel | None = None  # the instance a ``context_variables: Model`` got
@@ -233,7 +252,7 @@ class _Runner:
                     f"Error: {call.name} needs {name!r} ({INJECTED[name]}), and this run has "
                     "none. Carry on without this tool."
                 )
-        if self.schema is not None:
+        if self.writes is not None:
             self.before = None if self.ctx is None else dict(self.ctx)
         self.touched = spec.wants_context
         if spec.wants_context:
@@ -252,24 +271,21 @@ class _Runner:
         return None
 
     def _instance(self, model: type[BaseModel]) -> BaseModel:
-        context = self.working_context()
-        if self.schema is not None and self.schema.model is model:
-            return self.schema.instance(context)  # valid already: no second validation
-        return model.model_validate(context)
+        return model.model_validate(self.working_context())
 
     def settle_context(self, update: dict[str, Any] | None) -> str | None:
         """The call's changes into the working context: a typed instance's fields written
-        back, then ``Result.context_variables`` (through the schema's reducers, when typed).
-        With a schema the result is validated: the error text for the model when it does not
-        fit, the context as it was before the call restored."""
+        back, then ``Result.context_variables`` (through ``writes``, when a middleware gave
+        them). With ``writes`` the result is validated: the error text for the model when it
+        does not fit, the context as it was before the call restored."""
         typed, self.typed = self.typed, None
         if typed is not None:  # the fields the tool assigned are in-place writes
             context = self.working_context()
             for key, value in typed:
                 if context.get(key, _UNSET) is not value:
                     context[key] = value
-        schema = self.schema
-        if schema is None:
+        writes = self.writes
+        if writes is None:
             if update:
                 self.later.update(update)
             return None
@@ -277,9 +293,9 @@ class _Runner:
             return None
         try:
             if update:
-                schema.update(self.working_context(), update)
+                writes.update(self.working_context(), update)
             assert self.ctx is not None
-            valid = schema.validate(self.ctx)
+            valid = writes.validate(self.ctx)
         except ContextValidationError as exc:
             self.ctx = self.before
             problems = "; ".join(exc.problems)
@@ -330,7 +346,7 @@ class _Runner:
         if prior.handoff is not None and self.effects is not None:
             agent = self.effects.resolve(prior.handoff)
         update = prior.context_variables or {}
-        if self.schema is None and update:
+        if self.writes is None and update:
             # The record holds the call's in-place writes, which the calls after it saw
             # when it ran, with its Result update: applied now, as the writes were.
             self.working_context().update(update)
@@ -380,7 +396,7 @@ class _Runner:
                 self._done(call, value=content, error=True)
             return
         rejected = None
-        if result.context_variables or self.typed is not None or self.schema is not None:
+        if result.context_variables or self.typed is not None or self.writes is not None:
             rejected = self.settle_context(result.context_variables)
         if rejected is not None:  # the call failed: no handoff either
             content = f"Error: {call.name} {rejected}"
@@ -422,12 +438,12 @@ class _Runner:
 
         Its context change is what a replay applies again: for a plain dict context every key
         the call set, in place or through ``Result`` (Swarm's tools write the live dict); for
-        a typed context its ``Result`` update, which the schema's reducers apply again."""
+        ``writes`` its ``Result`` update, which they apply again."""
         effect = self.running.pop(call.id, None)
         if effect is None or self.effects is None:
             return
         before = self.before_call.pop(call.id, None)
-        if self.schema is None and before is not None and not error:
+        if self.writes is None and before is not None and not error:
             now = self.working_context()
             changed = {k: v for k, v in now.items() if k not in before or before[k] is not v}
             changed.update(context_variables or {})  # its Result's: applied later
@@ -472,10 +488,10 @@ class _Runner:
 
 class ToolRunOptions(TypedDict, total=False):
     """The keywords of :func:`execute_tool_calls` and :func:`aexecute_tool_calls`: ``debug``
-    gets Swarm's debug lines; ``schema``: the typed context's rules each call's changes are
-    validated against (graph/core/context_rules.py); ``effects``: the effect bookkeeping of
-    this reply (the run's ledger), if any; ``inputs``: values for the injected parameters
-    other than ``context_variables`` and ``idempotency_key``
+    gets Swarm's debug lines; ``writes``: how each call's context change goes in and is
+    checked (:class:`ContextWrites`, a middleware's; None: Swarm's rule); ``effects``: the
+    effect bookkeeping of this reply (the run's ledger), if any; ``inputs``: values for the
+    injected parameters other than ``context_variables`` and ``idempotency_key``
     (:data:`~swarmgraph.graph.core.schema.INJECTED`), e.g. ``{"long_term": ...}``;
     ``observer``: what each tool function is called through when something observes the run
     (graph/core/hooks.py);
@@ -485,7 +501,7 @@ class ToolRunOptions(TypedDict, total=False):
     handler listens (graph/core/tool_events.py)."""
 
     debug: Callable[[str], None] | None
-    schema: ContextRules | None
+    writes: ContextWrites | None
     effects: CallRecords | None
     inputs: Mapping[str, Any] | None
     observer: ToolObserver | None
@@ -523,7 +539,7 @@ async def run_tool_calls(
     io: Driver,
     *,
     debug: Callable[[str], None] | None = None,
-    schema: ContextRules | None = None,
+    writes: ContextWrites | None = None,
     effects: CallRecords | None = None,
     inputs: Mapping[str, Any] | None = None,
     observer: ToolObserver | None = None,
@@ -535,7 +551,7 @@ async def run_tool_calls(
     (graph/core/drivers.py),
     between its effect ledger's ``before`` and ``after`` (off the event loop) when it has one."""
     runner = _Runner(
-        reply, functions, context_variables, schema, effects, inputs, first_handoff_wins
+        reply, functions, context_variables, writes, effects, inputs, first_handoff_wins
     )
     if around is not None:  # each call through the middleware's wrap_tool_call
         await around(runner, io, debug, observer, events)

@@ -339,7 +339,11 @@ class FanOut:
     def rules_for(self, plan: FanOutPlan) -> tuple[dict[str, MergeRule], list[str]]:
         """The merge rules of ``plan``: this process's own, else imported by name; and the
         keys whose rule is in neither (a lambda, and the fan-out was made by another process)."""
-        rules = dict(self.runtime.context_reducers)
+        rules: dict[str, MergeRule] = {}
+        if self.runtime.middleware:  # a typed context's reducers (its middleware's)
+            from .context_middleware import context_merge_rules
+
+            rules.update(context_merge_rules(self.runtime.middleware))
         with self._lock:
             live = self._rules.get(plan["id"])
         if live is not None:

@@ -5,12 +5,13 @@ The schema is a pydantic model or a ``TypedDict``. A key may carry a reducer the
 way, ``visits: Annotated[int, operator.add]``: its reducer is the merge rule for that key.
 Without a schema nothing here runs and ``context_variables`` is Swarm's plain dict.
 
-How it attaches: the core names no typed context. It calls a
-:class:`~swarmgraph.graph.core.context_rules.ContextRules` when the API hands it one
-(``Swarm`` and ``build_swarm_graph`` turn ``context_schema=`` into a :class:`ContextSchema`
-through graph/options.py's ``context_rules_of``): the builder asks it for the graph's state
-(:meth:`ContextSchema.state_schema`), a step validates the context it reads, the tool runner
-validates each tool's change, and a fan-out's join merges by :meth:`ContextSchema.merge_rules`.
+How it attaches: the core names no typed context. ``Swarm`` and ``build_swarm_graph`` install
+a :class:`~swarmgraph.graph.features.context_middleware.ContextSchemaMiddleware` for
+``context_schema=`` (graph/options.py's ``context_middleware_of``), which holds one
+:class:`ContextSchema`: its ``state_schema`` declares the graph's ``context_variables``
+(:func:`state_schema_for`), its ``before_step`` validates the context a step reads, its
+``tool_context`` has the tool runner validate each tool's change, and a fan-out's join merges
+by :meth:`ContextSchema.merge_rules`.
 
 The rules, where the issue leaves them open:
 
@@ -148,9 +149,8 @@ class ValidContext(RunState):
 class ContextSchema:
     """A ``context_schema`` (pydantic model or ``TypedDict``) read once: its fields, which are
     required, each key's reducer, and the validator. Get one with :meth:`of` (cached per
-    schema); the engine holds one per graph, as its
-    :class:`~swarmgraph.graph.core.context_rules.ContextRules` (the API hands it over:
-    graph/options.py's ``context_rules_of``).
+    schema); the graph's :class:`~swarmgraph.graph.features.context_middleware.
+    ContextSchemaMiddleware` holds one (graph/options.py's ``context_middleware_of``).
 
     Example:
         >>> from typing_extensions import NotRequired, TypedDict
@@ -425,13 +425,7 @@ class ContextSchema:
             return False
         return True
 
-    # -- a tool's typed view -----------------------------------------------------
-    def instance(self, context: Mapping[str, Any]) -> BaseModel:
-        """The context as an instance of the model (no second validation: it is valid)."""
-        assert self.model is not None
-        return self.model.model_construct(**context)
-
-    # -- what the core asks of it (graph/core/context_rules.py) ---------------------
+    # -- what the middleware asks of it ---------------------------------------------
     def merge_rules(self) -> dict[str, Reducer]:
         """How a join combines a key several runs wrote (graph/features/context_changes.py's
         :func:`~swarmgraph.graph.features.context_changes.merge_rules_of` of the reducers: an
@@ -447,10 +441,6 @@ class ContextSchema:
             {'visits': OnChange(rule=<built-in function add>)}
         """
         return merge_rules_of(self.reducers)
-
-    def state_schema(self, base: type) -> type:
-        """``base`` with ``context_variables`` typed by this schema: :func:`state_schema_for`."""
-        return state_schema_for(self, base)
 
     # -- the graph's state --------------------------------------------------------
     def typed_dict(self) -> type:

@@ -64,8 +64,13 @@ def fan_out_nodes(plan: GraphPlan) -> FanOutNodes | None:
         return None
     # What the join reads: the state plus a fan-out's channels (typed like the state).
     parallel_state: type = ParallelState
-    if runtime.schema is not None:  # the typed context's rules (graph/core/context_rules.py)
-        parallel_state = runtime.schema.state_schema(ParallelState)
+    if runtime.middleware:  # a typed context's channel (graph/features/context_middleware.py)
+        from .context_middleware import schema_in
+        from .context_schema import state_schema_for
+
+        schema = schema_in(runtime.middleware)
+        if schema is not None:
+            parallel_state = state_schema_for(schema, ParallelState)
     # A branch's own graph fans out again only if an agent a branch can reach does.
     nested = _reachable(topology, fanning)
 
