@@ -214,8 +214,3 @@ class ContextValidationError(SwarmgraphError, ValueError):
         self.schema = schema
         self.problems = list(problems)
         super().__init__(f"context_variables do not fit {schema}: " + "; ".join(self.problems))
-
-
-class ContextSchemaWarning(SwarmgraphWarning):
-    """A stored context did not fit the ``context_schema`` any more (it changed since the
-    context was stored): the keys dropped or reset are named."""

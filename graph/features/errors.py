@@ -1,8 +1,8 @@
-"""The errors the features raise when they stop a run: an approval decided twice, a guardrail
-that tripped, parallel branches that conflict or fail. Each derives from
-:class:`~swarmgraph.graph.core.errors.SwarmError` (the core's root of the errors that stop a
-run), so ``except SwarmError`` catches them with the core's own; they live here because the
-core names no feature.
+"""What the features raise when they stop a run (an approval decided twice, a guardrail that
+tripped, parallel branches that conflict or fail), and the typed context's warning. Each error
+derives from :class:`~swarmgraph.graph.core.errors.SwarmError` (the core's root of the errors
+that stop a run), so ``except SwarmError`` catches them with the core's own; they live here
+because the core names no feature.
 """
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import KW_ONLY
 from typing import Any
 
-from ..core.errors import SwarmError, error_fields
+from ..core.errors import SwarmError, SwarmgraphWarning, error_fields
 
 __all__ = [
     "DELETED",
     "ApprovalAlreadyDecided",
     "BranchFailed",
     "ContextConflict",
+    "ContextSchemaWarning",
     "GuardrailTripped",
 ]
 
@@ -149,3 +150,8 @@ class BranchFailed(SwarmError):
             "run stopped at "
             "the join. .response holds every branch's output, .response.branches their messages."
         )
+
+
+class ContextSchemaWarning(SwarmgraphWarning):
+    """A stored context did not fit the ``context_schema`` any more (it changed since the
+    context was stored): the keys dropped or reset are named."""
