@@ -1,0 +1,89 @@
+"""A plain handoff against the LangGraph node-per-agent floor, counted in CPU instructions.
+
+Timing on a shared 2-CPU machine moves ±10% between rounds (``floor_pair`` in
+benchmarks/handoff.py says how far); an instruction count does not move with the load. Each
+contender runs in its own process under valgrind's callgrind twice, with 0 and with ``N``
+handoffs after the same warm-up: the difference over ``N`` is one handoff's instructions, the
+start-up and imports cancelled out. Instructions are not time (cache misses and allocation
+are not counted), so this complements the timed ratio; it does not replace it.
+
+Run (needs Debian's ``valgrind``; about 5 minutes)::
+
+    python -m benchmarks.instructions [N]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+#: What one process runs: the contender's warm-up, then ``n`` handoffs.
+_BODY = """
+import sys
+from benchmarks.handoff import langgraph_node_per_agent, ours_swarm_run
+which, n = sys.argv[1], int(sys.argv[2])
+fn = ours_swarm_run() if which == "ours" else langgraph_node_per_agent()
+for _ in range(20):
+    fn()
+for _ in range(n):
+    fn()
+"""
+
+CONTENDERS = {"ours": "ours: Swarm.run", "floor": "LangGraph node/agent"}
+
+
+def collected(which: str, n: int, folder: str) -> int:
+    """Instructions callgrind counts for one process of ``which`` running ``n`` handoffs."""
+    script = os.path.join(folder, "handoffs.py")
+    with open(script, "w") as f:
+        f.write(_BODY)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root}
+    out = os.path.join(folder, f"callgrind.{which}.{n}")
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            script,
+            which,
+            str(n),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{which} {n}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in callgrind's output:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def per_handoff(n: int = 100) -> dict[str, float]:
+    """One handoff's instructions for each contender, and ``ratio`` (ours ÷ the floor)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as folder:
+        counts = {w: (collected(w, n, folder) - collected(w, 0, folder)) / n for w in CONTENDERS}
+    return {**counts, "ratio": counts["ours"] / counts["floor"]}
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    counts = per_handoff(n)
+    for which, label in CONTENDERS.items():
+        print(f"{label}: {counts[which] / 1e6:.2f}M instructions per handoff")
+    print(f"ours / floor: {counts['ratio']:.3f} ({n} handoffs each, callgrind)")
+
+
+if __name__ == "__main__":
+    main()
