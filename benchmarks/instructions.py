@@ -7,9 +7,12 @@ handoffs after the same warm-up: the difference over ``N`` is one handoff's inst
 start-up and imports cancelled out. Instructions are not time (cache misses and allocation
 are not counted), so this complements the timed ratio; it does not replace it.
 
-Run (needs Debian's ``valgrind``; about 5 minutes)::
+With ``--features``, each feature's row of ``feature_costs`` (benchmarks/handoff.py
+``FEATURES``: a budget, a no-op middleware...) is counted too, over the plain handoff.
 
-    python -m benchmarks.instructions [N]
+Run (needs Debian's ``valgrind``; about 5 minutes, 2 more a feature)::
+
+    python -m benchmarks.instructions [N] [--features]
 """
 
 from __future__ import annotations
@@ -20,13 +23,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 
 #: What one process runs: the contender's warm-up, then ``n`` handoffs.
 _BODY = """
 import sys
-from benchmarks.handoff import langgraph_node_per_agent, ours_swarm_run
+from benchmarks.handoff import langgraph_node_per_agent, ours_swarm_run, ours_with
 which, n = sys.argv[1], int(sys.argv[2])
-fn = ours_swarm_run() if which == "ours" else langgraph_node_per_agent()
+if which == "ours":
+    fn = ours_swarm_run()
+elif which == "floor":
+    fn = langgraph_node_per_agent()
+else:  # one feature on its own (benchmarks/handoff.py FEATURES)
+    fn = ours_with(which)
 for _ in range(20):
     fn()
 for _ in range(n):
@@ -68,21 +77,32 @@ def collected(which: str, n: int, folder: str) -> int:
     return int(found.group(1))
 
 
-def per_handoff(n: int = 100) -> dict[str, float]:
-    """One handoff's instructions for each contender, and ``ratio`` (ours ÷ the floor)."""
+def per_handoff(n: int = 100, features: Sequence[str] = ()) -> dict[str, float]:
+    """One handoff's instructions for each contender (and each of ``features``, a row of
+    ``benchmarks.handoff.FEATURES``)."""
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
     with tempfile.TemporaryDirectory() as folder:
-        counts = {w: (collected(w, n, folder) - collected(w, 0, folder)) / n for w in CONTENDERS}
-    return {**counts, "ratio": counts["ours"] / counts["floor"]}
+        return {
+            w: (collected(w, n, folder) - collected(w, 0, folder)) / n
+            for w in [*CONTENDERS, *features]
+        }
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-    counts = per_handoff(n)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    n = int(args[0]) if args else 100
+    features: Sequence[str] = ()
+    if "--features" in sys.argv:
+        from benchmarks.handoff import FEATURES
+
+        features = FEATURES
+    counts = per_handoff(n, features)
     for which, label in CONTENDERS.items():
         print(f"{label}: {counts[which] / 1e6:.2f}M instructions per handoff")
-    print(f"ours / floor: {counts['ratio']:.3f} ({n} handoffs each, callgrind)")
+    print(f"ours / floor: {counts['ours'] / counts['floor']:.3f} ({n} handoffs each, callgrind)")
+    for feature in features:
+        print(f"{feature} / plain: {counts[feature] / counts['ours']:.3f}")
 
 
 if __name__ == "__main__":
