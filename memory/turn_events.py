@@ -233,7 +233,8 @@ class _Flusher:
                     target=self._loop, name="swarmgraph-turn-events", daemon=True
                 )
                 self._thread.start()
-            self._lock.notify_all()
+            if len(self._writers) == 1:  # the flusher waits for a first writer
+                self._lock.notify_all()
 
     def remove(self, writer: TurnEventWriter) -> None:
         with self._lock:
@@ -242,9 +243,16 @@ class _Flusher:
     def _loop(self) -> None:
         while True:
             with self._lock:
-                while not self._writers:
-                    self._lock.wait()
+                if not self._writers:
+                    while not self._writers:
+                        self._lock.wait()
+                    # A writer just opened has nothing much to write yet: its first flush
+                    # comes ``flush_every`` later, like every other (waking at once cost each
+                    # short turn a second thread's turn at the GIL for one event or two).
+                    self._lock.wait(min(w.flush_every for w in self._writers))
                 writers = list(self._writers)
+            if not writers:  # all finished meanwhile (each wrote its own rest)
+                continue
             for writer in writers:
                 # The store is down: the events stay pending, the next flush (or the turn's
                 # finish, which raises what it meets) writes them.
