@@ -60,6 +60,9 @@ class StepWatcher(BaseCallbackHandler):
     ends, and holds what the run observer needs (``stop``: set to stop the run)."""
 
     run_inline = True  # called in the node's own thread, in order
+    # Only the chains' events are heard: LangChain skips the others for this handler.
+    ignore_llm = ignore_chat_model = ignore_retriever = ignore_agent = True
+    ignore_retry = ignore_custom_event = True
 
     def __init__(self, turn: Any, stop: threading.Event | None = None) -> None:
         self.turn = turn
@@ -109,6 +112,8 @@ class StepWatcher(BaseCallbackHandler):
 
 class TokenWatcher(StepWatcher, _StreamingCallbackHandler):
     """A :class:`StepWatcher` that makes each model stream its reply, told token by token."""
+
+    ignore_llm = False  # the tokens (``on_llm_new_token``)
 
     def on_llm_new_token(  # LangChain's token is str | list of parts
         self, token: Any, *, chunk: Any = None, **kwargs: Any

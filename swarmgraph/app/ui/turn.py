@@ -50,9 +50,11 @@ class TurnRequest:
     received: dict[str, Any] | None = None
 
 
-def state_of(session: Session, default_agent: str) -> dict[str, Any]:
-    """The AG-UI state of a stored conversation: its context and the agent holding it."""
-    record = session.store.load(session.conversation_id, window=_no_messages())
+def state_of(session: Session, default_agent: str, record: Any = None) -> dict[str, Any]:
+    """The AG-UI state of a stored conversation: its context and the agent holding it, read
+    from the store (or from ``record``, a ``Snapshot`` of it already read)."""
+    if record is None:
+        record = session.store.load(session.conversation_id, window=_no_messages())
     return {
         "conversation_id": session.conversation_id,
         "persist": sorted(session.persist),
@@ -178,9 +180,10 @@ def _turn(
     emit = log.append
     thread, run = request.thread_id, request.run_id
     emit({"type": "RUN_STARTED", "threadId": thread, "runId": run})
-    state = state_of(session, agent.name)
+    record = session.store.load(session.conversation_id)  # one read: messages and state
+    state = state_of(session, agent.name, record)
     emit({"type": "STATE_SNAPSHOT", "snapshot": state})
-    shown = list(session.messages)
+    shown = list(record.messages)
     new = [request.message] if request.message is not None else []
     this_turn = {m.id for m in new if m.id}
     emit(
