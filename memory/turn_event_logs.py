@@ -98,9 +98,18 @@ class EventLog(Protocol):
         ...
 
 
+#: One encoder for every event (``json.dumps`` with options makes one per call).
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+
+
 def encode(value: Any) -> str:
-    """An event as the JSON text every backend stores."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    """An event as the JSON text every backend stores.
+
+    Example:
+        >>> encode({"type": "CUSTOM", "value": ["é", 1.5, None]})
+        '{"type":"CUSTOM","value":["é",1.5,null]}'
+    """
+    return _encode(value)
 
 
 # -- memory:// ----------------------------------------------------------------------------------
