@@ -106,10 +106,11 @@ def start_turn(
 class _Workers:
     """The threads that drive turns: each turn gets one to itself (turns never wait for each
     other), an idle one when there is one, else a new one; a thread idle for ``keep``
-    seconds ends. Daemons, like the one thread a turn had before: kept ones spare each turn
-    the start of a thread (its stack touched afresh by LangGraph's deep calls: a tenth of a
-    short turn's CPU time, ``make bench``'s ``ui`` section). Each turn runs in a fresh
-    ``contextvars`` context, as in a new thread.
+    seconds ends (unless a turn was handed to it meanwhile). Daemons, like the one thread a
+    turn had before: kept ones spare each turn a new thread's start and first run, which
+    cost a short turn a share of its CPU time (measured side by side: a ``Session.run`` in
+    a new thread against one in a kept thread). Each turn runs in a fresh ``contextvars``
+    context, as in a new thread.
 
     Example:
         >>> done = threading.Event()
