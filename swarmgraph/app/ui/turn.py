@@ -15,6 +15,7 @@ or ``RUN_ERROR``. Nothing here reads the request: a client that goes away stops 
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import queue
 import threading
@@ -138,10 +139,8 @@ class _Workers:
                 if self._idle.acquire(blocking=False):  # uncounted: no job was meant for it
                     return
                 job = self._jobs.get()  # a job was put for the thread it was counted as
-            try:
+            with contextlib.suppress(Exception):  # _drive reports its own errors
                 job()
-            except BaseException:  # _drive reports its own; a thread never dies of a job
-                pass
             self._idle.release()
 
 
