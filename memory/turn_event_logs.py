@@ -98,9 +98,18 @@ class EventLog(Protocol):
         ...
 
 
+#: One encoder for every event (``json.dumps`` with options makes one per call).
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+
+
 def encode(value: Any) -> str:
-    """An event as the JSON text every backend stores."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    """An event as the JSON text every backend stores.
+
+    Example:
+        >>> encode({"type": "CUSTOM", "value": ["é", 1.5, None]})
+        '{"type":"CUSTOM","value":["é",1.5,null]}'
+    """
+    return _encode(value)
 
 
 # -- memory:// ----------------------------------------------------------------------------------
@@ -110,7 +119,9 @@ class _Kept:
         self.first, self.last, self.status, self.touched = 1, 0, RUNNING, 0.0
 
 
-_namespaces: dict[str, tuple[threading.Lock, dict[tuple[str, str], _Kept]]] = {}
+#: Per namespace: its lock, and its logs by conversation, then turn (a turn's open finds its
+#: conversation's other logs without looking at every conversation's).
+_namespaces: dict[str, tuple[threading.Lock, dict[str, dict[str, _Kept]]]] = {}
 _namespaces_lock = threading.Lock()
 
 
@@ -125,14 +136,18 @@ class MemoryEventLog:
                 memory_namespace(url), (threading.Lock(), {})
             )
 
+    def _kept(self, cid: str, turn_id: str) -> _Kept | None:
+        turns = self._logs.get(cid)
+        return None if turns is None else turns.get(turn_id)
+
     def open(self, cid: str, turn_id: str) -> int:
         import time
 
         with self._lock:
-            for key in [k for k, v in self._logs.items() if k[0] == cid and v.status == DONE]:
-                if key[1] != turn_id:
-                    del self._logs[key]
-            kept = self._logs.setdefault((cid, turn_id), _Kept())
+            turns = self._logs.setdefault(cid, {})
+            for key in [k for k, v in turns.items() if v.status == DONE and k != turn_id]:
+                del turns[key]
+            kept = turns.setdefault(turn_id, _Kept())
             kept.status, kept.touched = RUNNING, time.time()
             return kept.last
 
@@ -140,7 +155,7 @@ class MemoryEventLog:
         self, cid: str, turn_id: str, events: list[tuple[int, Any]], limit: int, now: float
     ) -> None:
         with self._lock:
-            kept = self._logs.setdefault((cid, turn_id), _Kept())
+            kept = self._logs.setdefault(cid, {}).setdefault(turn_id, _Kept())
             kept.events.extend((number, encode(value)) for number, value in events)
             kept.last, kept.touched = events[-1][0], now
             if len(kept.events) > limit:
@@ -149,17 +164,17 @@ class MemoryEventLog:
 
     def touch(self, cid: str, turn_id: str, now: float) -> None:
         with self._lock:
-            if (kept := self._logs.get((cid, turn_id))) is not None:
+            if (kept := self._kept(cid, turn_id)) is not None:
                 kept.touched = now
 
     def finish(self, cid: str, turn_id: str, now: float) -> None:
         with self._lock:
-            if (kept := self._logs.get((cid, turn_id))) is not None:
+            if (kept := self._kept(cid, turn_id)) is not None:
                 kept.status, kept.touched = DONE, now
 
     def read(self, cid: str, turn_id: str, after: int, count: int) -> EventPage | None:
         with self._lock:
-            kept = self._logs.get((cid, turn_id))
+            kept = self._kept(cid, turn_id)
             if kept is None:
                 return None
             start = max(0, after + 1 - kept.first)
@@ -170,12 +185,15 @@ class MemoryEventLog:
 
     def drop(self, cid: str, turn_id: str) -> None:
         with self._lock:
-            self._logs.pop((cid, turn_id), None)
+            turns = self._logs.get(cid)
+            if turns is not None:
+                turns.pop(turn_id, None)
+                if not turns:
+                    del self._logs[cid]
 
     def forget(self, cid: str) -> None:
         with self._lock:
-            for key in [k for k in self._logs if k[0] == cid]:
-                del self._logs[key]
+            self._logs.pop(cid, None)
 
 
 # -- SQLite ---------------------------------------------------------------------------------------

@@ -218,12 +218,22 @@ class TurnEventWriter:
 
 class _Flusher:
     """The process's one flusher thread: every ``flush_every`` it writes each open log's new
-    events (and touches quiet ones). Started on first use; a daemon."""
+    events (and touches quiet ones). Started on first use; a daemon.
 
-    def __init__(self) -> None:
+    It ticks on for ``linger`` seconds after its last writer finished, so a process running
+    turn after turn (a server) opens each turn's log without waking a second thread: the
+    next tick finds the new writer, ``flush_every`` at most after it opened (a short turn
+    has written its events itself by then, at its finish). Only a flusher that went idle is
+    woken by a new writer, and its first flush still comes ``flush_every`` later (the writer
+    has had no time to append much). Waking it for every turn cost each short turn a second
+    thread's turn at the GIL (``make bench``'s ``ui`` section)."""
+
+    def __init__(self, linger: float = 2.0) -> None:
+        self.linger = linger
         self._writers: set[TurnEventWriter] = set()
         self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._idle = False  # the thread waits for a writer, with no tick due
 
     def add(self, writer: TurnEventWriter) -> None:
         with self._lock:
@@ -233,24 +243,32 @@ class _Flusher:
                     target=self._loop, name="swarmgraph-turn-events", daemon=True
                 )
                 self._thread.start()
-            self._lock.notify_all()
+            if self._idle:
+                self._lock.notify_all()
 
     def remove(self, writer: TurnEventWriter) -> None:
         with self._lock:
             self._writers.discard(writer)
 
     def _loop(self) -> None:
+        every, busy = 0.05, time.monotonic()
         while True:
             with self._lock:
-                while not self._writers:
-                    self._lock.wait()
+                if not self._writers and time.monotonic() - busy >= self.linger:
+                    self._idle = True
+                    while not self._writers:
+                        self._lock.wait()
+                    self._idle = False
+                    self._lock.wait(min(w.flush_every for w in self._writers))
                 writers = list(self._writers)
+            if writers:
+                every, busy = min(w.flush_every for w in writers), time.monotonic()
             for writer in writers:
                 # The store is down: the events stay pending, the next flush (or the turn's
                 # finish, which raises what it meets) writes them.
                 with contextlib.suppress(Exception):
                     writer.flush()
-            time.sleep(min(w.flush_every for w in writers))
+            time.sleep(every)
 
 
 _flusher = _Flusher()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import httpx
 import pytest
@@ -106,3 +107,39 @@ def test_a_reader_too_far_behind_is_told_so_not_given_a_gap(url: str) -> None:
             log.last_id - 1,
             log.last_id,
         ]
+
+
+def test_kept_turn_threads_never_make_one_turn_wait_for_another() -> None:
+    """Turns reuse idle threads (swarmgraph/app/ui/turn.py's _Workers), but a turn that holds
+    its thread never keeps the next one waiting, and a turn that fails leaves its thread able
+    to drive the next."""
+    from swarmgraph.app.ui.turn import _Workers
+
+    workers = _Workers(keep=5.0)
+    first_holds, second_ran = threading.Event(), threading.Event()
+    threads: list[threading.Thread] = []  # the objects: an ident may be a dead thread's
+
+    def hold() -> None:
+        threads.append(threading.current_thread())
+        first_holds.wait(10)
+
+    def fail() -> None:
+        threads.append(threading.current_thread())
+        second_ran.set()
+        raise RuntimeError("a turn's own error")
+
+    workers.run(hold)
+    workers.run(fail)
+    assert second_ran.wait(5)  # ran while the first still held its thread
+    first_holds.set()
+    reused = False
+    for _ in range(50):  # a thread counts itself idle just after its turn: soon, not at once
+        ran, seen = threading.Event(), list(threads)
+        workers.run(lambda ran=ran: (threads.append(threading.current_thread()), ran.set()))
+        assert ran.wait(5)
+        # an idle thread drove it (the failed turn's, or another): not a new one
+        if any(thread is threads[-1] for thread in seen):
+            reused = True
+            break
+        time.sleep(0.02)
+    assert reused

@@ -94,12 +94,14 @@ def follow(
 
 
 class Runs:
-    """The runs this process drives, by run id: the running ones, and the last
-    ``keep_finished`` others (whose conversation a rejoin by run id alone needs)."""
+    """The runs this process drives, by run id: the running ones, and at least the last
+    ``keep_finished`` others (whose conversation a rejoin by run id alone needs; the older
+    ones are let go once twice as many are kept, so a run's start looks at them seldom)."""
 
     def __init__(self, keep_finished: int = 32, limit: int = LIMIT) -> None:
         self.keep_finished, self.limit = keep_finished, limit
         self._logs: OrderedDict[str, RunLog] = OrderedDict()
+        self._last: dict[str, RunLog] = {}  # each conversation's latest run (one at a time)
         self._lock = threading.Lock()
 
     def open(self, run_id: str, thread_id: str, url: str) -> RunLog:
@@ -115,9 +117,13 @@ class Runs:
                 raise ValueError(f"run id {run_id!r} was used already; send a new one")
             log = RunLog(run_id, thread_id, url, self.limit)
             self._logs[run_id] = log
-            finished = [key for key, each in self._logs.items() if each.done]
-            for key in finished[: max(0, len(finished) - self.keep_finished)]:
-                del self._logs[key]
+            self._last[thread_id] = log
+            if len(self._logs) > 2 * self.keep_finished:
+                finished = [key for key, each in self._logs.items() if each.done]
+                for key in finished[: max(0, len(finished) - self.keep_finished)]:
+                    gone = self._logs.pop(key)
+                    if self._last.get(gone.thread_id) is gone:
+                        del self._last[gone.thread_id]
             return log
 
     def get(self, run_id: str) -> RunLog | None:
@@ -130,7 +136,5 @@ class Runs:
             return self._running(thread_id)
 
     def _running(self, thread_id: str) -> RunLog | None:
-        for log in self._logs.values():
-            if log.thread_id == thread_id and not log.done:
-                return log
-        return None
+        log = self._last.get(thread_id)  # a conversation's runs go one after another
+        return None if log is None or log.done else log

@@ -60,6 +60,9 @@ class StepWatcher(BaseCallbackHandler):
     ends, and holds what the run observer needs (``stop``: set to stop the run)."""
 
     run_inline = True  # called in the node's own thread, in order
+    # Only the chains' events are heard: LangChain skips the others for this handler.
+    ignore_llm = ignore_chat_model = ignore_retriever = ignore_agent = True
+    ignore_retry = ignore_custom_event = True
 
     def __init__(self, turn: Any, stop: threading.Event | None = None) -> None:
         self.turn = turn
@@ -110,6 +113,8 @@ class StepWatcher(BaseCallbackHandler):
 class TokenWatcher(StepWatcher, _StreamingCallbackHandler):
     """A :class:`StepWatcher` that makes each model stream its reply, told token by token."""
 
+    ignore_llm = False  # the tokens (``on_llm_new_token``)
+
     def on_llm_new_token(  # LangChain's token is str | list of parts
         self, token: Any, *, chunk: Any = None, **kwargs: Any
     ) -> None:
@@ -159,32 +164,45 @@ def _ui_observer(run: Any) -> Any:
     watcher = _CURRENT.get()
     if watcher is None:
         return None
+    global _Observer
+    if _Observer is None:  # made once (a class a run costs each run its making)
+        _Observer = _observer_class()
+    return _Observer(watcher.turn, watcher.stop)
+
+
+_Observer: Any = None
+
+
+def _observer_class() -> type:
+    """The run observer's class, made on first use: graph/core/hooks.py is loaded only once
+    a run is watched."""
     from ...graph.core.hooks import RunObserver
 
-    turn, stop = watcher.turn, watcher.stop
-
     class UiObserver(RunObserver):
+        def __init__(self, turn: Any, stop: threading.Event) -> None:
+            self.turn, self.stop = turn, stop
+
         async def around_model_call(self, proceed: Any, call: Any) -> Any:
-            if stop.is_set():
+            if self.stop.is_set():
                 raise TurnStopped("stopped by the page")
             lines = _recalled(call.prompt)
             if lines is not None:
-                turn.recalled(call.agent.name, lines)
-            turn.reply_started(call.agent.name)
+                self.turn.recalled(call.agent.name, lines)
+            self.turn.reply_started(call.agent.name)
             reply = await proceed()
-            turn.reply_done(call.agent.name, reply)
+            self.turn.reply_done(call.agent.name, reply)
             return reply
 
         async def around_tool_call(self, proceed: Any, call: Any) -> Any:
-            if stop.is_set():
+            if self.stop.is_set():
                 raise TurnStopped("stopped by the page")
             value = await proceed()
             keys = getattr(value, "context_variables", None)
             if isinstance(keys, dict) and keys:
-                turn.keys_set(str(call.name), [str(k) for k in keys])
+                self.turn.keys_set(str(call.name), [str(k) for k in keys])
             return value
 
-    return UiObserver()
+    return UiObserver
 
 
 def _recalled(prompt: Any) -> list[str] | None:
