@@ -170,8 +170,9 @@ class OpenFactExtractor:
     ``model``: a chat model with ``with_structured_output`` (called once per message).
     ``synonyms``: whole-key synonyms for :func:`normalise_key` (default
     :data:`KEY_SYNONYMS`). ``max_known_keys``: at most this many of the user's keys are
-    offered in the prompt (the newest last; a Session offers every current user fact's key,
-    read once per message with new user text). ``prompt``: the system prompt.
+    offered in the prompt, the first in the order given (a Session gives every current user
+    fact's key, sorted, then this turn's staged ones, read once per new user message: a
+    listing of the user's facts). ``prompt``: the system prompt.
 
     In a ``Session(long_term=..., extract=OpenFactExtractor(model))`` the user's current
     keys (and this turn's staged ones) are passed as ``known_keys``; called directly, pass
@@ -222,16 +223,15 @@ class OpenFactExtractor:
         return asks
 
     def offered(self, known_keys: Iterable[str] | None) -> list[str]:
-        """The keys the prompt offers: ``known_keys`` without repeats, the last
-        ``max_known_keys`` of them (a caller lists the newest last).
+        """The keys the prompt offers: ``known_keys`` without repeats, the first
+        ``max_known_keys`` of them.
 
         Example:
             >>> from swarmgraph.graph import ScriptedChatModel
-            >>> OpenFactExtractor(ScriptedChatModel([]), max_known_keys=2).offered("abcb")
-            ['c', 'b']
+            >>> OpenFactExtractor(ScriptedChatModel([]), max_known_keys=2).offered("abac")
+            ['a', 'b']
         """
-        unique = list(dict.fromkeys(reversed(list(known_keys or ()))))  # the newest kept
-        return list(reversed(unique[: self.max_known_keys]))
+        return list(dict.fromkeys(known_keys or ()))[: self.max_known_keys]
 
     def request(self, text: str, known_keys: Iterable[str] | None = None) -> list[BaseMessage]:
         """The messages sent to the model for ``text``: the prompt with the keys offered,
