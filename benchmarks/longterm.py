@@ -15,7 +15,11 @@ Three stages, measured apart:
    ground truth (:meth:`Dataset.gold_writes`: *perfect extraction*, the upper bound that
    isolates the memory model); ``rules`` (naive regexes) and ``model`` (structured output
    from any LangChain chat model; offline, **a scripted stand-in**, not a model) are
-   :mod:`benchmarks.longterm_extract`'s, written against ``dev`` only.
+   :mod:`benchmarks.longterm_extract`'s, written against ``dev`` only. With ``--model`` the
+   ``model`` rows use **open extraction** (:func:`model_extractor`: keys the model chooses,
+   normalised, the user's keys offered), not the stand-in's fixed :data:`BenchFacts`; their
+   figures are a model's only when ``NAME`` is a real model (the loopback stub's canned
+   replies in ``tests/test_longterm_real_model.py`` are not a result).
 2. **What reaches the prompt** (the memory model), reader-independent, the headline:
    *current in prompt* (questions about facts still true whose current value is in the
    answering prompt), *superseded as current* (an updated fact whose prompt shows an old
@@ -121,7 +125,7 @@ from swarmgraph.memory import (
     WindowMemory,
 )
 from swarmgraph.memory.backends.sqlite.engine import dispose_engine
-from swarmgraph.memory.extract import EXTRACT_PROMPT, extract_context
+from swarmgraph.memory.extract import EXTRACT_PROMPT
 from swarmgraph.memory.extractive_summary import ExtractiveSummaryModel
 from swarmgraph.memory.local_embeddings import (
     MiniLMEmbeddings,
@@ -129,6 +133,7 @@ from swarmgraph.memory.local_embeddings import (
     minilm_vector,
 )
 from swarmgraph.memory.long_term_store import close_long_term_store
+from swarmgraph.memory.open_extract import OpenFactExtractor, OpenFacts
 from swarmgraph.memory.store import NO_MESSAGES
 from swarmgraph.memory.urls import sqlite_path
 
@@ -141,7 +146,6 @@ from benchmarks.longterm_extract import (
     Operation,
     Remember,
     model_extract,
-    operations,
     rule_extract,
 )
 from benchmarks.longterm_score import Answer, Score, score, score_kinds
@@ -248,34 +252,55 @@ POLICIES = model_names()
 _SCHEMA_TOKENS = count_tokens_approximately(
     [SystemMessage(json.dumps(BenchFacts.model_json_schema()))]
 )
+_OPEN_SCHEMA_TOKENS = count_tokens_approximately(
+    [SystemMessage(json.dumps(OpenFacts.model_json_schema()))]
+)
 
 
 @dataclass
 class CountedExtractor:
     """An extractor and the tokens its model calls sent (0 for gold and rules: no model).
 
-    ``cache`` (text -> operations; only with a real model) is shared by the rows of one
-    dataset, so a real model is asked once per message however many memory models use it;
-    each call still counts the tokens a deployment would send, but the ms per turn of the
-    later rows then leave the model's latency out. Offline nothing is cached: every row pays
-    its own extraction time.
+    ``cache`` ((text, keys offered) -> operations; only with a real model) is shared by the
+    rows of one dataset, so a real model is asked once per message and set of the user's
+    keys however many memory models use it; each call still counts the tokens a deployment
+    would send, but the ms per turn of the later rows then leave the model's latency out.
+    Offline nothing is cached: every row pays its own extraction time.
+
+    An open extractor (:class:`~swarmgraph.memory.OpenFactExtractor`, what ``--model``
+    uses) reads the user's keys: this one then does too (``reads_known_keys``), passes them
+    on, and counts the open request's tokens.
     """
 
     name: str
-    extract: Callable[[str], list[Operation]]
+    extract: Callable[..., list[Operation]]
     calls_model: bool
     tokens: int = 0
-    cache: dict[str, list[Operation]] | None = None
+    cache: dict[tuple[str, tuple[str, ...]], list[Operation]] | None = None
 
-    def __call__(self, text: str) -> list[Operation]:
-        if self.calls_model:  # extract_context's request: its prompt, the message, the schema
+    @property
+    def reads_known_keys(self) -> bool:
+        """Whether ``Session`` (and :func:`written`) pass the user's keys to it."""
+        return bool(getattr(self.extract, "reads_known_keys", False))
+
+    def __call__(self, text: str, known_keys: Sequence[str] | None = None) -> list[Operation]:
+        opened = self.extract if isinstance(self.extract, OpenFactExtractor) else None
+        keys = tuple(known_keys or ()) if opened is not None else ()
+        if self.calls_model and opened is not None:  # the open request: prompt, keys, message
+            self.tokens += count_tokens_approximately(opened.request(text, keys))
+            self.tokens += _OPEN_SCHEMA_TOKENS
+        elif self.calls_model:  # extract_context's request: its prompt, the message, the schema
             request = [SystemMessage(EXTRACT_PROMPT), HumanMessage(f"User: {text}")]
             self.tokens += count_tokens_approximately(request) + _SCHEMA_TOKENS
+
+        def run() -> list[Operation]:
+            return opened(text, known_keys=keys) if opened is not None else self.extract(text)
+
         if self.cache is None:
-            return self.extract(text)
-        if text not in self.cache:
-            self.cache[text] = self.extract(text)
-        return list(self.cache[text])
+            return run()
+        if (text, keys) not in self.cache:
+            self.cache[(text, keys)] = run()
+        return list(self.cache[(text, keys)])
 
 
 def gold_extractor(data: Dataset) -> Callable[[str], list[Operation]]:
@@ -350,13 +375,16 @@ def extraction_tokens(data: Dataset) -> int:
     )
 
 
-def model_extractor(model: Any) -> Callable[[str], list[Operation]]:
-    """An extractor that asks a real chat model for :data:`BenchFacts` (structured output)."""
+def model_extractor(model: Any) -> OpenFactExtractor:
+    """The extractor of a real chat model (``--model``): **open extraction**
+    (:class:`~swarmgraph.memory.OpenFactExtractor`), keys the model chooses, normalised,
+    the user's keys offered, not :data:`BenchFacts`' 20 fixed kinds, so it can store a kind
+    of fact the generator never had. The offline stand-in keeps :data:`BenchFacts`.
 
-    def extract(text: str) -> list[Operation]:
-        return operations(extract_context(text, BenchFacts, model=model), text)
-
-    return extract
+    Stage 1 (:func:`written`) counts a fact right only under the generator's key: a model
+    that names a kind otherwise ("city" for ``home_city``) loses it there though it stored
+    it; the prompt stage scores values, whatever their key."""
+    return OpenFactExtractor(model)
 
 
 def extractors(
@@ -388,7 +416,7 @@ def _same(a: str | None, b: str | None) -> bool:
     )
 
 
-def written(data: Dataset, extract: Callable[[str], list[Operation]]) -> dict[str, float]:
+def written(data: Dataset, extract: Callable[..., list[Operation]]) -> dict[str, float]:
     """What ``extract`` writes over the whole dialogue, each user's facts as a dict (a later
     value replaces an earlier one, a forget removes it), against the gold facts.
 
@@ -402,8 +430,15 @@ def written(data: Dataset, extract: Callable[[str], list[Operation]]) -> dict[st
         1.0
     """
     stored: dict[tuple[str, str], str] = {}
+    reads_keys = bool(getattr(extract, "reads_known_keys", False))
     for conversation, turn in data.turns():
-        for op in extract(turn.text):
+        if reads_keys:  # the user's keys so far, as a Session offers them (sorted)
+            user = conversation.user_id
+            keys = sorted(key for who, key in stored if who == user)
+            found = extract(turn.text, known_keys=keys)  # type: ignore[call-arg]
+        else:
+            found = extract(turn.text)
+        for op in found:
             slot = (conversation.user_id, op.key)
             if isinstance(op, Forget):
                 stored.pop(slot, None)
@@ -1161,8 +1196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ``--model NAME``: a real chat model (``ChatOpenAI(model=NAME)``: ``OPENAI_API_KEY``, or
     ``OPENAI_BASE_URL`` to a local OpenAI-compatible server) extracts for the ``model`` rows
-    and answers every question; without it the offline stand-ins do. Prints the tables and
-    writes ``--json`` if given."""
+    (open extraction: :func:`model_extractor`) and answers every question; without it the
+    offline stand-ins do. Prints the tables and writes ``--json`` if given."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.longterm")
     parser.add_argument("--model", help="a real chat model for extraction and answers")
     parser.add_argument("--quick", action="store_true", help="small sizes (2 users)")
@@ -1187,6 +1222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         models=args.models,
         profiles=args.profile or tuple(PROFILES),
     )
+    if model is not None:
+        print(
+            f"extraction: open (OpenFactExtractor) by {args.model!r}; these figures are a "
+            "model's only if that is a real model, not a stub behind OPENAI_BASE_URL"
+        )
     for profile, result in out["profiles"].items():
         for split in result["splits"]:
             print(f"\n{split} split, {profile} sessions, seeds {out['seeds']} (extraction: "

@@ -5,7 +5,9 @@ Both turn one user message into :data:`Operation` s (:class:`Remember` a key's v
 :class:`~swarmgraph.memory.LongTermMemory` with provenance. Both go through
 :func:`swarmgraph.memory.extract.extract_context` with one schema, :class:`BenchFacts`
 (a field per kind of fact, plus ``forget``), so a real model slots in where the stand-in is:
-``extract_context(text, BenchFacts, model=ChatOpenAI(...))``.
+``extract_context(text, BenchFacts, model=ChatOpenAI(...))``. ``--model`` does not: a real
+model extracts openly there (:class:`~swarmgraph.memory.OpenFactExtractor`, keys of its own
+choosing), so it can store a kind of fact :class:`BenchFacts` has no field for.
 
 * :func:`rule_extract`: ``extract_context(text, BenchFacts, rules=RULES)``. One naive
   regex per fact, written for the canonical phrasing ("My dog is called Rex"); it misses

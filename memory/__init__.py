@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "LongTermMemory": ".long_term",
     "Fact": ".long_term",
     "FactExtractor": ".fact_extract",
+    "OpenFactExtractor": ".open_extract",
     "long_term_hooks": ".long_term_hooks",
     # errors a caller catches
     "StorageUnavailable": ".errors",
@@ -78,6 +79,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs (tests/test_memory_names.py keep
     from .long_term import Fact as Fact
     from .long_term import LongTermMemory as LongTermMemory
     from .long_term_hooks import long_term_hooks as long_term_hooks
+    from .open_extract import OpenFactExtractor as OpenFactExtractor
     from .policies import BufferMemory as BufferMemory
     from .policies import MemoryPolicy as MemoryPolicy
     from .policies import SummaryMemory as SummaryMemory

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -126,14 +126,21 @@ class FactExtractor:
         return changes_from(found, text)
 
 
-def extracted(extract: Extractor, text: str) -> list[FactChange]:
+def extracted(
+    extract: Extractor, text: str, known_keys: Callable[[], Sequence[str]] | None = None
+) -> list[FactChange]:
     """What ``extract`` finds in ``text``, as changes (a dict result converted).
+    ``known_keys``: the user's current keys, read (only) for an extractor that says it uses
+    them (``reads_known_keys = True``, as :class:`~.open_extract.OpenFactExtractor` does).
 
     Example:
         >>> extracted(lambda text: {"mood": "happy"} if "happy" in text else {}, "I'm happy")
         [Remember(key='mood', value='happy', text="I'm happy")]
     """
-    found = extract(text)
+    if known_keys is not None and getattr(extract, "reads_known_keys", False):
+        found = extract(text, known_keys=known_keys())  # type: ignore[call-arg]
+    else:
+        found = extract(text)
     if isinstance(found, Mapping):
         return changes_from(found, text)
     changes = list(found)

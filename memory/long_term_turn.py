@@ -244,8 +244,20 @@ class LongTermTurn:
         for text in user_texts(list(new)):
             # A fact the store would refuse is refused here, with a warning naming it: queued,
             # it would make the outbox, and so every later turn, fail.
-            for change in storable_changes(extracted(extractor, text)):
+            changes = extracted(extractor, text, known_keys=self.known_keys)
+            for change in storable_changes(changes):
                 self.stage(change, agent)
+
+    def known_keys(self) -> list[str]:
+        """The keys of the user's current facts, then this turn's staged ones (the newest
+        last): what an open extractor offers its model to reuse."""
+        stored = [f.key for f in self.memory.facts() if f.scope == "user"]
+        staged = [
+            slot[2]
+            for slot, (change, _) in self.staged.items()
+            if slot[0] == "user" and isinstance(change, Remember)
+        ]
+        return [*stored, *staged]
 
     def outbox(self) -> Record | None:
         """This turn's staged writes as the record its save carries (``None``: nothing)."""
