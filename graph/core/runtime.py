@@ -497,8 +497,6 @@ class GraphRuntime:
         update["handoff_trail"] = trail
         update["active_agent"] = self.key_for(target, control)
         control.ledger.handed_off(agent.name, target.name, route=route)
-        if control.observers is not None:  # (graph/core/hooks.py: on_switch)
-            control.observers.switched(agent, target, route)
 
     async def hand_off(
         self,
