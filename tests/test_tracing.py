@@ -587,7 +587,7 @@ def test_tracing_is_the_runs_own_middleware_around_a_budgets(spans):
     installed = run.control.middleware.of(triage)
     assert [type(m).__name__ for m in installed] == ["BudgetMiddleware", "TracingMiddleware"]
     assert isinstance(installed[-1], AgentMiddleware)
-    assert tracing.traced_run(run.control) is run.traced is not None
+    assert tracing.traced_run() is run.traced is not None
     run.traced.ended(None)
 
 

@@ -493,7 +493,7 @@ class BranchNode:
             try:
                 if refused is None:
                     app, inner = self.fan_out.branch_app(), _branch_config(config, path)
-                    traced = _traced(control)
+                    traced = _traced()
                     if traced is None:
                         await io.stream(app, states[0], inner, states.append)
                     else:  # a traced run (graph/features/tracing.py): the branch's span
@@ -1039,7 +1039,7 @@ def _waiting_under(control: RunControl, path: str) -> bool:
     return approvals is not None and approvals.waiting_under(path)
 
 
-def _traced(control: RunControl) -> TracedRun | None:
+def _traced() -> TracedRun | None:
     """The run's spans when it is traced (graph/features/tracing.py is loaded only then)."""
     tracing = loaded("tracing")
-    return None if tracing is None else tracing.traced_run(control)
+    return None if tracing is None else tracing.traced_run()

@@ -212,7 +212,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
     missing = [p for p in held.pending if p.id not in decisions]
     if missing and control.swarm_run:
         # Several branches of a fan-out may each stop for one: keep every call.
-        approvals.wait([*(approvals.awaiting() or []), *held.pending], _traced(control))
+        approvals.wait([*(approvals.awaiting() or []), *held.pending], _traced())
         return
     if missing and ledger is not None:
         unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]
@@ -346,7 +346,7 @@ def checked_approvals(
     return decisions
 
 
-def _traced(control: RunControl) -> TracedRun | None:
+def _traced() -> TracedRun | None:
     """The run's spans when it is traced (graph/features/tracing.py is loaded only then)."""
     tracing = loaded("tracing")
-    return None if tracing is None else tracing.traced_run(control)
+    return None if tracing is None else tracing.traced_run()

@@ -163,7 +163,7 @@ class GraphNode:
         agent = self._member(state, control)
         if _over_budget(agent, control, state):
             return {}
-        traced = _traced(control)
+        traced = _traced()
         if traced is None:
             output = agent.graph.invoke(self._input(agent, state), config)
         else:  # a traced run (graph/features/tracing.py): the member's turn span
@@ -176,7 +176,7 @@ class GraphNode:
         agent = self._member(state, control)
         if _over_budget(agent, control, state):
             return {}
-        traced = _traced(control)
+        traced = _traced()
         if traced is None:
             output = await agent.graph.ainvoke(self._input(agent, state), config)
         else:  # a traced run (graph/features/tracing.py): the member's turn span
@@ -315,7 +315,7 @@ LANGGRAPH_MEMBERS = LangGraphMembers()
 register_member_kind(LANGGRAPH_MEMBERS)
 
 
-def _traced(control: RunControl) -> TracedRun | None:
+def _traced() -> TracedRun | None:
     """The run's spans when it is traced (graph/features/tracing.py is loaded only then)."""
     tracing = loaded("tracing")
-    return None if tracing is None else tracing.traced_run(control)
+    return None if tracing is None else tracing.traced_run()

@@ -73,7 +73,6 @@ from langgraph.errors import GraphInterrupt
 
 from ..core.marks import loaded
 from ..core.middleware import RunMiddleware
-from ..core.run_state import RunState
 from ..core.state import current_branch
 
 __all__ = [
@@ -198,11 +197,11 @@ def trace_run(
     return run
 
 
-def traced_run(control: RunControl) -> TracedRun | None:
-    """The traced run ``control`` belongs to (what a feature's moment outside a step's
-    middleware hooks tells: a parallel branch, a LangGraph member's turn, calls waiting for a
-    decision), or ``None``: the run is not traced."""
-    return control.state_of(TracedRun)
+def traced_run() -> TracedRun | None:
+    """The traced run whose steps run in this context (what a feature's moment outside a
+    step's middleware hooks tells: a parallel branch, a LangGraph member's turn, calls waiting
+    for a decision), or ``None``: the run is not traced."""
+    return _RUN.get()
 
 
 #: ``opentelemetry.trace`` and ``opentelemetry.context``, bound by the first traced run (a run
@@ -268,12 +267,17 @@ def _tracer_of(provider: TracerProvider) -> Tracer:
 
 
 class TracingMiddleware(AgentMiddleware):
-    """One agent's spans in a traced run, as LangChain 1.x middleware: ``wrap_model_call`` is
-    its ``chat`` span, ``wrap_tool_call`` its ``execute_tool`` span (each the current span
-    around the call, so a LangChain instrumentation's own spans nest under it), and the swarm's
+    """One agent's spans, as LangChain 1.x middleware: ``wrap_model_call`` is its ``chat``
+    span, ``wrap_tool_call`` its ``execute_tool`` span (each the current span around the call,
+    so a LangChain instrumentation's own spans nest under it), and the swarm's
     ``before_handoff`` extension (graph/core/middleware.py) ends its ``invoke_agent`` span with
     the handoff's event. The run's own middleware (``RunControl.middleware``), installed by
     :func:`trace_run`; its handoff hook is asked last, so only about a switch that happens.
+
+    One object per agent, shared by every traced run (so the step's middleware stack, built
+    once per list of middleware, is built once, not per run); each call finds its run's
+    :class:`TracedRun` in a context variable the run sets as it starts (copied into the
+    threads and tasks LangGraph runs its steps in).
 
     No ``before_agent``/``after_agent``: a turn's span opens at the agent's first call and
     closes at its handoff or the run's end (:meth:`TracedRun.ended`, which the API calls also
@@ -281,49 +285,60 @@ class TracingMiddleware(AgentMiddleware):
     needs a state key the graph was compiled with (``ENTERED_KEY``), while tracing is switched
     on at run time."""
 
-    def __init__(self, run: TracedRun, agent: Agent) -> None:
+    def __init__(self, agent: Agent) -> None:
         super().__init__()
-        self.run = run
         self.agent = agent
 
     # -- the model call -----------------------------------------------------------------
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
-        with _Current(self.run.chat_span(self.agent, request)) as span:
+        run = _RUN.get()
+        if run is None:  # (a step of no traced run: not one this middleware was installed in)
+            return handler(request)
+        with _Current(run.chat_span(self.agent, request)) as span:
             response = handler(request)
-            self.run.chat_done(span, response)
+            run.chat_done(span, response)
             return response
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        with _Current(self.run.chat_span(self.agent, request)) as span:
+        run = _RUN.get()
+        if run is None:
+            return await handler(request)
+        with _Current(run.chat_span(self.agent, request)) as span:
             response = await handler(request)
-            self.run.chat_done(span, response)
+            run.chat_done(span, response)
             return response
 
     # -- a tool call --------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
-        span, memory = self.run.tool_span(self.agent, request.tool_call)
+        run = _RUN.get()
+        if run is None:
+            return handler(request)
+        span, memory = run.tool_span(self.agent, request.tool_call)
         with _Current(span):
             if memory is None:
                 answer = handler(request)
             else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
                 with _Current(memory):
                     answer = handler(request)
-            self.run.tool_done(span, answer)
+            run.tool_done(span, answer)
             return answer
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
-        span, memory = self.run.tool_span(self.agent, request.tool_call)
+        run = _RUN.get()
+        if run is None:
+            return await handler(request)
+        span, memory = run.tool_span(self.agent, request.tool_call)
         with _Current(span):
             if memory is None:
                 answer = await handler(request)
             else:
                 with _Current(memory):
                     answer = await handler(request)
-            self.run.tool_done(span, answer)
+            run.tool_done(span, answer)
             return answer
 
     # -- the swarm's handoff moment -----------------------------------------------------
@@ -331,13 +346,36 @@ class TracingMiddleware(AgentMiddleware):
         """The active agent switches (asked last: every other hook let it through): the
         source's turn ends with a ``swarmgraph.handoff`` (or ``swarmgraph.route``) event. A
         branch starting or a fan-out is no switch of the run's agent."""
-        if handoff.way not in ("branch", "fan_out"):
-            self.run.switched(handoff.target, handoff.route)
+        run = _RUN.get()
+        if run is not None and handoff.way not in ("branch", "fan_out"):
+            run.switched(handoff.target, handoff.route)
 
 
-class TracedRun(RunState):
-    """One run's spans, kept as the tracing feature's state of the run
-    (``RunControl.state_of(TracedRun)``: :func:`traced_run`). Agent turns span several graph
+#: The traced run whose steps run in this context (set as it starts, reset as it ends).
+_RUN: ContextVar[TracedRun | None] = ContextVar("swarmgraph_traced_run", default=None)
+#: Each agent's :class:`TracingMiddleware`, by ``id`` (the agent kept beside it, so the id
+#: cannot be reused while cached).
+_AGENTS: dict[int, tuple[Agent, tuple[TracingMiddleware]]] = {}
+
+
+def _tracing_of(agent: Agent) -> tuple[TracingMiddleware]:
+    """``agent``'s tracing middleware (one object per agent, shared by every traced run)."""
+    made = _AGENTS.get(id(agent))
+    if made is None or made[0] is not agent:
+        if len(_AGENTS) > 512:  # agents created per request must not grow these forever
+            _AGENTS.clear()
+            _SHARED._stacks.clear()
+        made = _AGENTS[id(agent)] = (agent, (TracingMiddleware(agent),))
+    return made[1]
+
+
+#: The run middleware of every traced run without a budget: one object, so its stacks are
+#: built once per agent, not per run.
+_SHARED = RunMiddleware(_tracing_of)
+
+
+class TracedRun:
+    """One run's spans (:func:`traced_run` finds the one whose steps run here). Agent turns span several graph
     steps, so their spans are started and ended explicitly (per parallel branch: branches run
     at once, in threads or tasks)."""
 
@@ -365,12 +403,14 @@ class TracedRun(RunState):
         self._stop: Any = None  # the budget stop stamped already
         self._tokens = [0, 0]  # input, output: the chat spans' (an invoked graph has no ledger)
         self._ended = False
-        self._made: dict[int, tuple[Agent, TracingMiddleware]] = {}  # by agent object
         self._recall: Any = None  # the run's recall, traced (a Session's long-term memory)
         under = control.middleware  # a budget's, installed before: the run's own, outermost
-        self._under = under.of if under is not None else None
-        self.middleware = RunMiddleware(self._middleware_of)
+        #: The run's own middleware: the shared tracing one, or around a budget's, this run's.
+        self.middleware = _SHARED if under is None else _around(under)
+        #: A budget's stop is watched as it happens (``RunControl.exceeded`` set).
+        self._budgeted = under is not None
         self.root = self._start(agent, workflow)
+        self._token = _RUN.set(self)
 
     # -- the run ----------------------------------------------------------------------
     def _start(self, agent: Agent, workflow: str | None) -> Span:
@@ -404,27 +444,17 @@ class TracedRun(RunState):
         makes a control per step: each is handed here, graph/core/run_control.py's
         ``SETUP_KEY``)."""
         control.middleware = self.middleware
-        control.features[TracedRun] = self
         hooks = control.hooks
         if self._recall is not None and hooks.prompt_context in (None, self.control.hooks.prompt_context):
             control.hooks = replace(hooks, prompt_context=self._recall)
         ledger = control.ledger
         if not isinstance(ledger.trajectory, _Trajectory):
             ledger.trajectory = _Trajectory(ledger.trajectory, self)
-        if not isinstance(control, _Watched):
+        if self._budgeted and not isinstance(control, _Watched):
             # The same object as a subclass that adds no state, only the watching
             # __setattr__: whoever holds the control keeps holding it.
             control.__class__ = _watched(type(control))
         control.__dict__["_traced_by"] = self
-
-    def _middleware_of(self, agent: Agent) -> tuple[AgentMiddleware, ...]:
-        """``agent``'s middleware of this run: a budget's (if any) around its tracing."""
-        made = self._made.get(id(agent))
-        if made is None or made[0] is not agent:  # one per agent object of the run
-            made = self._made[id(agent)] = (agent, TracingMiddleware(self, agent))
-        if self._under is None:
-            return (made[1],)
-        return (*self._under(agent), made[1])
 
     def ended(
         self,
@@ -438,6 +468,10 @@ class TracedRun(RunState):
         if self._ended:
             return
         self._ended = True
+        try:
+            _RUN.reset(self._token)
+        except ValueError:  # ended from another context (a stream closed elsewhere)
+            _RUN.set(None)
         root = self.root
         with self._lock:
             open_spans = [span for _, span in self._agents.values()]
@@ -781,6 +815,11 @@ def _watched(base: type) -> type:
     if made is None:
         made = _watched_classes[base] = type(f"Watched{base.__name__}", (_Watched, base), {})
     return made
+
+
+def _around(under: RunMiddleware) -> RunMiddleware:
+    """This run's middleware: ``under``'s (a budget's) around each agent's tracing."""
+    return RunMiddleware(lambda agent: (*under.of(agent), *_tracing_of(agent)))
 
 
 def _reply_in(response: Any) -> Any:
