@@ -79,6 +79,8 @@ _FOLDED = frozenset({*_HOOK_FIELDS, "hooks"})
 #: A run is observed (graph/core/hooks.py) only once that module is loaded (an observer was
 #: registered: the web UI's step stream).
 _HOOKS = f"{__package__}.core.hooks"
+#: Tracing (graph/features/tracing.py): a run is traced when a tracer provider is set.
+_TRACING = f"{__package__}.features.tracing"
 
 
 def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
@@ -228,12 +230,17 @@ class PreparedRun(AbstractContextManager):
         # here, and langsmith imports OpenTelemetry's API (when installed) even in a plain program.
         otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
         traced = None
-        if otel is not None and not isinstance(
-            otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
-        ) or loaded("tracing") is not None:  # (or one given to use_tracer_provider)
-            from .features.tracing import trace_run  # sugar: the tracing middleware
-
-            traced = trace_run(control, agent, request.hooks.conversation_id)
+        tracing = sys.modules.get(_TRACING)  # loaded: a provider may be given to swarmgraph
+        if tracing is not None or (
+            otel is not None
+            and not isinstance(
+                otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
+            )
+        ):
+            if tracing is None:
+                from .features import tracing
+            # sugar: the tracing middleware, installed as the run's own when a provider is set
+            traced = tracing.trace_run(control, agent, request.hooks.conversation_id)
         if _HOOKS in sys.modules:
             from .core.hooks import RunInfo, observers_for
 

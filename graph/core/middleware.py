@@ -594,7 +594,7 @@ class StepHooks:
     ) -> AIMessage:
         """The model call through every ``wrap_model_call``, the first outermost; ``call``
         asks the model for a request (the step's own call when nothing changed it)."""
-        from langchain.agents.middleware import ModelResponse
+        ModelResponse = _langchain("ModelResponse")  # noqa: N806 (the class, as imported)
 
         async def inner(req: ModelRequest) -> ModelResponse:
             return ModelResponse(result=[await call(req)])
@@ -615,7 +615,7 @@ class StepHooks:
     def tool_request(self, call: Mapping[str, Any]) -> ToolCallRequest:
         """LangGraph's ``ToolCallRequest`` for one call of the reply (``tool`` is None: a
         swarm's tools are plain functions; their schema is in the model request's tools)."""
-        from langgraph.prebuilt.tool_node import ToolCallRequest
+        ToolCallRequest = _langchain("ToolCallRequest")  # noqa: N806
 
         tool_call = {"name": call["name"], "args": call["args"], "id": call["id"]}
         return ToolCallRequest(
@@ -630,7 +630,7 @@ class StepHooks:
     ) -> ModelRequest:
         """LangChain's ``ModelRequest`` for the step's prompt (its first message the system
         prompt, the instructions) and the agent's tools as OpenAI schemas."""
-        from langchain.agents.middleware import ModelRequest
+        ModelRequest = _langchain("ModelRequest")  # noqa: N806
 
         system = prompt[0] if prompt and isinstance(prompt[0], SystemMessage) else None
         return ModelRequest(
@@ -659,6 +659,22 @@ class StepHooks:
             if message.id == reply.id and isinstance(message, AIMessage):
                 return message
         return reply
+
+
+#: LangChain's request and response classes, imported on first use (a run without middleware
+#: never loads them) and kept: an import in the function costs each call.
+_CLASSES: dict[str, Any] = {}
+
+
+def _langchain(name: str) -> Any:
+    """LangChain's ``ModelRequest``/``ModelResponse`` or LangGraph's ``ToolCallRequest``."""
+    found = _CLASSES.get(name)
+    if found is None:
+        from langchain.agents import middleware
+        from langgraph.prebuilt import tool_node
+
+        found = _CLASSES[name] = getattr(middleware, name, None) or getattr(tool_node, name)
+    return found
 
 
 def _hook_function(middleware: AgentMiddleware, hook: str, awaited: bool) -> Callable[..., Any]:

@@ -73,7 +73,7 @@ from langgraph.errors import GraphInterrupt
 
 from ..core.marks import loaded
 from ..core.middleware import RunMiddleware
-from ..core.state import current_branch
+from ..core.state import BRANCH_LABEL, current_branch
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -289,6 +289,9 @@ class TracingMiddleware(AgentMiddleware):
         super().__init__()
         self.agent = agent
 
+    # Each hook makes its span the current one around the call (as ``start_as_current_span``
+    # would, without its two generator context managers: one span per call is on the traced
+    # run's hot path), records a failure on it, and ends it.
     # -- the model call -----------------------------------------------------------------
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
@@ -296,10 +299,18 @@ class TracingMiddleware(AgentMiddleware):
         run = _RUN.get()
         if run is None:  # (a step of no traced run: not one this middleware was installed in)
             return handler(request)
-        with _Current(run.chat_span(self.agent, request)) as span:
+        span = run.chat_span(self.agent, request)
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
             response = handler(request)
             run.chat_done(span, response)
             return response
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -307,10 +318,18 @@ class TracingMiddleware(AgentMiddleware):
         run = _RUN.get()
         if run is None:
             return await handler(request)
-        with _Current(run.chat_span(self.agent, request)) as span:
+        span = run.chat_span(self.agent, request)
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
             response = await handler(request)
             run.chat_done(span, response)
             return response
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
 
     # -- a tool call --------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
@@ -318,7 +337,8 @@ class TracingMiddleware(AgentMiddleware):
         if run is None:
             return handler(request)
         span, memory = run.tool_span(self.agent, request.tool_call)
-        with _Current(span):
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
             if memory is None:
                 answer = handler(request)
             else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
@@ -326,13 +346,20 @@ class TracingMiddleware(AgentMiddleware):
                     answer = handler(request)
             run.tool_done(span, answer)
             return answer
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
         run = _RUN.get()
         if run is None:
             return await handler(request)
         span, memory = run.tool_span(self.agent, request.tool_call)
-        with _Current(span):
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
             if memory is None:
                 answer = await handler(request)
             else:
@@ -340,6 +367,12 @@ class TracingMiddleware(AgentMiddleware):
                     answer = await handler(request)
             run.tool_done(span, answer)
             return answer
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
 
     # -- the swarm's handoff moment -----------------------------------------------------
     def before_handoff(self, handoff: Handoff) -> None:
@@ -351,6 +384,7 @@ class TracingMiddleware(AgentMiddleware):
             run.switched(handoff.target, handoff.route)
 
 
+_NO_META: dict[str, Any] = {}
 #: The traced run whose steps run in this context (set as it starts, reset as it ends).
 _RUN: ContextVar[TracedRun | None] = ContextVar("swarmgraph_traced_run", default=None)
 #: Each agent's :class:`TracingMiddleware`, by ``id`` (the agent kept beside it, so the id
@@ -395,7 +429,9 @@ class TracedRun:
         self.control = control  # the run's (an invoked graph's: its stand-in)
         self.invoked = invoked
         self.conversation = conversation
-        self._agents: dict[str | None, tuple[Agent, Span]] = {}  # open agent span, by branch
+        #: The open agent span by branch, with the context that makes it a parent (made once:
+        #: each of its calls' spans starts under it).
+        self._agents: dict[str | None, tuple[Agent, Span, Any]] = {}
         self._branches: dict[str, Span] = {}
         self._lock = threading.Lock()
         self._roster = {a.name: a for a in (control.agents or {}).values()}  # events name them
@@ -410,6 +446,7 @@ class TracedRun:
         #: A budget's stop is watched as it happens (``RunControl.exceeded`` set).
         self._budgeted = under is not None
         self.root = self._start(agent, workflow)
+        self._root_context = _trace.set_span_in_context(self.root)
         self._token = _RUN.set(self)
 
     # -- the run ----------------------------------------------------------------------
@@ -448,8 +485,8 @@ class TracedRun:
         if self._recall is not None and hooks.prompt_context in (None, self.control.hooks.prompt_context):
             control.hooks = replace(hooks, prompt_context=self._recall)
         ledger = control.ledger
-        if not isinstance(ledger.trajectory, _Trajectory):
-            ledger.trajectory = _Trajectory(ledger.trajectory, self)
+        if "checked" not in vars(ledger):  # each guardrail's and precondition's check, heard
+            ledger.checked = _Checks(ledger.checked, self)  # type: ignore[method-assign]
         if self._budgeted and not isinstance(control, _Watched):
             # The same object as a subclass that adds no state, only the watching
             # __setattr__: whoever holds the control keeps holding it.
@@ -474,7 +511,7 @@ class TracedRun:
             _RUN.set(None)
         root = self.root
         with self._lock:
-            open_spans = [span for _, span in self._agents.values()]
+            open_spans = [open_[1] for open_ in self._agents.values()]
             self._agents.clear()
         control = control or self.control
         usage = control.ledger.totals
@@ -501,10 +538,18 @@ class TracedRun:
     def _agent_span(self, agent: Agent, branch: str | None) -> Span:
         """The open ``invoke_agent`` span of ``agent`` in ``branch``: started when another
         agent's was open there, or none."""
+        return self._open(agent, branch)[1]
+
+    def _open(self, agent: Agent, branch: str | None) -> tuple[Agent, Span, Any]:
+        """``agent``'s open turn in ``branch`` (its span, and the context that makes it a
+        parent), started when another agent's was open there, or none."""
+        open_ = self._agents.get(branch)  # (a dict read is atomic: the lock is for a change)
+        if open_ is not None and open_[0] is agent:
+            return open_
         with self._lock:
             open_ = self._agents.get(branch)
             if open_ is not None and open_[0] is agent:
-                return open_[1]
+                return open_
             if open_ is not None:
                 open_[1].end()
             parent = self._branches.get(branch) if branch is not None else None
@@ -518,11 +563,13 @@ class TracedRun:
                 attributes["swarmgraph.branch"] = branch
             span = self.tracer.start_span(
                 f"invoke_agent {agent.name}",
-                context=_trace.set_span_in_context(parent or self.root),
+                context=self._root_context
+                if parent is None
+                else _trace.set_span_in_context(parent),
                 attributes=attributes,
             )
-            self._agents[branch] = (agent, span)
-            return span
+            open_ = self._agents[branch] = (agent, span, _trace.set_span_in_context(span))
+            return open_
 
     def switched(self, target: Agent, route: str | None) -> None:
         """The active agent of the current branch switched to ``target`` (``route``: the
@@ -566,21 +613,17 @@ class TracedRun:
         with self._lock:
             return self._branches.get(branch or "") or self.root
 
-    def on_step(self, step: Mapping[str, Any]) -> None:
-        """A step went on the run's trajectory (``Response.trajectory``'s entries)."""
-        kind = step["kind"]
-        # Every check that refused: also one whose agent's on_trip took over (the run went
-        # on), and preconditions (requires=). Handoffs and routes: before_handoff.
-        if kind not in ("guardrail", "precondition") or step.get("passed", True):
-            return
+    def tripped(self, agent: str, kind: str, name: str, reason: str, when: str | None) -> None:
+        """A check refused (``kind``: ``"guardrail"`` or ``"precondition"``; also one whose
+        agent's on_trip took over, so the run went on), stamped on the turn it ran in."""
         tripped: dict[str, Any] = {
-            "swarmgraph.guardrail.name": step["name"],
-            "swarmgraph.guardrail.kind": step.get("when") or kind,
-            "gen_ai.agent.name": step["agent"],
+            "swarmgraph.guardrail.name": name,
+            "swarmgraph.guardrail.kind": when or kind,
+            "gen_ai.agent.name": agent,
         }
-        if self.capture and step.get("reason") is not None:
-            tripped["swarmgraph.guardrail.reason"] = str(step["reason"])
-        self._turn_of(step["agent"]).add_event(f"swarmgraph.{kind}.tripped", tripped)
+        if self.capture:
+            tripped["swarmgraph.guardrail.reason"] = str(reason)
+        self._turn_of(agent).add_event(f"swarmgraph.{kind}.tripped", tripped)
 
     def on_budget_stop(self, stop: BudgetExceeded) -> None:
         """A budget limit stopped the run, as it did (``RunControl.exceeded`` set)."""
@@ -622,7 +665,7 @@ class TracedRun:
     # -- calls (TracingMiddleware's) ----------------------------------------------------
     def chat_span(self, agent: Agent, request: ModelRequest) -> Span:
         """The ``chat`` span of ``agent``'s model call ``request``, started."""
-        parent = self._agent_span(agent, current_branch())
+        parent = self._open(agent, BRANCH_LABEL.get())[2]
         provider, named = _chat_model_params(request.model)
         # The chat model's own name (a fixed chat_model= answers for every agent.model);
         # what the agent asked for where the model stands in for any (ScriptedChatModel's).
@@ -641,29 +684,32 @@ class TracedRun:
             attributes["gen_ai.input.messages"] = _messages_json(prompt)
         return self.tracer.start_span(
             f"chat {model}",
-            context=_trace.set_span_in_context(parent),
+            context=parent,
             kind=_trace.SpanKind.CLIENT,
             attributes=attributes,
         )
 
     def chat_done(self, span: Span, response: Any) -> None:
         """The reply's finish reason, usage and model on its ``chat`` span."""
-        reply = _reply_in(response)
-        meta = getattr(reply, "response_metadata", None) or {}
+        result = getattr(response, "result", None)  # a ModelResponse (else the message)
+        reply = result[-1] if result else response
+        meta = getattr(reply, "response_metadata", None) or _NO_META
         finish = meta.get("finish_reason") or (
             "tool_calls" if getattr(reply, "tool_calls", None) else "stop"
         )
-        answered: dict[str, Any] = {"gen_ai.response.finish_reasons": [str(finish)]}
+        answered: dict[str, Any] = {"gen_ai.response.finish_reasons": (str(finish),)}
         usage = getattr(reply, "usage_metadata", None)
         if usage:
             tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
             answered["gen_ai.usage.input_tokens"] = tokens[0]
             answered["gen_ai.usage.output_tokens"] = tokens[1]
-            with self._lock:
-                self._tokens[0] += tokens[0]
-                self._tokens[1] += tokens[1]
-        if meta.get("model_name"):
-            answered["gen_ai.response.model"] = str(meta["model_name"])
+            if self.invoked:  # an invoked graph's totals are its chat spans' (no ledger)
+                with self._lock:
+                    self._tokens[0] += tokens[0]
+                    self._tokens[1] += tokens[1]
+        named = meta.get("model_name")
+        if named:
+            answered["gen_ai.response.model"] = str(named)
         if self.capture:
             answered["gen_ai.output.messages"] = _messages_json([reply])
         span.set_attributes(answered)  # one call (and one lock of the span) for all
@@ -672,7 +718,7 @@ class TracedRun:
         """The ``execute_tool`` span of ``agent``'s tool call ``call`` (LangChain's
         ``ToolCall``), started, and the memory operation's span under it, for a memory tool's
         call (``None`` for any other)."""
-        parent = self._agent_span(agent, current_branch())
+        parent = self._open(agent, BRANCH_LABEL.get())[2]
         name, arguments = call["name"], call["args"]
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -685,7 +731,7 @@ class TracedRun:
             attributes["gen_ai.tool.call.arguments"] = _json(arguments)
         span = self.tracer.start_span(
             f"execute_tool {name}",
-            context=_trace.set_span_in_context(parent),
+            context=parent,
             attributes=attributes,
         )
         memory = _MEMORY_OPERATIONS.get(name) if agent.memory_tools else None
@@ -779,18 +825,23 @@ class TracedRun:
         return recall
 
 
-class _Trajectory(list[dict[str, Any]]):
-    """A run's trajectory that tells its traced run of each step appended (Books appends):
-    every feature already records its steps there, from a dozen places, so watching it keeps
-    them free of tracing calls, and a run nobody traces is never watched."""
+class _Checks:
+    """A run's ``Books.checked`` (every guardrail and precondition check goes on the trajectory
+    through it) that tells the traced run of each check that refused: the features that check
+    stay free of tracing calls, and no other step of the run is watched."""
 
-    def __init__(self, steps: Sequence[dict[str, Any]], run: TracedRun) -> None:
-        super().__init__(steps)
+    __slots__ = ("checked", "run")
+
+    def __init__(self, checked: Callable[..., None], run: TracedRun) -> None:
+        self.checked = checked
         self.run = run
 
-    def append(self, entry: dict[str, Any]) -> None:
-        super().append(entry)
-        self.run.on_step(entry)
+    def __call__(
+        self, agent: str, kind: str, name: str, reason: str | None, **more: Any
+    ) -> None:
+        self.checked(agent, kind, name, reason, **more)
+        if reason is not None and kind in ("guardrail", "precondition"):
+            self.run.tripped(agent, kind, name, reason, more.get("when"))
 
 
 class _Watched:
@@ -820,13 +871,6 @@ def _watched(base: type) -> type:
 def _around(under: RunMiddleware) -> RunMiddleware:
     """This run's middleware: ``under``'s (a budget's) around each agent's tracing."""
     return RunMiddleware(lambda agent: (*under.of(agent), *_tracing_of(agent)))
-
-
-def _reply_in(response: Any) -> Any:
-    """The reply a ``wrap_model_call`` handler returned (a ``ModelResponse``'s last message,
-    or the message itself)."""
-    messages = getattr(response, "result", None)
-    return messages[-1] if messages else response
 
 
 def run_traceparent(conversation_id: str | None) -> str | None:
