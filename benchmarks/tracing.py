@@ -227,7 +227,7 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     on_target = t.get("on_target", ON_TARGET)
     targets.append(
         {
-            "target": f"tracing on (the SDK, in-memory export) <= {on_target}x the untraced handoff",
+            "target": f"tracing on (the SDK, in-memory export) <= {on_target}x the handoff",
             "verdict": verdict(on, on_target),
             "why": f"{on:.3f}x",
         }

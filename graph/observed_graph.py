@@ -37,8 +37,8 @@ from .core.run_control import NO_HOOKS, RUN_CONTROL_KEY, SETUP_KEY, RunHooks
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from .features.tracing import TracedRun
     from .core.types import Agent
+    from .features.tracing import TracedRun
 
 __all__ = ["ObservedCompiledGraph", "ObservedStateGraph"]
 

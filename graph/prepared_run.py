@@ -230,7 +230,7 @@ class PreparedRun(AbstractContextManager):
         # here, and langsmith imports OpenTelemetry's API (when installed) even in a plain program.
         otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
         traced = None
-        tracing = sys.modules.get(_TRACING)  # loaded: a provider may be given to swarmgraph
+        tracing: Any = sys.modules.get(_TRACING)  # loaded: a provider may be given to swarmgraph
         if tracing is not None or (
             otel is not None
             and not isinstance(

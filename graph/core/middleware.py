@@ -594,10 +594,10 @@ class StepHooks:
     ) -> AIMessage:
         """The model call through every ``wrap_model_call``, the first outermost; ``call``
         asks the model for a request (the step's own call when nothing changed it)."""
-        ModelResponse = _langchain("ModelResponse")  # noqa: N806 (the class, as imported)
+        response = _langchain("ModelResponse")
 
         async def inner(req: ModelRequest) -> ModelResponse:
-            return ModelResponse(result=[await call(req)])
+            return cast("ModelResponse", response(result=[await call(req)]))
 
         result = await _through(
             self.stack.model_wrappers, "wrap_model_call", request, inner, self.io
@@ -615,14 +615,17 @@ class StepHooks:
     def tool_request(self, call: Mapping[str, Any]) -> ToolCallRequest:
         """LangGraph's ``ToolCallRequest`` for one call of the reply (``tool`` is None: a
         swarm's tools are plain functions; their schema is in the model request's tools)."""
-        ToolCallRequest = _langchain("ToolCallRequest")  # noqa: N806
+        request = _langchain("ToolCallRequest")
 
         tool_call = {"name": call["name"], "args": call["args"], "id": call["id"]}
-        return ToolCallRequest(
-            tool_call={**tool_call, "type": "tool_call"},  # type: ignore[typeddict-item]
-            tool=None,
-            state=self.view(),
-            runtime=self.runtime,  # type: ignore[arg-type]
+        return cast(
+            "ToolCallRequest",
+            request(
+                tool_call={**tool_call, "type": "tool_call"},
+                tool=None,
+                state=self.view(),
+                runtime=self.runtime,
+            ),
         )
 
     def model_request(
@@ -630,17 +633,20 @@ class StepHooks:
     ) -> ModelRequest:
         """LangChain's ``ModelRequest`` for the step's prompt (its first message the system
         prompt, the instructions) and the agent's tools as OpenAI schemas."""
-        ModelRequest = _langchain("ModelRequest")  # noqa: N806
+        request = _langchain("ModelRequest")
 
         system = prompt[0] if prompt and isinstance(prompt[0], SystemMessage) else None
-        return ModelRequest(
-            model=model,
-            messages=list(prompt[1:] if system is not None else prompt),  # type: ignore[arg-type]
-            system_message=system,
-            tool_choice=choice,
-            tools=list(tools),
-            state=self.view(),  # type: ignore[arg-type]
-            runtime=self.runtime,
+        return cast(
+            "ModelRequest",
+            request(
+                model=model,
+                messages=list(prompt[1:] if system is not None else prompt),
+                system_message=system,
+                tool_choice=choice,
+                tools=list(tools),
+                state=self.view(),
+                runtime=self.runtime,
+            ),
         )
 
     # -- what the step writes ----------------------------------------------------------------

@@ -409,9 +409,9 @@ _SHARED = RunMiddleware(_tracing_of)
 
 
 class TracedRun:
-    """One run's spans (:func:`traced_run` finds the one whose steps run here). Agent turns span several graph
-    steps, so their spans are started and ended explicitly (per parallel branch: branches run
-    at once, in threads or tasks)."""
+    """One run's spans (:func:`traced_run` finds the one whose steps run here). Agent turns
+    span several graph steps, so their spans are started and ended explicitly (per parallel
+    branch: branches run at once, in threads or tasks)."""
 
     def __init__(
         self,
@@ -482,7 +482,10 @@ class TracedRun:
         ``SETUP_KEY``)."""
         control.middleware = self.middleware
         hooks = control.hooks
-        if self._recall is not None and hooks.prompt_context in (None, self.control.hooks.prompt_context):
+        if self._recall is not None and hooks.prompt_context in (
+            None,
+            self.control.hooks.prompt_context,
+        ):
             control.hooks = replace(hooks, prompt_context=self._recall)
         ledger = control.ledger
         if "checked" not in vars(ledger):  # each guardrail's and precondition's check, heard
@@ -836,9 +839,7 @@ class _Checks:
         self.checked = checked
         self.run = run
 
-    def __call__(
-        self, agent: str, kind: str, name: str, reason: str | None, **more: Any
-    ) -> None:
+    def __call__(self, agent: str, kind: str, name: str, reason: str | None, **more: Any) -> None:
         self.checked(agent, kind, name, reason, **more)
         if reason is not None and kind in ("guardrail", "precondition"):
             self.run.tripped(agent, kind, name, reason, more.get("when"))
