@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 __all__ = ["ObservedCompiledGraph", "ObservedStateGraph"]
 
 _UNNAMED = "LangGraph"  # what LangGraph names a graph compiled without a name
+#: Tracing's module: loaded, a provider may have been given to swarmgraph.
+_TRACING = f"{__package__}.features.tracing"
 
 
 class ObservedStateGraph(StateGraph):
@@ -120,8 +122,10 @@ def _traced_run(
     if not _observable(configurable, _traced()):
         return None
     from .core.run_control import RunControl
-    from .features.tracing import trace_run
+    from .features.tracing import trace_run, tracing_on
 
+    if not tracing_on():  # the module is loaded, but no provider is set now
+        return None
     builder = graph.builder
     agents = dict(getattr(builder, "agents", None) or {})
     first = getattr(builder, "default_agent", None)
@@ -149,7 +153,7 @@ def _traced() -> bool:
     was given to swarmgraph (the tracing module is loaded); the same test as
     ``PreparedRun.prepare``'s, which is written inline to keep the plain path short."""
     otel = sys.modules.get("opentelemetry.trace")
-    if f"{__package__}.features.tracing" in sys.modules:
+    if _TRACING in sys.modules:
         return True
     return otel is not None and not isinstance(
         otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)

@@ -83,6 +83,7 @@ __all__ = [
     "run_traceparent",
     "trace_run",
     "traced_run",
+    "tracing_on",
     "use_tracer_provider",
 ]
 
@@ -147,6 +148,17 @@ def _provider() -> TracerProvider | None:
     if isinstance(provider, (otel.ProxyTracerProvider, otel.NoOpTracerProvider)):
         return None
     return provider
+
+
+def tracing_on() -> bool:
+    """Whether runs are traced now: a tracer provider is configured (see the module's
+    docstring).
+
+    Example:
+        >>> tracing_on()  # no provider configured here
+        False
+    """
+    return _provider() is not None
 
 
 def _captures() -> bool:
