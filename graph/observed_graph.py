@@ -1,19 +1,19 @@
 """The graph :func:`~swarmgraph.graph.build_swarm_graph` returns: a LangGraph ``StateGraph``
-whose compiled graph is observed (graph/core/hooks.py: traced) on each invoke of its own.
+whose compiled graph is traced (graph/features/tracing.py) on each invoke of its own.
 
 ``Swarm.run`` starts and ends its run itself (graph/prepared_run.py); a compiled graph that a
 LangGraph user invokes (``build_swarm_graph(...).compile().invoke(...)``, a LangGraph server's
 run of a graph in langgraph.json) has no such run around it. This subclass gives it one: each
 ``invoke`` / ``stream`` (and their async forms, which LangGraph routes through ``stream`` and
-``astream``) is one observed run, one trace, whenever an observer is registered or a tracer
-provider is configured; otherwise it is the compiled graph as LangGraph made it, plus one
-check per invoke. Its nodes pick the run's observers up from the config (``OBSERVERS_KEY``,
-read by ``run_control.current_control``), since a directly invoked graph has no run control
-of its own: each node step makes a fresh one. Approvals, which such a graph asks through
-LangGraph's ``interrupt()``, are read from the thread (its checkpointer) as the invoke stops
-(asked) and as a ``Command(resume=...)`` invoke starts (answered), and told the observers as
-``Swarm.run``'s are; the graph's own ``prompt_context`` (in its ``hooks``) goes to them as a
-run's does.
+``astream``) is one traced run, one trace, whenever a tracer provider is configured; otherwise
+it is the compiled graph as LangGraph made it, plus one check per invoke. A directly invoked
+graph has no run control of its own (each node step makes a fresh one), so the tracing
+middleware reaches its nodes through the config: ``SETUP_KEY``, a function that
+``run_control.current_control`` hands each fresh control (``TracedRun.install``). Approvals,
+which such a graph asks through LangGraph's ``interrupt()``, are read from the thread (its
+checkpointer) as the invoke stops (asked) and as a ``Command(resume=...)`` invoke starts
+(answered), and told the traced run as ``Swarm.run``'s are; the graph's own
+``prompt_context`` (in its ``hooks``) is traced as a run's is.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
@@ -32,17 +32,19 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
-from .core.run_control import NO_HOOKS, OBSERVERS_KEY, RUN_CONTROL_KEY, RunHooks
+from .core.run_control import NO_HOOKS, RUN_CONTROL_KEY, SETUP_KEY, RunHooks
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from .core.hooks import Observers
     from .core.types import Agent
+    from .features.tracing import TracedRun
 
 __all__ = ["ObservedCompiledGraph", "ObservedStateGraph"]
 
 _UNNAMED = "LangGraph"  # what LangGraph names a graph compiled without a name
+#: Tracing's module: loaded, a provider may have been given to swarmgraph.
+_TRACING = f"{__package__}.features.tracing"
 
 
 class ObservedStateGraph(StateGraph):
@@ -52,8 +54,8 @@ class ObservedStateGraph(StateGraph):
 
     default_agent: Agent | None = None
     agents: dict[str, Agent] | None = None
-    #: The graph's own hooks (``build_swarm_graph(prompt_context=, tool_inputs=)``): an observed
-    #: invoke hands its recall to its observers (tracing: a ``search_memory`` span per recall).
+    #: The graph's own hooks (``build_swarm_graph(prompt_context=, tool_inputs=)``): a traced
+    #: invoke traces its recall (a ``search_memory`` span per recall).
     hooks: RunHooks = NO_HOOKS
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
@@ -64,67 +66,66 @@ class ObservedStateGraph(StateGraph):
 
 
 class ObservedCompiledGraph(CompiledStateGraph):
-    """A compiled swarm graph whose every invoke of its own is one observed run."""
+    """A compiled swarm graph whose every invoke of its own is one traced run."""
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        observers = _observers(self, config, input)
-        if observers is None:
+        traced = _traced_run(self, config, input)
+        if traced is None:
             yield from super().stream(input, config, **kwargs)
             return
         error: BaseException | None = None
         try:
-            yield from super().stream(input, _with(config, observers), **kwargs)
+            yield from super().stream(input, _with(config, traced), **kwargs)
             if _checkpointed(self):  # it may have stopped for a decision: interrupt()
-                _asked(observers, self.get_state(config or {}).interrupts)
+                _asked(traced, self.get_state(config or {}).interrupts)
         except BaseException as exc:
             error = exc
             raise
         finally:  # also when the caller stops reading the stream early
-            observers.ended(None, error)
+            traced.ended(None, error)
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        observers = _observers(self, config, input, await _aanswered(self, config, input))
-        if observers is None:
+        traced = _traced_run(self, config, input, await _aanswered(self, config, input))
+        if traced is None:
             async for chunk in super().astream(input, config, **kwargs):
                 yield chunk
             return
         error: BaseException | None = None
         try:
-            async for chunk in super().astream(input, _with(config, observers), **kwargs):
+            async for chunk in super().astream(input, _with(config, traced), **kwargs):
                 yield chunk
             if _checkpointed(self):
-                _asked(observers, (await self.aget_state(config or {})).interrupts)
+                _asked(traced, (await self.aget_state(config or {})).interrupts)
         except BaseException as exc:
             error = exc
             raise
         finally:
-            observers.ended(None, error)
+            traced.ended(None, error)
 
 
-def _observers(
+def _traced_run(
     graph: ObservedCompiledGraph,
     config: RunnableConfig | None,
     input: Any = None,
     interrupts: Sequence[Interrupt] | None = None,
-) -> Observers | None:
-    """The observers of one invoke of ``graph``: ``None`` when nothing observes runs, or the
-    invoke is inside a run already observed (``Swarm.run``'s, or an outer invoke's).
-    ``interrupts``: what the thread waits on (read here when not given, only if observed):
-    a ``Command(resume=)`` input answers them, and the run's observers hear its decisions
-    as ``Swarm.run(approvals=)``'s."""
+) -> TracedRun | None:
+    """The traced run of one invoke of ``graph``: ``None`` when tracing is off, or the
+    invoke is inside a run traced already (``Swarm.run``'s, or an outer invoke's).
+    ``interrupts``: what the thread waits on (read here when not given, only if traced):
+    a ``Command(resume=)`` input answers them, and the trace shows its decisions as
+    ``Swarm.run(approvals=)``'s."""
     configurable = (config or {}).get("configurable") or {}
-    traced = _traced()
-    if not _observable(configurable, traced):
+    if not _observable(configurable, _traced()):
         return None
-    if traced:
-        from .features import tracing  # noqa: F401 (imported, it registers its observer)
-    from .core.hooks import RunInfo, observers_for
     from .core.run_control import RunControl
+    from .features.tracing import trace_run, tracing_on
 
+    if not tracing_on():  # the module is loaded, but no provider is set now
+        return None
     builder = graph.builder
     agents = dict(getattr(builder, "agents", None) or {})
     first = getattr(builder, "default_agent", None)
@@ -132,7 +133,7 @@ def _observers(
         return None
     thread = configurable.get("thread_id")
     # The run's own control is a stand-in (each node step makes its own): it names the
-    # graph's agents for the observers.
+    # graph's agents for the trace.
     conversation = None if thread is None else str(thread)
     named = graph.name if graph.name != _UNNAMED else None
     control = RunControl(agents=agents, hooks=getattr(builder, "hooks", NO_HOOKS))
@@ -140,29 +141,31 @@ def _observers(
         if interrupts is None:
             interrupts = graph.get_state(config or {}).interrupts
         decisions = _decisions(input.resume, interrupts)
-        if decisions:  # what Swarm.run's observers read of approvals= (its decisions)
+        if decisions:  # what Swarm.run's trace reads of approvals= (its decisions)
             from .features.approvals import ApprovalsRun
 
             control.own(ApprovalsRun).given = decisions
-    info = RunInfo(first, conversation, control, invoked=True, workflow=named)
-    return observers_for(info)
+    return trace_run(control, first, conversation, invoked=True, workflow=named)
 
 
 def _traced() -> bool:
-    """Whether a tracer provider is configured (none before its API is imported); the same
-    test as ``PreparedRun.prepare``'s, which is written inline to keep the plain path short."""
+    """Whether a tracer provider is configured (none before its API is imported), or one
+    was given to swarmgraph (the tracing module is loaded); the same test as
+    ``PreparedRun.prepare``'s, which is written inline to keep the plain path short."""
     otel = sys.modules.get("opentelemetry.trace")
+    if _TRACING in sys.modules:
+        return True
     return otel is not None and not isinstance(
         otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
     )
 
 
 def _observable(configurable: Any, traced: bool) -> bool:
-    """Whether an invoke with these ``configurable`` settings may have observers: not inside
-    a run observed already, and tracing on or the observer interface loaded."""
-    if RUN_CONTROL_KEY in configurable or OBSERVERS_KEY in configurable:
+    """Whether an invoke with these ``configurable`` settings may be traced: not inside
+    a run traced already, and tracing maybe on."""
+    if RUN_CONTROL_KEY in configurable or SETUP_KEY in configurable:
         return False
-    return traced or f"{__package__}.core.hooks" in sys.modules
+    return traced
 
 
 def _checkpointed(graph: ObservedCompiledGraph) -> bool:
@@ -211,19 +214,18 @@ def _decisions(resume: Any, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
     return decisions
 
 
-def _asked(observers: Observers, interrupts: Sequence[Interrupt]) -> None:
+def _asked(traced: TracedRun, interrupts: Sequence[Interrupt]) -> None:
     """The invoke stopped at ``interrupts``: each approval's calls, asked (as ``Swarm.run``'s
-    ``ApprovalsRun.wait`` tells its observers)."""
+    ``ApprovalsRun.wait`` tells its traced run)."""
     from .features.approvals import payload_pending
 
     calls = [pending for each in interrupts for pending in payload_pending(each.value)]
     if calls:
-        for observer in observers.each:
-            observer.on_asked(calls)
+        traced.asked(calls)
 
 
-def _with(config: RunnableConfig | None, observers: Observers) -> RunnableConfig:
-    """``config`` with the observers for the nodes to find."""
+def _with(config: RunnableConfig | None, traced: TracedRun) -> RunnableConfig:
+    """``config`` with what sets up each step's control for the traced run."""
     given: dict[str, Any] = dict(config or {})
-    given["configurable"] = {**(given.get("configurable") or {}), OBSERVERS_KEY: observers}
+    given["configurable"] = {**(given.get("configurable") or {}), SETUP_KEY: traced.install}
     return given  # type: ignore[return-value]

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .features.approvals import WaitingCalls
     from .features.budget import Budget
     from .features.effects import EffectLedger
+    from .features.tracing import TracedRun
 
 __all__ = [
     "NO_HOOKS",
@@ -77,8 +78,10 @@ class RunExtras(TypedDict, total=False):
 _HOOK_FIELDS = ("effects", "prompt_context", "tool_inputs", "conversation_id")
 _FOLDED = frozenset({*_HOOK_FIELDS, "hooks"})
 #: A run is observed (graph/core/hooks.py) only once that module is loaded (an observer was
-#: registered) or an OpenTelemetry tracer provider may be set (its API is imported).
+#: registered: the web UI's step stream).
 _HOOKS = f"{__package__}.core.hooks"
+#: Tracing (graph/features/tracing.py): a run is traced when a tracer provider is set.
+_TRACING = f"{__package__}.features.tracing"
 
 
 def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
@@ -160,6 +163,8 @@ class PreparedRun(AbstractContextManager):
     config: RunnableConfig
     start: int  # messages before this index were the caller's history
     final: SwarmState
+    #: The run's spans when tracing is on (graph/features/tracing.py), ended with the run.
+    traced: TracedRun | None = None
 
     @classmethod
     def prepare(
@@ -229,18 +234,25 @@ class PreparedRun(AbstractContextManager):
         # Inline on purpose (observed_graph._traced is its twin): a plain run enters no function
         # here, and langsmith imports OpenTelemetry's API (when installed) even in a plain program.
         otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
-        traced = otel is not None and not isinstance(
-            otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
-        )
-        if traced or _HOOKS in sys.modules:
-            if traced:
-                from .features import tracing  # noqa: F401 (imported, it registers its observer)
+        traced = None
+        tracing: Any = sys.modules.get(_TRACING)  # loaded: a provider may be given to swarmgraph
+        if tracing is not None or (
+            otel is not None
+            and not isinstance(
+                otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
+            )
+        ):
+            if tracing is None:
+                from .features import tracing
+            # sugar: the tracing middleware, installed as the run's own when a provider is set
+            traced = tracing.trace_run(control, agent, request.hooks.conversation_id)
+        if _HOOKS in sys.modules:
             from .core.hooks import RunInfo, observers_for
 
             control.observers = observers_for(
                 RunInfo(agent, request.hooks.conversation_id, control)
             )
-        return cls(app, runtime, control, graph_input, config, len(history), state)
+        return cls(app, runtime, control, graph_input, config, len(history), state, traced)
 
     # -- the result ---------------------------------------------------------------------
     def response(self, final: SwarmState, unsaved: Any = None) -> Response:
@@ -286,8 +298,8 @@ class PreparedRun(AbstractContextManager):
         it) if a budget (``control.exceeded``, set by its middleware) or a guardrail stopped
         it."""
         response = self.response(self.final)
-        if self.control.observers is not None:  # (graph/core/hooks.py: the run's end)
-            self.control.observers.ended(response)
+        if self.traced is not None:  # the run's end, traced
+            self.traced.ended(response)
         stopped = self.control.exceeded or self.control.stop_error()
         if stopped is not None:
             stopped.response = response
@@ -314,8 +326,8 @@ class PreparedRun(AbstractContextManager):
     ) -> None:
         """A failing run's error holds the Response of what it produced: a
         :class:`SwarmError` as it is, LangGraph's recursion limit as a :class:`StepLimitError`."""
-        if error is not None and self.control.observers is not None:
-            self.control.observers.ended(None, error)
+        if error is not None and self.traced is not None:
+            self.traced.ended(None, error)
         if isinstance(error, SwarmError):
             error.response = self.response(self.final, error.unsaved)
         elif isinstance(error, GraphRecursionError):

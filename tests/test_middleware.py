@@ -513,3 +513,33 @@ def test_llm_tool_emulator_answers_calls_without_running_the_tool():
         Agent(functions=[refund], middleware=[emulator]), HI
     )
     assert counter.calls == 0 and response.messages[1]["content"] == "emulated: refunded 1"
+
+
+# -- calls a decision let through: through wrap_tool_call too ------------------------------------
+def test_a_call_approved_on_resume_runs_through_wrap_tool_call():
+    """A call held for approval runs in a later step that asks no model (its ``before_step``
+    decides it): the agent's ``wrap_tool_call`` hooks see it as they see any call."""
+    from langchain.agents.middleware import wrap_tool_call
+
+    from swarmgraph import needs_approval
+
+    seen: list[str] = []
+
+    @wrap_tool_call
+    def watch(request, handler):
+        seen.append(request.tool_call["name"])
+        return handler(request)
+
+    @needs_approval
+    def refund(order_id: int) -> str:
+        return f"refunded {order_id}"
+
+    model = ScriptedChatModel([scripted_tool_call("refund", {"order_id": 7}, id="r1"), "Done."])
+    agent = Agent(name="Desk", functions=[refund], middleware=[watch])
+    swarm = Swarm(chat_model=model)
+    first = swarm.run(agent, [{"role": "user", "content": "refund 7"}])
+    assert [p.id for p in first.pending] == ["r1"] and seen == []
+    history = [{"role": "user", "content": "refund 7"}, *first.messages]
+    second = swarm.run(agent, history, approvals={"r1": True})
+    assert second.messages[0]["content"] == "refunded 7"
+    assert seen == ["refund"]

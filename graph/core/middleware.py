@@ -618,10 +618,10 @@ class StepHooks:
     ) -> AIMessage:
         """The model call through every ``wrap_model_call``, the first outermost; ``call``
         asks the model for a request (the step's own call when nothing changed it)."""
-        from langchain.agents.middleware import ModelResponse
+        response = _langchain("ModelResponse")
 
         async def inner(req: ModelRequest) -> ModelResponse:
-            return ModelResponse(result=[await call(req)])
+            return cast("ModelResponse", response(result=[await call(req)]))
 
         result = await _through(
             self.stack.model_wrappers, "wrap_model_call", request, inner, self.io
@@ -639,14 +639,17 @@ class StepHooks:
     def tool_request(self, call: Mapping[str, Any]) -> ToolCallRequest:
         """LangGraph's ``ToolCallRequest`` for one call of the reply (``tool`` is None: a
         swarm's tools are plain functions; their schema is in the model request's tools)."""
-        from langgraph.prebuilt.tool_node import ToolCallRequest
+        request = _langchain("ToolCallRequest")
 
         tool_call = {"name": call["name"], "args": call["args"], "id": call["id"]}
-        return ToolCallRequest(
-            tool_call={**tool_call, "type": "tool_call"},  # type: ignore[typeddict-item]
-            tool=None,
-            state=self.view(),
-            runtime=self.runtime,  # type: ignore[arg-type]
+        return cast(
+            "ToolCallRequest",
+            request(
+                tool_call={**tool_call, "type": "tool_call"},
+                tool=None,
+                state=self.view(),
+                runtime=self.runtime,
+            ),
         )
 
     def model_request(
@@ -654,17 +657,20 @@ class StepHooks:
     ) -> ModelRequest:
         """LangChain's ``ModelRequest`` for the step's prompt (its first message the system
         prompt, the instructions) and the agent's tools as OpenAI schemas."""
-        from langchain.agents.middleware import ModelRequest
+        request = _langchain("ModelRequest")
 
         system = prompt[0] if prompt and isinstance(prompt[0], SystemMessage) else None
-        return ModelRequest(
-            model=model,
-            messages=list(prompt[1:] if system is not None else prompt),  # type: ignore[arg-type]
-            system_message=system,
-            tool_choice=choice,
-            tools=list(tools),
-            state=self.view(),  # type: ignore[arg-type]
-            runtime=self.runtime,
+        return cast(
+            "ModelRequest",
+            request(
+                model=model,
+                messages=list(prompt[1:] if system is not None else prompt),
+                system_message=system,
+                tool_choice=choice,
+                tools=list(tools),
+                state=self.view(),
+                runtime=self.runtime,
+            ),
         )
 
     # -- what the step writes ----------------------------------------------------------------
@@ -683,6 +689,22 @@ class StepHooks:
             if message.id == reply.id and isinstance(message, AIMessage):
                 return message
         return reply
+
+
+#: LangChain's request and response classes, imported on first use (a run without middleware
+#: never loads them) and kept: an import in the function costs each call.
+_CLASSES: dict[str, Any] = {}
+
+
+def _langchain(name: str) -> Any:
+    """LangChain's ``ModelRequest``/``ModelResponse`` or LangGraph's ``ToolCallRequest``."""
+    found = _CLASSES.get(name)
+    if found is None:
+        from langchain.agents import middleware
+        from langgraph.prebuilt import tool_node
+
+        found = _CLASSES[name] = getattr(middleware, name, None) or getattr(tool_node, name)
+    return found
 
 
 def _hook_function(middleware: AgentMiddleware, hook: str, awaited: bool) -> Callable[..., Any]:

@@ -134,7 +134,15 @@ class AgentNode(HookedStep):
                 if hooks.handed is not None:  # a hook hands the conversation over
                     return await self._handed(turn, hooks, hooks.handed, io)
         if turn.ran is not None:  # tools run
-            await self._tools(turn, io, hooks, config)
+            if hooks is None and stack is not None and stack.tool_wrappers:
+                # calls a before_step hook decided (no model call): through wrap_tool_call too
+                from .middleware import StepHooks
+
+                key = self.runtime.key_for(turn.agent, control)
+                wrapping = StepHooks(stack, state, config, io, key, control)
+                await self._tools(turn, io, wrapping, config)
+            else:
+                await self._tools(turn, io, hooks, config)
         if hooks is None or not hooks.stack.leaves:
             return self._next(turn)
         return await self._leaving(turn, hooks, self._next(turn))

@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from .types import Agent
 
 RUN_CONTROL_KEY = "__swarmgraph_run"
-#: The config key of the observers of a compiled graph invoked directly (graph/observed_graph.py).
-OBSERVERS_KEY = "__swarmgraph_observers"
+#: The config key of what sets up each control of a compiled graph invoked directly (a function
+#: of the fresh ``RunControl``; graph/observed_graph.py: a traced invoke installs its middleware).
+SETUP_KEY = "__swarmgraph_setup"
 
 
 #: What the books count, in total and per agent.
@@ -296,8 +297,8 @@ class RunControl:
     #: The middleware that stopped the run (a hook's ``jump_to="end"``: graph/core/middleware.py's
     #: ``MiddlewareStop``); ``Swarm.run``'s Response says who and why; no node goes on after it.
     stopped: MiddlewareStop | None = None
-    #: What observes the run (graph/core/hooks.py: tracing): ``None``, and the core's hook
-    #: points are each one ``is None`` check.
+    #: What observes the run's model and tool calls (graph/core/hooks.py: the web UI's step
+    #: stream): ``None``, and the core's hook points are each one ``is None`` check.
     observers: Observers | None = None
 
     def state_of(self, kind: type[S]) -> S | None:
@@ -349,8 +350,7 @@ def current_control(config: RunnableConfig | None) -> RunControl:
     control = configurable.get(RUN_CONTROL_KEY)
     if control is None:
         control = RunControl()
-        observers = configurable.get(OBSERVERS_KEY)
-        if observers is not None:  # an observed invoke (graph/observed_graph.py)
-            control.observers = observers
-            observers.watch(control)
+        setup = configurable.get(SETUP_KEY)
+        if setup is not None:  # a traced invoke (graph/observed_graph.py)
+            setup(control)
     return control

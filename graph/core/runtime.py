@@ -469,8 +469,6 @@ class GraphRuntime:
         key = self.key_for(target, control)
         switch_agent(update, trail, agent, target.name, key, limit=self.max_consecutive_handoffs)
         control.ledger.handed_off(agent.name, target.name, route=route)
-        if control.observers is not None:  # (graph/core/hooks.py: on_switch)
-            control.observers.switched(agent, target, route)
 
     async def hand_off(
         self,

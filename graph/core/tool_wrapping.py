@@ -162,6 +162,9 @@ async def _run_once(
     except Exception as exc:  # settled as the runner settles it, below
         shown = f"Error: {call.name} returned an unprintable value: {exc!r}"
     attempt.answer = _message(call, shown)
+    # The tool's own return value (an Agent, a Result) rides along for the hooks around, as
+    # LangChain's tools return theirs (tracing reads a handoff's target from it).
+    attempt.answer.artifact = attempt.raw
     return attempt.answer
 
 

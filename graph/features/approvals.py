@@ -117,7 +117,8 @@ _NOTHING_KNOWN: Mapping[str, EffectOutcome] = MappingProxyType({})
 
 
 class HearsAsked(Protocol):
-    """Who is told of calls that wait for a human (the run's observers: graph/core/hooks.py)."""
+    """Who is told of calls that wait for a human (the run's trace: graph/features/tracing.py's
+    ``TracedRun``)."""
 
     def asked(self, calls: list[PendingApproval]) -> None: ...
 
@@ -135,7 +136,7 @@ class ApprovalsRun(RunState):
         >>> approvals = control.own(ApprovalsRun)
         >>> approvals.awaiting() is None, control.turns_left()
         (True, True)
-        >>> approvals.wait([], control.observers)
+        >>> approvals.wait([], None)
         >>> approvals.awaiting(), control.turns_left()
         ([], False)
     """
@@ -151,11 +152,12 @@ class ApprovalsRun(RunState):
         ``Response.pending``; no node of the branch goes on after it."""
         return self.waiting.get(current_branch())
 
-    def wait(self, calls: list[PendingApproval], observers: HearsAsked | None) -> None:
-        """Stop this branch (or the main run) for ``calls``; the run's observers hear of it."""
+    def wait(self, calls: list[PendingApproval], heard_by: HearsAsked | None) -> None:
+        """Stop this branch (or the main run) for ``calls``; ``heard_by`` (the run's trace, if
+        any) hears of it."""
         self.waiting[current_branch()] = calls
-        if observers is not None:
-            observers.asked(calls)
+        if heard_by is not None:
+            heard_by.asked(calls)
 
     def waiting_under(self, branch: str) -> bool:
         """Whether branch ``branch`` (or a branch nested in it) stopped for approval."""
@@ -312,7 +314,7 @@ def pending_as_payload(pending: Sequence[PendingApproval]) -> list[dict[str, Any
 
 def payload_pending(value: Any) -> list[PendingApproval]:
     """The calls an ``interrupt()`` value of :func:`pending_as_payload` asks about (what an
-    observer of a compiled graph reads back from the thread); none for a value that is not
+    trace of a compiled graph reads back from the thread); none for a value that is not
     one (another interrupt: a LangGraph member's own).
 
     Example:

@@ -64,6 +64,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import SwarmError
+from ..core.marks import loaded
 from ..core.messages import to_langchain, to_openai
 from ..core.middleware import Handoff, HandTo, handoff_verdict
 from ..core.node_names import HELPER_NODES
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
 
     from ..core.runtime import GraphRuntime, ToolOutcome, Turn
     from .effects import FanOutSoFar
+    from .tracing import TracedRun
 
 __all__ = [
     "BRANCHES_KEY",
@@ -496,11 +498,12 @@ class BranchNode:
             try:
                 if refused is None:
                     app, inner = self.fan_out.branch_app(), _branch_config(config, path)
-                    if control.observers is None:
+                    traced = _traced()
+                    if traced is None:
                         await io.stream(app, states[0], inner, states.append)
-                    else:  # an observed run (graph/core/hooks.py): around the branch
+                    else:  # a traced run (graph/features/tracing.py): the branch's span
                         agent = self.runtime.agent_for(task["agent"], control)
-                        await control.observers.branch(
+                        await traced.branch(
                             path, agent, lambda: io.stream(app, states[0], inner, states.append)
                         )
             except GraphBubbleUp:
@@ -1039,3 +1042,9 @@ def _waiting_under(control: RunControl, path: str) -> bool:
 
     approvals = control.state_of(ApprovalsRun)
     return approvals is not None and approvals.waiting_under(path)
+
+
+def _traced() -> TracedRun | None:
+    """The run's spans when it is traced (graph/features/tracing.py is loaded only then)."""
+    tracing = loaded("tracing")
+    return None if tracing is None else tracing.traced_run()

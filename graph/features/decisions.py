@@ -40,6 +40,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langgraph.types import Command, interrupt
 
+from ..core.marks import loaded
 from ..core.run_control import RunControl
 from ..core.runtime import GraphRuntime
 from ..core.state import SwarmState, current_branch
@@ -73,6 +74,7 @@ from .guardrails import screen_decisions
 
 if TYPE_CHECKING:
     from ..core.runtime import StepStart, Turn
+    from .tracing import TracedRun
 
 #: ``StepStart.admit``: narrow a reply to the calls that run now (graph/core/node.py).
 Admit: TypeAlias = "Callable[[Turn, AIMessage, list[AgentFunction]], None]"
@@ -210,7 +212,7 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
     missing = [p for p in held.pending if p.id not in decisions]
     if missing and control.swarm_run:
         # Several branches of a fan-out may each stop for one: keep every call.
-        approvals.wait([*(approvals.awaiting() or []), *held.pending], control.observers)
+        approvals.wait([*(approvals.awaiting() or []), *held.pending], _traced())
         return
     if missing and ledger is not None:
         unasked = [p for p in missing if p.in_doubt and not ledger.asked(questions[p.id][0])]
@@ -342,3 +344,9 @@ def checked_approvals(
         )
     control.own(ApprovalsRun).given = decisions
     return decisions
+
+
+def _traced() -> TracedRun | None:
+    """The run's spans when it is traced (graph/features/tracing.py is loaded only then)."""
+    tracing = loaded("tracing")
+    return None if tracing is None else tracing.traced_run()

@@ -44,6 +44,7 @@ from pydantic import ConfigDict, Field
 
 from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import ContextValidationError
+from ..core.marks import loaded
 from ..core.members import register_member_kind
 from ..core.run_control import RunControl, current_control
 from ..core.state import StateUpdate, SwarmState
@@ -51,6 +52,7 @@ from ..core.types import Agent, is_compiled_graph
 
 if TYPE_CHECKING:
     from ..core.runtime import GraphRuntime
+    from .tracing import TracedRun
 
 __all__ = ["LANGGRAPH_MEMBERS", "GraphAgent", "GraphNode", "LangGraphMembers", "as_member"]
 
@@ -161,10 +163,11 @@ class GraphNode:
         agent = self._member(state, control)
         if _over_budget(agent, control, state):
             return {}
-        if control.observers is None:
+        traced = _traced()
+        if traced is None:
             output = agent.graph.invoke(self._input(agent, state), config)
-        else:  # an observed run (graph/core/hooks.py): around the member's turn
-            with control.observers.member_turn(agent):
+        else:  # a traced run (graph/features/tracing.py): the member's turn span
+            with traced.member_turn(agent):
                 output = agent.graph.invoke(self._input(agent, state), config)
         return drive(self._update(agent, state, output, control, SYNC))
 
@@ -173,10 +176,11 @@ class GraphNode:
         agent = self._member(state, control)
         if _over_budget(agent, control, state):
             return {}
-        if control.observers is None:
+        traced = _traced()
+        if traced is None:
             output = await agent.graph.ainvoke(self._input(agent, state), config)
-        else:  # an observed run (graph/core/hooks.py): around the member's turn
-            with control.observers.member_turn(agent):
+        else:  # a traced run (graph/features/tracing.py): the member's turn span
+            with traced.member_turn(agent):
                 output = await agent.graph.ainvoke(self._input(agent, state), config)
         return await self._update(agent, state, output, control, ASYNC)
 
@@ -313,3 +317,9 @@ class LangGraphMembers:
 #: The kind this module registers when it is imported.
 LANGGRAPH_MEMBERS = LangGraphMembers()
 register_member_kind(LANGGRAPH_MEMBERS)
+
+
+def _traced() -> TracedRun | None:
+    """The run's spans when it is traced (graph/features/tracing.py is loaded only then)."""
+    tracing = loaded("tracing")
+    return None if tracing is None else tracing.traced_run()

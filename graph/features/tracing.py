@@ -1,7 +1,9 @@
-"""OpenTelemetry spans of a run, in the GenAI semantic conventions: the first observer
-(graph/core/hooks.py) of the engine.
+"""OpenTelemetry spans of a run, in the GenAI semantic conventions, as LangChain 1.x middleware:
+:class:`TracingMiddleware` (``wrap_model_call``, ``wrap_tool_call`` and the swarm's
+``before_handoff``), which the API installs as the run's own middleware when tracing is on
+(:func:`trace_run`, called as a ``Swarm.run`` or an invoke of a compiled graph starts).
 
-It attaches whenever a tracer provider is configured: the global one
+Tracing is on whenever a tracer provider is configured: the global one
 (``opentelemetry.trace.set_tracer_provider``, or ``OTEL_PYTHON_TRACER_PROVIDER``), unless it is
 the API's default proxy or a no-op, or the one given to :func:`use_tracer_provider`. Without
 one nothing is imported beyond that check and nothing is emitted; without ``opentelemetry-api``
@@ -48,39 +50,40 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain.agents.middleware import ModelRequest, ModelResponse
     from langchain_core.messages import BaseMessage
+    from langgraph.prebuilt.tool_node import ToolCallRequest
     from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
     from ..core.errors import BudgetExceeded
-    from ..core.hooks import (
-        BranchInfo,
-        ModelCallInfo,
-        Proceed,
-        RunInfo,
-        ToolCallInfo,
-        WaitingCall,
-    )
+    from ..core.middleware import Handoff
+    from ..core.run_control import RunControl
     from ..core.types import Agent, Response
+    from .approvals import PendingApproval as WaitingCall
 
+from langchain.agents.middleware import AgentMiddleware
 from langgraph.errors import GraphInterrupt
 
-from ..core.hooks import RunObserver, register
 from ..core.marks import loaded
-from ..core.state import current_branch
+from ..core.middleware import RunMiddleware
+from ..core.state import BRANCH_LABEL, current_branch
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
-    "TracingObserver",
+    "TracedRun",
+    "TracingMiddleware",
     "memory_update",
-    "observer_for",
     "run_traceparent",
+    "trace_run",
+    "traced_run",
+    "tracing_on",
     "use_tracer_provider",
 ]
 
@@ -121,15 +124,12 @@ def use_tracer_provider(
 
     Example:
         >>> from opentelemetry.sdk.trace import TracerProvider
-        >>> from swarmgraph.graph.core.hooks import RunInfo
-        >>> from swarmgraph.graph.core.run_control import RunControl
-        >>> from swarmgraph.graph.core.types import Agent
-        >>> run = RunInfo(Agent(), None, RunControl())
-        >>> use_tracer_provider(TracerProvider(), capture_content=True)
-        >>> observer_for(run).capture
+        >>> provider = TracerProvider()
+        >>> use_tracer_provider(provider)
+        >>> _provider() is provider
         True
         >>> use_tracer_provider(None)  # back to the global provider: none is set here
-        >>> observer_for(run) is None
+        >>> _provider() is None
         True
     """
     _chosen["provider"] = provider
@@ -150,6 +150,17 @@ def _provider() -> TracerProvider | None:
     return provider
 
 
+def tracing_on() -> bool:
+    """Whether runs are traced now: a tracer provider is configured (see the module's
+    docstring).
+
+    Example:
+        >>> tracing_on()  # no provider configured here
+        False
+    """
+    return _provider() is not None
+
+
 def _captures() -> bool:
     chosen = _chosen["capture"]
     if chosen is not None:
@@ -157,16 +168,55 @@ def _captures() -> bool:
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CAPTURE_ON
 
 
-def observer_for(run: RunInfo) -> TracingObserver | None:
-    """A :class:`TracingObserver` of ``run`` when a tracer provider is configured, else
-    ``None``."""
+def trace_run(
+    control: RunControl,
+    agent: Agent,
+    conversation_id: str | None = None,
+    *,
+    invoked: bool = False,
+    workflow: str | None = None,
+) -> TracedRun | None:
+    """Trace the run of ``control`` (starting at ``agent``) when a tracer provider is
+    configured: its root span started and a :class:`TracingMiddleware` per agent installed as
+    the run's own middleware (``control.middleware``, around a budget's, if any); ``None``, and
+    nothing installed, without a provider. The API calls it as a run starts
+    (graph/prepared_run.py, graph/observed_graph.py) and ends the run with
+    :meth:`TracedRun.ended`. ``invoked``: a compiled graph invoked directly (``control`` is a
+    stand-in naming its agents; each step makes its own control, handed to
+    :meth:`TracedRun.install`); ``workflow``: the compiled graph's own name, if given one.
+
+    Example:
+        >>> from opentelemetry.sdk.trace import TracerProvider
+        >>> from swarmgraph.graph.core.run_control import RunControl
+        >>> from swarmgraph.graph.core.types import Agent
+        >>> control = RunControl()
+        >>> use_tracer_provider(TracerProvider(), capture_content=True)
+        >>> run = trace_run(control, Agent())
+        >>> run.capture, [type(m).__name__ for m in control.middleware.of(Agent())]
+        (True, ['TracingMiddleware'])
+        >>> run.ended(None)
+        >>> use_tracer_provider(None)  # back to the global provider: none is set here
+        >>> trace_run(RunControl(), Agent()) is None
+        True
+    """
     provider = _provider()
     if provider is None:
         return None
-    return TracingObserver(_tracer_of(provider), capture_content=_captures())
+    run = TracedRun(
+        _tracer_of(provider), control, agent, conversation_id, invoked, workflow, _captures()
+    )
+    run.install(control)
+    return run
 
 
-#: ``opentelemetry.trace`` and ``opentelemetry.context``, bound by the first observer (a run
+def traced_run() -> TracedRun | None:
+    """The traced run whose steps run in this context (what a feature's moment outside a
+    step's middleware hooks tells: a parallel branch, a LangGraph member's turn, calls waiting
+    for a decision), or ``None``: the run is not traced."""
+    return _RUN.get()
+
+
+#: ``opentelemetry.trace`` and ``opentelemetry.context``, bound by the first traced run (a run
 #: with a provider: the API is there). Each span's call used to import its names again (a
 #: ``from ... import`` in the function: a module lookup and an attribute fetch each time).
 _trace: Any = None
@@ -184,7 +234,7 @@ def _bind_api() -> None:
         _context, _trace, _types = context, trace, types
 
 
-def _failed(span: Span, exc: Exception) -> None:
+def _failed(span: Span, exc: BaseException) -> None:
     """What OpenTelemetry's ``use_span`` does when its block raises: the exception recorded
     on ``span`` and its status set to an error (inlined: its two nested generator context
     managers per span were a measurable part of a traced handoff)."""
@@ -228,41 +278,202 @@ def _tracer_of(provider: TracerProvider) -> Tracer:
     return tracer
 
 
-class TracingObserver(RunObserver):
-    """One run's spans. Agent turns span several graph steps, so their spans are started
-    and ended explicitly (per parallel branch: branches run at once, in threads or tasks);
-    model and tool calls are the current span around their call, so a LangChain
-    instrumentation's own spans nest under ``chat``."""
+class TracingMiddleware(AgentMiddleware):
+    """One agent's spans, as LangChain 1.x middleware: ``wrap_model_call`` is its ``chat``
+    span, ``wrap_tool_call`` its ``execute_tool`` span (each the current span around the call,
+    so a LangChain instrumentation's own spans nest under it), and the swarm's
+    ``before_handoff`` extension (graph/core/middleware.py) ends its ``invoke_agent`` span with
+    the handoff's event. The run's own middleware (``RunControl.middleware``), installed by
+    :func:`trace_run`; its handoff hook is asked last, so only about a switch that happens.
 
-    def __init__(self, tracer: Tracer, *, capture_content: bool = False) -> None:
+    One object per agent, shared by every traced run (so the step's middleware stack, built
+    once per list of middleware, is built once, not per run); each call finds its run's
+    :class:`TracedRun` in a context variable the run sets as it starts (copied into the
+    threads and tasks LangGraph runs its steps in).
+
+    No ``before_agent``/``after_agent``: a turn's span opens at the agent's first call and
+    closes at its handoff or the run's end (:meth:`TracedRun.ended`, which the API calls also
+    when the run fails, where ``after_agent`` is not called), and a run-level ``before_agent``
+    needs a state key the graph was compiled with (``ENTERED_KEY``), while tracing is switched
+    on at run time."""
+
+    def __init__(self, agent: Agent) -> None:
+        super().__init__()
+        self.agent = agent
+
+    # Each hook makes its span the current one around the call (as ``start_as_current_span``
+    # would, without its two generator context managers: one span per call is on the traced
+    # run's hot path), records a failure on it, and ends it.
+    # -- the model call -----------------------------------------------------------------
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        run = _RUN.get()
+        if run is None:  # (a step of no traced run: not one this middleware was installed in)
+            return handler(request)
+        span = run.chat_span(self.agent, request)
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
+            response = handler(request)
+            run.chat_done(span, response)
+            return response
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        run = _RUN.get()
+        if run is None:
+            return await handler(request)
+        span = run.chat_span(self.agent, request)
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
+            response = await handler(request)
+            run.chat_done(span, response)
+            return response
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
+
+    # -- a tool call --------------------------------------------------------------------
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
+        run = _RUN.get()
+        if run is None:
+            return handler(request)
+        span, memory = run.tool_span(self.agent, request.tool_call)
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
+            if memory is None:
+                answer = handler(request)
+            else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
+                with _Current(memory):
+                    answer = handler(request)
+            run.tool_done(span, answer)
+            return answer
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
+
+    async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
+        run = _RUN.get()
+        if run is None:
+            return await handler(request)
+        span, memory = run.tool_span(self.agent, request.tool_call)
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
+            if memory is None:
+                answer = await handler(request)
+            else:
+                with _Current(memory):
+                    answer = await handler(request)
+            run.tool_done(span, answer)
+            return answer
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
+
+    # -- the swarm's handoff moment -----------------------------------------------------
+    def before_handoff(self, handoff: Handoff) -> None:
+        """The active agent switches (asked last: every other hook let it through): the
+        source's turn ends with a ``swarmgraph.handoff`` (or ``swarmgraph.route``) event. A
+        branch starting or a fan-out is no switch of the run's agent."""
+        run = _RUN.get()
+        if run is not None and handoff.way not in ("branch", "fan_out"):
+            run.switched(handoff.target, handoff.route)
+
+
+_NO_META: dict[str, Any] = {}
+#: The traced run whose steps run in this context (set as it starts, reset as it ends).
+_RUN: ContextVar[TracedRun | None] = ContextVar("swarmgraph_traced_run", default=None)
+#: Each agent's :class:`TracingMiddleware`, by ``id`` (the agent kept beside it, so the id
+#: cannot be reused while cached).
+_AGENTS: dict[int, tuple[Agent, tuple[TracingMiddleware]]] = {}
+
+
+def _tracing_of(agent: Agent) -> tuple[TracingMiddleware]:
+    """``agent``'s tracing middleware (one object per agent, shared by every traced run)."""
+    made = _AGENTS.get(id(agent))
+    if made is None or made[0] is not agent:
+        if len(_AGENTS) > 512:  # agents created per request must not grow these forever
+            _AGENTS.clear()
+            _SHARED._stacks.clear()
+        made = _AGENTS[id(agent)] = (agent, (TracingMiddleware(agent),))
+    return made[1]
+
+
+#: The run middleware of every traced run without a budget: one object, so its stacks are
+#: built once per agent, not per run.
+_SHARED = RunMiddleware(_tracing_of)
+
+
+class TracedRun:
+    """One run's spans (:func:`traced_run` finds the one whose steps run here). Agent turns
+    span several graph steps, so their spans are started and ended explicitly (per parallel
+    branch: branches run at once, in threads or tasks)."""
+
+    def __init__(
+        self,
+        tracer: Tracer,
+        control: RunControl,
+        agent: Agent,
+        conversation: str | None,
+        invoked: bool,
+        workflow: str | None,
+        capture: bool,
+    ) -> None:
         _bind_api()
         self.tracer = tracer
-        self.capture = capture_content
-        self.root: Span | None = None
-        self.conversation: str | None = None
-        self._agents: dict[str | None, tuple[Agent, Span]] = {}  # open agent span, by branch
+        self.capture = capture
+        self.control = control  # the run's (an invoked graph's: its stand-in)
+        self.invoked = invoked
+        self.conversation = conversation
+        #: The open agent span by branch, with the context that makes it a parent (made once:
+        #: each of its calls' spans starts under it).
+        self._agents: dict[str | None, tuple[Agent, Span, Any]] = {}
         self._branches: dict[str, Span] = {}
         self._lock = threading.Lock()
-        self._roster: dict[str, Agent] = {}  # the run's agents by name (events name them)
+        self._roster = {a.name: a for a in (control.agents or {}).values()}  # events name them
         self._asked: set[str] = set()  # calls whose asking is stamped already
         self._stop: Any = None  # the budget stop stamped already
         self._tokens = [0, 0]  # input, output: the chat spans' (an invoked graph has no ledger)
+        self._ended = False
+        self._recall: Any = None  # the run's recall, traced (a Session's long-term memory)
+        under = control.middleware  # a budget's, installed before: the run's own, outermost
+        #: The run's own middleware: the shared tracing one, or around a budget's, this run's.
+        self.middleware = _SHARED if under is None else _around(under)
+        #: A budget's stop is watched as it happens (``RunControl.exceeded`` set).
+        self._budgeted = under is not None
+        self.root = self._start(agent, workflow)
+        self._root_context = _trace.set_span_in_context(self.root)
+        self._token = _RUN.set(self)
 
     # -- the run ----------------------------------------------------------------------
-    def run_started(self, run: RunInfo) -> None:
-        self.conversation = run.conversation_id
-        self._roster = {a.name: a for a in (run.control.agents or {}).values()}
-        workflow = run.workflow or run.agent.name  # Swarm's run is named by its first agent
+    def _start(self, agent: Agent, workflow: str | None) -> Span:
+        name = workflow or agent.name  # Swarm's run is named by its first agent
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_workflow",
-            "gen_ai.workflow.name": workflow,
-            "swarmgraph.agent.first": run.agent.name,
+            "gen_ai.workflow.name": name,
+            "swarmgraph.agent.first": agent.name,
         }
-        if run.conversation_id is not None:
-            attributes["gen_ai.conversation.id"] = run.conversation_id
-        self.root = self.tracer.start_span(f"invoke_workflow {workflow}", attributes=attributes)
+        if self.conversation is not None:
+            attributes["gen_ai.conversation.id"] = self.conversation
+        root = self.tracer.start_span(f"invoke_workflow {name}", attributes=attributes)
         module = loaded("approvals")  # a run's given decisions exist only once it is loaded
-        approvals = None if module is None else run.control.state_of(module.ApprovalsRun)
+        approvals = None if module is None else self.control.state_of(module.ApprovalsRun)
         for call_id, decision in (approvals.given if approvals else {}).items():
             answered: dict[str, Any] = {
                 "gen_ai.tool.call.id": call_id,
@@ -270,22 +481,56 @@ class TracingObserver(RunObserver):
             }
             if self.capture and isinstance(decision, str):
                 answered["swarmgraph.approval.answer"] = decision
-            self.root.add_event("swarmgraph.approval.answered", answered)
-        hooks = run.control.hooks
+            root.add_event("swarmgraph.approval.answered", answered)
+        hooks = self.control.hooks
         if hooks.prompt_context is not None:  # a Session's long-term recall
-            run.control.hooks = replace(hooks, prompt_context=self._recalling(hooks.prompt_context))
+            self._recall = self._recalling(hooks.prompt_context)
+        return root
 
-    def run_ended(
-        self, run: RunInfo, response: Response | None, error: BaseException | None
+    def install(self, control: RunControl) -> None:
+        """Trace ``control``'s part of the run: this run's middleware, its state, its recall,
+        and the steps and budget stop it records, watched (a compiled graph invoked directly
+        makes a control per step: each is handed here, graph/core/run_control.py's
+        ``SETUP_KEY``)."""
+        control.middleware = self.middleware
+        hooks = control.hooks
+        if self._recall is not None and hooks.prompt_context in (
+            None,
+            self.control.hooks.prompt_context,
+        ):
+            control.hooks = replace(hooks, prompt_context=self._recall)
+        ledger = control.ledger
+        if "checked" not in vars(ledger):  # each guardrail's and precondition's check, heard
+            ledger.checked = _Checks(ledger.checked, self)  # type: ignore[method-assign]
+        if self._budgeted and not isinstance(control, _Watched):
+            # The same object as a subclass that adds no state, only the watching
+            # __setattr__: whoever holds the control keeps holding it.
+            control.__class__ = _watched(type(control))
+        control.__dict__["_traced_by"] = self
+
+    def ended(
+        self,
+        response: Response | None,
+        error: BaseException | None = None,
+        control: RunControl | None = None,
     ) -> None:
+        """The run ended (once: a failing run's ``__exit__`` and ``finish`` may both say so):
+        its ``Response`` (also when a budget or a guardrail stopped it: ``control`` says which;
+        an invoked graph has none), or the error that ended it."""
+        if self._ended:
+            return
+        self._ended = True
+        try:
+            _RUN.reset(self._token)
+        except ValueError:  # ended from another context (a stream closed elsewhere)
+            _RUN.set(None)
         root = self.root
-        assert root is not None
         with self._lock:
-            open_spans = [span for _, span in self._agents.values()]
+            open_spans = [open_[1] for open_ in self._agents.values()]
             self._agents.clear()
-        control = run.control
+        control = control or self.control
         usage = control.ledger.totals
-        tokens = self._tokens if run.invoked else [usage["input_tokens"], usage["output_tokens"]]
+        tokens = self._tokens if self.invoked else [usage["input_tokens"], usage["output_tokens"]]
         ended: dict[str, Any] = {
             "gen_ai.usage.input_tokens": tokens[0],
             "gen_ai.usage.output_tokens": tokens[1],
@@ -301,17 +546,25 @@ class TracingObserver(RunObserver):
         for span in open_spans:
             span.end()
         root.end()
-        if run.conversation_id is not None:  # what the turn writes next joins its trace
-            _LAST_RUN.set(_EndedRun(run.conversation_id, root.get_span_context()))
+        if self.conversation is not None:  # what the turn writes next joins its trace
+            _LAST_RUN.set(_EndedRun(self.conversation, root.get_span_context()))
 
     # -- agent turns --------------------------------------------------------------------
     def _agent_span(self, agent: Agent, branch: str | None) -> Span:
         """The open ``invoke_agent`` span of ``agent`` in ``branch``: started when another
         agent's was open there, or none."""
+        return self._open(agent, branch)[1]
+
+    def _open(self, agent: Agent, branch: str | None) -> tuple[Agent, Span, Any]:
+        """``agent``'s open turn in ``branch`` (its span, and the context that makes it a
+        parent), started when another agent's was open there, or none."""
+        open_ = self._agents.get(branch)  # (a dict read is atomic: the lock is for a change)
+        if open_ is not None and open_[0] is agent:
+            return open_
         with self._lock:
             open_ = self._agents.get(branch)
             if open_ is not None and open_[0] is agent:
-                return open_[1]
+                return open_
             if open_ is not None:
                 open_[1].end()
             parent = self._branches.get(branch) if branch is not None else None
@@ -325,13 +578,17 @@ class TracingObserver(RunObserver):
                 attributes["swarmgraph.branch"] = branch
             span = self.tracer.start_span(
                 f"invoke_agent {agent.name}",
-                context=_trace.set_span_in_context(parent or self.root),
+                context=self._root_context
+                if parent is None
+                else _trace.set_span_in_context(parent),
                 attributes=attributes,
             )
-            self._agents[branch] = (agent, span)
-            return span
+            open_ = self._agents[branch] = (agent, span, _trace.set_span_in_context(span))
+            return open_
 
-    def on_switch(self, agent: Agent, target: Agent, route: str | None) -> None:
+    def switched(self, target: Agent, route: str | None) -> None:
+        """The active agent of the current branch switched to ``target`` (``route``: the
+        route's label when a route, not a tool, handed off): its turn's span ends."""
         branch = current_branch()
         with self._lock:
             open_ = self._agents.pop(branch, None)
@@ -347,13 +604,12 @@ class TracingObserver(RunObserver):
             )
         span.end()
 
-    def around_member(self, agent: Agent, branch: str | None) -> AbstractContextManager[Any]:
-        """A LangGraph member's turn is its ``invoke_agent`` span, current while its graph
-        runs (an instrumentation of LangChain or LangGraph nests the member's own model and
-        tool calls under it)."""
-        from opentelemetry.trace import use_span
-
-        return use_span(self._agent_span(agent, branch), end_on_exit=False)
+    def member_turn(self, agent: Agent) -> AbstractContextManager[Any]:
+        """A LangGraph member's turn (graph/features/native.py: its graph runs its own loop,
+        so its calls are not a swarm step's) is its ``invoke_agent`` span, current while its
+        graph runs (an instrumentation of LangChain or LangGraph nests the member's own model
+        and tool calls under it)."""
+        return _trace.use_span(self._agent_span(agent, current_branch()), end_on_exit=False)
 
     # -- what happens during a turn: stamped as it happens, on the turn it belongs to ----
     def _turn_of(self, name: str | None) -> Span:
@@ -370,24 +626,22 @@ class TracingObserver(RunObserver):
         if agent is not None:
             return self._agent_span(agent, branch)
         with self._lock:
-            return self._branches.get(branch or "") or self.root  # type: ignore[return-value]
+            return self._branches.get(branch or "") or self.root
 
-    def on_step(self, step: Mapping[str, Any]) -> None:
-        kind = step["kind"]
-        # Every check that refused: also one whose agent's on_trip took over (the run went
-        # on), and preconditions (requires=). Handoffs and routes: on_switch.
-        if kind not in ("guardrail", "precondition") or step.get("passed", True):
-            return
+    def tripped(self, agent: str, kind: str, name: str, reason: str, when: str | None) -> None:
+        """A check refused (``kind``: ``"guardrail"`` or ``"precondition"``; also one whose
+        agent's on_trip took over, so the run went on), stamped on the turn it ran in."""
         tripped: dict[str, Any] = {
-            "swarmgraph.guardrail.name": step["name"],
-            "swarmgraph.guardrail.kind": step.get("when") or kind,
-            "gen_ai.agent.name": step["agent"],
+            "swarmgraph.guardrail.name": name,
+            "swarmgraph.guardrail.kind": when or kind,
+            "gen_ai.agent.name": agent,
         }
-        if self.capture and step.get("reason") is not None:
-            tripped["swarmgraph.guardrail.reason"] = str(step["reason"])
-        self._turn_of(step["agent"]).add_event(f"swarmgraph.{kind}.tripped", tripped)
+        if self.capture:
+            tripped["swarmgraph.guardrail.reason"] = str(reason)
+        self._turn_of(agent).add_event(f"swarmgraph.{kind}.tripped", tripped)
 
     def on_budget_stop(self, stop: BudgetExceeded) -> None:
+        """A budget limit stopped the run, as it did (``RunControl.exceeded`` set)."""
         if stop is self._stop:
             return
         self._stop = stop
@@ -400,7 +654,9 @@ class TracingObserver(RunObserver):
             },
         )
 
-    def on_asked(self, calls: Sequence[WaitingCall]) -> None:
+    def asked(self, calls: Sequence[WaitingCall]) -> None:
+        """The run (or the parallel branch it runs in) stopped for these calls' decisions, as
+        it did: approval-marked calls and ``@effect`` calls in doubt (``in_doubt``)."""
         self._stamp_asked(calls, self._turn_of)
 
     def _stamp_asked(self, calls: Sequence[WaitingCall], turn_of: Callable[[str], Span]) -> None:
@@ -421,126 +677,141 @@ class TracingObserver(RunObserver):
             if pending.in_doubt:
                 span.add_event("swarmgraph.effect.in_doubt", asked)
 
-    # -- calls --------------------------------------------------------------------------
-    async def around_model_call(self, proceed: Proceed, call: ModelCallInfo) -> Any:
-        parent = self._agent_span(call.agent, call.branch)
-        provider, named = _chat_model_params(call.runnable)
+    # -- calls (TracingMiddleware's) ----------------------------------------------------
+    def chat_span(self, agent: Agent, request: ModelRequest) -> Span:
+        """The ``chat`` span of ``agent``'s model call ``request``, started."""
+        parent = self._open(agent, BRANCH_LABEL.get())[2]
+        provider, named = _chat_model_params(request.model)
         # The chat model's own name (a fixed chat_model= answers for every agent.model);
         # what the agent asked for where the model stands in for any (ScriptedChatModel's).
-        model = named or call.model
+        model = named or self.control.model_override or agent.model
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": provider,
             "gen_ai.request.model": model,
-            "gen_ai.agent.name": call.agent.name,
+            "gen_ai.agent.name": agent.name,
         }
         if self.conversation is not None:
             attributes["gen_ai.conversation.id"] = self.conversation
         if self.capture:
-            attributes["gen_ai.input.messages"] = _messages_json(call.prompt)
-        span = self.tracer.start_span(
+            system = request.system_message
+            prompt = [system, *request.messages] if system is not None else request.messages
+            attributes["gen_ai.input.messages"] = _messages_json(prompt)
+        return self.tracer.start_span(
             f"chat {model}",
-            context=_trace.set_span_in_context(parent),
+            context=parent,
             kind=_trace.SpanKind.CLIENT,
             attributes=attributes,
         )
-        # The span current around the call (as start_as_current_span would make it, without
-        # its two generator context managers): a LangChain instrumentation nests under it.
-        with _Current(span):
-            reply = await proceed()
-            meta = getattr(reply, "response_metadata", None) or {}
-            finish = meta.get("finish_reason") or (
-                "tool_calls" if getattr(reply, "tool_calls", None) else "stop"
-            )
-            answered: dict[str, Any] = {"gen_ai.response.finish_reasons": [str(finish)]}
-            usage = getattr(reply, "usage_metadata", None)
-            if usage:
-                tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-                answered["gen_ai.usage.input_tokens"] = tokens[0]
-                answered["gen_ai.usage.output_tokens"] = tokens[1]
+
+    def chat_done(self, span: Span, response: Any) -> None:
+        """The reply's finish reason, usage and model on its ``chat`` span."""
+        result = getattr(response, "result", None)  # a ModelResponse (else the message)
+        reply = result[-1] if result else response
+        meta = getattr(reply, "response_metadata", None) or _NO_META
+        finish = meta.get("finish_reason") or (
+            "tool_calls" if getattr(reply, "tool_calls", None) else "stop"
+        )
+        answered: dict[str, Any] = {"gen_ai.response.finish_reasons": (str(finish),)}
+        usage = getattr(reply, "usage_metadata", None)
+        if usage:
+            tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+            answered["gen_ai.usage.input_tokens"] = tokens[0]
+            answered["gen_ai.usage.output_tokens"] = tokens[1]
+            if self.invoked:  # an invoked graph's totals are its chat spans' (no ledger)
                 with self._lock:
                     self._tokens[0] += tokens[0]
                     self._tokens[1] += tokens[1]
-            if meta.get("model_name"):
-                answered["gen_ai.response.model"] = str(meta["model_name"])
-            if self.capture:
-                answered["gen_ai.output.messages"] = _messages_json([reply])
-            span.set_attributes(answered)  # one call (and one lock of the span) for all
-            return reply
+        named = meta.get("model_name")
+        if named:
+            answered["gen_ai.response.model"] = str(named)
+        if self.capture:
+            answered["gen_ai.output.messages"] = _messages_json([reply])
+        span.set_attributes(answered)  # one call (and one lock of the span) for all
 
-    async def around_tool_call(self, proceed: Proceed, call: ToolCallInfo) -> Any:
-        parent = self._agent_span(call.agent, call.branch)
+    def tool_span(self, agent: Agent, call: Mapping[str, Any]) -> tuple[Span, Span | None]:
+        """The ``execute_tool`` span of ``agent``'s tool call ``call`` (LangChain's
+        ``ToolCall``), started, and the memory operation's span under it, for a memory tool's
+        call (``None`` for any other)."""
+        parent = self._open(agent, BRANCH_LABEL.get())[2]
+        name, arguments = call["name"], call["args"]
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": call.name,
-            "gen_ai.tool.call.id": call.call_id,
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call["id"],
             "gen_ai.tool.type": "function",
-            "gen_ai.agent.name": call.agent.name,
+            "gen_ai.agent.name": agent.name,
         }
         if self.capture:
-            attributes["gen_ai.tool.call.arguments"] = _json(call.arguments)
-        memory = _MEMORY_OPERATIONS.get(call.name) if call.agent.memory_tools else None
+            attributes["gen_ai.tool.call.arguments"] = _json(arguments)
         span = self.tracer.start_span(
-            f"execute_tool {call.name}",
-            context=_trace.set_span_in_context(parent),
+            f"execute_tool {name}",
+            context=parent,
             attributes=attributes,
         )
-        with _Current(span):
-            if memory is None:
-                raw = await proceed()
-            else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
-                scope = call.arguments.get("scope") if isinstance(call.arguments, dict) else None
-                with self.tracer.start_as_current_span(
-                    memory,
-                    attributes={
-                        "gen_ai.operation.name": memory,
-                        "gen_ai.agent.name": call.agent.name,
-                        "swarmgraph.memory.scope": str(scope or "user"),
-                    },
-                ):
-                    raw = await proceed()
-            done: dict[str, Any] = {}
-            target = _transfer_target(raw)
-            if target is not None:  # the GenAI conventions' transfer (a Swarm handoff)
-                done["gen_ai.transfer.mode"] = "pass_control"
-                done["gen_ai.transfer.target.type"] = "agent"
-                done["gen_ai.transfer.target.name"] = target
-            if self.capture:
-                done["gen_ai.tool.call.result"] = _result_text(raw)
-            if done:
-                span.set_attributes(done)
-            return raw
+        memory = _MEMORY_OPERATIONS.get(name) if agent.memory_tools else None
+        if memory is None:
+            return span, None
+        scope = arguments.get("scope") if isinstance(arguments, dict) else None
+        inner = self.tracer.start_span(
+            memory,
+            context=_trace.set_span_in_context(span),
+            attributes={
+                "gen_ai.operation.name": memory,
+                "gen_ai.agent.name": agent.name,
+                "swarmgraph.memory.scope": str(scope or "user"),
+            },
+        )
+        return span, inner
 
-    async def around_branch(self, proceed: Proceed, branch: BranchInfo) -> Any:
-        from opentelemetry.trace import set_span_in_context
+    def tool_done(self, span: Span, answer: Any) -> None:
+        """A tool call's transfer (a handoff) and, with content capture, its result, on its
+        ``execute_tool`` span; ``answer``: the call's ``ToolMessage``, the tool's own return
+        value as its ``artifact`` (graph/core/tool_wrapping.py)."""
+        raw = getattr(answer, "artifact", None)
+        done: dict[str, Any] = {}
+        target = _transfer_target(raw)
+        if target is not None:  # the GenAI conventions' transfer (a Swarm handoff)
+            done["gen_ai.transfer.mode"] = "pass_control"
+            done["gen_ai.transfer.target.type"] = "agent"
+            done["gen_ai.transfer.target.name"] = target
+        if self.capture:
+            done["gen_ai.tool.call.result"] = (
+                _result_text(raw) if raw is not None else str(getattr(answer, "content", answer))
+            )
+        if done:
+            span.set_attributes(done)
 
-        outer = branch.path.rpartition("/")[0] or None
+    async def branch(self, path: str, agent: Agent, proceed: Callable[[], Awaitable[Any]]) -> Any:
+        """One parallel branch of a fan-out (graph/features/branches.py), which runs its own
+        agent steps: its ``branch`` span under the agent that fanned out."""
+        outer = path.rpartition("/")[0] or None
         with self._lock:
             fanned = self._agents.get(outer)
         parent = fanned[1] if fanned is not None else self._branches.get(outer or "", self.root)
         span = self.tracer.start_span(
-            f"branch {branch.path}",
-            context=set_span_in_context(parent),  # type: ignore[arg-type]
-            attributes={"swarmgraph.branch": branch.path, "gen_ai.agent.name": branch.agent.name},
+            f"branch {path}",
+            context=_trace.set_span_in_context(parent),
+            attributes={"swarmgraph.branch": path, "gen_ai.agent.name": agent.name},
         )
         with self._lock:
-            self._branches[branch.path] = span
+            self._branches[path] = span
         try:
             return await proceed()
         except GraphInterrupt as stop:  # a compiled graph's branch asks: on its turn, now
             from .approvals import payload_pending
 
             with self._lock:
-                open_ = self._agents.get(branch.path)
+                open_ = self._agents.get(path)
             if open_ is not None:
                 calls = [c for each in stop.args[0] for c in payload_pending(each.value)]
                 self._stamp_asked(calls, lambda _: open_[1])
             raise
         finally:
             with self._lock:  # the branch's agents are done with it
-                inside = [k for k in self._agents if k == branch.path]
+                inside = [k for k in self._agents if k == path]
                 ended = [self._agents.pop(k)[1] for k in inside]
-                self._branches.pop(branch.path, None)
+                self._branches.pop(path, None)
             for each in ended:
                 each.end()
             span.end()
@@ -549,13 +820,12 @@ class TracingObserver(RunObserver):
     def _recalling(self, hook: Any) -> Any:
         """``hook`` (the run's prompt context: a Session's long-term recall) as a
         ``search_memory`` span under the asking agent."""
-        from opentelemetry.trace import set_span_in_context
 
         def recall(agent: Agent, messages: Sequence[BaseMessage]) -> str | None:
             parent = self._agent_span(agent, current_branch())
             with self.tracer.start_as_current_span(
                 "search_memory",
-                context=set_span_in_context(parent),
+                context=_trace.set_span_in_context(parent),
                 attributes={
                     "gen_ai.operation.name": "search_memory",
                     "gen_ai.agent.name": agent.name,
@@ -568,6 +838,52 @@ class TracingObserver(RunObserver):
                 return text
 
         return recall
+
+
+class _Checks:
+    """A run's ``Books.checked`` (every guardrail and precondition check goes on the trajectory
+    through it) that tells the traced run of each check that refused: the features that check
+    stay free of tracing calls, and no other step of the run is watched."""
+
+    __slots__ = ("checked", "run")
+
+    def __init__(self, checked: Callable[..., None], run: TracedRun) -> None:
+        self.checked = checked
+        self.run = run
+
+    def __call__(self, agent: str, kind: str, name: str, reason: str | None, **more: Any) -> None:
+        self.checked(agent, kind, name, reason, **more)
+        if reason is not None and kind in ("guardrail", "precondition"):
+            self.run.tripped(agent, kind, name, reason, more.get("when"))
+
+
+class _Watched:
+    """Marks a traced control's class (see :meth:`TracedRun.install`): a budget stop
+    (``exceeded`` set, by whichever feature checks the limit) is stamped as it happens."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name != "exceeded" or value is None:
+            return
+        run: TracedRun | None = self.__dict__.get("_traced_by")
+        if run is not None:
+            run.on_budget_stop(value)
+
+
+_watched_classes: dict[type, type] = {}
+
+
+def _watched(base: type) -> type:
+    """``base`` (``RunControl``) with :class:`_Watched`'s ``__setattr__``, made once."""
+    made = _watched_classes.get(base)
+    if made is None:
+        made = _watched_classes[base] = type(f"Watched{base.__name__}", (_Watched, base), {})
+    return made
+
+
+def _around(under: RunMiddleware) -> RunMiddleware:
+    """This run's middleware: ``under``'s (a budget's) around each agent's tracing."""
+    return RunMiddleware(lambda agent: (*under.of(agent), *_tracing_of(agent)))
 
 
 def run_traceparent(conversation_id: str | None) -> str | None:
@@ -771,6 +1087,3 @@ def _result_text(raw: Any) -> str:
     if value is raw and name is not None and hasattr(raw, "instructions"):  # an Agent
         return _json({"assistant": name})
     return value if isinstance(value, str) else _json(value)
-
-
-register(observer_for)  # imported: every run asks whether a provider is configured
