@@ -49,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "effect": ".features.effects",
     "PendingApproval": ".features.approvals",
     "Budget": ".features.budget",
-    "BudgetExceeded": ".core.errors",
+    "BudgetExceeded": ".features.errors",
     "ApprovalAlreadyDecided": ".features.errors",
     "CALLER": ".core.types",
     "Route": ".features.routes",
@@ -77,7 +77,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .chat_models.scripted import ScriptedChatModel, scripted_tool_call, scripted_tool_calls
     from .core.builder import build_swarm_graph
     from .core.errors import (
-        BudgetExceeded,
         ContextValidationError,
         HandoffLoopError,
         MissingModelError,
@@ -94,6 +93,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .features.errors import (
         ApprovalAlreadyDecided,
         BranchFailed,
+        BudgetExceeded,
         ContextConflict,
         GuardrailTripped,
     )

@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "effect": ".graph.features.effects",
     "PendingApproval": ".graph.features.approvals",
     "Budget": ".graph.features.budget",
-    "BudgetExceeded": ".graph.core.errors",
+    "BudgetExceeded": ".graph.features.errors",
     "ApprovalAlreadyDecided": ".graph.features.errors",
     "CALLER": ".graph.core.types",
     "Route": ".graph.features.routes",
@@ -87,7 +87,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
     from .graph.core.builder import build_swarm_graph
     from .graph.core.errors import (
-        BudgetExceeded,
         HandoffLoopError,
         MissingModelError,
         SwarmError,
@@ -100,7 +99,12 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.features.approvals import PendingApproval, needs_approval
     from .graph.features.budget import Budget
     from .graph.features.effects import effect
-    from .graph.features.errors import ApprovalAlreadyDecided, ContextConflict, GuardrailTripped
+    from .graph.features.errors import (
+        ApprovalAlreadyDecided,
+        BudgetExceeded,
+        ContextConflict,
+        GuardrailTripped,
+    )
     from .graph.features.member_handoff import handoff_tool
     from .graph.features.parallel import Parallel
     from .graph.features.routes import Route

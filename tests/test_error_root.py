@@ -154,7 +154,8 @@ def test_a_guardrail_trip_keeps_its_reason_in_str_repr_args_and_a_pickle_round_t
 def test_every_error_with_fields_pickles_as_itself_with_its_message():
     import pickle
 
-    from swarmgraph.graph.core.errors import BudgetExceeded, HandoffLoopError, StepLimitError
+    from swarmgraph.graph.core.errors import HandoffLoopError, StepLimitError
+    from swarmgraph.graph.features.errors import BudgetExceeded
 
     made = [
         HandoffLoopError(["A", "B", "A"], 3),

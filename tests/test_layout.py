@@ -355,7 +355,8 @@ def test_a_feature_attaches_when_the_program_uses_it(tmp_path):
         ).replace("from swarmgraph import Agent,", "from swarmgraph import Budget, Agent,"),
         tmp_path,
     ).splitlines()
-    assert out[-1] == "['budget']"
+    # the budget's module, and the module of the error it raises (graph/features/errors.py)
+    assert out[-1] == "['budget', 'errors']"
 
 
 def test_swarm_run_takes_swarms_own_parameters_and_a_few_of_ours():

@@ -31,10 +31,10 @@ class SwarmgraphError(Exception):
     fields kept, whatever its ``__init__`` takes:
 
     >>> import pickle
-    >>> error = BudgetExceeded("max_handoffs", 3, "Sales")
+    >>> error = HandoffLoopError(["Triage", "Sales", "Triage"], 3)
     >>> back = pickle.loads(pickle.dumps(error))
-    >>> (back.limit, back.value, back.agent), str(back) == str(error)
-    (('max_handoffs', 3, 'Sales'), True)
+    >>> (back.trail, back.limit), str(back) == str(error)
+    ((['Triage', 'Sales', 'Triage'], 3), True)
     """
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -175,27 +175,6 @@ unable to parse string as an integer (got 'abc')"]
         self.tool = tool
         self.problems = problems
         super().__init__(f"{tool}: " + "; ".join(problems))
-
-
-@error_fields
-class BudgetExceeded(SwarmError):
-    """A :class:`~swarmgraph.graph.features.budget.Budget` limit would be passed by the next step.
-
-    ``limit`` names it (``"max_handoffs"``, or ``"per_agent['Sales'].max_model_calls"``),
-    ``value`` is the limit, ``agent`` the agent that was about to pass it. ``response`` holds
-    everything produced before the stop; every tool call in it is answered.
-    """
-
-    limit: str
-    value: int
-    agent: str
-
-    def __post_init__(self) -> None:
-        super().__init__(
-            f"Budget exceeded: {self.limit}={self.value} would be passed by agent "
-            f"{self.agent!r}. "
-            "The run stopped; .response holds what it produced so far."
-        )
 
 
 class ContextValidationError(SwarmgraphError, ValueError):

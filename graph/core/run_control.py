@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 
-from .errors import BudgetExceeded, SwarmError
+from .errors import SwarmError
 from .run_state import RunState
 from .state import BRANCH_LABEL
 
@@ -275,7 +275,7 @@ class RunControl:
     swarm_run: bool = False
     #: The limit that refused the run's next step (a budget's: ``Swarm.run`` raises it, holding
     #: the Response); set by the feature that checks it; no node goes on after it.
-    exceeded: BudgetExceeded | None = None
+    exceeded: SwarmError | None = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.
     agents: dict[str, Agent] | None = None

@@ -22,7 +22,7 @@ The middleware's hooks, at the step's moments:
 
 Each stop sets ``RunControl.exceeded`` (the core's "a limit refused the next step") and
 ``RunControl.stopped`` (``Response.stopped``: this middleware, and the hook), and
-``Swarm.run`` raises it: :class:`~swarmgraph.graph.core.errors.BudgetExceeded`, with
+``Swarm.run`` raises it: :class:`~swarmgraph.graph.features.errors.BudgetExceeded`, with
 everything produced so far. Other features that make a model call of their own (a guardrail
 that calls a model, a LangGraph member's turn) ask the run's own middleware first
 (``RunMiddleware.refuses_model_call``: this ``before_model``), without importing this module.
@@ -62,13 +62,13 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 
-from ..core.errors import BudgetExceeded
 from ..core.marks import APPROVAL_MARK, is_marked
 from ..core.middleware import Handoff, MiddlewareStop, RunMiddleware
 from ..core.run_control import COUNTS, Books, RunControl
 from ..core.schema import tool_spec
 from ..core.state import branch_scope, current_branch
 from ..core.types import Agent
+from .errors import BudgetExceeded
 
 __all__ = [
     "Budget",
@@ -280,7 +280,7 @@ class BudgetMiddleware(AgentMiddleware):
 
     Example:
         >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm
-        >>> from swarmgraph.graph.core.errors import BudgetExceeded
+        >>> from swarmgraph.graph.features.errors import BudgetExceeded
         >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hi."]))
         >>> try:
         ...     swarm.run(Agent(), [{"role": "user", "content": "hi"}],

@@ -1,8 +1,8 @@
-"""What the features raise when they stop a run (an approval decided twice, a guardrail that
-tripped, parallel branches that conflict or fail), and the typed context's warning. Each error
-derives from :class:`~swarmgraph.graph.core.errors.SwarmError` (the core's root of the errors
-that stop a run), so ``except SwarmError`` catches them with the core's own; they live here
-because the core names no feature.
+"""What the features raise when they stop a run (a budget's limit, an approval decided twice,
+a guardrail that tripped, parallel branches that conflict or fail), and the typed context's
+warning. Each error derives from :class:`~swarmgraph.graph.core.errors.SwarmError` (the
+core's root of the errors that stop a run), so ``except SwarmError`` catches them with the
+core's own; they live here because the core names no feature.
 """
 
 from __future__ import annotations
@@ -16,10 +16,32 @@ __all__ = [
     "DELETED",
     "ApprovalAlreadyDecided",
     "BranchFailed",
+    "BudgetExceeded",
     "ContextConflict",
     "ContextSchemaWarning",
     "GuardrailTripped",
 ]
+
+
+@error_fields
+class BudgetExceeded(SwarmError):
+    """A :class:`~swarmgraph.graph.features.budget.Budget` limit would be passed by the next step.
+
+    ``limit`` names it (``"max_handoffs"``, or ``"per_agent['Sales'].max_model_calls"``),
+    ``value`` is the limit, ``agent`` the agent that was about to pass it. ``response`` holds
+    everything produced before the stop; every tool call in it is answered.
+    """
+
+    limit: str
+    value: int
+    agent: str
+
+    def __post_init__(self) -> None:
+        super().__init__(
+            f"Budget exceeded: {self.limit}={self.value} would be passed by agent "
+            f"{self.agent!r}. "
+            "The run stopped; .response holds what it produced so far."
+        )
 
 
 @error_fields

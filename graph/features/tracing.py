@@ -56,13 +56,14 @@ from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .errors import BudgetExceeded
+
 if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest, ModelResponse
     from langchain_core.messages import BaseMessage
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
-    from ..core.errors import BudgetExceeded
     from ..core.middleware import Handoff
     from ..core.run_control import RunControl
     from ..core.types import Agent, Response
@@ -866,7 +867,7 @@ class _Watched:
         if name != "exceeded" or value is None:
             return
         run: TracedRun | None = self.__dict__.get("_traced_by")
-        if run is not None:
+        if run is not None and isinstance(value, BudgetExceeded):  # (another limit: no fields)
             run.on_budget_stop(value)
 
 

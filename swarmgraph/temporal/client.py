@@ -18,9 +18,9 @@ from typing import Any
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
-from ..graph.core.errors import BudgetExceeded
 from ..graph.core.types import Agent, Response
 from ..graph.features.budget import Budget
+from ..graph.features.errors import BudgetExceeded
 from .driver import ActivityOptions
 from .errors import TemporalInputError, TemporalRunFailed, TemporalUnavailable
 from .tracing import plugins_for
