@@ -6,7 +6,7 @@ requires=...)`` for :class:`~swarmgraph.graph.features.guardrail_middleware.Guar
 MemoryToolsMiddleware` (its tools join the agent's), ``Agent(routes=[...])`` for
 :class:`~swarmgraph.graph.features.routes.RoutesMiddleware`; and a tool's ``CALLER`` brings
 :class:`~swarmgraph.graph.features.handback.HandBackMiddleware` (:func:`middleware_for_target`;
-both act through the step's ``next_agent`` hook, graph/core/middleware.py's ``Takeover``); a
+both act through the step's ``next_agent`` hook, graph/core/handoffs.py's ``Takeover``); a
 run whose tools are marked (``@needs_approval``, ``@effect``) gets
 :class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware` (:func:`middleware_for_marked`:
 its ``before_step`` and ``hold_calls`` hooks). The

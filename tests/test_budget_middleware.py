@@ -19,7 +19,7 @@ import pytest
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
-from swarmgraph.graph.core.middleware import Handoff, HandTo
+from swarmgraph.graph.core.handoffs import Handoff, HandTo
 from swarmgraph.graph.features.budget import BudgetMiddleware
 from swarmgraph.graph.prepared_run import RunRequest
 
@@ -48,7 +48,7 @@ def to_sales() -> ScriptedChatModel:
 
 
 class Door(AgentMiddleware):
-    """A ``before_handoff`` hook (graph/core/middleware.py's ``Handoff``) that records what it
+    """A ``before_handoff`` hook (graph/core/handoffs.py's ``Handoff``) that records what it
     is asked and answers with the next of ``verdicts`` (then lets everything through)."""
 
     def __init__(self, *verdicts: Any) -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage
+from swarmgraph.graph.core.handoffs import Handoff, HandTo
 from swarmgraph.graph.core.hook_context import step_control
-from swarmgraph.graph.core.middleware import Handoff, HandTo
 from swarmgraph.graph.core.run_control import RunControl
 
 from swarmgraph import (

@@ -1,5 +1,5 @@
 """ "Who takes over after the tools" is a generic middleware hook (``next_agent``, with the
-``destinations`` a middleware declares; graph/core/middleware.py's ``Takeover``), and routes
+``destinations`` a middleware declares; graph/core/handoffs.py's ``Takeover``), and routes
 and the ``CALLER`` hand-back are middleware on it, installed by graph/options.py: the core
 names neither (tests/test_control.py holds their behaviour)."""
 
@@ -13,7 +13,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 from swarmgraph.graph.core.builder import build_graph_and_runtime
 from swarmgraph.graph.core.discovery import find_topology
-from swarmgraph.graph.core.middleware import Destination, Takeover
+from swarmgraph.graph.core.handoffs import Destination, Takeover
 from swarmgraph.graph.core.models import ModelResolver
 from swarmgraph.graph.options import middleware_for_target, middleware_of, reachable_agents
 

@@ -42,7 +42,8 @@ from .types import Agent, AgentFunction
 if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest
 
-    from .middleware import HandTo, StepHooks
+    from .handoffs import HandTo
+    from .middleware import StepHooks
     from .run_control import RunControl
 
 __all__ = ["HookedStep"]
@@ -315,7 +316,7 @@ class HookedStep:
         """Each middleware's ``next_agent`` hook, in order, on who takes over (graph/core/
         middleware.py's ``Takeover``: a route picks one, a hand-back resolves ``CALLER``); the
         handing call's answer is reworded where a hook says so."""
-        from .middleware import Takeover
+        from .handoffs import Takeover
 
         control = turn.control
         added = turn.update.setdefault("messages", [])

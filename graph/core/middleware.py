@@ -25,14 +25,15 @@ them where ``create_agent``'s loop would (see docs/middleware.md for each built-
                     a parallel branch starts, or an agent fans out
 ==================  ============================================================================
 
-Two moments a swarm has and ``create_agent`` lacks are extensions on the same objects. The
+Two moments a swarm has and ``create_agent`` lacks are extensions on the same objects (their
+types: graph/core/handoffs.py). The
 **handoff** (docs/middleware.md, "The handoff moment"): a middleware may define
 ``before_handoff(handoff)`` (and/or ``async abefore_handoff``), which the core calls with a
-:class:`Handoff` whenever the active agent is about to switch, on the middleware of the agent
+``Handoff`` whenever the active agent is about to switch, on the middleware of the agent
 taking the conversation (the run's, then that agent's own, then what the run's own options
 install, such as ``Swarm.run(budget=)``'s: :class:`RunMiddleware`); it returns ``None`` (go
 on), a reason (the switch is refused: the transfer call is answered ``Error: <reason>``), or a
-:class:`HandTo` (hand the conversation to that agent instead, through its own hooks in turn).
+``HandTo`` (hand the conversation to that agent instead, through its own hooks in turn).
 A fan-out is asked once, before any branch starts, on the stack of the agent that fans out
 (``way="fan_out"``, ``Handoff.branches`` every branch's agent: admitted together or not at
 all); each branch then comes into its agent with ``way="branch"``.
@@ -43,10 +44,10 @@ its agent (``handoff_label``, a string).
 
 The **takeover**: after a step's tools ran (and no
 limit stopped the run), each middleware that defines ``next_agent(takeover)`` is asked, in
-order, who takes over (a :class:`Takeover`; it returns one changed with ``replace`` or None
+order, who takes over (a ``Takeover``; it returns one changed with ``replace`` or None
 for no change): it may pick an agent when no tool handed off (routes), resolve a placeholder
 a tool handed to (``CALLER``), or reword the handing call's answer. A middleware that may
-switch so lists the agents in ``destinations`` (:class:`Destination`), which discovery walks
+switch so lists the agents in ``destinations`` (``Destination``), which discovery walks
 and the builder draws. ``Agent(routes=)`` and the ``CALLER`` hand-back are such middleware
 (graph/features/routes.py, graph/features/handback.py, installed by graph/options.py).
 
@@ -96,9 +97,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, cast, get_type_hints
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast, get_type_hints
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.channels import UntrackedValue
@@ -107,7 +107,8 @@ from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired, TypedDict
 
-from .drivers import SYNC, AsyncDriver, Driver, drive
+from .drivers import AsyncDriver, Driver, drive
+from .handoffs import HandTo
 from .hook_context import hook_control
 from .middleware_tools import middleware_tools
 
@@ -121,15 +122,10 @@ if TYPE_CHECKING:
 __all__ = [
     "AFTER_MODEL_KEY",
     "ENTERED_KEY",
-    "Destination",
-    "HandTo",
-    "Handoff",
     "MiddlewareStack",
     "MiddlewareStop",
     "RunMiddleware",
     "StepHooks",
-    "Takeover",
-    "handoff_verdict",
     "middleware_state_schema",
     "with_messages",
 ]
@@ -162,164 +158,11 @@ class MiddlewareStop:
     reason: str
 
 
-#: How the conversation comes into an agent, as :attr:`Handoff.way` says.
-Way = Literal["handoff", "route", "jump", "branch", "fan_out", "join"]
-
-
-@dataclass(frozen=True)
-class HandTo:
-    """Where a hook sends the conversation: ``agent``. A ``before_handoff`` hook returns one
-    to redirect a switch; a ``before_model``/``after_model`` hook returns ``{"jump_to":
-    HandTo(agent)}`` to hand the conversation over from its step. ``note`` travels to the
-    next :class:`Handoff`'s hooks (``Handoff.note``): why, in the hook's own terms.
-
-    Example:
-        >>> from swarmgraph.graph.core.types import Agent
-        >>> HandTo(Agent(name="Humans"), note="a threat").agent.name
-        'Humans'
-    """
-
-    agent: Agent
-    note: Any = None
-
-
-@dataclass(frozen=True)
-class Handoff:
-    """The active agent about to switch from ``source`` to ``target``: what a
-    ``before_handoff`` hook reads (docs/middleware.md, "The handoff moment").
-
-    ``state``: ``messages`` and ``context_variables`` as ``target`` would take them (the
-    transfer call's answer included). ``way``: ``"handoff"`` (a transfer tool, a ``CALLER``
-    return, a LangGraph member's handoff tool), ``"route"`` (``route`` is its label),
-    ``"jump"`` (a hook's ``HandTo``), ``"branch"`` (a parallel branch starting: not a switch of
-    the run's active agent; a refusal refuses that branch only, and a ``HandTo`` is refused
-    too, a branch has no fallback), ``"fan_out"`` (``source`` hands the conversation to
-    ``branches``, every branch's agent, at once: asked once on ``source``'s stack, ``target``
-    is ``source``, which takes the conversation back at the join; a refusal refuses every
-    branch, a ``HandTo`` too), ``"join"`` (a fan-out's join hands the conversation to
-    ``Parallel(join=)``'s agent). A hook a way does not concern lets
-    it through (guardrails check ``"fan_out"`` and ``"join"`` nowhere: each branch is checked
-    as it starts). ``note``: the ``HandTo.note`` that sent the conversation here (``None`` for
-    a model's or a route's choice); ``redirects``: how many hooks redirected this switch
-    before (a chain of fallbacks).
-
-    Example:
-        >>> from swarmgraph.graph.core.types import Agent
-        >>> desk, a, b = Agent(name="Desk"), Agent(name="A"), Agent(name="B")
-        >>> fan = Handoff(desk, desk, {"messages": []}, "fan_out", branches=(a, b))
-        >>> fan.way, [agent.name for agent in fan.branches]
-        ('fan_out', ['A', 'B'])
-    """
-
-    source: Agent
-    target: Agent
-    state: Mapping[str, Any]
-    way: Way = "handoff"
-    route: str | None = None
-    note: Any = None
-    redirects: int = 0
-    branches: tuple[Agent, ...] = ()
-
-
-#: A ``before_handoff`` hook's answer: go on (``None``), refused (the reason), or elsewhere.
-Verdict = str | HandTo | None
-
-
 def _extends(middleware: Any, hook: str) -> bool:
     """Whether ``middleware`` defines the swarm extension ``hook`` (sync or ``a``-async)."""
     return callable(getattr(middleware, hook, None)) or callable(
         getattr(middleware, f"a{hook}", None)
     )
-
-
-async def handoff_verdict(
-    hooks: Sequence[Any], handoff: Handoff, io: Driver, control: object | None = None
-) -> Verdict:
-    """Ask each ``before_handoff`` hook of ``hooks`` (:attr:`MiddlewareStack.handoff`), in
-    order, about ``handoff``, up to the first that does not let it through: its verdict, or
-    ``None`` (every hook let it through). Under the async driver a middleware's
-    ``abefore_handoff`` is awaited where it has one; under the sync driver its
-    ``before_handoff`` is called (an async-only one runs to its end in place, as an async tool
-    does on ``run``). ``control``: the
-    run's ``RunControl``, what the hooks read with ``hook_context.step_control()``.
-
-    Example:
-        >>> from swarmgraph.graph.core.drivers import SYNC
-        >>> from swarmgraph.graph.core.types import Agent
-        >>> class Closed:
-        ...     def before_handoff(self, handoff):
-        ...         return f"{handoff.target.name} is closed"
-        >>> move = Handoff(Agent(name="Triage"), Agent(name="Refunds"), {"messages": []})
-        >>> drive(handoff_verdict([Closed()], move, SYNC))
-        'Refunds is closed'
-    """
-    awaited = isinstance(io, AsyncDriver)
-    for m in hooks:
-        sync: Callable[..., Any] | None = getattr(m, "before_handoff", None)
-        asynchronous: Callable[..., Any] | None = getattr(m, "abefore_handoff", None)
-        with hook_control(control):
-            if asynchronous is not None and (awaited or sync is None):
-                if awaited:
-                    verdict = await asynchronous(handoff)
-                else:  # async only, on run: to its end here, as an async tool runs on run
-                    verdict = await SYNC.call_tool(partial(asynchronous, handoff), {})
-            elif sync is not None:
-                verdict = sync(handoff)
-            else:
-                continue
-        if verdict is not None:
-            return cast("Verdict", verdict)
-    return None
-
-
-class Destination(NamedTuple):
-    """An agent a middleware may hand the conversation to, and the label of its drawn edge.
-
-    A middleware that switches agents through :meth:`Takeover`'s hook (``next_agent``) lists
-    them in its ``destinations`` attribute, as langgraph-swarm's handoff tools carry their
-    destination in their metadata: discovery (graph/core/discovery.py) walks them, so each one
-    is a node of the graph before anything runs, and the builder draws the edge."""
-
-    agent: Agent
-    label: str
-
-
-@dataclass(frozen=True)
-class Takeover:
-    """Who takes over after a step's tools ran: what the step hands each middleware's
-    ``next_agent`` hook (our one extension of LangChain's hooks, for the moment a swarm has and
-    ``create_agent`` lacks), and what the hook hands back, changed with :meth:`replace`.
-
-    ``agent``: whose step it is; ``target``: who takes over so far (a tool's handoff, which may
-    be a placeholder such as ``CALLER`` for a hook to resolve, or None: nobody handed off);
-    ``label``: the drawn edge's label when the switch is not a tool's handoff (a route's name);
-    ``call_id``: the tool call that handed off; ``answer``: a new text for that call's answer
-    (``answer_if``: only where the answer still reads so). ``context``: the run's
-    ``context_variables`` after the tools; ``history`` and ``added``: the conversation before
-    this step, and what this step added; ``find``: an agent of this run by name.
-
-    Example:
-        >>> from swarmgraph.graph.core.types import Agent
-        >>> me = Agent(name="Refunds")
-        >>> now = Takeover(me, None, {}, [], [], lambda name: None)
-        >>> now.replace(target=Agent(name="Triage"), label="done").label
-        'done'
-    """
-
-    agent: Agent
-    target: Agent | None
-    context: dict[str, Any]
-    history: Sequence[BaseMessage]
-    added: Sequence[BaseMessage]
-    find: Callable[[str], Agent | None]
-    label: str | None = None
-    call_id: str | None = None
-    answer: str | None = None
-    answer_if: str | None = None
-
-    def replace(self, **changes: Any) -> Takeover:
-        """This takeover with ``changes`` (its fields by name)."""
-        return replace(self, **changes)
 
 
 def _overrides(middleware: AgentMiddleware, hook: str) -> bool:

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
     from .drivers import Driver
-    from .middleware import MiddlewareStack, Way
+    from .handoffs import Way
+    from .middleware import MiddlewareStack
 
 __all__ = [
     "MAX_DYNAMIC_AGENTS",
@@ -499,7 +500,7 @@ class GraphRuntime:
             stack = self.stack_for(target, control)
             verdict = None
             if stack is not None and stack.handoff:
-                from .middleware import Handoff, handoff_verdict
+                from .handoffs import Handoff, handoff_verdict
 
                 messages = [*state["messages"], *update.get("messages", ())]
                 moving = Handoff(

@@ -64,9 +64,9 @@ from typing_extensions import NotRequired, TypedDict
 
 from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import SwarmError
+from ..core.handoffs import Handoff, HandTo, handoff_verdict
 from ..core.marks import loaded
 from ..core.messages import to_langchain, to_openai
-from ..core.middleware import Handoff, HandTo, handoff_verdict
 from ..core.node_names import HELPER_NODES
 from ..core.run_control import RunControl, current_control
 from ..core.run_state import RunState

@@ -62,8 +62,9 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 
+from ..core.handoffs import Handoff
 from ..core.marks import APPROVAL_MARK, is_marked
-from ..core.middleware import Handoff, MiddlewareStop, RunMiddleware
+from ..core.middleware import MiddlewareStop, RunMiddleware
 from ..core.run_control import COUNTS, Books, RunControl
 from ..core.schema import tool_spec
 from ..core.state import branch_scope, current_branch

@@ -51,8 +51,8 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, HumanMessage
 
+from ..core.handoffs import Handoff, HandTo
 from ..core.hook_context import step_control
-from ..core.middleware import Handoff, HandTo
 from ..core.run_control import RunControl
 from ..core.types import Agent
 from .guardrails import Trip, acheck_entry, acheck_output, check_entry, check_output, stop

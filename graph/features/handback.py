@@ -9,7 +9,7 @@ So A -> B -> C, then C returns to B, then B returns to A; and A <-> B ping-pong 
 The hand-back attaches as middleware: a tool that hands to ``CALLER`` brings
 :class:`HandBackMiddleware` into that step (graph/options.py's ``middleware_for_target``, which
 the runtime asks after a tool handed off), whose ``next_agent`` hook (the step's "who takes
-over" moment, graph/core/middleware.py's ``Takeover``) resolves ``CALLER`` to the caller.
+over" moment, graph/core/handoffs.py's ``Takeover``) resolves ``CALLER`` to the caller.
 ``can_return=True`` only adds the ``transfer_back`` tool that returns ``CALLER``.
 
 Example:
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ..core.middleware import Takeover
+from ..core.handoffs import Takeover
 from ..core.types import CALLER, transfer_back
 
 __all__ = [

@@ -7,7 +7,7 @@ route's name.
 
 Routes attach as middleware: ``routes=`` is sugar that installs :class:`RoutesMiddleware`
 (graph/options.py's ``middleware_of``), whose ``next_agent`` hook (the step's "who takes over"
-moment, graph/core/middleware.py's ``Takeover``) picks the first route that holds when no
+moment, graph/core/handoffs.py's ``Takeover``) picks the first route that holds when no
 tool handed off, and whose ``destinations`` tell discovery and the drawn graph where routes go.
 
 Example:
@@ -31,7 +31,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 
-from ..core.middleware import Destination, Takeover
+from ..core.handoffs import Destination, Takeover
 from ..core.types import Agent
 
 __all__ = ["Route", "RoutesMiddleware", "first_route", "routes_of"]
@@ -89,7 +89,7 @@ class RoutesMiddleware(AgentMiddleware):
     so the first walk of a roster says so.
 
     Example:
-        >>> from swarmgraph.graph.core.middleware import Takeover
+        >>> from swarmgraph.graph.core.handoffs import Takeover
         >>> billing = Agent(name="Billing")
         >>> paid = RoutesMiddleware([Route(when=lambda c: c.get("paid"), to=billing)], "Shop")
         >>> def now(context):

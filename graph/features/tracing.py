@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
-    from ..core.middleware import Handoff
+    from ..core.handoffs import Handoff
     from ..core.run_control import RunControl
     from ..core.types import Agent, Response
     from .approvals import PendingApproval as WaitingCall
