@@ -163,7 +163,7 @@ class SqliteFtsIndex:
                 found = _ranked(conn, table, prefixes, words, k, filtered=False)
             if found is None:  # other namespaces share the index (or one came meanwhile)
                 found = _ranked(conn, table, prefixes, words, k, filtered=True)
-        return best(found, k)
+        return best(found or [], k)
 
 
 def _ranked(
