@@ -34,6 +34,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 #: The environment variable that sets the local embedding models' thread count.
 EMBED_THREADS_ENV = "SWARMGRAPH_EMBED_THREADS"
@@ -78,13 +79,42 @@ def limit_blas_before_numpy() -> bool:
 
 
 @contextmanager
-def bounded_threads() -> Iterator[None]:
+def bounded_threads() -> Iterator[bool]:
     """Run the block with BLAS limited to :func:`embed_threads` threads (threadpoolctl);
-    without threadpoolctl, as :func:`limit_blas_before_numpy` left it."""
+    without threadpoolctl, as :func:`limit_blas_before_numpy` left it. Yields whether a
+    BLAS library was found to limit.
+
+    Each library's count is set only when it differs, and put back after to what it was:
+    a block that finds it already at the limit (another thread's block running) leaves it
+    alone, so concurrent blocks never leave the process at the limit for good.
+    """
+    threads, changed = embed_threads(), []
+    libraries = _blas_libraries()
     try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(limits=embed_threads(), user_api="blas"):
-        yield
+        for library in libraries:
+            before = library.num_threads
+            if before != threads:
+                library.set_num_threads(threads)
+                changed.append((library, before))
+        yield bool(libraries)
+    finally:
+        for library, before in changed:
+            library.set_num_threads(before)
+
+
+_found: list[list[Any]] = []
+
+
+def _blas_libraries() -> list[Any]:
+    """threadpoolctl's controllers of the BLAS libraries loaded (``[]`` without it), found
+    once numpy is loaded: finding them walks every loaded library (0.2 ms), where setting a
+    count is 2 us."""
+    if not _found:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            return []
+        if "numpy" not in sys.modules:  # its BLAS is not loaded yet: look again next time
+            return []
+        _found.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+    return _found[0]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
@@ -157,23 +158,71 @@ class SqliteFtsIndex:
         with lock:
             if not words:
                 return _newest(conn, prefixes, k)
-            # Rank inside FTS5 first (its own ORDER BY rank), read the few winners' values
-            # after: a common word's many matches are scored, never joined or parsed.
-            marks = ", ".join("?" * len(prefixes))
-            top = conn.execute(
-                f"SELECT rowid, rank FROM {table} "
-                f"WHERE {table} MATCH ? AND prefix IN ({marks}) ORDER BY rank LIMIT ?",
-                [fts_query(words), *prefixes, k + TIE_WINDOW],
-            ).fetchall()
-            scores = {rowid: -float(rank) for rowid, rank in top}  # bm25(): lower is better
-            rows = conn.execute(
-                f"SELECT k.id, s.value FROM {FTS_KEYS} k JOIN store s "
-                f"ON s.prefix = k.prefix AND s.key = k.key "
-                f"WHERE k.id IN ({', '.join('?' * len(scores))})",
-                list(scores),
-            ).fetchall()
-        found = [(json.loads(value), scores[rowid]) for rowid, value in rows]
-        return best(found, k)
+            found = None
+            if _alone(conn, table, prefixes):
+                found = _ranked(conn, table, prefixes, words, k, filtered=False)
+            if found is None:  # other namespaces share the index (or one came meanwhile)
+                found = _ranked(conn, table, prefixes, words, k, filtered=True)
+        return best(found or [], k)
+
+
+def _ranked(
+    conn: Any, table: str, prefixes: Sequence[str], words: Sequence[str], k: int, filtered: bool
+) -> list[tuple[Record, float]] | None:
+    """The ``k + TIE_WINDOW`` best matches of ``words`` in ``prefixes``, ranked in FTS5, then
+    the winners' values read (a common word's many matches are scored, never joined or
+    parsed). ``filtered``: FTS5 ranks every match by its stored ``rank`` and the namespace is
+    checked on the best few as they come out. Not ``filtered`` (the index holds no other
+    namespace, :func:`_alone`): SQLite keeps the best few of ``bm25()`` itself, the same
+    scores and order (ties: the older row first, as FTS5's own ranking gives them), without
+    FTS5's sort of every match: 0.68 ms against 1.0 ms for 1,000 matches here. ``None`` when
+    a winner is another namespace's (written since :func:`_alone` looked)."""
+    if filtered:
+        marks = ", ".join("?" * len(prefixes))
+        top = conn.execute(
+            f"SELECT rowid, rank FROM {table} "
+            f"WHERE {table} MATCH ? AND prefix IN ({marks}) ORDER BY rank LIMIT ?",
+            [fts_query(words), *prefixes, k + TIE_WINDOW],
+        ).fetchall()
+    else:
+        top = conn.execute(
+            f"SELECT rowid, bm25({table}, 0, {KEY_WEIGHT}, 1) AS score FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY score, rowid LIMIT ?",
+            [fts_query(words), k + TIE_WINDOW],
+        ).fetchall()
+    scores = {rowid: -float(rank) for rowid, rank in top}  # bm25(): lower is better
+    rows = conn.execute(
+        f"SELECT k.id, k.prefix, s.value FROM {FTS_KEYS} k JOIN store s "
+        f"ON s.prefix = k.prefix AND s.key = k.key "
+        f"WHERE k.id IN ({', '.join('?' * len(scores))})",
+        list(scores),
+    ).fetchall()
+    if not filtered and any(prefix not in prefixes for _, prefix, _ in rows):
+        return None
+    return [(json.loads(value), scores[rowid]) for rowid, _, value in rows]
+
+
+def _alone(conn: Any, table: str, prefixes: Sequence[str]) -> bool:
+    """True when ``table`` indexes no namespace but ``prefixes`` (one user's file, say),
+    so a match needs no namespace check. Asked of the key table's (prefix, key) index: one
+    seek per gap between the sorted prefixes, whatever the facts' count."""
+    base = _GLOBS[table].removesuffix("*")  # "swarmgraph.ltm." ...
+    ordered = sorted(set(prefixes))
+    if not ordered or not all(p.startswith(base) for p in ordered):
+        return False
+    # the gaps: [base, first), (each, next), (last, base's end); "/" follows "." in ASCII
+    gaps = [(base, ">=", ordered[0])]
+    gaps += [(a, ">", b) for a, b in pairwise(ordered)]
+    gaps.append((ordered[-1], ">", base[:-1] + "/"))
+    found = conn.execute(
+        " UNION ALL ".join(
+            f"SELECT 1 FROM (SELECT 1 FROM {FTS_KEYS} WHERE prefix {op} ? AND prefix < ? LIMIT 1)"
+            for _, op, _ in gaps
+        )
+        + " LIMIT 1",
+        [part for low, _, high in gaps for part in (low, high)],
+    ).fetchone()
+    return found is None
 
 
 def best(found: list[tuple[Record, float]], k: int) -> list[tuple[Record, float]]:

@@ -55,3 +55,22 @@ def test_with_threadpoolctl_an_embedding_call_runs_on_the_bounded_pool():
         "print(inside, len(blas()) > 0)"
     )
     assert child(code, SWARMGRAPH_EMBED_THREADS="1") == "[1] True"
+
+
+def test_overlapping_bounded_blocks_put_the_pool_back_as_it_was():
+    # Two threads' blocks overlap (one recall's product inside another's embedding): the
+    # inner one finds the limit already set and leaves it; the pool ends as it began, not
+    # stuck at one thread.
+    code = (
+        "import numpy\n"
+        "from threadpoolctl import threadpool_info, threadpool_limits\n"
+        "from swarmgraph.memory.embed_threads import bounded_threads\n"
+        "blas = lambda: [i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas']\n"
+        "threadpool_limits(limits=3, user_api='blas')\n"
+        "outer = bounded_threads(); outer.__enter__()\n"
+        "inner = bounded_threads(); inner.__enter__()\n"
+        "during = blas()\n"
+        "outer.__exit__(None, None, None); inner.__exit__(None, None, None)\n"
+        "print(during, blas())"
+    )
+    assert child(code, SWARMGRAPH_EMBED_THREADS="1") == "[1] [3]"

@@ -220,3 +220,45 @@ def test_the_memory_index_ranks_as_a_scan_of_every_fact_after_any_writes(few, mo
     # not vacuous: most searches found facts, and some had ties the order had to decide
     assert sum(1 for found in searched if found) >= 20
     assert sum(1 for found in searched if len({s for _, s in found}) == 1 < len(found)) >= 5
+
+
+def test_a_sqlite_file_of_one_user_ranks_as_a_shared_file_would(tmp_path):
+    # One user's file skips FTS5's per-match namespace check (lexical_sql._alone): the same
+    # facts, scores and tie order as the checked ranking, and back to the checked ranking as
+    # soon as another user's facts share the index.
+    from swarmgraph.memory.fact_namespaces import visible
+    from swarmgraph.memory.lexical_sql import FTS_TABLE, _alone, _ranked, best
+
+    url = f"sqlite:///{tmp_path / 'ltm.db'}"
+    ming = LongTermMemory(url, user_id="ming")
+    for n in range(30):  # "name" in every fact, equal scores among each kind: ties to break
+        kind = ("dog_name", "cat_name", "child_name")[n % 3]
+        ming.remember(f"{kind}_{n}", f"v{n}", text=f"My {kind.replace('_', ' ')} is v{n}.")
+    store = ming._store.store
+    prefixes = [".".join(ns) for ns in visible(namespace_label("ming"), None)]
+    asked = ["dog", "name"], ["name"], ["cat", "child"], ["v7"]
+
+    def ranked(filtered: bool) -> list[list[tuple[str, float]]]:
+        found = [_ranked(store.conn, FTS_TABLE, prefixes, w, 5, filtered) for w in asked]
+        return [[(r["key"], score) for r, score in f or []] for f in found]
+
+    assert _alone(store.conn, FTS_TABLE, prefixes)
+    checked = ranked(filtered=True)
+    assert ranked(filtered=False) == checked
+    assert all(len(keys) == 13 for keys in checked[:2])  # k + TIE_WINDOW of 30 matches
+
+    ana = LongTermMemory(url, user_id="ana")  # better matches than any of ming's
+    for n in range(20):
+        ana.remember(f"dog_name_{n}", "dog name", text="dog name dog name")
+    assert not _alone(store.conn, FTS_TABLE, prefixes)
+    # Had the check been passed before ana wrote, the unchecked ranking finds her facts
+    # among the winners and gives up (None), and the checked ranking is used instead.
+    assert _ranked(store.conn, FTS_TABLE, prefixes, ["dog", "name"], 5, False) is None
+    # (ana's facts change every word's document frequency, so the scores move with them)
+    spaces = visible(namespace_label("ming"), None)
+    for words in asked:
+        found = ming._store.lexical_search(spaces, " ".join(words), 5)
+        expected = best(_ranked(store.conn, FTS_TABLE, prefixes, words, 5, True) or [], 5)
+        assert [(r["key"], s) for r, s in found] == [(r["key"], s) for r, s in expected]
+    assert {f.user_id for f in ming.recall("dog name", k=20)} == {"ming"}
+    close_long_term_store(url)

@@ -222,6 +222,37 @@ def test_vector_recall_on_sqlite_ranks_as_langgraphs_own_search(tmp_path):
             assert len(found) == k and not any(f.key.startswith("gone_") for f in found)
 
 
+class SilentEmbeddings(HashingEmbeddings):
+    """A zero vector for any text saying "silent" (a model may give one): no cosine."""
+
+    def embed_query(self, text: str) -> list[float]:
+        return [0.0] * self.dims if "silent" in text else super().embed_query(text)
+
+
+def test_a_zero_vector_is_never_nearest_and_a_zero_query_finds_nothing(tmp_path):
+    # The matrix held in process leaves zero vectors out (sqlite-vec gives them no score),
+    # so LangGraph's own search is still the definition.
+    from langgraph.store.base import SearchOp
+    from swarmgraph.memory.fact_namespaces import visible
+
+    memory = LongTermMemory(
+        sqlite_url(tmp_path), user_id="ming", embeddings=SilentEmbeddings(), trusted=True
+    )
+    for n in range(6):
+        memory.remember(f"quiet_{n}", "silent")
+        memory.remember(f"pet_{n}", "dog" if n % 2 else "cat")
+    spaces = visible(memory.user_id, None)
+    for query in ["dog", "cat dog"]:
+        pages = memory.store.batch(
+            [SearchOp(ns, filter={"forgotten": False}, query=query, limit=20) for ns in spaces]
+        )
+        scored = [(item.score, item.value["key"]) for page in pages for item in page]
+        keys = {key for score, key in scored if score is not None}  # None: no cosine
+        found = memory._store.nearest(spaces, query, 20)
+        assert {r["key"] for r, _ in found} == keys == {f"pet_{n}" for n in range(6)}
+    assert memory._store.nearest(spaces, "silent", 3) == []
+
+
 @pytest.mark.parametrize("cache_bytes", [1, 2**26], ids=["evicting", "holding"])
 def test_vector_recall_on_sqlite_follows_writes_from_any_connection(
     tmp_path, cache_bytes, monkeypatch
