@@ -7,6 +7,15 @@ them in ``Response.pending``, the compiled graph calls LangGraph's ``interrupt()
 waiting calls are read from the conversation itself (an assistant message whose tool calls have
 no answer yet), resuming needs no stored state: pass the messages back with ``approvals``.
 
+Why ours beside LangChain's ``HumanInTheLoopMiddleware``: it runs on a swarm agent, and on the
+compiled graph with a checkpointer its ``interrupt()`` is an approval like ours
+(docs/middleware.md). ``@needs_approval`` does what it cannot: ``Swarm.run``, which keeps no
+state between calls, stops and resumes (the waiting calls are read from the conversation); the
+reply's other calls run meanwhile; a marked call goes through the effect ledger
+(graph/features/effects.py), so a process that dies mid-call never runs it twice silently; and
+a decision is settled once, across processes (a second one gets
+:class:`~swarmgraph.graph.features.errors.ApprovalAlreadyDecided`).
+
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> @needs_approval

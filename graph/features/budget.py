@@ -34,6 +34,14 @@ check at the same moment cannot both take the last model call (``max_model_calls
 prompt's estimate, and only the replies themselves may end a little past it, as in one branch).
 Inside a branch every trajectory step carries ``"branch"``: the branch's label.
 
+Why ours beside LangChain's ``ModelCallLimitMiddleware`` and ``ToolCallLimitMiddleware``: both
+run on a swarm agent unchanged (docs/middleware.md), and for a count of model or tool calls
+they are enough. A :class:`Budget` does what they cannot: it limits handoffs (the
+``before_handoff`` moment, which LangChain's hooks do not see) and tokens, per agent as well
+as per run; it admits a fan-out's branches all or none against one ledger the branches share
+(a check and what it admits are one atomic step, above); and ``Swarm.run`` raises
+:class:`~swarmgraph.graph.features.errors.BudgetExceeded` holding the Response so far.
+
 Example:
     >>> ledger = Ledger(Budget(max_model_calls=1, per_agent={"Sales": Budget(max_tool_calls=0)}))
     >>> ledger.before_model("Triage", []) is None

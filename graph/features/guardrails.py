@@ -16,6 +16,13 @@ content is its text blocks, one a line, other blocks left out (:func:`as_text`),
 ``"or else" in m.content`` is a test on the words whatever the message's shape; the model
 still gets the blocks. ``context_variables`` is the run's dict (read it, don't change it).
 
+Why ours beside LangChain's ``PIIMiddleware`` or a ``before_model`` hook of one's own (both run
+on a swarm agent): those see a model request; a guardrail is a contract on the agent, checked
+on every way into it (a handoff, a route, a branch, a fallback: the ``before_handoff``
+moment, which LangChain's hooks do not see) and on text from outside the conversation (recalled
+memories, an approval's typed answer), and a trip can hand the conversation to a fallback
+(``on_trip``) instead of stopping.
+
 - **Input guardrails run whenever an agent takes the conversation**: the run's first agent
   (and a ``Session``'s stored active agent) when a user message arrives, a model-chosen handoff,
   a route, a ``CALLER`` return, a LangGraph member handing to it, a fallback, and (through
