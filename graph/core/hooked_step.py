@@ -32,17 +32,17 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Command
 
 from .drivers import Driver
+from .handoffs import HandTo, Takeover
 from .messages import reanswer
 from .runtime import GraphRuntime, ModelCall, StepStart, Turn
 from .schema import tool_spec
-from .state import StateUpdate
+from .state import StateUpdate, SwarmState
 from .tool_calls import CallsAround
 from .types import Agent, AgentFunction
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest
 
-    from .handoffs import HandTo
     from .middleware import StepHooks
     from .run_control import RunControl
 
@@ -56,6 +56,16 @@ class HookedStep:
 
     runtime: GraphRuntime
     name: str
+
+    def _hooks(
+        self, turn: Turn, state: SwarmState, config: RunnableConfig, io: Driver
+    ) -> StepHooks:
+        """The step's middleware hooks (``turn.stack``), over ``state``."""
+        from .middleware import StepHooks  # (a step without middleware never loads it)
+
+        assert turn.stack is not None
+        key = self.runtime.key_for(turn.agent, turn.control)
+        return StepHooks(turn.stack, state, config, io, key, turn.control)
 
     if TYPE_CHECKING:  # the plain step's parts, in graph/core/node.py
 
@@ -316,8 +326,6 @@ class HookedStep:
         """Each middleware's ``next_agent`` hook, in order, on who takes over (graph/core/
         middleware.py's ``Takeover``: a route picks one, a hand-back resolves ``CALLER``); the
         handing call's answer is reworded where a hook says so."""
-        from .handoffs import Takeover
-
         control = turn.control
         added = turn.update.setdefault("messages", [])
         takeover = Takeover(

@@ -105,12 +105,9 @@ class AgentNode(HookedStep):
         stack = turn.stack
         hooks = None  # the agent's middleware (graph/core/middleware.py), for a step that asks
         if stack is not None and turn.call is not None:
-            from .middleware import StepHooks
-
-            key = self.runtime.key_for(turn.agent, control)
             if _replaced(turn):  # the hooks see the context as a before_step hook replaced it
                 state = {**state, "context_variables": turn.context}
-            hooks = StepHooks(stack, state, config, io, key, control)
+            hooks = self._hooks(turn, state, config, io)
             paused = hooks.paused_reply()
             if paused is not None:  # its after_model hooks paused the run: they go on first
                 return await self._resume_after_model(turn, paused, hooks, io, config)
@@ -122,7 +119,7 @@ class AgentNode(HookedStep):
                 self._reprompt(turn, hooks.messages)
         if turn.call is not None:  # the model speaks
             call = turn.call
-            if hooks is None or not stack.model_wrappers:  # type: ignore[union-attr]
+            if hooks is None or not hooks.stack.model_wrappers:
                 reply = await self._ask(turn, call, turn.prompt, config, io)
             else:  # through each wrap_model_call, down to the same call
                 reply = await self._ask_through(turn, call, hooks, config, io)
@@ -134,15 +131,11 @@ class AgentNode(HookedStep):
                 if hooks.handed is not None:  # a hook hands the conversation over
                     return await self._handed(turn, hooks, hooks.handed, io)
         if turn.ran is not None:  # tools run
+            wrapping = hooks
             if hooks is None and stack is not None and stack.tool_wrappers:
                 # calls a before_step hook decided (no model call): through wrap_tool_call too
-                from .middleware import StepHooks
-
-                key = self.runtime.key_for(turn.agent, control)
-                wrapping = StepHooks(stack, state, config, io, key, control)
-                await self._tools(turn, io, wrapping, config)
-            else:
-                await self._tools(turn, io, hooks, config)
+                wrapping = self._hooks(turn, state, config, io)
+            await self._tools(turn, io, wrapping, config)
         if hooks is None or not hooks.stack.leaves:
             return self._next(turn)
         return await self._leaving(turn, hooks, self._next(turn))

@@ -35,6 +35,7 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
 from .errors import HandoffLoopError
+from .handoffs import Handoff, Way, handoff_verdict
 from .loop import switch_agent
 from .marks import ToolPlan, plan_of
 from .messages import reanswer
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
     from .drivers import Driver
-    from .handoffs import Way
     from .middleware import MiddlewareStack
 
 __all__ = [
@@ -500,8 +500,6 @@ class GraphRuntime:
             stack = self.stack_for(target, control)
             verdict = None
             if stack is not None and stack.handoff:
-                from .handoffs import Handoff, handoff_verdict
-
                 messages = [*state["messages"], *update.get("messages", ())]
                 moving = Handoff(
                     source,

@@ -302,9 +302,9 @@ class TracingMiddleware(AgentMiddleware):
         super().__init__()
         self.agent = agent
 
-    # Each hook makes its span the current one around the call (as ``start_as_current_span``
-    # would, without its two generator context managers: one span per call is on the traced
-    # run's hot path), records a failure on it, and ends it.
+    # Each hook makes its span the current one around the call, records a failure on it and
+    # ends it (_Current: what ``start_as_current_span`` does, without its two generator context
+    # managers, as one span per call is on the traced run's hot path).
     # -- the model call -----------------------------------------------------------------
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
@@ -313,17 +313,10 @@ class TracingMiddleware(AgentMiddleware):
         if run is None:  # (a step of no traced run: not one this middleware was installed in)
             return handler(request)
         span = run.chat_span(self.agent, request)
-        token = _context.attach(_trace.set_span_in_context(span))
-        try:
+        with _Current(span):
             response = handler(request)
             run.chat_done(span, response)
             return response
-        except Exception as exc:
-            _failed(span, exc)
-            raise
-        finally:
-            _context.detach(token)
-            span.end()
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -332,17 +325,10 @@ class TracingMiddleware(AgentMiddleware):
         if run is None:
             return await handler(request)
         span = run.chat_span(self.agent, request)
-        token = _context.attach(_trace.set_span_in_context(span))
-        try:
+        with _Current(span):
             response = await handler(request)
             run.chat_done(span, response)
             return response
-        except Exception as exc:
-            _failed(span, exc)
-            raise
-        finally:
-            _context.detach(token)
-            span.end()
 
     # -- a tool call --------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
@@ -350,8 +336,7 @@ class TracingMiddleware(AgentMiddleware):
         if run is None:
             return handler(request)
         span, memory = run.tool_span(self.agent, request.tool_call)
-        token = _context.attach(_trace.set_span_in_context(span))
-        try:
+        with _Current(span):
             if memory is None:
                 answer = handler(request)
             else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
@@ -359,20 +344,13 @@ class TracingMiddleware(AgentMiddleware):
                     answer = handler(request)
             run.tool_done(span, answer)
             return answer
-        except Exception as exc:
-            _failed(span, exc)
-            raise
-        finally:
-            _context.detach(token)
-            span.end()
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
         run = _RUN.get()
         if run is None:
             return await handler(request)
         span, memory = run.tool_span(self.agent, request.tool_call)
-        token = _context.attach(_trace.set_span_in_context(span))
-        try:
+        with _Current(span):
             if memory is None:
                 answer = await handler(request)
             else:
@@ -380,12 +358,6 @@ class TracingMiddleware(AgentMiddleware):
                     answer = await handler(request)
             run.tool_done(span, answer)
             return answer
-        except Exception as exc:
-            _failed(span, exc)
-            raise
-        finally:
-            _context.detach(token)
-            span.end()
 
     # -- the swarm's handoff moment -----------------------------------------------------
     def before_handoff(self, handoff: Handoff) -> None:
