@@ -200,6 +200,13 @@ class PreparedRun(AbstractContextManager):
             from .features.budget import attach
 
             attach(request.budget, control)
+        if request.hooks.middleware:  # the caller's own for this run (a Session's page)
+            from .core.middleware import RunMiddleware
+
+            mine, under = tuple(request.hooks.middleware), control.middleware
+            control.middleware = RunMiddleware(
+                (lambda agent: mine) if under is None else (lambda agent: (*mine, *under.of(agent)))
+            )
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
             from .features.branches import resume_fan_out

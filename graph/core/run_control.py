@@ -32,6 +32,7 @@ from .run_state import RunState
 from .state import BRANCH_LABEL
 
 if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentMiddleware
     from langchain_core.messages import BaseMessage
 
     from .hooks import Observers
@@ -226,7 +227,10 @@ class RunHooks:
     value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g.
     ``long_term``) of the agent whose calls run (:data:`ToolInputs`). ``conversation_id``: the
     Session's conversation the run is a turn of (what a trace records as
-    ``gen_ai.conversation.id``).
+    ``gen_ai.conversation.id``). ``middleware``: LangChain ``AgentMiddleware`` the caller
+    installs for this run only, around every agent's (outermost: around the graph's, the
+    agent's own and the run's options', such as a budget's); a Session turn watched by
+    ``swarmgraph ui`` brings the page's this way (swarmgraph/app/ui/steps.py).
 
     Example:
         >>> hooks = RunHooks(prompt_context=lambda agent, messages: "Today is Monday.")
@@ -238,6 +242,7 @@ class RunHooks:
     prompt_context: PromptContext | None = None
     tool_inputs: ToolInputs | None = None
     conversation_id: str | None = None
+    middleware: Sequence[AgentMiddleware] = ()
 
 
 #: A run without hooks (a plain Swarm.run).
