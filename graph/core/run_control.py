@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.messages import BaseMessage
 
-    from .hooks import Observers
     from .middleware import MiddlewareStop, RunMiddleware
     from .types import Agent
 
@@ -302,9 +301,6 @@ class RunControl:
     #: The middleware that stopped the run (a hook's ``jump_to="end"``: graph/core/middleware.py's
     #: ``MiddlewareStop``); ``Swarm.run``'s Response says who and why; no node goes on after it.
     stopped: MiddlewareStop | None = None
-    #: What observes the run's model and tool calls (graph/core/hooks.py: the web UI's step
-    #: stream): ``None``, and the core's hook points are each one ``is None`` check.
-    observers: Observers | None = None
 
     def state_of(self, kind: type[S]) -> S | None:
         """The run's state of the feature whose state is ``kind``, if it made one."""
