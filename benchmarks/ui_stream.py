@@ -6,8 +6,8 @@ included: a run of the page is driven by a thread of its own, and its events are
 the flusher thread), medians of ``turns``:
 
 * ``Session.run``: the turn alone;
-* ``UiService.start`` (nobody reading): the observers, every AG-UI event kept in the store's
-  log (memory/turn_events.py), each reply told whole;
+* ``UiService.start`` (nobody reading): the page's middleware, every AG-UI event kept in the
+  store's log (memory/turn_events.py), each reply told whole;
 * the same with ``tokens=True`` (what a run a client posted does: the model streams);
 * ``Session.stream`` of the same turn, for comparison.
 

@@ -77,9 +77,6 @@ class RunExtras(TypedDict, total=False):
 
 _HOOK_FIELDS = ("effects", "prompt_context", "tool_inputs", "conversation_id")
 _FOLDED = frozenset({*_HOOK_FIELDS, "hooks"})
-#: A run is observed (graph/core/hooks.py) only once that module is loaded (an observer was
-#: registered: the web UI's step stream).
-_HOOKS = f"{__package__}.core.hooks"
 #: Tracing (graph/features/tracing.py): a run is traced when a tracer provider is set.
 _TRACING = f"{__package__}.features.tracing"
 
@@ -200,6 +197,13 @@ class PreparedRun(AbstractContextManager):
             from .features.budget import attach
 
             attach(request.budget, control)
+        if request.hooks.middleware:  # the caller's own for this run (a Session's page)
+            from .core.middleware import RunMiddleware
+
+            mine, under = tuple(request.hooks.middleware), control.middleware
+            control.middleware = RunMiddleware(
+                (lambda agent: mine) if under is None else (lambda agent: (*mine, *under.of(agent)))
+            )
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
             from .features.branches import resume_fan_out
@@ -246,12 +250,6 @@ class PreparedRun(AbstractContextManager):
                 from .features import tracing
             # sugar: the tracing middleware, installed as the run's own when a provider is set
             traced = tracing.trace_run(control, agent, request.hooks.conversation_id)
-        if _HOOKS in sys.modules:
-            from .core.hooks import RunInfo, observers_for
-
-            control.observers = observers_for(
-                RunInfo(agent, request.hooks.conversation_id, control)
-            )
         return cls(app, runtime, control, graph_input, config, len(history), state, traced)
 
     # -- the result ---------------------------------------------------------------------

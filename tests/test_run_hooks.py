@@ -123,3 +123,49 @@ def test_a_compiled_graph_takes_the_hooks_at_build_time():
     app = build_swarm_graph([Agent(name="A")], chat_model=model, **hook).compile()
     app.invoke({"messages": [HumanMessage("hello")]})
     assert model.calls[0][0].content == "You are a helpful agent.\n\nfor A"
+
+
+def test_a_callers_middleware_runs_for_that_run_only_around_the_agents_own():
+    from langchain.agents.middleware import AgentMiddleware
+    from swarmgraph.graph import Budget
+    from swarmgraph.graph.core.run_control import RunHooks
+    from swarmgraph.memory import Session
+
+    order: list[str] = []
+
+    class Mark(AgentMiddleware):
+        def __init__(self, tag: str) -> None:
+            super().__init__()
+            self.tag = tag
+
+        @property
+        def name(self) -> str:
+            return self.tag
+
+        def wrap_model_call(self, request, handler):
+            order.append(self.tag)
+            return handler(request)
+
+        async def awrap_model_call(self, request, handler):
+            order.append(self.tag)
+            return await handler(request)
+
+    sales = Agent(name="Sales", middleware=[Mark("own")])
+    triage = Agent(name="Triage", handoffs=[sales])
+
+    def swarm() -> Swarm:
+        return Swarm(chat_model=ScriptedChatModel([scripted_tool_call("transfer_to_sales"), "Hi."]))
+
+    hooks = RunHooks(middleware=[Mark("caller")])
+    response = swarm().run(triage, USER, hooks=hooks, budget=Budget(max_model_calls=5))
+    assert response.messages[-1]["content"] == "Hi."
+    assert order == ["caller", "caller", "own"]  # every agent's model call, outermost
+    order.clear()
+    swarm().run(triage, USER)  # the next run of the same agents has none of it
+    assert order == ["own"]
+    order.clear()
+    asyncio.run(swarm().arun(triage, USER, hooks=hooks))
+    assert order == ["caller", "caller", "own"]
+    order.clear()  # a Session hands it to its turn's run as it hands its own hooks
+    Session("c1", url="memory://caller-middleware").run(swarm(), triage, "hi", hooks=hooks)
+    assert order == ["caller", "caller", "own"]

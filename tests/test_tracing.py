@@ -21,7 +21,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
-from swarmgraph.graph.core import hooks
 from swarmgraph.graph.features import tracing
 
 from swarmgraph import (
@@ -591,33 +590,39 @@ def test_tracing_is_the_runs_own_middleware_around_a_budgets(spans):
     run.traced.ended(None)
 
 
-def test_a_registered_observer_sees_each_model_and_tool_call_in_order():
-    """What the web UI's step stream attaches by (graph/core/hooks.py), tracing on or off."""
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_callers_middleware_sees_each_model_and_tool_call_in_order_traced_or_not(
+    traced: bool, request: pytest.FixtureRequest
+) -> None:
+    """What the web UI's page attaches by (``RunHooks(middleware=)``), around tracing's."""
+    from langchain.agents.middleware import AgentMiddleware
+    from swarmgraph.graph.core.run_control import RunHooks
+
+    exporter = request.getfixturevalue("spans") if traced else None
     seen: list[str] = []
 
-    class Log(hooks.RunObserver):
-        async def around_model_call(self, proceed, call):
-            seen.append(f"model {call.agent.name} {call.model}")
-            return await proceed()
+    class Log(AgentMiddleware):
+        def wrap_model_call(self, request, handler):
+            seen.append(f"model {request.state['active_agent']}")
+            return handler(request)
 
-        async def around_tool_call(self, proceed, call):
-            raw = await proceed()
-            seen.append(f"tool {call.name} {call.call_id}")
-            return raw
+        def wrap_tool_call(self, request, handler):
+            answer = handler(request)
+            seen.append(f"tool {request.tool_call['name']} {request.tool_call['id']}")
+            return answer
 
-    stop = hooks.register(lambda run: Log())
-    try:
-        swarm, triage = handoff_swarm()
-        swarm.run(triage, [user("where is order 7?")])
-    finally:
-        stop()
+    swarm, triage = handoff_swarm()
+    swarm.run(triage, [user("where is order 7?")], hooks=RunHooks(middleware=[Log()]))
     assert seen == [
-        "model Triage gpt-4o",
+        "model Triage",
         "tool lookup c1",
-        "model Triage gpt-4o",
+        "model Triage",
         "tool transfer_to_sales c2",
-        "model Sales sales-model",
+        "model Sales",
     ]
+    if exporter is not None:  # tracing ran inside the caller's middleware, its spans whole
+        names = [span.name for span in exporter.get_finished_spans()]
+        assert names.count("chat gpt-4o") == 2 and "execute_tool lookup" in names
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
@@ -652,12 +657,11 @@ def test_a_plain_program_runs_without_opentelemetry_installed():
         )
         print(reply.messages[-1]["content"])
         print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
-        print("swarmgraph.graph.core.hooks" in sys.modules, "swarmgraph.graph.features.tracing" in
-        sys.modules)
+        print("swarmgraph.graph.features.tracing" in sys.modules)
         """
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:3] == ["Hi.", "[]", "False False"]
+    assert done.stdout.split("\n")[:3] == ["Hi.", "[]", "False"]
 
 
 def test_the_global_provider_is_used_once_it_is_set():
@@ -672,7 +676,7 @@ def test_the_global_provider_is_used_once_it_is_set():
 
         swarm = Swarm(chat_model=ScriptedChatModel(["Hi.", "Hi again."]))
         swarm.run(Agent(), [{"role": "user", "content": "hi"}])
-        print("swarmgraph.graph.core.hooks" in sys.modules)  # the default proxy: nobody observes
+        print("swarmgraph.graph.features.tracing" in sys.modules)  # the default proxy: none
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -768,7 +772,7 @@ def test_the_tracing_benchmark_runs_each_contender_and_counts_the_spans(tmp_path
     out = run_tracing(number=2, repeat=2)
     assert out["spans_per_run"] == 6  # invoke_workflow, 2 invoke_agent, 2 chat, 1 execute_tool
     assert sorted(out["ratios"]) == sorted(RATIOS) and all(r > 0 for r in out["ratios"].values())
-    assert "swarmgraph.graph.core.hooks" in sys.modules  # put back after the hidden contenders
+    assert "swarmgraph.graph.features.tracing" in sys.modules  # put back after the hidden ones
     assert tracing._chosen["provider"] is None  # the traced contender leaves tracing off
     bench(["--quick", "--only", "tracing", "--out", str(tmp_path)])
     text = (tmp_path / "RESULTS.md").read_text()

@@ -160,7 +160,6 @@ class AgentNode(HookedStep):
             writes=writes,  # a middleware's rules for each call's context change
             effects=turn.records,  # calls that run at most once (a middleware's hold_calls)
             inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
-            observer=None if control.observers is None else control.observers.tools_of(turn.agent),
             first_handoff_wins=self.runtime.first_handoff_wins,
             around=None if hooks is None else self._around(hooks),
             events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
@@ -191,7 +190,6 @@ class AgentNode(HookedStep):
     ) -> AIMessage:
         """**The model is called here**: ``call`` with ``prompt``, through the driver (the
         senders' names made what the model's API takes, where it sends them)."""
-        control = turn.control
         if call.safe_names:
             prompt = [_as_sent(m) for m in prompt]
         heard = None  # what listens to a call that may stream (GraphRuntime.listen)
@@ -201,16 +199,7 @@ class AgentNode(HookedStep):
             heard = None if listen is None else listen(call.runnable, config, call.kwargs)
         # (a ModelListener is a LangChain callback handler: typed as any, it goes in the config)
         sent = config if heard is None else merge_configs(config, {"callbacks": [cast(Any, heard)]})
-        if control.observers is None:
-            reply = await io.invoke(call.runnable, prompt, sent, call.kwargs)
-        else:  # an observed run (graph/core/hooks.py): around the model call
-            reply = await control.observers.model_call(
-                turn.agent,
-                control.model_override or turn.agent.model,
-                lambda: io.invoke(call.runnable, prompt, sent, call.kwargs),
-                call.runnable,
-                prompt,
-            )
+        reply = await io.invoke(call.runnable, prompt, sent, call.kwargs)
         return reply if heard is None else heard.finish(reply)
 
     def _next(self, turn: Turn) -> StateUpdate | Command:

@@ -32,9 +32,9 @@ from .run_state import RunState
 from .state import BRANCH_LABEL
 
 if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentMiddleware
     from langchain_core.messages import BaseMessage
 
-    from .hooks import Observers
     from .middleware import MiddlewareStop, RunMiddleware
     from .types import Agent
 
@@ -226,7 +226,10 @@ class RunHooks:
     value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g.
     ``long_term``) of the agent whose calls run (:data:`ToolInputs`). ``conversation_id``: the
     Session's conversation the run is a turn of (what a trace records as
-    ``gen_ai.conversation.id``).
+    ``gen_ai.conversation.id``). ``middleware``: LangChain ``AgentMiddleware`` the caller
+    installs for this run only, around every agent's (outermost: around the graph's, the
+    agent's own and the run's options', such as a budget's); a Session turn watched by
+    ``swarmgraph ui`` brings the page's this way (swarmgraph/app/ui/steps.py).
 
     Example:
         >>> hooks = RunHooks(prompt_context=lambda agent, messages: "Today is Monday.")
@@ -238,6 +241,7 @@ class RunHooks:
     prompt_context: PromptContext | None = None
     tool_inputs: ToolInputs | None = None
     conversation_id: str | None = None
+    middleware: Sequence[AgentMiddleware] = ()
 
 
 #: A run without hooks (a plain Swarm.run).
@@ -297,9 +301,6 @@ class RunControl:
     #: The middleware that stopped the run (a hook's ``jump_to="end"``: graph/core/middleware.py's
     #: ``MiddlewareStop``); ``Swarm.run``'s Response says who and why; no node goes on after it.
     stopped: MiddlewareStop | None = None
-    #: What observes the run's model and tool calls (graph/core/hooks.py: the web UI's step
-    #: stream): ``None``, and the core's hook points are each one ``is None`` check.
-    observers: Observers | None = None
 
     def state_of(self, kind: type[S]) -> S | None:
         """The run's state of the feature whose state is ``kind``, if it made one."""

@@ -72,21 +72,14 @@ from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, to
 from .types import CTX_VARS_NAME, Agent, Result
 
 if TYPE_CHECKING:
-    from .hooks import ToolObserver
     from .tool_events import ToolEvents
 
 _UNSET: Any = object()
 
-#: Runs a reply's calls another way (``runner, io, debug, observer``): through middleware's
+#: Runs a reply's calls another way (``runner, io, debug, events``): through middleware's
 #: ``wrap_tool_call`` hooks (graph/core/tool_wrapping.py).
 CallsAround = Callable[
-    [
-        "_Runner",
-        Driver,
-        "Callable[[str], None] | None",
-        "ToolObserver | None",
-        "ToolEvents | None",
-    ],
+    ["_Runner", Driver, "Callable[[str], None] | None", "ToolEvents | None"],
     Awaitable[None],
 ]
 
@@ -493,8 +486,6 @@ class ToolRunOptions(TypedDict, total=False):
     effect bookkeeping of this reply (the run's ledger), if any; ``inputs``: values for the
     injected parameters other than ``context_variables`` and ``idempotency_key``
     (:data:`~swarmgraph.graph.core.schema.INJECTED`), e.g. ``{"long_term": ...}``;
-    ``observer``: what each tool function is called through when something observes the run
-    (graph/core/hooks.py);
     ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module);
     ``around``: runs the calls through the step's middleware's ``wrap_tool_call`` hooks instead
     (graph/core/tool_wrapping.py); ``events``: LangChain's tool callbacks for each call, when a
@@ -504,7 +495,6 @@ class ToolRunOptions(TypedDict, total=False):
     writes: ContextWrites | None
     effects: CallRecords | None
     inputs: Mapping[str, Any] | None
-    observer: ToolObserver | None
     first_handoff_wins: bool
     around: CallsAround | None
     events: ToolEvents | None
@@ -542,7 +532,6 @@ async def run_tool_calls(
     writes: ContextWrites | None = None,
     effects: CallRecords | None = None,
     inputs: Mapping[str, Any] | None = None,
-    observer: ToolObserver | None = None,
     first_handoff_wins: bool = False,
     around: CallsAround | None = None,
     events: ToolEvents | None = None,
@@ -554,7 +543,7 @@ async def run_tool_calls(
         reply, functions, context_variables, writes, effects, inputs, first_handoff_wins
     )
     if around is not None:  # each call through the middleware's wrap_tool_call
-        await around(runner, io, debug, observer, events)
+        await around(runner, io, debug, events)
         return runner.settled()
     for call, func, kwargs in runner.ready(debug):
         ledgered = effects is not None and effects.ledgered(func)
@@ -562,7 +551,7 @@ async def run_tool_calls(
             continue  # the ledger answered it
         error: Exception | None = None
         try:
-            raw = await invoke_tool(io, call, func, kwargs, observer, events)
+            raw = await invoke_tool(io, call, func, kwargs, events)
         except Exception as exc:
             raw, error = None, exc
         if ledgered:
@@ -577,22 +566,16 @@ async def invoke_tool(
     call: _Call,
     func: Callable[..., Any],
     kwargs: dict[str, Any],
-    observer: ToolObserver | None,
     events: ToolEvents | None,
 ) -> Any:
-    """One tool function called through ``io``: inside the observers' hook when something
-    observes the run (graph/core/hooks.py), between LangChain's tool events when a callback
-    handler listens (graph/core/tool_events.py)."""
-    if events is None and observer is None:
+    """One tool function called through ``io``: between LangChain's tool events when a
+    callback handler listens (graph/core/tool_events.py)."""
+    if events is None:
         return await io.call_tool(func, kwargs)
 
     async def run() -> Any:
-        if observer is None:
-            return await io.call_tool(func, kwargs)
-        return await observer.call(io, call, func, kwargs)  # around the tool call
+        return await io.call_tool(func, kwargs)
 
-    if events is None:
-        return await run()
     return await events.around(call.name, call.id, call.args, run, _shown)
 
 

@@ -37,7 +37,6 @@ from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
-    from .hooks import ToolObserver
     from .tool_events import ToolEvents
 
 __all__ = ["ToolWrapping", "calls_around"]
@@ -83,10 +82,9 @@ def calls_around(around: ToolWrapping) -> CallsAround:
         runner: _Runner,
         io: Driver,
         debug: Callable[[str], None] | None,
-        observer: ToolObserver | None,
         events: ToolEvents | None,
     ) -> None:
-        await _run_calls(runner, around, io, debug, observer, events)
+        await _run_calls(runner, around, io, debug, events)
 
     return run_calls
 
@@ -96,7 +94,6 @@ async def _run_calls(
     around: ToolWrapping,
     io: Driver,
     debug: Callable[[str], None] | None,
-    observer: ToolObserver | None,
     events: ToolEvents | None,
 ) -> None:
     """Run ``runner``'s calls in order, each through ``around``'s ``wrap_tool_call`` hooks."""
@@ -111,7 +108,7 @@ async def _run_calls(
         async def run(
             request: ToolCallRequest, call: _Call = call, attempt: _Attempt = attempt
         ) -> ToolMessage:
-            return await _run_once(runner, call, request, attempt, io, (observer, events))
+            return await _run_once(runner, call, request, attempt, io, events)
 
         request = around.tool_request({"name": call.name, "args": call.args, "id": call.id})
         try:
@@ -127,7 +124,7 @@ async def _run_once(
     request: ToolCallRequest,
     attempt: _Attempt,
     io: Driver,
-    watchers: tuple[ToolObserver | None, ToolEvents | None],
+    events: ToolEvents | None,
 ) -> ToolMessage:
     """The innermost handler: the call as the request has it, checked and run; the tool's
     exception propagates (the hooks around may retry)."""
@@ -153,7 +150,7 @@ async def _run_once(
         return runner.outcome.messages[-1]
     attempt.call, attempt.func = this, func
     try:
-        attempt.raw = await invoke_tool(io, this, func, kwargs, *watchers)
+        attempt.raw = await invoke_tool(io, this, func, kwargs, events)
     except Exception as exc:
         attempt.error = exc
         raise

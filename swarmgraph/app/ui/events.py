@@ -1,4 +1,4 @@
-"""One Session turn as AG-UI events: what the run's observers (:mod:`.steps`) tell it.
+"""One Session turn as AG-UI events: what the page's middleware (:mod:`.steps`) tells it.
 
 :class:`AguiTurn` is told what happens, in order, and emits AG-UI events as the JSON the wire
 carries (``{"type": "TEXT_MESSAGE_CONTENT", "messageId": ..., "delta": ...}``): plain dicts,
@@ -128,7 +128,7 @@ class _Reply:
 
 
 class AguiTurn:
-    """Turns what a run's observers tell into AG-UI events (see the module docstring).
+    """Turns what the page's middleware tells into AG-UI events (see the module docstring).
 
     ``state`` is the state the client was last sent (a ``STATE_SNAPSHOT``); it is kept up to
     date as deltas go out.

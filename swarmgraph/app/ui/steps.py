@@ -1,50 +1,62 @@
 """What a run does, as it does it, told to the turn's :class:`~.events.AguiTurn`.
 
 The turn runs as ``Session.run`` runs it (no LangGraph stream: nothing runs in another
-thread, nothing is queued), and two observers made current in the thread that drives it
-(:func:`watching`) tell the turn what happens, in order:
+thread, nothing is queued), with the page's :class:`UiMiddleware` installed as that run's own
+middleware (``RunHooks(middleware=...)``, handed to ``Session.run`` as ``hooks=``): a LangChain
+``AgentMiddleware`` whose hooks tell the turn what happens, in order:
 
-* a LangChain callback handler (:class:`StepWatcher`) sees each agent step start (LangGraph
-  hands a node the whole state: ``context_variables``, ``active_agent``) and end (its update:
-  the tool answers), and, when the turn streams tokens, each token of a reply;
-* a run observer (graph/core/hooks.py) sees each model call (its prompt: what long-term memory
-  recalled into it; its reply, told whole when no token was streamed) and each tool call
-  (the keys a tool's ``Result`` set), and stops the run at the next call once asked to.
+* ``before_step`` (the swarm's step start, docs/middleware.md): an agent step starts, with the
+  state LangGraph hands it (``context_variables``, ``active_agent``); the tool answers the step
+  before it wrote are told here (and, for the last step, once the run returned: :meth:`ended`);
+* ``wrap_model_call``: the prompt (what long-term memory recalled into it) and the reply (told
+  whole when no token was streamed);
+* ``wrap_tool_call``: the keys a tool's ``Result`` set;
+* each of them stops the run once the page asked (:class:`TurnStopped`, raised into the run:
+  nothing of the turn is saved).
 
-Whether the model streams tokens is the watcher's class: :class:`TokenWatcher` is a
-LangChain streaming handler, so a model asked through ``invoke`` streams to it (what a
-client watching the reply appear wants); :class:`StepWatcher` is not, so with nobody
-listening a reply is told whole, for the cost of a plain run. The callback hook reads a
-context variable, so runs in other threads are not seen, and a thread with no watcher costs
-one lookup per runnable.
+Only a turn that streams tokens adds a LangChain callback handler (:class:`TokenWatcher`, a
+streaming handler made current by :func:`watching`), so a model asked through ``invoke``
+streams to it; with nobody listening a reply is told whole, and no runnable of the run gets a
+callback manager's events.
 
 Example:
     >>> from swarmgraph.graph import Agent, Swarm, ScriptedChatModel
+    >>> from swarmgraph.graph.core.run_control import RunHooks
     >>> class Shown:
     ...     def __getattr__(self, name):
     ...         return lambda *args: print(name, *[a for a in args if isinstance(a, str)])
-    >>> with watching(StepWatcher(Shown())):
-    ...     _ = Swarm(chat_model=ScriptedChatModel(["Hi."])).run(Agent(name="Doc"), [])
+    >>> page = UiMiddleware(Shown())
+    >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hi."]))
+    >>> _ = swarm.run(Agent(name="Doc"), [], hooks=RunHooks(middleware=[page]))
     step_started Doc
     reply_started Doc
     reply_done Doc
-    step_ended
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import ToolMessage
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
-__all__ = ["StepWatcher", "TokenWatcher", "TurnStopped", "watching"]
+from ...graph.core.state import current_branch
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware import ModelRequest, ModelResponse
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    from ...graph.core.runtime import StepStart
+
+__all__ = ["TokenWatcher", "TurnStopped", "UiMiddleware", "plain", "watching"]
 
 #: How long-term recall marks its block in a system prompt (memory/recall_block.py).
 RECALL_OPEN, RECALL_CLOSE = "<memory>", "</memory>"
@@ -55,65 +67,132 @@ class TurnStopped(Exception):
     there, and, as for any run that raises, nothing of the turn is saved."""
 
 
-class StepWatcher(BaseCallbackHandler):
-    """Tells ``turn`` (an :class:`~.events.AguiTurn`) the top-level graph nodes' starts and
-    ends, and holds what the run observer needs (``stop``: set to stop the run)."""
+#: The agent whose step runs in this context (set by ``before_step``): the sender of its
+#: model calls (a fan-out's branches run their steps in their own contexts).
+_AGENT: ContextVar[str | None] = ContextVar("swarmgraph_ui_agent", default=None)
 
-    run_inline = True  # called in the node's own thread, in order
-    # Only the chains' events are heard: LangChain skips the others for this handler.
-    ignore_llm = ignore_chat_model = ignore_retriever = ignore_agent = True
-    ignore_retry = ignore_custom_event = True
+
+class UiMiddleware(AgentMiddleware):
+    """The page's middleware for one turn: tells ``turn`` (an :class:`~.events.AguiTurn`) each
+    step of the swarm's own run (a parallel branch's are not its steps), each model call and
+    each tool call, and stops the run at the next step, model call or tool call once ``stop``
+    is set (the page's stop button)."""
 
     def __init__(self, turn: Any, stop: threading.Event | None = None) -> None:
+        super().__init__()
         self.turn = turn
         self.stop = stop or threading.Event()
-        self._open: dict[UUID, str] = {}
-        self._lock = threading.Lock()
+        self._seen: int | None = None  # the run's messages whose tool answers were told
+        self._told: set[str] = set()  # the tool calls whose answer was told
 
-    def on_chain_start(
-        self,
-        serialized: dict[str, Any] | None,
-        inputs: Any,
-        *,
-        run_id: UUID,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        node = (metadata or {}).get("langgraph_node")
-        # A node's own run is named after it; the runnables inside it inherit its metadata.
-        if node is None or kwargs.get("name") != node or not isinstance(inputs, dict):
-            return
-        if "|" in str((metadata or {}).get("langgraph_checkpoint_ns", "")):
-            return  # inside a member's or a branch's own graph: not a step of the swarm
-        if "messages" not in inputs:
-            return
-        agent = str(inputs.get("active_agent") or node)
-        state = {
-            "context_variables": plain(inputs.get("context_variables") or {}),
-            "active_agent": agent,
-        }
-        with self._lock:
-            self._open[run_id] = agent
-        self.turn.step_started(agent, state)
+    def _stopped(self) -> None:
+        if self.stop.is_set():
+            raise TurnStopped("stopped by the page")
 
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        with self._lock:
-            agent = self._open.pop(run_id, None)
-        if agent is None:
-            return
-        update = getattr(outputs, "update", outputs)  # a node may return a Command
-        messages = update.get("messages", []) if isinstance(update, dict) else []
-        self.turn.step_ended(messages)
+    # -- the step's start (the swarm's extension: graph/core/middleware.py) ------------------
+    async def before_step(self, start: StepStart) -> bool:
+        """An agent step starts: the step before it is over (its tool answers), this one
+        starts from the state it was handed. Never plans the step (False)."""
+        step = start.turn
+        _AGENT.set(step.agent.name)
+        if current_branch() is not None:  # inside a branch of a fan-out: not a swarm step
+            return False
+        self._stopped()
+        state = step.state
+        messages = state.get("messages") or []
+        if self._seen is not None:
+            self._results(messages[self._seen :])
+        self._seen = len(messages)
+        agent = str(state.get("active_agent") or start.node)
+        shown = {"context_variables": plain(state.get("context_variables") or {}),
+                 "active_agent": agent}  # fmt: skip
+        self.turn.step_started(agent, shown)
+        return False
 
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        with self._lock:
-            self._open.pop(run_id, None)
+    def ended(self, messages: Sequence[Any]) -> None:
+        """The run returned ``messages`` (its new ones): the last step's tool answers."""
+        self._results(messages)
+
+    def _results(self, messages: Sequence[Any]) -> None:
+        answers = []
+        for message in messages:
+            call_id = str(getattr(message, "tool_call_id", None) or "")
+            if getattr(message, "type", None) == "tool" and call_id not in self._told:
+                self._told.add(call_id)
+                answers.append(message)
+        if answers:
+            self.turn.step_ended(answers)
+
+    # -- the model call -------------------------------------------------------------------------
+    def _asking(self, request: ModelRequest) -> str:
+        self._stopped()
+        agent = _AGENT.get() or "assistant"
+        prompt = [request.system_message, *request.messages]
+        lines = _recalled([m for m in prompt if m is not None])
+        if lines is not None:
+            self.turn.recalled(agent, lines)
+        self.turn.reply_started(agent)
+        return agent
+
+    def _answered(self, agent: str, response: Any) -> None:
+        result = getattr(response, "result", None) or [response]
+        self.turn.reply_done(agent, result[-1])
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> Any:
+        agent = self._asking(request)
+        response = handler(request)
+        self._answered(agent, response)
+        return response
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        agent = self._asking(request)
+        response = await handler(request)
+        self._answered(agent, response)
+        return response
+
+    # -- the tool calls ---------------------------------------------------------------------------
+    def _called(self, request: ToolCallRequest, answer: Any) -> Any:
+        """The keys a tool's ``Result`` set (its raw value rides on the answer's artifact), so
+        a step that ran two tools says which changed what (a tool that changed the live dict
+        in place is not seen here: its step's tools are named for it instead)."""
+        keys = getattr(getattr(answer, "artifact", None), "context_variables", None)
+        if isinstance(keys, dict) and keys:
+            self.turn.keys_set(str(request.tool_call["name"]), [str(k) for k in keys])
+        return answer
+
+    def _refused(self, request: ToolCallRequest) -> ToolMessage | None:
+        """Once the page asked to stop, a tool no longer runs (what raises in a tool call is
+        its answer, so the run stops at its next step or model call)."""
+        if not self.stop.is_set():
+            return None
+        call = request.tool_call
+        return ToolMessage(content="Error: stopped by the page", tool_call_id=call["id"] or "",
+                           name=call["name"], status="error")  # fmt: skip
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
+        refused = self._refused(request)
+        return refused or self._called(request, handler(request))
+
+    async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
+        refused = self._refused(request)
+        return refused or self._called(request, await handler(request))
 
 
-class TokenWatcher(StepWatcher, _StreamingCallbackHandler):
-    """A :class:`StepWatcher` that makes each model stream its reply, told token by token."""
+class TokenWatcher(BaseCallbackHandler, _StreamingCallbackHandler):
+    """A LangChain streaming handler: each model streams its reply to it, told to ``turn``
+    token by token (a turn a client watches: :func:`watching`)."""
 
-    ignore_llm = False  # the tokens (``on_llm_new_token``)
+    run_inline = True  # called in the model's own thread, in order
+    # Only the tokens are heard: LangChain skips the other events for this handler.
+    ignore_chain = ignore_chat_model = ignore_retriever = ignore_agent = True
+    ignore_retry = ignore_custom_event = True
+
+    def __init__(self, turn: Any) -> None:
+        self.turn = turn
 
     def on_llm_new_token(  # LangChain's token is str | list of parts
         self, token: Any, *, chunk: Any = None, **kwargs: Any
@@ -150,59 +229,9 @@ def plain(value: Any) -> Any:
     return repr(value)
 
 
-_CURRENT: ContextVar[StepWatcher | None] = ContextVar("swarmgraph_ui_steps", default=None)
+_CURRENT: ContextVar[TokenWatcher | None] = ContextVar("swarmgraph_ui_tokens", default=None)
 _registered = False
 _register_lock = threading.Lock()
-
-
-def _ui_observer(run: Any) -> Any:
-    """An observer of the run if a watcher is current where it starts (graph/core/hooks.py asks
-    every run): model calls (recall in the prompt, the reply, the stop) and tool calls (which
-    keys a tool's ``Result`` set, so a step that ran two tools says which changed what; a
-    tool that changed the live dict in place is not seen here: its step's tools are named
-    for it instead)."""
-    watcher = _CURRENT.get()
-    if watcher is None:
-        return None
-    global _Observer
-    if _Observer is None:  # made once (a class a run costs each run its making)
-        _Observer = _observer_class()
-    return _Observer(watcher.turn, watcher.stop)
-
-
-_Observer: Any = None
-
-
-def _observer_class() -> type:
-    """The run observer's class, made on first use: graph/core/hooks.py is loaded only once
-    a run is watched."""
-    from ...graph.core.hooks import RunObserver
-
-    class UiObserver(RunObserver):
-        def __init__(self, turn: Any, stop: threading.Event) -> None:
-            self.turn, self.stop = turn, stop
-
-        async def around_model_call(self, proceed: Any, call: Any) -> Any:
-            if self.stop.is_set():
-                raise TurnStopped("stopped by the page")
-            lines = _recalled(call.prompt)
-            if lines is not None:
-                self.turn.recalled(call.agent.name, lines)
-            self.turn.reply_started(call.agent.name)
-            reply = await proceed()
-            self.turn.reply_done(call.agent.name, reply)
-            return reply
-
-        async def around_tool_call(self, proceed: Any, call: Any) -> Any:
-            if self.stop.is_set():
-                raise TurnStopped("stopped by the page")
-            value = await proceed()
-            keys = getattr(value, "context_variables", None)
-            if isinstance(keys, dict) and keys:
-                self.turn.keys_set(str(call.name), [str(k) for k in keys])
-            return value
-
-    return UiObserver
 
 
 def _recalled(prompt: Any) -> list[str] | None:
@@ -216,16 +245,13 @@ def _recalled(prompt: Any) -> list[str] | None:
 
 
 @contextmanager
-def watching(watcher: StepWatcher) -> Iterator[StepWatcher]:
-    """Make ``watcher`` see the runs started in this context (this thread, and the threads
-    LangGraph starts from it, which copy the context)."""
+def watching(watcher: TokenWatcher) -> Iterator[TokenWatcher]:
+    """Make ``watcher`` hear the model tokens of the runs started in this context (this
+    thread, and the threads LangGraph starts from it, which copy the context)."""
     global _registered
     with _register_lock:
         if not _registered:  # once per process: LangChain asks each hook on every run
-            from ...graph.core.hooks import register
-
             register_configure_hook(_CURRENT, inheritable=True)
-            register(_ui_observer)
             _registered = True
     token = _CURRENT.set(watcher)
     try:

@@ -1,16 +1,17 @@
 """One turn of a conversation, driven in its own thread, its AG-UI events into a run log.
 
-The turn is ``Session.run``'s (loaded, checked and saved as always), watched as it runs by
-the observers of :mod:`.steps`: no LangGraph stream, so a turn nobody watches costs about what
-a plain ``Session.run`` costs. The events, in order: ``RUN_STARTED``, ``STATE_SNAPSHOT``
-(``context_variables`` and the active agent as stored), ``MESSAGES_SNAPSHOT`` (the stored
-conversation and the new message), then per step ``STEP_STARTED``, the replies' text and tool
-calls, the tool results, a ``STATE_DELTA`` and ``STEP_FINISHED``; a ``CUSTOM``
-``swarmgraph.memory_window`` (what the memory model put into the run's history) and
-``swarmgraph.recall`` (long-term facts in a prompt); once the turn is saved a
-``MESSAGES_SNAPSHOT`` of the stored conversation, each message marked, and ``RUN_FINISHED``
-(its outcome ``interrupt`` with the calls that wait for approval, ``cancelled`` after a stop),
-or ``RUN_ERROR``. Nothing here reads the request: a client that goes away stops nothing.
+The turn is ``Session.run``'s (loaded, checked and saved as always), watched as it runs by the
+page's middleware (:mod:`.steps`, the run's own: ``RunHooks(middleware=)``): no LangGraph
+stream, so a turn nobody watches costs about what a plain ``Session.run`` costs. The events, in
+order: ``RUN_STARTED``, ``STATE_SNAPSHOT`` (``context_variables`` and the active agent as
+stored), ``MESSAGES_SNAPSHOT`` (the stored conversation and the new message), then per step
+``STEP_STARTED``, the replies' text and tool calls, the tool results, a ``STATE_DELTA`` and
+``STEP_FINISHED``; a ``CUSTOM`` ``swarmgraph.memory_window`` (what the memory model put into
+the run's history) and ``swarmgraph.recall`` (long-term facts in a prompt); once the turn is
+saved a ``MESSAGES_SNAPSHOT`` of the stored conversation, each message marked, and
+``RUN_FINISHED`` (its outcome ``interrupt`` with the calls that wait for approval,
+``cancelled`` after a stop), or ``RUN_ERROR``. Nothing here reads the request: a client that
+goes away stops nothing.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from ag_ui.core import Interrupt
 
+from ...graph.core.run_control import RunHooks
 from .events import WINDOW_EVENT, AguiTurn
 from .messages import agui_message_dicts
 from .runs import RunLog
-from .steps import StepWatcher, TokenWatcher, TurnStopped, watching
+from .steps import TokenWatcher, TurnStopped, UiMiddleware, watching
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -200,11 +202,17 @@ def _turn(
     turn.first_step = lambda: emit(
         {"type": "CUSTOM", "name": WINDOW_EVENT, "value": _window(session, shown)}
     )
-    watcher = (TokenWatcher if tokens else StepWatcher)(turn, log.stop_requested)
+    page = UiMiddleware(turn, log.stop_requested)
+    hooks = RunHooks(middleware=(page,))  # the run's own middleware, for this turn only
     try:
-        with watching(watcher):
+        with watching(TokenWatcher(turn)) if tokens else contextlib.nullcontext():
             response = session.run(
-                swarm, agent, request.message, turn_id=run, approvals=request.approvals or None
+                swarm,
+                agent,
+                request.message,
+                turn_id=run,
+                approvals=request.approvals or None,
+                hooks=hooks,
             )
     except TurnStopped:  # raised into the run: it stopped there, and nothing of it is saved
         turn.end({})
@@ -218,6 +226,7 @@ def _turn(
         "context_variables": dict(response.context_variables or {}),
         "active_agent": getattr(response.agent, "name", None) or turn.state.get("active_agent"),
     }
+    page.ended(getattr(response, "_langchain_messages", None) or [])
     turn.end(final)
     stored = _stored_after(session, shown)
     sent = {m.id for m in session.last_sent if m.id}
