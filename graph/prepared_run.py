@@ -216,10 +216,11 @@ class PreparedRun(AbstractContextManager):
 
             checked_approvals(runtime, agent, history, request.approvals, control, paused)
         context = copy_context(request.context_variables)
-        if runtime.middleware:  # a typed context: a clear error now, before any model call
-            from .features.context_middleware import schema_in
-
-            schema = schema_in(runtime.middleware)
+        # A typed context: a clear error now, before any model call. No ContextSchemaMiddleware
+        # exists before its module is loaded, so other graph middleware does not load it.
+        typed = loaded("context_middleware") if runtime.middleware else None
+        if typed is not None:
+            schema = typed.schema_in(runtime.middleware)
             if schema is not None:
                 context = schema.validate(context)
                 schema.keep(control, context)  # its middleware does not check it again

@@ -359,6 +359,20 @@ def test_a_feature_attaches_when_the_program_uses_it(tmp_path):
     assert out[-1] == "['budget', 'errors']"
 
 
+def test_a_users_graph_middleware_loads_no_feature(tmp_path):
+    """``Swarm(middleware=[...])`` with the user's own middleware: the typed context's module
+    is not loaded to look for a schema no program declared."""
+    program = PLAIN_PROGRAM.replace(
+        "swarm = Swarm(chat_model=ScriptedChatModel([], respond=rule))",
+        "from langchain.agents.middleware import AgentMiddleware\n"
+        "    class Mine(AgentMiddleware):\n"
+        "        pass\n"
+        "    swarm = Swarm(chat_model=ScriptedChatModel([], respond=rule), middleware=[Mine()])",
+    )
+    assert "Mine()" in program
+    assert _run(program, tmp_path).splitlines()[-1] == "[]"
+
+
 def test_swarm_run_takes_swarms_own_parameters_and_a_few_of_ours():
     """Swarm's eight, then ``budget``, ``approvals``, ``branches`` and ``**extras`` (what a
     Session hands a run travels as one ``RunHooks``)."""
