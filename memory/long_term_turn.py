@@ -244,14 +244,20 @@ class LongTermTurn:
         for text in user_texts(list(new)):
             # A fact the store would refuse is refused here, with a warning naming it: queued,
             # it would make the outbox, and so every later turn, fail.
-            changes = extracted(extractor, text, known_keys=self.known_keys)
+            limit = getattr(extractor, "max_known_keys", 100)
+
+            def known(text: str = text, limit: int = limit) -> list[str]:
+                return self.known_keys(text, limit)
+
+            changes = extracted(extractor, text, known_keys=known)
             for change in storable_changes(changes):
                 self.stage(change, agent)
 
-    def known_keys(self) -> list[str]:
-        """The keys of the user's current facts, then this turn's staged ones (the newest
-        last): what an open extractor offers its model to reuse."""
-        stored = [f.key for f in self.memory.facts() if f.scope == "user"]
+    def known_keys(self, text: str, limit: int) -> list[str]:
+        """The keys of the user's current facts (at most ``limit``: those nearest ``text``
+        once the user has more, :meth:`LongTermMemory.offered_keys`), then this turn's staged
+        ones (the newest last): what an open extractor offers its model to reuse."""
+        stored = self.memory.offered_keys(text, limit)
         staged = [
             slot[2]
             for slot, (change, _) in self.staged.items()

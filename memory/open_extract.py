@@ -170,9 +170,10 @@ class OpenFactExtractor:
     ``model``: a chat model with ``with_structured_output`` (called once per message).
     ``synonyms``: whole-key synonyms for :func:`normalise_key` (default
     :data:`KEY_SYNONYMS`). ``max_known_keys``: at most this many of the user's keys are
-    offered in the prompt, the first in the order given (a Session gives every current user
-    fact's key, sorted, then this turn's staged ones, read once per new user message: a
-    listing of the user's facts). ``prompt``: the system prompt.
+    offered in the prompt, the first in the order given (a Session gives the user's keys,
+    sorted, while there are at most ``max_known_keys``, else the keys of the facts recall
+    finds for the message: ``LongTermMemory.offered_keys``; then this turn's staged ones).
+    ``prompt``: the system prompt.
 
     In a ``Session(long_term=..., extract=OpenFactExtractor(model))`` the user's current
     keys (and this turn's staged ones) are passed as ``known_keys``; called directly, pass

@@ -142,6 +142,25 @@ def test_the_offered_keys_are_capped_at_max_known_keys():
     assert system.endswith(": first, second") and "third" not in system
 
 
+@pytest.mark.parametrize("backend_url", STORES, indirect=True)
+def test_a_user_with_more_keys_than_offered_gets_the_keys_nearest_the_message(backend_url):
+    """Past ``max_known_keys`` stored facts the Session offers the keys of the facts recall
+    finds for the message (not the first ones listed: those would be ``aa_0``...)."""
+    user = fresh_id("ming")
+    memory = LongTermMemory(backend_url, user_id=user)
+    for n in range(8):
+        memory.remember(f"aa_{n}", f"filler value {n}")
+    memory.remember("zz_dog_name", "Rex")
+    model = extraction_model({})
+    session = Session(
+        fresh_id("conv"), url=backend_url, user_id=user, long_term=True,
+        extract=OpenFactExtractor(model, max_known_keys=3),
+    )  # fmt: skip
+    session.run(Swarm(chat_model=ScriptedChatModel(["Noted."])), Agent(name="H"), "Rex barks.")
+    system = str(model.calls[0][0].content)
+    assert "zz_dog_name" in system and "aa_0" not in system
+
+
 def test_a_bad_max_known_keys_is_a_clear_error():
     with pytest.raises(ValueError, match="max_known_keys"):
         OpenFactExtractor(ScriptedChatModel([]), max_known_keys=-1)
