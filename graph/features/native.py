@@ -214,11 +214,10 @@ class GraphNode:
     ) -> dict[str, Any] | None:
         """The member's context into ``update``: merged key by key as it is, or, typed, its
         final values validated (a context that does not fit is dropped, noted in the trajectory)."""
-        schema = None
-        if self.runtime.middleware:  # a typed context is one (graph/features/context_middleware.py)
-            from .context_middleware import schema_in
-
-            schema = schema_in(self.runtime.middleware)
+        # A typed context is a graph middleware (graph/features/context_middleware.py), which
+        # cannot exist before its module is loaded.
+        typed = loaded("context_middleware") if self.runtime.middleware else None
+        schema = None if typed is None else typed.schema_in(self.runtime.middleware)
         if schema is None:
             update["context_variables"] = written
             return None
