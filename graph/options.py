@@ -6,10 +6,11 @@ requires=...)`` for :class:`~swarmgraph.graph.features.guardrail_middleware.Guar
 MemoryToolsMiddleware` (its tools join the agent's), ``Agent(routes=[...])`` for
 :class:`~swarmgraph.graph.features.routes.RoutesMiddleware`; and a tool's ``CALLER`` brings
 :class:`~swarmgraph.graph.features.handback.HandBackMiddleware` (:func:`middleware_for_target`;
-both act through the step's ``next_agent`` hook, graph/core/handoffs.py's ``Takeover``); a
-run whose tools are marked (``@needs_approval``, ``@effect``) gets
-:class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware` (:func:`middleware_for_marked`:
-its ``before_step`` and ``hold_calls`` hooks). The
+both act through the step's ``next_agent`` hook, graph/core/handoffs.py's ``Takeover``). A
+run whose tools are marked (``@needs_approval``, ``@effect``) gets the middleware the marks
+bring without this module: each feature registers its mark when its module is imported
+(graph/core/marks.py), and its injected tool parameters with graph/core/injected.py (their
+modules are named up front in graph/__init__.py). The
 builder hands :func:`middleware_of` to the graph's runtime, which puts what it returns inside the
 agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), and to discovery,
 which reads the routes' destinations from it. An agent that uses none of them gets none, and
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
 __all__ = [
     "context_middleware_of",
     "fan_out_nodes",
-    "middleware_for_marked",
     "middleware_for_target",
     "middleware_of",
     "reachable_agents",
@@ -115,22 +115,6 @@ def middleware_for_target(target: Agent) -> Sequence[Any]:
     if target is CALLER:
         return (_hand_back(),)
     return ()
-
-
-@lru_cache(maxsize=1)
-def middleware_for_marked() -> Sequence[Any]:
-    """The middleware a run gets when a tool of it is marked ``@needs_approval`` or
-    ``@effect`` (or takes an ``idempotency_key``: graph/core/marks.py, ``RunControl.decides``):
-    approvals and effects (:class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware`).
-    A run without such a tool never gets it, nor loads the feature.
-
-    Example:
-        >>> [type(m).__name__ for m in middleware_for_marked()]
-        ['DecisionsMiddleware']
-    """
-    from .features.decisions import DecisionsMiddleware
-
-    return (DecisionsMiddleware(),)
 
 
 def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:

@@ -264,8 +264,8 @@ class PreparedRun(AbstractContextManager):
         # With execute_tools=False the caller runs the tools: nothing waits for approval.
         waiting = (
             self.control.execute_tools
-            # no tool of the run waits for a decision
-            and self.control.decides is not False
+            # no tool of the run is marked (graph/core/marks.py): none waits for a decision
+            and self.control.marked is not False
             and self._waiting(agent, final["messages"])
         )
         branches: list[dict[str, Any]] = []

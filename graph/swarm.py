@@ -51,7 +51,6 @@ from .core.types import Agent, Response
 from .options import (
     context_middleware_of,
     fan_out_nodes,
-    middleware_for_marked,
     middleware_for_target,
     middleware_of,
     stream_listener,
@@ -146,7 +145,6 @@ class Swarm:
             target_options=middleware_for_target,
             listen=stream_listener,
             extensions=(fan_out_nodes,),
-            marked_options=middleware_for_marked,
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------
@@ -221,14 +219,14 @@ class Swarm:
             agent = _member(agent)
         app, runtime, topology = self._prepare(agent)
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
-        # Discovery's marks (Topology.decides) hold while every agent's tools are the objects
+        # Discovery's marks (Topology.marked) hold while every agent's tools are the objects
         # it read (a tool added since may be marked: the run then reads them again).
-        if run.control.decides is None:
+        if run.control.marked is None:
             functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
             if len(functions) == len(topology.functions) and all(
                 map(is_, functions, topology.functions)
             ):
-                run.control.decides = topology.decides
+                run.control.marked = topology.marked
         return run
 
     # -- run --------------------------------------------------------------------------------

@@ -145,7 +145,6 @@ def build_swarm_graph(
     from ..options import (
         context_middleware_of,
         fan_out_nodes,
-        middleware_for_marked,
         middleware_for_target,
         middleware_of,
         stream_listener,
@@ -166,7 +165,6 @@ def build_swarm_graph(
         options=middleware_of,
         target_options=middleware_for_target,
         listen=stream_listener,
-        marked_options=middleware_for_marked,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
         extensions=(fan_out_nodes,),
     )
@@ -210,9 +208,6 @@ class GraphSettings:
     #: What listens to a model call that may stream (graph/options.py's ``stream_listener``:
     #: streamed tool-call arguments held to the rule of non-streamed ones); None, nothing.
     listen: Callable[[Any, Any, Any], ModelListener | None] | None = None
-    #: The middleware a run whose tools are marked gets (graph/options.py's
-    #: ``middleware_for_marked``: approvals and effects); None, it gets none.
-    marked_options: Callable[[], Sequence[Any]] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
@@ -254,7 +249,6 @@ def build_graph_and_runtime(
     runtime.options = settings.options
     runtime.target_options = settings.target_options
     runtime.listen = settings.listen
-    runtime.marked_options = settings.marked_options
     every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
     if every:  # their state_schema fields are channels of the graph's state
         from .middleware import middleware_state_schema

@@ -219,11 +219,10 @@ class Topology:
     #: Node names of the agents with a tool that may return ``Parallel`` (their graph gets
     #: the branch and join nodes, see ``graph/features/branches.py``).
     fan_out: frozenset[str] = frozenset()
-    #: A tool of these agents is marked ``@needs_approval`` / ``@effect`` or takes an
-    #: ``idempotency_key``: runs need the approvals and effects features
-    # (graph/features/decisions.py).
-    decides: bool = False
-    #: Every agent's ``functions`` as discovery read them: ``decides`` holds while they are
+    #: A tool of these agents carries a mark a feature registered, or takes an injected
+    #: parameter that brings middleware (graph/core/marks.py): runs get that middleware.
+    marked: bool = False
+    #: Every agent's ``functions`` as discovery read them: ``marked`` holds while they are
     #: still these (``Swarm`` checks by identity before each run: an agent is a config
     #: object a program may change between runs).
     functions: tuple[Any, ...] = ()
@@ -257,9 +256,9 @@ def find_topology(start: Iterable[Agent], options: Options | None = None) -> Top
         for agent in everyone
     )
     agents = {node: agent for agent, node in nodes.items()}
-    decides = any(any(plan_of(agent.tools)) for agent in everyone)
+    marked = any(any(plan_of(agent.tools)) for agent in everyone)
     functions = tuple(chain.from_iterable(map(FUNCTIONS, everyone)))
-    return Topology(agents, nodes, targets, key, fan_out, decides, functions, declared)
+    return Topology(agents, nodes, targets, key, fan_out, marked, functions, declared)
 
 
 def _drawn(requires: Any) -> Any:

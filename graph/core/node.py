@@ -94,8 +94,8 @@ class AgentNode(HookedStep):
         """The step, for ``step`` and ``astep`` alike: its model call, tool calls and hooks go
         through ``io`` (graph/core/drivers.py: in place, or awaited)."""
         control = current_control(config)
-        if control.decides is None:  # a tool of the run is marked: its middleware joins the run's
-            self.runtime.decides(control)
+        if control.marked is None:  # a tool of the run is marked: its middleware joins the run's
+            self.runtime.marked(control)
         turn = self._turn(state, control)
         stack = turn.stack = self.runtime.stack_for(turn.agent, control)
         if stack is None or not stack.step_starts or not await self._started(turn, config, io):
@@ -158,7 +158,7 @@ class AgentNode(HookedStep):
             io,
             debug=control.debug_print if control.debug else None,
             writes=writes,  # a middleware's rules for each call's context change
-            effects=turn.records,  # calls that run at most once (a middleware's hold_calls)
+            records=turn.records,  # calls that run at most once (a middleware's hold_calls)
             inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
             first_handoff_wins=self.runtime.first_handoff_wins,
             around=None if hooks is None else self._around(hooks),
