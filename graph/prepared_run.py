@@ -381,7 +381,7 @@ class PreparedRun(AbstractContextManager):
         agents = self.runtime.roster(self.control).values()
         # Branches of a fan-out run as subgraphs too: their models stream from inside.
         native = loaded("native")  # no LangGraph member exists before its module is loaded
-        subgraphs = self.runtime.fan_out is not None or (
+        subgraphs = self.runtime.after_handoffs is not None or (
             native is not None and any(isinstance(agent, native.GraphAgent) for agent in agents)
         )
         return {"stream_mode": ["messages", "values"], "subgraphs": subgraphs}

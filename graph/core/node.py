@@ -358,8 +358,9 @@ class AgentNode(HookedStep):
             update["context_variables"] = Overwrite(new)
         else:
             update["context_variables"] = new
-        if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
-            turn.goto = self.runtime.fan_out(turn, outcome, context)
+        after = self.runtime.after_handoffs  # a graph extension's (e.g. a fan-out's)
+        if outcome.handoffs and after is not None:
+            turn.goto = after(turn, outcome, context)
             if turn.goto is not None:
                 return None, None, None
         return self._next_agent(turn, outcome, context)
@@ -379,8 +380,8 @@ class AgentNode(HookedStep):
         if control.exceeded is not None:  # a limit stopped the run (refused calls, above)
             return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
-        if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
-            reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
+        if target is not None and not isinstance(target, Agent):  # several agents: none runs them
+            reanswer(turn.update.get("messages", []), call_id, target.unplaced(agent.name))
             target = None
         stack = turn.stack  # the agent's, as the step's start found it (or _started moved it)
         choosers = [] if stack is None else stack.choosers  # middleware that picks who takes over
@@ -401,13 +402,6 @@ class AgentNode(HookedStep):
         if target is None:
             return None, None, None
         return target, label, call_id
-
-
-_NO_FAN_OUT = (
-    "Error: {} cannot fan out: this graph was built without the branch and join nodes (a "
-    "tool that returns Parallel must name Parallel in its code, or set "
-    "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
-)
 
 
 def _replaced(turn: Turn) -> bool:

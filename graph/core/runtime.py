@@ -55,11 +55,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DYNAMIC_AGENTS",
+    "AfterHandoffs",
     "CallRecords",
     "GraphRuntime",
     "HandoffValue",
     "ModelCall",
     "ModelListener",
+    "MultiHandoff",
     "RecordedOutcome",
     "StepStart",
     "ToolOutcome",
@@ -81,16 +83,13 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 MAX_DYNAMIC_AGENTS = 256
 
 
-#: A fan-out value's class sets this to ``True`` (:class:`FanOutValue`): how the tool runner
-#: tells one from any other return value without naming the feature.
-FAN_OUT_VALUE_ATTR = "__swarmgraph_fan_out__"
-
-
-class FanOutValue(Protocol):
+class MultiHandoff(Protocol):
     """What a tool may return to hand the conversation to several agents at once: a feature's
-    value (graph/features/parallel.py's ``Parallel``, whose class sets
-    :data:`FAN_OUT_VALUE_ATTR`), which the core passes on to the feature; it reads its name and
-    its targets only."""
+    value (its class sets graph/core/types.py's ``MULTI_HANDOFF_ATTR``), which the core passes
+    on to the graph extension that runs it (:attr:`GraphRuntime.after_handoffs`). The core reads
+    its ``name`` and ``targets``, and asks it for the answer to its call when it is not run:
+    ``overtaken(later)`` (a later call of the reply handed off to agent ``later``) or
+    ``unplaced(agent)`` (``agent``'s graph has nothing that runs it)."""
 
     @property
     def name(self) -> str: ...
@@ -98,9 +97,13 @@ class FanOutValue(Protocol):
     @property
     def targets(self) -> Sequence[Agent]: ...
 
+    def overtaken(self, later: str) -> str: ...
 
-#: What a tool may hand off to: an Agent, or a fan-out value.
-HandoffValue: TypeAlias = "Agent | FanOutValue"
+    def unplaced(self, agent: str) -> str: ...
+
+
+#: What a tool may hand off to: an Agent, or a handoff to several agents.
+HandoffValue: TypeAlias = "Agent | MultiHandoff"
 
 
 class RecordedOutcome(Protocol):
@@ -166,9 +169,11 @@ class ToolOutcome:
     handoffs: list[tuple[str, HandoffValue, str]] = field(default_factory=list)
 
 
-class FanOutStep(Protocol):
-    """What an agent node calls once its tools ran: the fan-out (``Command`` with a ``Send``
-    per branch) if a tool returned ``Parallel``, else ``None`` (graph/features/branches.py)."""
+class AfterHandoffs(Protocol):
+    """What an agent node calls once its tools ran and handed off, when a graph extension set
+    it (:attr:`GraphRuntime.after_handoffs`): a ``Command`` that sends the run to the
+    extension's nodes instead of the switch (e.g. a ``Send`` per branch of a fan-out), or
+    ``None`` (the switch goes on as usual)."""
 
     def __call__(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
@@ -320,10 +325,9 @@ class GraphRuntime:
         self.dynamic_marked = False
         self.default_node, self.default = next(iter(agents.items()))
         self.hooks: RunHooks = NO_HOOKS
-        #: The fan-out step of a graph with branch and join nodes (graph/features/branches.py: set
-        # by the
-        #: builder when an agent can fan out), else None.
-        self.fan_out: FanOutStep | None = None
+        #: A graph extension's step after a step's tools handed off (graph/core/graph_extension.py:
+        #: set by the extension's factory, e.g. a fan-out's), else None.
+        self.after_handoffs: AfterHandoffs | None = None
         #: ``parallel_handoffs="first"``: a reply's first handoff is taken, not Swarm's last.
         self.first_handoff_wins = False
         #: The run's middleware (``Swarm``'s / ``build_swarm_graph``'s ``middleware=``), around

@@ -60,15 +60,14 @@ from .injected import InjectedParam, param_for
 from .loop import inject_context
 from .members import members_in
 from .runtime import (
-    FAN_OUT_VALUE_ATTR,
     CallRecords,
-    FanOutValue,
     HandoffValue,
+    MultiHandoff,
     RecordedOutcome,
     ToolOutcome,
 )
 from .schema import INJECTED, ToolArgumentError, ToolSpec, tool_spec
-from .types import CTX_VARS_NAME, Agent, Result
+from .types import CTX_VARS_NAME, MULTI_HANDOFF_ATTR, Agent, Result
 
 if TYPE_CHECKING:
     from .tool_events import ToolEvents
@@ -132,8 +131,8 @@ def to_result(raw: Any) -> Result:
         except (TypeError, ValueError):
             return Result(value=str(raw))
     if not isinstance(raw, Agent):
-        if getattr(type(raw), FAN_OUT_VALUE_ATTR, False):  # a fan-out (FanOutValue): answered
-            return Result(agent=raw)  # at the join, by the feature that fans out
+        if getattr(type(raw), MULTI_HANDOFF_ATTR, False):  # several agents (MultiHandoff): a
+            return Result(agent=raw)  # feature's graph extension runs them and answers the call
         raw = _member(raw)  # another kind of member (graph/core/members.py) hands off too
     if isinstance(raw, Agent):  # a handoff: valid as it is (no validator to run)
         # every field given: model_construct would otherwise inspect the default factory's
@@ -402,7 +401,7 @@ class _Runner:
         if result.agent is not None:
             taken = self.outcome.handoff
             if taken is None or not self.first_wins:  # Swarm: the last agent returned wins
-                if taken is not None and not isinstance(taken, Agent):  # a Parallel, not run
+                if taken is not None and not isinstance(taken, Agent):  # several, not run
                     self._reanswer(self.outcome.handoff_call, taken, result.agent)
                 self.outcome.handoffs.append((call.id, result.agent, content))
                 self.outcome.handoff = result.agent
@@ -443,16 +442,12 @@ class _Runner:
             context_variables = changed or None
         self.records.done(record, value, context_variables, handoff, error)
 
-    def _reanswer(self, call_id: str | None, fan_out: FanOutValue, later: HandoffValue) -> None:
-        """Answer a fan-out call that a later handoff of the reply overtook: its branches
-        never start (``parallel_handoffs="all"`` answers it again at its join if it does)."""
-        names = ", ".join(agent.name for agent in fan_out.targets)
+    def _reanswer(self, call_id: str | None, several: MultiHandoff, later: HandoffValue) -> None:
+        """Answer a call that handed off to several agents when a later handoff of the reply
+        overtook it (the value says how: :meth:`MultiHandoff.overtaken`)."""
         for message in self.outcome.messages:
             if message.tool_call_id == call_id:
-                message.content = (
-                    f"Error: the fan-out to {names} was not started: a later call of this "
-                    f"reply handed the conversation to {later.name}."
-                )
+                message.content = several.overtaken(later.name)
 
     def settled(self) -> ToolOutcome:
         """The outcome once every call ran: Swarm applies the ``Result`` context updates after

@@ -348,7 +348,11 @@ def checked_approvals(
     unknown = sorted(set(decisions) - ids)
     if unknown:
         hint = ""
-        if paused is None and runtime.fan_out is not None and open_calls(history) is not None:
+        if (
+            paused is None
+            and runtime.after_handoffs is not None
+            and open_calls(history) is not None
+        ):
             hint = (
                 " If the run paused inside a parallel branch, pass its branches too: "
                 "Swarm.run(..., approvals=..., branches=response.branches)."
