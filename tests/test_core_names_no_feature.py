@@ -221,3 +221,33 @@ def test_idempotency_key_is_hidden_and_made_before_the_effects_module_is_loaded(
         tmp_path,
     ).splitlines()
     assert out == ["False False True", "charged 7 with a 32-char key"]
+
+
+def test_the_apis_fan_out_trait_is_the_features_own_test():
+    """graph/options.py asks discovery whether a tool can fan out without loading the feature;
+    its test must say what graph/features/parallel.py's says, for every way a tool tells."""
+    from swarmgraph.graph import options
+    from swarmgraph.graph.features import parallel
+
+    import swarmgraph
+
+    def names_it():  # (as an attribute: a local import is a closure cell, not a name)
+        return swarmgraph.Parallel(Agent(name="A"), Agent(name="B"))
+
+    def plain():
+        return "42"
+
+    def declared():
+        return "built elsewhere"
+
+    declared.__swarmgraph_fans_out__ = True  # type: ignore[attr-defined]
+
+    def denied():
+        return swarmgraph.Parallel(Agent(name="A"))
+
+    denied.__swarmgraph_fans_out__ = False  # type: ignore[attr-defined]
+    tools = [names_it, plain, declared, denied]
+    assert [parallel.fans_out(t) for t in tools] == [True, False, True, False]
+    assert [options.fans_out(t) for t in tools] == [parallel.fans_out(t) for t in tools]
+    assert options.FANS_OUT_ATTR == parallel.FANS_OUT_ATTR
+    assert options.TOOL_TRAITS[options.FAN_OUT_TRAIT] is options.fans_out
