@@ -9,10 +9,18 @@ Example:
     'Hello!'
 """
 
+from .core.injected import injected_by as _injected_by
 from .core.lazy import lazy_exports
 from .process_exit import register as _register_quick_exit
 
 _register_quick_exit()  # see process_exit: ~0.3 s less at interpreter exit
+
+# Tool parameters a feature fills, named before any tool's schema is read (every module of the
+# engine imports this package first): a tool that takes one never shows it to the model, and
+# the feature's module, which registers what the parameter gets, loads when a tool takes it
+# (graph/core/injected.py).
+_injected_by("idempotency_key", f"{__name__}.features.effects")
+_injected_by("long_term", f"{__name__}.features.memory_tools")
 
 TYPE_CHECKING = False  # not from typing: the facade's cheap start-up imports this package
 

@@ -6,10 +6,11 @@ requires=...)`` for :class:`~swarmgraph.graph.features.guardrail_middleware.Guar
 MemoryToolsMiddleware` (its tools join the agent's), ``Agent(routes=[...])`` for
 :class:`~swarmgraph.graph.features.routes.RoutesMiddleware`; and a tool's ``CALLER`` brings
 :class:`~swarmgraph.graph.features.handback.HandBackMiddleware` (:func:`middleware_for_target`;
-both act through the step's ``next_agent`` hook, graph/core/handoffs.py's ``Takeover``); a
-run whose tools are marked (``@needs_approval``, ``@effect``) gets
-:class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware` (:func:`middleware_for_marked`:
-its ``before_step`` and ``hold_calls`` hooks). The
+both act through the step's ``next_agent`` hook, graph/core/handoffs.py's ``Takeover``). A
+run whose tools are marked (``@needs_approval``, ``@effect``) gets the middleware the marks
+bring without this module: each feature registers its mark when its module is imported
+(graph/core/marks.py), and its injected tool parameters with graph/core/injected.py (their
+modules are named up front in graph/__init__.py). The
 builder hands :func:`middleware_of` to the graph's runtime, which puts what it returns inside the
 agent's own ``Agent(middleware=...)`` (graph/core/runtime.py's ``stack_for``), and to discovery,
 which reads the routes' destinations from it. An agent that uses none of them gets none, and
@@ -38,11 +39,13 @@ Example:
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .core.discovery import reachable_agents as _reachable
+from .core.discovery import tool_says
 from .core.members import load_kind_on
 from .core.types import CALLER, Agent, is_compiled_graph
 
@@ -51,9 +54,12 @@ if TYPE_CHECKING:
     from .core.runtime import ModelListener
 
 __all__ = [
+    "FAN_OUT_TRAIT",
+    "GRAPH_EXTENSIONS",
+    "TOOL_TRAITS",
     "context_middleware_of",
     "fan_out_nodes",
-    "middleware_for_marked",
+    "fans_out",
     "middleware_for_target",
     "middleware_of",
     "reachable_agents",
@@ -115,22 +121,6 @@ def middleware_for_target(target: Agent) -> Sequence[Any]:
     if target is CALLER:
         return (_hand_back(),)
     return ()
-
-
-@lru_cache(maxsize=1)
-def middleware_for_marked() -> Sequence[Any]:
-    """The middleware a run gets when a tool of it is marked ``@needs_approval`` or
-    ``@effect`` (or takes an ``idempotency_key``: graph/core/marks.py, ``RunControl.decides``):
-    approvals and effects (:class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware`).
-    A run without such a tool never gets it, nor loads the feature.
-
-    Example:
-        >>> [type(m).__name__ for m in middleware_for_marked()]
-        ['DecisionsMiddleware']
-    """
-    from .features.decisions import DecisionsMiddleware
-
-    return (DecisionsMiddleware(),)
 
 
 def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
@@ -245,15 +235,49 @@ def fan_out_nodes(plan: GraphPlan) -> GraphExtension | None:
         >>> plain = find_topology([Agent(name="Triage", handoffs=[Agent(name="Sales")])])
         >>> settings = GraphSettings(extensions=(fan_out_nodes,))
         >>> _, runtime = build_graph_and_runtime(plain, ModelResolver(), settings)
-        >>> runtime.fan_out is None  # nothing fans out: the feature is not even loaded
+        >>> runtime.after_handoffs is None  # nothing fans out: the feature is not even loaded
         True
     """
     topology = plan.topology
     several = plan.settings.parallel_handoffs == "all" and any(
         len(targets) > 1 for targets in topology.targets.values()
     )
-    if not topology.fan_out and not several:
+    if not topology.traits.get(FAN_OUT_TRAIT) and not several:
         return None
     from .features.fan_out_nodes import fan_out_nodes as nodes
 
     return nodes(plan)
+
+
+#: The features with nodes of their own in a swarm's graph (``GraphSettings.extensions``):
+#: what ``Swarm`` and ``build_swarm_graph`` hand the builder.
+GRAPH_EXTENSIONS = (fan_out_nodes,)
+
+#: The trait of a tool that may return ``Parallel`` (``Topology.traits``).
+FAN_OUT_TRAIT = "fan_out"
+#: Set on a tool (``True``/``False``) to say whether it may return ``Parallel``
+#: (graph/features/parallel.py's ``FANS_OUT_ATTR``: the same name, so the feature's module
+#: need not load for discovery to ask).
+FANS_OUT_ATTR = "__swarmgraph_fans_out__"
+
+
+def fans_out(func: Callable[..., Any]) -> bool:
+    """Whether a tool may return ``Parallel``: it says so (``__swarmgraph_fans_out__``), or its
+    code names ``Parallel`` (graph/core/discovery.py's ``tool_says``). The graph of an agent
+    with such a tool gets the branch and join nodes (:func:`fan_out_nodes`). The same test as
+    graph/features/parallel.py's ``fans_out``, here so a plain program's discovery asks it
+    without loading the feature.
+
+    Example:
+        >>> from swarmgraph.graph.features.parallel import Parallel
+        >>> def ask_both():
+        ...     return Parallel(Agent(name="A"), Agent(name="B"))
+        >>> fans_out(ask_both), fans_out(lambda: "42")
+        (True, False)
+    """
+    return tool_says(func, FANS_OUT_ATTR, "Parallel")
+
+
+#: The tests of a tool the graph depends on, by trait (graph/core/discovery.py's ``Traits``):
+#: what ``Swarm`` and ``build_swarm_graph`` hand discovery.
+TOOL_TRAITS: Mapping[str, Callable[[Any], bool]] = MappingProxyType({FAN_OUT_TRAIT: fans_out})

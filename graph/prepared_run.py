@@ -264,8 +264,8 @@ class PreparedRun(AbstractContextManager):
         # With execute_tools=False the caller runs the tools: nothing waits for approval.
         waiting = (
             self.control.execute_tools
-            # no tool of the run waits for a decision
-            and self.control.decides is not False
+            # no tool of the run is marked (graph/core/marks.py): none waits for a decision
+            and self.control.marked is not False
             and self._waiting(agent, final["messages"])
         )
         branches: list[dict[str, Any]] = []
@@ -381,7 +381,7 @@ class PreparedRun(AbstractContextManager):
         agents = self.runtime.roster(self.control).values()
         # Branches of a fan-out run as subgraphs too: their models stream from inside.
         native = loaded("native")  # no LangGraph member exists before its module is loaded
-        subgraphs = self.runtime.fan_out is not None or (
+        subgraphs = self.runtime.after_handoffs is not None or (
             native is not None and any(isinstance(agent, native.GraphAgent) for agent in agents)
         )
         return {"stream_mode": ["messages", "values"], "subgraphs": subgraphs}

@@ -43,15 +43,15 @@ from .core.builder import GraphSettings, build_graph_and_runtime, checked_middle
 from .core.discovery import FUNCTIONS, Topology
 from .core.discovery import find_topology as _find_topology
 from .core.models import ModelResolver
-from .core.node_names import FAN_OUT_MODES
+from .core.node_names import HANDOFF_MODES
 from .core.runtime import GraphRuntime
 from .core.schema import tool_spec
 from .core.state import SwarmState
 from .core.types import Agent, Response
 from .options import (
+    GRAPH_EXTENSIONS,
+    TOOL_TRAITS,
     context_middleware_of,
-    fan_out_nodes,
-    middleware_for_marked,
     middleware_for_target,
     middleware_of,
     stream_listener,
@@ -109,7 +109,7 @@ class Swarm:
     ) -> None:
         if isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1:
             raise ValueError(f"step_limit must be a positive int, got {step_limit!r}")
-        if parallel_handoffs not in FAN_OUT_MODES:
+        if parallel_handoffs not in HANDOFF_MODES:
             raise ValueError(
                 f"parallel_handoffs must be 'last', 'first' or 'all', got {parallel_handoffs!r}"
             )
@@ -136,7 +136,7 @@ class Swarm:
             fixed_entry=True,
             lookup=self._agent_named,
             parallel_handoffs=parallel_handoffs,
-            resumes_fan_outs=True,
+            resumes=True,  # a fan-out paused for approval goes on (Swarm.run(branches=))
             # a typed context's middleware first: it wraps the user's (graph/options.py)
             middleware=(
                 *context_middleware_of(self.context_schema),
@@ -145,8 +145,7 @@ class Swarm:
             options=middleware_of,
             target_options=middleware_for_target,
             listen=stream_listener,
-            extensions=(fan_out_nodes,),
-            marked_options=middleware_for_marked,
+            extensions=GRAPH_EXTENSIONS,
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------
@@ -221,14 +220,14 @@ class Swarm:
             agent = _member(agent)
         app, runtime, topology = self._prepare(agent)
         run = PreparedRun.prepare(request, agent, app, runtime, topology.agents, self.step_limit)
-        # Discovery's marks (Topology.decides) hold while every agent's tools are the objects
+        # Discovery's marks (Topology.marked) hold while every agent's tools are the objects
         # it read (a tool added since may be marked: the run then reads them again).
-        if run.control.decides is None:
+        if run.control.marked is None:
             functions = tuple(chain.from_iterable(map(FUNCTIONS, topology.agents.values())))
             if len(functions) == len(topology.functions) and all(
                 map(is_, functions, topology.functions)
             ):
-                run.control.decides = topology.decides
+                run.control.marked = topology.marked
         return run
 
     # -- run --------------------------------------------------------------------------------
@@ -355,7 +354,7 @@ class Swarm:
 def find_topology(start: Iterable[Agent]) -> Topology:
     """The :class:`Topology` from ``start``, the destinations the agents' options declare
     (routes: graph/options.py's ``middleware_of``) walked too."""
-    return _find_topology(start, middleware_of)
+    return _find_topology(start, middleware_of, TOOL_TRAITS)
 
 
 def _member(agent: Any) -> Agent:

@@ -24,14 +24,14 @@ def test_a_turn_takes_no_attribute_outside_its_fields():
     assert turn.states is None and turn.goto is None
 
 
-def test_a_plain_run_holds_no_feature_state_but_the_decides_answer():
+def test_a_plain_run_holds_no_feature_state_but_the_marked_answer():
     """A plain Swarm.run: no hooks, and of the features only the (negative) answer to
-    "does a tool of this run wait for a decision?", read from the topology."""
+    "does a tool of this run carry a mark?", read from the topology."""
     swarm = Swarm(chat_model=ScriptedChatModel(["Hello!"]))
     request = RunRequest(Agent(), [{"role": "user", "content": "hi"}])
     control = swarm._start(request).control
     assert control.hooks is NO_HOOKS
-    assert control.features == {} and control.decides is False
+    assert control.features == {} and control.marked is False
 
 
 def test_swarm_run_takes_the_hooks_as_one_object_or_one_by_one():

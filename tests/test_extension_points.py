@@ -156,8 +156,8 @@ def test_a_builder_extension_adds_its_node_edges_and_entry():
     model = ScriptedChatModel(["Hello from Triage."])
     topology = find_topology([Agent(name="Triage")])
     resolver = ModelResolver(chat_model=model)
-    plain, _ = build_graph_and_runtime(topology, resolver, GraphSettings(resumes_fan_outs=True))
-    settings = GraphSettings(extensions=(Audited,), resumes_fan_outs=True)
+    plain, _ = build_graph_and_runtime(topology, resolver, GraphSettings(resumes=True))
+    settings = GraphSettings(extensions=(Audited,), resumes=True)
     builder, _ = build_graph_and_runtime(topology, resolver, settings)
     drawn = builder.compile().get_graph()
     assert ("Triage", "audit") in {(e.source, e.target) for e in drawn.edges}

@@ -39,7 +39,7 @@ from .graph_extension import ExtraNode, GraphExtension, GraphPlan, MakeExtension
 from .members import MemberNode, as_member, member_kinds, node_of
 from .models import ModelResolver
 from .node import AgentNode
-from .node_names import DYNAMIC_NODE, FAN_OUT_MODES
+from .node_names import DYNAMIC_NODE, HANDOFF_MODES
 from .run_control import NO_HOOKS, PromptContext, RunHooks, ToolInputs, current_control
 from .runtime import GraphRuntime
 from .schema import tool_spec
@@ -143,9 +143,9 @@ def build_swarm_graph(
         raise ValueError("build_swarm_graph needs at least one agent")
     from ..observed_graph import ObservedStateGraph
     from ..options import (
+        GRAPH_EXTENSIONS,
+        TOOL_TRAITS,
         context_middleware_of,
-        fan_out_nodes,
-        middleware_for_marked,
         middleware_for_target,
         middleware_of,
         stream_listener,
@@ -166,11 +166,10 @@ def build_swarm_graph(
         options=middleware_of,
         target_options=middleware_for_target,
         listen=stream_listener,
-        marked_options=middleware_for_marked,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
-        extensions=(fan_out_nodes,),
+        extensions=GRAPH_EXTENSIONS,  # features with nodes of their own (graph_extension.py)
     )
-    topology = find_topology([default, *members], middleware_of)
+    topology = find_topology([default, *members], middleware_of, TOOL_TRAITS)
     builder, _ = build_graph_and_runtime(
         topology, ModelResolver(client=client, chat_model=chat_model), settings
     )
@@ -184,9 +183,9 @@ def build_swarm_graph(
 class GraphSettings:
     """The builder's options, as one object (:func:`build_swarm_graph` takes them as keywords;
     ``Swarm`` makes one per Swarm). See :func:`build_swarm_graph` for each; ``lookup`` finds
-    an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes_fan_outs``: the
-    entry asks the extensions where a resumed run goes on (a fan-out that paused for approval
-    in a stateless run: ``Swarm.run(..., branches=)``)."""
+    an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes``: the entry asks
+    the extensions where a resumed run goes on (:meth:`GraphExtension.entry`: e.g. a fan-out
+    that paused for approval in a stateless run, ``Swarm.run(..., branches=)``)."""
 
     state_schema: type = SwarmState
     runtime_schema: type | None = None
@@ -194,7 +193,7 @@ class GraphSettings:
     fixed_entry: bool = False
     lookup: Callable[[str], Agent | None] | None = None
     parallel_handoffs: str = "last"
-    resumes_fan_outs: bool = False
+    resumes: bool = False
     input_schema: type | None = None
     #: The graph's own ``prompt_context`` and ``tool_inputs``, as one object (each used when a
     #: run brings none: ``GraphRuntime.hooks``).
@@ -210,14 +209,11 @@ class GraphSettings:
     #: What listens to a model call that may stream (graph/options.py's ``stream_listener``:
     #: streamed tool-call arguments held to the rule of non-streamed ones); None, nothing.
     listen: Callable[[Any, Any, Any], ModelListener | None] | None = None
-    #: The middleware a run whose tools are marked gets (graph/options.py's
-    #: ``middleware_for_marked``: approvals and effects); None, it gets none.
-    marked_options: Callable[[], Sequence[Any]] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
     graph_class: type[StateGraph] = StateGraph
-    #: Factories of the features that add nodes of their own (graph/core/graph_extension.py:
-    #: graph/options.py's ``fan_out_nodes``, the branch and join nodes of a fan-out).
+    #: Factories of the features that add nodes of their own (graph/core/graph_extension.py;
+    #: graph/options.py's ``GRAPH_EXTENSIONS``).
     extensions: tuple[MakeExtension, ...] = ()
 
 
@@ -238,7 +234,7 @@ def build_graph_and_runtime(
     """
     state_schema = settings.state_schema
     parallel_handoffs, runtime_schema = settings.parallel_handoffs, settings.runtime_schema
-    if parallel_handoffs not in FAN_OUT_MODES:
+    if parallel_handoffs not in HANDOFF_MODES:
         raise ValueError(
             f"parallel_handoffs must be 'last', 'first' or 'all', got {parallel_handoffs!r}"
         )
@@ -254,7 +250,6 @@ def build_graph_and_runtime(
     runtime.options = settings.options
     runtime.target_options = settings.target_options
     runtime.listen = settings.listen
-    runtime.marked_options = settings.marked_options
     every = [*settings.middleware, *(m for a in nodes for m in getattr(a, "middleware", ()))]
     if every:  # their state_schema fields are channels of the graph's state
         from .middleware import middleware_state_schema
@@ -279,7 +274,7 @@ def build_graph_and_runtime(
         runtime_schema,
         outputs=own_state,
         fixed_entry=settings.fixed_entry,
-        resumes=settings.resumes_fan_outs,
+        resumes=settings.resumes,
         kind=settings.graph_class,
         input_schema=settings.input_schema,
     )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter
@@ -146,6 +146,10 @@ def handoff_targets(agent: Agent) -> list[Agent]:
 #: What an agent's options install as middleware (graph/options.py's ``middleware_of``), as
 #: the builder and ``Swarm`` hand it to discovery.
 Options = Callable[[Agent], Sequence[Any]]
+#: Tests of a tool that features need answered before the graph is built, by name (the API
+#: layer's, graph/options.py's ``TOOL_TRAITS``): ``Topology.traits`` holds, for each, the
+#: nodes of the agents with a tool that passes it, and the graph depends on them.
+Traits = Mapping[str, Callable[[Any], bool]]
 
 
 def declared_destinations(agent: Agent, options: Options | None = None) -> list[tuple[Agent, str]]:
@@ -207,23 +211,22 @@ class Topology:
     ``targets``: each agent's handoff targets, by ``id``; ``declared``: the destinations its
     middleware declares (routes), ``(agent, label)`` by ``id``. ``key`` is what the compiled
     graph depends on: every agent's node name, type (ours, or another member kind's), the nodes it
-    can hand off to, its declared destinations' (node, label), ``can_return``, its ``on_trip``
-    fallback and what it ``requires`` (both drawn). Two agent sets with the same key share one
-    compiled graph (``Swarm`` caches by it).
+    can hand off to, its declared destinations' (node, label), ``can_return``, the traits its
+    tools have, its ``on_trip`` fallback and what it ``requires`` (both drawn). Two agent sets
+    with the same key share one compiled graph (``Swarm`` caches by it).
     """
 
     agents: dict[str, Agent]
     nodes: dict[Agent, str]
     targets: dict[int, list[Agent]]
     key: tuple
-    #: Node names of the agents with a tool that may return ``Parallel`` (their graph gets
-    #: the branch and join nodes, see ``graph/features/branches.py``).
-    fan_out: frozenset[str] = frozenset()
-    #: A tool of these agents is marked ``@needs_approval`` / ``@effect`` or takes an
-    #: ``idempotency_key``: runs need the approvals and effects features
-    # (graph/features/decisions.py).
-    decides: bool = False
-    #: Every agent's ``functions`` as discovery read them: ``decides`` holds while they are
+    #: For each trait discovery was given (:data:`Traits`), the node names of the agents with
+    #: a tool that has it (a feature's graph extension reads them: graph/core/graph_extension.py).
+    traits: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: A tool of these agents carries a mark a feature registered, or takes an injected
+    #: parameter that brings middleware (graph/core/marks.py): runs get that middleware.
+    marked: bool = False
+    #: Every agent's ``functions`` as discovery read them: ``marked`` holds while they are
     #: still these (``Swarm`` checks by identity before each run: an agent is a config
     #: object a program may change between runs).
     functions: tuple[Any, ...] = ()
@@ -235,12 +238,18 @@ class Topology:
         return self.declared.get(id(agent), [])
 
 
-def find_topology(start: Iterable[Agent], options: Options | None = None) -> Topology:
+def find_topology(
+    start: Iterable[Agent], options: Options | None = None, traits: Traits | None = None
+) -> Topology:
     """The :class:`Topology` of ``start`` and every agent reachable from it (``options``: what
-    an agent's options install, as :func:`discover` takes it)."""
+    an agent's options install, as :func:`discover` takes it; ``traits``: the tests of a tool
+    whose answers the graph depends on, :data:`Traits`)."""
     everyone, targets, declared = discover(start, options)
     nodes = assign_node_names(everyone, taken=[DYNAMIC_NODE, *HELPER_NODES])
-    fan_out = frozenset(nodes[a] for a in everyone if any(fans_out(f) for f in a.tools))
+    found = {
+        trait: frozenset(nodes[a] for a in everyone if any(map(test, a.tools)))
+        for trait, test in (traits or {}).items()
+    }
     key = tuple(
         (
             nodes[agent],
@@ -248,7 +257,7 @@ def find_topology(start: Iterable[Agent], options: Options | None = None) -> Top
             tuple(nodes[t] for t in targets[id(agent)]),
             tuple((nodes[to], label) for to, label in declared[id(agent)]),  # drawn, labelled
             agent.can_return,
-            nodes[agent] in fan_out,
+            tuple(trait for trait, has in found.items() if nodes[agent] in has),
             agent.on_trip and nodes[agent.on_trip],  # drawn edges: the fallback, what it needs
             _drawn(agent.requires),
             # the graph's state holds each middleware's state_schema fields
@@ -257,9 +266,9 @@ def find_topology(start: Iterable[Agent], options: Options | None = None) -> Top
         for agent in everyone
     )
     agents = {node: agent for agent, node in nodes.items()}
-    decides = any(any(plan_of(agent.tools)) for agent in everyone)
+    marked = any(any(plan_of(agent.tools)) for agent in everyone)
     functions = tuple(chain.from_iterable(map(FUNCTIONS, everyone)))
-    return Topology(agents, nodes, targets, key, fan_out, decides, functions, declared)
+    return Topology(agents, nodes, targets, key, found, marked, functions, declared)
 
 
 def _drawn(requires: Any) -> Any:
@@ -270,23 +279,22 @@ def _drawn(requires: Any) -> Any:
     return getattr(requires, "__name__", type(requires).__name__)
 
 
-#: Set on a tool (``True``/``False``) to say whether it may return ``Parallel``.
-FANS_OUT_ATTR = "__swarmgraph_fans_out__"
-
-
-def fans_out(func: Callable[..., Any]) -> bool:
-    """Whether a tool may return :class:`Parallel`: it says so (``__swarmgraph_fans_out__``),
-    or its code names ``Parallel`` (read as discovery reads handoff targets). The graph of an
-    agent with such a tool gets the branch and join nodes.
+def tool_says(func: Callable[..., Any], attribute: str, name: str) -> bool:
+    """Whether a tool says it does something: by ``attribute`` (``True``/``False`` set on it or
+    on what it wraps), or else by naming ``name`` in its code (closures and wrapped functions
+    too, read as discovery reads handoff targets). What a feature asks of the tools before
+    the graph is built, through a trait the API layer hands discovery (:func:`find_topology`).
 
     Example:
-        >>> from swarmgraph.graph.features.parallel import Parallel
         >>> def ask_both():
-        ...     return Parallel(Agent(name="A"), Agent(name="B"))
+        ...     return Gather()  # a value some feature gives meaning to
         >>> def lookup():
         ...     return "42"
-        >>> fans_out(ask_both), fans_out(lookup)
+        >>> tool_says(ask_both, "__gathers__", "Gather"), tool_says(lookup, "__gathers__", "Gather")
         (True, False)
+        >>> lookup.__gathers__ = True
+        >>> tool_says(lookup, "__gathers__", "Gather")
+        True
     """
     seen: set[int] = set()
 
@@ -294,7 +302,7 @@ def fans_out(func: Callable[..., Any]) -> bool:
         if id(f) in seen:
             return False
         seen.add(id(f))
-        declared = getattr(f, FANS_OUT_ATTR, None)
+        declared = getattr(f, attribute, None)
         if declared is not None:
             return bool(declared)
         if isinstance(f, functools.partial):
@@ -305,14 +313,6 @@ def fans_out(func: Callable[..., Any]) -> bool:
         if wrapped is not None and visit(wrapped):
             return True
         code = getattr(f, "__code__", None)
-        return code is not None and "Parallel" in _names(code)
+        return code is not None and name in _code_names(code)
 
     return visit(func)
-
-
-def _names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names

@@ -16,7 +16,7 @@ and a factory that has nothing to add returns ``None``. An extension then, for t
 - adds its own nodes (:meth:`GraphExtension.nodes`, each an :class:`ExtraNode` that routes
   itself with ``Command``);
 - may pick the run's entry when the graph resumes a paused run (:meth:`GraphExtension.entry`,
-  asked only when ``GraphSettings.resumes_fan_outs`` is set; ``entry_ends``: where it may go);
+  asked only when ``GraphSettings.resumes`` is set; ``entry_ends``: where it may go);
 - may give the graph's output schema (``output_schema``: the state plus the channels its nodes
   keep, so a server streaming ``updates`` shows them).
 

@@ -1,47 +1,58 @@
-"""Marks a tool carries to say it uses a feature, and whether a feature is in use at all.
+"""Marks a tool carries to say a feature applies to it, and what a marked tool brings a run.
 
-A tool says it uses a feature by a mark, without being changed: ``@needs_approval`` and
-``@effect`` set an attribute on the function (graph/features/approvals.py and
-graph/features/effects.py give the marks their meaning). :func:`loaded` asks whether a
-feature's module (``swarmgraph.graph.features.<name>``) is imported at all, without importing
-it: no ``Parallel`` can exist before its module is loaded, so a plain program never pays for a
-check of a feature it does not use (tests/test_layout.py runs one and sees no feature loaded).
+A feature marks a tool without changing it (:func:`mark` sets an attribute on the function)
+and, when its module is imported, registers the mark (:func:`register_mark`) with what a run
+with such a tool needs: the middleware it brings. The core asks only whether a tool carries a
+registered mark (:func:`plan_of`) and which middleware marked tools bring
+(:func:`marked_middleware`); a mark cannot be on any tool before the module that registers it
+is loaded (its decorator lives there), so a plain program registers nothing and asks nothing.
+A tool parameter a feature injects may bring middleware the same way
+(graph/core/injected.py's ``InjectedParam.brings``).
+
+:func:`loaded` asks whether a feature's module (``swarmgraph.graph.features.<name>``) is
+imported at all, without importing it (tests/test_layout.py runs a plain program and sees no
+feature loaded).
 
 Example:
     >>> loaded("no_such_feature") is None
     True
-    >>> def refund(order_id: int) -> str:
-    ...     return "refunded"
-    >>> is_marked(mark(refund, APPROVAL_MARK), APPROVAL_MARK), decides(refund)
+    >>> register_mark("__doc_reviewed__", lambda: ["a middleware"])
+    >>> def publish(text: str) -> str:
+    ...     return "published"
+    >>> is_marked(mark(publish, "__doc_reviewed__"), "__doc_reviewed__"), marked(publish)
     (True, True)
-    >>> decides(lambda: "plain")
-    False
+    >>> marked(lambda: "plain"), plan_of([publish]).marked
+    (False, True)
+    >>> "a middleware" in marked_middleware()
+    True
+    >>> unregister_mark("__doc_reviewed__")
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from .schema import IDEMPOTENCY_PARAM, tool_spec
+from .injected import brings_of, param_for
+from .schema import tool_spec
 
 if TYPE_CHECKING:
     from .types import AgentFunction
 
 __all__ = [
-    "APPROVAL_MARK",
-    "EFFECT_MARK",
     "ToolPlan",
-    "decides",
-    "default_idempotency_key",
     "is_marked",
     "loaded",
     "mark",
+    "marked",
+    "marked_middleware",
     "plan_of",
+    "register_mark",
+    "unregister_mark",
 ]
 
 
@@ -56,16 +67,29 @@ _FEATURES = f"{__package__.rpartition('.')[0]}.features"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: ``@needs_approval``: the run stops for a human's decision before the call.
-APPROVAL_MARK = "__swarmgraph_needs_approval__"
-#: ``@effect``: the call runs at most once (recorded before and after, with a ledger).
-EFFECT_MARK = "__swarmgraph_effect__"
+#: The registered marks: the attribute a feature's decorator sets -> the middleware a run
+#: with a tool so marked gets (a function, called when a run needs it).
+_MARKS: dict[str, Callable[[], Sequence[Any]]] = {}
+_lock = threading.Lock()
+
+
+def register_mark(attribute: str, brings: Callable[[], Sequence[Any]]) -> None:
+    """Say that tools carrying ``attribute`` (set by :func:`mark`) need ``brings()``'s
+    middleware in their run (a feature calls this when its module is imported)."""
+    with _lock:
+        _MARKS[attribute] = brings
+
+
+def unregister_mark(attribute: str) -> None:
+    """Forget a mark (a test's, an example's); a feature's own marks stay for the process."""
+    with _lock:
+        _MARKS.pop(attribute, None)
 
 
 def mark(func: F, attribute: str) -> F:
     """``func`` with ``attribute`` set on it (the function itself), or on a thin wrapper when
-    it takes no attributes (a bound method, a builtin): how ``@needs_approval`` and
-    ``@effect`` mark a tool without changing it."""
+    it takes no attributes (a bound method, a builtin): how a feature's decorator marks a
+    tool without changing it."""
     try:
         setattr(func, attribute, True)
         return func
@@ -90,46 +114,44 @@ def is_marked(func: Any, attribute: str) -> bool:
     return False
 
 
-def decides(func: Any) -> bool:
-    """Whether calls of ``func`` may wait for a decision or go through an effect ledger
-    (marked ``@needs_approval`` or ``@effect``)."""
-    return is_marked(func, APPROVAL_MARK) or is_marked(func, EFFECT_MARK)
+def marked(func: Any) -> bool:
+    """Whether ``func`` carries any registered mark."""
+    return any(is_marked(func, attribute) for attribute in _MARKS)
+
+
+def marked_middleware() -> tuple[Any, ...]:
+    """The middleware a run whose tools are marked gets: what every registered mark and
+    injected parameter brings, each object once, in registration order (the same objects
+    each time while their features keep returning them: a stack is cached by its members)."""
+    found: dict[int, Any] = {}
+    for brings in (*_MARKS.values(), *brings_of()):
+        for middleware in brings():
+            found.setdefault(id(middleware), middleware)
+    return tuple(found.values())
 
 
 class ToolPlan(NamedTuple):
     """What an agent's tools ask of the run, read once per agent (:meth:`GraphRuntime.plan`):
-    ``decides``: a tool is marked ``@needs_approval`` or ``@effect`` (graph/core/marks.py), so
-    its
-    calls may wait for a decision or go through an effect ledger; ``keyed``: a tool takes
-    the injected ``idempotency_key``. Neither: those features are never entered."""
+    ``marked``: a tool carries a registered mark, or takes an injected parameter that brings
+    middleware (graph/core/injected.py). False: :func:`marked_middleware` is never asked."""
 
-    decides: bool
-    keyed: bool
+    marked: bool
 
 
 def plan_of(tools: Sequence[AgentFunction]) -> ToolPlan:
     """What ``tools`` ask of a run (:class:`ToolPlan`).
 
     Example:
-        >>> from swarmgraph.graph.features.approvals import needs_approval
-        >>> plan_of([lambda: "x"]), plan_of([needs_approval(lambda: "x")]).decides
-        (ToolPlan(decides=False, keyed=False), True)
+        >>> plan_of([lambda: "x"])
+        ToolPlan(marked=False)
     """
-    return ToolPlan(
-        decides=any(map(decides, tools)),
-        keyed=any(IDEMPOTENCY_PARAM in tool_spec(f).injected for f in tools),
-    )
+    return ToolPlan(marked=any(marked(f) or _brings(f) for f in tools))
 
 
-def default_idempotency_key(key: str, scope: str = "") -> str:
-    """32 hex digits, stable for one call (``key``) in one conversation (``scope``): the
-    injected ``idempotency_key`` of a tool whose run keeps no ledger that names it
-    (graph/features/effects.py re-exports it; a ledger scopes it to its conversation).
-
-    Example:
-        >>> default_idempotency_key("c1@r1", "conv-7") == default_idempotency_key("c1@r1", "conv-7")
-        True
-        >>> len(default_idempotency_key("c1@r1"))
-        32
-    """
-    return hashlib.sha256(f"{scope}\x00{key}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+def _brings(func: Any) -> bool:
+    """Whether ``func`` takes an injected parameter that brings middleware."""
+    for name in tool_spec(func).injected:
+        param = param_for(name)
+        if param is not None and param.brings is not None:
+            return True
+    return False

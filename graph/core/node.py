@@ -94,8 +94,8 @@ class AgentNode(HookedStep):
         """The step, for ``step`` and ``astep`` alike: its model call, tool calls and hooks go
         through ``io`` (graph/core/drivers.py: in place, or awaited)."""
         control = current_control(config)
-        if control.decides is None:  # a tool of the run is marked: its middleware joins the run's
-            self.runtime.decides(control)
+        if control.marked is None:  # a tool of the run is marked: its middleware joins the run's
+            self.runtime.marked(control)
         turn = self._turn(state, control)
         stack = turn.stack = self.runtime.stack_for(turn.agent, control)
         if stack is None or not stack.step_starts or not await self._started(turn, config, io):
@@ -158,7 +158,7 @@ class AgentNode(HookedStep):
             io,
             debug=control.debug_print if control.debug else None,
             writes=writes,  # a middleware's rules for each call's context change
-            effects=turn.records,  # calls that run at most once (a middleware's hold_calls)
+            records=turn.records,  # calls that run at most once (a middleware's hold_calls)
             inputs=hook(turn.agent) if hook is not None else None,  # injected parameters
             first_handoff_wins=self.runtime.first_handoff_wins,
             around=None if hooks is None else self._around(hooks),
@@ -358,8 +358,9 @@ class AgentNode(HookedStep):
             update["context_variables"] = Overwrite(new)
         else:
             update["context_variables"] = new
-        if outcome.handoffs and self.runtime.fan_out is not None:  # Parallel, or "all"
-            turn.goto = self.runtime.fan_out(turn, outcome, context)
+        after = self.runtime.after_handoffs  # a graph extension's (e.g. a fan-out's)
+        if outcome.handoffs and after is not None:
+            turn.goto = after(turn, outcome, context)
             if turn.goto is not None:
                 return None, None, None
         return self._next_agent(turn, outcome, context)
@@ -379,8 +380,8 @@ class AgentNode(HookedStep):
         if control.exceeded is not None:  # a limit stopped the run (refused calls, above)
             return None, None, None
         target, label, call_id = outcome.handoff, None, outcome.handoff_call
-        if target is not None and not isinstance(target, Agent):  # a Parallel nobody can run
-            reanswer(turn.update.get("messages", []), call_id, _NO_FAN_OUT.format(agent.name))
+        if target is not None and not isinstance(target, Agent):  # several agents: none runs them
+            reanswer(turn.update.get("messages", []), call_id, target.unplaced(agent.name))
             target = None
         stack = turn.stack  # the agent's, as the step's start found it (or _started moved it)
         choosers = [] if stack is None else stack.choosers  # middleware that picks who takes over
@@ -401,13 +402,6 @@ class AgentNode(HookedStep):
         if target is None:
             return None, None, None
         return target, label, call_id
-
-
-_NO_FAN_OUT = (
-    "Error: {} cannot fan out: this graph was built without the branch and join nodes (a "
-    "tool that returns Parallel must name Parallel in its code, or set "
-    "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
-)
 
 
 def _replaced(turn: Turn) -> bool:

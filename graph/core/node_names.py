@@ -41,7 +41,7 @@ HELPER_NODES = ("parallel_branch", "parallel_join")
 #: runs them all and takes the last (Swarm's behaviour, the default), ``"first"`` takes the
 #: first and does not run the later ones, and ``"all"`` runs every target as one ``Parallel``
 #: (graph/features/parallel.py), each transfer call answered with its own branch's answer.
-FAN_OUT_MODES = ("last", "first", "all")
+HANDOFF_MODES = ("last", "first", "all")
 
 _RESERVED = frozenset({START, END, DYNAMIC_NODE})
 # LangGraph's namespace separators (NS_SEP, NS_END): not allowed inside a node name.

@@ -291,11 +291,11 @@ class RunControl:
     #: Usage in total and by agent and the trajectory (:class:`Books`); a run with a budget
     #: passes the budget's own subclass, which checks too (graph/features/budget.py).
     ledger: Books = field(default_factory=Books)
-    #: Whether an agent of this run has a tool marked ``@needs_approval`` or ``@effect``, or one
-    #: that takes an ``idempotency_key`` (graph/core/marks.py; ``GraphRuntime.decides`` finds
-    #: out once, ``Swarm`` sets it from the topology). False: approvals and effects are never
-    #: entered; None: not found out yet.
-    decides: bool | None = None
+    #: Whether an agent of this run has a tool a feature marked (graph/core/marks.py: a mark,
+    #: or an injected parameter that brings middleware; ``GraphRuntime.marked`` finds out once,
+    #: ``Swarm`` sets it from the topology). False: the middleware marks bring never joins the
+    #: run; None: not found out yet.
+    marked: bool | None = None
     #: Each feature's state for this run, by its class (:meth:`own`, :meth:`state_of`).
     features: dict[type[RunState], RunState] = field(default_factory=dict)
     #: The middleware that stopped the run (a hook's ``jump_to="end"``: graph/core/middleware.py's

@@ -37,7 +37,7 @@ from langgraph.types import Command
 from .errors import HandoffLoopError
 from .handoffs import Handoff, Way, handoff_verdict
 from .loop import switch_agent
-from .marks import ToolPlan, plan_of
+from .marks import ToolPlan, marked_middleware, plan_of
 from .messages import reanswer
 from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
@@ -55,11 +55,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DYNAMIC_AGENTS",
+    "AfterHandoffs",
     "CallRecords",
     "GraphRuntime",
     "HandoffValue",
     "ModelCall",
     "ModelListener",
+    "MultiHandoff",
     "RecordedOutcome",
     "StepStart",
     "ToolOutcome",
@@ -81,16 +83,13 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 MAX_DYNAMIC_AGENTS = 256
 
 
-#: A fan-out value's class sets this to ``True`` (:class:`FanOutValue`): how the tool runner
-#: tells one from any other return value without naming the feature.
-FAN_OUT_VALUE_ATTR = "__swarmgraph_fan_out__"
-
-
-class FanOutValue(Protocol):
+class MultiHandoff(Protocol):
     """What a tool may return to hand the conversation to several agents at once: a feature's
-    value (graph/features/parallel.py's ``Parallel``, whose class sets
-    :data:`FAN_OUT_VALUE_ATTR`), which the core passes on to the feature; it reads its name and
-    its targets only."""
+    value (its class sets graph/core/types.py's ``MULTI_HANDOFF_ATTR``), which the core passes
+    on to the graph extension that runs it (:attr:`GraphRuntime.after_handoffs`). The core reads
+    its ``name`` and ``targets``, and asks it for the answer to its call when it is not run:
+    ``overtaken(later)`` (a later call of the reply handed off to agent ``later``) or
+    ``unplaced(agent)`` (``agent``'s graph has nothing that runs it)."""
 
     @property
     def name(self) -> str: ...
@@ -98,9 +97,13 @@ class FanOutValue(Protocol):
     @property
     def targets(self) -> Sequence[Agent]: ...
 
+    def overtaken(self, later: str) -> str: ...
 
-#: What a tool may hand off to: an Agent, or a fan-out value.
-HandoffValue: TypeAlias = "Agent | FanOutValue"
+    def unplaced(self, agent: str) -> str: ...
+
+
+#: What a tool may hand off to: an Agent, or a handoff to several agents.
+HandoffValue: TypeAlias = "Agent | MultiHandoff"
 
 
 class RecordedOutcome(Protocol):
@@ -129,15 +132,15 @@ class RecordedOutcome(Protocol):
 
 class CallRecords(Protocol):
     """Where the tool runner (graph/core/tool_calls.py) records the calls of one reply that
-    must run at most once, around each: a feature's bookkeeping (graph/features/effects.py's
-    ``RunEffects``), which a step hands the runner as ``effects=``; the core calls only this.
+    must run at most once, around each: a middleware's bookkeeping (its ``hold_calls`` hook
+    sets ``Turn.records``), which a step hands the runner as ``records=``; the core calls only
+    this, and hands it to an injected parameter's ``make`` (graph/core/injected.py).
 
     ``ledgered(func)``: whether calls of ``func`` are recorded; ``call(id, tool, args)``: the
     record's name for a call (passed back to the other methods as it is); ``before(call,
     context)``: record it started, or what an earlier attempt left (then it is answered from
     that, not run); ``done(call, value, context_variables, handoff, error)``: record it done,
-    right after it ran; ``idempotency_key(call)``: the injected ``idempotency_key``;
-    ``resolve(name)``: the agent a recorded handoff names."""
+    right after it ran; ``resolve(name)``: the agent a recorded handoff names."""
 
     def ledgered(self, func: Any) -> bool: ...
     def call(self, call_id: str, tool: str, arguments: Any) -> Any: ...
@@ -150,7 +153,6 @@ class CallRecords(Protocol):
         handoff: str | None,
         error: bool,
     ) -> None: ...
-    def idempotency_key(self, call: Any) -> str: ...
     def resolve(self, name: str) -> Agent | None: ...
 
 
@@ -167,9 +169,11 @@ class ToolOutcome:
     handoffs: list[tuple[str, HandoffValue, str]] = field(default_factory=list)
 
 
-class FanOutStep(Protocol):
-    """What an agent node calls once its tools ran: the fan-out (``Command`` with a ``Send``
-    per branch) if a tool returned ``Parallel``, else ``None`` (graph/features/branches.py)."""
+class AfterHandoffs(Protocol):
+    """What an agent node calls once its tools ran and handed off, when a graph extension set
+    it (:attr:`GraphRuntime.after_handoffs`): a ``Command`` that sends the run to the
+    extension's nodes instead of the switch (e.g. a ``Send`` per branch of a fan-out), or
+    ``None`` (the switch goes on as usual)."""
 
     def __call__(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
@@ -316,15 +320,14 @@ class GraphRuntime:
         self.lookup = lookup
         self._bound: dict[tuple, tuple[tuple, Runnable, dict[str, Any], bool]] = {}
         self._models: dict[str, BaseChatModel] = {}
-        self._own_decides: bool | None = None  # see decides()
-        #: An unforeseen agent of this graph (outside any run roster) has a deciding tool.
-        self.dynamic_decides = False
+        self._own_marked: bool | None = None  # see marked()
+        #: An unforeseen agent of this graph (outside any run roster) has a marked tool.
+        self.dynamic_marked = False
         self.default_node, self.default = next(iter(agents.items()))
         self.hooks: RunHooks = NO_HOOKS
-        #: The fan-out step of a graph with branch and join nodes (graph/features/branches.py: set
-        # by the
-        #: builder when an agent can fan out), else None.
-        self.fan_out: FanOutStep | None = None
+        #: A graph extension's step after a step's tools handed off (graph/core/graph_extension.py:
+        #: set by the extension's factory, e.g. a fan-out's), else None.
+        self.after_handoffs: AfterHandoffs | None = None
         #: ``parallel_handoffs="first"``: a reply's first handoff is taken, not Swarm's last.
         self.first_handoff_wins = False
         #: The run's middleware (``Swarm``'s / ``build_swarm_graph``'s ``middleware=``), around
@@ -335,10 +338,6 @@ class GraphRuntime:
         #: The middleware an agent's own options install, around its ``Agent(middleware=)``
         #: (graph/options.py's ``middleware_of``, handed over by the builder).
         self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
-        #: The middleware a run gets when a tool of it is marked (``@needs_approval``,
-        #: ``@effect``: graph/core/marks.py, :meth:`decides`), around the run's own
-        #: (graph/options.py's ``middleware_for_marked``, handed over by the builder).
-        self.marked_options: Callable[[], Sequence[AgentMiddleware]] | None = None
         #: The middleware a handoff target brings, asked after a tool handed off (graph/options.py's
         #: ``middleware_for_target``: ``CALLER`` brings the hand-back that resolves it).
         self.target_options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
@@ -364,25 +363,25 @@ class GraphRuntime:
 
     def plan(self, agent: Agent) -> ToolPlan:
         """:class:`ToolPlan` of ``agent``'s tools (read on the paths that need it only: an
-        unforeseen agent, a run with an effect ledger)."""
+        unforeseen agent, a feature that keeps records of calls)."""
         return plan_of(self.tools_of(agent))
 
-    def decides(self, control: RunControl) -> bool:
-        """Whether any agent of this run has a tool whose calls may wait for a decision or
-        go through an effect ledger, or that takes an ``idempotency_key`` (derived by the
-        effect bookkeeping); when none does, approvals and effects are skipped. ``Swarm``
-        sets it from the topology (``Topology.decides``); kept as ``control.decides``."""
-        known = control.decides
+    def marked(self, control: RunControl) -> bool:
+        """Whether any agent of this run has a marked tool (graph/core/marks.py: a mark a
+        feature registered, or an injected parameter that brings middleware); when none has,
+        the middleware marks bring is never added. ``Swarm`` sets it from the topology
+        (``Topology.marked``); kept as ``control.marked``."""
+        known = control.marked
         if known is not None:
             return known
         if control.agents is None:  # the graph's own agents (read once), and unforeseen ones
-            if self._own_decides is None:
-                self._own_decides = any(any(self.plan(a)) for a in self.agents.values())
-            found = self._own_decides or self.dynamic_decides
+            if self._own_marked is None:
+                self._own_marked = any(any(self.plan(a)) for a in self.agents.values())
+            found = self._own_marked or self.dynamic_marked
         else:
             agents = [*control.agents.values(), *control.dynamic.values()]
             found = any(any(self.plan(agent)) for agent in agents)
-        control.decides = found
+        control.marked = found
         return found
 
     # -- names <-> agents ------------------------------------------------------
@@ -407,10 +406,10 @@ class GraphRuntime:
         while key in agents:
             key += "#dynamic"
         dynamic[key] = agent
-        if control is not None and control.decides is False and any(self.plan(agent)):
-            control.decides = True  # this run's own unforeseen agent brings approvals
+        if control is not None and control.marked is False and any(self.plan(agent)):
+            control.marked = True  # this run's own unforeseen agent brings its marks' middleware
         if dynamic is self.dynamic:
-            self.dynamic_decides = self.dynamic_decides or any(self.plan(agent))
+            self.dynamic_marked = self.dynamic_marked or any(self.plan(agent))
             self.dynamic.move_to_end(key)
             while len(self.dynamic) > MAX_DYNAMIC_AGENTS:
                 self.dynamic.popitem(last=False)
@@ -552,8 +551,8 @@ class GraphRuntime:
         """The middleware ``agent``'s steps call (the run's around its own), or None: a step
         without middleware asks nothing more. ``control``: the run, whose own options may
         install middleware too (``RunControl.middleware``: ``Swarm.run(budget=)``), and which
-        may have a tool marked (graph/core/marks.py; ``control.decides``, set by
-        :meth:`decides`): then the middleware marked tools bring (``marked_options``) join
+        may have a tool marked (graph/core/marks.py; ``control.marked``, set by
+        :meth:`marked`): then the middleware marked tools bring (``marked_middleware``) joins
         the run's."""
         own = agent.middleware
         if self.options is not None:  # options that install middleware (history=, routes=...)
@@ -561,8 +560,8 @@ class GraphRuntime:
             if implied:
                 own = [*implied, *own]
         run = self.middleware
-        if control is not None and control.decides and self.marked_options is not None:
-            run = [*run, *self.marked_options()]
+        if control is not None and control.marked:
+            run = [*run, *marked_middleware()]
         if control is not None and control.middleware is not None:  # the run's own options
             return control.middleware.stack_for(agent, run, own)
         if not own and not run:

@@ -9,8 +9,8 @@ on an ``Optional[list[str]]`` limits the list in the schema exactly where the va
 does). Per-argument descriptions come from the docstring (Google, reST or NumPy style).
 ``context_variables`` never appears in a schema: the framework injects it, the model
 cannot see or forge it. The same holds for every name in :data:`INJECTED`, the one table of
-parameters the framework fills (``long_term``: the user's long-term memory a ``Session``
-gives the run; ``idempotency_key``: an effect tool's key for one call).
+parameters the framework fills: the ones features register (graph/core/injected.py), each
+with how its value is made.
 
 :func:`tool_spec` is the engine's hot path: a cached :class:`ToolSpec` per function with
 the schema, whether it wants ``context_variables``, whether it is async, and the pydantic
@@ -60,6 +60,7 @@ from pydantic.fields import FieldInfo
 
 from .docstrings import parse_docstring_args
 from .errors import ToolArgumentError, ToolSchemaError
+from .injected import CONTEXT_PARAM, INJECTED, param_for
 
 __all__ = [
     "ToolArgumentError",
@@ -70,23 +71,8 @@ __all__ = [
     "tool_spec",
 ]
 
-#: The parameter the framework injects run context into (hidden from the model).
-CONTEXT_PARAM = "context_variables"
-#: The parameter an effect tool gets its idempotency key in (see graph/features/effects.py).
-IDEMPOTENCY_PARAM = "idempotency_key"
-#: Every parameter the framework fills, never the model, and what it receives: hidden from
-#: each tool's schema, and a value the model sends under one of these names is dropped. A
-#: tool declares one by naming a parameter so; the run supplies the values
-#: (``Swarm.run(..., tool_inputs=...)``, a ``Session`` with long-term memory), and a tool
-#: whose injected parameter has no default and no value gets an ``Error:`` answer, not a call.
-INJECTED: dict[str, str] = {
-    CONTEXT_PARAM: "the run's live context_variables",
-    "long_term": "the user's long-term memory as the active agent sees it "
-    "(a Session with long_term=... gives it)",
-    IDEMPOTENCY_PARAM: "a key that stays the same for this one call in this conversation, "
-    "for an external API's own de-duplication (every run gives it: graph/features/effects.py)",
-}
-
+# The parameters the framework fills (``context_variables``, and those features register):
+# graph/core/injected.py, a light module the package's __init__ imports.
 _NoneType = type(None)
 _UNIONS: set[Any] = {Union, types.UnionType}
 # Swarm's answer for a parameter without an annotation (its type table's fallback).
@@ -295,6 +281,7 @@ def _visible_parameters(
                 "called with keyword arguments"
             )
         elif param.name in INJECTED:
+            param_for(param.name)  # its feature registers it (loaded on first use)
             injected.append(param)
         else:
             visible.append(param)

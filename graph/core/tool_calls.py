@@ -12,10 +12,9 @@ with its own result. ``first_handoff_wins=True`` (``Swarm(parallel_handoffs="fir
 keeps the first handoff instead, and a later call of a tool that hands off is not run.
 
 A call whose tool must run at most once runs between its records' ``before`` and ``done``
-when the step hands the runner some (``effects=``, a
-:class:`~swarmgraph.graph.core.runtime.CallRecords`: the effects feature's, see
-:mod:`swarmgraph.graph.features.effects`); a call they already hold is answered from them
-instead of running again.
+when the step hands the runner some (``records=``, a
+:class:`~swarmgraph.graph.core.runtime.CallRecords`, a middleware's); a call they already hold
+is answered from them instead of running again.
 
 Example:
     >>> from langchain_core.messages import AIMessage
@@ -57,19 +56,18 @@ from typing_extensions import Unpack
 
 from .drivers import ASYNC, SYNC, Driver, drive
 from .errors import ContextValidationError
+from .injected import InjectedParam, param_for
 from .loop import inject_context
-from .marks import default_idempotency_key
 from .members import members_in
 from .runtime import (
-    FAN_OUT_VALUE_ATTR,
     CallRecords,
-    FanOutValue,
     HandoffValue,
+    MultiHandoff,
     RecordedOutcome,
     ToolOutcome,
 )
-from .schema import IDEMPOTENCY_PARAM, INJECTED, ToolArgumentError, ToolSpec, tool_spec
-from .types import CTX_VARS_NAME, Agent, Result
+from .schema import INJECTED, ToolArgumentError, ToolSpec, tool_spec
+from .types import CTX_VARS_NAME, MULTI_HANDOFF_ATTR, Agent, Result
 
 if TYPE_CHECKING:
     from .tool_events import ToolEvents
@@ -133,8 +131,8 @@ def to_result(raw: Any) -> Result:
         except (TypeError, ValueError):
             return Result(value=str(raw))
     if not isinstance(raw, Agent):
-        if getattr(type(raw), FAN_OUT_VALUE_ATTR, False):  # a fan-out (FanOutValue): answered
-            return Result(agent=raw)  # at the join, by the feature that fans out
+        if getattr(type(raw), MULTI_HANDOFF_ATTR, False):  # several agents (MultiHandoff): a
+            return Result(agent=raw)  # feature's graph extension runs them and answers the call
         raw = _member(raw)  # another kind of member (graph/core/members.py) hands off too
     if isinstance(raw, Agent):  # a handoff: valid as it is (no validator to run)
         # every field given: model_construct would otherwise inspect the default factory's
@@ -180,7 +178,7 @@ class _Runner:
         functions: Sequence[Callable[..., Any]],
         ctx: dict,
         writes: ContextWrites | None = None,
-        effects: CallRecords | None = None,
+        records: CallRecords | None = None,
         inputs: Mapping[str, Any] | None = None,
         first_handoff_wins: bool = False,
     ):
@@ -198,7 +196,7 @@ class _Runner:
         self.later: dict[str, Any] = {}
         self.first_wins = first_handoff_wins
         self.outcome = ToolOutcome()
-        self.effects = effects
+        self.records = records
         self.running: dict[str, Any] = {}  # recorded calls between before and done
         self.before_call: dict[str, dict[str, Any]] = {}  # their context when they started
         # A middleware's rules for the context (ContextWrites): each call's changes are checked,
@@ -233,12 +231,17 @@ class _Runner:
         """**``context_variables`` are injected here**: a tool that declares the parameter gets
         the live dict (an in-place write is seen by the calls after it, as in Swarm), or an
         instance of the model it annotates; the model's schema never shows the parameter, so it
-        cannot forge it. The other injected parameters (``schema.INJECTED``) come from the run.
+        cannot forge it. The other injected parameters (graph/core/injected.py) are made for the
+        call by the feature that registered them, or come from the run.
         None, or the error text for the model."""
+        made: list[InjectedParam] | None = None
         for name in spec.injected:  # the framework's values, never the model's (schema.INJECTED)
-            if name in (CTX_VARS_NAME, IDEMPOTENCY_PARAM):
-                continue  # below: the live dict (or a typed instance), the call's own key
-            if name in self.inputs:
+            if name == CTX_VARS_NAME:
+                continue  # below: the live dict (or a typed instance)
+            param = param_for(name)
+            if param is not None and param.make is not None:  # made for this call, below
+                made = [param] if made is None else [*made, param]
+            elif name in self.inputs:
                 kwargs[name] = self.inputs[name]
             elif name not in spec.injected_optional:
                 return (
@@ -259,8 +262,8 @@ class _Runner:
                     return f"Error: {call.name}: context_variables do not fit {name}: {problems}"
             else:
                 inject_context(kwargs, context)
-        if IDEMPOTENCY_PARAM in spec.injected:
-            kwargs[IDEMPOTENCY_PARAM] = self._idempotency_key(call)
+        for param in made or ():
+            kwargs[param.name] = param.make(call.id, call.name, call.args, self.records)  # type: ignore[misc]
         return None
 
     def _instance(self, model: type[BaseModel]) -> BaseModel:
@@ -303,21 +306,17 @@ class _Runner:
             context.update(valid)
         return None
 
-    def _idempotency_key(self, call: _Call) -> str:
-        if self.effects is None:
-            return default_idempotency_key(call.id)
-        return self.effects.idempotency_key(self.effects.call(call.id, call.name, call.args))
-
     def start(self, call: _Call, func: Callable[..., Any]) -> bool:
-        """Whether ``call`` runs now. An effect call is recorded as started first; one its
-        ledger already holds is answered from there (done) or refused (in doubt) instead."""
-        effects = self.effects
-        if effects is None or not effects.ledgered(func):
+        """Whether ``call`` runs now. A call its records keep (``records.ledgered``) is recorded
+        as started first; one they already hold is answered from there (done) or refused (in
+        doubt) instead."""
+        records = self.records
+        if records is None or not records.ledgered(func):
             return True
-        effect = effects.call(call.id, call.name, call.args)
-        prior = effects.before(effect, self.working_context())
+        record = records.call(call.id, call.name, call.args)
+        prior = records.before(record, self.working_context())
         if prior is None:
-            self.running[call.id] = effect
+            self.running[call.id] = record
             self.before_call[call.id] = dict(self.working_context())
             return True
         self.replay(call, prior)
@@ -336,8 +335,8 @@ class _Runner:
             self._answer(call, prior.value)
             return
         agent = None
-        if prior.handoff is not None and self.effects is not None:
-            agent = self.effects.resolve(prior.handoff)
+        if prior.handoff is not None and self.records is not None:
+            agent = self.records.resolve(prior.handoff)
         update = prior.context_variables or {}
         if self.writes is None and update:
             # The record holds the call's in-place writes, which the calls after it saw
@@ -402,7 +401,7 @@ class _Runner:
         if result.agent is not None:
             taken = self.outcome.handoff
             if taken is None or not self.first_wins:  # Swarm: the last agent returned wins
-                if taken is not None and not isinstance(taken, Agent):  # a Parallel, not run
+                if taken is not None and not isinstance(taken, Agent):  # several, not run
                     self._reanswer(self.outcome.handoff_call, taken, result.agent)
                 self.outcome.handoffs.append((call.id, result.agent, content))
                 self.outcome.handoff = result.agent
@@ -414,7 +413,7 @@ class _Runner:
                 )
                 handoff = None
         self._answer(call, content)
-        if self.running:  # an effect call: its outcome is recorded
+        if self.running:  # a recorded call: its outcome is recorded too
             update = dict(result.context_variables) if result.context_variables else None
             self._done(call, value=content, context_variables=update, handoff=handoff)
 
@@ -432,8 +431,8 @@ class _Runner:
         Its context change is what a replay applies again: for a plain dict context every key
         the call set, in place or through ``Result`` (Swarm's tools write the live dict); for
         ``writes`` its ``Result`` update, which they apply again."""
-        effect = self.running.pop(call.id, None)
-        if effect is None or self.effects is None:
+        record = self.running.pop(call.id, None)
+        if record is None or self.records is None:
             return
         before = self.before_call.pop(call.id, None)
         if self.writes is None and before is not None and not error:
@@ -441,18 +440,14 @@ class _Runner:
             changed = {k: v for k, v in now.items() if k not in before or before[k] is not v}
             changed.update(context_variables or {})  # its Result's: applied later
             context_variables = changed or None
-        self.effects.done(effect, value, context_variables, handoff, error)
+        self.records.done(record, value, context_variables, handoff, error)
 
-    def _reanswer(self, call_id: str | None, fan_out: FanOutValue, later: HandoffValue) -> None:
-        """Answer a fan-out call that a later handoff of the reply overtook: its branches
-        never start (``parallel_handoffs="all"`` answers it again at its join if it does)."""
-        names = ", ".join(agent.name for agent in fan_out.targets)
+    def _reanswer(self, call_id: str | None, several: MultiHandoff, later: HandoffValue) -> None:
+        """Answer a call that handed off to several agents when a later handoff of the reply
+        overtook it (the value says how: :meth:`MultiHandoff.overtaken`)."""
         for message in self.outcome.messages:
             if message.tool_call_id == call_id:
-                message.content = (
-                    f"Error: the fan-out to {names} was not started: a later call of this "
-                    f"reply handed the conversation to {later.name}."
-                )
+                message.content = several.overtaken(later.name)
 
     def settled(self) -> ToolOutcome:
         """The outcome once every call ran: Swarm applies the ``Result`` context updates after
@@ -482,10 +477,11 @@ class _Runner:
 class ToolRunOptions(TypedDict, total=False):
     """The keywords of :func:`execute_tool_calls` and :func:`aexecute_tool_calls`: ``debug``
     gets Swarm's debug lines; ``writes``: how each call's context change goes in and is
-    checked (:class:`ContextWrites`, a middleware's; None: Swarm's rule); ``effects``: the
-    effect bookkeeping of this reply (the run's ledger), if any; ``inputs``: values for the
-    injected parameters other than ``context_variables`` and ``idempotency_key``
-    (:data:`~swarmgraph.graph.core.schema.INJECTED`), e.g. ``{"long_term": ...}``;
+    checked (:class:`ContextWrites`, a middleware's; None: Swarm's rule); ``records``: where
+    the calls that must run at most once are recorded (:class:`CallRecords`, a middleware's),
+    if anywhere; ``inputs``: values for the injected parameters the run supplies
+    (:data:`~swarmgraph.graph.core.schema.INJECTED`, those without a ``make``), e.g.
+    ``{"long_term": ...}``;
     ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module);
     ``around``: runs the calls through the step's middleware's ``wrap_tool_call`` hooks instead
     (graph/core/tool_wrapping.py); ``events``: LangChain's tool callbacks for each call, when a
@@ -493,7 +489,7 @@ class ToolRunOptions(TypedDict, total=False):
 
     debug: Callable[[str], None] | None
     writes: ContextWrites | None
-    effects: CallRecords | None
+    records: CallRecords | None
     inputs: Mapping[str, Any] | None
     first_handoff_wins: bool
     around: CallsAround | None
@@ -530,7 +526,7 @@ async def run_tool_calls(
     *,
     debug: Callable[[str], None] | None = None,
     writes: ContextWrites | None = None,
-    effects: CallRecords | None = None,
+    records: CallRecords | None = None,
     inputs: Mapping[str, Any] | None = None,
     first_handoff_wins: bool = False,
     around: CallsAround | None = None,
@@ -538,15 +534,15 @@ async def run_tool_calls(
 ) -> ToolOutcome:
     """The one body of both: each call that can run is called through ``io``
     (graph/core/drivers.py),
-    between its effect ledger's ``before`` and ``after`` (off the event loop) when it has one."""
+    between its records' ``before`` and ``done`` (off the event loop) when it has some."""
     runner = _Runner(
-        reply, functions, context_variables, writes, effects, inputs, first_handoff_wins
+        reply, functions, context_variables, writes, records, inputs, first_handoff_wins
     )
     if around is not None:  # each call through the middleware's wrap_tool_call
         await around(runner, io, debug, events)
         return runner.settled()
     for call, func, kwargs in runner.ready(debug):
-        ledgered = effects is not None and effects.ledgered(func)
+        ledgered = records is not None and records.ledgered(func)
         if ledgered and not await io.off_loop(runner.start, call, func):
             continue  # the ledger answered it
         error: Exception | None = None

@@ -65,8 +65,8 @@ class _Attempt:
         self.raw: Any = None
         self.error: Exception | None = None
         self.answer: ToolMessage | None = None  # the message the handler returned
-        #: An effect tool's ledger was asked (once per call, whatever the retries): True, it
-        #: runs; False, the ledger answered the call itself (graph/features/effects.py).
+        #: A recorded call's records were asked (once per call, whatever the retries): True, it
+        #: runs; False, the records answered the call themselves (a middleware's CallRecords).
         self.ledgered: bool | None = None
 
     def again(self) -> None:
@@ -140,8 +140,8 @@ async def _run_once(
     if refused is not None:
         attempt.answer = _message(call, refused, error=True)
         return attempt.answer
-    effects = runner.effects
-    if attempt.ledgered is None and effects is not None and effects.ledgered(func):
+    records = runner.records
+    if attempt.ledgered is None and records is not None and records.ledgered(func):
         attempt.ledgered = await io.off_loop(runner.start, this, func)
         if not attempt.ledgered:  # the ledger answered it (it ran before a step died)
             attempt.answer = runner.outcome.messages[-1]

@@ -31,6 +31,10 @@ AgentFunction = Callable[..., Any]
 
 #: The parameter name Swarm injects run context into (hidden from the model).
 CTX_VARS_NAME = "context_variables"
+#: A value a tool returns to hand the conversation to several agents at once sets this to
+#: ``True`` on its class (a feature's value, graph/core/runtime.py's ``MultiHandoff``): how
+#: ``Result.agent`` and the tool runner tell one from any other return value.
+MULTI_HANDOFF_ATTR = "__swarmgraph_multi_handoff__"
 
 
 def is_compiled_graph(value: Any) -> bool:
@@ -355,22 +359,23 @@ class Result(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     value: str = ""
-    agent: Any = None  # an Agent, a compiled LangGraph graph with a name, or a Parallel
+    agent: Any = None  # an Agent, a compiled LangGraph graph with a name, or a MultiHandoff
     context_variables: dict = Field(default_factory=dict)
 
     @field_validator("agent")
     @classmethod
     def _handoff_target(cls, value: Any) -> Any:
-        # A Parallel (graph/features/parallel.py, duck-typed: it builds on this module) fans out.
-        fans_out = hasattr(value, "targets") and hasattr(value, "labels")
+        # A feature's handoff to several agents (MULTI_HANDOFF_ATTR on its class) goes through.
+        several = getattr(type(value), MULTI_HANDOFF_ATTR, False)
         if (
             value is not None
             and not isinstance(value, Agent)
             and not is_compiled_graph(value)
-            and not fans_out
+            and not several
         ):
             raise ValueError(
-                f"Result.agent takes an Agent, a compiled LangGraph graph or a Parallel: {value!r}"
+                "Result.agent takes an Agent, a compiled LangGraph graph or a value that hands "
+                f"off to several agents: {value!r}"
             )
         return value
 

@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -41,7 +42,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from ..core.marks import APPROVAL_MARK, is_marked, mark
+from ..core.marks import is_marked, mark, register_mark
 from ..core.run_state import RunState
 from ..core.schema import tool_spec
 from ..core.state import current_branch
@@ -62,7 +63,28 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: A human's answer to one waiting call: run it (True), deny it (False), or deny with a reason.
 Decision = bool | str
 
+#: ``@needs_approval``'s mark (graph/core/marks.py): the run stops for a human's decision
+#: before the call.
+APPROVAL_MARK = "__swarmgraph_needs_approval__"
 _MARK = APPROVAL_MARK
+
+
+def decisions_middleware() -> Sequence[Any]:
+    """The middleware a run with an approval-marked or ``@effect`` tool gets (or one taking an
+    ``idempotency_key``): graph/features/decisions.py's
+    :class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware`, loaded on the first run
+    that needs it. By name: that module imports this one, so an import here would be a circle.
+
+    Example:
+        >>> [type(m).__name__ for m in decisions_middleware()]
+        ['DecisionsMiddleware']
+    """
+    decisions: Any = importlib.import_module(".decisions", __package__)
+    return decisions.marked_middleware()
+
+
+# A run with such a tool gets approvals and effects (the core asks only graph/core/marks.py).
+register_mark(APPROVAL_MARK, decisions_middleware)
 
 
 def needs_approval(func: F) -> F:

@@ -892,7 +892,7 @@ def resume_fan_out(
     that paused inside a branch, or the records a turn that died inside one kept) where it
     stopped; the calls its branches wait on. ``context``: the run's, where the fan-out's
     branches started (kept with a call inside a branch, see :func:`progress_of`)."""
-    if runtime.fan_out is None:
+    if runtime.after_handoffs is None:
         raise SwarmError("branches=: this swarm has no agent that fans out (Parallel)")
     found = resume_from_records([dict(r) for r in records], control)
     if found is None:

@@ -71,7 +71,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 
 from ..core.handoffs import Handoff
-from ..core.marks import APPROVAL_MARK, is_marked
+from ..core.marks import loaded
 from ..core.middleware import MiddlewareStop, RunMiddleware
 from ..core.run_control import COUNTS, Books, RunControl
 from ..core.schema import tool_spec
@@ -389,11 +389,12 @@ class BudgetMiddleware(AgentMiddleware):
 
     def _waiting_tools(self) -> set[str]:
         """The agent's approval-marked tools: their calls are held, not run, in this step."""
-        if not self.control.decides:
+        approvals = loaded("approvals")  # no tool is marked before its module is loaded
+        if not self.control.marked or approvals is None:
             return set()
         if self._held is None:
             tools = self.agent.tools
-            self._held = {tool_spec(f).name for f in tools if is_marked(f, APPROVAL_MARK)}
+            self._held = {tool_spec(f).name for f in tools if approvals.requires_approval(f)}
         return self._held
 
 

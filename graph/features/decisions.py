@@ -2,9 +2,11 @@
 decision (``@needs_approval``, or an ``@effect`` call in doubt), decided through the run's
 effect ledger and the caller (``Swarm.run(approvals=)``) or LangGraph's ``interrupt()``.
 
-A middleware, :class:`DecisionsMiddleware`: graph/options.py's ``middleware_for_marked``
-installs it only in a run one of whose tools is marked (``RunControl.decides``,
-graph/core/marks.py), so a swarm without marked tools never loads this module. It acts at the
+A middleware, :class:`DecisionsMiddleware`: the marks ``@needs_approval`` and ``@effect`` and
+the injected ``idempotency_key`` bring it (:func:`marked_middleware`, registered with
+graph/core/marks.py and graph/core/injected.py by approvals.py and effects.py), so it joins
+only a run one of whose tools is marked (``RunControl.marked``), and a swarm without marked
+tools never loads this module. It acts at the
 two moments of a step the core offers any middleware (graph/core/middleware.py): its
 ``before_step`` hook (:func:`decide_waiting`) runs before the model is asked, and its
 ``hold_calls`` hook holds a reply's approval-marked calls (``approvals.hold_marked_calls``) for
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from langchain.agents.middleware import AgentMiddleware
@@ -87,6 +90,7 @@ __all__ = [
     "decide",
     "decide_waiting",
     "effects_of",
+    "marked_middleware",
 ]
 
 
@@ -106,7 +110,7 @@ def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -
     # A step that died after its model replied (the process, mid-tool) left that reply
     # with the ledger: use it. A new model call would carry new call ids, and the effect
     # would run a second time. (Only an agent with effect tools can have left one.)
-    if ledger is None or not runtime.plan(agent).decides:
+    if ledger is None or not runtime.plan(agent).marked:
         return False
     resumed = ledger.in_flight(messages)
     if resumed is None:
@@ -138,7 +142,7 @@ def _ledger(turn: Turn) -> EffectLedger | None:
 
 class DecisionsMiddleware(AgentMiddleware):
     """Approvals and effects as a middleware: installed for a run whose tools are marked
-    (graph/options.py's ``middleware_for_marked``; ``RunControl.decides``), it acts at the two
+    (:func:`marked_middleware`; ``RunControl.marked``), it acts at the two
     moments of a step the core gives for it (graph/core/middleware.py): ``before_step`` answers
     the calls the conversation ends on that wait for a decision, or picks up the reply a step
     that died left with the ledger (:func:`decide_waiting`), and ``hold_calls`` holds a reply's
@@ -279,6 +283,18 @@ def _settled(
     return {i: settled[q] for i, (q, _) in questions.items() if q in settled}
 
 
+@lru_cache(maxsize=1)  # stateless: one for every run, so the stacks that hold it are shared
+def marked_middleware() -> tuple[DecisionsMiddleware]:
+    """What a run with a tool marked ``@needs_approval`` or ``@effect`` (or taking an
+    ``idempotency_key``) gets: one :class:`DecisionsMiddleware`, the same object every time.
+
+    Example:
+        >>> marked_middleware() is marked_middleware()
+        True
+    """
+    return (DecisionsMiddleware(),)
+
+
 def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffects:
     """The effect bookkeeping of ``reply``'s calls: the conversation before it, the agent
     that asked, the run's ledger."""
@@ -332,7 +348,11 @@ def checked_approvals(
     unknown = sorted(set(decisions) - ids)
     if unknown:
         hint = ""
-        if paused is None and runtime.fan_out is not None and open_calls(history) is not None:
+        if (
+            paused is None
+            and runtime.after_handoffs is not None
+            and open_calls(history) is not None
+        ):
             hint = (
                 " If the run paused inside a parallel branch, pass its branches too: "
                 "Swarm.run(..., approvals=..., branches=response.branches)."

@@ -46,6 +46,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,10 +54,18 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, runtime
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ..core.marks import EFFECT_MARK, decides, default_idempotency_key, mark
+from ..core.injected import InjectedParam, register_injected
+from ..core.marks import is_marked, mark, register_mark
 from ..core.schema import tool_spec
 from ..core.state import current_branch
-from .approvals import Decision, WaitingCalls, held_calls, open_calls
+from .approvals import (
+    APPROVAL_MARK,
+    Decision,
+    WaitingCalls,
+    decisions_middleware,
+    held_calls,
+    open_calls,
+)
 
 if TYPE_CHECKING:
     from ..core.run_control import RunControl
@@ -64,12 +73,14 @@ if TYPE_CHECKING:
     from ..core.types import Agent
 
 __all__ = [
+    "IDEMPOTENCY_PARAM",
     "EffectCall",
     "EffectLedger",
     "EffectOutcome",
     "FanOutSoFar",
     "RunEffects",
     "TurnSoFar",
+    "call_idempotency_key",
     "default_idempotency_key",
     "effect",
     "effect_key",
@@ -83,7 +94,12 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: ``@effect``'s mark (graph/core/marks.py): the call runs at most once (recorded before and
+#: after, with a ledger).
+EFFECT_MARK = "__swarmgraph_effect__"
 _MARK = EFFECT_MARK
+#: The parameter an effect tool gets its idempotency key in (graph/core/injected.py).
+IDEMPOTENCY_PARAM = "idempotency_key"
 
 
 def effect(func: F) -> F:
@@ -111,7 +127,48 @@ def is_effect(func: Any) -> bool:
         >>> is_effect(needs_approval(lambda: "x")), is_effect(lambda: "x")
         (True, False)
     """
-    return decides(func)
+    return is_marked(func, _MARK) or is_marked(func, APPROVAL_MARK)
+
+
+def default_idempotency_key(key: str, scope: str = "") -> str:
+    """32 hex digits, stable for one call (``key``) in one conversation (``scope``): the
+    injected ``idempotency_key`` of a tool whose run keeps no ledger that names it (a ledger
+    scopes it to its conversation).
+
+    Example:
+        >>> default_idempotency_key("c1@r1", "conv-7") == default_idempotency_key("c1@r1", "conv-7")
+        True
+        >>> len(default_idempotency_key("c1@r1"))
+        32
+    """
+    return hashlib.sha256(f"{scope}\x00{key}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def call_idempotency_key(call_id: str, tool: str, arguments: Any, records: Any) -> str:
+    """The ``idempotency_key`` one call gets (how the tool runner makes it, through
+    graph/core/injected.py): from the reply's effect bookkeeping (:class:`RunEffects`, the
+    run's ledger names the call in its conversation), or from the call id alone without it.
+
+    Example:
+        >>> call_idempotency_key("c1", "charge", {}, None) == default_idempotency_key("c1")
+        True
+    """
+    if records is None:
+        return default_idempotency_key(call_id)
+    return cast("RunEffects", records).idempotency_key(records.call(call_id, tool, arguments))
+
+
+# What the marks and the injected key mean for a run: approvals and effects join it.
+register_mark(EFFECT_MARK, decisions_middleware)
+register_injected(
+    InjectedParam(
+        IDEMPOTENCY_PARAM,
+        "a key that stays the same for this one call in this conversation, for an external "
+        "API's own de-duplication (every run gives it: graph/features/effects.py)",
+        make=call_idempotency_key,
+        brings=decisions_middleware,
+    )
+)
 
 
 def effect_key(call_id: str, reply_id: str | None) -> str:
@@ -396,7 +453,7 @@ def waiting(
     """The calls ``messages`` end on that wait for a decision (approval-marked, or in doubt)
     or that ``ledger`` holds an outcome for, and the agent whose tools they are (``agent``, or
     the sender of the reply that asked for them); ``None`` for a run none of whose tools is
-    marked (``runtime.decides``).
+    marked (``runtime.marked``).
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -414,7 +471,7 @@ def waiting(
     """
     from ..core.run_control import RunControl
 
-    if not runtime.decides(control or RunControl()):  # no tool of this run waits or is recorded
+    if not runtime.marked(control or RunControl()):  # no tool of this run waits or is recorded
         return None
     found = open_calls(messages)  # the usual case after tools ran: every call answered
     if found is None:

@@ -8,9 +8,10 @@ for every branch. They attach as a :class:`~swarmgraph.graph.core.graph_extensio
 graph/options.py's ``fan_out_nodes`` hands the builder :func:`fan_out_nodes`, which for a topology
 with an agent that can fan out
 
-- sets the runtime's fan-out step (``runtime.fan_out``, a :class:`~.branches.FanOut`, which the
-  agent's step calls once its tools ran) and the subgraph a branch runs (this swarm's graph
-  again, with the branch and join nodes only if an agent a branch can reach fans out too);
+- sets the runtime's step after handoffs (``runtime.after_handoffs``, a
+  :class:`~.branches.FanOut`, which the agent's step calls once its tools handed off) and the
+  subgraph a branch runs (this swarm's graph again, with the branch and join nodes only if an
+  agent a branch can reach fans out too);
 - draws each fanning agent's step going to the branch node (and not to the agents only its
   fan-out tools name), and each agent a branch may run going to the join;
 - adds the two nodes, the join reading the state with the fan-out's channels
@@ -39,11 +40,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END
 from langgraph.types import Send
 
-from ..core.discovery import Topology, fans_out, function_targets
+from ..core.discovery import Topology, function_targets
 from ..core.graph_extension import ExtraNode, GraphPlan
 from ..core.run_control import current_control
 from ..core.types import Agent
 from .branches import BRANCH_NODE, JOIN_NODE, BranchNode, FanOut, FanOutRun, JoinNode, ParallelState
+from .parallel import fans_out
 
 if TYPE_CHECKING:
     from ..core.runtime import GraphRuntime
@@ -79,7 +81,7 @@ def fan_out_nodes(plan: GraphPlan) -> FanOutNodes | None:
         return plan.build(inner).compile()  # no checkpointer of its own: a subgraph uses the run's
 
     fan_out = FanOut(runtime, branch_graph, plan.settings.parallel_handoffs, nested=bool(nested))
-    runtime.fan_out = fan_out
+    runtime.after_handoffs = fan_out
     return FanOutNodes(topology, runtime, fan_out, fanning, parallel_state)
 
 
@@ -157,14 +159,15 @@ def fanning_agents(topology: Topology, mode: str) -> Fanning:
     its fan-out tools name). ``mode`` is ``parallel_handoffs``: ``"all"`` also fans out an
     agent with several handoffs."""
     fanning: Fanning = {}
-    for agent, name in topology.nodes.items():
+    for agent in topology.nodes:
         every = {topology.nodes[t] for t in topology.targets[id(agent)]}
-        if name in topology.fan_out:
+        tests = [fans_out(func) for func in agent.tools]
+        if any(tests):
             named: set[str] = set()
             plain: set[str] = set()
-            for func in agent.tools:
+            for func, fans in zip(agent.tools, tests, strict=True):
                 found = {topology.nodes[t] for t in function_targets(func) if t in topology.nodes}
-                (named if fans_out(func) else plain).update(found)
+                (named if fans else plain).update(found)
             only = named - plain - {topology.nodes[to] for to, _ in topology.declared_of(agent)}
             fanning[agent] = (named, only)
         elif mode == "all" and len(every) > 1:  # several transfer calls in one reply

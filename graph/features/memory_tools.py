@@ -7,12 +7,13 @@ binds beside the agent's own (``AgentMiddleware.tools``, graph/core/middleware_t
 core never names them.
 
 They are thin on purpose: each one's signature and docstring are what the model is told, and
-the work is done by the ``long_term`` object the run injects (a name of
-:data:`swarmgraph.graph.core.schema.INJECTED`, so it is hidden from the schema and a value the
-model sends for it is dropped). A ``Session`` with long-term memory builds that object for
-the agent whose calls run: it holds the user (no tool takes a user id, so a model cannot read
-or write another user's memory by naming one), the agent (whose notes ``scope="agent"``
-means) and the turn (the provenance of a write, which commits with the turn). Only
+the work is done by the ``long_term`` object the run injects (:data:`LONG_TERM_PARAM`, an
+injected parameter this module registers with graph/core/injected.py, so it is hidden from
+the schema and a value the model sends for it is dropped). A ``Session`` with long-term
+memory builds that object for the agent whose calls run: it holds the user (no tool takes a
+user id, so a model cannot read or write another user's memory by naming one), the agent
+(whose notes ``scope="agent"`` means) and the turn (the provenance of a write, which commits
+with the turn). Only
 ``"user"`` and ``"agent"`` scopes are offered: ``"shared"`` facts are written by trusted
 application code, never by a model. The engine never imports ``memory/``: ``long_term`` is
 anything with the four methods of :class:`LongTermTools`.
@@ -36,6 +37,8 @@ from typing import Literal, Protocol
 
 from langchain.agents.middleware import AgentMiddleware
 
+from ..core.injected import InjectedParam, register_injected
+
 __all__ = [
     "MEMORY_TOOLS",
     "LongTermTools",
@@ -45,6 +48,16 @@ __all__ = [
     "recall",
     "remember",
 ]
+
+#: The parameter the memory tools take the user's memory in: filled by the run (a Session's
+#: ``tool_inputs``), never by the model (graph/core/injected.py; graph/__init__.py names this
+#: module for it, so a tool of the user's own that takes it loads this module).
+LONG_TERM_PARAM = InjectedParam(
+    "long_term",
+    "the user's long-term memory as the active agent sees it "
+    "(a Session with long_term=... gives it)",
+)
+register_injected(LONG_TERM_PARAM)
 
 #: The scopes a model may write: its user's facts, or its own notes about that user.
 ToolScope = Literal["user", "agent"]

@@ -33,14 +33,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.discovery import fans_out  # read with the handoffs (core)
-from ..core.node_names import FAN_OUT_MODES  # the builder's option (core)
+from ..core.discovery import tool_says
+from ..core.node_names import HANDOFF_MODES  # the builder's option (core)
 from ..core.types import CALLER, Agent
 from .context_changes import MISSING, OnChange, change_of
 from .errors import DELETED
 from .native import as_member
 
 __all__ = [
+    "FANS_OUT_ATTR",
     "FAN_OUT_MODES",
     "MergeRule",
     "Merged",
@@ -51,6 +52,30 @@ __all__ = [
     "rule_by_reference",
     "rule_reference",
 ]
+
+#: ``Swarm(parallel_handoffs=...)``'s values (graph/core/node_names.py's ``HANDOFF_MODES``).
+FAN_OUT_MODES = HANDOFF_MODES
+
+#: Set on a tool (``True``/``False``) to say whether it may return :class:`Parallel`.
+FANS_OUT_ATTR = "__swarmgraph_fans_out__"
+
+
+def fans_out(func: Callable[..., Any]) -> bool:
+    """Whether a tool may return :class:`Parallel`: it says so (``__swarmgraph_fans_out__``),
+    or its code names ``Parallel`` (graph/core/discovery.py's ``tool_says``). The graph of an
+    agent with such a tool gets the branch and join nodes (graph/options.py asks the same
+    test, ``fans_out``, without loading this module).
+
+    Example:
+        >>> def ask_both():
+        ...     return Parallel(Agent(name="A"), Agent(name="B"))
+        >>> def lookup():
+        ...     return "42"
+        >>> fans_out(ask_both), fans_out(lookup)
+        (True, False)
+    """
+    return tool_says(func, FANS_OUT_ATTR, "Parallel")
+
 
 #: A merge rule combines the value at the fan-out with a branch's value: ``rule(old, new)``,
 #: folded over the branches that changed the key, in the order the agents were given.
@@ -87,8 +112,9 @@ class Parallel:
         ValueError: Parallel needs at least one agent to run
     """
 
-    #: How the tool runner knows a fan-out (graph/core/runtime.py's ``FanOutValue``).
-    __swarmgraph_fan_out__ = True
+    #: How the tool runner knows a handoff to several agents (graph/core/types.py's
+    #: ``MULTI_HANDOFF_ATTR``, graph/core/runtime.py's ``MultiHandoff``).
+    __swarmgraph_multi_handoff__ = True
 
     def __init__(
         self,
@@ -135,6 +161,25 @@ class Parallel:
     def __repr__(self) -> str:
         extra = f", join={self.join.name}" if self.join is not None else ""
         return f"{self.name[:-1]}{extra})"
+
+    def overtaken(self, later: str) -> str:
+        """The answer to the call that returned this fan-out when a later call of the same
+        reply handed the conversation to ``later`` (the tool runner asks: its branches never
+        start; ``parallel_handoffs="all"`` answers it again at its join if they do)."""
+        names = ", ".join(agent.name for agent in self.targets)
+        return (
+            f"Error: the fan-out to {names} was not started: a later call of this "
+            f"reply handed the conversation to {later}."
+        )
+
+    def unplaced(self, agent: str) -> str:
+        """The answer to the call when ``agent``'s graph has no branch and join nodes (the
+        agent step asks: its tool was not seen to fan out when the graph was built)."""
+        return (
+            f"Error: {agent} cannot fan out: this graph was built without the branch and join "
+            "nodes (a tool that returns Parallel must name Parallel in its code, or set "
+            "tool.__swarmgraph_fans_out__ = True). Carry on with the conversation yourself."
+        )
 
 
 def _checked_task(task: Any) -> str | None:
