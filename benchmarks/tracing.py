@@ -21,10 +21,10 @@ only by what the run's one check (``PreparedRun.prepare``, graph/features/tracin
 - ``handoff, then SDK alone``: the plain handoff (as ``no OpenTelemetry``) and then the SDK
   making its spans, one after the other in each call: what ``tracing on`` would cost if
   swarmgraph's tracing added nothing to the SDK's work, its ratio the floor of ``tracing on``'s;
-- ``no-op middleware, tracing's hooks``: no tracing, a run middleware of the caller's
-  (``RunHooks(middleware=[...])``, installed as tracing's is) with tracing's three hooks
-  (``wrap_model_call``, ``wrap_tool_call``, ``before_handoff``) doing nothing: what the step's
-  middleware machinery costs any middleware with those hooks, tracing among them.
+- ``no-op middleware, tracing's hooks``: no tracing, the swarm's middleware
+  (``Swarm(middleware=[...])``: its stacks built once, as tracing's are) with tracing's three
+  hooks (``wrap_model_call``, ``wrap_tool_call``, ``before_handoff``) doing nothing: what the
+  step's middleware machinery costs any middleware with those hooks, tracing among them.
 
 and the same handoff through a compiled graph invoked directly (``app.invoke``), tracing off:
 
@@ -112,9 +112,9 @@ def _handoff() -> Callable[[], Any]:
 
 
 def _hooked() -> Callable[[], Any]:
-    """The handoff with a run middleware that has tracing's hooks and does nothing."""
+    """The handoff through a middleware with tracing's hooks that does nothing: the swarm's
+    (``Swarm(middleware=[...])``), so its stacks are built once, as tracing's shared ones are."""
     from langchain.agents.middleware import AgentMiddleware
-    from swarmgraph.graph.core.run_control import RunHooks
 
     calls = [0]
 
@@ -132,13 +132,12 @@ def _hooked() -> Callable[[], Any]:
     model = make_model()
     a, b = Agent(name="A", instructions="You are A."), Agent(name="B", instructions="You are B.")
     a.handoffs, b.handoffs = [b], [a]
-    swarm = Swarm(chat_model=model)
+    swarm = Swarm(chat_model=model, middleware=[Nothing()])
     messages = [{"role": "user", "content": PING}]
-    hooks = RunHooks(middleware=[Nothing()])
 
     def run() -> Any:
         before = calls[0]
-        response = swarm.run(a, messages, hooks=hooks)
+        response = swarm.run(a, messages)
         assert response.agent is b and calls[0] == before + 2  # both model calls went through
         if len(model.calls) > 1000:
             model.reset()
@@ -392,7 +391,7 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
             "that in each call: what tracing on would cost if swarmgraph added nothing to the "
             f"SDK's own work: {floor:.3f}x."
             + (
-                f" A run middleware with tracing's three hooks that does nothing (`{HOOKS}`: the "
+                f" A middleware with tracing's three hooks that does nothing (`{HOOKS}`: the "
                 f"step's middleware machinery, which tracing goes through) costs {hooks:.3f}x; "
                 f"together, {floor + hooks - 1:.3f}x is what tracing built as a middleware pays "
                 f"before any code of its own, and tracing on is {on:.3f}x."

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.tracing import (  # noqa: E402
+from benchmarks.tracing import (
     FLOOR,
     HOOKS,
     RATIOS,
@@ -100,3 +100,16 @@ def test_results_from_before_the_floor_render_without_it():
     assert "tracing on" in text and FLOOR not in text
     [on] = [t for t in targets if t["target"].startswith("tracing on")]
     assert on["why"] == "1.300x"
+
+
+def test_docs_tracing_names_the_benchmarks_target_and_rows():
+    from benchmarks.tracing import ON_TARGET
+
+    docs = " ".join(
+        (Path(__file__).resolve().parents[1] / "docs" / "tracing.md")
+        .read_text(encoding="utf-8")
+        .split()
+    )
+    assert f"the target ({ON_TARGET}x)" in docs
+    for row in (SDK_ALONE, FLOOR, HOOKS):
+        assert f"`{row}`" in docs

@@ -48,7 +48,7 @@ def current_call_context() -> Mapping[str, Any] | None:
     return _CALL_CONTEXT.get()
 
 
-class hook_control:  # noqa: N801 (a context manager used as a function: ``with hook_control(c):``)
+class hook_control:  # (lower case: used as the function it was, ``with hook_control(c):``)
     """While a middleware hook runs: ``control`` is the run's (read with :func:`step_control`).
     A compiled graph invoked without ``Swarm`` makes a control per step, which a hook could not
     find in its config; this is how it finds the step's. A plain class, not a generator
