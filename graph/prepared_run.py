@@ -106,8 +106,12 @@ def provider_maybe_set(otel: Any) -> bool:
         return not isinstance(
             otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
         )
-    environ = getattr(os.environ, "_data", os.environ)
-    return kept is not None or _PROVIDER_VARIABLE in environ
+    if kept is not None:
+        return True
+    environ = getattr(os.environ, "_data", None)
+    if environ is None:  # (no such mapping: asked the ordinary way)
+        return "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+    return _PROVIDER_VARIABLE in environ
 
 
 def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
