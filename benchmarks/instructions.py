@@ -10,9 +10,17 @@ are not counted), so this complements the timed ratio; it does not replace it.
 With ``--features``, each feature's row of ``feature_costs`` (benchmarks/handoff.py
 ``FEATURES``: a budget, a no-op middleware...) is counted too, over the plain handoff.
 
+With ``--tracing``, the rows of benchmarks/tracing.py instead (no OpenTelemetry, tracing off
+and on, the handoff then the SDK alone making the same spans, a no-op middleware with
+tracing's hooks): what a traced handoff adds, split into the SDK's own work, the middleware
+machinery and tracing's own code, with no machine load in the figures (issue 40). Those count
+one process each: only what runs inside ``operator.call`` (the timed loop; nothing else calls
+it) is collected (``--collect-atstart=no --toggle-collect=_operator_call``), so imports and
+warm-up are left out without a second run.
+
 Run (needs Debian's ``valgrind``; about 5 minutes, 2 more a feature)::
 
-    python -m benchmarks.instructions [N] [--features]
+    python -m benchmarks.instructions [N] [--features | --tracing]
 """
 
 from __future__ import annotations
@@ -43,6 +51,67 @@ for _ in range(n):
 """
 
 CONTENDERS = {"ours": "ours: Swarm.run", "floor": "LangGraph node/agent"}
+
+#: What one process of ``--tracing`` runs: one row of benchmarks/tracing.py warmed up, then
+#: ``n`` of it inside ``operator.call``, the only part callgrind collects.
+_TRACING_BODY = """
+import operator, sys
+from benchmarks.tracing import contenders
+which, n = sys.argv[1], int(sys.argv[2])
+fn = contenders()[which]
+for _ in range(20):
+    fn()
+
+def timed():
+    for _ in range(n):
+        fn()
+
+operator.call(timed)
+"""
+
+
+def tracing_collected(which: str, n: int, folder: str) -> int:
+    """Instructions of ``n`` runs of benchmarks/tracing.py's row ``which``, warm."""
+    script = os.path.join(folder, "tracing_rows.py")
+    with open(script, "w") as f:
+        f.write(_TRACING_BODY)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = os.path.join(folder, "callgrind.tracing")
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--collect-atstart=no",
+            "--toggle-collect=_operator_call",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            script,
+            which,
+            str(n),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": root},
+        cwd=root,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{which} {n}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in callgrind's output:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def tracing_per_handoff(n: int = 20) -> dict[str, float]:
+    """One handoff's instructions for each row of benchmarks/tracing.py that runs one."""
+    from benchmarks.tracing import FLOOR, HOOKS
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
+    rows = ["no OpenTelemetry", "tracing off", "tracing on", FLOOR, HOOKS]
+    with tempfile.TemporaryDirectory() as folder:
+        return {w: tracing_collected(w, n, folder) / n for w in rows}
 
 
 def collected(which: str, n: int, folder: str) -> int:
@@ -93,6 +162,20 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n = int(args[0]) if args else 100
     features: Sequence[str] = ()
+    if "--tracing" in sys.argv:
+        from benchmarks.tracing import FLOOR, HOOKS
+
+        rows = tracing_per_handoff(int(args[0]) if args else 20)
+        plain = rows["no OpenTelemetry"]
+        for which, count in rows.items():
+            print(f"{which}: {count / 1e6:.3f}M instructions per handoff, {count / plain:.3f}x")
+        on, floor, hooks = rows["tracing on"], rows[FLOOR], rows[HOOKS]
+        print(
+            f"tracing on adds {(on - plain) / 1e6:.3f}M: the SDK's own work "
+            f"{(floor - plain) / 1e6:.3f}M, the middleware machinery {(hooks - plain) / 1e6:.3f}M, "
+            f"tracing's own code {(on - floor - hooks + plain) / 1e6:.3f}M"
+        )
+        return
     if "--features" in sys.argv:
         from benchmarks.handoff import FEATURES
 

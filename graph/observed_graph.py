@@ -33,6 +33,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
 from .core.run_control import NO_HOOKS, RUN_CONTROL_KEY, SETUP_KEY, RunHooks
+from .prepared_run import provider_maybe_set
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -155,9 +156,7 @@ def _traced() -> bool:
     otel = sys.modules.get("opentelemetry.trace")
     if _TRACING in sys.modules:
         return True
-    return otel is not None and not isinstance(
-        otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
-    )
+    return otel is not None and provider_maybe_set(otel)
 
 
 def _observable(configurable: Any, traced: bool) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import sys
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -79,6 +80,38 @@ _HOOK_FIELDS = ("effects", "prompt_context", "tool_inputs", "conversation_id")
 _FOLDED = frozenset({*_HOOK_FIELDS, "hooks"})
 #: Tracing (graph/features/tracing.py): a run is traced when a tracer provider is set.
 _TRACING = f"{__package__}.features.tracing"
+#: The variable OpenTelemetry's ``get_tracer_provider`` loads a provider from, as
+#: ``os.environ`` keeps it: its ``in`` encodes the name on each call (most of what asking
+#: ``get_tracer_provider`` cost a run with tracing off), a dict lookup of the kept key does not.
+_PROVIDER_VARIABLE = os.environ.encodekey("OTEL_PYTHON_TRACER_PROVIDER")
+_UNKNOWN = object()
+
+
+def provider_maybe_set(otel: Any) -> bool:
+    """Whether ``otel`` (``opentelemetry.trace``, imported) may have a tracer provider: one was
+    set (``set_tracer_provider``), or ``OTEL_PYTHON_TRACER_PROVIDER`` names one to load. False
+    is certain (its ``get_tracer_provider`` would give the default proxy, which records
+    nothing); True is a maybe that graph/features/tracing.py settles (a no-op provider set
+    globally traces nothing). Two dict lookups, not ``get_tracer_provider``'s environment
+    read, as every untraced run asks it.
+
+    Example:
+        >>> import opentelemetry.trace as otel
+        >>> provider_maybe_set(otel)  # nothing set here
+        False
+    """
+    # (An API without the module global it keeps the provider in: asked the long way.)
+    kept = getattr(otel, "_TRACER_PROVIDER", _UNKNOWN)
+    if kept is _UNKNOWN:
+        return not isinstance(
+            otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
+        )
+    if kept is not None:
+        return True
+    environ = getattr(os.environ, "_data", None)
+    if environ is None:  # (no such mapping: asked the ordinary way)
+        return "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+    return _PROVIDER_VARIABLE in environ
 
 
 def hooks_of(extras: Mapping[str, Any]) -> RunHooks:
@@ -241,12 +274,7 @@ class PreparedRun(AbstractContextManager):
         otel = sys.modules.get("opentelemetry.trace")  # no provider before its API is imported
         traced = None
         tracing: Any = sys.modules.get(_TRACING)  # loaded: a provider may be given to swarmgraph
-        if tracing is not None or (
-            otel is not None
-            and not isinstance(
-                otel.get_tracer_provider(), (otel.ProxyTracerProvider, otel.NoOpTracerProvider)
-            )
-        ):
+        if tracing is not None or (otel is not None and provider_maybe_set(otel)):
             if tracing is None:
                 from .features import tracing
             # sugar: the tracing middleware, installed as the run's own when a provider is set

@@ -1124,3 +1124,99 @@ def test_a_chat_span_names_the_chat_models_own_model_not_the_agents(spans):
     assert chat.attributes["gen_ai.request.model"] == "claude-3-5-haiku"
     assert parent_name(spans, chat) == "invoke_agent Named"
     assert one(spans, "chat gpt-4o").attributes["gen_ai.request.model"] == "gpt-4o"
+
+
+# -- what the tracing hot path must keep (issue 40 made it leaner) -------------------------------
+@pytest.mark.parametrize("run_async", [False, True])
+def test_the_chat_and_tool_spans_are_current_inside_the_call(spans, run_async):
+    """A LangChain or HTTP instrumentation's own spans nest under the call they belong to:
+    inside the model call the current span is its ``chat`` span, inside the tool its
+    ``execute_tool`` span (spans started with a parent context only, never made current,
+    would leave the agent's span or none current there)."""
+    from opentelemetry import trace
+
+    current: dict[str, int] = {}
+
+    class Recording(ScriptedChatModel):
+        def _generate(self, *args, **kwargs):
+            current.setdefault("chat", trace.get_current_span().get_span_context().span_id)
+            return super()._generate(*args, **kwargs)
+
+        async def _agenerate(self, *args, **kwargs):
+            return self._generate(*args, **kwargs)
+
+    def lookup(order_id: int) -> str:
+        """Look an order up."""
+        current["tool"] = trace.get_current_span().get_span_context().span_id
+        return "shipped"
+
+    agent = Agent(name="Desk", functions=[lookup])
+    model = Recording([scripted_tool_call("lookup", {"order_id": 7}, id="c1"), "Shipped."])
+    swarm = Swarm(chat_model=model)
+    run = swarm.arun(agent, [user("where is 7?")]) if run_async else None
+    response = asyncio.run(run) if run is not None else swarm.run(agent, [user("where is 7?")])
+    assert response.messages[-1]["content"] == "Shipped."
+    first_chat = min(by_name(spans)["chat gpt-4o"], key=lambda s: s.start_time or 0)
+    assert current["chat"] == first_chat.context.span_id
+    assert current["tool"] == one(spans, "execute_tool lookup").context.span_id
+    assert trace.get_current_span() is trace.INVALID_SPAN  # and nothing left current after
+
+
+def test_a_provider_named_by_the_environment_is_found_by_the_runs_check():
+    """The run's check (``provider_maybe_set``) reads OpenTelemetry's own global and its
+    ``OTEL_PYTHON_TRACER_PROVIDER`` variable without asking ``get_tracer_provider``: with the
+    variable set, a run is traced by the provider it names; unset again, the next plain run
+    loads nothing."""
+    done = _python(
+        """
+        import os, sys
+        from opentelemetry import trace
+        from swarmgraph import Agent, ScriptedChatModel, Swarm
+
+        swarm = Swarm(chat_model=ScriptedChatModel(["Hi.", "Hi again.", "Hi there."]))
+        swarm.run(Agent(), [{"role": "user", "content": "hi"}])
+        print("swarmgraph.graph.features.tracing" in sys.modules)  # no provider: not loaded
+        os.environ["OTEL_PYTHON_TRACER_PROVIDER"] = "sdk_tracer_provider"
+        swarm.run(Agent(), [{"role": "user", "content": "hi"}])
+        print("swarmgraph.graph.features.tracing" in sys.modules)
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        provider = trace.get_tracer_provider()  # the one the variable named, loaded by the run
+        print(type(provider) is TracerProvider)
+        exporter = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        swarm.run(Agent(), [{"role": "user", "content": "hi"}])
+        print([s.name for s in exporter.get_finished_spans()])
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:4] == [
+        "False",
+        "True",
+        "True",
+        "['chat gpt-4o', 'invoke_agent Agent', 'invoke_workflow Agent']",
+    ]
+
+
+def test_the_runs_check_without_the_api_global_asks_get_tracer_provider():
+    """An OpenTelemetry API that keeps its provider elsewhere (no ``_TRACER_PROVIDER``): the
+    check asks ``get_tracer_provider`` the long way, so a provider set there still traces."""
+    import types
+
+    from swarmgraph.graph.prepared_run import provider_maybe_set
+
+    class Proxy:
+        pass
+
+    class NoOp:
+        pass
+
+    found: list[object] = [Proxy()]
+    api = types.SimpleNamespace(
+        get_tracer_provider=lambda: found[0], ProxyTracerProvider=Proxy, NoOpTracerProvider=NoOp
+    )
+    assert provider_maybe_set(api) is False
+    found[0] = TracerProvider()
+    assert provider_maybe_set(api) is True

@@ -48,11 +48,12 @@ def current_call_context() -> Mapping[str, Any] | None:
     return _CALL_CONTEXT.get()
 
 
-@contextmanager
-def hook_control(control: object | None) -> Iterator[None]:
+class hook_control:  # (lower case: used as the function it was, ``with hook_control(c):``)
     """While a middleware hook runs: ``control`` is the run's (read with :func:`step_control`).
     A compiled graph invoked without ``Swarm`` makes a control per step, which a hook could not
-    find in its config; this is how it finds the step's.
+    find in its config; this is how it finds the step's. A plain class, not a generator
+    context manager: every hook call of every step goes through it (a traced run's handoff
+    hook among them).
 
     Example:
         >>> from swarmgraph.graph.core.run_control import RunControl
@@ -60,12 +61,20 @@ def hook_control(control: object | None) -> Iterator[None]:
         >>> with hook_control(control):
         ...     step_control() is control
         True
+        >>> step_control() is None
+        True
     """
-    token = _STEP_CONTROL.set(control)
-    try:
-        yield
-    finally:
-        _STEP_CONTROL.reset(token)
+
+    __slots__ = ("control", "token")
+
+    def __init__(self, control: object | None) -> None:
+        self.control = control
+
+    def __enter__(self) -> None:
+        self.token = _STEP_CONTROL.set(self.control)
+
+    def __exit__(self, *exc: object) -> None:
+        _STEP_CONTROL.reset(self.token)
 
 
 def step_control() -> object | None:

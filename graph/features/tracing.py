@@ -162,11 +162,22 @@ def tracing_on() -> bool:
     return _provider() is not None
 
 
+#: :data:`CAPTURE_CONTENT_ENV` as ``os.environ`` keeps it (its ``get`` encodes the name on each
+#: call, and each traced run asks): read from the mapping underneath, the key encoded once.
+_CAPTURE_KEY = os.environ.encodekey(CAPTURE_CONTENT_ENV)
+
+
 def _captures() -> bool:
     chosen = _chosen["capture"]
     if chosen is not None:
         return bool(chosen)
-    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CAPTURE_ON
+    environ = getattr(os.environ, "_data", None)
+    if environ is None:  # (no such mapping: asked the ordinary way)
+        return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CAPTURE_ON
+    value = environ.get(_CAPTURE_KEY)
+    if value is None:
+        return False
+    return os.environ.decodevalue(value).strip().lower() in _CAPTURE_ON
 
 
 def trace_run(
@@ -419,7 +430,6 @@ class TracedRun:
         self._agents: dict[str | None, tuple[Agent, Span, Any]] = {}
         self._branches: dict[str, Span] = {}
         self._lock = threading.Lock()
-        self._roster = {a.name: a for a in (control.agents or {}).values()}  # events name them
         self._asked: set[str] = set()  # calls whose asking is stamped already
         self._stop: Any = None  # the budget stop stamped already
         self._tokens = [0, 0]  # input, output: the chat spans' (an invoked graph has no ledger)
@@ -595,7 +605,9 @@ class TracedRun:
             open_ = self._agents.get(branch)
         if open_ is not None:
             return open_[1]
-        agent = self._roster.get(name) if name is not None else None
+        # (the roster read here, not kept per run: only a check or a budget stop asks it)
+        roster = self.control.agents or {}
+        agent = next((a for a in roster.values() if a.name == name), None) if name else None
         if agent is not None:
             return self._agent_span(agent, branch)
         with self._lock:
