@@ -6,6 +6,10 @@ included: a run of the page is driven by a thread of its own, and its events are
 the flusher thread), medians of ``turns``:
 
 * ``Session.run``: the turn alone;
+* the floor: ``Session.run`` with a middleware that has the three hooks the page watches a
+  turn by (``before_step``, ``wrap_model_call``, ``wrap_tool_call``), each doing nothing but
+  call on: the least the page's guarantees need (it must see each step start with its state,
+  each reply before its tools run, and each tool's ``Result``), with no event made or kept;
 * ``UiService.start`` (nobody reading): the page's middleware, every AG-UI event kept in the
   store's log (memory/turn_events.py), each reply told whole;
 * the same with ``tokens=True`` (what a run a client posted does: the model streams);
@@ -23,6 +27,8 @@ import statistics
 import time
 from typing import Any
 
+from langchain.agents.middleware import AgentMiddleware
+from swarmgraph.graph.core.run_control import RunHooks
 from swarmgraph.memory import Session
 
 from swarmgraph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
@@ -30,7 +36,35 @@ from swarmgraph.app.ui.service import UiService
 
 #: The target: a handoff with the event stream attached, no client, against one without.
 TARGET = 1.05
-CONTENDERS = ("Session.run", "page, no client", "page, no client, tokens", "Session.stream")
+FLOOR = "floor: the page's hooks, no-op"
+CONTENDERS = (
+    "Session.run",
+    FLOOR,
+    "page, no client",
+    "page, no client, tokens",
+    "Session.stream",
+)
+
+
+class NoopHooks(AgentMiddleware):
+    """The page's three hooks (swarmgraph/app/ui/steps.py ``UiMiddleware``), doing nothing.
+
+    Example:
+        >>> swarm, triage = _swarm()
+        >>> from swarmgraph.graph.core.run_control import RunHooks
+        >>> swarm.run(triage, [{"role": "user", "content": "hi"}],
+        ...           hooks=RunHooks(middleware=(NoopHooks(),))).agent.name
+        'Sales'
+    """
+
+    async def before_step(self, start: Any) -> bool:
+        return False
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(request)
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return handler(request)
 
 
 def _swarm() -> tuple[Swarm, Agent]:
@@ -65,6 +99,10 @@ def run_ui_stream(turns: int = 200, warmup: int = 20) -> dict[str, Any]:
                 Session(f"run-{number}", url="memory://bench-ui-run", persist=("messages",)).run(
                     swarm, triage, "hi"
                 )
+            elif name == FLOOR:
+                Session(
+                    f"floor-{number}", url="memory://bench-ui-floor", persist=("messages",)
+                ).run(swarm, triage, "hi", hooks=RunHooks(middleware=(NoopHooks(),)))
             elif name == "Session.stream":
                 session = Session(
                     f"stream-{number}", url="memory://bench-ui-stream-s", persist=("messages",)
@@ -94,15 +132,17 @@ def ui_section(results: dict[str, Any], targets: list[dict[str, str]]) -> list[s
     stream, render = results.get("stream"), results.get("render")
     lines = ["## 1d. The page's event stream and render (`swarmgraph ui`)", ""]
     if stream is not None:
-        rows = [
+        rows = [  # (a results.json from before the floor row has no floor)
             [name, f"{stream['ms'][name]:.2f}", f"{stream['ratios'][name]:.2f}"]
             for name in CONTENDERS
+            if name in stream["ms"]
         ]
         lines += [
             "The handoff turn through a `Session` on `memory://`, interleaved, CPU ms of the "
-            f"process a turn (median of {stream['turns']}): `Session.run`; the page's run with "
-            "nobody reading (`UiService.start`: every AG-UI event kept in the store's log, "
-            "replies whole); the same with token streaming; `Session.stream` "
+            f"process a turn (median of {stream['turns']}): `Session.run`; the floor (the "
+            "page's three middleware hooks doing nothing: the least its guarantees need); the "
+            "page's run with nobody reading (`UiService.start`: every AG-UI event kept in the "
+            "store's log, replies whole); the same with token streaming; `Session.stream` "
             "(`benchmarks/ui_stream.py`).",
             "",
             *_table(["contender", "median CPU ms", "x Session.run"], rows),
