@@ -76,11 +76,10 @@ class UiMiddleware(AgentMiddleware):
     """The page's middleware for one turn: tells ``turn`` (an :class:`~.events.AguiTurn`) each
     step of the swarm's own run (a parallel branch's are not its steps), each model call and
     each tool call, and stops the run at the next step, model call or tool call once ``stop``
-    is set (the page's stop button)."""
+    (a ``threading.Event``, or anything with its ``is_set``) is set (the page's stop
+    button)."""
 
-    def __init__(
-        self, turn: Any, stop: threading.Event | None = None, *, recall: bool = True
-    ) -> None:
+    def __init__(self, turn: Any, stop: Any = None, *, recall: bool = True) -> None:
         super().__init__()
         self.turn = turn
         self.stop = stop or threading.Event()
