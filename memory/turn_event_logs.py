@@ -103,12 +103,11 @@ class EventLog(Protocol):
 #: call, and its Python layers around it cost more than the encoding of a small event. No
 #: check for cycles (``markers=None``): an event is a tree of plain values.
 _c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_c_string: Any = getattr(json.encoder, "c_encode_basestring", None)
 _encode_parts: Any = (
     None
-    if _c_encoder is None
-    else _c_encoder(
-        None, repr, json.encoder.c_encode_basestring, None, ":", ",", False, False, True
-    )
+    if _c_encoder is None or _c_string is None
+    else _c_encoder(None, repr, _c_string, None, ":", ",", False, False, True)
 )
 _encode_slow = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
 

@@ -308,13 +308,12 @@ class AguiTurn:
                 turn.update(new["last_step"]["changed"])
                 new["changed_this_turn"] = turn
         patch: list[dict[str, Any]] = []
+        keyed = isinstance(before, dict) and isinstance(now, dict)  # patched key by key
         for field in new:  # (``new`` holds every field of ``state``, in its order)
             value = new[field]
             if field not in state:
                 patch.append({"op": "add", "path": _pointer(field), "value": value})
-            elif field == "context_variables" and isinstance(before, dict) and (
-                isinstance(now, dict)
-            ):
+            elif field == "context_variables" and keyed:
                 for key in changed:
                     path = _pointer(field, key)
                     if key not in now:
