@@ -112,3 +112,31 @@ def test_the_final_snapshot_reads_the_store_when_another_writer_saved_meanwhile(
     assert [m.content for m in stored][:2] == ["meanwhile", "other answer"]
     assert [m["id"] for m in final] == [s.id for s in stored]
     assert [m.get("content") for m in final] == [s.content or None for s in stored]
+
+
+def test_long_term_recall_is_told_only_by_a_session_that_has_long_term_memory() -> None:
+    from swarmgraph.memory import LongTermMemory
+
+    from swarmgraph.app.ui.events import RECALL_EVENT
+
+    url = "memory://ui-cost-recall"
+    LongTermMemory(url, user_id="ming").remember("dog_name", "Rex")
+    agent = Agent(name="Triage")
+    body = {"threadId": "t", "runId": "r1", "messages": [{"id": "u1", "role": "user",
+                                                         "content": "how is my dog?"}]}  # fmt: skip
+    remembering = UiService(
+        Swarm(chat_model=ScriptedChatModel(["Fine."])),
+        agent,
+        url=url,
+        user_id="ming",
+        long_term=True,
+    )
+    events = [event for _, event in remembering.start(body).follow()]
+    recalled = [e["value"] for e in events if e.get("name") == RECALL_EVENT]
+    assert len(recalled) == 1 and recalled[0]["agent"] == "Triage"
+    assert any('dog_name: "Rex"' in line for line in recalled[0]["lines"])
+    plain_page = UiService(Swarm(chat_model=ScriptedChatModel(["Fine."])), agent, url=url)
+    body = {**body, "threadId": "t2", "runId": "r2"}
+    events = [event for _, event in plain_page.start(body).follow()]
+    assert [e for e in events if e.get("name") == RECALL_EVENT] == []
+    assert events[-1]["type"] == "RUN_FINISHED"
