@@ -98,8 +98,18 @@ class EventLog(Protocol):
         ...
 
 
-#: One encoder for every event (``json.dumps`` with options makes one per call).
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+#: One encoder for every event: the C encoder ``json.dumps`` would make (``ensure_ascii=False``,
+#: compact separators, ``default=repr``), made once: ``json.dumps`` with options makes one per
+#: call, and its Python layers around it cost more than the encoding of a small event. No
+#: check for cycles (``markers=None``): an event is a tree of plain values.
+_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_c_string: Any = getattr(json.encoder, "c_encode_basestring", None)
+_encode_parts: Any = (
+    None
+    if _c_encoder is None or _c_string is None
+    else _c_encoder(None, repr, _c_string, None, ":", ",", False, False, True)
+)
+_encode_slow = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
 
 
 def encode(value: Any) -> str:
@@ -108,8 +118,12 @@ def encode(value: Any) -> str:
     Example:
         >>> encode({"type": "CUSTOM", "value": ["é", 1.5, None]})
         '{"type":"CUSTOM","value":["é",1.5,null]}'
+        >>> encode("é"), encode({"at": object}) == '{"at":"' + repr(object) + '"}'
+        ('"é"', True)
     """
-    return _encode(value)
+    if _encode_parts is None:  # a Python without the C encoder
+        return _encode_slow(value)
+    return "".join(_encode_parts(value, 0))
 
 
 # -- memory:// ----------------------------------------------------------------------------------

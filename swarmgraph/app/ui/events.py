@@ -95,6 +95,11 @@ def state_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str,
     return patch
 
 
+#: The fields a step's end may change besides ``context_variables`` (the others are the
+#: conversation's: set by the snapshot, never by a step).
+_STEP_FIELDS = frozenset({"context_variables", "active_agent", "last_step", "changed_this_turn"})
+
+
 def wire(event: dict[str, Any]) -> str:
     """An event as the SSE ``data:`` frame ``ag_ui.encoder`` writes, checked against its
     ``ag_ui.core`` model first (a malformed event fails here, not in the client)."""
@@ -277,13 +282,19 @@ class AguiTurn:
                 self.step_tools = tools
 
     def finish_step(self, after: dict[str, Any]) -> None:
-        """The open step (if any) is over and left ``after`` (context and active agent)."""
-        before = self.state.get("context_variables", {})
+        """The open step (if any) is over and left ``after`` (context and active agent).
+
+        The delta is built from what the step is known to change (the context's changed
+        keys, the active agent, ``last_step``, ``changed_this_turn``), in the state's field
+        order: the same patch :func:`state_patch` makes of the two states, without comparing
+        the fields that cannot have changed."""
+        state = self.state
+        before = state.get("context_variables", {})
         now = after.get("context_variables", before)
-        changed = changed_keys(before, now)
-        new = dict(self.state)
+        changed = changed_keys(before, now) if now is not before else []
+        new = dict(state)
         new["context_variables"] = now
-        new["active_agent"] = after.get("active_agent") or self.state.get("active_agent")
+        new["active_agent"] = after.get("active_agent") or state.get("active_agent")
         if self.step is not None:
             by = ", ".join(dict.fromkeys(self.step_tools)) or None
             new["last_step"] = {
@@ -293,10 +304,25 @@ class AguiTurn:
                 "changed": {key: self.step_keys.get(key, by) for key in changed},
             }
             if changed:  # what this turn changed so far, each key with its last changer
-                turn = dict(self.state.get("changed_this_turn") or {})
+                turn = dict(state.get("changed_this_turn") or {})
                 turn.update(new["last_step"]["changed"])
                 new["changed_this_turn"] = turn
-        patch = state_patch(self.state, new)
+        patch: list[dict[str, Any]] = []
+        keyed = isinstance(before, dict) and isinstance(now, dict)  # patched key by key
+        for field in new:  # (``new`` holds every field of ``state``, in its order)
+            value = new[field]
+            if field not in state:
+                patch.append({"op": "add", "path": _pointer(field), "value": value})
+            elif field == "context_variables" and keyed:
+                for key in changed:
+                    path = _pointer(field, key)
+                    if key not in now:
+                        patch.append({"op": "remove", "path": path})
+                    else:
+                        op = "replace" if key in before else "add"
+                        patch.append({"op": op, "path": path, "value": now[key]})
+            elif field in _STEP_FIELDS and (value is not state[field]) and value != state[field]:
+                patch.append({"op": "replace", "path": _pointer(field), "value": value})
         if patch:
             self.emit({"type": "STATE_DELTA", "delta": patch})
         self.state = new

@@ -36,11 +36,49 @@ from ...memory.turn_events import (
     follow_turn_events,
 )
 
-__all__ = ["EventsDropped", "NoTurnEvents", "RunBusy", "RunLog", "Runs", "follow"]
+__all__ = ["EventsDropped", "Latch", "NoTurnEvents", "RunBusy", "RunLog", "Runs", "follow"]
 
 
 class RunBusy(RuntimeError):
     """A conversation already has a run going (one turn at a time per conversation)."""
+
+
+class Latch:
+    """A flag set once, that any number of threads may wait for: ``threading.Event``'s
+    ``set``/``is_set``/``wait``, made of one lock (an ``Event`` builds a ``Condition``, whose
+    making cost a run of the page two such switches a share of a short turn's CPU time).
+
+    Example:
+        >>> done = Latch()
+        >>> done.is_set(), done.wait(0.01)
+        (False, False)
+        >>> done.set(); done.set()
+        >>> done.is_set(), done.wait()
+        (True, True)
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()  # held until set: a waiter blocks on it
+        self._set = False
+        self._setting = threading.Lock()
+
+    def set(self) -> None:
+        with self._setting:
+            if not self._set:
+                self._set = True
+                self._lock.release()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until set (or ``timeout`` seconds); whether it is."""
+        if self._set:
+            return True
+        if self._lock.acquire(timeout=-1 if timeout is None else max(timeout, 0)):
+            self._lock.release()  # the next waiter goes through too
+        return self._set
 
 
 class RunLog:
@@ -49,9 +87,9 @@ class RunLog:
     def __init__(self, run_id: str, thread_id: str, url: str, limit: int = LIMIT) -> None:
         self.run_id, self.thread_id, self.url, self.limit = run_id, thread_id, url, limit
         self.writer = TurnEventWriter(url, thread_id, run_id, limit=limit, flush_every=0.02)
-        self._finished = threading.Event()
+        self._finished = Latch()
         #: Set to ask the run to stop at its next model or tool call (the stop button).
-        self.stop_requested = threading.Event()
+        self.stop_requested = Latch()
 
     @property
     def done(self) -> bool:

@@ -76,12 +76,16 @@ class UiMiddleware(AgentMiddleware):
     """The page's middleware for one turn: tells ``turn`` (an :class:`~.events.AguiTurn`) each
     step of the swarm's own run (a parallel branch's are not its steps), each model call and
     each tool call, and stops the run at the next step, model call or tool call once ``stop``
-    is set (the page's stop button)."""
+    (a ``threading.Event``, or anything with its ``is_set``) is set (the page's stop
+    button)."""
 
-    def __init__(self, turn: Any, stop: threading.Event | None = None) -> None:
+    def __init__(self, turn: Any, stop: Any = None, *, recall: bool = True) -> None:
         super().__init__()
         self.turn = turn
         self.stop = stop or threading.Event()
+        #: Whether prompts may hold a long-term recall block (a Session with long-term
+        #: memory): else no model call's prompt is searched for one.
+        self.recall = recall
         self._seen: int | None = None  # the run's messages whose tool answers were told
         self._told: set[str] = set()  # the tool calls whose answer was told
 
@@ -127,10 +131,11 @@ class UiMiddleware(AgentMiddleware):
     def _asking(self, request: ModelRequest) -> str:
         self._stopped()
         agent = _AGENT.get() or "assistant"
-        prompt = [request.system_message, *request.messages]
-        lines = _recalled([m for m in prompt if m is not None])
-        if lines is not None:
-            self.turn.recalled(agent, lines)
+        if self.recall:  # long-term memory's block in a system prompt (memory/recall_block.py)
+            prompt = [request.system_message, *request.messages]
+            lines = _recalled([m for m in prompt if m is not None])
+            if lines is not None:
+                self.turn.recalled(agent, lines)
         self.turn.reply_started(agent)
         return agent
 
@@ -217,6 +222,11 @@ def plain(value: Any) -> Any:
         >>> plain({"a": (1, object)})["a"][0], type(plain({"a": (1, object)})["a"][1])
         (1, <class 'str'>)
     """
+    if type(value) is dict:  # the usual context: a dict of plain values, copied in one pass
+        return {
+            (k if type(k) is str else str(k)): (v if type(v) in _ATOMS else plain(v))
+            for k, v in value.items()
+        }
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         value = dump(mode="json")
@@ -228,6 +238,9 @@ def plain(value: Any) -> Any:
         return value
     return repr(value)
 
+
+#: The JSON values :func:`plain` keeps as they are (exact types: a subclass goes the long way).
+_ATOMS = frozenset({str, int, float, bool, type(None)})
 
 _CURRENT: ContextVar[TokenWatcher | None] = ContextVar("swarmgraph_ui_tokens", default=None)
 _registered = False

@@ -202,7 +202,7 @@ def _turn(
     turn.first_step = lambda: emit(
         {"type": "CUSTOM", "name": WINDOW_EVENT, "value": _window(session, shown)}
     )
-    page = UiMiddleware(turn, log.stop_requested)
+    page = UiMiddleware(turn, log.stop_requested, recall=session.long_term is not None)
     hooks = RunHooks(middleware=(page,))  # the run's own middleware, for this turn only
     try:
         with watching(TokenWatcher(turn)) if tokens else contextlib.nullcontext():
@@ -226,9 +226,10 @@ def _turn(
         "context_variables": dict(response.context_variables or {}),
         "active_agent": getattr(response.agent, "name", None) or turn.state.get("active_agent"),
     }
-    page.ended(getattr(response, "_langchain_messages", None) or [])
+    ran = getattr(response, "_langchain_messages", None)
+    page.ended(ran or [])
     turn.end(final)
-    stored = _stored_after(session, shown)
+    stored = _stored_after(session, shown, None if ran is None else [*new, *ran])
     sent = {m.id for m in session.last_sent if m.id}
     mine = {m.id for m in stored[len(shown) :] if m.id}
     kept = {s.id for s in stored}
@@ -249,13 +250,25 @@ def _turn(
     emit({"type": "RUN_FINISHED", "threadId": thread, "runId": run, "outcome": outcome})
 
 
-def _stored_after(session: Session, shown: list[BaseMessage]) -> list[BaseMessage]:
+def _stored_after(
+    session: Session, shown: list[BaseMessage], saved: list[BaseMessage] | None = None
+) -> list[BaseMessage]:
     """The conversation as stored now: ``shown`` (read when the turn started) and what was
-    stored after it, read from its position on (the earlier messages are not decoded again).
-    A conversation cleared meanwhile is read whole."""
-    from ...memory.store import Window
+    stored after it. ``saved``: the messages this turn's save wrote (the caller's and the
+    run's, the very objects the Session encoded): when the stored count says nothing else was
+    written since ``shown`` was read, they are what follows it, and no message is read or
+    decoded again (one read of the record alone); else what follows ``shown`` is read from
+    its position on. A conversation cleared meanwhile is read whole."""
+    from ...memory.store import NO_MESSAGES, Window
 
-    later = session.store.load(session.conversation_id, window=Window(start=len(shown)))
+    cid = session.conversation_id
+    if saved is not None:
+        if "messages" not in session.persist:
+            saved = []
+        count = session.store.load(cid, window=NO_MESSAGES).count
+        if count == len(shown) + len(saved):
+            return [*shown, *saved]
+    later = session.store.load(cid, window=Window(start=len(shown)))
     return [*shown[: later.start or 0], *later.messages]
 
 
