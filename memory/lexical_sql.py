@@ -244,6 +244,12 @@ def _best_matches(
     distinct = list(dict.fromkeys(words))  # a word asked twice counts twice, as in ``every``
     if len(distinct) < 2:
         return _scored(conn, table, every, limit)
+    # FTS5 reads the largest rowid off its index's end (max() would scan every row): at
+    # least the row count, so a small table is ranked at once, its words left uncounted.
+    last = conn.execute(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1").fetchone()
+    rows = int(last[0]) if last else 0
+    if rows < SPLIT_FROM:
+        return _scored(conn, table, every, limit)
     counts = {
         w: int(conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
                             [fts_query([w])]).fetchone()[0])
@@ -263,9 +269,6 @@ def _best_matches(
     found = _scored(conn, table, f"{rare_q} AND {common_q}", limit)
     found += _scored(conn, table, f"{rare_q} NOT {common_q}", limit)
     found.sort(key=lambda row: (row[1], row[0]))
-    # FTS5 reads the largest rowid off its index's end (max() would scan every row)
-    last = conn.execute(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1").fetchone()
-    rows = int(last[0]) if last else 0
     hits = counts[common]
     idf = max(math.log((rows - hits + 0.5) / (hits + 0.5)), 1e-6)
     # the best a fact holding only the common word scores (each time it is asked)
