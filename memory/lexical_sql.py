@@ -230,10 +230,12 @@ def _best_matches(
 
     A fact's ``bm25()`` is a sum over the query's words, and a word it lacks adds exactly
     0. The most common word goes last in the query, so every statement adds a fact's
-    per-word scores in one order (the same sums to the last bit). The matches split into
-    those holding a rarer word, ranked by FTS5 as ``rare AND common`` and ``rare NOT
-    common`` (the same phrases, so the same scores), and those holding only the common
-    word, none of which scores as much as ``idf(common) * (K1 + 1)``. When the
+    per-word scores in one order (the same sums to the last bit; against the words in
+    the order asked, a fact holding three or more of them may differ in the last bit).
+    The matches split into those holding a rarer word, ranked by FTS5 as ``rare AND
+    common`` and ``rare NOT common`` (the same phrases, so the same scores), and those
+    holding only the common word, none of which scores as much as ``idf(common) * (K1 +
+    1)``. When the
     ``limit``-th best of the first already scores more, the second are never scored;
     otherwise they are (``common NOT rare``), and all merge into the same ``limit`` best.
     ``idf(common)`` is bounded from above without FTS5's private row count: by the
@@ -258,14 +260,13 @@ def _best_matches(
     }  # fmt: skip
     common = max(distinct, key=counts.__getitem__)
     rare = [w for w in words if w != common]
-    # The common word last, in every statement alike: FTS5 adds a fact's per-word scores
-    # in the query's order, and only the same order gives the same sums to the last bit.
-    every = fts_query([*rare, *[common] * words.count(common)])
     held = sum(counts[w] for w in dict.fromkeys(rare))  # at least the facts holding any
     # Worth it only when the common word's matches outnumber the rest and the rest can
     # fill ``limit`` (else the common word's matches are scored anyway).
     if counts[common] < SPLIT_FROM or counts[common] <= held or held < limit:
         return _scored(conn, table, every, limit)
+    # The common word last, in every statement alike: FTS5 adds a fact's per-word scores
+    # in the query's order, and only one order gives the same sums to the last bit.
     rare_q, common_q = f"({fts_query(rare)})", f"({fts_query([common] * words.count(common))})"
     found = _scored(conn, table, f"{rare_q} AND {common_q}", limit)
     found += _scored(conn, table, f"{rare_q} NOT {common_q}", limit)
