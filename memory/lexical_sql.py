@@ -234,8 +234,7 @@ def _best_matches(
     the order asked, a fact holding three or more of them may differ in the last bit).
     The matches split into those holding a rarer word, ranked by FTS5 as ``rare AND
     common`` and ``rare NOT common`` (the same phrases, so the same scores), and those
-    holding only the common word, none of which scores as much as ``idf(common) * (K1 +
-    1)``. When the
+    holding only the common word, none of which reaches ``idf(common) * (K1 + 1)``. When the
     ``limit``-th best of the first already scores more, the second are never scored;
     otherwise they are (``common NOT rare``), and all merge into the same ``limit`` best.
     ``idf(common)`` is bounded from above without FTS5's private row count: by the
