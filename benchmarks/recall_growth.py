@@ -6,9 +6,10 @@ One user's facts are synthetic and deterministic (:func:`facts`): a kind of fact
 sentence that stated it; they are stored in bulk through the store's own atomic write, so
 the long-term index (SQLite's FTS5, the in-process index, the vector index) is filled as
 ``remember`` fills it. Each recall asks one of a fixed set of questions (:data:`QUESTIONS`),
-some naming a kind of fact (their words match from a fortieth to an eighth of the facts, and
-every match is scored, so the cost of these grows with the count), some a made-up word
-(matching a handful), one with no searchable word (the newest facts).
+some naming a kind of fact (their words match from a fortieth to a tenth of the facts; on
+SQLite a common word's matches are left unscored where the rarer words' matches already
+fill the top, the others are all scored, so the cost of these grows with the count), some
+a made-up word (matching a handful), one with no searchable word (the newest facts).
 
 Rows: ``memory://`` (lexical, in-process BM25), ``sqlite`` (lexical, FTS5), ``postgres``
 (lexical, ``tsvector``/``ts_rank``; a throwaway loopback server unless ``--postgres URL``),

@@ -14,15 +14,16 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
-from langgraph.store.base import IndexConfig
+from langgraph.store.base import IndexConfig, Op, PutOp, Result
 
 from .lexical_sql import setup_sqlite_fts
 from .sqlite_wal import BUSY_TIMEOUT_MS, use_wal
-from .vector_cache import setup_vector_versions
+from .vector_cache import Patch, VectorCache, setup_vector_versions
 from .vector_index import claim_sqlite_index, embed_missing, embeddings_name
 
 if TYPE_CHECKING:
@@ -40,7 +41,46 @@ def _sqlite_store_class() -> type[SqliteStore]:
         commit its first half; and its ``setup`` commits each migration separately, so two
         processes starting at once could both apply one. Here a batch that raises rolls
         back, and every pending migration runs in one ``BEGIN IMMEDIATE`` transaction.
+
+        With :attr:`vector_cache` set (vector recall's matrices, :mod:`.vector_cache`), a
+        batch that writes runs in a ``BEGIN IMMEDIATE`` transaction (no other writer
+        between the versions it reads and its statements) and reads back what it changed
+        in the held matrices, which are patched once it has committed.
         """
+
+        vector_cache: VectorCache | None = None
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # Reentrant: a writing batch holds it around the upstream batch, which takes it.
+            self.lock = threading.RLock()  # type: ignore[assignment]
+            self._immediate = False
+            self._patches: list[Patch] = []
+
+        def batch(self, ops: Iterable[Op]) -> list[Result]:
+            ops = list(ops)
+            if self.vector_cache is None or not any(isinstance(op, PutOp) for op in ops):
+                return super().batch(ops)
+            with self.lock:
+                self._immediate = True
+                try:
+                    return super().batch(ops)
+                finally:
+                    self._immediate = False
+
+        def _batch_put_ops(self, put_ops: Sequence[tuple[int, PutOp]], cur: Any) -> None:
+            cache = self.vector_cache
+            if cache is None or not self._immediate:
+                super()._batch_put_ops(put_ops, cur)
+                return
+            written: dict[str, set[str]] = {}
+            for _, op in put_ops:
+                written.setdefault(".".join(op.namespace), set()).add(op.key)
+            patch = cache.changes(cur, written)
+            super()._batch_put_ops(put_ops, cur)
+            if patch is not None:
+                cache.read_back(cur, patch, written)
+                self._patches.append(patch)
 
         @contextmanager
         def _cursor(self, *, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
@@ -54,15 +94,21 @@ def _sqlite_store_class() -> type[SqliteStore]:
                     finally:
                         cur.close()
                     return
-                self.conn.execute("BEGIN")
+                self.conn.execute("BEGIN IMMEDIATE" if self._immediate else "BEGIN")
                 try:
                     yield cur
                 except BaseException:
+                    self._patches.clear()  # rolled back: the held matrices stay as they were
                     self.conn.execute("ROLLBACK")
                     raise
                 else:
                     self.conn.execute("COMMIT")
+                    patches, self._patches = self._patches, []
+                    if self.vector_cache is not None:
+                        for patch in patches:
+                            self.vector_cache.apply(patch)
                 finally:
+                    self._patches.clear()  # a COMMIT that failed: nothing to apply
                     cur.close()
 
         def setup(self) -> None:

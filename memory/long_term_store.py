@@ -147,6 +147,8 @@ class LongTermStore:
             raise ValueError(f"{self.url} has no SQLite vector index")
         if self._vectors is None:
             self._vectors = VectorCache(self.dims)
+            # this process's writes patch the held matrices (not read again after each)
+            self.store.vector_cache = self._vectors  # type: ignore[attr-defined]
         return sqlite_nearest(cast("SqliteStore", self.store), self._vectors, namespaces, query, k)
 
     def __repr__(self) -> str:

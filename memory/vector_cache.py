@@ -12,8 +12,13 @@ LangGraph's own search (``SqliteStore.search(query=..., limit=k)``) gives.
 A matrix stays right across processes and connections through a version per namespace
 that the file keeps itself: triggers on ``store_vectors`` count every insert, update and
 delete in :data:`VERSIONS_TABLE` in the writer's own transaction, so a recall that finds a
-namespace's version changed reads its vectors again. Matrices are held up to
-:data:`CACHE_BYTES` in all, the least recently used dropped first.
+namespace's version changed reads its vectors again. This process's own writes patch the
+matrix in place instead (:meth:`VectorCache.changes`, then :meth:`VectorCache.apply` once
+the write committed): the written keys' rows are read back inside the write's transaction,
+and the matrix, current at the version before the write, becomes current at the version
+after it, without reading the namespace's other vectors again (a write to 10,000 facts cost
+the next recall a read of all 10,000). Matrices are held up to :data:`CACHE_BYTES` in all,
+the least recently used dropped first.
 
 Example:
     >>> import sqlite3
@@ -31,7 +36,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .embed_threads import bounded_threads
 
@@ -70,12 +75,69 @@ def setup_vector_versions(conn: Any) -> None:
 class _Matrix:
     version: int
     keys: list[str]
-    vectors: Any  # float32, one row per key, scaled to unit length
+    vectors: Any  # float32, one row per key, scaled to unit length (a view of ``spare``)
     norms: Any  # the rows' lengths before
+    #: The rows ``vectors`` views, with room to append a written key without a copy.
+    spare: Any = None
+    #: Each key's row; ``None`` when a key has several rows (vectors of several fields),
+    #: which a patch does not follow: such a matrix is read again after a write.
+    rows: dict[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.spare is None:
+            self.spare = self.vectors
+        if self.rows is None:
+            rows = {key: i for i, key in enumerate(self.keys)}
+            self.rows = rows if len(rows) == len(self.keys) else None
 
     @property
     def size(self) -> int:
-        return int(self.vectors.nbytes)
+        return int(self.spare.nbytes)
+
+    def put(self, key: str, unit: Any, norm: float) -> None:
+        """Row ``key`` becomes ``unit`` (overwritten in place, or appended)."""
+        import numpy as np
+
+        assert self.rows is not None
+        row = self.rows.get(key)
+        if row is None:
+            row = len(self.keys)
+            if row == len(self.spare):  # full: twice the room, copied once
+                grown = np.empty((max(8, 2 * row), self.spare.shape[1]), dtype=np.float32)
+                grown[:row] = self.spare[:row]
+                self.spare = grown
+            self.keys.append(key)
+            self.rows[key] = row
+            self.norms = np.append(self.norms, np.float32(norm))
+        else:
+            self.norms[row] = norm
+        self.spare[row] = unit
+        self.vectors = self.spare[: len(self.keys)]
+
+    def drop(self, key: str) -> None:
+        """Remove ``key``'s row: the last row takes its place."""
+        assert self.rows is not None
+        row = self.rows.pop(key, None)
+        if row is None:
+            return
+        last = len(self.keys) - 1
+        if row != last:
+            moved = self.keys[last]
+            self.spare[row] = self.spare[last]
+            self.norms[row] = self.norms[last]
+            self.keys[row] = moved
+            self.rows[moved] = row
+        self.keys.pop()
+        self.norms = self.norms[:last]
+        self.vectors = self.spare[:last]
+
+
+@dataclass
+class Patch:
+    """A write's changes to held matrices, read inside its transaction: per prefix, the
+    version before and after it, and each written key's vector now (``None``: it has none)."""
+
+    prefixes: dict[str, tuple[int, int, dict[str, bytes | None]]]
 
 
 class VectorCache:
@@ -117,7 +179,7 @@ class VectorCache:
         rows = conn.execute(
             "SELECT key, embedding FROM store_vectors WHERE prefix = ?", (prefix,)
         ).fetchall()
-        rows = [(key, blob) for key, blob in rows if blob and len(blob) == 4 * self.dims]
+        rows = [(key, blob) for key, blob in rows if self._usable(blob)]
         vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
         vectors = vectors.reshape(len(rows), self.dims)
         norms = np.linalg.norm(vectors, axis=1)
@@ -129,6 +191,69 @@ class VectorCache:
         # unit rows: a recall's product is the cosine itself
         unit = (vectors / norms[:, None]).astype(np.float32)
         return _Matrix(version, [key for key, _ in rows], unit, norms)
+
+    def _usable(self, blob: bytes | None) -> bool:
+        return bool(blob) and len(blob or b"") == 4 * self.dims
+
+    def changes(self, conn: Any, written: dict[str, set[str]]) -> Patch | None:
+        """What a write does to the held matrices: called inside its transaction, before
+        (``Patch.prefixes`` versions before) and again after its statements ran (``None``
+        when no written prefix is held). See :meth:`apply`."""
+        held = [p for p in written if p in self._held and self._held[p].rows is not None]
+        if not held:
+            return None
+        return Patch({p: (self._version(conn, p), 0, {}) for p in held})
+
+    def read_back(self, conn: Any, patch: Patch, written: dict[str, set[str]]) -> None:
+        """Fill ``patch`` after the write's statements ran (same transaction): each
+        written key's vector now, and each prefix's version now."""
+        for prefix, (before, _, vectors) in list(patch.prefixes.items()):
+            keys = sorted(written[prefix])
+            for key in keys:
+                vectors[key] = None
+            for start in range(0, len(keys), 400):  # under SQLite's variable limit
+                chunk = keys[start : start + 400]
+                for key, blob in conn.execute(
+                    "SELECT key, embedding FROM store_vectors WHERE prefix = ? "
+                    f"AND key IN ({', '.join('?' * len(chunk))})",
+                    [prefix, *chunk],
+                ).fetchall():
+                    if vectors[key] is not None:  # several fields: read the matrix again
+                        before = -1
+                    vectors[key] = blob
+            patch.prefixes[prefix] = (before, self._version(conn, prefix), vectors)
+
+    def apply(self, patch: Patch) -> None:
+        """Bring the held matrices up to a committed write's ``patch``: a matrix that was
+        current before the write gets its written rows replaced, added or removed in place
+        and the version after; any other is dropped (read again on the next recall)."""
+        import numpy as np
+
+        for prefix, (before, after, vectors) in patch.prefixes.items():
+            held = self._held.get(prefix)
+            if held is None:
+                continue
+            if held.version != before or held.rows is None:
+                del self._held[prefix]
+                continue
+            for key, blob in vectors.items():
+                if not self._usable(blob):
+                    held.drop(key)
+                    continue
+                vector = np.frombuffer(cast(bytes, blob), dtype=np.float32)
+                norm = float(np.linalg.norm(vector))
+                if np.isfinite(norm) and norm > 0:
+                    held.put(key, (vector / norm).astype(np.float32), norm)
+                else:
+                    held.drop(key)
+            held.version = after
+
+    @staticmethod
+    def _version(conn: Any, prefix: str) -> int:
+        row = conn.execute(
+            f"SELECT version FROM {VERSIONS_TABLE} WHERE prefix = ?", (prefix,)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
 
 
 def approximate(matrices: Sequence[_Matrix], query: Any) -> Any:

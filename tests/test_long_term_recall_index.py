@@ -262,3 +262,55 @@ def test_a_sqlite_file_of_one_user_ranks_as_a_shared_file_would(tmp_path):
         assert [(r["key"], s) for r, s in found] == [(r["key"], s) for r, s in expected]
     assert {f.user_id for f in ming.recall("dog name", k=20)} == {"ming"}
     close_long_term_store(url)
+
+
+@pytest.mark.parametrize("split_from", [0, 64], ids=["always-split", "as-shipped"])
+def test_sqlite_ranking_without_a_common_words_matches_is_the_ranking_of_all(
+    tmp_path, split_from, monkeypatch
+):
+    # lexical_sql._best_matches leaves a common word's matches unscored when the rarer
+    # words' matches already fill the top: the definition is one FTS5 statement scoring
+    # every match (when split, its words in the order _best_matches asks them: the most
+    # common last, so FTS5 adds each fact's per-word scores in one order), and the two give the
+    # same rows, scores and tie order, whether the common word's matches were needed
+    # (scored) or not (never scored), words asked twice included.
+    import random
+
+    from swarmgraph.memory import lexical_sql
+    from swarmgraph.memory.lexical_sql import FTS_TABLE, _best_matches, _scored, fts_query
+
+    monkeypatch.setattr(lexical_sql, "SPLIT_FROM", split_from)
+    rng = random.Random(41)
+    url = f"sqlite:///{tmp_path / 'ltm.db'}"
+    ming = LongTermMemory(url, user_id="ming")
+    kinds = ["dog_name", "cat_name", "child_name", "home_city", "favourite_food", "phone"]
+    words = ["rex", "miso", "lyon", "tea", "blue", "name", "dog", "food", "city", "favourite"]
+    for n in range(400):
+        kind = rng.choice(kinds)
+        value = " ".join(rng.choices(words[:5], k=rng.randint(1, 3)))
+        ming.remember(f"{kind}_{n}", value, text=f"My {kind.replace('_', ' ')} is {value}.")
+    conn = ming._store.store.conn
+    asked: list[str] = []
+    monkeypatch.setattr(
+        lexical_sql, "_scored", lambda c, t, e, n: asked.append(e) or _scored(c, t, e, n)
+    )
+
+    def matches(conn, word: str) -> int:
+        sql = f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ?"
+        return conn.execute(sql, [fts_query([word])]).fetchone()[0]
+
+    pruned = scored = 0
+    for _ in range(80):
+        query = rng.choices(words, k=rng.randint(2, 4))
+        limit = rng.randint(1, 12)
+        before = len(asked)
+        found = _best_matches(conn, FTS_TABLE, query, limit)
+        split = asked[before:]
+        if len(split) > 1:  # split: the words as it asked them, the most common last
+            common = max(dict.fromkeys(query), key=lambda w: matches(conn, w))
+            query = [w for w in query if w != common] + [w for w in query if w == common]
+        assert found == _scored(conn, FTS_TABLE, fts_query(query), limit), (query, limit)
+        pruned += len(split) == 2
+        scored += len(split) == 3
+    # not vacuous: the common word's matches were left out for some queries, needed for others
+    assert pruned >= 5 and (scored >= 1 or split_from)

@@ -478,3 +478,69 @@ def test_the_minilm_recall_figures_docs_long_term_memory_quotes(split):
         wordllama = _rankings(split)
         for k in (1, 3):
             assert row["vector"][f"recall@{k}"] > wordllama["vector"][f"recall@{k}"]
+
+
+def test_this_processs_own_writes_patch_the_held_vectors_in_place(tmp_path, monkeypatch):
+    # A write through this process's store patches the matrix recall holds (the written
+    # keys' rows read back in the write's transaction) instead of reading every vector of
+    # the namespace again: a new fact is found at once, an overwritten one only by its new
+    # vector, a forgotten or purged one not at all, and the patched matrix scores exactly
+    # as one read afresh from the file.
+    from swarmgraph.memory import vector_cache
+    from swarmgraph.memory.fact_namespaces import visible
+
+    reads = []
+    read = vector_cache.VectorCache._read
+    monkeypatch.setattr(
+        vector_cache.VectorCache, "_read", lambda self, *a: reads.append(a[1]) or read(self, *a)
+    )
+    url = sqlite_url(tmp_path)
+    memory = LongTermMemory(url, user_id="ming", embeddings=HashingEmbeddings())
+    remember_all(memory)
+    spaces = visible(memory.user_id, None)
+    assert keys(memory.recall("zebra stripes", k=1, ranking="vector")) != ["pet"]
+    held = len(reads)
+
+    memory.remember("pet", "zebra stripes")
+    assert keys(memory.recall("zebra stripes", k=1, ranking="vector")) == ["pet"]
+    memory.remember("pet", "goldfish bowl")  # overwritten: the old vector must be gone
+    found = memory._store.nearest(spaces, "zebra stripes", 5)
+    assert "pet" not in [r["key"] for r, _ in found if r["value"] == "zebra stripes"]
+    assert [(f.key, f.value) for f in memory.recall("goldfish bowl", k=1, ranking="vector")] == [
+        ("pet", "goldfish bowl")
+    ]
+    memory.forget("city", purge=True)  # its row leaves the matrix; the last row moves in
+    assert "city" not in keys(memory.recall("city Lyon", k=5, ranking="vector"))
+    assert len(reads) == held  # all of it patched, nothing read again
+
+    patched = memory._store.nearest(spaces, "dog phone goldfish", 10)
+    cache = memory._store._vectors
+    cache._held.clear()  # read afresh from the file: the same facts and scores
+    fresh = memory._store.nearest(spaces, "dog phone goldfish", 10)
+    assert len(reads) > held
+    assert sorted((r["key"], s) for r, s in patched) == sorted((r["key"], s) for r, s in fresh)
+
+
+def test_a_write_that_rolls_back_leaves_the_held_vectors_as_they_were(tmp_path, monkeypatch):
+    # The patch is read inside the write's transaction and applied only once it commits:
+    # a write that fails after its statements ran (here: right after the read-back) rolls
+    # back, and the held matrix must not keep the vector it never committed.
+    from swarmgraph.memory import vector_cache
+
+    memory = LongTermMemory(sqlite_url(tmp_path), user_id="ming", embeddings=HashingEmbeddings())
+    remember_all(memory)
+    assert "pet" not in keys(memory.recall("zebra", k=5, ranking="vector"))
+    read_back = vector_cache.VectorCache.read_back
+
+    def failing(self, *args):
+        read_back(self, *args)
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(vector_cache.VectorCache, "read_back", failing)
+    with pytest.raises(RuntimeError, match="disk full"):
+        memory.remember("pet", "zebra")
+    monkeypatch.setattr(vector_cache.VectorCache, "read_back", read_back)
+    assert memory.get("pet") is None
+    assert "pet" not in keys(memory.recall("zebra", k=5, ranking="vector"))
+    memory.remember("pet", "zebra")  # and the next write still patches it right
+    assert keys(memory.recall("zebra", k=1, ranking="vector")) == ["pet"]
