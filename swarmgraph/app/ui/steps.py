@@ -48,6 +48,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
+from ...graph.core.members import member_kinds
 from ...graph.core.state import current_branch
 
 if TYPE_CHECKING:
@@ -87,7 +88,9 @@ class UiMiddleware(AgentMiddleware):
         #: memory): else no model call's prompt is searched for one.
         self.recall = recall
         self._seen: int | None = None  # the run's messages whose tool answers were told
-        self._told: set[str] = set()  # the tool calls whose answer was told
+        self._told: set[str] = set()  # the tool answers told (by message id, else call id)
+        self._agent: str | None = None  # the agent of the step told last
+        self._start: StepStart | None = None  # the last step's start: who is a member
 
     def _stopped(self) -> None:
         if self.stop.is_set():
@@ -108,6 +111,7 @@ class UiMiddleware(AgentMiddleware):
             self._results(messages[self._seen :])
         self._seen = len(messages)
         agent = str(state.get("active_agent") or start.node)
+        self._agent, self._start = agent, start
         shown = {"context_variables": plain(state.get("context_variables") or {}),
                  "active_agent": agent}  # fmt: skip
         self.turn.step_started(agent, shown)
@@ -118,14 +122,35 @@ class UiMiddleware(AgentMiddleware):
         self._results(messages)
 
     def _results(self, messages: Sequence[Any]) -> None:
-        answers = []
+        """The tool answers among ``messages`` not told yet, each in its step. A reply from
+        another agent than the step told last is a step no ``before_step`` announced: a
+        LangGraph member's turn (graph/features/native.py runs it as one graph call, with no
+        step of ours), told here, once its messages are in."""
+        answers: list[Any] = []
         for message in messages:
-            call_id = str(getattr(message, "tool_call_id", None) or "")
-            if getattr(message, "type", None) == "tool" and call_id not in self._told:
-                self._told.add(call_id)
+            kind = getattr(message, "type", None)
+            sender = getattr(message, "name", None)
+            if kind == "ai" and sender and sender != self._agent and self._member(sender):
+                if answers:
+                    self.turn.step_ended(answers)
+                answers = []
+                self._agent = sender
+                self.turn.step_started(sender, {"active_agent": sender})
+            told = str(getattr(message, "id", None) or getattr(message, "tool_call_id", ""))
+            if kind == "tool" and told not in self._told:
+                self._told.add(told)
                 answers.append(message)
         if answers:
             self.turn.step_ended(answers)
+
+    def _member(self, name: str) -> bool:
+        """Whether ``name`` is an agent the swarm runs as a member (not one of ours, whose
+        steps ``before_step`` tells; nor a fan-out branch's agent, whose steps are not the
+        swarm's). Before any step of ours ran, every reply is a member's."""
+        if self._start is None:
+            return True
+        agent = self._start.runtime.agent_named(name, self._start.turn.control)
+        return agent is not None and any(kind.owns(agent) for kind in member_kinds())
 
     # -- the model call -------------------------------------------------------------------------
     def _asking(self, request: ModelRequest) -> str:
