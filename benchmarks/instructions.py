@@ -71,30 +71,34 @@ operator.call(timed)
 
 
 def tracing_collected(which: str, n: int, folder: str) -> int:
-    """Instructions of ``n`` runs of benchmarks/tracing.py's row ``which``, warm."""
-    script = os.path.join(folder, "tracing_rows.py")
+    """Instructions of ``n`` runs of benchmarks/tracing.py's row ``which``, warm (only the
+    timed loop is collected: ``operator.call`` runs it)."""
+    flags = ["--collect-atstart=no", "--toggle-collect=_operator_call"]
+    return _callgrind(_TRACING_BODY, "tracing_rows.py", which, n, folder, flags)
+
+
+def collected(which: str, n: int, folder: str) -> int:
+    """Instructions callgrind counts for one process of ``which`` running ``n`` handoffs."""
+    return _callgrind(_BODY, "handoffs.py", which, n, folder, [])
+
+
+def _callgrind(body: str, name: str, which: str, n: int, folder: str, flags: list[str]) -> int:
+    """Instructions callgrind counts for ``body`` (written to ``folder/name``) run with
+    ``which n``."""
+    script = os.path.join(folder, name)
     with open(script, "w") as f:
-        f.write(_TRACING_BODY)
+        f.write(body)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = os.path.join(folder, "callgrind.tracing")
+    out = os.path.join(folder, f"callgrind.{name}.{which}.{n}")
     done = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--collect-atstart=no",
-            "--toggle-collect=_operator_call",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            script,
-            which,
-            str(n),
-        ],
+        ["valgrind", "--tool=callgrind", *flags, f"--callgrind-out-file={out}",
+         sys.executable, script, which, str(n)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": root},
         cwd=root,
         check=False,
-    )
+    )  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"{which} {n}: exit {done.returncode}\n{done.stderr[-2000:]}")
     found = re.search(r"Collected : (\d+)", done.stderr)
@@ -112,38 +116,6 @@ def tracing_per_handoff(n: int = 20) -> dict[str, float]:
     rows = ["no OpenTelemetry", "tracing off", "tracing on", FLOOR, HOOKS]
     with tempfile.TemporaryDirectory() as folder:
         return {w: tracing_collected(w, n, folder) / n for w in rows}
-
-
-def collected(which: str, n: int, folder: str) -> int:
-    """Instructions callgrind counts for one process of ``which`` running ``n`` handoffs."""
-    script = os.path.join(folder, "handoffs.py")
-    with open(script, "w") as f:
-        f.write(_BODY)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": root}
-    out = os.path.join(folder, f"callgrind.{which}.{n}")
-    done = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            script,
-            which,
-            str(n),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"{which} {n}: exit {done.returncode}\n{done.stderr[-2000:]}")
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in callgrind's output:\n{done.stderr[-2000:]}")
-    return int(found.group(1))
 
 
 def per_handoff(n: int = 100, features: Sequence[str] = ()) -> dict[str, float]:
