@@ -59,14 +59,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, cast
 
-from langgraph.store.base import (
-    GetOp,
-    Item,
-    ListNamespacesOp,
-    MatchCondition,
-    PutOp,
-    SearchOp,
-)
+from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, PutOp
 
 from .fact import (
     MAX_NAME_BYTES,
@@ -385,31 +378,6 @@ class LongTermMemory:
         ]
         live = [f for f in found if not f.forgotten]
         return sorted(live, key=lambda f: (SCOPE_ORDER[f.scope], f.key))
-
-    def offered_keys(self, text: str, limit: int) -> list[str]:
-        """The keys of this user's facts (``"user"`` scope) an extractor offers its model
-        for ``text``: all of them while the user has at most ``limit``; past that, the keys of
-        the ``limit`` facts :meth:`recall` finds for ``text``. A turn never lists every fact
-        of a user who has thousands (the store is asked for ``limit + 1`` entries at most).
-
-        Example:
-            >>> memory = LongTermMemory("memory://doctest-ltm-offered", user_id="ming")
-            >>> _ = memory.remember("home_city", "Lyon"); _ = memory.remember("car", "a Zoe")
-            >>> memory.offered_keys("I moved to Paris", limit=5)
-            ['car', 'home_city']
-            >>> memory.offered_keys("I moved to Lyon", limit=1)  # more facts than the limit
-            ['home_city']
-        """
-        if limit <= 0:
-            return []
-        (namespace,) = visible(self._user, None)[:1]  # the user's own facts
-        (page,) = self._store.read([SearchOp(namespace, limit=limit + 1)])
-        items = [i for i in cast(list[Item], page or []) if tuple(i.namespace) == namespace]
-        if len(items) <= limit:  # all of them: the model sees every kind the user has
-            live = (Fact.from_record(i.value) for i in items)
-            return sorted(f.key for f in live if not f.forgotten)
-        found = self.recall(text, k=limit)
-        return [f.key for f in found if f.scope == "user"]
 
     def all_facts(self) -> list[Fact]:
         """Every current fact of this user: every agent's notes (by agent), the user's facts,

@@ -66,6 +66,7 @@ from .fact_extract import (
 )
 from .fact_history import asks_about_past, with_earlier
 from .long_term import MAX_TEXT_BYTES, Fact, LongTermMemory, check_name
+from .offered_keys import offered_keys
 from .recall_block import RECALL_HEADER, block_text, render_facts
 from .store import Record
 
@@ -255,9 +256,9 @@ class LongTermTurn:
 
     def known_keys(self, text: str, limit: int) -> list[str]:
         """The keys of the user's current facts (at most ``limit``: those nearest ``text``
-        once the user has more, :meth:`LongTermMemory.offered_keys`), then this turn's staged
+        once the user has more: :func:`~.offered_keys.offered_keys`), then this turn's staged
         ones (the newest last): what an open extractor offers its model to reuse."""
-        stored = self.memory.offered_keys(text, limit)
+        stored = offered_keys(self.memory, text, limit)
         staged = [
             slot[2]
             for slot, (change, _) in self.staged.items()

@@ -172,7 +172,7 @@ class OpenFactExtractor:
     :data:`KEY_SYNONYMS`). ``max_known_keys``: at most this many of the user's keys are
     offered in the prompt, the first in the order given (a Session gives the user's keys,
     sorted, while there are at most ``max_known_keys``, else the keys of the facts recall
-    finds for the message: ``LongTermMemory.offered_keys``; then this turn's staged ones).
+    finds for the message: memory/offered_keys.py; then this turn's staged ones).
     ``prompt``: the system prompt.
 
     In a ``Session(long_term=..., extract=OpenFactExtractor(model))`` the user's current
