@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .messages import message_text
@@ -63,6 +63,22 @@ def _pointer(*parts: str) -> str:
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 
 
+def _key_ops(
+    field: str, old: dict[str, Any], new: dict[str, Any], keys: Iterable[str]
+) -> list[dict[str, Any]]:
+    """JSON Patch operations turning ``old`` (the dict at ``field``) into ``new`` at ``keys``
+    (the keys that changed)."""
+    ops: list[dict[str, Any]] = []
+    for key in keys:
+        path = _pointer(field, key)
+        if key not in new:
+            ops.append({"op": "remove", "path": path})
+        else:
+            op = "replace" if key in old else "add"
+            ops.append({"op": op, "path": path, "value": new[key]})
+    return ops
+
+
 def state_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
     """A JSON Patch from ``before`` to ``after`` (the UI state: ``context_variables`` patched
     key by key, the other top-level fields replaced whole), without diffing deep values.
@@ -83,13 +99,7 @@ def state_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str,
         elif field not in before:
             patch.append({"op": "add", "path": _pointer(field), "value": new})
         elif field == "context_variables" and isinstance(old, dict) and isinstance(new, dict):
-            for key in changed_keys(old, new):
-                path = _pointer(field, key)
-                if key not in new:
-                    patch.append({"op": "remove", "path": path})
-                else:
-                    op = "replace" if key in old else "add"
-                    patch.append({"op": op, "path": path, "value": new[key]})
+            patch.extend(_key_ops(field, old, new, changed_keys(old, new)))
         elif old != new:
             patch.append({"op": "replace", "path": _pointer(field), "value": new})
     return patch
@@ -314,13 +324,7 @@ class AguiTurn:
             if field not in state:
                 patch.append({"op": "add", "path": _pointer(field), "value": value})
             elif field == "context_variables" and keyed:
-                for key in changed:
-                    path = _pointer(field, key)
-                    if key not in now:
-                        patch.append({"op": "remove", "path": path})
-                    else:
-                        op = "replace" if key in before else "add"
-                        patch.append({"op": op, "path": path, "value": now[key]})
+                patch.extend(_key_ops(field, before, now, changed))
             elif field in _STEP_FIELDS and (value is not state[field]) and value != state[field]:
                 patch.append({"op": "replace", "path": _pointer(field), "value": value})
         if patch:
