@@ -45,6 +45,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -568,10 +569,7 @@ async def invoke_tool(
     callback handler listens (graph/core/tool_events.py)."""
     if events is None:
         return await io.call_tool(func, kwargs)
-
-    async def run() -> Any:
-        return await io.call_tool(func, kwargs)
-
+    run = functools.partial(io.call_tool, func, kwargs)  # the call, for the events to wrap
     return await events.around(call.name, call.id, call.args, run, _shown)
 
 
