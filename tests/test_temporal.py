@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -444,3 +445,29 @@ def test_what_a_temporal_run_does_not_carry_is_refused_before_it_starts(
         assert count.count == 0
 
     asyncio.run(main())
+
+
+def test_the_dev_server_is_ready_only_once_its_frontend_serves_a_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A listening port is not a serving frontend: a loaded machine answered "Frontend is not
+    healthy yet" to the first test's call. ``start()`` returns only once a namespace read works,
+    and says why when it never does."""
+    from swarmgraph.temporal import dev_server
+
+    answers = ["Frontend is not healthy yet", "Frontend is not healthy yet", ""]
+    probes: list[list[str]] = []
+    real_run = subprocess.run
+
+    def probe(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        if command[1:4] != ["operator", "namespace", "describe"]:
+            return real_run(command, **kwargs)
+        probes.append(command)
+        said = answers.pop(0) if answers else "Frontend is not healthy yet"
+        return subprocess.CompletedProcess(command, 1 if said else 0, "", said)
+
+    monkeypatch.setattr(dev_server.subprocess, "run", probe)
+    with dev_server.DevServer() as server:
+        assert len(probes) == 3 and server.address in probes[0]
+    with pytest.raises(dev_server.DevServerError, match="not ready: Frontend is not healthy yet"):
+        dev_server.DevServer().start(timeout=1.5)

@@ -70,7 +70,7 @@ def temporal_binary() -> str:
 
 
 class DevServer:
-    """``start()`` runs the server and waits until its frontend listens; ``address`` is
+    """``start()`` runs the server and waits until its frontend serves calls; ``address`` is
     ``127.0.0.1:PORT``; ``close()`` stops it (also as a context manager). ``dynamic_config``:
     server settings (``--dynamic-config-value KEY=VALUE`` each, e.g. :data:`PROMPT_TRANSFER`).
 
@@ -104,17 +104,36 @@ class DevServer:
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
+        said = "it did not listen"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 tail = self.log.read_text(errors="replace")[-2000:]
                 raise DevServerError(f"temporal dev server exited ({self.proc.returncode}): {tail}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
+                    pass
             except OSError:
                 time.sleep(0.2)
+                continue
+            # Listening is not serving: on a loaded machine the frontend answers "Frontend is
+            # not healthy yet" for a while after its port opens (a CI run's first test failed so).
+            # Ready means a real call through the frontend works: the default namespace is read.
+            said = self._not_ready()
+            if not said:
+                return
+            time.sleep(0.2)
         self.close()
-        raise DevServerError(f"temporal dev server did not listen on {self.address}")
+        raise DevServerError(f"temporal dev server at {self.address} not ready: {said}")
+
+    def _not_ready(self) -> str:
+        """Why the frontend cannot serve a call yet, or ``""`` once it can."""
+        probe = [temporal_binary(), "operator", "namespace", "describe", "--namespace", "default"]
+        probe += ["--address", self.address, "--output", "json"]
+        try:
+            done = subprocess.run(probe, capture_output=True, text=True, timeout=10)
+        except subprocess.TimeoutExpired:
+            return "the frontend did not answer within 10 s"
+        return "" if done.returncode == 0 else (done.stderr or done.stdout).strip()[-500:]
 
     def close(self) -> None:
         proc, self.proc = self.proc, None
