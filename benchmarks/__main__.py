@@ -120,11 +120,9 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
         "effects": lambda: run_effects(turns=200, stateless=(20, 15)),
         "tokens": lambda: run_tokens(turns=200, plot_path=plot),
         "recall": lambda: run_recall(turns=200, plot_path=recall_plot),
-        # The long profile's datasets cost about twice the short ones; on a shared 2-CPU
-        # machine this round's run gave it the dev split only (RESULTS.md says so).
-        "longterm": lambda: run_longterm(
-            plot_path=longterm_plot, profile_splits={"long": ("dev",)}
-        ),
+        # every profile on both splits and three seeds (the long profile's datasets cost about
+        # twice the short ones': on a shared 2-CPU machine, run it with nothing else running)
+        "longterm": lambda: run_longterm(plot_path=longterm_plot),
         # a throwaway Postgres server of its own, as the backends section starts one
         "growth": lambda: run_recall_growth(postgres="", plot_path=growth_plot),
         "concurrency": lambda: run_concurrency(
