@@ -39,7 +39,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import Unpack
 
-from .core.builder import GraphSettings, build_graph_and_runtime, checked_middleware
+from .core.builder import GraphSettings, build_graph_and_runtime
 from .core.discovery import FUNCTIONS, Topology
 from .core.discovery import find_topology as _find_topology
 from .core.models import ModelResolver
@@ -57,6 +57,7 @@ from .options import (
     stream_listener,
 )
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
+from .swarm_graph import checked_middleware
 
 if TYPE_CHECKING:
     from .features.budget import Budget

@@ -55,7 +55,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 from typing_extensions import Unpack
 
-from .drivers import ASYNC, SYNC, Driver, drive
+from .drivers import SYNC, Driver, drive
 from .errors import ContextValidationError
 from .injected import InjectedParam, param_for
 from .loop import inject_context
@@ -476,7 +476,7 @@ class _Runner:
 
 
 class ToolRunOptions(TypedDict, total=False):
-    """The keywords of :func:`execute_tool_calls` and :func:`aexecute_tool_calls`: ``debug``
+    """The keywords of :func:`execute_tool_calls` and :func:`run_tool_calls`: ``debug``
     gets Swarm's debug lines; ``writes``: how each call's context change goes in and is
     checked (:class:`ContextWrites`, a middleware's; None: Swarm's rule); ``records``: where
     the calls that must run at most once are recorded (:class:`CallRecords`, a middleware's),
@@ -508,17 +508,6 @@ def execute_tool_calls(
     return drive(run_tool_calls(reply, functions, context_variables, SYNC, **options))
 
 
-async def aexecute_tool_calls(
-    reply: AIMessage,
-    functions: Sequence[Callable[..., Any]],
-    context_variables: dict[str, Any],
-    **options: Unpack[ToolRunOptions],
-) -> ToolOutcome:
-    """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called.
-    (A ledger's ``before``/``after`` are sync: a store round trip each, around the tool.)"""
-    return await run_tool_calls(reply, functions, context_variables, ASYNC, **options)
-
-
 async def run_tool_calls(
     reply: AIMessage,
     functions: Sequence[Callable[..., Any]],
@@ -533,9 +522,9 @@ async def run_tool_calls(
     around: CallsAround | None = None,
     events: ToolEvents | None = None,
 ) -> ToolOutcome:
-    """The one body of both: each call that can run is called through ``io``
-    (graph/core/drivers.py),
-    between its records' ``before`` and ``done`` (off the event loop) when it has some."""
+    """Run every tool call in ``reply`` in order, sync or async as ``io`` says
+    (graph/core/drivers.py); a call with records runs between their ``before`` and ``done``
+    (off the event loop)."""
     runner = _Runner(
         reply, functions, context_variables, writes, records, inputs, first_handoff_wins
     )
