@@ -84,8 +84,10 @@ class GraphSettings:
     #: The middleware a handoff target brings (graph/options.py's ``middleware_for_target``:
     #: ``CALLER`` brings the hand-back that resolves it); None, targets bring none.
     target_options: Callable[[Agent], Sequence[Any]] | None = None
-    #: What listens to a model call that may stream (graph/options.py's ``stream_listener``:
-    #: streamed tool-call arguments held to the rule of non-streamed ones); None, nothing.
+    #: What listens to a model call that may stream (a handler in the config, a model that
+    #: streams of itself): ``(runnable, config, kwargs) -> ModelListener or None``
+    #: (graph/options.py's ``stream_listener``: streamed tool-call arguments held to the rule of
+    #: non-streamed ones); None, nothing.
     listen: Callable[[Any, Any, Any], ModelListener | None] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).

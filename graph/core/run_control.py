@@ -201,13 +201,9 @@ class Books:
             self.trajectory.append(entry)
 
 
-#: ``(active agent, the conversation's messages) -> text or None``, asked before every model
-#: call: text to append to that agent's system prompt (a Session's long-term recall: what it
-#: remembers about the user that is relevant now, from the scopes that agent may read).
+#: :attr:`RunHooks.prompt_context`: ``(active agent, messages) -> text or None``.
 PromptContext: TypeAlias = "Callable[[Agent, Sequence[BaseMessage]], str | None]"
-#: ``active agent -> {injected parameter: value}``: the values of the injected tool
-#: parameters (``graph.schema.INJECTED``) other than ``context_variables``, for the tools of
-#: the agent whose calls run now (e.g. ``{"long_term": <the user's memory as it sees it>}``).
+#: :attr:`RunHooks.tool_inputs`: ``active agent -> {injected parameter: value}``.
 ToolInputs: TypeAlias = "Callable[[Agent], Mapping[str, Any]]"
 
 
@@ -221,12 +217,12 @@ class RunHooks:
     they run (an :class:`~swarmgraph.graph.features.effects.EffectLedger`): the core only
     carries it to the effects feature, which reads it here (``effects.run_ledger``).
     ``prompt_context(agent, messages) -> str | None`` is asked before every model call; its
-    text is appended to that agent's system prompt (a
-    Session's long-term recall: :data:`PromptContext`). ``tool_inputs(agent) -> {name:
-    value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g.
-    ``long_term``) of the agent whose calls run (:data:`ToolInputs`). ``conversation_id``: the
-    Session's conversation the run is a turn of (what a trace records as
-    ``gen_ai.conversation.id``). ``middleware``: LangChain ``AgentMiddleware`` the caller
+    text is appended to that agent's system prompt (a Session's long-term recall: what it
+    remembers about the user that is relevant now). ``tool_inputs(agent) -> {name: value}``
+    gives the injected tool parameters other than ``context_variables``
+    (graph/core/injected.py, e.g. ``long_term``) of the agent whose calls run.
+    ``conversation_id``: the Session's conversation the run is a turn of (what a trace records
+    as ``gen_ai.conversation.id``). ``middleware``: LangChain ``AgentMiddleware`` the caller
     installs for this run only, around every agent's (outermost: around the graph's, the
     agent's own and the run's options', such as a budget's); a Session turn watched by
     ``swarmgraph ui`` brings the page's this way (swarmgraph/app/ui/steps.py).
@@ -254,14 +250,8 @@ S = TypeVar("S", bound=RunState)
 @dataclass
 class RunControl:
     """One run's settings (Swarm.run's arguments) and its running counters: the core's only.
-
-    A feature keeps its state for the run as one typed object (a :class:`RunState`, made on
-    first use by :meth:`own`, read by :meth:`state_of`); what a caller hands the run is one
-    :class:`RunHooks`. Middleware the run's own options install (``Swarm.run(budget=)``) is
-    ``middleware``. ``exceeded`` stays a field: a limit that refused the next step is why the
-    run stopped, and that is the core's to know (``turns_left`` reads it, tracing watches it
-    being set); a feature sets it (a budget's middleware, graph/features/budget.py).
-    """
+    A feature keeps its state for the run as one typed object (a :class:`RunState`: :meth:`own`,
+    :meth:`state_of`)."""
 
     model_override: str | None = None
     max_turns: float = math.inf
@@ -278,7 +268,8 @@ class RunControl:
     #: ``approvals`` are the approvals feature's own state: ``ApprovalsRun.given``.)
     swarm_run: bool = False
     #: The limit that refused the run's next step (a budget's: ``Swarm.run`` raises it, holding
-    #: the Response); set by the feature that checks it; no node goes on after it.
+    #: the Response); set by the feature that checks it; no node goes on after it (the core's
+    #: to know: :meth:`turns_left` reads it, tracing watches it being set).
     exceeded: SwarmError | None = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.

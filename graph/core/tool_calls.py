@@ -57,7 +57,7 @@ from typing_extensions import Unpack
 
 from .drivers import SYNC, Driver, drive
 from .errors import ContextValidationError
-from .injected import InjectedParam, param_for
+from .injected import CONTEXT_PARAM, InjectedParam, param_for
 from .loop import inject_context
 from .members import members_in
 from .runtime import (
@@ -68,7 +68,7 @@ from .runtime import (
     ToolOutcome,
 )
 from .schema import INJECTED, ToolArgumentError, ToolSpec, tool_spec
-from .types import CTX_VARS_NAME, MULTI_HANDOFF_ATTR, Agent, Result
+from .types import MULTI_HANDOFF_ATTR, Agent, Result
 
 if TYPE_CHECKING:
     from .tool_events import ToolEvents
@@ -237,7 +237,7 @@ class _Runner:
         None, or the error text for the model."""
         made: list[InjectedParam] | None = None
         for name in spec.injected:  # the framework's values, never the model's (schema.INJECTED)
-            if name == CTX_VARS_NAME:
+            if name == CONTEXT_PARAM:
                 continue  # below: the live dict (or a typed instance)
             param = param_for(name)
             if param is not None and param.make is not None:  # made for this call, below
@@ -256,7 +256,7 @@ class _Runner:
             context = self.working_context()
             if spec.context_model is not None:  # ``context_variables: Model``: an instance
                 try:
-                    kwargs[CTX_VARS_NAME] = self.typed = self._instance(spec.context_model)
+                    kwargs[CONTEXT_PARAM] = self.typed = self._instance(spec.context_model)
                 except ValidationError as exc:
                     problems = "; ".join(e["msg"] for e in exc.errors(include_url=False))
                     name = spec.context_model.__name__

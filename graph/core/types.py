@@ -29,8 +29,6 @@ if TYPE_CHECKING:  # this module never imports LangChain (see is_compiled_graph)
 
 AgentFunction = Callable[..., Any]
 
-#: The parameter name Swarm injects run context into (hidden from the model).
-CTX_VARS_NAME = "context_variables"
 #: A value a tool returns to hand the conversation to several agents at once sets this to
 #: ``True`` on its class (a feature's value, graph/core/runtime.py's ``MultiHandoff``): how
 #: ``Result.agent`` and the tool runner tell one from any other return value.
