@@ -10,7 +10,7 @@ Example:
 """
 
 from .core.injected import injected_by as _injected_by
-from .core.lazy import lazy_exports
+from .lazy import lazy_exports
 from .process_exit import register as _register_quick_exit
 
 _register_quick_exit()  # see process_exit: ~0.3 s less at interpreter exit

@@ -42,12 +42,12 @@ from typing_extensions import Unpack
 from .core.builder import GraphSettings, build_graph_and_runtime
 from .core.discovery import FUNCTIONS, Topology
 from .core.discovery import find_topology as _find_topology
-from .core.models import ModelResolver
 from .core.node_names import HANDOFF_MODES
 from .core.runtime import GraphRuntime
 from .core.schema import tool_spec
 from .core.state import SwarmState
 from .core.types import Agent, Response
+from .models import ModelResolver
 from .options import (
     GRAPH_EXTENSIONS,
     TOOL_TRAITS,

@@ -22,10 +22,10 @@ from langgraph.graph import StateGraph
 from .core.builder import GraphSettings, build_graph_and_runtime
 from .core.discovery import find_topology
 from .core.members import as_member
-from .core.models import ModelResolver
 from .core.run_control import PromptContext, RunHooks, ToolInputs
 from .core.state import SwarmState
 from .core.types import Agent, check_middleware
+from .models import ModelResolver
 
 __all__ = ["build_swarm_graph", "checked_middleware"]
 

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from .graph.core.lazy import lazy_exports
+from .graph.lazy import lazy_exports
 
 TYPE_CHECKING = False  # not from typing: importing typing costs every `swarmgraph --help`
 

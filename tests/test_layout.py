@@ -277,6 +277,8 @@ API = {
     "observed_graph",
     "options",
     "process_exit",
+    "models",  # which chat model answers for a name: Swarm(client=, chat_model=)
+    "lazy",  # the packages' names loaded on first use
 }
 SUBPACKAGES = {"core", "features", "chat_models", "onetoone"}
 

@@ -18,6 +18,7 @@ find in advance goes through one extra node, ``dynamic_handoff``.
 Example:
     >>> from swarmgraph.graph.core.discovery import find_topology
     >>> from swarmgraph.graph.core.types import Agent
+    >>> from swarmgraph.graph.models import ModelResolver
     >>> triage = Agent(name="Triage", handoffs=[Agent(name="Sales")])
     >>> builder, _ = build_graph_and_runtime(find_topology([triage]), ModelResolver())
     >>> sorted(n for n in builder.compile().get_graph().nodes if not n.startswith("__"))
@@ -37,11 +38,10 @@ from langgraph.types import Command, Send
 from .discovery import Topology
 from .graph_extension import ExtraNode, GraphExtension, GraphPlan, MakeExtension
 from .members import MemberNode, member_kinds, node_of
-from .models import ModelResolver
 from .node import AgentNode
 from .node_names import DYNAMIC_NODE, HANDOFF_MODES
 from .run_control import NO_HOOKS, RunHooks, current_control
-from .runtime import GraphRuntime
+from .runtime import ChatModels, GraphRuntime
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
 from .types import Agent
@@ -98,7 +98,7 @@ class GraphSettings:
 
 
 def build_graph_and_runtime(
-    topology: Topology, resolver: ModelResolver, settings: GraphSettings = GraphSettings()
+    topology: Topology, resolver: ChatModels, settings: GraphSettings = GraphSettings()
 ) -> tuple[StateGraph, GraphRuntime]:
     """``build_swarm_graph`` for a :class:`Topology` already found (its first agent is
     the default), and the :class:`GraphRuntime` its nodes share: ``Swarm`` keeps both, to
@@ -107,6 +107,7 @@ def build_graph_and_runtime(
     Example:
         >>> from swarmgraph.graph import Agent
         >>> from swarmgraph.graph.core.discovery import find_topology
+        >>> from swarmgraph.graph.models import ModelResolver
         >>> triage = Agent(name="Triage", handoffs=[Agent(name="Sales")])
         >>> builder, runtime = build_graph_and_runtime(find_topology([triage]), ModelResolver())
         >>> list(runtime.agents), runtime.default is triage

@@ -43,7 +43,7 @@ Example:
     ...         return None
     >>> from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
     >>> from swarmgraph.graph.core.discovery import find_topology
-    >>> from swarmgraph.graph.core.models import ModelResolver
+    >>> from swarmgraph.graph.models import ModelResolver
     >>> settings = GraphSettings(extensions=(lambda plan: Audited(),))
     >>> builder, _ = build_graph_and_runtime(
     ...     find_topology([Agent(name="Triage")]), ModelResolver(), settings)

@@ -5,7 +5,7 @@ models with their tools bound, the routing after a step, and the handoff switch.
 makes one per graph and returns it beside the graph (``Swarm`` keeps the pair); the nodes hold it.
 
 Example:
-    >>> from swarmgraph.graph.core.models import ModelResolver
+    >>> from swarmgraph.graph.models import ModelResolver
     >>> from swarmgraph.graph.core.types import Agent
     >>> sales = Agent(name="Sales")
     >>> runtime = GraphRuntime({"Sales": sales}, ModelResolver(), max_consecutive_handoffs=10)
@@ -39,7 +39,6 @@ from .handoffs import Handoff, Way, handoff_verdict
 from .loop import switch_agent
 from .marks import any_marked, marked_middleware
 from .messages import reanswer
-from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
 from .run_control import NO_HOOKS, RunControl, RunHooks
 from .schema import tool_spec
@@ -57,6 +56,7 @@ __all__ = [
     "MAX_DYNAMIC_AGENTS",
     "AfterHandoffs",
     "CallRecords",
+    "ChatModels",
     "GraphRuntime",
     "HandoffValue",
     "ModelCall",
@@ -80,6 +80,13 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 #: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
 #: one slot per name, the oldest names forgotten first, so the map cannot grow forever.
 MAX_DYNAMIC_AGENTS = 256
+
+
+class ChatModels(Protocol):
+    """Which chat model answers for a model name (``agent.model``, or ``model_override``): the
+    API's choice of client, chat model or default (graph/models.py's ``ModelResolver``)."""
+
+    def get(self, model_name: str) -> BaseChatModel: ...
 
 
 class MultiHandoff(Protocol):
@@ -308,7 +315,7 @@ class GraphRuntime:
     def __init__(
         self,
         agents: dict[str, Agent],
-        resolver: ModelResolver,
+        resolver: ChatModels,
         max_consecutive_handoffs: int,
         lookup: Callable[[str], Agent | None] | None = None,
     ) -> None:

@@ -840,7 +840,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     import sqlite3
 
     from ..graph.core.errors import SwarmError
-    from ..graph.core.models import MissingModelError
+    from ..graph.models import MissingModelError
     from ..memory import ContextSerializationError, ContextVersionConflict
 
     errors: list[type[BaseException]] = [
