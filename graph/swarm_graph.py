@@ -26,6 +26,15 @@ from .core.run_control import PromptContext, RunHooks, ToolInputs
 from .core.state import SwarmState
 from .core.types import Agent, check_middleware
 from .models import ModelResolver
+from .observed_graph import ObservedStateGraph
+from .options import (
+    GRAPH_EXTENSIONS,
+    TOOL_TRAITS,
+    context_middleware_of,
+    middleware_for_target,
+    middleware_of,
+    stream_listener,
+)
 
 __all__ = ["build_swarm_graph", "checked_middleware"]
 
@@ -108,16 +117,6 @@ def build_swarm_graph(
     """
     if not agents:
         raise ValueError("build_swarm_graph needs at least one agent")
-    from .observed_graph import ObservedStateGraph
-    from .options import (
-        GRAPH_EXTENSIONS,
-        TOOL_TRAITS,
-        context_middleware_of,
-        middleware_for_target,
-        middleware_of,
-        stream_listener,
-    )
-
     # A compiled LangGraph graph with a name is a member too (another kind: graph/core/members.py).
     members = [as_member(a) for a in agents]
     default = as_member(default_agent) if default_agent is not None else members[0]

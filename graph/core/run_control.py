@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 from langchain_core.runnables import RunnableConfig
 
 from .errors import SwarmError
-from .run_state import RunState
 from .state import BRANCH_LABEL
 
 if TYPE_CHECKING:
@@ -199,6 +198,38 @@ class Books:
                     self.totals[key] += value
                     mine[key] += value
             self.trajectory.append(entry)
+
+
+class RunState:
+    """A feature's state for one run: one object per feature, kept by the run's
+    :class:`RunControl` under its class (:meth:`RunControl.own`, :meth:`RunControl.state_of`),
+    so every access to it is typed (``RunControl.features``). The core knows one thing about
+    it: whether the feature stopped the run (:meth:`halts`), which :meth:`RunControl.turns_left`
+    asks.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Calls(RunState):
+        ...     made: int = 0
+        >>> control = RunControl()
+        >>> control.state_of(Calls) is None, control.own(Calls) is control.own(Calls)
+        (True, True)
+        >>> control.own(Calls).made += 1
+        >>> control.state_of(Calls), control.turns_left()
+        (Calls(made=1), True)
+    """
+
+    __slots__ = ()
+
+    def halts(self) -> bool:
+        """Whether the feature stopped the run here: no node goes on after it."""
+        return False
+
+    def stop_error(self) -> SwarmError | None:
+        """What ``Swarm.run`` raises, holding the Response, for the stop this feature made
+        (a tripped guardrail), if any."""
+        return None
 
 
 #: :attr:`RunHooks.prompt_context`: ``(active agent, messages) -> text or None``.
