@@ -219,18 +219,10 @@ class Turn:
     does next is what is set here.
 
     ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
-    resume). ``ran``: the tool calls to run now, with
-    ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
-    denied). ``update``: what the step returns. ``records``: where the tool runner records
-    the calls that must run at most once (:class:`CallRecords`; set by a middleware's
-    ``hold_calls`` hook, graph/core/middleware.py).
-
-    Features reach the step through their middleware's hooks (graph/core/middleware.py: a
-    guarded agent's checks are its middleware's ``before_model``, ``after_model`` and
-    ``before_handoff``; calls left waiting are answered in ``before_step``) and, besides their
-    own state (:meth:`own`, :meth:`state_of`), at one point: ``goto``, where a feature sends
-    the step instead (a fan-out's branches, graph/features/branches.py; the same node again,
-    for a call in doubt asked about in a step of its own, graph/features/decisions.py).
+    resume). ``ran``: the tool calls to run now, with ``tools`` to run them and ``answers``
+    for the calls that do not run (held, refused, denied). ``update``: what the step returns.
+    Features reach the step through their middleware's hooks (docs/internals.md), their own
+    state here (:meth:`own`, :meth:`state_of`) and ``goto``.
 
     Example:
         >>> from dataclasses import dataclass
@@ -252,9 +244,12 @@ class Turn:
     ran: AIMessage | None = None
     tools: list[AgentFunction] = field(default_factory=list)
     answers: list[ToolMessage] = field(default_factory=list)
-    #: Where the step goes instead of where the core would send it (set by a feature).
+    #: Where the step goes instead of where the core would send it (set by a feature: a
+    #: fan-out's branches; the same node again, for a call in doubt asked about in a step of
+    #: its own, graph/features/decisions.py).
     goto: Command | None = None
-    #: The tool runner's records of calls that must run at most once (None: no call is).
+    #: The tool runner's records of calls that must run at most once (None: no call is; set by
+    #: a middleware's ``hold_calls`` hook, graph/core/middleware.py).
     records: CallRecords | None = None
     #: The middleware the step asks (``GraphRuntime.stack_for``), None: none.
     stack: MiddlewareStack | None = None
