@@ -36,7 +36,7 @@ from .options import (
     stream_listener,
 )
 
-__all__ = ["build_swarm_graph", "checked_middleware"]
+__all__ = ["api_settings", "build_swarm_graph", "checked_middleware"]
 
 
 def build_swarm_graph(
@@ -120,7 +120,9 @@ def build_swarm_graph(
     # A compiled LangGraph graph with a name is a member too (another kind: graph/core/members.py).
     members = [as_member(a) for a in agents]
     default = as_member(default_agent) if default_agent is not None else members[0]
-    settings = GraphSettings(
+    settings = api_settings(
+        context_schema,
+        middleware,
         state_schema=state_schema,
         runtime_schema=runtime_schema,
         max_consecutive_handoffs=max_consecutive_handoffs,
@@ -128,12 +130,7 @@ def build_swarm_graph(
         parallel_handoffs=parallel_handoffs,
         input_schema=input_schema,
         hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
-        middleware=(*context_middleware_of(context_schema), *checked_middleware(middleware)),
-        options=middleware_of,
-        target_options=middleware_for_target,
-        listen=stream_listener,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
-        extensions=GRAPH_EXTENSIONS,  # features with nodes of their own (graph_extension.py)
     )
     topology = find_topology([default, *members], middleware_of, TOOL_TRAITS)
     builder, _ = build_graph_and_runtime(
@@ -143,6 +140,23 @@ def build_swarm_graph(
         builder.default_agent, builder.agents = default, dict(topology.agents)
         builder.hooks = settings.hooks  # its observers see its recall
     return builder
+
+
+def api_settings(
+    context_schema: type | None, middleware: Sequence[Any], **settings: Any
+) -> GraphSettings:
+    """The core builder's settings with the API's options in them (``build_swarm_graph``'s and
+    ``Swarm``'s alike): a typed context's middleware first, around the caller's ``middleware``;
+    the middleware an agent's options and a handoff target install; the stream listener; the
+    features with nodes of their own (graph/options.py). ``settings``: the other fields."""
+    return GraphSettings(
+        middleware=(*context_middleware_of(context_schema), *checked_middleware(middleware)),
+        options=middleware_of,
+        target_options=middleware_for_target,
+        listen=stream_listener,
+        extensions=GRAPH_EXTENSIONS,
+        **settings,
+    )
 
 
 def checked_middleware(middleware: Sequence[Any]) -> tuple[Any, ...]:

@@ -21,8 +21,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -63,9 +61,7 @@ class Books:
         ['model', 'handoff']
     """
 
-    totals: dict[str, int] = field(
-        default_factory=cast("Callable[[], dict[str, int]]", partial(dict.fromkeys, COUNTS, 0))
-    )
+    totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
     by_agent: dict[str, dict[str, int]] = field(default_factory=dict)
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     #: ``time.perf_counter()`` when the run began: branch times are seconds since then.
@@ -76,8 +72,7 @@ class Books:
     @property
     def usage(self) -> dict[str, Any]:
         """``Response.usage``: the totals plus ``by_agent`` (copies)."""
-        by_agent = self.by_agent  # each agent's counts copied (by map: no comprehension frame)
-        copies = dict(zip(by_agent, map(dict, by_agent.values()), strict=True))
+        copies = {agent: dict(counts) for agent, counts in self.by_agent.items()}
         return {**self.totals, "by_agent": copies}
 
     # -- records (after a step) -------------------------------------------------------
@@ -90,7 +85,7 @@ class Books:
             "name": model,
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
-            "tool_calls": list(map(itemgetter("name"), tool_calls)),
+            "tool_calls": [call["name"] for call in tool_calls],
         }
         counts = {"model_calls": 1, "input_tokens": input_tokens, "output_tokens": output_tokens}
         self._book(agent, entry, counts)
