@@ -807,7 +807,7 @@ def startup_section(s: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     if paused is not None:
         why += (
             f"; {paused:.2f}x the floor with the collector paused as ours pauses it "
-            "(graph/core/lazy.py): our own modules' share"
+            "(graph/lazy.py): our own modules' share"
         )
     targets.append(
         {
@@ -849,7 +849,7 @@ def startup_section(s: dict[str, Any], targets: list[dict[str, str]]) -> list[st
             "first run includes importing `langchain_openai` (and with it `openai`), as ours "
             "does. Ours beats the floor in two places, both the garbage collector walking "
             "the ~175,000 long-lived objects LangChain's stack makes: it pauses the collector "
-            "while its first import runs (graph/core/lazy.py) and freezes the heap at interpreter "
+            "while its first import runs (graph/lazy.py) and freezes the heap at interpreter "
             "exit (graph/process_exit.py; ~0.3 s of teardown collections).",
             "",
         ]

@@ -188,7 +188,7 @@ def run_startup(
         "swarmgraph --version": [*_cli(), "--version"],
         "swarmgraph --help": [*_cli(), "--help"],
         FLOOR: [py, "-c", FLOOR_IMPORT],
-        # The same imports with the collector paused as ours pauses it (graph/core/lazy.py), so
+        # The same imports with the collector paused as ours pauses it (graph/lazy.py), so
         # the pause's share and our code's share of the difference can be told apart.
         PAUSED_FLOOR: [py, "-c", f"import gc; gc.disable(); {FLOOR_IMPORT}; gc.enable()"],
         # The import target compares imports, so ours exits as the floor does (Python's full

@@ -10,7 +10,7 @@ Example:
 """
 
 from .core.injected import injected_by as _injected_by
-from .core.lazy import lazy_exports
+from .lazy import lazy_exports
 from .process_exit import register as _register_quick_exit
 
 _register_quick_exit()  # see process_exit: ~0.3 s less at interpreter exit
@@ -37,7 +37,7 @@ _EXPORTS: dict[str, str] = {
     "Response": ".core.types",
     "Swarm": ".swarm",
     "SwarmState": ".core.state",
-    "build_swarm_graph": ".core.builder",
+    "build_swarm_graph": ".swarm_graph",
     "handoff_tool": ".features.member_handoff",
     "function_to_json": ".core.schema",
     # chat models
@@ -83,7 +83,6 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
     from .chat_models.openai_client import OpenAIClientChatModel
     from .chat_models.scripted import ScriptedChatModel, scripted_tool_call, scripted_tool_calls
-    from .core.builder import build_swarm_graph
     from .core.errors import (
         ContextValidationError,
         HandoffLoopError,
@@ -112,3 +111,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .onetoone.pattern import OneToOne, one_to_one
     from .onetoone.views import agent_answer, messages_for, split_last_turn
     from .swarm import Swarm
+    from .swarm_graph import build_swarm_graph

@@ -231,7 +231,7 @@ def fan_out_nodes(plan: GraphPlan) -> GraphExtension | None:
     Example:
         >>> from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
         >>> from swarmgraph.graph.core.discovery import find_topology
-        >>> from swarmgraph.graph.core.models import ModelResolver
+        >>> from swarmgraph.graph.models import ModelResolver
         >>> plain = find_topology([Agent(name="Triage", handoffs=[Agent(name="Sales")])])
         >>> settings = GraphSettings(extensions=(fan_out_nodes,))
         >>> _, runtime = build_graph_and_runtime(plain, ModelResolver(), settings)

@@ -39,24 +39,18 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import Unpack
 
-from .core.builder import GraphSettings, build_graph_and_runtime, checked_middleware
+from .core.builder import build_graph_and_runtime
 from .core.discovery import FUNCTIONS, Topology
 from .core.discovery import find_topology as _find_topology
-from .core.models import ModelResolver
 from .core.node_names import HANDOFF_MODES
 from .core.runtime import GraphRuntime
 from .core.schema import tool_spec
 from .core.state import SwarmState
 from .core.types import Agent, Response
-from .options import (
-    GRAPH_EXTENSIONS,
-    TOOL_TRAITS,
-    context_middleware_of,
-    middleware_for_target,
-    middleware_of,
-    stream_listener,
-)
+from .models import ModelResolver
+from .options import TOOL_TRAITS, middleware_of
 from .prepared_run import NO_HOOKS, PreparedRun, RunExtras, RunRequest, hooks_of
+from .swarm_graph import api_settings
 
 if TYPE_CHECKING:
     from .features.budget import Budget
@@ -131,21 +125,14 @@ class Swarm:
         self._starts: OrderedDict[int, tuple[Agent, Topology]] = OrderedDict()
         self._lock = threading.Lock()
         #: How this Swarm's graphs are built: each run starts at the agent it is given.
-        self._settings = GraphSettings(
+        self._settings = api_settings(
+            self.context_schema,
+            middleware,
             max_consecutive_handoffs=max_consecutive_handoffs,
             fixed_entry=True,
             lookup=self._agent_named,
             parallel_handoffs=parallel_handoffs,
             resumes=True,  # a fan-out paused for approval goes on (Swarm.run(branches=))
-            # a typed context's middleware first: it wraps the user's (graph/options.py)
-            middleware=(
-                *context_middleware_of(self.context_schema),
-                *checked_middleware(middleware),
-            ),
-            options=middleware_of,
-            target_options=middleware_for_target,
-            listen=stream_listener,
-            extensions=GRAPH_EXTENSIONS,
         )
 
     # -- the agents and the compiled graph for a start agent -----------------------------

@@ -54,7 +54,7 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # At call time: the engine's loader pauses the garbage collector while LangChain loads.
-    from ..graph.core.lazy import import_paused
+    from ..graph.lazy import import_paused
 
     value = getattr(import_paused(module, __name__), name)
     globals()[name] = value

@@ -128,8 +128,26 @@ def resume_open(turn: Any, stored: dict[str, Any], run_kwargs: dict[str, Any]) -
 
 def whole(turn: TurnState, response: Response) -> Response:
     """A resumed turn's Response holds the whole turn's messages: those an earlier attempt
-    kept (up to the effect call it was running) before this run's own."""
-    response.prepend_messages(turn.carried)
+    kept (up to the effect call it was running) before this run's own, in ``messages`` and
+    ``langchain_messages`` alike.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from swarmgraph.graph.core.types import Response
+        >>> from swarmgraph.memory.effect_ledger import TurnState
+        >>> turn = TurnState("t1", carried=[HumanMessage("hi")])
+        >>> response = whole(turn, Response(messages=[{"role": "assistant", "content": "ok"}]))
+        >>> [m["role"] for m in response.messages], [m.type for m in response.langchain_messages]
+        (['user', 'assistant'], ['human', 'ai'])
+    """
+    from ..graph.core.messages import to_langchain, to_openai
+
+    earlier = turn.carried
+    own = response.langchain_messages
+    if own is None or len(own) != len(response.messages):
+        own = to_langchain(response.messages)
+    response.messages = [*to_openai(earlier), *response.messages]
+    response._langchain_messages = [*earlier, *own]
     return response
 
 

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from .graph.core.lazy import lazy_exports
+from .graph.lazy import lazy_exports
 
 TYPE_CHECKING = False  # not from typing: importing typing costs every `swarmgraph --help`
 
@@ -37,7 +37,7 @@ _EXPORTS: dict[str, str] = {
     "Response": ".graph.core.types",
     "Swarm": ".graph.swarm",
     "SwarmState": ".graph.core.state",
-    "build_swarm_graph": ".graph.core.builder",
+    "build_swarm_graph": ".graph.swarm_graph",
     "handoff_tool": ".graph.features.member_handoff",
     "function_to_json": ".graph.core.schema",
     # offline models
@@ -85,7 +85,6 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
     from .app.demo_loop import run_demo_loop
     from .graph.chat_models.scripted import ScriptedChatModel, scripted_tool_call
-    from .graph.core.builder import build_swarm_graph
     from .graph.core.errors import (
         HandoffLoopError,
         MissingModelError,
@@ -110,6 +109,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.features.routes import Route
     from .graph.onetoone.pattern import OneToOne, one_to_one
     from .graph.swarm import Swarm
+    from .graph.swarm_graph import build_swarm_graph
     from .memory.backends import open_context_store, open_history
     from .memory.errors import (
         ContextSerializationError,

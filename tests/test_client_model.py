@@ -1,6 +1,6 @@
 """OpenAI-compatible clients as chat models, model resolution, and the loopback stub.
 
-Covers graph/client_model.py and graph/core/models.py, against a duck-typed client, the real
+Covers graph/client_model.py and graph/models.py, against a duck-typed client, the real
 ``openai`` SDK clients and ``ChatOpenAI`` (both over tests/openai_stub.py, on 127.0.0.1).
 """
 
@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from swarmgraph.graph.chat_models.openai_client import OpenAIClientChatModel
 from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
 from swarmgraph.graph.core.messages import to_openai
-from swarmgraph.graph.core.models import MissingModelError, ModelResolver, resolve_chat_model
+from swarmgraph.graph.models import MissingModelError, ModelResolver, resolve_chat_model
 
 SWARM_KEYS = {"model", "messages", "tools", "tool_choice", "stream"}
 
@@ -525,7 +525,7 @@ def test_model_resolver_missing_model_is_raised_on_use(monkeypatch):
 
 def test_swarm_client_path_streams_with_swarms_keys_only():
     """``Swarm(client=c)`` calls ``create`` exactly as Swarm does: no ``stream_options``."""
-    from swarmgraph.graph.core.models import resolve_chat_model
+    from swarmgraph.graph.models import resolve_chat_model
 
     client = DuckClient([_chunks(["Hi"])])
     model = resolve_chat_model("m", client=client)

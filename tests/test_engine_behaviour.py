@@ -690,7 +690,7 @@ def test_a_graph_built_without_a_listener_streams_as_langchain_assembles():
     from langchain_core.callbacks import BaseCallbackHandler
     from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
     from swarmgraph.graph.core.discovery import find_topology
-    from swarmgraph.graph.core.models import ModelResolver
+    from swarmgraph.graph.models import ModelResolver
 
     heard: list[str] = []
 

@@ -17,7 +17,7 @@ from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
 from swarmgraph.graph.core.discovery import find_topology
 from swarmgraph.graph.core.graph_extension import ExtraNode
 from swarmgraph.graph.core.members import as_member, load_kind_on, members_in, register_member_kind
-from swarmgraph.graph.core.models import ModelResolver
+from swarmgraph.graph.models import ModelResolver
 
 
 class Remote:

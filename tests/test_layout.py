@@ -269,7 +269,17 @@ def test_non_editable_install_in_a_fresh_venv_next_to_a_users_graph_py(tmp_path,
 # -- the engine's layers: graph/core/ <- graph/features/ <- the API -------------------------
 GRAPH = ROOT / "graph"
 #: The API layer's modules, beside the two layer folders and the two subpackages.
-API = {"__init__", "swarm", "prepared_run", "observed_graph", "options", "process_exit"}
+API = {
+    "__init__",
+    "swarm",
+    "swarm_graph",
+    "prepared_run",
+    "observed_graph",
+    "options",
+    "process_exit",
+    "models",  # which chat model answers for a name: Swarm(client=, chat_model=)
+    "lazy",  # the packages' names loaded on first use
+}
 SUBPACKAGES = {"core", "features", "chat_models", "onetoone"}
 
 

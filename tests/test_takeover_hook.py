@@ -14,7 +14,7 @@ from langchain_core.messages import ToolMessage
 from swarmgraph.graph.core.builder import build_graph_and_runtime
 from swarmgraph.graph.core.discovery import find_topology
 from swarmgraph.graph.core.handoffs import Destination, Takeover
-from swarmgraph.graph.core.models import ModelResolver
+from swarmgraph.graph.models import ModelResolver
 from swarmgraph.graph.options import middleware_for_target, middleware_of, reachable_agents
 
 from swarmgraph import (

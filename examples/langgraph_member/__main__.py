@@ -10,7 +10,7 @@ if __name__ == "__main__":
     args = main_parser("Library help desk: our Triage + a create_agent catalogue").parse_args()
     swarm, label = choose_swarm(rules, offline=args.offline)
     if label.startswith("real"):
-        from swarmgraph.graph.core.models import (
+        from swarmgraph.graph.models import (
             resolve_chat_model,  # OPENAI_API_KEY / OPENAI_BASE_URL
         )
 

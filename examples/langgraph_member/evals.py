@@ -18,7 +18,7 @@ swarm = eval_swarm(rules)
 
 def member_model():
     if os.environ.get("SWARMGRAPH_EVALS") == "real":
-        from swarmgraph.graph.core.models import (
+        from swarmgraph.graph.models import (
             resolve_chat_model,  # OPENAI_API_KEY / OPENAI_BASE_URL
         )
 

@@ -1,4 +1,5 @@
-"""``build_swarm_graph``: agents become nodes, handoffs become conditional edges.
+"""The core's builder: agents become nodes, handoffs become conditional edges (the API's
+``build_swarm_graph``, graph/swarm_graph.py, turns its options into :class:`GraphSettings`).
 
 Each agent node does one Swarm turn per step: build the instructions from the
 current context, call the agent's model, run the tool calls it asked for, and
@@ -15,11 +16,12 @@ Every target the code can name is a drawn edge; a handoff to an agent nobody cou
 find in advance goes through one extra node, ``dynamic_handoff``.
 
 Example:
-    >>> from swarmgraph.graph import Agent, ScriptedChatModel
-    >>> sales = Agent(name="Sales")
-    >>> triage = Agent(name="Triage", handoffs=[sales])
-    >>> app = build_swarm_graph([triage], chat_model=ScriptedChatModel([])).compile()
-    >>> sorted(n for n in app.get_graph().nodes if not n.startswith("__"))
+    >>> from swarmgraph.graph.core.discovery import find_topology
+    >>> from swarmgraph.graph.core.types import Agent
+    >>> from swarmgraph.graph.models import ModelResolver
+    >>> triage = Agent(name="Triage", handoffs=[Agent(name="Sales")])
+    >>> builder, _ = build_graph_and_runtime(find_topology([triage]), ModelResolver())
+    >>> sorted(n for n in builder.compile().get_graph().nodes if not n.startswith("__"))
     ['Sales', 'Triage', 'dynamic_handoff']
 """
 
@@ -29,22 +31,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 
-from .discovery import Topology, find_topology
+from .discovery import Topology
 from .graph_extension import ExtraNode, GraphExtension, GraphPlan, MakeExtension
-from .members import MemberNode, as_member, member_kinds, node_of
-from .models import ModelResolver
+from .members import MemberNode, member_kinds, node_of
 from .node import AgentNode
 from .node_names import DYNAMIC_NODE, HANDOFF_MODES
-from .run_control import NO_HOOKS, PromptContext, RunHooks, ToolInputs, current_control
-from .runtime import GraphRuntime
+from .run_control import NO_HOOKS, RunHooks, current_control
+from .runtime import ChatModels, GraphRuntime
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
-from .types import Agent, check_middleware
+from .types import Agent
 
 try:  # a node with both a sync and an async body, without RunnableLambda's tracing cost
     from langgraph._internal._runnable import RunnableCallable
@@ -54,138 +54,16 @@ except ImportError:  # pragma: no cover - older/newer LangGraph layouts
 if TYPE_CHECKING:
     from .runtime import ModelListener
 
-__all__ = [
-    "GraphSettings",
-    "agents_of",
-    "build_graph_and_runtime",
-    "build_swarm_graph",
-    "destinations",
-]
-
-
-def build_swarm_graph(
-    agents: Sequence[Agent | Any],
-    *,
-    default_agent: Agent | Any | None = None,
-    chat_model: BaseChatModel | Callable[[str], BaseChatModel] | None = None,
-    client: Any = None,
-    state_schema: type = SwarmState,
-    context_schema: type | None = None,
-    runtime_schema: type | None = None,
-    max_consecutive_handoffs: int = 10,
-    fixed_entry: bool = False,
-    parallel_handoffs: str = "last",
-    input_schema: type | None = None,
-    prompt_context: PromptContext | None = None,
-    tool_inputs: ToolInputs | None = None,
-    middleware: Sequence[Any] = (),
-) -> StateGraph:
-    """Build an uncompiled LangGraph ``StateGraph`` for a swarm of agents.
-
-    ``agents`` need not list everyone: agents reachable through handoff tools are
-    found and added. The entry goes to ``state["active_agent"]`` when set (a resumed
-    thread), else to ``default_agent`` (default: the first agent). Compile it with
-    any checkpointer or store you like. A compiled LangGraph graph with a name (e.g. from
-    ``langchain.agents.create_agent(..., name=...)``) may stand for an agent here, in
-    ``handoffs`` and as a transfer function's return value (a member of another kind:
-    graph/core/members.py).
-
-    Models come from ``chat_model`` (a LangChain chat model, or ``model_name ->
-    chat model``), or ``client`` (an OpenAI-compatible client), or else
-    ``ChatOpenAI(model=agent.model)`` on first use. Tool schemas are checked here,
-    so an unsupported annotation fails now, not mid-run.
-
-    ``fixed_entry=True`` always starts at ``default_agent`` (a plain ``START`` edge, one
-    routing step less per run): for callers that never resume a thread mid-conversation,
-    as ``Swarm`` does (it starts every run at the agent it is given).
-
-    An agent with a tool that returns :class:`~swarmgraph.graph.features.parallel.Parallel` (its
-    code names ``Parallel``) fans out: the graph gets a ``parallel_branch`` node (one task per
-    branch, sent with ``Send``) and a ``parallel_join`` node, added through the builder's
-    extension (graph/core/graph_extension.py; graph/features/fan_out_nodes.py adds them).
-    ``parallel_handoffs="all"`` also fans out a reply that calls several transfer tools
-    (``"last"``, the default, takes the last, as Swarm does; ``"first"`` takes the first and
-    does not run the later ones).
-    ``input_schema``: what a caller may write when it invokes the graph (LangGraph's own
-    option; other keys of the input are dropped). A graph served to clients should take
-    messages only (:data:`~swarmgraph.graph.core.state.SwarmInput`): otherwise a client can set
-    ``context_variables`` or ``active_agent`` itself (see swarmgraph/app/served.py).
-
-    ``context_schema`` types ``context_variables`` (a pydantic model or a ``TypedDict``, with
-    per-key reducers as ``Annotated[T, fn]``; see :mod:`swarmgraph.graph.features.context_schema`,
-    installed as the first of the graph's ``middleware``: graph/features/context_middleware.py's
-    ``ContextSchemaMiddleware``): the state declares its fields, the input and every tool
-    update are validated. Without it the
-    context is Swarm's plain dict. ``runtime_schema`` is LangGraph's own run-time context
-    (``StateGraph(context_schema=...)``, read with ``get_runtime()``), passed through.
-
-    ``prompt_context`` and ``tool_inputs``: the hooks ``Swarm.run`` takes per run, fixed for
-    this graph (``swarmgraph.memory.long_term_hooks`` makes a pair that reads the
-    ``store=`` the graph is compiled with and ``config["configurable"]["user_id"]``).
-
-    ``middleware``: LangChain 1.x ``AgentMiddleware`` every agent's steps call, around each
-    agent's own ``Agent(middleware=...)``; their ``state_schema`` fields join the graph's state
-    (graph/core/middleware.py).
-
-    Example:
-        >>> from swarmgraph.graph import Agent, ScriptedChatModel
-        >>> from langgraph.checkpoint.memory import InMemorySaver
-        >>> model = ScriptedChatModel(["Hello Ming."])
-        >>> triage = Agent(name="Triage", instructions=lambda ctx: f"Greet {ctx['name']}.")
-        >>> builder = build_swarm_graph([triage], chat_model=model)
-        >>> app = builder.compile(checkpointer=InMemorySaver())
-        >>> out = app.invoke({"messages": [("user", "hi")], "context_variables": {"name": "Ming"}},
-        ...                  {"configurable": {"thread_id": "t1"}})
-        >>> out["messages"][-1].content, model.calls[0][0].content
-        ('Hello Ming.', 'Greet Ming.')
-    """
-    if not agents:
-        raise ValueError("build_swarm_graph needs at least one agent")
-    from ..observed_graph import ObservedStateGraph
-    from ..options import (
-        GRAPH_EXTENSIONS,
-        TOOL_TRAITS,
-        context_middleware_of,
-        middleware_for_target,
-        middleware_of,
-        stream_listener,
-    )
-
-    # A compiled LangGraph graph with a name is a member too (another kind: graph/core/members.py).
-    members = [as_member(a) for a in agents]
-    default = as_member(default_agent) if default_agent is not None else members[0]
-    settings = GraphSettings(
-        state_schema=state_schema,
-        runtime_schema=runtime_schema,
-        max_consecutive_handoffs=max_consecutive_handoffs,
-        fixed_entry=fixed_entry,
-        parallel_handoffs=parallel_handoffs,
-        input_schema=input_schema,
-        hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
-        middleware=(*context_middleware_of(context_schema), *checked_middleware(middleware)),
-        options=middleware_of,
-        target_options=middleware_for_target,
-        listen=stream_listener,
-        graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
-        extensions=GRAPH_EXTENSIONS,  # features with nodes of their own (graph_extension.py)
-    )
-    topology = find_topology([default, *members], middleware_of, TOOL_TRAITS)
-    builder, _ = build_graph_and_runtime(
-        topology, ModelResolver(client=client, chat_model=chat_model), settings
-    )
-    if isinstance(builder, ObservedStateGraph):  # what its runs are named by
-        builder.default_agent, builder.agents = default, dict(topology.agents)
-        builder.hooks = settings.hooks  # its observers see its recall
-    return builder
+__all__ = ["GraphSettings", "build_graph_and_runtime", "destinations"]
 
 
 @dataclass(frozen=True)
 class GraphSettings:
-    """The builder's options, as one object (:func:`build_swarm_graph` takes them as keywords;
-    ``Swarm`` makes one per Swarm). See :func:`build_swarm_graph` for each; ``lookup`` finds
-    an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes``: the entry asks
-    the extensions where a resumed run goes on (:meth:`GraphExtension.entry`: e.g. a fan-out
-    that paused for approval in a stateless run, ``Swarm.run(..., branches=)``)."""
+    """The builder's options, as one object (graph/swarm_graph.py's ``build_swarm_graph`` takes
+    them as keywords; ``Swarm`` makes one per Swarm). See ``build_swarm_graph`` for each;
+    ``lookup`` finds an agent outside the graph by name (see :class:`GraphRuntime`), ``resumes``:
+    the entry asks the extensions where a resumed run goes on (:meth:`GraphExtension.entry`:
+    e.g. a fan-out that paused for approval in a stateless run, ``Swarm.run(..., branches=)``)."""
 
     state_schema: type = SwarmState
     runtime_schema: type | None = None
@@ -206,8 +84,10 @@ class GraphSettings:
     #: The middleware a handoff target brings (graph/options.py's ``middleware_for_target``:
     #: ``CALLER`` brings the hand-back that resolves it); None, targets bring none.
     target_options: Callable[[Agent], Sequence[Any]] | None = None
-    #: What listens to a model call that may stream (graph/options.py's ``stream_listener``:
-    #: streamed tool-call arguments held to the rule of non-streamed ones); None, nothing.
+    #: What listens to a model call that may stream (a handler in the config, a model that
+    #: streams of itself): ``(runnable, config, kwargs) -> ModelListener or None``
+    #: (graph/options.py's ``stream_listener``: streamed tool-call arguments held to the rule of
+    #: non-streamed ones); None, nothing.
     listen: Callable[[Any, Any, Any], ModelListener | None] | None = None
     #: The ``StateGraph`` class of the graph (``build_swarm_graph``'s observes each invoke:
     #: graph/observed_graph.py; ``Swarm`` runs its own, observed by the run).
@@ -218,15 +98,16 @@ class GraphSettings:
 
 
 def build_graph_and_runtime(
-    topology: Topology, resolver: ModelResolver, settings: GraphSettings = GraphSettings()
+    topology: Topology, resolver: ChatModels, settings: GraphSettings = GraphSettings()
 ) -> tuple[StateGraph, GraphRuntime]:
-    """:func:`build_swarm_graph` for a :class:`Topology` already found (its first agent is
+    """``build_swarm_graph`` for a :class:`Topology` already found (its first agent is
     the default), and the :class:`GraphRuntime` its nodes share: ``Swarm`` keeps both, to
     hand each run its own agents and map node names back to them.
 
     Example:
         >>> from swarmgraph.graph import Agent
         >>> from swarmgraph.graph.core.discovery import find_topology
+        >>> from swarmgraph.graph.models import ModelResolver
         >>> triage = Agent(name="Triage", handoffs=[Agent(name="Sales")])
         >>> builder, runtime = build_graph_and_runtime(find_topology([triage]), ModelResolver())
         >>> list(runtime.agents), runtime.default is triage
@@ -350,28 +231,6 @@ def _graph(
     return builder
 
 
-def agents_of(graph: Any) -> dict[str, Agent]:
-    """Node name -> agent for the agents' nodes of a graph :func:`build_swarm_graph` made (the
-    ``StateGraph``, the compiled graph or its drawable ``get_graph()``); ``{}`` for other graphs.
-    Node names are the agents' own unless LangGraph cannot take them (see ``node_names``).
-
-    Example:
-        >>> from swarmgraph.graph import Agent, ScriptedChatModel
-        >>> first, second = Agent(name="Sales|EU"), Agent(name="Agent")
-        >>> graph = build_swarm_graph([first, second], chat_model=ScriptedChatModel([]))
-        >>> {node: agent.name for node, agent in agents_of(graph.compile()).items()}
-        {'Sales_EU': 'Sales|EU', 'Agent': 'Agent'}
-    """
-    found: dict[str, Agent] = {}
-    for name, spec in getattr(getattr(graph, "builder", graph), "nodes", {}).items():
-        runnable = getattr(spec, "runnable", None) or getattr(spec, "data", None)
-        node = getattr(getattr(runnable, "func", None), "__self__", None)  # whose step it runs
-        agent = getattr(node, "agent", None)
-        if isinstance(agent, Agent):
-            found[name] = agent
-    return found
-
-
 def destinations(
     agent: Agent,
     nodes: dict[Agent, str],
@@ -462,7 +321,7 @@ class _Routed:
         self.node, self.name = node, name
         self.traced = getattr(node, "traced", False)
         self.runtime: GraphRuntime = node.runtime
-        self.agent: Agent | None = getattr(node, "agent", None)  # see agents_of
+        self.agent: Agent | None = getattr(node, "agent", None)  # drawing.py reads it
 
     def step(self, state: SwarmState, config: RunnableConfig) -> StateUpdate | Command:
         return self._route(self.node.step(state, config), state, config)
@@ -530,10 +389,3 @@ class _DynamicNode:
 
     async def astep(self, state: SwarmState, config: RunnableConfig) -> Any:
         return await self._pick(state, config).astep(state, config)
-
-
-def checked_middleware(middleware: Sequence[Any]) -> tuple[Any, ...]:
-    """``middleware=`` checked (each an ``AgentMiddleware``) and frozen; none: nothing loaded."""
-    if not middleware:
-        return ()
-    return tuple(check_middleware(middleware))

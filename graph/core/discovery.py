@@ -33,7 +33,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any
 
-from .marks import plan_of
+from .marks import any_marked
 from .members import as_member, members_in
 from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
 from .types import CALLER, Agent
@@ -266,7 +266,7 @@ def find_topology(
         for agent in everyone
     )
     agents = {node: agent for agent, node in nodes.items()}
-    marked = any(any(plan_of(agent.tools)) for agent in everyone)
+    marked = any(any_marked(agent.tools) for agent in everyone)
     functions = tuple(chain.from_iterable(map(FUNCTIONS, everyone)))
     return Topology(agents, nodes, targets, key, found, marked, functions, declared)
 

@@ -74,11 +74,8 @@ class SwarmError(SwarmgraphError, RuntimeError):
     """Base class for errors that stop a run.
 
     ``response`` holds what the run produced before it stopped (a ``Response``),
-    so nothing the model or the tools already did is lost.
-
-    An error with fields declares them with :func:`error_fields` (a dataclass's ``__init__``;
-    identity equality and hashing and the exception's own repr, as any exception): the
-    fields are declared once, and its ``__post_init__`` only words the message.
+    so nothing the model or the tools already did is lost. An error with fields declares them
+    with :func:`error_fields`.
     """
 
     response: Any = None

@@ -7,18 +7,8 @@ branch). Such a feature implements :class:`GraphExtension`, and the API layer ha
 a factory for it (``GraphSettings.extensions``): the builder calls each factory once per graph
 it builds, with the :class:`GraphPlan` (the topology, the runtime the nodes share, the
 settings, the graph's state schema, and a way to build this swarm's graph again: a subgraph's),
-and a factory that has nothing to add returns ``None``. An extension then, for that graph:
-
-- edits each agent node's destinations (:meth:`GraphExtension.agent_ends`), so the drawn graph
-  shows where an agent's step may send the run (``Command(goto=...)`` from the step: the
-  runtime's ``fan_out`` step, set by the extension's factory);
-- names where the dynamic-handoff node may go besides agents (``dynamic_ends``);
-- adds its own nodes (:meth:`GraphExtension.nodes`, each an :class:`ExtraNode` that routes
-  itself with ``Command``);
-- may pick the run's entry when the graph resumes a paused run (:meth:`GraphExtension.entry`,
-  asked only when ``GraphSettings.resumes`` is set; ``entry_ends``: where it may go);
-- may give the graph's output schema (``output_schema``: the state plus the channels its nodes
-  keep, so a server streaming ``updates`` shows them).
+and a factory that has nothing to add returns ``None``. An extension then adds its nodes and
+edges to that graph (:class:`GraphExtension`'s members say each).
 
 A graph without an extension is built exactly as before: nothing is asked per step.
 graph/features/fan_out_nodes.py is the one extension (the branch and join nodes of
@@ -43,7 +33,7 @@ Example:
     ...         return None
     >>> from swarmgraph.graph.core.builder import GraphSettings, build_graph_and_runtime
     >>> from swarmgraph.graph.core.discovery import find_topology
-    >>> from swarmgraph.graph.core.models import ModelResolver
+    >>> from swarmgraph.graph.models import ModelResolver
     >>> settings = GraphSettings(extensions=(lambda plan: Audited(),))
     >>> builder, _ = build_graph_and_runtime(
     ...     find_topology([Agent(name="Triage")]), ModelResolver(), settings)
@@ -88,7 +78,8 @@ class GraphExtension(Protocol):
     @property
     def output_schema(self) -> type | None:
         """The graph's output schema, when the graph's state is the core's own (``None``:
-        the state's)."""
+        the state's): the state plus the channels its nodes keep, so a server streaming
+        ``updates`` shows them."""
         ...
 
     @property
@@ -102,7 +93,8 @@ class GraphExtension(Protocol):
         ...
 
     def agent_ends(self, agent: Agent, name: str, ends: dict[str, str]) -> None:
-        """Edit, in place, the destinations (node -> edge label) of ``agent``'s node ``name``."""
+        """Edit, in place, the destinations (node -> edge label) of ``agent``'s node ``name``, so
+        the drawn graph shows where its step may send the run (``Command(goto=...)``)."""
         ...
 
     def nodes(self) -> Sequence[ExtraNode]:
@@ -110,7 +102,8 @@ class GraphExtension(Protocol):
         ...
 
     def entry(self, state: Mapping[str, Any], config: RunnableConfig) -> str | list[Send] | None:
-        """Where a resumed run starts instead of its agent (``None``: as usual)."""
+        """Where a resumed run starts instead of its agent (``None``: as usual); asked only when
+        ``GraphSettings.resumes`` is set."""
         ...
 
 

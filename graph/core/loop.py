@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import HandoffLoopError
-from .types import CTX_VARS_NAME
+from .injected import CONTEXT_PARAM
 
 if TYPE_CHECKING:
     from .state import StateUpdate
@@ -91,7 +91,7 @@ def inject_context(kwargs: dict[str, Any], context_variables: dict[str, Any]) ->
         >>> kwargs["context_variables"] is context
         True
     """
-    kwargs[CTX_VARS_NAME] = context_variables
+    kwargs[CONTEXT_PARAM] = context_variables
 
 
 def switch_agent(

@@ -3,7 +3,7 @@
 A feature marks a tool without changing it (:func:`mark` sets an attribute on the function)
 and, when its module is imported, registers the mark (:func:`register_mark`) with what a run
 with such a tool needs: the middleware it brings. The core asks only whether a tool carries a
-registered mark (:func:`plan_of`) and which middleware marked tools bring
+registered mark (:func:`any_marked`) and which middleware marked tools bring
 (:func:`marked_middleware`); a mark cannot be on any tool before the module that registers it
 is loaded (its decorator lives there), so a plain program registers nothing and asks nothing.
 A tool parameter a feature injects may bring middleware the same way
@@ -21,7 +21,7 @@ Example:
     ...     return "published"
     >>> is_marked(mark(publish, "__doc_reviewed__"), "__doc_reviewed__"), marked(publish)
     (True, True)
-    >>> marked(lambda: "plain"), plan_of([publish]).marked
+    >>> marked(lambda: "plain"), any_marked([publish])
     (False, True)
     >>> "a middleware" in marked_middleware()
     True
@@ -35,7 +35,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .injected import brings_of, param_for
 from .schema import tool_spec
@@ -44,13 +44,12 @@ if TYPE_CHECKING:
     from .types import AgentFunction
 
 __all__ = [
-    "ToolPlan",
+    "any_marked",
     "is_marked",
     "loaded",
     "mark",
     "marked",
     "marked_middleware",
-    "plan_of",
     "register_mark",
     "unregister_mark",
 ]
@@ -130,22 +129,15 @@ def marked_middleware() -> tuple[Any, ...]:
     return tuple(found.values())
 
 
-class ToolPlan(NamedTuple):
-    """What an agent's tools ask of the run, read once per agent (:meth:`GraphRuntime.plan`):
-    ``marked``: a tool carries a registered mark, or takes an injected parameter that brings
-    middleware (graph/core/injected.py). False: :func:`marked_middleware` is never asked."""
-
-    marked: bool
-
-
-def plan_of(tools: Sequence[AgentFunction]) -> ToolPlan:
-    """What ``tools`` ask of a run (:class:`ToolPlan`).
+def any_marked(tools: Sequence[AgentFunction]) -> bool:
+    """Whether one of ``tools`` carries a registered mark, or takes an injected parameter that
+    brings middleware (graph/core/injected.py). False: :func:`marked_middleware` is never asked.
 
     Example:
-        >>> plan_of([lambda: "x"])
-        ToolPlan(marked=False)
+        >>> any_marked([lambda: "x"])
+        False
     """
-    return ToolPlan(marked=any(marked(f) or _brings(f) for f in tools))
+    return any(marked(f) or _brings(f) for f in tools)
 
 
 def _brings(func: Any) -> bool:

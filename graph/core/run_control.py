@@ -21,14 +21,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 
 from .errors import SwarmError
-from .run_state import RunState
 from .state import BRANCH_LABEL
 
 if TYPE_CHECKING:
@@ -64,9 +61,7 @@ class Books:
         ['model', 'handoff']
     """
 
-    totals: dict[str, int] = field(
-        default_factory=cast("Callable[[], dict[str, int]]", partial(dict.fromkeys, COUNTS, 0))
-    )
+    totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
     by_agent: dict[str, dict[str, int]] = field(default_factory=dict)
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     #: ``time.perf_counter()`` when the run began: branch times are seconds since then.
@@ -77,8 +72,7 @@ class Books:
     @property
     def usage(self) -> dict[str, Any]:
         """``Response.usage``: the totals plus ``by_agent`` (copies)."""
-        by_agent = self.by_agent  # each agent's counts copied (by map: no comprehension frame)
-        copies = dict(zip(by_agent, map(dict, by_agent.values()), strict=True))
+        copies = {agent: dict(counts) for agent, counts in self.by_agent.items()}
         return {**self.totals, "by_agent": copies}
 
     # -- records (after a step) -------------------------------------------------------
@@ -91,7 +85,7 @@ class Books:
             "name": model,
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
-            "tool_calls": list(map(itemgetter("name"), tool_calls)),
+            "tool_calls": [call["name"] for call in tool_calls],
         }
         counts = {"model_calls": 1, "input_tokens": input_tokens, "output_tokens": output_tokens}
         self._book(agent, entry, counts)
@@ -201,13 +195,41 @@ class Books:
             self.trajectory.append(entry)
 
 
-#: ``(active agent, the conversation's messages) -> text or None``, asked before every model
-#: call: text to append to that agent's system prompt (a Session's long-term recall: what it
-#: remembers about the user that is relevant now, from the scopes that agent may read).
+class RunState:
+    """A feature's state for one run: one object per feature, kept by the run's
+    :class:`RunControl` under its class (:meth:`RunControl.own`, :meth:`RunControl.state_of`),
+    so every access to it is typed (``RunControl.features``). The core knows one thing about
+    it: whether the feature stopped the run (:meth:`halts`), which :meth:`RunControl.turns_left`
+    asks.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Calls(RunState):
+        ...     made: int = 0
+        >>> control = RunControl()
+        >>> control.state_of(Calls) is None, control.own(Calls) is control.own(Calls)
+        (True, True)
+        >>> control.own(Calls).made += 1
+        >>> control.state_of(Calls), control.turns_left()
+        (Calls(made=1), True)
+    """
+
+    __slots__ = ()
+
+    def halts(self) -> bool:
+        """Whether the feature stopped the run here: no node goes on after it."""
+        return False
+
+    def stop_error(self) -> SwarmError | None:
+        """What ``Swarm.run`` raises, holding the Response, for the stop this feature made
+        (a tripped guardrail), if any."""
+        return None
+
+
+#: :attr:`RunHooks.prompt_context`: ``(active agent, messages) -> text or None``.
 PromptContext: TypeAlias = "Callable[[Agent, Sequence[BaseMessage]], str | None]"
-#: ``active agent -> {injected parameter: value}``: the values of the injected tool
-#: parameters (``graph.schema.INJECTED``) other than ``context_variables``, for the tools of
-#: the agent whose calls run now (e.g. ``{"long_term": <the user's memory as it sees it>}``).
+#: :attr:`RunHooks.tool_inputs`: ``active agent -> {injected parameter: value}``.
 ToolInputs: TypeAlias = "Callable[[Agent], Mapping[str, Any]]"
 
 
@@ -221,12 +243,12 @@ class RunHooks:
     they run (an :class:`~swarmgraph.graph.features.effects.EffectLedger`): the core only
     carries it to the effects feature, which reads it here (``effects.run_ledger``).
     ``prompt_context(agent, messages) -> str | None`` is asked before every model call; its
-    text is appended to that agent's system prompt (a
-    Session's long-term recall: :data:`PromptContext`). ``tool_inputs(agent) -> {name:
-    value}`` gives the injected tool parameters (``graph.schema.INJECTED``, e.g.
-    ``long_term``) of the agent whose calls run (:data:`ToolInputs`). ``conversation_id``: the
-    Session's conversation the run is a turn of (what a trace records as
-    ``gen_ai.conversation.id``). ``middleware``: LangChain ``AgentMiddleware`` the caller
+    text is appended to that agent's system prompt (a Session's long-term recall: what it
+    remembers about the user that is relevant now). ``tool_inputs(agent) -> {name: value}``
+    gives the injected tool parameters other than ``context_variables``
+    (graph/core/injected.py, e.g. ``long_term``) of the agent whose calls run.
+    ``conversation_id``: the Session's conversation the run is a turn of (what a trace records
+    as ``gen_ai.conversation.id``). ``middleware``: LangChain ``AgentMiddleware`` the caller
     installs for this run only, around every agent's (outermost: around the graph's, the
     agent's own and the run's options', such as a budget's); a Session turn watched by
     ``swarmgraph ui`` brings the page's this way (swarmgraph/app/ui/steps.py).
@@ -254,14 +276,8 @@ S = TypeVar("S", bound=RunState)
 @dataclass
 class RunControl:
     """One run's settings (Swarm.run's arguments) and its running counters: the core's only.
-
-    A feature keeps its state for the run as one typed object (a :class:`RunState`, made on
-    first use by :meth:`own`, read by :meth:`state_of`); what a caller hands the run is one
-    :class:`RunHooks`. Middleware the run's own options install (``Swarm.run(budget=)``) is
-    ``middleware``. ``exceeded`` stays a field: a limit that refused the next step is why the
-    run stopped, and that is the core's to know (``turns_left`` reads it, tracing watches it
-    being set); a feature sets it (a budget's middleware, graph/features/budget.py).
-    """
+    A feature keeps its state for the run as one typed object (a :class:`RunState`: :meth:`own`,
+    :meth:`state_of`)."""
 
     model_override: str | None = None
     max_turns: float = math.inf
@@ -278,7 +294,8 @@ class RunControl:
     #: ``approvals`` are the approvals feature's own state: ``ApprovalsRun.given``.)
     swarm_run: bool = False
     #: The limit that refused the run's next step (a budget's: ``Swarm.run`` raises it, holding
-    #: the Response); set by the feature that checks it; no node goes on after it.
+    #: the Response); set by the feature that checks it; no node goes on after it (the core's
+    #: to know: :meth:`turns_left` reads it, tracing watches it being set).
     exceeded: SwarmError | None = None
     #: This run's agents by node name (``Swarm`` compiles one graph per topology and passes
     #: the caller's Agent objects here); None: the nodes use the agents the graph was built on.

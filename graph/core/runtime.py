@@ -5,7 +5,7 @@ models with their tools bound, the routing after a step, and the handoff switch.
 makes one per graph and returns it beside the graph (``Swarm`` keeps the pair); the nodes hold it.
 
 Example:
-    >>> from swarmgraph.graph.core.models import ModelResolver
+    >>> from swarmgraph.graph.models import ModelResolver
     >>> from swarmgraph.graph.core.types import Agent
     >>> sales = Agent(name="Sales")
     >>> runtime = GraphRuntime({"Sales": sales}, ModelResolver(), max_consecutive_handoffs=10)
@@ -37,9 +37,8 @@ from langgraph.types import Command
 from .errors import HandoffLoopError
 from .handoffs import Handoff, Way, handoff_verdict
 from .loop import switch_agent
-from .marks import ToolPlan, marked_middleware, plan_of
+from .marks import any_marked, marked_middleware
 from .messages import reanswer
-from .models import ModelResolver
 from .node_names import DYNAMIC_NODE
 from .run_control import NO_HOOKS, RunControl, RunHooks
 from .schema import tool_spec
@@ -57,6 +56,7 @@ __all__ = [
     "MAX_DYNAMIC_AGENTS",
     "AfterHandoffs",
     "CallRecords",
+    "ChatModels",
     "GraphRuntime",
     "HandoffValue",
     "ModelCall",
@@ -65,7 +65,6 @@ __all__ = [
     "RecordedOutcome",
     "StepStart",
     "ToolOutcome",
-    "ToolPlan",
     "Turn",
 ]
 
@@ -81,6 +80,13 @@ _SENDS_NAMES = {"ChatOpenAI", "AzureChatOpenAI", "SwarmChatOpenAI"}
 #: Unforeseen agents remembered per graph when it runs outside ``Swarm`` (no run roster):
 #: one slot per name, the oldest names forgotten first, so the map cannot grow forever.
 MAX_DYNAMIC_AGENTS = 256
+
+
+class ChatModels(Protocol):
+    """Which chat model answers for a model name (``agent.model``, or ``model_override``): the
+    API's choice of client, chat model or default (graph/models.py's ``ModelResolver``)."""
+
+    def get(self, model_name: str) -> BaseChatModel: ...
 
 
 class MultiHandoff(Protocol):
@@ -213,18 +219,10 @@ class Turn:
     does next is what is set here.
 
     ``call`` and ``prompt``: the model to ask (unset when calls that waited for approval
-    resume). ``ran``: the tool calls to run now, with
-    ``tools`` to run them and ``answers`` for the calls that do not run (held, refused,
-    denied). ``update``: what the step returns. ``records``: where the tool runner records
-    the calls that must run at most once (:class:`CallRecords`; set by a middleware's
-    ``hold_calls`` hook, graph/core/middleware.py).
-
-    Features reach the step through their middleware's hooks (graph/core/middleware.py: a
-    guarded agent's checks are its middleware's ``before_model``, ``after_model`` and
-    ``before_handoff``; calls left waiting are answered in ``before_step``) and, besides their
-    own state (:meth:`own`, :meth:`state_of`), at one point: ``goto``, where a feature sends
-    the step instead (a fan-out's branches, graph/features/branches.py; the same node again,
-    for a call in doubt asked about in a step of its own, graph/features/decisions.py).
+    resume). ``ran``: the tool calls to run now, with ``tools`` to run them and ``answers``
+    for the calls that do not run (held, refused, denied). ``update``: what the step returns.
+    Features reach the step through their middleware's hooks (docs/internals.md), their own
+    state here (:meth:`own`, :meth:`state_of`) and ``goto``.
 
     Example:
         >>> from dataclasses import dataclass
@@ -246,9 +244,12 @@ class Turn:
     ran: AIMessage | None = None
     tools: list[AgentFunction] = field(default_factory=list)
     answers: list[ToolMessage] = field(default_factory=list)
-    #: Where the step goes instead of where the core would send it (set by a feature).
+    #: Where the step goes instead of where the core would send it (set by a feature: a
+    #: fan-out's branches; the same node again, for a call in doubt asked about in a step of
+    #: its own, graph/features/decisions.py).
     goto: Command | None = None
-    #: The tool runner's records of calls that must run at most once (None: no call is).
+    #: The tool runner's records of calls that must run at most once (None: no call is; set by
+    #: a middleware's ``hold_calls`` hook, graph/core/middleware.py).
     records: CallRecords | None = None
     #: The middleware the step asks (``GraphRuntime.stack_for``), None: none.
     stack: MiddlewareStack | None = None
@@ -309,7 +310,7 @@ class GraphRuntime:
     def __init__(
         self,
         agents: dict[str, Agent],
-        resolver: ModelResolver,
+        resolver: ChatModels,
         max_consecutive_handoffs: int,
         lookup: Callable[[str], Agent | None] | None = None,
     ) -> None:
@@ -330,21 +331,12 @@ class GraphRuntime:
         self.after_handoffs: AfterHandoffs | None = None
         #: ``parallel_handoffs="first"``: a reply's first handoff is taken, not Swarm's last.
         self.first_handoff_wins = False
-        #: The run's middleware (``Swarm``'s / ``build_swarm_graph``'s ``middleware=``), around
-        #: each agent's own (graph/core/middleware.py); one stack per agent's list, made on first
-        # use.
+        # The builder's settings of the same names (graph/core/builder.py's GraphSettings say
+        # what each is); one middleware stack per agent's list, made on first use.
         self.middleware: list[AgentMiddleware] = []
         self._stacks: dict[tuple[int, ...], MiddlewareStack] = {}
-        #: The middleware an agent's own options install, around its ``Agent(middleware=)``
-        #: (graph/options.py's ``middleware_of``, handed over by the builder).
         self.options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
-        #: The middleware a handoff target brings, asked after a tool handed off (graph/options.py's
-        #: ``middleware_for_target``: ``CALLER`` brings the hand-back that resolves it).
         self.target_options: Callable[[Agent], Sequence[AgentMiddleware]] | None = None
-        #: What listens to a model call that may stream (a handler in the config, a model that
-        #: streams of itself): ``(runnable, config, kwargs) -> ModelListener or None``, asked
-        #: only for such a call (graph/options.py's ``stream_listener``, handed over by the
-        #: builder); None: nothing listens.
         self.listen: Callable[[Any, Any, Any], ModelListener | None] | None = None
         #: A check of its own that an agent passes before it takes the conversation in a
         #: parallel branch ``(agent, state, control) -> refusal or None``; None: the branch
@@ -361,10 +353,10 @@ class GraphRuntime:
             tools = [*tools, *stack.tools]
         return tools
 
-    def plan(self, agent: Agent) -> ToolPlan:
-        """:class:`ToolPlan` of ``agent``'s tools (read on the paths that need it only: an
-        unforeseen agent, a feature that keeps records of calls)."""
-        return plan_of(self.tools_of(agent))
+    def has_marked_tool(self, agent: Agent) -> bool:
+        """Whether a tool of ``agent``'s is marked (graph/core/marks.py's ``any_marked``; read
+        on the paths that need it only: an unforeseen agent, a feature that keeps records)."""
+        return any_marked(self.tools_of(agent))
 
     def marked(self, control: RunControl) -> bool:
         """Whether any agent of this run has a marked tool (graph/core/marks.py: a mark a
@@ -376,11 +368,11 @@ class GraphRuntime:
             return known
         if control.agents is None:  # the graph's own agents (read once), and unforeseen ones
             if self._own_marked is None:
-                self._own_marked = any(any(self.plan(a)) for a in self.agents.values())
+                self._own_marked = any(map(self.has_marked_tool, self.agents.values()))
             found = self._own_marked or self.dynamic_marked
         else:
             agents = [*control.agents.values(), *control.dynamic.values()]
-            found = any(any(self.plan(agent)) for agent in agents)
+            found = any(map(self.has_marked_tool, agents))
         control.marked = found
         return found
 
@@ -391,10 +383,7 @@ class GraphRuntime:
 
     def key_for(self, agent: Agent, control: RunControl | None = None) -> str:
         """The state key for ``agent``: its node name, or a unique key for unforeseen agents."""
-        if control is not None and control.agents is not None:  # a Swarm run's own agents
-            agents, dynamic = control.agents, control.dynamic
-        else:
-            agents, dynamic = self.agents, self.dynamic
+        agents, dynamic = _maps(self, control)
         if agents.get(agent.name) is agent:  # the usual case: the node has the agent's name
             return agent.name
         for node, known in agents.items():  # a mapped node name ("Sales|EU", a second "Agent")
@@ -406,10 +395,10 @@ class GraphRuntime:
         while key in agents:
             key += "#dynamic"
         dynamic[key] = agent
-        if control is not None and control.marked is False and any(self.plan(agent)):
+        if control is not None and control.marked is False and self.has_marked_tool(agent):
             control.marked = True  # this run's own unforeseen agent brings its marks' middleware
         if dynamic is self.dynamic:
-            self.dynamic_marked = self.dynamic_marked or any(self.plan(agent))
+            self.dynamic_marked = self.dynamic_marked or self.has_marked_tool(agent)
             self.dynamic.move_to_end(key)
             while len(self.dynamic) > MAX_DYNAMIC_AGENTS:
                 self.dynamic.popitem(last=False)
@@ -417,10 +406,7 @@ class GraphRuntime:
 
     def agent_for(self, key: str | None, control: RunControl | None = None) -> Agent:
         """The agent a state key names (``state["active_agent"]``); the default agent for none."""
-        if control is not None and control.agents is not None:  # a Swarm run's own agents
-            agents, dynamic = control.agents, control.dynamic
-        else:
-            agents, dynamic = self.agents, self.dynamic
+        agents, dynamic = _maps(self, control)
         default = agents.get(self.default_node) or self.default
         if key is None:
             return default
@@ -440,10 +426,7 @@ class GraphRuntime:
 
     def node_for(self, key: str, control: RunControl | None = None) -> str:
         """The node that runs the agent a state key names."""
-        if control is not None and control.agents is not None:  # a Swarm run's own agents
-            agents, dynamic = control.agents, control.dynamic
-        else:
-            agents, dynamic = self.agents, self.dynamic
+        agents, dynamic = _maps(self, control)
         if key in agents:
             return key
         if key in dynamic:

@@ -405,13 +405,8 @@ class ToolSpec:
         ``raw`` is the JSON string from a tool call, an already-decoded dict, or
         ``None``/``""`` for no arguments. A model-supplied ``context_variables`` (or any
         other name of :data:`INJECTED`) is dropped: the engine injects the real one. Raises
-        :class:`ToolArgumentError` for arguments the annotations cannot accept.
-
-        The values come back as the model sent them (JSON values, as Swarm passes them):
-        ``"12"`` for ``seat: int`` passes the check and stays ``"12"``, an ``Enum`` parameter
-        gets its value (``"blue"``), a pydantic model parameter a dict. A tool that wants
-        its arguments converted to its annotations says so itself, the way Python does:
-        ``@pydantic.validate_call`` on it.
+        :class:`ToolArgumentError` for arguments the annotations cannot accept. The values
+        come back as the model sent them, only checked (see the module docstring).
 
         Example:
             >>> def book(seat: int, meal: str = "veg"): ...

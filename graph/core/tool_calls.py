@@ -55,9 +55,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 from typing_extensions import Unpack
 
-from .drivers import ASYNC, SYNC, Driver, drive
+from .drivers import SYNC, Driver, drive
 from .errors import ContextValidationError
-from .injected import InjectedParam, param_for
+from .injected import CONTEXT_PARAM, InjectedParam, param_for
 from .loop import inject_context
 from .members import members_in
 from .runtime import (
@@ -68,7 +68,7 @@ from .runtime import (
     ToolOutcome,
 )
 from .schema import INJECTED, ToolArgumentError, ToolSpec, tool_spec
-from .types import CTX_VARS_NAME, MULTI_HANDOFF_ATTR, Agent, Result
+from .types import MULTI_HANDOFF_ATTR, Agent, Result
 
 if TYPE_CHECKING:
     from .tool_events import ToolEvents
@@ -237,7 +237,7 @@ class _Runner:
         None, or the error text for the model."""
         made: list[InjectedParam] | None = None
         for name in spec.injected:  # the framework's values, never the model's (schema.INJECTED)
-            if name == CTX_VARS_NAME:
+            if name == CONTEXT_PARAM:
                 continue  # below: the live dict (or a typed instance)
             param = param_for(name)
             if param is not None and param.make is not None:  # made for this call, below
@@ -256,7 +256,7 @@ class _Runner:
             context = self.working_context()
             if spec.context_model is not None:  # ``context_variables: Model``: an instance
                 try:
-                    kwargs[CTX_VARS_NAME] = self.typed = self._instance(spec.context_model)
+                    kwargs[CONTEXT_PARAM] = self.typed = self._instance(spec.context_model)
                 except ValidationError as exc:
                     problems = "; ".join(e["msg"] for e in exc.errors(include_url=False))
                     name = spec.context_model.__name__
@@ -476,7 +476,7 @@ class _Runner:
 
 
 class ToolRunOptions(TypedDict, total=False):
-    """The keywords of :func:`execute_tool_calls` and :func:`aexecute_tool_calls`: ``debug``
+    """The keywords of :func:`execute_tool_calls` and :func:`run_tool_calls`: ``debug``
     gets Swarm's debug lines; ``writes``: how each call's context change goes in and is
     checked (:class:`ContextWrites`, a middleware's; None: Swarm's rule); ``records``: where
     the calls that must run at most once are recorded (:class:`CallRecords`, a middleware's),
@@ -508,17 +508,6 @@ def execute_tool_calls(
     return drive(run_tool_calls(reply, functions, context_variables, SYNC, **options))
 
 
-async def aexecute_tool_calls(
-    reply: AIMessage,
-    functions: Sequence[Callable[..., Any]],
-    context_variables: dict[str, Any],
-    **options: Unpack[ToolRunOptions],
-) -> ToolOutcome:
-    """Async twin of :func:`execute_tool_calls`: async tools are awaited, sync ones called.
-    (A ledger's ``before``/``after`` are sync: a store round trip each, around the tool.)"""
-    return await run_tool_calls(reply, functions, context_variables, ASYNC, **options)
-
-
 async def run_tool_calls(
     reply: AIMessage,
     functions: Sequence[Callable[..., Any]],
@@ -533,9 +522,9 @@ async def run_tool_calls(
     around: CallsAround | None = None,
     events: ToolEvents | None = None,
 ) -> ToolOutcome:
-    """The one body of both: each call that can run is called through ``io``
-    (graph/core/drivers.py),
-    between its records' ``before`` and ``done`` (off the event loop) when it has some."""
+    """Run every tool call in ``reply`` in order, sync or async as ``io`` says
+    (graph/core/drivers.py); a call with records runs between their ``before`` and ``done``
+    (off the event loop)."""
     runner = _Runner(
         reply, functions, context_variables, writes, records, inputs, first_handoff_wins
     )

@@ -10,7 +10,7 @@ the output is the text the model reads.
 
 Example:
     >>> from langchain_core.callbacks import BaseCallbackHandler
-    >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+    >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph, scripted_tool_call
     >>> class Seen(BaseCallbackHandler):
     ...     events = []
     ...     def on_tool_start(self, serialized, input_str, **kwargs):
@@ -20,8 +20,7 @@ Example:
     >>> def lookup(city: str) -> str:
     ...     return f"sunny in {city}"
     >>> model = ScriptedChatModel([scripted_tool_call("lookup", {"city": "Oslo"}), "Sunny."])
-    >>> graph = build = __import__("swarmgraph").build_swarm_graph([Agent(functions=[lookup])],
-    ...     chat_model=model).compile()
+    >>> graph = build_swarm_graph([Agent(functions=[lookup])], chat_model=model).compile()
     >>> _ = graph.invoke({"messages": [("user", "weather?")]}, {"callbacks": [Seen()]})
     >>> Seen.events
     [('start', 'lookup', {'city': 'Oslo'}), ('end', 'sunny in Oslo')]

@@ -29,8 +29,6 @@ if TYPE_CHECKING:  # this module never imports LangChain (see is_compiled_graph)
 
 AgentFunction = Callable[..., Any]
 
-#: The parameter name Swarm injects run context into (hidden from the model).
-CTX_VARS_NAME = "context_variables"
 #: A value a tool returns to hand the conversation to several agents at once sets this to
 #: ``True`` on its class (a feature's value, graph/core/runtime.py's ``MultiHandoff``): how
 #: ``Result.agent`` and the tool runner tell one from any other return value.
@@ -303,7 +301,7 @@ class Response(BaseModel):
     #: A middleware stopped the run (a hook jumped to the end): ``{"middleware", "hook",
     #: "reason"}``; None when the run ended as Swarm's do.
     stopped: dict | None = None
-    # Set by Swarm (and prepend_messages); read through langchain_messages.
+    # Set by Swarm (and by a Session for a resumed turn); read through langchain_messages.
     _langchain_messages: list[Any] | None = PrivateAttr(default=None)
 
     @property
@@ -322,28 +320,6 @@ class Response(BaseModel):
             True
         """
         return self._langchain_messages
-
-    def prepend_messages(self, earlier: list[BaseMessage]) -> None:
-        """Put ``earlier`` (LangChain messages of the same turn, made before this run: what a
-        ``Session`` turn's earlier attempt kept) before the run's own, in ``messages`` and
-        ``langchain_messages`` alike.
-
-        Example:
-            >>> from langchain_core.messages import HumanMessage
-            >>> response = Response(messages=[{"role": "assistant", "content": "ok"}])
-            >>> response.prepend_messages([HumanMessage("hi")])
-            >>> [m["role"] for m in response.messages]
-            ['user', 'assistant']
-            >>> [m.type for m in response.langchain_messages]
-            ['human', 'ai']
-        """
-        from .messages import to_langchain, to_openai
-
-        own = self._langchain_messages
-        if own is None or len(own) != len(self.messages):
-            own = to_langchain(self.messages)
-        self.messages = [*to_openai(earlier), *self.messages]
-        self._langchain_messages = [*earlier, *own]
 
 
 class Result(BaseModel):

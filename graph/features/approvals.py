@@ -43,7 +43,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from ..core.marks import is_marked, mark, register_mark
-from ..core.run_state import RunState
+from ..core.run_control import RunState
 from ..core.schema import tool_spec
 from ..core.state import current_branch
 

@@ -68,8 +68,7 @@ from ..core.handoffs import Handoff, HandTo, handoff_verdict
 from ..core.marks import loaded
 from ..core.messages import to_langchain, to_openai
 from ..core.node_names import HELPER_NODES
-from ..core.run_control import RunControl, current_control
-from ..core.run_state import RunState
+from ..core.run_control import RunControl, RunState, current_control
 from ..core.state import StateUpdate, SwarmState, branch_scope, current_branch
 from ..core.types import CALLER, Agent
 from .approvals import PendingApproval, open_calls

@@ -70,8 +70,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from typing_extensions import NotRequired, Required, TypedDict, is_typeddict
 
 from ..core.errors import ContextValidationError
-from ..core.run_control import RunControl
-from ..core.run_state import RunState
+from ..core.run_control import RunControl, RunState
 from ..core.schema import typed_annotation  # noqa: F401  (where it lived before)
 from .context_changes import merge_rules_of
 from .errors import ContextSchemaWarning

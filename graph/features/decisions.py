@@ -110,7 +110,7 @@ def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -
     # A step that died after its model replied (the process, mid-tool) left that reply
     # with the ledger: use it. A new model call would carry new call ids, and the effect
     # would run a second time. (Only an agent with effect tools can have left one.)
-    if ledger is None or not runtime.plan(agent).marked:
+    if ledger is None or not runtime.has_marked_tool(agent):
         return False
     resumed = ledger.in_flight(messages)
     if resumed is None:

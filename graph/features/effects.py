@@ -457,7 +457,7 @@ def waiting(
 
     Example:
         >>> from langchain_core.messages import HumanMessage
-        >>> from swarmgraph.graph.core.models import ModelResolver
+        >>> from swarmgraph.graph.models import ModelResolver
         >>> from swarmgraph.graph.core.runtime import GraphRuntime
         >>> from swarmgraph.graph.core.types import Agent
         >>> from swarmgraph.graph.features.approvals import needs_approval

@@ -76,8 +76,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from ..core.drivers import drive
 from ..core.hook_context import current_call_context
-from ..core.run_control import RUN_CONTROL_KEY, RunControl
-from ..core.run_state import RunState
+from ..core.run_control import RUN_CONTROL_KEY, RunControl, RunState
 from ..core.types import Agent
 from .errors import GuardrailTripped
 from .preconditions import unmet

@@ -2,7 +2,7 @@
 
 Each backend (a module or package here) offers ``open_store(url, *, size_limit)``, its
 :class:`~swarmgraph.memory.store.ConversationStore`. This module imports a backend only when a
-URL names it (through :func:`swarmgraph.graph.core.lazy.import_paused`, at call time), so
+URL names it (through :func:`swarmgraph.graph.lazy.import_paused`, at call time), so
 SQLAlchemy, psycopg and redis load only for the stores a program uses. The LangChain history
 and the context store are views of that one store.
 
@@ -54,7 +54,7 @@ def backend_for(url: str) -> ModuleType:
             f"no storage backend for {redact_url(url)!r}; supported: "
             + ", ".join(f"{s}://" for s in BACKENDS)
         )
-    from ...graph.core.lazy import import_paused
+    from ...graph.lazy import import_paused
 
     try:
         return import_paused(name, __name__)  # SQLAlchemy, psycopg, redis: long-lived objects

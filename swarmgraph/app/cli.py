@@ -607,7 +607,7 @@ def _long_term_lines(args: argparse.Namespace, session: Any) -> list[str]:
 # -- graph ---------------------------------------------------------------------------------------
 def demo_app() -> Any:
     """The demo swarm compiled as a LangGraph app (offline model; only drawn, not run)."""
-    from ..graph.core.builder import build_swarm_graph
+    from ..graph.swarm_graph import build_swarm_graph
     from .demo import demo_agents, demo_model
 
     return build_swarm_graph(list(demo_agents()), chat_model=demo_model()).compile()
@@ -617,8 +617,8 @@ def user_app(agent: Any) -> Any:
     """The user's swarm compiled for drawing (a scripted model: nothing runs). A compiled
     LangGraph graph that is not one of our agents is drawn as it is."""
     from ..graph.chat_models.scripted import ScriptedChatModel
-    from ..graph.core.builder import build_swarm_graph
     from ..graph.core.types import Agent
+    from ..graph.swarm_graph import build_swarm_graph
 
     if not isinstance(agent, Agent):
         return agent
@@ -840,7 +840,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     import sqlite3
 
     from ..graph.core.errors import SwarmError
-    from ..graph.core.models import MissingModelError
+    from ..graph.models import MissingModelError
     from ..memory import ContextSerializationError, ContextVersionConflict
 
     errors: list[type[BaseException]] = [

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from ..graph.core.types import Agent
+
 __all__ = [
     "PNG_SIGNATURE",
     "GraphPicture",
@@ -166,9 +168,31 @@ def _agent_names(graph: Any) -> dict[str, str]:
 
     The first entry is the entry agent: the builder names the default agent's node first.
     """
-    from ..graph.core.builder import agents_of
-
     return {node: agent.name for node, agent in agents_of(graph).items()}
+
+
+def agents_of(graph: Any) -> dict[str, Agent]:
+    """Node name -> agent for the agents' nodes of a graph ``build_swarm_graph`` made (the
+    ``StateGraph``, the compiled graph or its drawable ``get_graph()``); ``{}`` for other graphs.
+    Node names are the agents' own unless LangGraph cannot take them (see ``node_names``).
+
+    Example:
+        >>> from swarmgraph.graph import Agent, ScriptedChatModel, build_swarm_graph
+        >>> first, second = Agent(name="Sales|EU"), Agent(name="Agent")
+        >>> graph = build_swarm_graph([first, second], chat_model=ScriptedChatModel([]))
+        >>> {node: agent.name for node, agent in agents_of(graph.compile()).items()}
+        {'Sales_EU': 'Sales|EU', 'Agent': 'Agent'}
+    """
+    from ..graph.core.types import Agent
+
+    found: dict[str, Agent] = {}
+    for name, spec in getattr(getattr(graph, "builder", graph), "nodes", {}).items():
+        runnable = getattr(spec, "runnable", None) or getattr(spec, "data", None)
+        node = getattr(getattr(runnable, "func", None), "__self__", None)  # whose step it runs
+        agent = getattr(node, "agent", None)
+        if isinstance(agent, Agent):
+            found[name] = agent
+    return found
 
 
 def _swarm_edge_label(source: str, target: str, entry: str | None) -> str:

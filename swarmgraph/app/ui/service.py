@@ -144,8 +144,8 @@ class UiService:
     def graph(self) -> dict[str, Any]:
         """The swarm's agents (nodes) and handoff edges, from its compiled graph."""
         from ...graph.chat_models.scripted import ScriptedChatModel
-        from ...graph.core.builder import build_swarm_graph
         from ...graph.options import reachable_agents
+        from ...graph.swarm_graph import build_swarm_graph
 
         agents = reachable_agents([self.agent, *self.agents])
         builder = build_swarm_graph(agents, chat_model=ScriptedChatModel([]))

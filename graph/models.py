@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from .errors import MissingModelError
+from .core.errors import MissingModelError
 
 __all__ = ["MissingModelError", "ModelResolver", "resolve_chat_model"]
 
@@ -45,7 +45,7 @@ def _default_chat_model(model_name: str) -> BaseChatModel:
 
     # Heavy (langchain_openai and openai: ~0.5 s), so only when actually needed. It is
     # ChatOpenAI keeping the nulls Swarm passes on (chat_models/default_openai.py).
-    ChatOpenAI = import_paused("..chat_models.default_openai", __package__).SwarmChatOpenAI
+    ChatOpenAI = import_paused(".chat_models.default_openai", __package__).SwarmChatOpenAI
 
     kwargs: dict[str, Any] = {"model": model_name, "api_key": api_key or _PLACEHOLDER_KEY}
     if base_url is not None:
@@ -82,7 +82,7 @@ def resolve_chat_model(
     if client is not None and chat_model is not None:
         raise ValueError("pass either client= or chat_model=, not both")
     if client is not None:
-        from ..chat_models.openai_client import OpenAIClientChatModel
+        from .chat_models.openai_client import OpenAIClientChatModel
 
         # Swarm's own arguments, nothing more (no stream_options): the client may be a
         # hand-written object that takes exactly what Swarm sends.
