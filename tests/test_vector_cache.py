@@ -187,26 +187,28 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from swarmgraph.memory import LongTermMemory
 
+DIMS = int(sys.argv[2])
+
 class SeededEmbeddings(Embeddings):  # the same model, by name and by vectors
     def embed_documents(self, texts):
         return [self.embed_query(t) for t in texts]
     def embed_query(self, text):
         seed = int(hashlib.sha256(text.encode()).hexdigest()[:16], 16)
-        return np.random.default_rng(seed).standard_normal(%d).tolist()
+        return np.random.default_rng(seed).standard_normal(DIMS).tolist()
 
 memory = LongTermMemory(sys.argv[1], user_id="ming", embeddings=SeededEmbeddings())
-for op in sys.argv[2:]:
+for op in sys.argv[3:]:
     verb, key, value = op.split(":")
     if verb == "put":
         memory.remember(key, value)
     else:
         memory.forget(key, purge=True)
-""" % DIMS
+"""
 
 
 def child(url: str, *ops: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, url, *ops],
+        [sys.executable, "-c", CHILD, url, str(DIMS), *ops],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
