@@ -72,15 +72,27 @@ def _sqlite_store_class() -> type[SqliteStore]:
             cache = self.vector_cache
             if cache is None or not self._immediate:
                 super()._batch_put_ops(put_ops, cur)
+                self._delete_vectors(put_ops, cur)
                 return
             written: dict[str, set[str]] = {}
             for _, op in put_ops:
                 written.setdefault(".".join(op.namespace), set()).add(op.key)
             patch = cache.changes(cur, written)
             super()._batch_put_ops(put_ops, cur)
+            self._delete_vectors(put_ops, cur)
             if patch is not None:
                 cache.read_back(cur, patch, written)
                 self._patches.append(patch)
+
+        def _delete_vectors(self, put_ops: Sequence[tuple[int, PutOp]], cur: Any) -> None:
+            """Erase a deleted item's vectors with it. ``store_vectors`` declares ``ON DELETE
+            CASCADE``, but SQLite enforces it only under ``PRAGMA foreign_keys``, which stays
+            off: with it on, the upstream's ``INSERT OR REPLACE INTO store`` would cascade
+            too, and an update written without ``index`` would lose its vectors. Without
+            this, ``forget(purge=True)`` left the erased text's embedding in the file."""
+            if self.index_config:
+                gone = [(".".join(op.namespace), op.key) for _, op in put_ops if op.value is None]
+                cur.executemany("DELETE FROM store_vectors WHERE prefix = ? AND key = ?", gone)
 
         @contextmanager
         def _cursor(self, *, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
@@ -174,6 +186,11 @@ def open_sqlite(path: str, index: IndexConfig | None = None, *, url: str = "") -
             conn.execute("BEGIN IMMEDIATE")
             try:
                 setup_vector_versions(conn)
+                # what a purge left behind before deletes erased their vectors (above)
+                conn.execute(
+                    "DELETE FROM store_vectors WHERE NOT EXISTS (SELECT 1 FROM store s "
+                    "WHERE s.prefix = store_vectors.prefix AND s.key = store_vectors.key)"
+                )
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise

@@ -11,6 +11,7 @@ ships (``make test`` installs it through ``dev``), where meaning matters.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -28,6 +29,7 @@ from swarmgraph.memory import LongTermMemory
 from swarmgraph.memory.errors import StorageConfigurationError
 from swarmgraph.memory.fact import Fact
 from swarmgraph.memory.fact_search import tokenize
+from swarmgraph.memory.long_term_store import close_long_term_store
 from swarmgraph.memory.sqlite_vec_driver import (
     can_load_extensions,
     connect_with_sqlite_vec,
@@ -180,6 +182,42 @@ def test_superseded_and_forgotten_values_never_come_back_through_vectors(tmp_pat
     assert "Lyon" not in [f.value for f in found] and "phone" not in keys(found)
     memory.forget("employer", purge=True)
     assert "employer" not in keys(memory.recall("Acme Corp", k=10, ranking="hybrid"))
+
+
+def test_a_purge_erases_the_facts_embeddings_from_the_file(tmp_path):
+    # The right to be forgotten covers the embedding: a vector is the text, encoded. The
+    # file's declared ON DELETE CASCADE is not enforced (foreign keys are off), so a purge
+    # had left every history entry's vector in store_vectors. A file left so by an older
+    # version is cleaned when it is next opened.
+    path = tmp_path / "ltm.db"
+
+    def vector_keys() -> list[str]:
+        # the store's own SQLite library (two libraries in one process ignore each other's locks)
+        with contextlib.closing(sqlite_vec_driver().connect(str(path))) as conn:
+            rows = conn.execute("SELECT key FROM store_vectors ORDER BY key").fetchall()
+        return [key for (key,) in rows]
+
+    memory = LongTermMemory(sqlite_url(tmp_path), user_id="ming", embeddings=HashingEmbeddings())
+    remember_all(memory)
+    memory.remember("employer", "Initech", text="I work at Initech now.")
+    assert "employer" in vector_keys()
+    memory.forget("employer", purge=True)
+    assert "employer" not in vector_keys()
+    assert "employer" not in keys(memory.recall("Acme Corp Initech", k=10, ranking="vector"))
+    left = vector_keys()
+    assert left and "city" in left  # the other facts keep theirs
+
+    with contextlib.closing(sqlite_vec_driver().connect(str(path))) as conn:
+        conn.execute(
+            "INSERT INTO store_vectors (prefix, key, field_name, embedding) "
+            "SELECT prefix, 'erased', field_name, embedding FROM store_vectors LIMIT 1"
+        )
+        conn.commit()
+    assert "erased" in vector_keys()
+    assert close_long_term_store(sqlite_url(tmp_path))  # opened again, as a new process would
+    reopened = LongTermMemory(sqlite_url(tmp_path), user_id="ming", embeddings=HashingEmbeddings())
+    assert "erased" not in vector_keys()
+    assert "city" in keys(reopened.recall("city: Lyon", k=10, ranking="vector"))
 
 
 def test_vector_recall_on_sqlite_ranks_as_langgraphs_own_search(tmp_path):
