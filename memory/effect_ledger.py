@@ -492,8 +492,10 @@ class TurnLedger:
             if state is None:
                 continue
             outcome, _, entry = state
-            running = isinstance(entry, dict) and entry.get("status") == "open"
-            if outcome.status != "done" and not (running and not self._holds(entry)):
+            elsewhere = False  # started by a turn still running, not this run's
+            if entry is not None and entry.get("status") == "open":
+                elsewhere = not self._holds(entry)
+            if outcome.status != "done" and not elsewhere:
                 continue  # in doubt indeed: its starter is gone, or this run took it over
             first = self.store.records(self.conversation_id, APPROVAL, [question, call.key])
             value = first.get(question) or first.get(call.key) or {}
