@@ -79,28 +79,23 @@ def tail_outcomes(
     store: ConversationStore, conversation_id: str, messages: Sequence[BaseMessage]
 ) -> dict[str, CallState]:
     """What the effect ledger holds for the unanswered calls ``messages`` end on, by call id
-    (no read at all when every call is answered, the usual case)."""
+    (no read at all when every call is answered, the usual case). The starters' turns are
+    read before the results (:func:`~swarmgraph.memory.effect_ledger.call_states`), so a
+    call another process finishes meanwhile is never told as in doubt."""
     from ..graph.features.approvals import open_calls
     from ..graph.features.effects import effect_key
-    from .effect_ledger import recorded_outcomes
-    from .turn_index import TURN
+    from .effect_ledger import call_states
 
     found = open_calls(messages)
     if found is None:
         return {}
     reply, calls = found
     keys = {effect_key(c.get("id") or "", reply.id): c.get("id") or "" for c in calls}
-    recorded = recorded_outcomes(store, conversation_id, list(keys))
-    if not recorded:
-        return {}
-    starters = sorted({by for o, by in recorded.values() if o.status == "started" and by})
-    entries = store.records(conversation_id, TURN, starters) if starters else {}
     states: dict[str, CallState] = {}
-    for key, (outcome, by) in recorded.items():
-        entry = entries.get(by or "")
+    for key, (outcome, _, entry) in call_states(store, conversation_id, list(keys)).items():
         if outcome.status == "done":
             states[keys[key]] = "done"
-        elif isinstance(entry, dict) and entry.get("status") == "open":
+        elif entry is not None and entry.get("status") == "open":
             states[keys[key]] = "in_flight"
         else:
             states[keys[key]] = "in_doubt"

@@ -33,6 +33,11 @@ by another run of the same turn id stops (:class:`~swarmgraph.memory.errors.Turn
 A call started by a turn that is still open elsewhere is *in flight*, not in doubt: only a
 retry of that turn (same turn id) declares it in doubt, and only then may a decision about it
 come from any turn. So a decision meant for "may it run?" is never taken for "run it again".
+A call whose result is recorded is done, not in doubt, even for a run that read it started
+(another process was running it then): a decision about "attempt n" of it is refused with
+the decision that let it run. Both are read in one order (:func:`call_states`: the starter's
+turn, then the result; a run records the result before its turn closes), so a call that
+finishes between two reads is never taken for one whose process died.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -74,7 +79,7 @@ if TYPE_CHECKING:
     from ..graph.core.types import Agent
     from ..graph.features.effects import EffectCall, EffectOutcome, TurnSoFar
 
-__all__ = ["TurnLedger", "TurnState", "recorded_outcomes"]
+__all__ = ["TurnLedger", "TurnState", "call_states", "recorded_outcomes"]
 
 EFFECT = "effect"
 DONE = "effect.done"
@@ -144,6 +149,62 @@ def recorded_outcomes(
             found[key] = (EffectOutcome.from_record(done[key]), by)
         elif last is not None:
             found[key] = (EffectOutcome.from_record(last), by)
+    return found
+
+
+def call_states(
+    store: ConversationStore, conversation_id: str, keys: Collection[str]
+) -> dict[str, tuple[EffectOutcome, str | None, dict[str, Any] | None]]:
+    """What is recorded for the calls ``keys`` and whether the turn that started each is still
+    running: ``key -> (outcome, turn id that started it, that turn's entry)`` (three reads).
+
+    The reads go in this order: the attempts started, the starters' turn entries, then the
+    results. A run records a call's result before its turn's entry stops being ``open`` (the
+    result right after the tool, the entry at the turn's final save), so a starter read
+    finished whose result is not there in the read after it finished without one: it died
+    with the call unfinished (or a retry of its turn id took over and stopped), and the call
+    is in doubt. Read the other way round, a call another process finishes between the two
+    reads would look in doubt, and a second decision about it could land (issue 40).
+
+    Example:
+        >>> from swarmgraph.memory.backends import open_store
+        >>> from swarmgraph.memory.store import TurnWrite
+        >>> store = open_store("memory://call-states-doc")
+        >>> started = Record(EFFECT, "c1@r1", {"status": "started", "attempt": 1, "turn": "t1"})
+        >>> opened = Record(TURN, "t1", {"status": "open", "owner": "o"})
+        >>> _ = store.save("conv", TurnWrite(records=[started, opened]), expected_version=0)
+        >>> outcome, by, entry = call_states(store, "conv", ["c1@r1"])["c1@r1"]
+        >>> outcome.status, by, entry["status"]
+        ('started', 't1', 'open')
+    """
+    from ..graph.features.effects import EffectOutcome
+
+    if not keys:
+        return {}
+    wanted = [attempt_key(k, n) for k in keys for n in range(1, MAX_ATTEMPTS + 1)]
+    started = store.records(conversation_id, EFFECT, wanted)
+    starters: dict[str, str] = {}
+    last: dict[str, Any] = {}
+    for key in keys:
+        for n in range(MAX_ATTEMPTS, 0, -1):
+            if attempt_key(key, n) in started:
+                last[key] = started[attempt_key(key, n)]
+                by = last[key].get("turn") if isinstance(last[key], dict) else None
+                if by:
+                    starters[key] = by
+                break
+    owners = sorted(set(starters.values()))
+    entries = store.records(conversation_id, TURN, owners) if owners else {}
+    done = store.records(conversation_id, DONE, list(keys))  # after the entries: see above
+    found: dict[str, tuple[EffectOutcome, str | None, dict[str, Any] | None]] = {}
+    for key in keys:
+        by = starters.get(key)
+        entry = entries.get(by) if by else None
+        entry = entry if isinstance(entry, dict) else None
+        if key in done:
+            found[key] = (EffectOutcome.from_record(done[key]), by, entry)
+        elif key in last:
+            found[key] = (EffectOutcome.from_record(last[key]), by, entry)
     return found
 
 
@@ -416,26 +477,30 @@ class TurnLedger:
         """A decision about a call in doubt is refused while the turn that started it is still
         open elsewhere (it may be running it right now): only a retry of that turn declares it
         in doubt. Elsewhere includes another run of this turn id, one that started the call
-        after this run loaded (two callers deciding at once under one turn id)."""
+        after this run loaded (two callers deciding at once under one turn id). It is refused
+        too once the call's result is recorded: this run read it started while another run
+        was running it, and that run has finished it since (:func:`call_states`; the decision
+        that let it run stands)."""
         from ..graph.features.errors import ApprovalAlreadyDecided
 
         doubted = {q: questions[q] for q in fresh if "#" in q[len(questions[q].key) :]}
         if not doubted:
             return
-        found = recorded_outcomes(
-            self.store, self.conversation_id, [c.key for c in doubted.values()]
-        )
-        owners = {by for _, by in found.values() if by}
-        if not owners:
-            return
-        entries = self.store.records(self.conversation_id, TURN, sorted(owners))
-        for call in doubted.values():
-            by = found.get(call.key, (None, None))[1]
-            entry = entries.get(by or "")
-            if isinstance(entry, dict) and entry.get("status") == "open" and not self._holds(entry):
-                first = self.store.records(self.conversation_id, APPROVAL, [call.key])
-                decision = first.get(call.key, {}).get("decision", "in flight")
-                raise ApprovalAlreadyDecided(call.call_id, decision, call.tool)
+        states = call_states(self.store, self.conversation_id, [c.key for c in doubted.values()])
+        for question, call in doubted.items():
+            state = states.get(call.key)
+            if state is None:
+                continue
+            outcome, _, entry = state
+            elsewhere = False  # started by a turn still running, not this run's
+            if entry is not None and entry.get("status") == "open":
+                elsewhere = not self._holds(entry)
+            if outcome.status != "done" and not elsewhere:
+                continue  # in doubt indeed: its starter is gone, or this run took it over
+            first = self.store.records(self.conversation_id, APPROVAL, [question, call.key])
+            value = first.get(question) or first.get(call.key) or {}
+            fallback = outcome.value if outcome.status == "done" else "in flight"
+            raise ApprovalAlreadyDecided(call.call_id, value.get("decision", fallback), call.tool)
 
     def _holds(self, entry: Mapping[str, Any]) -> bool:
         """Whether the open turn ``entry`` is this run's: its own, or the one it took over."""

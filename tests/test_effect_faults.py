@@ -24,8 +24,11 @@ across the retries.
 Then two forked workers answer one pending approval at the same moment, 50 times (25
 approve/approve, 25 approve/deny): one decision is stored, the tool ran at most once, the
 loser gets ``ApprovalAlreadyDecided``. Unlike a kill point, a race depends on timing: each
-repetition is another chance at an interleaving (on a loaded machine, once, both Postgres
-workers of one of the 50 races were told they won), so these are not cut.
+repetition is another chance at an interleaving (on a loaded machine, about one run in five
+once let both workers of one race win: the second read the first's approved call started
+while it ran, took it for a call in doubt and decided "attempt 1" of it; the ledger now reads
+the starter's turn before the call's result and refuses a call found done,
+tests/test_approval_in_flight.py pins each such interleaving), so these are not cut.
 """
 
 from __future__ import annotations
