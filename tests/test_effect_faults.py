@@ -37,6 +37,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -59,11 +60,18 @@ class Zygote:
     """tests/procs/effect_zygote.py, answering one command at a time."""
 
     def __init__(self) -> None:
+        # its forked workers print their tracebacks here: a file, readable while it runs
+        self.errors = tempfile.NamedTemporaryFile("w+", prefix="zygote-", suffix=".err")  # noqa: SIM115 (closed by close())
         self.proc = subprocess.Popen(
             [sys.executable, str(PROCS / "effect_zygote.py")],
             cwd=ROOT, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
+            stderr=self.errors, text=True,
         )  # fmt: skip
+
+    def said(self) -> str:
+        """What its workers printed so far (a worker that exited 3 printed its traceback)."""
+        self.errors.seek(0)
+        return self.errors.read()[-4000:]
 
     def __call__(self, **command) -> list[int]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -74,10 +82,12 @@ class Zygote:
         return json.loads(line)["codes"]
 
     def close(self) -> str:
-        assert self.proc.stdin is not None and self.proc.stderr is not None
+        assert self.proc.stdin is not None
         self.proc.stdin.close()
         self.proc.wait(timeout=60)
-        return self.proc.stderr.read()
+        said = self.said()
+        self.errors.close()
+        return said
 
 
 @pytest.fixture
@@ -136,7 +146,7 @@ def test_kill_9_at_every_point_of_an_effect_never_pays_twice_nor_loses_a_payment
             cid, turn = fresh_id("pay"), f"turn-{order}"
             [code] = zygote(do="pay", url=url, cid=cid, turn=turn, order=order, kill=point,
                             payments=payments)  # fmt: skip
-            assert code == -9, f"the worker was to be killed at {point!r}, it exited {code}"
+            assert code == -9, f"killed at {point!r}? it exited {code}: {zygote.said()}"
             # The operator retries the turn with its id ...
             model = ScriptedChatModel(["Paid."])
             response = Session(cid, url=url).run(Swarm(chat_model=model), agent, turn_id=turn)
@@ -290,7 +300,7 @@ def test_kill_9_inside_parallel_branches_runs_no_effect_twice_and_reports_each_i
         cid, turn = fresh_id("fan-pay"), f"turn-{order}"
         [code] = fan_zygote(do="fan", url=url, cid=cid, turn=turn, order=order, kill=point,
                             payments=payments)  # fmt: skip
-        assert code == -9, f"the worker was to be killed at {point!r}, it exited {code}"
+        assert code == -9, f"killed at {point!r}? it exited {code}: {fan_zygote.said()}"
         # The turn the kill caught is listed unfinished (one that committed is not) ...
         assert Session(cid, url=url).unfinished == ([] if point == "committed" else [turn])
         orders = {label: fan_order(order, label) for label in labels}
