@@ -142,9 +142,7 @@ def build_swarm_graph(
     return builder
 
 
-def api_settings(
-    context_schema: type | None, middleware: Sequence[Any], **settings: Any
-) -> GraphSettings:
+def api_settings(context_schema: Any, middleware: Sequence[Any], **settings: Any) -> GraphSettings:
     """The core builder's settings with the API's options in them (``build_swarm_graph``'s and
     ``Swarm``'s alike): a typed context's middleware first, around the caller's ``middleware``;
     the middleware an agent's options and a handoff target install; the stream listener; the

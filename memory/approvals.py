@@ -80,11 +80,11 @@ def tail_outcomes(
 ) -> dict[str, CallState]:
     """What the effect ledger holds for the unanswered calls ``messages`` end on, by call id
     (no read at all when every call is answered, the usual case). The starters' turns are
-    read before the results (:func:`~swarmgraph.memory.effect_ledger.call_states`), so a
+    read before the results (:func:`~swarmgraph.memory.effect_records.call_states`), so a
     call another process finishes meanwhile is never told as in doubt."""
     from ..graph.features.approvals import open_calls
     from ..graph.features.effects import effect_key
-    from .effect_ledger import call_states
+    from .effect_records import call_states
 
     found = open_calls(messages)
     if found is None:
