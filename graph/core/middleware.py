@@ -203,6 +203,10 @@ class MiddlewareStack:
         self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
         self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
         self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
+        #: Each wrapper's hook, bound once, for the sync and the async driver (a step wraps
+        #: every model and tool call with them: the attribute reads are not repeated per call).
+        self.model_wraps = _bound(self.model_wrappers, "wrap_model_call")
+        self.tool_wraps = _bound(self.tool_wrappers, "wrap_tool_call")
         #: The swarm's own extension: each middleware with a ``before_handoff`` hook, in order.
         self.handoff = [m for m in every if _extends(m, "before_handoff")]
         #: Every middleware's ``tools`` (``AgentMiddleware.tools``), as step functions: they
@@ -226,6 +230,9 @@ class MiddlewareStack:
         )
         self.enters = bool(self.entering["run"] or self.entering["own"])
         self.leaves = bool(self.leaving["run"] or self.leaving["own"])
+        #: Whether a step's hooks need the agent's state key (``before_agent`` and
+        #: ``after_agent`` read it); a stack without those never looks it up.
+        self.keyed = self.enters or self.leaves
         #: Each state hook's function, sync and async, read once (a step calls them often).
         self.calls: dict[tuple[int, str, bool], Callable[..., Any]] = {}
         for m in every:
@@ -349,13 +356,15 @@ class StepHooks:
         state: Mapping[str, Any],
         config: RunnableConfig,
         io: Driver,
-        agent_key: str,
+        agent_key: str | None,
         control: object | None = None,
     ) -> None:
         self.stack = stack
         #: The run's ``RunControl``, for hooks that read it (``hook_context.step_control``).
         self.control = control
         self.io = io
+        #: The agent's state key, which ``before_agent``/``after_agent`` read (None where the
+        #: stack has neither: ``MiddlewareStack.keyed``).
         self.agent_key = agent_key
         self.awaited = isinstance(io, AsyncDriver)
         #: The conversation as the hooks see it; the state's own list until a hook writes
@@ -441,6 +450,8 @@ class StepHooks:
         """The reply whose ``after_model`` hooks paused the run (see :data:`AFTER_MODEL_KEY`),
         when this step resumes it."""
         pending = self._state.get(AFTER_MODEL_KEY)
+        if not pending:  # (every hooked step asks; one resuming a pause is rare)
+            return None
         last = self.messages[-1] if self.messages else None
         if pending and isinstance(last, AIMessage) and last.id == pending:
             return last
@@ -457,18 +468,12 @@ class StepHooks:
     async def call_model(
         self,
         request: ModelRequest,
-        call: Callable[[ModelRequest], Awaitable[AIMessage]],
+        call: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> AIMessage:
         """The model call through every ``wrap_model_call``, the first outermost; ``call``
-        asks the model for a request (the step's own call when nothing changed it)."""
-        response = _langchain("ModelResponse")
-
-        async def inner(req: ModelRequest) -> ModelResponse:
-            return cast("ModelResponse", response(result=[await call(req)]))
-
-        result = await _through(
-            self.stack.model_wrappers, "wrap_model_call", request, inner, self.io
-        )
+        asks the model for a request (the step's own call when nothing changed it) and gives
+        its reply as LangChain's ``ModelResponse`` (:func:`model_response`)."""
+        result = await _through(self.stack.model_wraps, request, call, self.awaited)
         return _reply_of(result)
 
     async def call_tool(
@@ -477,44 +482,40 @@ class StepHooks:
         run: Callable[[ToolCallRequest], Awaitable[ToolMessage]],
     ) -> Any:
         """A tool call through every ``wrap_tool_call``, the first outermost."""
-        return await _through(self.stack.tool_wrappers, "wrap_tool_call", request, run, self.io)
+        return await _through(self.stack.tool_wraps, request, run, self.awaited)
 
-    def tool_request(self, call: Mapping[str, Any]) -> ToolCallRequest:
-        """LangGraph's ``ToolCallRequest`` for one call of the reply (``tool`` is None: a
-        swarm's tools are plain functions; their schema is in the model request's tools)."""
-        request = _langchain("ToolCallRequest")
-
-        tool_call = {"name": call["name"], "args": call["args"], "id": call["id"]}
-        return cast(
-            "ToolCallRequest",
-            request(
-                tool_call={**tool_call, "type": "tool_call"},
-                tool=None,
-                state=self.view(),
-                runtime=self.runtime,
-            ),
-        )
+    def tool_request(self, tool_call: dict[str, Any]) -> ToolCallRequest:
+        """LangGraph's ``ToolCallRequest`` for one call of the reply: ``tool_call`` is
+        LangChain's ``ToolCall`` (``name``, ``args``, ``id``, ``type``), given to the request
+        as it is; ``tool`` is None (a swarm's tools are plain functions; their schema is in
+        the model request's tools)."""
+        fields = {
+            "tool_call": tool_call,
+            "tool": None,
+            "state": self.view(),
+            "runtime": self.runtime,
+        }
+        return cast("ToolCallRequest", _made("ToolCallRequest", fields))
 
     def model_request(
         self, model: Any, prompt: Sequence[BaseMessage], tools: list[dict[str, Any]], choice: Any
     ) -> ModelRequest:
         """LangChain's ``ModelRequest`` for the step's prompt (its first message the system
-        prompt, the instructions) and the agent's tools as OpenAI schemas."""
-        request = _langchain("ModelRequest")
-
+        prompt, the instructions) and the agent's tools as OpenAI schemas (every field as
+        ``ModelRequest(...)`` sets it from these arguments)."""
         system = prompt[0] if prompt and isinstance(prompt[0], SystemMessage) else None
-        return cast(
-            "ModelRequest",
-            request(
-                model=model,
-                messages=list(prompt[1:] if system is not None else prompt),
-                system_message=system,
-                tool_choice=choice,
-                tools=list(tools),
-                state=self.view(),
-                runtime=self.runtime,
-            ),
-        )
+        fields = {
+            "model": model,
+            "messages": list(prompt[1:] if system is not None else prompt),
+            "system_message": system,
+            "tool_choice": choice,
+            "tools": list(tools),
+            "response_format": None,
+            "state": self.view(),
+            "runtime": self.runtime,
+            "model_settings": {},
+        }
+        return cast("ModelRequest", _made("ModelRequest", fields))
 
     # -- what the step writes ----------------------------------------------------------------
     def written_update(self) -> dict[str, Any]:
@@ -550,6 +551,20 @@ def _langchain(name: str) -> Any:
     return found
 
 
+def model_response(reply: AIMessage) -> ModelResponse:
+    """LangChain's ``ModelResponse`` holding ``reply``: what the innermost handler of a
+    ``wrap_model_call`` returns.
+
+    Example:
+        >>> model_response(AIMessage("hi")).result[0].content
+        'hi'
+    """
+    return cast(
+        "ModelResponse",
+        (_CLASSES.get("ModelResponse") or _langchain("ModelResponse"))(result=[reply]),
+    )
+
+
 def _hook_function(middleware: AgentMiddleware, hook: str, awaited: bool) -> Callable[..., Any]:
     """The function a step calls for ``hook`` of ``middleware``, always awaited: the async
     twin under the async driver where the middleware has one, else the sync hook; an
@@ -569,40 +584,86 @@ def _hook_function(middleware: AgentMiddleware, hook: str, awaited: bool) -> Cal
     return call
 
 
+#: For each request class: whether an instance may be made by setting its fields at once (a
+#: dataclass whose fields are exactly the ones the step gives; found once per class).
+_DIRECT: dict[str, bool] = {}
+
+
+def _made(name: str, fields: dict[str, Any]) -> Any:
+    """An instance of the request class ``name`` (:func:`_langchain`) with every field given
+    in ``fields``. ``ModelRequest`` and LangGraph's ``ToolCallRequest`` set each field in their
+    ``__init__`` one ``__setattr__`` at a time (``ToolCallRequest``'s own checks each, and
+    imports ``warnings`` each time); the same object is made by filling the instance's
+    ``__dict__`` at once, which every model and tool call a middleware wraps pays. A class
+    whose fields are not exactly those given (another version of LangChain) is made through
+    its constructor.
+
+    Example:
+        >>> call = {"name": "f", "args": {}, "id": "c1", "type": "tool_call"}
+        >>> request = _made("ToolCallRequest",
+        ...     {"tool_call": call, "tool": None, "state": {}, "runtime": None})
+        >>> request.tool_call["id"], request.override(state={"x": 1}).state
+        ('c1', {'x': 1})
+    """
+    kind = _CLASSES.get(name) or _langchain(name)
+    direct = _DIRECT.get(name)
+    if direct is None:
+        from dataclasses import fields as fields_of
+        from dataclasses import is_dataclass
+
+        direct = _DIRECT[name] = (
+            is_dataclass(kind)
+            and "__slots__" not in vars(kind)
+            and {f.name for f in fields_of(kind)} == set(fields)
+        )
+    if not direct:
+        return kind(**fields)
+    made = object.__new__(kind)
+    made.__dict__.update(fields)
+    return made
+
+
+#: The wrapping hook of each wrapper, bound: ``(the sync ones, the async ones)``.
+Wraps = tuple[list[Callable[[Any, Any], Any]], list[Callable[[Any, Any], Any]]]
+
+
+def _bound(wrappers: Sequence[AgentMiddleware], hook: str) -> Wraps:
+    """``hook`` (``wrap_model_call``/``wrap_tool_call``) of each of ``wrappers``, bound, and
+    its async twin (``a{hook}``)."""
+    return [getattr(m, hook) for m in wrappers], [getattr(m, f"a{hook}") for m in wrappers]
+
+
 async def _through(
-    wrappers: Sequence[AgentMiddleware],
-    hook: Literal["wrap_model_call", "wrap_tool_call"],
+    wraps: Wraps,
     request: Any,
     inner: Callable[[Any], Awaitable[Any]],
-    io: Driver,
+    awaited: bool,
 ) -> Any:
-    """``request`` through ``wrappers`` (the first outermost) down to ``inner``: the async
-    hooks awaited under the async driver, the sync ones with a handler that drives ``inner``
-    in place (the sync driver never suspends)."""
-    if isinstance(io, AsyncDriver):
+    """``request`` through the wrapping hooks ``wraps`` (:func:`_bound`; the first outermost)
+    down to ``inner``: the async hooks awaited under the async driver (``awaited``), the sync
+    ones with a handler that drives ``inner`` in place (the sync driver never suspends). The
+    outermost hook gets the request itself; each inner one is called through a layer that
+    hands it its handler."""
+    if awaited:
+        hooks = wraps[1]
         handler: Callable[[Any], Awaitable[Any]] = inner
-        for m in reversed(wrappers):
-            handler = _async_layer(m, hook, handler)
-        return await handler(request)
+        for wrap in reversed(hooks[1:]):
+            handler = _layer(wrap, handler)
+        return await hooks[0](request, handler)
 
     def sync_handler(req: Any) -> Any:
         return drive(cast("Coroutine[Any, Any, Any]", inner(req)))
 
+    hooks = wraps[0]
     handle: Callable[[Any], Any] = sync_handler
-    for m in reversed(wrappers):
-        handle = _sync_layer(m, hook, handle)
-    return handle(request)
+    for wrap in reversed(hooks[1:]):
+        handle = _layer(wrap, handle)
+    return hooks[0](request, handle)
 
 
-def _sync_layer(m: AgentMiddleware, hook: str, inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    wrap = getattr(m, hook)
-    return lambda request: wrap(request, inner)
-
-
-def _async_layer(
-    m: AgentMiddleware, hook: str, inner: Callable[[Any], Awaitable[Any]]
-) -> Callable[[Any], Awaitable[Any]]:
-    wrap = getattr(m, f"a{hook}")
+def _layer(wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The handler an outer wrapping hook calls: ``wrap`` (a bound ``wrap_*_call``) around
+    ``inner``."""
     return lambda request: wrap(request, inner)
 
 

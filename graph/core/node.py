@@ -111,7 +111,9 @@ class AgentNode(HookedStep):
             paused = hooks.paused_reply()
             if paused is not None:  # its after_model hooks paused the run: they go on first
                 return await self._resume_after_model(turn, paused, hooks, io, config)
-            if await hooks.enter() or await hooks.before_model():
+            # (each moment asked only where the stack has a hook for it: most have neither)
+            entered = stack.enters and await hooks.enter()
+            if entered or (stack.before_model and await hooks.before_model()):
                 if hooks.handed is not None:  # a hook hands the conversation over: no model call
                     return await self._handed(turn, hooks, hooks.handed, io)
                 return await self._stopped(turn, hooks)

@@ -33,6 +33,7 @@ from langchain_core.messages import ToolMessage
 
 from .drivers import Driver
 from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result
+from .types import Agent, Result
 
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -46,7 +47,7 @@ class ToolWrapping(Protocol):
     """What the tool runner asks of the step's middleware (graph/core/middleware.py's
     ``StepHooks``)."""
 
-    def tool_request(self, call: dict[str, Any]) -> ToolCallRequest: ...
+    def tool_request(self, tool_call: dict[str, Any]) -> ToolCallRequest: ...
 
     async def call_tool(
         self,
@@ -59,12 +60,17 @@ class _Attempt:
     """What the last run of one call did: the call as run, its function, its raw value or
     error (``None`` before the tool was reached)."""
 
+    __slots__ = ("answer", "call", "error", "func", "ledgered", "raw", "result")
+
     def __init__(self) -> None:
         self.call: _Call | None = None
         self.func: Callable[..., Any] | None = None
         self.raw: Any = None
         self.error: Exception | None = None
         self.answer: ToolMessage | None = None  # the message the handler returned
+        #: ``to_result(raw)``, made for the answer and handed on to the runner (which would
+        #: make it again); None where it could not be made, or was not.
+        self.result: Result | None = None
         #: A recorded call's records were asked (once per call, whatever the retries): True, it
         #: runs; False, the records answered the call themselves (a middleware's CallRecords).
         self.ledgered: bool | None = None
@@ -72,6 +78,7 @@ class _Attempt:
     def again(self) -> None:
         """A retry starts afresh (the ledger is asked once per call)."""
         self.call, self.func, self.raw, self.error, self.answer = None, None, None, None, None
+        self.result = None
 
 
 def calls_around(around: ToolWrapping) -> CallsAround:
@@ -110,7 +117,8 @@ async def _run_calls(
         ) -> ToolMessage:
             return await _run_once(runner, call, request, attempt, io, events)
 
-        request = around.tool_request({"name": call.name, "args": call.args, "id": call.id})
+        tool_call = {"name": call.name, "args": call.args, "id": call.id, "type": "tool_call"}
+        request = around.tool_request(tool_call)
         try:
             answer: Any = await around.call_tool(request, run)
         except Exception as exc:  # the tool's own error, re-raised by a hook, or a hook's
@@ -155,9 +163,15 @@ async def _run_once(
         attempt.error = exc
         raise
     try:
-        shown = to_result(attempt.raw).value
+        result = to_result(attempt.raw)
     except Exception as exc:  # settled as the runner settles it, below
         shown = f"Error: {call.name} returned an unprintable value: {exc!r}"
+    else:
+        shown = result.value
+        # the runner reads the same Result (to_result of a Result is that Result), except
+        # where to_result would read it anew: an agent that is no Agent (a MultiHandoff's)
+        if result.agent is None or isinstance(result.agent, Agent):
+            attempt.result = result
     attempt.answer = _message(call, shown)
     # The tool's own return value (an Agent, a Result) rides along for the hooks around, as
     # LangChain's tools return theirs (tracing reads a handoff's target from it).
@@ -172,10 +186,11 @@ async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, 
         return  # the ledger answered the call (its answer is in the runner already)
     if attempt.func is not None and attempt.call is not None:
         error = attempt.error
+        raw = attempt.raw if attempt.result is None else attempt.result
         if attempt.ledgered:
-            await io.off_loop(runner.finish, attempt.call, attempt.raw, error)
+            await io.off_loop(runner.finish, attempt.call, raw, error)
         else:
-            runner.finish(attempt.call, attempt.raw, error)
+            runner.finish(attempt.call, raw, error)
         if answer is not None and answer is not attempt.answer:  # a hook rewrote the text
             runner.outcome.messages[-1].content = _content(answer)
         return
