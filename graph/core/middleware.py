@@ -350,6 +350,16 @@ class StepHooks:
     the step's update through :meth:`written_update`.
     """
 
+    # What a hook did, None until one does (read from the class until then: a step makes one
+    # of these, and most steps' hooks do none of it).
+    #: The stop, when a hook jumped to the end.
+    stopped: MiddlewareStop | None = None
+    #: The hook that paused the run with ``interrupt()``, and what it asked.
+    paused_by: MiddlewareStop | None = None
+    jump: str | None = None
+    #: Where a hook handed the conversation (``jump_to=HandTo(agent)``), or None.
+    handed: HandTo | None = None
+
     def __init__(
         self,
         stack: MiddlewareStack,
@@ -372,12 +382,6 @@ class StepHooks:
         self.messages: list[BaseMessage] = state.get("messages") or []
         self.values: dict[str, Any] = {}
         self.written: list[BaseMessage] = []
-        self.stopped: MiddlewareStop | None = None
-        #: The hook that paused the run with ``interrupt()``, and what it asked.
-        self.paused_by: MiddlewareStop | None = None
-        self.jump: str | None = None
-        #: Where a hook handed the conversation (``jump_to=HandTo(agent)``), or None.
-        self.handed: HandTo | None = None
         self._state = state
         configurable = config.get("configurable") or {}
         self.runtime: Runtime = configurable.get("__pregel_runtime") or Runtime()
@@ -684,6 +688,9 @@ def _asks(pause: GraphInterrupt) -> str:
 def _reply_of(result: Any) -> AIMessage:
     """The AIMessage a ``wrap_model_call`` chain returned (a ``ModelResponse``, an
     ``ExtendedModelResponse``, or the message itself)."""
+    found = getattr(result, "result", None)  # a ModelResponse of one reply: the usual case
+    if type(found) is list and len(found) == 1 and isinstance(found[0], AIMessage):
+        return found[0]
     if isinstance(result, AIMessage):
         return result
     response = getattr(result, "model_response", result)

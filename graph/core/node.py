@@ -408,10 +408,11 @@ class AgentNode(HookedStep):
 
 def _replaced(turn: Turn) -> bool:
     """Whether a ``before_step`` hook replaced the step's context (a typed context's, its
-    defaults filled in): then the step writes it. A step whose state holds no context starts
-    from ``{}``, which is not a replacement."""
+    defaults filled in): then the step writes it. A step whose state holds no context, or an
+    empty one, starts from a new ``{}``, which is not a replacement (writing it would only
+    put ``{}`` over ``{}``, a channel write each step with middleware paid)."""
     given = turn.state.get("context_variables")
-    return turn.context is not given and (given is not None or bool(turn.context))
+    return turn.context is not given and bool(given or turn.context)
 
 
 def _as_sent(message: BaseMessage) -> BaseMessage:
