@@ -24,7 +24,7 @@ step builds its instructions, asks the model, runs the tools and switches the ag
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -48,19 +48,20 @@ if TYPE_CHECKING:
 
 __all__ = ["HookedStep"]
 
-#: graph/core/middleware.py and graph/core/tool_wrapping.py, loaded by the first step with
-#: middleware (a step without never loads them) and kept: a ``from .x import`` in a function
-#: resolves the package and the module again on every call.
+#: graph/core/middleware.py and graph/core/tool_wrapping.py's ``calls_around``, loaded by the
+#: first step with middleware (a step without never loads them) and kept: a ``from .x
+#: import`` in a function resolves the package and the module again on every call.
 _lazy: dict[str, Any] = {}
+_loaded_middleware: Any = None
 
 
 def _middleware() -> Any:
-    found = _lazy.get("middleware")
-    if found is None:
+    global _loaded_middleware
+    if _loaded_middleware is None:
         from . import middleware
 
-        found = _lazy["middleware"] = middleware
-    return found
+        _loaded_middleware = middleware
+    return _loaded_middleware
 
 
 class HookedStep:
@@ -79,7 +80,8 @@ class HookedStep:
         assert stack is not None
         # the agent's state key only where a before_agent/after_agent hook needs it
         key = self.runtime.key_for(turn.agent, turn.control) if stack.keyed else None
-        return _middleware().StepHooks(stack, state, config, io, key, turn.control)
+        middleware = _loaded_middleware or _middleware()
+        return middleware.StepHooks(stack, state, config, io, key, turn.control)
 
     if TYPE_CHECKING:  # the plain step's parts, in graph/core/node.py
 
@@ -120,7 +122,7 @@ class HookedStep:
         model = self.runtime.chat_model(turn.agent, turn.control)
         tools = [tool_spec(f).schema for f in call.tools]
         request = hooks.model_request(model, turn.prompt, tools, turn.agent.tool_choice)
-        respond = _middleware().model_response
+        respond = (_loaded_middleware or _middleware()).model_response
 
         async def ask(req: ModelRequest) -> ModelResponse:
             prompt: list[BaseMessage] = [*([req.system_message] if req.system_message else [])]
@@ -149,7 +151,8 @@ class HookedStep:
             from .tool_wrapping import calls_around
 
             around = _lazy["calls_around"] = calls_around
-        return cast("CallsAround", around(hooks))
+        made: CallsAround = around(hooks)
+        return made
 
     def _reprompt(self, turn: Turn, messages: Sequence[BaseMessage]) -> None:
         """The prompt again, from the conversation a ``before_model`` hook changed."""
@@ -171,7 +174,7 @@ class HookedStep:
                 if hooks.values:
                     update.update(hooks.written_update())  # type: ignore[typeddict-item]
                 return None
-        middleware = _middleware()
+        middleware = _loaded_middleware or _middleware()
         if not resumed:
             known = reply.id is not None and any(m.id == reply.id for m in hooks.messages)
             if reply.id is None or known:  # the channel's rules (an id given, or replaced)

@@ -233,8 +233,9 @@ class MiddlewareStack:
         #: Whether a step's hooks need the agent's state key (``before_agent`` and
         #: ``after_agent`` read it); a stack without those never looks it up.
         self.keyed = self.enters or self.leaves
-        #: Each state hook's function, sync and async, read once (a step calls them often).
-        self.calls: dict[tuple[int, str, bool], Callable[..., Any]] = {}
+        #: Each state hook's function for the sync and the async driver, and whether it is
+        #: awaited (an async hook's), read once (a step calls them often).
+        self.calls: dict[tuple[int, str, bool], tuple[Callable[..., Any], bool]] = {}
         for m in every:
             for hook in ("before_agent", "before_model", "after_model", "after_agent"):
                 if not _overrides(m, hook):
@@ -418,16 +419,19 @@ class StepHooks:
         return False
 
     async def _run(self, hook: Hook, middleware: Sequence[AgentMiddleware]) -> bool:
-        for m in middleware:
-            call = self.stack.calls[id(m), hook, self.awaited]
-            try:
-                with hook_control(self.control):
-                    update = await call(self.view(), self.runtime)
-            except GraphInterrupt as pause:  # interrupt(): who paused, and what it asks
-                self.paused_by = MiddlewareStop(m.name, hook, _asks(pause))
-                raise
-            if self.apply(update, m, hook):
-                return True
+        calls, awaited = self.stack.calls, self.awaited
+        with hook_control(self.control):  # (set once for the hooks of this moment)
+            for m in middleware:
+                call, awaits = calls[id(m), hook, awaited]
+                try:
+                    update = call(self.view(), self.runtime)
+                    if awaits:
+                        update = await update
+                except GraphInterrupt as pause:  # interrupt(): who paused, and what it asks
+                    self.paused_by = MiddlewareStop(m.name, hook, _asks(pause))
+                    raise
+                if self.apply(update, m, hook):
+                    return True
         return False
 
     # -- the moments ---------------------------------------------------------------------
@@ -477,8 +481,10 @@ class StepHooks:
         """The model call through every ``wrap_model_call``, the first outermost; ``call``
         asks the model for a request (the step's own call when nothing changed it) and gives
         its reply as LangChain's ``ModelResponse`` (:func:`model_response`)."""
-        result = await _through(self.stack.model_wraps, request, call, self.awaited)
-        return _reply_of(result)
+        wraps = self.stack.model_wraps
+        if self.awaited:
+            return _reply_of(await _athrough(wraps[1], request, call))
+        return _reply_of(_through(wraps[0], request, call))
 
     async def call_tool(
         self,
@@ -486,7 +492,10 @@ class StepHooks:
         run: Callable[[ToolCallRequest], Awaitable[ToolMessage]],
     ) -> Any:
         """A tool call through every ``wrap_tool_call``, the first outermost."""
-        return await _through(self.stack.tool_wraps, request, run, self.awaited)
+        wraps = self.stack.tool_wraps
+        if self.awaited:
+            return await _athrough(wraps[1], request, run)
+        return _through(wraps[0], request, run)
 
     def tool_request(self, tool_call: dict[str, Any]) -> ToolCallRequest:
         """LangGraph's ``ToolCallRequest`` for one call of the reply: ``tool_call`` is
@@ -499,27 +508,30 @@ class StepHooks:
             "state": self.view(),
             "runtime": self.runtime,
         }
-        return cast("ToolCallRequest", _made("ToolCallRequest", fields))
+        request: ToolCallRequest = _made("ToolCallRequest", fields)
+        return request
 
     def model_request(
         self, model: Any, prompt: Sequence[BaseMessage], tools: list[dict[str, Any]], choice: Any
     ) -> ModelRequest:
         """LangChain's ``ModelRequest`` for the step's prompt (its first message the system
-        prompt, the instructions) and the agent's tools as OpenAI schemas (every field as
-        ``ModelRequest(...)`` sets it from these arguments)."""
+        prompt, the instructions) and the agent's tools as OpenAI schemas, ``tools`` a list
+        made for this request (it becomes the request's own); every field as
+        ``ModelRequest(...)`` sets it from these arguments."""
         system = prompt[0] if prompt and isinstance(prompt[0], SystemMessage) else None
         fields = {
             "model": model,
-            "messages": list(prompt[1:] if system is not None else prompt),
+            "messages": prompt[1:] if system is not None else list(prompt),  # (a new list)
             "system_message": system,
             "tool_choice": choice,
-            "tools": list(tools),
+            "tools": tools,  # (the caller's own list, made for this request)
             "response_format": None,
             "state": self.view(),
             "runtime": self.runtime,
             "model_settings": {},
         }
-        return cast("ModelRequest", _made("ModelRequest", fields))
+        request: ModelRequest = _made("ModelRequest", fields)
+        return request
 
     # -- what the step writes ----------------------------------------------------------------
     def written_update(self) -> dict[str, Any]:
@@ -563,34 +575,32 @@ def model_response(reply: AIMessage) -> ModelResponse:
         >>> model_response(AIMessage("hi")).result[0].content
         'hi'
     """
-    return cast(
-        "ModelResponse",
-        (_CLASSES.get("ModelResponse") or _langchain("ModelResponse"))(result=[reply]),
+    response: ModelResponse = (_CLASSES.get("ModelResponse") or _langchain("ModelResponse"))(
+        result=[reply]
     )
+    return response
 
 
-def _hook_function(middleware: AgentMiddleware, hook: str, awaited: bool) -> Callable[..., Any]:
-    """The function a step calls for ``hook`` of ``middleware``, always awaited: the async
-    twin under the async driver where the middleware has one, else the sync hook; an
-    async-only hook under the sync driver (its coroutine is driven in place)."""
+def _hook_function(
+    middleware: AgentMiddleware, hook: str, awaited: bool
+) -> tuple[Callable[..., Any], bool]:
+    """The function a step calls for ``hook`` of ``middleware`` and whether its result is
+    awaited: the async twin under the async driver where the middleware has one, else the
+    sync hook, called as it is; an async-only hook under the sync driver (its coroutine is
+    driven in place)."""
     from langchain.agents.middleware import AgentMiddleware
 
     kind = type(middleware)
-    sync = getattr(middleware, hook)
     has_sync = getattr(kind, hook) is not getattr(AgentMiddleware, hook)
     has_async = getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
     if has_async and (awaited or not has_sync):
-        return cast("Callable[..., Any]", getattr(middleware, f"a{hook}"))
-
-    async def call(state: dict[str, Any], runtime: Runtime) -> Any:
-        return sync(state, runtime)
-
-    return call
+        return getattr(middleware, f"a{hook}"), True
+    return getattr(middleware, hook), False
 
 
-#: For each request class: whether an instance may be made by setting its fields at once (a
-#: dataclass whose fields are exactly the ones the step gives; found once per class).
-_DIRECT: dict[str, bool] = {}
+#: Each request class whose instance may be made by setting its fields at once (a dataclass
+#: whose fields are exactly the ones the step gives; found once per class), else False.
+_DIRECT: dict[str, Any] = {}
 
 
 def _made(name: str, fields: dict[str, Any]) -> Any:
@@ -609,19 +619,20 @@ def _made(name: str, fields: dict[str, Any]) -> Any:
         >>> request.tool_call["id"], request.override(state={"x": 1}).state
         ('c1', {'x': 1})
     """
-    kind = _CLASSES.get(name) or _langchain(name)
-    direct = _DIRECT.get(name)
-    if direct is None:
+    kind: Any = _DIRECT.get(name)
+    if kind is None:
         from dataclasses import fields as fields_of
         from dataclasses import is_dataclass
 
-        direct = _DIRECT[name] = (
-            is_dataclass(kind)
-            and "__slots__" not in vars(kind)
-            and {f.name for f in fields_of(kind)} == set(fields)
+        found = _langchain(name)
+        direct = (
+            is_dataclass(found)
+            and "__slots__" not in vars(found)
+            and {f.name for f in fields_of(found)} == set(fields)
         )
-    if not direct:
-        return kind(**fields)
+        kind = _DIRECT[name] = found if direct else False  # (False: made by its constructor)
+    if kind is False:
+        return _langchain(name)(**fields)
     made = object.__new__(kind)
     made.__dict__.update(fields)
     return made
@@ -637,32 +648,33 @@ def _bound(wrappers: Sequence[AgentMiddleware], hook: str) -> Wraps:
     return [getattr(m, hook) for m in wrappers], [getattr(m, f"a{hook}") for m in wrappers]
 
 
-async def _through(
-    wraps: Wraps,
-    request: Any,
-    inner: Callable[[Any], Awaitable[Any]],
-    awaited: bool,
+def _through(
+    hooks: list[Callable[[Any, Any], Any]], request: Any, inner: Callable[[Any], Awaitable[Any]]
 ) -> Any:
-    """``request`` through the wrapping hooks ``wraps`` (:func:`_bound`; the first outermost)
-    down to ``inner``: the async hooks awaited under the async driver (``awaited``), the sync
-    ones with a handler that drives ``inner`` in place (the sync driver never suspends). The
-    outermost hook gets the request itself; each inner one is called through a layer that
-    hands it its handler."""
-    if awaited:
-        hooks = wraps[1]
-        handler: Callable[[Any], Awaitable[Any]] = inner
-        for wrap in reversed(hooks[1:]):
-            handler = _layer(wrap, handler)
-        return await hooks[0](request, handler)
+    """``request`` through the sync wrapping hooks ``hooks`` (:func:`_bound`; the first
+    outermost) down to ``inner``, with a handler that drives ``inner`` in place (the sync
+    driver never suspends). The outermost hook gets the request itself; each inner one is
+    called through a layer that hands it its handler."""
 
     def sync_handler(req: Any) -> Any:
-        return drive(cast("Coroutine[Any, Any, Any]", inner(req)))
+        body: Coroutine[Any, Any, Any] = inner(req)  # type: ignore[assignment]
+        return drive(body)
 
-    hooks = wraps[0]
     handle: Callable[[Any], Any] = sync_handler
     for wrap in reversed(hooks[1:]):
         handle = _layer(wrap, handle)
     return hooks[0](request, handle)
+
+
+async def _athrough(
+    hooks: list[Callable[[Any, Any], Any]], request: Any, inner: Callable[[Any], Awaitable[Any]]
+) -> Any:
+    """``request`` through the async wrapping hooks ``hooks`` (the first outermost) down to
+    ``inner``, each awaited (the async driver)."""
+    handler: Callable[[Any], Awaitable[Any]] = inner
+    for wrap in reversed(hooks[1:]):
+        handler = _layer(wrap, handler)
+    return await hooks[0](request, handler)
 
 
 def _layer(wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
