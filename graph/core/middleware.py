@@ -168,80 +168,131 @@ def _extends(middleware: Any, hook: str) -> bool:
 def _overrides(middleware: AgentMiddleware, hook: str) -> bool:
     """Whether ``middleware`` implements ``hook`` (sync or async), as ``create_agent`` asks
     (found once per class: a run's own middleware makes a stack per run)."""
-    kind = type(middleware)
-    found = _OVERRIDES.get((kind, hook))
+    return hook in _overridden(type(middleware))
+
+
+#: LangChain's hooks a step calls, each found per class by :func:`_overridden`.
+_LANGCHAIN_HOOKS = (
+    "before_agent",
+    "before_model",
+    "after_model",
+    "after_agent",
+    "wrap_model_call",
+    "wrap_tool_call",
+)
+#: The state hooks among them (a step calls them with the state, :meth:`StepHooks._run`).
+_STATE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
+
+
+def _overridden(kind: type) -> frozenset[str]:
+    """The hooks of :data:`_LANGCHAIN_HOOKS` that middleware class ``kind`` implements (sync
+    or async), found once per class: a run's own middleware makes a stack per run."""
+    found = _OVERRIDES.get(kind)
     if found is None:
         from langchain.agents.middleware import AgentMiddleware
 
         if len(_OVERRIDES) > 4096:  # classes made at run time (decorators) must not grow it
             _OVERRIDES.clear()
-        found = _OVERRIDES[kind, hook] = getattr(kind, hook) is not getattr(
-            AgentMiddleware, hook
-        ) or getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+        found = _OVERRIDES[kind] = frozenset(
+            hook
+            for hook in _LANGCHAIN_HOOKS
+            if getattr(kind, hook) is not getattr(AgentMiddleware, hook)
+            or getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+        )
     return found
 
 
-_OVERRIDES: dict[tuple[type, str], bool] = {}
+_OVERRIDES: dict[type, frozenset[str]] = {}
 
 
 class MiddlewareStack:
     """The middleware one agent's steps call: the run's (``Swarm``/graph-level) around the
-    agent's own, each hook's implementers found once."""
+    agent's own, each hook's implementers found once (in one pass over the middleware: a
+    run's own options make a stack per run)."""
 
     def __init__(self, run: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]) -> None:
         self.run, self.own = list(run), list(own)
         every = [*self.run, *self.own]
-        self.entering = {
-            "run": [m for m in self.run if _overrides(m, "before_agent")],
-            "own": [m for m in self.own if _overrides(m, "before_agent")],
-        }
-        self.leaving = {
-            "run": [m for m in reversed(self.run) if _overrides(m, "after_agent")],
-            "own": [m for m in reversed(self.own) if _overrides(m, "after_agent")],
-        }
-        self.before_model = [m for m in every if _overrides(m, "before_model")]
-        self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
-        self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
-        self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
-        #: Each wrapper's hook, bound once, for the sync and the async driver (a step wraps
-        #: every model and tool call with them: the attribute reads are not repeated per call).
-        self.model_wraps = _bound(self.model_wrappers, "wrap_model_call")
-        self.tool_wraps = _bound(self.tool_wrappers, "wrap_tool_call")
-        #: The swarm's own extension: each middleware with a ``before_handoff`` hook, in order.
-        self.handoff = [m for m in every if _extends(m, "before_handoff")]
-        #: Every middleware's ``tools`` (``AgentMiddleware.tools``), as step functions: they
-        #: join the agent's own in its model's tool list (``GraphRuntime.tools_of``).
-        brings = any(getattr(m, "tools", None) for m in every)
-        self.tools = middleware_tools(every) if brings else []
-        #: The middleware with a ``next_agent`` hook (:class:`Takeover`), in order.
-        self.choosers = [m for m in every if callable(getattr(m, "next_agent", None))]
-        #: The middleware with a ``before_step`` hook (the step's start: it may answer calls
-        #: left waiting instead of asking the model), and with a ``hold_calls`` hook (the
-        #: reply's calls about to run: it may hold some unanswered), in order.
-        self.step_starts: list[Any] = [
-            m for m in every if callable(getattr(m, "before_step", None))
-        ]
-        self.holders: list[Any] = [m for m in every if callable(getattr(m, "hold_calls", None))]
-        #: The first middleware with a ``tool_context`` hook: how the tool runner applies and
-        #: checks each call's ``context_variables`` change (``tool_context(control)`` gives
-        #: graph/core/tool_calls.py's ``ContextWrites``); None, Swarm's plain dict rules.
-        self.context_writer: Any = next(
-            (m for m in every if callable(getattr(m, "tool_context", None))), None
-        )
-        self.enters = bool(self.entering["run"] or self.entering["own"])
-        self.leaves = bool(self.leaving["run"] or self.leaving["own"])
-        #: Whether a step's hooks need the agent's state key (``before_agent`` and
-        #: ``after_agent`` read it); a stack without those never looks it up.
-        self.keyed = self.enters or self.leaves
+        outer = len(self.run)  # every[:outer] is the run's, the rest the agent's own
+        entering: dict[str, list[AgentMiddleware]] = {"run": [], "own": []}
+        leaving: dict[str, list[AgentMiddleware]] = {"run": [], "own": []}
+        before_model: list[AgentMiddleware] = []
+        after_model: list[AgentMiddleware] = []
+        model_wrappers: list[AgentMiddleware] = []
+        tool_wrappers: list[AgentMiddleware] = []
+        handoff: list[Any] = []
+        choosers: list[Any] = []
+        step_starts: list[Any] = []
+        holders: list[Any] = []
+        writer: Any = None
+        brings = False
         #: Each state hook's function for the sync and the async driver, and whether it is
         #: awaited (an async hook's), read once (a step calls them often).
         self.calls: dict[tuple[int, str, bool], tuple[Callable[..., Any], bool]] = {}
-        for m in every:
-            for hook in ("before_agent", "before_model", "after_model", "after_agent"):
-                if not _overrides(m, hook):
-                    continue  # never called: no function to read
-                for awaited in (False, True):
-                    self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
+        for index, m in enumerate(every):
+            hooks = _overridden(type(m))
+            if hooks:
+                side = "run" if index < outer else "own"
+                if "before_agent" in hooks:
+                    entering[side].append(m)
+                if "after_agent" in hooks:
+                    leaving[side].append(m)
+                if "before_model" in hooks:
+                    before_model.append(m)
+                if "after_model" in hooks:
+                    after_model.append(m)
+                if "wrap_model_call" in hooks:
+                    model_wrappers.append(m)
+                if "wrap_tool_call" in hooks:
+                    tool_wrappers.append(m)
+                for hook in _STATE_HOOKS:
+                    if hook in hooks:  # (a hook never called has no function to read)
+                        for awaited in (False, True):
+                            self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
+            # the swarm's extensions, read on the object (an instance may carry its own)
+            if _extends(m, "before_handoff"):
+                handoff.append(m)
+            brings = brings or bool(getattr(m, "tools", None))
+            if callable(getattr(m, "next_agent", None)):
+                choosers.append(m)
+            if callable(getattr(m, "before_step", None)):
+                step_starts.append(m)
+            if callable(getattr(m, "hold_calls", None)):
+                holders.append(m)
+            if writer is None and callable(getattr(m, "tool_context", None)):
+                writer = m
+        # the after_* hooks in reverse order (LangChain's)
+        leaving["run"].reverse()
+        leaving["own"].reverse()
+        after_model.reverse()
+        self.entering, self.leaving = entering, leaving
+        self.before_model, self.after_model = before_model, after_model
+        self.model_wrappers, self.tool_wrappers = model_wrappers, tool_wrappers
+        #: Each wrapper's hook, bound once, for the sync and the async driver (a step wraps
+        #: every model and tool call with them: the attribute reads are not repeated per call).
+        self.model_wraps = _bound(model_wrappers, "wrap_model_call")
+        self.tool_wraps = _bound(tool_wrappers, "wrap_tool_call")
+        #: The swarm's own extension: each middleware with a ``before_handoff`` hook, in order.
+        self.handoff = handoff
+        #: Every middleware's ``tools`` (``AgentMiddleware.tools``), as step functions: they
+        #: join the agent's own in its model's tool list (``GraphRuntime.tools_of``).
+        self.tools = middleware_tools(every) if brings else []
+        #: The middleware with a ``next_agent`` hook (:class:`Takeover`), in order.
+        self.choosers = choosers
+        #: The middleware with a ``before_step`` hook (the step's start: it may answer calls
+        #: left waiting instead of asking the model), and with a ``hold_calls`` hook (the
+        #: reply's calls about to run: it may hold some unanswered), in order.
+        self.step_starts: list[Any] = step_starts
+        self.holders: list[Any] = holders
+        #: The first middleware with a ``tool_context`` hook: how the tool runner applies and
+        #: checks each call's ``context_variables`` change (``tool_context(control)`` gives
+        #: graph/core/tool_calls.py's ``ContextWrites``); None, Swarm's plain dict rules.
+        self.context_writer: Any = writer
+        self.enters = bool(entering["run"] or entering["own"])
+        self.leaves = bool(leaving["run"] or leaving["own"])
+        #: Whether a step's hooks need the agent's state key (``before_agent`` and
+        #: ``after_agent`` read it); a stack without those never looks it up.
+        self.keyed = self.enters or self.leaves
 
 
 class RunMiddleware:
