@@ -41,12 +41,27 @@ from .tool_calls import CallsAround
 from .types import Agent, AgentFunction
 
 if TYPE_CHECKING:
-    from langchain.agents.middleware import ModelRequest
+    from langchain.agents.middleware import ModelRequest, ModelResponse
 
     from .middleware import StepHooks
     from .run_control import RunControl
 
 __all__ = ["HookedStep"]
+
+#: graph/core/middleware.py and graph/core/tool_wrapping.py's ``calls_around``, loaded by the
+#: first step with middleware (a step without never loads them) and kept: a ``from .x
+#: import`` in a function resolves the package and the module again on every call.
+_lazy: dict[str, Any] = {}
+_loaded_middleware: Any = None
+
+
+def _middleware() -> Any:
+    global _loaded_middleware
+    if _loaded_middleware is None:
+        from . import middleware
+
+        _loaded_middleware = middleware
+    return _loaded_middleware
 
 
 class HookedStep:
@@ -61,11 +76,12 @@ class HookedStep:
         self, turn: Turn, state: SwarmState, config: RunnableConfig, io: Driver
     ) -> StepHooks:
         """The step's middleware hooks (``turn.stack``), over ``state``."""
-        from .middleware import StepHooks  # (a step without middleware never loads it)
-
-        assert turn.stack is not None
-        key = self.runtime.key_for(turn.agent, turn.control)
-        return StepHooks(turn.stack, state, config, io, key, turn.control)
+        stack = turn.stack
+        assert stack is not None
+        # the agent's state key only where a before_agent/after_agent hook needs it
+        key = self.runtime.key_for(turn.agent, turn.control) if stack.keyed else None
+        middleware = _loaded_middleware or _middleware()
+        return middleware.StepHooks(stack, state, config, io, key, turn.control)
 
     if TYPE_CHECKING:  # the plain step's parts, in graph/core/node.py
 
@@ -106,22 +122,22 @@ class HookedStep:
         model = self.runtime.chat_model(turn.agent, turn.control)
         tools = [tool_spec(f).schema for f in call.tools]
         request = hooks.model_request(model, turn.prompt, tools, turn.agent.tool_choice)
+        respond = (_loaded_middleware or _middleware()).model_response
 
-        async def ask(req: ModelRequest) -> AIMessage:
+        async def ask(req: ModelRequest) -> ModelResponse:
             prompt: list[BaseMessage] = [*([req.system_message] if req.system_message else [])]
             prompt += req.messages
             same = req.model is model and req.tools is request.tools
             if same and req.tool_choice == request.tool_choice and not req.model_settings:
-                return await self._ask(turn, call, prompt, config, io)
+                return respond(await self._ask(turn, call, prompt, config, io))
             settings = req.model_settings
             bound = (
                 req.model.bind_tools(req.tools, tool_choice=req.tool_choice, **settings)
                 if req.tools
                 else req.model.bind(**settings)
             )
-            return await self._ask(
-                turn, call._replace(runnable=bound, kwargs={}), prompt, config, io
-            )
+            changed = call._replace(runnable=bound, kwargs={})
+            return respond(await self._ask(turn, changed, prompt, config, io))
 
         return await hooks.call_model(request, ask)
 
@@ -130,9 +146,13 @@ class HookedStep:
         """The tool calls through the middleware's ``wrap_tool_call`` hooks, if any has one."""
         if not hooks.stack.tool_wrappers:
             return None
-        from .tool_wrapping import calls_around
+        around = _lazy.get("calls_around")
+        if around is None:
+            from .tool_wrapping import calls_around
 
-        return calls_around(hooks)
+            around = _lazy["calls_around"] = calls_around
+        made: CallsAround = around(hooks)
+        return made
 
     def _reprompt(self, turn: Turn, messages: Sequence[BaseMessage]) -> None:
         """The prompt again, from the conversation a ``before_model`` hook changed."""
@@ -145,19 +165,20 @@ class HookedStep:
         hook stopped the run, or paused it: the reply is kept and the hooks run again in the
         agent's next step). A hook that rewrote the reply (same id) or answered some of its
         calls changes what runs."""
-        from .middleware import AFTER_MODEL_KEY, with_messages
-
         written = len(hooks.written)
         update = turn.update
         if not resumed:
-            if hooks.written:  # before_model's messages come before the reply
+            if written:  # before_model's messages come before the reply
                 update["messages"] = [*hooks.written, *update.get("messages", ())]
             if not hooks.stack.after_model:
-                update.update(hooks.written_update())  # type: ignore[typeddict-item]
+                if hooks.values:
+                    update.update(hooks.written_update())  # type: ignore[typeddict-item]
                 return None
+        middleware = _loaded_middleware or _middleware()
+        if not resumed:
             known = reply.id is not None and any(m.id == reply.id for m in hooks.messages)
             if reply.id is None or known:  # the channel's rules (an id given, or replaced)
-                hooks.messages = with_messages(hooks.messages, [reply])
+                hooks.messages = middleware.with_messages(hooks.messages, [reply])
             else:  # a new reply with its id: appended, as add_messages would
                 hooks.messages = [*hooks.messages, reply]
         try:
@@ -183,7 +204,7 @@ class HookedStep:
                 return await self._stopped(turn, hooks)
             turn.ran, turn.answers = None, []
             update.update(hooks.written_update())  # type: ignore[typeddict-item]
-            update[AFTER_MODEL_KEY] = reply.id  # type: ignore[literal-required]
+            update[middleware.AFTER_MODEL_KEY] = reply.id  # type: ignore[literal-required]
             return Command(update=update, goto=self.name)
         after = hooks.written[written:]
         if after:
@@ -197,7 +218,7 @@ class HookedStep:
                 self._admit(turn, now.model_copy(update={"tool_calls": calls}), call.tools)
         update.update(hooks.written_update())  # type: ignore[typeddict-item]
         if resumed:
-            update[AFTER_MODEL_KEY] = None  # type: ignore[literal-required]
+            update[middleware.AFTER_MODEL_KEY] = None  # type: ignore[literal-required]
         return None
 
     async def _resume_after_model(
@@ -243,6 +264,8 @@ class HookedStep:
         self, turn: Turn, hooks: StepHooks, result: StateUpdate | Command
     ) -> StateUpdate | Command:
         """``after_agent`` when the run ends on this agent or it hands off."""
+        if not hooks.stack.leaves:  # no after_agent hook: nothing to call, nothing written
+            return result
         ends = not isinstance(result, Command)
         switched = "active_agent" in turn.update and turn.update["active_agent"] != hooks.agent_key
         if ends or switched:

@@ -168,72 +168,131 @@ def _extends(middleware: Any, hook: str) -> bool:
 def _overrides(middleware: AgentMiddleware, hook: str) -> bool:
     """Whether ``middleware`` implements ``hook`` (sync or async), as ``create_agent`` asks
     (found once per class: a run's own middleware makes a stack per run)."""
-    kind = type(middleware)
-    found = _OVERRIDES.get((kind, hook))
+    return hook in _overridden(type(middleware))
+
+
+#: LangChain's hooks a step calls, each found per class by :func:`_overridden`.
+_LANGCHAIN_HOOKS = (
+    "before_agent",
+    "before_model",
+    "after_model",
+    "after_agent",
+    "wrap_model_call",
+    "wrap_tool_call",
+)
+#: The state hooks among them (a step calls them with the state, :meth:`StepHooks._run`).
+_STATE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
+
+
+def _overridden(kind: type) -> frozenset[str]:
+    """The hooks of :data:`_LANGCHAIN_HOOKS` that middleware class ``kind`` implements (sync
+    or async), found once per class: a run's own middleware makes a stack per run."""
+    found = _OVERRIDES.get(kind)
     if found is None:
         from langchain.agents.middleware import AgentMiddleware
 
         if len(_OVERRIDES) > 4096:  # classes made at run time (decorators) must not grow it
             _OVERRIDES.clear()
-        found = _OVERRIDES[kind, hook] = getattr(kind, hook) is not getattr(
-            AgentMiddleware, hook
-        ) or getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+        found = _OVERRIDES[kind] = frozenset(
+            hook
+            for hook in _LANGCHAIN_HOOKS
+            if getattr(kind, hook) is not getattr(AgentMiddleware, hook)
+            or getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+        )
     return found
 
 
-_OVERRIDES: dict[tuple[type, str], bool] = {}
+_OVERRIDES: dict[type, frozenset[str]] = {}
 
 
 class MiddlewareStack:
     """The middleware one agent's steps call: the run's (``Swarm``/graph-level) around the
-    agent's own, each hook's implementers found once."""
+    agent's own, each hook's implementers found once (in one pass over the middleware: a
+    run's own options make a stack per run)."""
 
     def __init__(self, run: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]) -> None:
         self.run, self.own = list(run), list(own)
         every = [*self.run, *self.own]
-        self.entering = {
-            "run": [m for m in self.run if _overrides(m, "before_agent")],
-            "own": [m for m in self.own if _overrides(m, "before_agent")],
-        }
-        self.leaving = {
-            "run": [m for m in reversed(self.run) if _overrides(m, "after_agent")],
-            "own": [m for m in reversed(self.own) if _overrides(m, "after_agent")],
-        }
-        self.before_model = [m for m in every if _overrides(m, "before_model")]
-        self.after_model = [m for m in reversed(every) if _overrides(m, "after_model")]
-        self.model_wrappers = [m for m in every if _overrides(m, "wrap_model_call")]
-        self.tool_wrappers = [m for m in every if _overrides(m, "wrap_tool_call")]
+        outer = len(self.run)  # every[:outer] is the run's, the rest the agent's own
+        entering: dict[str, list[AgentMiddleware]] = {"run": [], "own": []}
+        leaving: dict[str, list[AgentMiddleware]] = {"run": [], "own": []}
+        before_model: list[AgentMiddleware] = []
+        after_model: list[AgentMiddleware] = []
+        model_wrappers: list[AgentMiddleware] = []
+        tool_wrappers: list[AgentMiddleware] = []
+        handoff: list[Any] = []
+        choosers: list[Any] = []
+        step_starts: list[Any] = []
+        holders: list[Any] = []
+        writer: Any = None
+        brings = False
+        #: Each state hook's function for the sync and the async driver, and whether it is
+        #: awaited (an async hook's), read once (a step calls them often).
+        self.calls: dict[tuple[int, str, bool], tuple[Callable[..., Any], bool]] = {}
+        for index, m in enumerate(every):
+            hooks = _overridden(type(m))
+            if hooks:
+                side = "run" if index < outer else "own"
+                if "before_agent" in hooks:
+                    entering[side].append(m)
+                if "after_agent" in hooks:
+                    leaving[side].append(m)
+                if "before_model" in hooks:
+                    before_model.append(m)
+                if "after_model" in hooks:
+                    after_model.append(m)
+                if "wrap_model_call" in hooks:
+                    model_wrappers.append(m)
+                if "wrap_tool_call" in hooks:
+                    tool_wrappers.append(m)
+                for hook in _STATE_HOOKS:
+                    if hook in hooks:  # (a hook never called has no function to read)
+                        for awaited in (False, True):
+                            self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
+            # the swarm's extensions, read on the object (an instance may carry its own)
+            if _extends(m, "before_handoff"):
+                handoff.append(m)
+            brings = brings or bool(getattr(m, "tools", None))
+            if callable(getattr(m, "next_agent", None)):
+                choosers.append(m)
+            if callable(getattr(m, "before_step", None)):
+                step_starts.append(m)
+            if callable(getattr(m, "hold_calls", None)):
+                holders.append(m)
+            if writer is None and callable(getattr(m, "tool_context", None)):
+                writer = m
+        # the after_* hooks in reverse order (LangChain's)
+        leaving["run"].reverse()
+        leaving["own"].reverse()
+        after_model.reverse()
+        self.entering, self.leaving = entering, leaving
+        self.before_model, self.after_model = before_model, after_model
+        self.model_wrappers, self.tool_wrappers = model_wrappers, tool_wrappers
+        #: Each wrapper's hook, bound once, for the sync and the async driver (a step wraps
+        #: every model and tool call with them: the attribute reads are not repeated per call).
+        self.model_wraps = _bound(model_wrappers, "wrap_model_call")
+        self.tool_wraps = _bound(tool_wrappers, "wrap_tool_call")
         #: The swarm's own extension: each middleware with a ``before_handoff`` hook, in order.
-        self.handoff = [m for m in every if _extends(m, "before_handoff")]
+        self.handoff = handoff
         #: Every middleware's ``tools`` (``AgentMiddleware.tools``), as step functions: they
         #: join the agent's own in its model's tool list (``GraphRuntime.tools_of``).
-        brings = any(getattr(m, "tools", None) for m in every)
         self.tools = middleware_tools(every) if brings else []
         #: The middleware with a ``next_agent`` hook (:class:`Takeover`), in order.
-        self.choosers = [m for m in every if callable(getattr(m, "next_agent", None))]
+        self.choosers = choosers
         #: The middleware with a ``before_step`` hook (the step's start: it may answer calls
         #: left waiting instead of asking the model), and with a ``hold_calls`` hook (the
         #: reply's calls about to run: it may hold some unanswered), in order.
-        self.step_starts: list[Any] = [
-            m for m in every if callable(getattr(m, "before_step", None))
-        ]
-        self.holders: list[Any] = [m for m in every if callable(getattr(m, "hold_calls", None))]
+        self.step_starts: list[Any] = step_starts
+        self.holders: list[Any] = holders
         #: The first middleware with a ``tool_context`` hook: how the tool runner applies and
         #: checks each call's ``context_variables`` change (``tool_context(control)`` gives
         #: graph/core/tool_calls.py's ``ContextWrites``); None, Swarm's plain dict rules.
-        self.context_writer: Any = next(
-            (m for m in every if callable(getattr(m, "tool_context", None))), None
-        )
-        self.enters = bool(self.entering["run"] or self.entering["own"])
-        self.leaves = bool(self.leaving["run"] or self.leaving["own"])
-        #: Each state hook's function, sync and async, read once (a step calls them often).
-        self.calls: dict[tuple[int, str, bool], Callable[..., Any]] = {}
-        for m in every:
-            for hook in ("before_agent", "before_model", "after_model", "after_agent"):
-                if not _overrides(m, hook):
-                    continue  # never called: no function to read
-                for awaited in (False, True):
-                    self.calls[id(m), hook, awaited] = _hook_function(m, hook, awaited)
+        self.context_writer: Any = writer
+        self.enters = bool(entering["run"] or entering["own"])
+        self.leaves = bool(leaving["run"] or leaving["own"])
+        #: Whether a step's hooks need the agent's state key (``before_agent`` and
+        #: ``after_agent`` read it); a stack without those never looks it up.
+        self.keyed = self.enters or self.leaves
 
 
 class RunMiddleware:
@@ -343,19 +402,31 @@ class StepHooks:
     the step's update through :meth:`written_update`.
     """
 
+    # What a hook did, None until one does (read from the class until then: a step makes one
+    # of these, and most steps' hooks do none of it).
+    #: The stop, when a hook jumped to the end.
+    stopped: MiddlewareStop | None = None
+    #: The hook that paused the run with ``interrupt()``, and what it asked.
+    paused_by: MiddlewareStop | None = None
+    jump: str | None = None
+    #: Where a hook handed the conversation (``jump_to=HandTo(agent)``), or None.
+    handed: HandTo | None = None
+
     def __init__(
         self,
         stack: MiddlewareStack,
         state: Mapping[str, Any],
         config: RunnableConfig,
         io: Driver,
-        agent_key: str,
+        agent_key: str | None,
         control: object | None = None,
     ) -> None:
         self.stack = stack
         #: The run's ``RunControl``, for hooks that read it (``hook_context.step_control``).
         self.control = control
         self.io = io
+        #: The agent's state key, which ``before_agent``/``after_agent`` read (None where the
+        #: stack has neither: ``MiddlewareStack.keyed``).
         self.agent_key = agent_key
         self.awaited = isinstance(io, AsyncDriver)
         #: The conversation as the hooks see it; the state's own list until a hook writes
@@ -363,12 +434,6 @@ class StepHooks:
         self.messages: list[BaseMessage] = state.get("messages") or []
         self.values: dict[str, Any] = {}
         self.written: list[BaseMessage] = []
-        self.stopped: MiddlewareStop | None = None
-        #: The hook that paused the run with ``interrupt()``, and what it asked.
-        self.paused_by: MiddlewareStop | None = None
-        self.jump: str | None = None
-        #: Where a hook handed the conversation (``jump_to=HandTo(agent)``), or None.
-        self.handed: HandTo | None = None
         self._state = state
         configurable = config.get("configurable") or {}
         self.runtime: Runtime = configurable.get("__pregel_runtime") or Runtime()
@@ -405,16 +470,19 @@ class StepHooks:
         return False
 
     async def _run(self, hook: Hook, middleware: Sequence[AgentMiddleware]) -> bool:
-        for m in middleware:
-            call = self.stack.calls[id(m), hook, self.awaited]
-            try:
-                with hook_control(self.control):
-                    update = await call(self.view(), self.runtime)
-            except GraphInterrupt as pause:  # interrupt(): who paused, and what it asks
-                self.paused_by = MiddlewareStop(m.name, hook, _asks(pause))
-                raise
-            if self.apply(update, m, hook):
-                return True
+        calls, awaited = self.stack.calls, self.awaited
+        with hook_control(self.control):  # (set once for the hooks of this moment)
+            for m in middleware:
+                call, awaits = calls[id(m), hook, awaited]
+                try:
+                    update = call(self.view(), self.runtime)
+                    if awaits:
+                        update = await update
+                except GraphInterrupt as pause:  # interrupt(): who paused, and what it asks
+                    self.paused_by = MiddlewareStop(m.name, hook, _asks(pause))
+                    raise
+                if self.apply(update, m, hook):
+                    return True
         return False
 
     # -- the moments ---------------------------------------------------------------------
@@ -441,6 +509,8 @@ class StepHooks:
         """The reply whose ``after_model`` hooks paused the run (see :data:`AFTER_MODEL_KEY`),
         when this step resumes it."""
         pending = self._state.get(AFTER_MODEL_KEY)
+        if not pending:  # (every hooked step asks; one resuming a pause is rare)
+            return None
         last = self.messages[-1] if self.messages else None
         if pending and isinstance(last, AIMessage) and last.id == pending:
             return last
@@ -457,19 +527,15 @@ class StepHooks:
     async def call_model(
         self,
         request: ModelRequest,
-        call: Callable[[ModelRequest], Awaitable[AIMessage]],
+        call: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> AIMessage:
         """The model call through every ``wrap_model_call``, the first outermost; ``call``
-        asks the model for a request (the step's own call when nothing changed it)."""
-        response = _langchain("ModelResponse")
-
-        async def inner(req: ModelRequest) -> ModelResponse:
-            return cast("ModelResponse", response(result=[await call(req)]))
-
-        result = await _through(
-            self.stack.model_wrappers, "wrap_model_call", request, inner, self.io
-        )
-        return _reply_of(result)
+        asks the model for a request (the step's own call when nothing changed it) and gives
+        its reply as LangChain's ``ModelResponse`` (:func:`model_response`)."""
+        wraps = self.stack.model_wraps
+        if self.awaited:
+            return _reply_of(await _athrough(wraps[1], request, call))
+        return _reply_of(_through(wraps[0], request, call))
 
     async def call_tool(
         self,
@@ -477,44 +543,46 @@ class StepHooks:
         run: Callable[[ToolCallRequest], Awaitable[ToolMessage]],
     ) -> Any:
         """A tool call through every ``wrap_tool_call``, the first outermost."""
-        return await _through(self.stack.tool_wrappers, "wrap_tool_call", request, run, self.io)
+        wraps = self.stack.tool_wraps
+        if self.awaited:
+            return await _athrough(wraps[1], request, run)
+        return _through(wraps[0], request, run)
 
-    def tool_request(self, call: Mapping[str, Any]) -> ToolCallRequest:
-        """LangGraph's ``ToolCallRequest`` for one call of the reply (``tool`` is None: a
-        swarm's tools are plain functions; their schema is in the model request's tools)."""
-        request = _langchain("ToolCallRequest")
-
-        tool_call = {"name": call["name"], "args": call["args"], "id": call["id"]}
-        return cast(
-            "ToolCallRequest",
-            request(
-                tool_call={**tool_call, "type": "tool_call"},
-                tool=None,
-                state=self.view(),
-                runtime=self.runtime,
-            ),
-        )
+    def tool_request(self, tool_call: dict[str, Any]) -> ToolCallRequest:
+        """LangGraph's ``ToolCallRequest`` for one call of the reply: ``tool_call`` is
+        LangChain's ``ToolCall`` (``name``, ``args``, ``id``, ``type``), given to the request
+        as it is; ``tool`` is None (a swarm's tools are plain functions; their schema is in
+        the model request's tools)."""
+        fields = {
+            "tool_call": tool_call,
+            "tool": None,
+            "state": self.view(),
+            "runtime": self.runtime,
+        }
+        request: ToolCallRequest = _made("ToolCallRequest", fields)
+        return request
 
     def model_request(
         self, model: Any, prompt: Sequence[BaseMessage], tools: list[dict[str, Any]], choice: Any
     ) -> ModelRequest:
         """LangChain's ``ModelRequest`` for the step's prompt (its first message the system
-        prompt, the instructions) and the agent's tools as OpenAI schemas."""
-        request = _langchain("ModelRequest")
-
+        prompt, the instructions) and the agent's tools as OpenAI schemas, ``tools`` a list
+        made for this request (it becomes the request's own); every field as
+        ``ModelRequest(...)`` sets it from these arguments."""
         system = prompt[0] if prompt and isinstance(prompt[0], SystemMessage) else None
-        return cast(
-            "ModelRequest",
-            request(
-                model=model,
-                messages=list(prompt[1:] if system is not None else prompt),
-                system_message=system,
-                tool_choice=choice,
-                tools=list(tools),
-                state=self.view(),
-                runtime=self.runtime,
-            ),
-        )
+        fields = {
+            "model": model,
+            "messages": prompt[1:] if system is not None else list(prompt),  # (a new list)
+            "system_message": system,
+            "tool_choice": choice,
+            "tools": tools,  # (the caller's own list, made for this request)
+            "response_format": None,
+            "state": self.view(),
+            "runtime": self.runtime,
+            "model_settings": {},
+        }
+        request: ModelRequest = _made("ModelRequest", fields)
+        return request
 
     # -- what the step writes ----------------------------------------------------------------
     def written_update(self) -> dict[str, Any]:
@@ -550,59 +618,119 @@ def _langchain(name: str) -> Any:
     return found
 
 
-def _hook_function(middleware: AgentMiddleware, hook: str, awaited: bool) -> Callable[..., Any]:
-    """The function a step calls for ``hook`` of ``middleware``, always awaited: the async
-    twin under the async driver where the middleware has one, else the sync hook; an
-    async-only hook under the sync driver (its coroutine is driven in place)."""
+def model_response(reply: AIMessage) -> ModelResponse:
+    """LangChain's ``ModelResponse`` holding ``reply``: what the innermost handler of a
+    ``wrap_model_call`` returns.
+
+    Example:
+        >>> model_response(AIMessage("hi")).result[0].content
+        'hi'
+    """
+    response: ModelResponse = (_CLASSES.get("ModelResponse") or _langchain("ModelResponse"))(
+        result=[reply]
+    )
+    return response
+
+
+def _hook_function(
+    middleware: AgentMiddleware, hook: str, awaited: bool
+) -> tuple[Callable[..., Any], bool]:
+    """The function a step calls for ``hook`` of ``middleware`` and whether its result is
+    awaited: the async twin under the async driver where the middleware has one, else the
+    sync hook, called as it is; an async-only hook under the sync driver (its coroutine is
+    driven in place)."""
     from langchain.agents.middleware import AgentMiddleware
 
     kind = type(middleware)
-    sync = getattr(middleware, hook)
     has_sync = getattr(kind, hook) is not getattr(AgentMiddleware, hook)
     has_async = getattr(kind, f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
     if has_async and (awaited or not has_sync):
-        return cast("Callable[..., Any]", getattr(middleware, f"a{hook}"))
-
-    async def call(state: dict[str, Any], runtime: Runtime) -> Any:
-        return sync(state, runtime)
-
-    return call
+        return getattr(middleware, f"a{hook}"), True
+    return getattr(middleware, hook), False
 
 
-async def _through(
-    wrappers: Sequence[AgentMiddleware],
-    hook: Literal["wrap_model_call", "wrap_tool_call"],
-    request: Any,
-    inner: Callable[[Any], Awaitable[Any]],
-    io: Driver,
+#: Each request class whose instance may be made by setting its fields at once (a dataclass
+#: whose fields are exactly the ones the step gives; found once per class), else False.
+_DIRECT: dict[str, Any] = {}
+
+
+def _made(name: str, fields: dict[str, Any]) -> Any:
+    """An instance of the request class ``name`` (:func:`_langchain`) with every field given
+    in ``fields``. ``ModelRequest`` and LangGraph's ``ToolCallRequest`` set each field in their
+    ``__init__`` one ``__setattr__`` at a time (``ToolCallRequest``'s own checks each, and
+    imports ``warnings`` each time); the same object is made by filling the instance's
+    ``__dict__`` at once, which every model and tool call a middleware wraps pays. A class
+    whose fields are not exactly those given (another version of LangChain) is made through
+    its constructor.
+
+    Example:
+        >>> call = {"name": "f", "args": {}, "id": "c1", "type": "tool_call"}
+        >>> request = _made("ToolCallRequest",
+        ...     {"tool_call": call, "tool": None, "state": {}, "runtime": None})
+        >>> request.tool_call["id"], request.override(state={"x": 1}).state
+        ('c1', {'x': 1})
+    """
+    kind: Any = _DIRECT.get(name)
+    if kind is None:
+        from dataclasses import fields as fields_of
+        from dataclasses import is_dataclass
+
+        found = _langchain(name)
+        direct = (
+            is_dataclass(found)
+            and "__slots__" not in vars(found)
+            and {f.name for f in fields_of(found)} == set(fields)
+        )
+        kind = _DIRECT[name] = found if direct else False  # (False: made by its constructor)
+    if kind is False:
+        return _langchain(name)(**fields)
+    made = object.__new__(kind)
+    made.__dict__.update(fields)
+    return made
+
+
+#: The wrapping hook of each wrapper, bound: ``(the sync ones, the async ones)``.
+Wraps = tuple[list[Callable[[Any, Any], Any]], list[Callable[[Any, Any], Any]]]
+
+
+def _bound(wrappers: Sequence[AgentMiddleware], hook: str) -> Wraps:
+    """``hook`` (``wrap_model_call``/``wrap_tool_call``) of each of ``wrappers``, bound, and
+    its async twin (``a{hook}``)."""
+    return [getattr(m, hook) for m in wrappers], [getattr(m, f"a{hook}") for m in wrappers]
+
+
+def _through(
+    hooks: list[Callable[[Any, Any], Any]], request: Any, inner: Callable[[Any], Awaitable[Any]]
 ) -> Any:
-    """``request`` through ``wrappers`` (the first outermost) down to ``inner``: the async
-    hooks awaited under the async driver, the sync ones with a handler that drives ``inner``
-    in place (the sync driver never suspends)."""
-    if isinstance(io, AsyncDriver):
-        handler: Callable[[Any], Awaitable[Any]] = inner
-        for m in reversed(wrappers):
-            handler = _async_layer(m, hook, handler)
-        return await handler(request)
+    """``request`` through the sync wrapping hooks ``hooks`` (:func:`_bound`; the first
+    outermost) down to ``inner``, with a handler that drives ``inner`` in place (the sync
+    driver never suspends). The outermost hook gets the request itself; each inner one is
+    called through a layer that hands it its handler."""
 
     def sync_handler(req: Any) -> Any:
-        return drive(cast("Coroutine[Any, Any, Any]", inner(req)))
+        body: Coroutine[Any, Any, Any] = inner(req)  # type: ignore[assignment]
+        return drive(body)
 
     handle: Callable[[Any], Any] = sync_handler
-    for m in reversed(wrappers):
-        handle = _sync_layer(m, hook, handle)
-    return handle(request)
+    for wrap in reversed(hooks[1:]):
+        handle = _layer(wrap, handle)
+    return hooks[0](request, handle)
 
 
-def _sync_layer(m: AgentMiddleware, hook: str, inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    wrap = getattr(m, hook)
-    return lambda request: wrap(request, inner)
+async def _athrough(
+    hooks: list[Callable[[Any, Any], Any]], request: Any, inner: Callable[[Any], Awaitable[Any]]
+) -> Any:
+    """``request`` through the async wrapping hooks ``hooks`` (the first outermost) down to
+    ``inner``, each awaited (the async driver)."""
+    handler: Callable[[Any], Awaitable[Any]] = inner
+    for wrap in reversed(hooks[1:]):
+        handler = _layer(wrap, handler)
+    return await hooks[0](request, handler)
 
 
-def _async_layer(
-    m: AgentMiddleware, hook: str, inner: Callable[[Any], Awaitable[Any]]
-) -> Callable[[Any], Awaitable[Any]]:
-    wrap = getattr(m, f"a{hook}")
+def _layer(wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The handler an outer wrapping hook calls: ``wrap`` (a bound ``wrap_*_call``) around
+    ``inner``."""
     return lambda request: wrap(request, inner)
 
 
@@ -623,6 +751,9 @@ def _asks(pause: GraphInterrupt) -> str:
 def _reply_of(result: Any) -> AIMessage:
     """The AIMessage a ``wrap_model_call`` chain returned (a ``ModelResponse``, an
     ``ExtendedModelResponse``, or the message itself)."""
+    found = getattr(result, "result", None)  # a ModelResponse of one reply: the usual case
+    if type(found) is list and len(found) == 1 and isinstance(found[0], AIMessage):
+        return found[0]
     if isinstance(result, AIMessage):
         return result
     response = getattr(result, "model_response", result)

@@ -111,7 +111,9 @@ class AgentNode(HookedStep):
             paused = hooks.paused_reply()
             if paused is not None:  # its after_model hooks paused the run: they go on first
                 return await self._resume_after_model(turn, paused, hooks, io, config)
-            if await hooks.enter() or await hooks.before_model():
+            # (each moment asked only where the stack has a hook for it: most have neither)
+            entered = stack.enters and await hooks.enter()
+            if entered or (stack.before_model and await hooks.before_model()):
                 if hooks.handed is not None:  # a hook hands the conversation over: no model call
                     return await self._handed(turn, hooks, hooks.handed, io)
                 return await self._stopped(turn, hooks)
@@ -406,10 +408,11 @@ class AgentNode(HookedStep):
 
 def _replaced(turn: Turn) -> bool:
     """Whether a ``before_step`` hook replaced the step's context (a typed context's, its
-    defaults filled in): then the step writes it. A step whose state holds no context starts
-    from ``{}``, which is not a replacement."""
+    defaults filled in): then the step writes it. A step whose state holds no context, or an
+    empty one, starts from a new ``{}``, which is not a replacement (writing it would only
+    put ``{}`` over ``{}``, a channel write each step with middleware paid)."""
     given = turn.state.get("context_variables")
-    return turn.context is not given and (given is not None or bool(turn.context))
+    return turn.context is not given and bool(given or turn.context)
 
 
 def _as_sent(message: BaseMessage) -> BaseMessage:

@@ -33,6 +33,7 @@ from langchain_core.messages import ToolMessage
 
 from .drivers import Driver
 from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result
+from .types import Agent, Result
 
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -46,7 +47,7 @@ class ToolWrapping(Protocol):
     """What the tool runner asks of the step's middleware (graph/core/middleware.py's
     ``StepHooks``)."""
 
-    def tool_request(self, call: dict[str, Any]) -> ToolCallRequest: ...
+    def tool_request(self, tool_call: dict[str, Any]) -> ToolCallRequest: ...
 
     async def call_tool(
         self,
@@ -56,15 +57,27 @@ class ToolWrapping(Protocol):
 
 
 class _Attempt:
-    """What the last run of one call did: the call as run, its function, its raw value or
-    error (``None`` before the tool was reached)."""
+    """One call of the reply through the hooks: called with a request, the innermost handler
+    (:meth:`__call__`); and what its last run did: the call as run, its function, its raw
+    value or error (``None`` before the tool was reached)."""
 
-    def __init__(self) -> None:
+    __slots__ = (
+        "answer", "call", "error", "events", "func", "io", "ledgered", "origin", "raw", "result",
+        "runner",
+    )  # fmt: skip
+
+    def __init__(
+        self, runner: _Runner, origin: _Call, io: Driver, events: ToolEvents | None
+    ) -> None:
+        self.runner, self.origin, self.io, self.events = runner, origin, io, events
         self.call: _Call | None = None
         self.func: Callable[..., Any] | None = None
         self.raw: Any = None
         self.error: Exception | None = None
         self.answer: ToolMessage | None = None  # the message the handler returned
+        #: ``to_result(raw)``, made for the answer and handed on to the runner (which would
+        #: make it again); None where it could not be made, or was not.
+        self.result: Result | None = None
         #: A recorded call's records were asked (once per call, whatever the retries): True, it
         #: runs; False, the records answered the call themselves (a middleware's CallRecords).
         self.ledgered: bool | None = None
@@ -72,6 +85,53 @@ class _Attempt:
     def again(self) -> None:
         """A retry starts afresh (the ledger is asked once per call)."""
         self.call, self.func, self.raw, self.error, self.answer = None, None, None, None, None
+        self.result = None
+
+    async def __call__(self, request: ToolCallRequest) -> ToolMessage:
+        """The innermost handler: the call as the request has it, checked and run; the tool's
+        exception propagates (the hooks around may retry)."""
+        attempt, runner, call, io = self, self.runner, self.origin, self.io
+        asked = request.tool_call
+        this = call if asked["args"] is call.args else _Call(call.id, call.name, asked["args"])
+        attempt.again()
+        prepared = runner.prepare(this)
+        if isinstance(prepared, str):  # arguments the tool cannot take: the model reads why
+            attempt.answer = _message(call, prepared, error=True)
+            return attempt.answer
+        func, kwargs = prepared
+        refused = runner.refusal(this, func)
+        if refused is not None:
+            attempt.answer = _message(call, refused, error=True)
+            return attempt.answer
+        records = runner.records
+        if attempt.ledgered is None and records is not None and records.ledgered(func):
+            attempt.ledgered = await io.off_loop(runner.start, this, func)
+            if not attempt.ledgered:  # the ledger answered it (it ran before a step died)
+                attempt.answer = runner.outcome.messages[-1]
+                return attempt.answer
+        elif attempt.ledgered is False:
+            return runner.outcome.messages[-1]
+        attempt.call, attempt.func = this, func
+        try:
+            attempt.raw = await invoke_tool(io, this, func, kwargs, self.events)
+        except Exception as exc:
+            attempt.error = exc
+            raise
+        try:
+            result = to_result(attempt.raw)
+        except Exception as exc:  # settled as the runner settles it, below
+            shown = f"Error: {call.name} returned an unprintable value: {exc!r}"
+        else:
+            shown = result.value
+            # the runner reads the same Result (to_result of a Result is that Result), except
+            # where to_result would read it anew: an agent that is no Agent (a MultiHandoff's)
+            if result.agent is None or isinstance(result.agent, Agent):
+                attempt.result = result
+        attempt.answer = _message(call, shown)
+        # The tool's own return value (an Agent, a Result) rides along for the hooks around, as
+        # LangChain's tools return theirs (tracing reads a handoff's target from it).
+        attempt.answer.artifact = attempt.raw
+        return attempt.answer
 
 
 def calls_around(around: ToolWrapping) -> CallsAround:
@@ -103,66 +163,14 @@ async def _run_calls(
                 debug(f"Tool {call.name} not found in function map.")
             else:
                 debug(f"Processing tool call: {call.name} with arguments {call.args}")
-        attempt = _Attempt()
-
-        async def run(
-            request: ToolCallRequest, call: _Call = call, attempt: _Attempt = attempt
-        ) -> ToolMessage:
-            return await _run_once(runner, call, request, attempt, io, events)
-
-        request = around.tool_request({"name": call.name, "args": call.args, "id": call.id})
+        attempt = _Attempt(runner, call, io, events)  # (the handler the hooks call)
+        tool_call = {"name": call.name, "args": call.args, "id": call.id, "type": "tool_call"}
+        request = around.tool_request(tool_call)
         try:
-            answer: Any = await around.call_tool(request, run)
+            answer: Any = await around.call_tool(request, attempt)
         except Exception as exc:  # the tool's own error, re-raised by a hook, or a hook's
             answer, attempt.error = None, attempt.error or exc
         await _settle(runner, call, attempt, answer, io)
-
-
-async def _run_once(
-    runner: _Runner,
-    call: _Call,
-    request: ToolCallRequest,
-    attempt: _Attempt,
-    io: Driver,
-    events: ToolEvents | None,
-) -> ToolMessage:
-    """The innermost handler: the call as the request has it, checked and run; the tool's
-    exception propagates (the hooks around may retry)."""
-    asked = request.tool_call
-    this = call if asked["args"] is call.args else _Call(call.id, call.name, asked["args"])
-    attempt.again()
-    prepared = runner.prepare(this)
-    if isinstance(prepared, str):  # arguments the tool cannot take: the model reads why
-        attempt.answer = _message(call, prepared, error=True)
-        return attempt.answer
-    func, kwargs = prepared
-    refused = runner.refusal(this, func)
-    if refused is not None:
-        attempt.answer = _message(call, refused, error=True)
-        return attempt.answer
-    records = runner.records
-    if attempt.ledgered is None and records is not None and records.ledgered(func):
-        attempt.ledgered = await io.off_loop(runner.start, this, func)
-        if not attempt.ledgered:  # the ledger answered it (it ran before a step died)
-            attempt.answer = runner.outcome.messages[-1]
-            return attempt.answer
-    elif attempt.ledgered is False:
-        return runner.outcome.messages[-1]
-    attempt.call, attempt.func = this, func
-    try:
-        attempt.raw = await invoke_tool(io, this, func, kwargs, events)
-    except Exception as exc:
-        attempt.error = exc
-        raise
-    try:
-        shown = to_result(attempt.raw).value
-    except Exception as exc:  # settled as the runner settles it, below
-        shown = f"Error: {call.name} returned an unprintable value: {exc!r}"
-    attempt.answer = _message(call, shown)
-    # The tool's own return value (an Agent, a Result) rides along for the hooks around, as
-    # LangChain's tools return theirs (tracing reads a handoff's target from it).
-    attempt.answer.artifact = attempt.raw
-    return attempt.answer
 
 
 async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, io: Driver) -> None:
@@ -172,10 +180,11 @@ async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, 
         return  # the ledger answered the call (its answer is in the runner already)
     if attempt.func is not None and attempt.call is not None:
         error = attempt.error
+        raw = attempt.raw if attempt.result is None else attempt.result
         if attempt.ledgered:
-            await io.off_loop(runner.finish, attempt.call, attempt.raw, error)
+            await io.off_loop(runner.finish, attempt.call, raw, error)
         else:
-            runner.finish(attempt.call, attempt.raw, error)
+            runner.finish(attempt.call, raw, error)
         if answer is not None and answer is not attempt.answer:  # a hook rewrote the text
             runner.outcome.messages[-1].content = _content(answer)
         return

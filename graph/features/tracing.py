@@ -314,8 +314,9 @@ class TracingMiddleware(AgentMiddleware):
         self.agent = agent
 
     # Each hook makes its span the current one around the call, records a failure on it and
-    # ends it (_Current: what ``start_as_current_span`` does, without its two generator context
-    # managers, as one span per call is on the traced run's hot path).
+    # ends it: what ``start_as_current_span`` does (_Current), written out in the hook (one
+    # span per model and tool call is on the traced run's hot path: no object and no
+    # __enter__/__exit__ calls per call).
     # -- the model call -----------------------------------------------------------------
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
@@ -324,10 +325,17 @@ class TracingMiddleware(AgentMiddleware):
         if run is None:  # (a step of no traced run: not one this middleware was installed in)
             return handler(request)
         span = run.chat_span(self.agent, request)
-        with _Current(span):
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
             response = handler(request)
             run.chat_done(span, response)
             return response
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -336,10 +344,17 @@ class TracingMiddleware(AgentMiddleware):
         if run is None:
             return await handler(request)
         span = run.chat_span(self.agent, request)
-        with _Current(span):
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
             response = await handler(request)
             run.chat_done(span, response)
             return response
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
 
     # -- a tool call --------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
@@ -347,7 +362,8 @@ class TracingMiddleware(AgentMiddleware):
         if run is None:
             return handler(request)
         span, memory = run.tool_span(self.agent, request.tool_call)
-        with _Current(span):
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
             if memory is None:
                 answer = handler(request)
             else:  # Agent(memory_tools=True)'s remember / recall / forget: a memory operation
@@ -355,13 +371,20 @@ class TracingMiddleware(AgentMiddleware):
                     answer = handler(request)
             run.tool_done(span, answer)
             return answer
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
         run = _RUN.get()
         if run is None:
             return await handler(request)
         span, memory = run.tool_span(self.agent, request.tool_call)
-        with _Current(span):
+        token = _context.attach(_trace.set_span_in_context(span))
+        try:
             if memory is None:
                 answer = await handler(request)
             else:
@@ -369,6 +392,12 @@ class TracingMiddleware(AgentMiddleware):
                     answer = await handler(request)
             run.tool_done(span, answer)
             return answer
+        except Exception as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            _context.detach(token)
+            span.end()
 
     # -- the swarm's handoff moment -----------------------------------------------------
     def before_handoff(self, handoff: Handoff) -> None:
