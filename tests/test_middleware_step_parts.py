@@ -10,7 +10,8 @@ import dataclasses
 from typing import Any
 
 import pytest
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, before_model
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, after_model, before_model
+from langchain_core.messages import AIMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
@@ -176,3 +177,34 @@ def test_a_step_with_middleware_writes_what_the_same_step_without_writes():
     plain, hooked = updates([]), updates([look])
     assert hooked == plain
     assert all("context_variables" not in keys for keys in plain[:1])
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["wrap only", "with after_model"])
+@pytest.mark.parametrize("how", ["run", "arun", "graph"])
+def test_wrap_tool_call_sees_the_reply_that_asked_for_the_call(how: str, after: bool):
+    """As in ``create_agent``, whose tools run after the model's node wrote its reply: the
+    request's state ends with the model's reply holding this call, whether or not another
+    hook (``after_model``) read the reply first."""
+    seen = Seen()
+    middleware: list[Any] = [seen]
+    if after:
+
+        @after_model
+        def glance(state: Any, runtime: Any) -> None:
+            return None
+
+        middleware.append(glance)
+    agent = Agent(name="A", functions=[refund], middleware=middleware)
+    model = ScriptedChatModel([scripted_tool_call("refund", {"order": 4}), "Done."])
+    if how == "graph":
+        graph = build_swarm_graph([agent], chat_model=model).compile()
+        graph.invoke({"messages": HI, "context_variables": {}})
+    elif how == "arun":
+        asyncio.run(Swarm(chat_model=model).arun(agent, HI))
+    else:
+        Swarm(chat_model=model).run(agent, HI)
+    (request,) = [r for r in seen.requests if isinstance(r, ToolCallRequest)]
+    last = request.state["messages"][-1]
+    assert isinstance(last, AIMessage)
+    assert [c["id"] for c in last.tool_calls] == [request.tool_call["id"]]
+    assert [m.content for m in request.state["messages"][:-1]] == ["hi"]

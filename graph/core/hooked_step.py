@@ -158,6 +158,19 @@ class HookedStep:
         """The prompt again, from the conversation a ``before_model`` hook changed."""
         turn.prompt = self._prompt(turn.agent, turn.context, messages, turn.control)
 
+    @staticmethod
+    def _booked(hooks: StepHooks, reply: AIMessage) -> None:
+        """The reply in the conversation the hooks see, as the graph's state will hold it once
+        the step is written: what ``after_model`` reads, and ``wrap_tool_call``'s
+        ``request.state`` (as in ``create_agent``, where the tools run after the model's
+        node wrote its reply)."""
+        known = reply.id is not None and any(m.id == reply.id for m in hooks.messages)
+        if reply.id is None or known:  # the channel's rules (an id given, or replaced)
+            middleware = _loaded_middleware or _middleware()
+            hooks.messages = middleware.with_messages(hooks.messages, [reply])
+        else:  # a new reply with its id: appended, as add_messages would
+            hooks.messages = [*hooks.messages, reply]
+
     async def _after_model(
         self, turn: Turn, call: ModelCall, reply: AIMessage, hooks: StepHooks, resumed: bool = False
     ) -> StateUpdate | Command | None:
@@ -171,16 +184,13 @@ class HookedStep:
             if written:  # before_model's messages come before the reply
                 update["messages"] = [*hooks.written, *update.get("messages", ())]
             if not hooks.stack.after_model:
+                if hooks.stack.tool_wrappers:  # wrap_tool_call's state holds the reply
+                    self._booked(hooks, reply)
                 if hooks.values:
                     update.update(hooks.written_update())  # type: ignore[typeddict-item]
                 return None
+            self._booked(hooks, reply)
         middleware = _loaded_middleware or _middleware()
-        if not resumed:
-            known = reply.id is not None and any(m.id == reply.id for m in hooks.messages)
-            if reply.id is None or known:  # the channel's rules (an id given, or replaced)
-                hooks.messages = middleware.with_messages(hooks.messages, [reply])
-            else:  # a new reply with its id: appended, as add_messages would
-                hooks.messages = [*hooks.messages, reply]
         try:
             if hooks.stack.after_model and await hooks.after_model():
                 if hooks.handed is not None:  # handed over: the step switches (_handed)
