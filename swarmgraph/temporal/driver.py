@@ -32,6 +32,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 from ..graph.core.drivers import AsyncDriver
+from ..graph.core.injected import INJECTED
 from ..graph.core.schema import tool_spec
 from ..graph.features.effects import default_idempotency_key
 from .activities import MODEL_ACTIVITY, TOOL_ACTIVITY
@@ -174,7 +175,7 @@ class TemporalDriver(AsyncDriver):
                     raise ToolInDoubt(lost.text) from None
                 # A human decides, as for an effect call in doubt on the Session path: True
                 # runs it again, False refuses it, a string is its result ("it did: noted").
-                shown = {k: v for k, v in sent.items() if k not in _INJECTED}
+                shown = {k: v for k, v in sent.items() if k not in INJECTED}
                 question = {"agent": agent, "tool": name, "arguments": shown, "in_doubt": True}
                 decision = await self.ask(question)
                 if decision is False:
@@ -231,8 +232,6 @@ class TemporalDriver(AsyncDriver):
     async def off_loop(self, func: Callable[..., T], *args: Any) -> T:
         return func(*args)
 
-
-_INJECTED = ("context_variables", "idempotency_key")
 
 
 class _Lost(Exception):
