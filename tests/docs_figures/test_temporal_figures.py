@@ -76,12 +76,12 @@ def test_each_scaling_figure_sits_at_its_lower_ceiling(row: str, count: int) -> 
 
     assert "Its 2 CPUs run the server, the workers, the client and other work" in DOC
     assert T["cpus"] == 2
-    assert "each scaling figure sits at the lower of its two ceilings (within a quarter)" in DOC
+    assert "each scaling figure sits at the lower of its two ceilings (within a third" in DOC
     data = T[row]
     measured = data["one" if count == 1 else "two"]
     slots = slot_ceiling(data.get("slots"), count, data["model_latency_s"])
     lower = min(measured["cpu_ceiling_runs_per_s"], slots or float("inf"))
-    assert abs(measured["runs_per_s"] - lower) <= 0.25 * lower
+    assert abs(measured["runs_per_s"] - lower) <= lower / 3
 
 
 def test_a_second_worker_adds_capacity_not_cpu() -> None:
@@ -89,8 +89,9 @@ def test_a_second_worker_adds_capacity_not_cpu() -> None:
 
     bounded = T["workers_bounded"]
     slots, latency = bounded["slots"], bounded["model_latency_s"]
-    assert "one worker's slots are the lower ceiling" in DOC
-    assert slot_ceiling(slots, 1, latency) < bounded["one"]["cpu_ceiling_runs_per_s"]
+    assert "one worker's slots and the CPU left to it are close ceilings here" in DOC
+    one_slots, one_cpu = slot_ceiling(slots, 1, latency), bounded["one"]["cpu_ceiling_runs_per_s"]
+    assert 2 / 3 < one_slots / one_cpu < 3 / 2
     assert "two run more runs per second than one, up to the CPU ceiling" in DOC
     assert bounded["ratio"] > 1
     assert slot_ceiling(slots, 2, latency) > bounded["two"]["cpu_ceiling_runs_per_s"]
