@@ -112,8 +112,6 @@ class HookedStep:
             self, turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
         ) -> None: ...
 
-        def _admit_all(self, turn: Turn, reply: AIMessage, tools: list[AgentFunction]) -> None: ...
-
     async def _ask_through(
         self, turn: Turn, call: ModelCall, hooks: StepHooks, config: RunnableConfig, io: Driver
     ) -> AIMessage:
@@ -322,6 +320,10 @@ class HookedStep:
             note=to.note,
         )
         return await self._leaving(turn, hooks, self._next(turn))
+
+    def _admit_all(self, turn: Turn, reply: AIMessage, tools: list[AgentFunction]) -> None:
+        """``_admit`` with no call held: calls that were decided (``StepStart.admit``)."""
+        self._admit(turn, reply, tools, hold=False)
 
     async def _started(self, turn: Turn, config: RunnableConfig, io: Driver) -> bool:
         """The middleware's ``before_step`` hooks (graph/core/middleware.py), in order, up to
