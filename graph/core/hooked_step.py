@@ -83,7 +83,10 @@ class HookedStep:
         middleware = _loaded_middleware or _middleware()
         return middleware.StepHooks(stack, state, config, io, key, turn.control)
 
-    if TYPE_CHECKING:  # the plain step's parts, in graph/core/node.py
+    # The plain step's parts these moments call, defined by AgentNode (graph/core/node.py),
+    # stated again for the type checker: naming node.py's class here, even for types only,
+    # would make node.py and this module an import circle.
+    if TYPE_CHECKING:
 
         async def _ask(
             self,
