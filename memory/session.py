@@ -68,7 +68,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import BaseMessage
 
-from ..graph.core.drivers import Step, arun_steps, run_steps
 from ..graph.core.errors import SwarmError
 from ..graph.prepared_run import fold_hooks
 from ..graph.swarm import Swarm
@@ -93,6 +92,7 @@ from .session_rejoin import RejoinableTurns
 from .session_stream import NOT_STREAMED, StreamedTurns
 from .store import NO_MESSAGES, Snapshot
 from .turn_context import rebase_context
+from .turn_driver import Step, arun_steps, run_steps
 from .turn_index import TURN, find_turn
 from .turn_steps import TurnPlan, TurnSteps
 from .turn_write import MessageInput, as_messages, new_messages, saved_turn, turn_usage

@@ -45,7 +45,7 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
-from ..graph.core.drivers import Step
+from .turn_driver import Step
 
 if TYPE_CHECKING:
     from ..graph.core.types import Agent, Response
@@ -132,7 +132,7 @@ def _is_model_step(step: Step, swarm: Any) -> bool:
 
 
 def stream_steps(turn: Turn, swarm: Any) -> Iterator[dict[str, Any]]:
-    """Drive a turn in this thread as :func:`~.drivers.run_steps` does, except its model step:
+    """Drive a turn in this thread as :func:`~.turn_driver.run_steps` does, except its model step:
     that one runs with ``stream=True`` and its events are yielded as they come; the Response
     its stream ends with goes back into the turn, and is yielded once the turn returns (saved).
 
@@ -176,7 +176,7 @@ def _relayed(events: Iterator[dict[str, Any]]) -> Generator[dict[str, Any], None
 
 async def astream_steps(turn: Turn, swarm: Any) -> AsyncIterator[dict[str, Any]]:
     """:func:`stream_steps` from async code: the model's stream awaited, storage in a thread
-    (as :func:`~.drivers.arun_steps`).
+    (as :func:`~.turn_driver.arun_steps`).
 
     Example:
         >>> import asyncio

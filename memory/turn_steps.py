@@ -37,10 +37,10 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..graph.core.drivers import Step, run_steps
 from .effect_ledger import TurnState
 from .policies import Folded
 from .store import Snapshot
+from .turn_driver import Step, run_steps
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage

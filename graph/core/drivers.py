@@ -6,14 +6,8 @@ middleware hook, a sync store round trip. :data:`SYNC` does each one in place an
 suspends, so :func:`drive` runs the coroutine to its end without an event loop; :data:`ASYNC`
 awaits (``ainvoke``, async tools and hooks, ``asyncio.to_thread`` for sync stores). A fix
 to the step is made once: the two paths differ only in this module (the pattern of httpx's
-shared client logic, and of a sans-IO protocol handing its I/O to the caller).
-
-A ``Session`` turn (memory/session.py) is one body the same way, in the other shape: a
-generator that yields each :class:`Step` that waits (a storage read or write, the model run)
-and gets its result back; :func:`run_steps` performs the steps in this thread
-(``Session.run``), :func:`arun_steps` from async code (``Session.arun``: the model awaited,
-storage in a thread). An error a step raises is thrown back into the turn where it yielded
-that step, so the turn's own ``try`` sees it.
+shared client logic, and of a sans-IO protocol handing its I/O to the caller). (A ``Session``
+turn is one body the same way, a generator of the steps it waits on: memory/turn_driver.py.)
 
 Example:
     >>> async def body(io: Driver) -> str:
@@ -23,20 +17,15 @@ Example:
     >>> import asyncio
     >>> asyncio.run(body(ASYNC))
     'hi Ming'
-    >>> def turn():
-    ...     loaded = yield Step(len, ("abc",))
-    ...     return loaded * 2
-    >>> run_steps(turn()), asyncio.run(arun_steps(turn()))
-    (6, 6)
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable, RunnableConfig
@@ -47,10 +36,7 @@ __all__ = [
     "SYNC",
     "AsyncDriver",
     "Driver",
-    "Step",
-    "arun_steps",
     "drive",
-    "run_steps",
 ]
 
 T = TypeVar("T")
@@ -79,10 +65,6 @@ class Driver:
         """Run the compiled graph ``app`` (a parallel branch), handing ``seen`` each state."""
         for values in app.stream(state, config, stream_mode="values"):
             seen(values)
-
-    async def perform(self, step: Step) -> Any:
-        """A Session turn's step (:class:`Step`): its call, here."""
-        return step.call(*step.args, **step.kwargs)
 
 
 class AsyncDriver(Driver):
@@ -117,11 +99,6 @@ class AsyncDriver(Driver):
         async for values in app.astream(state, config, stream_mode="values"):
             seen(values)
 
-    async def perform(self, step: Step) -> Any:
-        if step.aio is not None:
-            return await step.aio(*step.args, **step.kwargs)
-        return await asyncio.to_thread(step.call, *step.args, **step.kwargs)
-
 
 SYNC = Driver()
 ASYNC = AsyncDriver()
@@ -152,40 +129,3 @@ def _run_coroutine(awaitable: Any) -> Any:
 
 async def _await(awaitable: Any) -> Any:
     return await awaitable
-
-
-# -- a generator body: a Session turn ---------------------------------------------------------
-class Step(NamedTuple):
-    """One step of a turn that waits: ``call(*args, **kwargs)``, or for ``arun`` ``await
-    aio(*args, **kwargs)`` when given (else the call, in a thread)."""
-
-    call: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-    aio: Callable[..., Awaitable[Any]] | None = None
-    kwargs: Mapping[str, Any] = {}  # never mutated: spread into the call
-
-
-def run_steps(turn: Generator[Step, Any, T]) -> T:
-    """Drive a turn's steps in this thread."""
-    return drive(_steps(turn, SYNC))
-
-
-async def arun_steps(turn: Generator[Step, Any, T]) -> T:
-    """Drive a turn's steps from async code: storage in a thread, the model awaited."""
-    return await _steps(turn, ASYNC)
-
-
-async def _steps(turn: Generator[Step, Any, T], io: Driver) -> T:
-    """The one loop of both: each step ``io`` performs, its result sent back into the turn
-    (or its error thrown in where the turn yielded the step, so the turn's ``try`` sees it)."""
-    try:
-        step = next(turn)
-        while True:
-            try:
-                done = await io.perform(step)
-            except BaseException as error:
-                step = turn.throw(error)
-            else:
-                step = turn.send(done)
-    except StopIteration as finished:
-        return finished.value

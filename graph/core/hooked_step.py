@@ -83,7 +83,10 @@ class HookedStep:
         middleware = _loaded_middleware or _middleware()
         return middleware.StepHooks(stack, state, config, io, key, turn.control)
 
-    if TYPE_CHECKING:  # the plain step's parts, in graph/core/node.py
+    # The plain step's parts these moments call, defined by AgentNode (graph/core/node.py),
+    # stated again for the type checker: naming node.py's class here, even for types only,
+    # would make node.py and this module an import circle.
+    if TYPE_CHECKING:
 
         async def _ask(
             self,
@@ -111,8 +114,6 @@ class HookedStep:
         def _admit(
             self, turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
         ) -> None: ...
-
-        def _admit_all(self, turn: Turn, reply: AIMessage, tools: list[AgentFunction]) -> None: ...
 
     async def _ask_through(
         self, turn: Turn, call: ModelCall, hooks: StepHooks, config: RunnableConfig, io: Driver
@@ -332,6 +333,10 @@ class HookedStep:
             note=to.note,
         )
         return await self._leaving(turn, hooks, self._next(turn))
+
+    def _admit_all(self, turn: Turn, reply: AIMessage, tools: list[AgentFunction]) -> None:
+        """``_admit`` with no call held: calls that were decided (``StepStart.admit``)."""
+        self._admit(turn, reply, tools, hold=False)
 
     async def _started(self, turn: Turn, config: RunnableConfig, io: Driver) -> bool:
         """The middleware's ``before_step`` hooks (graph/core/middleware.py), in order, up to

@@ -268,10 +268,6 @@ class AgentNode(HookedStep):
             return control.agents[self.name]
         return self.agent
 
-    def _admit_all(self, turn: Turn, reply: AIMessage, tools: list[AgentFunction]) -> None:
-        """:meth:`_admit` with no call held: calls that were decided (``StepStart.admit``)."""
-        self._admit(turn, reply, tools, hold=False)
-
     def _admit(
         self, turn: Turn, reply: AIMessage, tools: list[AgentFunction], *, hold: bool = True
     ) -> None:

@@ -88,7 +88,7 @@ class Books:
             "tool_calls": [call["name"] for call in tool_calls],
         }
         counts = {"model_calls": 1, "input_tokens": input_tokens, "output_tokens": output_tokens}
-        self._book(agent, entry, counts)
+        self.book(agent, entry, counts)
 
     def tool_called(
         self, agent: str, name: str, call_id: str, arguments: Any, **extra: Any
@@ -100,48 +100,20 @@ class Books:
             "id": call_id,
             "arguments": arguments,
         }
-        self._book(agent, entry | extra, {"tool_calls": 1})
-
-    def tool_denied(self, agent: str, name: str, call_id: str, answer: str) -> None:
-        """A call a human denied: on the trajectory, not counted as a tool call."""
-        entry = {"agent": agent, "kind": "tool", "name": name, "id": call_id, "denied": answer}
-        self._book(agent, entry, {})
+        self.book(agent, entry | extra, {"tool_calls": 1})
 
     def handed_off(self, agent: str, to: str, *, route: str | None = None) -> None:
         if route is None:
             entry = {"agent": agent, "kind": "handoff", "name": to}
         else:
             entry = {"agent": agent, "kind": "route", "name": route, "to": to}
-        self._book(agent, entry, {"handoffs": 1})
+        self.book(agent, entry, {"handoffs": 1})
 
     def fanned_out(self, agent: str, tool: str, labels: Sequence[str]) -> None:
         """``agent``'s tool ``tool`` handed the conversation to parallel branches ``labels``
         (one handoff each)."""
         entry = {"agent": agent, "kind": "fan_out", "name": tool, "branches": list(labels)}
-        self._book(agent, entry, {"handoffs": len(labels)})
-
-    def branch_ran(self, label: str, agent: str, started: float, ended: float, status: str) -> None:
-        """Branch ``label`` (started at ``agent``) ran from ``started`` to ``ended``
-        (``time.perf_counter()`` values, stored as seconds since the run began)."""
-        with self._lock:
-            self.trajectory.append(
-                {
-                    "agent": agent,
-                    "kind": "branch",
-                    "name": label,
-                    "branch": label,
-                    "status": status,
-                    "start": round(started - self.started, 6),
-                    "end": round(ended - self.started, 6),
-                }
-            )
-
-    def joined(self, agent: str, labels: Sequence[str], conflicts: Sequence[str] = ()) -> None:
-        """The branches ``labels`` joined; ``agent`` speaks next."""
-        entry: dict[str, Any] = {"agent": agent, "kind": "join", "branches": list(labels)}
-        if conflicts:
-            entry["conflicts"] = list(conflicts)
-        self._book(agent, entry, {})
+        self.book(agent, entry, {"handoffs": len(labels)})
 
     def checked(
         self,
@@ -172,15 +144,17 @@ class Books:
                 "output_tokens": output_tokens,
             }
             entry.update(model=model, input_tokens=input_tokens, output_tokens=output_tokens)
-        self._book(agent, entry, counts, labelled=False)  # as it ran, outside a branch label
+        self.book(agent, entry, counts, labelled=False)  # as it ran, outside a branch label
 
-    # -- internals ----------------------------------------------------------------------
-    def _book(
+    # -- any entry ----------------------------------------------------------------------
+    def book(
         self, agent: str, entry: dict[str, Any], counts: dict[str, int], labelled: bool = True
     ) -> None:
         """Count ``counts`` for ``agent`` and the run, and put ``entry`` on the trajectory
         (``labelled``: with the branch it ran in). An agent is in ``by_agent`` once
-        something of its own was counted."""
+        something of its own was counted. A feature books its own kinds of entry here (a
+        fan-out's branches and join: graph/features/branches.py; a call a human denied:
+        graph/features/decisions.py)."""
         branch = BRANCH_LABEL.get() if labelled else None
         if branch is not None:
             entry["branch"] = branch

@@ -351,16 +351,12 @@ class _Runner:
     ) -> Iterator[tuple[_Call, Callable[..., Any], dict[str, Any]]]:
         """The calls that can run, in order; the others are answered with their error here.
 
-        ``debug`` gets Swarm's debug lines: the arguments as the model sent them (never
-        the injected ``context_variables``), or that the tool does not exist.
+        ``debug`` gets Swarm's debug lines (:meth:`announce`).
         """
         for call in self.calls:
             prepared = self.prepare(call)
             if debug is not None:
-                if call.name not in self.by_name:
-                    debug(f"Tool {call.name} not found in function map.")
-                else:
-                    debug(f"Processing tool call: {call.name} with arguments {call.args}")
+                self.announce(call, debug)
             if isinstance(prepared, str):
                 self._answer(call, prepared)
                 continue
@@ -370,32 +366,32 @@ class _Runner:
                 continue
             yield call, *prepared
 
+    def announce(self, call: _Call, debug: Callable[[str], None]) -> None:
+        """Swarm's debug line for ``call``: the arguments as the model sent them (never the
+        injected ``context_variables``), or that the tool does not exist."""
+        if call.name not in self.by_name:
+            debug(f"Tool {call.name} not found in function map.")
+        else:
+            debug(f"Processing tool call: {call.name} with arguments {call.args}")
+
     def finish(self, call: _Call, raw: Any = None, error: BaseException | None = None) -> None:
         if error is not None:
             content = f"Error: {call.name} raised {type(error).__name__}: {error}"
             rejected = self.settle_context(None)  # what it wrote before raising stays if valid
             content = content if rejected is None else f"{content}; it also {rejected}"
-            self._answer(call, content)
-            if self.running:
-                self._done(call, value=content, error=True)
+            self._failed(call, content)
             return
         try:
             result = to_result(raw)
         except Exception as exc:  # a __str__ that raises is still only the model's problem
             self.settle_context(None)
-            content = f"Error: {call.name} returned an unprintable value: {exc!r}"
-            self._answer(call, content)
-            if self.running:
-                self._done(call, value=content, error=True)
+            self._failed(call, f"Error: {call.name} returned an unprintable value: {exc!r}")
             return
         rejected = None
         if result.context_variables or self.typed is not None or self.writes is not None:
             rejected = self.settle_context(result.context_variables)
         if rejected is not None:  # the call failed: no handoff either
-            content = f"Error: {call.name} {rejected}"
-            self._answer(call, content)
-            if self.running:
-                self._done(call, value=content, error=True)
+            self._failed(call, f"Error: {call.name} {rejected}")
             return
         content = result.value
         handoff = getattr(result.agent, "name", None)
@@ -417,6 +413,12 @@ class _Runner:
         if self.running:  # a recorded call: its outcome is recorded too
             update = dict(result.context_variables) if result.context_variables else None
             self._done(call, value=content, context_variables=update, handoff=handoff)
+
+    def _failed(self, call: _Call, content: str) -> None:
+        """Answer ``call`` with its error (and record that, for a recorded call)."""
+        self._answer(call, content)
+        if self.running:
+            self._done(call, value=content, error=True)
 
     def _done(
         self,

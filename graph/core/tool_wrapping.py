@@ -159,10 +159,7 @@ async def _run_calls(
     """Run ``runner``'s calls in order, each through ``around``'s ``wrap_tool_call`` hooks."""
     for call in list(runner.calls):
         if debug is not None:
-            if call.name not in runner.by_name:
-                debug(f"Tool {call.name} not found in function map.")
-            else:
-                debug(f"Processing tool call: {call.name} with arguments {call.args}")
+            runner.announce(call, debug)
         attempt = _Attempt(runner, call, io, events)  # (the handler the hooks call)
         tool_call = {"name": call.name, "args": call.args, "id": call.id, "type": "tool_call"}
         request = around.tool_request(tool_call)

@@ -578,7 +578,7 @@ class BranchNode:
             "context_variables": final.get("context_variables") or {},
             "active_agent": agent.name,
         }
-        control.ledger.branch_ran(path, start_agent.name, started, time.perf_counter(), status)
+        _book_branch(control, path, start_agent.name, started, time.perf_counter(), status)
         record = {
             **_public(result, path),
             # what a resumed run needs (Swarm.run(..., branches=response.branches))
@@ -608,6 +608,25 @@ def _public(result: BranchResult, path: str) -> dict[str, Any]:
         "context_variables": result["context_variables"],
         "active_agent": result["active_agent"],
     }
+
+
+def _book_branch(
+    control: RunControl, label: str, agent: str, started: float, ended: float, status: str
+) -> None:
+    """Put branch ``label`` (started at ``agent``) on the run's trajectory: it ran from
+    ``started`` to ``ended`` (``time.perf_counter()`` values, stored as seconds since the run
+    began)."""
+    books = control.ledger
+    entry = {
+        "agent": agent,
+        "kind": "branch",
+        "name": label,
+        "branch": label,
+        "status": status,
+        "start": round(started - books.started, 6),
+        "end": round(ended - books.started, 6),
+    }
+    books.book(agent, entry, {}, labelled=False)  # its own label, already in the entry
 
 
 def _branch_state(task: BranchTask) -> dict[str, Any]:
@@ -679,7 +698,12 @@ class JoinNode:
             "active_agent": plan["agent"],
         }
         fanned = self.runtime.agent_for(plan["agent"], control)
-        control.ledger.joined(fanned.name, plan["labels"], list(conflicts))
+        # on the trajectory: the branches joined; the agent that fanned out speaks next
+        joined: dict[str, Any] = {"agent": fanned.name, "kind": "join"}
+        joined["branches"] = list(plan["labels"])
+        if conflicts:
+            joined["conflicts"] = list(conflicts)
+        control.ledger.book(fanned.name, joined, {})
         control.new_messages += len(answers)
         if failed is not None:
             error = BranchFailed(failed["label"], failed["agent"], failed["error"] or "")

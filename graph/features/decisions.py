@@ -237,7 +237,9 @@ def decide(runtime: GraphRuntime, turn: Turn, held: WaitingCalls, admit: Admit, 
     doubted = {p.id for p in held.pending if p.in_doubt}
     for message in answered:
         call_id, content = message.tool_call_id, str(message.content)
-        control.ledger.tool_denied(agent.name, message.name or "", call_id, content)
+        # a call a human denied: on the trajectory, not counted as a tool call
+        denied = {"agent": agent.name, "kind": "tool", "name": message.name or ""}
+        control.ledger.book(agent.name, {**denied, "id": call_id, "denied": content}, {})
         if call_id in doubted:  # settled: a later look finds it answered
             call = questions[call_id][1]
             failed = content.startswith("Error:")
