@@ -590,6 +590,34 @@ def test_tracing_is_the_runs_own_middleware_around_a_budgets(spans):
     run.traced.ended(None)
 
 
+def test_a_traced_run_is_freed_as_its_caller_drops_it_without_the_garbage_collector(spans):
+    """The run and its control refer to each other while it runs; once it ended nothing of
+    it may wait for the cyclic garbage collector (an untraced run never does)."""
+    import gc
+    import weakref
+
+    from langchain.agents.middleware import AgentMiddleware
+
+    seen: list[weakref.ref] = []
+
+    class Grab(AgentMiddleware):
+        def wrap_model_call(self, request, handler):
+            seen.append(weakref.ref(tracing.traced_run()))
+            return handler(request)
+
+    triage, models = handoff_agents()
+    swarm = Swarm(chat_model=models.__getitem__, middleware=[Grab()])
+    gc.collect()
+    gc.disable()
+    try:
+        response = swarm.run(triage, [user("where is order 7?")])
+        assert response.agent.name == "Sales" and seen
+        assert all(ref() is None for ref in seen)
+    finally:
+        gc.enable()
+    assert [s.name for s in spans.get_finished_spans()][-1].startswith("invoke_workflow")
+
+
 @pytest.mark.parametrize("traced", [False, True])
 def test_a_callers_middleware_sees_each_model_and_tool_call_in_order_traced_or_not(
     traced: bool, request: pytest.FixtureRequest

@@ -464,6 +464,7 @@ class TracedRun:
         self._tokens = [0, 0]  # input, output: the chat spans' (an invoked graph has no ledger)
         self._ended = False
         self._recall: Any = None  # the run's recall, traced (a Session's long-term memory)
+        self._recalled: Any = None  # the recall hook it wraps
         under = control.middleware  # a budget's, installed before: the run's own, outermost
         #: The run's own middleware: the shared tracing one, or around a budget's, this run's.
         self.middleware = _SHARED if under is None else _around(under)
@@ -497,6 +498,7 @@ class TracedRun:
         hooks = self.control.hooks
         if hooks.prompt_context is not None:  # a Session's long-term recall
             self._recall = self._recalling(hooks.prompt_context)
+            self._recalled = hooks.prompt_context  # (given back as the run ends: _release)
         return root
 
     def install(self, control: RunControl) -> None:
@@ -560,6 +562,21 @@ class TracedRun:
         root.end()
         if self.conversation is not None:  # what the turn writes next joins its trace
             _LAST_RUN.set(_EndedRun(self.conversation, root.get_span_context()))
+        self._release(self.control)
+
+    def _release(self, control: RunControl) -> None:
+        """Undo what :meth:`install` hooked into the run's own ``control``: while the run
+        runs, it and its control refer to each other (``_traced_by``, the ledger's checks,
+        a recall hook); left so, each traced run would leave a reference cycle (its control,
+        ledger, root span...: some 30 objects a handoff) for the garbage collector to find,
+        instead of being freed as the caller drops it, as an untraced run is."""
+        control.__dict__.pop("_traced_by", None)
+        ledger = control.ledger
+        checks = vars(ledger).get("checked")
+        if isinstance(checks, _Checks) and checks.run is self:
+            del ledger.checked  # (the class's method again: a bound one kept would be a cycle)
+        if self._recall is not None and control.hooks.prompt_context is self._recall:
+            control.hooks = replace(control.hooks, prompt_context=self._recalled)
 
     # -- agent turns --------------------------------------------------------------------
     def _agent_span(self, agent: Agent, branch: str | None) -> Span:
