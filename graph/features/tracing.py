@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
     from ..core.handoffs import Handoff
+    from ..core.middleware import MiddlewareStack
     from ..core.run_control import RunControl
     from ..core.types import Agent, Response
     from .approvals import PendingApproval as WaitingCall
@@ -424,13 +425,33 @@ def _tracing_of(agent: Agent) -> tuple[TracingMiddleware]:
         if len(_AGENTS) > 512:  # agents created per request must not grow these forever
             _AGENTS.clear()
             _SHARED._stacks.clear()
+            _SHARED._alone.clear()
         made = _AGENTS[id(agent)] = (agent, (TracingMiddleware(agent),))
     return made[1]
 
 
-#: The run middleware of every traced run without a budget: one object, so its stacks are
-#: built once per agent, not per run.
-_SHARED = RunMiddleware(_tracing_of)
+class _SharedMiddleware(RunMiddleware):
+    """The run middleware of every traced run without a budget: one object, so its stacks are
+    built once per agent, not per run. An agent with no other middleware (the usual traced
+    run) finds its stack by the agent alone: each step asks, and the general lookup builds
+    the stack's key (the ids of every middleware of its lists) on every ask."""
+
+    def __init__(self) -> None:
+        super().__init__(_tracing_of)
+        self._alone: dict[int, tuple[Agent, MiddlewareStack | None]] = {}
+
+    def stack_for(
+        self, agent: Agent, graph: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]
+    ) -> MiddlewareStack | None:
+        if graph or own:
+            return super().stack_for(agent, graph, own)
+        made = self._alone.get(id(agent))
+        if made is None or made[0] is not agent:
+            made = self._alone[id(agent)] = (agent, super().stack_for(agent, graph, own))
+        return made[1]
+
+
+_SHARED = _SharedMiddleware()
 
 
 class TracedRun:
@@ -584,6 +605,10 @@ class TracedRun:
         agent's was open there, or none."""
         return self._open(agent, branch)[1]
 
+    def _open_now(self, agent: Agent) -> tuple[Agent, Span, Any]:
+        """:meth:`_open` in the branch of the call running here (a model or tool call's)."""
+        return self._open(agent, BRANCH_LABEL.get())
+
     def _open(self, agent: Agent, branch: str | None) -> tuple[Agent, Span, Any]:
         """``agent``'s open turn in ``branch`` (its span, and the context that makes it a
         parent), started when another agent's was open there, or none."""
@@ -711,8 +736,14 @@ class TracedRun:
     # -- calls (TracingMiddleware's) ----------------------------------------------------
     def chat_span(self, agent: Agent, request: ModelRequest) -> Span:
         """The ``chat`` span of ``agent``'s model call ``request``, started."""
-        parent = self._open(agent, BRANCH_LABEL.get())[2]
-        provider, named = _chat_model_params(request.model)
+        open_ = self._agents.get(BRANCH_LABEL.get())  # (_open's own first look, inlined)
+        parent = (open_ if open_ is not None and open_[0] is agent else self._open_now(agent))[2]
+        runnable = request.model
+        cached = _PARAMS.get(id(runnable))  # (_chat_model_params' own first look, inlined)
+        if cached is not None and cached[0] is runnable:
+            provider, named = cached[1], cached[2]
+        else:
+            provider, named = _chat_model_params(runnable)
         # The chat model's own name (a fixed chat_model= answers for every agent.model);
         # what the agent asked for where the model stands in for any (ScriptedChatModel's).
         model = named or self.control.model_override or agent.model
@@ -764,7 +795,8 @@ class TracedRun:
         """The ``execute_tool`` span of ``agent``'s tool call ``call`` (LangChain's
         ``ToolCall``), started, and the memory operation's span under it, for a memory tool's
         call (``None`` for any other)."""
-        parent = self._open(agent, BRANCH_LABEL.get())[2]
+        open_ = self._agents.get(BRANCH_LABEL.get())
+        parent = (open_ if open_ is not None and open_[0] is agent else self._open_now(agent))[2]
         name, arguments = call["name"], call["args"]
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
