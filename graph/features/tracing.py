@@ -1,7 +1,8 @@
 """OpenTelemetry spans of a run, in the GenAI semantic conventions, as LangChain 1.x middleware:
-:class:`TracingMiddleware` (``wrap_model_call``, ``wrap_tool_call`` and the swarm's
-``before_handoff``), which the API installs as the run's own middleware when tracing is on
-(:func:`trace_run`, called as a ``Swarm.run`` or an invoke of a compiled graph starts).
+:class:`TracingMiddleware` (``wrap_model_call`` and ``wrap_tool_call``), which the API installs
+as the run's own middleware when tracing is on (:func:`trace_run`, called as a ``Swarm.run`` or
+an invoke of a compiled graph starts); the switches of the active agent are heard as the run's
+ledger books them.
 
 Tracing is on whenever a tracer provider is configured: the global one
 (``opentelemetry.trace.set_tracer_provider``, or ``OTEL_PYTHON_TRACER_PROVIDER``), unless it is
@@ -64,7 +65,6 @@ if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
-    from ..core.handoffs import Handoff
     from ..core.middleware import MiddlewareStack
     from ..core.run_control import RunControl
     from ..core.types import Agent, Response
@@ -294,10 +294,14 @@ def _tracer_of(provider: TracerProvider) -> Tracer:
 class TracingMiddleware(AgentMiddleware):
     """One agent's spans, as LangChain 1.x middleware: ``wrap_model_call`` is its ``chat``
     span, ``wrap_tool_call`` its ``execute_tool`` span (each the current span around the call,
-    so a LangChain instrumentation's own spans nest under it), and the swarm's
-    ``before_handoff`` extension (graph/core/middleware.py) ends its ``invoke_agent`` span with
-    the handoff's event. The run's own middleware (``RunControl.middleware``), installed by
-    :func:`trace_run`; its handoff hook is asked last, so only about a switch that happens.
+    so a LangChain instrumentation's own spans nest under it). The run's own middleware
+    (``RunControl.middleware``), installed by :func:`trace_run`.
+
+    No ``before_handoff`` hook: the agent's ``invoke_agent`` span ends with the handoff's event
+    as the switch is booked (``Books.handed_off``, which :meth:`TracedRun.install` hears: every
+    switch, once every ``before_handoff`` hook let it through, goes on the ledger there). A
+    hook would put every traced handoff through the core's handoff machinery (a ``Handoff``
+    made, the hooks asked), which an agent with no such hook skips.
 
     One object per agent, shared by every traced run (so the step's middleware stack, built
     once per list of middleware, is built once, not per run); each call finds its run's
@@ -399,15 +403,6 @@ class TracingMiddleware(AgentMiddleware):
         finally:
             _context.detach(token)
             span.end()
-
-    # -- the swarm's handoff moment -----------------------------------------------------
-    def before_handoff(self, handoff: Handoff) -> None:
-        """The active agent switches (asked last: every other hook let it through): the
-        source's turn ends with a ``swarmgraph.handoff`` (or ``swarmgraph.route``) event. A
-        branch starting or a fan-out is no switch of the run's agent."""
-        run = _RUN.get()
-        if run is not None and handoff.way not in ("branch", "fan_out"):
-            run.switched(handoff.target, handoff.route)
 
 
 _NO_META: dict[str, Any] = {}
@@ -535,8 +530,11 @@ class TracedRun:
         ):
             control.hooks = replace(hooks, prompt_context=self._recall)
         ledger = control.ledger
-        if "checked" not in vars(ledger):  # each guardrail's and precondition's check, heard
+        booked = vars(ledger)
+        if "checked" not in booked:  # each guardrail's and precondition's check, heard
             ledger.checked = _Checks(ledger.checked, self)  # type: ignore[method-assign]
+        if "handed_off" not in booked:  # each switch of the active agent, heard
+            ledger.handed_off = _Switches(ledger.handed_off, self)  # type: ignore[method-assign]
         if self._budgeted and not isinstance(control, _Watched):
             # The same object as a subclass that adds no state, only the watching
             # __setattr__: whoever holds the control keeps holding it.
@@ -593,9 +591,13 @@ class TracedRun:
         instead of being freed as the caller drops it, as an untraced run is."""
         control.__dict__.pop("_traced_by", None)
         ledger = control.ledger
-        checks = vars(ledger).get("checked")
+        booked = vars(ledger)
+        checks = booked.get("checked")
         if isinstance(checks, _Checks) and checks.run is self:
             del ledger.checked  # (the class's method again: a bound one kept would be a cycle)
+        switches = booked.get("handed_off")
+        if isinstance(switches, _Switches) and switches.run is self:
+            del ledger.handed_off
         if self._recall is not None and control.hooks.prompt_context is self._recall:
             control.hooks = replace(control.hooks, prompt_context=self._recalled)
 
@@ -640,8 +642,8 @@ class TracedRun:
             open_ = self._agents[branch] = (agent, span, _trace.set_span_in_context(span))
             return open_
 
-    def switched(self, target: Agent, route: str | None) -> None:
-        """The active agent of the current branch switched to ``target`` (``route``: the
+    def switched(self, to: str, route: str | None) -> None:
+        """The active agent of the current branch switched to agent ``to`` (``route``: the
         route's label when a route, not a tool, handed off): its turn's span ends."""
         branch = current_branch()
         with self._lock:
@@ -650,11 +652,10 @@ class TracedRun:
             return
         span = open_[1]
         if route is None:
-            span.add_event("swarmgraph.handoff", {"swarmgraph.handoff.to": target.name})
+            span.add_event("swarmgraph.handoff", {"swarmgraph.handoff.to": to})
         else:
             span.add_event(
-                "swarmgraph.route",
-                {"swarmgraph.route.label": route, "swarmgraph.handoff.to": target.name},
+                "swarmgraph.route", {"swarmgraph.route.label": route, "swarmgraph.handoff.to": to}
             )
         span.end()
 
@@ -918,6 +919,23 @@ class _Checks:
         self.checked(agent, kind, name, reason, **more)
         if reason is not None and kind in ("guardrail", "precondition"):
             self.run.tripped(agent, kind, name, reason, more.get("when"))
+
+
+class _Switches:
+    """A run's ``Books.handed_off`` (every switch of the active agent goes on the ledger
+    through it, once the target's ``before_handoff`` hooks let it through:
+    ``GraphRuntime.switch``; a branch starting or a fan-out is none) that ends the source's
+    turn with the handoff's event as the switch is booked."""
+
+    __slots__ = ("handed_off", "run")
+
+    def __init__(self, handed_off: Callable[..., None], run: TracedRun) -> None:
+        self.handed_off = handed_off
+        self.run = run
+
+    def __call__(self, agent: str, to: str, *, route: str | None = None) -> None:
+        self.handed_off(agent, to, route=route)
+        self.run.switched(to, route)
 
 
 class _Watched:
