@@ -22,9 +22,10 @@ only by what the run's one check (``PreparedRun.prepare``, graph/features/tracin
   making its spans, one after the other in each call: what ``tracing on`` would cost if
   swarmgraph's tracing added nothing to the SDK's work, its ratio the floor of ``tracing on``'s;
 - ``no-op middleware, tracing's hooks``: no tracing, the swarm's middleware
-  (``Swarm(middleware=[...])``: its stacks built once, as tracing's are) with tracing's three
-  hooks (``wrap_model_call``, ``wrap_tool_call``, ``before_handoff``) doing nothing: what the
-  step's middleware machinery costs any middleware with those hooks, tracing among them.
+  (``Swarm(middleware=[...])``: its stacks built once, as tracing's are) with tracing's two
+  hooks (``wrap_model_call``, ``wrap_tool_call``) doing nothing: what the step's middleware
+  machinery costs any middleware with those hooks, tracing among them (tracing hears the
+  handoff as the run's ledger books it, not with a ``before_handoff`` hook).
 
 and the same handoff through a compiled graph invoked directly (``app.invoke``), tracing off:
 
@@ -125,9 +126,6 @@ def _hooked() -> Callable[[], Any]:
 
         def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
             return handler(request)
-
-        def before_handoff(self, handoff: Any) -> None:
-            return None
 
     model = make_model()
     a, b = Agent(name="A", instructions="You are A."), Agent(name="B", instructions="You are B.")
@@ -391,7 +389,7 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
             "that in each call: what tracing on would cost if swarmgraph added nothing to the "
             f"SDK's own work: {floor:.3f}x."
             + (
-                f" A middleware with tracing's three hooks that does nothing (`{HOOKS}`: the "
+                f" A middleware with tracing's two hooks that does nothing (`{HOOKS}`: the "
                 f"step's middleware machinery, which tracing goes through) costs {hooks:.3f}x; "
                 f"together, {floor + hooks - 1:.3f}x is what tracing built as a middleware pays "
                 f"before any code of its own, and tracing on is {on:.3f}x."

@@ -590,6 +590,67 @@ def test_tracing_is_the_runs_own_middleware_around_a_budgets(spans):
     run.traced.ended(None)
 
 
+@pytest.mark.parametrize("verdict", ["refused", "redirected"])
+def test_a_handoff_event_names_the_switch_that_happened_after_the_hooks(spans, verdict):
+    """Tracing hears a switch as the ledger books it, after every ``before_handoff`` hook:
+    a refused switch ends no turn; a redirected one names the agent that took over."""
+    from langchain.agents.middleware import AgentMiddleware
+    from swarmgraph.graph.core.handoffs import HandTo
+
+    humans = Agent(name="Humans", instructions="Humans.")
+
+    class Door(AgentMiddleware):
+        def before_handoff(self, handoff):
+            if handoff.target.name != "Sales":
+                return None
+            return "sales is closed" if verdict == "refused" else HandTo(humans)
+
+    triage, models = handoff_agents()
+    models["gpt-4o"] = ScriptedChatModel(
+        [scripted_tool_call("transfer_to_sales", {}, id="c2"), "Sorry, sales is closed."]
+    )
+    swarm = Swarm(chat_model=models.__getitem__, middleware=[Door()])
+    response = swarm.run(triage, [user("bees?")])
+    triage_turns = by_name(spans)["invoke_agent Triage"]
+    if verdict == "refused":
+        assert response.agent.name == "Triage"
+        assert [events(s).get("swarmgraph.handoff") for s in triage_turns] == [None]
+        assert "invoke_agent Sales" not in by_name(spans)
+    else:
+        assert response.agent.name == "Humans"
+        [turn] = triage_turns
+        assert events(turn)["swarmgraph.handoff"] == {"swarmgraph.handoff.to": "Humans"}
+        assert parent_name(spans, one(spans, "invoke_agent Humans")) == "invoke_workflow Triage"
+
+
+def test_a_traced_run_is_freed_as_its_caller_drops_it_without_the_garbage_collector(spans):
+    """The run and its control refer to each other while it runs; once it ended nothing of
+    it may wait for the cyclic garbage collector (an untraced run never does)."""
+    import gc
+    import weakref
+
+    from langchain.agents.middleware import AgentMiddleware
+
+    seen: list[weakref.ref] = []
+
+    class Grab(AgentMiddleware):
+        def wrap_model_call(self, request, handler):
+            seen.append(weakref.ref(tracing.traced_run()))
+            return handler(request)
+
+    triage, models = handoff_agents()
+    swarm = Swarm(chat_model=models.__getitem__, middleware=[Grab()])
+    gc.collect()
+    gc.disable()
+    try:
+        response = swarm.run(triage, [user("where is order 7?")])
+        assert response.agent.name == "Sales" and seen
+        assert all(ref() is None for ref in seen)
+    finally:
+        gc.enable()
+    assert [s.name for s in spans.get_finished_spans()][-1].startswith("invoke_workflow")
+
+
 @pytest.mark.parametrize("traced", [False, True])
 def test_a_callers_middleware_sees_each_model_and_tool_call_in_order_traced_or_not(
     traced: bool, request: pytest.FixtureRequest

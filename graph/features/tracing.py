@@ -1,7 +1,8 @@
 """OpenTelemetry spans of a run, in the GenAI semantic conventions, as LangChain 1.x middleware:
-:class:`TracingMiddleware` (``wrap_model_call``, ``wrap_tool_call`` and the swarm's
-``before_handoff``), which the API installs as the run's own middleware when tracing is on
-(:func:`trace_run`, called as a ``Swarm.run`` or an invoke of a compiled graph starts).
+:class:`TracingMiddleware` (``wrap_model_call`` and ``wrap_tool_call``), which the API installs
+as the run's own middleware when tracing is on (:func:`trace_run`, called as a ``Swarm.run`` or
+an invoke of a compiled graph starts); the switches of the active agent are heard as the run's
+ledger books them.
 
 Tracing is on whenever a tracer provider is configured: the global one
 (``opentelemetry.trace.set_tracer_provider``, or ``OTEL_PYTHON_TRACER_PROVIDER``), unless it is
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
-    from ..core.handoffs import Handoff
+    from ..core.middleware import MiddlewareStack
     from ..core.run_control import RunControl
     from ..core.types import Agent, Response
     from .approvals import PendingApproval as WaitingCall
@@ -293,10 +294,14 @@ def _tracer_of(provider: TracerProvider) -> Tracer:
 class TracingMiddleware(AgentMiddleware):
     """One agent's spans, as LangChain 1.x middleware: ``wrap_model_call`` is its ``chat``
     span, ``wrap_tool_call`` its ``execute_tool`` span (each the current span around the call,
-    so a LangChain instrumentation's own spans nest under it), and the swarm's
-    ``before_handoff`` extension (graph/core/middleware.py) ends its ``invoke_agent`` span with
-    the handoff's event. The run's own middleware (``RunControl.middleware``), installed by
-    :func:`trace_run`; its handoff hook is asked last, so only about a switch that happens.
+    so a LangChain instrumentation's own spans nest under it). The run's own middleware
+    (``RunControl.middleware``), installed by :func:`trace_run`.
+
+    No ``before_handoff`` hook: the agent's ``invoke_agent`` span ends with the handoff's event
+    as the switch is booked (``Books.handed_off``, which :meth:`TracedRun.install` hears: every
+    switch, once every ``before_handoff`` hook let it through, goes on the ledger there). A
+    hook would put every traced handoff through the core's handoff machinery (a ``Handoff``
+    made, the hooks asked), which an agent with no such hook skips.
 
     One object per agent, shared by every traced run (so the step's middleware stack, built
     once per list of middleware, is built once, not per run); each call finds its run's
@@ -399,15 +404,6 @@ class TracingMiddleware(AgentMiddleware):
             _context.detach(token)
             span.end()
 
-    # -- the swarm's handoff moment -----------------------------------------------------
-    def before_handoff(self, handoff: Handoff) -> None:
-        """The active agent switches (asked last: every other hook let it through): the
-        source's turn ends with a ``swarmgraph.handoff`` (or ``swarmgraph.route``) event. A
-        branch starting or a fan-out is no switch of the run's agent."""
-        run = _RUN.get()
-        if run is not None and handoff.way not in ("branch", "fan_out"):
-            run.switched(handoff.target, handoff.route)
-
 
 _NO_META: dict[str, Any] = {}
 #: The traced run whose steps run in this context (set as it starts, reset as it ends).
@@ -424,13 +420,33 @@ def _tracing_of(agent: Agent) -> tuple[TracingMiddleware]:
         if len(_AGENTS) > 512:  # agents created per request must not grow these forever
             _AGENTS.clear()
             _SHARED._stacks.clear()
+            _SHARED._alone.clear()
         made = _AGENTS[id(agent)] = (agent, (TracingMiddleware(agent),))
     return made[1]
 
 
-#: The run middleware of every traced run without a budget: one object, so its stacks are
-#: built once per agent, not per run.
-_SHARED = RunMiddleware(_tracing_of)
+class _SharedMiddleware(RunMiddleware):
+    """The run middleware of every traced run without a budget: one object, so its stacks are
+    built once per agent, not per run. An agent with no other middleware (the usual traced
+    run) finds its stack by the agent alone: each step asks, and the general lookup builds
+    the stack's key (the ids of every middleware of its lists) on every ask."""
+
+    def __init__(self) -> None:
+        super().__init__(_tracing_of)
+        self._alone: dict[int, tuple[Agent, MiddlewareStack | None]] = {}
+
+    def stack_for(
+        self, agent: Agent, graph: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]
+    ) -> MiddlewareStack | None:
+        if graph or own:
+            return super().stack_for(agent, graph, own)
+        made = self._alone.get(id(agent))
+        if made is None or made[0] is not agent:
+            made = self._alone[id(agent)] = (agent, super().stack_for(agent, graph, own))
+        return made[1]
+
+
+_SHARED = _SharedMiddleware()
 
 
 class TracedRun:
@@ -464,6 +480,7 @@ class TracedRun:
         self._tokens = [0, 0]  # input, output: the chat spans' (an invoked graph has no ledger)
         self._ended = False
         self._recall: Any = None  # the run's recall, traced (a Session's long-term memory)
+        self._recalled: Any = None  # the recall hook it wraps
         under = control.middleware  # a budget's, installed before: the run's own, outermost
         #: The run's own middleware: the shared tracing one, or around a budget's, this run's.
         self.middleware = _SHARED if under is None else _around(under)
@@ -497,6 +514,7 @@ class TracedRun:
         hooks = self.control.hooks
         if hooks.prompt_context is not None:  # a Session's long-term recall
             self._recall = self._recalling(hooks.prompt_context)
+            self._recalled = hooks.prompt_context  # (given back as the run ends: _release)
         return root
 
     def install(self, control: RunControl) -> None:
@@ -512,8 +530,11 @@ class TracedRun:
         ):
             control.hooks = replace(hooks, prompt_context=self._recall)
         ledger = control.ledger
-        if "checked" not in vars(ledger):  # each guardrail's and precondition's check, heard
+        booked = vars(ledger)
+        if "checked" not in booked:  # each guardrail's and precondition's check, heard
             ledger.checked = _Checks(ledger.checked, self)  # type: ignore[method-assign]
+        if "handed_off" not in booked:  # each switch of the active agent, heard
+            ledger.handed_off = _Switches(ledger.handed_off, self)  # type: ignore[method-assign]
         if self._budgeted and not isinstance(control, _Watched):
             # The same object as a subclass that adds no state, only the watching
             # __setattr__: whoever holds the control keeps holding it.
@@ -560,12 +581,35 @@ class TracedRun:
         root.end()
         if self.conversation is not None:  # what the turn writes next joins its trace
             _LAST_RUN.set(_EndedRun(self.conversation, root.get_span_context()))
+        self._release(self.control)
+
+    def _release(self, control: RunControl) -> None:
+        """Undo what :meth:`install` hooked into the run's own ``control``: while the run
+        runs, it and its control refer to each other (``_traced_by``, the ledger's checks,
+        a recall hook); left so, each traced run would leave a reference cycle (its control,
+        ledger, root span...: some 30 objects a handoff) for the garbage collector to find,
+        instead of being freed as the caller drops it, as an untraced run is."""
+        control.__dict__.pop("_traced_by", None)
+        ledger = control.ledger
+        booked = vars(ledger)
+        checks = booked.get("checked")
+        if isinstance(checks, _Checks) and checks.run is self:
+            del ledger.checked  # (the class's method again: a bound one kept would be a cycle)
+        switches = booked.get("handed_off")
+        if isinstance(switches, _Switches) and switches.run is self:
+            del ledger.handed_off
+        if self._recall is not None and control.hooks.prompt_context is self._recall:
+            control.hooks = replace(control.hooks, prompt_context=self._recalled)
 
     # -- agent turns --------------------------------------------------------------------
     def _agent_span(self, agent: Agent, branch: str | None) -> Span:
         """The open ``invoke_agent`` span of ``agent`` in ``branch``: started when another
         agent's was open there, or none."""
         return self._open(agent, branch)[1]
+
+    def _open_now(self, agent: Agent) -> tuple[Agent, Span, Any]:
+        """:meth:`_open` in the branch of the call running here (a model or tool call's)."""
+        return self._open(agent, BRANCH_LABEL.get())
 
     def _open(self, agent: Agent, branch: str | None) -> tuple[Agent, Span, Any]:
         """``agent``'s open turn in ``branch`` (its span, and the context that makes it a
@@ -598,8 +642,8 @@ class TracedRun:
             open_ = self._agents[branch] = (agent, span, _trace.set_span_in_context(span))
             return open_
 
-    def switched(self, target: Agent, route: str | None) -> None:
-        """The active agent of the current branch switched to ``target`` (``route``: the
+    def switched(self, to: str, route: str | None) -> None:
+        """The active agent of the current branch switched to agent ``to`` (``route``: the
         route's label when a route, not a tool, handed off): its turn's span ends."""
         branch = current_branch()
         with self._lock:
@@ -608,11 +652,10 @@ class TracedRun:
             return
         span = open_[1]
         if route is None:
-            span.add_event("swarmgraph.handoff", {"swarmgraph.handoff.to": target.name})
+            span.add_event("swarmgraph.handoff", {"swarmgraph.handoff.to": to})
         else:
             span.add_event(
-                "swarmgraph.route",
-                {"swarmgraph.route.label": route, "swarmgraph.handoff.to": target.name},
+                "swarmgraph.route", {"swarmgraph.route.label": route, "swarmgraph.handoff.to": to}
             )
         span.end()
 
@@ -694,8 +737,14 @@ class TracedRun:
     # -- calls (TracingMiddleware's) ----------------------------------------------------
     def chat_span(self, agent: Agent, request: ModelRequest) -> Span:
         """The ``chat`` span of ``agent``'s model call ``request``, started."""
-        parent = self._open(agent, BRANCH_LABEL.get())[2]
-        provider, named = _chat_model_params(request.model)
+        open_ = self._agents.get(BRANCH_LABEL.get())  # (_open's own first look, inlined)
+        parent = (open_ if open_ is not None and open_[0] is agent else self._open_now(agent))[2]
+        runnable = request.model
+        cached = _PARAMS.get(id(runnable))  # (_chat_model_params' own first look, inlined)
+        if cached is not None and cached[0] is runnable:
+            provider, named = cached[1], cached[2]
+        else:
+            provider, named = _chat_model_params(runnable)
         # The chat model's own name (a fixed chat_model= answers for every agent.model);
         # what the agent asked for where the model stands in for any (ScriptedChatModel's).
         model = named or self.control.model_override or agent.model
@@ -747,7 +796,8 @@ class TracedRun:
         """The ``execute_tool`` span of ``agent``'s tool call ``call`` (LangChain's
         ``ToolCall``), started, and the memory operation's span under it, for a memory tool's
         call (``None`` for any other)."""
-        parent = self._open(agent, BRANCH_LABEL.get())[2]
+        open_ = self._agents.get(BRANCH_LABEL.get())
+        parent = (open_ if open_ is not None and open_[0] is agent else self._open_now(agent))[2]
         name, arguments = call["name"], call["args"]
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -869,6 +919,23 @@ class _Checks:
         self.checked(agent, kind, name, reason, **more)
         if reason is not None and kind in ("guardrail", "precondition"):
             self.run.tripped(agent, kind, name, reason, more.get("when"))
+
+
+class _Switches:
+    """A run's ``Books.handed_off`` (every switch of the active agent goes on the ledger
+    through it, once the target's ``before_handoff`` hooks let it through:
+    ``GraphRuntime.switch``; a branch starting or a fan-out is none) that ends the source's
+    turn with the handoff's event as the switch is booked."""
+
+    __slots__ = ("handed_off", "run")
+
+    def __init__(self, handed_off: Callable[..., None], run: TracedRun) -> None:
+        self.handed_off = handed_off
+        self.run = run
+
+    def __call__(self, agent: str, to: str, *, route: str | None = None) -> None:
+        self.handed_off(agent, to, route=route)
+        self.run.switched(to, route)
 
 
 class _Watched:
