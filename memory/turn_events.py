@@ -210,9 +210,21 @@ class TurnEventWriter:
                 return
             self._done = True
         _flusher.remove(self)
-        self.flush()
-        with self._write_lock:
-            self._log.finish(self.conversation_id, self.turn_id, time.time())
+        with self._write_lock:  # what is left and the end: one write (one transaction)
+            with self._lock:
+                batch, self._pending = self._pending, []
+            now = time.time()
+            try:
+                if batch:
+                    self._log.append(
+                        self.conversation_id, self.turn_id, batch, self.limit, now, done=True
+                    )
+                else:
+                    self._log.finish(self.conversation_id, self.turn_id, now)
+            except BaseException:  # not written: the log never says over (readers see it go
+                with self._lock:  # stale, as after a crash)
+                    self._pending[:0] = batch
+                raise
         _ring(self.url, self.conversation_id, self.turn_id)
 
 
