@@ -7,7 +7,8 @@ every run of ``swarmgraph ui``) writes them through a :class:`TurnEventWriter`: 
 turn, ``(conversation id, turn id) -> [(number, event)]`` (a table on SQLite and Postgres, a
 sorted set and a hash on Redis, a dict for ``memory://``: :mod:`.turn_event_logs`). Writes are
 batched: the run's thread only appends to a list; one flusher thread per process writes every
-open log's new events at most ``flush_every`` seconds later (and at once when the turn ends),
+open log's new events at most ``flush_every`` seconds later (and at once when the turn ends:
+what is left and the log's end go in one write, so a reader sees the end with every event),
 so a turn's model never waits on the store for its events.
 
 A reader (:func:`follow_turn_events`, ``Session.rejoin``, the UI's ``Last-Event-ID``) asks for
@@ -135,7 +136,7 @@ def _ring(url: str, cid: str, turn_id: str) -> None:
 class TurnEventWriter:
     """Numbers a turn's events and writes them to its log in the store ``url`` names (see
     the module docstring). :meth:`append` is cheap (a list append); :meth:`finish` writes
-    what is left and marks the log over. Thread-safe (a fan-out's branches append from
+    what is left and marks the log over, in one write. Thread-safe (a fan-out's branches append from
     their own threads).
 
     ``flush_every``: seconds an event may wait before the flusher writes it; ``heartbeat``:
