@@ -32,7 +32,7 @@ from ...memory.store import NO_MESSAGES, Window
 from .events import WINDOW_EVENT, AguiTurn
 from .messages import agui_message_dicts
 from .runs import RunLog
-from .steps import TokenWatcher, TurnStopped, UiMiddleware, watching
+from .steps import TokenWatcher, TurnStopped, UiMiddleware, UiQuietMiddleware, watching
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -197,7 +197,11 @@ def _turn(
     turn.first_step = lambda: emit(
         {"type": "CUSTOM", "name": WINDOW_EVENT, "value": _window(session, shown)}
     )
-    page = UiMiddleware(turn, log.stop_requested, recall=session.long_term is not None)
+    recall = session.long_term is not None
+    # A reply nobody streams, in a prompt with no recall block: told without wrap_model_call
+    # (the request and response a step builds around each model call for it).
+    kind = UiMiddleware if tokens or recall else UiQuietMiddleware
+    page = kind(turn, log.stop_requested, recall=recall)
     hooks = RunHooks(middleware=(page,))  # the run's own middleware, for this turn only
     try:
         with watching(TokenWatcher(turn)) if tokens else contextlib.nullcontext():
