@@ -128,6 +128,25 @@ def test_a_turns_last_events_and_its_end_are_written_together(url: str) -> None:
     assert list(follow_turn_events(url, empty.conversation_id, "t2")) == []
 
 
+def test_a_reader_in_another_process_sees_events_while_the_turn_runs(url: str) -> None:
+    """What a reader with no bell to wake it (another process: it polls the store) gets of a
+    running turn: each event once the flusher wrote it (``flush_every`` after its append at
+    most, the run's thread never waiting for it), while the log still says running."""
+    from swarmgraph.memory.turn_events import RUNNING, event_log
+
+    cid = _cid()
+    writer = TurnEventWriter(url, cid, "t", flush_every=0.02)
+    writer.append({"n": 1})
+    log = event_log(url)  # read as another process does: the store alone
+    deadline = time.monotonic() + 30  # (a bound for a stalled store, not a speed check)
+    page = log.read(cid, "t", 0, 10)
+    while page is not None and not page.events and time.monotonic() < deadline:
+        time.sleep(0.01)
+        page = log.read(cid, "t", 0, 10)
+    assert page is not None and page.events == [(1, {"n": 1})] and page.status == RUNNING
+    writer.finish()
+
+
 def test_the_next_turn_replaces_a_finished_log_and_a_dead_writer_is_reported(url: str) -> None:
     cid = _cid()
     first = TurnEventWriter(url, cid, "first")
