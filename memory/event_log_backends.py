@@ -280,8 +280,10 @@ class RedisEventLog:
             if members:
                 pipe.zadd(kept, members)
             pipe.zremrangebyscore(kept, "-inf", f"({first}")
-            ended = {"status": DONE} if done else {}
-            pipe.hset(log, mapping={"last": last, "touched": repr(now), **ended})
+            row: dict[str, str | int] = {"last": last, "touched": repr(now)}
+            if done:
+                row["status"] = DONE
+            pipe.hset(log, mapping=row)  # type: ignore[arg-type]
             pipe.hset(log, "first", first)
             self._expire(pipe, log, kept)
             pipe.execute()

@@ -152,7 +152,7 @@ def _told(kind: type, script: list[Any], *, approvals: bool = False) -> list[dic
     out: list[dict[str, Any]] = []
     turn = AguiTurn(out.append, {"context_variables": {}, "active_agent": "Triage"}, ids="r")
     if script:
-        triage, sales = swarm_agents()
+        triage, _sales = swarm_agents()
         swarm = Swarm(chat_model=ScriptedChatModel(script))
         text = "refund order 7"
     else:  # the demo: two tools in its first step, then a handoff
@@ -180,7 +180,10 @@ def test_a_turn_nobody_streams_tells_the_same_events_without_wrap_model_call() -
     from swarmgraph.app.ui.steps import UiMiddleware, UiQuietMiddleware
     from tests.ui_helpers import handoff_script
 
-    refund = [scripted_tool_call("transfer_to_sales"), scripted_tool_call("refund", {"order_id": 7})]
+    refund = [
+        scripted_tool_call("transfer_to_sales"),
+        scripted_tool_call("refund", {"order_id": 7}),
+    ]
     for script, waits in ((handoff_script(), False), (refund, True), ([], False)):
         quiet = _told(UiQuietMiddleware, script, approvals=waits)
         assert quiet == _told(UiMiddleware, script, approvals=waits)

@@ -281,6 +281,7 @@ class UiMiddleware(_PageHooks):
         self._answered(agent, response)
         return response
 
+
 class TokenWatcher(BaseCallbackHandler, _StreamingCallbackHandler):
     """A LangChain streaming handler: each model streams its reply to it, told to ``turn``
     token by token (a turn a client watches: :func:`watching`)."""
