@@ -222,3 +222,29 @@ def test_a_turn_nobody_streams_stops_before_its_calls_run() -> None:
     assert "TOOL_CALL_START" in [e["type"] for e in events]  # told, then refused
     assert ran == []
     assert Session("t", url=url).messages == []
+
+
+def test_a_resumed_turn_nobody_streams_does_not_tell_the_paused_reply_again() -> None:
+    """A turn resumed with a decision carries the paused turn's reply (its call waited): the
+    quiet middleware, which tells replies from the run's messages, tells what the streaming
+    one tells, and not that reply a second time."""
+    from tests.ui_helpers import swarm_agents
+
+    seen = {}
+    for tokens in (False, True):
+        triage, sales = swarm_agents()
+        script = [scripted_tool_call("transfer_to_sales"),
+                  scripted_tool_call("refund", {"order_id": 7}), "Refunded."]  # fmt: skip
+        service = UiService(Swarm(chat_model=ScriptedChatModel(script)), triage,
+                            url=f"memory://ui-cost-resume-{tokens}", agents=[sales])  # fmt: skip
+        body = {"threadId": "t", "runId": "r1",
+                "messages": [{"id": "u1", "role": "user", "content": "refund 7"}]}  # fmt: skip
+        paused = [event for _, event in service.start(body, tokens=tokens).follow()]
+        waiting = paused[-1]["outcome"]["interrupts"][0]["id"]
+        resume = {"threadId": "t", "runId": "r2", "messages": [],
+                  "resume": [{"interruptId": waiting, "status": "resolved"}]}  # fmt: skip
+        events = [event for _, event in service.start(resume, tokens=tokens).follow()]
+        assert [e for e in events if e["type"] == "TOOL_CALL_START"] == []  # told in r1
+        assert [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"] == ["refunded 7"]
+        seen[tokens] = [e["type"] for e in events]
+    assert seen[False] == seen[True]
