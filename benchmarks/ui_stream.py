@@ -7,10 +7,11 @@ the flusher thread), medians of ``turns``:
 
 * ``Session.run``: the turn alone;
 * the floor, the least the page's guarantees need, with no event made or kept:
-  ``Session.run`` with a middleware that has the three hooks the page watches a turn by
-  (``before_step``, ``wrap_model_call``, ``wrap_tool_call``), each doing nothing but call on
-  (the page must see each step start with its state, each reply before its tools run, and
-  each tool's ``Result``); and the same run handed to one of the page's kept worker threads
+  ``Session.run`` with a middleware that has the three hooks the page watches a turn nobody
+  streams by (``before_step``, ``hold_calls``, ``wrap_tool_call``), each doing nothing but
+  call on (the page must see each step start with its state, each reply before its tools
+  run, and each tool's ``Result``); and the same run handed to one of the page's kept worker
+  threads
   (a turn must not run in the thread of the client that asked for it, or a client that goes
   away would stop it);
 * ``UiService.start`` (nobody reading): the page's middleware, every AG-UI event kept in the
@@ -54,7 +55,8 @@ CONTENDERS = (
 
 
 class NoopHooks(AgentMiddleware):
-    """The page's three hooks (swarmgraph/app/ui/steps.py ``UiMiddleware``), doing nothing.
+    """The three hooks the page watches a turn nobody streams by (swarmgraph/app/ui/steps.py
+    ``UiQuietMiddleware``), doing nothing.
 
     Example:
         >>> swarm, triage = _swarm()
@@ -67,8 +69,8 @@ class NoopHooks(AgentMiddleware):
     async def before_step(self, start: Any) -> bool:
         return False
 
-    def wrap_model_call(self, request: Any, handler: Any) -> Any:
-        return handler(request)
+    def hold_calls(self, turn: Any, reply: Any, tools: Any) -> tuple[Any, list[Any]]:
+        return reply, []
 
     def wrap_tool_call(self, request: Any, handler: Any) -> Any:
         return handler(request)

@@ -148,7 +148,13 @@ class PostgresEventLog:
         return int(row[0])
 
     def append(
-        self, cid: str, turn_id: str, events: list[tuple[int, Any]], limit: int, now: float
+        self,
+        cid: str,
+        turn_id: str,
+        events: list[tuple[int, Any]],
+        limit: int,
+        now: float,
+        done: bool = False,
     ) -> None:
         from .backends.postgres.engine import write_transaction
 
@@ -161,6 +167,8 @@ class PostgresEventLog:
                 cursor.executemany(_PG_INSERT, rows)
             cursor.execute(_PG_TRIM, {**key, "first": first})
             cursor.execute(_PG_APPENDED, {**key, "last": last, "first": first, "now": now})
+            if done:
+                cursor.execute(_PG_FINISH, {**key, "now": now})
 
     def touch(self, cid: str, turn_id: str, now: float) -> None:
         self._write((_PG_TOUCH, {**self._key(cid, turn_id), "now": now}))
@@ -255,7 +263,13 @@ class RedisEventLog:
                 pipe.expire(key, self._ttl)
 
     def append(
-        self, cid: str, turn_id: str, events: list[tuple[int, Any]], limit: int, now: float
+        self,
+        cid: str,
+        turn_id: str,
+        events: list[tuple[int, Any]],
+        limit: int,
+        now: float,
+        done: bool = False,
     ) -> None:
         log, kept = self._keys(cid, turn_id)
         last = events[-1][0]
@@ -266,7 +280,10 @@ class RedisEventLog:
             if members:
                 pipe.zadd(kept, members)
             pipe.zremrangebyscore(kept, "-inf", f"({first}")
-            pipe.hset(log, mapping={"last": last, "touched": repr(now)})
+            row: dict[str, str | int] = {"last": last, "touched": repr(now)}
+            if done:
+                row["status"] = DONE
+            pipe.hset(log, mapping=row)  # type: ignore[arg-type]
             pipe.hset(log, "first", first)
             self._expire(pipe, log, kept)
             pipe.execute()

@@ -75,9 +75,17 @@ class EventLog(Protocol):
         ...
 
     def append(
-        self, cid: str, turn_id: str, events: list[tuple[int, Any]], limit: int, now: float
+        self,
+        cid: str,
+        turn_id: str,
+        events: list[tuple[int, Any]],
+        limit: int,
+        now: float,
+        done: bool = False,
     ) -> None:
-        """Add ``events`` (numbered already), keep the newest ``limit``, touch the log."""
+        """Add ``events`` (numbered already), keep the newest ``limit``, touch the log;
+        ``done``: and mark it over, in the same write (a turn's last events and its end are
+        one write: a reader never sees the end without them, nor them without the end)."""
         ...
 
     def touch(self, cid: str, turn_id: str, now: float) -> None: ...
@@ -166,12 +174,21 @@ class MemoryEventLog:
             return kept.last
 
     def append(
-        self, cid: str, turn_id: str, events: list[tuple[int, Any]], limit: int, now: float
+        self,
+        cid: str,
+        turn_id: str,
+        events: list[tuple[int, Any]],
+        limit: int,
+        now: float,
+        done: bool = False,
     ) -> None:
+        texts = [(number, encode(value)) for number, value in events]  # outside the lock
         with self._lock:
             kept = self._logs.setdefault(cid, {}).setdefault(turn_id, _Kept())
-            kept.events.extend((number, encode(value)) for number, value in events)
+            kept.events.extend(texts)
             kept.last, kept.touched = events[-1][0], now
+            if done:
+                kept.status = DONE
             if len(kept.events) > limit:
                 del kept.events[: len(kept.events) - limit]
                 kept.first = kept.events[0][0]
@@ -291,7 +308,13 @@ class SQLiteEventLog:
         return int(row[0])
 
     def append(
-        self, cid: str, turn_id: str, events: list[tuple[int, Any]], limit: int, now: float
+        self,
+        cid: str,
+        turn_id: str,
+        events: list[tuple[int, Any]],
+        limit: int,
+        now: float,
+        done: bool = False,
     ) -> None:
         key = {"cid": cid, "turn": turn_id}
         last = events[-1][0]
@@ -302,6 +325,8 @@ class SQLiteEventLog:
                 conn.execute(self._text(_INSERT), rows)
             conn.execute(self._text(_TRIM), {**key, "first": first})
             conn.execute(self._text(_APPENDED), {**key, "last": last, "first": first, "now": now})
+            if done:
+                conn.execute(self._text(_FINISH), {**key, "now": now})
 
     def touch(self, cid: str, turn_id: str, now: float) -> None:
         self._run((_TOUCH, {"cid": cid, "turn": turn_id, "now": now}))

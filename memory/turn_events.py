@@ -7,7 +7,8 @@ every run of ``swarmgraph ui``) writes them through a :class:`TurnEventWriter`: 
 turn, ``(conversation id, turn id) -> [(number, event)]`` (a table on SQLite and Postgres, a
 sorted set and a hash on Redis, a dict for ``memory://``: :mod:`.turn_event_logs`). Writes are
 batched: the run's thread only appends to a list; one flusher thread per process writes every
-open log's new events at most ``flush_every`` seconds later (and at once when the turn ends),
+open log's new events at most ``flush_every`` seconds later (and at once when the turn ends:
+what is left and the log's end go in one write, so a reader sees the end with every event),
 so a turn's model never waits on the store for its events.
 
 A reader (:func:`follow_turn_events`, ``Session.rejoin``, the UI's ``Last-Event-ID``) asks for
@@ -135,7 +136,7 @@ def _ring(url: str, cid: str, turn_id: str) -> None:
 class TurnEventWriter:
     """Numbers a turn's events and writes them to its log in the store ``url`` names (see
     the module docstring). :meth:`append` is cheap (a list append); :meth:`finish` writes
-    what is left and marks the log over. Thread-safe (a fan-out's branches append from
+    what is left and marks the log over, in one write. Thread-safe (a fan-out's branches append from
     their own threads).
 
     ``flush_every``: seconds an event may wait before the flusher writes it; ``heartbeat``:
@@ -210,9 +211,21 @@ class TurnEventWriter:
                 return
             self._done = True
         _flusher.remove(self)
-        self.flush()
-        with self._write_lock:
-            self._log.finish(self.conversation_id, self.turn_id, time.time())
+        with self._write_lock:  # what is left and the end: one write (one transaction)
+            with self._lock:
+                batch, self._pending = self._pending, []
+            now = time.time()
+            try:
+                if batch:
+                    self._log.append(
+                        self.conversation_id, self.turn_id, batch, self.limit, now, done=True
+                    )
+                else:
+                    self._log.finish(self.conversation_id, self.turn_id, now)
+            except BaseException:  # not written: the log never says over (readers see it go
+                with self._lock:  # stale, as after a crash)
+                    self._pending[:0] = batch
+                raise
         _ring(self.url, self.conversation_id, self.turn_id)
 
 

@@ -81,6 +81,72 @@ def test_a_log_keeps_its_newest_events_and_refuses_older_ones(url: str) -> None:
     assert next(follow_turn_events(url, cid, "t", after=7)) == (8, {"n": 7})
 
 
+def test_a_turns_last_events_and_its_end_are_written_together(url: str) -> None:
+    """The end of a turn is one write with its last events (each backend's ``append(...,
+    done=True)``): whatever a reader in another process (which polls the store) reads after
+    each write, the log is over only with every event in; a log with nothing left to write
+    is just marked over."""
+    from swarmgraph.memory.turn_events import DONE, RUNNING, event_log
+
+    cid = _cid()
+    writer = TurnEventWriter(url, cid, "t", flush_every=60.0)  # nothing flushed before the end
+    _flusher.remove(writer)
+    writer.append("a")
+    writer.flush()
+    writer.append("b")
+    writer.append("c")
+    log = event_log(url)
+    mid = log.read(cid, "t", 0, 10)
+    assert mid is not None and mid.status == RUNNING and mid.events == [(1, "a")]
+
+    class Watched:  # what a reader polling the store reads right after each write
+        def __init__(self, inner: object) -> None:
+            self.inner, self.seen = inner, []
+
+        def __getattr__(self, name: str) -> object:
+            method = getattr(self.inner, name)
+
+            def called(*args: object, **kwargs: object) -> object:
+                out = method(*args, **kwargs)
+                if name in ("append", "finish", "touch"):
+                    self.seen.append(log.read(cid, "t", 0, 10))
+                return out
+
+            return called
+
+    watched = Watched(log)
+    writer._log = watched  # type: ignore[assignment]
+    writer.finish()
+    assert watched.seen, "the end was never written"
+    for page in watched.seen:  # every state a reader could read: over only with every event
+        assert page is not None
+        assert page.status != DONE or page.events == [(1, "a"), (2, "b"), (3, "c")]
+    assert watched.seen[-1].status == DONE
+    assert list(follow_turn_events(url, cid, "t")) == [(1, "a"), (2, "b"), (3, "c")]
+    empty = TurnEventWriter(url, _cid(), "t2")
+    empty.finish()  # nothing appended: marked over all the same
+    assert list(follow_turn_events(url, empty.conversation_id, "t2")) == []
+
+
+def test_a_reader_in_another_process_sees_events_while_the_turn_runs(url: str) -> None:
+    """What a reader with no bell to wake it (another process: it polls the store) gets of a
+    running turn: each event once the flusher wrote it (``flush_every`` after its append at
+    most, the run's thread never waiting for it), while the log still says running."""
+    from swarmgraph.memory.turn_events import RUNNING, event_log
+
+    cid = _cid()
+    writer = TurnEventWriter(url, cid, "t", flush_every=0.02)
+    writer.append({"n": 1})
+    log = event_log(url)  # read as another process does: the store alone
+    deadline = time.monotonic() + 30  # (a bound for a stalled store, not a speed check)
+    page = log.read(cid, "t", 0, 10)
+    while page is not None and not page.events and time.monotonic() < deadline:
+        time.sleep(0.01)
+        page = log.read(cid, "t", 0, 10)
+    assert page is not None and page.events == [(1, {"n": 1})] and page.status == RUNNING
+    writer.finish()
+
+
 def test_the_next_turn_replaces_a_finished_log_and_a_dead_writer_is_reported(url: str) -> None:
     cid = _cid()
     first = TurnEventWriter(url, cid, "first")

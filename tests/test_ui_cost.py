@@ -140,3 +140,111 @@ def test_long_term_recall_is_told_only_by_a_session_that_has_long_term_memory() 
     events = [event for _, event in plain_page.start(body).follow()]
     assert [e for e in events if e.get("name") == RECALL_EVENT] == []
     assert events[-1]["type"] == "RUN_FINISHED"
+
+
+def _told(kind: type, script: list[Any], *, approvals: bool = False) -> list[dict[str, Any]]:
+    """The events one run tells through the page's middleware ``kind``."""
+    from swarmgraph.graph.core.run_control import RunHooks
+
+    from swarmgraph.app.demo import demo_agents, demo_model
+    from tests.ui_helpers import swarm_agents
+
+    out: list[dict[str, Any]] = []
+    turn = AguiTurn(out.append, {"context_variables": {}, "active_agent": "Triage"}, ids="r")
+    if script:
+        triage, _sales = swarm_agents()
+        swarm = Swarm(chat_model=ScriptedChatModel(script))
+        text = "refund order 7"
+    else:  # the demo: two tools in its first step, then a handoff
+        triage, *_ = demo_agents()
+        swarm = Swarm(chat_model=demo_model())
+        text = "Hi, I'm Ming. Please refund order 7."
+    page = kind(turn)
+    response = swarm.run(
+        triage, [{"role": "user", "content": text}], hooks=RunHooks(middleware=[page])
+    )
+    page.ended(response._langchain_messages)
+    turn.end({"context_variables": dict(response.context_variables), "active_agent": None})
+    assert bool(response.pending) == approvals
+    for event in out:  # a tool answer's message id is a random one, given by the graph
+        if event["type"] == "TOOL_CALL_RESULT":
+            event["messageId"] = "answer"
+    return out
+
+
+def test_a_turn_nobody_streams_tells_the_same_events_without_wrap_model_call() -> None:
+    """``UiQuietMiddleware`` (a reply told when its calls are admitted, or at its step's end)
+    tells what ``UiMiddleware`` (each reply as the model returns it) tells, in order: a
+    handoff after a tool that changes context, a reply whose call waits for approval, and
+    the demo's step of two tools."""
+    from swarmgraph.app.ui.steps import UiMiddleware, UiQuietMiddleware
+    from tests.ui_helpers import handoff_script
+
+    refund = [
+        scripted_tool_call("transfer_to_sales"),
+        scripted_tool_call("refund", {"order_id": 7}),
+    ]
+    for script, waits in ((handoff_script(), False), (refund, True), ([], False)):
+        quiet = _told(UiQuietMiddleware, script, approvals=waits)
+        assert quiet == _told(UiMiddleware, script, approvals=waits)
+        kinds = [e["type"] for e in quiet]
+        assert kinds.index("TOOL_CALL_START") < kinds.index("TOOL_CALL_RESULT")
+        assert "TEXT_MESSAGE_CONTENT" in kinds or waits
+
+
+def test_a_turn_nobody_streams_stops_before_its_calls_run() -> None:
+    """The quiet middleware sees the page's stop once a reply is in, before its calls run:
+    asked while the model answers, the tool does not run, the run ends cancelled, and
+    nothing of it is saved."""
+    from langchain.agents.middleware import before_model
+    from langchain_core.messages import HumanMessage
+
+    from swarmgraph.app.ui.turn import TurnRequest, start_turn
+    from tests.ui_helpers import handoff_script, swarm_agents
+
+    ran: list[int] = []
+    triage, sales = swarm_agents(gate=lambda: ran.append(1) or True)
+    url = "memory://ui-cost-stop"
+    service = UiService(Swarm(chat_model=ScriptedChatModel(handoff_script())), triage,
+                        url=url, agents=[sales])  # fmt: skip
+    log = service.runs.open("r1", "t", url)
+
+    @before_model
+    def press_stop(state: Any, runtime: Any) -> None:  # the step started: the button is pressed
+        log.stop_requested.set()
+
+    triage.middleware = [press_stop]
+    request = TurnRequest("t", "r1", HumanMessage("go", id="u1"))
+    start_turn(service.session("t"), service.swarm, triage, request, log, tokens=False)
+    assert log.wait(30)
+    events = [event for _, event in log.follow()]
+    assert events[-1]["outcome"] == {"type": "cancelled"}
+    assert "TOOL_CALL_START" in [e["type"] for e in events]  # told, then refused
+    assert ran == []
+    assert Session("t", url=url).messages == []
+
+
+def test_a_resumed_turn_nobody_streams_does_not_tell_the_paused_reply_again() -> None:
+    """A turn resumed with a decision carries the paused turn's reply (its call waited): the
+    quiet middleware, which tells replies from the run's messages, tells what the streaming
+    one tells, and not that reply a second time."""
+    from tests.ui_helpers import swarm_agents
+
+    seen = {}
+    for tokens in (False, True):
+        triage, sales = swarm_agents()
+        script = [scripted_tool_call("transfer_to_sales"),
+                  scripted_tool_call("refund", {"order_id": 7}), "Refunded."]  # fmt: skip
+        service = UiService(Swarm(chat_model=ScriptedChatModel(script)), triage,
+                            url=f"memory://ui-cost-resume-{tokens}", agents=[sales])  # fmt: skip
+        body = {"threadId": "t", "runId": "r1",
+                "messages": [{"id": "u1", "role": "user", "content": "refund 7"}]}  # fmt: skip
+        paused = [event for _, event in service.start(body, tokens=tokens).follow()]
+        waiting = paused[-1]["outcome"]["interrupts"][0]["id"]
+        resume = {"threadId": "t", "runId": "r2", "messages": [],
+                  "resume": [{"interruptId": waiting, "status": "resolved"}]}  # fmt: skip
+        events = [event for _, event in service.start(resume, tokens=tokens).follow()]
+        assert [e for e in events if e["type"] == "TOOL_CALL_START"] == []  # told in r1
+        assert [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"] == ["refunded 7"]
+        seen[tokens] = [e["type"] for e in events]
+    assert seen[False] == seen[True]

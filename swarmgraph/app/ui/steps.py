@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
     from ...graph.core.runtime import StepStart
 
-__all__ = ["TokenWatcher", "TurnStopped", "UiMiddleware", "plain", "watching"]
+__all__ = ["TokenWatcher", "TurnStopped", "UiMiddleware", "UiQuietMiddleware", "plain", "watching"]
 
 #: How long-term recall marks its block in a system prompt (memory/recall_block.py).
 RECALL_OPEN, RECALL_CLOSE = "<memory>", "</memory>"
@@ -73,12 +73,15 @@ class TurnStopped(Exception):
 _AGENT: ContextVar[str | None] = ContextVar("swarmgraph_ui_agent", default=None)
 
 
-class UiMiddleware(AgentMiddleware):
-    """The page's middleware for one turn: tells ``turn`` (an :class:`~.events.AguiTurn`) each
-    step of the swarm's own run (a parallel branch's are not its steps), each model call and
-    each tool call, and stops the run at the next step, model call or tool call once ``stop``
-    (a ``threading.Event``, or anything with its ``is_set``) is set (the page's stop
-    button)."""
+class _PageHooks(AgentMiddleware):
+    """What both of the page's middleware do: each step's start (``before_step``), each
+    reply's calls about to run (``hold_calls``: the reply is told there if it was not yet,
+    and a stop asked for refuses its calls), each tool call (``wrap_tool_call``)."""
+
+    #: Whether a reply no hook told (a reply with no call to run: a text answer) is told
+    #: from the run's messages at its step's end; :class:`UiMiddleware` tells each reply
+    #: as it comes back from the model instead.
+    tells_at_step_end = True
 
     def __init__(self, turn: Any, stop: Any = None, *, recall: bool = True) -> None:
         super().__init__()
@@ -91,6 +94,8 @@ class UiMiddleware(AgentMiddleware):
         self._told: set[str] = set()  # the tool answers told (by message id, else call id)
         self._agent: str | None = None  # the agent of the step told last
         self._start: StepStart | None = None  # the last step's start: who is a member
+        self._replied: set[str] = set()  # the replies told (by message id, else call ids)
+        self._member_step = False  # the step told last is a LangGraph member's
 
     def _stopped(self) -> None:
         if self.stop.is_set():
@@ -111,7 +116,7 @@ class UiMiddleware(AgentMiddleware):
             self._results(messages[self._seen :])
         self._seen = len(messages)
         agent = str(state.get("active_agent") or start.node)
-        self._agent, self._start = agent, start
+        self._agent, self._start, self._member_step = agent, start, False
         shown = {"context_variables": plain(state.get("context_variables") or {}),
                  "active_agent": agent}  # fmt: skip
         self.turn.step_started(agent, shown)
@@ -134,8 +139,10 @@ class UiMiddleware(AgentMiddleware):
                 if answers:
                     self.turn.step_ended(answers)
                 answers = []
-                self._agent = sender
+                self._agent, self._member_step = sender, True
                 self.turn.step_started(sender, {"active_agent": sender})
+            elif kind == "ai" and self.tells_at_step_end and not self._member_step:
+                self._tell(str(sender or self._agent or "assistant"), message)
             told = str(getattr(message, "id", None) or getattr(message, "tool_call_id", ""))
             if kind == "tool" and told not in self._told:
                 self._told.add(told)
@@ -152,37 +159,27 @@ class UiMiddleware(AgentMiddleware):
         agent = self._start.runtime.agent_named(name, self._start.turn.control)
         return agent is not None and any(kind.owns(agent) for kind in member_kinds())
 
-    # -- the model call -------------------------------------------------------------------------
-    def _asking(self, request: ModelRequest) -> str:
-        self._stopped()
-        agent = _AGENT.get() or "assistant"
-        if self.recall:  # long-term memory's block in a system prompt (memory/recall_block.py)
-            prompt = [request.system_message, *request.messages]
-            lines = _recalled([m for m in prompt if m is not None])
-            if lines is not None:
-                self.turn.recalled(agent, lines)
+    # -- the replies -----------------------------------------------------------------------------
+    def _tell(self, agent: str, reply: Any) -> None:
+        """Tell ``reply`` whole, once (a reply narrowed by a hook is the same reply)."""
+        key = getattr(reply, "id", None) or ",".join(
+            str(c.get("id")) for c in getattr(reply, "tool_calls", None) or ()
+        )
+        if key:
+            if key in self._replied:
+                return
+            self._replied.add(key)
         self.turn.reply_started(agent)
-        return agent
+        self.turn.reply_done(agent, reply)
 
-    def _answered(self, agent: str, response: Any) -> None:
-        result = getattr(response, "result", None) or [response]
-        self.turn.reply_done(agent, result[-1])
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
-        agent = self._asking(request)
-        response = handler(request)
-        self._answered(agent, response)
-        return response
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        agent = self._asking(request)
-        response = await handler(request)
-        self._answered(agent, response)
-        return response
+    def hold_calls(self, turn: Any, reply: Any, tools: Any) -> tuple[Any, list[Any]]:
+        """The reply's calls are about to run (graph/core/middleware.py's ``hold_calls``,
+        asked before any other middleware's): the reply is told now if it was not, so a
+        client sees each call before its tool works; once the page asked to stop, none of
+        them runs (the run stops here, nothing of it saved). Holds nothing."""
+        self._tell(_AGENT.get() or turn.agent.name, reply)
+        self._stopped()
+        return reply, []
 
     # -- the tool calls ---------------------------------------------------------------------------
     def _called(self, request: ToolCallRequest, answer: Any) -> Any:
@@ -210,6 +207,79 @@ class UiMiddleware(AgentMiddleware):
     async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
         refused = self._refused(request)
         return refused or self._called(request, await handler(request))
+
+
+class UiQuietMiddleware(_PageHooks):
+    """The page's middleware for a turn whose model does not stream (no client posted it)
+    and whose prompts hold no long-term recall: no ``wrap_model_call``, whose request and
+    response a step would build around each model call. Each reply is told whole, when its
+    calls are about to run (``hold_calls``), or, with no call to run, from the run's
+    messages at its step's end (the next step's start, or :meth:`ended`): the same events
+    in the same order as :class:`UiMiddleware`'s; an ``AIMessage`` a hook wrote (a limit's
+    last word) is told as a reply too, and the page's stop is seen at each step's start
+    (right before its model call), before a reply's calls and before each tool call.
+
+    Example:
+        >>> from swarmgraph.graph import Agent, Swarm, ScriptedChatModel
+        >>> from swarmgraph.graph.core.run_control import RunHooks
+        >>> class Shown:
+        ...     def __getattr__(self, name):
+        ...         return lambda *args: print(name, *[a for a in args if isinstance(a, str)])
+        >>> page = UiQuietMiddleware(Shown())
+        >>> swarm = Swarm(chat_model=ScriptedChatModel(["Hi."]))
+        >>> response = swarm.run(Agent(name="Doc"), [], hooks=RunHooks(middleware=[page]))
+        step_started Doc
+        >>> page.ended(response._langchain_messages)
+        reply_started Doc
+        reply_done Doc
+    """
+
+
+class UiMiddleware(_PageHooks):
+    """The page's middleware for one turn: tells ``turn`` (an :class:`~.events.AguiTurn`) each
+    step of the swarm's own run (a parallel branch's are not its steps), each model call and
+    each tool call, and stops the run at the next step, model call or tool call once ``stop``
+    (a ``threading.Event``, or anything with its ``is_set``) is set (the page's stop
+    button). Each reply is told as the model returns it (``wrap_model_call``: a streamed
+    reply is closed there), and each prompt is searched for a long-term recall block."""
+
+    tells_at_step_end = False
+
+    # -- the model call -------------------------------------------------------------------------
+    def _asking(self, request: ModelRequest) -> str:
+        self._stopped()
+        agent = _AGENT.get() or "assistant"
+        if self.recall:  # long-term memory's block in a system prompt (memory/recall_block.py)
+            prompt = [request.system_message, *request.messages]
+            lines = _recalled([m for m in prompt if m is not None])
+            if lines is not None:
+                self.turn.recalled(agent, lines)
+        self.turn.reply_started(agent)
+        return agent
+
+    def _answered(self, agent: str, response: Any) -> None:
+        result = getattr(response, "result", None) or [response]
+        reply = result[-1]
+        key = getattr(reply, "id", None)
+        if key:  # (told: the step's hold_calls finds it so)
+            self._replied.add(key)
+        self.turn.reply_done(agent, reply)
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> Any:
+        agent = self._asking(request)
+        response = handler(request)
+        self._answered(agent, response)
+        return response
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        agent = self._asking(request)
+        response = await handler(request)
+        self._answered(agent, response)
+        return response
 
 
 class TokenWatcher(BaseCallbackHandler, _StreamingCallbackHandler):

@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any
 from ag_ui.core import Interrupt
 
 from ...graph.core.run_control import RunHooks
+from ...memory.store import NO_MESSAGES, Window
 from .events import WINDOW_EVENT, AguiTurn
 from .messages import agui_message_dicts
 from .runs import RunLog
-from .steps import TokenWatcher, TurnStopped, UiMiddleware, watching
+from .steps import TokenWatcher, TurnStopped, UiMiddleware, UiQuietMiddleware, watching
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -57,7 +58,7 @@ def state_of(session: Session, default_agent: str, record: Any = None) -> dict[s
     """The AG-UI state of a stored conversation: its context and the agent holding it, read
     from the store (or from ``record``, a ``Snapshot`` of it already read)."""
     if record is None:
-        record = session.store.load(session.conversation_id, window=_no_messages())
+        record = session.store.load(session.conversation_id, window=NO_MESSAGES)
     return {
         "conversation_id": session.conversation_id,
         "persist": sorted(session.persist),
@@ -82,12 +83,6 @@ def interrupts_of(session: Session, pending: Sequence[Any] | None = None) -> lis
         )
         for pending in (session.pending if pending is None else pending)
     ]
-
-
-def _no_messages() -> Any:
-    from ...memory.store import NO_MESSAGES
-
-    return NO_MESSAGES
 
 
 def start_turn(
@@ -202,7 +197,11 @@ def _turn(
     turn.first_step = lambda: emit(
         {"type": "CUSTOM", "name": WINDOW_EVENT, "value": _window(session, shown)}
     )
-    page = UiMiddleware(turn, log.stop_requested, recall=session.long_term is not None)
+    recall = session.long_term is not None
+    # A reply nobody streams, in a prompt with no recall block: told without wrap_model_call
+    # (the request and response a step builds around each model call for it).
+    kind = UiMiddleware if tokens or recall else UiQuietMiddleware
+    page = kind(turn, log.stop_requested, recall=recall)
     hooks = RunHooks(middleware=(page,))  # the run's own middleware, for this turn only
     try:
         with watching(TokenWatcher(turn)) if tokens else contextlib.nullcontext():
@@ -259,8 +258,6 @@ def _stored_after(
     written since ``shown`` was read, they are what follows it, and no message is read or
     decoded again (one read of the record alone); else what follows ``shown`` is read from
     its position on. A conversation cleared meanwhile is read whole."""
-    from ...memory.store import NO_MESSAGES, Window
-
     cid = session.conversation_id
     if saved is not None:
         if "messages" not in session.persist:
