@@ -233,7 +233,6 @@ class TemporalDriver(AsyncDriver):
         return func(*args)
 
 
-
 class _Lost(Exception):
     """An attempt of a tool that is not idempotent was lost (``text`` says how)."""
 
