@@ -85,6 +85,16 @@ def collected(which: str, n: int, folder: str) -> int:
 def _callgrind(body: str, name: str, which: str, n: int, folder: str, flags: list[str]) -> int:
     """Instructions callgrind counts for ``body`` (written to ``folder/name``) run with
     ``which n``."""
+    stderr = run_callgrind(body, name, which, n, folder, flags)
+    found = re.search(r"Collected : (\d+)", stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in callgrind's output:\n{stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def run_callgrind(body: str, name: str, which: str, n: int, folder: str, flags: list[str]) -> str:
+    """Run ``body`` (written to ``folder/name``) with ``which n`` under callgrind with
+    ``flags``; its summary (stderr). Raises with the tail of it when the run failed."""
     script = os.path.join(folder, name)
     with open(script, "w") as f:
         f.write(body)
@@ -101,10 +111,7 @@ def _callgrind(body: str, name: str, which: str, n: int, folder: str, flags: lis
     )  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"{which} {n}: exit {done.returncode}\n{done.stderr[-2000:]}")
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in callgrind's output:\n{done.stderr[-2000:]}")
-    return int(found.group(1))
+    return done.stderr
 
 
 def tracing_per_handoff(n: int = 20) -> dict[str, float]:

@@ -32,11 +32,9 @@ Run::
 from __future__ import annotations
 
 import gc
-import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -149,27 +147,14 @@ def cache_per_handoff(n: int = 50) -> dict[str, dict[str, float]]:
     warm handoffs (callgrind, last level sized as an L2: :data:`L2`), divided by ``n``."""
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    from benchmarks.instructions import run_callgrind
+
+    flags = ["--cache-sim=yes", L2, "--collect-atstart=no", "--toggle-collect=_operator_call"]
     out: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        script = os.path.join(folder, "cache_rows.py")
-        with open(script, "w") as f:
-            f.write(_CACHE_BODY)
         for which in ("ours", "floor"):
-            done = subprocess.run(
-                ["valgrind", "--tool=callgrind", "--cache-sim=yes", L2,
-                 "--collect-atstart=no", "--toggle-collect=_operator_call",
-                 f"--callgrind-out-file={os.path.join(folder, which)}.out",
-                 sys.executable, script, which, str(n)],
-                capture_output=True,
-                text=True,
-                env={**os.environ, "PYTHONPATH": root},
-                cwd=root,
-                check=False,
-            )  # fmt: skip
-            if done.returncode != 0:
-                raise RuntimeError(f"{which}: exit {done.returncode}\n{done.stderr[-2000:]}")
-            out[which] = {k: v / n for k, v in cache_summary(done.stderr).items()}
+            summary = run_callgrind(_CACHE_BODY, "cache_rows.py", which, n, folder, flags)
+            out[which] = {k: v / n for k, v in cache_summary(summary).items()}
     return out
 
 
