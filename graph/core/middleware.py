@@ -302,6 +302,10 @@ class RunMiddleware:
     without such options has none, and its steps ask nothing more. The stacks are the run's
     own (its middleware objects live and die with it).
 
+    ``of`` gives the same middleware for the same agent object each time it is asked (each
+    agent's stack is built once and kept): a feature makes one middleware per agent and keeps
+    it, as a budget does.
+
     Its ``before_handoff`` hooks are asked last, after every other hook let the switch
     through: one that admits a switch may hold it against a limit until it is booked (a
     budget's ``max_handoffs``), so it is asked only about a switch that happens, and once
@@ -330,23 +334,39 @@ class RunMiddleware:
     def __init__(self, of: Callable[[Agent], Sequence[AgentMiddleware]]) -> None:
         self.of = of
         self._stacks: dict[tuple[tuple[int, ...], tuple[int, ...]], MiddlewareStack] = {}
+        #: Each agent's stack where this run's options are its only middleware (the usual
+        #: case: a budget's or tracing's alone), by the agent's ``id`` (the agent kept beside
+        #: it, so the id cannot be reused while kept): every step asks, and this answers
+        #: without asking ``of`` or making a key of every middleware's id.
+        self._alone: dict[int, tuple[Agent, MiddlewareStack | None]] = {}
 
     def stack_for(
         self, agent: Agent, graph: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]
     ) -> MiddlewareStack | None:
         """``agent``'s stack: this run's middleware for it around ``graph``'s (the run-level
         list the graph was built with) around ``own``; None when all three are empty."""
+        alone = not graph and not own
+        if alone:
+            kept = self._alone.get(id(agent))
+            if kept is not None and kept[0] is agent:
+                return kept[1]
         mine = self.of(agent)
-        if not mine and not graph and not own:
-            return None
-        run = [*mine, *graph]
-        key = (tuple(map(id, run)), tuple(map(id, own)))
-        stack = self._stacks.get(key)
-        if stack is None:
-            stack = self._stacks[key] = MiddlewareStack(run, own)
-            if mine and stack.handoff:  # the run's options' handoff hooks last (see above)
-                first = [m for m in stack.handoff if all(m is not x for x in mine)]
-                stack.handoff = [*first, *(m for m in stack.handoff if m not in first)]
+        stack: MiddlewareStack | None = None
+        if mine or not alone:
+            run = [*mine, *graph]
+            key = (tuple(map(id, run)), tuple(map(id, own)))
+            stack = self._stacks.get(key)
+            if stack is None:
+                if len(self._stacks) > 512:  # agents made per request must not grow it forever
+                    self._stacks.clear()
+                stack = self._stacks[key] = MiddlewareStack(run, own)
+                if mine and stack.handoff:  # the run's options' handoff hooks last (see above)
+                    first = [m for m in stack.handoff if all(m is not x for x in mine)]
+                    stack.handoff = [*first, *(m for m in stack.handoff if m not in first)]
+        if alone:
+            if len(self._alone) > 512:
+                self._alone.clear()
+            self._alone[id(agent)] = (agent, stack)
         return stack
 
     def refuses_model_call(self, agent: Agent, messages: Sequence[BaseMessage]) -> bool:

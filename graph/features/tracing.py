@@ -65,7 +65,6 @@ if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from opentelemetry.trace import Span, SpanContext, Tracer, TracerProvider
 
-    from ..core.middleware import MiddlewareStack
     from ..core.run_control import RunControl
     from ..core.types import Agent, Response
     from .approvals import PendingApproval as WaitingCall
@@ -417,36 +416,15 @@ def _tracing_of(agent: Agent) -> tuple[TracingMiddleware]:
     """``agent``'s tracing middleware (one object per agent, shared by every traced run)."""
     made = _AGENTS.get(id(agent))
     if made is None or made[0] is not agent:
-        if len(_AGENTS) > 512:  # agents created per request must not grow these forever
+        if len(_AGENTS) > 512:  # agents created per request must not grow this forever
             _AGENTS.clear()
-            _SHARED._stacks.clear()
-            _SHARED._alone.clear()
         made = _AGENTS[id(agent)] = (agent, (TracingMiddleware(agent),))
     return made[1]
 
 
-class _SharedMiddleware(RunMiddleware):
-    """The run middleware of every traced run without a budget: one object, so its stacks are
-    built once per agent, not per run. An agent with no other middleware (the usual traced
-    run) finds its stack by the agent alone: each step asks, and the general lookup builds
-    the stack's key (the ids of every middleware of its lists) on every ask."""
-
-    def __init__(self) -> None:
-        super().__init__(_tracing_of)
-        self._alone: dict[int, tuple[Agent, MiddlewareStack | None]] = {}
-
-    def stack_for(
-        self, agent: Agent, graph: Sequence[AgentMiddleware], own: Sequence[AgentMiddleware]
-    ) -> MiddlewareStack | None:
-        if graph or own:
-            return super().stack_for(agent, graph, own)
-        made = self._alone.get(id(agent))
-        if made is None or made[0] is not agent:
-            made = self._alone[id(agent)] = (agent, super().stack_for(agent, graph, own))
-        return made[1]
-
-
-_SHARED = _SharedMiddleware()
+#: The run middleware of every traced run without a budget: one object, so its stacks are
+#: built once per agent, not per run.
+_SHARED = RunMiddleware(_tracing_of)
 
 
 class TracedRun:
