@@ -127,10 +127,9 @@ class _Attempt:
             # where to_result would read it anew: an agent that is no Agent (a MultiHandoff's)
             if result.agent is None or isinstance(result.agent, Agent):
                 attempt.result = result
-        attempt.answer = _message(call, shown)
         # The tool's own return value (an Agent, a Result) rides along for the hooks around, as
         # LangChain's tools return theirs (tracing reads a handoff's target from it).
-        attempt.answer.artifact = attempt.raw
+        attempt.answer = _message(call, shown, artifact=attempt.raw)
         return attempt.answer
 
 
@@ -192,9 +191,11 @@ async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, 
     runner._answer(call, _content(answer))  # the hook answered, or the arguments were refused
 
 
-def _message(call: _Call, content: str, *, error: bool = False) -> ToolMessage:
+def _message(call: _Call, content: str, *, error: bool = False, artifact: Any = None) -> ToolMessage:
     status = "error" if error else "success"
-    return ToolMessage(content=content, tool_call_id=call.id, name=call.name, status=status)
+    return ToolMessage(
+        content=content, tool_call_id=call.id, name=call.name, status=status, artifact=artifact
+    )
 
 
 def _content(answer: Any) -> str:
