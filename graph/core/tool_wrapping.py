@@ -191,7 +191,9 @@ async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, 
     runner._answer(call, _content(answer))  # the hook answered, or the arguments were refused
 
 
-def _message(call: _Call, content: str, *, error: bool = False, artifact: Any = None) -> ToolMessage:
+def _message(
+    call: _Call, content: str, *, error: bool = False, artifact: Any = None
+) -> ToolMessage:
     status = "error" if error else "success"
     return ToolMessage(
         content=content, tool_call_id=call.id, name=call.name, status=status, artifact=artifact
