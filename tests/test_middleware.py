@@ -543,3 +543,43 @@ def test_a_call_approved_on_resume_runs_through_wrap_tool_call():
     second = swarm.run(agent, history, approvals={"r1": True})
     assert second.messages[0]["content"] == "refunded 7"
     assert seen == ["refund"]
+
+
+def test_a_runs_own_middleware_stack_is_found_per_agent_and_joins_the_agents_own():
+    # RunMiddleware keeps each agent's stack: asked again for the same agent (every step
+    # asks), it gives the same stack without asking ``of`` again; another agent gets its own,
+    # and an agent's own middleware still joins (inside the run's).
+    from swarmgraph.graph.core.middleware import RunMiddleware
+
+    class Watch(AgentMiddleware):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.tag = name
+
+        def before_model(self, state: Any, runtime: Any) -> None:
+            return None
+
+    asked: list[str] = []
+    made: dict[str, tuple[Watch]] = {}
+
+    def of(agent: Agent) -> tuple[Watch]:
+        asked.append(agent.name)
+        return made.setdefault(agent.name, (Watch(agent.name),))
+
+    run = RunMiddleware(of)
+    a, b = Agent(name="A"), Agent(name="B")
+    first = run.stack_for(a, [], [])
+    assert first is not None and run.stack_for(a, [], []) is first
+    assert [m.tag for m in first.before_model] == ["A"]
+    other = run.stack_for(b, [], [])
+    assert other is not None and other is not first
+    assert [m.tag for m in other.before_model] == ["B"]
+    assert asked == ["A", "B"]  # once per agent, however often its steps ask
+
+    own = Watch("own")
+    joined = run.stack_for(a, [], [own])
+    assert joined is not None and [m.tag for m in joined.before_model] == ["A", "own"]
+    assert run.stack_for(a, [], []) is first  # the agent alone still finds its own stack
+
+    nothing = RunMiddleware(lambda agent: ())
+    assert nothing.stack_for(a, [], []) is None and nothing.stack_for(a, [], []) is None
