@@ -183,11 +183,18 @@ class TurnEventWriter:
             self._pending.append((self.last, value))
             return self.last
 
+    def _take(self) -> list[tuple[int, Any]]:
+        """The pending events, taken (the write lock held): the newest ``limit`` of them,
+        cut here once for every backend (the older ones the same write would drop: numbers
+        go on by one, so the batch's last ``limit`` are the log's newest)."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+        return batch[-self.limit :] if len(batch) > self.limit else batch
+
     def flush(self) -> None:
         """Write what was appended since the last flush (the flusher calls this)."""
         with self._write_lock:
-            with self._lock:
-                batch, self._pending = self._pending, []
+            batch = self._take()
             now = time.time()
             if batch:
                 try:
@@ -212,8 +219,7 @@ class TurnEventWriter:
             self._done = True
         _flusher.remove(self)
         with self._write_lock:  # what is left and the end: one write (one transaction)
-            with self._lock:
-                batch, self._pending = self._pending, []
+            batch = self._take()
             now = time.time()
             try:
                 if batch:
