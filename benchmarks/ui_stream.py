@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +37,7 @@ from swarmgraph.graph.core.run_control import RunHooks
 from swarmgraph.memory import Session
 
 from swarmgraph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.app.ui.runs import Latch
 from swarmgraph.app.ui.service import UiService
 from swarmgraph.app.ui.turn import _workers
 
@@ -118,7 +118,7 @@ def contenders() -> dict[str, Callable[[], None]]:
     def run() -> None:
         Session(fresh("run"), url=URLS[0], persist=("messages",)).run(swarm, triage, "hi")
 
-    def floor_in(cid: str, done: threading.Event | None = None) -> None:
+    def floor_in(cid: str, done: Latch | None = None) -> None:
         session = Session(cid, url=URLS[1], persist=("messages",))
         session.run(swarm, triage, "hi", hooks=hooks)
         if done is not None:
@@ -128,8 +128,8 @@ def contenders() -> dict[str, Callable[[], None]]:
         floor_in(fresh("floor"))
 
     def floor_thread() -> None:
-        done = threading.Event()
-        _workers.run(floor_in, fresh("floor-thread"), done)
+        done = Latch()  # what the page's run signals its end with (a threading.Event's
+        _workers.run(floor_in, fresh("floor-thread"), done)  # Condition costs more)
         assert done.wait(60)
 
     def stream() -> None:

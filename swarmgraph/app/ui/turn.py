@@ -120,12 +120,17 @@ class _Workers:
     def __init__(self, keep: float = 60.0) -> None:
         self.keep = keep
         self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)  # one token per thread waiting for a job
+        # One token per thread waiting for a job: a semaphore's count, kept in a list, whose
+        # append and pop are atomic (a threading.Semaphore takes its Condition's lock in
+        # Python code at each turn's start and end).
+        self._idle: list[None] = []
 
     def run(self, target: Callable[..., object], *args: Any) -> None:
         """Call ``target(*args)`` in a thread of its own."""
         self._jobs.put(partial(contextvars.Context().run, target, *args))
-        if not self._idle.acquire(blocking=False):  # no thread waits: one more
+        try:
+            self._idle.pop()  # a waiting thread takes it
+        except IndexError:  # no thread waits: one more
             threading.Thread(target=self._work, name="swarmgraph-ui-turn", daemon=True).start()
 
     def _work(self) -> None:
@@ -133,12 +138,15 @@ class _Workers:
             try:
                 job = self._jobs.get(timeout=self.keep)
             except queue.Empty:
-                if self._idle.acquire(blocking=False):  # uncounted: no job was meant for it
+                try:
+                    self._idle.pop()  # uncounted: no job was meant for it
+                except IndexError:
+                    job = self._jobs.get()  # a job was put for the thread it was counted as
+                else:
                     return
-                job = self._jobs.get()  # a job was put for the thread it was counted as
             with contextlib.suppress(Exception):  # _drive reports its own errors
                 job()
-            self._idle.release()
+            self._idle.append(None)
 
 
 _workers = _Workers()
