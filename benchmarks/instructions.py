@@ -18,9 +18,18 @@ one process each: only what runs inside ``operator.call`` (the timed loop; nothi
 it) is collected (``--collect-atstart=no --toggle-collect=_operator_call``), so imports and
 warm-up are left out without a second run.
 
+With ``--ui``, the rows of benchmarks/ui_stream.py instead (``Session.run``, its floor with the
+page's hooks, the same in one of the page's worker threads, the page's run with no client):
+what the page's event stream adds to a turn nobody streams (issue 38). Collected as for
+``--tracing`` (only inside ``operator.call``), with the page's worker threads' jobs run in an
+``operator.call`` of their own once warm, so the turn driven in a worker is counted with the
+main thread's start and wait (callgrind's collection state is per thread). The event-log flusher
+thread is kept off (its ticks come with the clock, which valgrind slows): a turn's events are
+written by its finish, in the worker, as a short turn's are (counted).
+
 Run (needs Debian's ``valgrind``; about 5 minutes, 2 more a feature)::
 
-    python -m benchmarks.instructions [N] [--features | --tracing]
+    python -m benchmarks.instructions [N] [--features | --tracing | --ui]
 """
 
 from __future__ import annotations
@@ -68,6 +77,49 @@ def timed():
 
 operator.call(timed)
 """
+
+
+#: What one process of ``--ui`` runs: one row of benchmarks/ui_stream.py warmed up, then ``n``
+#: turns of it inside ``operator.call``; a worker thread's job runs in one too (collected).
+_UI_BODY = """
+import operator, sys
+from swarmgraph.app.ui import turn
+from swarmgraph.memory import turn_events
+from benchmarks.ui_stream import check_one_turn_each, contenders
+which, n = sys.argv[1], int(sys.argv[2])
+turn_events._flusher.add = lambda writer: None  # its ticks come with the clock
+fn = contenders()[which]
+for _ in range(20):
+    fn()
+# Only now: a warm-up turn in a worker would be collected too (in its own operator.call).
+hand = turn._workers.run
+turn._workers.run = lambda target, *args: hand(operator.call, target, *args)
+
+def timed():
+    for _ in range(n):
+        fn()
+
+operator.call(timed)
+assert check_one_turn_each() == 20 + n
+"""
+
+#: The rows ``--ui`` counts (benchmarks/ui_stream.py ``CONTENDERS``).
+UI_ROWS = (
+    "Session.run",
+    "floor: the page's hooks, no-op",
+    "floor, in a worker thread",
+    "page, no client",
+)
+
+
+def ui_per_turn(n: int = 20, rows: Sequence[str] = UI_ROWS) -> dict[str, float]:
+    """One handoff turn's instructions for each of ``rows`` of benchmarks/ui_stream.py (the
+    worker thread's part included)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
+    flags = ["--collect-atstart=no", "--toggle-collect=_operator_call"]
+    with tempfile.TemporaryDirectory() as folder:
+        return {w: _callgrind(_UI_BODY, "ui_rows.py", w, n, folder, flags) / n for w in rows}
 
 
 def tracing_collected(which: str, n: int, folder: str) -> int:
@@ -141,6 +193,12 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n = int(args[0]) if args else 100
     features: Sequence[str] = ()
+    if "--ui" in sys.argv:
+        turns = ui_per_turn(int(args[0]) if args else 20)
+        plain = turns["Session.run"]
+        for which, count in turns.items():
+            print(f"{which}: {count / 1e6:.3f}M instructions per turn, {count / plain:.3f}x")
+        return
     if "--tracing" in sys.argv:
         from benchmarks.tracing import FLOOR, HOOKS
 

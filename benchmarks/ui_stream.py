@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
@@ -37,6 +37,7 @@ from swarmgraph.graph.core.run_control import RunHooks
 from swarmgraph.memory import Session
 
 from swarmgraph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
+from swarmgraph.app.ui.runs import Latch
 from swarmgraph.app.ui.service import UiService
 from swarmgraph.app.ui.turn import _workers
 
@@ -51,6 +52,13 @@ CONTENDERS = (
     "page, no client",
     "page, no client, tokens",
     "Session.stream",
+)
+#: The stores the contenders write to (``memory://``, this process's).
+URLS = (
+    "memory://bench-ui-run",
+    "memory://bench-ui-floor",
+    "memory://bench-ui-stream",
+    "memory://bench-ui-stream-s",
 )
 
 
@@ -88,51 +96,96 @@ def _swarm() -> tuple[Swarm, Agent]:
     return Swarm(chat_model=ScriptedChatModel(script)), triage
 
 
-def run_ui_stream(turns: int = 200, warmup: int = 20) -> dict[str, Any]:
-    """Each contender's median CPU ms a turn, and the ratios to ``Session.run``."""
+def contenders() -> dict[str, Callable[[], None]]:
+    """Each contender as a function that runs one handoff turn, each call on a conversation
+    of its own that no other call (of any contender) has used: every turn is the first of
+    its conversation, so every contender loads an empty history and saves one turn (two
+    contenders sharing ids would run the second turn of the same conversation, a longer
+    history to load and save)."""
     swarm, triage = _swarm()
-    service = UiService(swarm, triage, url="memory://bench-ui-stream", persist=("messages",))
-    times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
+    service = UiService(swarm, triage, url=URLS[2], persist=("messages",))
     hooks = RunHooks(middleware=(NoopHooks(),))
+    used: set[str] = set()
+    count = iter(range(1 << 62))
 
-    def floor(number: int, done: threading.Event | None = None) -> None:
-        session = Session(f"floor-{number}", url="memory://bench-ui-floor", persist=("messages",))
+    def fresh(tag: str) -> str:
+        """A conversation id never used before, for one turn of ``tag``."""
+        cid = f"{tag}-{next(count)}"
+        assert cid not in used, cid
+        used.add(cid)
+        return cid
+
+    def run() -> None:
+        Session(fresh("run"), url=URLS[0], persist=("messages",)).run(swarm, triage, "hi")
+
+    def floor_in(cid: str, done: Latch | None = None) -> None:
+        session = Session(cid, url=URLS[1], persist=("messages",))
         session.run(swarm, triage, "hi", hooks=hooks)
         if done is not None:
             done.set()
 
-    def body(tag: str, number: int) -> dict[str, Any]:
-        return {
-            "threadId": f"{tag}-{number}",
-            "runId": f"{tag}-run-{number}",
-            "messages": [{"id": f"u{number}", "role": "user", "content": "hi"}],
-        }
+    def floor() -> None:
+        floor_in(fresh("floor"))
 
+    def floor_thread() -> None:
+        done = Latch()  # what the page's run signals its end with (a threading.Event's
+        _workers.run(floor_in, fresh("floor-thread"), done)  # Condition costs more)
+        assert done.wait(60)
+
+    def stream() -> None:
+        session = Session(fresh("stream"), url=URLS[3], persist=("messages",))
+        for _ in session.stream(swarm, triage, "hi", tool_results=True):
+            pass
+
+    def page(tokens: bool) -> Callable[[], None]:
+        tag = "t" if tokens else "p"
+
+        def one() -> None:
+            cid = fresh(tag)
+            body = {
+                "threadId": cid,
+                "runId": f"{cid}-run",
+                "messages": [{"id": f"{cid}-u", "role": "user", "content": "hi"}],
+            }
+            log = service.start(body, tokens=tokens)
+            assert log.wait(60)
+
+        return one
+
+    return {
+        "Session.run": run,
+        FLOOR: floor,
+        FLOOR_THREAD: floor_thread,
+        "page, no client": page(False),
+        "page, no client, tokens": page(True),
+        "Session.stream": stream,
+    }
+
+
+def check_one_turn_each() -> int:
+    """Check that every conversation the contenders used holds one turn (the user's message,
+    the handoff's call and its answer, the reply): no contender ran a second turn of a
+    conversation. Returns how many were checked."""
+    from swarmgraph.memory import open_store
+
+    rows = [row for url in URLS for row in open_store(url).conversations()]
+    wrong = [(row.conversation_id, row.messages) for row in rows if row.messages != 4]
+    if wrong:
+        raise AssertionError(f"conversations with more or less than one turn: {wrong[:5]}")
+    return len(rows)
+
+
+def run_ui_stream(turns: int = 200, warmup: int = 20) -> dict[str, Any]:
+    """Each contender's median CPU ms a turn, and the ratios to ``Session.run``."""
+    runs = contenders()
+    times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
     for number in range(turns + warmup):
         for name in CONTENDERS:
             start = time.process_time()
-            if name == "Session.run":
-                Session(f"run-{number}", url="memory://bench-ui-run", persist=("messages",)).run(
-                    swarm, triage, "hi"
-                )
-            elif name == FLOOR:
-                floor(number)
-            elif name == FLOOR_THREAD:
-                done = threading.Event()
-                _workers.run(floor, number, done)
-                assert done.wait(60)
-            elif name == "Session.stream":
-                session = Session(
-                    f"stream-{number}", url="memory://bench-ui-stream-s", persist=("messages",)
-                )
-                for _ in session.stream(swarm, triage, "hi", tool_results=True):
-                    pass
-            else:
-                tokens = name.endswith("tokens")
-                log = service.start(body("t" if tokens else "p", number), tokens=tokens)
-                assert log.wait(60)
+            runs[name]()
             if number >= warmup:  # imports, the compiled graph, the first sessions
                 times[name].append(time.process_time() - start)
+    assert check_one_turn_each() == (turns + warmup) * len(CONTENDERS)
     medians = {name: statistics.median(values) * 1e3 for name, values in times.items()}
     base = medians["Session.run"]
     return {

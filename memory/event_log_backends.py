@@ -19,7 +19,7 @@ from .turn_event_logs import (
     EventPage,
     MemoryEventLog,
     SQLiteEventLog,
-    encode,
+    encoded,
 )
 
 __all__ = ["PostgresEventLog", "RedisEventLog", "log_for"]
@@ -161,7 +161,7 @@ class PostgresEventLog:
         key = self._key(cid, turn_id)
         last = events[-1][0]
         first = max(1, last - limit + 1)
-        rows = [(key["key"], turn_id, n, encode(v)) for n, v in events if n >= first]
+        rows = [(key["key"], turn_id, n, e) for n, e in encoded(events)]
         with write_transaction(self.url) as conn, conn.cursor() as cursor:
             if rows:
                 cursor.executemany(_PG_INSERT, rows)
@@ -274,7 +274,7 @@ class RedisEventLog:
         log, kept = self._keys(cid, turn_id)
         last = events[-1][0]
         first = max(1, last - limit + 1)
-        members = {f"{n}:{encode(v)}": n for n, v in events if n >= first}
+        members = {f"{n}:{e}": n for n, e in encoded(events)}
         with self._errors():
             pipe = self._client.pipeline(transaction=True)
             if members:

@@ -47,6 +47,7 @@ __all__ = [
     "MemoryEventLog",
     "SQLiteEventLog",
     "encode",
+    "encoded",
 ]
 
 #: A log's status: its turn is running, or over (its last event is in).
@@ -83,7 +84,9 @@ class EventLog(Protocol):
         now: float,
         done: bool = False,
     ) -> None:
-        """Add ``events`` (numbered already), keep the newest ``limit``, touch the log;
+        """Add ``events`` (numbered already, by one), keep the newest ``limit``, touch the
+        log (a batch of more than ``limit``, which :class:`~.turn_events.TurnEventWriter`
+        never sends, is written whole, then cut by the same write);
         ``done``: and mark it over, in the same write (a turn's last events and its end are
         one write: a reader never sees the end without them, nor them without the end)."""
         ...
@@ -134,6 +137,20 @@ def encode(value: Any) -> str:
     return "".join(_encode_parts(value, 0))
 
 
+def encoded(events: list[tuple[int, Any]]) -> list[tuple[int, str]]:
+    """A batch of ``(number, event)`` as ``(number, JSON text)``: :func:`encode` of each,
+    in one loop (no call of :func:`encode` per event).
+
+    Example:
+        >>> encoded([(1, {"a": "é"}), (2, None)])
+        [(1, '{"a":"é"}'), (2, 'null')]
+    """
+    if _encode_parts is None:  # a Python without the C encoder
+        return [(number, _encode_slow(value)) for number, value in events]
+    join, parts = "".join, _encode_parts
+    return [(number, join(parts(value, 0))) for number, value in events]
+
+
 # -- memory:// ----------------------------------------------------------------------------------
 class _Kept:
     def __init__(self) -> None:
@@ -182,7 +199,7 @@ class MemoryEventLog:
         now: float,
         done: bool = False,
     ) -> None:
-        texts = [(number, encode(value)) for number, value in events]  # outside the lock
+        texts = encoded(events)  # outside the lock
         with self._lock:
             kept = self._logs.setdefault(cid, {}).setdefault(turn_id, _Kept())
             kept.events.extend(texts)
@@ -191,7 +208,9 @@ class MemoryEventLog:
                 kept.status = DONE
             if len(kept.events) > limit:
                 del kept.events[: len(kept.events) - limit]
-                kept.first = kept.events[0][0]
+            # As the other backends: the oldest kept is the newest ``limit``'s (a batch the
+            # writer cut to them drops older numbers it never sent).
+            kept.first = max(kept.first, kept.last - limit + 1)
 
     def touch(self, cid: str, turn_id: str, now: float) -> None:
         with self._lock:
@@ -319,7 +338,7 @@ class SQLiteEventLog:
         key = {"cid": cid, "turn": turn_id}
         last = events[-1][0]
         first = max(1, last - limit + 1)
-        rows = [{**key, "n": n, "e": encode(v)} for n, v in events if n >= first]
+        rows = [{**key, "n": n, "e": e} for n, e in encoded(events)]
         with self._write(self._engine) as conn:
             if rows:
                 conn.execute(self._text(_INSERT), rows)

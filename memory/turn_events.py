@@ -89,9 +89,15 @@ def event_log(url: str) -> EventLog:
         >>> event_log("memory://doc-logs") is event_log("memory://doc-logs")
         True
     """
-    from .backends import open_store
+    global _open_store
+    if _open_store is None:  # (imported once: at each call, a turn's start would pay for it)
+        from .backends import open_store
 
-    return log_for(open_store(url))
+        _open_store = open_store
+    return log_for(_open_store(url))
+
+
+_open_store: Any = None
 
 
 # -- being woken up: a writer and its readers in one process ------------------------------------
@@ -141,7 +147,8 @@ class TurnEventWriter:
 
     ``flush_every``: seconds an event may wait before the flusher writes it; ``heartbeat``:
     seconds between touches of a quiet log (what tells readers the writer lives);
-    ``limit``: events the log keeps.
+    ``limit``: events the log keeps; ``log``: :func:`event_log` of ``url``, when the caller
+    has it already.
     """
 
     def __init__(
@@ -153,6 +160,7 @@ class TurnEventWriter:
         limit: int = LIMIT,
         flush_every: float = 0.05,
         heartbeat: float = 5.0,
+        log: EventLog | None = None,
     ) -> None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an int >= 1, got {limit!r}")
@@ -160,7 +168,7 @@ class TurnEventWriter:
         self.conversation_id = check_conversation_id(conversation_id)
         self.turn_id = check_turn_id(turn_id)
         self.flush_every, self.heartbeat = flush_every, heartbeat
-        self._log = event_log(url)
+        self._log = event_log(url) if log is None else log
         self._lock = threading.Lock()
         self._pending: list[tuple[int, Any]] = []
         self._write_lock = threading.Lock()  # one write of this log at a time, in order
@@ -183,11 +191,18 @@ class TurnEventWriter:
             self._pending.append((self.last, value))
             return self.last
 
+    def _take(self) -> list[tuple[int, Any]]:
+        """The pending events, taken (the write lock held): the newest ``limit`` of them,
+        cut here once for every backend (the older ones the same write would drop: numbers
+        go on by one, so the batch's last ``limit`` are the log's newest)."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+        return batch[-self.limit :] if len(batch) > self.limit else batch
+
     def flush(self) -> None:
         """Write what was appended since the last flush (the flusher calls this)."""
         with self._write_lock:
-            with self._lock:
-                batch, self._pending = self._pending, []
+            batch = self._take()
             now = time.time()
             if batch:
                 try:
@@ -212,8 +227,7 @@ class TurnEventWriter:
             self._done = True
         _flusher.remove(self)
         with self._write_lock:  # what is left and the end: one write (one transaction)
-            with self._lock:
-                batch, self._pending = self._pending, []
+            batch = self._take()
             now = time.time()
             try:
                 if batch:

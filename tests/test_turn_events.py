@@ -81,6 +81,28 @@ def test_a_log_keeps_its_newest_events_and_refuses_older_ones(url: str) -> None:
     assert next(follow_turn_events(url, cid, "t", after=7)) == (8, {"n": 7})
 
 
+def test_a_log_cuts_a_batch_longer_than_its_limit_and_one_cut_by_its_writer(url: str) -> None:
+    """The writer cuts a batch to the newest ``limit`` before the backend sees it; a
+    backend given a longer batch (a caller of the log itself) keeps the newest ``limit`` of
+    it too: either way the log holds the same events and refuses the same older ones."""
+    from swarmgraph.memory.turn_events import event_log
+
+    log, whole, cut = event_log(url), _cid(), _cid()
+    for cid, sent in ((whole, range(1, 8)), (cut, range(5, 8))):
+        assert log.open(cid, "t") == 0
+        log.append(cid, "t", [(n, {"n": n}) for n in sent], 3, time.time())
+        page = log.read(cid, "t", 0, 10)
+        assert page is not None
+        assert (page.first, page.last) == (5, 7), cid
+        assert page.events == [(n, {"n": n}) for n in (5, 6, 7)], cid
+        log.append(cid, "t", [(8, {"n": 8})], 3, time.time(), done=True)
+        with pytest.raises(EventsDropped, match="keeps events from 6"):
+            list(follow_turn_events(url, cid, "t", after=4))
+        assert list(follow_turn_events(url, cid, "t", after=5)) == [
+            (6, {"n": 6}), (7, {"n": 7}), (8, {"n": 8})
+        ]  # fmt: skip
+
+
 def test_a_turns_last_events_and_its_end_are_written_together(url: str) -> None:
     """The end of a turn is one write with its last events (each backend's ``append(...,
     done=True)``): whatever a reader in another process (which polls the store) reads after

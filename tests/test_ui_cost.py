@@ -248,3 +248,28 @@ def test_a_resumed_turn_nobody_streams_does_not_tell_the_paused_reply_again() ->
         assert [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"] == ["refunded 7"]
         seen[tokens] = [e["type"] for e in events]
     assert seen[False] == seen[True]
+
+
+def test_a_callers_message_is_copied_whole_whichever_way_the_copy_is_made() -> None:
+    """Session.run keeps the caller's LangChain message as its own copy (the page's user
+    message is one): a plain text message copied shallow with new empty dicts, any other
+    deep; either way what is stored is the message as given, whatever the caller changes in
+    its object afterwards."""
+    from langchain_core.messages import HumanMessage
+
+    given = [
+        HumanMessage("plain", id="u-plain"),
+        HumanMessage([{"type": "text", "text": "parts"}], id="u-parts"),
+        HumanMessage("kw", id="u-kw", additional_kwargs={"tag": ["a"]}),
+    ]
+    for number, message in enumerate(given):
+        expected = message.model_copy(deep=True)
+        session = Session(f"copy-{number}", url="memory://ui-cost-copy")
+        session.run(Swarm(chat_model=ScriptedChatModel(["ok"])), Agent(name="A"), message)
+        message.additional_kwargs.setdefault("tag", []).append("changed")
+        message.response_metadata["changed"] = True
+        if isinstance(message.content, list):
+            message.content.append({"type": "text", "text": "changed"})
+        stored = Session(f"copy-{number}", url="memory://ui-cost-copy").messages[0]
+        assert stored == expected, number
+        assert session.last_sent[0] == expected and session.last_sent[0] is not message

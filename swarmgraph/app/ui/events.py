@@ -28,13 +28,12 @@ Example:
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .messages import message_text
+from .messages import arguments_json, message_text
 from .steps import plain
 
 __all__ = ["RECALL_EVENT", "WINDOW_EVENT", "AguiTurn", "changed_keys", "state_patch", "wire"]
@@ -187,7 +186,7 @@ class AguiTurn:
                 if text:
                     self._text(reply, text)
                 for index, call in enumerate(getattr(message, "tool_calls", None) or []):
-                    arguments = json.dumps(call.get("args", {}), ensure_ascii=False)
+                    arguments = arguments_json(call.get("args", {}))
                     self._call_delta(
                         reply,
                         {"index": index, "id": call.get("id"), "name": call.get("name"),

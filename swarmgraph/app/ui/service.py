@@ -62,11 +62,11 @@ class UiService:
 
     def session(self, thread_id: str) -> Any:
         """The conversation's ``Session`` (one object per conversation in this process)."""
-        from ...memory import Session
-
         with self._lock:
             found = self._sessions.get(thread_id)
-            if found is None:
+            if found is None:  # (imported here only: a package's import costs each call)
+                from ...memory import Session
+
                 found = Session(thread_id, url=self.url, agents=self.agents, **self.session_options)
                 self._sessions[thread_id] = found
             return found

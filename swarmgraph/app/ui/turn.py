@@ -120,12 +120,17 @@ class _Workers:
     def __init__(self, keep: float = 60.0) -> None:
         self.keep = keep
         self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)  # one token per thread waiting for a job
+        # One token per thread waiting for a job: a semaphore's count, kept in a list, whose
+        # append and pop are atomic (a threading.Semaphore takes its Condition's lock in
+        # Python code at each turn's start and end).
+        self._idle: list[None] = []
 
     def run(self, target: Callable[..., object], *args: Any) -> None:
         """Call ``target(*args)`` in a thread of its own."""
         self._jobs.put(partial(contextvars.Context().run, target, *args))
-        if not self._idle.acquire(blocking=False):  # no thread waits: one more
+        try:
+            self._idle.pop()  # a waiting thread takes it
+        except IndexError:  # no thread waits: one more
             threading.Thread(target=self._work, name="swarmgraph-ui-turn", daemon=True).start()
 
     def _work(self) -> None:
@@ -133,12 +138,15 @@ class _Workers:
             try:
                 job = self._jobs.get(timeout=self.keep)
             except queue.Empty:
-                if self._idle.acquire(blocking=False):  # uncounted: no job was meant for it
+                try:
+                    self._idle.pop()  # uncounted: no job was meant for it
+                except IndexError:
+                    job = self._jobs.get()  # a job was put for the thread it was counted as
+                else:
                     return
-                job = self._jobs.get()  # a job was put for the thread it was counted as
             with contextlib.suppress(Exception):  # _drive reports its own errors
                 job()
-            self._idle.release()
+            self._idle.append(None)
 
 
 _workers = _Workers()
@@ -174,7 +182,7 @@ def _dump(models: Sequence[Any]) -> list[dict[str, Any]]:
 def _turn(
     session: Session, swarm: Any, agent: Any, request: TurnRequest, log: RunLog, tokens: bool
 ) -> None:
-    emit = log.append
+    emit = log.writer.append  # (RunLog.append's own call, 19 times a handoff turn, spared)
     thread, run = request.thread_id, request.run_id
     emit({"type": "RUN_STARTED", "threadId": thread, "runId": run})
     record = session.store.load(session.conversation_id)  # one read: messages and state
@@ -256,14 +264,14 @@ def _stored_after(
     stored after it. ``saved``: the messages this turn's save wrote (the caller's and the
     run's, the very objects the Session encoded): when the stored count says nothing else was
     written since ``shown`` was read, they are what follows it, and no message is read or
-    decoded again (one read of the record alone); else what follows ``shown`` is read from
+    decoded again (one count of the stored messages); else what follows ``shown`` is read from
     its position on. A conversation cleared meanwhile is read whole."""
     cid = session.conversation_id
     if saved is not None:
         if "messages" not in session.persist:
             saved = []
-        count = session.store.load(cid, window=NO_MESSAGES).count
-        if count == len(shown) + len(saved):
+        # The count alone (no record decoded): what tells whether anything else was stored.
+        if session.store.count(cid) == len(shown) + len(saved):
             return [*shown, *saved]
     later = session.store.load(cid, window=Window(start=len(shown)))
     return [*shown[: later.start or 0], *later.messages]
