@@ -89,15 +89,9 @@ def event_log(url: str) -> EventLog:
         >>> event_log("memory://doc-logs") is event_log("memory://doc-logs")
         True
     """
-    global _open_store
-    if _open_store is None:  # (imported once: at each call, a turn's start would pay for it)
-        from .backends import open_store
+    from .backends import open_store
 
-        _open_store = open_store
-    return log_for(_open_store(url))
-
-
-_open_store: Any = None
+    return log_for(open_store(url))
 
 
 # -- being woken up: a writer and its readers in one process ------------------------------------

@@ -64,35 +64,7 @@ def as_messages(message: MessageInput) -> list[BaseMessage]:
     # Dicts come back as new objects; only the caller's own LangChain messages need a copy.
     converted = to_langchain(given)
     pairs = zip(converted, given, strict=True)
-    return [_own_copy(m) if m is src else m for m, src in pairs]
-
-
-#: Field values a shallow copy shares safely (immutable).
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-
-
-def _own_copy(message: BaseMessage) -> BaseMessage:
-    """A copy of the caller's ``message`` that shares nothing it could change: its deep copy.
-    A message of plain values whose dicts and lists are empty (a chat client's text message)
-    is copied shallow with new empty ones instead: the same value, without deepcopy's walk
-    (its memo and a call per field), which cost a turn's start more than the rest of it.
-
-    Example:
-        >>> given = HumanMessage("hi", id="u1")
-        >>> mine = _own_copy(given)
-        >>> mine.additional_kwargs["k"] = 1
-        >>> mine == HumanMessage("hi", id="u1", additional_kwargs={"k": 1}), given.additional_kwargs
-        (True, {})
-    """
-    fields = message.__dict__
-    if message.__pydantic_extra__ or not all(
-        type(v) in _ATOMS or (type(v) in (dict, list) and not v) for v in fields.values()
-    ):
-        return message.model_copy(deep=True)
-    copied = message.model_copy()  # (its own __dict__, the same fields set)
-    for key in [k for k, v in fields.items() if type(v) in (dict, list)]:
-        copied.__dict__[key] = type(fields[key])()
-    return copied
+    return [m.model_copy(deep=True) if m is src else m for m, src in pairs]
 
 
 def run_messages(response: Response) -> list[BaseMessage]:

@@ -250,11 +250,10 @@ def test_a_resumed_turn_nobody_streams_does_not_tell_the_paused_reply_again() ->
     assert seen[False] == seen[True]
 
 
-def test_a_callers_message_is_copied_whole_whichever_way_the_copy_is_made() -> None:
+def test_a_callers_message_is_copied_whole() -> None:
     """Session.run keeps the caller's LangChain message as its own copy (the page's user
-    message is one): a plain text message copied shallow with new empty dicts, any other
-    deep; either way what is stored is the message as given, whatever the caller changes in
-    its object afterwards."""
+    message is one): a plain text message, content blocks, filled dicts; what is stored and
+    sent is the message as given, whatever the caller changes in its object afterwards."""
     from langchain_core.messages import HumanMessage
 
     given = [
