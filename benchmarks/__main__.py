@@ -72,7 +72,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
             "startup": lambda: run_startup(repeat=1, first_repeat=1, importtime_runs=1),
             "handoff": lambda: run_handoff(number=3, repeat=2, profile=3, pairs=3),
             "guarded": lambda: run_guarded(number=3, repeat=2),
-            "tracing": lambda: run_tracing(number=3, repeat=2),
+            "tracing": lambda: run_tracing(number=3, repeat=2, rounds=2),
             # the saver skips 40 (the smoke test sees a skipped size reported)
             "persistence": lambda: run_persistence(sizes=(10, 40), turns=2, saver_sizes=(10,)),
             "backends": lambda: run_backends(sizes=(10, 40), turns=2, sessions=3),

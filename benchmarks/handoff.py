@@ -38,7 +38,6 @@ Example:
 from __future__ import annotations
 
 import json
-import statistics
 import time
 import warnings
 from collections.abc import Callable
@@ -50,7 +49,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
 
 from benchmarks.peers import agents_sdk_handoff, openai_swarm_handoff
-from benchmarks.timing import Stats, batch_time, interleaved
+from benchmarks.timing import Stats, interleaved, paired
 
 PING = "ping"
 PONG = "pong"
@@ -547,26 +546,13 @@ def floor_pair(number: int, repeat: int) -> dict[str, Any]:
         >>> len(pair["rounds"]) == 3 and pair["ratio"] > 0
         True
     """
-    ours, floor = ours_swarm_run(), langgraph_node_per_agent()
-    rounds = []
-    for fn in (ours, floor):
-        for _ in range(3):
-            fn()
-    for i in range(repeat):
-        if i % 2:
-            b = batch_time(floor, number, time.process_time)
-            a = batch_time(ours, number, time.process_time)
-        else:
-            a = batch_time(ours, number, time.process_time)
-            b = batch_time(floor, number, time.process_time)
-        rounds.append(a / b)
-    low, _, high = statistics.quantiles(rounds, n=4)
+    pair = paired(ours_swarm_run(), langgraph_node_per_agent(), number=number, repeat=repeat)
     return {
         "number": number,
         "repeat": repeat,
-        "rounds": rounds,
-        "ratio": Stats.of(rounds).median,
-        "quartiles": [low, high],
+        "rounds": pair.rounds,
+        "ratio": pair.ratio,
+        "quartiles": list(pair.quartiles),
     }
 
 

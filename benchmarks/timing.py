@@ -10,6 +10,9 @@ Example:
     >>> out = interleaved({"noop": lambda: None}, number=10, repeat=3)
     >>> sorted(out), len(out["noop"].samples)
     (['noop'], 3)
+
+Where one ratio decides a target a few percent away, :func:`paired` measures it instead: the
+two contenders in adjacent batches, many rounds, the median of the rounds' ratios.
 """
 
 from __future__ import annotations
@@ -74,3 +77,51 @@ def interleaved(
         for name, fn in contenders.items():
             samples[name].append(batch_time(fn, number, clock))
     return {name: Stats.of(values) for name, values in samples.items()}
+
+
+@dataclass
+class Paired:
+    """``a``'s time over ``b``'s, round by round (:func:`paired`): the median of the rounds'
+    ratios and its quartiles."""
+
+    ratio: float
+    quartiles: tuple[float, float]
+    rounds: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"ratio": self.ratio, "quartiles": list(self.quartiles), "rounds": self.rounds}
+
+
+def paired(
+    a: Callable[[], object],
+    b: Callable[[], object],
+    *,
+    number: int,
+    repeat: int,
+    clock: Callable[[], float] = time.process_time,
+) -> Paired:
+    """``a`` against ``b`` in adjacent batches of ``number`` calls (A B, then B A, ...: neither
+    always goes first), ``repeat`` rounds. A round's two batches are a moment apart, so the
+    machine's drift (another process, the CPU's clock, a neighbour on the host) mostly
+    cancels within it, which a table of many contenders, where two stand several batches
+    apart, cannot do; the median of the rounds' ratios then leaves out the rounds a burst hit.
+
+    Example:
+        >>> pair = paired(lambda: sum(range(200)), lambda: None, number=5, repeat=4)
+        >>> len(pair.rounds), pair.ratio > 1, pair.quartiles[0] <= pair.ratio <= pair.quartiles[1]
+        (4, True, True)
+    """
+    for fn in (a, b):
+        for _ in range(3):
+            fn()
+    rounds = []
+    for i in range(repeat):
+        if i % 2:
+            y = batch_time(b, number, clock)
+            x = batch_time(a, number, clock)
+        else:
+            x = batch_time(a, number, clock)
+            y = batch_time(b, number, clock)
+        rounds.append(x / y)
+    low, _, high = statistics.quantiles(rounds, n=4)
+    return Paired(statistics.median(rounds), (low, high), rounds)

@@ -39,13 +39,17 @@ One process runs all eight, batches interleaved round-robin (benchmarks/timing.p
 traced one must look like a process where tracing (graph/features/tracing.py, the middleware
 the check installs) was never loaded, so around each of their runs the benchmark takes that
 module (and, for the first, ``opentelemetry.trace``) out of ``sys.modules`` and puts them back
-after: the check reads nothing else.
+after: the check reads nothing else. The three ratios a target names (tracing off, tracing on,
+``graph.invoke`` off) are then measured again, each contender beside its baseline in adjacent
+batches (:func:`benchmarks.timing.paired`), and the verdicts read those.
 
 Run: ``.venv/bin/python -m benchmarks --only tracing`` (or ``python -m benchmarks.tracing``).
 
 Example:
-    >>> result = run_tracing(number=2, repeat=2)
+    >>> result = run_tracing(number=2, repeat=2, rounds=2)
     >>> sorted(result["ratios"]) == sorted(RATIOS)
+    True
+    >>> sorted(result["paired"]) == sorted(TARGET_RATIOS)
     True
     >>> result["spans_per_run"]
     6
@@ -62,7 +66,7 @@ from typing import Any
 from swarmgraph.graph import Agent, Swarm
 
 from benchmarks.handoff import PING, PONG, make_model
-from benchmarks.timing import interleaved
+from benchmarks.timing import interleaved, paired
 
 #: The floor's rows: the SDK making one traced handoff's spans, nothing else; and the plain
 #: handoff followed by that, in one call (the floor of ``tracing on`` read as its ratio).
@@ -87,6 +91,15 @@ BASELINE = {
     "graph.invoke, tracing off": "graph.invoke, LangGraph's class",
     "graph.invoke, LangGraph's class": "graph.invoke, LangGraph's class",
 }
+#: The ratios a target names: measured again in adjacent pairs of batches for the verdicts
+#: (each a few percent from its target, where the many-contender table's drift is as large).
+TARGET_RATIOS = (
+    "tracing off / no OpenTelemetry",
+    "tracing on / no OpenTelemetry",
+    "graph.invoke off / LangGraph's class",
+)
+#: Runs in each batch of a pair (short: the two batches of a round stand close together).
+PAIR_BATCH = 10
 #: Issue 32's target for tracing off.
 TARGET = 1.02
 #: Issue 40's target for tracing on.
@@ -318,9 +331,11 @@ def contenders() -> dict[str, Callable[[], Any]]:
     }
 
 
-def run_tracing(number: int = 100, repeat: int = 9) -> dict[str, Any]:
+def run_tracing(number: int = 100, repeat: int = 9, rounds: int = 100) -> dict[str, Any]:
     """CPU seconds per handoff for each contender (median of ``repeat`` interleaved batches of
-    ``number`` runs, this process's CPU time) and the ratios to ``no OpenTelemetry``."""
+    ``number`` runs, this process's CPU time) and the ratios to ``no OpenTelemetry``; and the
+    three ratios a target names measured again in ``rounds`` pairs of adjacent batches of
+    :data:`PAIR_BATCH` runs (:func:`benchmarks.timing.paired`): what the verdicts read."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -333,17 +348,41 @@ def run_tracing(number: int = 100, repeat: int = 9) -> dict[str, Any]:
     spans = len(_recorded(counter, counted))
     stats = interleaved(runs, number=number, repeat=repeat, clock=time.process_time)
     medians = {name: s.median for name, s in stats.items()}
+    pairs = {
+        ratio: paired(runs[a], runs[b], number=PAIR_BATCH, repeat=rounds).as_dict()
+        for ratio, (a, b) in RATIOS.items()
+        if ratio in TARGET_RATIOS
+    }
     return {
         "number": number,
         "repeat": repeat,
         "spans_per_run": spans,
         "contenders": {name: s.as_dict() for name, s in stats.items()},
         "ratios": {k: medians[a] / medians[b] for k, (a, b) in RATIOS.items()},
+        "paired": pairs,
         # the lowest ``tracing on / no OpenTelemetry`` could be: the handoff, then the SDK alone
         "on_floor": medians[FLOOR] / medians["no OpenTelemetry"],
         "target": TARGET,
         "on_target": ON_TARGET,
     }
+
+
+def _paired_note(pairs: dict[str, Any]) -> str:
+    """What the three figures above are, when measured in pairs: rounds and quartiles."""
+    if not pairs:
+        return ""
+    spread = "; ".join(
+        f"{name.split(' /')[0]}: {p['quartiles'][0]:.3f}-{p['quartiles'][1]:.3f}"
+        for name, p in pairs.items()
+    )
+    rounds = len(next(iter(pairs.values()))["rounds"])
+    return (
+        f" These three are each the median of {rounds} rounds of two adjacent batches of "
+        f"{PAIR_BATCH} runs, the contender and its baseline, in alternating order "
+        "(`benchmarks.timing.paired`: the table's batches stand seven apart, and this "
+        "machine's drift between them is as large as the targets' margins); the middle half "
+        f"of the rounds: {spread}."
+    )
 
 
 def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
@@ -356,9 +395,14 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
         return c[BASELINE.get(name, "no OpenTelemetry")]["median"]
 
     rows = [[name, *_span(s, 1e6), f"{s['median'] / base(name):.3f}"] for name, s in c.items()]
-    off = t["ratios"]["tracing off / no OpenTelemetry"]
-    on = t["ratios"]["tracing on / no OpenTelemetry"]
-    invoked = t["ratios"]["graph.invoke off / LangGraph's class"]
+    pairs = t.get("paired") or {}  # (results from before the pairs have none: the table's)
+
+    def target_ratio(name: str) -> float:
+        return float(pairs[name]["ratio"]) if name in pairs else t["ratios"][name]
+
+    off = target_ratio("tracing off / no OpenTelemetry")
+    on = target_ratio("tracing on / no OpenTelemetry")
+    invoked = target_ratio("graph.invoke off / LangGraph's class")
     lines = [
         "## 1c. What tracing costs a handoff",
         "",
@@ -373,7 +417,8 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
         *_table(["contender", "median µs", "min µs", "max µs", "x its baseline"], rows),
         "",
         f"Tracing off costs {off:.3f}x; on, with the SDK exporting every span, {on:.3f}x. "
-        f"A compiled graph invoked directly, tracing off: {invoked:.3f}x LangGraph's class.",
+        f"A compiled graph invoked directly, tracing off: {invoked:.3f}x LangGraph's class."
+        + _paired_note(pairs),
         "",
     ]
     floor = t.get("on_floor")

@@ -828,17 +828,23 @@ def test_demo_trace_prints_each_turns_span_tree(capsys, tmp_path):
 
 def test_the_tracing_benchmark_runs_each_contender_and_counts_the_spans(tmp_path):
     from benchmarks.__main__ import main as bench
-    from benchmarks.tracing import RATIOS, run_tracing
+    from benchmarks.tracing import RATIOS, TARGET_RATIOS, run_tracing
 
-    out = run_tracing(number=2, repeat=2)
+    out = run_tracing(number=2, repeat=2, rounds=3)
     assert out["spans_per_run"] == 6  # invoke_workflow, 2 invoke_agent, 2 chat, 1 execute_tool
     assert sorted(out["ratios"]) == sorted(RATIOS) and all(r > 0 for r in out["ratios"].values())
+    # the targets' ratios again, in adjacent pairs: three rounds each, the median between them
+    assert sorted(out["paired"]) == sorted(TARGET_RATIOS)
+    for pair in out["paired"].values():
+        low, high = pair["quartiles"]
+        assert len(pair["rounds"]) == 3 and 0 < low <= pair["ratio"] <= high
     assert "swarmgraph.graph.features.tracing" in sys.modules  # put back after the hidden ones
     assert tracing._chosen["provider"] is None  # the traced contender leaves tracing off
     bench(["--quick", "--only", "tracing", "--out", str(tmp_path)])
     text = (tmp_path / "RESULTS.md").read_text()
     assert "## 1c. What tracing costs a handoff" in text
     assert "tracing off (no provider) <= 1.02x the untraced handoff" in text
+    assert "median of 2 rounds of two adjacent batches" in text  # what the verdicts read
 
 
 def test_long_term_recall_is_a_search_memory_span_and_remember_a_tool_span(spans, url):
