@@ -39,9 +39,9 @@ One process runs all eight, batches interleaved round-robin (benchmarks/timing.p
 traced one must look like a process where tracing (graph/features/tracing.py, the middleware
 the check installs) was never loaded, so around each of their runs the benchmark takes that
 module (and, for the first, ``opentelemetry.trace``) out of ``sys.modules`` and puts them back
-after: the check reads nothing else. The three ratios a target names (tracing off, tracing on,
-``graph.invoke`` off) are then measured again, each contender beside its baseline in adjacent
-batches (:func:`benchmarks.timing.paired`), and the verdicts read those.
+after: the check reads nothing else. The ratios the verdicts and the floor's note read (tracing
+off, tracing on, the floor, the no-op hooks, ``graph.invoke`` off) are then measured again,
+each contender beside its baseline in adjacent batches (:func:`benchmarks.timing.paired`).
 
 Run: ``.venv/bin/python -m benchmarks --only tracing`` (or ``python -m benchmarks.tracing``).
 
@@ -49,7 +49,7 @@ Example:
     >>> result = run_tracing(number=2, repeat=2, rounds=2)
     >>> sorted(result["ratios"]) == sorted(RATIOS)
     True
-    >>> sorted(result["paired"]) == sorted(TARGET_RATIOS)
+    >>> sorted(result["paired"]) == sorted(PAIRED_RATIOS)
     True
     >>> result["spans_per_run"]
     6
@@ -91,11 +91,14 @@ BASELINE = {
     "graph.invoke, tracing off": "graph.invoke, LangGraph's class",
     "graph.invoke, LangGraph's class": "graph.invoke, LangGraph's class",
 }
-#: The ratios a target names: measured again in adjacent pairs of batches for the verdicts
-#: (each a few percent from its target, where the many-contender table's drift is as large).
-TARGET_RATIOS = (
+#: The ratios the verdicts and the floor's note read: measured again in adjacent pairs of
+#: batches (each a few percent from its target, where the many-contender table's drift is as
+#: large).
+PAIRED_RATIOS = (
     "tracing off / no OpenTelemetry",
     "tracing on / no OpenTelemetry",
+    "handoff, then SDK alone / no OpenTelemetry",
+    "no-op middleware / no OpenTelemetry",
     "graph.invoke off / LangGraph's class",
 )
 #: Runs in each batch of a pair (short: the two batches of a round stand close together).
@@ -334,7 +337,7 @@ def contenders() -> dict[str, Callable[[], Any]]:
 def run_tracing(number: int = 100, repeat: int = 9, rounds: int = 100) -> dict[str, Any]:
     """CPU seconds per handoff for each contender (median of ``repeat`` interleaved batches of
     ``number`` runs, this process's CPU time) and the ratios to ``no OpenTelemetry``; and the
-    three ratios a target names measured again in ``rounds`` pairs of adjacent batches of
+    ratios of :data:`PAIRED_RATIOS` measured again in ``rounds`` pairs of adjacent batches of
     :data:`PAIR_BATCH` runs (:func:`benchmarks.timing.paired`): what the verdicts read."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -351,7 +354,7 @@ def run_tracing(number: int = 100, repeat: int = 9, rounds: int = 100) -> dict[s
     pairs = {
         ratio: paired(runs[a], runs[b], number=PAIR_BATCH, repeat=rounds).as_dict()
         for ratio, (a, b) in RATIOS.items()
-        if ratio in TARGET_RATIOS
+        if ratio in PAIRED_RATIOS
     }
     return {
         "number": number,
@@ -368,7 +371,7 @@ def run_tracing(number: int = 100, repeat: int = 9, rounds: int = 100) -> dict[s
 
 
 def _paired_note(pairs: dict[str, Any]) -> str:
-    """What the three figures above are, when measured in pairs: rounds and quartiles."""
+    """What the ratios of this paragraph and the next are, when measured in pairs."""
     if not pairs:
         return ""
     spread = "; ".join(
@@ -377,11 +380,11 @@ def _paired_note(pairs: dict[str, Any]) -> str:
     )
     rounds = len(next(iter(pairs.values()))["rounds"])
     return (
-        f" These three are each the median of {rounds} rounds of two adjacent batches of "
-        f"{PAIR_BATCH} runs, the contender and its baseline, in alternating order "
-        "(`benchmarks.timing.paired`: the table's batches stand seven apart, and this "
-        "machine's drift between them is as large as the targets' margins); the middle half "
-        f"of the rounds: {spread}."
+        f" These ratios, and those of the next paragraph, are each the median of {rounds} "
+        f"rounds of two adjacent batches of {PAIR_BATCH} runs, the contender and its "
+        "baseline, in alternating order (`benchmarks.timing.paired`: the table's batches stand "
+        "seven apart, and this machine's drift between them is as large as the targets' "
+        f"margins); the middle half of the rounds: {spread}."
     )
 
 
@@ -397,12 +400,12 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     rows = [[name, *_span(s, 1e6), f"{s['median'] / base(name):.3f}"] for name, s in c.items()]
     pairs = t.get("paired") or {}  # (results from before the pairs have none: the table's)
 
-    def target_ratio(name: str) -> float:
+    def ratio_of(name: str) -> float:
         return float(pairs[name]["ratio"]) if name in pairs else t["ratios"][name]
 
-    off = target_ratio("tracing off / no OpenTelemetry")
-    on = target_ratio("tracing on / no OpenTelemetry")
-    invoked = target_ratio("graph.invoke off / LangGraph's class")
+    off = ratio_of("tracing off / no OpenTelemetry")
+    on = ratio_of("tracing on / no OpenTelemetry")
+    invoked = ratio_of("graph.invoke off / LangGraph's class")
     lines = [
         "## 1c. What tracing costs a handoff",
         "",
@@ -422,7 +425,13 @@ def tracing_section(t: dict[str, Any], targets: list[dict[str, str]]) -> list[st
         "",
     ]
     floor = t.get("on_floor")
-    hooks = t["ratios"].get("no-op middleware / no OpenTelemetry")
+    if floor is not None:
+        floor = ratio_of("handoff, then SDK alone / no OpenTelemetry")
+    hooks = (
+        ratio_of("no-op middleware / no OpenTelemetry")
+        if "no-op middleware / no OpenTelemetry" in t["ratios"]
+        else None
+    )
     if floor is not None:  # (results from before the floor was measured have none)
         on_target = t.get("on_target", ON_TARGET)
         lines[-1:-1] = [

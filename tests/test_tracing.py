@@ -828,13 +828,13 @@ def test_demo_trace_prints_each_turns_span_tree(capsys, tmp_path):
 
 def test_the_tracing_benchmark_runs_each_contender_and_counts_the_spans(tmp_path):
     from benchmarks.__main__ import main as bench
-    from benchmarks.tracing import RATIOS, TARGET_RATIOS, run_tracing
+    from benchmarks.tracing import PAIRED_RATIOS, RATIOS, run_tracing
 
     out = run_tracing(number=2, repeat=2, rounds=3)
     assert out["spans_per_run"] == 6  # invoke_workflow, 2 invoke_agent, 2 chat, 1 execute_tool
     assert sorted(out["ratios"]) == sorted(RATIOS) and all(r > 0 for r in out["ratios"].values())
-    # the targets' ratios again, in adjacent pairs: three rounds each, the median between them
-    assert sorted(out["paired"]) == sorted(TARGET_RATIOS)
+    # the ratios the verdicts read, again in adjacent pairs: three rounds each
+    assert sorted(out["paired"]) == sorted(PAIRED_RATIOS)
     for pair in out["paired"].values():
         low, high = pair["quartiles"]
         assert len(pair["rounds"]) == 3 and 0 < low <= pair["ratio"] <= high

@@ -113,3 +113,27 @@ def test_docs_tracing_names_the_benchmarks_target_and_rows():
     assert f"the target ({ON_TARGET}x)" in docs
     for row in (SDK_ALONE, FLOOR, HOOKS):
         assert f"`{row}`" in docs
+
+
+def test_the_verdicts_and_the_floors_note_read_the_paired_rounds_where_there_are_some():
+    """The many-contender table says 1.4x for tracing on, the paired rounds 1.2x: the verdict,
+    the sentence and the floor's note read the pairs (and say how many rounds and their
+    middle half)."""
+    from benchmarks.tracing import PAIRED_RATIOS
+
+    results = _results(_medians(1.4, 1.3, 1.05))
+    paired = {
+        "tracing on / no OpenTelemetry": 1.2,
+        "handoff, then SDK alone / no OpenTelemetry": 1.1,
+    }
+    results["paired"] = {
+        name: {"ratio": paired.get(name, 1.0), "quartiles": [0.9, 1.3], "rounds": [1.0] * 4}
+        for name in PAIRED_RATIOS
+    }
+    targets: list = []
+    text = "\n".join(tracing_section(results, targets))
+    [on] = [t for t in targets if t["target"].startswith("tracing on")]
+    assert on["why"] == "1.200x" and on["verdict"] == "met"
+    assert "with the SDK exporting every span, 1.200x" in text
+    assert "median of 4 rounds" in text and "tracing on: 0.900-1.300" in text
+    assert "1.100x" in text and "target is below" not in text  # the paired floor, not 1.3x
