@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from .core.discovery import reachable_agents as _reachable
 from .core.discovery import tool_says
 from .core.members import load_kind_on
-from .core.types import CALLER, Agent, is_compiled_graph
+from .core.types import AGENTS_KEPT, CALLER, Agent, is_compiled_graph
 
 if TYPE_CHECKING:
     from .core.graph_extension import GraphExtension, GraphPlan
@@ -100,7 +100,7 @@ def _guard(agent: Agent) -> Any:
         return known[1]
     from .features.guardrail_middleware import GuardrailsMiddleware
 
-    if len(_GUARDS) > 512:  # agents created per request must not grow this forever
+    if len(_GUARDS) > AGENTS_KEPT:
         _GUARDS.clear()
     guard = GuardrailsMiddleware(agent)
     _GUARDS[id(agent)] = (agent, guard)
@@ -137,7 +137,7 @@ def reachable_agents(agents: Iterable[Agent]) -> list[Agent]:
     return _reachable(agents, middleware_of)
 
 
-@lru_cache(maxsize=512)  # one object per view and agent: a stack is cached by its members
+@lru_cache(maxsize=AGENTS_KEPT)  # one object per view and agent: a stack is cached by its members
 def _history_view(view: Callable[[list], list], name: str) -> Any:
     from .features.history_views import HistoryViewMiddleware
 

@@ -111,6 +111,7 @@ from .drivers import AsyncDriver, Driver, drive
 from .handoffs import HandTo
 from .hook_context import hook_control
 from .middleware_tools import middleware_tools
+from .types import AGENTS_KEPT
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -357,14 +358,14 @@ class RunMiddleware:
             key = (tuple(map(id, run)), tuple(map(id, own)))
             stack = self._stacks.get(key)
             if stack is None:
-                if len(self._stacks) > 512:  # agents made per request must not grow it forever
+                if len(self._stacks) > AGENTS_KEPT:
                     self._stacks.clear()
                 stack = self._stacks[key] = MiddlewareStack(run, own)
                 if mine and stack.handoff:  # the run's options' handoff hooks last (see above)
                     first = [m for m in stack.handoff if all(m is not x for x in mine)]
                     stack.handoff = [*first, *(m for m in stack.handoff if m not in first)]
         if alone:
-            if len(self._alone) > 512:
+            if len(self._alone) > AGENTS_KEPT:
                 self._alone.clear()
             self._alone[id(agent)] = (agent, stack)
         return stack

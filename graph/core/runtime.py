@@ -43,7 +43,7 @@ from .node_names import DYNAMIC_NODE
 from .run_control import NO_HOOKS, RunControl, RunHooks
 from .schema import tool_spec
 from .state import StateUpdate, SwarmState
-from .types import Agent, AgentFunction
+from .types import AGENTS_KEPT, Agent, AgentFunction
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
@@ -556,7 +556,7 @@ class GraphRuntime:
         if stack is None:
             from .middleware import MiddlewareStack
 
-            if len(self._stacks) > 512:  # agents created per request must not grow this forever
+            if len(self._stacks) > AGENTS_KEPT:
                 self._stacks.clear()
             stack = self._stacks[key] = MiddlewareStack(run, own)
         return stack
@@ -597,7 +597,7 @@ class GraphRuntime:
             kwargs["parallel_tool_calls"] = agent.parallel_tool_calls
         bound = model.bind_tools([spec.schema for spec in specs], **kwargs)
         runnable, call_kwargs = _unwrap_binding(bound)
-        if len(self._bound) > 512:  # agents created per request must not grow this forever
+        if len(self._bound) > AGENTS_KEPT:
             self._bound.clear()
         streams = _streams_itself(runnable, call_kwargs)
         self._bound[key] = ((model, specs), runnable, call_kwargs, streams)

@@ -29,6 +29,11 @@ if TYPE_CHECKING:  # this module never imports LangChain (see is_compiled_graph)
 
 AgentFunction = Callable[..., Any]
 
+#: How many ``Agent`` objects a cache keyed by agent keeps before it starts over (a stack of
+#: middleware, a bound model, a feature's per-agent object): a program that makes new Agent
+#: objects per request (per-user instructions) must not grow these forever, and one with a
+#: fixed set of agents never reaches it.
+AGENTS_KEPT = 512
 #: A value a tool returns to hand the conversation to several agents at once sets this to
 #: ``True`` on its class (a feature's value, graph/core/runtime.py's ``MultiHandoff``): how
 #: ``Result.agent`` and the tool runner tell one from any other return value.

@@ -75,6 +75,7 @@ from langgraph.errors import GraphInterrupt
 from ..core.marks import loaded
 from ..core.middleware import RunMiddleware
 from ..core.state import BRANCH_LABEL, current_branch
+from ..core.types import AGENTS_KEPT
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -416,7 +417,7 @@ def _tracing_of(agent: Agent) -> tuple[TracingMiddleware]:
     """``agent``'s tracing middleware (one object per agent, shared by every traced run)."""
     made = _AGENTS.get(id(agent))
     if made is None or made[0] is not agent:
-        if len(_AGENTS) > 512:  # agents created per request must not grow this forever
+        if len(_AGENTS) > AGENTS_KEPT:
             _AGENTS.clear()
         made = _AGENTS[id(agent)] = (agent, (TracingMiddleware(agent),))
     return made[1]
