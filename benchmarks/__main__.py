@@ -70,7 +70,7 @@ def plan(quick: bool, out_dir: str) -> dict[str, Callable[[], dict[str, Any]]]:
     if quick:
         return {
             "startup": lambda: run_startup(repeat=1, first_repeat=1, importtime_runs=1),
-            "handoff": lambda: run_handoff(number=3, repeat=2, profile=3, pairs=3),
+            "handoff": lambda: run_handoff(number=3, repeat=2, profile=3, pairs=3, rounds=2),
             "guarded": lambda: run_guarded(number=3, repeat=2),
             "tracing": lambda: run_tracing(number=3, repeat=2, rounds=2),
             # the saver skips 40 (the smoke test sees a skipped size reported)

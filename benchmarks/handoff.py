@@ -519,18 +519,31 @@ FEATURES = (
 )
 
 
-def feature_costs(number: int, repeat: int) -> dict[str, Any]:
+#: Runs in each batch of a feature's paired rounds (short: a round's two batches stand close).
+PAIR_BATCH = 10
+
+
+def feature_costs(number: int, repeat: int, rounds: int = 0) -> dict[str, Any]:
     """Each feature's cost on its own: ``plain`` (``ours: Swarm.run``) and one row per
     feature (:func:`ours_with`), in interleaved batches of their own, timed in this process's
     CPU time (the model never waits, and it is steadier on a shared machine than the wall
-    clock); ``ratios``: each row's median over the plain one's."""
+    clock); ``ratios``: each row's median over the plain one's. With ``rounds``, ``paired``:
+    each feature again beside the plain run in ``rounds`` pairs of adjacent batches of
+    :data:`PAIR_BATCH` runs (:func:`benchmarks.timing.paired`), what a feature a few percent
+    from plain is judged by (the table's rows stand up to six batches apart)."""
     rows = {"plain": ours_swarm_run(), **{f: ours_with(f) for f in FEATURES}}
     stats = interleaved(rows, number=number, repeat=repeat, clock=time.process_time)
     plain = stats["plain"].median
-    return {
+    out: dict[str, Any] = {
         "contenders": {name: s.as_dict() for name, s in stats.items()},
         "ratios": {f: stats[f].median / plain for f in FEATURES},
     }
+    if rounds:
+        out["paired"] = {
+            f: paired(rows[f], rows["plain"], number=PAIR_BATCH, repeat=rounds).as_dict()
+            for f in FEATURES
+        }
+    return out
 
 
 def floor_pair(number: int, repeat: int) -> dict[str, Any]:
@@ -571,10 +584,11 @@ CONTENDERS: dict[str, Callable[[], Callable[[], Any]]] = {
 
 
 def run_handoff(
-    *, number: int = 200, repeat: int = 7, profile: int = 0, pairs: int = 61
+    *, number: int = 200, repeat: int = 7, profile: int = 0, pairs: int = 61, rounds: int = 100
 ) -> dict[str, Any]:
     """Seconds per handoff for every contender, and the ratios the targets are stated in
-    (the floor's target from ``pairs`` rounds of :func:`floor_pair`).
+    (the floor's target from ``pairs`` rounds of :func:`floor_pair`; each feature's from
+    ``rounds`` paired rounds of :func:`feature_costs`).
 
     ``profile`` > 0 also profiles that many ``Swarm.run`` handoffs and says where the time
     goes (:func:`profile_buckets`).
@@ -599,7 +613,7 @@ def run_handoff(
         "missing": missing,
         "ratios": ratios,
         # the same handoff with one feature each, side by side with a plain run of its own
-        "features": feature_costs(number, repeat),
+        "features": feature_costs(number, repeat, rounds),
         # the floor target's figure: ours and the floor alone, batch after batch
         "floor_pair": floor_pair(number, pairs),
         "overhead_above_floor_s": ours - stats["LangGraph floor"].median,

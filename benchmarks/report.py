@@ -88,6 +88,50 @@ def _span(s: dict[str, float], scale: float = 1.0, fmt: str = "{:,.0f}") -> list
 
 
 # ------------------------------------------------------------------------------ sections
+def _feature_rows(f: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
+    """The per-feature table of the handoff section, and issue 37's target for one no-op
+    middleware, judged by its paired rounds where there are some."""
+    pairs = f.get("paired") or {}
+    rounds = len(next(iter(pairs.values()))["rounds"]) if pairs else 0
+    head = ["feature", "median µs", "x plain Swarm.run"]
+    rows = [
+        [name, f"{f['contenders'][name]['median'] * 1e6:,.0f}", f"{r:.3f}"]
+        for name, r in f["ratios"].items()
+    ]
+    if pairs:
+        head.append("x plain, paired (middle half)")
+        for row in rows:
+            p = pairs[row[0]]
+            row.append(f"{p['ratio']:.3f} ({p['quartiles'][0]:.3f}-{p['quartiles'][1]:.3f})")
+    lines = [
+        "Each feature's cost on its own: the same handoff through `Swarm.run` with one "
+        "feature switched on, interleaved with a plain run of its own (CPU µs; a plain run "
+        f"pays for none of them; plain: {f['contenders']['plain']['median'] * 1e6:,.0f} µs)"
+        + (
+            f"; then each feature again beside a plain run, in {rounds} rounds of two adjacent "
+            "batches (`benchmarks.timing.paired`: the median of the "
+            "rounds' ratios, which the table's batches, up to six apart, cannot match for a "
+            "cost of a few percent):"
+            if pairs
+            else ":"
+        ),
+        "",
+        *_table(head, rows),
+        "",
+    ]
+    noop = "no-op middleware"
+    if noop in f["ratios"]:
+        figure = pairs[noop]["ratio"] if noop in pairs else f["ratios"][noop]
+        targets.append(
+            {
+                "target": "one no-op middleware <= 1.03x a plain handoff",
+                "verdict": verdict(figure, 1.03),
+                "why": f"{figure:.3f}x" + (" (paired rounds, CPU time)" if noop in pairs else ""),
+            }
+        )
+    return lines
+
+
 def handoff_section(h: dict[str, Any], targets: list[dict[str, str]]) -> list[str]:
     c = h["contenders"]
     ours = c["ours: Swarm.run"]["median"]
@@ -112,21 +156,7 @@ def handoff_section(h: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     for name, why in h.get("missing", {}).items():
         lines += [f"- {name}: {why}", ""]
     if h.get("features"):  # each feature's cost on its own (benchmarks/handoff.py)
-        f = h["features"]
-        lines += [
-            "Each feature's cost on its own: the same handoff through `Swarm.run` with one "
-            "feature switched on, interleaved with a plain run of its own (CPU µs; a plain run "
-            f"pays for none of them; plain: {f['contenders']['plain']['median'] * 1e6:,.0f} µs):",
-            "",
-            *_table(
-                ["feature", "median µs", "x plain Swarm.run"],
-                [
-                    [name, f"{f['contenders'][name]['median'] * 1e6:,.0f}", f"{r:.3f}"]
-                    for name, r in f["ratios"].items()
-                ],
-            ),
-            "",
-        ]
+        lines += _feature_rows(h["features"], targets)
     if "profile" in h:
         lines += [
             "Where one `Swarm.run` handoff's time goes (cProfile own time, "

@@ -71,10 +71,21 @@ def test_handoff_reports_each_feature_on_its_own_against_the_plain_run(quick):
     plain = features["contenders"]["plain"]["median"]
     for feature, ratio in features["ratios"].items():
         assert ratio == pytest.approx(features["contenders"][feature]["median"] / plain)
-    text = "\n".join(handoff_section(out, []))
-    assert "Each feature's cost on its own" in text
+    # each feature again beside the plain run, in adjacent pairs (quick: two rounds each)
+    assert set(features["paired"]) == set(HANDOFF_FEATURES)
+    for pair in features["paired"].values():
+        low, high = pair["quartiles"]
+        assert len(pair["rounds"]) == 2 and 0 < low <= pair["ratio"] <= high
+    targets: list = []
+    text = "\n".join(handoff_section(out, targets))
+    assert "Each feature's cost on its own" in text and "in 2 rounds of two adjacent" in text
     for feature in HANDOFF_FEATURES:
         assert f"| {feature} |" in text, feature
+    [noop] = [t for t in targets if t["target"].startswith("one no-op middleware")]
+    assert (
+        noop["why"]
+        == f"{features['paired']['no-op middleware']['ratio']:.3f}x (paired rounds, CPU time)"
+    )
 
 
 def test_guarded_every_contender_hands_off_and_runs_its_checks(quick):
