@@ -519,18 +519,14 @@ FEATURES = (
 )
 
 
-#: Runs in each batch of a feature's paired rounds (short: a round's two batches stand close).
-PAIR_BATCH = 10
-
-
 def feature_costs(number: int, repeat: int, rounds: int = 0) -> dict[str, Any]:
     """Each feature's cost on its own: ``plain`` (``ours: Swarm.run``) and one row per
     feature (:func:`ours_with`), in interleaved batches of their own, timed in this process's
     CPU time (the model never waits, and it is steadier on a shared machine than the wall
     clock); ``ratios``: each row's median over the plain one's. With ``rounds``, ``paired``:
-    each feature again beside the plain run in ``rounds`` pairs of adjacent batches of
-    :data:`PAIR_BATCH` runs (:func:`benchmarks.timing.paired`), what a feature a few percent
-    from plain is judged by (the table's rows stand up to six batches apart)."""
+    each feature again beside the plain run in ``rounds`` pairs of adjacent batches
+    (:func:`benchmarks.timing.paired`), what a feature a few percent from plain is judged by
+    (the table's rows stand up to six batches apart)."""
     rows = {"plain": ours_swarm_run(), **{f: ours_with(f) for f in FEATURES}}
     stats = interleaved(rows, number=number, repeat=repeat, clock=time.process_time)
     plain = stats["plain"].median
@@ -540,8 +536,7 @@ def feature_costs(number: int, repeat: int, rounds: int = 0) -> dict[str, Any]:
     }
     if rounds:
         out["paired"] = {
-            f: paired(rows[f], rows["plain"], number=PAIR_BATCH, repeat=rounds).as_dict()
-            for f in FEATURES
+            f: paired(rows[f], rows["plain"], repeat=rounds).as_dict() for f in FEATURES
         }
     return out
 

@@ -15,6 +15,8 @@ import platform
 from importlib import metadata
 from typing import Any
 
+from benchmarks.timing import middle_half
+
 PACKAGES = (
     "langgraph",
     "langchain-core",
@@ -102,7 +104,7 @@ def _feature_rows(f: dict[str, Any], targets: list[dict[str, str]]) -> list[str]
         head.append("x plain, paired (middle half)")
         for row in rows:
             p = pairs[row[0]]
-            row.append(f"{p['ratio']:.3f} ({p['quartiles'][0]:.3f}-{p['quartiles'][1]:.3f})")
+            row.append(f"{p['ratio']:.3f} ({middle_half(p)})")
     lines = [
         "Each feature's cost on its own: the same handoff through `Swarm.run` with one "
         "feature switched on, interleaved with a plain run of its own (CPU µs; a plain run "
@@ -169,11 +171,10 @@ def handoff_section(h: dict[str, Any], targets: list[dict[str, str]]) -> list[st
     floor_ratio = h["ratios"].get("ours Swarm.run / LangGraph node/agent")
     pair = h.get("floor_pair")
     if pair is not None:  # the target's own figure: the two alone, adjacent batches
-        low, high = pair["quartiles"]
         lines += [
             f"Ours against LangGraph node/agent alone ({pair['repeat']} rounds of "
             f"{pair['number']} runs each, adjacent batches, CPU time): median ratio "
-            f"{pair['ratio']:.3f}x (quartiles {low:.3f}-{high:.3f}); in the table above, "
+            f"{pair['ratio']:.3f}x (quartiles {middle_half(pair)}); in the table above, "
             f"where the two stand seven batches apart, {floor_ratio:.3f}x.",
             "",
         ]

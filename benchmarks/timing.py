@@ -22,6 +22,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -79,6 +80,10 @@ def interleaved(
     return {name: Stats.of(values) for name, values in samples.items()}
 
 
+#: Runs in each batch of a paired round: short, so a round's two batches stand close together.
+PAIR_BATCH = 10
+
+
 @dataclass
 class Paired:
     """``a``'s time over ``b``'s, round by round (:func:`paired`): the median of the rounds'
@@ -96,7 +101,7 @@ def paired(
     a: Callable[[], object],
     b: Callable[[], object],
     *,
-    number: int,
+    number: int = PAIR_BATCH,
     repeat: int,
     clock: Callable[[], float] = time.process_time,
 ) -> Paired:
@@ -125,3 +130,14 @@ def paired(
         rounds.append(x / y)
     low, _, high = statistics.quantiles(rounds, n=4)
     return Paired(statistics.median(rounds), (low, high), rounds)
+
+
+def middle_half(pair: dict[str, Any]) -> str:
+    """A :meth:`Paired.as_dict`'s quartiles, as a report writes them.
+
+    Example:
+        >>> middle_half({"ratio": 1.0, "quartiles": [0.95, 1.0625], "rounds": []})
+        '0.950-1.062'
+    """
+    low, high = pair["quartiles"]
+    return f"{low:.3f}-{high:.3f}"

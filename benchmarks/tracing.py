@@ -66,7 +66,7 @@ from typing import Any
 from swarmgraph.graph import Agent, Swarm
 
 from benchmarks.handoff import PING, PONG, make_model
-from benchmarks.timing import interleaved, paired
+from benchmarks.timing import PAIR_BATCH, interleaved, middle_half, paired
 
 #: The floor's rows: the SDK making one traced handoff's spans, nothing else; and the plain
 #: handoff followed by that, in one call (the floor of ``tracing on`` read as its ratio).
@@ -101,8 +101,6 @@ PAIRED_RATIOS = (
     "no-op middleware / no OpenTelemetry",
     "graph.invoke off / LangGraph's class",
 )
-#: Runs in each batch of a pair (short: the two batches of a round stand close together).
-PAIR_BATCH = 10
 #: Issue 32's target for tracing off.
 TARGET = 1.02
 #: Issue 40's target for tracing on.
@@ -352,7 +350,7 @@ def run_tracing(number: int = 100, repeat: int = 9, rounds: int = 100) -> dict[s
     stats = interleaved(runs, number=number, repeat=repeat, clock=time.process_time)
     medians = {name: s.median for name, s in stats.items()}
     pairs = {
-        ratio: paired(runs[a], runs[b], number=PAIR_BATCH, repeat=rounds).as_dict()
+        ratio: paired(runs[a], runs[b], repeat=rounds).as_dict()
         for ratio, (a, b) in RATIOS.items()
         if ratio in PAIRED_RATIOS
     }
@@ -374,10 +372,7 @@ def _paired_note(pairs: dict[str, Any]) -> str:
     """What the ratios of this paragraph and the next are, when measured in pairs."""
     if not pairs:
         return ""
-    spread = "; ".join(
-        f"{name.split(' /')[0]}: {p['quartiles'][0]:.3f}-{p['quartiles'][1]:.3f}"
-        for name, p in pairs.items()
-    )
+    spread = "; ".join(f"{name.split(' /')[0]}: {middle_half(p)}" for name, p in pairs.items())
     rounds = len(next(iter(pairs.values()))["rounds"])
     return (
         f" These ratios, and those of the next paragraph, are each the median of {rounds} "

@@ -27,6 +27,7 @@ The render figure is :mod:`benchmarks.ui_render`'s (headless Chromium).
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 from collections.abc import Callable
@@ -106,7 +107,7 @@ def contenders() -> dict[str, Callable[[], None]]:
     service = UiService(swarm, triage, url=URLS[2], persist=("messages",))
     hooks = RunHooks(middleware=(NoopHooks(),))
     used: set[str] = set()
-    count = iter(range(1 << 62))
+    count = itertools.count()
 
     def fresh(tag: str) -> str:
         """A conversation id never used before, for one turn of ``tag``."""

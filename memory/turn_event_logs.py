@@ -138,17 +138,13 @@ def encode(value: Any) -> str:
 
 
 def encoded(events: list[tuple[int, Any]]) -> list[tuple[int, str]]:
-    """A batch of ``(number, event)`` as ``(number, JSON text)``: :func:`encode` of each,
-    in one loop (no call of :func:`encode` per event).
+    """A batch of ``(number, event)`` as ``(number, JSON text)``: :func:`encode` of each.
 
     Example:
         >>> encoded([(1, {"a": "é"}), (2, None)])
         [(1, '{"a":"é"}'), (2, 'null')]
     """
-    if _encode_parts is None:  # a Python without the C encoder
-        return [(number, _encode_slow(value)) for number, value in events]
-    join, parts = "".join, _encode_parts
-    return [(number, join(parts(value, 0))) for number, value in events]
+    return [(number, encode(value)) for number, value in events]
 
 
 # -- memory:// ----------------------------------------------------------------------------------
