@@ -38,7 +38,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -195,7 +194,7 @@ def test_two_processes_answering_one_approval_at_once_decide_it_once(url, tmp_pa
             call = _waiting_approval(url, cid, payments)
             out = str(tmp_path / f"race-{decisions[1]}-{trial}")
             codes = zygote(do="race", url=url, cid=cid, call=call, decisions=decisions,
-                           at=time.time() + 0.3, payments=payments, out=out)  # fmt: skip
+                           payments=payments, out=out)  # fmt: skip
             assert codes == [0, 0], zygote.close()
             outcomes = [json.loads(Path(f"{out}-{i}.json").read_text()) for i in (0, 1)]
             winners = [o for o in outcomes if o["won"]]
