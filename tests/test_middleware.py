@@ -290,6 +290,35 @@ def test_wrap_tool_call_can_answer_without_running_the_tool():
     assert answers == ["denied by policy"]
 
 
+def test_a_wrapped_calls_answer_is_booked_once_without_the_tools_raw_value():
+    """The answer a hook gives back as the handler made it is the conversation's message
+    (not a copy), the tool's raw return value (here an Agent: a handoff) dropped from it, so
+    a checkpointer saves the state."""
+    seen: list[ToolMessage] = []
+    sales = Agent(name="Sales")
+
+    def transfer_to_sales():
+        return sales
+
+    @wrap_tool_call
+    def keep(request, handler):
+        answer = handler(request)
+        assert answer.artifact is sales  # the hooks read the raw value (tracing does)
+        seen.append(answer)
+        return answer
+
+    script = [scripted_tool_call("transfer_to_sales", {}), "Sales here."]
+    agent = Agent(functions=[transfer_to_sales], middleware=[keep])
+    app = build_swarm_graph([agent, sales], chat_model=ScriptedChatModel(script)).compile(
+        checkpointer=InMemorySaver()
+    )
+    state = app.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "t"}})
+    booked = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert [m.content for m in booked] == ['{"assistant": "Sales"}']
+    assert booked[0] is seen[0] and booked[0].artifact is None
+    assert state["active_agent"] == "Sales"
+
+
 def test_wrap_tool_call_edited_arguments_are_checked_like_the_models():
     @wrap_tool_call
     def garble(request, handler):

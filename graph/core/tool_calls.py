@@ -374,7 +374,16 @@ class _Runner:
         else:
             debug(f"Processing tool call: {call.name} with arguments {call.args}")
 
-    def finish(self, call: _Call, raw: Any = None, error: BaseException | None = None) -> None:
+    def finish(
+        self,
+        call: _Call,
+        raw: Any = None,
+        error: BaseException | None = None,
+        made: ToolMessage | None = None,
+    ) -> None:
+        """Book ``call``'s outcome: its answer, its context change, its handoff. ``made``: the
+        answer already made for it (a wrapped call's, graph/core/tool_wrapping.py), booked
+        itself when it says what this answer says."""
         if error is not None:
             content = f"Error: {call.name} raised {type(error).__name__}: {error}"
             rejected = self.settle_context(None)  # what it wrote before raising stays if valid
@@ -409,7 +418,7 @@ class _Runner:
                     f"this reply already transferred the conversation to {taken.name}."
                 )
                 handoff = None
-        self._answer(call, content)
+        self._answer(call, content, made)
         if self.running:  # a recorded call: its outcome is recorded too
             update = dict(result.context_variables) if result.context_variables else None
             self._done(call, value=content, context_variables=update, handoff=handoff)
@@ -471,10 +480,15 @@ class _Runner:
             )
         return None
 
-    def _answer(self, call: _Call, content: str) -> None:
-        self.outcome.messages.append(
-            ToolMessage(content=content, tool_call_id=call.id, name=call.name)
-        )
+    def _answer(self, call: _Call, content: str, made: ToolMessage | None = None) -> None:
+        """Answer ``call`` with ``content``: ``made`` where it is that answer (a successful
+        one, whose artifact, the tool's raw return value, is dropped: the conversation's
+        messages hold none), else a new ``ToolMessage``."""
+        if made is not None and made.content == content and made.status == "success":
+            made.artifact = None
+        else:
+            made = ToolMessage(content=content, tool_call_id=call.id, name=call.name)
+        self.outcome.messages.append(made)
 
 
 class ToolRunOptions(TypedDict, total=False):

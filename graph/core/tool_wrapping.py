@@ -177,10 +177,13 @@ async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, 
     if attempt.func is not None and attempt.call is not None:
         error = attempt.error
         raw = attempt.raw if attempt.result is None else attempt.result
+        # The answer the hooks gave back as the handler made it is the one booked (not a
+        # second ToolMessage saying the same); one a hook rewrote gives its text.
+        made = attempt.answer if answer is attempt.answer else None
         if attempt.ledgered:
-            await io.off_loop(runner.finish, attempt.call, raw, error)
+            await io.off_loop(runner.finish, attempt.call, raw, error, made)
         else:
-            runner.finish(attempt.call, raw, error)
+            runner.finish(attempt.call, raw, error, made)
         if answer is not None and answer is not attempt.answer:  # a hook rewrote the text
             runner.outcome.messages[-1].content = _content(answer)
         return
