@@ -388,6 +388,32 @@ def test_swarm_level_middleware_runs_for_every_agent_and_before_agent_once_per_r
     assert seen == ["start", "model:1", "model:3", "end"]
 
 
+def test_after_agent_reads_the_conversation_its_agent_leaves_with_the_last_reply_in_it():
+    """As in ``create_agent``, ``after_agent`` reads the state with the agent's last reply (and,
+    on a handoff, the transfer's answer), also on a stack with no other hook (it once saw the
+    conversation as it stood before the reply)."""
+    seen: list[list[tuple[str, Any]]] = []
+
+    @after_agent
+    def last(state, runtime):
+        seen.append([(m.type, m.content) for m in state["messages"][-2:]])
+
+    _both(Agent(middleware=[last]), ScriptedChatModel(["Done."]))  # Swarm.run, then the graph
+    assert seen == [[("human", "hi"), ("ai", "Done.")]] * 2
+    seen.clear()
+    Swarm(chat_model=ScriptedChatModel(["Done."]), middleware=[last]).run(Agent(), HI)
+    assert seen == [[("human", "hi"), ("ai", "Done.")]]
+    seen.clear()
+    sales = Agent(name="Sales")
+
+    def to_sales():
+        return sales
+
+    model = ScriptedChatModel([scripted_tool_call("to_sales"), "Sales here."])
+    Swarm(chat_model=model).run(Agent(name="Triage", functions=[to_sales], middleware=[last]), HI)
+    assert seen == [[("ai", ""), ("tool", '{"assistant": "Sales"}')]]
+
+
 def test_middleware_must_be_agent_middleware():
     with pytest.raises(TypeError, match="AgentMiddleware"):
         Agent(middleware=[lambda state, runtime: None])

@@ -185,7 +185,9 @@ class HookedStep:
             if written:  # before_model's messages come before the reply
                 update["messages"] = [*hooks.written, *update.get("messages", ())]
             if not hooks.stack.after_model:
-                if hooks.stack.tool_wrappers:  # wrap_tool_call's state holds the reply
+                # wrap_tool_call's state holds the reply, and after_agent's, when the run ends
+                # on it or its tools hand off
+                if hooks.stack.tool_wrappers or hooks.stack.leaves:
                     self._booked(hooks, reply)
                 if hooks.values:
                     update.update(hooks.written_update())  # type: ignore[typeddict-item]
@@ -280,6 +282,14 @@ class HookedStep:
         ends = not isinstance(result, Command)
         switched = "active_agent" in turn.update and turn.update["active_agent"] != hooks.agent_key
         if ends or switched:
+            if switched:  # the conversation it leaves holds its tools' answers, the handoff's
+                booked = {id(m) for m in hooks.messages}
+                answers = [
+                    m
+                    for m in turn.update.get("messages", ())
+                    if isinstance(m, ToolMessage) and id(m) not in booked
+                ]
+                hooks.messages = [*hooks.messages, *answers]
             written = len(hooks.written)
             await hooks.leave(run_ends=ends)
             self._wrote(turn, hooks, written)
