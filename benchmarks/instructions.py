@@ -27,18 +27,9 @@ main thread's start and wait (callgrind's collection state is per thread). The e
 thread is kept off (its ticks come with the clock, which valgrind slows): a turn's events are
 written by its finish, in the worker, as a short turn's are (counted).
 
-With ``--cache``, ours and the floor again, through callgrind's cache simulator with this
-host's per-core caches (32 KiB L1s, a 512 KiB L2 as its last level, as ``lscpu`` gives them):
-the lines each handoff brings into L1 and, above all, from beyond L2, which an instruction
-count leaves out and a timed run pays. Issue 37's floor: ours runs 0.974x the floor's
-instructions but misses L2 1.103x as often (one handoff's code and data outgrow the 512 KiB
-both ways, ours more), and times 1.01x the floor on a quiet host, up to 1.05x on a loaded one,
-where a miss costs more. The hash seed is fixed (``PYTHONHASHSEED=0``): dicts laid out another
-way move a count by 1-2%. Collected as for ``--tracing``.
-
 Run (needs Debian's ``valgrind``; about 5 minutes, 2 more a feature)::
 
-    python -m benchmarks.instructions [N] [--features | --tracing | --ui | --cache]
+    python -m benchmarks.instructions [N] [--features | --tracing | --ui]
 """
 
 from __future__ import annotations
@@ -86,58 +77,6 @@ def timed():
 
 operator.call(timed)
 """
-
-
-#: What one process of ``--cache`` runs: a contender warmed up, then ``n`` handoffs inside
-#: ``operator.call`` (the only part callgrind collects).
-_CACHE_BODY = """
-import operator, sys
-from benchmarks.handoff import langgraph_node_per_agent, ours_swarm_run
-which, n = sys.argv[1], int(sys.argv[2])
-fn = ours_swarm_run() if which == "ours" else langgraph_node_per_agent()
-for _ in range(20):
-    fn()
-
-def timed():
-    for _ in range(n):
-        fn()
-
-operator.call(timed)
-"""
-
-#: This host's caches for callgrind (size, ways, line bytes): AMD EPYC, per core.
-HOST_CACHES = {"I1": (32768, 8, 64), "D1": (32768, 8, 64), "LL": (524288, 8, 64)}
-
-#: The counts ``--cache`` reads from callgrind's summary, per handoff.
-CACHE_EVENTS = ("I refs", "I1 misses", "D1 misses", "LL misses")
-
-
-def cache_per_handoff(n: int = 50) -> dict[str, dict[str, float]]:
-    """Per contender (ours, the floor), one handoff's :data:`CACHE_EVENTS` in callgrind's
-    simulation of :data:`HOST_CACHES` (``LL misses``: lines from beyond the L2)."""
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
-    flags = [
-        "--collect-atstart=no",
-        "--toggle-collect=_operator_call",
-        "--cache-sim=yes",
-        *(f"--{level}={','.join(map(str, shape))}" for level, shape in HOST_CACHES.items()),
-    ]
-    out: dict[str, dict[str, float]] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for which in CONTENDERS:
-            summary = run_callgrind(
-                _CACHE_BODY, "cache.py", which, n, folder, flags, {"PYTHONHASHSEED": "0"}
-            )
-            counts = {}
-            for event in CACHE_EVENTS:
-                label = event.replace(" ", r"\s+")  # as valgrind aligns them: "I   refs:"
-                found = re.search(rf"== {label}:\s+([\d,]+)", summary)
-                if found is None:
-                    raise RuntimeError(f"no {event} in callgrind's output:\n{summary[-2000:]}")
-                counts[event] = int(found.group(1).replace(",", "")) / n
-            out[which] = counts
-    return out
 
 
 #: What one process of ``--ui`` runs: one row of benchmarks/ui_stream.py warmed up, then ``n``
@@ -268,14 +207,6 @@ def main() -> None:
         plain = turns["Session.run"]
         for which, count in turns.items():
             print(f"{which}: {count / 1e6:.3f}M instructions per turn, {count / plain:.3f}x")
-        return
-    if "--cache" in sys.argv:
-        n = int(args[0]) if args else 50
-        sim = cache_per_handoff(n)
-        for event in CACHE_EVENTS:
-            ours, floor = sim["ours"][event], sim["floor"][event]
-            print(f"{event}: ours {ours:,.0f}, floor {floor:,.0f} per handoff: {ours / floor:.3f}x")
-        print(f"({n} handoffs each, callgrind's cache simulator: {HOST_CACHES})")
         return
     if "--tracing" in sys.argv:
         from benchmarks.tracing import FLOOR, HOOKS

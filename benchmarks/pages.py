@@ -16,12 +16,16 @@ from ``/proc/self/smaps_rollup``. Rounds alternate the two; each figure is the m
 rounds. Reading the file touches pages of its own (the same for both: ``reader``). Linux only.
 
 With ``--cache``, valgrind's cache simulator instead, with its last level sized as one core's
-L2 (1 MiB, 8-way: AMD Zen 4's; callgrind's default last level is the host's whole L3, which
-every contender fits in, so it shows no difference): instructions, L1 data misses and L2
+L2, read from this host (``/sys/devices/system/cpu/cpu0/cache``; 1 MiB, AMD Zen 4's, where it
+cannot be read: callgrind's default last level is the host's whole L3, which every contender
+fits in, so it shows no difference) and the hash seed fixed (``PYTHONHASHSEED=0``: dicts laid
+out another way move a count by 1-2%): instructions, L1 instruction and data misses and L2
 misses per handoff, ``N`` warm handoffs each with the collector off, only those collected. On
 the issue's machine ours had ~0.97x the floor's instructions and L1 misses but ~1.33x its L2
 misses (~3,700 more per handoff, each an L3 access of ~50 cycles): the CPU time that the
-instruction count does not show.
+instruction count does not show. On stop 49's (512 KiB L2s): 0.971x the instructions, 0.94x
+the L1 instruction misses, 1.11x the L2 misses, and a timed pair of 1.01x quiet, up to 1.05x
+loaded, where a miss costs more.
 
 Run::
 
@@ -38,6 +42,7 @@ import statistics
 import sys
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 CLEAR = "/proc/self/clear_refs"
@@ -120,21 +125,43 @@ def timed():
 operator.call(timed)
 """
 
-#: One core's L2 as the simulated last level: size, ways, line (AMD Zen 4).
-L2 = "--LL=1048576,8,64"
+#: Where Linux describes the first CPU's caches (``index<i>/level``, ``size``, ``ways_of_...``).
+CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def l2_flag(caches: Path = CACHES) -> str:
+    """callgrind's last level as one core's L2 (size, ways, line), read from ``caches``; AMD
+    Zen 4's (1 MiB, 8-way) where the host does not say.
+
+    Example:
+        >>> l2_flag(Path("/nonexistent"))
+        '--LL=1048576,8,64'
+    """
+    for index in sorted(caches.glob("index*")):
+        try:
+            if (index / "level").read_text().strip() != "2":
+                continue
+            size = int((index / "size").read_text().strip().rstrip("K")) * 1024
+            ways = int((index / "ways_of_associativity").read_text())
+            line = int((index / "coherency_line_size").read_text())
+        except (OSError, ValueError):
+            break
+        return f"--LL={size},{ways},{line}"
+    return "--LL=1048576,8,64"
 
 
 def cache_summary(text: str) -> dict[str, int]:
     """Instructions, L1 data misses and last-level misses from callgrind's summary ``text``.
 
     Example:
-        >>> cache_summary("==1== I   refs:      1,000\\n==1== D1  misses:  20  (15 rd + 5 wr)\\n"
+        >>> cache_summary("==1== I   refs:      1,000\\n==1== I1  misses:  9\\n"
+        ...               "==1== D1  misses:  20  (15 rd + 5 wr)\\n"
         ...               "==1== LL misses:   3  (2 rd + 1 wr)\\n")
-        {'instructions': 1000, 'L1d_misses': 20, 'L2_misses': 3}
+        {'instructions': 1000, 'L1i_misses': 9, 'L1d_misses': 20, 'L2_misses': 3}
     """
     found = {}
-    for key, label in (("instructions", "I   refs"), ("L1d_misses", "D1  misses"),
-                       ("L2_misses", "LL misses")):  # fmt: skip
+    for key, label in (("instructions", "I   refs"), ("L1i_misses", "I1  misses"),
+                       ("L1d_misses", "D1  misses"), ("L2_misses", "LL misses")):  # fmt: skip
         match = re.search(rf"{label}:\s+([\d,]+)", text)
         if match is None:
             raise RuntimeError(f"no {label!r} in callgrind's summary:\n{text[-2000:]}")
@@ -144,16 +171,24 @@ def cache_summary(text: str) -> dict[str, int]:
 
 def cache_per_handoff(n: int = 50) -> dict[str, dict[str, float]]:
     """Per handoff, for ``ours`` and the ``floor``: :func:`cache_summary`'s counts over ``n``
-    warm handoffs (callgrind, last level sized as an L2: :data:`L2`), divided by ``n``."""
+    warm handoffs (callgrind, last level sized as this host's L2: :func:`l2_flag`, the hash
+    seed fixed), divided by ``n``."""
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
     from benchmarks.instructions import run_callgrind
 
-    flags = ["--cache-sim=yes", L2, "--collect-atstart=no", "--toggle-collect=_operator_call"]
+    flags = [
+        "--cache-sim=yes",
+        l2_flag(),
+        "--collect-atstart=no",
+        "--toggle-collect=_operator_call",
+    ]
     out: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for which in ("ours", "floor"):
-            summary = run_callgrind(_CACHE_BODY, "cache_rows.py", which, n, folder, flags)
+            summary = run_callgrind(
+                _CACHE_BODY, "cache_rows.py", which, n, folder, flags, {"PYTHONHASHSEED": "0"}
+            )
             out[which] = {k: v / n for k, v in cache_summary(summary).items()}
     return out
 
@@ -163,10 +198,10 @@ def main() -> None:
         args = [a for a in sys.argv[1:] if not a.startswith("--")]
         n = int(args[0]) if args else 50
         rows = cache_per_handoff(n)
-        for key in ("instructions", "L1d_misses", "L2_misses"):
+        for key in ("instructions", "L1i_misses", "L1d_misses", "L2_misses"):
             ours, floor = rows["ours"][key], rows["floor"][key]
             print(f"{key} per handoff: ours {ours:,.0f}, floor {floor:,.0f}, {ours / floor:.3f}x")
-        print(f"({n} handoffs each, callgrind, last level as a 1 MiB L2)")
+        print(f"({n} handoffs each, callgrind, last level as this host's L2: {l2_flag()})")
         return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     out = pages_per_handoff(rounds)
