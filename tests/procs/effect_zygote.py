@@ -25,22 +25,25 @@ Commands:
 * ``{"do": "race", "url", "cid", "call", "decisions": [d1, d2], "payments", "out"}``: two
   children answer the pending approval ``call`` at the same moment, each with its decision;
   each writes what happened to ``out``-<i>.json. Each child gets ready (its agent, model and
-  session made), says so, and blocks until the parent, once both are ready, lets them go
-  together (:class:`_Gate`).
+  session made) and waits at a ``multiprocessing.Barrier`` with the parent: all three leave
+  it together (children once spun on the clock until a start time 0.3 s ahead, taking both
+  CPUs from the other tests).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import multiprocessing
 import os
-import select
 import signal
 import sqlite3
 import sys
 import threading
-import time
 import traceback
+from multiprocessing.synchronize import Barrier
+from threading import BrokenBarrierError
 from typing import Any
 
 from swarmgraph.graph import Agent, Result, ScriptedChatModel, Swarm, scripted_tool_call
@@ -225,44 +228,12 @@ def pay(command: dict[str, Any]) -> None:
         die()
 
 
-class _Gate:
-    """Lets forked children leave the line together: each :meth:`arrive` s and blocks; the
-    parent :meth:`open` s once every child has arrived. Blocking on a pipe, where the children
-    once spun on the clock until a start time the test chose: two spinning children took both
-    CPUs from the other tests for 0.3 s a race (50 races a backend)."""
-
-    def __init__(self) -> None:
-        self._ready = os.pipe()
-        self._go = os.pipe()
-
-    def arrive(self) -> None:
-        """In a child: say it is ready, then wait for the parent's word."""
-        os.write(self._ready[1], b".")
-        os.read(self._go[0], 1)
-
-    def open(self, children: int) -> None:
-        """In the parent, after the forks: wait until every child arrived (or gave up: a child
-        that died never arrives, so at most 60 s), then let them all go."""
-        os.close(self._ready[1])  # once every child is gone too, a read ends at EOF
-        arrived, deadline = 0, time.monotonic() + 60
-        while arrived < children and time.monotonic() < deadline:
-            ready, _, _ = select.select([self._ready[0]], [], [], 1.0)
-            if ready:
-                got = os.read(self._ready[0], children - arrived)
-                if not got:
-                    break
-                arrived += len(got)
-        os.write(self._go[1], b"." * children)
-        for fd in (self._ready[0], self._go[0], self._go[1]):
-            os.close(fd)
-
-
-def race(command: dict[str, Any], index: int, gate: _Gate) -> None:
+def race(command: dict[str, Any], index: int, gate: Barrier) -> None:
     agent = Agent(name="Refunds", functions=[refund_tool(command["payments"])])
     swarm = Swarm(chat_model=ScriptedChatModel(["Done."]))
     session = Session(command["cid"], url=command["url"])
     decision = command["decisions"][index]
-    gate.arrive()  # both children leave the line together
+    gate.wait()  # both children leave the line together
     outcome: dict[str, Any] = {"decision": decision}
     try:
         response = session.run(swarm, agent, approvals={command["call"]: decision})
@@ -275,7 +246,7 @@ def race(command: dict[str, Any], index: int, gate: _Gate) -> None:
         json.dump(outcome, out)
 
 
-def child(command: dict[str, Any], index: int, gate: _Gate | None) -> None:
+def child(command: dict[str, Any], index: int, gate: Barrier | None) -> None:
     try:
         if command["do"] == "pay":
             pay(command)
@@ -295,7 +266,7 @@ def main() -> None:
     for line in sys.stdin:
         command = json.loads(line)
         children = 2 if command["do"] == "race" else 1
-        gate = _Gate() if children > 1 else None
+        gate = multiprocessing.Barrier(children + 1) if children > 1 else None
         pids = []
         for index in range(children):
             pid = os.fork()
@@ -303,7 +274,10 @@ def main() -> None:
                 child(command, index, gate)
             pids.append(pid)
         if gate is not None:
-            gate.open(children)
+            # (a child that died before it arrived breaks the barrier: the other one then
+            # fails, and the test reads both exit codes)
+            with contextlib.suppress(BrokenBarrierError):
+                gate.wait(timeout=60)
         codes = []
         for pid in pids:
             _, status = os.waitpid(pid, 0)
