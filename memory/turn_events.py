@@ -141,8 +141,7 @@ class TurnEventWriter:
 
     ``flush_every``: seconds an event may wait before the flusher writes it; ``heartbeat``:
     seconds between touches of a quiet log (what tells readers the writer lives);
-    ``limit``: events the log keeps; ``log``: :func:`event_log` of ``url``, when the caller
-    has it already.
+    ``limit``: events the log keeps.
     """
 
     def __init__(
@@ -154,7 +153,6 @@ class TurnEventWriter:
         limit: int = LIMIT,
         flush_every: float = 0.05,
         heartbeat: float = 5.0,
-        log: EventLog | None = None,
     ) -> None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an int >= 1, got {limit!r}")
@@ -162,7 +160,7 @@ class TurnEventWriter:
         self.conversation_id = check_conversation_id(conversation_id)
         self.turn_id = check_turn_id(turn_id)
         self.flush_every, self.heartbeat = flush_every, heartbeat
-        self._log = event_log(url) if log is None else log
+        self._log = event_log(url)
         self._lock = threading.Lock()
         self._pending: list[tuple[int, Any]] = []
         self._write_lock = threading.Lock()  # one write of this log at a time, in order

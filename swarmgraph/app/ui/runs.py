@@ -29,7 +29,6 @@ from typing import Any
 
 from ...memory.turn_events import (
     LIMIT,
-    EventLog,
     EventsDropped,
     NoTurnEvents,
     TurnEventWriter,
@@ -85,13 +84,9 @@ class Latch:
 class RunLog:
     """One run driven here: its event writer, its stop switch, its end."""
 
-    def __init__(
-        self, run_id: str, thread_id: str, url: str, limit: int = LIMIT, log: EventLog | None = None
-    ) -> None:
+    def __init__(self, run_id: str, thread_id: str, url: str, limit: int = LIMIT) -> None:
         self.run_id, self.thread_id, self.url, self.limit = run_id, thread_id, url, limit
-        self.writer = TurnEventWriter(
-            url, thread_id, run_id, limit=limit, flush_every=0.02, log=log
-        )
+        self.writer = TurnEventWriter(url, thread_id, run_id, limit=limit, flush_every=0.02)
         self._finished = Latch()
         #: Set to ask the run to stop at its next model or tool call (the stop button).
         self.stop_requested = Latch()
@@ -156,10 +151,9 @@ class Runs:
             busy = self._running(thread_id)
             if busy is not None:
                 raise RunBusy(f"conversation {thread_id!r} has a run going: {busy.run_id}")
-            kept = event_log(url)  # (once: it opens the store, which costs a turn's start)
-            if kept.read(thread_id, run_id, 0, 1) is not None:
+            if event_log(url).read(thread_id, run_id, 0, 1) is not None:
                 raise ValueError(f"run id {run_id!r} was used already; send a new one")
-            log = RunLog(run_id, thread_id, url, self.limit, kept)
+            log = RunLog(run_id, thread_id, url, self.limit)
             self._logs[run_id] = log
             self._last[thread_id] = log
             if len(self._logs) > 2 * self.keep_finished:

@@ -120,17 +120,12 @@ class _Workers:
     def __init__(self, keep: float = 60.0) -> None:
         self.keep = keep
         self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
-        # One token per thread waiting for a job: a semaphore's count, kept in a list, whose
-        # append and pop are atomic (a threading.Semaphore takes its Condition's lock in
-        # Python code at each turn's start and end).
-        self._idle: list[None] = []
+        self._idle = threading.Semaphore(0)  # one token per thread waiting for a job
 
     def run(self, target: Callable[..., object], *args: Any) -> None:
         """Call ``target(*args)`` in a thread of its own."""
         self._jobs.put(partial(contextvars.Context().run, target, *args))
-        try:
-            self._idle.pop()  # a waiting thread takes it
-        except IndexError:  # no thread waits: one more
+        if not self._idle.acquire(blocking=False):  # no thread waits: one more
             threading.Thread(target=self._work, name="swarmgraph-ui-turn", daemon=True).start()
 
     def _work(self) -> None:
@@ -138,15 +133,12 @@ class _Workers:
             try:
                 job = self._jobs.get(timeout=self.keep)
             except queue.Empty:
-                try:
-                    self._idle.pop()  # uncounted: no job was meant for it
-                except IndexError:
-                    job = self._jobs.get()  # a job was put for the thread it was counted as
-                else:
+                if self._idle.acquire(blocking=False):  # uncounted: no job was meant for it
                     return
+                job = self._jobs.get()  # a job was put for the thread it was counted as
             with contextlib.suppress(Exception):  # _drive reports its own errors
                 job()
-            self._idle.append(None)
+            self._idle.release()
 
 
 _workers = _Workers()
@@ -182,7 +174,7 @@ def _dump(models: Sequence[Any]) -> list[dict[str, Any]]:
 def _turn(
     session: Session, swarm: Any, agent: Any, request: TurnRequest, log: RunLog, tokens: bool
 ) -> None:
-    emit = log.writer.append  # (RunLog.append's own call, 19 times a handoff turn, spared)
+    emit = log.append
     thread, run = request.thread_id, request.run_id
     emit({"type": "RUN_STARTED", "threadId": thread, "runId": run})
     record = session.store.load(session.conversation_id)  # one read: messages and state
