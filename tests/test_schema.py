@@ -495,6 +495,24 @@ def test_docstring_styles():
     assert function_to_json(google)["function"]["description"] == google.__doc__
 
 
+def test_keyword_args_section_and_unreadable_docstrings():
+    def keyword(a, **options):
+        """Do it.
+
+        Keyword Args:
+            a: First.
+        """
+
+    def odd(a):
+        """:param x:Keyword Args:**kw:Keyword Args:
+        ----------Parameters
+        :  : text Keyword Args::raises:Returns:Returns:"""
+
+    assert props(keyword) == {"a": {"type": "string", "description": "First."}}
+    # text the docstring parser trips on describes no argument; the tool keeps its schema
+    assert props(odd) == {"a": {"type": "string"}}
+
+
 # --------------------------------------------------------------------------- errors at build time
 
 

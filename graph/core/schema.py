@@ -6,7 +6,8 @@ docstring as description). Everything else comes from one pydantic pass: the too
 parameters become one ``TypedDict`` whose ``TypeAdapter`` both validates the model's
 arguments and writes the JSON schema, so the two cannot disagree (a ``Field(max_length=2)``
 on an ``Optional[list[str]]`` limits the list in the schema exactly where the validator
-does). Per-argument descriptions come from the docstring (Google, reST or NumPy style).
+does). Per-argument descriptions come from the docstring (Google, reST or NumPy style, read
+by docstring-parser).
 ``context_variables`` never appears in a schema: the framework injects it, the model
 cannot see or forge it. The same holds for every name in :data:`INJECTED`, the one table of
 parameters the framework fills: the ones features register (graph/core/injected.py), each
@@ -55,10 +56,12 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typing_extensions
+from docstring_parser import Docstring, DocstringStyle, ParseError
+from docstring_parser import parse as parse_docstring
+from docstring_parser.google import DEFAULT_SECTIONS, GoogleParser, Section, SectionType
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from .docstrings import parse_docstring_args
 from .errors import ToolArgumentError, ToolSchemaError
 from .injected import CONTEXT_PARAM, INJECTED, param_for
 
@@ -81,6 +84,8 @@ _UNTYPED = {"type": "string"}
 _NOISE: tuple[tuple[str, Any], ...] = (("items", {}), ("additionalProperties", True))
 # Keywords whose values are JSON data, not schemas: copied as they are.
 _VALUES = frozenset({"default", "examples", "enum", "const"})
+# Google-style section titles docstring-parser does not list, read as parameters too.
+_KEYWORD_SECTIONS = ("Keyword Args", "Keyword Arguments")
 
 
 # --------------------------------------------------------------------------- annotations
@@ -197,6 +202,56 @@ class _Tidy:
         if "type" in out:  # the type first, as people write schemas
             out = {"type": out.pop("type"), **out}
         return out
+
+
+# --------------------------------------------------------------------------- docstrings
+
+# docstring-parser's Google parser, which also reads a "Keyword Args:" section as parameters.
+_GOOGLE = GoogleParser(
+    [*DEFAULT_SECTIONS, *(Section(t, "param", SectionType.MULTIPLE) for t in _KEYWORD_SECTIONS)]
+)
+_READERS: tuple[Callable[[str], Docstring], ...] = (
+    _GOOGLE.parse,
+    functools.partial(parse_docstring, style=DocstringStyle.REST),
+    functools.partial(parse_docstring, style=DocstringStyle.NUMPYDOC),
+)
+
+
+def parse_docstring_args(doc: str | None) -> dict[str, str]:
+    """Per-argument descriptions from a Google, reST or NumPy style docstring (read by
+    docstring-parser; each description on one line). A docstring it cannot read describes
+    no argument: the tool still gets its schema.
+
+    Example:
+        >>> parse_docstring_args('''Find an order.
+        ...
+        ... Args:
+        ...     order_id (int): The order number,
+        ...         as printed on the receipt.
+        ...     verbose: Say more.
+        ...
+        ... Returns:
+        ...     The order.
+        ... ''')
+        {'order_id': 'The order number, as printed on the receipt.', 'verbose': 'Say more.'}
+        >>> parse_docstring_args(":param str city: Where to look.\\n:type city: str")
+        {'city': 'Where to look.'}
+    """
+    if not doc:
+        return {}
+    readings = []
+    for read in _READERS:
+        try:
+            readings.append(read(doc).params)
+        except ParseError:  # not this style
+            continue
+        except (IndexError, ValueError, KeyError):  # docstring-parser trips on some odd text:
+            continue  # a docstring never costs a tool its schema
+    # the style that finds the most parameters (as docstring-parser's own auto style picks)
+    params = max(readings, key=len, default=[])
+    return {
+        p.arg_name.lstrip("*"): " ".join(p.description.split()) for p in params if p.description
+    }
 
 
 # --------------------------------------------------------------------------- signatures
