@@ -291,9 +291,9 @@ def test_wrap_tool_call_can_answer_without_running_the_tool():
 
 
 def test_a_wrapped_calls_answer_is_booked_once_without_the_tools_raw_value():
-    """The answer a hook gives back as the handler made it is the conversation's message
-    (not a copy), the tool's raw return value (here an Agent: a handoff) dropped from it, so
-    a checkpointer saves the state."""
+    """The answer a hook gives back as the handler made it is booked once, without the
+    tool's raw return value (here an Agent: a handoff), so a checkpointer saves the state;
+    the message the hook holds keeps its artifact."""
     seen: list[ToolMessage] = []
     sales = Agent(name="Sales")
 
@@ -315,7 +315,8 @@ def test_a_wrapped_calls_answer_is_booked_once_without_the_tools_raw_value():
     state = app.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "t"}})
     booked = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert [m.content for m in booked] == ['{"assistant": "Sales"}']
-    assert booked[0] is seen[0] and booked[0].artifact is None
+    assert booked[0].artifact is None and booked[0].tool_call_id == seen[0].tool_call_id
+    assert seen[0].artifact is sales  # the hook's own message is not changed under it
     assert state["active_agent"] == "Sales"
 
 

@@ -482,10 +482,11 @@ class _Runner:
 
     def _answer(self, call: _Call, content: str, made: ToolMessage | None = None) -> None:
         """Answer ``call`` with ``content``: ``made`` where it is that answer (a successful
-        one, whose artifact, the tool's raw return value, is dropped: the conversation's
-        messages hold none), else a new ``ToolMessage``."""
+        one, without its artifact, the tool's raw return value: the conversation's messages
+        hold none, so a checkpointer can save them), else a new ``ToolMessage``."""
         if made is not None and made.content == content and made.status == "success":
-            made.artifact = None
+            if made.artifact is not None:  # a copy: the hooks that hold ``made`` keep theirs
+                made = made.model_copy(update={"artifact": None})
         else:
             made = ToolMessage(content=content, tool_call_id=call.id, name=call.name)
         self.outcome.messages.append(made)
