@@ -51,6 +51,7 @@ from .core.types import AGENTS_KEPT, CALLER, Agent, is_compiled_graph
 
 if TYPE_CHECKING:
     from .core.graph_extension import GraphExtension, GraphPlan
+    from .core.run_control import PromptContext
     from .core.runtime import ModelListener
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "middleware_of",
     "reachable_agents",
     "stream_listener",
+    "told_first",
 ]
 
 # A named compiled LangGraph graph stands for an agent (graph/features/native.py registers its
@@ -92,6 +94,22 @@ def middleware_of(agent: Agent) -> Sequence[Any]:
     if agent.routes:
         found.append(_routes(agent))
     return tuple(found)
+
+
+def told_first(prompt_context: PromptContext) -> Callable[[Agent], Sequence[Any]]:
+    """What a graph built with ``prompt_context`` installs for each agent: the prompt
+    context's middleware (graph/features/prompt_context.py), outermost, then what the agent's
+    options install (:func:`middleware_of`).
+
+    Example:
+        >>> of = told_first(lambda agent, messages: "Today is Monday.")
+        >>> [type(m).__name__ for m in of(Agent(history=lambda messages: messages))]
+        ['PromptContextMiddleware', 'HistoryViewMiddleware']
+    """
+    from .features.prompt_context import prompt_context_of
+
+    told = prompt_context_of(prompt_context)
+    return lambda agent: (*told(agent), *middleware_of(agent))
 
 
 def _guard(agent: Agent) -> Any:

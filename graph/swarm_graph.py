@@ -34,6 +34,7 @@ from .options import (
     middleware_for_target,
     middleware_of,
     stream_listener,
+    told_first,
 )
 
 __all__ = ["api_settings", "build_swarm_graph", "checked_middleware"]
@@ -130,6 +131,7 @@ def build_swarm_graph(
         parallel_handoffs=parallel_handoffs,
         input_schema=input_schema,
         hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
+        prompt_context=prompt_context,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members], middleware_of, TOOL_TRAITS)
@@ -142,14 +144,21 @@ def build_swarm_graph(
     return builder
 
 
-def api_settings(context_schema: Any, middleware: Sequence[Any], **settings: Any) -> GraphSettings:
+def api_settings(
+    context_schema: Any,
+    middleware: Sequence[Any],
+    *,
+    prompt_context: PromptContext | None = None,
+    **settings: Any,
+) -> GraphSettings:
     """The core builder's settings with the API's options in them (``build_swarm_graph``'s and
     ``Swarm``'s alike): a typed context's middleware first, around the caller's ``middleware``;
-    the middleware an agent's options and a handoff target install; the stream listener; the
-    features with nodes of their own (graph/options.py). ``settings``: the other fields."""
+    the middleware an agent's options, the graph's ``prompt_context`` and a handoff target
+    install; the stream listener; the features with nodes of their own (graph/options.py).
+    ``settings``: the other fields."""
     return GraphSettings(
         middleware=(*context_middleware_of(context_schema), *checked_middleware(middleware)),
-        options=middleware_of,
+        options=middleware_of if prompt_context is None else told_first(prompt_context),
         target_options=middleware_for_target,
         listen=stream_listener,
         extensions=GRAPH_EXTENSIONS,

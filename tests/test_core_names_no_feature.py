@@ -31,10 +31,12 @@ except ImportError:  # pragma: no cover
 CORE = Path(__file__).resolve().parent.parent / "graph" / "core"
 
 #: The features' words (graph/features/: approvals, effects and their idempotency key, fan-out
-#: and ``Parallel``, budgets, guardrails, tracing, long-term memory), matched in any case but
+#: and ``Parallel``, budgets, guardrails, tracing, long-term memory and its recall, the prompt
+#: context), matched in any case but
 #: ``Parallel`` (Swarm's own ``parallel_tool_calls`` is the core's).
 FEATURE_WORDS = re.compile(
-    r"(?i:approv|effect|idempot|fan_?outs?|fans_out|budget|guardrail|tracing|long_term)|Parallel"
+    r"(?i:approv|effect|idempot|fan_?outs?|fans_out|budget|guardrail|tracing|long_term"
+    r"|prompt_context|recall)|Parallel"
 )
 
 #: What the core may still say, each for a reason (file, exact token):
@@ -60,6 +62,9 @@ ALLOWED = {
     # The caller's keyword for the ledger it hands a run (Swarm.run(effects=...), a Session's):
     # the core carries it untyped to the feature that reads it
     ("run_control.py", "effects"),
+    # ... and the prompt context it hands a run (Swarm.run(prompt_context=...), a Session's
+    # recall), carried to the feature's middleware (graph/features/prompt_context.py)
+    ("run_control.py", "prompt_context"),
     # StepLimitError's advice names the public option that bounds a run
     ("errors.py", '"budget=Budget(max_tool_calls=...); .response holds what it produced."'),
     # LangChain's own function (LangSmith tracing), not our feature

@@ -169,3 +169,42 @@ def test_a_callers_middleware_runs_for_that_run_only_around_the_agents_own():
     order.clear()  # a Session hands it to its turn's run as it hands its own hooks
     Session("c1", url="memory://caller-middleware").run(swarm(), triage, "hi", hooks=hooks)
     assert order == ["caller", "caller", "own"]
+
+
+def test_the_prompt_context_is_a_middleware_every_other_hook_sees_the_text_of():
+    """The prompt context attaches as the outermost middleware of each agent's stack: a hook
+    of the agent's own reads the system prompt with the text in it, a history view narrows
+    only what the model reads (the prompt context is asked with the whole conversation), and
+    its helpers read the run's context (``current_call_context``); on ``Swarm.run`` and on a
+    compiled graph alike."""
+    from langchain.agents.middleware import wrap_model_call
+    from swarmgraph.graph.features.history_views import last
+    from swarmgraph.graph.features.prompt_context import current_call_context
+
+    seen: list[str] = []
+    asked: list[tuple[int, object]] = []
+
+    @wrap_model_call
+    def spy(request, handler):
+        seen.append(request.system_message.content)
+        return handler(request)
+
+    def context(agent, messages):
+        asked.append((len(messages), (current_call_context() or {}).get("city")))
+        return f"{agent.name} knows you."
+
+    history = [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "hi", "sender": "A"},
+        {"role": "user", "content": "again"},
+    ]
+    agent = Agent(name="A", instructions="Be brief.", middleware=[spy], history=last(1))
+    model = ScriptedChatModel(["ok"])
+    Swarm(chat_model=model).run(agent, history, {"city": "Oslo"}, prompt_context=context)
+    app = build_swarm_graph(
+        [agent], chat_model=ScriptedChatModel(["ok"]), prompt_context=context
+    ).compile()
+    app.invoke({"messages": history, "context_variables": {"city": "Lyon"}})
+    assert seen == ["Be brief.\n\nA knows you."] * 2
+    assert asked == [(3, "Oslo"), (3, "Lyon")]  # the whole conversation, the run's context
+    assert [m.content for m in model.calls[0][1:]] == ["again"]  # the view, after it

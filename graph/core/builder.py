@@ -74,7 +74,8 @@ class GraphSettings:
     resumes: bool = False
     input_schema: type | None = None
     #: The graph's own ``prompt_context`` and ``tool_inputs``, as one object (each used when a
-    #: run brings none: ``GraphRuntime.hooks``).
+    #: run brings none: ``GraphRuntime.hooks``; the prompt context through the middleware the
+    #: API installs with each agent's ``options``).
     hooks: RunHooks = NO_HOOKS
     #: The run's middleware, around each agent's own (graph/core/middleware.py).
     middleware: tuple[Any, ...] = ()

@@ -554,9 +554,10 @@ class StepHooks:
         asks the model for a request (the step's own call when nothing changed it) and gives
         its reply as LangChain's ``ModelResponse`` (:func:`model_response`)."""
         wraps = self.stack.model_wraps
-        if self.awaited:
-            return _reply_of(await _athrough(wraps[1], request, call))
-        return _reply_of(_through(wraps[0], request, call))
+        with hook_control(self.control):
+            if self.awaited:
+                return _reply_of(await _athrough(wraps[1], request, call))
+            return _reply_of(_through(wraps[0], request, call))
 
     async def call_tool(
         self,
@@ -565,9 +566,10 @@ class StepHooks:
     ) -> Any:
         """A tool call through every ``wrap_tool_call``, the first outermost."""
         wraps = self.stack.tool_wraps
-        if self.awaited:
-            return await _athrough(wraps[1], request, run)
-        return _through(wraps[0], request, run)
+        with hook_control(self.control):
+            if self.awaited:
+                return await _athrough(wraps[1], request, run)
+            return _through(wraps[0], request, run)
 
     def tool_request(self, tool_call: dict[str, Any]) -> ToolCallRequest:
         """LangGraph's ``ToolCallRequest`` for one call of the reply: ``tool_call`` is

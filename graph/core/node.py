@@ -47,7 +47,6 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.types import Command, Overwrite
 
 from .drivers import ASYNC, SYNC, Driver, drive
-from .hook_context import call_context
 from .hooked_step import HookedStep
 from .loop import instructions
 from .messages import reanswer, to_openai
@@ -244,17 +243,7 @@ class AgentNode(HookedStep):
         """**The instructions are built here**: ``agent.instructions`` (called with the current
         context when it is a function) as the system prompt, then what the agent reads of the
         conversation."""
-        text = instructions(agent, context)
-        # The run's prompt context (a Session's long-term recall) is asked per model call and
-        # per agent: a handoff changes the agent, and so what it may be told.
-        hook = control.hooks.prompt_context or self.runtime.hooks.prompt_context
-        extra = None
-        if hook is not None:
-            with call_context(context):  # what the hook's helpers read as the run's context
-                extra = hook(agent, messages)
-        if extra:
-            text = f"{text}\n\n{extra}"
-        prompt: list[BaseMessage] = [SystemMessage(content=text), *messages]
+        prompt: list[BaseMessage] = [SystemMessage(instructions(agent, context)), *messages]
         if control.debug:  # Swarm prints the plain message dicts it sends
             control.debug_print("Getting chat completion for...:", to_openai(prompt))
         return prompt

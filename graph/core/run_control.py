@@ -216,11 +216,13 @@ class RunHooks:
     ``effects``: where ``@effect`` and ``@needs_approval`` tools are recorded before and after
     they run (an :class:`~swarmgraph.graph.features.effects.EffectLedger`): the core only
     carries it to the effects feature, which reads it here (``effects.run_ledger``).
-    ``prompt_context(agent, messages) -> str | None`` is asked before every model call; its
-    text is appended to that agent's system prompt (a Session's long-term recall: what it
-    remembers about the user that is relevant now). ``tool_inputs(agent) -> {name: value}``
-    gives the injected tool parameters other than ``context_variables``
-    (graph/core/injected.py, e.g. ``long_term``) of the agent whose calls run.
+    ``prompt_context(agent, messages) -> str | None``: text for that agent's system prompt at
+    each model call (a Session's long-term recall: what it remembers about the user that is
+    relevant now); the core carries it to the middleware that asks it
+    (graph/features/prompt_context.py), which ``Swarm.run`` installs when it is set.
+    ``tool_inputs(agent) -> {name: value}`` gives the injected tool parameters other than
+    ``context_variables`` (graph/core/injected.py, e.g. ``long_term``) of the agent whose
+    calls run.
     ``conversation_id``: the Session's conversation the run is a turn of (what a trace records
     as ``gen_ai.conversation.id``). ``middleware``: LangChain ``AgentMiddleware`` the caller
     installs for this run only, around every agent's (outermost: around the graph's, the

@@ -75,11 +75,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from ..core.drivers import drive
-from ..core.hook_context import current_call_context
 from ..core.run_control import RUN_CONTROL_KEY, RunControl, RunState
 from ..core.types import Agent
 from .errors import GuardrailTripped
 from .preconditions import unmet
+from .prompt_context import current_call_context
 
 __all__ = [
     "GuardrailResult",
@@ -479,7 +479,8 @@ def check_outside_text(
     the first refusal's reason, or ``None`` (passed, or no input guardrails).
 
     ``context_variables``: what the guardrails read as the run's context; ``None``: the
-    context of the model call being prepared (inside a ``prompt_context`` hook), else ``{}``.
+    context of the model call being prepared (inside a prompt context:
+    graph/features/prompt_context.py), else ``{}``.
     Inside a run each check is booked on its trajectory like an entry check (``kind:
     "guardrail"``, ``when``: ``source``), and a guardrail that calls a model asks the budget
     first (no budget left: refused). A guardrail that raises refuses (fail closed).
