@@ -134,9 +134,12 @@ class PromptContextMiddleware(AgentMiddleware):
         return request.override(system_message=SystemMessage(f"{said}\n\n{text}" if said else text))
 
 
-class prompt_context_of:  # (lower case: called as the function it stands for)
+def prompt_context_of(
+    graph_hook: PromptContext | None = None,
+) -> Callable[[Agent], Sequence[AgentMiddleware]]:
     """``(agent) -> (its PromptContextMiddleware,)``: what a run's or a graph's options give
-    each agent, one middleware per agent object, kept (a stack is built once per agent).
+    each agent, the same middleware for the same agent object each time (a stack is built
+    once per agent, keyed by its middleware).
 
     Example:
         >>> from swarmgraph.graph import Agent
@@ -144,17 +147,16 @@ class prompt_context_of:  # (lower case: called as the function it stands for)
         >>> of(vet) == of(vet) and of(vet)[0].agent is vet
         True
     """
+    made: dict[int, tuple[Agent, tuple[PromptContextMiddleware]]] = {}
 
-    def __init__(self, graph_hook: PromptContext | None = None) -> None:
-        self.graph_hook = graph_hook
-        self._made: dict[int, tuple[Agent, tuple[PromptContextMiddleware]]] = {}
-
-    def __call__(self, agent: Agent) -> Sequence[AgentMiddleware]:
-        kept = self._made.get(id(agent))
-        if kept is not None and kept[0] is agent:
+    def of(agent: Agent) -> Sequence[AgentMiddleware]:
+        kept = made.get(id(agent))
+        if kept is not None and kept[0] is agent:  # (the agent kept: its id is not reused)
             return kept[1]
-        if len(self._made) > AGENTS_KEPT:
-            self._made.clear()
-        made = (PromptContextMiddleware(agent, self.graph_hook),)
-        self._made[id(agent)] = (agent, made)
-        return made
+        if len(made) > AGENTS_KEPT:
+            made.clear()
+        mine = (PromptContextMiddleware(agent, graph_hook),)
+        made[id(agent)] = (agent, mine)
+        return mine
+
+    return of
