@@ -320,6 +320,25 @@ def test_a_wrapped_calls_answer_is_booked_once_without_the_tools_raw_value():
     assert state["active_agent"] == "Sales"
 
 
+def test_an_answer_a_hook_edits_in_place_is_what_the_model_reads():
+    """A ``wrap_tool_call`` that changes the handler's message itself (``answer.content =``)
+    and returns it: the model reads the edited text, as LangChain's ToolNode would keep it."""
+
+    @wrap_tool_call
+    def redact(request, handler):
+        answer = handler(request)
+        answer.content = answer.content.replace("7", "#")
+        return answer
+
+    script = [scripted_tool_call("refund", {"order": 7}), "Ok."]
+    response, state = _both(
+        Agent(functions=[refund], middleware=[redact]), ScriptedChatModel(script)
+    )
+    assert response.messages[1]["content"] == "refunded #"
+    answers = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert answers == ["refunded #"]
+
+
 def test_wrap_tool_call_edited_arguments_are_checked_like_the_models():
     @wrap_tool_call
     def garble(request, handler):

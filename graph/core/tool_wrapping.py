@@ -63,7 +63,7 @@ class _Attempt:
 
     __slots__ = (
         "answer", "call", "error", "events", "func", "io", "ledgered", "origin", "raw", "result",
-        "runner",
+        "runner", "shown",
     )  # fmt: skip
 
     def __init__(
@@ -75,6 +75,7 @@ class _Attempt:
         self.raw: Any = None
         self.error: Exception | None = None
         self.answer: ToolMessage | None = None  # the message the handler returned
+        self.shown: Any = None  # its text as the handler made it (a hook may edit it in place)
         #: ``to_result(raw)``, made for the answer and handed on to the runner (which would
         #: make it again); None where it could not be made, or was not.
         self.result: Result | None = None
@@ -129,7 +130,7 @@ class _Attempt:
                 attempt.result = result
         # The tool's own return value (an Agent, a Result) rides along for the hooks around, as
         # LangChain's tools return theirs (tracing reads a handoff's target from it).
-        attempt.answer = _message(call, shown, artifact=attempt.raw)
+        attempt.answer, attempt.shown = _message(call, shown, artifact=attempt.raw), shown
         return attempt.answer
 
 
@@ -178,13 +179,15 @@ async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, 
         error = attempt.error
         raw = attempt.raw if attempt.result is None else attempt.result
         # The answer the hooks gave back as the handler made it is the one booked (not a
-        # second ToolMessage saying the same); one a hook rewrote gives its text.
+        # second ToolMessage saying the same); one a hook rewrote, or edited in place as
+        # LangChain's ToolNode would keep it, gives its text.
         made = attempt.answer if answer is attempt.answer else None
         if attempt.ledgered:
             await io.off_loop(runner.finish, attempt.call, raw, error, made)
         else:
             runner.finish(attempt.call, raw, error, made)
-        if answer is not None and answer is not attempt.answer:  # a hook rewrote the text
+        edited = made is not None and made.content != attempt.shown
+        if answer is not None and (answer is not made or edited):
             runner.outcome.messages[-1].content = _content(answer)
         return
     if answer is None:  # a hook raised before the tool was reached
