@@ -208,3 +208,25 @@ def test_the_prompt_context_is_a_middleware_every_other_hook_sees_the_text_of():
     assert seen == ["Be brief.\n\nA knows you."] * 2
     assert asked == [(3, "Oslo"), (3, "Lyon")]  # the whole conversation, the run's context
     assert [m.content for m in model.calls[0][1:]] == ["again"]  # the view, after it
+
+
+def test_debug_prints_each_prompt_once_as_the_model_gets_it(capsys):
+    """``debug=True`` prints what the model is sent, once per call (Swarm prints it just
+    before its call): the prompt context's text in it, and a ``before_model`` hook's change
+    printed once, not the prompt before it and again after."""
+    from langchain.agents.middleware import before_model
+    from langchain_core.messages import HumanMessage
+
+    @before_model
+    def remind(state, runtime):
+        return {"messages": [HumanMessage("(be brief)")]}
+
+    model = ScriptedChatModel(["ok"])
+    agent = Agent(name="A", middleware=[remind])
+    Swarm(chat_model=model).run(
+        agent, USER, debug=True, prompt_context=lambda agent, messages: "Today is Monday."
+    )
+    out = capsys.readouterr().out
+    assert out.count("Getting chat completion for...:") == len(model.calls) == 1
+    sent = out.split("Getting chat completion for...:")[1]
+    assert "Today is Monday." in sent and "(be brief)" in sent

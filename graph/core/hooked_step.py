@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest, ModelResponse
 
     from .middleware import StepHooks
-    from .run_control import RunControl
 
 __all__ = ["HookedStep"]
 
@@ -104,11 +103,7 @@ class HookedStep:
         def _next(self, turn: Turn) -> StateUpdate | Command: ...
 
         def _prompt(
-            self,
-            agent: Agent,
-            context: dict[str, Any],
-            messages: Sequence[BaseMessage],
-            control: RunControl,
+            self, agent: Agent, context: dict[str, Any], messages: Sequence[BaseMessage]
         ) -> list[BaseMessage]: ...
 
         def _admit(
@@ -157,7 +152,7 @@ class HookedStep:
 
     def _reprompt(self, turn: Turn, messages: Sequence[BaseMessage]) -> None:
         """The prompt again, from the conversation a ``before_model`` hook changed."""
-        turn.prompt = self._prompt(turn.agent, turn.context, messages, turn.control)
+        turn.prompt = self._prompt(turn.agent, turn.context, messages)
 
     @staticmethod
     def _booked(hooks: StepHooks, reply: AIMessage) -> None:

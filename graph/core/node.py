@@ -191,6 +191,8 @@ class AgentNode(HookedStep):
     ) -> AIMessage:
         """**The model is called here**: ``call`` with ``prompt``, through the driver (the
         senders' names made what the model's API takes, where it sends them)."""
+        if turn.control.debug:  # Swarm prints the plain message dicts it sends
+            turn.control.debug_print("Getting chat completion for...:", to_openai(prompt))
         if call.safe_names:
             prompt = [_as_sent(m) for m in prompt]
         heard = None  # what listens to a call that may stream (GraphRuntime.listen)
@@ -228,25 +230,18 @@ class AgentNode(HookedStep):
     def _begin(self, turn: Turn) -> None:
         """The step's plan: ask the model (``turn.call``), with the prompt it reads."""
         agent, control = turn.agent, turn.control
-        prompt = self._prompt(agent, turn.context, turn.state["messages"], control)
+        prompt = self._prompt(agent, turn.context, turn.state["messages"])
         call = self.runtime.model_for(agent, control)
         turn.prompt = prompt  # as the agent reads it; as sent: _ask
         turn.call = call
 
     def _prompt(
-        self,
-        agent: Agent,
-        context: dict[str, Any],
-        messages: Sequence[BaseMessage],
-        control: RunControl,
+        self, agent: Agent, context: dict[str, Any], messages: Sequence[BaseMessage]
     ) -> list[BaseMessage]:
         """**The instructions are built here**: ``agent.instructions`` (called with the current
         context when it is a function) as the system prompt, then what the agent reads of the
         conversation."""
-        prompt: list[BaseMessage] = [SystemMessage(instructions(agent, context)), *messages]
-        if control.debug:  # Swarm prints the plain message dicts it sends
-            control.debug_print("Getting chat completion for...:", to_openai(prompt))
-        return prompt
+        return [SystemMessage(instructions(agent, context)), *messages]
 
     def _agent_of(self, state: SwarmState, control: RunControl) -> Agent:
         """The agent this step runs: the node's own (the run's object of it, under Swarm), or
