@@ -1287,3 +1287,32 @@ def test_the_runs_check_without_the_api_global_asks_get_tracer_provider():
     assert provider_maybe_set(api) is False
     found[0] = TracerProvider()
     assert provider_maybe_set(api) is True
+
+
+def test_the_captured_prompt_is_what_reaches_the_run_level_tracing_hook(spans):
+    """docs/tracing.md (Privacy): ``gen_ai.input.messages`` holds what the run's options add
+    outside tracing (``Swarm.run(prompt_context=)``, a Session's recall) and not what an agent's
+    own options change inside it (a history view; a compiled graph's ``prompt_context=``,
+    whose text its ``search_memory`` span holds)."""
+    from swarmgraph.graph.features.history_views import last
+
+    from swarmgraph import build_swarm_graph
+
+    tracing.use_tracer_provider(tracing._chosen["provider"], capture_content=True)
+
+    def recall(agent, messages):
+        return "RECALLED"
+
+    def chat_input() -> str:
+        [chat] = [s for s in spans.get_finished_spans() if s.name.startswith("chat")]
+        return chat.attributes["gen_ai.input.messages"]
+
+    said = [user("first"), {"role": "assistant", "content": "ok", "sender": "A"}, user("second")]
+    agent = Agent(name="A", history=last(1))
+    Swarm(chat_model=ScriptedChatModel(["ok"])).run(agent, said, prompt_context=recall)
+    assert "RECALLED" in chat_input() and "first" in chat_input()  # the view is inside
+    spans.clear()
+    app = build_swarm_graph([agent], chat_model=ScriptedChatModel(["ok"]), prompt_context=recall)
+    app.compile().invoke({"messages": said})
+    assert "RECALLED" not in chat_input()
+    assert one(spans, "search_memory").attributes["swarmgraph.memory.text"] == "RECALLED"
