@@ -754,7 +754,10 @@ class TracedRun:
         finish = meta.get("finish_reason") or (
             "tool_calls" if getattr(reply, "tool_calls", None) else "stop"
         )
-        answered: dict[str, Any] = {"gen_ai.response.finish_reasons": (str(finish),)}
+        # A list, which the SDK stores as the same tuple: on Python 3.11 its check of a tuple
+        # against ``Sequence`` (a registered class) misses the ABC cache and runs the Python
+        # subclass hook on every span; a list's is cached.
+        answered: dict[str, Any] = {"gen_ai.response.finish_reasons": [str(finish)]}
         usage = getattr(reply, "usage_metadata", None)
         if usage:
             tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
