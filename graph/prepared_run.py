@@ -233,22 +233,15 @@ class PreparedRun(AbstractContextManager):
         if request.hooks.middleware:  # the caller's own for this run (a Session's page)
             from .core.middleware import RunMiddleware
 
-            mine, under = tuple(request.hooks.middleware), control.middleware
-            control.middleware = RunMiddleware(
-                (lambda agent: mine) if under is None else (lambda agent: (*mine, *under.of(agent)))
-            )
+            mine = tuple(request.hooks.middleware)
+            control.middleware = RunMiddleware.around(lambda agent: mine, control.middleware)
         if request.hooks.prompt_context is not None and runtime.hooks.prompt_context is None:
             # sugar: the prompt context's middleware, outermost (a graph built with its own
             # prompt context has it already, and asks the run's first)
             from .core.middleware import RunMiddleware
             from .features.prompt_context import prompt_context_of
 
-            told, below = prompt_context_of(), control.middleware
-            if below is None:
-                control.middleware = RunMiddleware(told)
-            else:
-                inner = below.of
-                control.middleware = RunMiddleware(lambda agent: (*told(agent), *inner(agent)))
+            control.middleware = RunMiddleware.around(prompt_context_of(), control.middleware)
         paused = None
         if request.branches:  # a fan-out that paused for approval goes on
             from .features.branches import resume_fan_out

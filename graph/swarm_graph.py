@@ -22,7 +22,7 @@ from langgraph.graph import StateGraph
 from .core.builder import GraphSettings, build_graph_and_runtime
 from .core.discovery import find_topology
 from .core.members import as_member
-from .core.run_control import PromptContext, RunHooks, ToolInputs
+from .core.run_control import NO_HOOKS, PromptContext, RunHooks, ToolInputs
 from .core.state import SwarmState
 from .core.types import Agent, check_middleware
 from .models import ModelResolver
@@ -131,7 +131,6 @@ def build_swarm_graph(
         parallel_handoffs=parallel_handoffs,
         input_schema=input_schema,
         hooks=RunHooks(prompt_context=prompt_context, tool_inputs=tool_inputs),
-        prompt_context=prompt_context,
         graph_class=ObservedStateGraph,  # each invoke of its own is a run (tracing)
     )
     topology = find_topology([default, *members], middleware_of, TOOL_TRAITS)
@@ -145,20 +144,18 @@ def build_swarm_graph(
 
 
 def api_settings(
-    context_schema: Any,
-    middleware: Sequence[Any],
-    *,
-    prompt_context: PromptContext | None = None,
-    **settings: Any,
+    context_schema: Any, middleware: Sequence[Any], *, hooks: RunHooks = NO_HOOKS, **settings: Any
 ) -> GraphSettings:
     """The core builder's settings with the API's options in them (``build_swarm_graph``'s and
     ``Swarm``'s alike): a typed context's middleware first, around the caller's ``middleware``;
-    the middleware an agent's options, the graph's ``prompt_context`` and a handoff target
-    install; the stream listener; the features with nodes of their own (graph/options.py).
-    ``settings``: the other fields."""
+    the middleware an agent's options, the graph's own prompt context (in ``hooks``) and a
+    handoff target install; the stream listener; the features with nodes of their own
+    (graph/options.py). ``settings``: the other fields."""
+    told = hooks.prompt_context
     return GraphSettings(
         middleware=(*context_middleware_of(context_schema), *checked_middleware(middleware)),
-        options=middleware_of if prompt_context is None else told_first(prompt_context),
+        hooks=hooks,
+        options=middleware_of if told is None else told_first(told),
         target_options=middleware_for_target,
         listen=stream_listener,
         extensions=GRAPH_EXTENSIONS,

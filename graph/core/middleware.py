@@ -370,6 +370,26 @@ class RunMiddleware:
             self._alone[id(agent)] = (agent, stack)
         return stack
 
+    @classmethod
+    def around(
+        cls, outer: Callable[[Agent], Sequence[AgentMiddleware]], under: RunMiddleware | None
+    ) -> RunMiddleware:
+        """A run's middleware: ``outer(agent)``'s around ``under``'s (the run's options
+        installed before), for each agent; ``under`` None: ``outer``'s alone.
+
+        Example:
+            >>> from langchain.agents.middleware import AgentMiddleware
+            >>> from swarmgraph.graph.core.types import Agent
+            >>> first, second = AgentMiddleware(), AgentMiddleware()
+            >>> both = RunMiddleware.around(lambda a: (first,), RunMiddleware(lambda a: (second,)))
+            >>> both.of(Agent()) == (first, second)
+            True
+        """
+        if under is None:
+            return cls(outer)
+        inner = under.of
+        return cls(lambda agent: (*outer(agent), *inner(agent)))
+
     def refuses_model_call(self, agent: Agent, messages: Sequence[BaseMessage]) -> bool:
         """For a model call a feature makes for ``agent`` outside its step (a guardrail that
         calls a model, a LangGraph member's turn): whether a ``before_model`` hook of this

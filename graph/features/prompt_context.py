@@ -10,10 +10,12 @@ and so what it may be told) and what that agent reads of the conversation, and i
 read the run's context (:func:`current_call_context`: a recall screens facts with the agent's
 input guardrails, which read ``context_variables``).
 
-The middleware is one per agent, outermost in the agent's stack, so every other hook sees
-the system prompt with the text in it, and a history view inside it narrows only what the
-model reads. Which function it asks is read at each call: the run's (``RunHooks``, where
-tracing puts its traced copy: a ``search_memory`` span per recall), else the graph's own.
+The middleware is one per agent: a run's is the outermost of the agent's stack, so every
+other hook sees the system prompt with the text in it; a graph's own is the first of what
+each agent's options install (inside the graph's ``middleware=`` and tracing). Either way a
+history view is inside it and narrows only what the model reads. Which function it asks is
+read at each call: the run's (``RunHooks``, where tracing puts its traced copy: a
+``search_memory`` span per recall), else the graph's own.
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm

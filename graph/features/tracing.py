@@ -462,7 +462,7 @@ class TracedRun:
         self._recalled: Any = None  # the recall hook it wraps
         under = control.middleware  # a budget's, installed before: the run's own, outermost
         #: The run's own middleware: the shared tracing one, or around a budget's, this run's.
-        self.middleware = _SHARED if under is None else _around(under)
+        self.middleware = _SHARED if under is None else RunMiddleware.around(under.of, _SHARED)
         #: A budget's stop is watched as it happens (``RunControl.exceeded`` set).
         self._budgeted = under is not None
         self.root = self._start(agent, workflow)
@@ -942,11 +942,6 @@ def _watched(base: type) -> type:
     if made is None:
         made = _watched_classes[base] = type(f"Watched{base.__name__}", (_Watched, base), {})
     return made
-
-
-def _around(under: RunMiddleware) -> RunMiddleware:
-    """This run's middleware: ``under``'s (a budget's) around each agent's tracing."""
-    return RunMiddleware(lambda agent: (*under.of(agent), *_tracing_of(agent)))
 
 
 def run_traceparent(conversation_id: str | None) -> str | None:
