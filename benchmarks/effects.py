@@ -45,8 +45,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
-from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
-from swarmgraph.graph.features.effects import EffectLedger, effect
+from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, effect, scripted_tool_call
+from swarmgraph.graph.features.effects import EffectLedger
 from swarmgraph.memory import Session
 from swarmgraph.memory.effect_ledger import DONE, EFFECT
 

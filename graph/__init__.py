@@ -19,7 +19,7 @@ _register_quick_exit()  # see process_exit: ~0.3 s less at interpreter exit
 # engine imports this package first): a tool that takes one never shows it to the model, and
 # the feature's module, which registers what the parameter gets, loads when a tool takes it
 # (graph/core/injected.py).
-_injected_by("idempotency_key", f"{__name__}.features.effects")
+_injected_by("idempotency_key", f"{__name__}.features.decisions")
 _injected_by("long_term", f"{__name__}.features.memory_tools")
 
 TYPE_CHECKING = False  # not from typing: the facade's cheap start-up imports this package
@@ -53,8 +53,8 @@ _EXPORTS: dict[str, str] = {
     "agent_answer": ".onetoone.views",
     "format_history": ".onetoone.formats",
     # control of a running swarm
-    "needs_approval": ".features.approvals",
-    "effect": ".features.effects",
+    "needs_approval": ".features.decisions",
+    "effect": ".features.decisions",
     "PendingApproval": ".features.approvals",
     "Budget": ".features.budget",
     "BudgetExceeded": ".features.errors",
@@ -94,9 +94,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .core.schema import function_to_json
     from .core.state import SwarmState
     from .core.types import CALLER, Agent, Response, Result
-    from .features.approvals import PendingApproval, needs_approval
+    from .features.approvals import PendingApproval
     from .features.budget import Budget
-    from .features.effects import effect
+    from .features.decisions import effect, needs_approval
     from .features.errors import (
         ApprovalAlreadyDecided,
         BranchFailed,

@@ -53,8 +53,8 @@ _EXPORTS: dict[str, str] = {
     # Swarm's REPL helper, for any agent
     "run_demo_loop": ".app.demo_loop",
     # control of a running swarm (swarmgraph.history holds the views for Agent(history=...))
-    "needs_approval": ".graph.features.approvals",
-    "effect": ".graph.features.effects",
+    "needs_approval": ".graph.features.decisions",
+    "effect": ".graph.features.decisions",
     "PendingApproval": ".graph.features.approvals",
     "Budget": ".graph.features.budget",
     "BudgetExceeded": ".graph.features.errors",
@@ -95,9 +95,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from .graph.core.schema import function_to_json
     from .graph.core.state import SwarmState
     from .graph.core.types import CALLER, Agent, Response, Result
-    from .graph.features.approvals import PendingApproval, needs_approval
+    from .graph.features.approvals import PendingApproval
     from .graph.features.budget import Budget
-    from .graph.features.effects import effect
+    from .graph.features.decisions import effect, needs_approval
     from .graph.features.errors import (
         ApprovalAlreadyDecided,
         BudgetExceeded,

@@ -203,13 +203,14 @@ def test_a_registered_injected_parameter_is_hidden_made_per_call_and_not_forgeab
 def test_idempotency_key_is_hidden_and_made_before_the_effects_module_is_loaded(tmp_path):
     """A tool takes ``idempotency_key`` without ``@effect``, in a process that never imported
     the effects feature: the key stays hidden from the model, is made per call, and the feature
-    loads because the tool asked for it (graph/__init__.py names its module)."""
+    loads because the tool asked for it (graph/__init__.py names the module that registers it,
+    graph/features/decisions.py)."""
     out = run_python(
         """
         import sys
         from swarmgraph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
         from swarmgraph.graph.core.schema import tool_spec
-        effects = "swarmgraph.graph.features.effects"
+        effects = "swarmgraph.graph.features.decisions"
 
         def charge(order_id: int, idempotency_key: str) -> str:
             '''Charge an order.'''

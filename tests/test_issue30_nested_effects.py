@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from swarmgraph.graph.features.effects import effect
+from swarmgraph.graph import effect
 
 from swarmgraph import Agent, Parallel, ScriptedChatModel, Session, Swarm, scripted_tool_call
 

@@ -64,16 +64,34 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 found.add(sub if sub in modules else target)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    source = ast.unparse(tree)
-    if "import_module" in source or "import_paused" in source:
-        # import_paused(BACKENDS[scheme], __name__): the backend registry imports lazily by
-        # relative name, so every ".name" string constant in it counts as an import.
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                rel = node.value
-                if rel.startswith(".") and rel[1:].isidentifier():
-                    found.add(f"{name}{rel}")
+    found |= imports_by_name(tree, package, modules)
     return {m for m in found if m in modules and m != name}
+
+
+def imports_by_name(tree: ast.Module, package: str, modules: dict[str, Path]) -> set[str]:
+    """Library modules a module names as strings, to be imported later: a relative name
+    (``import_module(".decisions", __package__)``, the backend registry's
+    ``import_paused(BACKENDS[scheme], __name__)``) or one built from the module's own
+    (``f"{__name__}.features.decisions"``, ``f"{__package__}.features.native"``). Such an
+    import is still an edge: a circle through it is a circle."""
+    own = {"__name__": package, "__package__": package}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            rel = node.value
+            if rel.startswith(".") and rel[1:].replace(".", "_").isidentifier():
+                found.add(f"{package}{rel}")
+        elif isinstance(node, ast.JoinedStr) and len(node.values) == 2:
+            head, tail = node.values
+            if (
+                isinstance(head, ast.FormattedValue)
+                and isinstance(head.value, ast.Name)
+                and head.value.id in own
+                and isinstance(tail, ast.Constant)
+                and isinstance(tail.value, str)
+            ):
+                found.add(f"{own[head.value.id]}{tail.value}")
+    return {m for m in found if m in modules}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -121,6 +139,23 @@ def test_cycle_finder_sees_function_level_and_registry_imports():
     )
     # import_paused(".sqlite", __name__) in the registry
     assert "swarmgraph.memory.backends.sqlite" in graph["swarmgraph.memory.backends"]
+    # by a name built from the package's own: the module that registers an injected parameter
+    assert "swarmgraph.graph.features.decisions" in graph["swarmgraph.graph"]
+    assert "swarmgraph.graph.features.native" in graph["swarmgraph.graph.options"]
+
+
+def test_cycle_finder_sees_a_feature_importing_its_importer_by_name():
+    """A feature that loads, by a relative name, a module that imports it back is a circle."""
+    modules = source_modules()
+    name = "swarmgraph.graph.features.approvals"
+    tree = ast.parse(
+        'import importlib\n'
+        'def brings():\n'
+        '    return importlib.import_module(".decisions", __package__).marked_middleware()\n'
+    )
+    found = imports_by_name(tree, name.rpartition(".")[0], modules)
+    assert found == {"swarmgraph.graph.features.decisions"}
+    assert name in import_graph()["swarmgraph.graph.features.decisions"]
 
 
 def test_engine_never_imports_memory_or_the_app():

@@ -1,6 +1,7 @@
-"""Human approval of risky tool calls: ``@needs_approval``, the waiting calls, the decisions.
+"""Human approval of risky tool calls: the calls ``@needs_approval`` holds, and the decisions.
 
-A tool marked with :func:`needs_approval` never runs when the model asks for it. The agent node
+A tool marked with ``needs_approval`` (graph/features/decisions.py, the middleware that acts on
+the mark) never runs when the model asks for it. The agent node
 runs the reply's other calls and leaves the marked ones unanswered; the next step of the same
 agent finds them (:func:`waiting_calls`) and asks for decisions: ``Swarm.run`` stops and returns
 them in ``Response.pending``, the compiled graph calls LangGraph's ``interrupt()``. Because the
@@ -18,6 +19,7 @@ a decision is settled once, across processes (a second one gets
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from swarmgraph.graph import needs_approval
     >>> @needs_approval
     ... def process_refund(order_id: int) -> str:
     ...     '''Refund an order.'''
@@ -33,16 +35,15 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from ..core.marks import is_marked, mark, register_mark
+from ..core.marks import is_marked
 from ..core.run_control import RunState
 from ..core.schema import tool_spec
 from ..core.state import current_branch
@@ -58,52 +59,17 @@ class EffectOutcome(Protocol):
     def attempt(self) -> int: ...
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 #: A human's answer to one waiting call: run it (True), deny it (False), or deny with a reason.
 Decision = bool | str
 
 #: ``@needs_approval``'s mark (graph/core/marks.py): the run stops for a human's decision
-#: before the call.
+#: before the call. graph/features/decisions.py sets it and registers what it brings.
 APPROVAL_MARK = "__swarmgraph_needs_approval__"
-_MARK = APPROVAL_MARK
-
-
-def decisions_middleware() -> Sequence[Any]:
-    """The middleware a run with an approval-marked or ``@effect`` tool gets (or one taking an
-    ``idempotency_key``): graph/features/decisions.py's
-    :class:`~swarmgraph.graph.features.decisions.DecisionsMiddleware`, loaded on the first run
-    that needs it. By name: that module imports this one, so an import here would be a circle.
-
-    Example:
-        >>> [type(m).__name__ for m in decisions_middleware()]
-        ['DecisionsMiddleware']
-    """
-    decisions: Any = importlib.import_module(".decisions", __package__)
-    return decisions.marked_middleware()
-
-
-# A run with such a tool gets approvals and effects (the core asks only graph/core/marks.py).
-register_mark(APPROVAL_MARK, decisions_middleware)
-
-
-def needs_approval(func: F) -> F:
-    """Mark a tool function: the run stops for a human's decision before it is called.
-
-    Usable as a decorator or as ``needs_approval(func)``; the function itself is unchanged.
-
-    Example:
-        >>> def delete_account(user_id: int) -> str:
-        ...     return "deleted"
-        >>> requires_approval(needs_approval(delete_account))
-        True
-    """
-    return mark(func, _MARK)
 
 
 def requires_approval(func: Any) -> bool:
-    """Whether ``func`` was marked with :func:`needs_approval` (also through ``__wrapped__``)."""
-    return is_marked(func, _MARK)
+    """Whether ``func`` was marked with ``needs_approval`` (also through ``__wrapped__``)."""
+    return is_marked(func, APPROVAL_MARK)
 
 
 class PendingApproval(BaseModel):

@@ -2,9 +2,9 @@
 decision (``@needs_approval``, or an ``@effect`` call in doubt), decided through the run's
 effect ledger and the caller (``Swarm.run(approvals=)``) or LangGraph's ``interrupt()``.
 
-A middleware, :class:`DecisionsMiddleware`: the marks ``@needs_approval`` and ``@effect`` and
-the injected ``idempotency_key`` bring it (:func:`marked_middleware`, registered with
-graph/core/marks.py and graph/core/injected.py by approvals.py and effects.py), so it joins
+A middleware, :class:`DecisionsMiddleware`: the marks :func:`needs_approval` and :func:`effect`
+(defined here) and the injected ``idempotency_key`` bring it (:func:`marked_middleware`,
+registered here with graph/core/marks.py and graph/core/injected.py), so it joins
 only a run one of whose tools is marked (``RunControl.marked``), and a swarm without marked
 tools never loads this module. It acts at the
 two moments of a step the core offers any middleware (graph/core/middleware.py): its
@@ -15,7 +15,6 @@ the next step to decide and hands the tool runner the reply's effect bookkeeping
 
 Example:
     >>> from swarmgraph.graph import Agent, ScriptedChatModel, Swarm, scripted_tool_call
-    >>> from swarmgraph.graph.features.approvals import needs_approval
     >>> @needs_approval
     ... def refund(order_id: int) -> str:
     ...     '''Refund an order.'''
@@ -37,18 +36,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langgraph.types import Command, interrupt
 
-from ..core.marks import loaded
+from ..core.injected import InjectedParam, register_injected
+from ..core.marks import loaded, mark, register_mark
 from ..core.run_control import RunControl
 from ..core.runtime import GraphRuntime
 from ..core.state import SwarmState, current_branch
 from ..core.types import Agent, AgentFunction
 from .approvals import (
+    APPROVAL_MARK,
     ApprovalsRun,
     Decision,
     PendingApproval,
@@ -62,10 +63,13 @@ from .approvals import (
 )
 from .effect_store import ledger_for
 from .effects import (
+    EFFECT_MARK,
+    IDEMPOTENCY_PARAM,
     EffectCall,
     EffectLedger,
     EffectOutcome,
     RunEffects,
+    call_idempotency_key,
     effect_key,
     is_effect,
     question_key,
@@ -89,9 +93,13 @@ __all__ = [
     "checked_approvals",
     "decide",
     "decide_waiting",
+    "effect",
     "effects_of",
     "marked_middleware",
+    "needs_approval",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def decide_waiting(runtime: GraphRuntime, turn: Turn, admit: Admit, node: str) -> bool:
@@ -295,6 +303,57 @@ def marked_middleware() -> tuple[DecisionsMiddleware]:
         True
     """
     return (DecisionsMiddleware(),)
+
+
+# The marks are set here, beside the middleware they bring, and not in approvals.py or
+# effects.py: this module reads those two, so a mark defined there could reach this middleware
+# only through an import circle.
+register_mark(APPROVAL_MARK, marked_middleware)
+register_mark(EFFECT_MARK, marked_middleware)
+register_injected(
+    InjectedParam(
+        IDEMPOTENCY_PARAM,
+        "a key that stays the same for this one call in this conversation, for an external "
+        "API's own de-duplication (every run gives it: graph/features/effects.py)",
+        make=call_idempotency_key,
+        brings=marked_middleware,
+    )
+)
+
+
+def needs_approval(func: F) -> F:
+    """Mark a tool function: the run stops for a human's decision before it is called
+    (graph/features/approvals.py).
+
+    Usable as a decorator or as ``needs_approval(func)``; the function itself is unchanged.
+
+    Example:
+        >>> from swarmgraph.graph.features.approvals import requires_approval
+        >>> def delete_account(user_id: int) -> str:
+        ...     return "deleted"
+        >>> requires_approval(needs_approval(delete_account))
+        True
+    """
+    return mark(func, APPROVAL_MARK)
+
+
+def effect(func: F) -> F:
+    """Mark a tool whose side effect must happen at most once (a payment, an email;
+    graph/features/effects.py).
+
+    With a ledger (``Session``, or a compiled graph with a store) the call is recorded before
+    it runs and after; a retry never runs it again, and a call whose process died while it ran
+    comes back for a human's decision (``PendingApproval.in_doubt``). Usable as a decorator
+    or as ``effect(func)``; the function itself is unchanged.
+
+    Example:
+        >>> from swarmgraph.graph.features.effects import is_effect
+        >>> def refund(order_id: int) -> str:
+        ...     return "refunded"
+        >>> is_effect(effect(refund))
+        True
+    """
+    return mark(func, EFFECT_MARK)
 
 
 def effects_of(runtime: GraphRuntime, turn: Turn, reply: AIMessage) -> RunEffects:

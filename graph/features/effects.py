@@ -1,6 +1,7 @@
 """Tools whose side effect must happen at most once: ``@effect``, and the ledger the engine asks.
 
-A tool marked :func:`effect` (and every ``@needs_approval`` tool) pays, sends, deletes: running
+A tool marked ``effect`` (graph/features/decisions.py, the middleware that acts on the mark;
+and every ``@needs_approval`` tool) pays, sends, deletes: running
 it twice is a bug nobody can undo. When a run carries an :class:`EffectLedger`
 (``Session`` gives every run one; a compiled graph with a store gets one from it, see
 :mod:`swarmgraph.graph.features.effect_store`), it is asked around each such call, in the one
@@ -33,6 +34,7 @@ Without a ledger (a stateless ``Swarm.run``) an effect tool runs when the model 
 tool does: there is nowhere to remember that it ran.
 
 Example:
+    >>> from swarmgraph.graph import effect
     >>> @effect
     ... def charge(order_id: int, idempotency_key: str) -> str:
     ...     '''Charge an order.'''
@@ -50,19 +52,17 @@ import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ..core.injected import InjectedParam, register_injected
-from ..core.marks import is_marked, mark, register_mark
+from ..core.marks import is_marked
 from ..core.schema import tool_spec
 from ..core.state import current_branch
 from .approvals import (
     APPROVAL_MARK,
     Decision,
     WaitingCalls,
-    decisions_middleware,
     held_calls,
     open_calls,
 )
@@ -82,7 +82,6 @@ __all__ = [
     "TurnSoFar",
     "call_idempotency_key",
     "default_idempotency_key",
-    "effect",
     "effect_key",
     "is_effect",
     "question_key",
@@ -92,42 +91,22 @@ __all__ = [
     "waiting",
 ]
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 #: ``@effect``'s mark (graph/core/marks.py): the call runs at most once (recorded before and
-#: after, with a ledger).
+#: after, with a ledger). graph/features/decisions.py sets it and registers what it brings.
 EFFECT_MARK = "__swarmgraph_effect__"
-_MARK = EFFECT_MARK
 #: The parameter an effect tool gets its idempotency key in (graph/core/injected.py).
 IDEMPOTENCY_PARAM = "idempotency_key"
 
 
-def effect(func: F) -> F:
-    """Mark a tool whose side effect must happen at most once (a payment, an email).
-
-    With a ledger (``Session``, or a compiled graph with a store) the call is recorded before
-    it runs and after; a retry never runs it again, and a call whose process died while it ran
-    comes back for a human's decision (``PendingApproval.in_doubt``). Usable as a decorator
-    or as ``effect(func)``; the function itself is unchanged.
-
-    Example:
-        >>> def refund(order_id: int) -> str:
-        ...     return "refunded"
-        >>> is_effect(effect(refund))
-        True
-    """
-    return mark(func, _MARK)
-
-
 def is_effect(func: Any) -> bool:
-    """Whether ``func`` is marked :func:`effect` or ``@needs_approval`` (through wrappers).
+    """Whether ``func`` is marked ``effect`` or ``needs_approval`` (through wrappers).
 
     Example:
-        >>> from swarmgraph.graph.features.approvals import needs_approval
+        >>> from swarmgraph.graph import needs_approval
         >>> is_effect(needs_approval(lambda: "x")), is_effect(lambda: "x")
         (True, False)
     """
-    return is_marked(func, _MARK) or is_marked(func, APPROVAL_MARK)
+    return is_marked(func, EFFECT_MARK) or is_marked(func, APPROVAL_MARK)
 
 
 def default_idempotency_key(key: str, scope: str = "") -> str:
@@ -156,19 +135,6 @@ def call_idempotency_key(call_id: str, tool: str, arguments: Any, records: Any) 
     if records is None:
         return default_idempotency_key(call_id)
     return cast("RunEffects", records).idempotency_key(records.call(call_id, tool, arguments))
-
-
-# What the marks and the injected key mean for a run: approvals and effects join it.
-register_mark(EFFECT_MARK, decisions_middleware)
-register_injected(
-    InjectedParam(
-        IDEMPOTENCY_PARAM,
-        "a key that stays the same for this one call in this conversation, for an external "
-        "API's own de-duplication (every run gives it: graph/features/effects.py)",
-        make=call_idempotency_key,
-        brings=decisions_middleware,
-    )
-)
 
 
 def effect_key(call_id: str, reply_id: str | None) -> str:
@@ -460,7 +426,7 @@ def waiting(
         >>> from swarmgraph.graph.models import ModelResolver
         >>> from swarmgraph.graph.core.runtime import GraphRuntime
         >>> from swarmgraph.graph.core.types import Agent
-        >>> from swarmgraph.graph.features.approvals import needs_approval
+        >>> from swarmgraph.graph import needs_approval
         >>> refunds = Agent(name="Refunds", functions=[needs_approval(lambda: "refunded")])
         >>> runtime = GraphRuntime({"Refunds": refunds}, ModelResolver(), 10)
         >>> reply = AIMessage("", name="Refunds", tool_calls=[

@@ -434,7 +434,7 @@ def _mark_for_approval(agents: list, names: list[str]) -> None:
     functions stay unmarked (a marked copy replaces each in these agents only)."""
     import functools
 
-    from ..graph.features.approvals import needs_approval
+    from ..graph.features.decisions import needs_approval
 
     known = {f.__name__ for agent in agents for f in agent.functions}
     unknown = sorted(set(names) - known)
