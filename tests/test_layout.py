@@ -149,8 +149,8 @@ def test_cycle_finder_sees_a_feature_importing_its_importer_by_name():
     modules = source_modules()
     name = "swarmgraph.graph.features.approvals"
     tree = ast.parse(
-        'import importlib\n'
-        'def brings():\n'
+        "import importlib\n"
+        "def brings():\n"
         '    return importlib.import_module(".decisions", __package__).marked_middleware()\n'
     )
     found = imports_by_name(tree, name.rpartition(".")[0], modules)

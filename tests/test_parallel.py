@@ -32,6 +32,7 @@ from swarmgraph import (
     Result,
     ScriptedChatModel,
     Swarm,
+    SwarmError,
     build_swarm_graph,
     needs_approval,
     scripted_tool_call,
@@ -563,6 +564,25 @@ def test_an_approval_inside_a_branch_pauses_the_run_and_resumes_with_its_branche
     billing = done.branches[0]["messages"]
     assert [m["role"] for m in billing] == ["assistant", "tool", "assistant"]
     assert billing[1]["content"] == "Refunded 7."
+
+
+def test_branches_entries_that_cannot_resume_are_refused_before_anything_runs():
+    """An entry of ``branches=`` without what resuming needs is a SwarmError naming the entry
+    and the keys, not a KeyError from inside the run; the keys a run can fill in itself (error,
+    task, context, trail) may be left out."""
+    desk, models = approval_desk()
+    swarm = swarm_of(models)
+    paused = swarm.run(desk, USER)
+    history = USER + paused.messages
+    broken = [dict(paused.branches[0]), {"branch": "Tech", "status": "answered"}]
+    with pytest.raises(SwarmError, match=r"branches=\[1\]: .*missing: agent, answer, plan"):
+        swarm.run(desk, history, approvals={"refund-7": True}, branches=broken)
+    assert len(models["tech"].calls) == 1 and len(models["billing"].calls) == 1  # nothing ran
+    optional = ("error", "task", "context_variables", "handoff_trail")
+    trimmed = [{k: v for k, v in b.items() if k not in optional} for b in paused.branches]
+    done = swarm.run(desk, history, approvals={"refund-7": True}, branches=trimmed)
+    assert joined(done) == {"Billing": "Refunded.", "Tech": "Router fine."}
+    assert [b["status"] for b in done.branches] == ["answered", "answered"]
 
 
 @pytest.mark.parametrize("saver", ["memory", "sqlite"])

@@ -94,6 +94,7 @@ __all__ = [
     "BRANCHES_KEY",
     "BRANCH_NODE",
     "JOIN_NODE",
+    "BranchEntry",
     "BranchNode",
     "BranchResult",
     "BranchTask",
@@ -119,7 +120,7 @@ class FanOutRun(RunState):
     the fan-outs' ids in the order they happened, what a branch raised (the join re-raises
     it), and the fan-out a resumed run picks up (``Swarm.run(..., branches=)``)."""
 
-    branches: list[dict[str, Any]] = field(default_factory=list)
+    branches: list[BranchRecord] = field(default_factory=list)
     fan_outs: list[str] = field(default_factory=list)
     branch_errors: dict[tuple[str, int], BaseException] = field(default_factory=dict)
     resume: Any = None  # the Sends that pick a paused fan-out up
@@ -130,7 +131,7 @@ class FanOutRun(RunState):
     #: every branch's latest resumable record, by fan-out id and branch index.
     live: dict[str, BranchTask] = field(default_factory=dict)
     started: dict[str, tuple[list[BaseMessage], dict[str, Any], str]] = field(default_factory=dict)
-    progress: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    progress: dict[str, dict[int, BranchEntry]] = field(default_factory=dict)
 
 
 def fan_out_run(control: RunControl) -> FanOutRun:
@@ -189,6 +190,58 @@ class BranchResult(TypedDict):
     messages: list[AnyMessage]  # the branch's own messages
     context_variables: dict[str, Any]
     active_agent: str  # the name of the agent holding the branch when it ended
+
+
+class BranchOutcome(TypedDict):
+    """How one branch ended, as ``Response.branches`` and a joined answer show it (its
+    ``messages`` are added by the shapes below, as LangChain messages or Swarm dicts)."""
+
+    branch: str  # its label; "Outer/Inner" inside a nested fan-out
+    agent: str  # the name of the agent it started with
+    status: BranchStatus
+    answer: str | None
+    error: str | None
+    context_variables: dict[str, Any]  # where it left them
+    active_agent: str  # the name of the agent holding it when it ended
+
+
+class ResumableBranch(BranchOutcome):
+    """A branch's outcome with what a run that picks its fan-out up needs
+    (``Swarm.run(..., branches=response.branches)``, :func:`resume_from_records`)."""
+
+    plan: FanOutPlan
+    index: int
+    task: str | None
+    handoff: str
+    start_key: str  # the state key of the agent it started with
+    active_key: str  # the state key of the agent holding it
+    handoff_trail: list[str]
+
+
+class BranchRecord(ResumableBranch):
+    """A branch as the run keeps it (``FanOutRun.branches``): its own messages."""
+
+    messages: list[AnyMessage]
+
+
+class BranchEntry(ResumableBranch):
+    """One entry of ``Response.branches`` (:func:`branch_records`): its own messages as
+    Swarm-style dicts, and their ids beside them (an effect call is named by the id of the reply
+    that asked for it, so a resumed branch must find its reply under the same id)."""
+
+    messages: list[dict[str, Any]]
+    message_ids: list[str | None]
+
+
+class BranchShown(BranchOutcome):
+    """A branch as a joined answer keeps it (``additional_kwargs[BRANCHES_KEY]``)."""
+
+    messages: list[dict[str, Any]]
+
+
+#: The keys :func:`resume_from_records` cannot do without in an entry a caller passes back.
+_RESUME_KEYS = ("branch", "agent", "status", "answer", "plan", "index", "handoff", "start_key",
+                "active_key")  # fmt: skip
 
 
 def gather_results(
@@ -579,16 +632,16 @@ class BranchNode:
             "active_agent": agent.name,
         }
         _book_branch(control, path, start_agent.name, started, time.perf_counter(), status)
-        record = {
-            **_public(result, path),
-            # what a resumed run needs (Swarm.run(..., branches=response.branches))
+        record: BranchRecord = {
+            **_outcome(result, path),
+            "messages": result["messages"],
             "plan": task["plan"],
             "index": task["index"],
             "task": task["task"],
             "handoff": task["handoff"],
+            "start_key": task["agent"],
             "active_key": final.get("active_agent") or task["active_agent"],
             "handoff_trail": list(final.get("handoff_trail") or []),
-            "start_key": task["agent"],
         }
         with fan_out_run(control).lock:
             fan_out_run(control).branches.append(record)
@@ -597,14 +650,13 @@ class BranchNode:
         return Command(update={"parallel_results": [result]}, goto=JOIN_NODE)
 
 
-def _public(result: BranchResult, path: str) -> dict[str, Any]:
+def _outcome(result: BranchResult, path: str) -> BranchOutcome:
     return {
         "branch": path,
         "agent": result["agent"],
         "status": result["status"],
         "answer": result["answer"],
         "error": result["error"],
-        "messages": result["messages"],
         "context_variables": result["context_variables"],
         "active_agent": result["active_agent"],
     }
@@ -754,8 +806,8 @@ class JoinNode:
         return answers
 
 
-def _shown(result: BranchResult) -> dict[str, Any]:
-    return {**_public(result, result["label"]), "messages": to_openai(result["messages"])}
+def _shown(result: BranchResult) -> BranchShown:
+    return {**_outcome(result, result["label"]), "messages": to_openai(result["messages"])}
 
 
 def _answer_text(result: BranchResult | None, control: RunControl) -> str:
@@ -773,7 +825,7 @@ def _answer_text(result: BranchResult | None, control: RunControl) -> str:
 
 
 # -- Response.branches and resuming a paused fan-out ------------------------------------------
-def branch_records(control: RunControl) -> list[dict[str, Any]]:
+def branch_records(control: RunControl) -> list[BranchEntry]:
     """``Response.branches``: every branch this run ran, fan-out by fan-out, each in the order
     its agents were given; messages as Swarm-style dicts.
 
@@ -791,14 +843,16 @@ def branch_records(control: RunControl) -> list[dict[str, Any]]:
     records.sort(
         key=lambda r: (order.get(r["plan"]["id"], len(order)), r["branch"].count("/"), r["index"])
     )
-    return [_resumable(r, r["messages"]) for r in records]
+    return [_entry(r, r["messages"]) for r in records]
 
 
-def _resumable(record: dict[str, Any], messages: Sequence[BaseMessage]) -> dict[str, Any]:
-    """``record`` with its ``messages`` as Swarm dicts, and their ids beside them
-    (``message_ids``): an effect call is named by the id of the reply that asked for it, so a
-    resumed branch must find its reply under the same id (see ``_with_ids``)."""
-    return {**record, "messages": to_openai(messages), "message_ids": [m.id for m in messages]}
+def _entry(record: ResumableBranch, messages: Sequence[BaseMessage]) -> BranchEntry:
+    """``record`` as ``Response.branches`` gives it: its ``messages`` as Swarm dicts, and their
+    ids beside them (``message_ids``, read back by ``_with_ids``)."""
+    fields = {k: v for k, v in record.items() if k != "messages"}
+    entry = cast("BranchEntry", fields)
+    entry["messages"], entry["message_ids"] = to_openai(messages), [m.id for m in messages]
+    return entry
 
 
 def _with_ids(messages: list[BaseMessage], ids: Any) -> list[BaseMessage]:
@@ -829,19 +883,20 @@ def history_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
 
 
 def resume_from_records(
-    records: Sequence[dict[str, Any]], control: RunControl
+    records: Sequence[Mapping[str, Any]], control: RunControl
 ) -> tuple[FanOutPlan, list[BranchTask], list[BranchResult]] | None:
     """The fan-out a run paused in (``Response.branches`` of that run): its plan, a task per
     branch still to run (continuing from its messages), the results of those that answered.
-    ``None`` when no branch of it waits. Nested fan-outs resume inside their branch."""
-    top = [dict(r) for r in records if "/" not in r.get("branch", "")]
-    if not top or all(r.get("status") in ("answered", "failed", "refused") for r in top):
+    ``None`` when no branch of it waits. Nested fan-outs resume inside their branch. An entry
+    that lacks what resuming needs is a :class:`SwarmError` saying which, before anything runs.
+    """
+    top = [_read_entry(n, r) for n, r in enumerate(records) if "/" not in str(r.get("branch"))]
+    if not top or all(r["status"] in ("answered", "failed", "refused") for r, _ in top):
         return None
-    plan = cast("FanOutPlan", top[0]["plan"])
+    plan = top[0][0]["plan"]
     tasks: list[BranchTask] = []
     done: list[BranchResult] = []
-    for record in top:
-        own = _with_ids(to_langchain(record.get("messages") or []), record.get("message_ids"))
+    for record, own in top:
         if record["status"] in ("answered", "refused"):
             done.append(
                 {
@@ -850,10 +905,10 @@ def resume_from_records(
                     "agent": record["agent"],
                     "status": record["status"],
                     "answer": record["answer"],
-                    "error": record.get("error"),
-                    "messages": cast("list[AnyMessage]", own),
-                    "context_variables": dict(record.get("context_variables") or {}),
-                    "active_agent": record.get("active_agent") or record["agent"],
+                    "error": record["error"],
+                    "messages": own,
+                    "context_variables": dict(record["context_variables"]),
+                    "active_agent": record["active_agent"],
                 }
             )
             with fan_out_run(control).lock:
@@ -865,17 +920,39 @@ def resume_from_records(
                 "index": record["index"],
                 "label": record["branch"],
                 "agent": record["start_key"],
-                "task": record.get("task"),
+                "task": record["task"],
                 "handoff": record["handoff"],
-                "messages": [],  # the input is rebuilt from the resumed run's history
+                "messages": own,  # then the input, rebuilt in front (resumed_tasks)
                 "start": 0,
-                "context_variables": dict(record.get("context_variables") or {}),
+                "context_variables": dict(record["context_variables"]),
                 "active_agent": record["active_key"],
-                "handoff_trail": list(record.get("handoff_trail") or []),
+                "handoff_trail": list(record["handoff_trail"]),
             }
         )
-        tasks[-1]["messages"] = cast("list[AnyMessage]", own)
     return plan, tasks, done
+
+
+def _read_entry(n: int, entry: Mapping[str, Any]) -> tuple[ResumableBranch, list[AnyMessage]]:
+    """Entry ``n`` of ``Swarm.run(branches=)`` (``Response.branches``, or the records a turn
+    that died inside a fan-out kept), and its messages read back with their ids. What a hand-
+    made entry may leave out gets the value the run would have written."""
+    missing = [key for key in _RESUME_KEYS if key not in entry]
+    if missing or not isinstance(entry.get("plan"), Mapping):
+        raise SwarmError(
+            f"branches=[{n}]: not an entry of Response.branches (missing: "
+            f"{', '.join(missing) or 'a plan'}); pass back the response's branches as they are"
+        )
+    fields = {k: v for k, v in entry.items() if k not in ("messages", "message_ids")}
+    record = cast("ResumableBranch", {
+        **fields,
+        "error": entry.get("error"),
+        "context_variables": entry.get("context_variables") or {},
+        "active_agent": entry.get("active_agent") or entry["agent"],
+        "task": entry.get("task"),
+        "handoff_trail": entry.get("handoff_trail") or [],
+    })  # fmt: skip
+    own = _with_ids(to_langchain(entry.get("messages") or []), entry.get("message_ids"))
+    return record, cast("list[AnyMessage]", own)
 
 
 def resumed_tasks(
@@ -947,12 +1024,12 @@ def _track(
     plan: FanOutPlan,
     start: tuple[list[BaseMessage], dict[str, Any]],
     tasks: list[BranchTask],
-    records: list[dict[str, Any]],
+    records: Sequence[Mapping[str, Any]],
 ) -> None:
     """Note where a top-level fan-out started (the main messages and context ``start``), and a
     resumable record of each branch: ``records`` (a resumed fan-out's, answered ones too),
     else the task as it starts."""
-    kept: dict[int, dict[str, Any]] = {int(r["index"]): r for r in records}
+    kept = {int(r["index"]): cast("BranchEntry", dict(r)) for r in records}
     for task in tasks:
         if task["index"] not in kept:
             name = runtime.agent_for(task["agent"], control).name
@@ -975,11 +1052,11 @@ def _branch_record(
     active: str,
     active_key: str | None = None,
     trail: Sequence[str] | None = None,
-) -> dict[str, Any]:
+) -> BranchEntry:
     """A branch that waits to go on from ``own`` (its messages so far), with the agent it
     started with (``start``) and the one that holds it (``active``, state key ``active_key``),
     as :func:`resume_from_records` reads it."""
-    record = {
+    record: ResumableBranch = {
         "branch": task["label"],
         "agent": start,
         "status": "waiting",
@@ -995,7 +1072,7 @@ def _branch_record(
         "handoff_trail": list(task["handoff_trail"] if trail is None else trail),
         "start_key": task["agent"],
     }
-    return _resumable(record, own)
+    return _entry(record, own)
 
 
 def progress_of(
@@ -1023,7 +1100,7 @@ def progress_of(
     active_key = runtime.key_for(turn.agent, control)
     trail = list(turn.state.get("handoff_trail") or [])
 
-    def branches() -> list[dict[str, Any]]:
+    def branches() -> list[BranchEntry]:
         with run.lock:
             return [run.progress[plan_id][i] for i in sorted(run.progress[plan_id])]
 

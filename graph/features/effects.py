@@ -242,7 +242,7 @@ class FanOutSoFar:
     messages: list[BaseMessage]
     context: dict[str, Any]
     agent: Agent
-    branches: Callable[[], list[dict[str, Any]]]
+    branches: Callable[[], Sequence[Mapping[str, Any]]]
 
 
 @dataclass
