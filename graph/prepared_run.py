@@ -217,6 +217,9 @@ class PreparedRun(AbstractContextManager):
         # The state's messages are typed as LangChain's AnyMessage union, whose classes are
         # the ones to_langchain builds.
         history = cast("list[AnyMessage]", to_langchain(copies))
+        if not isinstance(request.max_turns, (int, float)):
+            kind = type(request.max_turns).__name__
+            raise TypeError(f"max_turns must be a number (an int, or float('inf')), got {kind}")
         control = RunControl(
             model_override=request.model_override,
             max_turns=request.max_turns,

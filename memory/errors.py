@@ -19,6 +19,7 @@ from typing import Any
 # Absolute: pytest imports memory/backends as a package of its own folder once (for its
 # setup), and a relative import out of memory/ fails there.
 from swarmgraph.graph.core.errors import SwarmgraphError, SwarmgraphWarning
+from swarmgraph.graph.core.errors import UnknownAgentWarning as UnknownAgentWarning  # Session's too
 
 from .urls import redact_url, scrub
 
@@ -178,10 +179,6 @@ class UnstorableFactWarning(SwarmgraphWarning):
     """An extractor found a fact long-term memory cannot store (a value over 64 KiB or
     empty, a key empty or over 256 bytes, a NUL or an unpaired surrogate in either): it was
     refused at extraction, never queued, and the turn's other facts were stored."""
-
-
-class UnknownAgentWarning(SwarmgraphWarning):
-    """The stored active agent is not among the Session's known agents; the given one runs."""
 
 
 class UnknownAgentError(SwarmgraphError, LookupError):

@@ -20,6 +20,11 @@ import ast
 import sys
 from pathlib import Path
 
+try:  # tests/ on sys.path (rootdir conftest) or the repo root
+    from import_names import imported_by_name
+except ImportError:  # pragma: no cover
+    from tests.import_names import imported_by_name
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -36,10 +41,12 @@ def modules(root: Path, package: str = "graph") -> dict[str, Path]:
 
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The modules of ``known`` that ``name`` imports anywhere in its file: at module level,
-    inside functions and under ``if TYPE_CHECKING:``; ``swarmgraph.graph`` is ``graph``."""
+    inside functions and under ``if TYPE_CHECKING:``, or by name (tests/import_names.py);
+    ``swarmgraph.graph`` is ``graph``."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = imported_by_name(tree, package)  # a module loaded by name is imported too
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -117,8 +124,14 @@ def test_the_walker_finds_a_circle_made_of_a_type_only_import(tmp_path):
     (pkg / "core" / "step.py").write_text("def f():\n    from swarmgraph.graph.c import C\n")
     (pkg / "c.py").write_text("from .core import step\n")
     (pkg / "d.py").write_text("from .a import A\n")  # imports into a circle: not in one
+    (pkg / "e.py").write_text(  # loads f by name, and f imports it back
+        "import importlib\ndef g():\n    return importlib.import_module('.f', __package__)\n"
+    )
+    (pkg / "f.py").write_text("from .e import g\n")
     found = graph_circles(tmp_path)
-    assert sorted(map(sorted, found)) == [["graph.a", "graph.b"], ["graph.c", "graph.core.step"]]
+    assert sorted(map(sorted, found)) == [
+        ["graph.a", "graph.b"], ["graph.c", "graph.core.step"], ["graph.e", "graph.f"]
+    ]  # fmt: skip
 
 
 def test_graph_has_no_import_circle():

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 try:  # tests/ on sys.path (rootdir conftest) or the repo root
+    from import_names import imported_by_name
     from wheel_venv import run_python
 except ImportError:  # pragma: no cover
+    from tests.import_names import imported_by_name
     from tests.wheel_venv import run_python
 
 try:
@@ -64,34 +66,8 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 found.add(sub if sub in modules else target)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    found |= imports_by_name(tree, package, modules)
+    found |= imported_by_name(tree, package)  # loaded by name later: still an import
     return {m for m in found if m in modules and m != name}
-
-
-def imports_by_name(tree: ast.Module, package: str, modules: dict[str, Path]) -> set[str]:
-    """Library modules a module names as strings, to be imported later: a relative name
-    (``import_module(".decisions", __package__)``, the backend registry's
-    ``import_paused(BACKENDS[scheme], __name__)``) or one built from the module's own
-    (``f"{__name__}.features.decisions"``, ``f"{__package__}.features.native"``). Such an
-    import is still an edge: a circle through it is a circle."""
-    own = {"__name__": package, "__package__": package}
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            rel = node.value
-            if rel.startswith(".") and rel[1:].replace(".", "_").isidentifier():
-                found.add(f"{package}{rel}")
-        elif isinstance(node, ast.JoinedStr) and len(node.values) == 2:
-            head, tail = node.values
-            if (
-                isinstance(head, ast.FormattedValue)
-                and isinstance(head.value, ast.Name)
-                and head.value.id in own
-                and isinstance(tail, ast.Constant)
-                and isinstance(tail.value, str)
-            ):
-                found.add(f"{own[head.value.id]}{tail.value}")
-    return {m for m in found if m in modules}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -153,8 +129,8 @@ def test_cycle_finder_sees_a_feature_importing_its_importer_by_name():
         "def brings():\n"
         '    return importlib.import_module(".decisions", __package__).marked_middleware()\n'
     )
-    found = imports_by_name(tree, name.rpartition(".")[0], modules)
-    assert found == {"swarmgraph.graph.features.decisions"}
+    found = imported_by_name(tree, name.rpartition(".")[0])
+    assert found & set(modules) == {"swarmgraph.graph.features.decisions"}
     assert name in import_graph()["swarmgraph.graph.features.decisions"]
 
 

@@ -70,6 +70,11 @@ class SwarmgraphWarning(UserWarning):
     SwarmgraphWarning)`` turns all of ours into errors)."""
 
 
+class UnknownAgentWarning(SwarmgraphWarning):
+    """The conversation names an active agent this swarm does not know (a compiled graph's
+    state, a Session's stored conversation); another agent picks the conversation up."""
+
+
 class SwarmError(SwarmgraphError, RuntimeError):
     """Base class for errors that stop a run.
 

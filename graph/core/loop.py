@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import HandoffLoopError
 from .injected import CONTEXT_PARAM
+from .state import as_context
 
 if TYPE_CHECKING:
     from .state import StateUpdate
@@ -62,7 +63,7 @@ def copy_context(context_variables: Mapping[str, Any] | None) -> dict[str, Any]:
         >>> given["user"]["name"], copy_context(None)
         ('Ming', {})
     """
-    return copy.deepcopy(dict(context_variables or {}))
+    return copy.deepcopy(as_context(context_variables or {}))
 
 
 def instructions(agent: Agent, context_variables: Mapping[str, Any]) -> str:

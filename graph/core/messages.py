@@ -46,6 +46,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from pydantic import BaseModel as PydanticBaseModel
+from pydantic import ValidationError
 
 __all__ = [
     "EXTRA_KEYS",
@@ -228,13 +229,23 @@ def message_to_langchain(m: Mapping[str, Any] | BaseMessage, index: int = 0) -> 
     Traceback (most recent call last):
     ...
     ValueError: message 3: unknown role 'robot' (expected user, assistant, ...)
+    >>> message_to_langchain({"role": "user", "content": 5}, 1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: message 1 (user): content: Input should be a valid string or ...
     """
     if isinstance(m, BaseMessage):
         return m
     if not isinstance(m, Mapping):
         m = _sdk_message_as_dict(m, index)
     role = m.get("role")
-    message = _message_for_role(m, role, index)
+    try:
+        message = _message_for_role(m, role, index)
+    except ValidationError as err:  # a field LangChain's message refuses: say which message
+        field = err.errors()[0]["loc"][:1]
+        said = dict.fromkeys(e["msg"] for e in err.errors() if e["loc"][:1] == field)
+        where = "".join(str(part) for part in field)
+        raise ValueError(f"message {index} ({role}): {where}: {' or '.join(said)}") from None
     # a known role here: _message_for_role refused any other
     own = _OWN_KEYS[role]  # type: ignore[index]
     extras = {key: value for key, value in m.items() if key not in own}

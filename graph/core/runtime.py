@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import json
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableBinding
 from langgraph.types import Command
 
-from .errors import HandoffLoopError
+from .errors import HandoffLoopError, UnknownAgentWarning
 from .handoffs import Handoff, Way, handoff_verdict
 from .loop import switch_agent
 from .marks import any_marked, marked_middleware
@@ -432,7 +433,14 @@ class GraphRuntime:
         if key in dynamic:
             return DYNAMIC_NODE
         # A checkpoint written by another process may name an unforeseen agent this
-        # process never saw; the default agent picks the conversation up.
+        # process never saw; the default agent picks the conversation up, and says so.
+        warnings.warn(
+            f"the conversation's active agent {key!r} is no agent of this graph (one a tool "
+            f"made in another process, or a name given wrong); {self.default_node!r} picks "
+            "the conversation up",
+            UnknownAgentWarning,
+            stacklevel=2,
+        )
         return self.default_node
 
     # -- handoffs and routing ---------------------------------------------------------

@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Annotated, Any
@@ -36,9 +36,32 @@ def merge_context(left: dict[str, Any] | None, right: dict[str, Any] | None) -> 
     """
     if not right:
         return left if left is not None else {}
+    if not isinstance(right, Mapping):  # a graph's input given as pairs, or a model's fields
+        right = as_context(right)
     if not left:
         return dict(right)
     return {**left, **right}
+
+
+def as_context(value: Any) -> dict[str, Any]:
+    """``value`` as a ``context_variables`` dict: what ``dict()`` makes of it, as Swarm takes
+    it (a dict, key-value pairs, a pydantic model's fields), or a clear error.
+
+    Example:
+        >>> as_context([("user", "Ming")])
+        {'user': 'Ming'}
+        >>> as_context(["Ming"])
+        Traceback (most recent call last):
+        ...
+        TypeError: context_variables must be a dict (or what dict() takes), got list
+    """
+    try:
+        return dict(value)
+    except (TypeError, ValueError):
+        kind = type(value).__name__
+        raise TypeError(
+            f"context_variables must be a dict (or what dict() takes), got {kind}"
+        ) from None
 
 
 class SwarmState(TypedDict):
