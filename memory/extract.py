@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableBinding, RunnableSequence
+from langchain_core.utils.function_calling import convert_to_json_schema
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 Rule = str | re.Pattern | Callable[[str], Any]
@@ -46,10 +48,42 @@ class Structured:
 
     def __init__(self, model: Any, schema: type[BaseModel]) -> None:
         self.model, self.schema = model, schema
-        self.runnable = model.with_structured_output(schema)
+        self.runnable = schema_described_once(model.with_structured_output(schema))
 
     def invoke(self, messages: list[BaseMessage]) -> Any:
         return self.runnable.invoke(messages)
+
+
+def schema_described_once(runnable: Any) -> Any:
+    """``runnable`` (what ``with_structured_output`` made) with the schema LangChain keeps for
+    its tracing metadata (``ls_structured_output_format``) turned into JSON schema now, once.
+    A chat model's ``generate`` converts it on every call, tracer or not, from the pydantic
+    class: the bulk of a scripted extraction call (a few ms for a 20-field schema). Given the
+    JSON schema instead, it converts it to the same dict in microseconds. A runnable of another
+    shape is returned as it is.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> from swarmgraph.graph import ScriptedChatModel
+        >>> class Pet(BaseModel):
+        ...     name: str | None = None
+        >>> made = schema_described_once(ScriptedChatModel([]).with_structured_output(Pet))
+        >>> made.first.kwargs["ls_structured_output_format"]["schema"]["title"]
+        'Pet'
+    """
+    first = runnable.first if isinstance(runnable, RunnableSequence) else runnable
+    if not isinstance(first, RunnableBinding):
+        return runnable
+    told = first.kwargs.get("ls_structured_output_format")
+    if not isinstance(told, dict) or not isinstance(told.get("schema"), type):
+        return runnable
+    try:
+        schema = convert_to_json_schema(told["schema"])
+    except ValueError:  # LangChain would drop the metadata on every call: leave that to it
+        return runnable
+    kwargs = {**first.kwargs, "ls_structured_output_format": {**told, "schema": schema}}
+    bound = first.model_copy(update={"kwargs": kwargs})
+    return runnable.model_copy(update={"first": bound}) if first is not runnable else bound
 
 
 EXTRACT_PROMPT = (

@@ -82,3 +82,41 @@ def test_model_is_not_called_when_rules_found_everything_or_nothing_was_said():
 def test_user_texts_reads_content_blocks():
     blocks = HumanMessage([{"type": "text", "text": "order"}, {"type": "text", "text": "7"}])
     assert user_texts(blocks) == ["order 7"]
+
+
+def _structured_metadata(runnable) -> tuple[dict, object]:
+    """What a structured call tells its callbacks (LangSmith reads this) and what it returns."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    told: list[dict] = []
+
+    class Heard(BaseCallbackHandler):
+        def on_chat_model_start(self, serialized, messages, *, options=None, **kwargs):
+            told.append(options["ls_structured_output_format"])
+
+    result = runnable.invoke([HumanMessage("I'm Ming, order 7")], {"callbacks": [Heard()]})
+    return told[0], result
+
+
+def test_a_kept_structured_call_tells_tracing_the_same_schema_without_converting_it_each_call():
+    """Structured converts the schema LangChain keeps for its tracing metadata once; a call's
+    callbacks hear the same metadata as through with_structured_output, and the model's answer
+    is parsed the same."""
+    from unittest import mock
+
+    from langchain_core.language_models import chat_models
+    from swarmgraph.memory.extract import Structured
+
+    reply = scripted_tool_call("Customer", {"name": "Ming", "order_id": 7})
+    plain = ScriptedChatModel([reply]).with_structured_output(Customer)
+    kept = Structured(ScriptedChatModel([reply, reply]), Customer)
+    assert _structured_metadata(kept.runnable) == _structured_metadata(plain)
+    with mock.patch.object(
+        chat_models, "convert_to_json_schema", wraps=chat_models.convert_to_json_schema
+    ) as converted:
+        kept.invoke([HumanMessage("again")])
+    assert (
+        converted.call_args.args[0]
+        == kept.runnable.first.kwargs["ls_structured_output_format"]["schema"]
+    )  # a dict: the pydantic class is converted once, in Structured
+    assert isinstance(converted.call_args.args[0], dict)
