@@ -890,7 +890,7 @@ def resume_from_records(
     ``None`` when no branch of it waits. Nested fan-outs resume inside their branch. An entry
     that lacks what resuming needs is a :class:`SwarmError` saying which, before anything runs.
     """
-    top = [_read_entry(n, r) for n, r in enumerate(records) if "/" not in str(r.get("branch"))]
+    top = [_read_entry(n, r) for n, r in enumerate(records) if _outermost(r)]
     if not top or all(r["status"] in ("answered", "failed", "refused") for r, _ in top):
         return None
     plan = top[0][0]["plan"]
@@ -930,6 +930,12 @@ def resume_from_records(
             }
         )
     return plan, tasks, done
+
+
+def _outermost(entry: Mapping[str, Any]) -> bool:
+    """Whether ``entry`` is a branch of the top-level fan-out (a nested one's label is a path,
+    ``"Outer/Inner"``: it resumes inside its branch)."""
+    return "/" not in str(entry.get("branch", ""))
 
 
 def _read_entry(n: int, entry: Mapping[str, Any]) -> tuple[ResumableBranch, list[AnyMessage]]:
@@ -994,14 +1000,14 @@ def resume_fan_out(
     branches started (kept with a call inside a branch, see :func:`progress_of`)."""
     if runtime.after_handoffs is None:
         raise SwarmError("branches=: this swarm has no agent that fans out (Parallel)")
-    found = resume_from_records([dict(r) for r in records], control)
+    found = resume_from_records(records, control)
     if found is None:
         return None
     plan, tasks, done = found
     check_resumable(history, plan)
     tasks = resumed_tasks(plan, tasks, history)
     if control.hooks.effects is not None:
-        top = [dict(r) for r in records if "/" not in str(r.get("branch", ""))]
+        top = [r for r in records if _outermost(r)]
         _track(runtime, control, plan, (list(history), dict(context or {})), tasks, top)
     fan_out_run(control).resume = [Send(BRANCH_NODE, task) for task in tasks]
     fan_out_run(control).resumed = (plan, done)
