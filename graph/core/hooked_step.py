@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from .middleware import StepHooks
 
-__all__ = ["HookedStep"]
+__all__ = ["HookedStep", "paused_after_model"]
 
 #: graph/core/middleware.py and graph/core/tool_wrapping.py's ``calls_around``, loaded by the
 #: first step with middleware (a step without never loads them) and kept: a ``from .x
@@ -61,6 +61,15 @@ def _middleware() -> Any:
 
         _loaded_middleware = middleware
     return _loaded_middleware
+
+
+def paused_after_model(turn: Turn) -> bool:
+    """Whether the step's ``after_model`` hooks paused the run on its reply (that reply's
+    calls run once they have run again: ``HookedStep._resume_after_model``)."""
+    if turn.stack is None:  # no middleware: nothing can have paused there
+        return False
+    middleware = _loaded_middleware or _middleware()
+    return turn.state.get(middleware.AFTER_MODEL_KEY) is not None
 
 
 class HookedStep:

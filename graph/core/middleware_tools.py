@@ -9,7 +9,9 @@ which becomes a function with the tool's name, description and argument schema t
 ``tool.invoke`` (``ainvoke`` for an async-only tool). A ``BaseTool`` whose function takes
 arguments LangGraph injects (``ToolRuntime``, ``InjectedToolCallId``, ``InjectedState``) is
 refused with a clear error: a swarm step fills only its own injected parameters
-(graph/core/schema.py's ``INJECTED``).
+(graph/core/schema.py's ``INJECTED``). So is a ``return_direct`` one: a swarm agent's turn ends
+when it answers or hands off, and running the tool without ending would drop the flag unsaid.
+``Agent(functions=[...])`` takes LangChain tools too, made into functions the same way.
 
 Example:
     >>> from langchain_core.tools import tool
@@ -28,23 +30,43 @@ Example:
 from __future__ import annotations
 
 import inspect
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, create_model
+
+from .injected import INJECTED
 
 # types.Agent's tool type, not imported: types.check_middleware calls this module
 AgentFunction = Callable[..., Any]
 # ``Annotated`` indexed with a tuple made at run time (the field's metadata)
 _ANNOTATED: Any = Annotated
 
-__all__ = ["as_function", "middleware_tools"]
+__all__ = ["as_function", "is_langchain_tool", "middleware_tools"]
 
 # One function per LangChain tool (by identity: a pydantic tool is not hashable), so its schema
 # is built once; holding the tool, so its id is not reused while it is here; bounded.
 _made: OrderedDict[int, tuple[Any, AgentFunction]] = OrderedDict()
 _MADE_MAX = 1024
+
+
+def is_langchain_tool(value: Any) -> bool:
+    """Whether ``value`` is a LangChain tool (a ``BaseTool``, what ``@tool`` makes), without
+    importing LangChain: a program that made one has imported it.
+
+    Example:
+        >>> from langchain_core.tools import tool
+        >>> @tool
+        ... def ping() -> str:
+        ...     '''Ping.'''
+        ...     return "pong"
+        >>> is_langchain_tool(ping), is_langchain_tool(print)
+        (True, False)
+    """
+    tools = sys.modules.get("langchain_core.tools")
+    return tools is not None and isinstance(value, tools.BaseTool)
 
 
 def middleware_tools(middleware: Sequence[Any]) -> list[AgentFunction]:
@@ -70,9 +92,7 @@ def middleware_tools(middleware: Sequence[Any]) -> list[AgentFunction]:
 def as_function(tool: Any, owner: str = "a middleware") -> AgentFunction:
     """``tool`` as a function a swarm step runs: a plain callable as it is, a LangChain
     ``BaseTool`` wrapped (the same function for the same tool)."""
-    from langchain_core.tools import BaseTool
-
-    if not isinstance(tool, BaseTool):
+    if not is_langchain_tool(tool):
         if not callable(tool):
             raise TypeError(
                 f"{owner}: tools takes LangChain tools (BaseTool, @tool) or functions, not {tool!r}"
@@ -90,13 +110,24 @@ def as_function(tool: Any, owner: str = "a middleware") -> AgentFunction:
 
 def _wrap(tool: Any, owner: str) -> AgentFunction:
     """The function for one LangChain tool: its signature is the tool's call schema (what the
-    model is told), its body ``tool.invoke`` with the arguments the model sent."""
-    injected = sorted(getattr(tool, "_injected_args_keys", ()) or ())
-    if injected:
+    model is told) and the swarm parameters it takes (``context_variables``...); its body runs
+    the tool with the arguments the model sent."""
+    every = getattr(getattr(tool, "args_schema", None), "model_fields", None) or {}
+    ours = [name for name in every if name in INJECTED]  # the step fills them (schema.py)
+    theirs = sorted(set(getattr(tool, "_injected_args_keys", ()) or ()) - set(ours))
+    if theirs:
         raise TypeError(
-            f"{owner}: tool {tool.name!r} takes arguments LangGraph injects ({', '.join(injected)})"
+            f"{owner}: tool {tool.name!r} takes arguments LangGraph injects ({', '.join(theirs)})"
             "; a swarm step does not fill them (it injects context_variables and its own "
             "parameters, graph/core/schema.py's INJECTED)"
+        )
+    if getattr(tool, "return_direct", False):
+        # create_agent ends its loop on such a call; a swarm agent's turn ends when it answers
+        # or hands off, and running the tool without ending would drop the flag silently.
+        raise TypeError(
+            f"{owner}: tool {tool.name!r} is return_direct, which a swarm step does not honour: "
+            "to hand off, put the agent in Agent(handoffs=[...]) or return it from a tool; "
+            "otherwise drop return_direct"
         )
     schema = tool.tool_call_schema
     fields = getattr(schema, "model_fields", None)
@@ -106,26 +137,66 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
             "pydantic args_schema (or use a function)"
         )
     parameters = []
-    for name, info in fields.items():
+    for name, info in [*fields.items(), *((n, every[n]) for n in ours if n not in fields)]:
         hint = _ANNOTATED[(info.annotation, Field(description=info.description), *info.metadata)]
         default = inspect.Parameter.empty if info.is_required() else info.get_default()
         keyword = inspect.Parameter.KEYWORD_ONLY
         parameters.append(inspect.Parameter(name, keyword, default=default, annotation=hint))
     only_async = getattr(tool, "func", True) is None and getattr(tool, "coroutine", None)
-    if only_async:
+    function: Any
+    if ours:
+        function = _live(tool, owner, schema, ours, only_async)
+    elif only_async:
 
         async def run_async(**arguments: Any) -> Any:
-            return await tool.ainvoke(arguments)
+            return await tool.arun(arguments)
 
-        function: Any = run_async
+        function = run_async
     else:
 
         def run(**arguments: Any) -> Any:
-            return tool.invoke(arguments)
+            return tool.run(arguments)
 
         function = run
+    # ``run``/``arun``, not ``invoke``: the step tells the run's callbacks of the call itself
+    # (graph/core/tool_events.py); ``invoke`` would report it a second time, nested in itself.
     function.__name__ = function.__qualname__ = tool.name
     function.__doc__ = tool.description
     function.__signature__ = inspect.Signature(parameters)
     function.__swarmgraph_tool__ = tool  # what it runs, for a reader of the step's tools
     return function
+
+
+def _live(tool: Any, owner: str, schema: Any, ours: list[str], only_async: Any) -> AgentFunction:
+    """The function for a LangChain tool that takes ``context_variables`` (or another parameter
+    the step fills): the tool's own function, called with the model's arguments as the tool's
+    schema reads them and the live values. ``tool.run`` would validate the live dict into a
+    copy, and a tool's in-place write to ``context_variables`` would be lost."""
+    body = only_async or getattr(tool, "func", None)
+    if body is None:
+        raise TypeError(
+            f"{owner}: tool {tool.name!r} takes {', '.join(ours)} but has no function to call "
+            "with the live value; write it as a function or a @tool"
+        )
+
+    fields = schema.model_fields
+    if any(name in fields for name in ours):  # not marked InjectedToolArg: the model's schema
+        kept = {n: (info.annotation, info) for n, info in fields.items() if n not in ours}
+        schema = create_model(f"{tool.name}_arguments", **kept)  # type: ignore[call-overload]
+
+    def arguments_for(given: dict[str, Any]) -> dict[str, Any]:
+        live = {name: given.pop(name) for name in ours if name in given}
+        parsed = schema.model_validate(given)  # as the tool would read them
+        return {**{name: getattr(parsed, name) for name in given}, **live}
+
+    if only_async:
+
+        async def run_live_async(**given: Any) -> Any:
+            return await body(**arguments_for(given))
+
+        return run_live_async
+
+    def run_live(**given: Any) -> Any:
+        return body(**arguments_for(given))
+
+    return run_live

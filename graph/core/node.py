@@ -47,7 +47,7 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.types import Command, Overwrite
 
 from .drivers import ASYNC, SYNC, Driver, drive
-from .hooked_step import HookedStep
+from .hooked_step import HookedStep, paused_after_model
 from .loop import instructions
 from .messages import reanswer, to_openai
 from .node_names import DYNAMIC_NODE
@@ -164,7 +164,11 @@ class AgentNode(HookedStep):
             first_handoff_wins=self.runtime.first_handoff_wins,
             around=None if hooks is None else self._around(hooks),
             events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
+            pauses=not control.swarm_run,  # a checkpointed graph resumes a tool's interrupt()
         )
+        if outcome.paused is not None:  # a tool asked a human (LangGraph's interrupt())
+            self._paused(turn, outcome, writes is not None)
+            return
         target, label, call_id = self._after_tools(turn, turn.ran, outcome, writes is not None)
         if target is not None:  # a tool (or a route) hands off: the agent switches here
             await self.runtime.hand_off(
@@ -227,9 +231,51 @@ class AgentNode(HookedStep):
         context = state.get("context_variables") or {}
         return Turn(self._agent_of(state, control), control, state, context)
 
-    def _begin(self, turn: Turn) -> None:
-        """The step's plan: ask the model (``turn.call``), with the prompt it reads."""
+    def _paused(self, turn: Turn, outcome: ToolOutcome, written: bool) -> None:
+        """A tool called LangGraph's ``interrupt()``: the graph pauses there, and on resume the
+        step runs the reply's calls that have no answer yet (:meth:`_begin`), that one first,
+        whose ``interrupt()`` now returns the human's answer. LangGraph runs a paused node again
+        from its start, so what this step did before the call (the model's reply, the calls
+        that ran) is written first, in a step of its own that comes back here: the pause
+        itself is raised only by a step that did nothing before it, and no call runs twice.
+        A handoff by an earlier call of the reply is not taken (the agent still has calls to
+        run); its answer says so."""
+        update = turn.update
+        if not update.get("messages") and not outcome.messages and not turn.answers:
+            raise outcome.paused  # type: ignore[misc]
         agent, control = turn.agent, turn.control
+        done = {m.tool_call_id for m in outcome.messages}
+        for call in turn.ran.tool_calls if turn.ran is not None else ():
+            call_id = call.get("id") or ""
+            if call_id in done:
+                control.ledger.tool_called(agent.name, call["name"], call_id, call["args"])
+        messages = update.setdefault("messages", [])
+        messages.extend([*turn.answers, *outcome.messages])
+        control.new_messages += len(turn.answers) + len(outcome.messages)
+        if outcome.handoff is not None:
+            reanswer(
+                messages,
+                outcome.handoff_call,
+                f"Not transferred to {outcome.handoff.name}: a later call of this reply waits "
+                "for a human's decision, and the conversation stays here until it has run.",
+            )
+        new = outcome.context_variables
+        if new is not None:  # as _after_tools writes it
+            deleted = any(key not in new for key in turn.context)
+            update["context_variables"] = Overwrite(new) if written or deleted else new
+        turn.goto = Command(update=update, goto=self.name)
+
+    def _begin(self, turn: Turn) -> None:
+        """The step's plan: ask the model (``turn.call``), with the prompt it reads; or, in a
+        graph that can pause (not ``Swarm.run``), run the calls of this agent's reply that have
+        no answer yet, where a tool's ``interrupt()`` paused the graph (:meth:`_paused`)."""
+        agent, control = turn.agent, turn.control
+        if not control.swarm_run:
+            waiting = _open_calls(turn.state["messages"], agent.name)
+            if waiting is not None and not paused_after_model(turn):
+                turn.update = {"messages": []}
+                self._admit(turn, waiting, self.runtime.tools_of(agent))
+                return
         prompt = self._prompt(agent, turn.context, turn.state["messages"])
         call = self.runtime.model_for(agent, control)
         turn.prompt = prompt  # as the agent reads it; as sent: _ask
@@ -384,6 +430,24 @@ class AgentNode(HookedStep):
         if target is None:
             return None, None, None
         return target, label, call_id
+
+
+def _open_calls(messages: Sequence[BaseMessage], sender: str) -> AIMessage | None:
+    """``sender``'s reply the conversation ends on, narrowed to its calls that have no answer
+    yet (a tool's ``interrupt()`` paused the graph before they ran), or None. Reads the tail
+    only: the answers after the last reply, and that reply."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+            continue
+        if not isinstance(message, AIMessage) or not message.tool_calls or message.name != sender:
+            return None
+        calls = [c for c in message.tool_calls if c.get("id") not in answered]
+        if not calls:
+            return None
+        return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
+    return None
 
 
 def _replaced(turn: Turn) -> bool:

@@ -49,6 +49,7 @@ from .types import AGENTS_KEPT, Agent, AgentFunction
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.runnables import RunnableConfig
+    from langgraph.errors import GraphInterrupt
 
     from .drivers import Driver
     from .middleware import MiddlewareStack
@@ -174,6 +175,10 @@ class ToolOutcome:
     #: Every handoff the reply made, ``(call id, target, the tool's value)``, in call order:
     #: what ``Swarm(parallel_handoffs="all")`` fans out to.
     handoffs: list[tuple[str, HandoffValue, str]] = field(default_factory=list)
+    #: A call asked for a human's decision with LangGraph's ``interrupt()`` and the graph can
+    #: pause (``run_tool_calls(pauses=True)``): its pause; that call and the ones after it have
+    #: no answer (graph/core/node.py's ``AgentNode._paused``).
+    paused: GraphInterrupt | None = None
 
 
 class AfterHandoffs(Protocol):

@@ -64,6 +64,7 @@ from pydantic.fields import FieldInfo
 
 from .errors import ToolArgumentError, ToolSchemaError
 from .injected import CONTEXT_PARAM, INJECTED, param_for
+from .middleware_tools import is_langchain_tool
 
 __all__ = [
     "ToolArgumentError",
@@ -281,6 +282,12 @@ def _signature(func: Any, name: str) -> inspect.Signature:
     try:
         return inspect.signature(func, eval_str=True)
     except (ValueError, TypeError) as err:
+        if is_langchain_tool(func):  # ``agent.functions.append(tool)`` skips Agent's check
+            raise ToolSchemaError(
+                f"LangChain tool {func.name!r} joined an agent's functions after the Agent was "
+                "made: give it to Agent(functions=[...]), which turns it into a function the step "
+                "runs (a list changed later is not read again)"
+            ) from err
         if not callable(func):
             raise ToolSchemaError(f"tool {name!r}: {func!r} is not callable") from err
         raise ToolSchemaError(f"tool {name!r}: cannot read its signature: {err}") from err

@@ -52,6 +52,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.errors import GraphInterrupt
+from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 from typing_extensions import Unpack
 
@@ -111,6 +113,11 @@ class _Call:
     parse_error: str | None = None
 
 
+class UnusableReturn(TypeError):
+    """A tool returned what a swarm step cannot use as it was meant (a LangGraph ``Command``):
+    its text, after the tool's name, says what to return instead."""
+
+
 def to_result(raw: Any) -> Result:
     """Swarm's rule for tool return values, plus JSON for dicts and lists.
 
@@ -119,6 +126,11 @@ def to_result(raw: Any) -> Result:
         '{"ok": true}'
         >>> to_result(Agent(name="Sales")).value
         '{"assistant": "Sales"}'
+        >>> from langgraph.types import Command
+        >>> to_result(Command(goto="Sales"))
+        Traceback (most recent call last):
+        ...
+        swarmgraph.graph.core.tool_calls.UnusableReturn: returned a LangGraph Command, ...
     """
     if isinstance(raw, Result):
         if raw.agent is not None and not isinstance(raw.agent, Agent):
@@ -131,6 +143,12 @@ def to_result(raw: Any) -> Result:
             return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
         except (TypeError, ValueError):
             return Result(value=str(raw))
+    if isinstance(raw, Command):  # str() of it would reach the model, its goto/update lost
+        raise UnusableReturn(
+            "returned a LangGraph Command, which a swarm step does not apply: return an Agent "
+            "(or Result(agent=...)) to hand off, Result(context_variables={...}) to update the "
+            "context"
+        )
     if not isinstance(raw, Agent):
         if getattr(type(raw), MULTI_HANDOFF_ATTR, False):  # several agents (MultiHandoff): a
             return Result(agent=raw)  # feature's graph extension runs them and answers the call
@@ -141,6 +159,13 @@ def to_result(raw: Any) -> Result:
         handoff = json.dumps({"assistant": raw.name})
         return Result.model_construct(value=handoff, agent=raw, context_variables={})
     return Result(value=str(raw))
+
+
+def unusable(name: str, error: Exception) -> str:
+    """The answer for a call whose return value :func:`to_result` could not take."""
+    if isinstance(error, UnusableReturn):
+        return f"Error: {name} {error}"
+    return f"Error: {name} returned an unprintable value: {error!r}"
 
 
 def _unreadable(call: _Call, func: Callable[..., Any]) -> str:
@@ -206,6 +231,9 @@ class _Runner:
         self.before: dict[str, Any] | None = None
         self.touched = False
         self.typed: BaseModel | None = None  # the instance a ``context_variables: Model`` got
+        #: A call's ``interrupt()`` pauses the graph (True: ``outcome.paused``, the calls after it
+        #: wait) or, where nothing can resume it (``Swarm.run``), is that call's error.
+        self.pauses = False
 
     def working_context(self) -> dict[str, Any]:
         # Copy on first use: the state's dict is never mutated in place.
@@ -385,7 +413,14 @@ class _Runner:
         answer already made for it (a wrapped call's, graph/core/tool_wrapping.py), booked
         itself when it says what this answer says."""
         if error is not None:
-            content = f"Error: {call.name} raised {type(error).__name__}: {error}"
+            if isinstance(error, GraphInterrupt):  # nothing here can pause and resume it
+                content = (
+                    f"Error: {call.name} asked for a human's decision (LangGraph's interrupt()), "
+                    "and this run keeps no state to resume from (a compiled graph with a "
+                    "checkpointer does)."
+                )
+            else:
+                content = f"Error: {call.name} raised {type(error).__name__}: {error}"
             rejected = self.settle_context(None)  # what it wrote before raising stays if valid
             content = content if rejected is None else f"{content}; it also {rejected}"
             self._failed(call, content)
@@ -394,7 +429,7 @@ class _Runner:
             result = to_result(raw)
         except Exception as exc:  # a __str__ that raises is still only the model's problem
             self.settle_context(None)
-            self._failed(call, f"Error: {call.name} returned an unprintable value: {exc!r}")
+            self._failed(call, unusable(call.name, exc))
             return
         rejected = None
         if result.context_variables or self.typed is not None or self.writes is not None:
@@ -503,7 +538,8 @@ class ToolRunOptions(TypedDict, total=False):
     ``first_handoff_wins``: ``Swarm(parallel_handoffs="first")``'s rule (see the module);
     ``around``: runs the calls through the step's middleware's ``wrap_tool_call`` hooks instead
     (graph/core/tool_wrapping.py); ``events``: LangChain's tool callbacks for each call, when a
-    handler listens (graph/core/tool_events.py)."""
+    handler listens (graph/core/tool_events.py); ``pauses``: a call's ``interrupt()`` stops the
+    calls there (``ToolOutcome.paused``: the graph pauses) instead of being its error."""
 
     debug: Callable[[str], None] | None
     writes: ContextWrites | None
@@ -512,6 +548,7 @@ class ToolRunOptions(TypedDict, total=False):
     first_handoff_wins: bool
     around: CallsAround | None
     events: ToolEvents | None
+    pauses: bool
 
 
 def execute_tool_calls(
@@ -538,6 +575,7 @@ async def run_tool_calls(
     first_handoff_wins: bool = False,
     around: CallsAround | None = None,
     events: ToolEvents | None = None,
+    pauses: bool = False,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order, sync or async as ``io`` says
     (graph/core/drivers.py); a call with records runs between their ``before`` and ``done``
@@ -545,6 +583,7 @@ async def run_tool_calls(
     runner = _Runner(
         reply, functions, context_variables, writes, records, inputs, first_handoff_wins
     )
+    runner.pauses = pauses
     if around is not None:  # each call through the middleware's wrap_tool_call
         await around(runner, io, debug, events)
         return runner.settled()
@@ -555,6 +594,11 @@ async def run_tool_calls(
         error: Exception | None = None
         try:
             raw = await invoke_tool(io, call, func, kwargs, events)
+        except GraphInterrupt as pause:
+            if pauses:  # this call and the ones after it wait for the human's answer
+                runner.outcome.paused = pause
+                break
+            raw, error = None, pause
         except Exception as exc:
             raw, error = None, exc
         if ledgered:

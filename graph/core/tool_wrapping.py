@@ -30,9 +30,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphInterrupt
 
 from .drivers import Driver
-from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result
+from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result, unusable
 from .types import Agent, Result
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ class _Attempt:
         try:
             result = to_result(attempt.raw)
         except Exception as exc:  # settled as the runner settles it, below
-            shown = f"Error: {call.name} returned an unprintable value: {exc!r}"
+            shown = unusable(call.name, exc)
         else:
             shown = result.value
             # the runner reads the same Result (to_result of a Result is that Result), except
@@ -165,6 +166,11 @@ async def _run_calls(
         request = around.tool_request(tool_call)
         try:
             answer: Any = await around.call_tool(request, attempt)
+        except GraphInterrupt as pause:  # the tool's interrupt(), or a hook's
+            if runner.pauses:  # this call and the ones after it wait for the human's answer
+                runner.outcome.paused = pause
+                return
+            answer, attempt.error = None, attempt.error or pause
         except Exception as exc:  # the tool's own error, re-raised by a hook, or a hook's
             answer, attempt.error = None, attempt.error or exc
         await _settle(runner, call, attempt, answer, io)

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from .middleware_tools import as_function, is_langchain_tool
+
 if TYPE_CHECKING:  # this module never imports LangChain (see is_compiled_graph)
     from langchain_core.messages import BaseMessage
 
@@ -112,6 +114,15 @@ class Agent(BaseModel):
     # LangChain 1.x AgentMiddleware this agent's steps call, inside the run's own
     # (graph/core/middleware.py; docs/middleware.md).
     middleware: list[Any] = Field(default_factory=list)
+
+    @field_validator("functions", mode="before")
+    @classmethod
+    def _functions(cls, value: Any) -> Any:
+        # A LangChain tool (``@tool``, any ``BaseTool``) is not callable: it becomes the function
+        # that runs it (graph/core/middleware_tools.py), as a middleware's tools do.
+        if isinstance(value, (list, tuple)) and any(map(is_langchain_tool, value)):
+            return [as_function(f, owner="Agent.functions") for f in value]
+        return value
 
     @field_validator("middleware")
     @classmethod

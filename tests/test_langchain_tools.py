@@ -1,0 +1,219 @@
+"""LangChain tools (``@tool``, any ``BaseTool``) in ``Agent(functions=[...])``: they run in the
+swarm step as Swarm-style functions do, on ``Swarm.run`` and on the compiled graph, with
+``context_variables`` injected live (graph/core/middleware_tools.py, ``Agent``'s check)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pytest
+from langchain.agents.middleware import AgentMiddleware, wrap_tool_call
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import InjectedToolArg, InjectedToolCallId, tool
+from langgraph.types import Command
+from pydantic import BaseModel
+
+from swarmgraph import (
+    Agent,
+    Result,
+    ScriptedChatModel,
+    Swarm,
+    ToolSchemaError,
+    build_swarm_graph,
+    scripted_tool_call,
+)
+
+HI = [{"role": "user", "content": "two bees in the cart, please"}]
+
+
+class Item(BaseModel):
+    sku: str
+    qty: int = 1
+
+
+@tool
+def add_item(item: Item, context_variables: dict) -> str:
+    """Put an item in the cart.
+
+    Args:
+        item: what to add.
+    """
+    context_variables.setdefault("cart", []).append(f"{item.sku} x{item.qty}")
+    return f"added {type(item).__name__} {item.sku}"
+
+
+@tool
+def cart_size(context_variables: Annotated[dict, InjectedToolArg]) -> str:
+    """How many lines the cart has."""
+    return str(len(context_variables.get("cart", [])))
+
+
+@tool
+def checkout(total: int) -> Result:
+    """Check the cart out."""
+    return Result(value=f"paid {total}", context_variables={"paid": total})
+
+
+def _script() -> list[Any]:
+    return [
+        scripted_tool_call("add_item", {"item": {"sku": "bee", "qty": 2}}, id="a1"),
+        scripted_tool_call("cart_size", {}, id="c1"),
+        scripted_tool_call("checkout", {"total": 9}, id="k1"),
+        "Two bees, paid.",
+    ]
+
+
+def _agent() -> Agent:
+    return Agent(name="Shop", functions=[add_item, cart_size, checkout])
+
+
+def test_langchain_tools_run_on_swarm_run_with_the_live_context():
+    response = Swarm(chat_model=ScriptedChatModel(_script())).run(
+        _agent(), HI, context_variables={"cart": ["honey x1"]}
+    )
+    answers = [m["content"] for m in response.messages if m["role"] == "tool"]
+    # the item reached the tool as the tool's schema reads it (an Item), and the in-place
+    # write to context_variables was seen by the next call and kept
+    assert answers == ["added Item bee", "2", "paid 9"]
+    assert response.context_variables == {"cart": ["honey x1", "bee x2"], "paid": 9}
+
+
+def test_langchain_tools_run_on_the_compiled_graph():
+    app = build_swarm_graph([_agent()], chat_model=ScriptedChatModel(_script())).compile()
+    state = app.invoke({"messages": [("user", "bees")], "context_variables": {"cart": []}})
+    answers = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert answers == ["added Item bee", "1", "paid 9"]
+    assert state["context_variables"] == {"cart": ["bee x2"], "paid": 9}
+
+
+def test_the_model_is_told_the_tools_schema_without_context_variables_and_cannot_forge_it():
+    model = ScriptedChatModel(
+        [scripted_tool_call("cart_size", {"context_variables": {"cart": [1, 2, 3]}}), "ok"]
+    )
+    response = Swarm(chat_model=model).run(_agent(), HI, context_variables={"cart": ["x"]})
+    assert response.messages[1]["content"] == "1"  # the run's context, not the model's
+    told = {t["function"]["name"]: t["function"] for t in model.bound_tools[0]}  # type: ignore[attr-defined]
+    assert list(told) == ["add_item", "cart_size", "checkout"]
+    assert told["add_item"]["description"].startswith("Put an item in the cart.")
+    assert list(told["add_item"]["parameters"]["properties"]) == ["item"]
+    assert told["cart_size"]["parameters"]["properties"] == {}
+
+
+def test_arguments_that_do_not_fit_are_an_error_the_model_reads():
+    model = ScriptedChatModel([scripted_tool_call("add_item", {"item": {"qty": 2}}), "Sorry."])
+    response = Swarm(chat_model=model).run(_agent(), HI)
+    assert response.messages[1]["content"].startswith("Error")
+    assert "sku" in response.messages[1]["content"]
+    assert response.context_variables == {}
+
+
+async def test_an_async_langchain_tool_runs_with_the_live_context():
+    @tool
+    async def tag(label: str, context_variables: dict) -> str:
+        """Tag the conversation."""
+        context_variables["tag"] = label
+        return f"tagged {label}"
+
+    model = ScriptedChatModel([scripted_tool_call("tag", {"label": "vip"}), "Done."])
+    response = await Swarm(chat_model=model).arun(Agent(functions=[tag]), HI)
+    assert response.messages[1]["content"] == "tagged vip"
+    assert response.context_variables == {"tag": "vip"}
+
+
+def test_a_langchain_tool_that_returns_an_agent_hands_off():
+    sales = Agent(name="Sales")
+
+    @tool
+    def to_sales() -> Agent:
+        """Hand the customer to sales."""
+        return sales
+
+    model = ScriptedChatModel([scripted_tool_call("to_sales"), "Sales here."])
+    response = Swarm(chat_model=model).run(Agent(name="Triage", functions=[to_sales]), HI)
+    assert response.agent is sales
+    assert response.messages[-1]["sender"] == "Sales"
+
+
+class _Seen(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []
+
+    def on_tool_start(self, serialized: Any, input_str: str, **kwargs: Any) -> None:
+        self.events.append(("start", serialized["name"]))
+
+    def on_tool_end(self, output: Any, **kwargs: Any) -> None:
+        self.events.append(("end", str(getattr(output, "content", output))))
+
+
+@pytest.mark.parametrize("given", ["functions", "middleware"])
+def test_callbacks_hear_each_langchain_tool_call_once(given: str):
+    # The step reports every call (graph/core/tool_events.py); the tool must not report it again.
+    seen = _Seen()
+    agent = _agent()
+    if given == "middleware":  # a middleware's tools are run the same way
+        bringing = AgentMiddleware()
+        bringing.tools = agent.functions  # type: ignore[assignment]
+        agent = Agent(name="Shop", middleware=[bringing])
+    app = build_swarm_graph([agent], chat_model=ScriptedChatModel(_script())).compile()
+    app.invoke({"messages": [("user", "bees")]}, {"callbacks": [seen]})
+    assert seen.events == [
+        ("start", "add_item"), ("end", "added Item bee"),
+        ("start", "cart_size"), ("end", "1"),
+        ("start", "checkout"), ("end", "paid 9"),
+    ]  # fmt: skip
+
+
+def test_a_tool_that_needs_langgraph_injection_is_refused_when_the_agent_is_made():
+    @tool
+    def stamp(text: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Stamp text."""
+        return f"{text} {tool_call_id}"
+
+    with pytest.raises(TypeError, match=r"Agent.functions: tool 'stamp'.*injects \(tool_call_id\)"):
+        Agent(functions=[stamp])
+
+
+def test_a_return_direct_tool_is_refused_when_the_agent_is_made():
+    @tool(return_direct=True)
+    def final(text: str) -> str:
+        """Answer and stop."""
+        return text
+
+    with pytest.raises(TypeError, match=r"'final' is return_direct"):
+        Agent(functions=[final])
+
+
+def test_a_langchain_tool_appended_after_the_agent_was_made_is_a_clear_error():
+    agent = Agent(name="Shop")
+    agent.functions.append(checkout)  # type: ignore[arg-type]
+    with pytest.raises(ToolSchemaError, match=r"'checkout' joined an agent's functions after"):
+        Swarm(chat_model=ScriptedChatModel(["hi"])).run(agent, HI)
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_tool_that_returns_a_langgraph_command_gets_an_error_the_model_reads(wrapped: bool):
+    # langgraph-swarm's tools hand off with Command(goto=...); str() of it would reach the model
+    # and the handoff would be lost without a word.
+    sales = Agent(name="Sales")
+
+    def go_to_sales() -> Command:
+        """Hand the customer to sales."""
+        return Command(goto="Sales", update={"x": 1})
+
+    @wrap_tool_call
+    def passing(request, handler):  # type: ignore[no-untyped-def]
+        return handler(request)
+
+    agent = Agent(
+        name="Triage",
+        functions=[go_to_sales],
+        handoffs=[sales],
+        middleware=[passing] if wrapped else [],
+    )
+    model = ScriptedChatModel([scripted_tool_call("go_to_sales"), "I will use the transfer."])
+    response = Swarm(chat_model=model).run(agent, HI)
+    answer = response.messages[1]["content"]
+    assert answer.startswith("Error: go_to_sales returned a LangGraph Command")
+    assert "return an Agent" in answer
+    assert response.agent is agent and response.context_variables == {}

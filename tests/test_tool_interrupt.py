@@ -1,0 +1,142 @@
+"""LangGraph's ``interrupt()`` inside a swarm tool: on the compiled graph with a checkpointer
+it pauses the graph, as in a ``ToolNode``, and ``Command(resume=...)`` goes on with the tool's
+call; the model is not asked again, and no other call of the reply runs twice
+(graph/core/node.py, ``AgentNode._paused``). ``Swarm.run`` keeps no state to resume from: the
+call is answered with an error the model reads."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import wrap_tool_call
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command, interrupt
+from swarmgraph.graph import scripted_tool_calls
+
+from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
+
+RAN: Counter[str] = Counter()
+
+
+def look_up(order_id: int) -> str:
+    """Look an order up."""
+    RAN["look_up"] += 1
+    return f"order {order_id}: 40 EUR"
+
+
+def refund(order_id: int, context_variables: dict) -> str:
+    """Refund an order, once a human said yes."""
+    RAN["refund"] += 1
+    answer = interrupt({"question": f"refund order {order_id}?"})
+    context_variables["refunded"] = answer
+    return "refunded" if answer is True else f"not refunded: {answer}"
+
+
+def notify(text: str) -> str:
+    """Tell the customer."""
+    RAN["notify"] += 1
+    return f"told: {text}"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counts():
+    RAN.clear()
+
+
+def _graph(script: list[Any], *, middleware: list[Any] | None = None):
+    model = ScriptedChatModel(script)
+    sales = Agent(name="Sales", functions=[look_up, refund, notify], middleware=middleware or [])
+    graph = build_swarm_graph([sales], chat_model=model)
+    return graph.compile(checkpointer=InMemorySaver()), model
+
+
+def _answers(state: dict[str, Any]) -> list[str]:
+    return [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+
+
+THREAD = {"configurable": {"thread_id": "t1"}}
+LOOK_UP = ("look_up", {"order_id": 7}, "c1")
+REFUND = ("refund", {"order_id": 7}, "c2")
+NOTIFY = ("notify", {"text": "refund on its way"}, "c3")
+REPLY = scripted_tool_calls([LOOK_UP, REFUND, NOTIFY])
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["plain", "wrap_tool_call"])
+def test_interrupt_in_a_tool_pauses_the_graph_and_resume_goes_on(wrapped: bool):
+    @wrap_tool_call
+    def passing(request, handler):  # type: ignore[no-untyped-def]
+        return handler(request)
+
+    app, model = _graph([REPLY, "Refunded, and you are told."], middleware=[passing] * wrapped)
+    paused = app.invoke({"messages": [("user", "refund order 7")]}, THREAD)
+    [asked] = paused["__interrupt__"]
+    assert asked.value == {"question": "refund order 7?"}
+    assert app.get_state(THREAD).next == ("Sales",)  # the agent's node waits
+    assert _answers(paused) == ["order 7: 40 EUR"]  # the call before it ran; the rest wait
+    done = app.invoke(Command(resume=True), THREAD)
+    assert _answers(done) == ["order 7: 40 EUR", "refunded", "told: refund on its way"]
+    assert done["context_variables"] == {"refunded": True}
+    assert done["messages"][-1].content == "Refunded, and you are told."
+    assert len(model.calls) == 2  # the reply was kept: the model was not asked again
+    # no call ran twice; the paused one's code before interrupt() runs again on resume, as in
+    # a ToolNode, and once more here: the step that got the reply wrote it before pausing
+    assert (RAN["look_up"], RAN["notify"]) == (1, 1)
+    assert RAN["refund"] == 3
+
+
+def test_the_human_can_say_no():
+    app, _ = _graph([scripted_tool_calls([REFUND]), "I could not refund it."])
+    app.invoke({"messages": [("user", "refund order 7")]}, THREAD)
+    done = app.invoke(Command(resume="no receipt"), THREAD)
+    assert _answers(done) == ["not refunded: no receipt"]
+    assert done["context_variables"] == {"refunded": "no receipt"}
+
+
+async def test_two_calls_that_interrupt_pause_one_after_the_other_on_ainvoke():
+    app, model = _graph(
+        [scripted_tool_calls([REFUND, ("refund", {"order_id": 8}, "c4"), LOOK_UP]), "Done."]
+    )
+    first = await app.ainvoke({"messages": [("user", "refund 7 and 8")]}, THREAD)
+    assert first["__interrupt__"][0].value == {"question": "refund order 7?"}
+    second = await app.ainvoke(Command(resume=True), THREAD)
+    assert second["__interrupt__"][0].value == {"question": "refund order 8?"}
+    assert _answers(second) == ["refunded"]
+    done = await app.ainvoke(Command(resume=False), THREAD)
+    assert _answers(done) == ["refunded", "not refunded: False", "order 7: 40 EUR"]
+    assert RAN["look_up"] == 1 and len(model.calls) == 2
+
+
+def test_a_handoff_before_the_paused_call_is_not_taken_and_its_answer_says_so():
+    billing = Agent(name="Billing")
+
+    def to_billing() -> Agent:
+        """Hand the customer to billing."""
+        return billing
+
+    sales = Agent(name="Sales", functions=[to_billing, refund])
+    model = ScriptedChatModel(
+        [scripted_tool_calls([("to_billing", {}, "h1"), REFUND]), "Refunded, still Sales."]
+    )
+    app = build_swarm_graph([sales, billing], chat_model=model).compile(
+        checkpointer=InMemorySaver()
+    )
+    app.invoke({"messages": [("user", "refund")]}, THREAD)
+    done = app.invoke(Command(resume=True), THREAD)
+    first, second = _answers(done)
+    assert first.startswith("Not transferred to Billing: a later call of this reply waits")
+    assert second == "refunded"
+    assert done.get("active_agent") in (None, "Sales") and done["messages"][-1].name == "Sales"
+
+
+def test_swarm_run_cannot_resume_so_the_call_is_an_error_the_model_reads():
+    model = ScriptedChatModel([REPLY, "I cannot refund without a human."])
+    sales = Agent(name="Sales", functions=[look_up, refund, notify])
+    response = Swarm(chat_model=model).run(sales, [{"role": "user", "content": "refund 7"}])
+    answers = [m["content"] for m in response.messages if m["role"] == "tool"]
+    assert answers[0] == "order 7: 40 EUR" and answers[2] == "told: refund on its way"
+    assert answers[1].startswith("Error: refund asked for a human's decision (LangGraph's")
+    assert "keeps no state to resume from" in answers[1]
+    assert response.messages[-1]["content"] == "I cannot refund without a human."
