@@ -217,3 +217,32 @@ def test_a_tool_that_returns_a_langgraph_command_gets_an_error_the_model_reads(w
     assert answer.startswith("Error: go_to_sales returned a LangGraph Command")
     assert "return an Agent" in answer
     assert response.agent is agent and response.context_variables == {}
+
+
+@tool
+def search_orders(text: str) -> str:
+    """Search the orders."""
+    return f"2 orders match {text}"
+
+
+def find_order(text: str) -> str:
+    """Find an order (through the search tool)."""
+    return search_orders.invoke({"text": text})
+
+
+def test_the_graph_draws_a_langchain_tools_handoff_and_no_tool_becomes_a_node():
+    sales = Agent(name="Sales")
+
+    @tool
+    def to_sales(context_variables: dict) -> Agent:
+        """Hand the customer to sales."""
+        return sales
+
+    triage = Agent(name="Triage", functions=[to_sales, find_order, search_orders])
+    drawn = build_swarm_graph([triage], chat_model=ScriptedChatModel([])).compile().get_graph()
+    # the tool's own function is read for the agents it may hand off to; a tool a function
+    # uses (a Runnable with a name, as a LangGraph member is) is no agent of the swarm
+    assert {n for n in drawn.nodes if not n.startswith("__")} == {
+        "Triage", "Sales", "dynamic_handoff",
+    }  # fmt: skip
+    assert ("Triage", "Sales") in {(e.source, e.target) for e in drawn.edges}

@@ -147,19 +147,26 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     if ours:
         function = _live(tool, owner, schema, ours, only_async)
     elif only_async:
+        arun = tool.arun
 
         async def run_async(**arguments: Any) -> Any:
-            return await tool.arun(arguments)
+            return await arun(arguments)
 
         function = run_async
     else:
+        sync_run = tool.run
 
         def run(**arguments: Any) -> Any:
-            return tool.run(arguments)
+            return sync_run(arguments)
 
         function = run
     # ``run``/``arun``, not ``invoke``: the step tells the run's callbacks of the call itself
     # (graph/core/tool_events.py); ``invoke`` would report it a second time, nested in itself.
+    # Discovery (graph/core/discovery.py) reads the tool's own function through ``__wrapped__``
+    # for the agents it may hand off to; ``__signature__`` stays what the model is told.
+    own = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    if own is not None:
+        function.__wrapped__ = own
     function.__name__ = function.__qualname__ = tool.name
     function.__doc__ = tool.description
     function.__signature__ = inspect.Signature(parameters)

@@ -54,6 +54,7 @@ def is_compiled_graph(value: Any) -> bool:
     """
     return (
         not isinstance(value, Agent)
+        and not is_langchain_tool(value)  # a Runnable with a name too, but a tool, not an agent
         and callable(getattr(value, "invoke", None))
         and callable(getattr(value, "get_graph", None))
         and isinstance(getattr(value, "name", None), str)
