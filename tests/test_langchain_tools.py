@@ -10,6 +10,7 @@ import pytest
 from langchain.agents.middleware import AgentMiddleware, wrap_tool_call
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import InjectedToolArg, InjectedToolCallId, tool
 from langgraph.types import Command
 from pydantic import BaseModel
@@ -157,11 +158,46 @@ def test_callbacks_hear_each_langchain_tool_call_once(given: str):
         agent = Agent(name="Shop", middleware=[bringing])
     app = build_swarm_graph([agent], chat_model=ScriptedChatModel(_script())).compile()
     app.invoke({"messages": [("user", "bees")]}, {"callbacks": [seen]})
-    assert seen.events == [
-        ("start", "add_item"), ("end", "added Item bee"),
-        ("start", "cart_size"), ("end", "1"),
-        ("start", "checkout"), ("end", "paid 9"),
+    assert [kind for kind, _ in seen.events] == ["start", "end"] * 3
+    assert [name for kind, name in seen.events if kind == "start"] == [
+        "add_item", "cart_size", "checkout",
     ]  # fmt: skip
+    ends = [text for kind, text in seen.events if kind == "end"]
+    assert ends[:2] == ["added Item bee", "1"]  # told by the step (the tools take the context)
+    assert "paid 9" in ends[2]  # told by the tool's own run: what it returned, a Result
+
+
+def test_a_langchain_tool_runs_in_the_steps_config_and_what_it_runs_nests_in_its_run():
+    shout = RunnableLambda(lambda text: text.upper(), name="shout")
+
+    @tool
+    def whose(text: str, config: RunnableConfig) -> str:
+        """Say whose thread this is."""
+        return shout.invoke(f"{text} in {config['configurable']['thread_id']}")
+
+    class Runs(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.tools: dict[Any, str] = {}
+            self.nested: list[tuple[str, Any]] = []
+
+        def on_tool_start(self, serialized: Any, input_str: str, **kwargs: Any) -> None:
+            self.tools[kwargs["run_id"]] = serialized["name"]
+
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            if kwargs.get("name") == "shout":
+                self.nested.append(("shout", kwargs.get("parent_run_id")))
+
+    runs = Runs()
+    model = ScriptedChatModel([scripted_tool_call("whose", {"text": "hi"}), "Done."])
+    app = build_swarm_graph([Agent(functions=[whose])], chat_model=model).compile()
+    state = app.invoke(
+        {"messages": [("user", "whose?")]},
+        {"configurable": {"thread_id": "t-9"}, "callbacks": [runs]},
+    )
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["HI IN T-9"]
+    [(_, parent)] = runs.nested
+    assert runs.tools.get(parent) == "whose"  # the nested run is the tool run's child
+    assert list(runs.tools.values()) == ["whose"]  # and the call was told once
 
 
 def test_a_tool_that_needs_langgraph_injection_is_refused_when_the_agent_is_made():

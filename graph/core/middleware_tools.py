@@ -44,7 +44,12 @@ AgentFunction = Callable[..., Any]
 # ``Annotated`` indexed with a tuple made at run time (the field's metadata)
 _ANNOTATED: Any = Annotated
 
-__all__ = ["as_function", "is_langchain_tool", "middleware_tools"]
+__all__ = ["REPORTS_ITSELF", "as_function", "is_langchain_tool", "middleware_tools"]
+
+#: Set (True) on a tool function that tells the run's callbacks of its call itself: a LangChain
+#: tool run through ``tool.invoke``, whose own start and end events, with the runs nested in
+#: it, stand for the step's (graph/core/tool_events.py).
+REPORTS_ITSELF = "__swarmgraph_reports_itself__"
 
 # One function per LangChain tool (by identity: a pydantic tool is not hashable), so its schema
 # is built once; holding the tool, so its id is not reused while it is here; bounded.
@@ -146,22 +151,25 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     function: Any
     if ours:
         function = _live(tool, owner, schema, ours, only_async)
-    elif only_async:
-        arun = tool.arun
-
-        async def run_async(**arguments: Any) -> Any:
-            return await arun(arguments)
-
-        function = run_async
     else:
-        sync_run = tool.run
+        # ``invoke`` in the step's config: a ``config: RunnableConfig`` parameter gets it, and
+        # what the tool runs nests in its run, which the run's callbacks hear in place of the
+        # step's own event for the call (REPORTS_ITSELF).
+        if only_async:
+            ainvoke = tool.ainvoke
 
-        def run(**arguments: Any) -> Any:
-            return sync_run(arguments)
+            async def run_async(**arguments: Any) -> Any:
+                return await ainvoke(arguments)
 
-        function = run
-    # ``run``/``arun``, not ``invoke``: the step tells the run's callbacks of the call itself
-    # (graph/core/tool_events.py); ``invoke`` would report it a second time, nested in itself.
+            function = run_async
+        else:
+            invoke = tool.invoke
+
+            def run(**arguments: Any) -> Any:
+                return invoke(arguments)
+
+            function = run
+        setattr(function, REPORTS_ITSELF, True)
     # Discovery (graph/core/discovery.py) reads the tool's own function through ``__wrapped__``
     # for the agents it may hand off to; ``__signature__`` stays what the model is told.
     own = getattr(tool, "func", None) or getattr(tool, "coroutine", None)

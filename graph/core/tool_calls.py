@@ -62,6 +62,7 @@ from .errors import ContextValidationError
 from .injected import CONTEXT_PARAM, InjectedParam, param_for
 from .loop import inject_context
 from .members import members_in
+from .middleware_tools import REPORTS_ITSELF
 from .runtime import (
     CallRecords,
     HandoffValue,
@@ -617,7 +618,7 @@ async def invoke_tool(
 ) -> Any:
     """One tool function called through ``io``: between LangChain's tool events when a
     callback handler listens (graph/core/tool_events.py)."""
-    if events is None:
+    if events is None or getattr(func, REPORTS_ITSELF, False):
         return await io.call_tool(func, kwargs)
     run = functools.partial(io.call_tool, func, kwargs)  # the call, for the events to wrap
     return await events.around(call.name, call.id, call.args, run, _shown)

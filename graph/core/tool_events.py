@@ -6,7 +6,8 @@ tools, so nothing would tell a callback handler, LangSmith or ``astream_events(v
 that a tool ran. The step hands the tool runner a :class:`ToolEvents` when its config carries
 a callback handler (``None`` otherwise: a run nobody listens to pays one check per reply).
 The input is the arguments as the model sent them (never the injected ``context_variables``);
-the output is the text the model reads.
+the output is the text the model reads. A LangChain tool run through ``tool.invoke`` tells
+them itself (graph/core/middleware_tools.py's ``REPORTS_ITSELF``), with the runs nested in it.
 
 Example:
     >>> from langchain_core.callbacks import BaseCallbackHandler
