@@ -130,6 +130,17 @@ def test_an_approval_is_answered_in_the_page(page, url: str) -> None:
         expect(approvals).to_have_text("nothing waits")
 
 
+def test_an_action_once_the_server_is_gone_says_so_and_the_script_never_fails(
+    page, url: str
+) -> None:
+    # ``page`` asserts at teardown that no error escaped the page's script: a fetch that fails
+    # (the server stopped, or the page closing under a refresh) is said in the status line.
+    with served(handoff_script(), url) as server:
+        _open(page, server.url)
+    _send(page, "anyone there?")
+    expect(page.locator("#status")).to_have_text(re.compile(r"^error: "), timeout=WAIT)
+
+
 def test_a_reload_mid_turn_rejoins_the_run_with_no_duplicate(page, url: str) -> None:
     release = threading.Event()
     with served(handoff_script(), url, gate=release) as server:

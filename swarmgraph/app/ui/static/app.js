@@ -43,6 +43,13 @@ function status(text) {
   $("status").textContent = text;
 }
 
+// An action the page starts (a click, a refresh after a run) that fails, because the server
+// went away or the page is closing, says so in the status line: no promise is left rejected
+// with nobody to handle it.
+function guarded(action) {
+  return (...args) => Promise.resolve().then(() => action(...args)).catch((error) => status("error: " + error.message));
+}
+
 // -- JSON Patch (RFC 6902), the operations STATE_DELTA carries ------------------------------
 function pointer(path) {
   return path.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
@@ -256,11 +263,11 @@ function renderApprovals(interrupts) {
     const yes = el("button", null, "approve");
     yes.type = "button";
     yes.dataset.testid = "approve";
-    yes.addEventListener("click", () => decide(waiting.id, true));
+    yes.addEventListener("click", () => guarded(decide)(waiting.id, true));
     const no = el("button", null, "deny");
     no.type = "button";
     no.dataset.testid = "deny";
-    no.addEventListener("click", () => decide(waiting.id, false));
+    no.addEventListener("click", () => guarded(decide)(waiting.id, false));
     item.append(yes, no);
     list.append(item);
   }
@@ -352,7 +359,7 @@ function handle(event) {
       $("stop").disabled = true;
       renderApprovals(event.outcome && event.outcome.type === "interrupt" ? event.outcome.interrupts : []);
       if (event.outcome && event.outcome.type === "cancelled") status("stopped: nothing of the turn was saved");
-      refreshConversations();
+      guarded(refreshConversations)();
       break;
     case "RUN_ERROR":
       status("error: " + event.message);
@@ -521,16 +528,16 @@ function start() {
     const text = box.value.trim();
     if (!text) return;
     box.value = "";
-    send(runInput([{ id: newId("user"), role: "user", content: text }]));
+    guarded(send)(runInput([{ id: newId("user"), role: "user", content: text }]));
   });
   $("stop").addEventListener("click", () => {
-    if (ui.run) fetch("/api/stop", { method: "POST", headers: headers(true), body: JSON.stringify({ run: ui.run }) });
+    if (ui.run) guarded(fetch)("/api/stop", { method: "POST", headers: headers(true), body: JSON.stringify({ run: ui.run }) });
   });
-  $("restart").addEventListener("click", restart);
-  $("conversations").addEventListener("change", (event) => loadView(event.target.value));
+  $("restart").addEventListener("click", guarded(restart));
+  $("conversations").addEventListener("change", (event) => guarded(loadView)(event.target.value));
   $("open-conversation").addEventListener("click", () => {
     const id = $("new-conversation").value.trim();
-    if (id) loadView(id);
+    if (id) guarded(loadView)(id);
   });
   getJSON("/api/graph").then((graph) => {
     ui.graph = graph;
