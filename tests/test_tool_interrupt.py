@@ -10,13 +10,13 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from langchain.agents.middleware import wrap_tool_call
+from langchain.agents.middleware import HumanInTheLoopMiddleware, wrap_tool_call
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 from swarmgraph.graph import scripted_tool_calls
 
-from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph
+from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, needs_approval
 
 RAN: Counter[str] = Counter()
 
@@ -140,3 +140,51 @@ def test_swarm_run_cannot_resume_so_the_call_is_an_error_the_model_reads():
     assert answers[1].startswith("Error: refund asked for a human's decision (LangGraph's")
     assert "keeps no state to resume from" in answers[1]
     assert response.messages[-1]["content"] == "I cannot refund without a human."
+
+
+def ask(question: str) -> str:
+    """Ask the human something."""
+    RAN["ask"] += 1
+    return f"human says {interrupt(question)}"
+
+
+def test_a_tool_interrupt_and_human_in_the_loop_middleware_in_one_reply():
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"look_up": True})
+    model = ScriptedChatModel(
+        [scripted_tool_calls([LOOK_UP, ("ask", {"question": "ok?"}, "c5")]), "Done."]
+    )
+    agent = Agent(name="Sales", functions=[look_up, ask], middleware=[hitl])
+    app = build_swarm_graph([agent], chat_model=model).compile(checkpointer=InMemorySaver())
+    first = app.invoke({"messages": [("user", "go")]}, THREAD)
+    [review] = first["__interrupt__"]
+    assert review.value["action_requests"][0]["name"] == "look_up"  # the middleware asks first
+    second = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), THREAD)
+    assert second["__interrupt__"][0].value == "ok?"  # then the tool, once look_up ran
+    done = app.invoke(Command(resume="yes"), THREAD)
+    assert _answers(done) == ["order 7: 40 EUR", "human says yes"]
+    assert RAN["look_up"] == 1 and len(model.calls) == 2
+
+
+def test_a_tool_interrupt_and_an_approval_marked_tool_in_one_reply():
+    @needs_approval
+    def pay(amount: int) -> str:
+        """Pay out."""
+        RAN["pay"] += 1
+        return f"paid {amount}"
+
+    model = ScriptedChatModel(
+        [
+            scripted_tool_calls([("ask", {"question": "ok?"}, "c5"), ("pay", {"amount": 9}, "c6")]),
+            "Done.",
+        ]
+    )
+    agent = Agent(name="Sales", functions=[ask, pay])
+    app = build_swarm_graph([agent], chat_model=model).compile(checkpointer=InMemorySaver())
+    first = app.invoke({"messages": [("user", "go")]}, THREAD)
+    [approval] = first["__interrupt__"][0].value  # the held call waits for its decision first
+    assert approval["tool"] == "pay"
+    second = app.invoke(Command(resume=True), THREAD)
+    assert second["__interrupt__"][0].value == "ok?"
+    done = app.invoke(Command(resume="yes"), THREAD)
+    assert _answers(done) == ["human says yes", "paid 9"]
+    assert RAN["pay"] == 1 and len(model.calls) == 2
