@@ -282,3 +282,20 @@ def test_the_graph_draws_a_langchain_tools_handoff_and_no_tool_becomes_a_node():
         "Triage", "Sales", "dynamic_handoff",
     }  # fmt: skip
     assert ("Triage", "Sales") in {(e.source, e.target) for e in drawn.edges}
+
+
+def whose_thread(question: str, config: RunnableConfig) -> str:
+    """Say whose thread this is."""
+    return f"{question} in {config['configurable']['thread_id']}"
+
+
+def test_a_plain_function_taking_runnable_config_gets_the_steps_config_never_the_models():
+    forged = {"configurable": {"thread_id": "forged"}}
+    model = ScriptedChatModel(
+        [scripted_tool_call("whose_thread", {"question": "hi", "config": forged}), "Done."]
+    )
+    app = build_swarm_graph([Agent(functions=[whose_thread])], chat_model=model).compile()
+    state = app.invoke({"messages": [("user", "whose?")]}, {"configurable": {"thread_id": "t-3"}})
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["hi in t-3"]
+    [told] = model.bound_tools[0]  # type: ignore[attr-defined]
+    assert list(told["function"]["parameters"]["properties"]) == ["question"]

@@ -11,7 +11,8 @@ by docstring-parser).
 ``context_variables`` never appears in a schema: the framework injects it, the model
 cannot see or forge it. The same holds for every name in :data:`INJECTED`, the one table of
 parameters the framework fills: the ones features register (graph/core/injected.py), each
-with how its value is made.
+with how its value is made; and for a parameter annotated ``RunnableConfig``, which gets the
+step's config, as a LangChain tool's does.
 
 :func:`tool_spec` is the engine's hot path: a cached :class:`ToolSpec` per function with
 the schema, whether it wants ``context_variables``, whether it is async, and the pydantic
@@ -59,6 +60,7 @@ import typing_extensions
 from docstring_parser import Docstring, DocstringStyle, ParseError
 from docstring_parser import parse as parse_docstring
 from docstring_parser.google import DEFAULT_SECTIONS, GoogleParser, Section, SectionType
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
@@ -318,6 +320,16 @@ def _is_async(func: Any) -> bool:
     return False
 
 
+def _is_config(annotation: Any) -> bool:
+    """Whether ``annotation`` is LangChain's ``RunnableConfig`` (or an optional one)."""
+    if annotation is RunnableConfig:
+        return True
+    if get_origin(annotation) in _UNIONS:
+        kept = [a for a in get_args(annotation) if a is not _NoneType]
+        return len(kept) == 1 and kept[0] is RunnableConfig
+    return False
+
+
 def _visible_parameters(
     name: str, signature: inspect.Signature, bound: set[str]
 ) -> tuple[list[inspect.Parameter], list[inspect.Parameter], bool]:
@@ -344,6 +356,8 @@ def _visible_parameters(
             )
         elif param.name in INJECTED:
             param_for(param.name)  # its feature registers it (loaded on first use)
+            injected.append(param)
+        elif _is_config(param.annotation):  # LangChain's rule: the step's config, never the model's
             injected.append(param)
         else:
             visible.append(param)
@@ -460,13 +474,17 @@ class ToolSpec:
     _null_is_default: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     #: The pydantic model ``context_variables`` is annotated with: the tool gets an instance.
     context_model: Any = field(default=None, repr=False, compare=False)
+    #: The parameter annotated ``RunnableConfig``, which gets the step's config (as LangChain's
+    #: tools do), hidden from the model; None: none.
+    config_param: str | None = field(default=None, repr=False, compare=False)
 
     def parse_arguments(self, raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
         """Decode and check the model's arguments; returns kwargs for the call.
 
         ``raw`` is the JSON string from a tool call, an already-decoded dict, or
         ``None``/``""`` for no arguments. A model-supplied ``context_variables`` (or any
-        other name of :data:`INJECTED`) is dropped: the engine injects the real one. Raises
+        other name of :data:`INJECTED`, or the ``RunnableConfig`` parameter) is dropped: the
+        engine injects the real one. Raises
         :class:`ToolArgumentError` for arguments the annotations cannot accept. The values
         come back as the model sent them, only checked (see the module docstring).
 
@@ -486,6 +504,8 @@ class ToolSpec:
         args = self._decode(raw)
         if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args):
             args = {k: v for k, v in args.items() if k not in INJECTED}
+        if self.config_param is not None and self.config_param in args:  # the step's, not this
+            args = {k: v for k, v in args.items() if k != self.config_param}
         if self._adapter is None:
             return _fresh(self._check_names(args))
         checked = args
@@ -584,6 +604,9 @@ def _build_spec(func: Any) -> ToolSpec:
     signature = _signature(func, name)
     _, bound = _unwrap_partial(func)
     visible, injected, accepts_extra = _visible_parameters(name, signature, bound)
+    hidden = injected  # every parameter the model never fills, a RunnableConfig one among them
+    config_param = next((p.name for p in hidden if _is_config(p.annotation)), None)
+    injected = [p for p in hidden if p.name != config_param]
     injected_names = tuple(p.name for p in injected)
     context_param = next((p for p in injected if p.name == CONTEXT_PARAM), None)
 
@@ -622,6 +645,7 @@ def _build_spec(func: Any) -> ToolSpec:
             and not _accepts_none(p.annotation)
         ),
         context_model=typed_annotation(context_param.annotation) if context_param else None,
+        config_param=config_param,
     )
 
 

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables.config import ensure_config
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
@@ -294,6 +295,8 @@ class _Runner:
                 inject_context(kwargs, context)
         for param in made or ():
             kwargs[param.name] = param.make(call.id, call.name, call.args, self.records)  # type: ignore[misc]
+        if spec.config_param is not None:  # the step's config, as a LangChain tool gets it
+            kwargs[spec.config_param] = ensure_config()
         return None
 
     def _instance(self, model: type[BaseModel]) -> BaseModel:
