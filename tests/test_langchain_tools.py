@@ -299,3 +299,17 @@ def test_a_plain_function_taking_runnable_config_gets_the_steps_config_never_the
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["hi in t-3"]
     [told] = model.bound_tools[0]  # type: ignore[attr-defined]
     assert list(told["function"]["parameters"]["properties"]) == ["question"]
+
+
+def test_a_langchain_tool_taking_context_and_config_gets_both():
+    @tool
+    def stamp(text: str, context_variables: dict, config: RunnableConfig) -> str:
+        """Stamp the text with the thread."""
+        context_variables["stamped"] = text
+        return f"{text} @ {config['configurable']['thread_id']}"
+
+    model = ScriptedChatModel([scripted_tool_call("stamp", {"text": "ok"}), "Done."])
+    app = build_swarm_graph([Agent(functions=[stamp])], chat_model=model).compile()
+    state = app.invoke({"messages": [("user", "stamp")]}, {"configurable": {"thread_id": "t-7"}})
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["ok @ t-7"]
+    assert state["context_variables"] == {"stamped": "ok"}

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import typing
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
@@ -185,8 +186,9 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
 def _live(tool: Any, owner: str, schema: Any, ours: list[str], only_async: Any) -> AgentFunction:
     """The function for a LangChain tool that takes ``context_variables`` (or another parameter
     the step fills): the tool's own function, called with the model's arguments as the tool's
-    schema reads them and the live values. ``tool.run`` would validate the live dict into a
-    copy, and a tool's in-place write to ``context_variables`` would be lost."""
+    schema reads them, the live values and (to a ``RunnableConfig`` parameter) the step's config.
+    ``tool.invoke`` would validate the live dict into a copy, and a tool's in-place write to
+    ``context_variables`` would be lost."""
     body = only_async or getattr(tool, "func", None)
     if body is None:
         raise TypeError(
@@ -199,9 +201,19 @@ def _live(tool: Any, owner: str, schema: Any, ours: list[str], only_async: Any) 
         kept = {n: (info.annotation, info) for n, info in fields.items() if n not in ours}
         schema = create_model(f"{tool.name}_arguments", **kept)  # type: ignore[call-overload]
 
+    from langchain_core.runnables.config import RunnableConfig, ensure_config
+
+    try:  # LangChain's rule for the parameter a tool's config goes to: annotated RunnableConfig
+        hints = typing.get_type_hints(body)
+    except Exception:  # an annotation that does not resolve: the tool takes no config then
+        hints = {}
+    config_param = next((n for n, hint in hints.items() if hint is RunnableConfig), None)
+
     def arguments_for(given: dict[str, Any]) -> dict[str, Any]:
         live = {name: given.pop(name) for name in ours if name in given}
         parsed = schema.model_validate(given)  # as the tool would read them
+        if config_param is not None:
+            live[config_param] = ensure_config()
         return {**{name: getattr(parsed, name) for name in given}, **live}
 
     if only_async:
