@@ -16,7 +16,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 from swarmgraph.graph import scripted_tool_calls
 
-from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, needs_approval
+from swarmgraph import (
+    Agent,
+    Parallel,
+    ScriptedChatModel,
+    Swarm,
+    build_swarm_graph,
+    needs_approval,
+)
 
 RAN: Counter[str] = Counter()
 
@@ -188,3 +195,30 @@ def test_a_tool_interrupt_and_an_approval_marked_tool_in_one_reply():
     done = app.invoke(Command(resume="yes"), THREAD)
     assert _answers(done) == ["human says yes", "paid 9"]
     assert RAN["pay"] == 1 and len(model.calls) == 2
+
+
+def test_a_tool_interrupt_inside_a_parallel_branch_pauses_and_the_branch_goes_on():
+    billing = Agent(name="Billing", model="billing", functions=[ask])
+    tech = Agent(name="Tech", model="tech")
+
+    def split() -> Parallel:
+        """Split the work."""
+        return Parallel({billing: "check invoice 7", tech: "check the router"})
+
+    models = {  # one model per agent: branches run side by side
+        "triage": ScriptedChatModel([scripted_tool_calls([("split", {}, "s1")]), "All done."]),
+        "billing": ScriptedChatModel(
+            [scripted_tool_calls([("ask", {"question": "invoice ok?"}, "q1")]), "Billing: ok."]
+        ),
+        "tech": ScriptedChatModel(["Tech: fine."]),
+    }
+    triage = Agent(name="Triage", model="triage", functions=[split])
+    graph = build_swarm_graph([triage, billing, tech], chat_model=models.__getitem__)
+    app = graph.compile(checkpointer=InMemorySaver())
+    paused = app.invoke({"messages": [("user", "check both")]}, THREAD)
+    assert paused["__interrupt__"][0].value == "invoice ok?"
+    done = app.invoke(Command(resume="yes"), THREAD)
+    assert _answers(done) == ['{"Billing": "Billing: ok.", "Tech": "Tech: fine."}']
+    assert done["messages"][-1].content == "All done."
+    assert [len(models[k].calls) for k in ("triage", "billing", "tech")] == [2, 2, 1]
+    assert models["billing"].calls[-1][-1].content == "human says yes"  # what the branch read
