@@ -137,9 +137,11 @@ def wheel_venv(tmp_path_factory) -> WheelVenv:
         ready = folder / "ready.json"
         if not ready.exists():
             made = build_wheel_venv(folder)
-            ready.write_text(json.dumps({"python": made.python, "site": made.site}))
+            made_as = {"python": made.python, "site": made.site, "build_log": made.build_log}
+            ready.write_text(json.dumps(made_as))
         kept = json.loads(ready.read_text())
-    return WheelVenv(python=kept["python"], bin=Path(kept["python"]).parent, site=kept["site"])
+    python = kept["python"]
+    return WheelVenv(python, Path(python).parent, kept["site"], kept["build_log"])
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,15 @@ def test_non_editable_install_in_a_fresh_venv_next_to_a_users_graph_py(tmp_path,
     assert cli.returncode == 0 and "swarmgraph" in cli.stdout
 
 
+@pytest.mark.slow
+def test_the_wheel_ships_the_pages_files_and_setuptools_warns_of_nothing(wheel_venv):
+    # the page's files are package data: listed as such, setuptools says nothing of them (it
+    # warned on every install that the folder 'static' "would be ignored" as a package)
+    static = Path(wheel_venv.site, "swarmgraph", "app", "ui", "static")
+    assert {"index.html", "app.js", "app.css"} <= {p.name for p in static.iterdir()}
+    assert "would be ignored" not in wheel_venv.build_log, wheel_venv.build_log
+
+
 # -- the engine's layers: graph/core/ <- graph/features/ <- the API -------------------------
 GRAPH = ROOT / "graph"
 #: The API layer's modules, beside the two layer folders and the two subpackages.

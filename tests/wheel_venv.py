@@ -23,6 +23,7 @@ class WheelVenv:
     python: str  # the venv's interpreter
     bin: Path  # its scripts folder (the ``swarmgraph`` command)
     site: str  # its site-packages, where the wheel went
+    build_log: str = ""  # what building the wheel printed (setuptools' warnings among it)
 
     def run(self, code: str, cwd: Path) -> str:
         """Run ``code`` with the venv's Python (no OPENAI_* or PYTHON* variables); its stdout."""
@@ -46,10 +47,10 @@ def run_python(code: str, cwd: Path, python: str = sys.executable) -> str:
 
 def build_wheel_venv(workdir: Path) -> WheelVenv:
     wheels = workdir / "wheels"
-    subprocess.run(
+    built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
          "-w", str(wheels), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
+        check=True, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     (wheel,) = wheels.glob("swarmgraph-*.whl")
     venv = workdir / "venv"
@@ -63,4 +64,5 @@ def build_wheel_venv(workdir: Path) -> WheelVenv:
          "--no-index", str(wheel)],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
-    return WheelVenv(python=python, bin=venv / "bin", site=site)
+    log = built.stdout + built.stderr
+    return WheelVenv(python=python, bin=venv / "bin", site=site, build_log=log)
