@@ -33,7 +33,7 @@ Conventions (shared with the rest of the project):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -43,6 +43,7 @@ from langchain_core.messages import (
     FunctionMessage,
     HumanMessage,
     SystemMessage,
+    ToolCall,
     ToolMessage,
 )
 from pydantic import BaseModel as PydanticBaseModel
@@ -53,6 +54,7 @@ __all__ = [
     "ai_message_from_openai",
     "message_to_langchain",
     "message_to_openai",
+    "open_calls",
     "parse_tool_calls",
     "reanswer",
     "to_langchain",
@@ -433,6 +435,30 @@ def to_openai(messages: Iterable[BaseMessage | Mapping[str, Any]]) -> list[dict[
     [{'role': 'user', 'content': 'hi'}, {'role': 'system', 'content': 'Be brief.'}]
     """
     return [message_to_openai(m) for m in messages]
+
+
+def open_calls(messages: Sequence[BaseMessage]) -> tuple[AIMessage, list[ToolCall]] | None:
+    """The conversation's last assistant message and its calls that have no answer yet, if
+    any (a step paused, or calls were held, before they ran). Only the tail is read: that
+    message and the tool answers after it.
+
+    Example:
+        >>> reply = AIMessage("", tool_calls=[{"name": "a", "args": {}, "id": "1"},
+        ...                                   {"name": "b", "args": {}, "id": "2"}])
+        >>> found = open_calls([reply, ToolMessage("ok", tool_call_id="1")])
+        >>> [c["id"] for c in found[1]], open_calls([reply, HumanMessage("hi")])
+        (['2'], None)
+    """
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+            continue
+        if not isinstance(message, AIMessage) or not message.tool_calls:
+            return None
+        calls = [c for c in message.tool_calls if c.get("id") not in answered]
+        return (message, calls) if calls else None
+    return None
 
 
 def reanswer(

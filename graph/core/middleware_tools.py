@@ -151,7 +151,11 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     only_async = getattr(tool, "func", True) is None and getattr(tool, "coroutine", None)
     function: Any
     if ours:
-        function = _live(tool, owner, schema, ours, only_async)
+        function, config = _live(tool, owner, schema, ours, only_async)
+        if config is not None:  # filled by the tool runner, as for any tool (schema.py)
+            parameters.append(
+                inspect.Parameter(config, inspect.Parameter.KEYWORD_ONLY, annotation=_config_type())
+            )
     else:
         # ``invoke`` in the step's config: a ``config: RunnableConfig`` parameter gets it, and
         # what the tool runs nests in its run, which the run's callbacks hear in place of the
@@ -183,12 +187,21 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     return function
 
 
-def _live(tool: Any, owner: str, schema: Any, ours: list[str], only_async: Any) -> AgentFunction:
+def _config_type() -> Any:
+    """LangChain's ``RunnableConfig`` (imported when a LangChain tool needs it)."""
+    from langchain_core.runnables import RunnableConfig
+
+    return RunnableConfig
+
+
+def _live(
+    tool: Any, owner: str, schema: Any, ours: list[str], only_async: Any
+) -> tuple[AgentFunction, str | None]:
     """The function for a LangChain tool that takes ``context_variables`` (or another parameter
     the step fills): the tool's own function, called with the model's arguments as the tool's
-    schema reads them, the live values and (to a ``RunnableConfig`` parameter) the step's config.
-    ``tool.invoke`` would validate the live dict into a copy, and a tool's in-place write to
-    ``context_variables`` would be lost."""
+    schema reads them and the live values; and the name of its ``RunnableConfig`` parameter, if
+    any, which the function passes on too. ``tool.invoke`` would validate the live dict into a
+    copy, and a tool's in-place write to ``context_variables`` would be lost."""
     body = only_async or getattr(tool, "func", None)
     if body is None:
         raise TypeError(
@@ -201,19 +214,16 @@ def _live(tool: Any, owner: str, schema: Any, ours: list[str], only_async: Any) 
         kept = {n: (info.annotation, info) for n, info in fields.items() if n not in ours}
         schema = create_model(f"{tool.name}_arguments", **kept)  # type: ignore[call-overload]
 
-    from langchain_core.runnables.config import RunnableConfig, ensure_config
-
     try:  # LangChain's rule for the parameter a tool's config goes to: annotated RunnableConfig
         hints = typing.get_type_hints(body)
     except Exception:  # an annotation that does not resolve: the tool takes no config then
         hints = {}
-    config_param = next((n for n, hint in hints.items() if hint is RunnableConfig), None)
+    config = next((n for n, hint in hints.items() if hint is _config_type()), None)
+    passed = [*ours, config] if config is not None else ours
 
     def arguments_for(given: dict[str, Any]) -> dict[str, Any]:
-        live = {name: given.pop(name) for name in ours if name in given}
+        live = {name: given.pop(name) for name in passed if name in given}
         parsed = schema.model_validate(given)  # as the tool would read them
-        if config_param is not None:
-            live[config_param] = ensure_config()
         return {**{name: getattr(parsed, name) for name in given}, **live}
 
     if only_async:
@@ -221,9 +231,9 @@ def _live(tool: Any, owner: str, schema: Any, ours: list[str], only_async: Any) 
         async def run_live_async(**given: Any) -> Any:
             return await body(**arguments_for(given))
 
-        return run_live_async
+        return run_live_async, config
 
     def run_live(**given: Any) -> Any:
         return body(**arguments_for(given))
 
-    return run_live
+    return run_live, config

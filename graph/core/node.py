@@ -49,7 +49,7 @@ from langgraph.types import Command, Overwrite
 from .drivers import ASYNC, SYNC, Driver, drive
 from .hooked_step import HookedStep, paused_after_model
 from .loop import instructions
-from .messages import reanswer, to_openai
+from .messages import open_calls, reanswer, to_openai
 from .node_names import DYNAMIC_NODE
 from .run_control import RunControl, current_control
 from .runtime import GraphRuntime, ModelCall, ToolOutcome, Turn
@@ -243,26 +243,16 @@ class AgentNode(HookedStep):
         update = turn.update
         if not update.get("messages") and not outcome.messages and not turn.answers:
             raise outcome.paused  # type: ignore[misc]
-        agent, control = turn.agent, turn.control
         done = {m.tool_call_id for m in outcome.messages}
-        for call in turn.ran.tool_calls if turn.ran is not None else ():
-            call_id = call.get("id") or ""
-            if call_id in done:
-                control.ledger.tool_called(agent.name, call["name"], call_id, call["args"])
-        messages = update.setdefault("messages", [])
-        messages.extend([*turn.answers, *outcome.messages])
-        control.new_messages += len(turn.answers) + len(outcome.messages)
+        calls = turn.ran.tool_calls if turn.ran is not None else []
+        self._book(turn, [c for c in calls if c.get("id") in done], outcome, written)
         if outcome.handoff is not None:
             reanswer(
-                messages,
+                update["messages"],
                 outcome.handoff_call,
                 f"Not transferred to {outcome.handoff.name}: a later call of this reply waits "
                 "for a human's decision, and the conversation stays here until it has run.",
             )
-        new = outcome.context_variables
-        if new is not None:  # as _after_tools writes it
-            deleted = any(key not in new for key in turn.context)
-            update["context_variables"] = Overwrite(new) if written or deleted else new
         turn.goto = Command(update=update, goto=self.name)
 
     def _begin(self, turn: Turn) -> None:
@@ -271,8 +261,10 @@ class AgentNode(HookedStep):
         no answer yet, where a tool's ``interrupt()`` paused the graph (:meth:`_paused`)."""
         agent, control = turn.agent, turn.control
         if not control.swarm_run:
-            waiting = _open_calls(turn.state["messages"], agent.name)
-            if waiting is not None and not paused_after_model(turn):
+            found = open_calls(turn.state["messages"])  # this agent's, left by a pause
+            if found is not None and found[0].name == agent.name and not paused_after_model(turn):
+                reply, calls = found
+                waiting = reply.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
                 turn.update = {"messages": []}
                 self._admit(turn, waiting, self.runtime.tools_of(agent))
                 return
@@ -370,28 +362,36 @@ class AgentNode(HookedStep):
         """Book the tool results into the update, and say who takes over when a tool (or a
         route) hands off (:meth:`_next_agent`). ``written``: a middleware's ``ContextWrites``
         applied the calls' context changes (the result is final)."""
-        agent, control, update = turn.agent, turn.control, turn.update
-        for call in ran.tool_calls:
-            control.ledger.tool_called(agent.name, call["name"], call.get("id") or "", call["args"])
-        update.setdefault("messages", []).extend([*turn.answers, *outcome.messages])
-        control.new_messages += len(turn.answers) + len(outcome.messages)
-        new = outcome.context_variables
-        context = turn.context if new is None else new
-        if new is None:
-            pass
-        elif written or any(key not in new for key in turn.context):
-            # A tool deleted a key in place (Swarm hands tools the live dict), or a middleware's
-            # rules already applied the tools' updates (a typed context's reducers, and
-            # checked it): the step's context replaces the channel's, not merged again.
-            update["context_variables"] = Overwrite(new)
-        else:
-            update["context_variables"] = new
+        context = self._book(turn, ran.tool_calls, outcome, written)
         after = self.runtime.after_handoffs  # a graph extension's (e.g. a fan-out's)
         if outcome.handoffs and after is not None:
             turn.goto = after(turn, outcome, context)
             if turn.goto is not None:
                 return None, None, None
         return self._next_agent(turn, outcome, context)
+
+    @staticmethod
+    def _book(
+        turn: Turn, calls: Sequence[ToolCall], outcome: ToolOutcome, written: bool
+    ) -> dict[str, Any]:
+        """Book ``calls`` (those that ran) in the run's ledger, and their answers and context
+        change into the step's update; the context after them."""
+        agent, control, update = turn.agent, turn.control, turn.update
+        for call in calls:
+            control.ledger.tool_called(agent.name, call["name"], call.get("id") or "", call["args"])
+        update.setdefault("messages", []).extend([*turn.answers, *outcome.messages])
+        control.new_messages += len(turn.answers) + len(outcome.messages)
+        new = outcome.context_variables
+        if new is None:
+            return turn.context
+        if written or any(key not in new for key in turn.context):
+            # A tool deleted a key in place (Swarm hands tools the live dict), or a middleware's
+            # rules already applied the tools' updates (a typed context's reducers, and
+            # checked it): the step's context replaces the channel's, not merged again.
+            update["context_variables"] = Overwrite(new)
+        else:
+            update["context_variables"] = new
+        return new
 
     def _next_agent(
         self, turn: Turn, outcome: ToolOutcome, context: dict[str, Any]
@@ -430,24 +430,6 @@ class AgentNode(HookedStep):
         if target is None:
             return None, None, None
         return target, label, call_id
-
-
-def _open_calls(messages: Sequence[BaseMessage], sender: str) -> AIMessage | None:
-    """``sender``'s reply the conversation ends on, narrowed to its calls that have no answer
-    yet (a tool's ``interrupt()`` paused the graph before they ran), or None. Reads the tail
-    only: the answers after the last reply, and that reply."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            answered.add(message.tool_call_id)
-            continue
-        if not isinstance(message, AIMessage) or not message.tool_calls or message.name != sender:
-            return None
-        calls = [c for c in message.tool_calls if c.get("id") not in answered]
-        if not calls:
-            return None
-        return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
-    return None
 
 
 def _replaced(turn: Turn) -> bool:

@@ -502,10 +502,9 @@ class ToolSpec:
         if not raw and self._adapter is None and not self.required:
             return {}  # no arguments for untyped parameters (a transfer): nothing to check
         args = self._decode(raw)
-        if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args):
-            args = {k: v for k, v in args.items() if k not in INJECTED}
-        if self.config_param is not None and self.config_param in args:  # the step's, not this
-            args = {k: v for k, v in args.items() if k != self.config_param}
+        config = self.config_param
+        if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args) or config in args:
+            args = {k: v for k, v in args.items() if k not in INJECTED and k != config}
         if self._adapter is None:
             return _fresh(self._check_names(args))
         checked = args
@@ -604,9 +603,9 @@ def _build_spec(func: Any) -> ToolSpec:
     signature = _signature(func, name)
     _, bound = _unwrap_partial(func)
     visible, injected, accepts_extra = _visible_parameters(name, signature, bound)
-    hidden = injected  # every parameter the model never fills, a RunnableConfig one among them
-    config_param = next((p.name for p in hidden if _is_config(p.annotation)), None)
-    injected = [p for p in hidden if p.name != config_param]
+    config_param = next((p.name for p in injected if _is_config(p.annotation)), None)
+    if config_param is not None:  # hidden like the others, filled by the step differently
+        injected = [p for p in injected if p.name != config_param]
     injected_names = tuple(p.name for p in injected)
     context_param = next((p for p in injected if p.name == CONTEXT_PARAM), None)
 

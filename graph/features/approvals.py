@@ -44,6 +44,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from ..core.marks import is_marked
+from ..core.messages import open_calls
 from ..core.run_control import RunState
 from ..core.schema import tool_spec
 from ..core.state import current_branch
@@ -172,21 +173,6 @@ class WaitingCalls(NamedTuple):
     pending: list[PendingApproval]  # those that wait for a decision (approval, or in doubt)
     #: What an effect ledger holds for some of them, by call id (done: answered from it).
     known: Mapping[str, EffectOutcome] = _NOTHING_KNOWN
-
-
-def open_calls(messages: Sequence[BaseMessage]) -> tuple[AIMessage, list[ToolCall]] | None:
-    """The conversation's last assistant message and its calls that have no answer yet, if
-    any. Only the tail is read: that message and the tool answers after it."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            answered.add(message.tool_call_id)
-            continue
-        if not isinstance(message, AIMessage) or not message.tool_calls:
-            return None
-        calls = [c for c in message.tool_calls if c.get("id") not in answered]
-        return (message, calls) if calls else None
-    return None
 
 
 def as_pending(reply: AIMessage, calls: Sequence[ToolCall]) -> list[PendingApproval]:

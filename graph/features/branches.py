@@ -66,12 +66,12 @@ from ..core.drivers import ASYNC, SYNC, Driver, drive
 from ..core.errors import SwarmError
 from ..core.handoffs import Handoff, HandTo, handoff_verdict
 from ..core.marks import loaded
-from ..core.messages import to_langchain, to_openai
+from ..core.messages import open_calls, to_langchain, to_openai
 from ..core.node_names import HELPER_NODES
 from ..core.run_control import RunControl, RunState, current_control
 from ..core.state import StateUpdate, SwarmState, branch_scope, current_branch
 from ..core.types import CALLER, Agent
-from .approvals import PendingApproval, open_calls
+from .approvals import PendingApproval
 from .errors import BranchFailed, ContextConflict
 from .fan_out_scope import fan_out_scope
 from .parallel import (

@@ -44,6 +44,7 @@ from langgraph.types import Command, interrupt
 
 from ..core.injected import InjectedParam, register_injected
 from ..core.marks import loaded, mark, register_mark
+from ..core.messages import open_calls
 from ..core.run_control import RunControl
 from ..core.runtime import GraphRuntime
 from ..core.state import SwarmState, current_branch
@@ -56,7 +57,6 @@ from .approvals import (
     WaitingCalls,
     check_decisions,
     hold_marked_calls,
-    open_calls,
     pending_as_payload,
     resume_decisions,
     split_by_decision,

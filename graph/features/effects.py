@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkabl
 from langchain_core.messages import AIMessage, BaseMessage
 
 from ..core.marks import is_marked
+from ..core.messages import open_calls
 from ..core.schema import tool_spec
 from ..core.state import current_branch
 from .approvals import (
@@ -64,7 +65,6 @@ from .approvals import (
     Decision,
     WaitingCalls,
     held_calls,
-    open_calls,
 )
 
 if TYPE_CHECKING:
