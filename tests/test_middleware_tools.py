@@ -122,11 +122,12 @@ def test_arguments_that_do_not_fit_a_langchain_tool_are_an_error_for_the_model()
     assert "item" in response.messages[1]["content"]
 
 
-def test_a_middleware_whose_tools_need_langgraph_injection_is_refused_clearly():
-    # TodoListMiddleware's write_todos takes LangGraph's ToolRuntime: a swarm step cannot fill it.
-    with pytest.raises(TypeError, match=r"write_todos.*injects"):
+def test_a_middleware_whose_tool_returns_a_command_is_refused_clearly():
+    # TodoListMiddleware's write_todos (it takes a ToolRuntime, which the step fills) returns a
+    # LangGraph Command, which a swarm step does not apply: refused when the agent is made.
+    with pytest.raises(TypeError, match=r"write_todos.*returns a LangGraph Command"):
         Agent(middleware=[TodoListMiddleware()])
-    with pytest.raises(TypeError, match=r"write_todos.*injects"):
+    with pytest.raises(TypeError, match=r"write_todos.*returns a LangGraph Command"):
         Swarm(chat_model=ScriptedChatModel([]), middleware=[TodoListMiddleware()])
 
 

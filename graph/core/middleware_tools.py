@@ -6,11 +6,12 @@ model's tool list and run in the step like them (``context_variables`` and the r
 parameters included, ``wrap_tool_call`` around them, a returned ``Agent``/``Result`` handing off).
 A tool is a plain function (read as any swarm tool is) or a LangChain ``BaseTool`` (a ``@tool``),
 which becomes a function with the tool's name, description and argument schema that calls
-``tool.invoke`` (``ainvoke`` for an async-only tool). A ``BaseTool`` whose function takes
-arguments LangGraph injects (``ToolRuntime``, ``InjectedToolCallId``, ``InjectedState``) is
-refused with a clear error: a swarm step fills only its own injected parameters
-(graph/core/schema.py's ``INJECTED``). So is a ``return_direct`` one: a swarm agent's turn ends
-when it answers or hands off, and running the tool without ending would drop the flag unsaid.
+``tool.invoke`` (``ainvoke`` for an async-only tool). One whose function takes what the step
+fills (``context_variables``, or what LangGraph's ``ToolNode`` injects: ``ToolRuntime``,
+``InjectedToolCallId``, ``InjectedState``, ``InjectedStore``, graph/core/langchain_args.py) has
+its own function called with the model's arguments and those values (:func:`_live`). A
+``return_direct`` tool is refused with a clear error: a swarm agent's turn ends when it answers
+or hands off, and running the tool without ending would drop the flag unsaid.
 ``Agent(functions=[...])`` takes LangChain tools too, made into functions the same way.
 
 Example:
@@ -30,7 +31,6 @@ Example:
 from __future__ import annotations
 
 import inspect
-import sys
 import typing
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -39,40 +39,26 @@ from typing import Annotated, Any
 from pydantic import Field, create_model
 
 from .injected import INJECTED
+from .langchain_args import Filled, filled_by_step, is_langchain_tool
 
 # types.Agent's tool type, not imported: types.check_middleware calls this module
 AgentFunction = Callable[..., Any]
 # ``Annotated`` indexed with a tuple made at run time (the field's metadata)
 _ANNOTATED: Any = Annotated
 
-__all__ = ["REPORTS_ITSELF", "as_function", "is_langchain_tool", "middleware_tools"]
+__all__ = ["LANGCHAIN_TOOL", "REPORTS_ITSELF", "as_function", "middleware_tools"]
 
 #: Set (True) on a tool function that tells the run's callbacks of its call itself: a LangChain
 #: tool run through ``tool.invoke``, whose own start and end events, with the runs nested in
 #: it, stand for the step's (graph/core/tool_events.py).
 REPORTS_ITSELF = "__swarmgraph_reports_itself__"
+#: Set on the function made for a LangChain tool: the tool it runs.
+LANGCHAIN_TOOL = "__swarmgraph_tool__"
 
 # One function per LangChain tool (by identity: a pydantic tool is not hashable), so its schema
 # is built once; holding the tool, so its id is not reused while it is here; bounded.
 _made: OrderedDict[int, tuple[Any, AgentFunction]] = OrderedDict()
 _MADE_MAX = 1024
-
-
-def is_langchain_tool(value: Any) -> bool:
-    """Whether ``value`` is a LangChain tool (a ``BaseTool``, what ``@tool`` makes), without
-    importing LangChain: a program that made one has imported it.
-
-    Example:
-        >>> from langchain_core.tools import tool
-        >>> @tool
-        ... def ping() -> str:
-        ...     '''Ping.'''
-        ...     return "pong"
-        >>> is_langchain_tool(ping), is_langchain_tool(print)
-        (True, False)
-    """
-    tools = sys.modules.get("langchain_core.tools")
-    return tools is not None and isinstance(value, tools.BaseTool)
 
 
 def middleware_tools(middleware: Sequence[Any]) -> list[AgentFunction]:
@@ -120,12 +106,23 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     the tool with the arguments the model sent."""
     every = getattr(getattr(tool, "args_schema", None), "model_fields", None) or {}
     ours = [name for name in every if name in INJECTED]  # the step fills them (schema.py)
-    theirs = sorted(set(getattr(tool, "_injected_args_keys", ()) or ()) - set(ours))
-    if theirs:
+    body = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    hints = _hints(body)
+    filled = _filled(hints, ours)  # what LangGraph's ToolNode would inject, the step fills
+    theirs = sorted(set(getattr(tool, "_injected_args_keys", ()) or ()) - {*ours, *filled})
+    unfilled = [n for n, f in filled.items() if f.kind == "unfilled"]
+    if theirs or unfilled:
         raise TypeError(
-            f"{owner}: tool {tool.name!r} takes arguments LangGraph injects ({', '.join(theirs)})"
-            "; a swarm step does not fill them (it injects context_variables and its own "
-            "parameters, graph/core/schema.py's INJECTED)"
+            f"{owner}: tool {tool.name!r} takes injected arguments nothing in a swarm step fills "
+            f"({', '.join(theirs or unfilled)}): it fills context_variables, its features' "
+            "parameters, and what LangGraph's ToolNode injects by annotation (ToolRuntime, "
+            "InjectedToolCallId, InjectedState, InjectedStore, RunnableConfig)"
+        )
+    if _returns_command(hints.get("return")):
+        raise TypeError(
+            f"{owner}: tool {tool.name!r} returns a LangGraph Command, which a swarm step does "
+            "not apply: return an Agent (or Result(agent=...)) to hand off, "
+            "Result(context_variables={...}) to update the context"
         )
     if getattr(tool, "return_direct", False):
         # create_agent ends its loop on such a call; a swarm agent's turn ends when it answers
@@ -150,12 +147,11 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
         parameters.append(inspect.Parameter(name, keyword, default=default, annotation=hint))
     only_async = getattr(tool, "func", True) is None and getattr(tool, "coroutine", None)
     function: Any
-    if ours:
-        function, config = _live(tool, owner, schema, ours, only_async)
-        if config is not None:  # filled by the tool runner, as for any tool (schema.py)
-            parameters.append(
-                inspect.Parameter(config, inspect.Parameter.KEYWORD_ONLY, annotation=_config_type())
-            )
+    if ours or any(f.kind != "config" for f in filled.values()):
+        function = _live(tool, owner, schema, [*ours, *filled], only_async)
+        for name in filled:  # filled by the tool runner, as for any tool (schema.py)
+            keyword = inspect.Parameter.KEYWORD_ONLY
+            parameters.append(inspect.Parameter(name, keyword, annotation=hints[name]))
     else:
         # ``invoke`` in the step's config: a ``config: RunnableConfig`` parameter gets it, and
         # what the tool runs nests in its run, which the run's callbacks hear in place of the
@@ -177,49 +173,55 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
         setattr(function, REPORTS_ITSELF, True)
     # Discovery (graph/core/discovery.py) reads the tool's own function through ``__wrapped__``
     # for the agents it may hand off to; ``__signature__`` stays what the model is told.
-    own = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
-    if own is not None:
-        function.__wrapped__ = own
+    if body is not None:
+        function.__wrapped__ = body
     function.__name__ = function.__qualname__ = tool.name
     function.__doc__ = tool.description
     function.__signature__ = inspect.Signature(parameters)
-    function.__swarmgraph_tool__ = tool  # what it runs, for a reader of the step's tools
+    setattr(function, LANGCHAIN_TOOL, tool)  # what it runs, for a reader of the step's tools
     return function
 
 
-def _config_type() -> Any:
-    """LangChain's ``RunnableConfig`` (imported when a LangChain tool needs it)."""
-    from langchain_core.runnables import RunnableConfig
+def _hints(body: Any) -> dict[str, Any]:
+    """The annotations of a tool's own function, with their ``Annotated`` marks."""
+    try:
+        return typing.get_type_hints(body, include_extras=True) if body is not None else {}
+    except Exception:  # an annotation that does not resolve: the tool's schema says the rest
+        return {}
 
-    return RunnableConfig
+
+def _filled(hints: dict[str, Any], ours: list[str]) -> dict[str, Filled]:
+    """The parameters of a tool's function that the step fills by their annotation (beside
+    ``ours``, filled by name)."""
+    found = {n: filled_by_step(hint) for n, hint in hints.items() if n not in ours}
+    return {n: f for n, f in found.items() if f is not None and n != "return"}
 
 
-def _live(
-    tool: Any, owner: str, schema: Any, ours: list[str], only_async: Any
-) -> tuple[AgentFunction, str | None]:
-    """The function for a LangChain tool that takes ``context_variables`` (or another parameter
-    the step fills): the tool's own function, called with the model's arguments as the tool's
-    schema reads them and the live values; and the name of its ``RunnableConfig`` parameter, if
-    any, which the function passes on too. ``tool.invoke`` would validate the live dict into a
-    copy, and a tool's in-place write to ``context_variables`` would be lost."""
+def _returns_command(annotation: Any) -> bool:
+    """Whether a return annotation says LangGraph's ``Command`` (what ``ToolNode`` applies)."""
+    from langgraph.types import Command
+
+    return (typing.get_origin(annotation) or annotation) is Command
+
+
+def _live(tool: Any, owner: str, schema: Any, passed: list[str], only_async: Any) -> AgentFunction:
+    """The function for a LangChain tool that takes what the step fills (``passed``:
+    ``context_variables``, a ``ToolRuntime``...): the tool's own function, called with the
+    model's arguments as the tool's schema reads them and the step's values. ``tool.invoke``
+    would validate the live dict into a copy, and a tool's in-place write to
+    ``context_variables`` would be lost. A ``ToolException`` it raises is answered as the tool's
+    ``handle_tool_error`` says, as ``tool.invoke`` would."""
     body = only_async or getattr(tool, "func", None)
     if body is None:
         raise TypeError(
-            f"{owner}: tool {tool.name!r} takes {', '.join(ours)} but has no function to call "
+            f"{owner}: tool {tool.name!r} takes {', '.join(passed)} but has no function to call "
             "with the live value; write it as a function or a @tool"
         )
 
     fields = schema.model_fields
-    if any(name in fields for name in ours):  # not marked InjectedToolArg: the model's schema
-        kept = {n: (info.annotation, info) for n, info in fields.items() if n not in ours}
+    if any(name in fields for name in passed):  # not marked InjectedToolArg: the model's schema
+        kept = {n: (info.annotation, info) for n, info in fields.items() if n not in passed}
         schema = create_model(f"{tool.name}_arguments", **kept)  # type: ignore[call-overload]
-
-    try:  # LangChain's rule for the parameter a tool's config goes to: annotated RunnableConfig
-        hints = typing.get_type_hints(body)
-    except Exception:  # an annotation that does not resolve: the tool takes no config then
-        hints = {}
-    config = next((n for n, hint in hints.items() if hint is _config_type()), None)
-    passed = [*ours, config] if config is not None else ours
 
     def arguments_for(given: dict[str, Any]) -> dict[str, Any]:
         live = {name: given.pop(name) for name in passed if name in given}
@@ -229,11 +231,33 @@ def _live(
     if only_async:
 
         async def run_live_async(**given: Any) -> Any:
-            return await body(**arguments_for(given))
+            try:
+                return await body(**arguments_for(given))
+            except Exception as error:
+                return _handled(tool, error)
 
-        return run_live_async, config
+        return run_live_async
 
     def run_live(**given: Any) -> Any:
-        return body(**arguments_for(given))
+        try:
+            return body(**arguments_for(given))
+        except Exception as error:
+            return _handled(tool, error)
 
-    return run_live, config
+    return run_live
+
+
+def _handled(tool: Any, error: Exception) -> str:
+    """What the model reads for a ``ToolException`` the tool's ``handle_tool_error`` handles
+    (LangChain's rule: True, the error's text; a string, that; a function, what it returns);
+    any other error is raised on, and answered as any tool's error is."""
+    from langchain_core.tools import ToolException
+
+    handle = getattr(tool, "handle_tool_error", False)
+    if not isinstance(error, ToolException) or not handle:
+        raise error
+    if isinstance(handle, str):
+        return handle
+    if callable(handle):
+        return str(handle(error))
+    return error.args[0] if error.args else "Tool execution error"

@@ -165,6 +165,7 @@ class AgentNode(HookedStep):
             around=None if hooks is None else self._around(hooks),
             events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
             pauses=not control.swarm_run,  # a checkpointed graph resumes a tool's interrupt()
+            state=self._state_read(turn),  # what a tool taking ToolRuntime or InjectedState reads
         )
         if outcome.paused is not None:  # a tool asked a human (LangGraph's interrupt())
             self._paused(turn, outcome, writes is not None)
@@ -183,6 +184,14 @@ class AgentNode(HookedStep):
                 route=label,
                 call_id=call_id,
             )
+
+    def _state_read(self, turn: Turn) -> SwarmState:
+        """The state as this step's tools read it: a run's first step has no ``active_agent``
+        in it yet (the graph's entry picked this node)."""
+        state = turn.state
+        if "active_agent" in state or self.agent is None:
+            return state
+        return {**state, "active_agent": self.name}
 
     # -- the model call ------------------------------------------------------------------------
     async def _ask(

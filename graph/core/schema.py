@@ -11,8 +11,9 @@ by docstring-parser).
 ``context_variables`` never appears in a schema: the framework injects it, the model
 cannot see or forge it. The same holds for every name in :data:`INJECTED`, the one table of
 parameters the framework fills: the ones features register (graph/core/injected.py), each
-with how its value is made; and for a parameter annotated ``RunnableConfig``, which gets the
-step's config, as a LangChain tool's does.
+with how its value is made; and for the parameters LangGraph's ``ToolNode`` fills by their
+annotation (``RunnableConfig``, ``ToolRuntime``, ``InjectedToolCallId``, ``InjectedState``,
+``InjectedStore``: graph/core/langchain_args.py), which a swarm step fills the same way.
 
 :func:`tool_spec` is the engine's hot path: a cached :class:`ToolSpec` per function with
 the schema, whether it wants ``context_variables``, whether it is async, and the pydantic
@@ -60,13 +61,12 @@ import typing_extensions
 from docstring_parser import Docstring, DocstringStyle, ParseError
 from docstring_parser import parse as parse_docstring
 from docstring_parser.google import DEFAULT_SECTIONS, GoogleParser, Section, SectionType
-from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from .errors import ToolArgumentError, ToolSchemaError
 from .injected import CONTEXT_PARAM, INJECTED, param_for
-from .middleware_tools import is_langchain_tool
+from .langchain_args import Filled, filled_by_step, is_langchain_tool
 
 __all__ = [
     "ToolArgumentError",
@@ -320,24 +320,16 @@ def _is_async(func: Any) -> bool:
     return False
 
 
-def _is_config(annotation: Any) -> bool:
-    """Whether ``annotation`` is LangChain's ``RunnableConfig`` (or an optional one)."""
-    if annotation is RunnableConfig:
-        return True
-    if get_origin(annotation) in _UNIONS:
-        kept = [a for a in get_args(annotation) if a is not _NoneType]
-        return len(kept) == 1 and kept[0] is RunnableConfig
-    return False
-
-
 def _visible_parameters(
     name: str, signature: inspect.Signature, bound: set[str]
-) -> tuple[list[inspect.Parameter], list[inspect.Parameter], bool]:
+) -> tuple[list[inspect.Parameter], list[inspect.Parameter], dict[str, Filled], bool]:
     """The parameters the model fills, the injected ones (:data:`INJECTED`: the
-    ``context_variables`` parameter among them, if wanted) the tool declares, and whether
-    ``**kwargs`` takes extras."""
+    ``context_variables`` parameter among them, if wanted) the tool declares, those LangChain's
+    annotations say the step fills (graph/core/langchain_args.py), and whether ``**kwargs``
+    takes extras."""
     visible: list[inspect.Parameter] = []
     injected: list[inspect.Parameter] = []
+    filled: dict[str, Filled] = {}
     accepts_extra = False
     for param in signature.parameters.values():
         if param.name in bound:
@@ -357,11 +349,18 @@ def _visible_parameters(
         elif param.name in INJECTED:
             param_for(param.name)  # its feature registers it (loaded on first use)
             injected.append(param)
-        elif _is_config(param.annotation):  # LangChain's rule: the step's config, never the model's
-            injected.append(param)
+        elif (by_step := filled_by_step(param.annotation)) is not None:  # LangChain's rules
+            if by_step.kind == "unfilled":
+                raise ToolSchemaError(
+                    f"tool {name!r}: parameter {param.name!r} is an InjectedToolArg, which "
+                    "LangChain leaves to the tool's caller, and nothing in a swarm step fills "
+                    "it: name it context_variables for the run's context, or annotate it "
+                    "ToolRuntime, InjectedToolCallId, InjectedState or InjectedStore"
+                )
+            filled[param.name] = by_step
         else:
             visible.append(param)
-    return visible, injected, accepts_extra
+    return visible, injected, filled, accepts_extra
 
 
 # --------------------------------------------------------------------------- the one pydantic pass
@@ -474,17 +473,18 @@ class ToolSpec:
     _null_is_default: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     #: The pydantic model ``context_variables`` is annotated with: the tool gets an instance.
     context_model: Any = field(default=None, repr=False, compare=False)
-    #: The parameter annotated ``RunnableConfig``, which gets the step's config (as LangChain's
-    #: tools do), hidden from the model; None: none.
-    config_param: str | None = field(default=None, repr=False, compare=False)
+    #: The parameters LangChain's annotations say the step fills (``RunnableConfig``,
+    #: ``ToolRuntime``, ``InjectedToolCallId``, ``InjectedState``, ``InjectedStore``: see
+    #: graph/core/langchain_args.py), hidden from the model, by name.
+    filled: Mapping[str, Filled] = field(default_factory=dict, repr=False, compare=False)
 
     def parse_arguments(self, raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
         """Decode and check the model's arguments; returns kwargs for the call.
 
         ``raw`` is the JSON string from a tool call, an already-decoded dict, or
         ``None``/``""`` for no arguments. A model-supplied ``context_variables`` (or any
-        other name of :data:`INJECTED`, or the ``RunnableConfig`` parameter) is dropped: the
-        engine injects the real one. Raises
+        other name of :data:`INJECTED`, or of :attr:`filled`) is dropped: the engine injects
+        the real one. Raises
         :class:`ToolArgumentError` for arguments the annotations cannot accept. The values
         come back as the model sent them, only checked (see the module docstring).
 
@@ -502,9 +502,9 @@ class ToolSpec:
         if not raw and self._adapter is None and not self.required:
             return {}  # no arguments for untyped parameters (a transfer): nothing to check
         args = self._decode(raw)
-        config = self.config_param
-        if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args) or config in args:
-            args = {k: v for k, v in args.items() if k not in INJECTED and k != config}
+        filled = self.filled
+        if not isinstance(args, dict) or not INJECTED.keys().isdisjoint(args) or filled:
+            args = {k: v for k, v in args.items() if k not in INJECTED and k not in filled}
         if self._adapter is None:
             return _fresh(self._check_names(args))
         checked = args
@@ -602,10 +602,7 @@ def _build_spec(func: Any) -> ToolSpec:
     name = _tool_name(func)
     signature = _signature(func, name)
     _, bound = _unwrap_partial(func)
-    visible, injected, accepts_extra = _visible_parameters(name, signature, bound)
-    config_param = next((p.name for p in injected if _is_config(p.annotation)), None)
-    if config_param is not None:  # hidden like the others, filled by the step differently
-        injected = [p for p in injected if p.name != config_param]
+    visible, injected, filled, accepts_extra = _visible_parameters(name, signature, bound)
     injected_names = tuple(p.name for p in injected)
     context_param = next((p for p in injected if p.name == CONTEXT_PARAM), None)
 
@@ -635,7 +632,7 @@ def _build_spec(func: Any) -> ToolSpec:
             p.name for p in injected if p.default is not inspect.Parameter.empty
         ),
         _adapter=adapter,
-        _blocked=frozenset(bound | set(injected_names)),
+        _blocked=frozenset(bound | set(injected_names) | set(filled)),
         _null_is_default=frozenset(
             p.name
             for p in visible
@@ -644,7 +641,7 @@ def _build_spec(func: Any) -> ToolSpec:
             and not _accepts_none(p.annotation)
         ),
         context_model=typed_annotation(context_param.annotation) if context_param else None,
-        config_param=config_param,
+        filled=filled,
     )
 
 

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.runnables.config import ensure_config
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
@@ -61,9 +60,10 @@ from typing_extensions import Unpack
 from .drivers import SYNC, Driver, drive
 from .errors import ContextValidationError
 from .injected import CONTEXT_PARAM, InjectedParam, param_for
+from .langchain_args import step_values
 from .loop import inject_context
 from .members import members_in
-from .middleware_tools import REPORTS_ITSELF
+from .middleware_tools import LANGCHAIN_TOOL, REPORTS_ITSELF
 from .runtime import (
     CallRecords,
     HandoffValue,
@@ -209,7 +209,9 @@ class _Runner:
         records: CallRecords | None = None,
         inputs: Mapping[str, Any] | None = None,
         first_handoff_wins: bool = False,
+        state: Mapping[str, Any] | None = None,
     ):
+        self.reply, self.state = reply, state  # what a call reads of the step (tool_state)
         self.calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
         for bad in reply.invalid_tool_calls:  # answered with what is wrong with them
             self.calls.append(
@@ -295,9 +297,26 @@ class _Runner:
                 inject_context(kwargs, context)
         for param in made or ():
             kwargs[param.name] = param.make(call.id, call.name, call.args, self.records)  # type: ignore[misc]
-        if spec.config_param is not None:  # the step's config, as a LangChain tool gets it
-            kwargs[spec.config_param] = ensure_config()
+        if spec.filled:  # what LangChain's annotations ask for (graph/core/langchain_args.py)
+            values = step_values(spec.filled, call.id, self.tool_state, self.langchain_tools)
+            if isinstance(values, str):
+                return f"Error: {call.name} {values}. Carry on without this tool."
+            kwargs.update(values)
         return None
+
+    def tool_state(self) -> dict[str, Any]:
+        """The swarm's state as a call reads it (``ToolRuntime.state``, ``InjectedState``): the
+        step's, with the reply that asked for the call, and the live ``context_variables`` (an
+        in-place write is the call's, as through a ``context_variables`` parameter)."""
+        self.touched = True
+        state: dict[str, Any] = dict(self.state or {})
+        state["messages"] = [*state.get("messages", ()), self.reply]
+        state["context_variables"] = self.working_context()
+        return state
+
+    def langchain_tools(self) -> list[Any]:
+        """The reply's LangChain tools (``ToolRuntime.tools``): those the step runs for one."""
+        return [t for f in self.by_name.values() if (t := getattr(f, LANGCHAIN_TOOL, None))]
 
     def _instance(self, model: type[BaseModel]) -> BaseModel:
         return model.model_validate(self.working_context())
@@ -543,7 +562,9 @@ class ToolRunOptions(TypedDict, total=False):
     ``around``: runs the calls through the step's middleware's ``wrap_tool_call`` hooks instead
     (graph/core/tool_wrapping.py); ``events``: LangChain's tool callbacks for each call, when a
     handler listens (graph/core/tool_events.py); ``pauses``: a call's ``interrupt()`` stops the
-    calls there (``ToolOutcome.paused``: the graph pauses) instead of being its error."""
+    calls there (``ToolOutcome.paused``: the graph pauses) instead of being its error;
+    ``state``: the step's state, which a tool taking ``ToolRuntime`` or ``InjectedState`` reads
+    (:meth:`_Runner.tool_state`)."""
 
     debug: Callable[[str], None] | None
     writes: ContextWrites | None
@@ -553,6 +574,7 @@ class ToolRunOptions(TypedDict, total=False):
     around: CallsAround | None
     events: ToolEvents | None
     pauses: bool
+    state: Mapping[str, Any] | None
 
 
 def execute_tool_calls(
@@ -580,12 +602,13 @@ async def run_tool_calls(
     around: CallsAround | None = None,
     events: ToolEvents | None = None,
     pauses: bool = False,
+    state: Mapping[str, Any] | None = None,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order, sync or async as ``io`` says
     (graph/core/drivers.py); a call with records runs between their ``before`` and ``done``
     (off the event loop)."""
     runner = _Runner(
-        reply, functions, context_variables, writes, records, inputs, first_handoff_wins
+        reply, functions, context_variables, writes, records, inputs, first_handoff_wins, state
     )
     runner.pauses = pauses
     if around is not None:  # each call through the middleware's wrap_tool_call

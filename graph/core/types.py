@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from .middleware_tools import as_function, is_langchain_tool
+from .langchain_args import is_langchain_tool
+from .middleware_tools import as_function
 
 if TYPE_CHECKING:  # this module never imports LangChain (see is_compiled_graph)
     from langchain_core.messages import BaseMessage
