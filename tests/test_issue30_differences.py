@@ -79,6 +79,7 @@ PINNED: dict[str, list[str]] = {
         f"{DIFF}::test_dict_and_list_results_are_sent_as_json",
         f"{DIFF}::test_other_results_are_str_as_in_swarm",
         "test_langchain_tools.py::test_a_tool_that_returns_a_langgraph_command_gets_an_error_the_model_reads",
+        "test_tool_commands.py::test_a_commands_update_answers_the_call_and_writes_the_state",
     ],
     "`functions` may hold LangChain tools": [
         "test_langchain_tools.py::test_langchain_tools_run_on_swarm_run_with_the_live_context",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain.agents.middleware import AgentMiddleware, TodoListMiddleware
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 
@@ -120,15 +120,6 @@ def test_arguments_that_do_not_fit_a_langchain_tool_are_an_error_for_the_model()
     response = Swarm(chat_model=model).run(Agent(middleware=[Stocking()]), HI)
     assert response.messages[1]["content"].startswith("Error")
     assert "item" in response.messages[1]["content"]
-
-
-def test_a_middleware_whose_tool_returns_a_command_is_refused_clearly():
-    # TodoListMiddleware's write_todos (it takes a ToolRuntime, which the step fills) returns a
-    # LangGraph Command, which a swarm step does not apply: refused when the agent is made.
-    with pytest.raises(TypeError, match=r"write_todos.*returns a LangGraph Command"):
-        Agent(middleware=[TodoListMiddleware()])
-    with pytest.raises(TypeError, match=r"write_todos.*returns a LangGraph Command"):
-        Swarm(chat_model=ScriptedChatModel([]), middleware=[TodoListMiddleware()])
 
 
 def test_a_tool_that_is_neither_a_function_nor_a_langchain_tool_is_refused():

@@ -160,6 +160,7 @@ def build_graph_and_runtime(
         kind=settings.graph_class,
         input_schema=settings.input_schema,
     )
+    runtime.state_keys = frozenset(builder.channels)
     return builder, runtime
 
 

@@ -118,12 +118,6 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
             "parameters, and what LangGraph's ToolNode injects by annotation (ToolRuntime, "
             "InjectedToolCallId, InjectedState, InjectedStore, RunnableConfig)"
         )
-    if _returns_command(hints.get("return")):
-        raise TypeError(
-            f"{owner}: tool {tool.name!r} returns a LangGraph Command, which a swarm step does "
-            "not apply: return an Agent (or Result(agent=...)) to hand off, "
-            "Result(context_variables={...}) to update the context"
-        )
     if getattr(tool, "return_direct", False):
         # create_agent ends its loop on such a call; a swarm agent's turn ends when it answers
         # or hands off, and running the tool without ending would drop the flag silently.
@@ -195,13 +189,6 @@ def _filled(hints: dict[str, Any], ours: list[str]) -> dict[str, Filled]:
     ``ours``, filled by name)."""
     found = {n: filled_by_step(hint) for n, hint in hints.items() if n not in ours}
     return {n: f for n, f in found.items() if f is not None and n != "return"}
-
-
-def _returns_command(annotation: Any) -> bool:
-    """Whether a return annotation says LangGraph's ``Command`` (what ``ToolNode`` applies)."""
-    from langgraph.types import Command
-
-    return (typing.get_origin(annotation) or annotation) is Command
 
 
 def _live(tool: Any, owner: str, schema: Any, passed: list[str], only_async: Any) -> AgentFunction:

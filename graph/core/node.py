@@ -166,6 +166,7 @@ class AgentNode(HookedStep):
             events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
             pauses=not control.swarm_run,  # a checkpointed graph resumes a tool's interrupt()
             state=self._state_read(turn),  # what a tool taking ToolRuntime or InjectedState reads
+            state_keys=self.runtime.state_keys,  # what a tool's Command(update=...) may write
         )
         if outcome.paused is not None:  # a tool asked a human (LangGraph's interrupt())
             self._paused(turn, outcome, writes is not None)
@@ -389,6 +390,8 @@ class AgentNode(HookedStep):
         for call in calls:
             control.ledger.tool_called(agent.name, call["name"], call.get("id") or "", call["args"])
         update.setdefault("messages", []).extend([*turn.answers, *outcome.messages])
+        if outcome.state:  # a tool's Command wrote the graph's other keys
+            update.update(outcome.state)  # type: ignore[typeddict-item]
         control.new_messages += len(turn.answers) + len(outcome.messages)
         new = outcome.context_variables
         if new is None:

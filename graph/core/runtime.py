@@ -179,6 +179,9 @@ class ToolOutcome:
     #: pause (``run_tool_calls(pauses=True)``): its pause; that call and the ones after it have
     #: no answer (graph/core/node.py's ``AgentNode._paused``).
     paused: GraphInterrupt | None = None
+    #: The state keys the calls wrote besides the context (a tool's ``Command(update=...)``:
+    #: a middleware's ``state_schema`` keys, say), for the step's update.
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 class AfterHandoffs(Protocol):
@@ -348,6 +351,8 @@ class GraphRuntime:
         #: parallel branch ``(agent, state, control) -> refusal or None``; None: the branch
         #: agent's ``before_handoff`` hooks decide (graph/features/branches.py).
         self.entry_check: Callable[[Agent, SwarmState, RunControl], str | None] | None = None
+        #: The graph state's channels: what a tool's ``Command(update=...)`` may write.
+        self.state_keys: frozenset[str] | None = None
 
     # -- what the agents' tools need ------------------------------------------------
     def tools_of(self, agent: Agent) -> list[AgentFunction]:

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Command
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import Unpack
 
 from .drivers import SYNC, Driver, drive
@@ -116,12 +116,22 @@ class _Call:
 
 
 class UnusableReturn(TypeError):
-    """A tool returned what a swarm step cannot use as it was meant (a LangGraph ``Command``):
-    its text, after the tool's name, says what to return instead."""
+    """A tool returned what a swarm step cannot use as it was meant (a LangGraph ``Command``
+    that goes somewhere): its text, after the tool's name, says what to return instead."""
 
 
-def to_result(raw: Any) -> Result:
-    """Swarm's rule for tool return values, plus JSON for dicts and lists.
+class StateWrite(Result):
+    """A tool's LangGraph ``Command(update=...)``, as the step applies it: the answer (the
+    update's ``ToolMessage``) and the context change, as any ``Result``'s, and ``state``, the
+    other state keys it writes (channels of the graph: a middleware's ``state_schema`` keys, or
+    your ``state_schema``'s)."""
+
+    state: dict = Field(default_factory=dict)
+
+
+def to_result(raw: Any, call_id: str | None = None) -> Result:
+    """Swarm's rule for tool return values, plus JSON for dicts and lists, and LangGraph's
+    ``Command(update=...)`` (:func:`_from_command`; ``call_id``: the call it answers).
 
     Example:
         >>> to_result({"ok": True}).value
@@ -129,10 +139,14 @@ def to_result(raw: Any) -> Result:
         >>> to_result(Agent(name="Sales")).value
         '{"assistant": "Sales"}'
         >>> from langgraph.types import Command
+        >>> from langchain_core.messages import ToolMessage
+        >>> to_result(Command(update={"todos": ["call Ming"], "messages": [
+        ...     ToolMessage("Noted.", tool_call_id="c1")]}), "c1")
+        StateWrite(value='Noted.', agent=None, context_variables={}, state={'todos': ['call Ming']})
         >>> to_result(Command(goto="Sales"))
         Traceback (most recent call last):
         ...
-        swarmgraph.graph.core.tool_calls.UnusableReturn: returned a LangGraph Command, ...
+        swarmgraph.graph.core.tool_calls.UnusableReturn: returned a LangGraph Command that goes ...
     """
     if isinstance(raw, Result):
         if raw.agent is not None and not isinstance(raw.agent, Agent):
@@ -145,12 +159,8 @@ def to_result(raw: Any) -> Result:
             return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
         except (TypeError, ValueError):
             return Result(value=str(raw))
-    if isinstance(raw, Command):  # str() of it would reach the model, its goto/update lost
-        raise UnusableReturn(
-            "returned a LangGraph Command, which a swarm step does not apply: return an Agent "
-            "(or Result(agent=...)) to hand off, Result(context_variables={...}) to update the "
-            "context"
-        )
+    if isinstance(raw, Command):  # what ToolNode applies (str() of it would reach the model)
+        return _from_command(raw, call_id)
     if not isinstance(raw, Agent):
         if getattr(type(raw), MULTI_HANDOFF_ATTR, False):  # several agents (MultiHandoff): a
             return Result(agent=raw)  # feature's graph extension runs them and answers the call
@@ -161,6 +171,47 @@ def to_result(raw: Any) -> Result:
         handoff = json.dumps({"assistant": raw.name})
         return Result.model_construct(value=handoff, agent=raw, context_variables={})
     return Result(value=str(raw))
+
+
+def _from_command(command: Command, call_id: str | None) -> StateWrite:
+    """A tool's ``Command``, where a swarm step can apply it as ``ToolNode`` would: an
+    ``update`` holding one ``ToolMessage`` answering the call (LangGraph asks for it too), and
+    besides it ``context_variables`` and the graph's other keys. A ``Command`` that goes
+    somewhere (``goto``, ``graph``, ``resume``) or writes the switch's own keys is not: a
+    swarm hands off when a tool returns an ``Agent``."""
+    if command.goto or command.graph is not None or command.resume is not None:
+        raise UnusableReturn(
+            "returned a LangGraph Command that goes somewhere (goto, graph or resume), which a "
+            "swarm step does not apply: return an Agent (or Result(agent=...)) to hand off, "
+            "Result(context_variables={...}) or Command(update={...}) to write"
+        )
+    if not isinstance(command.update, Mapping):
+        raise UnusableReturn("returned a LangGraph Command whose update is not a dict")
+    update = dict(command.update)
+    messages = update.pop("messages", [])
+    messages = messages if isinstance(messages, list) else [messages]
+    answers = [
+        m
+        for m in messages
+        if isinstance(m, ToolMessage) and (call_id is None or m.tool_call_id == call_id)
+    ]
+    if len(answers) != 1 or len(messages) != 1:
+        raise UnusableReturn(
+            "returned a LangGraph Command whose update does not hold exactly one message, the "
+            f"ToolMessage answering this call (tool_call_id={call_id!r})"
+        )
+    owned = sorted(update.keys() & {"active_agent", "handoff_trail"})
+    if owned:
+        raise UnusableReturn(
+            f"returned a LangGraph Command that writes {', '.join(owned)}, which only the "
+            "swarm's switch writes: return an Agent (or Result(agent=...)) to hand off"
+        )
+    context = update.pop("context_variables", None) or {}
+    if not isinstance(context, Mapping):
+        raise UnusableReturn("returned a LangGraph Command whose context_variables is no dict")
+    content = answers[0].content
+    text = content if isinstance(content, str) else json.dumps(content, default=str)
+    return StateWrite(value=text, context_variables=dict(context), state=update)
 
 
 def unusable(name: str, error: Exception) -> str:
@@ -210,8 +261,10 @@ class _Runner:
         inputs: Mapping[str, Any] | None = None,
         first_handoff_wins: bool = False,
         state: Mapping[str, Any] | None = None,
+        state_keys: frozenset[str] | None = None,
     ):
         self.reply, self.state = reply, state  # what a call reads of the step (tool_state)
+        self.state_keys = state_keys  # what a Command's update may write (None: anything)
         self.calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
         for bad in reply.invalid_tool_calls:  # answered with what is wrong with them
             self.calls.append(
@@ -449,10 +502,15 @@ class _Runner:
             self._failed(call, content)
             return
         try:
-            result = to_result(raw)
+            result = to_result(raw, call.id)
         except Exception as exc:  # a __str__ that raises is still only the model's problem
             self.settle_context(None)
             self._failed(call, unusable(call.name, exc))
+            return
+        refused = self.write_state(result.state) if isinstance(result, StateWrite) else None
+        if refused is not None:  # the call failed: its context change is not applied either
+            self.settle_context(None)
+            self._failed(call, f"Error: {call.name} {refused}")
             return
         rejected = None
         if result.context_variables or self.typed is not None or self.writes is not None:
@@ -480,6 +538,26 @@ class _Runner:
         if self.running:  # a recorded call: its outcome is recorded too
             update = dict(result.context_variables) if result.context_variables else None
             self._done(call, value=content, context_variables=update, handoff=handoff)
+
+    def write_state(self, writes: dict[str, Any]) -> str | None:
+        """Keep a call's state writes (a ``Command``'s) for the step's update; or why they are
+        not written (the model reads it): a key that is no channel of the graph, or one an
+        earlier call of the reply wrote (one write per key per step, as a channel takes it)."""
+        known = self.state_keys
+        unknown = sorted(k for k in writes if known is not None and k not in known)
+        if unknown:
+            return (
+                f"wrote state keys this swarm's graph has no channel for ({', '.join(unknown)}); "
+                "nothing it returned was written"
+            )
+        twice = sorted(writes.keys() & self.outcome.state.keys())
+        if twice:
+            return (
+                f"wrote {', '.join(twice)}, which an earlier call of this reply wrote; nothing "
+                "it returned was written"
+            )
+        self.outcome.state.update(writes)
+        return None
 
     def _failed(self, call: _Call, content: str) -> None:
         """Answer ``call`` with its error (and record that, for a recorded call)."""
@@ -564,7 +642,8 @@ class ToolRunOptions(TypedDict, total=False):
     handler listens (graph/core/tool_events.py); ``pauses``: a call's ``interrupt()`` stops the
     calls there (``ToolOutcome.paused``: the graph pauses) instead of being its error;
     ``state``: the step's state, which a tool taking ``ToolRuntime`` or ``InjectedState`` reads
-    (:meth:`_Runner.tool_state`)."""
+    (:meth:`_Runner.tool_state`); ``state_keys``: the graph's channels, which a tool's
+    ``Command(update=...)`` may write (:meth:`_Runner.write_state`)."""
 
     debug: Callable[[str], None] | None
     writes: ContextWrites | None
@@ -575,6 +654,7 @@ class ToolRunOptions(TypedDict, total=False):
     events: ToolEvents | None
     pauses: bool
     state: Mapping[str, Any] | None
+    state_keys: frozenset[str] | None
 
 
 def execute_tool_calls(
@@ -603,12 +683,21 @@ async def run_tool_calls(
     events: ToolEvents | None = None,
     pauses: bool = False,
     state: Mapping[str, Any] | None = None,
+    state_keys: frozenset[str] | None = None,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order, sync or async as ``io`` says
     (graph/core/drivers.py); a call with records runs between their ``before`` and ``done``
     (off the event loop)."""
     runner = _Runner(
-        reply, functions, context_variables, writes, records, inputs, first_handoff_wins, state
+        reply,
+        functions,
+        context_variables,
+        writes,
+        records,
+        inputs,
+        first_handoff_wins,
+        state,
+        state_keys,
     )
     runner.pauses = pauses
     if around is not None:  # each call through the middleware's wrap_tool_call

@@ -120,7 +120,7 @@ class _Attempt:
             attempt.error = exc
             raise
         try:
-            result = to_result(attempt.raw)
+            result = to_result(attempt.raw, call.id)
         except Exception as exc:  # settled as the runner settles it, below
             shown = unusable(call.name, exc)
         else:

@@ -1,0 +1,185 @@
+"""A tool that returns LangGraph's ``Command(update=...)``, as a ``ToolNode`` tool does: the
+update's ``ToolMessage`` answers the call, its ``context_variables`` update the context, its
+other keys are written to the graph's state (a middleware's ``state_schema`` keys, a
+``state_schema=`` of yours). What a step cannot apply is an error the model reads, and nothing
+of that call is written (graph/core/tool_calls.py, ``to_result``)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+import pytest
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    TodoListMiddleware,
+    wrap_tool_call,
+)
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
+from typing_extensions import NotRequired
+
+from swarmgraph import (
+    Agent,
+    ScriptedChatModel,
+    Swarm,
+    build_swarm_graph,
+    scripted_tool_call,
+)
+
+HI = [{"role": "user", "content": "I visited the shop"}]
+
+
+class VisitState(AgentState):
+    visits: NotRequired[int]
+
+
+class Visits(AgentMiddleware):
+    """Declares a ``visits`` key in the graph's state, and brings the tool that writes it."""
+
+    state_schema = VisitState
+
+
+def count_visit(times: int, call: Annotated[str, InjectedToolCallId]) -> Command:
+    """Count the customer's visits."""
+    return Command(
+        update={
+            "visits": times,
+            "context_variables": {"last_visit": times},
+            "messages": [ToolMessage(f"{times} visits", tool_call_id=call)],
+        }
+    )
+
+
+def _agent(*functions: Any, middleware: list[Any] | None = None) -> Agent:
+    return Agent(
+        name="Shop",
+        functions=list(functions or [count_visit]),
+        middleware=[Visits()] if middleware is None else middleware,
+    )
+
+
+def _run_graph(agent: Agent, script: list[Any]) -> dict[str, Any]:
+    graph = build_swarm_graph([agent], chat_model=ScriptedChatModel(script))
+    return graph.compile(checkpointer=InMemorySaver()).invoke(
+        {"messages": HI}, {"configurable": {"thread_id": "t"}}
+    )
+
+
+def _answers(state: dict[str, Any]) -> list[str]:
+    return [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_commands_update_answers_the_call_and_writes_the_state(wrapped: bool) -> None:
+    seen: list[str] = []
+
+    @wrap_tool_call
+    def watch(request, handler):  # type: ignore[no-untyped-def]
+        answer = handler(request)
+        seen.append(answer.content)  # what the hooks around read: the Command's answer
+        return answer
+
+    middleware = [Visits(), watch] if wrapped else [Visits()]
+    state = _run_graph(
+        _agent(middleware=middleware), [scripted_tool_call("count_visit", {"times": 3}), "Hi!"]
+    )
+    assert _answers(state) == ["3 visits"]
+    assert state["visits"] == 3
+    assert state["context_variables"] == {"last_visit": 3}
+    assert seen == (["3 visits"] if wrapped else [])
+
+
+def test_swarm_run_applies_the_answer_and_the_context() -> None:
+    model = ScriptedChatModel([scripted_tool_call("count_visit", {"times": 2}), "Hi!"])
+    response = Swarm(chat_model=model).run(_agent(), HI)
+    assert response.messages[1]["content"] == "2 visits"
+    assert response.context_variables == {"last_visit": 2}
+
+
+def test_an_async_langchain_tool_may_return_a_command() -> None:
+    @tool
+    async def visit_later(times: int, call: Annotated[str, InjectedToolCallId]) -> Command:
+        """Count a visit, later."""
+        return Command(update={"visits": times, "messages": [ToolMessage("ok", tool_call_id=call)]})
+
+    graph = build_swarm_graph(
+        [_agent(visit_later)],
+        chat_model=ScriptedChatModel([scripted_tool_call("visit_later", {"times": 5}), "."]),
+    ).compile()
+    state = asyncio.run(graph.ainvoke({"messages": HI}))
+    assert _answers(state) == ["ok"] and state["visits"] == 5
+
+
+def test_a_key_the_graph_has_no_channel_for_is_an_error_and_nothing_is_written() -> None:
+    def tag(call: Annotated[str, InjectedToolCallId]) -> Command:
+        """Tag the customer."""
+        return Command(
+            update={
+                "tag": "vip",
+                "context_variables": {"tagged": True},
+                "messages": [ToolMessage("tagged", tool_call_id=call)],
+            }
+        )
+
+    state = _run_graph(_agent(tag), [scripted_tool_call("tag"), "Hi!"])
+    [answer] = _answers(state)
+    assert answer.startswith(
+        "Error: tag wrote state keys this swarm's graph has no channel for (tag)"
+    )
+    assert "tag" not in state and state.get("context_variables", {}) == {}
+
+
+def test_a_key_written_twice_in_one_reply_keeps_the_first_write_and_tells_the_model() -> None:
+    reply = scripted_tool_calls([("count_visit", {"times": 1}), ("count_visit", {"times": 2})])
+    state = _run_graph(_agent(), [reply, "Hi!"])
+    first, second = _answers(state)
+    assert first == "1 visits"
+    assert second.startswith("Error: count_visit wrote visits, which an earlier call of this reply")
+    assert state["visits"] == 1 and state["context_variables"] == {"last_visit": 1}
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        (lambda call: Command(update={"visits": 1}), "does not hold exactly one message"),
+        (
+            lambda call: Command(update={"messages": [ToolMessage("x", tool_call_id="other")]}),
+            "does not hold exactly one message",
+        ),
+        (
+            lambda call: Command(
+                update={"active_agent": "Sales", "messages": [ToolMessage("x", tool_call_id=call)]}
+            ),
+            "writes active_agent, which only the swarm's switch writes",
+        ),
+        (lambda call: Command(goto="Sales"), "goes somewhere (goto, graph or resume)"),
+    ],
+)
+def test_a_command_a_step_cannot_apply_is_an_error_the_model_reads(command: Any, says: str) -> None:
+    def odd(call: Annotated[str, InjectedToolCallId]) -> Command:
+        """Do something odd."""
+        return command(call)
+
+    state = _run_graph(_agent(odd), [scripted_tool_call("odd"), "Hi!"])
+    [answer] = _answers(state)
+    assert answer.startswith("Error: odd returned a LangGraph Command") and says in answer
+    assert "visits" not in state and state.get("active_agent") in (None, "Shop")
+
+
+def test_langchains_todo_list_middleware_runs_on_a_swarm_agent() -> None:
+    todos = [{"content": "call Ming", "status": "pending"}]
+    model = ScriptedChatModel([scripted_tool_call("write_todos", {"todos": todos}), "Planned."])
+    agent = Agent(name="Planner", middleware=[TodoListMiddleware()])
+    state = build_swarm_graph([agent], chat_model=model).compile().invoke({"messages": HI})
+    assert state["todos"] == todos
+    assert _answers(state) == [f"Updated todo list to {todos}"]
+    prompt = model.calls[0][0].content  # its wrap_model_call told the model about the tool
+    assert "write_todos" in str(prompt)
+    model.reset()  # the same script again, on Swarm.run
+    response = Swarm(chat_model=model).run(agent, HI)
+    assert response.messages[1]["content"] == f"Updated todo list to {todos}"
