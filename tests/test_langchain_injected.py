@@ -9,12 +9,14 @@ import asyncio
 from typing import Annotated, Any
 
 import pytest
+from langchain.agents.middleware import wrap_tool_call
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import InjectedToolArg, InjectedToolCallId, ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
+from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
 
 from swarmgraph import (
     Agent,
@@ -205,3 +207,34 @@ def test_a_live_tool_raising_another_error_is_still_the_models_error_to_read() -
     model = ScriptedChatModel([scripted_tool_call("pick", {"shelf": 3}), "Sorry."])
     response = Swarm(chat_model=model).run(Agent(functions=[pick]), HI)
     assert response.messages[1]["content"] == "Error: pick raised KeyError: 3"
+
+
+def test_a_wrap_tool_call_hook_gets_the_tool_and_a_tool_runtime_as_tool_node_gives_them() -> None:
+    # Before: request.runtime was LangGraph's Runtime (no tool_call_id, state, config, tools)
+    # and request.tool None even for a LangChain tool.
+    seen: list[tuple[Any, ...]] = []
+
+    @wrap_tool_call
+    def watch(request, handler):  # type: ignore[no-untyped-def]
+        runtime = request.runtime
+        tool_name = request.tool.name if request.tool is not None else None
+        seen.append(
+            (
+                tool_name,
+                runtime.tool_call_id,
+                runtime.context,
+                runtime.config["configurable"]["thread_id"],
+                sorted(t.name for t in runtime.tools),
+            )
+        )
+        return handler(request)
+
+    reply = scripted_tool_calls([("stamp", {"text": "a"}, "c-1"), ("note", {"text": "b"}, "c-2")])
+    model = ScriptedChatModel([reply, "Done."])
+    agent = Agent(name="Clerk", functions=[stamp, note], middleware=[watch])
+    graph = build_swarm_graph([agent], chat_model=model).compile(checkpointer=InMemorySaver())
+    graph.invoke({"messages": HI}, {"configurable": {"thread_id": "t-5"}}, context={"user": "ming"})
+    assert seen == [
+        ("stamp", "c-1", {"user": "ming"}, "t-5", ["stamp"]),
+        (None, "c-2", {"user": "ming"}, "t-5", ["stamp"]),  # note is a plain function
+    ]

@@ -476,6 +476,7 @@ class StepHooks:
         self.values: dict[str, Any] = {}
         self.written: list[BaseMessage] = []
         self._state = state
+        self.config = config
         configurable = config.get("configurable") or {}
         self.runtime: Runtime = configurable.get("__pregel_runtime") or Runtime()
 
@@ -591,16 +592,32 @@ class StepHooks:
                 return await _athrough(wraps[1], request, run)
             return _through(wraps[0], request, run)
 
-    def tool_request(self, tool_call: dict[str, Any]) -> ToolCallRequest:
-        """LangGraph's ``ToolCallRequest`` for one call of the reply: ``tool_call`` is
-        LangChain's ``ToolCall`` (``name``, ``args``, ``id``, ``type``), given to the request
-        as it is; ``tool`` is None (a swarm's tools are plain functions; their schema is in
-        the model request's tools)."""
+    def tool_request(
+        self, tool_call: dict[str, Any], tool: Any, tools: list[Any]
+    ) -> ToolCallRequest:
+        """LangGraph's ``ToolCallRequest`` for one call of the reply, as ``ToolNode`` makes it:
+        ``tool_call`` is LangChain's ``ToolCall`` (``name``, ``args``, ``id``, ``type``), given
+        as it is; ``tool`` the LangChain tool it calls (None for a plain function: its schema is
+        in the model request's tools); ``runtime`` a ``ToolRuntime`` for the call (the step's
+        config, LangGraph's context, store and stream writer, ``tools``: the reply's LangChain
+        tools)."""
+        from langgraph.prebuilt import ToolRuntime
+
+        state = self.view()
+        runtime = self.runtime
         fields = {
             "tool_call": tool_call,
-            "tool": None,
-            "state": self.view(),
-            "runtime": self.runtime,
+            "tool": tool,
+            "state": state,
+            "runtime": ToolRuntime(
+                state=state,
+                context=runtime.context,
+                config=self.config,
+                stream_writer=runtime.stream_writer,
+                tool_call_id=tool_call.get("id"),
+                store=runtime.store,
+                tools=tools,
+            ),
         }
         request: ToolCallRequest = _made("ToolCallRequest", fields)
         return request

@@ -33,6 +33,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphInterrupt
 
 from .drivers import Driver
+from .middleware_tools import LANGCHAIN_TOOL
 from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result, unusable
 from .types import Agent, Result
 
@@ -48,7 +49,9 @@ class ToolWrapping(Protocol):
     """What the tool runner asks of the step's middleware (graph/core/middleware.py's
     ``StepHooks``)."""
 
-    def tool_request(self, tool_call: dict[str, Any]) -> ToolCallRequest: ...
+    def tool_request(
+        self, tool_call: dict[str, Any], tool: Any, tools: list[Any]
+    ) -> ToolCallRequest: ...
 
     async def call_tool(
         self,
@@ -158,12 +161,14 @@ async def _run_calls(
     events: ToolEvents | None,
 ) -> None:
     """Run ``runner``'s calls in order, each through ``around``'s ``wrap_tool_call`` hooks."""
+    tools = runner.langchain_tools()  # the request's runtime.tools, as ToolNode's
     for call in list(runner.calls):
         if debug is not None:
             runner.announce(call, debug)
         attempt = _Attempt(runner, call, io, events)  # (the handler the hooks call)
         tool_call = {"name": call.name, "args": call.args, "id": call.id, "type": "tool_call"}
-        request = around.tool_request(tool_call)
+        tool = getattr(runner.by_name.get(call.name), LANGCHAIN_TOOL, None)
+        request = around.tool_request(tool_call, tool, tools)
         try:
             answer: Any = await around.call_tool(request, attempt)
         except GraphInterrupt as pause:  # the tool's interrupt(), or a hook's
