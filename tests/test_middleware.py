@@ -5,6 +5,7 @@ and decorators, each on ``Swarm.run`` and on the compiled graph, each checked by
 from __future__ import annotations
 
 import asyncio
+import warnings
 from typing import Any
 
 import pytest
@@ -22,15 +23,26 @@ from langchain.agents.middleware import (
     before_agent,
     before_model,
     dynamic_prompt,
+    wrap_model_call,
     wrap_tool_call,
 )
+from langchain_core.decisions import BaseDecisionModel, ClassifierResponse
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import Field
 from swarmgraph.graph.chat_models.scripted import scripted_tool_calls
 from typing_extensions import NotRequired
 
-from swarmgraph import Agent, ScriptedChatModel, Swarm, build_swarm_graph, scripted_tool_call
+from swarmgraph import (
+    Agent,
+    ScriptedChatModel,
+    Swarm,
+    build_swarm_graph,
+    function_to_json,
+    scripted_tool_call,
+)
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -588,6 +600,186 @@ def test_llm_tool_emulator_answers_calls_without_running_the_tool():
         Agent(functions=[refund], middleware=[emulator]), HI
     )
     assert counter.calls == 0 and response.messages[1]["content"] == "emulated: refunded 1"
+
+
+def weather(city: str) -> str:
+    """Weather in a city."""
+    return f"sunny in {city}"
+
+
+def _bound(model: ScriptedChatModel) -> list[list[str]]:
+    """The tool names bound at each of ``model``'s calls."""
+    return [[t["function"]["name"] for t in tools or []] for tools in model.bound_tools]
+
+
+def test_a_wrap_model_call_that_picks_tools_by_name_binds_only_those():
+    # LangChain's pattern for dynamic tools: request.tools are BaseTools, filtered by .name.
+    # Before, they were OpenAI dicts here, and `t.name` raised AttributeError.
+    @wrap_model_call
+    def only_weather(request, handler):
+        return handler(request.override(tools=[t for t in request.tools if t.name == "weather"]))
+
+    agent = Agent(functions=[refund, weather], middleware=[only_weather])
+    script = [scripted_tool_call("weather", {"city": "Oslo"}), "Sunny."]
+    for run in ("swarm", "graph"):
+        model = ScriptedChatModel(script)
+        if run == "swarm":
+            answered = Swarm(chat_model=model).run(agent, HI).messages[1]["content"]
+        else:
+            state = build_swarm_graph([agent], chat_model=model).compile().invoke({"messages": HI})
+            answered = state["messages"][2].content
+        assert answered == "sunny in Oslo"
+        assert _bound(model) == [["weather"], ["weather"]], run
+        # what is bound is the schema the model is told without the hook
+        assert model.bound_tools[0] == [function_to_json(weather)]
+
+
+def test_llm_tool_selector_binds_only_the_tools_its_model_picks():
+    from langchain.agents.middleware import LLMToolSelectorMiddleware
+
+    pick = scripted_tool_call("ToolSelectionResponse", {"tools": ["weather"]})
+    selector = ScriptedChatModel([pick, pick])  # asked before each model call
+    main = ScriptedChatModel([scripted_tool_call("weather", {"city": "Oslo"}), "Sunny."])
+    middleware = LLMToolSelectorMiddleware(model=selector, max_tools=1)
+    response = Swarm(chat_model=main).run(
+        Agent(functions=[refund, weather], middleware=[middleware]), HI
+    )
+    assert response.messages[1]["content"] == "sunny in Oslo"
+    assert _bound(main) == [["weather"], ["weather"]]
+    # what the selector chose from: every tool of the agent, by name and description
+    offered = selector.bound_tools[0][0]["function"]["parameters"]["properties"]["tools"]
+    assert [c["const"] for c in offered["items"]["anyOf"]] == ["refund", "weather"]
+
+
+def test_todo_list_middleware_keeps_its_todos_in_the_graph_state():
+    from langchain.agents.middleware import TodoListMiddleware
+
+    todos = [{"content": "call Ming", "status": "pending"}]
+    script = [scripted_tool_call("write_todos", {"todos": todos}), "Planned."]
+    agent = Agent(name="Planner", middleware=[TodoListMiddleware()])
+    response, state = _both(agent, ScriptedChatModel(script))
+    assert state["todos"] == todos  # its tool's Command(update=...) wrote them
+    for answer in (response.messages[1]["content"], state["messages"][2].content):
+        assert answer == f"Updated todo list to {todos}"
+    model = ScriptedChatModel(script)
+    build_swarm_graph([agent], chat_model=model).compile().invoke({"messages": HI})
+    assert "write_todos" in str(model.calls[0][0].content)  # its wrap_model_call's prompt
+
+
+class ScriptedDecisions(BaseDecisionModel):
+    """An offline stand-in for a decision model (LangChain's ``BaseDecisionModel``): it gives
+    the answers it was handed, in order, and keeps the questions it was asked."""
+
+    model: str = "scripted"
+    answers: list[dict[str, Any]]
+    asked: list[Any] = Field(default_factory=list)
+
+    @property
+    def _provider(self) -> str:
+        return "scripted"
+
+    def _classify(self, state: Any, questions: dict[str, Any]) -> ClassifierResponse:
+        (question,) = questions
+        self.asked.append(state)
+        return ClassifierResponse(model=self.model, answers={question: self.answers.pop(0)})
+
+
+def test_model_router_answers_with_the_model_its_classifier_picks():
+    from langchain.agents.middleware import ModelChoice, ModelRouterMiddleware
+
+    pick = {"type": "choice", "choice": "deep", "probabilities": {"quick": 0.2, "deep": 0.8}}
+    for run in ("swarm", "graph"):
+        quick, deep = ScriptedChatModel(["quick answer"]), ScriptedChatModel(["deep answer"])
+        with warnings.catch_warnings():  # LangChain's beta warning, once per process
+            warnings.simplefilter("ignore")
+            router = ModelRouterMiddleware(
+                choices={
+                    "quick": ModelChoice(model=quick, criteria="simple questions"),
+                    "deep": ModelChoice(model=deep, criteria="hard questions"),
+                },
+                instructions="Pick the model.",
+                classifier=ScriptedDecisions(answers=[{**pick, "confidence": 0.8}]),
+            )
+        agent = Agent(middleware=[router])
+        own = ScriptedChatModel(["the agent's own model"])
+        if run == "swarm":
+            answer = Swarm(chat_model=own).run(agent, HI).messages[-1]["content"]
+        else:
+            graph = build_swarm_graph([agent], chat_model=own).compile()
+            state = graph.invoke({"messages": HI})
+            answer = state["messages"][-1].content
+            assert state["model_route"].choice == "deep"  # its state_schema key, kept
+        assert answer == "deep answer" and quick.calls == [] and own.calls == [], run
+
+
+def test_auto_mode_blocks_a_call_its_classifier_finds_risky_without_running_it():
+    from langchain.agents.middleware import AutoModeMiddleware
+
+    counter = Counter()
+
+    @tool
+    def delete_order(order: int) -> str:
+        """Delete an order for good."""
+        return counter.tool(order)
+
+    risky = ScriptedDecisions(answers=[{"type": "noul", "noul": 0.9}])
+    agent = Agent(
+        functions=[delete_order],
+        middleware=[AutoModeMiddleware(tools=[delete_order], classifier=risky)],
+    )
+    script = [scripted_tool_call("delete_order", {"order": 7}), "Not done."]
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(agent, HI)
+    assert counter.calls == 0
+    assert "was blocked because it was classified as risky" in response.messages[1]["content"]
+    assert risky.asked[0]["tool_description"] == "Delete an order for good."  # request.tool's
+
+
+def test_model_refusal_hands_a_refusal_to_the_fallback_model():
+    from langchain.agents.middleware import ModelFallbackMiddleware, ModelRefusalMiddleware
+    from langchain_core.exceptions import ModelRefusalError
+
+    refusal = AIMessage(content=[{"type": "refusal", "refusal": "I cannot help with that."}])
+    fallback = ScriptedChatModel(["Here is how."])
+    agent = Agent(middleware=[ModelFallbackMiddleware(fallback), ModelRefusalMiddleware()])
+    response = Swarm(chat_model=ScriptedChatModel([refusal])).run(agent, HI)
+    assert [m["content"] for m in response.messages] == ["Here is how."]
+    alone = Agent(
+        middleware=[ModelRefusalMiddleware()]
+    )  # a refusal is an error, as in create_agent
+    with pytest.raises(ModelRefusalError, match="I cannot help with that"):
+        Swarm(chat_model=ScriptedChatModel([refusal])).run(alone, HI)
+
+
+def test_shell_tool_runs_each_command_in_the_session_its_before_agent_opened():
+    from langchain.agents.middleware import ShellToolMiddleware
+
+    script = [
+        scripted_tool_call("shell", {"command": "ANSWER=$((6 * 7))"}),
+        scripted_tool_call("shell", {"command": "echo $ANSWER"}),
+        "It is 42.",
+    ]
+    response, state = _both(Agent(middleware=[ShellToolMiddleware()]), ScriptedChatModel(script))
+    # one session for the run (the first call ran where its before_agent hook had opened one)
+    # and its tool's ToolMessage is the answer the model reads, as from a ToolNode
+    assert [m["content"] for m in response.messages if m["role"] == "tool"][1] == "42\n"
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)][1] == "42\n"
+
+
+def test_file_search_tools_find_files_and_lines_under_their_root(tmp_path):
+    from langchain.agents.middleware import FilesystemFileSearchMiddleware
+
+    (tmp_path / "orders.py").write_text("REFUND_LIMIT = 100\n")
+    (tmp_path / "notes.txt").write_text("nothing here\n")
+    script = [
+        scripted_tool_call("glob_search", {"pattern": "*.py"}),
+        scripted_tool_call("grep_search", {"pattern": "REFUND_LIMIT"}),
+        "Found it.",
+    ]
+    agent = Agent(middleware=[FilesystemFileSearchMiddleware(root_path=str(tmp_path))])
+    response, state = _both(agent, ScriptedChatModel(script))
+    answers = [m["content"] for m in response.messages if m["role"] == "tool"]
+    assert answers == ["/orders.py", "/orders.py"]
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == answers
 
 
 # -- calls a decision let through: through wrap_tool_call too ------------------------------------

@@ -123,7 +123,7 @@ def test_the_requests_a_hook_gets_are_langchains_own_with_every_field():
         rebuilt = ModelRequest(**{name: getattr(request, name) for name in names})
         assert rebuilt == request
         assert request.system_prompt == "Be brief."
-        assert [t["function"]["name"] for t in request.tools] == ["refund"]
+        assert [t.name for t in request.tools] == ["refund"]  # BaseTools, as create_agent has
         assert request.override(tool_choice="auto").tool_choice == "auto"
     assert [m.content for m in first.messages] == ["hi"]
     assert type(tool) is ToolCallRequest

@@ -13,7 +13,6 @@ import pytest
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
-    TodoListMiddleware,
     wrap_tool_call,
 )
 from langchain_core.messages import ToolMessage
@@ -169,17 +168,3 @@ def test_a_command_a_step_cannot_apply_is_an_error_the_model_reads(command: Any,
     [answer] = _answers(state)
     assert answer.startswith("Error: odd returned a LangGraph Command") and says in answer
     assert "visits" not in state and state.get("active_agent") in (None, "Shop")
-
-
-def test_langchains_todo_list_middleware_runs_on_a_swarm_agent() -> None:
-    todos = [{"content": "call Ming", "status": "pending"}]
-    model = ScriptedChatModel([scripted_tool_call("write_todos", {"todos": todos}), "Planned."])
-    agent = Agent(name="Planner", middleware=[TodoListMiddleware()])
-    state = build_swarm_graph([agent], chat_model=model).compile().invoke({"messages": HI})
-    assert state["todos"] == todos
-    assert _answers(state) == [f"Updated todo list to {todos}"]
-    prompt = model.calls[0][0].content  # its wrap_model_call told the model about the tool
-    assert "write_todos" in str(prompt)
-    model.reset()  # the same script again, on Swarm.run
-    response = Swarm(chat_model=model).run(agent, HI)
-    assert response.messages[1]["content"] == f"Updated todo list to {todos}"

@@ -35,7 +35,6 @@ from .drivers import Driver
 from .handoffs import HandTo, Takeover
 from .messages import reanswer
 from .runtime import GraphRuntime, ModelCall, StepStart, Turn
-from .schema import tool_spec
 from .state import StateUpdate, SwarmState
 from .tool_calls import CallsAround
 from .types import Agent, AgentFunction
@@ -52,6 +51,17 @@ __all__ = ["HookedStep", "paused_after_model"]
 #: import`` in a function resolves the package and the module again on every call.
 _lazy: dict[str, Any] = {}
 _loaded_middleware: Any = None
+
+
+def _request_tools() -> Any:
+    """graph/core/request_tools.py (it imports LangChain's ``BaseTool``), loaded by the first
+    step that lists its tools for a ``wrap_model_call`` hook."""
+    found = _lazy.get("request_tools")
+    if found is None:
+        from . import request_tools
+
+        found = _lazy["request_tools"] = request_tools
+    return found
 
 
 def _middleware() -> Any:
@@ -125,7 +135,8 @@ class HookedStep:
         """The model call through each ``wrap_model_call``: a request the middleware left as it
         was is the step's own call; a changed one (model, tools, settings) is bound anew."""
         model = self.runtime.chat_model(turn.agent, turn.control)
-        tools = [tool_spec(f).schema for f in call.tools]
+        listing = _request_tools()  # BaseTools, as create_agent's request lists them
+        tools = listing.request_tools(call.tools)
         request = hooks.model_request(model, turn.prompt, tools, turn.agent.tool_choice)
         respond = (_loaded_middleware or _middleware()).model_response
 
@@ -136,9 +147,10 @@ class HookedStep:
             if same and req.tool_choice == request.tool_choice and not req.model_settings:
                 return respond(await self._ask(turn, call, prompt, config, io))
             settings = req.model_settings
+            schemas = [listing.schema_of(t) for t in req.tools]  # each as the model is told it
             bound = (
-                req.model.bind_tools(req.tools, tool_choice=req.tool_choice, **settings)
-                if req.tools
+                req.model.bind_tools(schemas, tool_choice=req.tool_choice, **settings)
+                if schemas
                 else req.model.bind(**settings)
             )
             changed = call._replace(runnable=bound, kwargs={})

@@ -623,11 +623,12 @@ class StepHooks:
         return request
 
     def model_request(
-        self, model: Any, prompt: Sequence[BaseMessage], tools: list[dict[str, Any]], choice: Any
+        self, model: Any, prompt: Sequence[BaseMessage], tools: list[Any], choice: Any
     ) -> ModelRequest:
         """LangChain's ``ModelRequest`` for the step's prompt (its first message the system
-        prompt, the instructions) and the agent's tools as OpenAI schemas, ``tools`` a list
-        made for this request (it becomes the request's own); every field as
+        prompt, the instructions) and the agent's tools as ``BaseTool`` s
+        (graph/core/request_tools.py), ``tools`` a list made for this request (it becomes the
+        request's own); every field as
         ``ModelRequest(...)`` sets it from these arguments."""
         system = prompt[0] if prompt and isinstance(prompt[0], SystemMessage) else None
         fields = {

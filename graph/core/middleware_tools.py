@@ -90,14 +90,20 @@ def as_function(tool: Any, owner: str = "a middleware") -> AgentFunction:
                 f"{owner}: tools takes LangChain tools (BaseTool, @tool) or functions, not {tool!r}"
             )
         return tool
-    hit = _made.get(id(tool))
-    if hit is not None and hit[0] is tool:
-        return hit[1]
+    made = made_for(tool)
+    if made is not None:
+        return made
     made = _wrap(tool, owner)
     _made[id(tool)] = (tool, made)
     while len(_made) > _MADE_MAX:
         _made.popitem(last=False)
     return made
+
+
+def made_for(tool: Any) -> AgentFunction | None:
+    """The function :func:`as_function` made for the LangChain tool ``tool``, if it made one."""
+    hit = _made.get(id(tool))
+    return hit[1] if hit is not None and hit[0] is tool else None
 
 
 def _wrap(tool: Any, owner: str) -> AgentFunction:
@@ -134,7 +140,8 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
             "pydantic args_schema (or use a function)"
         )
     parameters = []
-    for name, info in [*fields.items(), *((n, every[n]) for n in ours if n not in fields)]:
+    told = [(n, info) for n, info in fields.items() if n not in filled]  # (its schema's own)
+    for name, info in [*told, *((n, every[n]) for n in ours if n not in fields)]:
         hint = _ANNOTATED[(info.annotation, Field(description=info.description), *info.metadata)]
         default = inspect.Parameter.empty if info.is_required() else info.get_default()
         keyword = inspect.Parameter.KEYWORD_ONLY

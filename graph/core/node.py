@@ -165,7 +165,7 @@ class AgentNode(HookedStep):
             around=None if hooks is None else self._around(hooks),
             events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
             pauses=not control.swarm_run,  # a checkpointed graph resumes a tool's interrupt()
-            state=self._state_read(turn),  # what a tool taking ToolRuntime or InjectedState reads
+            state=self._state_read(turn, hooks),  # what a ToolRuntime or InjectedState reads
             state_keys=self.runtime.state_keys,  # what a tool's Command(update=...) may write
         )
         if outcome.paused is not None:  # a tool asked a human (LangGraph's interrupt())
@@ -186,10 +186,14 @@ class AgentNode(HookedStep):
                 call_id=call_id,
             )
 
-    def _state_read(self, turn: Turn) -> SwarmState:
-        """The state as this step's tools read it: a run's first step has no ``active_agent``
-        in it yet (the graph's entry picked this node)."""
+    def _state_read(self, turn: Turn, hooks: StepHooks | None) -> SwarmState:
+        """The state as this step's tools read it: with what its hooks wrote so far (a
+        ``before_agent`` hook's keys: ``ShellToolMiddleware``'s session), and its agent
+        active (a run's first step has no ``active_agent`` yet: the graph's entry picked this
+        node)."""
         state = turn.state
+        if hooks is not None and hooks.values:
+            state = {**state, **hooks.values}  # type: ignore[typeddict-item]
         if "active_agent" in state or self.agent is None:
             return state
         return {**state, "active_agent": self.name}

@@ -143,6 +143,8 @@ def to_result(raw: Any, call_id: str | None = None) -> Result:
         >>> to_result(Command(update={"todos": ["call Ming"], "messages": [
         ...     ToolMessage("Noted.", tool_call_id="c1")]}), "c1")
         StateWrite(value='Noted.', agent=None, context_variables={}, state={'todos': ['call Ming']})
+        >>> to_result(ToolMessage("3 rows", tool_call_id="c1")).value
+        '3 rows'
         >>> to_result(Command(goto="Sales"))
         Traceback (most recent call last):
         ...
@@ -154,6 +156,8 @@ def to_result(raw: Any, call_id: str | None = None) -> Result:
         return raw
     if isinstance(raw, str):
         return Result(value=raw)
+    if isinstance(raw, ToolMessage):  # a LangChain tool's own answer (ToolNode sends it as is)
+        return Result(value=_text(raw.content))
     if isinstance(raw, (dict, list, tuple)):  # plain data, never a handoff: its JSON
         try:
             return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
@@ -209,9 +213,13 @@ def _from_command(command: Command, call_id: str | None) -> StateWrite:
     context = update.pop("context_variables", None) or {}
     if not isinstance(context, Mapping):
         raise UnusableReturn("returned a LangGraph Command whose context_variables is no dict")
-    content = answers[0].content
-    text = content if isinstance(content, str) else json.dumps(content, default=str)
-    return StateWrite(value=text, context_variables=dict(context), state=update)
+    value = _text(answers[0].content)
+    return StateWrite(value=value, context_variables=dict(context), state=update)
+
+
+def _text(content: Any) -> str:
+    """A ``ToolMessage``'s content as the text the model reads (content blocks as JSON)."""
+    return content if isinstance(content, str) else json.dumps(content, default=str)
 
 
 def unusable(name: str, error: Exception) -> str:
