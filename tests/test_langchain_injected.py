@@ -238,3 +238,29 @@ def test_a_wrap_tool_call_hook_gets_the_tool_and_a_tool_runtime_as_tool_node_giv
         ("stamp", "c-1", {"user": "ming"}, "t-5", ["stamp"]),
         (None, "c-2", {"user": "ming"}, "t-5", ["stamp"]),  # note is a plain function
     ]
+
+
+def test_a_live_content_and_artifact_tool_answers_with_its_content() -> None:
+    # Before: run through its own function (it takes a ToolRuntime), the (content, artifact)
+    # pair reached the model as JSON; tool.invoke gives the content, and so does the step now.
+    @tool(response_format="content_and_artifact")
+    def search(query: str, runtime: ToolRuntime) -> tuple[str, dict[str, Any]]:
+        """Search the catalogue."""
+        return f"2 hits for {query}", {"ids": [1, 2]}
+
+    @tool(response_format="content_and_artifact")
+    def broken(query: str, runtime: ToolRuntime) -> str:
+        """Search badly."""
+        return "no pair"
+
+    script = [
+        scripted_tool_call("search", {"query": "bees"}),
+        scripted_tool_call("broken", {"query": "bees"}),
+        "Found.",
+    ]
+    response = Swarm(chat_model=ScriptedChatModel(script)).run(
+        Agent(functions=[search, broken]), HI
+    )
+    answers = [m["content"] for m in response.messages if m["role"] == "tool"]
+    assert answers[0] == "2 hits for bees"
+    assert answers[1].startswith("Error: broken raised ValueError: response_format=")

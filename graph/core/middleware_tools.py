@@ -204,7 +204,8 @@ def _live(tool: Any, owner: str, schema: Any, passed: list[str], only_async: Any
     model's arguments as the tool's schema reads them and the step's values. ``tool.invoke``
     would validate the live dict into a copy, and a tool's in-place write to
     ``context_variables`` would be lost. A ``ToolException`` it raises is answered as the tool's
-    ``handle_tool_error`` says, as ``tool.invoke`` would."""
+    ``handle_tool_error`` says, and a ``content_and_artifact`` tool's content is what the model
+    reads, as ``tool.invoke`` would have it."""
     body = only_async or getattr(tool, "func", None)
     if body is None:
         raise TypeError(
@@ -226,7 +227,7 @@ def _live(tool: Any, owner: str, schema: Any, passed: list[str], only_async: Any
 
         async def run_live_async(**given: Any) -> Any:
             try:
-                return await body(**arguments_for(given))
+                return _content(tool, await body(**arguments_for(given)))
             except Exception as error:
                 return _handled(tool, error)
 
@@ -234,11 +235,25 @@ def _live(tool: Any, owner: str, schema: Any, passed: list[str], only_async: Any
 
     def run_live(**given: Any) -> Any:
         try:
-            return body(**arguments_for(given))
+            return _content(tool, body(**arguments_for(given)))
         except Exception as error:
             return _handled(tool, error)
 
     return run_live
+
+
+def _content(tool: Any, value: Any) -> Any:
+    """What the model reads of a tool's return value: for a ``content_and_artifact`` tool, the
+    content of its ``(content, artifact)`` pair, as ``tool.invoke`` gives it (the artifact is
+    not kept: a swarm's answers hold none, so any checkpointer can save them)."""
+    if getattr(tool, "response_format", "content") != "content_and_artifact":
+        return value
+    if not isinstance(value, tuple) or len(value) != 2:
+        raise ValueError(
+            "response_format='content_and_artifact' asks for a (content, artifact) pair, got "
+            f"{type(value).__name__}"
+        )
+    return value[0]
 
 
 def _handled(tool: Any, error: Exception) -> str:
