@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-__all__ = ["Filled", "filled_by_step", "is_langchain_tool", "step_values"]
+__all__ = ["Filled", "filled_by_step", "is_langchain_tool", "step_values", "tool_runtime"]
 
 Kind = Literal["config", "runtime", "tool_call_id", "state", "store", "unfilled"]
 
@@ -118,18 +118,26 @@ def step_values(
             whole = state()
             values[name] = whole if filled.field is None else whole.get(filled.field)
         elif kind == "runtime":
-            from langgraph.prebuilt import ToolRuntime
-
-            values[name] = ToolRuntime(
-                state=state(),
-                context=getattr(runtime, "context", None),
-                config=config,
-                stream_writer=getattr(runtime, "stream_writer", None) or _no_writer,
-                tool_call_id=call_id,
-                store=store,
-                tools=tools(),
-            )
+            values[name] = tool_runtime(state(), runtime, config, call_id, tools())
     return values
+
+
+def tool_runtime(
+    state: Mapping[str, Any], runtime: Any, config: Any, call_id: str | None, tools: list[Any]
+) -> Any:
+    """LangChain's ``ToolRuntime`` for one call, as ``ToolNode`` makes it: ``runtime`` is
+    LangGraph's (context, store, stream writer; None outside a graph run)."""
+    from langgraph.prebuilt import ToolRuntime
+
+    return ToolRuntime(
+        state=state,
+        context=getattr(runtime, "context", None),
+        config=config,
+        stream_writer=getattr(runtime, "stream_writer", None) or _no_writer,
+        tool_call_id=call_id,
+        store=getattr(runtime, "store", None),
+        tools=tools,
+    )
 
 
 def _no_writer(chunk: Any) -> None:

@@ -110,6 +110,7 @@ from typing_extensions import NotRequired, TypedDict
 from .drivers import AsyncDriver, Driver, drive
 from .handoffs import HandTo
 from .hook_context import hook_control
+from .langchain_args import tool_runtime
 from .middleware_tools import middleware_tools
 from .types import AGENTS_KEPT
 
@@ -601,23 +602,12 @@ class StepHooks:
         in the model request's tools); ``runtime`` a ``ToolRuntime`` for the call (the step's
         config, LangGraph's context, store and stream writer, ``tools``: the reply's LangChain
         tools)."""
-        from langgraph.prebuilt import ToolRuntime
-
         state = self.view()
-        runtime = self.runtime
         fields = {
             "tool_call": tool_call,
             "tool": tool,
             "state": state,
-            "runtime": ToolRuntime(
-                state=state,
-                context=runtime.context,
-                config=self.config,
-                stream_writer=runtime.stream_writer,
-                tool_call_id=tool_call.get("id"),
-                store=runtime.store,
-                tools=tools,
-            ),
+            "runtime": tool_runtime(state, self.runtime, self.config, tool_call.get("id"), tools),
         }
         request: ToolCallRequest = _made("ToolCallRequest", fields)
         return request
