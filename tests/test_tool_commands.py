@@ -168,3 +168,27 @@ def test_a_command_a_step_cannot_apply_is_an_error_the_model_reads(command: Any,
     [answer] = _answers(state)
     assert answer.startswith("Error: odd returned a LangGraph Command") and says in answer
     assert "visits" not in state and state.get("active_agent") in (None, "Shop")
+
+
+def test_a_state_write_inside_a_parallel_branch_is_refused_and_said() -> None:
+    # A branch's join carries its messages and context back, not other state keys: the write
+    # would be lost without a word, so the call is answered with why.
+    def specialist(name: str) -> Agent:
+        return Agent(name=name, model=name, functions=[count_visit], middleware=[Visits()])
+
+    billing, support = specialist("Billing"), specialist("Support")
+    triage = Agent(name="Triage", model="triage", handoffs=[billing, support])
+    both = scripted_tool_calls([("transfer_to_billing", {}), ("transfer_to_support", {})])
+    models = {
+        "triage": ScriptedChatModel([both, "Both answered."]),
+        "Billing": ScriptedChatModel([scripted_tool_call("count_visit", {"times": 1}), "B."]),
+        "Support": ScriptedChatModel([scripted_tool_call("count_visit", {"times": 2}), "S."]),
+    }
+    response = Swarm(chat_model=models.__getitem__, parallel_handoffs="all").run(triage, HI)
+    for branch in response.branches:
+        answer = branch["messages"][1].get("content")
+        assert answer.startswith(
+            f"Error: count_visit wrote state keys (visits) inside parallel branch "
+            f"'{branch['branch']}', whose join does not carry them back"
+        )
+    assert response.context_variables == {}

@@ -72,6 +72,7 @@ from .runtime import (
     ToolOutcome,
 )
 from .schema import INJECTED, ToolArgumentError, ToolSpec, tool_spec
+from .state import current_branch
 from .types import MULTI_HANDOFF_ATTR, Agent, Result
 
 if TYPE_CHECKING:
@@ -549,8 +550,15 @@ class _Runner:
 
     def write_state(self, writes: dict[str, Any]) -> str | None:
         """Keep a call's state writes (a ``Command``'s) for the step's update; or why they are
-        not written (the model reads it): a key that is no channel of the graph, or one an
+        not written (the model reads it): a call in a parallel branch (its join carries the
+        branch's messages and context only), a key that is no channel of the graph, or one an
         earlier call of the reply wrote (one write per key per step, as a channel takes it)."""
+        if current_branch() is not None:  # a branch's join carries its messages and context only
+            return (
+                f"wrote state keys ({', '.join(sorted(writes))}) inside parallel branch "
+                f"{current_branch()!r}, whose join does not carry them back; nothing it returned "
+                "was written"
+            )
         known = self.state_keys
         unknown = sorted(k for k in writes if known is not None and k not in known)
         if unknown:
