@@ -176,13 +176,23 @@ def test_a_state_write_inside_a_parallel_branch_is_refused_and_said() -> None:
     def specialist(name: str) -> Agent:
         return Agent(name=name, model=name, functions=[count_visit], middleware=[Visits()])
 
+    def note(call: Annotated[str, InjectedToolCallId]) -> Command:
+        """Note the visit."""
+        return Command(update={"messages": [ToolMessage("noted", tool_call_id=call)]})
+
     billing, support = specialist("Billing"), specialist("Support")
+    support.functions.append(note)
     triage = Agent(name="Triage", model="triage", handoffs=[billing, support])
     both = scripted_tool_calls([("transfer_to_billing", {}), ("transfer_to_support", {})])
     models = {
         "triage": ScriptedChatModel([both, "Both answered."]),
         "Billing": ScriptedChatModel([scripted_tool_call("count_visit", {"times": 1}), "B."]),
-        "Support": ScriptedChatModel([scripted_tool_call("count_visit", {"times": 2}), "S."]),
+        "Support": ScriptedChatModel(
+            [
+                scripted_tool_calls([("count_visit", {"times": 2}), ("note", {})]),
+                "S.",
+            ]
+        ),
     }
     response = Swarm(chat_model=models.__getitem__, parallel_handoffs="all").run(triage, HI)
     for branch in response.branches:
@@ -191,4 +201,7 @@ def test_a_state_write_inside_a_parallel_branch_is_refused_and_said() -> None:
             f"Error: count_visit wrote state keys (visits) inside parallel branch "
             f"'{branch['branch']}', whose join does not carry them back"
         )
+    # a Command that writes no state key answers its call in a branch as anywhere
+    [support_branch] = [b for b in response.branches if b["branch"] == "Support"]
+    assert support_branch["messages"][2].get("content") == "noted"
     assert response.context_variables == {}

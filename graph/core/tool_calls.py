@@ -516,7 +516,8 @@ class _Runner:
             self.settle_context(None)
             self._failed(call, unusable(call.name, exc))
             return
-        refused = self.write_state(result.state) if isinstance(result, StateWrite) else None
+        state = result.state if isinstance(result, StateWrite) else None
+        refused = self.write_state(state) if state else None
         if refused is not None:  # the call failed: its context change is not applied either
             self.settle_context(None)
             self._failed(call, f"Error: {call.name} {refused}")
