@@ -161,7 +161,7 @@ def test_an_injected_argument_nothing_fills_is_a_schema_error() -> None:
         function_to_json(secretive)
 
 
-def test_runtime_tools_lists_the_agents_langchain_tools() -> None:
+def test_runtime_tools_lists_the_agents_tools_as_base_tools() -> None:
     @tool
     def tools_here(runtime: ToolRuntime) -> str:
         """Name the tools."""
@@ -169,7 +169,8 @@ def test_runtime_tools_lists_the_agents_langchain_tools() -> None:
 
     model = ScriptedChatModel([scripted_tool_call("tools_here", {}), "."])
     response = Swarm(chat_model=model).run(Agent(functions=[tools_here, stamp, note]), HI)
-    assert response.messages[1]["content"] == "stamp,tools_here"  # note is a plain function
+    # note, a plain function, as the FunctionTool a model request lists it as
+    assert response.messages[1]["content"] == "note,stamp,tools_here"
 
 
 @pytest.mark.parametrize(
@@ -211,16 +212,17 @@ def test_a_live_tool_raising_another_error_is_still_the_models_error_to_read() -
 
 def test_a_wrap_tool_call_hook_gets_the_tool_and_a_tool_runtime_as_tool_node_gives_them() -> None:
     # Before: request.runtime was LangGraph's Runtime (no tool_call_id, state, config, tools)
-    # and request.tool None even for a LangChain tool.
+    # and request.tool None. Now both as ToolNode gives them: every tool a BaseTool (a plain
+    # function as its FunctionTool, with its description).
     seen: list[tuple[Any, ...]] = []
 
     @wrap_tool_call
     def watch(request, handler):  # type: ignore[no-untyped-def]
         runtime = request.runtime
-        tool_name = request.tool.name if request.tool is not None else None
         seen.append(
             (
-                tool_name,
+                request.tool.name,
+                request.tool.description,
                 runtime.tool_call_id,
                 runtime.context,
                 runtime.config["configurable"]["thread_id"],
@@ -235,8 +237,8 @@ def test_a_wrap_tool_call_hook_gets_the_tool_and_a_tool_runtime_as_tool_node_giv
     graph = build_swarm_graph([agent], chat_model=model).compile(checkpointer=InMemorySaver())
     graph.invoke({"messages": HI}, {"configurable": {"thread_id": "t-5"}}, context={"user": "ming"})
     assert seen == [
-        ("stamp", "c-1", {"user": "ming"}, "t-5", ["stamp"]),
-        (None, "c-2", {"user": "ming"}, "t-5", ["stamp"]),  # note is a plain function
+        ("stamp", stamp.description, "c-1", {"user": "ming"}, "t-5", ["note", "stamp"]),
+        ("note", "Keep a note for this user.", "c-2", {"user": "ming"}, "t-5", ["note", "stamp"]),
     ]
 
 

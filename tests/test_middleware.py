@@ -634,6 +634,39 @@ def test_a_wrap_model_call_that_picks_tools_by_name_binds_only_those():
         assert model.bound_tools[0] == [function_to_json(weather)]
 
 
+def test_a_wrap_tool_call_that_renames_the_call_runs_the_tool_it_names():
+    # HumanInTheLoopMiddleware's edit may name another tool (request.override(tool_call=...,
+    # tool=...)); before, the step ran the call's first tool with the new arguments.
+    counter = Counter()
+
+    def refund_order(order: int) -> str:
+        """Refund an order."""
+        return counter.tool(order)
+
+    @wrap_tool_call
+    def to_weather(request, handler):
+        call = {
+            **request.tool_call,
+            "name": request.tool_call["args"]["to"],
+            "args": {"city": "Oslo"},
+        }
+        return handler(request.override(tool_call=call))
+
+    agent = Agent(functions=[refund_order, weather], middleware=[to_weather])
+    cases = [
+        ("weather", "sunny in Oslo", "weather"),  # the answer names the tool that ran
+        ("nope", "Error: Tool nope not found.", "refund_order"),  # nothing ran: the model's call
+    ]
+    for to, expected, named in cases:
+        script = [scripted_tool_call("refund_order", {"order": 1, "to": to}), "Done."]
+        response = Swarm(chat_model=ScriptedChatModel(script)).run(agent, HI)
+        assert (response.messages[1]["content"], response.messages[1]["tool_name"]) == (
+            expected,
+            named,
+        )
+    assert counter.calls == 0
+
+
 def test_llm_tool_selector_binds_only_the_tools_its_model_picks():
     from langchain.agents.middleware import LLMToolSelectorMiddleware
 

@@ -130,7 +130,8 @@ def test_the_requests_a_hook_gets_are_langchains_own_with_every_field():
     assert set(vars(tool)) == {f.name for f in dataclasses.fields(ToolCallRequest)}
     assert tool.tool_call == {"name": "refund", "args": {"order": 3}, "id": tool.tool_call["id"],
                               "type": "tool_call"}  # fmt: skip
-    assert tool.tool is None and tool.state["messages"][0].content == "hi"
+    assert tool.tool.name == "refund" and tool.tool.description == "Refund an order."
+    assert tool.state["messages"][0].content == "hi"
 
 
 class Shown:

@@ -598,10 +598,10 @@ class StepHooks:
     ) -> ToolCallRequest:
         """LangGraph's ``ToolCallRequest`` for one call of the reply, as ``ToolNode`` makes it:
         ``tool_call`` is LangChain's ``ToolCall`` (``name``, ``args``, ``id``, ``type``), given
-        as it is; ``tool`` the LangChain tool it calls (None for a plain function: its schema is
-        in the model request's tools); ``runtime`` a ``ToolRuntime`` for the call (the step's
-        config, LangGraph's context, store and stream writer, ``tools``: the reply's LangChain
-        tools)."""
+        as it is; ``tool`` the ``BaseTool`` it calls (a LangChain tool, or a swarm function's
+        ``FunctionTool``, graph/core/request_tools.py; None for a tool the agent has not);
+        ``runtime`` a ``ToolRuntime`` for the call (the step's config, LangGraph's context, store
+        and stream writer, ``tools``: the step's tools, listed so)."""
         state = self.view()
         fields = {
             "tool_call": tool_call,

@@ -63,7 +63,7 @@ from .injected import CONTEXT_PARAM, InjectedParam, param_for
 from .langchain_args import step_values
 from .loop import inject_context
 from .members import members_in
-from .middleware_tools import LANGCHAIN_TOOL, REPORTS_ITSELF
+from .middleware_tools import REPORTS_ITSELF
 from .runtime import (
     CallRecords,
     HandoffValue,
@@ -360,7 +360,7 @@ class _Runner:
         for param in made or ():
             kwargs[param.name] = param.make(call.id, call.name, call.args, self.records)  # type: ignore[misc]
         if spec.filled:  # what LangChain's annotations ask for (graph/core/langchain_args.py)
-            values = step_values(spec.filled, call.id, self.tool_state, self.langchain_tools)
+            values = step_values(spec.filled, call.id, self.tool_state, self.listed_tools)
             if isinstance(values, str):
                 return f"Error: {call.name} {values}. Carry on without this tool."
             kwargs.update(values)
@@ -376,9 +376,12 @@ class _Runner:
         state["context_variables"] = self.working_context()
         return state
 
-    def langchain_tools(self) -> list[Any]:
-        """The reply's LangChain tools (``ToolRuntime.tools``): those the step runs for one."""
-        return [t for f in self.by_name.values() if (t := getattr(f, LANGCHAIN_TOOL, None))]
+    def listed_tools(self) -> list[Any]:
+        """The step's tools as LangChain's ``BaseTool`` s (``ToolRuntime.tools``), as a model
+        request lists them (graph/core/request_tools.py)."""
+        from .request_tools import request_tools  # LangChain's tools, loaded by who asks
+
+        return request_tools(list(self.by_name.values()))
 
     def _instance(self, model: type[BaseModel]) -> BaseModel:
         return model.model_validate(self.working_context())

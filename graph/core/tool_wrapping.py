@@ -4,7 +4,8 @@ The innermost handler is the tool runner's own call (arguments checked, ``contex
 injected) and it *raises* what the tool raised, so a ``ToolRetryMiddleware`` sees the failure
 and can try again; whatever still fails once the hooks are done is answered ``Error: ...``, as
 every failing call is (graph/core/tool_calls.py). A hook that changes the call's arguments gets
-them checked like the model's; a hook that answers without calling the handler answers the
+them checked like the model's, and one that changes its name (``HumanInTheLoopMiddleware``'s
+edit to another tool) runs that tool; a hook that answers without calling the handler answers the
 call, and the tool never runs. A tool that ran keeps its ``Result`` (context update, handoff)
 even when a hook rewrites the text the model reads.
 
@@ -33,7 +34,6 @@ from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphInterrupt
 
 from .drivers import Driver
-from .middleware_tools import LANGCHAIN_TOOL
 from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result, unusable
 from .types import Agent, Result
 
@@ -97,7 +97,9 @@ class _Attempt:
         exception propagates (the hooks around may retry)."""
         attempt, runner, call, io = self, self.runner, self.origin, self.io
         asked = request.tool_call
-        this = call if asked["args"] is call.args else _Call(call.id, call.name, asked["args"])
+        name = asked.get("name") or call.name  # a hook may send the call to another tool
+        same = asked["args"] is call.args and name == call.name
+        this = call if same else _Call(call.id, name, asked["args"])
         attempt.again()
         prepared = runner.prepare(this)
         if isinstance(prepared, str):  # arguments the tool cannot take: the model reads why
@@ -134,7 +136,7 @@ class _Attempt:
                 attempt.result = result
         # The tool's own return value (an Agent, a Result) rides along for the hooks around, as
         # LangChain's tools return theirs (tracing reads a handoff's target from it).
-        attempt.answer, attempt.shown = _message(call, shown, artifact=attempt.raw), shown
+        attempt.answer, attempt.shown = _message(this, shown, artifact=attempt.raw), shown
         return attempt.answer
 
 
@@ -161,14 +163,14 @@ async def _run_calls(
     events: ToolEvents | None,
 ) -> None:
     """Run ``runner``'s calls in order, each through ``around``'s ``wrap_tool_call`` hooks."""
-    tools = runner.langchain_tools()  # the request's runtime.tools, as ToolNode's
+    tools = runner.listed_tools()  # request.tool and runtime.tools, BaseTools as ToolNode's
+    listed = {tool.name: tool for tool in tools}
     for call in list(runner.calls):
         if debug is not None:
             runner.announce(call, debug)
         attempt = _Attempt(runner, call, io, events)  # (the handler the hooks call)
         tool_call = {"name": call.name, "args": call.args, "id": call.id, "type": "tool_call"}
-        tool = getattr(runner.by_name.get(call.name), LANGCHAIN_TOOL, None)
-        request = around.tool_request(tool_call, tool, tools)
+        request = around.tool_request(tool_call, listed.get(call.name), tools)
         try:
             answer: Any = await around.call_tool(request, attempt)
         except GraphInterrupt as pause:  # the tool's interrupt(), or a hook's
