@@ -273,6 +273,38 @@ def test_human_in_the_loop_reject_answers_the_call_without_running_it():
     assert done["messages"][-1].content == "Not refunded."
 
 
+def test_human_in_the_loop_edit_may_send_the_call_to_another_tool():
+    # The reviewer's edit names another of the agent's tools: LangChain looks it up in
+    # request.runtime.tools (before, our request's runtime had none) and the step runs it.
+    ran: list[tuple[Any, ...]] = []
+
+    def refund(order: int) -> str:
+        """Refund an order."""
+        ran.append(("refund", order))
+        return f"refunded {order}"
+
+    def store_credit(order: int, amount: int) -> str:
+        """Give store credit for an order."""
+        ran.append(("store_credit", order, amount))
+        return f"credit {amount} for {order}"
+
+    model = ScriptedChatModel([scripted_tool_call("refund", {"order": 7}), "Done."])
+    decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"refund": decisions})
+    agent = Agent(functions=[refund, store_credit], middleware=[hitl])
+    app = build_swarm_graph([agent], chat_model=model).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "edit"}}
+    app.invoke({"messages": HI}, config)
+    edit = {"name": "store_credit", "args": {"order": 7, "amount": 20}}
+    done = app.invoke(
+        Command(resume={"decisions": [{"type": "edit", "edited_action": edit}]}), config
+    )
+    assert ran == [("store_credit", 7, 20)]
+    answer = next(m for m in done["messages"] if isinstance(m, ToolMessage))
+    assert answer.name == "store_credit" and "credit 20 for 7" in answer.content
+    assert done["messages"][-1].content == "Done."
+
+
 # -- decorators, state and the run's own middleware ---------------------------------------------
 def test_dynamic_prompt_replaces_the_system_prompt_the_model_reads():
     @dynamic_prompt
