@@ -4,6 +4,7 @@ swarm step as Swarm-style functions do, on ``Swarm.run`` and on the compiled gra
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 import pytest
@@ -314,3 +315,50 @@ def test_a_langchain_tool_taking_context_and_config_gets_both():
     state = app.invoke({"messages": [("user", "stamp")]}, {"configurable": {"thread_id": "t-7"}})
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["ok @ t-7"]
     assert state["context_variables"] == {"stamped": "ok"}
+
+
+def _json_schema_tool() -> Any:
+    """A tool whose arguments are a JSON schema, as langchain-mcp-adapters makes an MCP
+    server's tools: an async-only StructuredTool, its args_schema a dict."""
+    from langchain_core.tools import StructuredTool
+
+    async def echo(**arguments: Any) -> str:
+        return f"echo {arguments['text']}"
+
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "What to echo."}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    return StructuredTool(
+        name="echo", description="Echo a text.", args_schema=schema, coroutine=echo
+    )
+
+
+def test_a_tool_described_by_a_json_schema_is_told_as_it_is_and_runs():
+    # Before: refused ("describes its arguments as a JSON schema"), so no MCP tool could join.
+    from swarmgraph import function_to_json
+
+    echo = _json_schema_tool()
+    agent = Agent(name="Echo", functions=[echo])
+    told = function_to_json(agent.functions[0])["function"]
+    assert told["description"] == "Echo a text."
+    assert told["parameters"] == echo.args_schema  # the schema, exactly
+    script = [
+        scripted_tool_call("echo", {"text": "hi"}),
+        scripted_tool_call("echo", {}),
+        scripted_tool_call("echo", {"text": "hi", "loud": True}),
+        "Done.",
+    ]
+    model = ScriptedChatModel(script)
+    response = Swarm(chat_model=model).run(agent, HI)
+    assert [m["content"] for m in response.messages if m["role"] == "tool"] == [
+        "echo hi",
+        "Error: echo: missing required argument 'text'",
+        "Error: echo: unknown argument 'loud' (accepted: text)",  # additionalProperties: false
+    ]
+    assert model.bound_tools[0] == [function_to_json(agent.functions[0])]
+    graph = build_swarm_graph([agent], chat_model=ScriptedChatModel([*script[:1], "Done."]))
+    state = asyncio.run(graph.compile().ainvoke({"messages": HI}))
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["echo hi"]

@@ -32,7 +32,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-__all__ = ["Filled", "filled_by_step", "is_langchain_tool", "step_values", "tool_runtime"]
+__all__ = [
+    "JSON_SCHEMA",
+    "Filled",
+    "filled_by_step",
+    "is_langchain_tool",
+    "step_values",
+    "tool_runtime",
+]
+
+#: Set on the function made for a LangChain tool that describes its arguments as a JSON schema
+#: (an MCP tool's, from langchain-mcp-adapters): that schema, which the model is told as it is
+#: (graph/core/schema.py).
+JSON_SCHEMA = "__swarmgraph_json_schema__"
 
 Kind = Literal["config", "runtime", "tool_call_id", "state", "store", "unfilled"]
 

@@ -39,7 +39,7 @@ from typing import Annotated, Any
 from pydantic import Field, create_model
 
 from .injected import INJECTED
-from .langchain_args import Filled, filled_by_step, is_langchain_tool
+from .langchain_args import JSON_SCHEMA, Filled, filled_by_step, is_langchain_tool
 
 # types.Agent's tool type, not imported: types.check_middleware calls this module
 AgentFunction = Callable[..., Any]
@@ -134,11 +134,17 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
         )
     schema = tool.tool_call_schema
     fields = getattr(schema, "model_fields", None)
-    if fields is None:  # a JSON-schema dict: no annotations to validate the arguments with
-        raise TypeError(
-            f"{owner}: tool {tool.name!r} describes its arguments as a JSON schema; give it a "
-            "pydantic args_schema (or use a function)"
-        )
+    live = bool(ours) or any(f.kind != "config" for f in filled.values())
+    json_schema = None
+    if fields is None:  # a JSON-schema dict (an MCP tool's): told as it is (schema.py)
+        if live:
+            raise TypeError(
+                f"{owner}: tool {tool.name!r} describes its arguments as a JSON schema and takes "
+                f"{', '.join([*ours, *filled])}, which the step fills for a tool with a pydantic "
+                "args_schema (or a function) only"
+            )
+        json_schema = {k: v for k, v in schema.items() if k not in ("title", "description")}
+        fields = {}
     parameters = []
     told = [(n, info) for n, info in fields.items() if n not in filled]  # (its schema's own)
     for name, info in [*told, *((n, every[n]) for n in ours if n not in fields)]:
@@ -146,9 +152,11 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
         default = inspect.Parameter.empty if info.is_required() else info.get_default()
         keyword = inspect.Parameter.KEYWORD_ONLY
         parameters.append(inspect.Parameter(name, keyword, default=default, annotation=hint))
+    if json_schema is not None:  # its arguments, whatever they are, go to tool.invoke
+        parameters.append(inspect.Parameter("arguments", inspect.Parameter.VAR_KEYWORD))
     only_async = getattr(tool, "func", True) is None and getattr(tool, "coroutine", None)
     function: Any
-    if ours or any(f.kind != "config" for f in filled.values()):
+    if live:
         function = _live(tool, owner, schema, [*ours, *filled], only_async)
         for name in filled:  # filled by the tool runner, as for any tool (schema.py)
             keyword = inspect.Parameter.KEYWORD_ONLY
@@ -180,6 +188,8 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     function.__doc__ = tool.description
     function.__signature__ = inspect.Signature(parameters)
     setattr(function, LANGCHAIN_TOOL, tool)  # what it runs, for a reader of the step's tools
+    if json_schema is not None:
+        setattr(function, JSON_SCHEMA, json_schema)
     return function
 
 

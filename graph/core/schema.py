@@ -66,7 +66,7 @@ from pydantic.fields import FieldInfo
 
 from .errors import ToolArgumentError, ToolSchemaError
 from .injected import CONTEXT_PARAM, INJECTED, param_for
-from .langchain_args import Filled, filled_by_step, is_langchain_tool
+from .langchain_args import JSON_SCHEMA, Filled, filled_by_step, is_langchain_tool
 
 __all__ = [
     "ToolArgumentError",
@@ -615,6 +615,15 @@ def _build_spec(func: Any) -> ToolSpec:
             raise _unmappable(name, visible, err) from err
     else:  # Swarm's own case: no pydantic at all
         parameters = _parameters_schema(None, visible, parse_docstring_args(_tool_doc(func)))
+    given = getattr(func, JSON_SCHEMA, None)
+    if given is not None:  # a LangChain tool's JSON schema (an MCP tool's): told as it is, and
+        # its arguments are checked for the names it requires (LangChain checks no more)
+        parameters = {"type": "object", "properties": {}, "required": [], **given}
+        visible = [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY)
+            for n in given.get("properties", {})
+        ]
+        accepts_extra = given.get("additionalProperties") is not False
     schema = {
         "type": "function",
         "function": {"name": name, "description": _tool_doc(func), "parameters": parameters},
