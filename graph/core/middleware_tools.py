@@ -115,23 +115,7 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     body = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
     hints = _hints(body)
     filled = _filled(hints, ours)  # what LangGraph's ToolNode would inject, the step fills
-    theirs = sorted(set(getattr(tool, "_injected_args_keys", ()) or ()) - {*ours, *filled})
-    unfilled = [n for n, f in filled.items() if f.kind == "unfilled"]
-    if theirs or unfilled:
-        raise TypeError(
-            f"{owner}: tool {tool.name!r} takes injected arguments nothing in a swarm step fills "
-            f"({', '.join(theirs or unfilled)}): it fills context_variables, its features' "
-            "parameters, and what LangGraph's ToolNode injects by annotation (ToolRuntime, "
-            "InjectedToolCallId, InjectedState, InjectedStore, RunnableConfig)"
-        )
-    if getattr(tool, "return_direct", False):
-        # create_agent ends its loop on such a call; a swarm agent's turn ends when it answers
-        # or hands off, and running the tool without ending would drop the flag silently.
-        raise TypeError(
-            f"{owner}: tool {tool.name!r} is return_direct, which a swarm step does not honour: "
-            "to hand off, put the agent in Agent(handoffs=[...]) or return it from a tool; "
-            "otherwise drop return_direct"
-        )
+    _refuse_unrunnable(tool, owner, ours, filled)
     schema = tool.tool_call_schema
     fields = getattr(schema, "model_fields", None)
     live = bool(ours) or any(f.kind != "config" for f in filled.values())
@@ -162,24 +146,7 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
             keyword = inspect.Parameter.KEYWORD_ONLY
             parameters.append(inspect.Parameter(name, keyword, annotation=hints[name]))
     else:
-        # ``invoke`` in the step's config: a ``config: RunnableConfig`` parameter gets it, and
-        # what the tool runs nests in its run, which the run's callbacks hear in place of the
-        # step's own event for the call (REPORTS_ITSELF).
-        if only_async:
-            ainvoke = tool.ainvoke
-
-            async def run_async(**arguments: Any) -> Any:
-                return await ainvoke(arguments)
-
-            function = run_async
-        else:
-            invoke = tool.invoke
-
-            def run(**arguments: Any) -> Any:
-                return invoke(arguments)
-
-            function = run
-        setattr(function, REPORTS_ITSELF, True)
+        function = _invoking(tool, only_async)
     # Discovery (graph/core/discovery.py) reads the tool's own function through ``__wrapped__``
     # for the agents it may hand off to; ``__signature__`` stays what the model is told.
     if body is not None:
@@ -190,6 +157,52 @@ def _wrap(tool: Any, owner: str) -> AgentFunction:
     setattr(function, LANGCHAIN_TOOL, tool)  # what it runs, for a reader of the step's tools
     if json_schema is not None:
         setattr(function, JSON_SCHEMA, json_schema)
+    return function
+
+
+def _refuse_unrunnable(tool: Any, owner: str, ours: list[str], filled: dict[str, Filled]) -> None:
+    """Raise ``TypeError`` for a tool a swarm step cannot run as it was meant: one taking an
+    injected argument nothing fills, or a ``return_direct`` one."""
+    theirs = sorted(set(getattr(tool, "_injected_args_keys", ()) or ()) - {*ours, *filled})
+    unfilled = [n for n, f in filled.items() if f.kind == "unfilled"]
+    if theirs or unfilled:
+        raise TypeError(
+            f"{owner}: tool {tool.name!r} takes injected arguments nothing in a swarm step fills "
+            f"({', '.join(theirs or unfilled)}): it fills context_variables, its features' "
+            "parameters, and what LangGraph's ToolNode injects by annotation (ToolRuntime, "
+            "InjectedToolCallId, InjectedState, InjectedStore, RunnableConfig)"
+        )
+    if getattr(tool, "return_direct", False):
+        # create_agent ends its loop on such a call; a swarm agent's turn ends when it answers
+        # or hands off, and running the tool without ending would drop the flag silently.
+        raise TypeError(
+            f"{owner}: tool {tool.name!r} is return_direct, which a swarm step does not honour: "
+            "to hand off, put the agent in Agent(handoffs=[...]) or return it from a tool; "
+            "otherwise drop return_direct"
+        )
+
+
+def _invoking(tool: Any, only_async: Any) -> AgentFunction:
+    """The function that runs ``tool`` through ``invoke`` (``ainvoke`` for an async-only tool)
+    in the step's config: a ``config: RunnableConfig`` parameter gets it, and what the tool runs
+    nests in its run, which the run's callbacks hear in place of the step's own event for the
+    call (REPORTS_ITSELF)."""
+    function: Any
+    if only_async:
+        ainvoke = tool.ainvoke
+
+        async def run_async(**arguments: Any) -> Any:
+            return await ainvoke(arguments)
+
+        function = run_async
+    else:
+        invoke = tool.invoke
+
+        def run(**arguments: Any) -> Any:
+            return invoke(arguments)
+
+        function = run
+    setattr(function, REPORTS_ITSELF, True)
     return function
 
 
