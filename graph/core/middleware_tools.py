@@ -217,8 +217,8 @@ def _hints(body: Any) -> dict[str, Any]:
 def _filled(hints: dict[str, Any], ours: list[str]) -> dict[str, Filled]:
     """The parameters of a tool's function that the step fills by their annotation (beside
     ``ours``, filled by name)."""
-    found = {n: filled_by_step(hint) for n, hint in hints.items() if n not in ours}
-    return {n: f for n, f in found.items() if f is not None and n != "return"}
+    found = {n: filled_by_step(h) for n, h in hints.items() if n not in ours and n != "return"}
+    return {n: f for n, f in found.items() if f is not None}
 
 
 def _live(tool: Any, owner: str, schema: Any, passed: list[str], only_async: Any) -> AgentFunction:

@@ -165,7 +165,7 @@ class AgentNode(HookedStep):
             around=None if hooks is None else self._around(hooks),
             events=tool_events_for(config, io is ASYNC),  # LangChain's tool callbacks
             pauses=not control.swarm_run,  # a checkpointed graph resumes a tool's interrupt()
-            state=self._state_read(turn, hooks),  # what a ToolRuntime or InjectedState reads
+            state=lambda: self._state_read(turn, hooks),  # for a ToolRuntime, an InjectedState
             state_keys=self.runtime.state_keys,  # what a tool's Command(update=...) may write
         )
         if outcome.paused is not None:  # a tool asked a human (LangGraph's interrupt())

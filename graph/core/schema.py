@@ -607,14 +607,6 @@ def _build_spec(func: Any) -> ToolSpec:
     context_param = next((p for p in injected if p.name == CONTEXT_PARAM), None)
 
     adapter = None
-    if any(p.annotation is not inspect.Parameter.empty for p in visible):
-        try:
-            adapter = _arguments_adapter(name, visible, accepts_extra)
-            parameters = _parameters_schema(adapter, visible, parse_docstring_args(_tool_doc(func)))
-        except Exception as err:
-            raise _unmappable(name, visible, err) from err
-    else:  # Swarm's own case: no pydantic at all
-        parameters = _parameters_schema(None, visible, parse_docstring_args(_tool_doc(func)))
     given = getattr(func, JSON_SCHEMA, None)
     if given is not None:  # a LangChain tool's JSON schema (an MCP tool's): told as it is, and
         # its arguments are checked for the names it requires (LangChain checks no more)
@@ -624,6 +616,14 @@ def _build_spec(func: Any) -> ToolSpec:
             for n in given.get("properties", {})
         ]
         accepts_extra = given.get("additionalProperties") is not False
+    elif any(p.annotation is not inspect.Parameter.empty for p in visible):
+        try:
+            adapter = _arguments_adapter(name, visible, accepts_extra)
+            parameters = _parameters_schema(adapter, visible, parse_docstring_args(_tool_doc(func)))
+        except Exception as err:
+            raise _unmappable(name, visible, err) from err
+    else:  # Swarm's own case: no pydantic at all
+        parameters = _parameters_schema(None, visible, parse_docstring_args(_tool_doc(func)))
     schema = {
         "type": "function",
         "function": {"name": name, "description": _tool_doc(func), "parameters": parameters},

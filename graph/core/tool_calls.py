@@ -158,7 +158,7 @@ def to_result(raw: Any, call_id: str | None = None) -> Result:
     if isinstance(raw, str):
         return Result(value=raw)
     if isinstance(raw, ToolMessage):  # a LangChain tool's own answer (ToolNode sends it as is)
-        return Result(value=_text(raw.content))
+        return Result(value=content_text(raw.content))
     if isinstance(raw, (dict, list, tuple)):  # plain data, never a handoff: its JSON
         try:
             return Result(value=json.dumps(raw, ensure_ascii=False, default=str))
@@ -214,11 +214,11 @@ def _from_command(command: Command, call_id: str | None) -> StateWrite:
     context = update.pop("context_variables", None) or {}
     if not isinstance(context, Mapping):
         raise UnusableReturn("returned a LangGraph Command whose context_variables is no dict")
-    value = _text(answers[0].content)
+    value = content_text(answers[0].content)
     return StateWrite(value=value, context_variables=dict(context), state=update)
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """A ``ToolMessage``'s content as the text the model reads (content blocks as JSON)."""
     return content if isinstance(content, str) else json.dumps(content, default=str)
 
@@ -269,10 +269,11 @@ class _Runner:
         records: CallRecords | None = None,
         inputs: Mapping[str, Any] | None = None,
         first_handoff_wins: bool = False,
-        state: Mapping[str, Any] | None = None,
+        state: Callable[[], Mapping[str, Any]] | None = None,
         state_keys: frozenset[str] | None = None,
     ):
         self.reply, self.state = reply, state  # what a call reads of the step (tool_state)
+        self.listed: list[Any] | None = None  # listed_tools, once a call asked
         self.state_keys = state_keys  # what a Command's update may write (None: anything)
         self.calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
         for bad in reply.invalid_tool_calls:  # answered with what is wrong with them
@@ -371,7 +372,7 @@ class _Runner:
         step's, with the reply that asked for the call, and the live ``context_variables`` (an
         in-place write is the call's, as through a ``context_variables`` parameter)."""
         self.touched = True
-        state: dict[str, Any] = dict(self.state or {})
+        state: dict[str, Any] = dict(self.state() if self.state is not None else {})
         state["messages"] = [*state.get("messages", ()), self.reply]
         state["context_variables"] = self.working_context()
         return state
@@ -379,9 +380,11 @@ class _Runner:
     def listed_tools(self) -> list[Any]:
         """The step's tools as LangChain's ``BaseTool`` s (``ToolRuntime.tools``), as a model
         request lists them (graph/core/request_tools.py)."""
-        from .request_tools import request_tools  # LangChain's tools, loaded by who asks
+        if self.listed is None:
+            from .request_tools import request_tools  # LangChain's tools, loaded by who asks
 
-        return request_tools(list(self.by_name.values()))
+            self.listed = request_tools(list(self.by_name.values()))
+        return self.listed
 
     def _instance(self, model: type[BaseModel]) -> BaseModel:
         return model.model_validate(self.working_context())
@@ -661,9 +664,9 @@ class ToolRunOptions(TypedDict, total=False):
     (graph/core/tool_wrapping.py); ``events``: LangChain's tool callbacks for each call, when a
     handler listens (graph/core/tool_events.py); ``pauses``: a call's ``interrupt()`` stops the
     calls there (``ToolOutcome.paused``: the graph pauses) instead of being its error;
-    ``state``: the step's state, which a tool taking ``ToolRuntime`` or ``InjectedState`` reads
-    (:meth:`_Runner.tool_state`); ``state_keys``: the graph's channels, which a tool's
-    ``Command(update=...)`` may write (:meth:`_Runner.write_state`)."""
+    ``state``: reads the step's state, for a tool taking ``ToolRuntime`` or ``InjectedState``
+    (:meth:`_Runner.tool_state`: read only when such a call runs); ``state_keys``: the graph's
+    channels, which a tool's ``Command(update=...)`` may write (:meth:`_Runner.write_state`)."""
 
     debug: Callable[[str], None] | None
     writes: ContextWrites | None
@@ -673,7 +676,7 @@ class ToolRunOptions(TypedDict, total=False):
     around: CallsAround | None
     events: ToolEvents | None
     pauses: bool
-    state: Mapping[str, Any] | None
+    state: Callable[[], Mapping[str, Any]] | None
     state_keys: frozenset[str] | None
 
 
@@ -702,7 +705,7 @@ async def run_tool_calls(
     around: CallsAround | None = None,
     events: ToolEvents | None = None,
     pauses: bool = False,
-    state: Mapping[str, Any] | None = None,
+    state: Callable[[], Mapping[str, Any]] | None = None,
     state_keys: frozenset[str] | None = None,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order, sync or async as ``io`` says

@@ -34,7 +34,15 @@ from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphInterrupt
 
 from .drivers import Driver
-from .tool_calls import CallsAround, _Call, _Runner, invoke_tool, to_result, unusable
+from .tool_calls import (
+    CallsAround,
+    _Call,
+    _Runner,
+    content_text,
+    invoke_tool,
+    to_result,
+    unusable,
+)
 from .types import Agent, Result
 
 if TYPE_CHECKING:
@@ -220,5 +228,4 @@ def _message(
 
 
 def _content(answer: Any) -> str:
-    content = getattr(answer, "content", answer)
-    return content if isinstance(content, str) else str(content)
+    return content_text(getattr(answer, "content", answer))
