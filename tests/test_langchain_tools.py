@@ -230,14 +230,18 @@ def test_a_langchain_tool_appended_after_the_agent_was_made_is_a_clear_error():
 
 
 @pytest.mark.parametrize("wrapped", [False, True])
-def test_a_tool_that_returns_a_langgraph_command_gets_an_error_the_model_reads(wrapped: bool):
-    # langgraph-swarm's tools hand off with Command(goto=...); str() of it would reach the model
-    # and the handoff would be lost without a word.
-    sales = Agent(name="Sales")
+def test_a_tool_that_returns_command_goto_an_agent_name_hands_off(wrapped: bool):
+    # langgraph-swarm's habit: a tool hands off with Command(goto=<agent name>). str() of it
+    # once reached the model and the handoff was lost without a word.
+    sales = Agent(name="Sales", model="sales")
 
     def go_to_sales() -> Command:
         """Hand the customer to sales."""
-        return Command(goto="Sales", update={"x": 1})
+        return Command(goto="Sales")
+
+    def go_nowhere() -> Command:
+        """Hand the customer to a desk nobody has."""
+        return Command(goto="Refunds")
 
     @wrap_tool_call
     def passing(request, handler):  # type: ignore[no-untyped-def]
@@ -245,16 +249,22 @@ def test_a_tool_that_returns_a_langgraph_command_gets_an_error_the_model_reads(w
 
     agent = Agent(
         name="Triage",
-        functions=[go_to_sales],
+        model="triage",
+        functions=[go_nowhere, go_to_sales],
         handoffs=[sales],
         middleware=[passing] if wrapped else [],
     )
-    model = ScriptedChatModel([scripted_tool_call("go_to_sales"), "I will use the transfer."])
-    response = Swarm(chat_model=model).run(agent, HI)
-    answer = response.messages[1]["content"]
-    assert answer.startswith("Error: go_to_sales returned a LangGraph Command")
-    assert "return an Agent" in answer
-    assert response.agent is agent and response.context_variables == {}
+    models = {
+        "triage": ScriptedChatModel(
+            [scripted_tool_call("go_nowhere"), scripted_tool_call("go_to_sales")]
+        ),
+        "sales": ScriptedChatModel(["Sales here."]),
+    }
+    response = Swarm(chat_model=models.__getitem__).run(agent, HI)
+    nowhere, to_sales = response.messages[1]["content"], response.messages[3]["content"]
+    assert nowhere.startswith("Error: go_nowhere handed off to 'Refunds', which is no agent")
+    assert to_sales == '{"assistant": "Sales"}'
+    assert response.agent is sales and response.messages[-1]["content"] == "Sales here."
 
 
 @tool

@@ -145,18 +145,29 @@ def test_a_key_written_twice_in_one_reply_keeps_the_first_write_and_tells_the_mo
 @pytest.mark.parametrize(
     ("command", "says"),
     [
-        (lambda call: Command(update={"visits": 1}), "does not hold exactly one message"),
+        (lambda call: Command(update={"visits": 1}), "does not hold exactly one ToolMessage"),
         (
             lambda call: Command(update={"messages": [ToolMessage("x", tool_call_id="other")]}),
-            "does not hold exactly one message",
+            "does not hold exactly one ToolMessage",
         ),
         (
             lambda call: Command(
                 update={"active_agent": "Sales", "messages": [ToolMessage("x", tool_call_id=call)]}
             ),
-            "writes active_agent, which only the swarm's switch writes",
+            "writes active_agent without going there",
         ),
-        (lambda call: Command(goto="Sales"), "goes somewhere (goto, graph or resume)"),
+        (
+            lambda call: Command(
+                update={"handoff_trail": [], "messages": [ToolMessage("x", tool_call_id=call)]}
+            ),
+            "writes handoff_trail, which only the swarm's switch writes",
+        ),
+        (lambda call: Command(resume="yes"), "goes where a swarm step cannot follow"),
+        (lambda call: Command(goto=["Shop", "Shop"]), "goes where a swarm step cannot follow"),
+        (
+            lambda call: Command(goto="Shop", graph="some_graph"),
+            "goes where a swarm step cannot follow",
+        ),
     ],
 )
 def test_a_command_a_step_cannot_apply_is_an_error_the_model_reads(command: Any, says: str) -> None:

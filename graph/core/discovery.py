@@ -35,11 +35,15 @@ from typing import Any
 
 from .marks import any_marked
 from .members import as_member, members_in
+from .middleware_tools import LANGCHAIN_TOOL
 from .node_names import DYNAMIC_NODE, HELPER_NODES, assign_node_names
 from .types import CALLER, Agent
 
 #: The attribute a handoff tool declares its destination in (set by ``types.transfer_tool``).
 _TARGET_ATTR = "__swarmgraph_target__"
+#: The metadata key a LangChain handoff tool names its destination agent by (langgraph-swarm's
+#: ``create_handoff_tool``, whose ``Command(goto=name)`` the step follows at run time).
+HANDOFF_DESTINATION = "__handoff_destination"
 _UNDECLARED = object()
 
 
@@ -188,7 +192,25 @@ def discover(
         queue.extend(to for to, _ in declared[id(agent)])  # middleware switch agents too
         if agent.on_trip is not None:  # so does a tripped guardrail
             queue.append(agent.on_trip)
+    _add_named_targets(order, targets)
     return order, targets, declared
+
+
+def _add_named_targets(agents: list[Agent], targets: dict[int, list[Agent]]) -> None:
+    """Add to each agent's handoff targets the agents its LangChain handoff tools name
+    (:data:`HANDOFF_DESTINATION`) that are among ``agents``; a name no agent here has draws no
+    edge (the run answers such a handoff with an error the model reads)."""
+    by_name: dict[str, Agent] = {}
+    for agent in agents:
+        by_name.setdefault(agent.name, agent)  # the first of a name, as the runtime finds it
+    for agent in agents:
+        for func in agent.tools:
+            metadata = getattr(getattr(func, LANGCHAIN_TOOL, None), "metadata", None)
+            name = metadata.get(HANDOFF_DESTINATION) if isinstance(metadata, dict) else None
+            target = by_name.get(name) if isinstance(name, str) else None
+            found = targets[id(agent)]
+            if target is not None and target is not agent and all(t is not target for t in found):
+                found.append(target)
 
 
 def reachable_agents(agents: Iterable[Agent], options: Options | None = None) -> list[Agent]:

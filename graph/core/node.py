@@ -167,6 +167,7 @@ class AgentNode(HookedStep):
             pauses=not control.swarm_run,  # a checkpointed graph resumes a tool's interrupt()
             state=lambda: self._state_read(turn, hooks),  # for a ToolRuntime, an InjectedState
             state_keys=self.runtime.state_keys,  # what a tool's Command(update=...) may write
+            agents=lambda name: self.runtime.agent_named(name, control),  # its Command(goto=)
         )
         if outcome.paused is not None:  # a tool asked a human (LangGraph's interrupt())
             self._paused(turn, outcome, writes is not None)

@@ -122,17 +122,22 @@ class UnusableReturn(TypeError):
 
 
 class StateWrite(Result):
-    """A tool's LangGraph ``Command(update=...)``, as the step applies it: the answer (the
-    update's ``ToolMessage``) and the context change, as any ``Result``'s, and ``state``, the
-    other state keys it writes (channels of the graph: a middleware's ``state_schema`` keys, or
-    your ``state_schema``'s)."""
+    """A tool's LangGraph ``Command``, as the step applies it: the answer (the update's
+    ``ToolMessage``) and the context change, as any ``Result``'s; ``state``, the other state
+    keys it writes (channels of the graph: a middleware's ``state_schema`` keys, or your
+    ``state_schema``'s); ``goto``, the agent it hands off to, by name (langgraph-swarm's
+    handoff tools); ``echoed``, messages of its update besides the answer, which the step takes
+    only as the conversation's own (``[*state["messages"], answer]``: under LangGraph's
+    ``add_messages`` they change nothing)."""
 
     state: dict = Field(default_factory=dict)
+    goto: str | None = None
+    echoed: list = Field(default_factory=list)
 
 
 def to_result(raw: Any, call_id: str | None = None) -> Result:
     """Swarm's rule for tool return values, plus JSON for dicts and lists, and LangGraph's
-    ``Command(update=...)`` (:func:`_from_command`; ``call_id``: the call it answers).
+    ``Command`` (:func:`_from_command`; ``call_id``: the call it answers).
 
     Example:
         >>> to_result({"ok": True}).value
@@ -141,12 +146,15 @@ def to_result(raw: Any, call_id: str | None = None) -> Result:
         '{"assistant": "Sales"}'
         >>> from langgraph.types import Command
         >>> from langchain_core.messages import ToolMessage
-        >>> to_result(Command(update={"todos": ["call Ming"], "messages": [
+        >>> written = to_result(Command(update={"todos": ["call Ming"], "messages": [
         ...     ToolMessage("Noted.", tool_call_id="c1")]}), "c1")
-        StateWrite(value='Noted.', agent=None, context_variables={}, state={'todos': ['call Ming']})
+        >>> written.value, written.state, written.goto
+        ('Noted.', {'todos': ['call Ming']}, None)
         >>> to_result(ToolMessage("3 rows", tool_call_id="c1")).value
         '3 rows'
-        >>> to_result(Command(goto="Sales"))
+        >>> to_result(Command(goto="Sales")).goto  # a handoff by name, resolved by the runner
+        'Sales'
+        >>> to_result(Command(resume="yes"))
         Traceback (most recent call last):
         ...
         swarmgraph.graph.core.tool_calls.UnusableReturn: returned a LangGraph Command that goes ...
@@ -181,18 +189,28 @@ def to_result(raw: Any, call_id: str | None = None) -> Result:
 def _from_command(command: Command, call_id: str | None) -> StateWrite:
     """A tool's ``Command``, where a swarm step can apply it as ``ToolNode`` would: an
     ``update`` holding one ``ToolMessage`` answering the call (LangGraph asks for it too), and
-    besides it ``context_variables`` and the graph's other keys. A ``Command`` that goes
-    somewhere (``goto``, ``graph``, ``resume``) or writes the switch's own keys is not: a
-    swarm hands off when a tool returns an ``Agent``."""
-    if command.goto or command.graph is not None or command.resume is not None:
+    besides it ``context_variables`` and the graph's other keys; and a ``goto`` naming one agent
+    (in this graph, or its parent: ``graph=Command.PARENT``), which hands off to it as a returned
+    ``Agent`` would: what langgraph-swarm's ``create_handoff_tool`` returns, with its
+    ``active_agent`` write. A ``Command`` that resumes, goes to a ``Send`` or to several nodes, or
+    writes the switch's keys otherwise, is not applied."""
+    goto = command.goto
+    if (
+        command.resume is not None
+        or command.graph not in (None, Command.PARENT)
+        or not (isinstance(goto, str) or goto in ((), None, []))
+    ):
         raise UnusableReturn(
-            "returned a LangGraph Command that goes somewhere (goto, graph or resume), which a "
-            "swarm step does not apply: return an Agent (or Result(agent=...)) to hand off, "
-            "Result(context_variables={...}) or Command(update={...}) to write"
+            "returned a LangGraph Command that goes where a swarm step cannot follow (resume, "
+            "a Send, several destinations, or a graph other than Command.PARENT): return an "
+            "Agent, or Command(goto='<agent name>'), to hand off"
         )
-    if not isinstance(command.update, Mapping):
-        raise UnusableReturn("returned a LangGraph Command whose update is not a dict")
-    update = dict(command.update)
+    target = goto if isinstance(goto, str) else None
+    update = dict(command.update) if isinstance(command.update, Mapping) else None
+    if update is None:
+        if command.update is not None:
+            raise UnusableReturn("returned a LangGraph Command whose update is not a dict")
+        update = {}
     messages = update.pop("messages", [])
     messages = messages if isinstance(messages, list) else [messages]
     answers = [
@@ -200,22 +218,30 @@ def _from_command(command: Command, call_id: str | None) -> StateWrite:
         for m in messages
         if isinstance(m, ToolMessage) and (call_id is None or m.tool_call_id == call_id)
     ]
-    if len(answers) != 1 or len(messages) != 1:
+    if len(answers) != 1 and (target is None or messages):
         raise UnusableReturn(
-            "returned a LangGraph Command whose update does not hold exactly one message, the "
-            f"ToolMessage answering this call (tool_call_id={call_id!r})"
+            "returned a LangGraph Command whose update does not hold exactly one ToolMessage "
+            f"answering this call (tool_call_id={call_id!r})"
         )
-    owned = sorted(update.keys() & {"active_agent", "handoff_trail"})
-    if owned:
+    if update.get("active_agent", target) != target:  # langgraph-swarm writes the target too
         raise UnusableReturn(
-            f"returned a LangGraph Command that writes {', '.join(owned)}, which only the "
-            "swarm's switch writes: return an Agent (or Result(agent=...)) to hand off"
+            "returned a LangGraph Command that writes active_agent without going there: "
+            "return an Agent, or Command(goto='<agent name>'), to hand off"
+        )
+    update.pop("active_agent", None)
+    if "handoff_trail" in update:
+        raise UnusableReturn(
+            "returned a LangGraph Command that writes handoff_trail, which only the swarm's "
+            "switch writes"
         )
     context = update.pop("context_variables", None) or {}
     if not isinstance(context, Mapping):
         raise UnusableReturn("returned a LangGraph Command whose context_variables is no dict")
-    value = content_text(answers[0].content)
-    return StateWrite(value=value, context_variables=dict(context), state=update)
+    value = content_text(answers[0].content) if answers else json.dumps({"assistant": target})
+    echoed = [m for m in messages if m is not (answers[0] if answers else None)]
+    return StateWrite(
+        value=value, context_variables=dict(context), state=update, goto=target, echoed=echoed
+    )
 
 
 def content_text(content: Any) -> str:
@@ -271,8 +297,10 @@ class _Runner:
         first_handoff_wins: bool = False,
         state: Callable[[], Mapping[str, Any]] | None = None,
         state_keys: frozenset[str] | None = None,
+        agents: Callable[[str], Agent | None] | None = None,
     ):
         self.reply, self.state = reply, state  # what a call reads of the step (tool_state)
+        self.agents = agents  # the swarm's agents by name, for a Command(goto=...)
         self.listed: list[Any] | None = None  # listed_tools, once a call asked
         self.state_keys = state_keys  # what a Command's update may write (None: anything)
         self.calls = [_Call(c["id"] or "", c["name"], c["args"]) for c in reply.tool_calls]
@@ -522,8 +550,9 @@ class _Runner:
             self.settle_context(None)
             self._failed(call, unusable(call.name, exc))
             return
-        state = result.state if isinstance(result, StateWrite) else None
-        refused = self.write_state(state) if state else None
+        refused = self.command_refusal(result) if isinstance(result, StateWrite) else None
+        if refused is None and isinstance(result, StateWrite) and result.state:
+            refused = self.write_state(result.state)
         if refused is not None:  # the call failed: its context change is not applied either
             self.settle_context(None)
             self._failed(call, f"Error: {call.name} {refused}")
@@ -554,6 +583,38 @@ class _Runner:
         if self.running:  # a recorded call: its outcome is recorded too
             update = dict(result.context_variables) if result.context_variables else None
             self._done(call, value=content, context_variables=update, handoff=handoff)
+
+    def command_refusal(self, write: StateWrite) -> str | None:
+        """Why a tool's ``Command`` is not applied (the model reads it), else None, its ``goto``
+        resolved into the agent it hands off to (``write.agent``): messages besides its answer
+        that are not the conversation's own (``ToolNode``'s ``add_messages`` would append
+        them; a swarm tool's answer is its one message), or a ``goto`` naming no agent."""
+        if write.echoed:
+            state = self.tool_state()
+            objects = {id(m) for m in state["messages"]}
+            ids = {m.id for m in state["messages"] if m.id is not None}
+            new = [
+                m
+                for m in write.echoed
+                if not (id(m) in objects or getattr(m, "id", None) in ids)  # (ids holds no None)
+            ]
+            if new:
+                return (
+                    f"returned a LangGraph Command whose update adds {len(new)} message(s) "
+                    "besides the ToolMessage answering the call; a tool answers with that one "
+                    "message, so nothing it returned was written"
+                )
+        if write.goto is None:
+            return None
+        agent = None if self.agents is None else self.agents(write.goto)
+        if agent is None:
+            return (
+                f"handed off to {write.goto!r}, which is no agent of this swarm (name it in "
+                "build_swarm_graph([...]), or hand off by returning the Agent); nothing it "
+                "returned was written"
+            )
+        write.agent = agent
+        return None
 
     def write_state(self, writes: dict[str, Any]) -> str | None:
         """Keep a call's state writes (a ``Command``'s) for the step's update; or why they are
@@ -666,7 +727,8 @@ class ToolRunOptions(TypedDict, total=False):
     calls there (``ToolOutcome.paused``: the graph pauses) instead of being its error;
     ``state``: reads the step's state, for a tool taking ``ToolRuntime`` or ``InjectedState``
     (:meth:`_Runner.tool_state`: read only when such a call runs); ``state_keys``: the graph's
-    channels, which a tool's ``Command(update=...)`` may write (:meth:`_Runner.write_state`)."""
+    channels, which a tool's ``Command(update=...)`` may write (:meth:`_Runner.write_state`);
+    ``agents``: the swarm's agents by name, where a tool's ``Command(goto=...)`` hands off."""
 
     debug: Callable[[str], None] | None
     writes: ContextWrites | None
@@ -678,6 +740,7 @@ class ToolRunOptions(TypedDict, total=False):
     pauses: bool
     state: Callable[[], Mapping[str, Any]] | None
     state_keys: frozenset[str] | None
+    agents: Callable[[str], Agent | None] | None
 
 
 def execute_tool_calls(
@@ -707,6 +770,7 @@ async def run_tool_calls(
     pauses: bool = False,
     state: Callable[[], Mapping[str, Any]] | None = None,
     state_keys: frozenset[str] | None = None,
+    agents: Callable[[str], Agent | None] | None = None,
 ) -> ToolOutcome:
     """Run every tool call in ``reply`` in order, sync or async as ``io`` says
     (graph/core/drivers.py); a call with records runs between their ``before`` and ``done``
@@ -721,6 +785,7 @@ async def run_tool_calls(
         first_handoff_wins,
         state,
         state_keys,
+        agents,
     )
     runner.pauses = pauses
     if around is not None:  # each call through the middleware's wrap_tool_call
