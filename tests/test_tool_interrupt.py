@@ -6,6 +6,7 @@ call is answered with an error the model reads."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from langchain.agents.middleware import HumanInTheLoopMiddleware, wrap_tool_call
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, interrupt
 from swarmgraph.graph import scripted_tool_calls
 
@@ -22,6 +24,7 @@ from swarmgraph import (
     ScriptedChatModel,
     Swarm,
     build_swarm_graph,
+    effect,
     needs_approval,
 )
 
@@ -222,3 +225,81 @@ def test_a_tool_interrupt_inside_a_parallel_branch_pauses_and_the_branch_goes_on
     assert done["messages"][-1].content == "All done."
     assert [len(models[k].calls) for k in ("triage", "billing", "tech")] == [2, 2, 1]
     assert models["billing"].calls[-1][-1].content == "human says yes"  # what the branch read
+
+
+EFFECTS: Counter[str] = Counter()
+
+
+@effect
+def pay(order_id: int) -> str:
+    """Pay an order, once a human said yes (the payment comes after the question)."""
+    if interrupt(f"pay order {order_id}?") is not True:
+        return "not paid"
+    EFFECTS[f"paid {order_id}"] += 1
+    return f"paid {order_id}"
+
+
+@effect
+def pay_twice_asked(order_id: int) -> str:
+    """Pay an order, then ask whether to tell the customer (the payment is between two
+    questions: a pause at the second may come after it)."""
+    if interrupt(f"pay order {order_id}?") is not True:
+        return "not paid"
+    EFFECTS[f"paid {order_id}"] += 1
+    told = interrupt("tell the customer?")
+    return f"paid {order_id}, told: {told}"
+
+
+def _effect_graph(tool: Any, script: list[Any]):
+    EFFECTS.clear()
+    cashier = Agent(name="Cashier", functions=[tool])
+    graph = build_swarm_graph([cashier], chat_model=ScriptedChatModel(script))
+    return graph.compile(checkpointer=InMemorySaver(), store=InMemoryStore())
+
+
+@pytest.mark.parametrize("way", ["plain", "wrap_tool_call", "ainvoke"])
+def test_an_effect_tool_that_asks_before_its_effect_pauses_with_its_own_question(way: str):
+    # The call stopped at interrupt() before anything happened: it is recorded paused, not
+    # started, so resuming runs it from its start with the human's answer, not as a call in
+    # doubt with a question of ours first.
+    @wrap_tool_call
+    def passing(request, handler):  # type: ignore[no-untyped-def]
+        return handler(request)
+
+    EFFECTS.clear()
+    wrapped = way == "wrap_tool_call"
+    cashier = Agent(name="Cashier", functions=[pay], middleware=[passing] * wrapped)
+    script = [scripted_tool_calls([("pay", {"order_id": 7}, "p1")]), "Paid."]
+    graph = build_swarm_graph([cashier], chat_model=ScriptedChatModel(script))
+    app = graph.compile(checkpointer=InMemorySaver(), store=InMemoryStore())
+    invoke = app.invoke if way != "ainvoke" else lambda *a: asyncio.run(app.ainvoke(*a))
+    paused = invoke({"messages": [("user", "pay order 7")]}, THREAD)
+    assert [i.value for i in paused["__interrupt__"]] == ["pay order 7?"]
+    done = invoke(Command(resume=True), THREAD)
+    assert "__interrupt__" not in done
+    assert _answers(done) == ["paid 7"] and done["messages"][-1].content == "Paid."
+    assert EFFECTS == {"paid 7": 1}
+    # the ledger holds it done: the thread run again answers from there, never pays twice
+    again = app.invoke(None, THREAD)
+    assert _answers(again) == ["paid 7"] and EFFECTS == {"paid 7": 1}
+
+
+def test_an_effect_tool_paused_after_an_answered_question_is_in_doubt_not_run_again():
+    # The second question comes after the payment: resuming from its start would pay twice,
+    # so that pause leaves the call in doubt, and a human decides it (as after a crash).
+    app = _effect_graph(
+        pay_twice_asked,
+        [scripted_tool_calls([("pay_twice_asked", {"order_id": 7}, "p1")]), "Done."],
+    )
+    first = app.invoke({"messages": [("user", "pay order 7")]}, THREAD)
+    assert [i.value for i in first["__interrupt__"]] == ["pay order 7?"]
+    second = app.invoke(Command(resume=True), THREAD)
+    assert [i.value for i in second["__interrupt__"]] == ["tell the customer?"]
+    assert EFFECTS == {"paid 7": 1}
+    third = app.invoke(Command(resume="yes"), THREAD)
+    [asked] = third["__interrupt__"]
+    assert asked.value[0]["in_doubt"] is True and asked.value[0]["tool"] == "pay_twice_asked"
+    assert EFFECTS == {"paid 7": 1}  # not run again on a guess
+    done = app.invoke(Command(resume="It was paid; the customer was told."), THREAD)
+    assert _answers(done) == ["It was paid; the customer was told."]
+    assert EFFECTS == {"paid 7": 1}

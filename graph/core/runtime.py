@@ -148,7 +148,9 @@ class CallRecords(Protocol):
     record's name for a call (passed back to the other methods as it is); ``before(call,
     context)``: record it started, or what an earlier attempt left (then it is answered from
     that, not run); ``done(call, value, context_variables, handoff, error)``: record it done,
-    right after it ran; ``resolve(name)``: the agent a recorded handoff names."""
+    right after it ran; ``paused(call)``: it stopped at a human's question (LangGraph's
+    ``interrupt()``), and the graph runs it again from its start when resumed;
+    ``resolve(name)``: the agent a recorded handoff names."""
 
     def ledgered(self, func: Any) -> bool: ...
     def call(self, call_id: str, tool: str, arguments: Any) -> Any: ...
@@ -161,6 +163,7 @@ class CallRecords(Protocol):
         handoff: str | None,
         error: bool,
     ) -> None: ...
+    def paused(self, call: Any) -> None: ...
     def resolve(self, name: str) -> Agent | None: ...
 
 

@@ -674,6 +674,14 @@ class _Runner:
             context_variables = changed or None
         self.records.done(record, value, context_variables, handoff, error)
 
+    def pause(self, call: _Call) -> None:
+        """A recorded call stopped at ``interrupt()``: its records hear it
+        (:meth:`CallRecords.paused`), so the graph's resume runs it again."""
+        record = self.running.pop(call.id, None)
+        self.before_call.pop(call.id, None)
+        if record is not None and self.records is not None:
+            self.records.paused(record)
+
     def _reanswer(self, call_id: str | None, several: MultiHandoff, later: HandoffValue) -> None:
         """Answer a call that handed off to several agents when a later handoff of the reply
         overtook it (the value says how: :meth:`MultiHandoff.overtaken`)."""
@@ -801,6 +809,8 @@ async def run_tool_calls(
         except GraphInterrupt as pause:
             if pauses:  # this call and the ones after it wait for the human's answer
                 runner.outcome.paused = pause
+                if ledgered:
+                    await io.off_loop(runner.pause, call)
                 break
             raw, error = None, pause
         except Exception as exc:

@@ -184,6 +184,8 @@ async def _run_calls(
         except GraphInterrupt as pause:  # the tool's interrupt(), or a hook's
             if runner.pauses:  # this call and the ones after it wait for the human's answer
                 runner.outcome.paused = pause
+                if attempt.ledgered and attempt.call is not None:  # its records hear it
+                    await io.off_loop(runner.pause, attempt.call)
                 return
             answer, attempt.error = None, attempt.error or pause
         except Exception as exc:  # the tool's own error, re-raised by a hook, or a hook's

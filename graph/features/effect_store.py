@@ -100,8 +100,12 @@ class StoreEffectLedger:
 
     def before(self, call: EffectCall, turn: TurnSoFar) -> EffectOutcome | None:
         found = self._outcome(call.key)
-        if found is not None and (found.status == "done" or found.attempt >= call.attempt):
-            return found
+        if (
+            found is not None
+            and found.status != "paused"
+            and (found.status == "done" or found.attempt >= call.attempt)
+        ):
+            return found  # (a paused call runs again from its start: RunEffects.paused)
         messages = turn.messages
         reply = messages[-1]
         at = messages[-2].id if len(messages) > 1 else None

@@ -14,7 +14,10 @@ core's ``CallRecords`` (graph/core/runtime.py), which the approvals-and-effects 
   attempt of the same call left (``None``: nothing, run it);
 - ``after(call, outcome)``: record it **done**, with the answer the model reads, right after.
 
-A retry, a resume or a replay asks ``prior`` first, for the calls the conversation ends on:
+A call that stops at its first ``interrupt()`` (on a compiled graph) is recorded **paused**
+instead: nothing after the question ran, so the resumed graph runs it again from its start
+(:meth:`RunEffects.paused`). A retry, a resume or a replay asks ``prior`` first, for the
+calls the conversation ends on:
 a ``done`` call is answered with its stored result and not run; a ``started`` one (the process
 died while it ran) is **in doubt** and is never run again silently: it comes back as a pending
 approval with ``in_doubt=True``. Approving it runs it again, denying answers the model with an
@@ -181,12 +184,14 @@ class EffectCall:
 
 @dataclass(frozen=True)
 class EffectOutcome:
-    """What the ledger holds for a call: ``started`` (it may or may not have happened) or
-    ``done`` with the answer the model read, the context update and the handoff (an agent's
-    name) the call made. ``error``: the answer is an ``Error:`` (the tool raised, or a human
-    denied the call in doubt)."""
+    """What the ledger holds for a call: ``started`` (it may or may not have happened),
+    ``paused`` (it stopped at its first ``interrupt()``, before any answer reached it: it runs
+    again from its start when the graph resumes, as LangGraph runs any paused tool), or ``done``
+    with the answer the model read, the context update and the handoff (an agent's name) the
+    call made. ``error``: the answer is an ``Error:`` (the tool raised, or a human denied the
+    call in doubt)."""
 
-    status: Literal["started", "done"]
+    status: Literal["started", "paused", "done"]
     value: str = ""
     context_variables: dict[str, Any] | None = None
     handoff: str | None = None
@@ -217,7 +222,8 @@ class EffectOutcome:
         run again on a guess)."""
         if not isinstance(value, dict) or value.get("status") != "done":
             attempt = value.get("attempt", 1) if isinstance(value, dict) else 1
-            return cls("started", attempt=int(attempt))
+            paused = isinstance(value, dict) and value.get("status") == "paused"
+            return cls("paused" if paused else "started", attempt=int(attempt))
         return cls(
             "done",
             value=str(value.get("value", "")),
@@ -347,7 +353,11 @@ class RunEffects:
         if self.ledger is None:
             return None
         known = self.known.get(call.key)
-        if known is not None and (known.status == "done" or known.attempt >= call.attempt):
+        if (
+            known is not None
+            and known.status != "paused"
+            and (known.status == "done" or known.attempt >= call.attempt)
+        ):
             return known  # read already (a resumed call): no write to find it out again
         branch = current_branch()
         messages = [*self.history, self.reply]
@@ -378,6 +388,29 @@ class RunEffects:
         outcome = EffectOutcome("done", value, context_variables, handoff, error, call.attempt)
         self.after(call, outcome)
 
+    def paused(self, call: EffectCall) -> None:
+        """``call`` stopped at an ``interrupt()`` (the tool runner's word). Recorded paused, so
+        the resumed graph runs it again from its start, only when no ``interrupt()`` of this
+        step has been answered yet: the tool cannot have got past one, and what it did before
+        its first is what LangGraph runs again for any tool. After an answered one, the effect
+        may lie between the two questions: it stays started, in doubt, as after a crash."""
+        if self.ledger is None or _answered_interrupts():
+            return
+        self.after(call, EffectOutcome("paused", attempt=call.attempt))
+
+
+def _answered_interrupts() -> bool:
+    """Whether an ``interrupt()`` of the running graph step has been answered (LangGraph's
+    per-task scratchpad holds its resume values: private, so anything unreadable counts as
+    answered, which keeps the call in doubt rather than run again on a guess)."""
+    from langgraph.config import get_config
+
+    try:
+        scratchpad = get_config()["configurable"]["__pregel_scratchpad"]
+        return bool(scratchpad.resume)
+    except (KeyError, RuntimeError, AttributeError, TypeError):
+        return True
+
 
 def recorded(
     ledger: EffectLedger, reply: AIMessage, calls: Sequence[Any], tools: Sequence[Any]
@@ -406,7 +439,12 @@ def recorded(
     if not asked:
         return {}
     found = ledger.prior(asked)
-    return {call.call_id: found[call.key] for call in asked if call.key in found}
+    # a paused call waits for nothing of ours: the resumed step runs it again (RunEffects.paused)
+    return {
+        call.call_id: found[call.key]
+        for call in asked
+        if call.key in found and found[call.key].status != "paused"
+    }
 
 
 def waiting(
