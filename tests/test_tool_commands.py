@@ -24,6 +24,7 @@ from typing_extensions import NotRequired
 
 from swarmgraph import (
     Agent,
+    Result,
     ScriptedChatModel,
     Swarm,
     build_swarm_graph,
@@ -216,3 +217,86 @@ def test_a_state_write_inside_a_parallel_branch_is_refused_and_said() -> None:
     [support_branch] = [b for b in response.branches if b["branch"] == "Support"]
     assert support_branch["messages"][2].get("content") == "noted"
     assert response.context_variables == {}
+
+
+class Tally(AgentMiddleware):
+    """A ``wrap_tool_call`` that answers with a ``Command``, as LangChain's hooks may: the
+    tool's answer, and a count of calls in the graph's state."""
+
+    state_schema = VisitState
+
+    def wrap_tool_call(self, request, handler):  # type: ignore[no-untyped-def]
+        answer = handler(request)
+        return Command(update={"messages": [answer], "visits": 1})
+
+
+def test_a_hooks_command_is_applied_as_a_tools_the_tools_result_kept() -> None:
+    # Before, str() of the hook's Command reached the model and its update was lost.
+    sales = Agent(name="Sales", model="sales")
+
+    def remember_and_transfer(order_id: int) -> Result:
+        """Remember the order and hand the customer to sales."""
+        return Result(value="to sales", context_variables={"order_id": order_id}, agent=sales)
+
+    shop = Agent(name="Shop", model="shop", functions=[remember_and_transfer], middleware=[Tally()])
+
+    def models() -> Any:
+        return {
+            "shop": ScriptedChatModel(
+                [scripted_tool_call("remember_and_transfer", {"order_id": 7})]
+            ),
+            "sales": ScriptedChatModel(["Sales here."]),
+        }.__getitem__
+
+    graph = build_swarm_graph([shop, sales], chat_model=models())
+    app = graph.compile(checkpointer=InMemorySaver())
+    state = app.invoke({"messages": HI}, {"configurable": {"thread_id": "t"}})
+    assert _answers(state) == ["to sales"]  # the hook's ToolMessage: the tool's own text
+    assert state["visits"] == 1  # the hook's key
+    assert state["context_variables"] == {"order_id": 7}  # the tool's Result stands
+    assert state["active_agent"] == "Sales" and state["messages"][-1].content == "Sales here."
+    response = Swarm(chat_model=models()).run(shop, HI)
+    assert response.messages[1]["content"] == "to sales" and response.agent.name == "Sales"
+
+
+def test_a_hook_that_answers_alone_with_a_command_hands_off_and_the_tool_never_runs() -> None:
+    ran: list[str] = []
+
+    def refund(order_id: int) -> str:
+        """Refund an order."""
+        ran.append("refund")
+        return "refunded"
+
+    @wrap_tool_call
+    def to_a_human(request, handler):  # type: ignore[no-untyped-def]
+        answer = ToolMessage("A human takes refunds.", tool_call_id=request.tool_call["id"])
+        return Command(goto="Desk", update={"messages": [answer]})
+
+    desk = Agent(name="Desk", model="desk")
+    shop = Agent(name="Shop", model="shop", functions=[refund], middleware=[to_a_human])
+    models = {
+        "shop": ScriptedChatModel([scripted_tool_call("refund", {"order_id": 7})]),
+        "desk": ScriptedChatModel(["Desk here."]),
+    }
+    state = (
+        build_swarm_graph([shop, desk], chat_model=models.__getitem__)
+        .compile()
+        .invoke({"messages": HI})
+    )
+    assert _answers(state) == ["A human takes refunds."] and ran == []
+    assert state["active_agent"] == "Desk" and state["messages"][-1].content == "Desk here."
+
+
+def test_a_hooks_command_the_step_cannot_apply_is_an_error_the_model_reads() -> None:
+    @wrap_tool_call
+    def resumes(request, handler):  # type: ignore[no-untyped-def]
+        handler(request)
+        return Command(resume="yes")
+
+    state = _run_graph(
+        _agent(count_visit, middleware=[Visits(), resumes]),
+        [scripted_tool_call("count_visit", {"times": 2}), "Hi!"],
+    )
+    [answer] = _answers(state)
+    assert answer.startswith("Error: count_visit returned a LangGraph Command that goes where")
+    assert "visits" not in state

@@ -414,6 +414,13 @@ class _Runner:
             self.listed = request_tools(list(self.by_name.values()))
         return self.listed
 
+    def unrun(self) -> None:
+        """Start a call whose tool does not run (a hook answers it): nothing of the call before
+        it (its typed instance, the context it started from) is taken for this one's."""
+        self.typed, self.touched = None, False
+        if self.writes is not None:
+            self.before = None if self.ctx is None else dict(self.ctx)
+
     def _instance(self, model: type[BaseModel]) -> BaseModel:
         return model.model_validate(self.working_context())
 

@@ -7,7 +7,8 @@ every failing call is (graph/core/tool_calls.py). A hook that changes the call's
 them checked like the model's, and one that changes its name (``HumanInTheLoopMiddleware``'s
 edit to another tool) runs that tool; a hook that answers without calling the handler answers the
 call, and the tool never runs. A tool that ran keeps its ``Result`` (context update, handoff)
-even when a hook rewrites the text the model reads.
+even when a hook rewrites the text the model reads; a hook may answer with a LangGraph
+``Command``, as LangChain's may, and it is applied as a tool's would be.
 
 Example:
     >>> from langchain.agents.middleware import wrap_tool_call
@@ -32,10 +33,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphInterrupt
+from langgraph.types import Command
 
 from .drivers import Driver
 from .tool_calls import (
     CallsAround,
+    StateWrite,
     _Call,
     _Runner,
     content_text,
@@ -195,9 +198,21 @@ async def _run_calls(
 
 async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, io: Driver) -> None:
     """Book the call's outcome in the runner: a tool that ran (or raised) is finished as the
-    runner finishes any call; the text the model reads is the hooks' last word."""
+    runner finishes any call; the text the model reads is the hooks' last word, and a hook that
+    answers with a ``Command`` has it applied as a tool's (:func:`_with_command`)."""
     if attempt.ledgered is False:
         return  # the ledger answered the call (its answer is in the runner already)
+    if isinstance(answer, Command):
+        ran = attempt.func is not None and attempt.call is not None
+        if not ran:  # the hook answered alone: the call takes nothing of an earlier one's
+            runner.unrun()
+        this = attempt.call if ran and attempt.call is not None else call
+        outcome = _with_command(this, attempt if ran else None, answer)
+        if attempt.ledgered:
+            await io.off_loop(runner.finish, this, outcome)
+        else:
+            runner.finish(this, outcome)
+        return
     if attempt.func is not None and attempt.call is not None:
         error = attempt.error
         raw = attempt.raw if attempt.result is None else attempt.result
@@ -218,6 +233,36 @@ async def _settle(runner: _Runner, call: _Call, attempt: _Attempt, answer: Any, 
         runner._answer(call, f"Error: {call.name}: {type(error).__name__}: {error}")
         return
     runner._answer(call, _content(answer))  # the hook answered, or the arguments were refused
+
+
+def _with_command(call: _Call, ran: _Attempt | None, command: Command) -> Any:
+    """What a call whose hook answered with ``command`` (LangChain's ``wrap_tool_call`` may
+    return one, as a tool may) comes to: the command read as a tool's (its ``ToolMessage``
+    answers, its keys are written, its ``goto`` hands off), over the ``Result`` of the tool
+    that ran: its context update and handoff stand where the command says nothing of them, as
+    they do under a hook that rewrote the text. A command the runner cannot apply is handed
+    back as it is: the runner answers it with why, as a tool's."""
+    try:
+        hook = to_result(command, call.id)
+    except Exception:
+        return command
+    if ran is None or ran.error is not None:
+        return hook  # the hook's command is the whole outcome (a tool that raised gave none)
+    try:
+        tool = ran.result if ran.result is not None else to_result(ran.raw, call.id)
+    except Exception:
+        return hook
+    assert isinstance(hook, StateWrite)
+    own = tool if isinstance(tool, StateWrite) else None  # the tool's own Command, if any
+    goto = hook.goto or (own.goto if own is not None else None)  # (resolved when finished)
+    return hook.model_copy(
+        update={
+            "context_variables": {**tool.context_variables, **hook.context_variables},
+            "state": {**(own.state if own is not None else {}), **hook.state},
+            "goto": goto,
+            "agent": None if goto is not None else tool.agent,
+        }
+    )
 
 
 def _message(
