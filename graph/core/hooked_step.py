@@ -200,7 +200,7 @@ class HookedStep:
         if not resumed:
             if written:  # before_model's messages come before the reply
                 update["messages"] = [*hooks.written, *update.get("messages", ())]
-            if not hooks.stack.after_model:
+            if not hooks.stack.after_model and hooks.model_commands is None:
                 # wrap_tool_call's state holds the reply, and after_agent's, when the run ends
                 # on it or its tools hand off
                 if hooks.stack.tool_wrappers or hooks.stack.leaves:
@@ -210,6 +210,8 @@ class HookedStep:
                 return None
             self._booked(hooks, reply)
         middleware = _loaded_middleware or _middleware()
+        if hooks.model_commands is not None and hooks.apply_model_commands():
+            return await self._stopped(turn, hooks)  # (its messages: after the reply, below)
         try:
             if hooks.stack.after_model and await hooks.after_model():
                 if hooks.handed is not None:  # handed over: the step switches (_handed)

@@ -453,6 +453,9 @@ class StepHooks:
     jump: str | None = None
     #: Where a hook handed the conversation (``jump_to=HandTo(agent)``), or None.
     handed: HandTo | None = None
+    #: The ``Command`` s ``wrap_model_call`` hooks returned with the reply
+    #: (``ExtendedModelResponse``), inner first, for the step to apply after it.
+    model_commands: list[Any] | None = None
 
     def __init__(
         self,
@@ -486,7 +489,26 @@ class StepHooks:
         """The state as a hook sees it: the step's input, with every hook update so far."""
         return {**self._state, **self.values, "messages": self.messages}
 
-    def apply(self, update: Mapping[str, Any] | None, by: AgentMiddleware, hook: str) -> bool:
+    def apply_model_commands(self) -> bool:
+        """Apply the ``Command`` s ``wrap_model_call`` hooks returned with the reply (see
+        :attr:`model_commands`), inner first, as ``create_agent`` applies them after its model
+        node: their messages after the reply, their keys as any hook's. True when one jumped
+        to the end. Like ``create_agent``, a command that goes somewhere is refused."""
+        commands, self.model_commands = self.model_commands or [], None
+        for command in commands:
+            if command.goto or command.resume is not None or command.graph is not None:
+                raise NotImplementedError(
+                    "a wrap_model_call hook returned a Command with goto, resume or graph, "
+                    "which create_agent does not support either: write the jump_to key from "
+                    "before_model/after_model, or return an Agent from a tool to hand off"
+                )
+            if self.apply(command.update, None, "wrap_model_call"):
+                return True
+        return False
+
+    def apply(
+        self, update: Mapping[str, Any] | None, by: AgentMiddleware | None, hook: str
+    ) -> bool:
         """Apply one hook's update; True when it jumped to the end (the run stops)."""
         if not update:
             return False
@@ -507,8 +529,9 @@ class StepHooks:
         self.jump = jump
         if jump == "end":
             said = next((m for m in reversed(added or ()) if isinstance(m, BaseMessage)), None)
-            reason = said.text if said is not None else f"{by.name} ended the run in {hook}"
-            self.stopped = MiddlewareStop(by.name, hook, reason)
+            name = by.name if by is not None else "a middleware"
+            reason = said.text if said is not None else f"{name} ended the run in {hook}"
+            self.stopped = MiddlewareStop(name, hook, reason)
             return True
         return False
 
@@ -578,8 +601,12 @@ class StepHooks:
         wraps = self.stack.model_wraps
         with hook_control(self.control):
             if self.awaited:
-                return _reply_of(await _athrough(wraps[1], request, call))
-            return _reply_of(_through(wraps[0], request, call))
+                composed = await _athrough(wraps[1], request, call, _amodel_layer)
+            else:
+                composed = _through(wraps[0], request, call, _model_layer)
+        if composed.commands:  # applied with the reply, after it (_after_model)
+            self.model_commands = composed.commands
+        return _reply_of(composed.response)
 
     async def call_tool(
         self,
@@ -750,30 +777,48 @@ def _bound(wrappers: Sequence[AgentMiddleware], hook: str) -> Wraps:
     return [getattr(m, hook) for m in wrappers], [getattr(m, f"a{hook}") for m in wrappers]
 
 
+Layer = Callable[[Callable[[Any, Any], Any], Callable[[Any], Any]], Callable[[Any], Any]]
+
+
 def _through(
-    hooks: list[Callable[[Any, Any], Any]], request: Any, inner: Callable[[Any], Awaitable[Any]]
+    hooks: list[Callable[[Any, Any], Any]],
+    request: Any,
+    inner: Callable[[Any], Awaitable[Any]],
+    layer: Layer | None = None,
 ) -> Any:
     """``request`` through the sync wrapping hooks ``hooks`` (:func:`_bound`; the first
     outermost) down to ``inner``, with a handler that drives ``inner`` in place (the sync
     driver never suspends). The outermost hook gets the request itself; each inner one is
-    called through a layer that hands it its handler."""
+    called through a layer that hands it its handler; ``layer``: every hook called through
+    one (:func:`_model_layer`)."""
 
     def sync_handler(req: Any) -> Any:
         body: Coroutine[Any, Any, Any] = inner(req)  # type: ignore[assignment]
         return drive(body)
 
     handle: Callable[[Any], Any] = sync_handler
+    if layer is not None:
+        for wrap in reversed(hooks):
+            handle = layer(wrap, handle)
+        return handle(request)
     for wrap in reversed(hooks[1:]):
         handle = _layer(wrap, handle)
     return hooks[0](request, handle)
 
 
 async def _athrough(
-    hooks: list[Callable[[Any, Any], Any]], request: Any, inner: Callable[[Any], Awaitable[Any]]
+    hooks: list[Callable[[Any, Any], Any]],
+    request: Any,
+    inner: Callable[[Any], Awaitable[Any]],
+    layer: Layer | None = None,
 ) -> Any:
     """``request`` through the async wrapping hooks ``hooks`` (the first outermost) down to
-    ``inner``, each awaited (the async driver)."""
+    ``inner``, each awaited (the async driver); ``layer`` as :func:`_through` takes it."""
     handler: Callable[[Any], Awaitable[Any]] = inner
+    if layer is not None:
+        for wrap in reversed(hooks):
+            handler = layer(wrap, handler)
+        return await handler(request)
     for wrap in reversed(hooks[1:]):
         handler = _layer(wrap, handler)
     return await hooks[0](request, handler)
@@ -783,6 +828,72 @@ def _layer(wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]) -> Call
     """The handler an outer wrapping hook calls: ``wrap`` (a bound ``wrap_*_call``) around
     ``inner``."""
     return lambda request: wrap(request, inner)
+
+
+@dataclass
+class _Composed:
+    """What a ``wrap_model_call`` hook and those inside it came to, as ``create_agent``
+    composes them: the ``ModelResponse``, and every ``Command`` the hooks returned with it
+    (``ExtendedModelResponse``), inner first."""
+
+    response: Any
+    commands: list[Any]
+
+
+def _unwrapped(result: Any, commands: list[Any]) -> Any:
+    """``result`` as LangChain hands it to the hook around (a ``ModelResponse``: never an
+    ``ExtendedModelResponse`` or a bare ``AIMessage``), its commands added to ``commands``."""
+    if isinstance(result, _Composed):
+        commands.extend(result.commands)
+        return result.response
+    command = getattr(result, "command", None)
+    response = getattr(result, "model_response", None)
+    if response is not None:  # an ExtendedModelResponse
+        if command is not None:
+            commands.append(command)
+        return response
+    if isinstance(result, AIMessage):
+        return model_response(result)
+    return result
+
+
+def _model_layer(
+    wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]
+) -> Callable[[Any], Any]:
+    """``wrap`` around ``inner`` for a model call (sync): its handler gives it a
+    ``ModelResponse``, and what it returns comes out :class:`_Composed`."""
+
+    def layer(request: Any) -> _Composed:
+        taken: list[Any] = []  # the inner hooks' commands, of the last try only
+
+        def handler(req: Any) -> Any:
+            taken.clear()  # a retry's commands replace the failed try's
+            return _unwrapped(inner(req), taken)
+
+        result = wrap(request, handler)
+        commands = list(taken)
+        return _Composed(_unwrapped(result, commands), commands)
+
+    return layer
+
+
+def _amodel_layer(
+    wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]
+) -> Callable[[Any], Any]:
+    """:func:`_model_layer` for the async driver."""
+
+    async def layer(request: Any) -> _Composed:
+        taken: list[Any] = []
+
+        async def handler(req: Any) -> Any:
+            taken.clear()
+            return _unwrapped(await inner(req), taken)
+
+        result = await wrap(request, handler)
+        commands = list(taken)
+        return _Composed(_unwrapped(result, commands), commands)
+
+    return layer
 
 
 def with_messages(messages: list[BaseMessage], more: Sequence[Any]) -> list[BaseMessage]:
