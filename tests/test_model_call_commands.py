@@ -1,7 +1,9 @@
 """What a ``wrap_model_call`` hook returns, composed as ``create_agent`` composes it: the hook
 around gets a ``ModelResponse`` from its handler (never an ``ExtendedModelResponse`` or a bare
 ``AIMessage``), and a ``Command`` returned with the reply (``ExtendedModelResponse``) is applied
-after it: its keys written, its messages after the reply, a retried try's commands dropped."""
+after it: its keys written, its messages after the reply, a retried try's commands dropped.
+A state hook (``before_model``...) may return its update as a ``Command``, as a
+``create_agent`` node may."""
 
 from __future__ import annotations
 
@@ -141,4 +143,35 @@ def test_a_command_that_goes_somewhere_is_refused_as_create_agent_refuses_it() -
 
     agent = Agent(name="Desk", middleware=[Goes()])
     with pytest.raises(NotImplementedError, match="goto, resume or graph"):
+        Swarm(chat_model=ScriptedChatModel(["Hi."])).run(agent, HI)
+
+
+class MoodState(AgentState):
+    mood: NotRequired[str]
+
+
+@pytest.mark.parametrize("hook", ["before_agent", "before_model", "after_model", "after_agent"])
+def test_a_state_hook_may_return_a_command_update_as_a_create_agent_node_may(hook: str) -> None:
+    # Before, the step took the Command for a dict: "'Command' object is not iterable".
+    from langchain.agents import middleware as lc
+
+    def set_mood(state, runtime):  # type: ignore[no-untyped-def]
+        return Command(update={"mood": f"set in {hook}"})
+
+    hooked = getattr(lc, hook)(state_schema=MoodState)(set_mood)
+    agent = Agent(name="Desk", middleware=[hooked])
+    model = ScriptedChatModel(["Hi."])
+    state = build_swarm_graph([agent], chat_model=model).compile().invoke({"messages": HI})
+    assert state["mood"] == f"set in {hook}" and state["messages"][-1].content == "Hi."
+
+
+def test_a_state_hook_command_that_goes_somewhere_is_a_clear_error() -> None:
+    from langchain.agents.middleware import before_model
+
+    @before_model
+    def leave(state, runtime):  # type: ignore[no-untyped-def]
+        return Command(goto="elsewhere")
+
+    agent = Agent(name="Desk", middleware=[leave])
+    with pytest.raises(TypeError, match=r"returned a Command with goto.*jump_to"):
         Swarm(chat_model=ScriptedChatModel(["Hi."])).run(agent, HI)

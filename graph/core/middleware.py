@@ -105,6 +105,7 @@ from langgraph.channels import UntrackedValue
 from langgraph.errors import GraphInterrupt
 from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from typing_extensions import NotRequired, TypedDict
 
 from .drivers import AsyncDriver, Driver, drive
@@ -399,6 +400,8 @@ class RunMiddleware:
         for m in self.of(agent):
             if _overrides(m, "before_model"):
                 update = m.before_model(cast("Any", {"messages": list(messages)}), Runtime())
+                if isinstance(update, Command):
+                    update = _command_update(update, m, "before_model")
                 if update and update.get("jump_to") == "end":
                     return True
         return False
@@ -509,7 +512,10 @@ class StepHooks:
     def apply(
         self, update: Mapping[str, Any] | None, by: AgentMiddleware | None, hook: str
     ) -> bool:
-        """Apply one hook's update; True when it jumped to the end (the run stops)."""
+        """Apply one hook's update; True when it jumped to the end (the run stops). A hook
+        may return a LangGraph ``Command`` for its update, as a ``create_agent`` node may."""
+        if isinstance(update, Command):
+            update = _command_update(update, by, hook)
         if not update:
             return False
         update = dict(update)
@@ -775,6 +781,19 @@ def _bound(wrappers: Sequence[AgentMiddleware], hook: str) -> Wraps:
     """``hook`` (``wrap_model_call``/``wrap_tool_call``) of each of ``wrappers``, bound, and
     its async twin (``a{hook}``)."""
     return [getattr(m, hook) for m in wrappers], [getattr(m, f"a{hook}") for m in wrappers]
+
+
+def _command_update(command: Command, by: AgentMiddleware | None, hook: str) -> Any:
+    """The update of a ``Command`` a state hook returned; one that goes somewhere is a clear
+    error (a swarm step's hooks jump with ``jump_to``)."""
+    if command.goto or command.resume is not None or command.graph is not None:
+        name = by.name if by is not None else "a middleware"
+        raise TypeError(
+            f"{name}'s {hook} returned a Command with goto, resume or graph, which a swarm "
+            'step does not follow: return {"jump_to": "end"} to end the run, or '
+            '{"jump_to": HandTo(agent)} to hand the conversation to another agent'
+        )
+    return command.update
 
 
 Layer = Callable[[Callable[[Any, Any], Any], Callable[[Any], Any]], Callable[[Any], Any]]
