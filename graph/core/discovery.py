@@ -204,11 +204,11 @@ def _add_named_targets(agents: list[Agent], targets: dict[int, list[Agent]]) -> 
     for agent in agents:
         by_name.setdefault(agent.name, agent)  # the first of a name, as the runtime finds it
     for agent in agents:
+        found = targets[id(agent)]
         for func in agent.tools:
             metadata = getattr(getattr(func, LANGCHAIN_TOOL, None), "metadata", None)
             name = metadata.get(HANDOFF_DESTINATION) if isinstance(metadata, dict) else None
             target = by_name.get(name) if isinstance(name, str) else None
-            found = targets[id(agent)]
             if target is not None and target is not agent and all(t is not target for t in found):
                 found.append(target)
 

@@ -38,6 +38,7 @@ from .runtime import GraphRuntime, ModelCall, StepStart, Turn
 from .state import StateUpdate, SwarmState
 from .tool_calls import CallsAround
 from .types import Agent, AgentFunction
+from .wrap_chains import model_response
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -138,7 +139,7 @@ class HookedStep:
         listing = _request_tools()  # BaseTools, as create_agent's request lists them
         tools = listing.request_tools(call.tools)
         request = hooks.model_request(model, turn.prompt, tools, turn.agent.tool_choice)
-        respond = (_loaded_middleware or _middleware()).model_response
+        respond = model_response  # (graph/core/wrap_chains.py)
 
         async def ask(req: ModelRequest) -> ModelResponse:
             prompt: list[BaseMessage] = [*([req.system_message] if req.system_message else [])]

@@ -96,7 +96,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast, get_type_hints
 
@@ -108,12 +108,21 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import NotRequired, TypedDict
 
-from .drivers import AsyncDriver, Driver, drive
+from .drivers import AsyncDriver, Driver
 from .handoffs import HandTo
 from .hook_context import hook_control
 from .langchain_args import tool_runtime
 from .middleware_tools import middleware_tools
 from .types import AGENTS_KEPT
+from .wrap_chains import (
+    amodel_layer,
+    athrough,
+    bound,
+    langchain_class,
+    model_layer,
+    reply_of,
+    through,
+)
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -273,8 +282,8 @@ class MiddlewareStack:
         self.model_wrappers, self.tool_wrappers = model_wrappers, tool_wrappers
         #: Each wrapper's hook, bound once, for the sync and the async driver (a step wraps
         #: every model and tool call with them: the attribute reads are not repeated per call).
-        self.model_wraps = _bound(model_wrappers, "wrap_model_call")
-        self.tool_wraps = _bound(tool_wrappers, "wrap_tool_call")
+        self.model_wraps = bound(model_wrappers, "wrap_model_call")
+        self.tool_wraps = bound(tool_wrappers, "wrap_tool_call")
         #: The swarm's own extension: each middleware with a ``before_handoff`` hook, in order.
         self.handoff = handoff
         #: Every middleware's ``tools`` (``AgentMiddleware.tools``), as step functions: they
@@ -607,12 +616,12 @@ class StepHooks:
         wraps = self.stack.model_wraps
         with hook_control(self.control):
             if self.awaited:
-                composed = await _athrough(wraps[1], request, call, _amodel_layer)
+                composed = await athrough(wraps[1], request, call, amodel_layer)
             else:
-                composed = _through(wraps[0], request, call, _model_layer)
+                composed = through(wraps[0], request, call, model_layer)
         if composed.commands:  # applied with the reply, after it (_after_model)
             self.model_commands = composed.commands
-        return _reply_of(composed.response)
+        return reply_of(composed.response)
 
     async def call_tool(
         self,
@@ -623,8 +632,8 @@ class StepHooks:
         wraps = self.stack.tool_wraps
         with hook_control(self.control):
             if self.awaited:
-                return await _athrough(wraps[1], request, run)
-            return _through(wraps[0], request, run)
+                return await athrough(wraps[1], request, run)
+            return through(wraps[0], request, run)
 
     def tool_request(
         self, tool_call: dict[str, Any], tool: Any, tools: list[Any]
@@ -686,36 +695,6 @@ class StepHooks:
         return reply
 
 
-#: LangChain's request and response classes, imported on first use (a run without middleware
-#: never loads them) and kept: an import in the function costs each call.
-_CLASSES: dict[str, Any] = {}
-
-
-def _langchain(name: str) -> Any:
-    """LangChain's ``ModelRequest``/``ModelResponse`` or LangGraph's ``ToolCallRequest``."""
-    found = _CLASSES.get(name)
-    if found is None:
-        from langchain.agents import middleware
-        from langgraph.prebuilt import tool_node
-
-        found = _CLASSES[name] = getattr(middleware, name, None) or getattr(tool_node, name)
-    return found
-
-
-def model_response(reply: AIMessage) -> ModelResponse:
-    """LangChain's ``ModelResponse`` holding ``reply``: what the innermost handler of a
-    ``wrap_model_call`` returns.
-
-    Example:
-        >>> model_response(AIMessage("hi")).result[0].content
-        'hi'
-    """
-    response: ModelResponse = (_CLASSES.get("ModelResponse") or _langchain("ModelResponse"))(
-        result=[reply]
-    )
-    return response
-
-
 def _hook_function(
     middleware: AgentMiddleware, hook: str, awaited: bool
 ) -> tuple[Callable[..., Any], bool]:
@@ -739,7 +718,7 @@ _DIRECT: dict[str, Any] = {}
 
 
 def _made(name: str, fields: dict[str, Any]) -> Any:
-    """An instance of the request class ``name`` (:func:`_langchain`) with every field given
+    """An instance of the request class ``name`` (:func:`langchain_class`) with every field given
     in ``fields``. ``ModelRequest`` and LangGraph's ``ToolCallRequest`` set each field in their
     ``__init__`` one ``__setattr__`` at a time (``ToolCallRequest``'s own checks each, and
     imports ``warnings`` each time); the same object is made by filling the instance's
@@ -759,7 +738,7 @@ def _made(name: str, fields: dict[str, Any]) -> Any:
         from dataclasses import fields as fields_of
         from dataclasses import is_dataclass
 
-        found = _langchain(name)
+        found = langchain_class(name)
         direct = (
             is_dataclass(found)
             and "__slots__" not in vars(found)
@@ -767,20 +746,10 @@ def _made(name: str, fields: dict[str, Any]) -> Any:
         )
         kind = _DIRECT[name] = found if direct else False  # (False: made by its constructor)
     if kind is False:
-        return _langchain(name)(**fields)
+        return langchain_class(name)(**fields)
     made = object.__new__(kind)
     made.__dict__.update(fields)
     return made
-
-
-#: The wrapping hook of each wrapper, bound: ``(the sync ones, the async ones)``.
-Wraps = tuple[list[Callable[[Any, Any], Any]], list[Callable[[Any, Any], Any]]]
-
-
-def _bound(wrappers: Sequence[AgentMiddleware], hook: str) -> Wraps:
-    """``hook`` (``wrap_model_call``/``wrap_tool_call``) of each of ``wrappers``, bound, and
-    its async twin (``a{hook}``)."""
-    return [getattr(m, hook) for m in wrappers], [getattr(m, f"a{hook}") for m in wrappers]
 
 
 def _command_update(command: Command, by: AgentMiddleware | None, hook: str) -> Any:
@@ -796,125 +765,6 @@ def _command_update(command: Command, by: AgentMiddleware | None, hook: str) -> 
     return command.update
 
 
-Layer = Callable[[Callable[[Any, Any], Any], Callable[[Any], Any]], Callable[[Any], Any]]
-
-
-def _through(
-    hooks: list[Callable[[Any, Any], Any]],
-    request: Any,
-    inner: Callable[[Any], Awaitable[Any]],
-    layer: Layer | None = None,
-) -> Any:
-    """``request`` through the sync wrapping hooks ``hooks`` (:func:`_bound`; the first
-    outermost) down to ``inner``, with a handler that drives ``inner`` in place (the sync
-    driver never suspends). The outermost hook gets the request itself; each inner one is
-    called through a layer that hands it its handler; ``layer``: every hook called through
-    one (:func:`_model_layer`)."""
-
-    def sync_handler(req: Any) -> Any:
-        body: Coroutine[Any, Any, Any] = inner(req)  # type: ignore[assignment]
-        return drive(body)
-
-    handle: Callable[[Any], Any] = sync_handler
-    if layer is not None:
-        for wrap in reversed(hooks):
-            handle = layer(wrap, handle)
-        return handle(request)
-    for wrap in reversed(hooks[1:]):
-        handle = _layer(wrap, handle)
-    return hooks[0](request, handle)
-
-
-async def _athrough(
-    hooks: list[Callable[[Any, Any], Any]],
-    request: Any,
-    inner: Callable[[Any], Awaitable[Any]],
-    layer: Layer | None = None,
-) -> Any:
-    """``request`` through the async wrapping hooks ``hooks`` (the first outermost) down to
-    ``inner``, each awaited (the async driver); ``layer`` as :func:`_through` takes it."""
-    handler: Callable[[Any], Awaitable[Any]] = inner
-    if layer is not None:
-        for wrap in reversed(hooks):
-            handler = layer(wrap, handler)
-        return await handler(request)
-    for wrap in reversed(hooks[1:]):
-        handler = _layer(wrap, handler)
-    return await hooks[0](request, handler)
-
-
-def _layer(wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """The handler an outer wrapping hook calls: ``wrap`` (a bound ``wrap_*_call``) around
-    ``inner``."""
-    return lambda request: wrap(request, inner)
-
-
-@dataclass
-class _Composed:
-    """What a ``wrap_model_call`` hook and those inside it came to, as ``create_agent``
-    composes them: the ``ModelResponse``, and every ``Command`` the hooks returned with it
-    (``ExtendedModelResponse``), inner first."""
-
-    response: Any
-    commands: list[Any]
-
-
-def _unwrapped(result: Any, commands: list[Any]) -> Any:
-    """``result`` as LangChain hands it to the hook around (a ``ModelResponse``: never an
-    ``ExtendedModelResponse`` or a bare ``AIMessage``), its commands added to ``commands``."""
-    if isinstance(result, _Composed):
-        commands.extend(result.commands)
-        return result.response
-    command = getattr(result, "command", None)
-    response = getattr(result, "model_response", None)
-    if response is not None:  # an ExtendedModelResponse
-        if command is not None:
-            commands.append(command)
-        return response
-    if isinstance(result, AIMessage):
-        return model_response(result)
-    return result
-
-
-def _model_layer(
-    wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]
-) -> Callable[[Any], Any]:
-    """``wrap`` around ``inner`` for a model call (sync): its handler gives it a
-    ``ModelResponse``, and what it returns comes out :class:`_Composed`."""
-
-    def layer(request: Any) -> _Composed:
-        taken: list[Any] = []  # the inner hooks' commands, of the last try only
-
-        def handler(req: Any) -> Any:
-            taken.clear()  # a retry's commands replace the failed try's
-            return _unwrapped(inner(req), taken)
-
-        result = wrap(request, handler)
-        commands = list(taken)
-        return _Composed(_unwrapped(result, commands), commands)
-
-    return layer
-
-
-def _amodel_layer(
-    wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]
-) -> Callable[[Any], Any]:
-    """:func:`_model_layer` for the async driver."""
-
-    async def layer(request: Any) -> _Composed:
-        taken: list[Any] = []
-
-        async def handler(req: Any) -> Any:
-            taken.clear()
-            return _unwrapped(await inner(req), taken)
-
-        result = await wrap(request, handler)
-        commands = list(taken)
-        return _Composed(_unwrapped(result, commands), commands)
-
-    return layer
-
-
 def with_messages(messages: list[BaseMessage], more: Sequence[Any]) -> list[BaseMessage]:
     """``messages`` with ``more`` applied as the ``messages`` channel applies an update
     (``add_messages``: a known id replaces, ``RemoveMessage`` removes, new ones get ids)."""
@@ -927,18 +777,3 @@ def _asks(pause: GraphInterrupt) -> str:
     found = pause.args[0] if pause.args else ()
     values = [getattr(i, "value", i) for i in found] if isinstance(found, Sequence) else [found]
     return f"waiting for a human: {values!r}"
-
-
-def _reply_of(result: Any) -> AIMessage:
-    """The AIMessage a ``wrap_model_call`` chain returned (a ``ModelResponse``, an
-    ``ExtendedModelResponse``, or the message itself)."""
-    found = getattr(result, "result", None)  # a ModelResponse of one reply: the usual case
-    if type(found) is list and len(found) == 1 and isinstance(found[0], AIMessage):
-        return found[0]
-    if isinstance(result, AIMessage):
-        return result
-    response = getattr(result, "model_response", result)
-    for message in reversed(getattr(response, "result", ())):
-        if isinstance(message, AIMessage):
-            return message
-    raise TypeError(f"wrap_model_call returned no AIMessage: {result!r}")
