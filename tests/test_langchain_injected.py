@@ -266,3 +266,27 @@ def test_a_live_content_and_artifact_tool_answers_with_its_content() -> None:
     answers = [m["content"] for m in response.messages if m["role"] == "tool"]
     assert answers[0] == "2 hits for bees"
     assert answers[1].startswith("Error: broken raised ValueError: response_format=")
+
+
+def test_a_tools_runtime_state_holds_the_messages_the_steps_hooks_wrote() -> None:
+    # Before, a before_model hook's message was missing from ToolRuntime.state["messages"],
+    # though the graph's state holds it before the reply once the step is written.
+    from langchain.agents.middleware import before_model
+
+    @before_model
+    def remind(state, runtime):  # type: ignore[no-untyped-def]
+        return {"messages": [AIMessage("Reminder: be brief.", name="reminder")]}
+
+    def read_back(runtime: ToolRuntime) -> str:
+        """Say what the conversation holds."""
+        return " | ".join(str(m.content) or "<reply>" for m in runtime.state["messages"])
+
+    agent = Agent(name="Desk", functions=[read_back], middleware=[remind])
+    model = ScriptedChatModel([scripted_tool_call("read_back"), "Done."])
+    state = (
+        build_swarm_graph([agent], chat_model=model)
+        .compile()
+        .invoke({"messages": [{"role": "user", "content": "hi"}]})
+    )
+    answer = next(m.content for m in state["messages"] if m.type == "tool")
+    assert answer == "hi | Reminder: be brief. | <reply>"

@@ -189,12 +189,14 @@ class AgentNode(HookedStep):
 
     def _state_read(self, turn: Turn, hooks: StepHooks | None) -> SwarmState:
         """The state as this step's tools read it: with what its hooks wrote so far (a
-        ``before_agent`` hook's keys: ``ShellToolMiddleware``'s session), and its agent
-        active (a run's first step has no ``active_agent`` yet: the graph's entry picked this
-        node)."""
+        ``before_agent`` hook's keys: ``ShellToolMiddleware``'s session; a ``before_model``
+        hook's messages), and its agent active (a run's first step has no ``active_agent``
+        yet: the graph's entry picked this node)."""
         state = turn.state
         if hooks is not None and hooks.values:
             state = {**state, **hooks.values}  # type: ignore[typeddict-item]
+        if hooks is not None and hooks.written:  # the conversation as the hooks left it
+            state = {**state, "messages": hooks.messages}  # type: ignore[typeddict-item]
         if "active_agent" in state or self.agent is None:
             return state
         return {**state, "active_agent": self.name}

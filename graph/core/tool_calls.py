@@ -401,7 +401,11 @@ class _Runner:
         in-place write is the call's, as through a ``context_variables`` parameter)."""
         self.touched = True
         state: dict[str, Any] = dict(self.state() if self.state is not None else {})
-        state["messages"] = [*state.get("messages", ()), self.reply]
+        messages = list(state.get("messages", ()))
+        last = messages[-1] if messages else None
+        if last is None or not (last is self.reply or (last.id and last.id == self.reply.id)):
+            messages.append(self.reply)  # (the hooks' conversation may hold it already)
+        state["messages"] = messages
         state["context_variables"] = self.working_context()
         return state
 
