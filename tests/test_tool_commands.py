@@ -24,6 +24,7 @@ from typing_extensions import NotRequired
 
 from swarmgraph import (
     Agent,
+    Parallel,
     Result,
     ScriptedChatModel,
     Swarm,
@@ -300,3 +301,48 @@ def test_a_hooks_command_the_step_cannot_apply_is_an_error_the_model_reads() -> 
     [answer] = _answers(state)
     assert answer.startswith("Error: count_visit returned a LangGraph Command that goes where")
     assert "visits" not in state
+
+
+class NoteState(AgentState):
+    notes: NotRequired[list]
+
+
+class Noter(AgentMiddleware):
+    """Writes a state key from a hook (no tool involved)."""
+
+    state_schema = NoteState
+
+    def before_model(self, state, runtime):  # type: ignore[no-untyped-def]
+        return {"notes": [*(state.get("notes") or []), "seen"]}
+
+
+def test_state_keys_a_branchs_hooks_write_are_said_to_be_dropped_at_the_join() -> None:
+    # The join carries a branch's messages and context back, not a middleware's other keys:
+    # before, they were dropped without a word.
+    import warnings
+
+    from swarmgraph.graph.features.errors import BranchStateWarning
+
+    def fan_out(noting: bool) -> dict[str, Any]:
+        billing = Agent(name="Billing", model="billing", middleware=[Noter()] * noting)
+        tech = Agent(name="Tech", model="tech")
+
+        def split() -> Parallel:
+            """Ask both."""
+            return Parallel(billing, tech)
+
+        triage = Agent(name="Triage", model="triage", functions=[split])
+        models = {
+            "triage": ScriptedChatModel([scripted_tool_call("split"), "All done."]),
+            "billing": ScriptedChatModel(["B ok."]),
+            "tech": ScriptedChatModel(["T ok."]),
+        }
+        graph = build_swarm_graph([triage, billing, tech], chat_model=models.__getitem__)
+        return graph.compile().invoke({"messages": HI})
+
+    with pytest.warns(BranchStateWarning, match=r"\(Billing: notes\)"):
+        state = fan_out(noting=True)
+    assert "notes" not in state and state["messages"][-1].content == "All done."
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BranchStateWarning)
+        fan_out(noting=False)  # a fan-out whose branches write no such key says nothing

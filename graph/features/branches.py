@@ -50,6 +50,7 @@ import json
 import threading
 import time
 import uuid
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,12 +68,13 @@ from ..core.errors import SwarmError
 from ..core.handoffs import Handoff, HandTo, handoff_verdict
 from ..core.marks import loaded
 from ..core.messages import open_calls, to_langchain, to_openai
+from ..core.middleware import AFTER_MODEL_KEY, ENTERED_KEY
 from ..core.node_names import HELPER_NODES
 from ..core.run_control import RunControl, RunState, current_control
 from ..core.state import StateUpdate, SwarmState, branch_scope, current_branch
 from ..core.types import CALLER, Agent
 from .approvals import PendingApproval
-from .errors import BranchFailed, ContextConflict
+from .errors import BranchFailed, BranchStateWarning, ContextConflict
 from .fan_out_scope import fan_out_scope
 from .parallel import (
     MergeRule,
@@ -190,6 +192,8 @@ class BranchResult(TypedDict):
     messages: list[AnyMessage]  # the branch's own messages
     context_variables: dict[str, Any]
     active_agent: str  # the name of the agent holding the branch when it ended
+    #: State keys the branch wrote that the join does not carry back (:func:`_unjoined`).
+    unjoined: NotRequired[list[str]]
 
 
 class BranchOutcome(TypedDict):
@@ -631,6 +635,9 @@ class BranchNode:
             "context_variables": final.get("context_variables") or {},
             "active_agent": agent.name,
         }
+        unjoined = _unjoined(final)
+        if unjoined:
+            result["unjoined"] = unjoined
         _book_branch(control, path, start_agent.name, started, time.perf_counter(), status)
         record: BranchRecord = {
             **_outcome(result, path),
@@ -679,6 +686,16 @@ def _book_branch(
         "end": round(ended - books.started, 6),
     }
     books.book(agent, entry, {}, labelled=False)  # its own label, already in the entry
+
+
+#: The state keys a join carries back, or that are the swarm's or the step's own bookkeeping.
+_JOINED = frozenset({*ParallelState.__annotations__, ENTERED_KEY, AFTER_MODEL_KEY})
+
+
+def _unjoined(final: Mapping[str, Any]) -> list[str]:
+    """The keys of a branch's final state that its join does not carry back: a middleware's
+    ``state_schema`` keys its hooks wrote in the branch (none was in the branch's input)."""
+    return sorted(k for k, v in final.items() if k not in _JOINED and v is not None)
 
 
 def _branch_state(task: BranchTask) -> dict[str, Any]:
@@ -740,6 +757,15 @@ class JoinNode:
                     "its merge rule is a lambda this process does not have; name it "
                     "(a module-level function) to join a fan-out another process made"
                 )
+        unjoined = {r["label"]: r["unjoined"] for r in ordered if r.get("unjoined")}
+        if unjoined:  # dropped: said, not silently
+            said = "; ".join(f"{label}: {', '.join(keys)}" for label, keys in unjoined.items())
+            warnings.warn(
+                f"parallel branches wrote state keys their join does not carry back ({said}); "
+                "the run keeps their values from before the fan-out",
+                BranchStateWarning,
+                stacklevel=2,
+            )
         answers = self._answers(plan, results, control, state["messages"])
         update: dict[str, Any] = {
             "messages": answers,

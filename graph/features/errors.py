@@ -16,6 +16,7 @@ __all__ = [
     "DELETED",
     "ApprovalAlreadyDecided",
     "BranchFailed",
+    "BranchStateWarning",
     "BudgetExceeded",
     "ContextConflict",
     "ContextSchemaWarning",
@@ -177,3 +178,12 @@ class BranchFailed(SwarmError):
 class ContextSchemaWarning(SwarmgraphWarning):
     """A stored context did not fit the ``context_schema`` any more (it changed since the
     context was stored): the keys dropped or reset are named."""
+
+
+class BranchStateWarning(SwarmgraphWarning):
+    """Parallel branches wrote state keys of the graph's other than the swarm's own (a
+    middleware's ``state_schema`` keys, written by its hooks inside a branch) that the join does
+    not carry back: the main run keeps what it had before the fan-out. The branches and their
+    keys are named (a tool's ``Command`` writing such a key inside a branch is refused before
+    anything is written: the model reads why)."""
+
