@@ -401,13 +401,20 @@ class _Runner:
         in-place write is the call's, as through a ``context_variables`` parameter)."""
         self.touched = True
         state: dict[str, Any] = dict(self.state() if self.state is not None else {})
+        state["messages"] = self._conversation(state)
+        state["context_variables"] = self.working_context()
+        return state
+
+    def _conversation(self, state: Mapping[str, Any] | None = None) -> list[Any]:
+        """The step's messages as a call reads them: ending with the reply that asked for it
+        (the hooks' conversation may hold it already)."""
+        if state is None:
+            state = self.state() if self.state is not None else {}
         messages = list(state.get("messages", ()))
         last = messages[-1] if messages else None
         if last is None or not (last is self.reply or (last.id and last.id == self.reply.id)):
-            messages.append(self.reply)  # (the hooks' conversation may hold it already)
-        state["messages"] = messages
-        state["context_variables"] = self.working_context()
-        return state
+            messages.append(self.reply)
+        return messages
 
     def listed_tools(self) -> list[Any]:
         """The step's tools as LangChain's ``BaseTool`` s (``ToolRuntime.tools``), as a model
@@ -601,9 +608,9 @@ class _Runner:
         that are not the conversation's own (``ToolNode``'s ``add_messages`` would append
         them; a swarm tool's answer is its one message), or a ``goto`` naming no agent."""
         if write.echoed:
-            state = self.tool_state()
-            objects = {id(m) for m in state["messages"]}
-            ids = {m.id for m in state["messages"] if m.id is not None}
+            conversation = self._conversation()
+            objects = {id(m) for m in conversation}
+            ids = {m.id for m in conversation if m.id is not None}
             new = [
                 m
                 for m in write.echoed
