@@ -37,6 +37,11 @@ _MISSING_MODEL_TEXT = (
 
 
 def _default_chat_model(model_name: str) -> BaseChatModel:
+    provider, colon, rest = model_name.partition(":")
+    if colon and provider != "openai" and _langchain_provider(provider):
+        return _init_chat_model(model_name, provider)
+    if colon and provider == "openai":  # LangChain's "openai:<model>": the model's own name
+        model_name = rest
     api_key = os.environ.get("OPENAI_API_KEY") or None
     base_url = os.environ.get("OPENAI_BASE_URL") or None
     if api_key is None and base_url is None:
@@ -51,6 +56,31 @@ def _default_chat_model(model_name: str) -> BaseChatModel:
     if base_url is not None:
         kwargs["base_url"] = base_url
     return ChatOpenAI(**kwargs)
+
+
+def _langchain_provider(prefix: str) -> bool:
+    """Whether ``prefix`` names a provider of LangChain's ``init_chat_model`` (``"anthropic"``
+    in ``"anthropic:claude-sonnet-4-5"``). An OpenAI fine-tune's name (``"ft:gpt-4o-mini:..."``)
+    has no such prefix and stays an OpenAI model's."""
+    try:  # (LangChain's table of providers; without it, no name is taken for one)
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS
+    except ImportError:
+        return False
+    return prefix in _BUILTIN_PROVIDERS
+
+
+def _init_chat_model(model_name: str, provider: str) -> BaseChatModel:
+    """``init_chat_model(model_name)``, as ``create_agent`` resolves a ``"provider:model"``
+    string; the provider's package missing is a :class:`MissingModelError` that names it."""
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(model_name)
+    except ImportError as exc:
+        raise MissingModelError(
+            f"model {model_name!r} names LangChain's provider {provider!r}: {exc}. Or pass a "
+            "chat model yourself: Swarm(chat_model=...)"
+        ) from exc
 
 
 def resolve_chat_model(
@@ -68,7 +98,9 @@ def resolve_chat_model(
       ``BaseChatModel``.
     - neither: ``ChatOpenAI(model=model_name)`` using ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``
       (a base URL alone is enough: local servers get a placeholder key); with neither set,
-      ``MissingModelError``.
+      ``MissingModelError``. A ``"provider:model"`` name of LangChain's (``"anthropic:..."``,
+      ``"ollama:..."``) is LangChain's ``init_chat_model`` of it, as ``create_agent`` reads it;
+      ``"openai:<model>"`` is that model's ``ChatOpenAI``.
 
     >>> from swarmgraph.graph.chat_models.scripted import ScriptedChatModel
     >>> resolve_chat_model("small", chat_model=lambda name: ScriptedChatModel([name])).invoke(

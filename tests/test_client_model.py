@@ -652,3 +652,19 @@ def test_standard_content_blocks_go_out_in_openais_shape_as_chatopenai_sends_the
                                   "filename": "a.pdf"}},
         {"type": "image_url", "image_url": {"url": "https://example.com/hive.png"}},
     ]  # fmt: skip
+
+
+def test_langchains_provider_model_names_resolve_as_create_agent_reads_them(monkeypatch):
+    # "openai:<model>" is that model's ChatOpenAI (before, OpenAI was sent "openai:gpt-4o-mini");
+    # another provider's name goes to LangChain's init_chat_model; a fine-tune's name
+    # ("ft:...") is not taken for a provider.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIStub([stub_text("hi"), stub_text("tuned")]) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        model = resolve_chat_model("openai:gpt-4o-mini")
+        assert isinstance(model, ChatOpenAI) and model.invoke("hi").content == "hi"
+        tuned = resolve_chat_model("ft:gpt-4o-mini:acme::7")
+        assert tuned.invoke("hi").content == "tuned"
+        assert [r["model"] for r in stub.requests] == ["gpt-4o-mini", "ft:gpt-4o-mini:acme::7"]
+    with pytest.raises(MissingModelError, match=r"'anthropic'.*langchain-anthropic"):
+        resolve_chat_model("anthropic:claude-sonnet-4-5")

@@ -113,6 +113,7 @@ PINNED: dict[str, list[str]] = {
     ],
     "What the default model is sent.": [
         "test_openai_paths.py::test_default_path_sends_assistant_messages_without_a_name_as_swarm_does",
+        "test_client_model.py::test_langchains_provider_model_names_resolve_as_create_agent_reads_them",
     ],
     "Streamed usage.": [
         "test_client_model.py::test_streaming_with_dict_chunks",
