@@ -186,4 +186,3 @@ class BranchStateWarning(SwarmgraphWarning):
     not carry back: the main run keeps what it had before the fan-out. The branches and their
     keys are named (a tool's ``Command`` writing such a key inside a branch is refused before
     anything is written: the model reads why)."""
-
