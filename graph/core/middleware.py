@@ -508,7 +508,7 @@ class StepHooks:
         to the end. Like ``create_agent``, a command that goes somewhere is refused."""
         commands, self.model_commands = self.model_commands or [], None
         for command in commands:
-            if command.goto or command.resume is not None or command.graph is not None:
+            if _goes_somewhere(command):
                 raise NotImplementedError(
                     "a wrap_model_call hook returned a Command with goto, resume or graph, "
                     "which create_agent does not support either: write the jump_to key from "
@@ -752,10 +752,16 @@ def _made(name: str, fields: dict[str, Any]) -> Any:
     return made
 
 
+def _goes_somewhere(command: Command) -> bool:
+    """Whether a hook's ``Command`` does more than update the state (``create_agent`` follows
+    no such command from a hook either)."""
+    return bool(command.goto) or command.resume is not None or command.graph is not None
+
+
 def _command_update(command: Command, by: AgentMiddleware | None, hook: str) -> Any:
     """The update of a ``Command`` a state hook returned; one that goes somewhere is a clear
     error (a swarm step's hooks jump with ``jump_to``)."""
-    if command.goto or command.resume is not None or command.graph is not None:
+    if _goes_somewhere(command):
         name = by.name if by is not None else "a middleware"
         raise TypeError(
             f"{name}'s {hook} returned a Command with goto, resume or graph, which a swarm "

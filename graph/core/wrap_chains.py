@@ -98,22 +98,17 @@ def through(
 ) -> Any:
     """``request`` through the sync wrapping hooks ``hooks`` (:func:`bound`; the first
     outermost) down to ``inner``, with a handler that drives ``inner`` in place (the sync
-    driver never suspends). The outermost hook gets the request itself; each inner one is
-    called through a layer that hands it its handler; ``layer``: every hook called through
-    one (:func:`model_layer`)."""
+    driver never suspends). Each hook is called through a ``layer`` that hands it its handler
+    (:func:`model_layer` for a model call; a plain one for a tool call)."""
 
     def sync_handler(req: Any) -> Any:
         body: Coroutine[Any, Any, Any] = inner(req)  # type: ignore[assignment]
         return drive(body)
 
     handle: Callable[[Any], Any] = sync_handler
-    if layer is not None:
-        for wrap in reversed(hooks):
-            handle = layer(wrap, handle)
-        return handle(request)
-    for wrap in reversed(hooks[1:]):
-        handle = _layer(wrap, handle)
-    return hooks[0](request, handle)
+    for wrap in reversed(hooks):
+        handle = (layer or _layer)(wrap, handle)
+    return handle(request)
 
 
 async def athrough(
@@ -125,13 +120,9 @@ async def athrough(
     """``request`` through the async wrapping hooks ``hooks`` (the first outermost) down to
     ``inner``, each awaited (the async driver); ``layer`` as :func:`through` takes it."""
     handler: Callable[[Any], Awaitable[Any]] = inner
-    if layer is not None:
-        for wrap in reversed(hooks):
-            handler = layer(wrap, handler)
-        return await handler(request)
-    for wrap in reversed(hooks[1:]):
-        handler = _layer(wrap, handler)
-    return await hooks[0](request, handler)
+    for wrap in reversed(hooks):
+        handler = (layer or _layer)(wrap, handler)
+    return await handler(request)
 
 
 def _layer(wrap: Callable[[Any, Any], Any], inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -206,16 +197,10 @@ def amodel_layer(
     return layer
 
 
-def reply_of(result: Any) -> AIMessage:
-    """The AIMessage a ``wrap_model_call`` chain returned (a ``ModelResponse``, an
-    ``ExtendedModelResponse``, or the message itself)."""
-    found = getattr(result, "result", None)  # a ModelResponse of one reply: the usual case
-    if type(found) is list and len(found) == 1 and isinstance(found[0], AIMessage):
-        return found[0]
-    if isinstance(result, AIMessage):
-        return result
-    response = getattr(result, "model_response", result)
+def reply_of(response: Any) -> AIMessage:
+    """The AIMessage of the ``ModelResponse`` a ``wrap_model_call`` chain came to (its last;
+    :class:`Composed` has unwrapped what the hooks returned)."""
     for message in reversed(getattr(response, "result", ())):
         if isinstance(message, AIMessage):
             return message
-    raise TypeError(f"wrap_model_call returned no AIMessage: {result!r}")
+    raise TypeError(f"wrap_model_call returned no AIMessage: {response!r}")

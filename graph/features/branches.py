@@ -764,7 +764,7 @@ class JoinNode:
                 f"parallel branches wrote state keys their join does not carry back ({said}); "
                 "the run keeps their values from before the fan-out",
                 BranchStateWarning,
-                stacklevel=2,
+                stacklevel=1,  # (the join node runs it: no caller of the user's to point at)
             )
         answers = self._answers(plan, results, control, state["messages"])
         update: dict[str, Any] = {
